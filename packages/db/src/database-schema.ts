@@ -1,0 +1,180 @@
+import type { ColumnType, Generated, Insertable, Selectable } from "kysely";
+
+/** Columns Postgres fills by default on insert. */
+type Defaulted<T> = ColumnType<T, T | undefined, T>;
+type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
+type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+/** jsonb: read as parsed JSON, written as a JSON string through `json()`. */
+type Json<T> = ColumnType<T, unknown, unknown>;
+/** int8 comes back as a string from postgres.js. */
+type BigIntColumn = ColumnType<string, number | string | bigint | undefined, number | string | bigint>;
+
+export interface ProjectsTable {
+  id: string;
+  name: string;
+  repo: string;
+  branch: Defaulted<string>;
+  objective: Defaulted<string>;
+  runner_config: Json<Record<string, unknown>>;
+  status: Defaulted<"active" | "paused" | "stopped">;
+  status_reason: ColumnType<string | null, string | null | undefined, string | null>;
+  continuous: Defaulted<boolean>;
+  concurrency: Defaulted<number>;
+  sessions_limit: ColumnType<number | null, number | null | undefined, number | null>;
+  sessions_used: Defaulted<number>;
+  stage: ColumnType<string | null, string | null | undefined, string | null>;
+  budget_usd: ColumnType<number | null, number | null | undefined, number | null>;
+  cost_usd: Defaulted<number>;
+  tokens_in: BigIntColumn;
+  tokens_out: BigIntColumn;
+  version: Defaulted<number>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface TasksTable {
+  project_id: string;
+  id: string;
+  seq: Generated<string>;
+  stage: string;
+  title: string;
+  body: Defaulted<string>;
+  role: Defaulted<string>;
+  scope: Defaulted<string[]>;
+  acceptance: Defaulted<string[]>;
+  priority: Defaulted<number>;
+  kind: Defaulted<"work" | "resolver">;
+  parent_id: string | null;
+  root_id: string | null;
+  depth: Defaulted<number>;
+  status: Defaulted<string>;
+  status_reason: string | null;
+  awaiting_reason: string | null;
+  blocked_by: string | null;
+  return_to: string | null;
+  retired_agent_ids: Defaulted<string[]>;
+  feedback: string | null;
+  answers: Json<unknown[]>;
+  executor_agent_id: string | null;
+  branch_head: string | null;
+  failures: Defaulted<number>;
+  not_before: NullableTimestamp;
+  version: Defaulted<number>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface TaskDependenciesTable {
+  project_id: string;
+  task_id: string;
+  depends_on: string;
+}
+
+export interface RunsTable {
+  id: string;
+  project_id: string;
+  task_id: string;
+  agent_id: string;
+  action: string;
+  attempt: Defaulted<number>;
+  status: string;
+  transition: string | null;
+  failure: string | null;
+  not_before: NullableTimestamp;
+  worker_id: string | null;
+  prompt: string | null;
+  prompt_chars: number | null;
+  exit_code: number | null;
+  signal: string | null;
+  timed_out: Defaulted<boolean>;
+  duration_ms: number | null;
+  scope_violations: Defaulted<string[]>;
+  output: string | null;
+  output_truncated: Defaulted<boolean>;
+  commit_sha: string | null;
+  tokens_in: BigIntColumn;
+  tokens_out: BigIntColumn;
+  cost_usd: Defaulted<number>;
+  created_at: Timestamp;
+  started_at: NullableTimestamp;
+  ended_at: NullableTimestamp;
+}
+
+export interface EventsTable {
+  id: Generated<string>;
+  project_id: string;
+  task_id: string | null;
+  run_id: string | null;
+  type: string;
+  data: Json<Record<string, unknown>>;
+  created_at: Timestamp;
+}
+
+export interface DecisionsTable {
+  project_id: string;
+  id: string;
+  item_id: string;
+  revision: Defaulted<number>;
+  status: "pending" | "resolved";
+  title: string;
+  reason: string;
+  question: string;
+  evidence: Json<unknown[]>;
+  options: Json<unknown[]>;
+  options_source: Defaulted<"agent" | "none">;
+  selected_option: string | null;
+  note: string | null;
+  resolution_id: string | null;
+  resolved_by: string | null;
+  created_at: Timestamp;
+  resolved_at: NullableTimestamp;
+}
+
+export interface IncidentsTable {
+  id: Generated<string>;
+  project_id: string;
+  task_id: string | null;
+  run_id: string | null;
+  kind: string;
+  message: string;
+  details: Json<Record<string, unknown>>;
+  created_at: Timestamp;
+}
+
+export interface LeasesTable {
+  project_id: string;
+  owner: string;
+  expires_at: Timestamp;
+  acquired_at: Timestamp;
+}
+
+export interface ApiTokensTable {
+  id: string;
+  name: string;
+  scope: "read" | "operate" | "admin";
+  token_hash: string;
+  created_at: Timestamp;
+  revoked_at: NullableTimestamp;
+  last_used_at: NullableTimestamp;
+}
+
+export interface Database {
+  projects: ProjectsTable;
+  tasks: TasksTable;
+  task_dependencies: TaskDependenciesTable;
+  runs: RunsTable;
+  events: EventsTable;
+  decisions: DecisionsTable;
+  incidents: IncidentsTable;
+  leases: LeasesTable;
+  api_tokens: ApiTokensTable;
+}
+
+export type ProjectRow = Selectable<ProjectsTable>;
+export type TaskRow = Selectable<TasksTable>;
+export type RunRow = Selectable<RunsTable>;
+export type EventRow = Selectable<EventsTable>;
+export type DecisionRow = Selectable<DecisionsTable>;
+export type IncidentRow = Selectable<IncidentsTable>;
+export type ApiTokenRow = Selectable<ApiTokensTable>;
+export type NewProject = Insertable<ProjectsTable>;

@@ -1,0 +1,31 @@
+/** Another transaction changed what this one read; nothing was written. Retry from a fresh read. */
+export class ConflictError extends Error {
+  override readonly name = "ConflictError";
+  constructor(
+    message: string,
+    readonly details: Record<string, unknown> = {},
+  ) {
+    super(message);
+  }
+}
+
+/** The caller no longer holds the project's lease; it must stop scheduling that project. */
+export class LeaseLostError extends Error {
+  override readonly name = "LeaseLostError";
+  constructor(
+    readonly projectId: string,
+    readonly owner: string,
+  ) {
+    super(`Coordinator ${owner} no longer holds the lease on project ${projectId}.`);
+  }
+}
+
+export class NotFoundError extends Error {
+  override readonly name = "NotFoundError";
+}
+
+const UNIQUE_VIOLATION = "23505";
+
+export function isUniqueViolation(error: unknown): boolean {
+  return typeof error === "object" && error !== null && (error as { code?: string }).code === UNIQUE_VIOLATION;
+}

@@ -1,0 +1,42 @@
+import { type Migration, type MigrationProvider, type MigrationResultSet, Migrator } from "kysely";
+import type { Db } from "./connection.ts";
+import * as initial from "./migrations/0001-initial-schema.ts";
+
+/** Migrations in order. Add new ones at the end; never edit one that has shipped. */
+const MIGRATIONS: Record<string, Migration> = {
+  "0001-initial-schema": initial,
+};
+
+const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };
+
+export class MigrationError extends Error {
+  override readonly name = "MigrationError";
+}
+
+function migrator(db: Db): Migrator {
+  return new Migrator({ db, provider, migrationTableName: "overseer_migrations", migrationLockTableName: "overseer_migrations_lock" });
+}
+
+function check(result: MigrationResultSet): string[] {
+  if (result.error) {
+    const failed = result.results?.find((r) => r.status === "Error")?.migrationName ?? "unknown";
+    throw new MigrationError(`Migration ${failed} failed: ${String((result.error as Error).message ?? result.error)}`);
+  }
+  return (result.results ?? []).map((r) => r.migrationName);
+}
+
+export async function migrateToLatest(db: Db): Promise<string[]> {
+  return check(await migrator(db).migrateToLatest());
+}
+
+export async function migrateDown(db: Db): Promise<string[]> {
+  return check(await migrator(db).migrateDown());
+}
+
+/** Names of migrations not yet applied (empty = schema current). */
+export async function pendingMigrations(db: Db): Promise<string[]> {
+  const all = await migrator(db).getMigrations();
+  return all.filter((m) => m.executedAt === undefined).map((m) => m.name);
+}
+
+export const LATEST_MIGRATION = Object.keys(MIGRATIONS).at(-1) as string;

@@ -1,0 +1,107 @@
+import { sql } from "kysely";
+import { type Db, json } from "./connection.ts";
+import type { ProjectRow } from "./database-schema.ts";
+import { NotFoundError } from "./db-errors.ts";
+
+export interface CreateProjectInput {
+  id: string;
+  name?: string;
+  repo: string;
+  branch?: string;
+  objective?: string;
+  runnerConfig: Record<string, unknown>;
+  concurrency?: number;
+  continuous?: boolean;
+  budgetUsd?: number | null;
+  status?: "active" | "paused" | "stopped";
+}
+
+export const PROJECT_ID_PATTERN = /^[a-z0-9][a-z0-9_-]{0,62}$/;
+
+export async function createProject(db: Db, input: CreateProjectInput): Promise<ProjectRow> {
+  return db
+    .insertInto("projects")
+    .values({
+      id: input.id,
+      name: input.name ?? input.id,
+      repo: input.repo,
+      branch: input.branch ?? "main",
+      objective: input.objective ?? "",
+      runner_config: json(input.runnerConfig),
+      concurrency: input.concurrency ?? 1,
+      continuous: input.continuous ?? false,
+      budget_usd: input.budgetUsd ?? null,
+      status: input.status ?? "paused",
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export async function getProject(db: Db, id: string): Promise<ProjectRow | undefined> {
+  return db.selectFrom("projects").selectAll().where("id", "=", id).executeTakeFirst();
+}
+
+export async function requireProject(db: Db, id: string): Promise<ProjectRow> {
+  const row = await getProject(db, id);
+  if (!row) throw new NotFoundError(`Project ${id} does not exist; create it with \`overseer init\` or POST /api/projects.`);
+  return row;
+}
+
+export async function listProjects(db: Db, filter: { status?: ProjectRow["status"] } = {}): Promise<ProjectRow[]> {
+  let q = db.selectFrom("projects").selectAll().orderBy("id");
+  if (filter.status) q = q.where("status", "=", filter.status);
+  return q.execute();
+}
+
+export interface StartOptions {
+  stage?: string | null;
+  /** Overrides the runner config's max_sessions for this start. */
+  maxSessions?: number | null;
+  continuous?: boolean;
+}
+
+/**
+ * Begins a start (SPEC §3 rule 12): the project becomes active with a fresh session
+ * budget. The session counter only restarts here.
+ */
+export async function startProject(db: Db, id: string, options: StartOptions = {}): Promise<ProjectRow> {
+  const project = await requireProject(db, id);
+  const configured = (project.runner_config as { max_sessions?: number }).max_sessions;
+  const row = await db
+    .updateTable("projects")
+    .set({
+      status: "active",
+      status_reason: null,
+      stage: options.stage ?? null,
+      sessions_limit: options.maxSessions ?? configured ?? null,
+      sessions_used: 0,
+      ...(options.continuous !== undefined ? { continuous: options.continuous } : {}),
+      version: sql`version + 1`,
+      updated_at: new Date(),
+    })
+    .where("id", "=", id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  await sql`SELECT pg_notify('overseer_events', ${id})`.execute(db);
+  return row;
+}
+
+export async function updateProjectConfig(
+  db: Db,
+  id: string,
+  patch: { runnerConfig?: Record<string, unknown>; objective?: string; concurrency?: number; budgetUsd?: number | null },
+): Promise<ProjectRow> {
+  return db
+    .updateTable("projects")
+    .set({
+      ...(patch.runnerConfig ? { runner_config: json(patch.runnerConfig) } : {}),
+      ...(patch.objective !== undefined ? { objective: patch.objective } : {}),
+      ...(patch.concurrency !== undefined ? { concurrency: patch.concurrency } : {}),
+      ...(patch.budgetUsd !== undefined ? { budget_usd: patch.budgetUsd } : {}),
+      version: sql`version + 1`,
+      updated_at: new Date(),
+    })
+    .where("id", "=", id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}

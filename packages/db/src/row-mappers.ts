@@ -1,0 +1,105 @@
+import type { AwaitingReason, Decision, OperatorAnswer, ProjectControl, Run, Task } from "@overseer/domain";
+import type { DecisionRow, ProjectRow, RunRow, TaskRow } from "./database-schema.ts";
+
+const ms = (d: Date | null): number | null => (d ? d.getTime() : null);
+
+export function taskFromRow(row: TaskRow, prerequisites: readonly string[]): Task {
+  return {
+    projectId: row.project_id,
+    id: row.id,
+    stage: row.stage,
+    title: row.title,
+    body: row.body,
+    role: row.role,
+    scope: row.scope,
+    prerequisites,
+    acceptance: row.acceptance,
+    priority: row.priority,
+    kind: row.kind,
+    parentId: row.parent_id,
+    rootId: row.root_id,
+    depth: row.depth,
+    status: row.status as Task["status"],
+    statusReason: row.status_reason,
+    awaitingReason: row.awaiting_reason as AwaitingReason | null,
+    blockedBy: row.blocked_by,
+    returnTo: row.return_to as Task["returnTo"],
+    retiredAgentIds: row.retired_agent_ids,
+    feedback: row.feedback,
+    answers: row.answers as OperatorAnswer[],
+    executorAgentId: row.executor_agent_id,
+    branchHead: row.branch_head,
+    failures: row.failures,
+    notBefore: ms(row.not_before),
+    version: row.version,
+  };
+}
+
+/** Columns a transition may change on a task (identity and card fields never change). */
+export function taskMutableColumns(task: Task) {
+  return {
+    status: task.status,
+    status_reason: task.statusReason,
+    awaiting_reason: task.awaitingReason,
+    blocked_by: task.blockedBy,
+    return_to: task.returnTo,
+    retired_agent_ids: [...task.retiredAgentIds],
+    feedback: task.feedback,
+    executor_agent_id: task.executorAgentId,
+    branch_head: task.branchHead,
+    failures: task.failures,
+    not_before: task.notBefore === null ? null : new Date(task.notBefore),
+  };
+}
+
+export function runFromRow(row: RunRow): Run {
+  return {
+    id: row.id,
+    projectId: row.project_id,
+    taskId: row.task_id,
+    agentId: row.agent_id,
+    action: row.action as Run["action"],
+    attempt: row.attempt,
+    status: row.status as Run["status"],
+    transition: row.transition as Run["transition"],
+    failure: row.failure,
+    notBefore: ms(row.not_before),
+    createdAt: row.created_at.getTime(),
+  };
+}
+
+export function decisionFromRow(row: DecisionRow): Decision {
+  return {
+    id: row.id,
+    projectId: row.project_id,
+    itemId: row.item_id,
+    revision: row.revision,
+    status: row.status,
+    title: row.title,
+    reason: row.reason,
+    question: row.question,
+    evidence: row.evidence as Decision["evidence"],
+    options: row.options as Decision["options"],
+    optionsSource: row.options_source,
+    selectedOption: row.selected_option,
+    note: row.note,
+    resolutionId: row.resolution_id,
+    resolvedBy: row.resolved_by,
+    createdAt: row.created_at.getTime(),
+    resolvedAt: ms(row.resolved_at),
+  };
+}
+
+export function projectControlFromRow(row: ProjectRow): ProjectControl {
+  return {
+    id: row.id,
+    status: row.status,
+    statusReason: row.status_reason,
+    continuous: row.continuous,
+    concurrency: row.concurrency,
+    sessionsLimit: row.sessions_limit,
+    sessionsUsed: row.sessions_used,
+    stage: row.stage,
+    version: row.version,
+  };
+}

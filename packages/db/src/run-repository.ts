@@ -1,0 +1,72 @@
+import type { Db } from "./connection.ts";
+import type { RunRow } from "./database-schema.ts";
+
+/** Runs that should have a live queue job: queued or running, across the given projects. */
+export async function activeRuns(db: Db, projectIds: readonly string[]): Promise<RunRow[]> {
+  if (projectIds.length === 0) return [];
+  return db
+    .selectFrom("runs")
+    .selectAll()
+    .where("project_id", "in", [...projectIds])
+    .where("status", "in", ["queued", "running"])
+    .orderBy("created_at")
+    .execute();
+}
+
+export async function getRun(db: Db, runId: string): Promise<RunRow | undefined> {
+  return db.selectFrom("runs").selectAll().where("id", "=", runId).executeTakeFirst();
+}
+
+export interface ListRunsFilter {
+  projectId?: string;
+  taskId?: string;
+  status?: readonly string[];
+  limit?: number;
+  /** Cursor: created_at of the last row, ISO. */
+  before?: string | null;
+}
+
+/** Newest first; `prompt` and `output` are left out of listings (fetch one run for them). */
+export async function listRuns(db: Db, filter: ListRunsFilter = {}) {
+  const limit = Math.min(Math.max(filter.limit ?? 100, 1), 500);
+  let q = db
+    .selectFrom("runs")
+    .select([
+      "id",
+      "project_id",
+      "task_id",
+      "agent_id",
+      "action",
+      "attempt",
+      "status",
+      "transition",
+      "failure",
+      "worker_id",
+      "exit_code",
+      "signal",
+      "timed_out",
+      "duration_ms",
+      "prompt_chars",
+      "scope_violations",
+      "commit_sha",
+      "tokens_in",
+      "tokens_out",
+      "cost_usd",
+      "created_at",
+      "started_at",
+      "ended_at",
+    ])
+    .orderBy("created_at", "desc")
+    .orderBy("id", "desc")
+    .limit(limit);
+  if (filter.projectId) q = q.where("project_id", "=", filter.projectId);
+  if (filter.taskId) q = q.where("task_id", "=", filter.taskId);
+  if (filter.status && filter.status.length > 0) q = q.where("status", "in", [...filter.status]);
+  if (filter.before) q = q.where("created_at", "<", new Date(filter.before));
+  return q.execute();
+}
+
+/** Stores the rendered prompt as soon as the worker reports it (before the outcome). */
+export async function storeRunPrompt(db: Db, runId: string, prompt: string): Promise<void> {
+  await db.updateTable("runs").set({ prompt, prompt_chars: prompt.length }).where("id", "=", runId).execute();
+}

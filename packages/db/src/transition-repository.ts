@@ -1,0 +1,318 @@
+import {
+  type ApplyResult,
+  type Command,
+  commandRunId,
+  type DomainContext,
+  applyCommand,
+  type Usage,
+} from "@overseer/domain";
+import { sql } from "kysely";
+import { randomBytes, randomUUID } from "node:crypto";
+import { type Db, json } from "./connection.ts";
+import { ConflictError, isUniqueViolation, LeaseLostError } from "./db-errors.ts";
+import { loadProjectState } from "./project-state-repository.ts";
+import { taskMutableColumns } from "./row-mappers.ts";
+
+/** What a worker observed about a run, stored with the run's outcome in the same transaction. */
+export interface RunReport {
+  workerId?: string | null;
+  prompt?: string | null;
+  promptChars?: number | null;
+  exitCode?: number | null;
+  signal?: string | null;
+  timedOut?: boolean;
+  durationMs?: number | null;
+  scopeViolations?: readonly string[];
+  output?: string | null;
+  outputTruncated?: boolean;
+  commitSha?: string | null;
+  startedAt?: number | null;
+  usage?: Usage | null;
+}
+
+export interface ApplyOptions {
+  /** Coordinator id; when set, the transition applies only while it holds the project's lease. */
+  leaseOwner?: string;
+  runReport?: RunReport;
+  ctx?: Partial<DomainContext>;
+  /**
+   * Optimistic concurrency from the caller (HTTP `If-Match`): the transition applies only if
+   * this task still has this version when read and when written.
+   */
+  expectedTask?: { taskId: string; version: number };
+}
+
+export const POSTGRES_NOTIFY_CHANNEL = "overseer_events";
+
+export function defaultDomainContext(overrides: Partial<DomainContext> = {}): DomainContext {
+  return {
+    now: Date.now(),
+    randomHex: () => randomBytes(6).toString("hex"),
+    newRunId: () => randomUUID(),
+    ...overrides,
+  };
+}
+
+/**
+ * Applies one command to one project as a single transaction:
+ *   load state → domain.applyCommand → persist changes with optimistic concurrency
+ *   (each changed task row must still have the version that was read; each ended run must
+ *   still be active) → append events → NOTIFY.
+ * A concurrent change makes it throw ConflictError and write nothing. A redelivered run
+ * outcome returns `already_applied` and writes nothing: transitions are idempotent by run id.
+ */
+export async function applyTransition(db: Db, projectId: string, command: Command, options: ApplyOptions = {}): Promise<ApplyResult> {
+  return db.transaction().execute(async (trx) => {
+    if (options.leaseOwner !== undefined) await assertLease(trx, projectId, options.leaseOwner);
+    const runId = commandRunId(command);
+    const state = await loadProjectState(trx, projectId, {
+      runIds: runId ? [runId] : [],
+      decisionIds: command.kind === "resolve-decision" ? [command.decisionId] : [],
+    });
+    if (options.expectedTask) {
+      const { taskId, version } = options.expectedTask;
+      const current = state.tasks.get(taskId)?.version;
+      if (current !== version) {
+        throw new ConflictError(`Task ${taskId} is at version ${current ?? "none"}, not ${version}; reload and retry.`, {
+          taskId,
+          expectedVersion: version,
+          actualVersion: current ?? null,
+        });
+      }
+    }
+    const result = applyCommand(state, command, defaultDomainContext(options.ctx));
+    if (result.outcome === "already_applied") return result;
+    await persist(trx, projectId, result);
+    if (runId && options.runReport) await storeRunReport(trx, runId, options.runReport);
+    const usage = "usage" in command ? command.usage : undefined;
+    if (usage && runId) await addUsage(trx, projectId, runId, usage);
+    await sql`SELECT pg_notify(${POSTGRES_NOTIFY_CHANNEL}, ${projectId})`.execute(trx);
+    return result;
+  });
+}
+
+async function assertLease(db: Db, projectId: string, owner: string): Promise<void> {
+  const lease = await db
+    .selectFrom("leases")
+    .select("owner")
+    .where("project_id", "=", projectId)
+    .where("owner", "=", owner)
+    .where("expires_at", ">", sql<Date>`now()`)
+    .forShare()
+    .executeTakeFirst();
+  if (!lease) throw new LeaseLostError(projectId, owner);
+}
+
+async function persist(db: Db, projectId: string, result: ApplyResult): Promise<void> {
+  const { changes } = result;
+  const now = new Date();
+  try {
+    for (const task of changes.tasks) {
+      if (changes.createdTaskIds.has(task.id)) {
+        await db
+          .insertInto("tasks")
+          .values({
+            project_id: projectId,
+            id: task.id,
+            stage: task.stage,
+            title: task.title,
+            body: task.body,
+            role: task.role,
+            scope: [...task.scope],
+            acceptance: [...task.acceptance],
+            priority: task.priority,
+            kind: task.kind,
+            parent_id: task.parentId,
+            root_id: task.rootId,
+            depth: task.depth,
+            answers: json(task.answers),
+            ...taskMutableColumns(task),
+          })
+          .execute();
+        if (task.prerequisites.length > 0) {
+          await db
+            .insertInto("task_dependencies")
+            .values(task.prerequisites.map((p) => ({ project_id: projectId, task_id: task.id, depends_on: p })))
+            .execute();
+        }
+        continue;
+      }
+      const updated = await db
+        .updateTable("tasks")
+        .set({ ...taskMutableColumns(task), answers: json(task.answers), version: task.version + 1, updated_at: now })
+        .where("project_id", "=", projectId)
+        .where("id", "=", task.id)
+        .where("version", "=", task.version)
+        .executeTakeFirst();
+      if (updated.numUpdatedRows === 0n) {
+        throw new ConflictError(`Task ${task.id} changed concurrently (expected version ${task.version}); retry.`, {
+          taskId: task.id,
+          expectedVersion: task.version,
+        });
+      }
+    }
+    for (const run of changes.runs) {
+      if (changes.createdRunIds.has(run.id)) {
+        await db
+          .insertInto("runs")
+          .values({
+            id: run.id,
+            project_id: projectId,
+            task_id: run.taskId,
+            agent_id: run.agentId,
+            action: run.action,
+            attempt: run.attempt,
+            status: run.status,
+            not_before: run.notBefore === null ? null : new Date(run.notBefore),
+            created_at: new Date(run.createdAt),
+          })
+          .execute();
+        continue;
+      }
+      const previous = result.state.runs.get(run.id);
+      const updated = await db
+        .updateTable("runs")
+        .set({
+          status: run.status,
+          transition: run.transition,
+          failure: run.failure,
+          ...(run.status === "running" ? { started_at: now } : {}),
+          ...(run.status !== "running" && run.status !== "queued" ? { ended_at: now } : {}),
+        })
+        .where("id", "=", run.id)
+        .where("status", "in", ["queued", "running"])
+        .executeTakeFirst();
+      if (updated.numUpdatedRows === 0n) {
+        throw new ConflictError(`Run ${run.id} already ended concurrently; retry.`, { runId: run.id, status: previous?.status });
+      }
+    }
+    for (const d of changes.decisions) {
+      const values = {
+        item_id: d.itemId,
+        revision: d.revision,
+        status: d.status,
+        title: d.title,
+        reason: d.reason,
+        question: d.question,
+        evidence: json(d.evidence),
+        options: json(d.options),
+        options_source: d.optionsSource,
+        selected_option: d.selectedOption,
+        note: d.note,
+        resolution_id: d.resolutionId,
+        resolved_by: d.resolvedBy,
+        resolved_at: d.resolvedAt === null ? null : new Date(d.resolvedAt),
+      };
+      if (changes.createdDecisionIds.has(d.id)) {
+        await db.insertInto("decisions").values({ project_id: projectId, id: d.id, ...values }).execute();
+        continue;
+      }
+      // Re-asked cards (revision + 1) replace a resolved card; resolving requires it still pending.
+      const updated = await db
+        .updateTable("decisions")
+        .set({ ...values, ...(d.status === "pending" ? { created_at: now } : {}) })
+        .where("project_id", "=", projectId)
+        .where("id", "=", d.id)
+        .where((eb) => (d.status === "pending" ? eb("revision", "=", d.revision - 1) : eb("status", "=", "pending")))
+        .executeTakeFirst();
+      if (updated.numUpdatedRows === 0n) {
+        throw new ConflictError(`Decision ${d.id} changed concurrently; retry.`, { decisionId: d.id });
+      }
+    }
+    if (changes.project) {
+      const p = changes.project;
+      const updated = await db
+        .updateTable("projects")
+        .set({
+          status: p.status,
+          status_reason: p.statusReason,
+          continuous: p.continuous,
+          sessions_used: p.sessionsUsed,
+          version: p.version + 1,
+          updated_at: now,
+        })
+        .where("id", "=", projectId)
+        .where("version", "=", p.version)
+        .executeTakeFirst();
+      if (updated.numUpdatedRows === 0n) throw new ConflictError(`Project ${projectId} changed concurrently; retry.`);
+    }
+  } catch (error) {
+    if (isUniqueViolation(error)) throw new ConflictError("A concurrent transition created the same row; retry.", { cause: String(error) });
+    throw error;
+  }
+  if (result.incidents.length > 0) {
+    await db
+      .insertInto("incidents")
+      .values(
+        result.incidents.map((i) => ({
+          project_id: projectId,
+          task_id: i.taskId,
+          run_id: i.runId,
+          kind: i.kind,
+          message: i.message,
+          details: json(i.details),
+        })),
+      )
+      .execute();
+  }
+  if (result.events.length > 0) {
+    await db
+      .insertInto("events")
+      .values(
+        result.events.map((e) => ({
+          project_id: projectId,
+          task_id: e.taskId,
+          run_id: e.runId,
+          type: e.type,
+          data: json(e.data),
+        })),
+      )
+      .execute();
+  }
+}
+
+async function storeRunReport(db: Db, runId: string, report: RunReport): Promise<void> {
+  await db
+    .updateTable("runs")
+    .set({
+      worker_id: report.workerId ?? null,
+      prompt: report.prompt ?? null,
+      prompt_chars: report.promptChars ?? null,
+      exit_code: report.exitCode ?? null,
+      signal: report.signal ?? null,
+      timed_out: report.timedOut ?? false,
+      duration_ms: report.durationMs === undefined || report.durationMs === null ? null : Math.round(report.durationMs),
+      scope_violations: [...(report.scopeViolations ?? [])],
+      output: report.output ?? null,
+      output_truncated: report.outputTruncated ?? false,
+      commit_sha: report.commitSha ?? null,
+      ...(report.startedAt ? { started_at: new Date(report.startedAt) } : {}),
+    })
+    .where("id", "=", runId)
+    .execute();
+}
+
+async function addUsage(db: Db, projectId: string, runId: string, usage: Usage): Promise<void> {
+  const tokensIn = Math.max(0, Math.round(usage.tokensIn ?? 0));
+  const tokensOut = Math.max(0, Math.round(usage.tokensOut ?? 0));
+  const cost = Math.max(0, usage.costUsd ?? 0);
+  if (tokensIn === 0 && tokensOut === 0 && cost === 0) return;
+  await db
+    .updateTable("runs")
+    .set({
+      tokens_in: sql`tokens_in + ${tokensIn}`,
+      tokens_out: sql`tokens_out + ${tokensOut}`,
+      cost_usd: sql`cost_usd + ${cost}`,
+    })
+    .where("id", "=", runId)
+    .execute();
+  await db
+    .updateTable("projects")
+    .set({
+      tokens_in: sql`tokens_in + ${tokensIn}`,
+      tokens_out: sql`tokens_out + ${tokensOut}`,
+      cost_usd: sql`cost_usd + ${cost}`,
+    })
+    .where("id", "=", projectId)
+    .execute();
+}

@@ -1,0 +1,162 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  acquireLeases,
+  applyTransition,
+  ConflictError,
+  createProject,
+  createScratchDatabase,
+  getTask,
+  importTasks,
+  LeaseLostError,
+  listEvents,
+  loadProjectState,
+  migrateDown,
+  migrateToLatest,
+  pendingMigrations,
+  releaseLeases,
+  type ScratchDatabase,
+  startProject,
+} from "../src/index.ts";
+
+let scratch: ScratchDatabase;
+
+const card = (id: string, prerequisites: string[] = []) => ({
+  id,
+  stage: "S00",
+  title: `Task ${id}`,
+  body: "",
+  role: "general",
+  scope: ["src/**"],
+  prerequisites,
+  acceptance: [],
+  priority: 0,
+});
+
+beforeAll(async () => {
+  scratch = await createScratchDatabase();
+});
+afterAll(async () => {
+  await scratch?.drop();
+});
+
+async function projectWithTasks(id: string, cards = [card("S00-001"), card("S00-002", ["S00-001"])]) {
+  await createProject(scratch.db, { id, repo: "/tmp/none", runnerConfig: {} });
+  await importTasks(scratch.db, id, cards);
+  await startProject(scratch.db, id);
+}
+
+describe("migrations", () => {
+  it("are current after setup, and go down and up again", async () => {
+    expect(await pendingMigrations(scratch.db)).toEqual([]);
+    const other = await createScratchDatabase();
+    try {
+      await migrateDown(other.db);
+      expect(await pendingMigrations(other.db)).toEqual(["0001-initial-schema"]);
+      await migrateToLatest(other.db);
+      expect(await pendingMigrations(other.db)).toEqual([]);
+    } finally {
+      await other.drop();
+    }
+  });
+});
+
+describe("applyTransition", () => {
+  it("claims, submits and records events in one transaction each", async () => {
+    await projectWithTasks("p1");
+    const claimed = await applyTransition(scratch.db, "p1", { kind: "claim" });
+    expect(claimed.changes.runs).toHaveLength(1);
+    const run = claimed.changes.runs[0]!;
+    expect(run.taskId).toBe("S00-001");
+    await applyTransition(scratch.db, "p1", { kind: "run-started", runId: run.id, workerId: "w1" });
+    const submitted = await applyTransition(
+      scratch.db,
+      "p1",
+      { kind: "submit", runId: run.id, message: "done", commitSha: "abc", branchHead: "abc" },
+      { runReport: { exitCode: 0, output: "hello", durationMs: 12 } },
+    );
+    expect(submitted.outcome).toBe("applied");
+    expect((await getTask(scratch.db, "p1", "S00-001"))?.status).toBe("review");
+    const again = await applyTransition(scratch.db, "p1", { kind: "submit", runId: run.id, message: "done", commitSha: "abc", branchHead: "abc" });
+    expect(again.outcome).toBe("already_applied");
+    const events = await listEvents(scratch.db, { projectId: "p1", runId: run.id, types: ["task.submitted"] });
+    expect(events).toHaveLength(1);
+  });
+
+  it("50 concurrent conflicting transitions on one task: exactly one applies, the others conflict and change nothing", async () => {
+    await projectWithTasks("p2", [card("S00-001")]);
+    // Put the task in awaiting_input with a pending card via a misconfigured run.
+    const claimed = await applyTransition(scratch.db, "p2", { kind: "claim" });
+    const runId = claimed.changes.runs[0]!.id;
+    await applyTransition(scratch.db, "p2", {
+      kind: "run-misconfigured",
+      runId,
+      reason: "harness_not_configured",
+      message: "argv is empty",
+    });
+    const before = await listEvents(scratch.db, { projectId: "p2" });
+    const version = (await getTask(scratch.db, "p2", "S00-001"))!.version;
+    const results = await Promise.allSettled(
+      Array.from({ length: 50 }, (_, i) =>
+        applyTransition(
+          scratch.db,
+          "p2",
+          { kind: "answer", taskId: "S00-001", text: `answer ${i}`, by: `op${i}` },
+          { expectedTask: { taskId: "S00-001", version } },
+        ),
+      ),
+    );
+    const applied = results.filter((r) => r.status === "fulfilled");
+    const conflicts = results.filter((r) => r.status === "rejected" && r.reason instanceof ConflictError);
+    expect(applied).toHaveLength(1);
+    expect(conflicts).toHaveLength(49);
+    const task = await getTask(scratch.db, "p2", "S00-001");
+    expect(task?.answers).toHaveLength(1);
+    expect(task?.status).toBe("todo");
+    const after = await listEvents(scratch.db, { projectId: "p2", after: before.at(-1)?.id });
+    expect(after.filter((e) => e.type === "task.answered")).toHaveLength(1);
+  });
+
+  it("loses no update when 20 operators answer the same task at once", async () => {
+    await projectWithTasks("p5", [card("S00-001")]);
+    const results = await Promise.allSettled(
+      Array.from({ length: 20 }, (_, i) => applyTransition(scratch.db, "p5", { kind: "answer", taskId: "S00-001", text: `a${i}`, by: "op" })),
+    );
+    const applied = results.filter((r) => r.status === "fulfilled").length;
+    for (const r of results) if (r.status === "rejected") expect(r.reason).toBeInstanceOf(ConflictError);
+    expect((await getTask(scratch.db, "p5", "S00-001"))?.answers).toHaveLength(applied);
+  });
+
+  it("refuses to apply for a coordinator that lost its lease", async () => {
+    await projectWithTasks("p3", [card("S00-001")]);
+    const owned = await acquireLeases(scratch.db, "coord-a", 60_000);
+    expect(owned).toContain("p3");
+    await expect(applyTransition(scratch.db, "p3", { kind: "claim" }, { leaseOwner: "coord-b" })).rejects.toBeInstanceOf(LeaseLostError);
+    const state = await loadProjectState(scratch.db, "p3");
+    expect(state.runs.size).toBe(0);
+    await releaseLeases(scratch.db, "coord-a");
+  });
+});
+
+describe("leases (rule 11)", () => {
+  it("never gives one project two owners, and a crashed owner's lease expires to another replica", async () => {
+    await projectWithTasks("p4", [card("S00-001")]);
+    const owners = ["c1", "c2", "c3", "c4"];
+    const results = await Promise.all(owners.map((o) => acquireLeases(scratch.db, o, 60_000)));
+    const holders = results.filter((r) => r.includes("p4"));
+    expect(holders).toHaveLength(1);
+    const holder = owners[results.findIndex((r) => r.includes("p4"))]!;
+    const other = owners.find((o) => o !== holder)!;
+    // The holder "crashes": its lease is forced to expire; another replica takes over.
+    await scratch.sql`UPDATE leases SET expires_at = now() - interval '1 second' WHERE project_id = 'p4'`;
+    expect(await acquireLeases(scratch.db, other, 60_000)).toContain("p4");
+    expect(await acquireLeases(scratch.db, holder, 60_000)).not.toContain("p4");
+    await releaseLeases(scratch.db, other);
+  });
+});
+
+describe("events", () => {
+  it("are append-only", async () => {
+    await expect(scratch.sql`UPDATE events SET type = 'x'`).rejects.toThrow(/append-only/);
+    await expect(scratch.sql`DELETE FROM events`).rejects.toThrow(/append-only/);
+  });
+});

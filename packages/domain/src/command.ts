@@ -1,0 +1,115 @@
+import type { AwaitingReason } from "./task.ts";
+
+/**
+ * Everything that can change a project's tasks. Worker outcomes carry the run id that
+ * produced them: applying the same run's outcome twice is a no-op (at-least-once delivery).
+ */
+export interface Usage {
+  tokensIn?: number | undefined;
+  tokensOut?: number | undefined;
+  costUsd?: number | undefined;
+}
+
+export interface OptionCommandInput {
+  id: string;
+  label?: string | undefined;
+  description?: string | undefined;
+  requires_note?: boolean | undefined;
+}
+
+export type Command =
+  /** Scheduler tick: claim runnable tasks up to the project's free slots (rule 1). */
+  | { kind: "claim"; stage?: string | null | undefined }
+  /** A worker picked the run up. */
+  | { kind: "run-started"; runId: string; workerId: string }
+  | {
+      kind: "submit";
+      runId: string;
+      message: string;
+      summary?: string | undefined;
+      commitSha: string | null;
+      branchHead: string | null;
+      usage?: Usage | undefined;
+    }
+  | {
+      kind: "approve";
+      runId: string;
+      feedback?: string | undefined;
+      landedSha: string | null;
+      landedBranch: string | null;
+      usage?: Usage | undefined;
+    }
+  | { kind: "reject"; runId: string; feedback: string; usage?: Usage | undefined }
+  | {
+      kind: "escalate";
+      runId: string;
+      reason: string;
+      needsUser?: boolean | undefined;
+      category?: AwaitingReason | undefined;
+      question?: string | undefined;
+      options?: readonly OptionCommandInput[] | undefined;
+      checkpointRef?: string | null | undefined;
+      usage?: Usage | undefined;
+    }
+  /** Hard timeout or idle stall: the process group was killed (rule 8). */
+  | { kind: "timeout"; runId: string; stalled: boolean; seconds: number; checkpointRef?: string | null | undefined }
+  /** The harness exited without a transition or crashed (rule 9). */
+  | {
+      kind: "no-transition";
+      runId: string;
+      detail: string;
+      crashed: boolean;
+      maxAttempts: number;
+      backoffMs: number;
+    }
+  /** The run could not start for a reason only an operator can fix. */
+  | {
+      kind: "run-misconfigured";
+      runId: string;
+      reason: Extract<AwaitingReason, "harness_not_configured" | "configuration_error">;
+      message: string;
+    }
+  /** Changed paths outside the task scope (rule 10). The run's work is kept. */
+  | { kind: "scope-violation"; runId: string; paths: readonly string[] }
+  | { kind: "release-external"; taskId: string; reason: string; by: string }
+  | { kind: "answer"; taskId: string; text: string; by: string }
+  | {
+      kind: "resolve-decision";
+      decisionId: string;
+      optionId: string;
+      note?: string | undefined;
+      by: string;
+      /** Fresh id minted by the caller; kept only if this call is the one that resolves. */
+      resolutionId: string;
+    }
+  | { kind: "cancel"; taskId: string; by: string; reason?: string | undefined }
+  /** Rule 12 stop: cancel the item, keep its work, turn continuous off. */
+  | { kind: "stop"; taskId: string; by: string }
+  | { kind: "set-project-status"; status: "active" | "paused" | "stopped"; by: string; reason?: string | undefined };
+
+export type CommandKind = Command["kind"];
+
+export const RUN_OUTCOME_KINDS = [
+  "run-started",
+  "submit",
+  "approve",
+  "reject",
+  "escalate",
+  "timeout",
+  "no-transition",
+  "run-misconfigured",
+  "scope-violation",
+] as const satisfies readonly CommandKind[];
+
+export const OPERATOR_COMMAND_KINDS = [
+  "release-external",
+  "answer",
+  "resolve-decision",
+  "cancel",
+  "stop",
+  "set-project-status",
+] as const satisfies readonly CommandKind[];
+
+export function commandRunId(command: Command): string | null {
+  return "runId" in command ? command.runId : null;
+}

@@ -1,0 +1,47 @@
+/** Appended to the `events` table, one row per fact, in the transaction that caused it. */
+export interface DomainEvent {
+  readonly type: DomainEventType;
+  readonly taskId: string | null;
+  readonly runId: string | null;
+  readonly data: Readonly<Record<string, unknown>>;
+}
+
+export type DomainEventType =
+  | "run.queued"
+  | "run.started"
+  | "run.finished"
+  | "run.failed"
+  | "run.cancelled"
+  | "task.submitted"
+  | "task.approved"
+  | "task.rejected"
+  | "task.escalated"
+  | "task.blocked"
+  | "task.unblocked"
+  | "task.awaiting_input"
+  | "task.released"
+  | "task.answered"
+  | "task.cancelled"
+  | "task.retry_scheduled"
+  | "resolver.created"
+  | "decision.created"
+  | "decision.resolved"
+  | "incident.recorded"
+  | "project.status_changed"
+  | "project.sessions_exhausted";
+
+export type IncidentKind =
+  | "scope_violation"
+  | "timeout"
+  | "stall"
+  | "harness_not_configured"
+  | "harness_crash"
+  | "configuration_error";
+
+export interface Incident {
+  readonly kind: IncidentKind;
+  readonly taskId: string;
+  readonly runId: string | null;
+  readonly message: string;
+  readonly details: Readonly<Record<string, unknown>>;
+}

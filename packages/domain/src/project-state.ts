@@ -1,0 +1,45 @@
+import type { Decision } from "./decision.ts";
+import type { Run } from "./run.ts";
+import type { Task } from "./task.ts";
+
+export const PROJECT_STATUSES = ["active", "paused", "stopped"] as const;
+export type ProjectStatus = (typeof PROJECT_STATUSES)[number];
+
+/** The part of a project the state machine reads and changes. */
+export interface ProjectControl {
+  readonly id: string;
+  readonly status: ProjectStatus;
+  readonly statusReason: string | null;
+  readonly continuous: boolean;
+  /** Runs (agent processes) at once for this project; SPEC default 1. */
+  readonly concurrency: number;
+  /** `max_sessions` of the current start; null = unbounded. */
+  readonly sessionsLimit: number | null;
+  /** Processes started in the current start. */
+  readonly sessionsUsed: number;
+  /** Stage requested by the current start; null = every stage. */
+  readonly stage: string | null;
+  readonly version: number;
+}
+
+/**
+ * What the state machine needs to decide: the project, all of its tasks, every active run
+ * (plus any run a command names) and every decision card that is pending (plus any a
+ * command names).
+ */
+export interface ProjectState {
+  readonly project: ProjectControl;
+  readonly tasks: ReadonlyMap<string, Task>;
+  readonly runs: ReadonlyMap<string, Run>;
+  readonly decisions: ReadonlyMap<string, Decision>;
+}
+
+/** Injected sources of time and randomness keep the state machine pure and replayable. */
+export interface DomainContext {
+  /** Epoch ms. */
+  readonly now: number;
+  /** 12 lowercase hex characters, fresh on each call. */
+  readonly randomHex: () => string;
+  /** A new unique run id. */
+  readonly newRunId: () => string;
+}

@@ -1,0 +1,773 @@
+/**
+ * The task state machine (SPEC §2–§3) as one pure function:
+ *
+ *   applyCommand(state, command, ctx) → { state', changes, events, incidents }
+ *
+ * Nothing here performs I/O. Callers load a ProjectState, apply one command, and persist
+ * `changes` in a single transaction (optimistic concurrency on each changed task's
+ * version). Time and ids come from `ctx`, so every sequence is replayable in tests.
+ *
+ * Transitions at a glance:
+ *
+ *   claim            todo → in_progress (execute/resolve run queued); review → review run queued
+ *   submit           in_progress → review                      (executor/resolver run)
+ *   approve          review → done; a done resolver returns its original to todo/review
+ *   reject           review → todo with the reviewer's feedback
+ *   escalate         in_progress|review → blocked + resolver (todo, or awaiting_input at the
+ *                    depth-3 / 6-remediation limits or when the agent needs the user)
+ *   timeout          like escalate, reason = the timeout (rule 8)
+ *   no-transition    retry with backoff up to maxAttempts, then escalate (rule 9)
+ *   scope-violation  incident + awaiting_input resolver + project paused (rule 10)
+ *   run-misconfigured awaiting_input with a card saying what to set
+ *   operator         release-external, answer, resolve-decision, cancel, stop, project status
+ *
+ * `awaiting_input` is left only through an operator command.
+ */
+import type { Command, OptionCommandInput, Usage } from "./command.ts";
+import {
+  CUSTOM_OPTION_ID,
+  type Decision,
+  type DecisionOption,
+  decisionIdFor,
+  normaliseOptions,
+  STOP_OPTION_ID,
+  SYSTEM_OPTIONS,
+} from "./decision.ts";
+import { DomainError } from "./domain-error.ts";
+import type { DomainEvent, DomainEventType, Incident } from "./domain-event.ts";
+import type { DomainContext, ProjectControl, ProjectState } from "./project-state.ts";
+import { formatAgentId, isActiveRun, type Run, type RunAction } from "./run.ts";
+import { activeRunCount, nextAction, runnableTasks } from "./scheduler.ts";
+import { type AwaitingReason, newTask, TERMINAL_TASK_STATUSES, type Task } from "./task.ts";
+
+/** Rule 6: a resolver deeper than this is created awaiting_input. */
+export const MAX_RESOLVER_DEPTH = 3;
+/** Rule 6: the 7th remediation under one root task is created awaiting_input. */
+export const MAX_REMEDIATIONS_PER_ROOT = 6;
+
+export interface Changes {
+  readonly project: ProjectControl | null;
+  /** Tasks whose fields changed; `version` is still the loaded one (the expected version). */
+  readonly tasks: readonly Task[];
+  readonly createdTaskIds: ReadonlySet<string>;
+  readonly runs: readonly Run[];
+  readonly createdRunIds: ReadonlySet<string>;
+  readonly decisions: readonly Decision[];
+  readonly createdDecisionIds: ReadonlySet<string>;
+}
+
+export interface ApplyResult {
+  /** `already_applied`: the command was a redelivery (its run had already ended, or the same resolution). */
+  readonly outcome: "applied" | "already_applied";
+  readonly state: ProjectState;
+  readonly changes: Changes;
+  readonly events: readonly DomainEvent[];
+  readonly incidents: readonly Incident[];
+  /** For resolve-decision / answer: the resolution that holds now. */
+  readonly resolution: { readonly decisionId: string; readonly resolutionId: string; readonly optionId: string } | null;
+}
+
+export function applyCommand(state: ProjectState, command: Command, ctx: DomainContext): ApplyResult {
+  const draft = new Draft(state, ctx);
+  switch (command.kind) {
+    case "claim":
+      claim(draft, command.stage ?? state.project.stage);
+      break;
+    case "run-started": {
+      const run = draft.activeRun(command.runId);
+      if (!run) return draft.alreadyApplied();
+      if (run.status === "queued") {
+        draft.putRun({ ...run, status: "running" });
+        draft.event("run.started", run, { workerId: command.workerId });
+      }
+      break;
+    }
+    case "submit":
+      return submit(draft, command);
+    case "approve":
+      return approve(draft, command);
+    case "reject":
+      return reject(draft, command);
+    case "escalate": {
+      const { run, task } = draft.outcomeTarget(command.runId, ["in_progress", "review"]) ?? {};
+      if (!run || !task) return draft.alreadyApplied();
+      draft.endRun(run, { status: "finished", transition: "escalate" }, command.usage);
+      draft.event("task.escalated", run, { reason: command.reason, checkpointRef: command.checkpointRef ?? null });
+      escalateTask(draft, task, run, {
+        reason: command.reason,
+        needsUser: command.needsUser ?? false,
+        category: command.category,
+        question: command.question,
+        options: command.options,
+      });
+      break;
+    }
+    case "timeout": {
+      const { run, task } = draft.outcomeTarget(command.runId, ["in_progress", "review"]) ?? {};
+      if (!run || !task) return draft.alreadyApplied();
+      const what = command.stalled
+        ? `stalled (no output and no file change for ${command.seconds} s)`
+        : `timed out after ${command.seconds} s`;
+      const reason = `Run ${run.agentId} ${what}; its process group was killed.`;
+      draft.endRun(run, { status: "failed", failure: reason });
+      draft.incident(command.stalled ? "stall" : "timeout", task, run, reason, {
+        seconds: command.seconds,
+        checkpointRef: command.checkpointRef ?? null,
+      });
+      escalateTask(draft, task, run, { reason });
+      break;
+    }
+    case "no-transition":
+      return noTransition(draft, command);
+    case "run-misconfigured": {
+      const { run, task } = draft.outcomeTarget(command.runId, ["in_progress", "review"]) ?? {};
+      if (!run || !task) return draft.alreadyApplied();
+      draft.endRun(run, { status: "failed", failure: command.message });
+      draft.incident(command.reason, task, run, command.message, {});
+      awaitInput(draft, task, run.action === "review" ? "review" : "todo", command.reason, {
+        title: command.reason === "harness_not_configured" ? "Harness not configured" : "Configuration error",
+        reason: command.message,
+        question: `${command.message} Fix the configuration, then continue.`,
+      });
+      break;
+    }
+    case "scope-violation": {
+      const { run, task } = draft.outcomeTarget(command.runId, ["in_progress", "review"]) ?? {};
+      if (!run || !task) return draft.alreadyApplied();
+      const paths = [...command.paths].sort();
+      const reason = `Run ${run.agentId} changed paths outside the scope of ${task.id}: ${paths.join(", ")}`;
+      draft.endRun(run, { status: "failed", failure: reason });
+      draft.incident("scope_violation", task, run, reason, { paths, scope: task.scope });
+      escalateTask(draft, task, run, { reason, forceAwaiting: "scope_violation" });
+      draft.setProjectStatus("paused", `scope violation in ${task.id}`);
+      break;
+    }
+    case "release-external":
+      releaseExternal(draft, command);
+      break;
+    case "answer":
+      answer(draft, command);
+      break;
+    case "resolve-decision":
+      return resolveDecision(draft, command);
+    case "cancel": {
+      const task = draft.task(command.taskId);
+      if (TERMINAL_TASK_STATUSES.has(task.status)) {
+        throw new DomainError("invalid_transition", `Task ${task.id} is already ${task.status}; nothing to cancel.`, {
+          status: task.status,
+        });
+      }
+      cancelTask(draft, task, command.by, command.reason ?? "cancelled by operator");
+      const parent = task.parentId ? draft.tasks.get(task.parentId) : undefined;
+      if (parent && parent.status === "blocked" && parent.blockedBy === task.id) {
+        awaitInput(draft, parent, parent.returnTo ?? "todo", "other", {
+          title: `Resolver ${task.id} was cancelled`,
+          reason: `The resolver working on this task's blocker was cancelled by ${command.by}.`,
+          question: `How should ${parent.id} continue now that its resolver ${task.id} is cancelled?`,
+        });
+      }
+      break;
+    }
+    case "stop":
+      stopItem(draft, draft.task(command.taskId), command.by);
+      break;
+    case "set-project-status":
+      if (command.status === "stopped") {
+        for (const run of draft.runs.values()) if (isActiveRun(run)) cancelRun(draft, run, "project stopped");
+      }
+      draft.setProjectStatus(command.status, command.reason ?? `set by ${command.by}`);
+      if (command.status === "active") draft.project = { ...draft.project, sessionsUsed: 0 };
+      break;
+  }
+  return draft.result("applied");
+}
+
+// ---------------------------------------------------------------------------------------
+// Run outcomes
+
+function submit(draft: Draft, command: Extract<Command, { kind: "submit" }>): ApplyResult {
+  const { run, task } = draft.outcomeTarget(command.runId, ["in_progress"]) ?? {};
+  if (!run || !task) return draft.alreadyApplied();
+  requireAction(run, ["execute", "resolve"], "submit");
+  draft.endRun(run, { status: "finished", transition: "submit" }, command.usage);
+  draft.putTask({
+    ...task,
+    status: "review",
+    executorAgentId: run.agentId,
+    branchHead: command.branchHead ?? task.branchHead,
+    feedback: null,
+    failures: 0,
+    notBefore: null,
+    statusReason: null,
+  });
+  draft.event("task.submitted", run, {
+    message: command.message,
+    summary: command.summary ?? null,
+    commitSha: command.commitSha,
+    branchHead: command.branchHead,
+  });
+  return draft.result("applied");
+}
+
+function approve(draft: Draft, command: Extract<Command, { kind: "approve" }>): ApplyResult {
+  const { run, task } = draft.outcomeTarget(command.runId, ["review"]) ?? {};
+  if (!run || !task) return draft.alreadyApplied();
+  requireAction(run, ["review"], "approve");
+  if (run.agentId === task.executorAgentId) {
+    throw new DomainError("invalid_transition", `Reviewer ${run.agentId} is the executor of ${task.id}; a fresh reviewer must approve.`);
+  }
+  draft.endRun(run, { status: "finished", transition: "approve" }, command.usage);
+  draft.putTask({ ...task, status: "done", failures: 0, notBefore: null, statusReason: null });
+  draft.event("task.approved", run, {
+    feedback: command.feedback ?? null,
+    landedSha: command.landedSha,
+    landedBranch: command.landedBranch,
+    executorAgentId: task.executorAgentId,
+  });
+  // Rule 5: only a done resolver unblocks its original.
+  const parent = task.kind === "resolver" && task.parentId ? draft.tasks.get(task.parentId) : undefined;
+  if (parent && parent.status === "blocked" && parent.blockedBy === task.id) {
+    const returnTo = parent.returnTo ?? "todo";
+    draft.putTask({
+      ...parent,
+      status: returnTo,
+      blockedBy: null,
+      returnTo: null,
+      statusReason: null,
+      feedback: `Blocker resolved by ${task.id} (${task.title}).${command.feedback ? ` Reviewer notes: ${command.feedback}` : ""}`,
+    });
+    draft.event("task.unblocked", { taskId: parent.id, id: run.id }, { resolverId: task.id, status: returnTo });
+  }
+  return draft.result("applied");
+}
+
+function reject(draft: Draft, command: Extract<Command, { kind: "reject" }>): ApplyResult {
+  const { run, task } = draft.outcomeTarget(command.runId, ["review"]) ?? {};
+  if (!run || !task) return draft.alreadyApplied();
+  requireAction(run, ["review"], "reject");
+  draft.endRun(run, { status: "finished", transition: "reject" }, command.usage);
+  draft.putTask({ ...task, status: "todo", feedback: command.feedback, failures: 0, notBefore: null });
+  draft.event("task.rejected", run, { feedback: command.feedback });
+  return draft.result("applied");
+}
+
+function noTransition(draft: Draft, command: Extract<Command, { kind: "no-transition" }>): ApplyResult {
+  const { run, task } = draft.outcomeTarget(command.runId, ["in_progress", "review"]) ?? {};
+  if (!run || !task) return draft.alreadyApplied();
+  const failures = task.failures + 1;
+  const reason = `Run ${run.agentId} ${command.crashed ? "crashed" : "ended without a transition"}: ${command.detail}`;
+  draft.endRun(run, { status: "failed", failure: reason });
+  if (command.crashed) draft.incident("harness_crash", task, run, reason, {});
+  if (failures < command.maxAttempts) {
+    const delay = command.backoffMs * 2 ** (failures - 1);
+    const notBefore = draft.ctx.now + delay;
+    draft.putTask({ ...task, status: run.action === "review" ? "review" : "todo", failures, notBefore });
+    draft.event("task.retry_scheduled", run, { attempt: failures + 1, maxAttempts: command.maxAttempts, delayMs: delay, reason });
+  } else {
+    escalateTask(draft, { ...task, failures: 0, notBefore: null }, run, {
+      reason: `${reason} (attempt ${failures} of ${command.maxAttempts}; no retries left)`,
+    });
+  }
+  return draft.result("applied");
+}
+
+function requireAction(run: Run, allowed: readonly RunAction[], transition: string): void {
+  if (!allowed.includes(run.action)) {
+    throw new DomainError(
+      "invalid_transition",
+      `A ${run.action} run cannot ${transition}; expected one of: ${allowed.map((a) => `${a} run`).join(", ")}.`,
+      { action: run.action, transition },
+    );
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Escalation, resolvers, operator input
+
+interface EscalateOptions {
+  reason: string;
+  needsUser?: boolean;
+  category?: AwaitingReason | undefined;
+  question?: string | undefined;
+  options?: readonly OptionCommandInput[] | undefined;
+  /** Create the resolver awaiting_input with this reason regardless of limits. */
+  forceAwaiting?: AwaitingReason;
+}
+
+/**
+ * Rules 4–6: the task becomes `blocked` and a resolver is created `todo` with the
+ * original's scope and prerequisites (not depending on the original); beyond the depth or
+ * remediation limits, or when the agent needs the user, the resolver is created
+ * `awaiting_input` with a decision card instead.
+ */
+function escalateTask(draft: Draft, task: Task, run: Run, options: EscalateOptions): void {
+  const rootId = task.rootId ?? task.id;
+  const depth = task.depth + 1;
+  let remediations = 0;
+  for (const t of draft.tasks.values()) if (t.kind === "resolver" && t.rootId === rootId) remediations++;
+  const overLimit = depth > MAX_RESOLVER_DEPTH || remediations >= MAX_REMEDIATIONS_PER_ROOT;
+
+  const resolverId = draft.freshTaskId(`${task.id}.R`);
+  const returnTo = run.action === "review" ? "review" : "todo";
+  draft.putTask({
+    ...task,
+    status: "blocked",
+    statusReason: options.reason,
+    blockedBy: resolverId,
+    returnTo,
+    retiredAgentIds: [...task.retiredAgentIds, run.agentId],
+  });
+  draft.event("task.blocked", run, { resolverId, reason: options.reason });
+
+  const resolver = newTask({
+    projectId: task.projectId,
+    id: resolverId,
+    stage: task.stage,
+    title: `Resolve blocker of ${task.id}: ${oneLine(options.reason, 80)}`,
+    body: [
+      `The ${run.action} run ${run.agentId} of task ${task.id} ("${task.title}") was blocked.`,
+      "",
+      "Blocker:",
+      options.reason,
+      "",
+      `Remove this blocker within the scope below so that ${task.id} can continue. Do not do ${task.id}'s own work.`,
+    ].join("\n"),
+    role: task.role,
+    scope: task.scope,
+    prerequisites: task.prerequisites,
+    acceptance: [`The blocker of ${task.id} described above no longer stands.`],
+    priority: task.priority,
+    kind: "resolver",
+    parentId: task.id,
+    rootId,
+    depth,
+  });
+  draft.putTask(resolver, true);
+  draft.event("resolver.created", { taskId: resolverId, id: run.id }, {
+    parentId: task.id,
+    rootId,
+    depth,
+    remediation: remediations + 1,
+  });
+
+  const awaiting: AwaitingReason | null = overLimit
+    ? "blocker_limit"
+    : (options.forceAwaiting ?? (options.needsUser ? (options.category ?? "product_question") : null));
+  if (awaiting === null) return;
+  const agentOptions = options.needsUser && !overLimit ? normaliseOptions(options.options ?? []) : [];
+  const limitText = overLimit
+    ? depth > MAX_RESOLVER_DEPTH
+      ? `Resolver depth ${depth} exceeds ${MAX_RESOLVER_DEPTH}.`
+      : `This would be remediation ${remediations + 1} under ${rootId} (limit ${MAX_REMEDIATIONS_PER_ROOT}).`
+    : null;
+  awaitInput(draft, draft.task(resolverId), "todo", awaiting, {
+    title: limitText ? `Blocker limit reached under ${rootId}` : `Needs you: ${oneLine(options.reason, 80)}`,
+    reason: limitText ? `${limitText} ${options.reason}` : options.reason,
+    question: options.question ?? (limitText ? `Should ${resolverId} run anyway?` : options.reason),
+    options: agentOptions.length > 0 ? agentOptions : undefined,
+  });
+}
+
+interface CardText {
+  title: string;
+  reason: string;
+  question: string;
+  options?: readonly DecisionOption[] | undefined;
+}
+
+/** Puts a task in `awaiting_input` with a pending decision card (revision bumps on re-ask). */
+function awaitInput(
+  draft: Draft,
+  task: Task,
+  returnTo: "todo" | "review",
+  reason: AwaitingReason,
+  card: CardText,
+): void {
+  draft.putTask({ ...task, status: "awaiting_input", awaitingReason: reason, statusReason: card.reason, returnTo });
+  draft.event("task.awaiting_input", { taskId: task.id, id: null }, { reason, message: card.reason });
+  const id = decisionIdFor(task.id);
+  const previous = draft.decisions.get(id);
+  const decision: Decision = {
+    id,
+    projectId: task.projectId,
+    itemId: task.id,
+    revision: (previous?.revision ?? 0) + 1,
+    status: "pending",
+    title: card.title,
+    reason: card.reason,
+    question: card.question,
+    evidence: [],
+    options: card.options ?? SYSTEM_OPTIONS,
+    optionsSource: card.options ? "agent" : "none",
+    selectedOption: null,
+    note: null,
+    resolutionId: null,
+    resolvedBy: null,
+    createdAt: draft.ctx.now,
+    resolvedAt: null,
+  };
+  draft.putDecision(decision, previous === undefined);
+  draft.event("decision.created", { taskId: task.id, id: null }, { decisionId: id, revision: decision.revision });
+}
+
+/** Leaves awaiting_input (operator action only) and records the operator's words for the next prompt. */
+function releaseWithAnswer(draft: Draft, task: Task, question: string, answerText: string, by: string): void {
+  const answers = [...task.answers, { question, answer: answerText, by, at: draft.ctx.now }];
+  if (task.status === "awaiting_input") {
+    draft.putTask({
+      ...task,
+      status: task.returnTo ?? "todo",
+      awaitingReason: null,
+      statusReason: null,
+      returnTo: null,
+      answers,
+      failures: 0,
+      notBefore: null,
+    });
+  } else {
+    draft.putTask({ ...task, answers });
+  }
+}
+
+function pendingDecisionOf(draft: Draft, taskId: string): Decision | undefined {
+  const d = draft.decisions.get(decisionIdFor(taskId));
+  return d?.status === "pending" ? d : undefined;
+}
+
+function releaseExternal(draft: Draft, command: Extract<Command, { kind: "release-external" }>): void {
+  const task = draft.task(command.taskId);
+  if (task.kind !== "resolver" || task.status !== "awaiting_input") {
+    throw new DomainError(
+      "invalid_transition",
+      `release-external applies to a resolver awaiting input; ${task.id} is a ${task.kind} task in ${task.status}.`,
+      { kind: task.kind, status: task.status },
+    );
+  }
+  const pending = pendingDecisionOf(draft, task.id);
+  if (pending) draft.resolveCard(pending, "release_external", command.reason, command.by, draft.ctx.newRunId());
+  releaseWithAnswer(draft, task, "External action released by operator", command.reason, command.by);
+  draft.event("task.released", { taskId: task.id, id: null }, { reason: command.reason, by: command.by });
+}
+
+function answer(draft: Draft, command: Extract<Command, { kind: "answer" }>): void {
+  const task = draft.task(command.taskId);
+  if (TERMINAL_TASK_STATUSES.has(task.status)) {
+    throw new DomainError("invalid_transition", `Task ${task.id} is ${task.status}; answers are not accepted.`);
+  }
+  if (command.text.trim() === "") throw new DomainError("note_required", "The answer text is empty; send the answer in `text`.");
+  const pending = pendingDecisionOf(draft, task.id);
+  if (pending) {
+    const resolutionId = draft.ctx.newRunId();
+    draft.resolveCard(pending, CUSTOM_OPTION_ID, command.text, command.by, resolutionId);
+    draft.resolution = { decisionId: pending.id, resolutionId, optionId: CUSTOM_OPTION_ID };
+  }
+  releaseWithAnswer(draft, task, pending?.question ?? "Operator message", command.text, command.by);
+  draft.event("task.answered", { taskId: task.id, id: null }, { by: command.by, decisionId: pending?.id ?? null });
+}
+
+function resolveDecision(draft: Draft, command: Extract<Command, { kind: "resolve-decision" }>): ApplyResult {
+  const decision = draft.decisions.get(command.decisionId);
+  if (!decision) throw new DomainError("not_found", `Decision ${command.decisionId} does not exist in this project.`);
+  if (decision.status === "resolved") {
+    const existing = {
+      decisionId: decision.id,
+      resolutionId: decision.resolutionId ?? "",
+      optionId: decision.selectedOption ?? "",
+    };
+    if (decision.selectedOption === command.optionId) {
+      draft.resolution = existing;
+      return draft.alreadyApplied();
+    }
+    throw new DomainError("stale", `Decision ${decision.id} was already resolved with option "${decision.selectedOption}".`, {
+      application_status: "stale",
+      resolution_id: decision.resolutionId,
+      selected_option: decision.selectedOption,
+      note: decision.note,
+    });
+  }
+  const option =
+    decision.options.find((o) => o.id === command.optionId) ??
+    (command.optionId === CUSTOM_OPTION_ID ? SYSTEM_OPTIONS.find((o) => o.id === CUSTOM_OPTION_ID) : undefined);
+  if (!option) {
+    const allowed = [...new Set([...decision.options.map((o) => o.id), CUSTOM_OPTION_ID])];
+    throw new DomainError("invalid_option", `Option "${command.optionId}" is not offered by ${decision.id}; choose one of: ${allowed.join(", ")}.`, {
+      allowed,
+    });
+  }
+  const note = command.note?.trim() ?? "";
+  if (option.requires_note && note === "") {
+    throw new DomainError("note_required", `Option "${option.id}" requires a note; send it in \`note\`.`);
+  }
+  draft.resolveCard(decision, option.id, note || null, command.by, command.resolutionId);
+  draft.resolution = { decisionId: decision.id, resolutionId: command.resolutionId, optionId: option.id };
+  const task = draft.task(decision.itemId);
+  if (option.id === STOP_OPTION_ID) {
+    stopItem(draft, task, command.by);
+  } else {
+    releaseWithAnswer(draft, task, decision.question, note ? `${option.label}: ${note}` : option.label, command.by);
+  }
+  return draft.result("applied");
+}
+
+/** Rule 12: cancel the item (and the blocked originals waiting on it), keep its work, continuous off. */
+function stopItem(draft: Draft, task: Task, by: string): void {
+  if (TERMINAL_TASK_STATUSES.has(task.status)) {
+    throw new DomainError("invalid_transition", `Task ${task.id} is already ${task.status}.`);
+  }
+  let current: Task | undefined = task;
+  while (current) {
+    cancelTask(draft, current, by, "stopped by operator; its work is kept on its branch");
+    const parent: Task | undefined = current.parentId ? draft.tasks.get(current.parentId) : undefined;
+    current = parent && parent.status === "blocked" && parent.blockedBy === current.id ? parent : undefined;
+  }
+  if (draft.project.continuous) draft.project = { ...draft.project, continuous: false };
+}
+
+function cancelTask(draft: Draft, task: Task, by: string, reason: string): void {
+  const current = draft.task(task.id);
+  draft.putTask({ ...current, status: "cancelled", statusReason: reason, notBefore: null });
+  for (const run of draft.runs.values()) if (run.taskId === task.id && isActiveRun(run)) cancelRun(draft, run, reason);
+  const pending = pendingDecisionOf(draft, task.id);
+  if (pending) draft.resolveCard(pending, STOP_OPTION_ID, reason, by, pending.resolutionId ?? draft.ctx.newRunId());
+  draft.event("task.cancelled", { taskId: task.id, id: null }, { by, reason });
+}
+
+function cancelRun(draft: Draft, run: Run, reason: string): void {
+  draft.putRun({ ...run, status: "cancelled", failure: reason });
+  draft.event("run.cancelled", run, { reason });
+}
+
+// ---------------------------------------------------------------------------------------
+// Claim (scheduler)
+
+function claim(draft: Draft, stage: string | null): void {
+  const project = draft.project;
+  if (project.status !== "active") return;
+  const state = draft.snapshot();
+  const candidates = runnableTasks(state, draft.ctx.now, stage);
+  if (candidates.length === 0) return;
+  let free = project.concurrency - activeRunCount(state);
+  for (const task of candidates) {
+    if (free <= 0) break;
+    const p = draft.project;
+    if (p.sessionsLimit !== null && p.sessionsUsed >= p.sessionsLimit) {
+      if (activeRunCount(draft.snapshot()) === 0) {
+        draft.setProjectStatus("paused", `max_sessions (${p.sessionsLimit}) reached; start again to continue`);
+        draft.event("project.sessions_exhausted", { taskId: null, id: null }, {
+          sessionsLimit: p.sessionsLimit,
+          summary: statusCounts(draft),
+        });
+      }
+      return;
+    }
+    const action = nextAction(task);
+    const run: Run = {
+      id: draft.ctx.newRunId(),
+      projectId: task.projectId,
+      taskId: task.id,
+      agentId: draft.mintAgentId(action, task),
+      action,
+      attempt: task.failures + 1,
+      status: "queued",
+      transition: null,
+      failure: null,
+      notBefore: null,
+      createdAt: draft.ctx.now,
+    };
+    draft.putRun(run, true);
+    if (task.status === "todo") draft.putTask({ ...task, status: "in_progress", notBefore: null });
+    else if (task.notBefore !== null) draft.putTask({ ...task, notBefore: null });
+    draft.project = { ...draft.project, sessionsUsed: draft.project.sessionsUsed + 1 };
+    draft.event("run.queued", run, { action, agentId: run.agentId, attempt: run.attempt });
+    free--;
+  }
+}
+
+function statusCounts(draft: Draft): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const t of draft.tasks.values()) counts[t.status] = (counts[t.status] ?? 0) + 1;
+  return counts;
+}
+
+function oneLine(text: string, max: number): string {
+  const flat = text.replace(/\s+/g, " ").trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+// ---------------------------------------------------------------------------------------
+// Draft: copy-on-write working state that records what changed
+
+class Draft {
+  readonly tasks: Map<string, Task>;
+  readonly runs: Map<string, Run>;
+  readonly decisions: Map<string, Decision>;
+  project: ProjectControl;
+  resolution: ApplyResult["resolution"] = null;
+  private readonly changedTasks = new Set<string>();
+  private readonly createdTasks = new Set<string>();
+  private readonly changedRuns = new Set<string>();
+  private readonly createdRuns = new Set<string>();
+  private readonly changedDecisions = new Set<string>();
+  private readonly createdDecisions = new Set<string>();
+  private readonly events: DomainEvent[] = [];
+  private readonly incidents: Incident[] = [];
+
+  constructor(
+    private readonly initial: ProjectState,
+    readonly ctx: DomainContext,
+  ) {
+    this.tasks = new Map(initial.tasks);
+    this.runs = new Map(initial.runs);
+    this.decisions = new Map(initial.decisions);
+    this.project = initial.project;
+  }
+
+  task(id: string): Task {
+    const task = this.tasks.get(id);
+    if (!task) throw new DomainError("not_found", `Task ${id} does not exist in project ${this.project.id}.`);
+    return task;
+  }
+
+  /** The run if it is still active; undefined if it already ended (redelivery); throws if unknown. */
+  activeRun(runId: string): Run | undefined {
+    const run = this.runs.get(runId);
+    if (!run) throw new DomainError("not_found", `Run ${runId} is unknown to project ${this.project.id}.`);
+    return isActiveRun(run) ? run : undefined;
+  }
+
+  /** Run and task for a run outcome; undefined when the outcome was already applied. */
+  outcomeTarget(runId: string, taskStatuses: readonly Task["status"][]): { run: Run; task: Task } | undefined {
+    const run = this.activeRun(runId);
+    if (!run) return undefined;
+    const task = this.task(run.taskId);
+    if (!taskStatuses.includes(task.status)) {
+      throw new DomainError(
+        "invalid_transition",
+        `Task ${task.id} is ${task.status}; a ${run.action} run's outcome needs it in ${taskStatuses.join(" or ")}.`,
+        { status: task.status },
+      );
+    }
+    return { run, task };
+  }
+
+  putTask(task: Task, created = false): void {
+    this.tasks.set(task.id, task);
+    this.changedTasks.add(task.id);
+    if (created) this.createdTasks.add(task.id);
+  }
+
+  putRun(run: Run, created = false): void {
+    this.runs.set(run.id, run);
+    this.changedRuns.add(run.id);
+    if (created) this.createdRuns.add(run.id);
+  }
+
+  putDecision(decision: Decision, created = false): void {
+    this.decisions.set(decision.id, decision);
+    this.changedDecisions.add(decision.id);
+    if (created) this.createdDecisions.add(decision.id);
+  }
+
+  endRun(run: Run, end: Pick<Run, "status"> & Partial<Pick<Run, "transition" | "failure">>, usage?: Usage): void {
+    this.putRun({ ...run, ...end });
+    this.event(end.status === "finished" ? "run.finished" : "run.failed", run, {
+      transition: end.transition ?? null,
+      failure: end.failure ?? null,
+      usage: usage ?? null,
+    });
+  }
+
+  resolveCard(decision: Decision, optionId: string, note: string | null, by: string, resolutionId: string): void {
+    this.putDecision({
+      ...decision,
+      status: "resolved",
+      selectedOption: optionId,
+      note,
+      resolutionId,
+      resolvedBy: by,
+      resolvedAt: this.ctx.now,
+    });
+    this.event("decision.resolved", { taskId: decision.itemId, id: null }, {
+      decisionId: decision.id,
+      optionId,
+      resolutionId,
+      by,
+    });
+  }
+
+  setProjectStatus(status: ProjectControl["status"], reason: string): void {
+    if (this.project.status === status) return;
+    this.project = { ...this.project, status, statusReason: reason };
+    this.event("project.status_changed", { taskId: null, id: null }, { status, reason });
+  }
+
+  event(type: DomainEventType, subject: { taskId: string | null; id: string | null }, data: Record<string, unknown>): void {
+    this.events.push({ type, taskId: subject.taskId, runId: subject.id, data });
+  }
+
+  incident(kind: Incident["kind"], task: Task, run: Run | null, message: string, details: Record<string, unknown>): void {
+    this.incidents.push({ kind, taskId: task.id, runId: run?.id ?? null, message, details });
+    this.event("incident.recorded", { taskId: task.id, id: run?.id ?? null }, { kind, message });
+  }
+
+  /** A fresh agent id: never an active run's, never a retired one, never the task's executor. */
+  mintAgentId(action: RunAction, task: Task): string {
+    const taken = new Set<string>([...task.retiredAgentIds, ...(task.executorAgentId ? [task.executorAgentId] : [])]);
+    for (const run of this.runs.values()) taken.add(run.agentId);
+    for (;;) {
+      const id = formatAgentId(action, task.role, this.ctx.randomHex());
+      if (!taken.has(id)) return id;
+    }
+  }
+
+  freshTaskId(prefix: string): string {
+    for (let n = 1; ; n++) if (!this.tasks.has(`${prefix}${n}`)) return `${prefix}${n}`;
+  }
+
+  snapshot(): ProjectState {
+    return { project: this.project, tasks: this.tasks, runs: this.runs, decisions: this.decisions };
+  }
+
+  alreadyApplied(): ApplyResult {
+    return {
+      outcome: "already_applied",
+      state: this.initial,
+      changes: emptyChanges(),
+      events: [],
+      incidents: [],
+      resolution: this.resolution,
+    };
+  }
+
+  result(outcome: ApplyResult["outcome"]): ApplyResult {
+    const pick = <T>(map: Map<string, T>, ids: Set<string>): T[] => [...ids].map((id) => map.get(id) as T);
+    return {
+      outcome,
+      state: this.snapshot(),
+      changes: {
+        project: this.project === this.initial.project ? null : this.project,
+        tasks: pick(this.tasks, this.changedTasks),
+        createdTaskIds: this.createdTasks,
+        runs: pick(this.runs, this.changedRuns),
+        createdRunIds: this.createdRuns,
+        decisions: pick(this.decisions, this.changedDecisions),
+        createdDecisionIds: this.createdDecisions,
+      },
+      events: this.events,
+      incidents: this.incidents,
+      resolution: this.resolution,
+    };
+  }
+}
+
+function emptyChanges(): Changes {
+  return {
+    project: null,
+    tasks: [],
+    createdTaskIds: new Set(),
+    runs: [],
+    createdRunIds: new Set(),
+    decisions: [],
+    createdDecisionIds: new Set(),
+  };
+}

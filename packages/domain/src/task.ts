@@ -1,0 +1,131 @@
+/**
+ * Task (card) model. A task moves through
+ *
+ *   todo → in_progress → review → done
+ *
+ * with side states `blocked` (waiting for its resolver), `awaiting_input` (waiting for an
+ * operator), and `cancelled`. `done` and `cancelled` are terminal.
+ */
+export const TASK_STATUSES = [
+  "todo",
+  "in_progress",
+  "review",
+  "done",
+  "blocked",
+  "awaiting_input",
+  "cancelled",
+] as const;
+export type TaskStatus = (typeof TASK_STATUSES)[number];
+
+export const TASK_KINDS = ["work", "resolver"] as const;
+export type TaskKind = (typeof TASK_KINDS)[number];
+
+/** Why a task waits for an operator (SPEC §3 rule 7). */
+export const AWAITING_REASONS = [
+  "credentials",
+  "payment",
+  "product_question",
+  "external_admin",
+  "blocker_limit",
+  "scope_violation",
+  "harness_not_configured",
+  "configuration_error",
+  "other",
+] as const;
+export type AwaitingReason = (typeof AWAITING_REASONS)[number];
+
+export interface OperatorAnswer {
+  question: string;
+  answer: string;
+  by: string;
+  at: number;
+}
+
+export interface Task {
+  readonly projectId: string;
+  readonly id: string;
+  readonly stage: string;
+  readonly title: string;
+  readonly body: string;
+  readonly role: string;
+  readonly scope: readonly string[];
+  readonly prerequisites: readonly string[];
+  readonly acceptance: readonly string[];
+  /** Higher runs first. */
+  readonly priority: number;
+  readonly kind: TaskKind;
+  /** For resolvers: the task whose blocker this resolver works on. */
+  readonly parentId: string | null;
+  /** For resolvers: the ordinary task at the top of the blocker chain. */
+  readonly rootId: string | null;
+  /** 0 for ordinary tasks, parent depth + 1 for resolvers. */
+  readonly depth: number;
+  readonly status: TaskStatus;
+  /** Why the task is blocked or awaiting input, in words. */
+  readonly statusReason: string | null;
+  readonly awaitingReason: AwaitingReason | null;
+  /** For a blocked task: the resolver whose `done` unblocks it. */
+  readonly blockedBy: string | null;
+  /** Where a blocked or awaiting task returns once released: `review` if it left from review. */
+  readonly returnTo: "todo" | "review" | null;
+  /** Agent ids that escalated this task; retired, never reused (rule 5). */
+  readonly retiredAgentIds: readonly string[];
+  /** Reviewer feedback or handoff for the next run. */
+  readonly feedback: string | null;
+  readonly answers: readonly OperatorAnswer[];
+  /** Agent id of the executor whose work is under review; a reviewer must differ. */
+  readonly executorAgentId: string | null;
+  /** Head of `overseer/task/<id>` after the last submit; the reviewer's checkout. */
+  readonly branchHead: string | null;
+  /** Consecutive failed runs (no transition, crash) of the current action. */
+  readonly failures: number;
+  /** Not runnable before this epoch-ms (retry backoff). */
+  readonly notBefore: number | null;
+  /** Optimistic-concurrency version, bumped by every persisted change. */
+  readonly version: number;
+}
+
+export const TERMINAL_TASK_STATUSES: ReadonlySet<TaskStatus> = new Set(["done", "cancelled"]);
+
+/** Branch that carries a task's work until it lands. */
+export function taskBranch(taskId: string): string {
+  return `overseer/task/${taskId}`;
+}
+
+/** Branch that keeps an escalated run's unfinished work; never merged. */
+export function checkpointBranch(taskId: string, agentId: string): string {
+  return `overseer/checkpoint/${taskId}/${agentId}`;
+}
+
+/** Defaults for a task created from a card (task file, API or CLI). */
+export function newTask(
+  fields: Pick<Task, "projectId" | "id" | "title"> & Partial<Omit<Task, "projectId" | "id" | "title">>,
+): Task {
+  return {
+    stage: "S00",
+    body: "",
+    role: "general",
+    scope: ["**"],
+    prerequisites: [],
+    acceptance: [],
+    priority: 0,
+    kind: "work",
+    parentId: null,
+    rootId: null,
+    depth: 0,
+    status: "todo",
+    statusReason: null,
+    awaitingReason: null,
+    blockedBy: null,
+    returnTo: null,
+    retiredAgentIds: [],
+    feedback: null,
+    answers: [],
+    executorAgentId: null,
+    branchHead: null,
+    failures: 0,
+    notBefore: null,
+    version: 0,
+    ...fields,
+  };
+}
