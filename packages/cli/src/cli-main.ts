@@ -1,0 +1,61 @@
+import { ConfigError } from "@overseer/config";
+import { ConflictError, NotFoundError } from "@overseer/db";
+import { CommandFailed, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, UsageError } from "./cli-errors.ts";
+import type { CliIo } from "./cli-io.ts";
+import { type CliCommand, findCommand, helpText } from "./command-registry.ts";
+import { doctorCommand } from "./commands/doctor-command.ts";
+import { initCommand } from "./commands/init-command.ts";
+import { operatorCommands } from "./commands/operator-commands.ts";
+import { startCommand } from "./commands/start-command.ts";
+import { taskAddCommand, taskImportCommand, taskListCommand } from "./commands/task-commands.ts";
+import { tokenCreateCommand } from "./commands/token-create-command.ts";
+
+export const COMMANDS: readonly CliCommand[] = [
+  initCommand,
+  doctorCommand,
+  taskImportCommand,
+  taskAddCommand,
+  taskListCommand,
+  startCommand,
+  tokenCreateCommand,
+  ...operatorCommands,
+];
+
+/** The seed operator procedure's spellings (`--status`, `--notify TEXT`) as aliases. */
+function applyAliases(argv: string[]): string[] {
+  if (argv[0] === "--status") return ["status", ...argv.slice(1)];
+  if (argv[0] === "--notify") return ["notify", ...argv.slice(1)];
+  return argv;
+}
+
+/** Runs one CLI invocation and returns its exit code (0 ok, 1 failure, 2 usage/config). */
+export async function runCli(rawArgv: string[], io: CliIo): Promise<number> {
+  const argv = applyAliases(rawArgv);
+  if (argv.length === 0 || argv[0] === "--help" || argv[0] === "-h" || argv[0] === "help") {
+    io.out(helpText(COMMANDS));
+    return argv.length === 0 ? EXIT_USAGE : EXIT_OK;
+  }
+  const found = findCommand(COMMANDS, argv);
+  if (!found) {
+    io.err(`Unknown command "${argv.join(" ")}". Run \`overseer --help\` for the list.`);
+    return EXIT_USAGE;
+  }
+  if (found.rest.includes("--help") || found.rest.includes("-h")) {
+    io.out(`Usage: ${found.command.usage}`);
+    return EXIT_OK;
+  }
+  try {
+    return await found.command.run(found.rest, io);
+  } catch (error) {
+    if (error instanceof UsageError || error instanceof ConfigError) {
+      io.err(error.message);
+      return EXIT_USAGE;
+    }
+    if (error instanceof CommandFailed || error instanceof NotFoundError || error instanceof ConflictError) {
+      io.err(error.message);
+      return EXIT_FAILURE;
+    }
+    io.err(`overseer: ${(error as Error).message ?? String(error)}`);
+    return EXIT_FAILURE;
+  }
+}

@@ -1,0 +1,171 @@
+import { commandForRole, ConfigError, parseRunnerConfig, type ServiceSettings } from "@overseer/config";
+import { connectDatabase, type Db, listProjects, pendingMigrations } from "@overseer/db";
+import { resolveExecutable } from "@overseer/harness";
+import { createRedis } from "@overseer/queue";
+import { describeSandbox } from "@overseer/sandbox";
+import { execa } from "execa";
+import { parseCommandArgs, requirePositive } from "../arg-parser.ts";
+import { EXIT_FAILURE, EXIT_OK } from "../cli-errors.ts";
+import { settingsFrom } from "../cli-context.ts";
+import type { CliIo } from "../cli-io.ts";
+import type { CliCommand } from "../command-registry.ts";
+
+const usage = "overseer doctor [--deep] [--project P] [--json] [--probe-timeout SECONDS]";
+
+export interface DoctorCheck {
+  name: string;
+  status: "ok" | "warn" | "fail";
+  detail: string;
+  /** A failed required check makes doctor exit 1. */
+  required: boolean;
+}
+
+/**
+ * Preflight: one line per check, exit 1 if a required check fails. Checks Postgres and
+ * migrations, Redis, git, the sandbox driver with a live probe, and each project's harness
+ * executables (per role). `--deep` also runs each project's non-mutating `probe_argv`.
+ */
+export const doctorCommand: CliCommand = {
+  path: ["doctor"],
+  summary: "preflight checks: Postgres, migrations, Redis, git, sandbox, harness per role (--deep probes)",
+  usage,
+  async run(args, io) {
+    const { values } = parseCommandArgs(
+      args,
+      { deep: { type: "boolean" }, project: { type: "string" }, json: { type: "boolean" }, "probe-timeout": { type: "string" } },
+      usage,
+      false,
+    );
+    const settings = settingsFrom(io);
+    const probeTimeoutMs = (requirePositive(values["probe-timeout"], "--probe-timeout") ?? 60) * 1000;
+    const checks: DoctorCheck[] = [];
+    const add = (check: DoctorCheck) => {
+      checks.push(check);
+      if (!values.json) io.out(`${check.status.toUpperCase().padEnd(4)}  ${check.name.padEnd(28)} ${check.detail}`);
+    };
+    const database = connectDatabase(settings.databaseUrl, { max: 2, applicationName: "overseer-doctor" });
+    try {
+      await checkPostgres(database.db, settings, add);
+      await checkRedis(settings, add);
+      await checkGit(add);
+      await checkSandbox(settings, add);
+      await checkProjects(database.db, io, add, { deep: values.deep ?? false, project: values.project, probeTimeoutMs });
+    } finally {
+      await database.close();
+    }
+    if (values.json) io.out(JSON.stringify({ ok: !checks.some((c) => c.required && c.status === "fail"), checks }, null, 2));
+    return checks.some((c) => c.required && c.status === "fail") ? EXIT_FAILURE : EXIT_OK;
+  },
+};
+
+type Add = (check: DoctorCheck) => void;
+
+async function checkPostgres(db: Db, settings: ServiceSettings, add: Add): Promise<void> {
+  const where = new URL(settings.databaseUrl);
+  where.password = "";
+  try {
+    await db.selectNoFrom((eb) => eb.val(1).as("one")).execute();
+    add({ name: "postgres", status: "ok", detail: `reachable at ${where.host}${where.pathname}`, required: true });
+  } catch (error) {
+    add({ name: "postgres", status: "fail", detail: `${(error as Error).message} (DATABASE_URL=${where})`, required: true });
+    return;
+  }
+  try {
+    const pending = await pendingMigrations(db);
+    add(
+      pending.length === 0
+        ? { name: "migrations", status: "ok", detail: "schema current", required: true }
+        : { name: "migrations", status: "fail", detail: `pending: ${pending.join(", ")}; run \`overseer init\` or start the coordinator to apply them`, required: true },
+    );
+  } catch (error) {
+    add({ name: "migrations", status: "fail", detail: (error as Error).message, required: true });
+  }
+}
+
+async function checkRedis(settings: ServiceSettings, add: Add): Promise<void> {
+  const redis = createRedis(settings.redisUrl, { maxRetriesPerRequest: 1, retryStrategy: () => null, lazyConnect: true });
+  try {
+    await redis.connect();
+    const pong = await redis.ping();
+    add({ name: "redis", status: pong === "PONG" ? "ok" : "fail", detail: `reachable at ${new URL(settings.redisUrl).host}`, required: true });
+  } catch (error) {
+    add({ name: "redis", status: "fail", detail: `${(error as Error).message} (REDIS_URL)`, required: true });
+  } finally {
+    redis.disconnect();
+  }
+}
+
+async function checkGit(add: Add): Promise<void> {
+  try {
+    const { stdout } = await execa("git", ["--version"]);
+    add({ name: "git", status: "ok", detail: stdout.trim(), required: true });
+  } catch {
+    add({ name: "git", status: "fail", detail: "git not found on PATH; install it (Debian: apt-get install git)", required: true });
+  }
+}
+
+async function checkSandbox(settings: ServiceSettings, add: Add): Promise<void> {
+  const report = await describeSandbox({ driver: settings.sandbox, allowUnsafeNone: settings.sandboxUnsafeNone });
+  for (const line of report) add({ name: line.name, status: line.status, detail: line.detail, required: line.required });
+}
+
+async function checkProjects(db: Db, io: CliIo, add: Add, options: { deep: boolean; project?: string | undefined; probeTimeoutMs: number }): Promise<void> {
+  let projects;
+  try {
+    projects = await listProjects(db);
+  } catch {
+    return;
+  }
+  for (const project of projects) {
+    if (options.project && project.id !== options.project) continue;
+    let config;
+    try {
+      config = parseRunnerConfig(project.runner_config, `runner config of ${project.id}`);
+    } catch (error) {
+      add({ name: `${project.id}: runner config`, status: "fail", detail: error instanceof ConfigError ? error.message : String(error), required: true });
+      continue;
+    }
+    const roles = new Set<string>(["general", ...Object.keys(config.commands_by_role)]);
+    const tasksRoles = await db.selectFrom("tasks").select("role").distinct().where("project_id", "=", project.id).execute();
+    for (const r of tasksRoles) roles.add(r.role);
+    for (const role of [...roles].sort()) {
+      for (const action of ["execute", "review"] as const) {
+        const argv = commandForRole(config, role, action);
+        const name = `${project.id}: harness ${role}/${action}`;
+        if (argv.length === 0) {
+          add({ name, status: "fail", detail: `not configured: set "argv" or "commands_by_role.${action === "review" ? "reviewer" : role}" in the runner config`, required: true });
+          continue;
+        }
+        const resolved = resolveExecutable(argv[0] as string, io.env.PATH);
+        add(
+          resolved
+            ? { name, status: "ok", detail: resolved, required: true }
+            : { name, status: "fail", detail: `"${argv[0]}" not found or not executable on PATH`, required: true },
+        );
+      }
+    }
+    if (options.deep) {
+      if (config.probe_argv.length === 0) {
+        add({ name: `${project.id}: deep probe`, status: "warn", detail: 'no "probe_argv" in the runner config; nothing to probe', required: false });
+        continue;
+      }
+      try {
+        const r = await execa(config.probe_argv[0] as string, config.probe_argv.slice(1), {
+          timeout: options.probeTimeoutMs,
+          reject: false,
+          stdin: "ignore",
+          env: { PATH: io.env.PATH ?? "/usr/bin:/bin" },
+          extendEnv: false,
+        });
+        add({
+          name: `${project.id}: deep probe`,
+          status: r.exitCode === 0 ? "ok" : "fail",
+          detail: r.exitCode === 0 ? `${config.probe_argv.join(" ")} exited 0` : `exit ${r.exitCode ?? r.signal}${r.timedOut ? " (timed out)" : ""}: ${String(r.stderr || r.stdout).slice(0, 300)}`,
+          required: true,
+        });
+      } catch (error) {
+        add({ name: `${project.id}: deep probe`, status: "fail", detail: (error as Error).message, required: true });
+      }
+    }
+  }
+}

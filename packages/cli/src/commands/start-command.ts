@@ -1,0 +1,120 @@
+import { ConfigError, parseRunnerConfig } from "@overseer/config";
+import { renderRunPrompt } from "@overseer/coordinator";
+import { type Db, listEvents, listProjects, loadProjectState, requireProject, startProject } from "@overseer/db";
+import { activeRunCount, firstRunnable, formatAgentId, nextAction, runnableTasks } from "@overseer/domain";
+import { parseCommandArgs, requirePositive } from "../arg-parser.ts";
+import { EXIT_OK, UsageError } from "../cli-errors.ts";
+import { withDatabase } from "../cli-context.ts";
+import type { CliIo } from "../cli-io.ts";
+import type { CliCommand } from "../command-registry.ts";
+
+const usage = "overseer start [--project P] [--stage S] [--max-sessions N] [--continuous] [--dry-run] [--follow]";
+
+/**
+ * `start` makes projects active with a fresh session budget; the coordinator schedules
+ * them at once (it listens for the change). `--dry-run` (SPEC §3 rule 13) shows the first
+ * runnable task and its prompt size, assigns nothing, writes nothing and needs no harness.
+ */
+export const startCommand: CliCommand = {
+  path: ["start"],
+  summary: "start scheduling a project (or all); --dry-run shows the first runnable task",
+  usage,
+  async run(args, io) {
+    const { values } = parseCommandArgs(
+      args,
+      {
+        project: { type: "string" },
+        stage: { type: "string" },
+        "max-sessions": { type: "string" },
+        continuous: { type: "boolean" },
+        "dry-run": { type: "boolean" },
+        follow: { type: "boolean" },
+      },
+      usage,
+      false,
+    );
+    const maxSessions = requirePositive(values["max-sessions"], "--max-sessions");
+    return withDatabase(io, {}, async ({ db, sql }) => {
+      const projectIds = values.project ? [(await requireProject(db, values.project)).id] : (await listProjects(db)).map((p) => p.id);
+      if (projectIds.length === 0) throw new UsageError("No project exists yet; create one with `overseer init`.");
+      if (values["dry-run"]) {
+        for (const id of projectIds) await dryRun(db, io, id, values.stage ?? null);
+        return EXIT_OK;
+      }
+      const since = await lastEventId(db);
+      for (const id of projectIds) {
+        const row = await startProject(db, id, { stage: values.stage ?? null, maxSessions: maxSessions ?? null, continuous: values.continuous });
+        io.out(`started ${id}${row.stage ? ` (stage ${row.stage})` : ""}, max_sessions ${row.sessions_limit ?? "unbounded"}`);
+      }
+      if (!values.follow) return EXIT_OK;
+      return follow(db, sql, io, projectIds, since);
+    });
+  },
+};
+
+async function lastEventId(db: Db): Promise<number> {
+  const row = await db.selectFrom("events").select((eb) => eb.fn.max("id").as("max")).executeTakeFirst();
+  return Number(row?.max ?? 0);
+}
+
+async function dryRun(db: Db, io: CliIo, projectId: string, stage: string | null): Promise<void> {
+  const project = await requireProject(db, projectId);
+  let config;
+  try {
+    config = parseRunnerConfig(project.runner_config, `runner config of ${projectId}`);
+  } catch (error) {
+    if (error instanceof ConfigError) throw new UsageError(error.message);
+    throw error;
+  }
+  // The dry run evaluates readiness as if the project were started now.
+  const loaded = await loadProjectState(db, projectId);
+  const state = { ...loaded, project: { ...loaded.project, status: "active" as const } };
+  const task = firstRunnable(state, Date.now(), stage);
+  if (!task) {
+    io.out(`${projectId}: no runnable task${stage ? ` in stage ${stage}` : ""}`);
+    return;
+  }
+  const action = nextAction(task);
+  const agentId = formatAgentId(action, task.role, "000000000000");
+  const rendered = renderRunPrompt(project, config, state, task, action, agentId, 1);
+  const queued = runnableTasks(state, Date.now(), stage).length;
+  if (!rendered.ok) {
+    io.out(`${projectId}: first runnable task ${task.id} "${task.title}" (${action}); ${rendered.error.message}`);
+    return;
+  }
+  io.out(
+    `${projectId}: first runnable task ${task.id} "${task.title}" (${action}, role ${task.role}); prompt ${rendered.chars} chars (max_prompt_chars ${config.max_prompt_chars}); ${queued} runnable, ${activeRunCount(state)} running`,
+  );
+}
+
+/** Prints events as they happen until every followed project is idle (nothing running or runnable). */
+async function follow(db: Db, sql: import("postgres").Sql, io: CliIo, projectIds: string[], since: number): Promise<number> {
+  let cursor = since;
+  let wake: () => void = () => {};
+  const listener = await sql.listen("overseer_events", (id) => {
+    if (projectIds.includes(id)) wake();
+  });
+  try {
+    for (;;) {
+      const events = await listEvents(db, { after: cursor, limit: 500 });
+      for (const e of events) {
+        cursor = Number(e.id);
+        if (!projectIds.includes(e.project_id)) continue;
+        io.out(`${e.created_at.toISOString()} ${e.project_id} ${e.task_id ?? "-"} ${e.type}`);
+      }
+      let busy = false;
+      for (const id of projectIds) {
+        const state = await loadProjectState(db, id);
+        if (state.project.status === "active" && (activeRunCount(state) > 0 || runnableTasks(state, Date.now()).length > 0)) busy = true;
+      }
+      if (!busy) return EXIT_OK;
+      await new Promise<void>((resolve) => {
+        wake = resolve;
+        setTimeout(resolve, 2000).unref();
+      });
+    }
+  } finally {
+    await listener.unlisten();
+  }
+}
+

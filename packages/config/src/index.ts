@@ -1,0 +1,50 @@
+export { ConfigError, type ConfigIssue, formatConfigIssue } from "./config-error.ts";
+export { findGlobProblem, SCOPE_GLOB_OPTIONS } from "./glob-validator.ts";
+export { createLogger, type Logger, type LoggerOptions } from "./logger.ts";
+export { createRedactor, MIN_REDACTABLE_SECRET_LENGTH, REDACTED } from "./redactor.ts";
+export {
+  commandForRole,
+  exemptGlobsFor,
+  loadRunnerConfigFile,
+  parseRunnerConfig,
+  ROLE_PATTERN,
+  type RunnerAction,
+  type RunnerConfig,
+  type RunnerConfigInput,
+  RunnerConfigSchema,
+  redactRunnerConfig,
+  runnerConfigSecretValues,
+} from "./runner-config-schema.ts";
+export { ALWAYS_EXEMPT_GLOBS, createScopeMatcher } from "./scope-matcher.ts";
+export {
+  LOG_LEVELS,
+  type LogLevel,
+  loadSettings,
+  SANDBOX_DRIVER_NAMES,
+  type SandboxDriverName,
+  SETTINGS_REFERENCE,
+  type ServiceSettings,
+  type SettingReference,
+} from "./service-settings-schema.ts";
+export { renderSettingsMarkdown } from "./settings-markdown-renderer.ts";
+export { formatFromExtension, parseStructuredText, type StructuredFormat } from "./structured-text-parser.ts";
+export {
+  DEFAULT_ROLE,
+  DEFAULT_SCOPE,
+  DEFAULT_STAGE,
+  loadTaskFile,
+  parseTaskFile,
+  stageFromId,
+  TASK_ID_PATTERN,
+  type TaskDefinition,
+  type TaskFileOptions,
+  type TaskFileResult,
+  validateTaskList,
+} from "./task-file-parser.ts";
+export { formatProblems, type TaskFileProblem, type TaskFileProblemKind } from "./task-file-problem.ts";
+export {
+  findDependencyCycles,
+  type TaskGraphNode,
+  type TaskGraphOptions,
+  validateTaskGraph,
+} from "./task-graph-validator.ts";

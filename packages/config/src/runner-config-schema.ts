@@ -1,0 +1,337 @@
+import { readFile } from "node:fs/promises";
+import { z } from "zod";
+import { ConfigError, type ConfigIssue } from "./config-error.ts";
+import { findGlobProblem, SCOPE_GLOB_EXPECTED } from "./glob-validator.ts";
+import { REDACTED } from "./redactor.ts";
+import { ALWAYS_EXEMPT_GLOBS } from "./scope-matcher.ts";
+import { SANDBOX_DRIVER_NAMES } from "./service-settings-schema.ts";
+import { formatFromExtension, formatSyntaxProblem, parseStructuredText } from "./structured-text-parser.ts";
+import {
+  describeReceived,
+  expectedErrorMap,
+  formatIssuePath,
+  zodIssuesToConfigIssues,
+} from "./zod-issue-formatter.ts";
+
+/**
+ * Per-project runner config (SPEC §4).
+ *
+ * The seed runner's JSON (`argv`, `commands_by_role`, `git_commits`, `max_sessions`,
+ * `timeout_seconds`, `max_prompt_chars`) is accepted unchanged; the seed documents (002/003)
+ * name no other keys. Everything Overseer adds is optional with a default, so a seed file is a
+ * complete config. Unknown keys are rejected at every level with the list of known keys: a
+ * typo such as `timeout_second` would otherwise silently keep the default.
+ *
+ * Security notes: `secrets` values reach the harness only as environment variables, are never
+ * echoed in errors, and are meant to be fed to `createRedactor` (`runnerConfigSecretValues`).
+ * Names of the worker's own run variables (`OVERSEER_*`, `LUMA_*`) cannot be allow-listed or
+ * overridden, so a project cannot read the worker's token or spoof the run identity.
+ */
+
+/** Role names: `ci-cd`, `security`, `reviewer`… They end up in agent ids and branch names. */
+export const ROLE_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+const ROLE_EXPECTED = "a role name of letters, digits, ., _ or - (at most 64)";
+
+const ENV_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** Run variables the worker sets itself; see the module comment. */
+const RESERVED_ENV_PREFIXES = ["OVERSEER_", "LUMA_"] as const;
+const ENV_NAME_EXPECTED =
+  "an environment variable name ([A-Za-z_][A-Za-z0-9_]*) not starting with OVERSEER_ or LUMA_";
+
+const envName = z
+  .string()
+  .refine((v) => ENV_NAME_PATTERN.test(v) && !RESERVED_ENV_PREFIXES.some((p) => v.startsWith(p)), {
+    error: ENV_NAME_EXPECTED,
+  });
+
+const ARG_EXPECTED = "a non-empty string without NUL characters";
+const argvElement = z.string({ error: ARG_EXPECTED }).refine((v) => v !== "" && !v.includes("\0"), {
+  error: ARG_EXPECTED,
+});
+/** A program and its arguments, run without a shell. Empty means "not configured". */
+const argvSchema = z.array(argvElement, { error: "an array of strings (program and arguments)" });
+const requiredArgv = argvSchema.min(1, { error: "a non-empty array of strings (program and arguments)" });
+
+/** Longest duration any seconds field accepts: one year. */
+const MAX_SECONDS = 31_536_000;
+
+function positive(expected: string) {
+  const phrase = `${expected} (at most ${MAX_SECONDS})`;
+  return z.number({ error: phrase }).positive({ error: phrase }).max(MAX_SECONDS, { error: phrase });
+}
+function nonNegative(expected: string) {
+  const phrase = `${expected} (at most ${MAX_SECONDS})`;
+  return z.number({ error: phrase }).min(0, { error: phrase }).max(MAX_SECONDS, { error: phrase });
+}
+function integer(min: number, max: number) {
+  const expected = `an integer from ${min} to ${max}`;
+  return z.int({ error: expected }).min(min, { error: expected }).max(max, { error: expected });
+}
+
+const roleKey = z.string().regex(ROLE_PATTERN, { error: ROLE_EXPECTED });
+
+const GLOB_LIST_EXPECTED = `an array of globs (${SCOPE_GLOB_EXPECTED})`;
+const globList = z.array(
+  z
+    .string({ error: SCOPE_GLOB_EXPECTED })
+    .refine((g) => findGlobProblem(g) === undefined, { error: SCOPE_GLOB_EXPECTED }),
+  { error: GLOB_LIST_EXPECTED },
+);
+
+const HOST_EXPECTED = "a host name or IP, optionally *.-prefixed and with :port (no scheme, no path)";
+const hostPattern = z
+  .string({ error: HOST_EXPECTED })
+  .regex(/^(\*\.)?[A-Za-z0-9]([A-Za-z0-9.-]{0,252})(:\d{1,5})?$/, {
+    error: HOST_EXPECTED,
+  });
+
+const CHECKOUT_PATH_EXPECTED =
+  "a checkout-relative file path (no leading /, no . or .. segments, not inside .git, no control characters)";
+function isCheckoutPath(p: string): boolean {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are rejected
+  if (p === "" || /[\u0000-\u001f\u007f\\]/.test(p) || p.startsWith("/") || p.endsWith("/")) return false;
+  const segments = p.split("/");
+  return segments.every((s) => s !== "" && s !== "." && s !== "..") && segments[0] !== ".git";
+}
+
+const hookSchema = (defaultTimeout: number) =>
+  z.strictObject({
+    /** Program and arguments, run in the run's sandbox and checkout. */
+    argv: requiredArgv,
+    /** Hard limit for the hook; a hook that exceeds it fails the run. */
+    timeout_seconds: positive("a number of seconds > 0").default(defaultTimeout),
+  });
+
+const FILE_EXPECTED = "exactly one of from_secret or content";
+const placedFileSchema = z
+  .strictObject({
+    /** Name of a key in `secrets` whose value becomes the file content. */
+    from_secret: z.string().optional(),
+    /** Literal file content (not secret: it is stored with the config). */
+    content: z.string().optional(),
+  })
+  .refine((f) => (f.from_secret === undefined) !== (f.content === undefined), { error: FILE_EXPECTED });
+
+const sandboxSchema = z.strictObject({
+  /** Driver for this project's runs; default: the worker's `OVERSEER_SANDBOX`. */
+  driver: z.enum(SANDBOX_DRIVER_NAMES, { error: `one of ${SANDBOX_DRIVER_NAMES.join(", ")}` }).optional(),
+  /** Most processes a run may have (pids cgroup / `--pids-limit`). Default 256. */
+  pids_max: integer(1, 1_000_000).default(256),
+  /** Memory limit of a run in MiB. Default 2048. */
+  memory_mb: integer(16, 1_048_576).default(2048),
+  /** CPU time limit of a run in seconds (RLIMIT_CPU). Default 3600. */
+  cpu_seconds: integer(1, MAX_SECONDS).default(3600),
+  /** Image for the docker driver; default: the worker's bundled runtime image. */
+  docker_image: z.string().min(1).optional(),
+});
+
+const gitSchema = z.strictObject({
+  /** Commit author name for agent commits. Default "Overseer Agent". */
+  author_name: z.string().min(1).default("Overseer Agent"),
+  /** Commit author e-mail for agent commits. Default "agent@overseer.local". */
+  author_email: z
+    .string()
+    .regex(/^[^\s@<>]+@[^\s@<>]+$/, { error: "an e-mail address" })
+    .default("agent@overseer.local"),
+});
+
+const SECRET_FIELD = "secrets";
+
+export const RunnerConfigSchema = z.strictObject({
+  // --- seed runner keys ---
+  /** Harness command (program + args, placeholders allowed). Empty: harness not configured. Default []. */
+  argv: argvSchema.default([]),
+  /** Per-role harness commands; `reviewer` is used for every review. Default {}. */
+  commands_by_role: z
+    .record(roleKey, requiredArgv, { error: "an object mapping role names to argv arrays" })
+    .default({}),
+  /** Commit each transition that changes files. Default true. */
+  git_commits: z.boolean({ error: "true or false" }).default(true),
+  /** New agent processes per `start`. Default 1000. */
+  max_sessions: integer(1, 1_000_000).default(1000),
+  /** Hard wall-clock limit per run; the process group is killed after it. Default 1800. */
+  timeout_seconds: positive("a number of seconds > 0").default(1800),
+  /** Largest prompt in characters; a prompt that cannot fit fails the run. Default 80000. */
+  max_prompt_chars: integer(1, 10_000_000).default(80_000),
+
+  // --- Overseer keys ---
+  /** Seconds without output or file change before a run counts as stalled; 0 disables. Default 0. */
+  idle_timeout_seconds: nonNegative("a number of seconds >= 0 (0 disables)").default(0),
+  /** Attempts of a run that ends without a transition, before a remediation. Default 3. */
+  attempts: integer(1, 100).default(3),
+  /** Base delay between attempts (exponential). Default 5. */
+  retry_backoff_seconds: nonNegative("a number of seconds >= 0").default(5),
+  /** Runs of this project at the same time. Default 1. */
+  concurrency: integer(1, 64).default(1),
+  /** Host environment variables passed to the harness. Default []. */
+  env_allow: z.array(envName, { error: `an array of variable names (${ENV_NAME_EXPECTED})` }).default([]),
+  /** Secret environment variables for the harness (name → value); redacted everywhere. Default {}. */
+  secrets: z
+    .record(
+      envName,
+      z.string({ error: "a string" }).refine((v) => !v.includes("\0"), { error: "a string without NUL" }),
+      {
+        error: "an object mapping variable names to string values",
+      },
+    )
+    .default({})
+    .meta({ secret: true }),
+  /** Hosts the sandbox lets runs reach; empty keeps the network off. Default []. */
+  network_allow_hosts: z.array(hostPattern, { error: `an array of hosts (${HOST_EXPECTED})` }).default([]),
+  /** Sandbox driver and limits. */
+  sandbox: sandboxSchema.prefault({}),
+  /** Commands around each run: `setup` after checkout, `after_run` after the agent. */
+  hooks: z
+    .strictObject({
+      /** Before the agent (install dependencies, generate files). Default timeout 600 s. */
+      setup: hookSchema(600).optional(),
+      /** After the agent ends. Default timeout 300 s. */
+      after_run: hookSchema(300).optional(),
+    })
+    .default({}),
+  /** Files placed into each checkout (path → source), never committed. Default {}. */
+  files: z
+    .record(z.string().refine(isCheckoutPath, { error: CHECKOUT_PATH_EXPECTED }), placedFileSchema, {
+      error: "an object mapping checkout paths to { from_secret } or { content }",
+    })
+    .default({}),
+  /** Harness command `doctor --deep` runs to prove the harness works. Default []. */
+  probe_argv: argvSchema.default([]),
+  /** Generated files exempt from scope checks, besides the always-exempt `.overseer/**`. Default []. */
+  metadata_globs: globList.default([]),
+  /** Spend (USD, from run usage) at which scheduling pauses; null: no budget. Default null. */
+  budget_usd: z
+    .number({ error: "a number of dollars >= 0, or null" })
+    .min(0, { error: "a number of dollars >= 0, or null" })
+    .nullable()
+    .default(null),
+  /** Text opening every prompt of the project. Default "". */
+  master_prompt: z.string().default(""),
+  /** Extra prompt text per role. Default {}. */
+  role_notes: z.record(roleKey, z.string(), { error: "an object mapping role names to text" }).default({}),
+  /** Identity of agent commits. */
+  git: gitSchema.prefault({}),
+});
+
+export type RunnerConfig = z.output<typeof RunnerConfigSchema>;
+/** The config as written in a file: every key optional. */
+export type RunnerConfigInput = z.input<typeof RunnerConfigSchema>;
+
+/** The three things a run can do (SPEC §2 Run.action). */
+export type RunnerAction = "execute" | "review" | "resolve";
+
+/**
+ * Validates a runner config. Throws `ConfigError` whose message has one line per bad field:
+ * `source: field.path: expected X, received Y`. Secret values are never printed.
+ */
+export function parseRunnerConfig(input: unknown, source: string): RunnerConfig {
+  const result = RunnerConfigSchema.safeParse(input, { error: expectedErrorMap });
+  const issues = result.success
+    ? []
+    : zodIssuesToConfigIssues(result.error.issues, input, { isSecretPath: (p) => p[0] === SECRET_FIELD });
+  issues.push(...crossCheck(input));
+  if (!result.success || issues.length > 0) {
+    throw new ConfigError(source, issues, `Fix these fields in ${source}; see the runner config reference.`);
+  }
+  return result.data;
+}
+
+/**
+ * Reads a runner config file: YAML for `.yaml`/`.yml`, JSON otherwise. Unreadable files and
+ * syntax errors are `ConfigError`s too.
+ */
+export async function loadRunnerConfigFile(path: string): Promise<RunnerConfig> {
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+    throw new ConfigError(path, [
+      { path: "(file)", expected: "a readable JSON or YAML file", received: `error ${code}` },
+    ]);
+  }
+  const format = formatFromExtension(path) ?? "json";
+  const parsed = parseStructuredText(text, format);
+  if (!parsed.ok) {
+    throw new ConfigError(
+      path,
+      parsed.problems.map((p) => ({
+        path: "(syntax)",
+        expected: `valid ${format.toUpperCase()}`,
+        received: formatSyntaxProblem(p),
+      })),
+    );
+  }
+  return parseRunnerConfig(parsed.value, path);
+}
+
+/**
+ * The argv for a run (SPEC §4): reviews use `commands_by_role.reviewer`, else the task role's
+ * command, else `argv`; execute and resolve use the role's command, else `argv`. An empty
+ * result means the harness is not configured, which the caller turns into an incident.
+ */
+export function commandForRole(config: RunnerConfig, role: string, action: RunnerAction): readonly string[] {
+  const byRole = config.commands_by_role;
+  const own = (name: string) => (Object.hasOwn(byRole, name) ? byRole[name] : undefined);
+  const chosen = (action === "review" ? own("reviewer") : undefined) ?? own(role) ?? config.argv;
+  return [...chosen];
+}
+
+/** Every secret value of the config, for `createRedactor` / `createLogger({ secrets })`. */
+export function runnerConfigSecretValues(config: RunnerConfig): string[] {
+  return Object.values(config.secrets);
+}
+
+/** A copy safe to show or store in logs/API answers: secret values replaced by `[REDACTED]`. */
+export function redactRunnerConfig(config: RunnerConfig): RunnerConfig {
+  return {
+    ...config,
+    secrets: Object.fromEntries(Object.keys(config.secrets).map((name) => [name, REDACTED])),
+  };
+}
+
+/** Scope-check exemptions of a project: `.overseer/**` plus its `metadata_globs`. */
+export function exemptGlobsFor(config: RunnerConfig): string[] {
+  return [...ALWAYS_EXEMPT_GLOBS, ...config.metadata_globs];
+}
+
+/**
+ * Relations between fields, checked on the raw input so they are reported together with
+ * field errors (zod skips object refinements once a field failed).
+ */
+function crossCheck(input: unknown): ConfigIssue[] {
+  if (!isPlainObject(input)) return [];
+  const issues: ConfigIssue[] = [];
+  const secrets = isPlainObject(input.secrets) ? input.secrets : {};
+  const secretNames = Object.keys(secrets);
+  if (Array.isArray(input.env_allow)) {
+    input.env_allow.forEach((name, i) => {
+      if (typeof name === "string" && Object.hasOwn(secrets, name))
+        issues.push({
+          path: formatIssuePath(["env_allow", i]),
+          expected: "a variable that is not also a secret",
+          received: describeReceived(name),
+          hint: "a name is either passed from the host or a secret, not both",
+        });
+    });
+  }
+  if (isPlainObject(input.files)) {
+    for (const [file, spec] of Object.entries(input.files)) {
+      if (!isPlainObject(spec) || typeof spec.from_secret !== "string") continue;
+      if (!Object.hasOwn(secrets, spec.from_secret))
+        issues.push({
+          path: formatIssuePath(["files", file, "from_secret"]),
+          expected:
+            secretNames.length > 0
+              ? `the name of a key in secrets (${secretNames.sort().join(", ")})`
+              : "the name of a key in secrets (none are defined)",
+          received: describeReceived(spec.from_secret),
+        });
+    }
+  }
+  return issues;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}

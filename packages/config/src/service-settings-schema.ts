@@ -1,0 +1,449 @@
+import os from "node:os";
+import path from "node:path";
+import { z } from "zod";
+import { ConfigError, type ConfigIssue } from "./config-error.ts";
+import { describeReceived, expectedErrorMap } from "./zod-issue-formatter.ts";
+
+/**
+ * Process-wide settings of the coordinator, workers, gateway and CLI, read from environment
+ * variables. Every variable has a default that works on a developer machine with local
+ * Postgres and Redis, so `loadSettings()` with an empty environment succeeds.
+ *
+ * Rules shared by every variable: surrounding whitespace is trimmed, and an empty value
+ * counts as unset (compose files often pass `VAR=` through). Invalid values are all reported
+ * together in one `ConfigError`, each with what was expected and what was received.
+ */
+export interface ServiceSettings {
+  /** `DATABASE_URL`: Postgres connection URL. Default `postgres://postgres@127.0.0.1:5432/overseer`. */
+  readonly databaseUrl: string;
+  /** `REDIS_URL`: Redis connection URL (`redis:` or `rediss:`). Default `redis://127.0.0.1:6379`. */
+  readonly redisUrl: string;
+  /** `OVERSEER_DATA_DIR`: worker mirrors, run logs, temp files; absolute. Default `./.overseer-data` resolved against the working directory. */
+  readonly dataDir: string;
+  /** `OVERSEER_QUEUE_PREFIX`: BullMQ key prefix, to share one Redis between clusters. Default `overseer`. */
+  readonly queuePrefix: string;
+  /** `LOG_LEVEL`: pino level. Default `info`. */
+  readonly logLevel: LogLevel;
+  /** `OVERSEER_WORKER_CONCURRENCY`: runs one worker process executes at once. Default `2`. */
+  readonly workerConcurrency: number;
+  /** `OVERSEER_WORKER_ID`: stable worker name in heartbeats and run rows. Default `<hostname>-<pid>`. */
+  readonly workerId: string;
+  /** `OVERSEER_SANDBOX`: default sandbox driver for runs. Default `bwrap`. */
+  readonly sandbox: SandboxDriverName;
+  /** `OVERSEER_SANDBOX_UNSAFE_NONE`: allow the `none` driver (no isolation). Default `false`. */
+  readonly sandboxUnsafeNone: boolean;
+  /** `OVERSEER_LEASE_TTL_MS`: project ownership lease lifetime; a dead owner is replaced after this. Default `15000`. */
+  readonly leaseTtlMs: number;
+  /** `OVERSEER_RECONCILE_INTERVAL_MS`: how often the coordinator re-reads Postgres and repairs queues. Default `5000`. */
+  readonly reconcileIntervalMs: number;
+  /** `OVERSEER_HEARTBEAT_INTERVAL_MS`: how often leases and worker heartbeats are renewed; below the lease TTL. Default `5000`. */
+  readonly heartbeatIntervalMs: number;
+  /** `OVERSEER_JOB_ATTEMPTS`: default attempts per failing run before a remediation is created. Default `3`. */
+  readonly jobAttempts: number;
+  /** `OVERSEER_RETRY_BACKOFF_MS`: base delay before a failed run is retried. Default `1000`. */
+  readonly retryBackoffMs: number;
+  /** `OVERSEER_WORKER_LOCK_MS`: job lock a worker renews while a run lasts; redelivery after a worker death waits for it to lapse. Default `30000`. */
+  readonly workerLockMs: number;
+  /** `OVERSEER_STALLED_INTERVAL_MS`: how often workers check for jobs of dead workers. Default `15000`. */
+  readonly stalledIntervalMs: number;
+  /** `OVERSEER_MAX_STALLED_COUNT`: redeliveries after worker deaths before the run is failed. Default `3`. */
+  readonly maxStalledCount: number;
+  /** `OVERSEER_RESULT_CONCURRENCY`: run results a coordinator applies in parallel. Default `8`. */
+  readonly resultConcurrency: number;
+  /** `OVERSEER_KILL_GRACE_MS`: time between SIGTERM and SIGKILL of a run's process group. Default `5000`. */
+  readonly killGraceMs: number;
+  /** `OVERSEER_MAX_OUTPUT_BYTES`: run output kept per run; the rest is dropped with a marker. Default `1048576`. */
+  readonly maxOutputBytes: number;
+  /** `OVERSEER_GATEWAY_HOST`: address the HTTP gateway listens on. Default `127.0.0.1`. */
+  readonly gatewayHost: string;
+  /** `OVERSEER_GATEWAY_PORT`: gateway port (`0` picks a free one). Default `7070`. */
+  readonly gatewayPort: number;
+  /** `OVERSEER_CORS_ORIGINS`: origins allowed cross-origin access (comma-separated). Default empty: closed. */
+  readonly corsOrigins: readonly string[];
+  /** `OVERSEER_RATE_LIMIT_WRITES_PER_MINUTE`: write requests per token per minute. Default `120`. */
+  readonly rateLimitWritesPerMinute: number;
+  /** `OVERSEER_MAX_BODY_BYTES`: largest accepted HTTP request body. Default `1048576`. */
+  readonly maxBodyBytes: number;
+  /** `OVERSEER_URL`: gateway URL the CLI talks to, no trailing slash. Default `http://<gateway host>:<gateway port>` (`http://127.0.0.1:7070`). */
+  readonly overseerUrl: string;
+  /** `OVERSEER_TOKEN`: bearer token the CLI sends. Default none. Secret: never printed. */
+  readonly token: string | undefined;
+}
+
+export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export const SANDBOX_DRIVER_NAMES = ["bwrap", "docker", "none"] as const;
+export type SandboxDriverName = (typeof SANDBOX_DRIVER_NAMES)[number];
+
+/** One row of the configuration reference (README table). */
+export interface SettingReference {
+  readonly name: string;
+  /** Default as shown to users; dynamic defaults are described in words. */
+  readonly default: string;
+  readonly description: string;
+}
+
+interface SettingSpec<T> {
+  readonly name: string;
+  /** Raw value used when the variable is unset; it goes through the same schema. */
+  readonly fallback: string | (() => string) | undefined;
+  readonly defaultLabel: string;
+  readonly description: string;
+  readonly schema: z.ZodType<T, string>;
+  /** Never echo the value in errors. */
+  readonly secret?: boolean;
+}
+
+type SpecTable = {
+  readonly [K in keyof ServiceSettings]-?: SettingSpec<
+    K extends "overseerUrl" ? string | undefined : Exclude<ServiceSettings[K], undefined>
+  >;
+};
+
+function integer(min: number, max: number): z.ZodType<number, string> {
+  const expected = `an integer from ${min} to ${max}`;
+  return z
+    .string()
+    .regex(/^\d+$/, { error: expected })
+    .transform(Number)
+    .pipe(z.int({ error: expected }).min(min, { error: expected }).max(max, { error: expected }));
+}
+
+const BOOLEAN_EXPECTED = "one of 1, 0, true, false, yes, no";
+const booleanSetting: z.ZodType<boolean, string> = z.stringbool({
+  truthy: ["1", "true", "yes"],
+  falsy: ["0", "false", "no"],
+  case: "insensitive",
+  error: BOOLEAN_EXPECTED,
+});
+
+function url(protocols: readonly string[], expected: string): z.ZodType<string, string> {
+  return z
+    .string()
+    .refine((v) => URL.canParse(v) && protocols.includes(new URL(v).protocol), { error: expected });
+}
+
+function oneOf<const T extends readonly [string, ...string[]]>(values: T): z.ZodType<T[number], string> {
+  return z.enum(values, { error: `one of ${values.join(", ")}` });
+}
+
+const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+const ORIGIN_EXPECTED = "a comma-separated list of origins such as https://app.example.com, or *";
+
+function isOrigin(value: string): boolean {
+  if (value === "*") return true;
+  if (!URL.canParse(value)) return false;
+  const u = new URL(value);
+  return (u.protocol === "http:" || u.protocol === "https:") && u.origin === value.replace(/\/$/, "");
+}
+
+const MS_MAX = 3_600_000;
+const BYTES_MAX = 1_073_741_824;
+
+function defaultWorkerId(): string {
+  const host =
+    os
+      .hostname()
+      .replace(/[^A-Za-z0-9._-]/g, "-")
+      .replace(/^[^A-Za-z0-9]+/, "") || "worker";
+  return `${host.slice(0, 100)}-${process.pid}`;
+}
+
+const SPECS: SpecTable = {
+  databaseUrl: {
+    name: "DATABASE_URL",
+    fallback: "postgres://postgres@127.0.0.1:5432/overseer",
+    defaultLabel: "postgres://postgres@127.0.0.1:5432/overseer",
+    description: "Postgres connection URL; Postgres is the source of truth.",
+    schema: url(["postgres:", "postgresql:"], "a postgres:// or postgresql:// URL"),
+  },
+  redisUrl: {
+    name: "REDIS_URL",
+    fallback: "redis://127.0.0.1:6379",
+    defaultLabel: "redis://127.0.0.1:6379",
+    description: "Redis connection URL (queues and live events only).",
+    schema: url(["redis:", "rediss:"], "a redis:// or rediss:// URL"),
+  },
+  dataDir: {
+    name: "OVERSEER_DATA_DIR",
+    fallback: "./.overseer-data",
+    defaultLabel: "./.overseer-data (made absolute against the working directory)",
+    description: "Directory for worker repository mirrors, checkouts and run logs.",
+    schema: z
+      .string()
+      .refine((v) => !v.includes("\0"), { error: "a directory path" })
+      .transform((v) => path.resolve(v)),
+  },
+  queuePrefix: {
+    name: "OVERSEER_QUEUE_PREFIX",
+    fallback: "overseer",
+    defaultLabel: "overseer",
+    description: "Prefix of every Redis key, so several clusters can share one Redis.",
+    schema: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/, {
+      error: "letters, digits, _ or - (at most 64, no colon)",
+    }),
+  },
+  logLevel: {
+    name: "LOG_LEVEL",
+    fallback: "info",
+    defaultLabel: "info",
+    description: `Log level: ${LOG_LEVELS.join(", ")}.`,
+    schema: oneOf(LOG_LEVELS),
+  },
+  workerConcurrency: {
+    name: "OVERSEER_WORKER_CONCURRENCY",
+    fallback: "2",
+    defaultLabel: "2",
+    description: "Runs one worker process executes at the same time.",
+    schema: integer(1, 256),
+  },
+  workerId: {
+    name: "OVERSEER_WORKER_ID",
+    fallback: defaultWorkerId,
+    defaultLabel: "<hostname>-<pid>",
+    description: "Name of this worker in heartbeats, runs and logs; unique per process.",
+    schema: z.string().regex(NAME_PATTERN, { error: "letters, digits, ., _ or - (at most 128)" }),
+  },
+  sandbox: {
+    name: "OVERSEER_SANDBOX",
+    fallback: "bwrap",
+    defaultLabel: "bwrap",
+    description: "Default sandbox driver: bwrap, docker or none (none needs OVERSEER_SANDBOX_UNSAFE_NONE).",
+    schema: oneOf(SANDBOX_DRIVER_NAMES),
+  },
+  sandboxUnsafeNone: {
+    name: "OVERSEER_SANDBOX_UNSAFE_NONE",
+    fallback: "false",
+    defaultLabel: "false",
+    description: "Allow the none driver: agents then run with the worker's own rights.",
+    schema: booleanSetting,
+  },
+  leaseTtlMs: {
+    name: "OVERSEER_LEASE_TTL_MS",
+    fallback: "15000",
+    defaultLabel: "15000",
+    description: "Lifetime of a coordinator's lease on a project; a crashed owner is replaced after it.",
+    schema: integer(1000, MS_MAX),
+  },
+  reconcileIntervalMs: {
+    name: "OVERSEER_RECONCILE_INTERVAL_MS",
+    fallback: "5000",
+    defaultLabel: "5000",
+    description: "How often the coordinator re-reads Postgres and re-enqueues missing jobs.",
+    schema: integer(100, MS_MAX),
+  },
+  heartbeatIntervalMs: {
+    name: "OVERSEER_HEARTBEAT_INTERVAL_MS",
+    fallback: "5000",
+    defaultLabel: "5000",
+    description: "How often leases and worker heartbeats are renewed; must be below the lease TTL.",
+    schema: integer(100, MS_MAX),
+  },
+  jobAttempts: {
+    name: "OVERSEER_JOB_ATTEMPTS",
+    fallback: "3",
+    defaultLabel: "3",
+    description: "Attempts of a failing run before a remediation is created (projects may override).",
+    schema: integer(1, 100),
+  },
+  retryBackoffMs: {
+    name: "OVERSEER_RETRY_BACKOFF_MS",
+    fallback: "1000",
+    defaultLabel: "1000",
+    description: "Base delay before a failed run is retried (exponential).",
+    schema: integer(0, MS_MAX),
+  },
+  workerLockMs: {
+    name: "OVERSEER_WORKER_LOCK_MS",
+    fallback: "30000",
+    defaultLabel: "30000",
+    description: "Lock a worker holds on a running job, renewed while it runs; a dead worker's job is redelivered after it lapses.",
+    schema: integer(1000, MS_MAX),
+  },
+  stalledIntervalMs: {
+    name: "OVERSEER_STALLED_INTERVAL_MS",
+    fallback: "15000",
+    defaultLabel: "15000",
+    description: "How often workers look for jobs whose worker died (lapsed lock) and redeliver them.",
+    schema: integer(500, MS_MAX),
+  },
+  maxStalledCount: {
+    name: "OVERSEER_MAX_STALLED_COUNT",
+    fallback: "3",
+    defaultLabel: "3",
+    description: "Redeliveries of a job after worker deaths before it is recorded as a failed run.",
+    schema: integer(1, 100),
+  },
+  resultConcurrency: {
+    name: "OVERSEER_RESULT_CONCURRENCY",
+    fallback: "8",
+    defaultLabel: "8",
+    description: "Run results a coordinator applies in parallel (different projects).",
+    schema: integer(1, 256),
+  },
+  killGraceMs: {
+    name: "OVERSEER_KILL_GRACE_MS",
+    fallback: "5000",
+    defaultLabel: "5000",
+    description: "Delay between SIGTERM and SIGKILL when a run's process group is stopped.",
+    schema: integer(0, 600_000),
+  },
+  maxOutputBytes: {
+    name: "OVERSEER_MAX_OUTPUT_BYTES",
+    fallback: "1048576",
+    defaultLabel: "1048576",
+    description: "Run output kept per run; beyond it output is dropped with a marker.",
+    schema: integer(1024, BYTES_MAX),
+  },
+  gatewayHost: {
+    name: "OVERSEER_GATEWAY_HOST",
+    fallback: "127.0.0.1",
+    defaultLabel: "127.0.0.1",
+    description: "Address the HTTP gateway listens on (0.0.0.0 to expose it).",
+    schema: z.string().regex(/^[A-Za-z0-9.:[\]-]{1,253}$/, { error: "a host name or IP address" }),
+  },
+  gatewayPort: {
+    name: "OVERSEER_GATEWAY_PORT",
+    fallback: "7070",
+    defaultLabel: "7070",
+    description: "Port of the HTTP gateway (0 picks a free port).",
+    schema: integer(0, 65535),
+  },
+  corsOrigins: {
+    name: "OVERSEER_CORS_ORIGINS",
+    fallback: "",
+    defaultLabel: "(empty: no cross-origin access)",
+    description: "Comma-separated origins allowed to call the API from a browser, or *.",
+    schema: z
+      .string()
+      .transform((v) =>
+        v
+          .split(",")
+          .map((s) => s.trim())
+          .filter(Boolean),
+      )
+      .pipe(
+        z
+          .array(z.string().refine(isOrigin, { error: ORIGIN_EXPECTED }))
+          .refine((list) => !list.includes("*") || list.length === 1, { error: ORIGIN_EXPECTED }),
+      )
+      .transform((list) => Object.freeze(list.map((o) => o.replace(/\/$/, "")))),
+  },
+  rateLimitWritesPerMinute: {
+    name: "OVERSEER_RATE_LIMIT_WRITES_PER_MINUTE",
+    fallback: "120",
+    defaultLabel: "120",
+    description: "Write requests (POST/PUT/PATCH/DELETE) allowed per token per minute.",
+    schema: integer(1, 1_000_000),
+  },
+  maxBodyBytes: {
+    name: "OVERSEER_MAX_BODY_BYTES",
+    fallback: "1048576",
+    defaultLabel: "1048576",
+    description: "Largest HTTP request body the gateway accepts.",
+    schema: integer(1024, BYTES_MAX),
+  },
+  overseerUrl: {
+    name: "OVERSEER_URL",
+    fallback: undefined,
+    defaultLabel: "http://<OVERSEER_GATEWAY_HOST>:<OVERSEER_GATEWAY_PORT> (http://127.0.0.1:7070)",
+    description: "Gateway URL used by the CLI.",
+    schema: url(["http:", "https:"], "an http:// or https:// URL").transform((v) => v.replace(/\/+$/, "")),
+  },
+  token: {
+    name: "OVERSEER_TOKEN",
+    fallback: undefined,
+    defaultLabel: "(none)",
+    description: "Bearer token the CLI sends to the gateway (create one with overseer token create).",
+    schema: z.string().regex(/^\S+$/, { error: "a token without whitespace" }),
+    secret: true,
+  },
+};
+
+/**
+ * The configuration reference, in declaration order: the README table is generated from it
+ * (`renderSettingsMarkdown`) and checked against it.
+ */
+export const SETTINGS_REFERENCE: readonly SettingReference[] = Object.freeze(
+  Object.values(SPECS).map((s: SettingSpec<unknown>) =>
+    Object.freeze({ name: s.name, default: s.defaultLabel, description: s.description }),
+  ),
+);
+
+/**
+ * Reads and validates every setting from `env`. Throws `ConfigError` (source `environment`)
+ * listing every invalid variable at once.
+ */
+export function loadSettings(env: NodeJS.ProcessEnv = process.env): ServiceSettings {
+  const values: Record<string, unknown> = {};
+  const issues: ConfigIssue[] = [];
+  for (const [key, spec] of Object.entries(SPECS) as [keyof ServiceSettings, SettingSpec<unknown>][]) {
+    const raw = normalizeRaw(env[spec.name]);
+    const input = raw ?? (typeof spec.fallback === "function" ? spec.fallback() : spec.fallback);
+    if (input === undefined) {
+      values[key] = undefined;
+      continue;
+    }
+    const result = spec.schema.safeParse(input, { error: expectedErrorMap });
+    if (result.success) values[key] = result.data;
+    else
+      issues.push({
+        path: spec.name,
+        expected: result.error.issues[0]?.message ?? "a valid value",
+        received: describeSetting(spec, input),
+      });
+  }
+  issues.push(...crossCheck(values, env));
+  if (issues.length > 0)
+    throw new ConfigError(
+      "environment",
+      issues,
+      "Fix or unset these variables; the configuration reference lists every variable and its default.",
+    );
+  values.overseerUrl ??= defaultOverseerUrl(values.gatewayHost as string, values.gatewayPort as number);
+  return Object.freeze(values) as unknown as ServiceSettings;
+}
+
+/** Relationships between variables, checked only when both sides parsed. */
+function crossCheck(values: Record<string, unknown>, env: NodeJS.ProcessEnv): ConfigIssue[] {
+  const issues: ConfigIssue[] = [];
+  const { heartbeatIntervalMs, leaseTtlMs, sandbox, sandboxUnsafeNone } = values;
+  if (
+    typeof heartbeatIntervalMs === "number" &&
+    typeof leaseTtlMs === "number" &&
+    heartbeatIntervalMs >= leaseTtlMs
+  ) {
+    issues.push({
+      path: SPECS.heartbeatIntervalMs.name,
+      expected: `an interval below OVERSEER_LEASE_TTL_MS (${leaseTtlMs}) so a live owner renews before its lease expires`,
+      received: String(heartbeatIntervalMs),
+    });
+  }
+  if (sandbox === "none" && sandboxUnsafeNone === false) {
+    issues.push({
+      path: SPECS.sandbox.name,
+      expected: "bwrap or docker, or none together with OVERSEER_SANDBOX_UNSAFE_NONE=true",
+      received: describeReceived(normalizeRaw(env[SPECS.sandbox.name])),
+      hint: "the none driver runs agents without isolation",
+    });
+  }
+  return issues;
+}
+
+function normalizeRaw(value: string | undefined): string | undefined {
+  const trimmed = value?.trim();
+  return trimmed === undefined || trimmed === "" ? undefined : trimmed;
+}
+
+/** Received text for a setting: secrets hidden, URL passwords masked. */
+function describeSetting(spec: SettingSpec<unknown>, raw: string): string {
+  if (spec.secret) return `a value of ${raw.length} characters (secret, hidden)`;
+  return describeReceived(raw.replace(/(\/\/[^/:@]*:)[^@/]*@/, "$1[REDACTED]@"));
+}
+
+function defaultOverseerUrl(host: string, port: number): string {
+  const reachable = host === "0.0.0.0" || host === "::" || host === "[::]" ? "127.0.0.1" : host;
+  const bracketed = reachable.includes(":") && !reachable.startsWith("[") ? `[${reachable}]` : reachable;
+  return `http://${bracketed}:${port}`;
+}

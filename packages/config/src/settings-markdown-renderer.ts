@@ -1,0 +1,28 @@
+import { SETTINGS_REFERENCE, type SettingReference } from "./service-settings-schema.ts";
+
+/**
+ * The README's configuration reference: a markdown table with one row per environment
+ * variable (name, default, description), in `SETTINGS_REFERENCE` order. The README section is
+ * generated from this output and can be checked against it in a test, so the two cannot drift.
+ */
+export function renderSettingsMarkdown(reference: readonly SettingReference[] = SETTINGS_REFERENCE): string {
+  const rows = reference.map(
+    (s) => `| \`${s.name}\` | ${renderDefault(s.default)} | ${escapeCell(s.description)} |`,
+  );
+  return `${["| Variable | Default | Description |", "| --- | --- | --- |", ...rows].join("\n")}\n`;
+}
+
+/**
+ * Literal defaults are code-formatted, worded parts ("(none)", "(made absolute …)") are not.
+ * Pipes are escaped even inside code spans: GFM splits table cells before parsing code.
+ */
+function renderDefault(value: string): string {
+  const worded = /^(.*?)\s*(\(.*\))$/.exec(value);
+  if (value.startsWith("(")) return escapeCell(value);
+  if (worded?.[1]) return `\`${escapeCell(worded[1])}\` ${escapeCell(worded[2] ?? "")}`;
+  return `\`${escapeCell(value)}\``;
+}
+
+function escapeCell(text: string): string {
+  return text.replace(/\|/g, "\\|").replace(/\n/g, " ");
+}

@@ -1,0 +1,238 @@
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import {
+  ConfigError,
+  loadSettings,
+  renderSettingsMarkdown,
+  SETTINGS_REFERENCE,
+  type ServiceSettings,
+} from "../src/index.ts";
+
+function settingsError(env: NodeJS.ProcessEnv): ConfigError {
+  try {
+    loadSettings(env);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return error as ConfigError;
+  }
+  throw new Error("expected loadSettings to throw");
+}
+
+/** [variable, settings field, default, a bad value, words the expected part must contain] */
+const TABLE: [string, keyof ServiceSettings, unknown, string, string][] = [
+  [
+    "DATABASE_URL",
+    "databaseUrl",
+    "postgres://postgres@127.0.0.1:5432/overseer",
+    "mysql://h/db",
+    "postgres://",
+  ],
+  ["REDIS_URL", "redisUrl", "redis://127.0.0.1:6379", "http://127.0.0.1:6379", "redis://"],
+  ["OVERSEER_DATA_DIR", "dataDir", path.resolve("./.overseer-data"), "bad\0dir", "directory"],
+  ["OVERSEER_QUEUE_PREFIX", "queuePrefix", "overseer", "bull:overseer", "no colon"],
+  ["LOG_LEVEL", "logLevel", "info", "loud", "one of fatal, error, warn, info"],
+  ["OVERSEER_WORKER_CONCURRENCY", "workerConcurrency", 2, "0", "an integer from 1 to 256"],
+  [
+    "OVERSEER_WORKER_ID",
+    "workerId",
+    expect.stringMatching(new RegExp(`-${process.pid}$`)),
+    "has space",
+    "letters",
+  ],
+  ["OVERSEER_SANDBOX", "sandbox", "bwrap", "podman", "one of bwrap, docker, none"],
+  ["OVERSEER_SANDBOX_UNSAFE_NONE", "sandboxUnsafeNone", false, "on", "one of 1, 0, true, false, yes, no"],
+  ["OVERSEER_LEASE_TTL_MS", "leaseTtlMs", 15000, "999", "an integer from 1000"],
+  ["OVERSEER_RECONCILE_INTERVAL_MS", "reconcileIntervalMs", 5000, "-5", "an integer from 100"],
+  ["OVERSEER_HEARTBEAT_INTERVAL_MS", "heartbeatIntervalMs", 5000, "5s", "an integer from 100"],
+  ["OVERSEER_JOB_ATTEMPTS", "jobAttempts", 3, "0", "an integer from 1 to 100"],
+  ["OVERSEER_RETRY_BACKOFF_MS", "retryBackoffMs", 1000, "1e3", "an integer from 0"],
+  ["OVERSEER_WORKER_LOCK_MS", "workerLockMs", 30000, "0", "an integer from 1000"],
+  ["OVERSEER_STALLED_INTERVAL_MS", "stalledIntervalMs", 15000, "10", "an integer from 500"],
+  ["OVERSEER_MAX_STALLED_COUNT", "maxStalledCount", 3, "0", "an integer from 1"],
+  ["OVERSEER_RESULT_CONCURRENCY", "resultConcurrency", 8, "-1", "an integer from 1"],
+  ["OVERSEER_KILL_GRACE_MS", "killGraceMs", 5000, "1.5", "an integer from 0"],
+  ["OVERSEER_MAX_OUTPUT_BYTES", "maxOutputBytes", 1048576, "10", "an integer from 1024"],
+  ["OVERSEER_GATEWAY_HOST", "gatewayHost", "127.0.0.1", "http://x/", "host name or IP"],
+  ["OVERSEER_GATEWAY_PORT", "gatewayPort", 7070, "65536", "an integer from 0 to 65535"],
+  ["OVERSEER_CORS_ORIGINS", "corsOrigins", [], "example.com", "origins"],
+  ["OVERSEER_RATE_LIMIT_WRITES_PER_MINUTE", "rateLimitWritesPerMinute", 120, "0", "an integer from 1"],
+  ["OVERSEER_MAX_BODY_BYTES", "maxBodyBytes", 1048576, "100", "an integer from 1024"],
+  ["OVERSEER_URL", "overseerUrl", "http://127.0.0.1:7070", "ftp://example.com", "http:// or https://"],
+  ["OVERSEER_TOKEN", "token", undefined, "two words", "without whitespace"],
+];
+
+describe("loadSettings", () => {
+  it("succeeds on an empty environment with the documented defaults", () => {
+    const settings = loadSettings({});
+    for (const [, field, expected] of TABLE) expect(settings[field], field).toEqual(expected);
+    expect(Object.isFrozen(settings)).toBe(true);
+  });
+
+  it.each(TABLE)(
+    "%s: rejects a bad value naming the variable, expected and received",
+    (name, _f, _d, bad, words) => {
+      const error = settingsError({ [name]: bad });
+      expect(error.name).toBe("ConfigError");
+      expect(error.source).toBe("environment");
+      expect(error.issues).toHaveLength(1);
+      const issue = error.issues[0];
+      expect(issue?.path).toBe(name);
+      expect(issue?.expected).toContain(words);
+      expect(error.message).toContain(`environment: ${name}: expected `);
+    },
+  );
+
+  it("reports every bad variable at once", () => {
+    const env = Object.fromEntries(TABLE.map(([name, , , bad]) => [name, bad]));
+    const error = settingsError(env);
+    expect(error.issues.map((i) => i.path).sort()).toEqual(TABLE.map(([name]) => name).sort());
+    for (const [name] of TABLE) expect(error.message).toContain(`${name}: expected`);
+  });
+
+  it("echoes received values but never the token, and masks URL passwords", () => {
+    const error = settingsError({
+      OVERSEER_WORKER_CONCURRENCY: "lots",
+      OVERSEER_TOKEN: "ovr secret-token-value",
+      DATABASE_URL: "mysql://admin:hunter2pass@db/overseer",
+    });
+    expect(error.message).toContain('received "lots"');
+    expect(error.message).not.toContain("secret-token-value");
+    expect(error.message).toContain("(secret, hidden)");
+    expect(error.message).not.toContain("hunter2pass");
+    expect(error.message).toContain("mysql://admin:[REDACTED]@db/overseer");
+  });
+
+  it("treats empty and blank values as unset and trims the rest", () => {
+    const settings = loadSettings({
+      OVERSEER_WORKER_CONCURRENCY: "",
+      LOG_LEVEL: "  ",
+      OVERSEER_GATEWAY_PORT: " 8080 ",
+    });
+    expect(settings.workerConcurrency).toBe(2);
+    expect(settings.logLevel).toBe("info");
+    expect(settings.gatewayPort).toBe(8080);
+  });
+
+  it("accepts exactly 1/0/true/false/yes/no as booleans, in any case", () => {
+    for (const [raw, value] of [
+      ["1", true],
+      ["0", false],
+      ["true", true],
+      ["FALSE", false],
+      ["Yes", true],
+      ["no", false],
+    ] as const) {
+      expect(loadSettings({ OVERSEER_SANDBOX_UNSAFE_NONE: raw }).sandboxUnsafeNone, raw).toBe(value);
+    }
+    for (const raw of ["on", "off", "2", "y", "t"]) {
+      expect(settingsError({ OVERSEER_SANDBOX_UNSAFE_NONE: raw }).issues[0]?.path).toBe(
+        "OVERSEER_SANDBOX_UNSAFE_NONE",
+      );
+    }
+  });
+
+  it("parses integers strictly", () => {
+    expect(loadSettings({ OVERSEER_JOB_ATTEMPTS: "100" }).jobAttempts).toBe(100);
+    for (const raw of ["101", "0x10", "3.0", "+3", "3 4", "99999999999999999999"]) {
+      expect(settingsError({ OVERSEER_JOB_ATTEMPTS: raw }).issues[0]?.received).toBe(JSON.stringify(raw));
+    }
+  });
+
+  it("accepts the non-default forms of each variable", () => {
+    const settings = loadSettings({
+      DATABASE_URL: "postgresql://u:p@db:5433/x",
+      REDIS_URL: "rediss://cache:6380/2",
+      OVERSEER_DATA_DIR: "relative/data",
+      OVERSEER_WORKER_ID: "worker-a.1",
+      OVERSEER_SANDBOX: "docker",
+      OVERSEER_CORS_ORIGINS: "https://app.example.com, http://localhost:5173/",
+      OVERSEER_TOKEN: "ovr_abcdefghijklmnopqrstuvwxyz",
+      OVERSEER_URL: "https://overseer.example.com/",
+    });
+    expect(settings.databaseUrl).toBe("postgresql://u:p@db:5433/x");
+    expect(settings.redisUrl).toBe("rediss://cache:6380/2");
+    expect(settings.dataDir).toBe(path.resolve("relative/data"));
+    expect(path.isAbsolute(settings.dataDir)).toBe(true);
+    expect(settings.workerId).toBe("worker-a.1");
+    expect(settings.sandbox).toBe("docker");
+    expect(settings.corsOrigins).toEqual(["https://app.example.com", "http://localhost:5173"]);
+    expect(settings.token).toBe("ovr_abcdefghijklmnopqrstuvwxyz");
+    expect(settings.overseerUrl).toBe("https://overseer.example.com");
+    expect(loadSettings({ OVERSEER_CORS_ORIGINS: "*" }).corsOrigins).toEqual(["*"]);
+    expect(settingsError({ OVERSEER_CORS_ORIGINS: "*,https://a.example" }).issues[0]?.path).toBe(
+      "OVERSEER_CORS_ORIGINS",
+    );
+    expect(settingsError({ OVERSEER_CORS_ORIGINS: "https://a.example/path" }).issues[0]?.path).toBe(
+      "OVERSEER_CORS_ORIGINS",
+    );
+  });
+
+  it("derives OVERSEER_URL from the gateway host and port when unset", () => {
+    expect(loadSettings({ OVERSEER_GATEWAY_PORT: "9090" }).overseerUrl).toBe("http://127.0.0.1:9090");
+    expect(loadSettings({ OVERSEER_GATEWAY_HOST: "0.0.0.0" }).overseerUrl).toBe("http://127.0.0.1:7070");
+    expect(loadSettings({ OVERSEER_GATEWAY_HOST: "gw.internal" }).overseerUrl).toBe(
+      "http://gw.internal:7070",
+    );
+    expect(loadSettings({ OVERSEER_GATEWAY_HOST: "::1" }).overseerUrl).toBe("http://[::1]:7070");
+  });
+
+  it("requires the heartbeat to be shorter than the lease", () => {
+    const error = settingsError({ OVERSEER_LEASE_TTL_MS: "4000" });
+    expect(error.issues).toEqual([
+      expect.objectContaining({ path: "OVERSEER_HEARTBEAT_INTERVAL_MS", received: "5000" }),
+    ]);
+    expect(error.issues[0]?.expected).toContain("OVERSEER_LEASE_TTL_MS (4000)");
+    expect(
+      loadSettings({ OVERSEER_LEASE_TTL_MS: "4000", OVERSEER_HEARTBEAT_INTERVAL_MS: "1000" }).leaseTtlMs,
+    ).toBe(4000);
+  });
+
+  it("refuses the none sandbox unless the unsafe flag is set", () => {
+    const error = settingsError({ OVERSEER_SANDBOX: "none" });
+    expect(error.issues[0]?.path).toBe("OVERSEER_SANDBOX");
+    expect(error.issues[0]?.expected).toContain("OVERSEER_SANDBOX_UNSAFE_NONE=true");
+    const settings = loadSettings({ OVERSEER_SANDBOX: "none", OVERSEER_SANDBOX_UNSAFE_NONE: "yes" });
+    expect(settings.sandbox).toBe("none");
+    expect(settings.sandboxUnsafeNone).toBe(true);
+  });
+
+  it("reads process.env by default", () => {
+    expect(loadSettings().queuePrefix).toBe(process.env.OVERSEER_QUEUE_PREFIX?.trim() || "overseer");
+  });
+});
+
+describe("SETTINGS_REFERENCE", () => {
+  it("lists every variable once, each with a default and a description", () => {
+    expect(SETTINGS_REFERENCE.map((s) => s.name)).toEqual(TABLE.map(([name]) => name));
+    for (const s of SETTINGS_REFERENCE) {
+      expect(s.default, s.name).not.toBe("");
+      expect(s.description.length, s.name).toBeGreaterThan(10);
+    }
+  });
+
+  it("states the real defaults: setting a variable to its documented literal default changes nothing", () => {
+    const defaults = loadSettings({});
+    for (const s of SETTINGS_REFERENCE) {
+      if (/[(<]/.test(s.default)) continue; // described in words, not a literal
+      expect(loadSettings({ [s.name]: s.default }), s.name).toEqual(defaults);
+    }
+  });
+});
+
+describe("renderSettingsMarkdown", () => {
+  it("renders a markdown table with one row per variable", () => {
+    const markdown = renderSettingsMarkdown();
+    const lines = markdown.trimEnd().split("\n");
+    expect(lines[0]).toBe("| Variable | Default | Description |");
+    expect(lines[1]).toBe("| --- | --- | --- |");
+    expect(lines).toHaveLength(2 + SETTINGS_REFERENCE.length);
+    expect(markdown).toContain("| `OVERSEER_WORKER_CONCURRENCY` | `2` |");
+    expect(markdown).toContain("| `OVERSEER_TOKEN` | (none) |");
+    for (const line of lines) expect(line.split(/(?<!\\)\|/)).toHaveLength(5);
+  });
+
+  it("escapes pipes inside cells", () => {
+    const markdown = renderSettingsMarkdown([{ name: "X", default: "a|b", description: "one | two" }]);
+    expect(markdown.split("\n")[2]).toBe("| `X` | `a\\|b` | one \\| two |");
+  });
+});

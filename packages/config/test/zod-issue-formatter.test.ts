@@ -1,0 +1,93 @@
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { ConfigError, formatConfigIssue } from "../src/index.ts";
+import {
+  describeReceived,
+  expectedErrorMap,
+  formatIssuePath,
+  suggestKey,
+  zodIssuesToConfigIssues,
+} from "../src/zod-issue-formatter.ts";
+
+describe("describeReceived", () => {
+  it("distinguishes types and marks missing values", () => {
+    expect(describeReceived(undefined)).toBe("nothing (missing)");
+    expect(describeReceived(null)).toBe("null");
+    expect(describeReceived("")).toBe('"" (empty string)');
+    expect(describeReceived("123")).toBe('"123"');
+    expect(describeReceived(123)).toBe("123");
+    expect(describeReceived(["a", 1])).toBe('["a",1]');
+  });
+
+  it("truncates long values and redacts token shapes", () => {
+    expect(describeReceived("x".repeat(500)).length).toBeLessThan(100);
+    expect(describeReceived("Bearer abcdefghijklmnop")).not.toContain("abcdefghijklmnop");
+  });
+
+  it("shows only the type of a secret", () => {
+    expect(describeReceived("hunter2-long", { secret: true })).toBe("a string (secret, hidden)");
+    expect(describeReceived({ a: 1 }, { secret: true })).toBe("an object (secret, hidden)");
+  });
+});
+
+describe("formatIssuePath", () => {
+  it("uses dots for identifiers, brackets for indexes and other keys", () => {
+    expect(formatIssuePath([])).toBe("");
+    expect(formatIssuePath(["argv", 0])).toBe("argv[0]");
+    expect(formatIssuePath(["hooks", "setup", "argv"])).toBe("hooks.setup.argv");
+    expect(formatIssuePath(["files", ".env", "content"])).toBe('files[".env"].content');
+    expect(formatIssuePath(["commands_by_role", "ci-cd", 1])).toBe('commands_by_role["ci-cd"][1]');
+  });
+});
+
+describe("suggestKey", () => {
+  it("suggests close known keys only", () => {
+    expect(suggestKey("timeout_second", ["timeout_seconds", "attempts"])).toBe("timeout_seconds");
+    expect(suggestKey("ARGV", ["argv"])).toBe("argv");
+    expect(suggestKey("completely_different", ["argv"])).toBeUndefined();
+  });
+});
+
+describe("expectedErrorMap + zodIssuesToConfigIssues", () => {
+  it("phrases generic zod failures as expectations", () => {
+    const schema = z.strictObject({
+      n: z.number().min(2),
+      s: z.string().min(1),
+      list: z.array(z.string()).max(1),
+      e: z.enum(["a", "b"]),
+      r: z.string().regex(/^x+$/),
+    });
+    const input = { n: 1, s: "", list: ["a", "b"], e: "c", r: "y", extra: true };
+    const result = schema.safeParse(input, { error: expectedErrorMap });
+    expect(result.success).toBe(false);
+    const issues = zodIssuesToConfigIssues(result.error?.issues ?? [], input);
+    expect(issues.map((i) => [i.path, i.expected, i.received])).toEqual([
+      ["n", "a number >= 2", "1"],
+      ["s", "a non-empty string", '"" (empty string)'],
+      ["list", "a list with at most 1 item", '["a","b"]'],
+      ["e", 'one of "a", "b"', '"c"'],
+      ["r", "a string matching /^x+$/", '"y"'],
+      ["extra", "one of the known keys: e, list, n, r, s", "an unknown key"],
+    ]);
+  });
+});
+
+describe("ConfigError", () => {
+  it("sets its name, keeps the issues and prints one line per issue", () => {
+    const error = new ConfigError("runner.json", [
+      { path: "argv[0]", expected: "a non-empty string", received: '""' },
+      { path: "", expected: "an object", received: "null", hint: "start from runner.example.json" },
+    ]);
+    expect(error).toBeInstanceOf(Error);
+    expect(error.name).toBe("ConfigError");
+    expect(error.issues).toHaveLength(2);
+    expect(error.message.split("\n")).toEqual([
+      "Invalid configuration in runner.json (2 problems):",
+      '  runner.json: argv[0]: expected a non-empty string, received ""',
+      "  runner.json: (top level): expected an object, received null (start from runner.example.json)",
+    ]);
+    expect(formatConfigIssue("x", { path: "a", expected: "b", received: "c" })).toBe(
+      "x: a: expected b, received c",
+    );
+  });
+});

@@ -1,0 +1,143 @@
+import { z } from "zod";
+
+/**
+ * Queue payloads are versioned tagged unions (`v`, `kind`). A worker needs nothing but
+ * this payload, Redis and git access: it never reads Postgres, so workers can run on any
+ * machine. The coordinator renders the prompt and resolves the config before enqueueing.
+ */
+export const RUN_JOB_VERSION = 1;
+
+const argvSchema = z.array(z.string().min(1)).min(1);
+
+export const hookSchema = z.object({ argv: argvSchema, timeoutMs: z.number().int().positive() });
+
+export const runJobSchema = z.object({
+  v: z.literal(RUN_JOB_VERSION),
+  kind: z.literal("run"),
+  runId: z.string().min(1),
+  projectId: z.string().min(1),
+  taskId: z.string().min(1),
+  agentId: z.string().min(1),
+  action: z.enum(["execute", "review", "resolve"]),
+  role: z.string().min(1),
+  attempt: z.number().int().positive(),
+  /** Git remote: local path or URL. */
+  repo: z.string().min(1),
+  /** The project's main branch, where approved work lands. */
+  mainBranch: z.string().min(1),
+  /** The task's own branch (`overseer/task/<id>`). */
+  taskBranch: z.string().min(1),
+  /** The full prompt, already rendered and bounded by max_prompt_chars. */
+  prompt: z.string(),
+  /** Harness argv before placeholder expansion. */
+  argv: argvSchema,
+  /** Environment given to the harness (allow-list + secrets), nothing else. */
+  env: z.record(z.string(), z.string()),
+  /** Names of the worker host's own variables to pass through (the project's env allow-list). */
+  envAllow: z.array(z.string()),
+  /** Values to redact from every log, output and stream of this run. */
+  secretValues: z.array(z.string()),
+  timeoutMs: z.number().int().positive(),
+  idleTimeoutMs: z.number().int().nonnegative(),
+  scope: z.array(z.string()),
+  /** Paths exempt from the scope check besides `.overseer/**`. */
+  metadataGlobs: z.array(z.string()),
+  gitCommits: z.boolean(),
+  author: z.object({ name: z.string().min(1), email: z.string().min(1) }),
+  hooks: z.object({ setup: hookSchema.optional(), afterRun: hookSchema.optional() }),
+  /** Files placed into the checkout, never committed (e.g. `.env` from the secret store). */
+  files: z.record(z.string(), z.string()),
+  sandbox: z.object({
+    driver: z.enum(["bwrap", "docker", "none"]).optional(),
+    pidsMax: z.number().int().positive(),
+    memoryMb: z.number().int().positive(),
+    cpuSeconds: z.number().int().positive(),
+    networkAllowHosts: z.array(z.string()),
+    dockerImage: z.string().optional(),
+  }),
+  /** Epoch ms at enqueue time (orchestration-overhead measurement). */
+  enqueuedAt: z.number(),
+});
+export type RunJob = z.infer<typeof runJobSchema>;
+
+export const controlTransitionSchema = z.discriminatedUnion("kind", [
+  z.object({ kind: z.literal("submit"), message: z.string(), summary: z.string().optional() }),
+  z.object({ kind: z.literal("approve"), feedback: z.string().optional() }),
+  z.object({ kind: z.literal("reject"), feedback: z.string() }),
+  z.object({
+    kind: z.literal("escalate"),
+    reason: z.string(),
+    needsUser: z.boolean().optional(),
+    category: z.string().optional(),
+    question: z.string().optional(),
+    options: z
+      .array(
+        z.object({
+          id: z.string(),
+          label: z.string().optional(),
+          description: z.string().optional(),
+          requires_note: z.boolean().optional(),
+        }),
+      )
+      .optional(),
+  }),
+]);
+
+const usageSchema = z
+  .object({ tokensIn: z.number().optional(), tokensOut: z.number().optional(), costUsd: z.number().optional() })
+  .optional();
+
+/** How a run ended, as the worker saw it. */
+export const runOutcomeSchema = z.discriminatedUnion("kind", [
+  z.object({ kind: z.literal("transition"), transition: controlTransitionSchema, usage: usageSchema }),
+  z.object({ kind: z.literal("timeout"), stalled: z.boolean(), seconds: z.number() }),
+  z.object({ kind: z.literal("no-transition"), detail: z.string(), crashed: z.boolean() }),
+  z.object({
+    kind: z.literal("misconfigured"),
+    reason: z.enum(["harness_not_configured", "configuration_error"]),
+    message: z.string(),
+  }),
+]);
+export type RunOutcome = z.infer<typeof runOutcomeSchema>;
+
+export const runResultSchema = z.object({
+  v: z.literal(RUN_JOB_VERSION),
+  kind: z.literal("run-result"),
+  runId: z.string(),
+  projectId: z.string(),
+  workerId: z.string(),
+  outcome: runOutcomeSchema,
+  /** Paths changed outside the task scope; non-empty means a violation (SPEC §3 rule 10). */
+  scopeViolations: z.array(z.string()),
+  commitSha: z.string().nullable(),
+  branchHead: z.string().nullable(),
+  landedSha: z.string().nullable(),
+  landedBranch: z.string().nullable(),
+  checkpointRef: z.string().nullable(),
+  exitCode: z.number().nullable(),
+  signal: z.string().nullable(),
+  durationMs: z.number(),
+  output: z.string(),
+  outputTruncated: z.boolean(),
+  timing: z.object({
+    enqueuedAt: z.number(),
+    pickedAt: z.number(),
+    spawnedAt: z.number().nullable(),
+    exitedAt: z.number().nullable(),
+    reportedAt: z.number(),
+  }),
+});
+export type RunResult = z.infer<typeof runResultSchema>;
+
+export const runStartedSchema = z.object({
+  v: z.literal(RUN_JOB_VERSION),
+  kind: z.literal("run-started"),
+  runId: z.string(),
+  projectId: z.string(),
+  workerId: z.string(),
+  at: z.number(),
+});
+export type RunStarted = z.infer<typeof runStartedSchema>;
+
+export const resultMessageSchema = z.discriminatedUnion("kind", [runResultSchema, runStartedSchema]);
+export type ResultMessage = z.infer<typeof resultMessageSchema>;

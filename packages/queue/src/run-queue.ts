@@ -1,0 +1,94 @@
+import { type JobsOptions, Queue } from "bullmq";
+import type { Redis } from "ioredis";
+import { RESULT_QUEUE, RUN_QUEUE, resultJobId, runJobId, startedJobId } from "./queue-names.ts";
+import { type ResultMessage, type RunJob, resultMessageSchema, runJobSchema } from "./run-job-schema.ts";
+
+export interface QueueOptions {
+  /** Redis key prefix for every queue; default `overseer`. */
+  prefix?: string;
+  /**
+   * Attempts for a run job whose worker failed for an infrastructure reason (git remote
+   * down, disk full) before the coordinator records the failure; default 3.
+   */
+  infraAttempts?: number;
+  /** First backoff between such attempts, doubled each time; default 1000 ms. */
+  infraBackoffMs?: number;
+}
+
+/**
+ * Producer side of the run and result queues. Job ids are derived from run ids, so enqueueing
+ * the same run twice (a repeated tick, a reconcile, a restarted coordinator) adds one job.
+ */
+export class RunQueues {
+  readonly runs: Queue;
+  readonly results: Queue;
+  private readonly jobOptions: JobsOptions;
+
+  constructor(connection: Redis, options: QueueOptions = {}) {
+    const prefix = options.prefix ?? "overseer";
+    this.runs = new Queue(RUN_QUEUE, { connection, prefix });
+    this.results = new Queue(RESULT_QUEUE, { connection, prefix });
+    this.jobOptions = {
+      attempts: options.infraAttempts ?? 3,
+      backoff: { type: "exponential", delay: options.infraBackoffMs ?? 1000 },
+      removeOnComplete: true,
+      removeOnFail: { age: 7 * 24 * 3600 },
+    };
+  }
+
+  async enqueueRun(job: RunJob): Promise<void> {
+    const payload = runJobSchema.parse(job);
+    await this.runs.add("run", payload, { ...this.jobOptions, jobId: runJobId(job.runId) });
+  }
+
+  /** Reports a result; idempotent per run. */
+  async reportResult(message: ResultMessage): Promise<void> {
+    const payload = resultMessageSchema.parse(message);
+    const jobId = payload.kind === "run-result" ? resultJobId(payload.runId) : startedJobId(payload.runId);
+    await this.results.add(payload.kind, payload, {
+      jobId,
+      attempts: 5,
+      backoff: { type: "exponential", delay: 200 },
+      removeOnComplete: true,
+      removeOnFail: { age: 7 * 24 * 3600 },
+    });
+  }
+
+  /**
+   * Where the run's work stands in Redis: `active` (a job exists and is not failed),
+   * `reported` (its result waits to be applied), `failed` (the job exhausted its
+   * attempts; `failedReason` says why) or `missing` (nothing: lost, e.g. Redis was flushed).
+   */
+  async runJobState(runId: string): Promise<{ state: "active" | "reported" | "failed" | "missing"; failedReason?: string }> {
+    const result = await this.results.getJob(resultJobId(runId));
+    if (result) return { state: "reported" };
+    const job = await this.runs.getJob(runJobId(runId));
+    if (!job) return { state: "missing" };
+    const state = await job.getState();
+    if (state === "failed") return { state: "failed", failedReason: job.failedReason };
+    if (state === "completed" || state === "unknown") return { state: "missing" };
+    return { state: "active" };
+  }
+
+  async hasResult(runId: string): Promise<boolean> {
+    return (await this.results.getJob(resultJobId(runId))) !== undefined;
+  }
+
+  /** Removes a queued job for a cancelled run (an active one is ended by its worker). */
+  async removeRun(runId: string): Promise<void> {
+    const job = await this.runs.getJob(runJobId(runId));
+    if (!job) return;
+    const state = await job.getState();
+    if (state !== "active") await job.remove().catch(() => undefined);
+  }
+
+  async counts(): Promise<{ runs: Record<string, number>; results: Record<string, number> }> {
+    const states = ["waiting", "active", "delayed", "completed", "failed", "paused", "prioritized"] as const;
+    const [runs, results] = await Promise.all([this.runs.getJobCounts(...states), this.results.getJobCounts(...states)]);
+    return { runs, results };
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([this.runs.close(), this.results.close()]);
+  }
+}

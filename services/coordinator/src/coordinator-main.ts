@@ -1,0 +1,44 @@
+/**
+ * Entry point: `tsx services/coordinator/src/coordinator-main.ts`. Settings come from the
+ * environment (see the README's configuration reference). SIGTERM/SIGINT stop gracefully:
+ * leases are released so another replica takes over at once.
+ */
+import { createLogger, loadSettings } from "@overseer/config";
+import { connectDatabase, ensureDatabaseExists, migrateToLatest } from "@overseer/db";
+import { createRedis, LiveChannel, RunQueues } from "@overseer/queue";
+import { Coordinator } from "./coordinator.ts";
+
+const settings = loadSettings();
+const logger = createLogger({ name: "coordinator", level: settings.logLevel });
+
+await ensureDatabaseExists(settings.databaseUrl);
+const database = connectDatabase(settings.databaseUrl, { applicationName: "overseer-coordinator" });
+await migrateToLatest(database.db);
+const redis = createRedis(settings.redisUrl);
+const workerConnection = createRedis(settings.redisUrl);
+const queues = new RunQueues(redis, { prefix: settings.queuePrefix });
+const coordinator = new Coordinator(
+  { db: database.db, sql: database.sql, workerConnection, queues, live: new LiveChannel(redis, { prefix: settings.queuePrefix }), logger },
+  {
+    id: process.env.OVERSEER_COORDINATOR_ID || undefined,
+    leaseTtlMs: settings.leaseTtlMs,
+    reconcileIntervalMs: settings.reconcileIntervalMs,
+    prefix: settings.queuePrefix,
+  },
+);
+await coordinator.start();
+
+let stopping = false;
+async function shutdown(signal: string): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  logger.info({ signal }, "shutting down");
+  await coordinator.stop();
+  await queues.close();
+  redis.disconnect();
+  workerConnection.disconnect();
+  await database.close();
+  process.exit(0);
+}
+process.on("SIGTERM", () => void shutdown("SIGTERM"));
+process.on("SIGINT", () => void shutdown("SIGINT"));

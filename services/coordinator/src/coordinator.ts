@@ -1,0 +1,416 @@
+/**
+ * The coordinator: the only writer of scheduling decisions.
+ *
+ *   leases ──► owned projects ──► scheduling pass (claim → build job → enqueue)
+ *                   ▲                                   │
+ *   NOTIFY ─────────┤                                   ▼
+ *   results queue ──┴──◄── apply run result ◄── workers (BullMQ, stateless)
+ *
+ * Event-driven: a pass runs right after every transition this process applies, on every
+ * Postgres NOTIFY for an owned project (operator actions, task imports, other replicas'
+ * transitions), when a retry backoff expires, and after a lease is won. A periodic
+ * reconcile (default 5 s) is only the safety net: it re-enqueues any active run whose job
+ * vanished from Redis (flush, crash) and records runs whose job failed for good.
+ *
+ * Several replicas may run; each project is scheduled only by its lease holder (rule 11).
+ * Results may be applied by any replica: transitions are idempotent by run id and
+ * protected by optimistic concurrency, so double delivery is harmless.
+ */
+import { hostname } from "node:os";
+import type { Logger } from "@overseer/config";
+import {
+  acquireLeases,
+  type AppliedTransition,
+  applyTransition,
+  ConflictError,
+  type Db,
+  getRun,
+  LeaseLostError,
+  loadProjectState,
+  NotFoundError,
+  POSTGRES_NOTIFY_CHANNEL,
+  releaseLeases,
+  requireProject,
+  activeRuns,
+  storeRunPrompt,
+  type ApplyOptions,
+} from "@overseer/db";
+import { type Command, isDomainError, nextWakeAt, type Run } from "@overseer/domain";
+import {
+  type LiveChannel,
+  RESULT_QUEUE,
+  type ResultMessage,
+  resultMessageSchema,
+  type RunQueues,
+  type RunResult,
+} from "@overseer/queue";
+import { Worker } from "bullmq";
+import type { Redis } from "ioredis";
+import type postgres from "postgres";
+import { ProjectSerializer } from "./project-serializer.ts";
+import { commandForResult } from "./result-command-mapper.ts";
+import { buildRunJob, retryPolicyOf } from "./run-job-builder.ts";
+
+export interface CoordinatorOptions {
+  /** Unique id of this replica (lease owner). Default `coordinator-<host>-<pid>`. */
+  id?: string;
+  /** Lease time-to-live; renewed every third of it. Default 15000 ms. */
+  leaseTtlMs?: number;
+  /** Safety-net reconcile period. Default 5000 ms. */
+  reconcileIntervalMs?: number;
+  /** Results applied in parallel (different projects). Default 8. */
+  resultConcurrency?: number;
+  /** BullMQ key prefix. Default `overseer`. */
+  prefix?: string;
+  /** Most projects this replica leases; default unlimited. */
+  maxProjects?: number;
+  /** Attempts to apply a transition that hit a concurrent change. Default 8. */
+  conflictRetries?: number;
+}
+
+export interface CoordinatorDeps {
+  db: Db;
+  /** postgres.js client for LISTEN. */
+  sql: postgres.Sql;
+  /** Connection for the results worker (blocking). */
+  workerConnection: Redis;
+  queues: RunQueues;
+  live: LiveChannel;
+  logger: Logger;
+}
+
+export class Coordinator {
+  readonly id: string;
+  private readonly leaseTtlMs: number;
+  private readonly reconcileIntervalMs: number;
+  private readonly conflictRetries: number;
+  private readonly owned = new Set<string>();
+  private readonly serializer: ProjectSerializer;
+  private readonly wakeTimers = new Map<string, NodeJS.Timeout>();
+  private resultsWorker: Worker | null = null;
+  private leaseTimer: NodeJS.Timeout | null = null;
+  private reconcileTimer: NodeJS.Timeout | null = null;
+  private unlisten: (() => Promise<void>) | null = null;
+  private stopped = false;
+
+  constructor(
+    private readonly deps: CoordinatorDeps,
+    private readonly options: CoordinatorOptions = {},
+  ) {
+    this.id = options.id ?? `coordinator-${hostname()}-${process.pid}`;
+    this.leaseTtlMs = options.leaseTtlMs ?? 15_000;
+    this.reconcileIntervalMs = options.reconcileIntervalMs ?? 5_000;
+    this.conflictRetries = options.conflictRetries ?? 8;
+    if (this.leaseTtlMs < 1000) throw new RangeError("leaseTtlMs must be at least 1000");
+    if (this.reconcileIntervalMs <= 0) throw new RangeError("reconcileIntervalMs must be greater than 0");
+    this.serializer = new ProjectSerializer((projectId, error) => this.onPassError(projectId, error));
+  }
+
+  get ownedProjects(): readonly string[] {
+    return [...this.owned].sort();
+  }
+
+  async start(): Promise<void> {
+    const log = this.deps.logger;
+    const listener = await this.deps.sql.listen(POSTGRES_NOTIFY_CHANNEL, (projectId) => {
+      if (this.owned.has(projectId)) this.kick(projectId);
+      else if (!this.stopped) void this.renewLeases();
+    });
+    this.unlisten = () => listener.unlisten();
+    await this.renewLeases();
+    this.resultsWorker = new Worker(RESULT_QUEUE, (job) => this.onResultMessage(job.data), {
+      connection: this.deps.workerConnection,
+      prefix: this.options.prefix ?? "overseer",
+      concurrency: this.options.resultConcurrency ?? 8,
+      autorun: true,
+    });
+    this.resultsWorker.on("error", (error) => log.error({ err: error }, "results worker error"));
+    this.leaseTimer = setInterval(() => void this.renewLeases(), Math.floor(this.leaseTtlMs / 3));
+    this.reconcileTimer = setInterval(() => void this.reconcileAll(), this.reconcileIntervalMs);
+    log.info({ coordinator: this.id, owned: this.ownedProjects }, "coordinator started");
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.leaseTimer) clearInterval(this.leaseTimer);
+    if (this.reconcileTimer) clearInterval(this.reconcileTimer);
+    for (const t of this.wakeTimers.values()) clearTimeout(t);
+    this.wakeTimers.clear();
+    await this.unlisten?.().catch(() => undefined);
+    await this.resultsWorker?.close();
+    await this.serializer.idle();
+    await releaseLeases(this.deps.db, this.id).catch(() => undefined);
+    this.owned.clear();
+    this.deps.logger.info({ coordinator: this.id }, "coordinator stopped");
+  }
+
+  /** Requests a scheduling pass for an owned project. */
+  kick(projectId: string): void {
+    if (this.stopped || !this.owned.has(projectId)) return;
+    this.serializer.kick(projectId, () => this.schedulePass(projectId));
+  }
+
+  /** Waits until no scheduling pass or result application is in flight (tests, shutdown). */
+  idle(): Promise<void> {
+    return this.serializer.idle();
+  }
+
+  // -------------------------------------------------------------------------------------
+  // Leases
+
+  async renewLeases(): Promise<void> {
+    if (this.stopped) return;
+    try {
+      const now = new Set(await acquireLeases(this.deps.db, this.id, this.leaseTtlMs, this.options.maxProjects));
+      for (const projectId of this.owned) {
+        if (!now.has(projectId)) this.loseProject(projectId);
+      }
+      for (const projectId of now) {
+        if (this.owned.has(projectId)) continue;
+        this.owned.add(projectId);
+        this.deps.logger.info({ projectId, coordinator: this.id }, "lease acquired");
+        void this.serializer.run(projectId, () => this.reconcile(projectId)).then(() => this.kick(projectId));
+      }
+    } catch (error) {
+      this.deps.logger.error({ err: error }, "lease renewal failed");
+    }
+  }
+
+  private loseProject(projectId: string): void {
+    this.owned.delete(projectId);
+    const timer = this.wakeTimers.get(projectId);
+    if (timer) clearTimeout(timer);
+    this.wakeTimers.delete(projectId);
+    this.deps.logger.warn({ projectId, coordinator: this.id }, "lease lost");
+  }
+
+  // -------------------------------------------------------------------------------------
+  // Scheduling
+
+  private async schedulePass(projectId: string): Promise<void> {
+    if (!this.owned.has(projectId)) return;
+    const project = await requireProject(this.deps.db, projectId);
+    if (project.status === "active" && project.budget_usd !== null && project.cost_usd >= project.budget_usd) {
+      await this.apply(projectId, {
+        kind: "set-project-status",
+        status: "paused",
+        by: this.id,
+        reason: `budget_usd ${project.budget_usd} reached (spent ${project.cost_usd.toFixed(4)})`,
+      });
+      return;
+    }
+    const claimed = await this.apply(projectId, { kind: "claim" }, { leaseOwner: this.id });
+    if (!claimed) return;
+    const created = claimed.changes.runs.filter((r) => claimed.changes.createdRunIds.has(r.id));
+    let freed = false;
+    for (const run of created) {
+      freed = (await this.enqueueRun(projectId, run)) || freed;
+    }
+    this.armWakeTimer(projectId, claimed.state);
+    if (freed) this.kick(projectId);
+  }
+
+  /** Builds and enqueues a run's job. Returns true when the run was failed instead (slot freed). */
+  private async enqueueRun(projectId: string, run: Run): Promise<boolean> {
+    const db = this.deps.db;
+    const project = await requireProject(db, projectId);
+    const state = await loadProjectState(db, projectId, { runIds: [run.id] });
+    const number = await db
+      .selectFrom("runs")
+      .select((eb) => eb.fn.countAll<string>().as("n"))
+      .where("project_id", "=", projectId)
+      .where("task_id", "=", run.taskId)
+      .where("action", "=", run.action)
+      .executeTakeFirstOrThrow();
+    const build = buildRunJob(project, state, run, Number(number.n));
+    if (!build.ok) {
+      this.deps.logger.warn({ projectId, runId: run.id, reason: build.reason }, build.message);
+      await this.apply(projectId, { kind: "run-misconfigured", runId: run.id, reason: build.reason, message: build.message });
+      return true;
+    }
+    await storeRunPrompt(db, run.id, build.job.prompt);
+    await this.deps.queues.enqueueRun(build.job);
+    return false;
+  }
+
+  private armWakeTimer(projectId: string, state: Parameters<typeof nextWakeAt>[0]): void {
+    const at = nextWakeAt(state, Date.now());
+    const existing = this.wakeTimers.get(projectId);
+    if (existing) clearTimeout(existing);
+    this.wakeTimers.delete(projectId);
+    if (at === null) return;
+    const timer = setTimeout(() => {
+      this.wakeTimers.delete(projectId);
+      this.kick(projectId);
+    }, Math.max(0, at - Date.now()) + 5);
+    timer.unref();
+    this.wakeTimers.set(projectId, timer);
+  }
+
+  // -------------------------------------------------------------------------------------
+  // Results
+
+  private async onResultMessage(data: unknown): Promise<void> {
+    const parsed = resultMessageSchema.safeParse(data);
+    if (!parsed.success) {
+      this.deps.logger.error({ issues: parsed.error.issues }, "dropping malformed result message");
+      return;
+    }
+    await this.applyResultMessage(parsed.data);
+  }
+
+  async applyResultMessage(message: ResultMessage): Promise<void> {
+    const { projectId, runId } = message;
+    await this.serializer.run(projectId, async () => {
+      if (message.kind === "run-started") {
+        await this.apply(projectId, { kind: "run-started", runId, workerId: message.workerId }, {}, true);
+        return;
+      }
+      await this.applyRunResult(message);
+    });
+    this.kick(projectId);
+  }
+
+  private async applyRunResult(result: RunResult): Promise<void> {
+    const { projectId, runId } = result;
+    const project = await requireProject(this.deps.db, projectId).catch((error) => {
+      if (error instanceof NotFoundError) return null;
+      throw error;
+    });
+    if (!project) return;
+    const command = commandForResult(result, retryPolicyOf(project));
+    const runReport: ApplyOptions["runReport"] = {
+      workerId: result.workerId,
+      exitCode: result.exitCode,
+      signal: result.signal,
+      timedOut: result.outcome.kind === "timeout",
+      durationMs: result.durationMs,
+      scopeViolations: result.scopeViolations,
+      output: result.output,
+      outputTruncated: result.outputTruncated,
+      commitSha: result.commitSha,
+      startedAt: result.timing.spawnedAt ?? result.timing.pickedAt,
+    };
+    try {
+      await this.apply(projectId, command, { runReport }, true);
+    } catch (error) {
+      // An outcome the state machine refuses (a reviewer that submitted, say) is a failed run.
+      if (!isDomainError(error) || error.code !== "invalid_transition") throw error;
+      const retry = retryPolicyOf(project);
+      await this.apply(
+        projectId,
+        {
+          kind: "no-transition",
+          runId,
+          detail: `invalid transition: ${error.message}`,
+          crashed: false,
+          maxAttempts: retry.maxAttempts,
+          backoffMs: retry.backoffMs,
+        },
+        { runReport },
+        true,
+      );
+    }
+  }
+
+  // -------------------------------------------------------------------------------------
+  // Reconcile: Redis must reflect Postgres
+
+  private async reconcileAll(): Promise<void> {
+    if (this.stopped) return;
+    for (const projectId of this.owned) {
+      void this.serializer.run(projectId, () => this.reconcile(projectId)).catch((error) => this.onPassError(projectId, error));
+      this.kick(projectId);
+    }
+  }
+
+  /**
+   * Every active run must have a job (or a reported result) in Redis. Order matters: read
+   * Postgres, then Redis, then Postgres again before acting, so a result applied in between
+   * is never mistaken for a lost job.
+   */
+  async reconcile(projectId: string): Promise<void> {
+    if (!this.owned.has(projectId)) return;
+    const runs = await activeRuns(this.deps.db, [projectId]);
+    for (const row of runs) {
+      const jobState = await this.deps.queues.runJobState(row.id);
+      if (jobState.state === "active" || jobState.state === "reported") continue;
+      const fresh = await getRun(this.deps.db, row.id);
+      if (!fresh || (fresh.status !== "queued" && fresh.status !== "running")) continue;
+      if (jobState.state === "missing") {
+        this.deps.logger.warn({ projectId, runId: row.id }, "active run has no job in Redis; re-enqueueing");
+        const state = await loadProjectState(this.deps.db, projectId, { runIds: [row.id] });
+        const run = state.runs.get(row.id);
+        if (run) await this.enqueueRun(projectId, run);
+        continue;
+      }
+      const project = await requireProject(this.deps.db, projectId);
+      const retry = retryPolicyOf(project);
+      await this.apply(
+        projectId,
+        {
+          kind: "no-transition",
+          runId: row.id,
+          detail: `worker failed: ${jobState.failedReason ?? "unknown error"}`,
+          crashed: false,
+          maxAttempts: retry.maxAttempts,
+          backoffMs: retry.backoffMs,
+        },
+        {},
+        true,
+      );
+    }
+  }
+
+  // -------------------------------------------------------------------------------------
+
+  /**
+   * Applies one command with bounded retries on optimistic-concurrency conflicts, then
+   * publishes its events live. Returns null when the lease was lost (scheduling only).
+   */
+  private async apply(
+    projectId: string,
+    command: Command,
+    options: ApplyOptions = {},
+    anyReplica = false,
+  ): Promise<AppliedTransition | null> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const result = await applyTransition(this.deps.db, projectId, command, options);
+        if (result.eventRows.length > 0) {
+          await this.deps.live
+            .publishEvents(
+              result.eventRows.map((e) => ({
+                id: e.id,
+                projectId: e.project_id,
+                taskId: e.task_id,
+                runId: e.run_id,
+                type: e.type,
+                data: e.data,
+                createdAt: e.created_at.toISOString(),
+              })),
+            )
+            .catch((error) => this.deps.logger.warn({ err: error }, "live event publication failed"));
+          for (const e of result.eventRows) {
+            this.deps.logger.info({ projectId, taskId: e.task_id, runId: e.run_id, event: e.type }, e.type);
+          }
+        }
+        for (const run of result.changes.runs) {
+          if (run.status === "cancelled") await this.deps.queues.removeRun(run.id).catch(() => undefined);
+        }
+        return result;
+      } catch (error) {
+        if (error instanceof LeaseLostError && !anyReplica) {
+          this.loseProject(projectId);
+          return null;
+        }
+        if (error instanceof ConflictError && attempt < this.conflictRetries) continue;
+        throw error;
+      }
+    }
+  }
+
+  private onPassError(projectId: string, error: unknown): void {
+    this.deps.logger.error({ err: error, projectId }, "scheduling pass failed");
+  }
+}

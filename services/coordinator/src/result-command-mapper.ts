@@ -1,0 +1,80 @@
+import type { AwaitingReason, Command } from "@overseer/domain";
+import type { RunResult } from "@overseer/queue";
+
+export interface RetryPolicy {
+  maxAttempts: number;
+  backoffMs: number;
+}
+
+const CATEGORY_REASONS: Record<string, AwaitingReason> = {
+  credentials: "credentials",
+  payment: "payment",
+  product_question: "product_question",
+  external_admin: "external_admin",
+  other: "other",
+};
+
+/**
+ * Turns what a worker observed into the one command that records it. A scope violation
+ * takes precedence over the agent's own transition (SPEC §3 rule 10: the work is kept, the
+ * project pauses, a remediation waits for the operator).
+ */
+export function commandForResult(result: RunResult, retry: RetryPolicy): Command {
+  const runId = result.runId;
+  if (result.scopeViolations.length > 0) return { kind: "scope-violation", runId, paths: result.scopeViolations };
+  const outcome = result.outcome;
+  switch (outcome.kind) {
+    case "timeout":
+      return { kind: "timeout", runId, stalled: outcome.stalled, seconds: outcome.seconds, checkpointRef: result.checkpointRef };
+    case "no-transition":
+      return {
+        kind: "no-transition",
+        runId,
+        detail: outcome.detail,
+        crashed: outcome.crashed,
+        maxAttempts: retry.maxAttempts,
+        backoffMs: retry.backoffMs,
+      };
+    case "misconfigured":
+      return { kind: "run-misconfigured", runId, reason: outcome.reason, message: outcome.message };
+    case "transition": {
+      const t = outcome.transition;
+      const usage = outcome.usage;
+      switch (t.kind) {
+        case "submit":
+          return {
+            kind: "submit",
+            runId,
+            message: t.message,
+            summary: t.summary,
+            commitSha: result.commitSha,
+            branchHead: result.branchHead,
+            usage,
+          };
+        case "approve":
+          return {
+            kind: "approve",
+            runId,
+            feedback: t.feedback,
+            landedSha: result.landedSha,
+            landedBranch: result.landedBranch,
+            usage,
+          };
+        case "reject":
+          return { kind: "reject", runId, feedback: t.feedback, usage };
+        case "escalate":
+          return {
+            kind: "escalate",
+            runId,
+            reason: t.reason,
+            needsUser: t.needsUser,
+            category: t.category ? CATEGORY_REASONS[t.category] : undefined,
+            question: t.question,
+            options: t.options,
+            checkpointRef: result.checkpointRef,
+            usage,
+          };
+      }
+    }
+  }
+}

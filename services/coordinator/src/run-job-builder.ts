@@ -1,0 +1,141 @@
+import { commandForRole, exemptGlobsFor, parseRunnerConfig, type RunnerConfig } from "@overseer/config";
+import type { ProjectRow } from "@overseer/db";
+import { type ProjectState, type Run, type RunAction, type Task, taskBranch } from "@overseer/domain";
+import { type PromptRenderResult, renderPrompt } from "@overseer/harness";
+import { RUN_JOB_VERSION, type RunJob } from "@overseer/queue";
+
+export type JobBuild =
+  | { ok: true; job: RunJob }
+  | { ok: false; reason: "harness_not_configured" | "configuration_error"; message: string };
+
+/**
+ * Everything a stateless worker needs for one run, resolved here so the worker never reads
+ * Postgres: the rendered prompt (bounded by max_prompt_chars), the harness argv for the
+ * role and action, secrets, limits, scope, hooks and placed files.
+ */
+export function buildRunJob(
+  project: ProjectRow,
+  state: ProjectState,
+  run: Run,
+  actionRunNumber: number,
+  now = Date.now(),
+): JobBuild {
+  let config: RunnerConfig;
+  try {
+    config = parseRunnerConfig(project.runner_config, `runner config of project ${project.id}`);
+  } catch (error) {
+    return { ok: false, reason: "configuration_error", message: (error as Error).message };
+  }
+  const task = state.tasks.get(run.taskId);
+  if (!task) return { ok: false, reason: "configuration_error", message: `Task ${run.taskId} is missing.` };
+  const argv = commandForRole(config, task.role, run.action);
+  if (argv.length === 0) {
+    return {
+      ok: false,
+      reason: "harness_not_configured",
+      message: `No harness command for role "${task.role}" (${run.action}) in project ${project.id}: set "argv" or "commands_by_role.${run.action === "review" ? "reviewer" : task.role}" in its runner config.`,
+    };
+  }
+  const rendered = renderRunPrompt(project, config, state, task, run.action, run.agentId, actionRunNumber);
+  if (!rendered.ok) return { ok: false, reason: "configuration_error", message: rendered.error.message };
+
+  const files: Record<string, string> = {};
+  for (const [path, spec] of Object.entries(config.files)) {
+    files[path] = spec.from_secret !== undefined ? (config.secrets[spec.from_secret] ?? "") : (spec.content ?? "");
+  }
+  const secretValues = Object.values(config.secrets);
+  const seconds = (s: number) => Math.max(1, Math.round(s * 1000));
+  return {
+    ok: true,
+    job: {
+      v: RUN_JOB_VERSION,
+      kind: "run",
+      runId: run.id,
+      projectId: project.id,
+      taskId: task.id,
+      agentId: run.agentId,
+      action: run.action,
+      role: task.role,
+      attempt: actionRunNumber,
+      repo: project.repo,
+      mainBranch: project.branch,
+      taskBranch: taskBranch(task.id),
+      prompt: rendered.prompt,
+      argv: [...argv],
+      env: { ...config.secrets },
+      envAllow: [...config.env_allow],
+      secretValues,
+      timeoutMs: seconds(config.timeout_seconds),
+      idleTimeoutMs: config.idle_timeout_seconds > 0 ? seconds(config.idle_timeout_seconds) : 0,
+      scope: [...task.scope],
+      metadataGlobs: exemptGlobsFor(config),
+      gitCommits: config.git_commits,
+      author: { name: config.git.author_name, email: config.git.author_email },
+      hooks: {
+        setup: config.hooks.setup ? { argv: [...config.hooks.setup.argv], timeoutMs: seconds(config.hooks.setup.timeout_seconds) } : undefined,
+        afterRun: config.hooks.after_run
+          ? { argv: [...config.hooks.after_run.argv], timeoutMs: seconds(config.hooks.after_run.timeout_seconds) }
+          : undefined,
+      },
+      files,
+      sandbox: {
+        driver: config.sandbox.driver,
+        pidsMax: config.sandbox.pids_max,
+        memoryMb: config.sandbox.memory_mb,
+        cpuSeconds: config.sandbox.cpu_seconds,
+        networkAllowHosts: [...config.network_allow_hosts],
+        dockerImage: config.sandbox.docker_image,
+      },
+      enqueuedAt: now,
+    },
+  };
+}
+
+/**
+ * The full, fresh prompt of a run (SPEC §4): master prompt, role notes, task card, action
+ * instructions, prior feedback or handoff, operator answers, bounded by max_prompt_chars.
+ * Shared by real runs and `overseer start --dry-run`, so a dry run shows the real size.
+ */
+export function renderRunPrompt(
+  project: Pick<ProjectRow, "id" | "objective" | "branch">,
+  config: RunnerConfig,
+  state: ProjectState,
+  task: Task,
+  action: RunAction,
+  agentId: string,
+  actionRunNumber: number,
+): PromptRenderResult {
+  const parent = task.parentId ? state.tasks.get(task.parentId) : undefined;
+  return renderPrompt({
+    project: { id: project.id, objective: project.objective, masterPrompt: config.master_prompt },
+    roleNotes: config.role_notes[task.role],
+    task: {
+      id: task.id,
+      stage: task.stage,
+      title: task.title,
+      body: task.body,
+      role: task.role,
+      scope: [...task.scope],
+      acceptance: [...task.acceptance],
+      kind: task.kind,
+      parentId: task.parentId,
+    },
+    action,
+    agentId,
+    feedback: task.feedback,
+    parentContext: parent ? { id: parent.id, title: parent.title, reason: parent.statusReason ?? "" } : null,
+    answers: task.answers.map((a) => ({ question: a.question, answer: a.answer })),
+    maxChars: config.max_prompt_chars,
+    reviewBase: action === "review" ? project.branch : undefined,
+    attempt: actionRunNumber,
+  });
+}
+
+export function retryPolicyOf(project: ProjectRow): { maxAttempts: number; backoffMs: number } {
+  try {
+    const config = parseRunnerConfig(project.runner_config, project.id);
+    return { maxAttempts: config.attempts, backoffMs: config.retry_backoff_seconds * 1000 };
+  } catch {
+    return { maxAttempts: 3, backoffMs: 5000 };
+  }
+}
