@@ -52,7 +52,13 @@ export type Command =
       usage?: Usage | undefined;
     }
   /** Hard timeout or idle stall: the process group was killed (rule 8). */
-  | { kind: "timeout"; runId: string; stalled: boolean; seconds: number; checkpointRef?: string | null | undefined }
+  | {
+      kind: "timeout";
+      runId: string;
+      stalled: boolean;
+      seconds: number;
+      checkpointRef?: string | null | undefined;
+    }
   /** The harness exited without a transition or crashed (rule 9). */
   | {
       kind: "no-transition";
@@ -85,7 +91,12 @@ export type Command =
   | { kind: "cancel"; taskId: string; by: string; reason?: string | undefined }
   /** Rule 12 stop: cancel the item, keep its work, turn continuous off. */
   | { kind: "stop"; taskId: string; by: string }
-  | { kind: "set-project-status"; status: "active" | "paused" | "stopped"; by: string; reason?: string | undefined };
+  | {
+      kind: "set-project-status";
+      status: "active" | "paused" | "stopped";
+      by: string;
+      reason?: string | undefined;
+    };
 
 export type CommandKind = Command["kind"];
 

@@ -65,7 +65,11 @@ function rank(first: boolean): number {
 }
 
 /** Runnable tasks in scheduling order. */
-export function runnableTasks(state: ProjectState, now: number, stage: string | null = state.project.stage): Task[] {
+export function runnableTasks(
+  state: ProjectState,
+  now: number,
+  stage: string | null = state.project.stage,
+): Task[] {
   return [...state.tasks.values()].filter((t) => isRunnable(state, t, now, stage)).sort(compareRunnable);
 }
 

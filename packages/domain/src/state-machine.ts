@@ -38,7 +38,7 @@ import type { DomainEvent, DomainEventType, Incident } from "./domain-event.ts";
 import type { DomainContext, ProjectControl, ProjectState } from "./project-state.ts";
 import { formatAgentId, isActiveRun, type Run, type RunAction } from "./run.ts";
 import { activeRunCount, nextAction, runnableTasks } from "./scheduler.ts";
-import { type AwaitingReason, newTask, TERMINAL_TASK_STATUSES, type Task } from "./task.ts";
+import { type AwaitingReason, newTask, type Task, TERMINAL_TASK_STATUSES } from "./task.ts";
 
 /** Rule 6: a resolver deeper than this is created awaiting_input. */
 export const MAX_RESOLVER_DEPTH = 3;
@@ -64,7 +64,11 @@ export interface ApplyResult {
   readonly events: readonly DomainEvent[];
   readonly incidents: readonly Incident[];
   /** For resolve-decision / answer: the resolution that holds now. */
-  readonly resolution: { readonly decisionId: string; readonly resolutionId: string; readonly optionId: string } | null;
+  readonly resolution: {
+    readonly decisionId: string;
+    readonly resolutionId: string;
+    readonly optionId: string;
+  } | null;
 }
 
 export function applyCommand(state: ProjectState, command: Command, ctx: DomainContext): ApplyResult {
@@ -75,11 +79,10 @@ export function applyCommand(state: ProjectState, command: Command, ctx: DomainC
       break;
     case "run-started": {
       const run = draft.activeRun(command.runId);
-      if (!run) return draft.alreadyApplied();
-      if (run.status === "queued") {
-        draft.putRun({ ...run, status: "running" });
-        draft.event("run.started", run, { workerId: command.workerId });
-      }
+      // Redelivered (already running) or late (already ended): nothing to apply.
+      if (run?.status !== "queued") return draft.alreadyApplied();
+      draft.putRun({ ...run, status: "running" });
+      draft.event("run.started", run, { workerId: command.workerId });
       break;
     }
     case "submit":
@@ -92,7 +95,10 @@ export function applyCommand(state: ProjectState, command: Command, ctx: DomainC
       const { run, task } = draft.outcomeTarget(command.runId, ["in_progress", "review"]) ?? {};
       if (!run || !task) return draft.alreadyApplied();
       draft.endRun(run, { status: "finished", transition: "escalate" }, command.usage);
-      draft.event("task.escalated", run, { reason: command.reason, checkpointRef: command.checkpointRef ?? null });
+      draft.event("task.escalated", run, {
+        reason: command.reason,
+        checkpointRef: command.checkpointRef ?? null,
+      });
       escalateTask(draft, task, run, {
         reason: command.reason,
         needsUser: command.needsUser ?? false,
@@ -153,14 +159,18 @@ export function applyCommand(state: ProjectState, command: Command, ctx: DomainC
     case "cancel": {
       const task = draft.task(command.taskId);
       if (TERMINAL_TASK_STATUSES.has(task.status)) {
-        throw new DomainError("invalid_transition", `Task ${task.id} is already ${task.status}; nothing to cancel.`, {
-          status: task.status,
-        });
+        throw new DomainError(
+          "invalid_transition",
+          `Task ${task.id} is already ${task.status}; nothing to cancel.`,
+          {
+            status: task.status,
+          },
+        );
       }
       cancelTask(draft, task, command.by, command.reason ?? "cancelled by operator");
       const parent = task.parentId ? draft.tasks.get(task.parentId) : undefined;
       if (parent && parent.status === "blocked" && parent.blockedBy === task.id) {
-        awaitInput(draft, parent, parent.returnTo ?? "todo", "other", {
+        awaitInput(draft, { ...parent, blockedBy: null }, parent.returnTo ?? "todo", "other", {
           title: `Resolver ${task.id} was cancelled`,
           reason: `The resolver working on this task's blocker was cancelled by ${command.by}.`,
           question: `How should ${parent.id} continue now that its resolver ${task.id} is cancelled?`,
@@ -173,7 +183,14 @@ export function applyCommand(state: ProjectState, command: Command, ctx: DomainC
       break;
     case "set-project-status":
       if (command.status === "stopped") {
-        for (const run of draft.runs.values()) if (isActiveRun(run)) cancelRun(draft, run, "project stopped");
+        // The runs are cancelled but their tasks are not: an executor's task goes back to
+        // `todo` (a reviewer's stays in `review`) so a later start schedules it again.
+        for (const run of draft.runs.values()) {
+          if (!isActiveRun(run)) continue;
+          cancelRun(draft, run, "project stopped");
+          const task = draft.tasks.get(run.taskId);
+          if (task?.status === "in_progress") draft.putTask({ ...task, status: "todo" });
+        }
       }
       draft.setProjectStatus(command.status, command.reason ?? `set by ${command.by}`);
       if (command.status === "active") draft.project = { ...draft.project, sessionsUsed: 0 };
@@ -214,7 +231,10 @@ function approve(draft: Draft, command: Extract<Command, { kind: "approve" }>): 
   if (!run || !task) return draft.alreadyApplied();
   requireAction(run, ["review"], "approve");
   if (run.agentId === task.executorAgentId) {
-    throw new DomainError("invalid_transition", `Reviewer ${run.agentId} is the executor of ${task.id}; a fresh reviewer must approve.`);
+    throw new DomainError(
+      "invalid_transition",
+      `Reviewer ${run.agentId} is the executor of ${task.id}; a fresh reviewer must approve.`,
+    );
   }
   draft.endRun(run, { status: "finished", transition: "approve" }, command.usage);
   draft.putTask({ ...task, status: "done", failures: 0, notBefore: null, statusReason: null });
@@ -236,7 +256,11 @@ function approve(draft: Draft, command: Extract<Command, { kind: "approve" }>): 
       statusReason: null,
       feedback: `Blocker resolved by ${task.id} (${task.title}).${command.feedback ? ` Reviewer notes: ${command.feedback}` : ""}`,
     });
-    draft.event("task.unblocked", { taskId: parent.id, id: run.id }, { resolverId: task.id, status: returnTo });
+    draft.event(
+      "task.unblocked",
+      { taskId: parent.id, id: run.id },
+      { resolverId: task.id, status: returnTo },
+    );
   }
   return draft.result("applied");
 }
@@ -262,7 +286,12 @@ function noTransition(draft: Draft, command: Extract<Command, { kind: "no-transi
     const delay = command.backoffMs * 2 ** (failures - 1);
     const notBefore = draft.ctx.now + delay;
     draft.putTask({ ...task, status: run.action === "review" ? "review" : "todo", failures, notBefore });
-    draft.event("task.retry_scheduled", run, { attempt: failures + 1, maxAttempts: command.maxAttempts, delayMs: delay, reason });
+    draft.event("task.retry_scheduled", run, {
+      attempt: failures + 1,
+      maxAttempts: command.maxAttempts,
+      delayMs: delay,
+      reason,
+    });
   } else {
     escalateTask(draft, { ...task, failures: 0, notBefore: null }, run, {
       reason: `${reason} (attempt ${failures} of ${command.maxAttempts}; no retries left)`,
@@ -316,6 +345,10 @@ function escalateTask(draft: Draft, task: Task, run: Run, options: EscalateOptio
     blockedBy: resolverId,
     returnTo,
     retiredAgentIds: [...task.retiredAgentIds, run.agentId],
+    // The run ended with a transition (or became a remediation): the count of consecutive
+    // failed runs starts over, so the task gets its full retry budget once unblocked (rule 9).
+    failures: 0,
+    notBefore: null,
   });
   draft.event("task.blocked", run, { resolverId, reason: options.reason });
 
@@ -343,12 +376,16 @@ function escalateTask(draft: Draft, task: Task, run: Run, options: EscalateOptio
     depth,
   });
   draft.putTask(resolver, true);
-  draft.event("resolver.created", { taskId: resolverId, id: run.id }, {
-    parentId: task.id,
-    rootId,
-    depth,
-    remediation: remediations + 1,
-  });
+  draft.event(
+    "resolver.created",
+    { taskId: resolverId, id: run.id },
+    {
+      parentId: task.id,
+      rootId,
+      depth,
+      remediation: remediations + 1,
+    },
+  );
 
   const awaiting: AwaitingReason | null = overLimit
     ? "blocker_limit"
@@ -383,7 +420,13 @@ function awaitInput(
   reason: AwaitingReason,
   card: CardText,
 ): void {
-  draft.putTask({ ...task, status: "awaiting_input", awaitingReason: reason, statusReason: card.reason, returnTo });
+  draft.putTask({
+    ...task,
+    status: "awaiting_input",
+    awaitingReason: reason,
+    statusReason: card.reason,
+    returnTo,
+  });
   draft.event("task.awaiting_input", { taskId: task.id, id: null }, { reason, message: card.reason });
   const id = decisionIdFor(task.id);
   const previous = draft.decisions.get(id);
@@ -407,7 +450,11 @@ function awaitInput(
     resolvedAt: null,
   };
   draft.putDecision(decision, previous === undefined);
-  draft.event("decision.created", { taskId: task.id, id: null }, { decisionId: id, revision: decision.revision });
+  draft.event(
+    "decision.created",
+    { taskId: task.id, id: null },
+    { decisionId: id, revision: decision.revision },
+  );
 }
 
 /** Leaves awaiting_input (operator action only) and records the operator's words for the next prompt. */
@@ -444,7 +491,8 @@ function releaseExternal(draft: Draft, command: Extract<Command, { kind: "releas
     );
   }
   const pending = pendingDecisionOf(draft, task.id);
-  if (pending) draft.resolveCard(pending, "release_external", command.reason, command.by, draft.ctx.newRunId());
+  if (pending)
+    draft.resolveCard(pending, "release_external", command.reason, command.by, draft.ctx.newRunId());
   releaseWithAnswer(draft, task, "External action released by operator", command.reason, command.by);
   draft.event("task.released", { taskId: task.id, id: null }, { reason: command.reason, by: command.by });
 }
@@ -452,9 +500,13 @@ function releaseExternal(draft: Draft, command: Extract<Command, { kind: "releas
 function answer(draft: Draft, command: Extract<Command, { kind: "answer" }>): void {
   const task = draft.task(command.taskId);
   if (TERMINAL_TASK_STATUSES.has(task.status)) {
-    throw new DomainError("invalid_transition", `Task ${task.id} is ${task.status}; answers are not accepted.`);
+    throw new DomainError(
+      "invalid_transition",
+      `Task ${task.id} is ${task.status}; answers are not accepted.`,
+    );
   }
-  if (command.text.trim() === "") throw new DomainError("note_required", "The answer text is empty; send the answer in `text`.");
+  if (command.text.trim() === "")
+    throw new DomainError("note_required", "The answer text is empty; send the answer in `text`.");
   const pending = pendingDecisionOf(draft, task.id);
   if (pending) {
     const resolutionId = draft.ctx.newRunId();
@@ -462,12 +514,17 @@ function answer(draft: Draft, command: Extract<Command, { kind: "answer" }>): vo
     draft.resolution = { decisionId: pending.id, resolutionId, optionId: CUSTOM_OPTION_ID };
   }
   releaseWithAnswer(draft, task, pending?.question ?? "Operator message", command.text, command.by);
-  draft.event("task.answered", { taskId: task.id, id: null }, { by: command.by, decisionId: pending?.id ?? null });
+  draft.event(
+    "task.answered",
+    { taskId: task.id, id: null },
+    { by: command.by, decisionId: pending?.id ?? null },
+  );
 }
 
 function resolveDecision(draft: Draft, command: Extract<Command, { kind: "resolve-decision" }>): ApplyResult {
   const decision = draft.decisions.get(command.decisionId);
-  if (!decision) throw new DomainError("not_found", `Decision ${command.decisionId} does not exist in this project.`);
+  if (!decision)
+    throw new DomainError("not_found", `Decision ${command.decisionId} does not exist in this project.`);
   if (decision.status === "resolved") {
     const existing = {
       decisionId: decision.id,
@@ -478,21 +535,32 @@ function resolveDecision(draft: Draft, command: Extract<Command, { kind: "resolv
       draft.resolution = existing;
       return draft.alreadyApplied();
     }
-    throw new DomainError("stale", `Decision ${decision.id} was already resolved with option "${decision.selectedOption}".`, {
-      application_status: "stale",
-      resolution_id: decision.resolutionId,
-      selected_option: decision.selectedOption,
-      note: decision.note,
-    });
+    throw new DomainError(
+      "stale",
+      `Decision ${decision.id} was already resolved with option "${decision.selectedOption}".`,
+      {
+        application_status: "stale",
+        resolution_id: decision.resolutionId,
+        selected_option: decision.selectedOption,
+        note: decision.note,
+      },
+    );
   }
+  // `custom` (free text) and `stop` (rule 12) keep their fixed meaning on every card.
   const option =
     decision.options.find((o) => o.id === command.optionId) ??
-    (command.optionId === CUSTOM_OPTION_ID ? SYSTEM_OPTIONS.find((o) => o.id === CUSTOM_OPTION_ID) : undefined);
+    (command.optionId === CUSTOM_OPTION_ID || command.optionId === STOP_OPTION_ID
+      ? SYSTEM_OPTIONS.find((o) => o.id === command.optionId)
+      : undefined);
   if (!option) {
-    const allowed = [...new Set([...decision.options.map((o) => o.id), CUSTOM_OPTION_ID])];
-    throw new DomainError("invalid_option", `Option "${command.optionId}" is not offered by ${decision.id}; choose one of: ${allowed.join(", ")}.`, {
-      allowed,
-    });
+    const allowed = [...new Set([...decision.options.map((o) => o.id), CUSTOM_OPTION_ID, STOP_OPTION_ID])];
+    throw new DomainError(
+      "invalid_option",
+      `Option "${command.optionId}" is not offered by ${decision.id}; choose one of: ${allowed.join(", ")}.`,
+      {
+        allowed,
+      },
+    );
   }
   const note = command.note?.trim() ?? "";
   if (option.requires_note && note === "") {
@@ -504,7 +572,13 @@ function resolveDecision(draft: Draft, command: Extract<Command, { kind: "resolv
   if (option.id === STOP_OPTION_ID) {
     stopItem(draft, task, command.by);
   } else {
-    releaseWithAnswer(draft, task, decision.question, note ? `${option.label}: ${note}` : option.label, command.by);
+    releaseWithAnswer(
+      draft,
+      task,
+      decision.question,
+      note ? `${option.label}: ${note}` : option.label,
+      command.by,
+    );
   }
   return draft.result("applied");
 }
@@ -526,10 +600,22 @@ function stopItem(draft: Draft, task: Task, by: string): void {
 function cancelTask(draft: Draft, task: Task, by: string, reason: string): void {
   const current = draft.task(task.id);
   draft.putTask({ ...current, status: "cancelled", statusReason: reason, notBefore: null });
-  for (const run of draft.runs.values()) if (run.taskId === task.id && isActiveRun(run)) cancelRun(draft, run, reason);
+  for (const run of draft.runs.values())
+    if (run.taskId === task.id && isActiveRun(run)) cancelRun(draft, run, reason);
   const pending = pendingDecisionOf(draft, task.id);
-  if (pending) draft.resolveCard(pending, STOP_OPTION_ID, reason, by, pending.resolutionId ?? draft.ctx.newRunId());
+  if (pending)
+    draft.resolveCard(pending, STOP_OPTION_ID, reason, by, pending.resolutionId ?? draft.ctx.newRunId());
   draft.event("task.cancelled", { taskId: task.id, id: null }, { by, reason });
+  // A cancelled task's open resolvers have nothing left to unblock: no continuation.
+  for (const child of draft.tasks.values()) {
+    if (
+      child.parentId === task.id &&
+      child.kind === "resolver" &&
+      !TERMINAL_TASK_STATUSES.has(child.status)
+    ) {
+      cancelTask(draft, child, by, `its original ${task.id} was cancelled`);
+    }
+  }
 }
 
 function cancelRun(draft: Draft, run: Run, reason: string): void {
@@ -552,11 +638,18 @@ function claim(draft: Draft, stage: string | null): void {
     const p = draft.project;
     if (p.sessionsLimit !== null && p.sessionsUsed >= p.sessionsLimit) {
       if (activeRunCount(draft.snapshot()) === 0) {
-        draft.setProjectStatus("paused", `max_sessions (${p.sessionsLimit}) reached; start again to continue`);
-        draft.event("project.sessions_exhausted", { taskId: null, id: null }, {
-          sessionsLimit: p.sessionsLimit,
-          summary: statusCounts(draft),
-        });
+        draft.setProjectStatus(
+          "paused",
+          `max_sessions (${p.sessionsLimit}) reached; start again to continue`,
+        );
+        draft.event(
+          "project.sessions_exhausted",
+          { taskId: null, id: null },
+          {
+            sessionsLimit: p.sessionsLimit,
+            summary: statusCounts(draft),
+          },
+        );
       }
       return;
     }
@@ -636,7 +729,10 @@ class Draft {
   }
 
   /** Run and task for a run outcome; undefined when the outcome was already applied. */
-  outcomeTarget(runId: string, taskStatuses: readonly Task["status"][]): { run: Run; task: Task } | undefined {
+  outcomeTarget(
+    runId: string,
+    taskStatuses: readonly Task["status"][],
+  ): { run: Run; task: Task } | undefined {
     const run = this.activeRun(runId);
     if (!run) return undefined;
     const task = this.task(run.taskId);
@@ -668,7 +764,11 @@ class Draft {
     if (created) this.createdDecisions.add(decision.id);
   }
 
-  endRun(run: Run, end: Pick<Run, "status"> & Partial<Pick<Run, "transition" | "failure">>, usage?: Usage): void {
+  endRun(
+    run: Run,
+    end: Pick<Run, "status"> & Partial<Pick<Run, "transition" | "failure">>,
+    usage?: Usage,
+  ): void {
     this.putRun({ ...run, ...end });
     this.event(end.status === "finished" ? "run.finished" : "run.failed", run, {
       transition: end.transition ?? null,
@@ -677,7 +777,13 @@ class Draft {
     });
   }
 
-  resolveCard(decision: Decision, optionId: string, note: string | null, by: string, resolutionId: string): void {
+  resolveCard(
+    decision: Decision,
+    optionId: string,
+    note: string | null,
+    by: string,
+    resolutionId: string,
+  ): void {
     this.putDecision({
       ...decision,
       status: "resolved",
@@ -687,12 +793,16 @@ class Draft {
       resolvedBy: by,
       resolvedAt: this.ctx.now,
     });
-    this.event("decision.resolved", { taskId: decision.itemId, id: null }, {
-      decisionId: decision.id,
-      optionId,
-      resolutionId,
-      by,
-    });
+    this.event(
+      "decision.resolved",
+      { taskId: decision.itemId, id: null },
+      {
+        decisionId: decision.id,
+        optionId,
+        resolutionId,
+        by,
+      },
+    );
   }
 
   setProjectStatus(status: ProjectControl["status"], reason: string): void {
@@ -701,18 +811,31 @@ class Draft {
     this.event("project.status_changed", { taskId: null, id: null }, { status, reason });
   }
 
-  event(type: DomainEventType, subject: { taskId: string | null; id: string | null }, data: Record<string, unknown>): void {
+  event(
+    type: DomainEventType,
+    subject: { taskId: string | null; id: string | null },
+    data: Record<string, unknown>,
+  ): void {
     this.events.push({ type, taskId: subject.taskId, runId: subject.id, data });
   }
 
-  incident(kind: Incident["kind"], task: Task, run: Run | null, message: string, details: Record<string, unknown>): void {
+  incident(
+    kind: Incident["kind"],
+    task: Task,
+    run: Run | null,
+    message: string,
+    details: Record<string, unknown>,
+  ): void {
     this.incidents.push({ kind, taskId: task.id, runId: run?.id ?? null, message, details });
     this.event("incident.recorded", { taskId: task.id, id: run?.id ?? null }, { kind, message });
   }
 
   /** A fresh agent id: never an active run's, never a retired one, never the task's executor. */
   mintAgentId(action: RunAction, task: Task): string {
-    const taken = new Set<string>([...task.retiredAgentIds, ...(task.executorAgentId ? [task.executorAgentId] : [])]);
+    const taken = new Set<string>([
+      ...task.retiredAgentIds,
+      ...(task.executorAgentId ? [task.executorAgentId] : []),
+    ]);
     for (const run of this.runs.values()) taken.add(run.agentId);
     for (;;) {
       const id = formatAgentId(action, task.role, this.ctx.randomHex());

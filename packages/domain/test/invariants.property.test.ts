@@ -1,0 +1,664 @@
+/**
+ * Property tests: random projects (a DAG of tasks with random priorities and stages) driven by
+ * random command sequences. Each step picks one of the commands that are meaningful in the
+ * current state (claims, outcomes of active runs, operator commands) or a deliberately invalid
+ * one, applies it, and checks the invariants below against the previous state.
+ *
+ *   (a) done only through approve by a review run whose agent is not the task's executor
+ *   (b) blocked is left only when its own resolver is done, or by an operator cancel/stop
+ *   (c) resolvers deeper than 3, or past the 6th remediation under a root, are awaiting_input
+ *   (d) agent ids are never reused and never a retired id
+ *   (e) awaiting_input is left only through an operator command
+ *   (f) at most `concurrency` active runs
+ *   (g) an active run's task is in_progress (execute/resolve) or review (review); one per task
+ *   (h) applying a run outcome again is a no-op (`already_applied`, same state, no events)
+ *   (i) applyCommand never mutates its input (deep-frozen input, Map entries compared by identity)
+ * plus consistency checks that keep the machine live: an in_progress task has an active run,
+ * awaiting_input ⇔ a pending card, blockedBy is set exactly while blocked and names an open
+ * resolver. Anything thrown other than a DomainError fails the property.
+ */
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import {
+  AGENT_ID_PATTERN,
+  type ApplyResult,
+  applyCommand,
+  type Command,
+  CUSTOM_OPTION_ID,
+  isDomainError,
+  MAX_REMEDIATIONS_PER_ROOT,
+  MAX_RESOLVER_DEPTH,
+  type ProjectState,
+  RUN_OUTCOME_KINDS,
+  STOP_OPTION_ID,
+  type Task,
+} from "../src/index.ts";
+import { activeRuns, buildState, task, testContext } from "./support/state-builder.ts";
+
+// ---------------------------------------------------------------------------------------
+// Generators
+
+interface TaskSpec {
+  stage: number;
+  priority: number;
+  prereqMask: number;
+}
+
+const taskSpecArb: fc.Arbitrary<TaskSpec> = fc.record({
+  stage: fc.integer({ min: 0, max: 2 }),
+  priority: fc.integer({ min: 0, max: 3 }),
+  prereqMask: fc.nat({ max: 0xff }),
+});
+
+const projectArb = fc.record({
+  tasks: fc.array(taskSpecArb, { minLength: 1, maxLength: 5 }),
+  concurrency: fc.integer({ min: 1, max: 3 }),
+  sessionsLimit: fc.option(fc.integer({ min: 2, max: 25 }), { nil: null }),
+  continuous: fc.boolean(),
+  maxAttempts: fc.integer({ min: 1, max: 3 }),
+  /** Done resolvers already under the first task, so the 6-remediation limit is within reach. */
+  priorRemediations: fc.integer({ min: 0, max: MAX_REMEDIATIONS_PER_ROOT }),
+  escalating: fc.boolean(),
+});
+type ProjectSpec = typeof projectArb extends fc.Arbitrary<infer T> ? T : never;
+
+/** Each step: which group of commands, which one inside it, and how far the clock moves. */
+const stepArb = fc.record({
+  group: fc.integer({ min: 0, max: 99 }),
+  pick: fc.nat(),
+  advance: fc.constantFrom(0, 0, 50, 400),
+});
+type StepSpec = typeof stepArb extends fc.Arbitrary<infer T> ? T : never;
+
+/** Ids sort naturally (S00-2 < S00-10); prerequisites only point to earlier tasks: a DAG. */
+function buildProject(spec: ProjectSpec): ProjectState {
+  const ids = spec.tasks.map((t, k) => `S0${t.stage}-${k + 1}`);
+  const tasks = spec.tasks.map((t, k) =>
+    task(ids[k] as string, {
+      stage: `S0${t.stage}`,
+      priority: t.priority,
+      role: k % 2 ? "security" : "ci-cd",
+      scope: [`src/${k}/**`],
+      prerequisites: ids.filter((_, j) => j < k && (t.prereqMask >> j) & 1),
+    }),
+  );
+  const root = tasks[0] as Task;
+  for (let n = 1; n <= spec.priorRemediations; n++) {
+    tasks.push(
+      task(`${root.id}.R${n}`, {
+        stage: root.stage,
+        kind: "resolver",
+        parentId: root.id,
+        rootId: root.id,
+        depth: 1,
+        status: "done",
+        prerequisites: root.prerequisites,
+      }),
+    );
+  }
+  return buildState({
+    project: {
+      concurrency: spec.concurrency,
+      sessionsLimit: spec.sessionsLimit,
+      continuous: spec.continuous,
+    },
+    tasks,
+  });
+}
+
+// ---------------------------------------------------------------------------------------
+// Candidate commands in a state
+
+/** `ok`: must apply (possibly as `already_applied`); `error`: must throw a DomainError. */
+interface Candidate {
+  command: Command;
+  expect: "ok" | "error";
+}
+
+const BACKOFF_MS = 100;
+
+/**
+ * Outcomes of every active run. `escalating` sequences favour escalations (deep resolver
+ * chains, limits); the others favour submit/approve (tasks reaching done).
+ */
+function runOutcomes(state: ProjectState, maxAttempts: number, escalating: boolean): Candidate[] {
+  const out: Candidate[] = [];
+  for (const run of activeRuns(state)) {
+    const runId = run.id;
+    const ok = (command: Command): void => {
+      out.push({ command, expect: "ok" });
+    };
+    const times = (n: number, command: Command): void => {
+      for (let i = 0; i < n; i++) ok(command);
+    };
+    if (run.status === "queued") times(2, { kind: "run-started", runId, workerId: "w1" });
+    if (run.action === "review") {
+      times(escalating ? 2 : 12, {
+        kind: "approve",
+        runId,
+        landedSha: "sha",
+        landedBranch: "main",
+        feedback: "ok",
+      });
+      times(escalating ? 1 : 3, { kind: "reject", runId, feedback: "needs tests" });
+    } else {
+      times(escalating ? 2 : 12, {
+        kind: "submit",
+        runId,
+        message: "work",
+        commitSha: "sha",
+        branchHead: "sha",
+      });
+    }
+    times(escalating ? 8 : 3, {
+      kind: "escalate",
+      runId,
+      reason: "blocked on a dependency",
+      checkpointRef: "ck",
+    });
+    ok({
+      kind: "escalate",
+      runId,
+      reason: "needs a product decision",
+      needsUser: true,
+      question: "Which one?",
+      options: [{ id: "Option A" }, { id: "b", requires_note: true }, { id: STOP_OPTION_ID }],
+    });
+    ok({ kind: "escalate", runId, reason: "needs credentials", needsUser: true, category: "credentials" });
+    ok({ kind: "timeout", runId, stalled: run.attempt % 2 === 0, seconds: 30 });
+    ok({
+      kind: "no-transition",
+      runId,
+      detail: "exit 1",
+      crashed: false,
+      maxAttempts,
+      backoffMs: BACKOFF_MS,
+    });
+    ok({
+      kind: "no-transition",
+      runId,
+      detail: "SIGSEGV",
+      crashed: true,
+      maxAttempts,
+      backoffMs: BACKOFF_MS,
+    });
+    ok({ kind: "scope-violation", runId, paths: ["outside/file.txt"] });
+    ok({ kind: "run-misconfigured", runId, reason: "harness_not_configured", message: "no argv" });
+  }
+  return out;
+}
+
+/** Operator commands that answer or release: the usual way out of awaiting_input and pauses. */
+function operatorReleases(state: ProjectState): Candidate[] {
+  const out: Candidate[] = [];
+  const by = "operator";
+  for (const t of state.tasks.values()) {
+    if (t.status === "done" || t.status === "cancelled") continue;
+    if (t.status === "awaiting_input") {
+      out.push({ command: { kind: "answer", taskId: t.id, text: "here is the answer", by }, expect: "ok" });
+      if (t.kind === "resolver") {
+        out.push({
+          command: { kind: "release-external", taskId: t.id, reason: "done outside", by },
+          expect: "ok",
+        });
+      }
+    } else if (t.status === "blocked" || t.status === "in_progress") {
+      out.push({
+        command: { kind: "answer", taskId: t.id, text: "a hint for the next run", by },
+        expect: "ok",
+      });
+    }
+  }
+  for (const d of state.decisions.values()) {
+    if (d.status !== "pending") continue;
+    const base = {
+      kind: "resolve-decision" as const,
+      decisionId: d.id,
+      by,
+      resolutionId: `res-${d.id}-${d.revision}`,
+    };
+    for (const option of d.options) {
+      const note = option.requires_note ? "a note" : undefined;
+      out.push({ command: { ...base, optionId: option.id, note }, expect: "ok" });
+    }
+    out.push({ command: { ...base, optionId: CUSTOM_OPTION_ID, note: "free text" }, expect: "ok" });
+    const offersStop = d.options.some((o) => o.id === STOP_OPTION_ID);
+    out.push({ command: { ...base, optionId: STOP_OPTION_ID }, expect: offersStop ? "ok" : "error" });
+  }
+  if (state.project.status !== "active") {
+    out.push({ command: { kind: "set-project-status", status: "active", by }, expect: "ok" });
+  }
+  return out;
+}
+
+/** Operator commands that end things: cancel, stop, stopping the project. Kept rare. */
+function operatorEnds(state: ProjectState): Candidate[] {
+  const out: Candidate[] = [];
+  const by = "operator";
+  for (const t of state.tasks.values()) {
+    if (t.status === "done" || t.status === "cancelled") continue;
+    out.push({ command: { kind: "cancel", taskId: t.id, by, reason: "not needed" }, expect: "ok" });
+    out.push({ command: { kind: "stop", taskId: t.id, by }, expect: "ok" });
+  }
+  if (state.project.status === "active") {
+    out.push({ command: { kind: "set-project-status", status: "stopped", by }, expect: "ok" });
+  }
+  return out;
+}
+
+function invalidCommands(state: ProjectState): Candidate[] {
+  const out: Candidate[] = [];
+  const by = "operator";
+  out.push({
+    command: { kind: "submit", runId: "run-unknown", message: "m", commitSha: null, branchHead: null },
+    expect: "error",
+  });
+  out.push({ command: { kind: "cancel", taskId: "NOPE-1", by }, expect: "error" });
+  for (const run of activeRuns(state)) {
+    if (run.action === "review") {
+      out.push({
+        command: { kind: "submit", runId: run.id, message: "m", commitSha: null, branchHead: null },
+        expect: "error",
+      });
+    } else {
+      out.push({
+        command: { kind: "approve", runId: run.id, landedSha: null, landedBranch: null },
+        expect: "error",
+      });
+      out.push({ command: { kind: "reject", runId: run.id, feedback: "f" }, expect: "error" });
+    }
+  }
+  for (const t of state.tasks.values()) {
+    if (t.status === "done" || t.status === "cancelled") {
+      out.push({ command: { kind: "cancel", taskId: t.id, by }, expect: "error" });
+      out.push({ command: { kind: "stop", taskId: t.id, by }, expect: "error" });
+      out.push({ command: { kind: "answer", taskId: t.id, text: "late", by }, expect: "error" });
+    } else {
+      out.push({ command: { kind: "answer", taskId: t.id, text: " ", by }, expect: "error" });
+    }
+    if (t.kind !== "resolver" || t.status !== "awaiting_input") {
+      out.push({ command: { kind: "release-external", taskId: t.id, reason: "r", by }, expect: "error" });
+    }
+  }
+  for (const d of state.decisions.values()) {
+    const base = { kind: "resolve-decision" as const, decisionId: d.id, by, resolutionId: "res-late" };
+    if (d.status === "pending") {
+      out.push({ command: { ...base, optionId: "not-offered" }, expect: "error" });
+      out.push({ command: { ...base, optionId: CUSTOM_OPTION_ID }, expect: "error" });
+    } else {
+      // Same option again: already_applied; another option: stale.
+      out.push({ command: { ...base, optionId: d.selectedOption ?? "x", note: "again" }, expect: "ok" });
+      const other = d.selectedOption === CUSTOM_OPTION_ID ? STOP_OPTION_ID : CUSTOM_OPTION_ID;
+      out.push({ command: { ...base, optionId: other, note: "other" }, expect: "error" });
+    }
+  }
+  return out;
+}
+
+/** Outcomes for runs that already ended: redeliveries, must be `already_applied`. */
+function lateOutcomes(state: ProjectState, maxAttempts: number): Candidate[] {
+  const ended = [...state.runs.values()].filter((r) => r.status !== "queued" && r.status !== "running");
+  const out: Candidate[] = [];
+  for (const run of ended) {
+    const asActive: ProjectState = { ...state, runs: new Map([[run.id, { ...run, status: "running" }]]) };
+    for (const c of runOutcomes(asActive, maxAttempts, false)) out.push({ command: c.command, expect: "ok" });
+  }
+  return out;
+}
+
+function chooseCommand(
+  state: ProjectState,
+  step: StepSpec,
+  spec: ProjectSpec,
+): Candidate & { late: boolean } {
+  const claim: Candidate[] = [{ command: { kind: "claim" }, expect: "ok" }];
+  const groups: { until: number; list: () => Candidate[]; late?: boolean }[] = [
+    { until: 25, list: () => claim },
+    { until: 70, list: () => runOutcomes(state, spec.maxAttempts, spec.escalating) },
+    { until: 85, list: () => operatorReleases(state) },
+    { until: 88, list: () => operatorEnds(state) },
+    { until: 95, list: () => invalidCommands(state) },
+    { until: 100, list: () => lateOutcomes(state, spec.maxAttempts), late: true },
+  ];
+  const group = groups.find((g) => step.group < g.until) ?? groups[0];
+  const list = group?.list() ?? [];
+  if (list.length === 0) return { command: { kind: "claim" }, expect: "ok", late: false };
+  const picked = list[step.pick % list.length] as Candidate;
+  return { ...picked, late: group?.late ?? false };
+}
+
+// ---------------------------------------------------------------------------------------
+// Checks
+
+/** Freezes everything reachable except the Maps themselves (those are checked by `sameEntries`). */
+function deepFreeze(value: unknown): void {
+  if (typeof value !== "object" || value === null || Object.isFrozen(value)) return;
+  if (value instanceof Map) {
+    for (const v of value.values()) deepFreeze(v);
+    return;
+  }
+  Object.freeze(value);
+  for (const v of Object.values(value)) deepFreeze(v);
+}
+
+type Entries = { project: unknown; maps: [ReadonlyMap<string, unknown>, [string, unknown][]][] };
+
+function entriesOf(state: ProjectState): Entries {
+  return {
+    project: state.project,
+    maps: [state.tasks, state.runs, state.decisions].map((m) => [m, [...m.entries()]]),
+  };
+}
+
+/**
+ * (i) purity: every value reachable from the input is frozen (a write would throw in this
+ * strict-mode module), so it is enough that no Map gained, lost or replaced an entry.
+ */
+function expectUnchanged(state: ProjectState, snapshot: Entries): void {
+  ensure(state.project === snapshot.project, () => "the input project was replaced");
+  for (const [map, entries] of snapshot.maps) {
+    ensure(map.size === entries.length, () => "an input map gained or lost entries");
+    for (const [key, value] of entries)
+      ensure(map.get(key) === value, () => `input entry ${key} was replaced`);
+  }
+}
+
+const OPERATOR_RELEASES = new Set<Command["kind"]>([
+  "answer",
+  "resolve-decision",
+  "release-external",
+  "cancel",
+  "stop",
+]);
+const RUN_OUTCOMES = new Set<Command["kind"]>(RUN_OUTCOME_KINDS);
+
+interface History {
+  /** Every agent id ever minted in this sequence. */
+  agentIds: Set<string>;
+  stats: Stats;
+}
+
+interface Stats {
+  steps: number;
+  done: number;
+  blockerLimit: number;
+  depthLimit: number;
+  remediationLimit: number;
+  nested: number;
+  stale: number;
+  exhausted: number;
+}
+
+function statusOf(state: ProjectState, id: string | null): Task["status"] | undefined {
+  return id === null ? undefined : state.tasks.get(id)?.status;
+}
+
+function isStop(command: Command, result: ApplyResult): boolean {
+  return (
+    command.kind === "stop" ||
+    (command.kind === "resolve-decision" && result.resolution?.optionId === STOP_OPTION_ID)
+  );
+}
+
+/**
+ * A plain assertion: this runs thousands of times per test, and `expect` costs far more.
+ * The message is built only on failure; fast-check then reports the shrunk sequence.
+ */
+function ensure(condition: boolean, message: () => string): void {
+  if (!condition) throw new Error(message());
+}
+
+function checkStep(prev: ProjectState, command: Command, result: ApplyResult, history: History): void {
+  const next = result.state;
+  const via = (what: string) => () => `${what} (after ${JSON.stringify(command)})`;
+
+  for (const after of next.tasks.values()) {
+    const before = prev.tasks.get(after.id);
+
+    // (a) done only by a fresh reviewer's approve.
+    if (after.status === "done" && before?.status !== "done") {
+      const run = command.kind === "approve" ? prev.runs.get(command.runId) : undefined;
+      ensure(run !== undefined, via(`${after.id} became done without an approve`));
+      ensure(
+        run?.action === "review" && run.taskId === after.id,
+        via(`${after.id} done by a non-review run`),
+      );
+      ensure(
+        before?.executorAgentId != null && run?.agentId !== before.executorAgentId,
+        via(`${after.id} approved by its executor ${before?.executorAgentId}`),
+      );
+      ensure(
+        result.events.some((e) => e.type === "task.approved" && e.taskId === after.id),
+        via(`${after.id} done without a task.approved event`),
+      );
+      history.stats.done++;
+    }
+    if (before?.status === "done" || before?.status === "cancelled") {
+      ensure(after.status === before.status, via(`${after.id} left ${before.status} for ${after.status}`));
+    }
+
+    // (b) blocked is left only through its own resolver's done, or operator cancel/stop.
+    if (before?.status === "blocked" && after.status !== "blocked") {
+      const viaResolver =
+        command.kind === "approve" &&
+        prev.runs.get(command.runId)?.taskId === before.blockedBy &&
+        statusOf(next, before.blockedBy) === "done";
+      // Cancelling a task also cancels its open resolver chain (no continuation), so a
+      // blocked resolver may end `cancelled` when an ancestor is cancelled.
+      const viaCancel =
+        command.kind === "cancel" &&
+        (command.taskId === after.id ||
+          command.taskId === before.blockedBy ||
+          (after.status === "cancelled" && before.rootId === (prev.tasks.get(command.taskId)?.rootId ?? command.taskId)));
+      ensure(
+        viaResolver || viaCancel || isStop(command, result),
+        via(`${after.id} left blocked for ${after.status}`),
+      );
+      if (viaResolver)
+        ensure(after.status === (before.returnTo ?? "todo"), via(`${after.id} unblocked to ${after.status}`));
+      else
+        ensure(
+          after.status === "cancelled" || after.status === "awaiting_input",
+          via(`${after.id} → ${after.status}`),
+        );
+    }
+
+    // (e) awaiting_input is left only through an operator command.
+    if (before?.status === "awaiting_input" && after.status !== "awaiting_input") {
+      ensure(OPERATOR_RELEASES.has(command.kind), via(`${after.id} left awaiting_input for ${after.status}`));
+    }
+
+    // (c) limits: created resolvers past depth 3 or the 6th remediation wait for an operator.
+    if (result.changes.createdTaskIds.has(after.id)) {
+      ensure(after.kind === "resolver", via(`created ${after.id} is not a resolver`));
+      let remediation = 0;
+      for (const t of next.tasks.values())
+        if (t.kind === "resolver" && t.rootId === after.rootId) remediation++;
+      const overLimit = after.depth > MAX_RESOLVER_DEPTH || remediation > MAX_REMEDIATIONS_PER_ROOT;
+      if (after.depth > 1) history.stats.nested++;
+      if (overLimit) {
+        history.stats.blockerLimit++;
+        if (after.depth > MAX_RESOLVER_DEPTH) history.stats.depthLimit++;
+        if (remediation > MAX_REMEDIATIONS_PER_ROOT) history.stats.remediationLimit++;
+        ensure(
+          after.status === "awaiting_input" &&
+            after.awaitingReason === "blocker_limit" &&
+            next.decisions.get(`decision-${after.id}`)?.status === "pending",
+          via(
+            `over-limit resolver ${after.id} (depth ${after.depth}, remediation ${remediation}) is ${after.status}`,
+          ),
+        );
+      } else if (
+        command.kind === "timeout" ||
+        command.kind === "no-transition" ||
+        (command.kind === "escalate" && !command.needsUser)
+      ) {
+        ensure(after.status === "todo", via(`resolver ${after.id} within limits is ${after.status}`));
+      }
+      // Rule 4: the resolver carries the original's prerequisites and does not depend on it.
+      const parent = next.tasks.get(after.parentId ?? "");
+      ensure(
+        parent?.status === "blocked" && parent.blockedBy === after.id,
+        via(`parent of ${after.id} not blocked by it`),
+      );
+      ensure(
+        parent !== undefined &&
+          !after.prerequisites.includes(parent.id) &&
+          after.prerequisites.join() === parent.prerequisites.join() &&
+          after.depth === parent.depth + 1,
+        via(`resolver ${after.id} prerequisites/depth do not match its parent`),
+      );
+    }
+  }
+  for (const id of prev.tasks.keys()) ensure(next.tasks.has(id), via(`task ${id} disappeared`));
+
+  // (d) fresh agent ids, never a retired one.
+  if (result.changes.createdRunIds.size > 0) {
+    const retired = new Set([...next.tasks.values()].flatMap((t) => t.retiredAgentIds));
+    for (const runId of result.changes.createdRunIds) {
+      const run = next.runs.get(runId);
+      ensure(run !== undefined, via(`created run ${runId} missing`));
+      if (!run) continue;
+      ensure(AGENT_ID_PATTERN.test(run.agentId), via(`malformed agent id ${run.agentId}`));
+      ensure(!history.agentIds.has(run.agentId), via(`agent id ${run.agentId} reused`));
+      ensure(!retired.has(run.agentId), via(`retired agent id ${run.agentId} minted`));
+      history.agentIds.add(run.agentId);
+    }
+  }
+
+  // (f) concurrency; (g) active runs belong to working tasks, one per task.
+  const active = activeRuns(next);
+  ensure(
+    active.length <= next.project.concurrency,
+    via(`${active.length} active runs > ${next.project.concurrency}`),
+  );
+  const perTask = new Map<string, number>();
+  for (const run of active) {
+    perTask.set(run.taskId, (perTask.get(run.taskId) ?? 0) + 1);
+    const status = statusOf(next, run.taskId);
+    const expected = run.action === "review" ? "review" : "in_progress";
+    ensure(status === expected, via(`active ${run.action} run ${run.id} on a ${status} task`));
+  }
+  for (const [taskId, n] of perTask) ensure(n === 1, via(`${n} active runs on ${taskId}`));
+
+  // Liveness: nothing is left in a state no command can move it out of.
+  for (const t of next.tasks.values()) {
+    if (t.status === "in_progress")
+      ensure(perTask.get(t.id) === 1, via(`${t.id} in_progress without an active run`));
+    const pending = next.decisions.get(`decision-${t.id}`)?.status === "pending";
+    ensure(
+      pending === (t.status === "awaiting_input"),
+      via(`${t.id} is ${t.status}; pending card: ${pending}`),
+    );
+    ensure(
+      (t.blockedBy !== null) === (t.status === "blocked") || t.status === "cancelled",
+      via(`${t.id} is ${t.status} with blockedBy ${t.blockedBy}`),
+    );
+    if (t.status === "blocked") {
+      const resolver = next.tasks.get(t.blockedBy ?? "");
+      ensure(
+        resolver?.parentId === t.id && resolver.status !== "done" && resolver.status !== "cancelled",
+        via(`${t.id} blocked by ${t.blockedBy}, which is ${resolver?.status}`),
+      );
+    }
+  }
+
+  // Rule 12: exhaustion pauses, completes nothing.
+  if (result.events.some((e) => e.type === "project.sessions_exhausted")) {
+    history.stats.exhausted++;
+    ensure(next.project.status === "paused", via("sessions exhausted but the project is not paused"));
+    ensure(
+      !result.changes.tasks.some((t) => t.status === "done"),
+      via("sessions exhaustion completed a task"),
+    );
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// The property
+
+function runSequence(spec: ProjectSpec, steps: readonly StepSpec[], stats: Stats): void {
+  // hexRepeat 3: the context offers each hex three times, so minting meets taken ids.
+  const ctx = testContext({ hexRepeat: 3 });
+  const history: History = { agentIds: new Set(), stats };
+  let state = buildProject(spec);
+  for (const step of steps) {
+    ctx.advance(step.advance);
+    const { command, expect: expected, late } = chooseCommand(state, step, spec);
+    deepFreeze(state);
+    const before = entriesOf(state);
+    let result: ApplyResult;
+    try {
+      result = applyCommand(state, command, ctx);
+    } catch (error) {
+      if (!isDomainError(error)) throw error;
+      if (expected === "ok")
+        throw new Error(`${JSON.stringify(command)} was refused: ${error.code} ${error.message}`);
+      if (error.code === "stale") stats.stale++;
+      // (i) a refusal changes nothing either.
+      expectUnchanged(state, before);
+      continue;
+    }
+    // (i) purity.
+    expectUnchanged(state, before);
+    if (expected === "error")
+      throw new Error(`${JSON.stringify(command)} was accepted; expected a DomainError`);
+    stats.steps++;
+
+    if (late) {
+      ensure(
+        result.outcome === "already_applied" && result.state === state,
+        () => `late ${JSON.stringify(command)} applied`,
+      );
+    }
+    checkStep(state, command, result, history);
+
+    // (h) redelivery of the same run outcome is a no-op.
+    if (RUN_OUTCOMES.has(command.kind) && result.outcome === "applied") {
+      const again = applyCommand(result.state, command, ctx);
+      ensure(
+        again.outcome === "already_applied" &&
+          again.state === result.state &&
+          again.events.length === 0 &&
+          again.incidents.length === 0 &&
+          again.changes.tasks.length === 0 &&
+          again.changes.runs.length === 0 &&
+          again.changes.decisions.length === 0 &&
+          again.changes.project === null,
+        () => `redelivered ${JSON.stringify(command)} was not a no-op`,
+      );
+    }
+    state = result.state;
+  }
+}
+
+describe("state machine invariants (property)", () => {
+  it("hold for random projects and random command sequences", () => {
+    const stats: Stats = {
+      steps: 0,
+      done: 0,
+      blockerLimit: 0,
+      depthLimit: 0,
+      remediationLimit: 0,
+      nested: 0,
+      stale: 0,
+      exhausted: 0,
+    };
+    fc.assert(
+      fc.property(
+        projectArb,
+        fc.array(stepArb, { minLength: 10, maxLength: 80, size: "max" }),
+        (spec, steps) => {
+          runSequence(spec, steps, stats);
+        },
+      ),
+      { numRuns: 400 },
+    );
+    // The generator must actually reach the interesting corners, or the properties say little.
+    expect(stats.done).toBeGreaterThan(0);
+    expect(stats.nested).toBeGreaterThan(0);
+    expect(stats.depthLimit).toBeGreaterThan(0);
+    expect(stats.remediationLimit).toBeGreaterThan(0);
+    expect(stats.stale).toBeGreaterThan(0);
+  });
+});
