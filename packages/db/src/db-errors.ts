@@ -27,5 +27,13 @@ export class NotFoundError extends Error {
 const UNIQUE_VIOLATION = "23505";
 
 export function isUniqueViolation(error: unknown): boolean {
-  return typeof error === "object" && error !== null && (error as { code?: string }).code === UNIQUE_VIOLATION;
+  return (
+    typeof error === "object" && error !== null && (error as { code?: string }).code === UNIQUE_VIOLATION
+  );
+}
+
+/** 40001 (serialization failure) and 40P01 (deadlock): a concurrent transaction won; retry. */
+export function isSerializationFailure(error: unknown): boolean {
+  const code = typeof error === "object" && error !== null ? (error as { code?: string }).code : undefined;
+  return code === "40001" || code === "40P01";
 }

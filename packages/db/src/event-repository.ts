@@ -24,7 +24,13 @@ export async function listEvents(db: Db, filter: ListEventsFilter = {}) {
 /** Appends an event outside a transition (operator notes, worker notices). */
 export async function appendEvent(
   db: Db,
-  event: { projectId: string; type: string; taskId?: string | null; runId?: string | null; data?: Record<string, unknown> },
+  event: {
+    projectId: string;
+    type: string;
+    taskId?: string | null;
+    runId?: string | null;
+    data?: Record<string, unknown>;
+  },
 ): Promise<void> {
   await db
     .insertInto("events")

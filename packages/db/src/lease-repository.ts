@@ -7,7 +7,12 @@ import type { Db } from "./connection.ts";
  * it already owns. Row locks on the lease make concurrent replicas agree: never two owners.
  * A crashed owner stops renewing; after `ttlMs` another replica takes over.
  */
-export async function acquireLeases(db: Db, owner: string, ttlMs: number, maxProjects?: number): Promise<string[]> {
+export async function acquireLeases(
+  db: Db,
+  owner: string,
+  ttlMs: number,
+  maxProjects?: number,
+): Promise<string[]> {
   const limit = maxProjects ?? 2_147_483_647;
   const rows = await sql<{ project_id: string }>`
     INSERT INTO leases (project_id, owner, expires_at)

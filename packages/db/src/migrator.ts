@@ -14,13 +14,20 @@ export class MigrationError extends Error {
 }
 
 function migrator(db: Db): Migrator {
-  return new Migrator({ db, provider, migrationTableName: "overseer_migrations", migrationLockTableName: "overseer_migrations_lock" });
+  return new Migrator({
+    db,
+    provider,
+    migrationTableName: "overseer_migrations",
+    migrationLockTableName: "overseer_migrations_lock",
+  });
 }
 
 function check(result: MigrationResultSet): string[] {
   if (result.error) {
     const failed = result.results?.find((r) => r.status === "Error")?.migrationName ?? "unknown";
-    throw new MigrationError(`Migration ${failed} failed: ${String((result.error as Error).message ?? result.error)}`);
+    throw new MigrationError(
+      `Migration ${failed} failed: ${String((result.error as Error).message ?? result.error)}`,
+    );
   }
   return (result.results ?? []).map((r) => r.migrationName);
 }

@@ -43,11 +43,17 @@ export async function getProject(db: Db, id: string): Promise<ProjectRow | undef
 
 export async function requireProject(db: Db, id: string): Promise<ProjectRow> {
   const row = await getProject(db, id);
-  if (!row) throw new NotFoundError(`Project ${id} does not exist; create it with \`overseer init\` or POST /api/projects.`);
+  if (!row)
+    throw new NotFoundError(
+      `Project ${id} does not exist; create it with \`overseer init\` or POST /api/projects.`,
+    );
   return row;
 }
 
-export async function listProjects(db: Db, filter: { status?: ProjectRow["status"] } = {}): Promise<ProjectRow[]> {
+export async function listProjects(
+  db: Db,
+  filter: { status?: ProjectRow["status"] } = {},
+): Promise<ProjectRow[]> {
   let q = db.selectFrom("projects").selectAll().orderBy("id");
   if (filter.status) q = q.where("status", "=", filter.status);
   return q.execute();
@@ -89,7 +95,12 @@ export async function startProject(db: Db, id: string, options: StartOptions = {
 export async function updateProjectConfig(
   db: Db,
   id: string,
-  patch: { runnerConfig?: Record<string, unknown>; objective?: string; concurrency?: number; budgetUsd?: number | null },
+  patch: {
+    runnerConfig?: Record<string, unknown>;
+    objective?: string;
+    concurrency?: number;
+    budgetUsd?: number | null;
+  },
 ): Promise<ProjectRow> {
   return db
     .updateTable("projects")

@@ -15,14 +15,26 @@ export interface LoadStateOptions {
  * prerequisites, every active run (plus named runs), every pending decision (plus named
  * ones). Four queries, whatever the number of tasks.
  */
-export async function loadProjectState(db: Db, projectId: string, options: LoadStateOptions = {}): Promise<ProjectState> {
-  const projectRow = await db.selectFrom("projects").selectAll().where("id", "=", projectId).executeTakeFirst();
+export async function loadProjectState(
+  db: Db,
+  projectId: string,
+  options: LoadStateOptions = {},
+): Promise<ProjectState> {
+  const projectRow = await db
+    .selectFrom("projects")
+    .selectAll()
+    .where("id", "=", projectId)
+    .executeTakeFirst();
   if (!projectRow) throw new NotFoundError(`Project ${projectId} does not exist.`);
   const runIds = options.runIds ?? [];
   const decisionIds = options.decisionIds ?? [];
   const [taskRows, deps, runRows, decisionRows] = await Promise.all([
     db.selectFrom("tasks").selectAll().where("project_id", "=", projectId).execute(),
-    db.selectFrom("task_dependencies").select(["task_id", "depends_on"]).where("project_id", "=", projectId).execute(),
+    db
+      .selectFrom("task_dependencies")
+      .select(["task_id", "depends_on"])
+      .where("project_id", "=", projectId)
+      .execute(),
     db
       .selectFrom("runs")
       .selectAll()
@@ -38,7 +50,9 @@ export async function loadProjectState(db: Db, projectId: string, options: LoadS
       .selectAll()
       .where("project_id", "=", projectId)
       .where((eb) =>
-        decisionIds.length > 0 ? eb.or([eb("status", "=", "pending"), eb("id", "in", decisionIds)]) : eb("status", "=", "pending"),
+        decisionIds.length > 0
+          ? eb.or([eb("status", "=", "pending"), eb("id", "in", decisionIds)])
+          : eb("status", "=", "pending"),
       )
       .execute(),
   ]);
@@ -52,4 +66,17 @@ export async function loadProjectState(db: Db, projectId: string, options: LoadS
   const runs = new Map<string, Run>(runRows.map((r) => [r.id, runFromRow(r)]));
   const decisions = new Map<string, Decision>(decisionRows.map((r) => [r.id, decisionFromRow(r)]));
   return { project: projectControlFromRow(projectRow), tasks, runs, decisions };
+}
+
+/** loadProjectState from one consistent snapshot (a read-only REPEATABLE READ transaction). */
+export async function loadProjectSnapshot(
+  db: Db,
+  projectId: string,
+  options: LoadStateOptions = {},
+): Promise<ProjectState> {
+  return db
+    .transaction()
+    .setIsolationLevel("repeatable read")
+    .setAccessMode("read only")
+    .execute((trx) => loadProjectState(trx, projectId, options));
 }

@@ -22,7 +22,11 @@ export interface TaskCardInput {
  * cycles, globs) belongs to the caller (`@overseer/config` task files); this enforces only
  * what the database can: unknown prerequisites and duplicate ids abort the whole import.
  */
-export async function importTasks(db: Db, projectId: string, cards: readonly TaskCardInput[]): Promise<number> {
+export async function importTasks(
+  db: Db,
+  projectId: string,
+  cards: readonly TaskCardInput[],
+): Promise<number> {
   if (cards.length === 0) return 0;
   try {
     await db.transaction().execute(async (trx) => {
@@ -53,12 +57,15 @@ export async function importTasks(db: Db, projectId: string, cards: readonly Tas
           })),
         )
         .execute();
-      const deps = cards.flatMap((c) => c.prerequisites.map((p) => ({ project_id: projectId, task_id: c.id, depends_on: p })));
+      const deps = cards.flatMap((c) =>
+        c.prerequisites.map((p) => ({ project_id: projectId, task_id: c.id, depends_on: p })),
+      );
       if (deps.length > 0) await trx.insertInto("task_dependencies").values(deps).execute();
       await sql`SELECT pg_notify('overseer_events', ${projectId})`.execute(trx);
     });
   } catch (error) {
-    if (isUniqueViolation(error)) throw new ConflictError("A task with one of these ids already exists; nothing was imported.");
+    if (isUniqueViolation(error))
+      throw new ConflictError("A task with one of these ids already exists; nothing was imported.");
     if ((error as { code?: string }).code === "23503") {
       throw new ConflictError("A prerequisite names a task that does not exist; nothing was imported.");
     }
@@ -81,16 +88,29 @@ export interface ListTasksFilter {
   limit?: number;
 }
 
-export async function listTasks(db: Db, projectId: string, filter: ListTasksFilter = {}): Promise<{ tasks: Task[]; next: string | null }> {
+export async function listTasks(
+  db: Db,
+  projectId: string,
+  filter: ListTasksFilter = {},
+): Promise<{ tasks: Task[]; next: string | null }> {
   const limit = Math.min(Math.max(filter.limit ?? 500, 1), 1000);
-  let q = db.selectFrom("tasks").selectAll().where("project_id", "=", projectId).orderBy("seq").limit(limit + 1);
+  let q = db
+    .selectFrom("tasks")
+    .selectAll()
+    .where("project_id", "=", projectId)
+    .orderBy("seq")
+    .limit(limit + 1);
   if (filter.status && filter.status.length > 0) q = q.where("status", "in", [...filter.status]);
   if (filter.stage) q = q.where("stage", "=", filter.stage);
   if (filter.kind) q = q.where("kind", "=", filter.kind);
   if (filter.after) q = q.where("seq", ">", filter.after);
   const rows = await q.execute();
   const page = rows.slice(0, limit);
-  const prereqs = await prerequisitesOf(db, projectId, page.map((r) => r.id));
+  const prereqs = await prerequisitesOf(
+    db,
+    projectId,
+    page.map((r) => r.id),
+  );
   return {
     tasks: page.map((r) => taskFromRow(r, prereqs.get(r.id) ?? [])),
     next: rows.length > limit ? (page.at(-1)?.seq ?? null) : null,
@@ -98,13 +118,22 @@ export async function listTasks(db: Db, projectId: string, filter: ListTasksFilt
 }
 
 export async function getTask(db: Db, projectId: string, taskId: string): Promise<Task | undefined> {
-  const row = await db.selectFrom("tasks").selectAll().where("project_id", "=", projectId).where("id", "=", taskId).executeTakeFirst();
+  const row = await db
+    .selectFrom("tasks")
+    .selectAll()
+    .where("project_id", "=", projectId)
+    .where("id", "=", taskId)
+    .executeTakeFirst();
   if (!row) return undefined;
   const prereqs = await prerequisitesOf(db, projectId, [taskId]);
   return taskFromRow(row, prereqs.get(taskId) ?? []);
 }
 
-async function prerequisitesOf(db: Db, projectId: string, taskIds: readonly string[]): Promise<Map<string, string[]>> {
+async function prerequisitesOf(
+  db: Db,
+  projectId: string,
+  taskIds: readonly string[],
+): Promise<Map<string, string[]>> {
   const map = new Map<string, string[]>();
   if (taskIds.length === 0) return map;
   const rows = await db

@@ -16,10 +16,16 @@ function hashToken(token: string): string {
 }
 
 /** Creates a token; the plaintext is returned once and only its SHA-256 is stored. */
-export async function createApiToken(db: Db, input: { name: string; scope: TokenScope }): Promise<{ id: string; token: string; scope: TokenScope }> {
+export async function createApiToken(
+  db: Db,
+  input: { name: string; scope: TokenScope },
+): Promise<{ id: string; token: string; scope: TokenScope }> {
   const token = `ovr_${randomBytes(32).toString("base64url")}`;
   const id = randomUUID();
-  await db.insertInto("api_tokens").values({ id, name: input.name, scope: input.scope, token_hash: hashToken(token) }).execute();
+  await db
+    .insertInto("api_tokens")
+    .values({ id, name: input.name, scope: input.scope, token_hash: hashToken(token) })
+    .execute();
   return { id, token, scope: input.scope };
 }
 
@@ -38,10 +44,19 @@ export async function touchApiToken(db: Db, id: string): Promise<void> {
 }
 
 export async function revokeApiToken(db: Db, id: string): Promise<boolean> {
-  const r = await db.updateTable("api_tokens").set({ revoked_at: sql`now()` }).where("id", "=", id).where("revoked_at", "is", null).executeTakeFirst();
+  const r = await db
+    .updateTable("api_tokens")
+    .set({ revoked_at: sql`now()` })
+    .where("id", "=", id)
+    .where("revoked_at", "is", null)
+    .executeTakeFirst();
   return r.numUpdatedRows > 0n;
 }
 
 export async function listApiTokens(db: Db) {
-  return db.selectFrom("api_tokens").select(["id", "name", "scope", "created_at", "revoked_at", "last_used_at"]).orderBy("created_at").execute();
+  return db
+    .selectFrom("api_tokens")
+    .select(["id", "name", "scope", "created_at", "revoked_at", "last_used_at"])
+    .orderBy("created_at")
+    .execute();
 }

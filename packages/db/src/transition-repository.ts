@@ -9,7 +9,8 @@ import {
 import { sql } from "kysely";
 import { randomBytes, randomUUID } from "node:crypto";
 import { type Db, json } from "./connection.ts";
-import { ConflictError, isUniqueViolation, LeaseLostError } from "./db-errors.ts";
+import type { EventRow } from "./database-schema.ts";
+import { ConflictError, isSerializationFailure, isUniqueViolation, LeaseLostError } from "./db-errors.ts";
 import { loadProjectState } from "./project-state-repository.ts";
 import { taskMutableColumns } from "./row-mappers.ts";
 
@@ -61,34 +62,60 @@ export function defaultDomainContext(overrides: Partial<DomainContext> = {}): Do
  * A concurrent change makes it throw ConflictError and write nothing. A redelivered run
  * outcome returns `already_applied` and writes nothing: transitions are idempotent by run id.
  */
-export async function applyTransition(db: Db, projectId: string, command: Command, options: ApplyOptions = {}): Promise<ApplyResult> {
-  return db.transaction().execute(async (trx) => {
-    if (options.leaseOwner !== undefined) await assertLease(trx, projectId, options.leaseOwner);
-    const runId = commandRunId(command);
-    const state = await loadProjectState(trx, projectId, {
-      runIds: runId ? [runId] : [],
-      decisionIds: command.kind === "resolve-decision" ? [command.decisionId] : [],
-    });
-    if (options.expectedTask) {
-      const { taskId, version } = options.expectedTask;
-      const current = state.tasks.get(taskId)?.version;
-      if (current !== version) {
-        throw new ConflictError(`Task ${taskId} is at version ${current ?? "none"}, not ${version}; reload and retry.`, {
-          taskId,
-          expectedVersion: version,
-          actualVersion: current ?? null,
+export interface AppliedTransition extends ApplyResult {
+  /** The events as stored (with their ids), for live publication after commit. */
+  readonly eventRows: readonly EventRow[];
+}
+
+export async function applyTransition(
+  db: Db,
+  projectId: string,
+  command: Command,
+  options: ApplyOptions = {},
+): Promise<AppliedTransition> {
+  // REPEATABLE READ: every read of the state machine's input comes from one snapshot; a
+  // concurrent write to a row we update surfaces as a serialization failure → ConflictError.
+  return db
+    .transaction()
+    .setIsolationLevel("repeatable read")
+    .execute(async (trx) => {
+      if (options.leaseOwner !== undefined) await assertLease(trx, projectId, options.leaseOwner);
+      const runId = commandRunId(command);
+      const state = await loadProjectState(trx, projectId, {
+        runIds: runId ? [runId] : [],
+        decisionIds: command.kind === "resolve-decision" ? [command.decisionId] : [],
+      });
+      if (options.expectedTask) {
+        const { taskId, version } = options.expectedTask;
+        const current = state.tasks.get(taskId)?.version;
+        if (current !== version) {
+          throw new ConflictError(
+            `Task ${taskId} is at version ${current ?? "none"}, not ${version}; reload and retry.`,
+            {
+              taskId,
+              expectedVersion: version,
+              actualVersion: current ?? null,
+            },
+          );
+        }
+      }
+      const result = applyCommand(state, command, defaultDomainContext(options.ctx));
+      if (result.outcome === "already_applied") return { ...result, eventRows: [] };
+      const eventRows = await persist(trx, projectId, result);
+      if (runId && options.runReport) await storeRunReport(trx, runId, options.runReport);
+      const usage = "usage" in command ? command.usage : undefined;
+      if (usage && runId) await addUsage(trx, projectId, runId, usage);
+      await sql`SELECT pg_notify(${POSTGRES_NOTIFY_CHANNEL}, ${projectId})`.execute(trx);
+      return { ...result, eventRows };
+    })
+    .catch((error: unknown) => {
+      if (isSerializationFailure(error)) {
+        throw new ConflictError("A concurrent transition changed this project; nothing was written. Retry.", {
+          cause: String((error as Error).message),
         });
       }
-    }
-    const result = applyCommand(state, command, defaultDomainContext(options.ctx));
-    if (result.outcome === "already_applied") return result;
-    await persist(trx, projectId, result);
-    if (runId && options.runReport) await storeRunReport(trx, runId, options.runReport);
-    const usage = "usage" in command ? command.usage : undefined;
-    if (usage && runId) await addUsage(trx, projectId, runId, usage);
-    await sql`SELECT pg_notify(${POSTGRES_NOTIFY_CHANNEL}, ${projectId})`.execute(trx);
-    return result;
-  });
+      throw error;
+    });
 }
 
 async function assertLease(db: Db, projectId: string, owner: string): Promise<void> {
@@ -103,7 +130,7 @@ async function assertLease(db: Db, projectId: string, owner: string): Promise<vo
   if (!lease) throw new LeaseLostError(projectId, owner);
 }
 
-async function persist(db: Db, projectId: string, result: ApplyResult): Promise<void> {
+async function persist(db: Db, projectId: string, result: ApplyResult): Promise<EventRow[]> {
   const { changes } = result;
   const now = new Date();
   try {
@@ -132,23 +159,33 @@ async function persist(db: Db, projectId: string, result: ApplyResult): Promise<
         if (task.prerequisites.length > 0) {
           await db
             .insertInto("task_dependencies")
-            .values(task.prerequisites.map((p) => ({ project_id: projectId, task_id: task.id, depends_on: p })))
+            .values(
+              task.prerequisites.map((p) => ({ project_id: projectId, task_id: task.id, depends_on: p })),
+            )
             .execute();
         }
         continue;
       }
       const updated = await db
         .updateTable("tasks")
-        .set({ ...taskMutableColumns(task), answers: json(task.answers), version: task.version + 1, updated_at: now })
+        .set({
+          ...taskMutableColumns(task),
+          answers: json(task.answers),
+          version: task.version + 1,
+          updated_at: now,
+        })
         .where("project_id", "=", projectId)
         .where("id", "=", task.id)
         .where("version", "=", task.version)
         .executeTakeFirst();
       if (updated.numUpdatedRows === 0n) {
-        throw new ConflictError(`Task ${task.id} changed concurrently (expected version ${task.version}); retry.`, {
-          taskId: task.id,
-          expectedVersion: task.version,
-        });
+        throw new ConflictError(
+          `Task ${task.id} changed concurrently (expected version ${task.version}); retry.`,
+          {
+            taskId: task.id,
+            expectedVersion: task.version,
+          },
+        );
       }
     }
     for (const run of changes.runs) {
@@ -183,7 +220,10 @@ async function persist(db: Db, projectId: string, result: ApplyResult): Promise<
         .where("status", "in", ["queued", "running"])
         .executeTakeFirst();
       if (updated.numUpdatedRows === 0n) {
-        throw new ConflictError(`Run ${run.id} already ended concurrently; retry.`, { runId: run.id, status: previous?.status });
+        throw new ConflictError(`Run ${run.id} already ended concurrently; retry.`, {
+          runId: run.id,
+          status: previous?.status,
+        });
       }
     }
     for (const d of changes.decisions) {
@@ -204,7 +244,10 @@ async function persist(db: Db, projectId: string, result: ApplyResult): Promise<
         resolved_at: d.resolvedAt === null ? null : new Date(d.resolvedAt),
       };
       if (changes.createdDecisionIds.has(d.id)) {
-        await db.insertInto("decisions").values({ project_id: projectId, id: d.id, ...values }).execute();
+        await db
+          .insertInto("decisions")
+          .values({ project_id: projectId, id: d.id, ...values })
+          .execute();
         continue;
       }
       // Re-asked cards (revision + 1) replace a resolved card; resolving requires it still pending.
@@ -213,7 +256,9 @@ async function persist(db: Db, projectId: string, result: ApplyResult): Promise<
         .set({ ...values, ...(d.status === "pending" ? { created_at: now } : {}) })
         .where("project_id", "=", projectId)
         .where("id", "=", d.id)
-        .where((eb) => (d.status === "pending" ? eb("revision", "=", d.revision - 1) : eb("status", "=", "pending")))
+        .where((eb) =>
+          d.status === "pending" ? eb("revision", "=", d.revision - 1) : eb("status", "=", "pending"),
+        )
         .executeTakeFirst();
       if (updated.numUpdatedRows === 0n) {
         throw new ConflictError(`Decision ${d.id} changed concurrently; retry.`, { decisionId: d.id });
@@ -234,10 +279,14 @@ async function persist(db: Db, projectId: string, result: ApplyResult): Promise<
         .where("id", "=", projectId)
         .where("version", "=", p.version)
         .executeTakeFirst();
-      if (updated.numUpdatedRows === 0n) throw new ConflictError(`Project ${projectId} changed concurrently; retry.`);
+      if (updated.numUpdatedRows === 0n)
+        throw new ConflictError(`Project ${projectId} changed concurrently; retry.`);
     }
   } catch (error) {
-    if (isUniqueViolation(error)) throw new ConflictError("A concurrent transition created the same row; retry.", { cause: String(error) });
+    if (isUniqueViolation(error))
+      throw new ConflictError("A concurrent transition created the same row; retry.", {
+        cause: String(error),
+      });
     throw error;
   }
   if (result.incidents.length > 0) {
@@ -255,20 +304,20 @@ async function persist(db: Db, projectId: string, result: ApplyResult): Promise<
       )
       .execute();
   }
-  if (result.events.length > 0) {
-    await db
-      .insertInto("events")
-      .values(
-        result.events.map((e) => ({
-          project_id: projectId,
-          task_id: e.taskId,
-          run_id: e.runId,
-          type: e.type,
-          data: json(e.data),
-        })),
-      )
-      .execute();
-  }
+  if (result.events.length === 0) return [];
+  return db
+    .insertInto("events")
+    .values(
+      result.events.map((e) => ({
+        project_id: projectId,
+        task_id: e.taskId,
+        run_id: e.runId,
+        type: e.type,
+        data: json(e.data),
+      })),
+    )
+    .returningAll()
+    .execute();
 }
 
 async function storeRunReport(db: Db, runId: string, report: RunReport): Promise<void> {
@@ -281,7 +330,8 @@ async function storeRunReport(db: Db, runId: string, report: RunReport): Promise
       exit_code: report.exitCode ?? null,
       signal: report.signal ?? null,
       timed_out: report.timedOut ?? false,
-      duration_ms: report.durationMs === undefined || report.durationMs === null ? null : Math.round(report.durationMs),
+      duration_ms:
+        report.durationMs === undefined || report.durationMs === null ? null : Math.round(report.durationMs),
       scope_violations: [...(report.scopeViolations ?? [])],
       output: report.output ?? null,
       output_truncated: report.outputTruncated ?? false,

@@ -106,7 +106,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       ended_at timestamptz,
       FOREIGN KEY (project_id, task_id) REFERENCES tasks(project_id, id) ON DELETE CASCADE
     )`.execute(db);
-  await sql`CREATE INDEX runs_active_idx ON runs (project_id) WHERE status IN ('queued','running')`.execute(db);
+  await sql`CREATE INDEX runs_active_idx ON runs (project_id) WHERE status IN ('queued','running')`.execute(
+    db,
+  );
   await sql`CREATE INDEX runs_task_idx ON runs (project_id, task_id, created_at)`.execute(db);
 
   await sql`
@@ -151,7 +153,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       resolved_at timestamptz,
       PRIMARY KEY (project_id, id)
     )`.execute(db);
-  await sql`CREATE INDEX decisions_pending_idx ON decisions (project_id) WHERE status = 'pending'`.execute(db);
+  await sql`CREATE INDEX decisions_pending_idx ON decisions (project_id) WHERE status = 'pending'`.execute(
+    db,
+  );
 
   await sql`
     CREATE TABLE incidents (
@@ -186,7 +190,17 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
-  for (const table of ["api_tokens", "leases", "incidents", "decisions", "events", "runs", "task_dependencies", "tasks", "projects"]) {
+  for (const table of [
+    "api_tokens",
+    "leases",
+    "incidents",
+    "decisions",
+    "events",
+    "runs",
+    "task_dependencies",
+    "tasks",
+    "projects",
+  ]) {
     await sql`DROP TABLE IF EXISTS ${sql.table(table)} CASCADE`.execute(db);
   }
   await sql`DROP FUNCTION IF EXISTS events_append_only()`.execute(db);

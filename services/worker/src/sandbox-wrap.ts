@@ -1,0 +1,38 @@
+import type { WrapCommand } from "@overseer/harness";
+import type { RunJob } from "@overseer/queue";
+import type { SandboxDriver, SandboxSpec } from "@overseer/sandbox";
+import type { RunPaths } from "./run-executor.ts";
+
+const MIB = 1024 * 1024;
+
+/**
+ * Adapts a sandbox driver to the harness's `wrap` hook for one run: the checkout and
+ * control dir writable; the worktree's git metadata, the prompt and the bundled commands
+ * read-only; the worker's data dir (other projects' mirrors and checkouts) masked; network
+ * off unless the project allow-lists hosts (then only through the egress proxy).
+ * Each prepared command is single-use: the setup hook, the agent and the after_run hook
+ * each get their own (and their own cgroup).
+ */
+export function sandboxWrapFor(driver: SandboxDriver, job: RunJob, paths: RunPaths, dataDir: string): WrapCommand {
+  let n = 0;
+  return async (argv, env) => {
+    n += 1;
+    const spec: SandboxSpec = {
+      runId: `${job.runId.replace(/[^A-Za-z0-9_.-]/g, "").slice(0, 56)}-${n}`,
+      checkoutDir: paths.checkout,
+      controlDir: paths.controlDir,
+      readOnlyBinds: [...paths.gitDirs, paths.agentBinDir, paths.inputDir],
+      hiddenPaths: [dataDir],
+      env: { ...env },
+      network:
+        job.sandbox.networkAllowHosts.length > 0 ? { mode: "proxy", allowHosts: job.sandbox.networkAllowHosts } : { mode: "none" },
+      limits: {
+        pidsMax: job.sandbox.pidsMax,
+        memoryBytes: job.sandbox.memoryMb * MIB,
+        cpuSeconds: job.sandbox.cpuSeconds,
+      },
+    };
+    const prepared = await driver.prepare(argv, spec);
+    return { file: prepared.file, args: [...prepared.args], env: { ...prepared.env }, cleanup: () => prepared.cleanup() };
+  };
+}

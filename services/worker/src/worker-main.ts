@@ -1,0 +1,68 @@
+/**
+ * Entry point: `tsx services/worker/src/worker-main.ts`. A worker needs Redis and git access
+ * to the projects' repositories, never Postgres. It refuses to start without a working
+ * sandbox unless OVERSEER_SANDBOX=none and OVERSEER_SANDBOX_UNSAFE_NONE=1 are both set.
+ */
+import { mkdir } from "node:fs/promises";
+import { createLogger, loadSettings } from "@overseer/config";
+import { createRedis, LiveChannel, RunQueues, WorkerRegistry } from "@overseer/queue";
+import { createSandboxDriver, type SandboxDriver } from "@overseer/sandbox";
+import { sandboxWrapFor } from "./sandbox-wrap.ts";
+import { WorkerService } from "./worker-service.ts";
+
+const settings = loadSettings();
+const logger = createLogger({ name: "worker", level: settings.logLevel });
+
+let driver: SandboxDriver;
+try {
+  driver = createSandboxDriver(settings.sandbox, { allowUnsafeNone: settings.sandboxUnsafeNone });
+  if (settings.sandbox !== "none" && (await driver.version()) === null) {
+    throw new Error(
+      `sandbox driver "${settings.sandbox}" is not available on this host (install bubblewrap: apt-get install bubblewrap); ` +
+        "to run agents WITHOUT isolation set OVERSEER_SANDBOX=none and OVERSEER_SANDBOX_UNSAFE_NONE=1",
+    );
+  }
+} catch (error) {
+  logger.fatal({ err: error }, `worker refuses to start: ${(error as Error).message}`);
+  process.exit(2);
+}
+
+await mkdir(settings.dataDir, { recursive: true });
+const redis = createRedis(settings.redisUrl);
+const service = new WorkerService(
+  {
+    workerConnection: createRedis(settings.redisUrl),
+    subscriber: createRedis(settings.redisUrl),
+    queues: new RunQueues(redis, { prefix: settings.queuePrefix }),
+    live: new LiveChannel(redis, { prefix: settings.queuePrefix }),
+    registry: new WorkerRegistry(redis, settings.queuePrefix),
+    logger,
+  },
+  {
+    id: settings.workerId,
+    concurrency: settings.workerConcurrency,
+    dataDir: settings.dataDir,
+    prefix: settings.queuePrefix,
+    heartbeatIntervalMs: settings.heartbeatIntervalMs,
+    lockDurationMs: settings.workerLockMs,
+    stalledIntervalMs: settings.stalledIntervalMs,
+    maxStalledCount: settings.maxStalledCount,
+    killGraceMs: settings.killGraceMs,
+    maxOutputBytes: settings.maxOutputBytes,
+    sandboxName: driver.name,
+    unsafe: driver.name === "none",
+    sandboxFor: async (job, paths) => sandboxWrapFor(driver, job, paths, settings.dataDir),
+  },
+);
+await service.start();
+
+let stopping = false;
+async function shutdown(signal: string): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  logger.info({ signal }, "shutting down");
+  await service.stop();
+  process.exit(0);
+}
+process.on("SIGTERM", () => void shutdown("SIGTERM"));
+process.on("SIGINT", () => void shutdown("SIGINT"));

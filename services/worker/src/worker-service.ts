@@ -1,0 +1,225 @@
+/**
+ * A stateless worker process: `concurrency` slots, each running one run job at a time.
+ *
+ * Delivery is at-least-once. A job is taken with a BullMQ lock that this process renews
+ * while the run lasts; if the process dies, the lock lapses and another worker's stalled
+ * check redelivers the job, which starts again from a fresh checkout. A run's result is
+ * reported to the results queue under a job id derived from the run id before the run job
+ * completes, so a redelivered job whose result already exists is skipped, and the
+ * coordinator applies each result once (idempotent by run id).
+ *
+ * Cancellation: the worker listens to the live event channel; a `run.cancelled` event for
+ * a run it holds aborts that run (its process group is killed). Shutdown (SIGTERM) aborts
+ * every run and lets the jobs be redelivered elsewhere.
+ */
+import { hostname } from "node:os";
+import path from "node:path";
+import type { Logger } from "@overseer/config";
+import { RepoMirror } from "@overseer/git";
+import {
+  type LiveChannel,
+  RUN_QUEUE,
+  type RunJob,
+  type RunQueues,
+  runJobSchema,
+  type WorkerHeartbeat,
+  type WorkerRegistry,
+} from "@overseer/queue";
+import { type Job, UnrecoverableError, Worker } from "bullmq";
+import type { Redis } from "ioredis";
+import { LiveLogBatcher } from "./live-log-batcher.ts";
+import { executeRun, type RunExecutorDeps, type RunPaths, WorkerShutdownError } from "./run-executor.ts";
+import type { WrapCommand } from "@overseer/harness";
+
+export interface WorkerServiceOptions {
+  id?: string;
+  /** Runs at once in this process. Default 2. */
+  concurrency?: number;
+  dataDir: string;
+  prefix?: string;
+  /** Heartbeat period. Default 5000 ms. */
+  heartbeatIntervalMs?: number;
+  /** BullMQ job lock, renewed while a run lasts. Default 30000 ms. */
+  lockDurationMs?: number;
+  /** How often dead workers' jobs are looked for. Default 15000 ms. */
+  stalledIntervalMs?: number;
+  /** Redeliveries after worker deaths before a job fails. Default 3. */
+  maxStalledCount?: number;
+  killGraceMs?: number;
+  maxOutputBytes?: number;
+  /** Sandbox driver name, for heartbeats. */
+  sandboxName: string;
+  /** True when runs execute without isolation (`none`): shown loudly everywhere. */
+  unsafe: boolean;
+  sandboxFor(job: RunJob, paths: RunPaths): Promise<WrapCommand | undefined>;
+}
+
+export interface WorkerServiceDeps {
+  /** Blocking connection for the BullMQ worker. */
+  workerConnection: Redis;
+  /** Connection for pub/sub subscriptions. */
+  subscriber: Redis;
+  queues: RunQueues;
+  live: LiveChannel;
+  registry: WorkerRegistry;
+  logger: Logger;
+}
+
+export class WorkerService {
+  readonly id: string;
+  private worker: Worker | null = null;
+  private heartbeatTimer: NodeJS.Timeout | null = null;
+  private readonly mirrors = new Map<string, RepoMirror>();
+  private readonly current = new Map<string, { job: RunJob; since: number; abort: AbortController; cancelled: boolean }>();
+  private readonly startedAt = Date.now();
+  private readonly executorDeps: RunExecutorDeps;
+
+  constructor(
+    private readonly deps: WorkerServiceDeps,
+    private readonly options: WorkerServiceOptions,
+  ) {
+    this.id = options.id ?? `${hostname()}-${process.pid}`;
+    const batchers = new Map<string, LiveLogBatcher>();
+    this.executorDeps = {
+      workerId: this.id,
+      dataDir: options.dataDir,
+      logger: deps.logger,
+      killGraceMs: options.killGraceMs ?? 5000,
+      maxOutputBytes: options.maxOutputBytes ?? 1024 * 1024,
+      mirrorFor: (job) => this.mirrorFor(job),
+      sandboxFor: (job, paths) => options.sandboxFor(job, paths),
+      onOutput: (job, chunk) => {
+        let batcher = batchers.get(job.runId);
+        if (!batcher) {
+          batcher = new LiveLogBatcher(deps.live, job.runId);
+          batchers.set(job.runId, batcher);
+        }
+        batcher.push(chunk);
+      },
+    };
+    this.flushLog = async (runId) => {
+      await batchers.get(runId)?.flush();
+      batchers.delete(runId);
+    };
+  }
+
+  private readonly flushLog: (runId: string) => Promise<void>;
+
+  async start(): Promise<void> {
+    const { logger } = this.deps;
+    if (this.options.unsafe) {
+      logger.warn({ worker: this.id }, "UNSAFE: runs execute WITHOUT a sandbox (OVERSEER_SANDBOX=none); agents have this worker's rights");
+    }
+    await this.deps.subscriber.subscribe(this.deps.live.allEventsChannel);
+    this.deps.subscriber.on("message", (_channel, message) => this.onLiveEvent(message));
+    this.worker = new Worker(RUN_QUEUE, (job) => this.process(job), {
+      connection: this.deps.workerConnection,
+      prefix: this.options.prefix ?? "overseer",
+      concurrency: this.options.concurrency ?? 2,
+      lockDuration: this.options.lockDurationMs ?? 30_000,
+      stalledInterval: this.options.stalledIntervalMs ?? 15_000,
+      maxStalledCount: this.options.maxStalledCount ?? 3,
+      autorun: true,
+    });
+    this.worker.on("error", (error) => logger.error({ err: error }, "run worker error"));
+    this.worker.on("failed", (job, error) => logger.warn({ jobId: job?.id, err: error }, "run job failed"));
+    await this.beat();
+    this.heartbeatTimer = setInterval(() => void this.beat(), this.options.heartbeatIntervalMs ?? 5000);
+    this.heartbeatTimer.unref();
+    logger.info({ worker: this.id, concurrency: this.options.concurrency ?? 2, sandbox: this.options.sandboxName }, "worker started");
+  }
+
+  /** Stops taking jobs, aborts running ones (they are redelivered), removes the heartbeat. */
+  async stop(): Promise<void> {
+    if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
+    for (const entry of this.current.values()) entry.abort.abort();
+    await this.worker?.close();
+    await this.deps.subscriber.unsubscribe().catch(() => undefined);
+    await this.deps.registry.remove(this.id).catch(() => undefined);
+    this.deps.logger.info({ worker: this.id }, "worker stopped");
+  }
+
+  private async process(job: Job): Promise<void> {
+    const parsed = runJobSchema.safeParse(job.data);
+    if (!parsed.success) {
+      throw new UnrecoverableError(`malformed run job ${job.id}: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
+    }
+    const run = parsed.data;
+    // Redelivered after this run's result was already reported (a crash between the two).
+    if (await this.deps.queues.hasResult(run.runId)) return;
+    const abort = new AbortController();
+    const entry = { job: run, since: Date.now(), abort, cancelled: false };
+    this.current.set(run.runId, entry);
+    try {
+      await this.deps.queues.reportResult({
+        v: 1,
+        kind: "run-started",
+        runId: run.runId,
+        projectId: run.projectId,
+        workerId: this.id,
+        at: Date.now(),
+      });
+      const result = await executeRun(run, this.executorDeps, abort.signal);
+      await this.flushLog(run.runId);
+      await this.deps.queues.reportResult(result);
+    } catch (error) {
+      // A cancelled run is over: nothing to report (the cancel transition already ended it).
+      if (error instanceof WorkerShutdownError && entry.cancelled) return;
+      if (error instanceof WorkerShutdownError) this.deps.logger.warn({ runId: run.runId }, error.message);
+      throw error;
+    } finally {
+      this.current.delete(run.runId);
+      await this.flushLog(run.runId);
+    }
+  }
+
+  private onLiveEvent(message: string): void {
+    if (this.current.size === 0) return;
+    try {
+      const event = JSON.parse(message) as { type?: string; runId?: string | null };
+      if (event.type !== "run.cancelled" || !event.runId) return;
+      const entry = this.current.get(event.runId);
+      if (entry) {
+        this.deps.logger.info({ runId: event.runId }, "run cancelled by operator; ending its process group");
+        entry.cancelled = true;
+        entry.abort.abort();
+      }
+    } catch {
+      // not ours
+    }
+  }
+
+  private mirrorFor(job: RunJob): RepoMirror {
+    let mirror = this.mirrors.get(job.projectId);
+    if (!mirror) {
+      mirror = new RepoMirror({ dataDir: this.options.dataDir, projectId: job.projectId, remote: job.repo });
+      this.mirrors.set(job.projectId, mirror);
+    }
+    return mirror;
+  }
+
+  private async beat(): Promise<void> {
+    const heartbeat: WorkerHeartbeat = {
+      id: this.id,
+      host: hostname(),
+      pid: process.pid,
+      slots: this.options.concurrency ?? 2,
+      sandbox: this.options.sandboxName,
+      unsafe: this.options.unsafe,
+      currentJobs: [...this.current.values()].map((c) => ({
+        runId: c.job.runId,
+        projectId: c.job.projectId,
+        taskId: c.job.taskId,
+        action: c.job.action,
+        since: c.since,
+      })),
+      startedAt: this.startedAt,
+      heartbeatAt: Date.now(),
+    };
+    await this.deps.registry.beat(heartbeat).catch((error) => this.deps.logger.warn({ err: error }, "heartbeat failed"));
+  }
+
+  get dataDir(): string {
+    return path.resolve(this.options.dataDir);
+  }
+}

@@ -1,0 +1,59 @@
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { listEvents } from "@overseer/db";
+import { runGit } from "@overseer/git";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import YAML from "yaml";
+import { ClusterFixture } from "../support/cluster-fixture.ts";
+import { allTasks, waitForState } from "../support/wait-for.ts";
+
+const fixtures = path.resolve(import.meta.dirname, "../demo/fixtures");
+const tasksOf = (file: string) => (YAML.parse(readFileSync(path.join(fixtures, file), "utf8")) as { tasks: unknown[] }).tasks;
+
+describe("cluster loop (coordinator + workers + bwrap + git)", () => {
+  const cluster = new ClusterFixture({ sandbox: "bwrap" });
+
+  beforeAll(async () => {
+    await cluster.setup();
+    await cluster.startCoordinator();
+    await cluster.startWorker(2);
+  });
+  afterAll(() => cluster.teardown());
+
+  it("executes, reviews with a fresh agent, and lands approved work on main", async () => {
+    const repo = await cluster.addProject({ id: "approve", tasks: tasksOf("approve-project.yaml") });
+    const state = await waitForState(cluster.scratch.db, cluster.scratch.sql, "approve", (s) => allTasks(s, ["done"]));
+    expect(state.tasks.size).toBe(2);
+    const log = await runGit(["log", "--format=%s%n%b", "main"], { cwd: repo });
+    expect(log.stdout).toContain("Add greeting text");
+    expect(log.stdout).toContain("Task: S00-001");
+    expect(log.stdout).toMatch(/Agent: execute-backend-[0-9a-f]{12}/);
+    const greeting = await runGit(["show", "main:src/greeting.txt"], { cwd: repo });
+    expect(greeting.stdout).toBe("Hello from Overseer\n");
+    const approved = await listEvents(cluster.scratch.db, { projectId: "approve", types: ["task.approved"] });
+    expect(approved).toHaveLength(2);
+    for (const e of approved) expect(e.data.landedSha).toMatch(/^[0-9a-f]{40}$/);
+  });
+
+  it("redoes rejected work with the feedback and unblocks an escalated task through its resolver", async () => {
+    await cluster.addProject({ id: "reject", tasks: tasksOf("reject-escalate-project.yaml") });
+    const state = await waitForState(cluster.scratch.db, cluster.scratch.sql, "reject", (s) => allTasks(s, ["done"]), 60_000);
+    expect(state.tasks.get("S00-002.R1")?.kind).toBe("resolver");
+    const rejected = await listEvents(cluster.scratch.db, { projectId: "reject", types: ["task.rejected"] });
+    expect(rejected.map((e) => e.task_id)).toEqual(["S00-001"]);
+    const unblocked = await listEvents(cluster.scratch.db, { projectId: "reject", types: ["task.unblocked"] });
+    expect(unblocked.map((e) => e.task_id)).toEqual(["S00-002"]);
+  });
+
+  it("leaves a decision card pending when the agent needs the user", async () => {
+    await cluster.addProject({ id: "decide", tasks: tasksOf("decision-project.yaml") });
+    const state = await waitForState(cluster.scratch.db, cluster.scratch.sql, "decide", (s) =>
+      [...s.decisions.values()].some((d) => d.status === "pending"),
+    );
+    const card = [...state.decisions.values()][0]!;
+    expect(card.id).toBe("decision-S00-001.R1");
+    expect(card.options.map((o) => o.id)).toEqual(["postgres", "sqlite"]);
+    expect(state.tasks.get("S00-001")?.status).toBe("blocked");
+    expect(state.tasks.get("S00-001.R1")?.status).toBe("awaiting_input");
+  });
+});

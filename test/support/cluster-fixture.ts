@@ -1,0 +1,208 @@
+/**
+ * A real cluster for end-to-end tests and benchmarks: a scratch Postgres database, a Redis
+ * key prefix of its own, a temp data dir, bare git repositories, and an in-process
+ * coordinator and workers (or none, when a test spawns them as processes).
+ */
+import { randomBytes } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { createLogger, type Logger, parseRunnerConfig, validateTaskList } from "@overseer/config";
+import { Coordinator } from "@overseer/coordinator";
+import {
+  createProject,
+  createScratchDatabase,
+  importTasks,
+  type ScratchDatabase,
+  startProject,
+} from "@overseer/db";
+import { initBareRepo } from "@overseer/git";
+import { fakeHarnessPath } from "@overseer/harness";
+import { createRedis, LiveChannel, type Redis, RunQueues, WorkerRegistry } from "@overseer/queue";
+import { createSandboxDriver, type SandboxDriver } from "@overseer/sandbox";
+import { sandboxWrapFor, WorkerService } from "@overseer/worker";
+import pino from "pino";
+
+export const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
+
+export interface ClusterOptions {
+  /** Sandbox driver for in-process workers. Default `bwrap`. */
+  sandbox?: "bwrap" | "none";
+  /** Lease TTL, small in tests so failover is quick. Default 3000 ms. */
+  leaseTtlMs?: number;
+  reconcileIntervalMs?: number;
+  logLevel?: string;
+}
+
+export interface ProjectSpec {
+  id: string;
+  tasks: unknown[];
+  runnerConfig?: Record<string, unknown>;
+  concurrency?: number;
+  files?: Record<string, string>;
+  start?: boolean;
+}
+
+export class ClusterFixture {
+  readonly prefix = `t${randomBytes(4).toString("hex")}`;
+  readonly logger: Logger;
+  scratch!: ScratchDatabase;
+  redis!: Redis;
+  queues!: RunQueues;
+  live!: LiveChannel;
+  dataDir!: string;
+  private readonly closers: (() => Promise<void>)[] = [];
+  readonly coordinators: Coordinator[] = [];
+  readonly workers: WorkerService[] = [];
+  private driver: SandboxDriver | null = null;
+
+  constructor(readonly options: ClusterOptions = {}) {
+    this.logger = options.logLevel
+      ? createLogger({ name: "test", level: options.logLevel })
+      : (pino({ level: "silent" }) as unknown as Logger);
+  }
+
+  async setup(): Promise<this> {
+    this.scratch = await createScratchDatabase();
+    this.dataDir = await mkdtemp(path.join(tmpdir(), "overseer-e2e-"));
+    this.redis = createRedis(REDIS_URL);
+    this.queues = new RunQueues(this.redis, { prefix: this.prefix, infraBackoffMs: 200 });
+    this.live = new LiveChannel(this.redis, { prefix: this.prefix });
+    return this;
+  }
+
+  /** Environment for spawned service processes sharing this fixture's database and prefix. */
+  env(extra: Record<string, string> = {}): Record<string, string> {
+    return {
+      DATABASE_URL: this.scratch.url,
+      REDIS_URL,
+      OVERSEER_QUEUE_PREFIX: this.prefix,
+      OVERSEER_DATA_DIR: this.dataDir,
+      OVERSEER_LEASE_TTL_MS: String(this.options.leaseTtlMs ?? 3000),
+      OVERSEER_HEARTBEAT_INTERVAL_MS: "500",
+      OVERSEER_RECONCILE_INTERVAL_MS: String(this.options.reconcileIntervalMs ?? 1000),
+      OVERSEER_WORKER_LOCK_MS: "3000",
+      OVERSEER_STALLED_INTERVAL_MS: "1000",
+      OVERSEER_KILL_GRACE_MS: "500",
+      LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "warn",
+      ...(this.options.sandbox === "none" ? { OVERSEER_SANDBOX: "none", OVERSEER_SANDBOX_UNSAFE_NONE: "1" } : {}),
+      ...extra,
+    };
+  }
+
+  async createRepo(name: string, files: Record<string, string> = { "README.md": `# ${name}\n` }): Promise<string> {
+    const repo = path.join(this.dataDir, "repos", `${name}.git`);
+    await initBareRepo(repo, { initialFiles: files, branch: "main" });
+    return repo;
+  }
+
+  /** Runner config using the bundled fake harness. */
+  static fakeRunnerConfig(extra: Record<string, unknown> = {}): Record<string, unknown> {
+    return parseRunnerConfig(
+      { argv: [process.execPath, fakeHarnessPath()], timeout_seconds: 60, retry_backoff_seconds: 0.2, ...extra },
+      "test",
+    ) as unknown as Record<string, unknown>;
+  }
+
+  async addProject(spec: ProjectSpec): Promise<string> {
+    const repo = await this.createRepo(spec.id, spec.files);
+    const runnerConfig = spec.runnerConfig ?? ClusterFixture.fakeRunnerConfig();
+    await createProject(this.scratch.db, {
+      id: spec.id,
+      repo,
+      runnerConfig,
+      concurrency: spec.concurrency ?? 1,
+      objective: `Test project ${spec.id}`,
+    });
+    const parsed = validateTaskList(spec.tasks, spec.id);
+    if (!parsed.ok) throw new Error(JSON.stringify(parsed.problems));
+    await importTasks(this.scratch.db, spec.id, parsed.tasks);
+    if (spec.start !== false) await startProject(this.scratch.db, spec.id);
+    return repo;
+  }
+
+  async startCoordinator(id = `coord-${this.coordinators.length}`): Promise<Coordinator> {
+    const workerConnection = createRedis(REDIS_URL);
+    const coordinator = new Coordinator(
+      {
+        db: this.scratch.db,
+        sql: this.scratch.sql,
+        workerConnection,
+        queues: this.queues,
+        live: this.live,
+        logger: this.logger,
+      },
+      {
+        id,
+        prefix: this.prefix,
+        leaseTtlMs: this.options.leaseTtlMs ?? 3000,
+        reconcileIntervalMs: this.options.reconcileIntervalMs ?? 1000,
+      },
+    );
+    await coordinator.start();
+    this.coordinators.push(coordinator);
+    this.closers.push(async () => {
+      await coordinator.stop();
+      workerConnection.disconnect();
+    });
+    return coordinator;
+  }
+
+  sandboxDriver(): SandboxDriver {
+    this.driver ??= createSandboxDriver(this.options.sandbox ?? "bwrap", { allowUnsafeNone: this.options.sandbox === "none" });
+    return this.driver;
+  }
+
+  async startWorker(concurrency = 2): Promise<WorkerService> {
+    const driver = this.sandboxDriver();
+    const workerConnection = createRedis(REDIS_URL);
+    const subscriber = createRedis(REDIS_URL);
+    const worker = new WorkerService(
+      {
+        workerConnection,
+        subscriber,
+        queues: this.queues,
+        live: this.live,
+        registry: new WorkerRegistry(this.redis, this.prefix),
+        logger: this.logger,
+      },
+      {
+        id: `worker-${this.workers.length}`,
+        concurrency,
+        dataDir: this.dataDir,
+        prefix: this.prefix,
+        heartbeatIntervalMs: 500,
+        lockDurationMs: 3000,
+        stalledIntervalMs: 1000,
+        killGraceMs: 500,
+        sandboxName: driver.name,
+        unsafe: driver.name === "none",
+        sandboxFor: async (job, paths) => sandboxWrapFor(driver, job, paths, this.dataDir),
+      },
+    );
+    await worker.start();
+    this.workers.push(worker);
+    this.closers.push(async () => {
+      await worker.stop();
+      workerConnection.disconnect();
+      subscriber.disconnect();
+    });
+    return worker;
+  }
+
+  onClose(fn: () => Promise<void>): void {
+    this.closers.push(fn);
+  }
+
+  async teardown(): Promise<void> {
+    for (const close of this.closers.reverse()) await close().catch(() => undefined);
+    await this.queues?.runs.obliterate({ force: true }).catch(() => undefined);
+    await this.queues?.results.obliterate({ force: true }).catch(() => undefined);
+    await this.queues?.close().catch(() => undefined);
+    const keys = await this.redis?.keys(`${this.prefix}:*`).catch(() => [] as string[]);
+    if (keys && keys.length > 0) await this.redis.del(...keys).catch(() => undefined);
+    this.redis?.disconnect();
+    await this.scratch?.drop().catch(() => undefined);
+    if (this.dataDir) await rm(this.dataDir, { recursive: true, force: true }).catch(() => undefined);
+  }
+}

@@ -1,0 +1,41 @@
+import { type Db, loadProjectSnapshot } from "@overseer/db";
+import type { ProjectState } from "@overseer/domain";
+import type postgres from "postgres";
+
+/**
+ * Waits until `check` holds for a project's state, re-checking on every Postgres NOTIFY of
+ * a transition (event-driven; a slow safety poll covers missed notifications). Fails with
+ * the last state's task statuses after `timeoutMs`.
+ */
+export async function waitForState(
+  db: Db,
+  sql: postgres.Sql,
+  projectId: string,
+  check: (state: ProjectState) => boolean,
+  timeoutMs = 30_000,
+): Promise<ProjectState> {
+  let wake: () => void = () => {};
+  const listener = await sql.listen("overseer_events", () => wake());
+  const deadline = Date.now() + timeoutMs;
+  try {
+    for (;;) {
+      const state = await loadProjectSnapshot(db, projectId);
+      if (check(state)) return state;
+      const left = deadline - Date.now();
+      if (left <= 0) {
+        const statuses = [...state.tasks.values()].map((t) => `${t.id}=${t.status}${t.statusReason ? `(${t.statusReason})` : ""}`);
+        throw new Error(`timed out after ${timeoutMs} ms waiting on ${projectId}: ${statuses.join(", ")}`);
+      }
+      await new Promise<void>((resolve) => {
+        wake = resolve;
+        setTimeout(resolve, Math.min(left, 500)).unref();
+      });
+    }
+  } finally {
+    await listener.unlisten();
+  }
+}
+
+export function allTasks(state: ProjectState, statuses: readonly string[]): boolean {
+  return [...state.tasks.values()].every((t) => statuses.includes(t.status));
+}
