@@ -26,6 +26,8 @@ import pino from "pino";
 export const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 
 export interface ClusterOptions {
+  /** Redis of this cluster. Default REDIS_URL or the local server. */
+  redisUrl?: string;
   /** Sandbox driver for in-process workers. Default `bwrap`. */
   sandbox?: "bwrap" | "none";
   /** Lease TTL, small in tests so failover is quick. Default 3000 ms. */
@@ -56,7 +58,10 @@ export class ClusterFixture {
   readonly workers: WorkerService[] = [];
   private driver: SandboxDriver | null = null;
 
+  readonly redisUrl: string;
+
   constructor(readonly options: ClusterOptions = {}) {
+    this.redisUrl = options.redisUrl ?? REDIS_URL;
     this.logger = options.logLevel
       ? createLogger({ name: "test", level: options.logLevel })
       : (pino({ level: "silent" }) as unknown as Logger);
@@ -65,7 +70,7 @@ export class ClusterFixture {
   async setup(): Promise<this> {
     this.scratch = await createScratchDatabase();
     this.dataDir = await mkdtemp(path.join(tmpdir(), "overseer-e2e-"));
-    this.redis = createRedis(REDIS_URL);
+    this.redis = createRedis(this.redisUrl);
     this.queues = new RunQueues(this.redis, { prefix: this.prefix, infraBackoffMs: 200 });
     this.live = new LiveChannel(this.redis, { prefix: this.prefix });
     return this;
@@ -75,7 +80,7 @@ export class ClusterFixture {
   env(extra: Record<string, string> = {}): Record<string, string> {
     return {
       DATABASE_URL: this.scratch.url,
-      REDIS_URL,
+      REDIS_URL: this.redisUrl,
       OVERSEER_QUEUE_PREFIX: this.prefix,
       OVERSEER_DATA_DIR: this.dataDir,
       OVERSEER_LEASE_TTL_MS: String(this.options.leaseTtlMs ?? 3000),
@@ -122,7 +127,7 @@ export class ClusterFixture {
   }
 
   async startCoordinator(id = `coord-${this.coordinators.length}`): Promise<Coordinator> {
-    const workerConnection = createRedis(REDIS_URL);
+    const workerConnection = createRedis(this.redisUrl);
     const coordinator = new Coordinator(
       {
         db: this.scratch.db,
@@ -155,8 +160,8 @@ export class ClusterFixture {
 
   async startWorker(concurrency = 2): Promise<WorkerService> {
     const driver = this.sandboxDriver();
-    const workerConnection = createRedis(REDIS_URL);
-    const subscriber = createRedis(REDIS_URL);
+    const workerConnection = createRedis(this.redisUrl);
+    const subscriber = createRedis(this.redisUrl);
     const worker = new WorkerService(
       {
         workerConnection,

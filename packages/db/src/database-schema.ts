@@ -95,6 +95,8 @@ export interface RunsTable {
   tokens_in: BigIntColumn;
   tokens_out: BigIntColumn;
   cost_usd: Defaulted<number>;
+  /** Epoch-ms milestones of the run (enqueued, picked, spawned, exited, reported, committed). */
+  timing: Json<Record<string, number | null>>;
   created_at: Timestamp;
   started_at: NullableTimestamp;
   ended_at: NullableTimestamp;

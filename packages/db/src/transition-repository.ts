@@ -29,6 +29,8 @@ export interface RunReport {
   commitSha?: string | null;
   startedAt?: number | null;
   usage?: Usage | null;
+  /** Epoch-ms milestones reported by the worker; `committed` is added here. */
+  timing?: Record<string, number | null>;
 }
 
 export interface ApplyOptions {
@@ -337,6 +339,7 @@ async function storeRunReport(db: Db, runId: string, report: RunReport): Promise
       output_truncated: report.outputTruncated ?? false,
       commit_sha: report.commitSha ?? null,
       ...(report.startedAt ? { started_at: new Date(report.startedAt) } : {}),
+      ...(report.timing ? { timing: json({ ...report.timing, committed: Date.now() }) } : {}),
     })
     .where("id", "=", runId)
     .execute();

@@ -290,6 +290,7 @@ export class Coordinator {
       outputTruncated: result.outputTruncated,
       commitSha: result.commitSha,
       startedAt: result.timing.spawnedAt ?? result.timing.pickedAt,
+      timing: { ...result.timing, received: Date.now() },
     };
     try {
       await this.apply(projectId, command, { runReport }, true);

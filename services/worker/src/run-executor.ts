@@ -21,6 +21,7 @@ import {
   type ControlTransition,
   expandArgv,
   HarnessNotConfiguredError,
+  resolveExecutable,
   runHarness,
   type WrapCommand,
 } from "@overseer/harness";
@@ -170,6 +171,15 @@ export async function executeRun(job: RunJob, deps: RunExecutorDeps, signal?: Ab
       action: job.action,
       prompt_file: paths.promptFile,
     });
+    // Resolve the harness on the host first: the sandbox binds the system paths at the same
+    // places, and a clear "not configured" beats a sandbox's exec error.
+    if (resolveExecutable(argv[0] as string, env.PATH) === null) {
+      return finish({
+        kind: "misconfigured",
+        reason: "harness_not_configured",
+        message: new HarnessNotConfiguredError(argv[0] as string, "not_found", `PATH=${env.PATH ?? ""}`).message,
+      });
+    }
     let harness: Awaited<ReturnType<typeof runHarness>>;
     try {
       harness = await runHarness({

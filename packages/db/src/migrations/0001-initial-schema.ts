@@ -101,6 +101,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       tokens_in bigint NOT NULL DEFAULT 0,
       tokens_out bigint NOT NULL DEFAULT 0,
       cost_usd double precision NOT NULL DEFAULT 0,
+      timing jsonb NOT NULL DEFAULT '{}'::jsonb,
       created_at timestamptz NOT NULL DEFAULT now(),
       started_at timestamptz,
       ended_at timestamptz,

@@ -1,0 +1,143 @@
+import { OpenAPIHono } from "@hono/zod-openapi";
+import { cors } from "hono/cors";
+import type { GatewayEnv } from "./gateway-env.ts";
+import { type GatewayDeps, type GatewayOptions, type ResolvedGatewayOptions, resolveGatewayOptions } from "./gateway-options.ts";
+import { accessLog } from "./http/access-log.ts";
+import { ApiError, toApiError } from "./http/api-error.ts";
+import {
+  authenticate,
+  limitBodies,
+  rateLimitWrites,
+  requestId,
+  requireJsonBodies,
+  securityHeaders,
+} from "./http/request-guards.ts";
+import { TokenVerifier } from "./http/token-verifier.ts";
+import { validationHook } from "./http/validation-hook.ts";
+import { WriteRateLimiter } from "./http/write-rate-limiter.ts";
+import { ProjectEventSubscriber } from "./live/project-event-subscriber.ts";
+import { StreamRegistry } from "./live/stream-registry.ts";
+import { OperatorTransitions } from "./operations/operator-transitions.ts";
+import { GatewayMetrics } from "./ops/gateway-metrics.ts";
+import { registerArgusRoutes } from "./routes/argus-routes.ts";
+import { registerEventRoutes } from "./routes/event-routes.ts";
+import { registerOpsRoutes } from "./routes/ops-routes.ts";
+import { registerPageRoutes } from "./routes/page-routes.ts";
+import { registerProjectRoutes } from "./routes/project-routes.ts";
+import type { RouteContext } from "./routes/route-kit.ts";
+import { registerRunRoutes } from "./routes/run-routes.ts";
+import { registerTaskRoutes } from "./routes/task-routes.ts";
+import { registerTokenRoutes } from "./routes/token-routes.ts";
+
+/** Title and version of the generated OpenAPI document. */
+export const API_TITLE = "Overseer gateway API";
+export const API_VERSION = "1.0.0";
+
+export interface GatewayControls {
+  /** The OpenAPI 3.0 document generated from the route schemas (what `/openapi.json` serves). */
+  openApiDocument(): Record<string, unknown>;
+  /** Refuses new SSE streams, ends every open one, and closes the Redis subscriber. */
+  shutdown(): Promise<void>;
+  /** SSE streams open right now (events and logs). */
+  openStreamCount(): number;
+  /** Options after defaults. */
+  readonly settings: ResolvedGatewayOptions;
+}
+
+/** The Hono app itself (`app.request()`, `app.fetch`), plus lifecycle controls. */
+export type GatewayApp = OpenAPIHono<GatewayEnv> & GatewayControls;
+
+/**
+ * Builds the gateway: middleware pipeline (see `request-guards.ts`), then the route modules
+ * (Argus-compatible `/api/projects/…`, native REST `/api/v1/…`, live SSE, operations, pages).
+ * It opens no connection of its own until an SSE client subscribes; the caller owns `deps`.
+ */
+export function createGatewayApp(deps: GatewayDeps, options: GatewayOptions = {}): GatewayApp {
+  const settings = resolveGatewayOptions(options);
+  const metrics = new GatewayMetrics(deps, settings.metricsCacheMs, settings.readyTimeoutMs, settings.processMetrics);
+  const verifier = new TokenVerifier(deps.db, deps.logger, settings.tokenCacheTtlMs, settings.tokenCacheMaxEntries);
+  const streams = new StreamRegistry(settings.maxOpenStreams, metrics);
+  const subscriber = new ProjectEventSubscriber(deps.redis, deps.live, deps.logger);
+  const transitions = new OperatorTransitions(deps, metrics, settings.conflictRetries, settings.readyTimeoutMs);
+  const ctx: RouteContext = { deps, options: settings, transitions, streams, subscriber, metrics, verifier };
+
+  const app = new OpenAPIHono<GatewayEnv>({ defaultHook: validationHook });
+  app.use("*", requestId(), accessLog(deps.logger, metrics), securityHeaders());
+  if (settings.corsOrigins.length > 0) {
+    const origins = [...settings.corsOrigins];
+    app.use(
+      "*",
+      cors({
+        origin: origins.includes("*") ? "*" : origins,
+        allowMethods: ["GET", "POST", "DELETE", "OPTIONS"],
+        allowHeaders: ["Authorization", "Content-Type", "Last-Event-ID", "X-Request-Id"],
+        exposeHeaders: ["X-Request-Id", "Retry-After"],
+        maxAge: 600,
+      }),
+    );
+  }
+  app.use(
+    "*",
+    authenticate(verifier),
+    rateLimitWrites(new WriteRateLimiter(settings.rateLimitWritesPerMinute)),
+    requireJsonBodies(),
+    limitBodies(settings.maxBodyBytes),
+  );
+
+  app.onError((error, c) => {
+    const api = toApiError(error);
+    if (api) {
+      for (const [name, value] of Object.entries(api.headers)) c.header(name, value);
+      return c.json(api.body(), api.status);
+    }
+    const reqId = c.get("requestId");
+    deps.logger.error({ err: error, reqId, method: c.req.method, path: c.req.path }, "unexpected error");
+    return c.json(
+      new ApiError(500, "internal", `Unexpected server error; quote request id ${reqId} when reporting it.`, { request_id: reqId }).body(),
+      500,
+    );
+  });
+  app.notFound((c) =>
+    c.json(
+      new ApiError(404, "not_found", `No route ${c.req.method} ${c.req.path.slice(0, 200)}; the API is described at /openapi.json and /docs.`).body(),
+      404,
+    ),
+  );
+
+  app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
+    type: "http",
+    scheme: "bearer",
+    description: "An Overseer API token (`ovr_…`); scopes read < operate < admin.",
+  });
+  registerArgusRoutes(app, ctx);
+  registerProjectRoutes(app, ctx);
+  registerTaskRoutes(app, ctx);
+  registerRunRoutes(app, ctx);
+  registerEventRoutes(app, ctx);
+  registerTokenRoutes(app, ctx);
+  registerOpsRoutes(app, ctx);
+
+  const openApiDocument = () =>
+    app.getOpenAPIDocument({
+      openapi: "3.0.3",
+      info: {
+        title: API_TITLE,
+        version: API_VERSION,
+        description:
+          "Argus-compatible operator routes under /api/projects/…, the native REST API under /api/v1/…, live SSE streams, operations routes. Every route except the / and /docs page shells needs a bearer token.",
+      },
+      security: [{ bearerAuth: [] }],
+    }) as unknown as Record<string, unknown>;
+  registerPageRoutes(app, ctx, openApiDocument);
+
+  const controls: GatewayControls = {
+    openApiDocument,
+    settings,
+    openStreamCount: () => streams.size,
+    shutdown: async () => {
+      streams.closeAll();
+      await subscriber.close();
+    },
+  };
+  return Object.assign(app, controls);
+}

@@ -1,0 +1,23 @@
+import type { TokenScope } from "@overseer/db";
+
+/** The verified caller of a request. The token's secret never leaves the auth middleware. */
+export interface AuthenticatedToken {
+  readonly id: string;
+  readonly name: string;
+  readonly scope: TokenScope;
+}
+
+/** Hono context variables set by the gateway middleware. */
+export type GatewayEnv = {
+  Variables: {
+    /** `X-Request-Id` of the request (echoed when valid, generated otherwise). */
+    requestId: string;
+    /** Set by the auth middleware on every route except the public page shells. */
+    token: AuthenticatedToken | undefined;
+  };
+};
+
+/** How operator actions are attributed in events and answers: the token's name. */
+export function actorOf(token: AuthenticatedToken | undefined): string {
+  return token ? `api:${token.name}` : "api:anonymous";
+}

@@ -1,0 +1,51 @@
+/**
+ * Entry point: `tsx services/gateway/src/gateway-main.ts`. Settings come from the environment
+ * (see the README's configuration reference): it listens on OVERSEER_GATEWAY_HOST (default
+ * 127.0.0.1) and OVERSEER_GATEWAY_PORT. SIGTERM/SIGINT stop gracefully: open SSE streams end,
+ * in-flight requests finish, then the connections close.
+ */
+import { createLogger, loadSettings } from "@overseer/config";
+import { connectDatabase, ensureDatabaseExists, migrateToLatest } from "@overseer/db";
+import { createRedis, LiveChannel, RunQueues, WorkerRegistry } from "@overseer/queue";
+import { startGateway } from "./gateway-server.ts";
+
+const settings = loadSettings();
+const logger = createLogger({ name: "gateway", level: settings.logLevel });
+
+await ensureDatabaseExists(settings.databaseUrl);
+const database = connectDatabase(settings.databaseUrl, { applicationName: "overseer-gateway", max: 20 });
+await migrateToLatest(database.db);
+// Requests must fail fast when Redis is away (readiness says so) rather than queue forever.
+const redis = createRedis(settings.redisUrl, { maxRetriesPerRequest: 2 });
+const queues = new RunQueues(redis, { prefix: settings.queuePrefix });
+const gateway = await startGateway(
+  {
+    db: database.db,
+    redis,
+    queues,
+    live: new LiveChannel(redis, { prefix: settings.queuePrefix }),
+    registry: new WorkerRegistry(redis, settings.queuePrefix),
+    logger,
+  },
+  {
+    host: settings.gatewayHost,
+    port: settings.gatewayPort,
+    corsOrigins: settings.corsOrigins,
+    rateLimitWritesPerMinute: settings.rateLimitWritesPerMinute,
+    maxBodyBytes: settings.maxBodyBytes,
+  },
+);
+
+let stopping = false;
+async function shutdown(signal: string): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  logger.info({ signal }, "shutting down");
+  await gateway.close();
+  await queues.close();
+  redis.disconnect();
+  await database.close();
+  process.exit(0);
+}
+process.on("SIGTERM", () => void shutdown("SIGTERM"));
+process.on("SIGINT", () => void shutdown("SIGINT"));

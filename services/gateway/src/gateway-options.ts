@@ -1,0 +1,95 @@
+import type { Logger } from "@overseer/config";
+import type { Db } from "@overseer/db";
+import type { LiveChannel, Redis, RunQueues, WorkerRegistry } from "@overseer/queue";
+
+/** What the gateway talks to. The caller owns these connections and closes them. */
+export interface GatewayDeps {
+  readonly db: Db;
+  /** Commands (heartbeats, log stream reads). Subscribers and blocking readers are duplicated from it. */
+  readonly redis: Redis;
+  readonly queues: RunQueues;
+  readonly live: LiveChannel;
+  readonly registry: WorkerRegistry;
+  readonly logger: Logger;
+}
+
+/** Limits and behaviour of the HTTP surface. Every field has a default. */
+export interface GatewayOptions {
+  /** Origins allowed cross-origin access; `["*"]` for any. Default `[]`: no CORS headers at all (closed). */
+  corsOrigins?: readonly string[];
+  /** Write requests (POST/PUT/PATCH/DELETE) per token per fixed one-minute window. Default 120. */
+  rateLimitWritesPerMinute?: number;
+  /** Largest request body in bytes; larger bodies get 413. Default 1048576 (1 MiB). */
+  maxBodyBytes?: number;
+  /**
+   * How long a verified token is trusted without asking Postgres again, in ms. Revoking a
+   * token through this gateway evicts it at once; a revocation made elsewhere (CLI, another
+   * replica) takes effect within this delay. 0 disables the cache. Default 5000.
+   */
+  tokenCacheTtlMs?: number;
+  /** Most verified tokens kept in the cache. Default 10000. */
+  tokenCacheMaxEntries?: number;
+  /** Interval between SSE keep-alive comments, and of the Postgres safety poll of event streams, in ms. Default 15000. */
+  keepAliveMs?: number;
+  /** How long one blocking read of a run log stream waits (XREAD BLOCK), in ms. Default 2000. */
+  logBlockMs?: number;
+  /** Open SSE streams at once, all clients together; beyond it new streams get 503. Default 1000. */
+  maxOpenStreams?: number;
+  /** Heartbeats older than this are not listed as live workers, in ms. Default 30000. */
+  workerStaleAfterMs?: number;
+  /** Attempts of an operator transition that meets a concurrent change, before answering 409. Default 5. */
+  conflictRetries?: number;
+  /** Time limit of each readiness check (Postgres, Redis), in ms. Default 2000. */
+  readyTimeoutMs?: number;
+  /** How long a computed `/metrics` snapshot of database and queue figures is reused, in ms. Default 5000. */
+  metricsCacheMs?: number;
+  /** Add prom-client's process metrics (CPU, memory, event loop) to `/metrics`. Default true. */
+  processMetrics?: boolean;
+}
+
+export type ResolvedGatewayOptions = Required<{ [K in keyof GatewayOptions]: NonNullable<GatewayOptions[K]> }>;
+
+export const GATEWAY_DEFAULTS: ResolvedGatewayOptions = Object.freeze({
+  corsOrigins: [],
+  rateLimitWritesPerMinute: 120,
+  maxBodyBytes: 1_048_576,
+  tokenCacheTtlMs: 5000,
+  tokenCacheMaxEntries: 10_000,
+  keepAliveMs: 15_000,
+  logBlockMs: 2000,
+  maxOpenStreams: 1000,
+  workerStaleAfterMs: 30_000,
+  conflictRetries: 5,
+  readyTimeoutMs: 2000,
+  metricsCacheMs: 5000,
+  processMetrics: true,
+});
+
+/** Merges options over the defaults once, and checks them right after. */
+export function resolveGatewayOptions(options: GatewayOptions = {}): ResolvedGatewayOptions {
+  const defined = Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined));
+  const resolved = { ...GATEWAY_DEFAULTS, ...defined } as ResolvedGatewayOptions;
+  const positive: (keyof ResolvedGatewayOptions)[] = [
+    "rateLimitWritesPerMinute",
+    "maxBodyBytes",
+    "tokenCacheMaxEntries",
+    "keepAliveMs",
+    "logBlockMs",
+    "maxOpenStreams",
+    "workerStaleAfterMs",
+    "conflictRetries",
+    "readyTimeoutMs",
+  ];
+  for (const key of positive) {
+    const value = resolved[key];
+    if (typeof value !== "number" || !Number.isFinite(value) || value <= 0) {
+      throw new RangeError(`${key} must be a number greater than 0, received ${String(value)}`);
+    }
+  }
+  for (const key of ["tokenCacheTtlMs", "metricsCacheMs"] as const) {
+    if (!Number.isFinite(resolved[key]) || resolved[key] < 0) {
+      throw new RangeError(`${key} must be a number >= 0, received ${String(resolved[key])}`);
+    }
+  }
+  return resolved;
+}

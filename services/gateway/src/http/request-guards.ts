@@ -1,0 +1,199 @@
+import { randomUUID } from "node:crypto";
+import { scopeAllows, type TokenScope } from "@overseer/db";
+import type { MiddlewareHandler } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import type { GatewayEnv } from "../gateway-env.ts";
+import { ApiError } from "./api-error.ts";
+import type { TokenVerifier } from "./token-verifier.ts";
+import type { WriteRateLimiter } from "./write-rate-limiter.ts";
+
+/**
+ * The gateway's request pipeline, in order:
+ *
+ *   request id → access log/metrics → security headers → CORS (only when configured)
+ *   → authenticate (401) → write rate limit (429) → content type (415) → body size (413)
+ *   → per route: scope (403) → zod validation of params, query, body (400) → handler
+ *
+ * Authentication comes before anything reads the body, so an anonymous caller cannot make
+ * the gateway buffer a megabyte. The scope check is per route and runs before validation,
+ * so a read token learns nothing about a write route's input rules.
+ */
+
+const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
+export const WRITE_METHODS: ReadonlySet<string> = new Set(["POST", "PUT", "PATCH", "DELETE"]);
+
+/** Echoes a well-formed `X-Request-Id`, otherwise generates one. */
+export function requestId(): MiddlewareHandler<GatewayEnv> {
+  return async (c, next) => {
+    const given = c.req.header("x-request-id");
+    const id = given && REQUEST_ID_PATTERN.test(given) ? given : randomUUID();
+    c.set("requestId", id);
+    c.header("X-Request-Id", id);
+    await next();
+  };
+}
+
+/** API answers are private and never framed or sniffed. Pages set their own CSP. */
+export function securityHeaders(): MiddlewareHandler<GatewayEnv> {
+  return async (c, next) => {
+    await next();
+    c.header("X-Content-Type-Options", "nosniff");
+    c.header("Referrer-Policy", "no-referrer");
+    c.header("X-Frame-Options", "DENY");
+    if (!c.res.headers.has("Cache-Control")) c.header("Cache-Control", "no-store");
+  };
+}
+
+/**
+ * Paths served without a token: the dashboard and API-docs page shells. They contain no data
+ * (a browser navigation cannot carry a bearer header); the pages ask for a token and send it
+ * with every data request. Everything else, `/healthz` `/readyz` `/metrics` `/openapi.json`
+ * included, needs a token (SPEC §7: all HTTP routes need a bearer token).
+ */
+export const PUBLIC_PAGE_PATHS: ReadonlySet<string> = new Set(["/", "/docs"]);
+
+/**
+ * `?access_token=` is accepted only on GET SSE routes, because EventSource cannot send
+ * headers. It is checked exactly like the header and never logged (the access log records
+ * the path without the query).
+ */
+function isStreamRoute(method: string, path: string): boolean {
+  return method === "GET" && path.endsWith("/stream");
+}
+
+const BEARER = /^Bearer[ ]+([^\s]+)\s*$/i;
+
+export function authenticate(verifier: TokenVerifier): MiddlewareHandler<GatewayEnv> {
+  return async (c, next) => {
+    c.set("token", undefined);
+    const method = c.req.method;
+    if ((method === "GET" || method === "HEAD") && PUBLIC_PAGE_PATHS.has(c.req.path)) return next();
+    if (method === "OPTIONS") return next();
+    const header = c.req.header("authorization");
+    let secret: string | undefined;
+    if (header !== undefined) {
+      const match = BEARER.exec(header);
+      if (!match) {
+        throw unauthorized("invalid_token", "The Authorization header must be `Bearer <token>`.");
+      }
+      secret = match[1];
+    } else if (isStreamRoute(method, c.req.path)) {
+      secret = c.req.query("access_token") || undefined;
+    }
+    if (!secret) {
+      throw unauthorized(
+        "unauthorized",
+        "This route needs a bearer token: send `Authorization: Bearer <token>` (create one with `overseer token create`).",
+      );
+    }
+    const token = await verifier.verify(secret);
+    if (!token) throw unauthorized("invalid_token", "The bearer token is unknown or revoked; create a new one with `overseer token create`.");
+    c.set("token", token);
+    await next();
+  };
+}
+
+function unauthorized(code: string, message: string): ApiError {
+  return new ApiError(401, code, message, {}, {}, { "WWW-Authenticate": 'Bearer realm="overseer"' });
+}
+
+/** Route middleware: the token's scope must grant `required` (read < operate < admin). */
+export function requireScope(required: TokenScope): MiddlewareHandler<GatewayEnv> {
+  return async (c, next) => {
+    const token = c.get("token");
+    if (!token) throw unauthorized("unauthorized", "This route needs a bearer token.");
+    if (!scopeAllows(token.scope, required)) {
+      throw new ApiError(
+        403,
+        "forbidden",
+        `This route needs a token with scope "${required}"; this token (${token.name}) has "${token.scope}".`,
+        { required_scope: required, token_scope: token.scope },
+      );
+    }
+    await next();
+  };
+}
+
+export function rateLimitWrites(limiter: WriteRateLimiter): MiddlewareHandler<GatewayEnv> {
+  return async (c, next) => {
+    const token = c.get("token");
+    if (token && WRITE_METHODS.has(c.req.method)) {
+      const verdict = limiter.take(token.id);
+      if (!verdict.allowed) {
+        throw new ApiError(
+          429,
+          "rate_limited",
+          `Too many write requests for this token (limit ${limiter.limitPerWindow} per minute); retry after ${verdict.retryAfterSeconds} s.`,
+          { limit_per_minute: limiter.limitPerWindow, retry_after_seconds: verdict.retryAfterSeconds },
+          {},
+          { "Retry-After": String(verdict.retryAfterSeconds) },
+        );
+      }
+    }
+    await next();
+  };
+}
+
+const JSON_TYPE = /^application\/(?:[\w.-]+\+)?json\s*(?:;.*)?$/i;
+const YAML_TYPE = /^(?:application\/(?:x-)?yaml|text\/(?:x-)?yaml)\s*(?:;.*)?$/i;
+
+/** Routes whose body may also be YAML (task files). */
+function acceptsYaml(path: string): boolean {
+  return path.endsWith("/tasks/import");
+}
+
+/** A write that carries a body must say it is JSON (or YAML for task files): 415 otherwise. */
+export function requireJsonBodies(): MiddlewareHandler<GatewayEnv> {
+  return async (c, next) => {
+    if (!WRITE_METHODS.has(c.req.method)) return next();
+    const type = c.req.header("content-type");
+    const yaml = acceptsYaml(c.req.path);
+    if (type !== undefined) {
+      if (!JSON_TYPE.test(type) && !(yaml && YAML_TYPE.test(type))) {
+        throw unsupported(type, yaml);
+      }
+    } else if (await hasBody(c.req.raw)) {
+      throw unsupported("(none)", yaml);
+    }
+    await next();
+  };
+}
+
+function unsupported(received: string, yaml: boolean): ApiError {
+  const expected = yaml ? "application/json or application/yaml" : "application/json";
+  return new ApiError(
+    415,
+    "unsupported_media_type",
+    `Content-Type: expected ${expected}, received ${received.slice(0, 100)}; send the body as ${expected}.`,
+    { expected, received: received.slice(0, 100) },
+  );
+}
+
+async function hasBody(request: Request): Promise<boolean> {
+  const length = request.headers.get("content-length");
+  if (length !== null) return Number(length) > 0;
+  if (request.body === null) return false;
+  const reader = request.clone().body?.getReader();
+  if (!reader) return false;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return false;
+      if (value.byteLength > 0) return true;
+    }
+  } finally {
+    reader.cancel().catch(() => undefined);
+  }
+}
+
+export function limitBodies(maxBytes: number): MiddlewareHandler<GatewayEnv> {
+  const limit = bodyLimit({
+    maxSize: maxBytes,
+    onError: () => {
+      throw new ApiError(413, "payload_too_large", `The request body exceeds ${maxBytes} bytes; send less.`, {
+        max_bytes: maxBytes,
+      });
+    },
+  });
+  return async (c, next) => (WRITE_METHODS.has(c.req.method) ? limit(c, next) : next());
+}

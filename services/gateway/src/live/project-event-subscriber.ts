@@ -1,0 +1,79 @@
+import type { Logger } from "@overseer/config";
+import type { LiveChannel, Redis } from "@overseer/queue";
+
+type Listener = () => void;
+
+/**
+ * One Redis subscriber connection shared by every project event stream of this gateway.
+ * Channels are subscribed while at least one stream listens to them. A message is only a
+ * wake-up: the streams read the events themselves from Postgres after their cursor, so a
+ * message lost while Redis was away costs latency (until the next safety poll), never an
+ * event. After a reconnection every listener is woken to catch up.
+ */
+export class ProjectEventSubscriber {
+  private connection: Redis | null = null;
+  private readonly listeners = new Map<string, Set<Listener>>();
+  /** Pending or confirmed SUBSCRIBE per channel; every caller waits for the confirmation. */
+  private readonly subscribed = new Map<string, Promise<unknown>>();
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly live: LiveChannel,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Listens to a project's live events; resolves once Redis confirmed the subscription. */
+  async subscribe(projectId: string, listener: Listener): Promise<() => void> {
+    const channel = this.live.eventsChannel(projectId);
+    const connection = this.ensureConnection();
+    let set = this.listeners.get(channel);
+    if (!set) {
+      set = new Set();
+      this.listeners.set(channel, set);
+    }
+    set.add(listener);
+    let ready = this.subscribed.get(channel);
+    if (!ready) {
+      ready = connection.subscribe(channel);
+      this.subscribed.set(channel, ready);
+    }
+    const unsubscribe = () => {
+      const current = this.listeners.get(channel);
+      if (!current?.delete(listener) || current.size > 0) return;
+      this.listeners.delete(channel);
+      this.subscribed.delete(channel);
+      connection.unsubscribe(channel).catch(() => undefined);
+    };
+    try {
+      await ready;
+    } catch (error) {
+      unsubscribe();
+      throw error;
+    }
+    return unsubscribe;
+  }
+
+  async close(): Promise<void> {
+    const connection = this.connection;
+    this.connection = null;
+    this.listeners.clear();
+    this.subscribed.clear();
+    if (connection) connection.disconnect();
+  }
+
+  private ensureConnection(): Redis {
+    if (this.connection) return this.connection;
+    const connection = this.redis.duplicate();
+    connection.on("message", (channel: string) => {
+      for (const listener of this.listeners.get(channel) ?? []) listener();
+    });
+    let readyBefore = false;
+    connection.on("ready", () => {
+      if (readyBefore) for (const set of this.listeners.values()) for (const listener of set) listener();
+      readyBefore = true;
+    });
+    connection.on("error", (error) => this.logger.warn({ err: error }, "event subscriber connection error"));
+    this.connection = connection;
+    return connection;
+  }
+}

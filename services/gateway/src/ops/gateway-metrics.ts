@@ -1,0 +1,211 @@
+import {
+  countEventsByType,
+  countPendingDecisions,
+  countRunOutcomes,
+  type DurationBuckets,
+  leaseOwners,
+  runDurationBuckets,
+} from "@overseer/db";
+import { collectDefaultMetrics, Counter, Gauge, Histogram, type Metric, Registry } from "prom-client";
+import type { GatewayDeps } from "../gateway-options.ts";
+import { withTimeout } from "./with-timeout.ts";
+
+/**
+ * Prometheus metrics. Two kinds:
+ *
+ * - Process-local instruments updated as requests happen: HTTP latency by route and status,
+ *   operator transitions applied by this gateway, open SSE streams.
+ * - Cluster figures read at scrape time from their source of truth (Postgres for run outcomes,
+ *   durations, transitions, pending cards and leases; Redis for queue depths), so every
+ *   gateway replica reports the same numbers and nothing is lost on restart. They are read
+ *   together once per `cacheMs` and exposed through snapshot-backed metric objects.
+ *
+ * A source that cannot be read is reported by `overseer_metrics_source_up{source} 0` and
+ * its figures are left out of that scrape, instead of failing the whole scrape.
+ */
+
+/** Upper bounds of the run duration histogram, in seconds. */
+export const RUN_DURATION_BUCKETS_SECONDS: readonly number[] = [1, 5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200];
+/** Upper bounds of the HTTP latency histogram, in seconds. */
+export const HTTP_DURATION_BUCKETS_SECONDS: readonly number[] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
+
+interface ClusterSnapshot {
+  queues: { runs: Record<string, number>; results: Record<string, number> } | null;
+  outcomes: { outcome: string; transition: string; count: number }[] | null;
+  eventsByType: Record<string, number> | null;
+  durations: DurationBuckets | null;
+  pending: Record<string, number> | null;
+  leases: { projectId: string; owner: string }[] | null;
+}
+
+type Sample = { value: number; labels: Record<string, string>; metricName?: string };
+
+/** A metric whose samples are computed from the latest cluster snapshot at scrape time. */
+class SnapshotMetric {
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    readonly type: "gauge" | "counter" | "histogram",
+    private readonly samples: () => Sample[],
+  ) {}
+
+  async get() {
+    return { name: this.name, help: this.help, type: this.type, aggregator: "sum", values: this.samples() };
+  }
+}
+
+export class GatewayMetrics {
+  readonly registry = new Registry();
+  readonly httpDuration: Histogram<"method" | "route" | "status">;
+  readonly operatorTransitions: Counter<"kind" | "outcome">;
+  readonly openStreams: Gauge<"kind">;
+  private snapshot: ClusterSnapshot = {
+    queues: null,
+    outcomes: null,
+    eventsByType: null,
+    durations: null,
+    pending: null,
+    leases: null,
+  };
+  private snapshotAt = 0;
+  private refreshing: Promise<void> | null = null;
+
+  constructor(
+    private readonly deps: Pick<GatewayDeps, "db" | "queues" | "logger">,
+    private readonly cacheMs: number,
+    /** Time limit of each source read. */
+    private readonly sourceTimeoutMs: number,
+    processMetrics: boolean,
+  ) {
+    const registers = [this.registry];
+    if (processMetrics) collectDefaultMetrics({ register: this.registry });
+    this.httpDuration = new Histogram({
+      name: "overseer_http_request_duration_seconds",
+      help: "Gateway HTTP request latency by route pattern and status.",
+      labelNames: ["method", "route", "status"],
+      buckets: [...HTTP_DURATION_BUCKETS_SECONDS],
+      registers,
+    });
+    this.operatorTransitions = new Counter({
+      name: "overseer_gateway_operator_transitions_total",
+      help: "Operator transitions applied through this gateway, by command kind and outcome.",
+      labelNames: ["kind", "outcome"],
+      registers,
+    });
+    this.openStreams = new Gauge({
+      name: "overseer_gateway_open_streams",
+      help: "Server-sent event streams open on this gateway.",
+      labelNames: ["kind"],
+      registers,
+    });
+    const s = () => this.snapshot;
+    const add = (metric: SnapshotMetric) => this.registry.registerMetric(metric as unknown as Metric);
+    add(
+      new SnapshotMetric("overseer_metrics_source_up", "1 when the source could be read for this scrape.", "gauge", () => [
+        { labels: { source: "postgres" }, value: s().pending === null ? 0 : 1 },
+        { labels: { source: "redis" }, value: s().queues === null ? 0 : 1 },
+      ]),
+    );
+    add(
+      new SnapshotMetric("overseer_queue_jobs", "Jobs in the BullMQ queues by queue and state.", "gauge", () =>
+        Object.entries(s().queues ?? {}).flatMap(([queue, counts]) =>
+          Object.entries(counts).map(([state, value]) => ({ labels: { queue, state }, value })),
+        ),
+      ),
+    );
+    add(
+      new SnapshotMetric(
+        "overseer_run_outcomes_total",
+        "Ended runs by outcome (finished, failed, cancelled) and transition, from the events table.",
+        "counter",
+        () => (s().outcomes ?? []).map((o) => ({ labels: { outcome: o.outcome, transition: o.transition }, value: o.count })),
+      ),
+    );
+    add(
+      new SnapshotMetric(
+        "overseer_transition_events_total",
+        "Events appended by transitions, by event type, from the events table.",
+        "counter",
+        () => Object.entries(s().eventsByType ?? {}).map(([type, value]) => ({ labels: { type }, value })),
+      ),
+    );
+    add(
+      new SnapshotMetric("overseer_run_duration_seconds", "Recorded durations of ended runs.", "histogram", () => {
+        const d = s().durations;
+        if (!d) return [];
+        const name = "overseer_run_duration_seconds";
+        return [
+          ...RUN_DURATION_BUCKETS_SECONDS.map((le, i) => ({
+            metricName: `${name}_bucket`,
+            labels: { le: String(le) },
+            value: d.cumulative[i] ?? 0,
+          })),
+          { metricName: `${name}_bucket`, labels: { le: "+Inf" }, value: d.count },
+          { metricName: `${name}_sum`, labels: {}, value: d.sumSeconds },
+          { metricName: `${name}_count`, labels: {}, value: d.count },
+        ];
+      }),
+    );
+    add(
+      new SnapshotMetric("overseer_pending_decisions", "Pending \"Needs you\" decision cards by project.", "gauge", () =>
+        Object.entries(s().pending ?? {}).map(([project, value]) => ({ labels: { project }, value })),
+      ),
+    );
+    add(
+      new SnapshotMetric("overseer_project_lease", "1 per project whose lease a coordinator holds, labelled by owner.", "gauge", () =>
+        (s().leases ?? []).map((l) => ({ labels: { project: l.projectId, owner: l.owner }, value: 1 })),
+      ),
+    );
+    add(
+      new SnapshotMetric("overseer_lease_owners", "Coordinators currently holding at least one project lease.", "gauge", () =>
+        s().leases === null ? [] : [{ labels: {}, value: new Set((s().leases ?? []).map((l) => l.owner)).size }],
+      ),
+    );
+  }
+
+  /** The exposition text, with cluster figures at most `cacheMs` old. */
+  async render(): Promise<{ contentType: string; body: string }> {
+    if (Date.now() - this.snapshotAt >= this.cacheMs || this.snapshotAt === 0) {
+      this.refreshing ??= this.refresh().finally(() => {
+        this.refreshing = null;
+      });
+      await this.refreshing;
+    }
+    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+
+  private async refresh(): Promise<void> {
+    const { db, queues, logger } = this.deps;
+    const [queueCounts, postgres] = await Promise.allSettled([
+      withTimeout(queues.counts(), this.sourceTimeoutMs, "Redis"),
+      withTimeout(
+        Promise.all([
+          countRunOutcomes(db),
+          countEventsByType(db),
+          runDurationBuckets(db, RUN_DURATION_BUCKETS_SECONDS),
+          countPendingDecisions(db),
+          leaseOwners(db),
+        ]),
+        this.sourceTimeoutMs,
+        "Postgres",
+      ),
+    ]);
+    const next: ClusterSnapshot = {
+      queues: queueCounts.status === "fulfilled" ? queueCounts.value : null,
+      outcomes: null,
+      eventsByType: null,
+      durations: null,
+      pending: null,
+      leases: null,
+    };
+    if (postgres.status === "fulfilled") {
+      const [outcomes, eventsByType, durations, pending, leases] = postgres.value;
+      Object.assign(next, { outcomes, eventsByType, durations, pending, leases });
+    } else {
+      logger.warn({ err: postgres.reason }, "metrics: cannot read Postgres figures");
+    }
+    if (queueCounts.status === "rejected") logger.warn({ err: queueCounts.reason }, "metrics: cannot read queue counts");
+    this.snapshot = next;
+    this.snapshotAt = Date.now();
+  }
+}

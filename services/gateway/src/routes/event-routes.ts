@@ -1,0 +1,119 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { getProject, latestEventId, listEvents } from "@overseer/db";
+import { streamSSE } from "hono/streaming";
+import { ApiError } from "../http/api-error.ts";
+import { requireScope } from "../http/request-guards.ts";
+import { streamProjectEvents } from "../live/project-event-stream.ts";
+import { EVENT_ID_PATTERN, eventCursorSchema, limitSchema, ProjectParams, runIdSchema, taskIdSchema } from "../schemas/id-schemas.ts";
+import { EventSchema } from "../schemas/resource-schemas.ts";
+import { eventView } from "../views/resource-views.ts";
+import { errorResponses, type GatewayApp, jsonResponse, READ_ERRORS, type RouteContext } from "./route-kit.ts";
+import { tooManyStreams } from "./run-routes.ts";
+
+const EVENT_TYPE = /^[a-z_]+\.[a-z_]+$/;
+
+const EventListQuery = z.object({
+  after: eventCursorSchema.optional(),
+  limit: limitSchema(1000, 200),
+  type: z
+    .string()
+    .max(2000)
+    .refine((v) => v.split(",").every((t) => EVENT_TYPE.test(t)), { error: "a comma-separated list of event types such as decision.resolved" })
+    .optional(),
+  task: taskIdSchema.optional(),
+  run: runIdSchema.optional(),
+});
+
+const StreamHeaders = z.object({
+  "last-event-id": z
+    .string()
+    .regex(EVENT_ID_PATTERN, { error: "an event id (a non-negative integer)" })
+    .optional()
+    .openapi({ description: "Resume after this event (EventSource sends it on reconnection)." }),
+});
+
+const StreamQuery = z.object({
+  after: eventCursorSchema.optional().openapi({ description: "Start after this event id (0: from the first event). Default: only new events." }),
+  access_token: z.string().max(200).optional().openapi({ description: "Bearer token for EventSource clients (never logged)." }),
+});
+
+function projectNotFound(id: string): ApiError {
+  return new ApiError(404, "not_found", `Project ${id} does not exist; list projects with GET /api/v1/projects.`, { project_id: id });
+}
+
+/** The append-only event log: paged reads and the live SSE stream. */
+export function registerEventRoutes(app: GatewayApp, ctx: RouteContext): void {
+  const { db } = ctx.deps;
+
+  app.openapi(
+    createRoute({
+      method: "get",
+      path: "/api/v1/projects/{id}/events",
+      tags: ["Events"],
+      summary: "List events after a cursor",
+      description: "In id order. Pass `next_after` back as `after` to continue.",
+      middleware: [requireScope("read")] as const,
+      request: { params: ProjectParams, query: EventListQuery },
+      responses: {
+        200: jsonResponse(z.object({ events: z.array(EventSchema), next_after: z.string().nullable() }), "One page of events."),
+        ...errorResponses(...READ_ERRORS),
+      },
+    }),
+    async (c) => {
+      const { id } = c.req.valid("param");
+      const q = c.req.valid("query");
+      if (!(await getProject(db, id))) throw projectNotFound(id);
+      const rows = await listEvents(db, {
+        projectId: id,
+        after: q.after ?? null,
+        limit: q.limit,
+        types: q.type ? q.type.split(",") : undefined,
+        taskId: q.task,
+        runId: q.run,
+      });
+      const events = rows.map(eventView);
+      return c.json({ events, next_after: events.at(-1)?.id ?? q.after ?? null }, 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: "get",
+      path: "/api/projects/{id}/events/stream",
+      tags: ["Live"],
+      summary: "Follow a project's events (SSE)",
+      description:
+        "Server-sent events, one per stored event (`data:` = the Event JSON, `id:` = its Postgres id). Without a cursor only new events are sent; with Last-Event-ID (or `after`) the missed events are replayed from Postgres first, exactly once and in order. Keep-alive comments are sent while nothing happens. EventSource clients may pass the token as `access_token`.",
+      middleware: [requireScope("read")] as const,
+      request: { params: ProjectParams, headers: StreamHeaders, query: StreamQuery },
+      responses: {
+        200: { description: "text/event-stream", content: { "text/event-stream": { schema: { type: "string" } } } },
+        ...errorResponses(...READ_ERRORS, 503),
+      },
+    }),
+    async (c) => {
+      const { id } = c.req.valid("param");
+      if (!(await getProject(db, id))) throw projectNotFound(id);
+      const given = c.req.valid("header")["last-event-id"] ?? c.req.valid("query").after;
+      const handle = ctx.streams.open("events");
+      if (!handle) throw tooManyStreams(ctx);
+      return streamSSE(c, async (stream) => {
+        stream.onAbort(() => handle.end());
+        try {
+          const cursor = given ?? (await latestEventId(db, id)) ?? "0";
+          await streamProjectEvents(stream, handle, {
+            db,
+            subscriber: ctx.subscriber,
+            projectId: id,
+            cursor,
+            keepAliveMs: ctx.options.keepAliveMs,
+          });
+        } catch (error) {
+          if (!handle.ended) ctx.deps.logger.warn({ err: error, projectId: id, reqId: c.get("requestId") }, "event stream failed");
+        } finally {
+          handle.end();
+        }
+      });
+    },
+  );
+}

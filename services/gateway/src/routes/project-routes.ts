@@ -1,0 +1,241 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { parseRunnerConfig } from "@overseer/config";
+import { createProject, getDecision, getProject, isUniqueViolation, listDecisions, listIncidents, listProjects } from "@overseer/db";
+import { PROJECT_STATUSES } from "@overseer/domain";
+import { actorOf } from "../gateway-env.ts";
+import { ApiError } from "../http/api-error.ts";
+import { requireScope } from "../http/request-guards.ts";
+import { limitSchema, ProjectDecisionParams, ProjectParams, projectIdSchema } from "../schemas/id-schemas.ts";
+import { DecisionCardSchema, IncidentSchema, ProjectSchema } from "../schemas/resource-schemas.ts";
+import { redactedRunnerConfig } from "../views/project-redaction.ts";
+import { decisionCard, incidentView, projectView } from "../views/resource-views.ts";
+import { errorResponses, type GatewayApp, jsonResponse, READ_ERRORS, type RouteContext, WRITE_ERRORS } from "./route-kit.ts";
+
+const NO_CONTROL = /^[^\u0000-\u001f\u007f]*$/;
+
+const ProjectCreateBody = z
+  .strictObject({
+    id: projectIdSchema,
+    name: z.string().min(1).max(200).regex(NO_CONTROL, { error: "a single-line name without control characters" }).optional(),
+    repo: z
+      .string({ error: "a repository path or URL git can fetch and push" })
+      .min(1, { error: "a repository path or URL git can fetch and push" })
+      .max(4096, { error: "at most 4096 characters" })
+      .regex(NO_CONTROL, { error: "a repository path or URL without control characters" })
+      .openapi({ example: "/srv/git/demo.git" }),
+    branch: z
+      .string()
+      .regex(/^(?!.*\.\.)(?!\/)(?!.*\/$)[A-Za-z0-9._/-]{1,200}$/, { error: "a branch name such as main" })
+      .optional()
+      .openapi({ example: "main" }),
+    objective: z.string().max(100_000, { error: "at most 100000 characters" }).optional(),
+    runner_config: z
+      .record(z.string(), z.unknown(), { error: "an object (the runner config: argv, commands_by_role, …)" })
+      .optional()
+      .openapi({ description: "Runner config (SPEC §4), validated as the CLI validates it. Default {}." }),
+    concurrency: z.int({ error: "an integer from 1 to 64" }).min(1, { error: "an integer from 1 to 64" }).max(64, { error: "an integer from 1 to 64" }).optional(),
+    continuous: z.boolean({ error: "true or false" }).optional(),
+    budget_usd: z.number({ error: "a number of dollars >= 0, or null" }).min(0, { error: "a number of dollars >= 0, or null" }).nullable().optional(),
+    status: z.enum(["active", "paused"], { error: "active or paused" }).optional().openapi({ description: "Default paused: start it when ready." }),
+  })
+  .openapi("ProjectCreateRequest");
+
+const ReasonBody = z
+  .object({ reason: z.string().max(2000, { error: "at most 2000 characters" }).optional() })
+  .openapi("ReasonRequest");
+
+const ProjectStatusChangeSchema = z
+  .object({ project: ProjectSchema, application_status: z.enum(["applied", "already_applied"]) })
+  .openapi("ProjectStatusChange");
+
+const ProjectListQuery = z.object({
+  status: z.enum(PROJECT_STATUSES, { error: `one of ${PROJECT_STATUSES.join(", ")}` }).optional(),
+});
+
+function projectNotFound(id: string): ApiError {
+  return new ApiError(404, "not_found", `Project ${id} does not exist; list projects with GET /api/v1/projects.`, { project_id: id });
+}
+
+/** `/api/v1/projects…`: list, create, get, pause/resume/stop, decisions, incidents. */
+export function registerProjectRoutes(app: GatewayApp, ctx: RouteContext): void {
+  const { db } = ctx.deps;
+
+  app.openapi(
+    createRoute({
+      method: "get",
+      path: "/api/v1/projects",
+      tags: ["Projects"],
+      summary: "List projects",
+      middleware: [requireScope("read")] as const,
+      request: { query: ProjectListQuery },
+      responses: {
+        200: jsonResponse(z.object({ projects: z.array(ProjectSchema) }), "Projects, by id."),
+        ...errorResponses(400, 401, 403),
+      },
+    }),
+    async (c) => {
+      const { status } = c.req.valid("query");
+      const rows = await listProjects(db, status ? { status } : {});
+      return c.json({ projects: rows.map((r) => projectView(r)) }, 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: "post",
+      path: "/api/v1/projects",
+      tags: ["Projects"],
+      summary: "Create a project",
+      description: "Admin scope. The runner config is validated (422 lists every problem) and answered with secret values redacted.",
+      middleware: [requireScope("admin")] as const,
+      request: { body: { content: { "application/json": { schema: ProjectCreateBody } }, required: true } },
+      responses: { 201: jsonResponse(ProjectSchema, "Created."), ...errorResponses(...WRITE_ERRORS) },
+    }),
+    async (c) => {
+      const body = c.req.valid("json");
+      const rawConfig = body.runner_config ?? {};
+      const config = parseRunnerConfig(rawConfig, "runner_config");
+      try {
+        const row = await createProject(db, {
+          id: body.id,
+          name: body.name,
+          repo: body.repo,
+          branch: body.branch,
+          objective: body.objective,
+          runnerConfig: rawConfig,
+          concurrency: body.concurrency ?? config.concurrency,
+          continuous: body.continuous,
+          budgetUsd: body.budget_usd ?? config.budget_usd,
+          status: body.status ?? "paused",
+        });
+        return c.json(projectView(row, redactedRunnerConfig(row.runner_config)), 201);
+      } catch (error) {
+        if (isUniqueViolation(error)) {
+          throw new ApiError(409, "already_exists", `Project ${body.id} already exists; choose another id.`, { project_id: body.id });
+        }
+        throw error;
+      }
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: "get",
+      path: "/api/v1/projects/{id}",
+      tags: ["Projects"],
+      summary: "Get a project (runner config redacted)",
+      middleware: [requireScope("read")] as const,
+      request: { params: ProjectParams },
+      responses: { 200: jsonResponse(ProjectSchema, "The project."), ...errorResponses(...READ_ERRORS) },
+    }),
+    async (c) => {
+      const { id } = c.req.valid("param");
+      const row = await getProject(db, id);
+      if (!row) throw projectNotFound(id);
+      return c.json(projectView(row, redactedRunnerConfig(row.runner_config)), 200);
+    },
+  );
+
+  const statusChanges = [
+    { verb: "pause", status: "paused", scope: "operate", summary: "Pause scheduling (running runs finish)" },
+    { verb: "resume", status: "active", scope: "operate", summary: "Resume scheduling (session budget restarts)" },
+    { verb: "stop", status: "stopped", scope: "admin", summary: "Stop the project (active runs are cancelled)" },
+  ] as const;
+  for (const change of statusChanges) {
+    app.openapi(
+      createRoute({
+        method: "post",
+        path: `/api/v1/projects/{id}/${change.verb}`,
+        tags: ["Projects"],
+        summary: change.summary,
+        description: `Applies \`set-project-status ${change.status}\` as a transition (recorded in events). Scope ${change.scope}.`,
+        middleware: [requireScope(change.scope)] as const,
+        request: { params: ProjectParams, body: { content: { "application/json": { schema: ReasonBody } }, required: false } },
+        responses: { 200: jsonResponse(ProjectStatusChangeSchema, "New project state."), ...errorResponses(...WRITE_ERRORS) },
+      }),
+      async (c) => {
+        const { id } = c.req.valid("param");
+        const { reason } = c.req.valid("json");
+        const result = await ctx.transitions.apply(id, {
+          kind: "set-project-status",
+          status: change.status,
+          by: actorOf(c.get("token")),
+          reason: reason?.trim() || undefined,
+        });
+        const row = await getProject(db, id);
+        if (!row) throw projectNotFound(id);
+        return c.json({ project: projectView(row), application_status: result.outcome }, 200);
+      },
+    );
+  }
+
+  app.openapi(
+    createRoute({
+      method: "get",
+      path: "/api/v1/projects/{id}/decisions",
+      tags: ["Decisions"],
+      summary: "List decision cards",
+      middleware: [requireScope("read")] as const,
+      request: {
+        params: ProjectParams,
+        query: z.object({ status: z.enum(["pending", "resolved"], { error: "pending or resolved" }).optional() }),
+      },
+      responses: {
+        200: jsonResponse(z.object({ decisions: z.array(DecisionCardSchema) }), "Cards, oldest first."),
+        ...errorResponses(...READ_ERRORS),
+      },
+    }),
+    async (c) => {
+      const { id } = c.req.valid("param");
+      const { status } = c.req.valid("query");
+      if (!(await getProject(db, id))) throw projectNotFound(id);
+      const decisions = await listDecisions(db, id, status);
+      return c.json({ decisions: decisions.map(decisionCard) }, 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: "get",
+      path: "/api/v1/projects/{id}/decisions/{decision_id}",
+      tags: ["Decisions"],
+      summary: "Get a decision card",
+      middleware: [requireScope("read")] as const,
+      request: { params: ProjectDecisionParams },
+      responses: { 200: jsonResponse(DecisionCardSchema, "The card."), ...errorResponses(...READ_ERRORS) },
+    }),
+    async (c) => {
+      const { id, decision_id } = c.req.valid("param");
+      const decision = await getDecision(db, id, decision_id);
+      if (!decision) {
+        if (!(await getProject(db, id))) throw projectNotFound(id);
+        throw new ApiError(404, "not_found", `Decision ${decision_id} does not exist in project ${id}.`, { decision_id });
+      }
+      return c.json(decisionCard(decision), 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: "get",
+      path: "/api/v1/projects/{id}/incidents",
+      tags: ["Projects"],
+      summary: "List incidents (newest first)",
+      description: "Scope violations, timeouts, stalls, harness not configured, harness crashes.",
+      middleware: [requireScope("read")] as const,
+      request: { params: ProjectParams, query: z.object({ limit: limitSchema(1000, 100) }) },
+      responses: {
+        200: jsonResponse(z.object({ incidents: z.array(IncidentSchema) }), "Incidents."),
+        ...errorResponses(...READ_ERRORS),
+      },
+    }),
+    async (c) => {
+      const { id } = c.req.valid("param");
+      const { limit } = c.req.valid("query");
+      if (!(await getProject(db, id))) throw projectNotFound(id);
+      const rows = await listIncidents(db, id, limit);
+      return c.json({ incidents: rows.map(incidentView) }, 200);
+    },
+  );
+}
+

@@ -1,0 +1,53 @@
+import type { OpenAPIHono, z } from "@hono/zod-openapi";
+import type { GatewayEnv } from "../gateway-env.ts";
+import type { GatewayDeps, ResolvedGatewayOptions } from "../gateway-options.ts";
+import type { TokenVerifier } from "../http/token-verifier.ts";
+import type { ProjectEventSubscriber } from "../live/project-event-subscriber.ts";
+import type { StreamRegistry } from "../live/stream-registry.ts";
+import type { OperatorTransitions } from "../operations/operator-transitions.ts";
+import type { GatewayMetrics } from "../ops/gateway-metrics.ts";
+import { ErrorBodySchema } from "../schemas/resource-schemas.ts";
+
+/** Everything a route module needs; built once per app by `createGatewayApp`. */
+export interface RouteContext {
+  readonly deps: GatewayDeps;
+  readonly options: ResolvedGatewayOptions;
+  readonly transitions: OperatorTransitions;
+  readonly streams: StreamRegistry;
+  readonly subscriber: ProjectEventSubscriber;
+  readonly metrics: GatewayMetrics;
+  readonly verifier: TokenVerifier;
+}
+
+export type GatewayApp = OpenAPIHono<GatewayEnv>;
+
+export function jsonResponse<T extends z.ZodType>(schema: T, description: string) {
+  return { content: { "application/json": { schema } }, description } as const;
+}
+
+const ERROR_DESCRIPTIONS = {
+  400: "Invalid input: the message names each field, what was expected and what was received.",
+  401: "Missing, unknown or revoked bearer token.",
+  403: "The token's scope does not allow this route.",
+  404: "No such project, task, run, decision or token.",
+  409: "Conflicts with the current state (transition not allowed, stale decision, concurrent change).",
+  413: "Request body too large.",
+  415: "Unsupported Content-Type.",
+  422: "Well-formed but refused (invalid option, note required, invalid runner config or task file).",
+  429: "Too many write requests for this token; see Retry-After.",
+  503: "A dependency (Postgres, Redis) is unavailable, or too many streams are open.",
+} as const;
+
+type ErrorStatus = keyof typeof ERROR_DESCRIPTIONS;
+
+/** Standard error responses of a route: every one is `{ error: { code, message, details } }`. */
+export function errorResponses<const S extends readonly ErrorStatus[]>(...statuses: S) {
+  const out: Record<number, { content: { "application/json": { schema: typeof ErrorBodySchema } }; description: string }> = {};
+  for (const status of statuses) out[status] = jsonResponse(ErrorBodySchema, ERROR_DESCRIPTIONS[status]);
+  return out as { [K in S[number]]: { content: { "application/json": { schema: typeof ErrorBodySchema } }; description: string } };
+}
+
+/** Errors every authenticated read can answer. */
+export const READ_ERRORS = [400, 401, 403, 404] as const;
+/** Errors every authenticated write can answer. */
+export const WRITE_ERRORS = [400, 401, 403, 404, 409, 413, 415, 422, 429] as const;

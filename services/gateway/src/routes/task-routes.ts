@@ -1,0 +1,301 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { parseStructuredText, parseTaskFile, type TaskFileProblem, validateTaskList } from "@overseer/config";
+import { ConflictError, existingTaskIds, getDecision, getProject, getTask, importTasks, listTasks } from "@overseer/db";
+import { decisionIdFor, TASK_KINDS, TASK_STATUSES, type TaskStatus } from "@overseer/domain";
+import { actorOf } from "../gateway-env.ts";
+import { ApiError } from "../http/api-error.ts";
+import { requireScope } from "../http/request-guards.ts";
+import { limitSchema, ProjectParams, ProjectTaskParams, taskCursorSchema, taskIdSchema } from "../schemas/id-schemas.ts";
+import { DecisionCardSchema, TaskSchema } from "../schemas/resource-schemas.ts";
+import { decisionCard, taskView } from "../views/resource-views.ts";
+import { errorResponses, type GatewayApp, jsonResponse, READ_ERRORS, type RouteContext, WRITE_ERRORS } from "./route-kit.ts";
+
+const STATUS_LIST_EXPECTED = `a comma-separated list of statuses (${TASK_STATUSES.join(", ")})`;
+
+const TaskListQuery = z.object({
+  status: z
+    .string({ error: STATUS_LIST_EXPECTED })
+    .regex(new RegExp(`^(${TASK_STATUSES.join("|")})(,(${TASK_STATUSES.join("|")}))*$`), { error: STATUS_LIST_EXPECTED })
+    .optional()
+    .openapi({ example: "todo,awaiting_input" }),
+  stage: z
+    .string()
+    .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,31}$/, { error: "a stage name such as S01" })
+    .optional(),
+  kind: z.enum(TASK_KINDS, { error: `one of ${TASK_KINDS.join(", ")}` }).optional(),
+  cursor: taskCursorSchema.optional(),
+  limit: limitSchema(1000, 200),
+});
+
+/** One task, as in a task file (SPEC §2 card fields; defaults as in task files). */
+const TaskCreateBody = z
+  .strictObject({
+    id: taskIdSchema,
+    stage: z.string().nullish(),
+    title: z.string({ error: "a non-empty single-line string" }),
+    body: z.string().max(200_000, { error: "at most 200000 characters" }).nullish(),
+    role: z.string().nullish(),
+    scope: z.array(z.string(), { error: "an array of globs" }).nullish(),
+    prerequisites: z.array(z.string(), { error: "an array of task ids" }).nullish(),
+    acceptance: z.union([z.string(), z.array(z.string())], { error: "a string or an array of strings" }).nullish(),
+    priority: z.int({ error: "an integer (higher runs first)" }).nullish(),
+  })
+  .openapi("TaskCreateRequest");
+
+const ReasonRequired = z
+  .object({
+    reason: z
+      .string({ error: "a non-empty reason" })
+      .max(2000, { error: "at most 2000 characters" })
+      .refine((r) => r.trim() !== "", { error: "a non-empty reason" }),
+  })
+  .openapi("ReleaseRequest");
+const ReasonOptional = z.object({ reason: z.string().max(2000, { error: "at most 2000 characters" }).optional() });
+
+const TaskChangeSchema = z
+  .object({
+    task: TaskSchema,
+    application_status: z.enum(["applied", "already_applied"]),
+    cancelled_runs: z.array(z.string()),
+    decision: DecisionCardSchema.nullable(),
+  })
+  .openapi("TaskChange");
+
+const ImportResultSchema = z.object({ imported: z.number().int(), task_ids: z.array(z.string()) }).openapi("ImportResult");
+
+function projectNotFound(id: string): ApiError {
+  return new ApiError(404, "not_found", `Project ${id} does not exist; list projects with GET /api/v1/projects.`, { project_id: id });
+}
+
+function rejectedFile(problems: readonly TaskFileProblem[]): ApiError {
+  const count = problems.length === 1 ? "1 problem" : `${problems.length} problems`;
+  const lines = problems.map((p) => p.message);
+  return new ApiError(
+    422,
+    "invalid_task_file",
+    `Task file rejected, nothing was imported (${count}): ${lines.join("; ")}`,
+    { problems: problems.map((p) => ({ ...p })) },
+  );
+}
+
+/** The string ids of a task file's entries, in file order (index = position), for the existing-id check. */
+function idsInFile(text: string, format: "json" | "yaml"): string[] {
+  const parsed = parseStructuredText(text, format);
+  if (!parsed.ok) return [];
+  const value = parsed.value as unknown;
+  const entries = Array.isArray(value)
+    ? value
+    : value !== null && typeof value === "object" && Array.isArray((value as { tasks?: unknown }).tasks)
+      ? ((value as { tasks: unknown[] }).tasks)
+      : [];
+  return entries.map((e) => (e !== null && typeof e === "object" && typeof (e as { id?: unknown }).id === "string" ? (e as { id: string }).id : ""));
+}
+
+/** Tasks already in the project cannot be imported again. */
+function existingIdProblems(ids: readonly string[], existing: ReadonlySet<string>, projectId: string, source: string): TaskFileProblem[] {
+  return ids
+    .map((id, index) => ({ id, index }))
+    .filter(({ id }) => existing.has(id))
+    .map(({ id, index }) => ({
+      kind: "duplicate-id" as const,
+      source,
+      index,
+      taskId: id,
+      message: `task #${index + 1} (${id}): a task with this id already exists in project ${projectId}; choose another id`,
+    }));
+}
+
+/** `/api/v1/projects/{id}/tasks…`: list, get, create, import, cancel, release-external. */
+export function registerTaskRoutes(app: GatewayApp, ctx: RouteContext): void {
+  const { db } = ctx.deps;
+
+  app.openapi(
+    createRoute({
+      method: "get",
+      path: "/api/v1/projects/{id}/tasks",
+      tags: ["Tasks"],
+      summary: "List tasks (filters, cursor pagination)",
+      description: "In creation order. Pass `next_cursor` back as `cursor` for the next page; null means the last page.",
+      middleware: [requireScope("read")] as const,
+      request: { params: ProjectParams, query: TaskListQuery },
+      responses: {
+        200: jsonResponse(z.object({ tasks: z.array(TaskSchema), next_cursor: z.string().nullable() }), "One page of tasks."),
+        ...errorResponses(...READ_ERRORS),
+      },
+    }),
+    async (c) => {
+      const { id } = c.req.valid("param");
+      const q = c.req.valid("query");
+      if (!(await getProject(db, id))) throw projectNotFound(id);
+      const page = await listTasks(db, id, {
+        status: q.status ? (q.status.split(",") as TaskStatus[]) : undefined,
+        stage: q.stage,
+        kind: q.kind,
+        after: q.cursor ?? null,
+        limit: q.limit,
+      });
+      return c.json({ tasks: page.tasks.map(taskView), next_cursor: page.next }, 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: "get",
+      path: "/api/v1/projects/{id}/tasks/{task_id}",
+      tags: ["Tasks"],
+      summary: "Get a task",
+      middleware: [requireScope("read")] as const,
+      request: { params: ProjectTaskParams },
+      responses: { 200: jsonResponse(TaskSchema, "The task."), ...errorResponses(...READ_ERRORS) },
+    }),
+    async (c) => {
+      const { id, task_id } = c.req.valid("param");
+      const task = await getTask(db, id, task_id);
+      if (!task) {
+        if (!(await getProject(db, id))) throw projectNotFound(id);
+        throw new ApiError(404, "not_found", `Task ${task_id} does not exist in project ${id}.`, { task_id });
+      }
+      return c.json(taskView(task), 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: "post",
+      path: "/api/v1/projects/{id}/tasks",
+      tags: ["Tasks"],
+      summary: "Create one task",
+      description: "Validated like a task file entry (422 lists every problem); prerequisites must name existing tasks.",
+      middleware: [requireScope("operate")] as const,
+      request: { params: ProjectParams, body: { content: { "application/json": { schema: TaskCreateBody } }, required: true } },
+      responses: { 201: jsonResponse(TaskSchema, "Created."), ...errorResponses(...WRITE_ERRORS) },
+    }),
+    async (c) => {
+      const { id } = c.req.valid("param");
+      const body = c.req.valid("json");
+      if (!(await getProject(db, id))) throw projectNotFound(id);
+      const existing = new Set(await existingTaskIds(db, id));
+      if (existing.has(body.id)) {
+        throw new ApiError(409, "already_exists", `Task ${body.id} already exists in project ${id}; choose another id.`, { task_id: body.id });
+      }
+      const checked = validateTaskList([body], "request body", { existingIds: existing });
+      if (!checked.ok) throw rejectedFile(checked.problems);
+      await importTasks(db, id, checked.tasks);
+      const task = await getTask(db, id, body.id);
+      if (!task) throw new Error(`task ${body.id} vanished after creation`);
+      return c.json(taskView(task), 201);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: "post",
+      path: "/api/v1/projects/{id}/tasks/import",
+      tags: ["Tasks"],
+      summary: "Import a task file (JSON or YAML), all or nothing",
+      description:
+        "The body is a task file: an array of tasks or `{ tasks: [...] }`, as `application/json` or `application/yaml`. Every problem (syntax, fields, duplicate or existing ids, unknown prerequisites, cycles, globs) is reported at once with 422 and nothing is imported.",
+      middleware: [requireScope("operate")] as const,
+      request: {
+        params: ProjectParams,
+        body: {
+          content: {
+            "application/json": { schema: { type: "array", items: { type: "object" } } },
+            "application/yaml": { schema: { type: "string" } },
+          },
+          required: true,
+        },
+      },
+      responses: { 201: jsonResponse(ImportResultSchema, "Imported."), ...errorResponses(...WRITE_ERRORS) },
+    }),
+    async (c) => {
+      const { id } = c.req.valid("param");
+      if (!(await getProject(db, id))) throw projectNotFound(id);
+      const type = c.req.header("content-type") ?? "";
+      const format = /yaml/i.test(type) ? "yaml" : "json";
+      const text = await c.req.text();
+      const existing = new Set(await existingTaskIds(db, id));
+      const parsed = parseTaskFile(text, format, "request body", { existingIds: existing });
+      const clashes = existingIdProblems(idsInFile(text, format), existing, id, "request body");
+      if (!parsed.ok || clashes.length > 0) throw rejectedFile([...(parsed.ok ? [] : parsed.problems), ...clashes]);
+      try {
+        await importTasks(db, id, parsed.tasks);
+      } catch (error) {
+        if (error instanceof ConflictError) {
+          throw new ApiError(409, "conflict", `${error.message} Another import changed the project meanwhile; check the tasks and retry.`);
+        }
+        throw error;
+      }
+      return c.json({ imported: parsed.tasks.length, task_ids: parsed.tasks.map((t) => t.id) }, 201);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: "post",
+      path: "/api/v1/projects/{id}/tasks/{task_id}/cancel",
+      tags: ["Tasks"],
+      summary: "Cancel a task",
+      description: "Cancels the task and its active runs (their queued jobs are removed); a blocked original waiting on a cancelled resolver gets a card.",
+      middleware: [requireScope("operate")] as const,
+      request: { params: ProjectTaskParams, body: { content: { "application/json": { schema: ReasonOptional } }, required: false } },
+      responses: { 200: jsonResponse(TaskChangeSchema, "Cancelled."), ...errorResponses(...WRITE_ERRORS) },
+    }),
+    async (c) => {
+      const { id, task_id } = c.req.valid("param");
+      const { reason } = c.req.valid("json");
+      const result = await ctx.transitions.apply(id, {
+        kind: "cancel",
+        taskId: task_id,
+        by: actorOf(c.get("token")),
+        reason: reason?.trim() || undefined,
+      });
+      return c.json(await taskChange(ctx, id, task_id, result.outcome, result.changes.runs), 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: "post",
+      path: "/api/v1/projects/{id}/tasks/{task_id}/release-external",
+      tags: ["Tasks"],
+      summary: "Release a resolver awaiting an external action",
+      description:
+        "SPEC §3 rule 7: makes an awaiting_input resolver runnable again with `reason` in its next prompt. It does not complete the resolver nor unblock the original.",
+      middleware: [requireScope("operate")] as const,
+      request: { params: ProjectTaskParams, body: { content: { "application/json": { schema: ReasonRequired } }, required: true } },
+      responses: { 200: jsonResponse(TaskChangeSchema, "Released."), ...errorResponses(...WRITE_ERRORS) },
+    }),
+    async (c) => {
+      const { id, task_id } = c.req.valid("param");
+      const { reason } = c.req.valid("json");
+      const result = await ctx.transitions.apply(id, {
+        kind: "release-external",
+        taskId: task_id,
+        reason: reason.trim(),
+        by: actorOf(c.get("token")),
+      });
+      return c.json(await taskChange(ctx, id, task_id, result.outcome, result.changes.runs), 200);
+    },
+  );
+}
+
+async function taskChange(
+  ctx: RouteContext,
+  projectId: string,
+  taskId: string,
+  outcome: "applied" | "already_applied",
+  runs: readonly { id: string; status: string }[],
+) {
+  const [task, decision] = await Promise.all([
+    getTask(ctx.deps.db, projectId, taskId),
+    getDecision(ctx.deps.db, projectId, decisionIdFor(taskId)),
+  ]);
+  if (!task) throw new Error(`task ${taskId} vanished after a transition`);
+  return {
+    task: taskView(task),
+    application_status: outcome,
+    cancelled_runs: runs.filter((r) => r.status === "cancelled").map((r) => r.id),
+    decision: decision ? decisionCard(decision) : null,
+  };
+}

@@ -1,0 +1,67 @@
+import { z } from "@hono/zod-openapi";
+import { PROJECT_ID_PATTERN } from "@overseer/db";
+
+/**
+ * Identifiers in paths and queries. Each is a strict pattern with a length bound, checked
+ * before any lookup: `../`, `/`, control characters, spaces and absurd lengths are refused
+ * with 400 and never reach SQL, Redis keys or log lines.
+ */
+
+/** Task, resolver, run, decision and token ids: letters, digits, `.`, `_`, `-`; at most 160. */
+export const SAFE_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,159}$/;
+const SAFE_ID_EXPECTED = "an id of letters, digits, ., _ or - starting with a letter or digit (at most 160 characters)";
+const PROJECT_ID_EXPECTED = "a project id of lowercase letters, digits, _ or - (at most 63 characters, like demo)";
+
+export const projectIdSchema = z
+  .string()
+  .regex(PROJECT_ID_PATTERN, { error: PROJECT_ID_EXPECTED })
+  .openapi({ example: "demo", description: "Project id (slug)." });
+
+function safeId(description: string, example: string) {
+  return z.string().regex(SAFE_ID_PATTERN, { error: SAFE_ID_EXPECTED }).openapi({ example, description });
+}
+
+export const taskIdSchema = safeId("Task id (resolvers are `<task>.R<n>`).", "S00-001");
+export const decisionIdSchema = safeId("Decision card id, `decision-<task>`.", "decision-S00-001.R1");
+export const runIdSchema = safeId("Run id.", "8b1f0c3e-3f0a-4c1e-9c55-0d2d8e6f9a10");
+export const tokenIdSchema = safeId("API token id.", "3f0a8b1f-0c3e-4c1e-9c55-0d2d8e6f9a10");
+
+function pathParam<T extends z.ZodType>(schema: T, name: string) {
+  return schema.openapi({ param: { name, in: "path" } });
+}
+
+export const ProjectParams = z.object({ id: pathParam(projectIdSchema, "id") });
+export const ProjectTaskParams = z.object({ id: pathParam(projectIdSchema, "id"), task_id: pathParam(taskIdSchema, "task_id") });
+export const ProjectItemParams = z.object({ id: pathParam(projectIdSchema, "id"), item_id: pathParam(taskIdSchema, "item_id") });
+export const ProjectDecisionParams = z.object({
+  id: pathParam(projectIdSchema, "id"),
+  decision_id: pathParam(decisionIdSchema, "decision_id"),
+});
+export const RunParams = z.object({ id: pathParam(runIdSchema, "id") });
+export const TokenParams = z.object({ token_id: pathParam(tokenIdSchema, "token_id") });
+
+/** Postgres event ids (bigserial), as decimal strings. */
+export const EVENT_ID_PATTERN = /^(0|[1-9][0-9]{0,18})$/;
+export const eventCursorSchema = z
+  .string()
+  .regex(EVENT_ID_PATTERN, { error: "an event id (a non-negative integer)" })
+  .openapi({ example: "1042", description: "Event id cursor: only events after it." });
+
+/** Redis stream entry ids (`<ms>-<seq>`), `0` for the beginning, or `stored` for the stored output. */
+export const LOG_CURSOR_PATTERN = /^(0|[0-9]{1,20}-[0-9]{1,20}|stored)$/;
+
+/** Task list cursor (the `seq` of the last task of the previous page). */
+export const taskCursorSchema = z
+  .string()
+  .regex(/^[0-9]{1,19}$/, { error: "the next_cursor value of the previous page" })
+  .openapi({ description: "Opaque cursor from `next_cursor` of the previous page." });
+
+export function limitSchema(max: number, fallback: number) {
+  return z.coerce
+    .number({ error: `an integer from 1 to ${max}` })
+    .int({ error: `an integer from 1 to ${max}` })
+    .min(1, { error: `an integer from 1 to ${max}` })
+    .max(max, { error: `an integer from 1 to ${max}` })
+    .default(fallback)
+    .openapi({ type: "integer", minimum: 1, maximum: max, default: fallback, description: `Page size (at most ${max}).` });
+}

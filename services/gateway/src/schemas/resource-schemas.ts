@@ -1,0 +1,319 @@
+import { z } from "@hono/zod-openapi";
+import { PROJECT_STATUSES, RUN_ACTIONS, RUN_STATUSES, TASK_KINDS, TASK_STATUSES } from "@overseer/domain";
+
+/**
+ * Shapes of what the gateway answers. They document the API (OpenAPI components) and type
+ * the handlers; snake_case throughout, timestamps as ISO-8601 strings.
+ */
+
+const isoTime = z.string().openapi({ format: "date-time", example: "2025-01-01T12:00:00.000Z" });
+const nullableIso = isoTime.nullable();
+const jsonObject = z.record(z.string(), z.unknown());
+
+export const ErrorBodySchema = z
+  .object({
+    error: z.object({
+      code: z.string().openapi({ example: "not_found" }),
+      message: z.string().openapi({ example: "Project demo does not exist." }),
+      details: jsonObject,
+    }),
+  })
+  .openapi("Error");
+
+/** A stale resolve: the card was already resolved with another option. */
+export const StaleErrorSchema = z
+  .object({
+    error: z.object({ code: z.literal("stale"), message: z.string(), details: jsonObject }),
+    resolved: z.literal(false),
+    application_status: z.literal("stale"),
+    resolution: z.object({
+      resolution_id: z.string().nullable(),
+      selected_option: z.string().nullable(),
+      note: z.string().nullable(),
+    }),
+  })
+  .openapi("StaleResolution");
+
+export const DecisionOptionSchema = z
+  .object({
+    id: z.string().openapi({ example: "use_postgres" }),
+    label: z.string(),
+    description: z.string(),
+    requires_note: z.boolean(),
+  })
+  .openapi("DecisionOption");
+
+export const DecisionCardSchema = z
+  .object({
+    id: z.string().openapi({ example: "decision-S00-001.R1" }),
+    item_id: z.string().openapi({ example: "S00-001.R1" }),
+    revision: z.number().int(),
+    status: z.enum(["pending", "resolved"]),
+    title: z.string(),
+    reason: z.string(),
+    question: z.string(),
+    evidence: z.array(z.object({ label: z.string(), path: z.string(), summary: z.string() })),
+    options: z.array(DecisionOptionSchema),
+    options_source: z.enum(["agent", "none"]),
+    selected_option: z.string().nullable(),
+    note: z.string().nullable(),
+    resolution_id: z.string().nullable(),
+    resolved_by: z.string().nullable(),
+    created_at: isoTime,
+    resolved_at: nullableIso,
+  })
+  .openapi("DecisionCard", {
+    description:
+      '"Needs you" card in the Argus shape. Option `custom` always means a free-text answer in `note`; `stop` cancels the item (SPEC §3 rule 12).',
+  });
+
+export const ActiveRunSchema = z
+  .object({
+    run_id: z.string(),
+    task_id: z.string(),
+    agent_id: z.string(),
+    action: z.enum(RUN_ACTIONS),
+    attempt: z.number().int(),
+    status: z.enum(RUN_STATUSES),
+    worker_id: z.string().nullable(),
+    created_at: isoTime,
+    started_at: nullableIso,
+  })
+  .openapi("ActiveRun");
+
+const countsSchema = z
+  .record(z.string(), z.number().int())
+  .openapi({ description: "Tasks per status (every status listed, zeros included) plus `total`.", example: { todo: 2, done: 1, total: 3 } });
+
+export const ProjectStatusSchema = z
+  .object({
+    project_id: z.string(),
+    name: z.string(),
+    status: z.enum(PROJECT_STATUSES),
+    status_reason: z.string().nullable(),
+    objective: z.string(),
+    stage: z.string().nullable(),
+    continuous: z.boolean(),
+    sessions: z.object({ used: z.number().int(), limit: z.number().int().nullable() }),
+    counts: countsSchema,
+    running: z.array(ActiveRunSchema),
+    pending_questions: z.array(DecisionCardSchema),
+    pending_count: z.number().int(),
+    waiting_for_you: z
+      .string()
+      .nullable()
+      .openapi({ example: "waiting for you: 1 unanswered question(s)", description: "Stop signal text, null when nothing is pending." }),
+    text: z.string().openapi({ description: "Human-readable status, as `overseer status` prints it." }),
+    generated_at: isoTime,
+  })
+  .openapi("ProjectStatus");
+
+export const BacklogRowSchema = z
+  .object({
+    id: z.string(),
+    stage: z.string(),
+    title: z.string(),
+    role: z.string(),
+    kind: z.enum(TASK_KINDS),
+    status: z.enum(TASK_STATUSES),
+    status_reason: z.string().nullable(),
+    awaiting_reason: z.string().nullable(),
+    priority: z.number().int(),
+    prerequisites: z.array(z.string()),
+    parent_id: z.string().nullable(),
+    root_id: z.string().nullable(),
+    depth: z.number().int(),
+    blocked_by: z.string().nullable(),
+    pending_question: z.string().nullable().openapi({ description: "The pending card's question; null when none is pending." }),
+    operator_decision: DecisionCardSchema.nullable().openapi({ description: "The item's latest card (pending or resolved)." }),
+  })
+  .openapi("BacklogRow");
+
+export const SnapshotSchema = z
+  .object({
+    compact: z.boolean(),
+    project_id: z.string(),
+    status: z.enum(PROJECT_STATUSES),
+    status_reason: z.string().nullable(),
+    objective: z.string(),
+    stage: z.string().nullable(),
+    counts: countsSchema,
+    pending_questions: z.array(DecisionCardSchema),
+    pending_count: z.number().int(),
+    waiting_for_you: z.string().nullable(),
+    running: z.array(ActiveRunSchema).optional(),
+    backlog: z.array(BacklogRowSchema).optional().openapi({ description: "Full snapshot only: every task." }),
+    generated_at: isoTime,
+  })
+  .openapi("Snapshot");
+
+export const ResolveResultSchema = z
+  .object({
+    resolved: z.literal(true),
+    resolution_id: z.string(),
+    application_status: z.enum(["applied", "already_applied"]),
+    decision: DecisionCardSchema,
+  })
+  .openapi("ResolveResult");
+
+export const AnswerResultSchema = z
+  .object({
+    resolved: z.boolean().openapi({ description: "True when a pending card of the item was resolved by this answer." }),
+    recorded: z.literal(true),
+    item_id: z.string(),
+    application_status: z.enum(["applied"]),
+    resolution_id: z.string().nullable(),
+    decision: DecisionCardSchema.nullable(),
+    task_status: z.enum(TASK_STATUSES),
+  })
+  .openapi("AnswerResult");
+
+export const MessageResultSchema = AnswerResultSchema.extend({
+  routed: z.literal(true),
+  decision_id: z.string(),
+}).openapi("MessageResult");
+
+export const MessageConflictSchema = ErrorBodySchema.extend({
+  routed: z.literal(false),
+  pending_questions: z.array(DecisionCardSchema),
+}).openapi("MessageNotRouted");
+
+export const ProjectSchema = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    repo: z.string(),
+    branch: z.string(),
+    objective: z.string(),
+    status: z.enum(PROJECT_STATUSES),
+    status_reason: z.string().nullable(),
+    continuous: z.boolean(),
+    concurrency: z.number().int(),
+    stage: z.string().nullable(),
+    sessions_used: z.number().int(),
+    sessions_limit: z.number().int().nullable(),
+    budget_usd: z.number().nullable(),
+    cost_usd: z.number(),
+    tokens_in: z.number(),
+    tokens_out: z.number(),
+    created_at: isoTime,
+    updated_at: isoTime,
+    runner_config: jsonObject.optional().openapi({ description: "Runner config with secret values replaced by [REDACTED]." }),
+  })
+  .openapi("Project");
+
+export const TaskSchema = z
+  .object({
+    id: z.string(),
+    project_id: z.string(),
+    stage: z.string(),
+    title: z.string(),
+    body: z.string(),
+    role: z.string(),
+    scope: z.array(z.string()),
+    prerequisites: z.array(z.string()),
+    acceptance: z.array(z.string()),
+    priority: z.number().int(),
+    kind: z.enum(TASK_KINDS),
+    parent_id: z.string().nullable(),
+    root_id: z.string().nullable(),
+    depth: z.number().int(),
+    status: z.enum(TASK_STATUSES),
+    status_reason: z.string().nullable(),
+    awaiting_reason: z.string().nullable(),
+    blocked_by: z.string().nullable(),
+    return_to: z.string().nullable(),
+    feedback: z.string().nullable(),
+    answers: z.array(z.object({ question: z.string(), answer: z.string(), by: z.string(), at: isoTime })),
+    executor_agent_id: z.string().nullable(),
+    branch_head: z.string().nullable(),
+    failures: z.number().int(),
+    not_before: nullableIso,
+    version: z.number().int(),
+  })
+  .openapi("Task");
+
+export const RunSummarySchema = z
+  .object({
+    id: z.string(),
+    project_id: z.string(),
+    task_id: z.string(),
+    agent_id: z.string(),
+    action: z.string(),
+    attempt: z.number().int(),
+    status: z.string(),
+    transition: z.string().nullable(),
+    failure: z.string().nullable(),
+    worker_id: z.string().nullable(),
+    exit_code: z.number().int().nullable(),
+    signal: z.string().nullable(),
+    timed_out: z.boolean(),
+    duration_ms: z.number().int().nullable(),
+    prompt_chars: z.number().int().nullable(),
+    scope_violations: z.array(z.string()),
+    commit_sha: z.string().nullable(),
+    tokens_in: z.number(),
+    tokens_out: z.number(),
+    cost_usd: z.number(),
+    created_at: isoTime,
+    started_at: nullableIso,
+    ended_at: nullableIso,
+  })
+  .openapi("RunSummary");
+
+export const RunSchema = RunSummarySchema.extend({
+  output: z.string().nullable().openapi({ description: "Stored output with secrets redacted." }),
+  output_truncated: z.boolean(),
+}).openapi("Run");
+
+export const EventSchema = z
+  .object({
+    id: z.string().openapi({ example: "1042" }),
+    project_id: z.string(),
+    task_id: z.string().nullable(),
+    run_id: z.string().nullable(),
+    type: z.string().openapi({ example: "decision.resolved" }),
+    data: jsonObject,
+    created_at: isoTime,
+  })
+  .openapi("Event");
+
+export const IncidentSchema = z
+  .object({
+    id: z.string(),
+    project_id: z.string(),
+    task_id: z.string().nullable(),
+    run_id: z.string().nullable(),
+    kind: z.string(),
+    message: z.string(),
+    details: jsonObject,
+    created_at: isoTime,
+  })
+  .openapi("Incident");
+
+export const WorkerSchema = z
+  .object({
+    id: z.string(),
+    host: z.string(),
+    pid: z.number().int(),
+    slots: z.number().int(),
+    sandbox: z.string(),
+    unsafe: z.boolean(),
+    current_jobs: z.array(
+      z.object({ run_id: z.string(), project_id: z.string(), task_id: z.string(), action: z.string(), since: isoTime }),
+    ),
+    started_at: isoTime,
+    heartbeat_at: isoTime,
+  })
+  .openapi("Worker");
+
+export const TokenSchema = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    scope: z.enum(["read", "operate", "admin"]),
+    created_at: isoTime,
+    revoked_at: nullableIso,
+    last_used_at: nullableIso,
+  })
+  .openapi("ApiToken");

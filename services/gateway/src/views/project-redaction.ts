@@ -1,0 +1,35 @@
+import { createRedactor, parseRunnerConfig, REDACTED, redactRunnerConfig, runnerConfigSecretValues } from "@overseer/config";
+
+/**
+ * Secrets never leave the gateway: runner configs are answered with secret values replaced,
+ * and stored prompts and outputs pass through a redactor built from the project's secret
+ * values (plus well-known token shapes). A stored config that no longer parses is still
+ * redacted from its raw `secrets` object, so a bad row cannot leak through the error path.
+ */
+export function projectSecretValues(runnerConfig: unknown): string[] {
+  try {
+    return runnerConfigSecretValues(parseRunnerConfig(runnerConfig, "stored runner config"));
+  } catch {
+    const raw = (runnerConfig as { secrets?: unknown } | null)?.secrets;
+    if (raw === null || typeof raw !== "object") return [];
+    return Object.values(raw).filter((v): v is string => typeof v === "string");
+  }
+}
+
+export function projectRedactor(runnerConfig: unknown): (text: string) => string {
+  return createRedactor(projectSecretValues(runnerConfig));
+}
+
+/** The effective config (defaults applied) with secrets redacted; the raw config, redacted, if it does not parse. */
+export function redactedRunnerConfig(runnerConfig: unknown): Record<string, unknown> {
+  try {
+    return redactRunnerConfig(parseRunnerConfig(runnerConfig, "stored runner config")) as unknown as Record<string, unknown>;
+  } catch {
+    if (runnerConfig === null || typeof runnerConfig !== "object" || Array.isArray(runnerConfig)) return {};
+    const copy: Record<string, unknown> = { ...(runnerConfig as Record<string, unknown>) };
+    if (copy.secrets && typeof copy.secrets === "object") {
+      copy.secrets = Object.fromEntries(Object.keys(copy.secrets).map((k) => [k, REDACTED]));
+    }
+    return copy;
+  }
+}

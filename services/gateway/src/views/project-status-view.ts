@@ -1,0 +1,81 @@
+import type { z } from "@hono/zod-openapi";
+import type { ProjectStatusData } from "@overseer/db";
+import { TASK_STATUSES } from "@overseer/domain";
+import type { ProjectStatusSchema } from "../schemas/resource-schemas.ts";
+import { activeRunView, decisionCard } from "./resource-views.ts";
+
+/**
+ * The Argus status answer. `waiting_for_you` carries the seed procedure's stop signal
+ * ("waiting for you: N unanswered question(s)") whenever a card is pending, and `text` is the
+ * same human summary `overseer status` prints.
+ */
+export function waitingForYou(pending: number): string | null {
+  return pending > 0 ? `waiting for you: ${pending} unanswered question(s)` : null;
+}
+
+/** Every task status with its count (zeros included) plus `total`. */
+export function fullCounts(counts: Record<string, number>): Record<string, number> {
+  const out: Record<string, number> = {};
+  let total = 0;
+  for (const status of TASK_STATUSES) {
+    out[status] = counts[status] ?? 0;
+    total += out[status];
+  }
+  out.total = total;
+  return out;
+}
+
+export function projectStatusView(data: ProjectStatusData, now = new Date()): z.infer<typeof ProjectStatusSchema> {
+  const { project } = data;
+  const pending = data.pendingDecisions.map(decisionCard);
+  const running = data.activeRuns.map(activeRunView);
+  const counts = fullCounts(data.counts);
+  const view = {
+    project_id: project.id,
+    name: project.name,
+    status: project.status,
+    status_reason: project.status_reason,
+    objective: project.objective,
+    stage: project.stage,
+    continuous: project.continuous,
+    sessions: { used: project.sessions_used, limit: project.sessions_limit },
+    counts,
+    running,
+    pending_questions: pending,
+    pending_count: pending.length,
+    waiting_for_you: waitingForYou(pending.length),
+    text: "",
+    generated_at: now.toISOString(),
+  };
+  view.text = statusText(view);
+  return view;
+}
+
+function statusText(s: Omit<z.infer<typeof ProjectStatusSchema>, "text"> & { text: string }): string {
+  const lines: string[] = [];
+  const stage = s.stage ? `, stage ${s.stage}` : "";
+  const reason = s.status_reason ? ` (${s.status_reason})` : "";
+  lines.push(`project ${s.project_id}: ${s.status}${reason}${stage}`);
+  if (s.objective.trim()) lines.push(`objective: ${oneLine(s.objective, 200)}`);
+  const counts = TASK_STATUSES.filter((st) => (s.counts[st] ?? 0) > 0).map((st) => `${s.counts[st]} ${st}`);
+  lines.push(`tasks: ${counts.length > 0 ? counts.join(", ") : "none"} (${s.counts.total ?? 0} total)`);
+  const limit = s.sessions.limit === null ? "unbounded" : String(s.sessions.limit);
+  lines.push(`sessions: ${s.sessions.used} of ${limit}`);
+  if (s.running.length === 0) lines.push("running: none");
+  for (const r of s.running) lines.push(`running: ${r.action} ${r.task_id} (${r.agent_id}) ${r.status}${r.worker_id ? ` on ${r.worker_id}` : ""}`);
+  if (s.waiting_for_you) {
+    lines.push(s.waiting_for_you);
+    for (const q of s.pending_questions) {
+      const options = q.options.map((o) => o.id).join(", ");
+      lines.push(`  ${q.id} (${q.item_id}): ${oneLine(q.question, 200)}${options ? ` [options: ${options}]` : ""}`);
+    }
+  } else {
+    lines.push("no unanswered questions");
+  }
+  return lines.join("\n");
+}
+
+function oneLine(text: string, max: number): string {
+  const flat = text.replace(/\s+/g, " ").trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}

@@ -1,0 +1,213 @@
+import type { z } from "@hono/zod-openapi";
+import type { WorkerHeartbeat } from "@overseer/queue";
+import type { ActiveRunSummary, EventRow, IncidentRow, ProjectRow, RunRow } from "@overseer/db";
+import type { Decision, Task } from "@overseer/domain";
+import type {
+  ActiveRunSchema,
+  DecisionCardSchema,
+  EventSchema,
+  IncidentSchema,
+  ProjectSchema,
+  RunSchema,
+  RunSummarySchema,
+  TaskSchema,
+  TokenSchema,
+  WorkerSchema,
+} from "../schemas/resource-schemas.ts";
+
+/** Row and domain objects → API shapes (snake_case, ISO times, bigints as numbers). */
+
+const iso = (d: Date | string | number): string => new Date(d).toISOString();
+const isoOrNull = (d: Date | string | number | null | undefined): string | null =>
+  d === null || d === undefined ? null : iso(d);
+
+export function decisionCard(d: Decision): z.infer<typeof DecisionCardSchema> {
+  return {
+    id: d.id,
+    item_id: d.itemId,
+    revision: d.revision,
+    status: d.status,
+    title: d.title,
+    reason: d.reason,
+    question: d.question,
+    evidence: d.evidence.map((e) => ({ label: e.label, path: e.path, summary: e.summary })),
+    options: d.options.map((o) => ({ id: o.id, label: o.label, description: o.description, requires_note: o.requires_note })),
+    options_source: d.optionsSource,
+    selected_option: d.selectedOption,
+    note: d.note,
+    resolution_id: d.resolutionId,
+    resolved_by: d.resolvedBy,
+    created_at: iso(d.createdAt),
+    resolved_at: isoOrNull(d.resolvedAt),
+  };
+}
+
+export function activeRunView(r: ActiveRunSummary): z.infer<typeof ActiveRunSchema> {
+  return {
+    run_id: r.id,
+    task_id: r.taskId,
+    agent_id: r.agentId,
+    action: r.action as z.infer<typeof ActiveRunSchema>["action"],
+    attempt: r.attempt,
+    status: r.status as z.infer<typeof ActiveRunSchema>["status"],
+    worker_id: r.workerId,
+    created_at: iso(r.createdAt),
+    started_at: isoOrNull(r.startedAt),
+  };
+}
+
+export function projectView(row: ProjectRow, runnerConfig?: Record<string, unknown>): z.infer<typeof ProjectSchema> {
+  return {
+    id: row.id,
+    name: row.name,
+    repo: row.repo,
+    branch: row.branch,
+    objective: row.objective,
+    status: row.status,
+    status_reason: row.status_reason,
+    continuous: row.continuous,
+    concurrency: row.concurrency,
+    stage: row.stage,
+    sessions_used: row.sessions_used,
+    sessions_limit: row.sessions_limit,
+    budget_usd: row.budget_usd,
+    cost_usd: Number(row.cost_usd),
+    tokens_in: Number(row.tokens_in),
+    tokens_out: Number(row.tokens_out),
+    created_at: iso(row.created_at),
+    updated_at: iso(row.updated_at),
+    ...(runnerConfig ? { runner_config: runnerConfig } : {}),
+  };
+}
+
+export function taskView(t: Task): z.infer<typeof TaskSchema> {
+  return {
+    id: t.id,
+    project_id: t.projectId,
+    stage: t.stage,
+    title: t.title,
+    body: t.body,
+    role: t.role,
+    scope: [...t.scope],
+    prerequisites: [...t.prerequisites],
+    acceptance: [...t.acceptance],
+    priority: t.priority,
+    kind: t.kind,
+    parent_id: t.parentId,
+    root_id: t.rootId,
+    depth: t.depth,
+    status: t.status,
+    status_reason: t.statusReason,
+    awaiting_reason: t.awaitingReason,
+    blocked_by: t.blockedBy,
+    return_to: t.returnTo,
+    feedback: t.feedback,
+    answers: t.answers.map((a) => ({ question: a.question, answer: a.answer, by: a.by, at: iso(a.at) })),
+    executor_agent_id: t.executorAgentId,
+    branch_head: t.branchHead,
+    failures: t.failures,
+    not_before: isoOrNull(t.notBefore),
+    version: t.version,
+  };
+}
+
+type RunSummaryRow = Omit<RunRow, "prompt" | "output" | "output_truncated" | "not_before">;
+
+export function runSummaryView(r: RunSummaryRow): z.infer<typeof RunSummarySchema> {
+  return {
+    id: r.id,
+    project_id: r.project_id,
+    task_id: r.task_id,
+    agent_id: r.agent_id,
+    action: r.action,
+    attempt: r.attempt,
+    status: r.status,
+    transition: r.transition,
+    failure: r.failure,
+    worker_id: r.worker_id,
+    exit_code: r.exit_code,
+    signal: r.signal,
+    timed_out: r.timed_out,
+    duration_ms: r.duration_ms,
+    prompt_chars: r.prompt_chars,
+    scope_violations: [...r.scope_violations],
+    commit_sha: r.commit_sha,
+    tokens_in: Number(r.tokens_in),
+    tokens_out: Number(r.tokens_out),
+    cost_usd: Number(r.cost_usd),
+    created_at: iso(r.created_at),
+    started_at: isoOrNull(r.started_at),
+    ended_at: isoOrNull(r.ended_at),
+  };
+}
+
+export function runView(r: RunRow, redact: (text: string) => string): z.infer<typeof RunSchema> {
+  return {
+    ...runSummaryView(r),
+    output: r.output === null ? null : redact(r.output),
+    output_truncated: r.output_truncated,
+  };
+}
+
+export function eventView(e: EventRow): z.infer<typeof EventSchema> {
+  return {
+    id: String(e.id),
+    project_id: e.project_id,
+    task_id: e.task_id,
+    run_id: e.run_id,
+    type: e.type,
+    data: e.data,
+    created_at: iso(e.created_at),
+  };
+}
+
+export function incidentView(i: IncidentRow): z.infer<typeof IncidentSchema> {
+  return {
+    id: String(i.id),
+    project_id: i.project_id,
+    task_id: i.task_id,
+    run_id: i.run_id,
+    kind: i.kind,
+    message: i.message,
+    details: i.details,
+    created_at: iso(i.created_at),
+  };
+}
+
+export function workerView(w: WorkerHeartbeat): z.infer<typeof WorkerSchema> {
+  return {
+    id: w.id,
+    host: w.host,
+    pid: w.pid,
+    slots: w.slots,
+    sandbox: w.sandbox,
+    unsafe: w.unsafe,
+    current_jobs: (w.currentJobs ?? []).map((j) => ({
+      run_id: j.runId,
+      project_id: j.projectId,
+      task_id: j.taskId,
+      action: j.action,
+      since: iso(j.since),
+    })),
+    started_at: iso(w.startedAt),
+    heartbeat_at: iso(w.heartbeatAt),
+  };
+}
+
+export function tokenView(t: {
+  id: string;
+  name: string;
+  scope: "read" | "operate" | "admin";
+  created_at: Date;
+  revoked_at: Date | null;
+  last_used_at: Date | null;
+}): z.infer<typeof TokenSchema> {
+  return {
+    id: t.id,
+    name: t.name,
+    scope: t.scope,
+    created_at: iso(t.created_at),
+    revoked_at: isoOrNull(t.revoked_at),
+    last_used_at: isoOrNull(t.last_used_at),
+  };
+}

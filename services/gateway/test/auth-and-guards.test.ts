@@ -1,0 +1,189 @@
+import { createHash } from "node:crypto";
+import { createApiToken, revokeApiToken } from "@overseer/db";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { card, createGatewayFixture, type GatewayFixture, type RaisedQuestion, raiseQuestion, seedProject } from "./support/gateway-fixture.ts";
+
+let fx: GatewayFixture;
+let q: RaisedQuestion;
+
+beforeAll(async () => {
+  fx = await createGatewayFixture();
+  await seedProject(fx, "auth", [card("S00-001"), card("S00-002")]);
+  q = await raiseQuestion(fx, "auth");
+});
+afterAll(async () => {
+  await fx?.close();
+});
+
+type Scope = "read" | "operate" | "admin";
+interface RouteCase {
+  method: string;
+  path: () => string;
+  scope: Scope;
+  body?: unknown;
+}
+
+/** One entry per route family; bodies are valid so a refusal can only come from authentication or scope. */
+const ROUTES: RouteCase[] = [
+  { method: "GET", path: () => "/api/projects/auth/status", scope: "read" },
+  { method: "GET", path: () => "/api/projects/auth/snapshot?compact=true", scope: "read" },
+  { method: "GET", path: () => "/api/v1/projects", scope: "read" },
+  { method: "GET", path: () => "/api/v1/projects/auth/tasks", scope: "read" },
+  { method: "GET", path: () => "/api/v1/projects/auth/events", scope: "read" },
+  { method: "GET", path: () => "/api/v1/workers", scope: "read" },
+  { method: "GET", path: () => "/api/v1/queues", scope: "read" },
+  { method: "GET", path: () => "/healthz", scope: "read" },
+  { method: "GET", path: () => "/readyz", scope: "read" },
+  { method: "GET", path: () => "/metrics", scope: "read" },
+  { method: "GET", path: () => "/openapi.json", scope: "read" },
+  { method: "POST", path: () => `/api/projects/auth/decisions/${q.decisionId}/resolve`, scope: "operate", body: { option_id: "custom", note: "x" } },
+  { method: "POST", path: () => `/api/projects/auth/backlog/${q.resolverId}/answer`, scope: "operate", body: { text: "x" } },
+  { method: "POST", path: () => "/api/projects/auth/message", scope: "operate", body: { text: "x" } },
+  { method: "POST", path: () => "/api/v1/projects/auth/tasks/S00-002/cancel", scope: "operate", body: {} },
+  { method: "POST", path: () => `/api/v1/projects/auth/tasks/${q.resolverId}/release-external`, scope: "operate", body: { reason: "x" } },
+  { method: "POST", path: () => "/api/v1/projects/auth/pause", scope: "operate", body: {} },
+  { method: "POST", path: () => "/api/v1/projects/auth/tasks", scope: "operate", body: { id: "S00-100", title: "x" } },
+  { method: "POST", path: () => "/api/v1/projects", scope: "admin", body: { id: "newp", repo: "/x" } },
+  { method: "POST", path: () => "/api/v1/projects/auth/stop", scope: "admin", body: {} },
+  { method: "GET", path: () => "/api/v1/tokens", scope: "admin" },
+  { method: "POST", path: () => "/api/v1/tokens", scope: "admin", body: { name: "x", scope: "read" } },
+  { method: "DELETE", path: () => "/api/v1/tokens/00000000-0000-0000-0000-000000000000", scope: "admin" },
+];
+
+const BELOW: Record<Scope, Scope[]> = { read: [], operate: ["read"], admin: ["read", "operate"] };
+
+describe("authentication and scopes", () => {
+  it("answers 401 without a token, with an unknown token, and with a malformed header, on every route", async () => {
+    for (const route of ROUTES) {
+      const none = await fx.request(route.method, route.path(), { token: null, body: route.body });
+      expect(none.status, `${route.method} ${route.path()} without token`).toBe(401);
+      expect(none.body.error.code).toBe("unauthorized");
+      expect(none.headers.get("www-authenticate")).toContain("Bearer");
+      const unknown = await fx.request(route.method, route.path(), { token: "ovr_thisTokenDoesNotExistAnywhere0000", body: route.body });
+      expect(unknown.status, `${route.method} ${route.path()} unknown token`).toBe(401);
+      expect(unknown.body.error.code).toBe("invalid_token");
+    }
+    const basic = await fx.request("GET", "/api/v1/projects", { token: null, headers: { Authorization: "Basic YWRtaW46YWRtaW4=" } });
+    expect(basic.status).toBe(401);
+  });
+
+  it("answers 403 to a token whose scope is below the route's", async () => {
+    const tokenOf: Record<Scope, string> = fx.tokens;
+    for (const route of ROUTES) {
+      for (const scope of BELOW[route.scope]) {
+        const res = await fx.request(route.method, route.path(), { token: tokenOf[scope], body: route.body });
+        expect(res.status, `${route.method} ${route.path()} with ${scope}`).toBe(403);
+        expect(res.body.error).toMatchObject({ code: "forbidden", details: { required_scope: route.scope, token_scope: scope } });
+      }
+    }
+  });
+
+  it("refuses a revoked token (401)", async () => {
+    const local = await createGatewayFixture({ tokenCacheTtlMs: 0 });
+    try {
+      const created = await createApiToken(local.scratch.db, { name: "temp", scope: "admin" });
+      expect((await local.request("GET", "/api/v1/projects", { token: created.token })).status).toBe(200);
+      await revokeApiToken(local.scratch.db, created.id);
+      for (const route of ROUTES.slice(0, 3)) {
+        const res = await local.request(route.method, route.path(), { token: created.token });
+        expect(res.status).toBe(401);
+      }
+    } finally {
+      await local.close();
+    }
+  });
+
+  it("serves the dashboard and docs page shells without a token, self-contained, with a strict CSP", async () => {
+    for (const path of ["/", "/docs"]) {
+      const res = await fx.request("GET", path, { token: null });
+      expect(res.status).toBe(200);
+      expect(res.headers.get("content-type")).toContain("text/html");
+      expect(res.text).not.toMatch(/(src|href)="(https?:)?\/\//);
+      expect(res.text).not.toContain("auth");
+      const csp = res.headers.get("content-security-policy") ?? "";
+      expect(csp).toContain("default-src 'none'");
+      const script = /<script>([\s\S]*)<\/script>/.exec(res.text)?.[1] ?? "";
+      const hash = createHash("sha256").update(script, "utf8").digest("base64");
+      expect(csp).toContain(`'sha256-${hash}'`);
+    }
+  });
+
+  it("accepts access_token only on GET stream routes, and never logs it", async () => {
+    const onList = await fx.request("GET", `/api/v1/projects?access_token=${fx.tokens.read}`, { token: null });
+    expect(onList.status).toBe(401);
+    const claimed = await import("@overseer/db").then(({ applyTransition }) => applyTransition(fx.scratch.db, "auth", { kind: "claim" }));
+    const runId = claimed.changes.runs[0]?.id ?? "";
+    await import("@overseer/db").then(({ applyTransition }) =>
+      applyTransition(fx.scratch.db, "auth", { kind: "submit", runId, message: "m", commitSha: null, branchHead: null }, { runReport: { output: "out" } }),
+    );
+    const stream = await fx.request("GET", `/api/runs/${runId}/log/stream?access_token=${fx.tokens.read}`, { token: null });
+    expect(stream.status).toBe(200);
+    expect(stream.text).toContain("event: end");
+    const wrongScope = await fx.request("POST", `/api/runs/${runId}/log/stream?access_token=${fx.tokens.admin}`, { token: null });
+    expect(wrongScope.status).toBe(401);
+    const logs = fx.logLines.join("");
+    for (const token of Object.values(fx.tokens)) expect(logs).not.toContain(token);
+    expect(logs).toContain('"route":"/api/runs/:id/log/stream"');
+    expect(logs).not.toContain("access_token");
+  });
+});
+
+describe("request guards", () => {
+  it("echoes a valid X-Request-Id and generates one otherwise", async () => {
+    const echoed = await fx.request("GET", "/healthz", { headers: { "X-Request-Id": "trace-123" } });
+    expect(echoed.headers.get("x-request-id")).toBe("trace-123");
+    const generated = await fx.request("GET", "/healthz", { headers: { "X-Request-Id": "bad id with spaces\u0001" } });
+    expect(generated.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
+    const absent = await fx.request("GET", "/nowhere");
+    expect(absent.status).toBe(404);
+    expect(absent.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
+    expect(absent.body.error.code).toBe("not_found");
+  });
+
+  it("limits writes per token with 429 and Retry-After; reads and other tokens are not limited", async () => {
+    const local = await createGatewayFixture({ rateLimitWritesPerMinute: 3 });
+    try {
+      await seedProject(local, "rl", [card("S00-001")]);
+      const write = (token: string) => local.request("POST", "/api/v1/projects/rl/pause", { token, body: {} });
+      for (let i = 0; i < 3; i++) expect((await write(local.tokens.operate)).status).toBe(200);
+      const limited = await write(local.tokens.operate);
+      expect(limited.status).toBe(429);
+      expect(limited.body.error.code).toBe("rate_limited");
+      expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(0);
+      expect((await local.request("GET", "/api/projects/rl/status", { token: local.tokens.operate })).status).toBe(200);
+      expect((await write(local.tokens.admin)).status).toBe(200);
+    } finally {
+      await local.close();
+    }
+  });
+
+  it("keeps CORS closed unless origins are configured", async () => {
+    const preflight = { "Access-Control-Request-Method": "POST", Origin: "https://ops.example.com" };
+    const closed = await fx.request("OPTIONS", "/api/v1/projects", { token: null, headers: preflight });
+    expect(closed.headers.get("access-control-allow-origin")).toBeNull();
+    const plain = await fx.request("GET", "/api/v1/projects", { headers: { Origin: "https://ops.example.com" } });
+    expect(plain.headers.get("access-control-allow-origin")).toBeNull();
+
+    const open = await createGatewayFixture({ corsOrigins: ["https://ops.example.com"] });
+    try {
+      const allowed = await open.request("OPTIONS", "/api/v1/projects", { token: null, headers: preflight });
+      expect(allowed.status).toBe(204);
+      expect(allowed.headers.get("access-control-allow-origin")).toBe("https://ops.example.com");
+      expect(allowed.headers.get("access-control-allow-headers")).toContain("Authorization");
+      const other = await open.request("OPTIONS", "/api/v1/projects", {
+        token: null,
+        headers: { ...preflight, Origin: "https://evil.example.com" },
+      });
+      expect(other.headers.get("access-control-allow-origin")).toBeNull();
+    } finally {
+      await open.close();
+    }
+  });
+
+  it("sets protective headers on API answers", async () => {
+    const res = await fx.request("GET", "/api/v1/projects");
+    expect(res.headers.get("x-content-type-options")).toBe("nosniff");
+    expect(res.headers.get("cache-control")).toBe("no-store");
+    expect(res.headers.get("referrer-policy")).toBe("no-referrer");
+  });
+});

@@ -1,0 +1,198 @@
+import { randomBytes } from "node:crypto";
+import { Writable } from "node:stream";
+import { createLogger, type Logger } from "@overseer/config";
+import {
+  applyTransition,
+  createApiToken,
+  createProject,
+  createScratchDatabase,
+  importTasks,
+  type ScratchDatabase,
+  startProject,
+  type TaskCardInput,
+} from "@overseer/db";
+import type { OptionCommandInput } from "@overseer/domain";
+import { createRedis, LiveChannel, type Redis, RunQueues, WorkerRegistry } from "@overseer/queue";
+import { createGatewayApp, type GatewayApp, type GatewayDeps, type GatewayOptions } from "../../src/index.ts";
+
+/**
+ * A gateway over a fresh scratch database and a random Redis key prefix, with one token per
+ * scope. Log lines are captured in memory (tests check what is and is not logged).
+ */
+export interface GatewayFixture {
+  readonly scratch: ScratchDatabase;
+  readonly redis: Redis;
+  readonly prefix: string;
+  readonly deps: GatewayDeps;
+  readonly app: GatewayApp;
+  readonly tokens: { read: string; operate: string; admin: string };
+  readonly logLines: string[];
+  request(method: string, path: string, init?: RequestOptions): Promise<ApiResponse>;
+  close(): Promise<void>;
+}
+
+export interface RequestOptions {
+  token?: string | null;
+  body?: unknown;
+  /** Sent as is (no JSON encoding, no content type unless given in headers). */
+  rawBody?: string | Uint8Array;
+  headers?: Record<string, string>;
+}
+
+export interface ApiResponse {
+  status: number;
+  headers: Headers;
+  // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON answers
+  body: any;
+  text: string;
+}
+
+export function card(id: string, prerequisites: string[] = []): TaskCardInput {
+  return { id, stage: "S00", title: `Task ${id}`, body: "", role: "general", scope: ["src/**"], prerequisites, acceptance: [], priority: 0 };
+}
+
+export async function createGatewayFixture(options: GatewayOptions = {}): Promise<GatewayFixture> {
+  const scratch = await createScratchDatabase();
+  const prefix = `gwtest-${randomBytes(5).toString("hex")}`;
+  const redis = createRedis(process.env.REDIS_URL ?? "redis://127.0.0.1:6379");
+  const logLines: string[] = [];
+  const logger: Logger = createLogger({
+    name: "gateway-test",
+    level: "info",
+    destination: new Writable({
+      write(chunk, _enc, done) {
+        logLines.push(String(chunk));
+        done();
+      },
+    }),
+  });
+  const deps: GatewayDeps = {
+    db: scratch.db,
+    redis,
+    queues: new RunQueues(redis, { prefix }),
+    live: new LiveChannel(redis, { prefix }),
+    registry: new WorkerRegistry(redis, prefix),
+    logger,
+  };
+  const app = createGatewayApp(deps, { processMetrics: false, ...options });
+  const tokens = {
+    read: (await createApiToken(scratch.db, { name: "reader", scope: "read" })).token,
+    operate: (await createApiToken(scratch.db, { name: "operator", scope: "operate" })).token,
+    admin: (await createApiToken(scratch.db, { name: "admin", scope: "admin" })).token,
+  };
+  return {
+    scratch,
+    redis,
+    prefix,
+    deps,
+    app,
+    tokens,
+    logLines,
+    request: (method, path, init = {}) => send(app, method, path, init, tokens.admin),
+    close: async () => {
+      await app.shutdown();
+      await deps.queues.close();
+      await deleteKeys(redis, prefix);
+      redis.disconnect();
+      await scratch.drop();
+    },
+  };
+}
+
+async function send(app: GatewayApp, method: string, path: string, init: RequestOptions, defaultToken: string): Promise<ApiResponse> {
+  const headers: Record<string, string> = { ...(init.headers ?? {}) };
+  const token = init.token === undefined ? defaultToken : init.token;
+  if (token !== null) headers.Authorization = `Bearer ${token}`;
+  let body: string | Uint8Array | undefined;
+  if (init.rawBody !== undefined) body = init.rawBody;
+  else if (init.body !== undefined) {
+    body = JSON.stringify(init.body);
+    headers["Content-Type"] ??= "application/json";
+  }
+  const res = await app.request(path, { method, headers, body });
+  const text = await res.text();
+  let parsed: unknown = null;
+  try {
+    parsed = text ? JSON.parse(text) : null;
+  } catch {
+    parsed = null;
+  }
+  return { status: res.status, headers: res.headers, body: parsed, text };
+}
+
+export async function deleteKeys(redis: Redis, prefix: string): Promise<void> {
+  let cursor = "0";
+  do {
+    const [next, keys] = await redis.scan(cursor, "MATCH", `${prefix}:*`, "COUNT", 500);
+    cursor = next;
+    if (keys.length > 0) await redis.del(...keys);
+  } while (cursor !== "0");
+}
+
+/** An active project with the given tasks. */
+export async function seedProject(
+  fixture: Pick<GatewayFixture, "scratch">,
+  id: string,
+  cards: TaskCardInput[] = [card("S00-001")],
+  runnerConfig: Record<string, unknown> = {},
+): Promise<void> {
+  await createProject(fixture.scratch.db, { id, repo: "/tmp/none", runnerConfig, objective: `Objective of ${id}` });
+  await importTasks(fixture.scratch.db, id, cards);
+  await startProject(fixture.scratch.db, id);
+}
+
+export interface RaisedQuestion {
+  readonly taskId: string;
+  readonly runId: string;
+  readonly resolverId: string;
+  readonly decisionId: string;
+}
+
+/**
+ * Claims the next runnable task and escalates its run with `needsUser`: the task becomes
+ * blocked and an awaiting_input resolver gets a pending card `decision-<resolver>`.
+ */
+export async function raiseQuestion(
+  fixture: Pick<GatewayFixture, "scratch">,
+  projectId: string,
+  options: readonly OptionCommandInput[] = [
+    { id: "use_postgres", label: "Use Postgres" },
+    { id: "use_sqlite", label: "Use SQLite", requires_note: true },
+  ],
+  question = "Which database should we use?",
+): Promise<RaisedQuestion> {
+  const claimed = await applyTransition(fixture.scratch.db, projectId, { kind: "claim" });
+  const run = claimed.changes.runs[0];
+  if (!run) throw new Error(`nothing to claim in ${projectId}`);
+  await applyTransition(fixture.scratch.db, projectId, {
+    kind: "escalate",
+    runId: run.id,
+    reason: "The database choice is a product decision.",
+    needsUser: true,
+    question,
+    options,
+  });
+  const resolverId = `${run.taskId}.R1`;
+  return { taskId: run.taskId, runId: run.id, resolverId, decisionId: `decision-${resolverId}` };
+}
+
+/** Row counts of every table and the last event id: equal before and after means nothing changed. */
+export async function stateSignature(fixture: Pick<GatewayFixture, "scratch">): Promise<Record<string, unknown>> {
+  const db = fixture.scratch.db;
+  const count = async (table: "projects" | "tasks" | "runs" | "events" | "decisions" | "incidents" | "api_tokens") =>
+    Number((await db.selectFrom(table).select((eb) => eb.fn.countAll<string>().as("n")).executeTakeFirstOrThrow()).n);
+  const tables = ["projects", "tasks", "runs", "events", "decisions", "incidents", "api_tokens"] as const;
+  const out: Record<string, unknown> = {};
+  for (const t of tables) out[t] = await count(t);
+  out.task_versions = (await db.selectFrom("tasks").select(["project_id", "id", "version", "status"]).orderBy("project_id").orderBy("id").execute()).map(
+    (r) => `${r.project_id}/${r.id}@${r.version}:${r.status}`,
+  );
+  out.decision_states = (await db.selectFrom("decisions").select(["id", "status", "selected_option"]).orderBy("id").execute()).map(
+    (r) => `${r.id}:${r.status}:${r.selected_option}`,
+  );
+  out.project_states = (await db.selectFrom("projects").select(["id", "status", "version"]).orderBy("id").execute()).map(
+    (r) => `${r.id}:${r.status}@${r.version}`,
+  );
+  out.revoked = (await db.selectFrom("api_tokens").select("id").where("revoked_at", "is not", null).execute()).length;
+  return out;
+}

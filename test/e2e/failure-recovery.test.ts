@@ -1,0 +1,186 @@
+/**
+ * Failure behaviour with real processes, Postgres, Redis, git and bwrap (issue: cluster loop
+ * §5). Each test checks both that the work completes and that nothing happened twice.
+ */
+import { readdir, readFile } from "node:fs/promises";
+import { type Db, leaseOwners, listEvents } from "@overseer/db";
+import type { ProjectState } from "@overseer/domain";
+import { afterEach, describe, expect, it } from "vitest";
+import { ClusterFixture } from "../support/cluster-fixture.ts";
+import { startPrivateRedis } from "../support/private-redis.ts";
+import { type ServiceProcess, startService } from "../support/service-process.ts";
+import { allTasks, waitForState } from "../support/wait-for.ts";
+
+const task = (id: string, script: string, extra: Record<string, unknown> = {}) => ({
+  id,
+  title: `Task ${id}`,
+  role: "backend",
+  scope: ["src/**"],
+  body: `Scripted task.\n\`\`\`overseer-fake\n${script}\n\`\`\`\n`,
+  ...extra,
+});
+
+const hasRunning = (s: ProjectState) => [...s.runs.values()].some((r) => r.status === "running");
+
+async function countRows(db: Db, projectId: string) {
+  const runs = await db.selectFrom("runs").select(["task_id", "action", "status"]).where("project_id", "=", projectId).execute();
+  const events = await listEvents(db, { projectId, limit: 1000 });
+  const count = (type: string, taskId?: string) => events.filter((e) => e.type === type && (!taskId || e.task_id === taskId)).length;
+  return { runs, count };
+}
+
+let cluster: ClusterFixture | null = null;
+const processes: ServiceProcess[] = [];
+const cleanups: (() => Promise<void>)[] = [];
+
+afterEach(async () => {
+  for (const p of processes.splice(0)) await p.kill("SIGKILL");
+  await cluster?.teardown();
+  cluster = null;
+  for (const c of cleanups.splice(0)) await c();
+});
+
+describe("failure behaviour", () => {
+  it("a worker SIGKILLed mid-run: the job is redelivered and the task completes with no duplicate transition", async () => {
+    cluster = await new ClusterFixture().setup();
+    await cluster.startCoordinator();
+    const first = startService("worker", cluster.env({ OVERSEER_WORKER_ID: "doomed" }));
+    processes.push(first);
+    await cluster.addProject({ id: "crash", tasks: [task("S00-001", 'execute: write src/a.txt "a"; sleep 2; submit "Add a"')] });
+    await waitForState(cluster.scratch.db, cluster.scratch.sql, "crash", hasRunning);
+    await first.kill("SIGKILL");
+    processes.push(startService("worker", cluster.env({ OVERSEER_WORKER_ID: "survivor" })));
+    await waitForState(cluster.scratch.db, cluster.scratch.sql, "crash", (s) => allTasks(s, ["done"]), 60_000);
+    const { runs, count } = await countRows(cluster.scratch.db, "crash");
+    expect(runs.map((r) => `${r.action}:${r.status}`).sort()).toEqual(["execute:finished", "review:finished"]);
+    expect(count("task.submitted")).toBe(1);
+    expect(count("task.approved")).toBe(1);
+  });
+
+  it("the coordinator killed and restarted: it carries on and nothing is enqueued twice", async () => {
+    cluster = await new ClusterFixture().setup();
+    await cluster.startWorker(2);
+    const c1 = startService("coordinator", cluster.env({ OVERSEER_COORDINATOR_ID: "c1" }));
+    processes.push(c1);
+    await cluster.addProject({
+      id: "restart",
+      tasks: [
+        task("S00-001", 'execute: write src/a.txt "a"; sleep 1.5; submit "Add a"'),
+        task("S00-002", 'execute: write src/b.txt "b"; submit "Add b"', { prerequisites: ["S00-001"] }),
+      ],
+    });
+    await waitForState(cluster.scratch.db, cluster.scratch.sql, "restart", hasRunning);
+    await c1.kill("SIGKILL");
+    processes.push(startService("coordinator", cluster.env({ OVERSEER_COORDINATOR_ID: "c2" })));
+    await waitForState(cluster.scratch.db, cluster.scratch.sql, "restart", (s) => allTasks(s, ["done"]), 60_000);
+    const { runs, count } = await countRows(cluster.scratch.db, "restart");
+    expect(runs).toHaveLength(4);
+    expect(runs.every((r) => r.status === "finished")).toBe(true);
+    expect(count("run.queued")).toBe(4);
+    expect(count("task.submitted")).toBe(2);
+    expect((await leaseOwners(cluster.scratch.db)).map((l) => l.owner)).toEqual(["c2"]);
+  });
+
+  it("Redis FLUSHALL mid-run: queues are rebuilt from Postgres and every task completes", async () => {
+    const redis = await startPrivateRedis();
+    cleanups.push(redis.stop);
+    cluster = await new ClusterFixture({ redisUrl: redis.url }).setup();
+    await cluster.startCoordinator();
+    await cluster.startWorker(2);
+    await cluster.addProject({
+      id: "flush",
+      tasks: [
+        task("S00-001", 'execute: write src/a.txt "a"; sleep 1.5; submit "Add a"'),
+        task("S00-002", 'execute: write src/b.txt "b"; submit "Add b"', { prerequisites: ["S00-001"] }),
+      ],
+    });
+    await waitForState(cluster.scratch.db, cluster.scratch.sql, "flush", hasRunning);
+    await cluster.redis.flushall();
+    await waitForState(cluster.scratch.db, cluster.scratch.sql, "flush", (s) => allTasks(s, ["done"]), 60_000);
+    const { count } = await countRows(cluster.scratch.db, "flush");
+    expect(count("task.approved")).toBe(2);
+    expect(count("task.submitted", "S00-001")).toBe(1);
+  });
+
+  it("a harness timeout kills the whole process group and creates a remediation", async () => {
+    cluster = await new ClusterFixture().setup();
+    await cluster.startCoordinator();
+    await cluster.startWorker(1);
+    const marker = 900_000 + Math.floor(Math.random() * 90_000);
+    await cluster.addProject({
+      id: "timeout",
+      runnerConfig: ClusterFixture.fakeRunnerConfig({ timeout_seconds: 1.5 }),
+      tasks: [task("S00-001", `execute: spawn-orphan ${marker}; sleep 60; submit "never"`)],
+    });
+    const state = await waitForState(cluster.scratch.db, cluster.scratch.sql, "timeout", (s) => s.tasks.has("S00-001.R1"), 60_000);
+    expect(state.tasks.get("S00-001")?.status).toBe("blocked");
+    expect(state.tasks.get("S00-001")?.statusReason).toMatch(/timed out after/);
+    const incidents = await cluster.scratch.db.selectFrom("incidents").selectAll().where("project_id", "=", "timeout").execute();
+    expect(incidents.map((i) => i.kind)).toContain("timeout");
+    // No process of the run survives, not even the orphan that left the process group.
+    expect(await processesWithArgument(`sleep ${marker}`)).toEqual([]);
+  });
+
+  it("a missing harness leaves the task awaiting input with a message saying what to set", async () => {
+    cluster = await new ClusterFixture().setup();
+    await cluster.startCoordinator();
+    await cluster.startWorker(1);
+    await cluster.addProject({
+      id: "noharness",
+      runnerConfig: ClusterFixture.fakeRunnerConfig({ argv: ["/nonexistent/agent-cli", "--go"] }),
+      tasks: [task("S00-001", 'execute: submit "x"')],
+    });
+    const state = await waitForState(cluster.scratch.db, cluster.scratch.sql, "noharness", (s) =>
+      [...s.tasks.values()].some((t) => t.status === "awaiting_input"),
+    );
+    const t = state.tasks.get("S00-001");
+    expect(t?.awaitingReason).toBe("harness_not_configured");
+    expect(t?.statusReason).toMatch(/agent-cli/);
+    expect(t?.statusReason).toMatch(/set "argv"/);
+    expect(state.decisions.get("decision-S00-001")?.status).toBe("pending");
+  });
+
+  it("max_prompt_chars too small fails with an error naming both sizes", async () => {
+    cluster = await new ClusterFixture().setup();
+    await cluster.startCoordinator();
+    await cluster.addProject({
+      id: "tiny",
+      runnerConfig: ClusterFixture.fakeRunnerConfig({ max_prompt_chars: 100 }),
+      tasks: [task("S00-001", 'execute: submit "x"')],
+    });
+    const state = await waitForState(cluster.scratch.db, cluster.scratch.sql, "tiny", (s) =>
+      [...s.tasks.values()].some((t) => t.status === "awaiting_input"),
+    );
+    const reason = state.tasks.get("S00-001")?.statusReason ?? "";
+    expect(reason).toMatch(/prompt needs \d+ chars but max_prompt_chars is 100/);
+  });
+
+  it("two coordinators: one owner per project, every task done once", async () => {
+    cluster = await new ClusterFixture().setup();
+    await cluster.startCoordinator("c-a");
+    await cluster.startCoordinator("c-b");
+    await cluster.startWorker(2);
+    const ids = ["p1", "p2", "p3"];
+    for (const id of ids) await cluster.addProject({ id, tasks: [task("S00-001", 'execute: write src/x.txt "x"; submit "x"')] });
+    for (const id of ids) {
+      await waitForState(cluster.scratch.db, cluster.scratch.sql, id, (s) => allTasks(s, ["done"]), 60_000);
+      const { runs } = await countRows(cluster.scratch.db, id);
+      expect(runs).toHaveLength(2);
+    }
+    const leases = await leaseOwners(cluster.scratch.db);
+    expect(new Set(leases.map((l) => l.projectId)).size).toBe(leases.length);
+    const owned = cluster.coordinators.flatMap((c) => c.ownedProjects);
+    expect(owned.sort()).toEqual(ids);
+  });
+});
+
+/** Host processes whose command line contains `needle` (scans /proc). */
+async function processesWithArgument(needle: string): Promise<number[]> {
+  const found: number[] = [];
+  for (const entry of await readdir("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    const cmdline = await readFile(`/proc/${entry}/cmdline`, "utf8").catch(() => "");
+    if (cmdline.replace(/\0/g, " ").includes(needle)) found.push(Number(entry));
+  }
+  return found;
+}

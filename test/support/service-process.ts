@@ -1,0 +1,47 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import path from "node:path";
+
+export const REPO_ROOT = path.resolve(import.meta.dirname, "../..");
+
+const ENTRY = {
+  coordinator: "services/coordinator/src/coordinator-main.ts",
+  worker: "services/worker/src/worker-main.ts",
+  gateway: "services/gateway/src/gateway-main.ts",
+} as const;
+
+export type ServiceName = keyof typeof ENTRY;
+
+export interface ServiceProcess {
+  name: ServiceName;
+  child: ChildProcess;
+  output(): string;
+  /** Resolves with the exit code (or signal) once the process is gone. */
+  exited: Promise<number | string | null>;
+  kill(signal?: NodeJS.Signals): Promise<number | string | null>;
+}
+
+/** Starts a service as its own Node process (TypeScript through tsx), as in production. */
+export function startService(name: ServiceName, env: Record<string, string>): ServiceProcess {
+  const child = spawn(process.execPath, ["--import", "tsx", path.join(REPO_ROOT, ENTRY[name])], {
+    cwd: REPO_ROOT,
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/root", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  const keep = (chunk: Buffer) => {
+    out = (out + chunk.toString("utf8")).slice(-200_000);
+  };
+  child.stdout?.on("data", keep);
+  child.stderr?.on("data", keep);
+  const exited = new Promise<number | string | null>((resolve) => child.once("exit", (code, signal) => resolve(code ?? signal)));
+  return {
+    name,
+    child,
+    output: () => out,
+    exited,
+    kill: async (signal = "SIGTERM") => {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      return exited;
+    },
+  };
+}
