@@ -1,0 +1,68 @@
+export {
+  DEFAULT_MAX_WATCHED_DIRS,
+  DEFAULT_WATCH_IGNORE,
+} from "./activity-watcher.ts";
+export { type ArgvPlaceholders, expandArgv } from "./argv-expander.ts";
+export { agentBinDir, fakeHarnessPath, overseerAgentPath } from "./bundled-paths.ts";
+export {
+  type ControlDirErrorCode,
+  DEFAULT_CONTROL_MAX_BYTES,
+  type ReadControlDirOptions,
+  type ReadControlDirResult,
+  readControlDir,
+} from "./control-dir-reader.ts";
+export {
+  type ApproveTransition,
+  CONTROL_KINDS,
+  CONTROL_LIMITS,
+  type ControlKind,
+  type ControlParseResult,
+  type ControlTransition,
+  ControlTransitionSchema,
+  type DecisionOption,
+  ESCALATION_CATEGORIES,
+  type EscalateTransition,
+  type EscalationCategory,
+  normalizeOptionId,
+  parseControlTransition,
+  type RejectTransition,
+  type SubmitTransition,
+  TRANSITION_FILE_NAME,
+  type Usage,
+  UsageSchema,
+} from "./control-file-schema.ts";
+export { resolveExecutable } from "./executable-resolver.ts";
+export { buildHarnessEnv, DEFAULT_SYSTEM_PATH, type HarnessEnvInput } from "./harness-env-builder.ts";
+export {
+  HarnessNotConfiguredError,
+  type HarnessNotConfiguredReason,
+  PromptTooLargeError,
+} from "./harness-errors.ts";
+export {
+  DEFAULT_CONTROL_POLL_MS,
+  DEFAULT_DRAIN_TIMEOUT_MS,
+  DEFAULT_KILL_GRACE_MS,
+  type HarnessEndReason,
+  type HarnessRunResult,
+  type PreparedCommand,
+  type RunHarnessOptions,
+  runHarness,
+  type WrapCommand,
+} from "./harness-runner.ts";
+export { DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_OUTPUT_FLUSH_MS } from "./output-collector.ts";
+export {
+  isProcessAlive,
+  isProcessGroupAlive,
+  type TerminateOutcome,
+  terminateProcessGroup,
+} from "./process-group-killer.ts";
+export {
+  FEEDBACK_KEEP_CHARS,
+  MIN_SECTION_CHARS,
+  type PromptAction,
+  type PromptAdjustment,
+  type PromptInput,
+  type PromptRenderResult,
+  type PromptSectionName,
+  renderPrompt,
+} from "./prompt-renderer.ts";
