@@ -125,6 +125,8 @@ export const runResultSchema = z.object({
     spawnedAt: z.number().nullable(),
     exitedAt: z.number().nullable(),
     reportedAt: z.number(),
+    /** Milliseconds spent in each worker phase (fetch, checkout, sandbox, commit…). */
+    phases: z.record(z.string(), z.number()).optional(),
   }),
 });
 export type RunResult = z.infer<typeof runResultSchema>;

@@ -41,6 +41,8 @@ export interface RunExecutorDeps {
   maxOutputBytes: number;
   /** Live output sink (already redacted). */
   onOutput?(job: RunJob, chunk: string): void;
+  /** Takes background work (checkout removal) the caller awaits before shutting down. */
+  defer?(work: Promise<unknown>): void;
 }
 
 export interface RunPaths {
@@ -67,6 +69,13 @@ const NO_COMMITS: Commits = { commitSha: null, branchHead: null, landedSha: null
 
 export async function executeRun(job: RunJob, deps: RunExecutorDeps, signal?: AbortSignal): Promise<RunResult> {
   const pickedAt = Date.now();
+  const phases: Record<string, number> = {};
+  let lapAt = performance.now();
+  const lap = (phase: string) => {
+    const now = performance.now();
+    phases[phase] = Math.round((now - lapAt) * 10) / 10;
+    lapAt = now;
+  };
   const redact = createRedactor(job.secretValues);
   const log = deps.logger.child({ runId: job.runId, projectId: job.projectId, taskId: job.taskId, action: job.action });
   const runDir = path.join(deps.dataDir, "runs", `${job.runId}-${randomBytes(3).toString("hex")}`);
@@ -96,11 +105,13 @@ export async function executeRun(job: RunJob, deps: RunExecutorDeps, signal?: Ab
       spawnedAt: extra.spawnedAt ?? null,
       exitedAt: extra.exitedAt ?? null,
       reportedAt: Date.now(),
+      phases,
     },
   });
 
   try {
     await mirror.ensure();
+    lap("fetch");
     const [taskHead, mainHead] = await Promise.all([mirror.resolveRef(job.taskBranch), mirror.resolveRef(job.mainBranch)]);
     const base = taskHead ?? mainHead;
     if (base === null) {
@@ -131,6 +142,7 @@ export async function executeRun(job: RunJob, deps: RunExecutorDeps, signal?: Ab
     const dirs = worktree.gitDirs();
     paths.gitDirs = [...new Set([dirs.commonDir, dirs.worktreeGitDir])];
     await placeCheckoutFiles(paths.checkout, job.files);
+    lap("checkout");
 
     const wrap = await deps.sandboxFor(job, paths);
     const env = buildHarnessEnv({
@@ -180,6 +192,7 @@ export async function executeRun(job: RunJob, deps: RunExecutorDeps, signal?: Ab
         message: new HarnessNotConfiguredError(argv[0] as string, "not_found", `PATH=${env.PATH ?? ""}`).message,
       });
     }
+    lap("prepare");
     let harness: Awaited<ReturnType<typeof runHarness>>;
     try {
       harness = await runHarness({
@@ -207,6 +220,7 @@ export async function executeRun(job: RunJob, deps: RunExecutorDeps, signal?: Ab
       throw error;
     }
     if (harness.aborted) throw new WorkerShutdownError(job.runId);
+    lap("harness");
     const observed = {
       exitCode: harness.exitCode,
       signal: harness.signal,
@@ -232,7 +246,9 @@ export async function executeRun(job: RunJob, deps: RunExecutorDeps, signal?: Ab
     const violations = reviewing
       ? []
       : scopeViolations(await worktree.changedPaths(), job.scope, job.metadataGlobs);
+    lap("scope");
     const commits = await recordWork(job, deps, mirror, worktree, outcome, { taskHead, base, runDir, violations });
+    lap("git");
     if (commits.kind === "conflict") {
       return finish(
         { kind: "transition", transition: { kind: "reject", feedback: commits.feedback }, usage: usageOf(harness.transition) },
@@ -244,8 +260,14 @@ export async function executeRun(job: RunJob, deps: RunExecutorDeps, signal?: Ab
     }
     return finish(outcome, { ...observed, ...commits.commits, scopeViolations: violations });
   } finally {
-    if (worktree) await worktree.remove().catch((error) => log.warn({ err: error }, "worktree removal failed"));
-    await rm(runDir, { recursive: true, force: true }).catch(() => undefined);
+    // Cleanup is off the critical path: the result is reported while the checkout goes.
+    const wt = worktree as Worktree | null;
+    const cleanup = (async () => {
+      if (wt) await wt.remove().catch((error) => log.warn({ err: error }, "worktree removal failed"));
+      await rm(runDir, { recursive: true, force: true }).catch(() => undefined);
+    })();
+    if (deps.defer) deps.defer(cleanup);
+    else await cleanup;
   }
 }
 

@@ -72,6 +72,7 @@ export class WorkerService {
   private readonly mirrors = new Map<string, RepoMirror>();
   private readonly current = new Map<string, { job: RunJob; since: number; abort: AbortController; cancelled: boolean }>();
   private readonly startedAt = Date.now();
+  private readonly background = new Set<Promise<unknown>>();
   private readonly executorDeps: RunExecutorDeps;
 
   constructor(
@@ -87,6 +88,10 @@ export class WorkerService {
       killGraceMs: options.killGraceMs ?? 5000,
       maxOutputBytes: options.maxOutputBytes ?? 1024 * 1024,
       mirrorFor: (job) => this.mirrorFor(job),
+      defer: (work) => {
+        this.background.add(work);
+        void work.finally(() => this.background.delete(work));
+      },
       sandboxFor: (job, paths) => options.sandboxFor(job, paths),
       onOutput: (job, chunk) => {
         let batcher = batchers.get(job.runId);
@@ -134,6 +139,7 @@ export class WorkerService {
     if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
     for (const entry of this.current.values()) entry.abort.abort();
     await this.worker?.close();
+    await Promise.allSettled([...this.background]);
     await this.deps.subscriber.unsubscribe().catch(() => undefined);
     await this.deps.registry.remove(this.id).catch(() => undefined);
     this.deps.logger.info({ worker: this.id }, "worker stopped");
