@@ -1,0 +1,32 @@
+export type { ChangedPath, ChangeStatus } from "./changed-paths-parser.ts";
+export type { CommitAuthor } from "./commit-identity.ts";
+export { buildCommitMessage, STANDARD_TRAILER_ORDER } from "./commit-message-builder.ts";
+export { acquireFileLock, type FileLock, type FileLockOptions, withFileLock } from "./file-lock.ts";
+export {
+  GitError,
+  GitInputError,
+  LandRaceError,
+  LockTimeoutError,
+  redactUrlCredentials,
+} from "./git-error.ts";
+export { type InitBareRepoOptions, initBareRepo } from "./init-bare-repo.ts";
+export {
+  DEFAULT_LAND_ATTEMPTS,
+  type LandAttempt,
+  type LandBranchOptions,
+  type LandBranchResult,
+  landBranch,
+} from "./land-branch.ts";
+export { type PushBranchOptions, type PushBranchResult, pushBranch } from "./push-branch.ts";
+export { branchNameProblem, checkpointRef, integrationBranchName, isFullSha } from "./ref-names.ts";
+export { parseRemoteLocation, type RemoteLocation } from "./remote-location.ts";
+export { type AddWorktreeOptions, RepoMirror, type RepoMirrorOptions } from "./repo-mirror.ts";
+export {
+  DEFAULT_GIT_TIMEOUT_MS,
+  type GitResult,
+  HARDENING_CONFIG,
+  HARDENING_ENV,
+  type RunGitOptions,
+  runGit,
+} from "./run-git.ts";
+export { type ChangedPathsOptions, type CommitOptions, Worktree } from "./worktree.ts";

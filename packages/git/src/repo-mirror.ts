@@ -1,0 +1,480 @@
+import { randomBytes } from "node:crypto";
+import { promises as fs } from "node:fs";
+import path from "node:path";
+import { setTimeout as delay } from "node:timers/promises";
+import { DEFAULT_LOCK_STALE_MS, DEFAULT_LOCK_TIMEOUT_MS, withFileLock } from "./file-lock.ts";
+import { GitError, GitInputError } from "./git-error.ts";
+import { assertBranchName, assertRevision } from "./ref-names.ts";
+import { parseRemoteLocation, type RemoteLocation, serverProgramArgs } from "./remote-location.ts";
+import { DEFAULT_GIT_TIMEOUT_MS, type GitResult, runGit } from "./run-git.ts";
+import { Worktree } from "./worktree.ts";
+
+/**
+ * A worker host's bare mirror of one project's repository, at `<dataDir>/mirrors/<projectId>.git`.
+ *
+ * Layout and states.
+ * - absent → `ensure()` clones into `.<projectId>.git.tmp-<random>` and renames it into place,
+ *   so a mirror path either does not exist or holds a complete clone; a clone interrupted by a
+ *   crash leaves only a temp directory, deleted by the next `ensure()`.
+ * - present → `ensure()` runs `fetch --prune origin` with the refspec
+ *   `+refs/heads/*:refs/heads/*`: the mirror's branches are the remote's branches. Job
+ *   checkouts are detached worktrees, so no fetch is ever refused because a branch is checked
+ *   out, and no job state lives in mirror refs.
+ *
+ * Concurrency.
+ * - Creating and fetching (`ensure()`) hold `<projectId>.lock` (file-lock.ts): one writer per
+ *   mirror across every process on the host; a SIGKILLed holder is detected at once (dead pid)
+ *   or after `lockStaleMs`.
+ * - Inside one process, concurrent `ensure()` calls coalesce: a caller that arrives while a
+ *   fetch runs waits for the *next* fetch (started after its call, so it sees every push that
+ *   happened before it asked), and all callers that arrive during one fetch share that next one.
+ * - `addWorktree()` and `pruneWorktrees()` hold a separate short lock, `<projectId>.worktrees.lock`,
+ *   because `git worktree prune` would delete a worktree that `git worktree add` has created
+ *   but not yet registered. Checkouts therefore never wait for a network fetch.
+ * - Reads, commits in worktrees and pushes run without our locks; git's own ref and index
+ *   locks cover them. A push also writes the mirror's copy of the branch (as its
+ *   remote-tracking ref), so a concurrent fetch may lose that ref's lock: fetches are retried
+ *   (`refLockRetries`), which converges because each rerun re-reads the remote.
+ *
+ * The remote. The mirror always talks to the `remote` it was constructed with: if the project's
+ * repository setting changed since the clone, `ensure()` rewrites `remote.origin.url` (one extra
+ * process, only then). Credentials are never configured; a remote that needs them relies on the
+ * host (SSH agent, `GIT_SSH_COMMAND`, or with `hostGitConfig: true` the host's credential helper).
+ */
+
+export interface RepoMirrorOptions {
+  /** The worker's data directory; mirrors live in `<dataDir>/mirrors/`. */
+  dataDir: string;
+  /** Project slug; names the mirror directory. Letters, digits, `.`, `_`, `-`. */
+  projectId: string;
+  /** The project's repository: a local path (bare or not) or any URL git can fetch and push. */
+  remote: string;
+  /** A mirror lock not refreshed for this long is considered abandoned. Default 30 000 ms. */
+  lockStaleMs?: number;
+  /** Longest wait for a mirror lock before failing. Default 900 000 ms (15 min). */
+  lockTimeoutMs?: number;
+  /** Bound on one clone, fetch or push. Default 600 000 ms (10 min). */
+  networkTimeoutMs?: number;
+  /** Bound on one local git command (checkout, diff, commit, merge). Default 300 000 ms (5 min). */
+  gitTimeoutMs?: number;
+  /**
+   * Read the host's system/global git config for commands that talk to the remote (clone,
+   * fetch, push, ls-remote), e.g. to use its credential helper. The hardening flags still win.
+   * Default `false`.
+   */
+  hostGitConfig?: boolean;
+  /**
+   * Let `ensure()`'s fetch run git's auto-maintenance (gc when loose objects pile up), inside the
+   * mirror lock. Per-job commands never run it. Default `true`.
+   */
+  autoMaintenance?: boolean;
+  /**
+   * A git `*.lock` file left in the mirror by a killed git process blocks every later fetch.
+   * When a fetch fails on one, lock files older than this are deleted and the fetch retried
+   * once. Default 120 000 ms.
+   */
+  gitLockStaleMs?: number;
+  /** Times a fetch that lost a ref lock to a concurrent push is retried. Default 4. */
+  refLockRetries?: number;
+}
+
+export interface AddWorktreeOptions {
+  /** Branch name or commit id to check out (detached). */
+  base: string;
+  /** Absolute (or cwd-relative) path for the checkout; must not exist or be an empty directory. */
+  path: string;
+  /** The branch the job will publish to. Recorded on the Worktree; nothing is checked out on it. */
+  branch?: string;
+  /**
+   * Paths (relative to the checkout root, literal) that are never staged, listed or committed
+   * — files the worker places into each checkout, such as a `.env` from the secret store.
+   * Default none.
+   */
+  neverCommit?: readonly string[];
+}
+
+export const DEFAULT_NETWORK_TIMEOUT_MS = 600_000;
+export const DEFAULT_GIT_LOCK_STALE_MS = 120_000;
+
+const PROJECT_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+const FETCH_REFSPEC = "+refs/heads/*:refs/heads/*";
+const GIT_LOCK_CONFLICT = /\.lock': File exists|cannot lock ref|Unable to create '[^']*\.lock'/;
+
+/** Per-process coalescing state of `ensure()`, shared by every RepoMirror on the same mirror dir. */
+interface EnsureState {
+  running: Promise<void> | null;
+  queued: Promise<void> | null;
+}
+const ensureStates = new Map<string, EnsureState>();
+
+export class RepoMirror {
+  readonly dataDir: string;
+  readonly projectId: string;
+  readonly remote: string;
+  readonly location: RemoteLocation;
+  /** The bare mirror repository, `<dataDir>/mirrors/<projectId>.git`. */
+  readonly gitDir: string;
+  private readonly mirrorsDir: string;
+  private readonly lockStaleMs: number;
+  private readonly lockTimeoutMs: number;
+  /** Bound on one clone, fetch or push, in ms. */
+  readonly networkTimeoutMs: number;
+  /** Bound on one local git command, in ms. */
+  readonly gitTimeoutMs: number;
+  private readonly hostGitConfig: boolean;
+  private readonly autoMaintenance: boolean;
+  private readonly gitLockStaleMs: number;
+  private readonly refLockRetries: number;
+  private urlVerified = false;
+
+  constructor(options: RepoMirrorOptions) {
+    if (typeof options.dataDir !== "string" || options.dataDir === "") {
+      throw new GitInputError(
+        "dataDir",
+        `expected a directory path, received ${JSON.stringify(options.dataDir)}`,
+      );
+    }
+    if (
+      typeof options.projectId !== "string" ||
+      !PROJECT_ID.test(options.projectId) ||
+      options.projectId.endsWith(".lock")
+    ) {
+      throw new GitInputError(
+        "projectId",
+        `expected a slug of letters, digits, ".", "_", "-" (max 128, not ending in ".lock"), received ${JSON.stringify(options.projectId)}`,
+      );
+    }
+    this.location = parseRemoteLocation(options.remote);
+    this.dataDir = path.resolve(options.dataDir);
+    this.projectId = options.projectId;
+    this.remote = options.remote;
+    this.mirrorsDir = path.join(this.dataDir, "mirrors");
+    this.gitDir = path.join(this.mirrorsDir, `${this.projectId}.git`);
+    this.lockStaleMs = positive(options.lockStaleMs, DEFAULT_LOCK_STALE_MS, "lockStaleMs");
+    this.lockTimeoutMs = positive(options.lockTimeoutMs, DEFAULT_LOCK_TIMEOUT_MS, "lockTimeoutMs");
+    this.networkTimeoutMs = positive(
+      options.networkTimeoutMs,
+      DEFAULT_NETWORK_TIMEOUT_MS,
+      "networkTimeoutMs",
+    );
+    this.gitTimeoutMs = positive(options.gitTimeoutMs, DEFAULT_GIT_TIMEOUT_MS, "gitTimeoutMs");
+    this.gitLockStaleMs = positive(options.gitLockStaleMs, DEFAULT_GIT_LOCK_STALE_MS, "gitLockStaleMs");
+    this.refLockRetries = options.refLockRetries ?? 4;
+    if (!Number.isInteger(this.refLockRetries) || this.refLockRetries < 0) {
+      throw new GitInputError(
+        "refLockRetries",
+        `must be an integer of 0 or more, received ${options.refLockRetries}`,
+      );
+    }
+    this.hostGitConfig = options.hostGitConfig ?? false;
+    this.autoMaintenance = options.autoMaintenance ?? true;
+  }
+
+  /**
+   * Makes the mirror exist and reflect the remote as of some moment after this call: clones it
+   * (two git processes, once per host) or fetches (one process, plus git's server and
+   * maintenance children). Safe to call concurrently from any number of jobs and processes.
+   */
+  ensure(): Promise<void> {
+    let state = ensureStates.get(this.gitDir);
+    if (!state) {
+      state = { running: null, queued: null };
+      ensureStates.set(this.gitDir, state);
+    }
+    const current = state;
+    if (current.queued) return current.queued;
+    if (current.running) {
+      const next = current.running
+        .catch(() => undefined)
+        .then(() => {
+          current.queued = null;
+          return this.startEnsure(current);
+        });
+      current.queued = next;
+      return next;
+    }
+    return this.startEnsure(current);
+  }
+
+  private startEnsure(state: EnsureState): Promise<void> {
+    const run = this.ensureLocked().finally(() => {
+      if (state.running === run) state.running = null;
+    });
+    state.running = run;
+    return run;
+  }
+
+  /** The commit id `ref` (branch name, commit id, or any commit-ish) names in the mirror, or `null`. */
+  async resolveRef(ref: string): Promise<string | null> {
+    assertRevision(ref, "ref");
+    const result = await this.git(
+      ["rev-parse", "--verify", "--quiet", "--end-of-options", `${ref}^{commit}`],
+      {
+        okExitCodes: [1],
+      },
+    );
+    const sha = result.stdout.trim();
+    return result.exitCode === 0 && sha !== "" ? sha : null;
+  }
+
+  /**
+   * Checks `base` out, detached, into the fresh directory `path`. One git process (which runs two
+   * internal children). The base commit id is read from the new worktree's HEAD file.
+   */
+  async addWorktree(options: AddWorktreeOptions): Promise<Worktree> {
+    const base = assertRevision(options.base, "base");
+    if (options.branch !== undefined) assertBranchName(options.branch, "branch");
+    if (typeof options.path !== "string" || options.path === "") {
+      throw new GitInputError("path", `expected a directory path, received ${JSON.stringify(options.path)}`);
+    }
+    const neverCommit = (options.neverCommit ?? []).map((p, i) => relativeLiteral(p, `neverCommit[${i}]`));
+    const target = path.resolve(options.path);
+    await this.assertExists();
+    await withFileLock(this.worktreesLockPath(), this.lockOptions(), async () => {
+      await this.git(["worktree", "add", "--quiet", "--detach", target, "--end-of-options", base], {
+        maintenance: false,
+      });
+    });
+    const worktreeGitDir = await this.readWorktreeGitDir(target);
+    const head = (await fs.readFile(path.join(worktreeGitDir, "HEAD"), "utf8")).trim();
+    return new Worktree({
+      path: target,
+      baseSha: head,
+      branch: options.branch,
+      worktreeGitDir,
+      commonDir: this.gitDir,
+      neverCommit,
+      timeoutMs: this.gitTimeoutMs,
+    });
+  }
+
+  /** Forgets worktrees whose directories are gone (after a crash). One git process. */
+  async pruneWorktrees(): Promise<void> {
+    await this.assertExists();
+    await withFileLock(this.worktreesLockPath(), this.lockOptions(), async () => {
+      await this.git(["worktree", "prune"]);
+    });
+  }
+
+  /**
+   * Runs hardened git against the mirror (`--git-dir=<mirror>`). With `network: true` the call
+   * gets the network timeout, the host config when `hostGitConfig` is set, and — for fetch,
+   * ls-remote and push — the hardened server program of a local remote; a fetch that loses a ref
+   * lock to a concurrent push is retried.
+   */
+  async git(
+    args: readonly string[],
+    options: {
+      input?: string;
+      env?: Record<string, string>;
+      okExitCodes?: readonly number[];
+      network?: "fetch" | "push";
+      maintenance?: boolean;
+    } = {},
+  ): Promise<GitResult> {
+    const prefix = options.maintenance === false ? ["-c", "maintenance.auto=false", "-c", "gc.auto=0"] : [];
+    const [command, ...rest] = args;
+    const server =
+      options.network && command !== undefined ? serverProgramArgs(this.location, options.network) : [];
+    const fullArgs = command === undefined ? [] : [command, ...server, ...rest];
+    const run = () =>
+      runGit([...prefix, "--git-dir", this.gitDir, ...fullArgs], {
+        cwd: this.gitDir,
+        timeoutMs: options.network ? this.networkTimeoutMs : this.gitTimeoutMs,
+        hostConfig: options.network !== undefined && this.hostGitConfig,
+        ...(options.input !== undefined ? { input: options.input } : {}),
+        ...(options.env ? { env: options.env } : {}),
+        ...(options.okExitCodes ? { okExitCodes: options.okExitCodes } : {}),
+      });
+    return options.network === "fetch" && command === "fetch" ? this.fetchWithRetry(run) : run();
+  }
+
+  /**
+   * Makes sure `remote.origin.url` is this mirror's `remote` before talking to it. Costs nothing
+   * after the first call on this instance, or when `ensure()` already did it.
+   */
+  async verifyRemote(): Promise<void> {
+    if (this.urlVerified) return;
+    await this.assertExists();
+    await this.syncRemoteUrl();
+  }
+
+  private async ensureLocked(): Promise<void> {
+    await fs.mkdir(this.mirrorsDir, { recursive: true });
+    await withFileLock(path.join(this.mirrorsDir, `${this.projectId}.lock`), this.lockOptions(), async () => {
+      if (await exists(path.join(this.gitDir, "HEAD"))) {
+        await this.syncRemoteUrl();
+        await this.fetch();
+      } else {
+        await this.createMirror();
+      }
+      this.urlVerified = true;
+    });
+  }
+
+  private async createMirror(): Promise<void> {
+    const prefix = `.${this.projectId}.git.tmp-`;
+    for (const entry of await fs.readdir(this.mirrorsDir)) {
+      if (entry.startsWith(prefix))
+        await fs.rm(path.join(this.mirrorsDir, entry), { recursive: true, force: true });
+    }
+    // A mirror directory without HEAD is debris from outside this protocol; replace it.
+    await fs.rm(this.gitDir, { recursive: true, force: true });
+    const temp = path.join(this.mirrorsDir, `${prefix}${randomBytes(6).toString("hex")}`);
+    try {
+      await runGit(
+        [
+          "clone",
+          "--bare",
+          "--quiet",
+          ...serverProgramArgs(this.location, "fetch"),
+          "--",
+          this.location.gitUrl,
+          temp,
+        ],
+        { cwd: this.mirrorsDir, timeoutMs: this.networkTimeoutMs, hostConfig: this.hostGitConfig },
+      );
+      await runGit(["--git-dir", temp, "config", "remote.origin.fetch", FETCH_REFSPEC], {
+        cwd: this.mirrorsDir,
+        timeoutMs: this.gitTimeoutMs,
+      });
+      await fs.rename(temp, this.gitDir);
+    } catch (error) {
+      await fs.rm(temp, { recursive: true, force: true });
+      throw error;
+    }
+  }
+
+  private async fetch(): Promise<void> {
+    await this.git(["fetch", "--quiet", "--prune", "--no-tags", "origin"], {
+      network: "fetch",
+      maintenance: this.autoMaintenance,
+    });
+  }
+
+  /**
+   * Runs a fetch, retrying when it loses a ref lock. Pushes update the mirror's refs too (as
+   * remote-tracking refs) without our lock, so a fetch can find a ref moved under it
+   * ("cannot lock ref … is at X but expected Y"); rerunning it is correct and converges. If the
+   * conflict persists, `*.lock` files older than gitLockStaleMs (left by a killed git) are
+   * deleted once before the last try.
+   */
+  private async fetchWithRetry(run: () => Promise<GitResult>): Promise<GitResult> {
+    let swept = false;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await run();
+      } catch (error) {
+        if (!(error instanceof GitError) || !GIT_LOCK_CONFLICT.test(error.stderr)) throw error;
+        if (attempt >= this.refLockRetries) {
+          if (swept || (await this.removeStaleGitLocks()) === 0) throw error;
+          swept = true;
+        }
+        await delay(Math.min(20 * 2 ** attempt, 500));
+      }
+    }
+  }
+
+  /** Deletes `*.lock` files under refs/ and at the top of the mirror older than gitLockStaleMs. */
+  private async removeStaleGitLocks(): Promise<number> {
+    let removed = 0;
+    const cutoff = Date.now() - this.gitLockStaleMs;
+    const visit = async (dir: string, recurse: boolean): Promise<void> => {
+      let entries: import("node:fs").Dirent[];
+      try {
+        entries = await fs.readdir(dir, { withFileTypes: true });
+      } catch {
+        return;
+      }
+      for (const entry of entries) {
+        const full = path.join(dir, entry.name);
+        if (entry.isDirectory()) {
+          if (recurse) await visit(full, true);
+        } else if (entry.isFile() && entry.name.endsWith(".lock")) {
+          const stat = await fs.stat(full).catch(() => null);
+          if (stat && stat.mtimeMs < cutoff) {
+            await fs.rm(full, { force: true });
+            removed++;
+          }
+        }
+      }
+    };
+    await visit(this.gitDir, false);
+    await visit(path.join(this.gitDir, "refs"), true);
+    return removed;
+  }
+
+  /** Rewrites `remote.origin.url` if the mirror was cloned from another location. */
+  private async syncRemoteUrl(): Promise<void> {
+    const wanted = this.location.gitUrl;
+    const config = await fs.readFile(path.join(this.gitDir, "config"), "utf8");
+    const plain = /^[^\s"\\;#][^"\\;#\n]*[^\s"\\;#]$/.test(wanted);
+    if (!plain || !config.includes(`\n\turl = ${wanted}\n`)) {
+      await runGit(["--git-dir", this.gitDir, "config", "remote.origin.url", wanted], {
+        cwd: this.gitDir,
+        timeoutMs: this.gitTimeoutMs,
+      });
+    }
+    this.urlVerified = true;
+  }
+
+  private async readWorktreeGitDir(worktreePath: string): Promise<string> {
+    // Read right after creation, before any agent touches the checkout.
+    const text = await fs.readFile(path.join(worktreePath, ".git"), "utf8");
+    const match = /^gitdir: (.+)$/m.exec(text);
+    const gitdir = match?.[1] ? path.resolve(worktreePath, match[1].trim()) : "";
+    const expectedParent = `${path.join(this.gitDir, "worktrees")}${path.sep}`;
+    if (!gitdir.startsWith(expectedParent)) {
+      throw new Error(
+        `new worktree ${worktreePath} points at ${JSON.stringify(gitdir)}, not inside ${expectedParent}`,
+      );
+    }
+    return gitdir;
+  }
+
+  private async assertExists(): Promise<void> {
+    if (!(await exists(path.join(this.gitDir, "HEAD")))) {
+      throw new GitInputError("mirror", `${this.gitDir} does not exist yet; call ensure() first`);
+    }
+  }
+
+  private worktreesLockPath(): string {
+    return path.join(this.mirrorsDir, `${this.projectId}.worktrees.lock`);
+  }
+
+  private lockOptions(): { staleMs: number; timeoutMs: number } {
+    return { staleMs: this.lockStaleMs, timeoutMs: this.lockTimeoutMs };
+  }
+}
+
+function positive(value: number | undefined, fallback: number, name: string): number {
+  if (value === undefined) return fallback;
+  if (!(typeof value === "number" && value > 0 && Number.isFinite(value))) {
+    throw new GitInputError(name, `must be a number greater than 0, received ${JSON.stringify(value)}`);
+  }
+  return value;
+}
+
+function relativeLiteral(value: unknown, field: string): string {
+  if (
+    typeof value !== "string" ||
+    value === "" ||
+    path.isAbsolute(value) ||
+    value.split(/[\\/]/).includes("..")
+  ) {
+    throw new GitInputError(
+      field,
+      `expected a relative path inside the checkout, received ${JSON.stringify(value)}`,
+    );
+  }
+  return value;
+}
+
+async function exists(file: string): Promise<boolean> {
+  try {
+    await fs.access(file);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,229 @@
+import { execa } from "execa";
+import { GitError } from "./git-error.ts";
+
+/**
+ * The one place a git process is spawned.
+ *
+ * Threat model. Git runs on checkouts an untrusted agent has written to, and against
+ * repositories (the project's `repo`) that Overseer does not own. Git executes programs named
+ * by configuration (hooks, `core.fsmonitor`, `diff.external`, filter/diff/merge drivers,
+ * pagers, editors, `core.sshCommand`…) and reads configuration from the system, the user's
+ * home, the repository, and the environment. So every call:
+ *
+ * - starts from a clean environment: inherited `GIT_*` variables are dropped (a worker started
+ *   from inside a hook must not inherit `GIT_DIR`/`GIT_INDEX_FILE`/`GIT_CONFIG_PARAMETERS`),
+ *   except the few that name how the worker host reaches remotes (`GIT_SSH*`, `GIT_ASKPASS`,
+ *   proxy/CA settings) — that is how host credentials stay with the host — and the operator's
+ *   trace switches;
+ * - reads no system or global configuration (`GIT_CONFIG_NOSYSTEM`, `GIT_CONFIG_GLOBAL=/dev/null`;
+ *   `hostConfig: true` re-enables them for remote-talking commands whose operator wants the host's
+ *   credential helper — that config is the host operator's, never the agent's);
+ * - passes `-c` overrides that beat any repository configuration: no hooks, no fsmonitor, no
+ *   untracked cache, no attributes/excludes files from the host, no external diff, no pager,
+ *   no signing, real symlinks, no background (detached) gc.
+ *
+ * Filter, textconv and merge drivers named by a `.gitattributes` file the agent wrote are only
+ * *names*: the program behind `filter.<x>.clean` / `diff.<x>.textconv` / `merge.<x>.driver`
+ * comes from configuration only, and the only configuration git reads here is the mirror's own
+ * (written by this package) plus these flags. Repository-side configuration the agent could
+ * plant (a `.git` directory replacing the worktree's `.git` file) is never read, because
+ * worktree commands pass `--git-dir`/`--work-tree` explicitly (see worktree.ts).
+ */
+
+/** Config overrides passed as `-c` on every git invocation. */
+export const HARDENING_CONFIG: readonly string[] = [
+  "core.hooksPath=/dev/null",
+  "core.fsmonitor=false",
+  "core.untrackedCache=false",
+  "core.attributesFile=/dev/null",
+  "core.excludesFile=/dev/null",
+  "diff.external=",
+  "core.pager=cat",
+  "protocol.file.allow=always",
+  "protocol.ext.allow=never",
+  "safe.directory=*",
+  "commit.gpgSign=false",
+  "tag.gpgSign=false",
+  "core.symlinks=true",
+  "advice.detachedHead=false",
+  "submodule.recurse=false",
+  "gc.autoDetach=false",
+];
+
+/** Environment always set on git processes (after the inherited environment is filtered). */
+export const HARDENING_ENV: Readonly<Record<string, string>> = {
+  GIT_CONFIG_NOSYSTEM: "1",
+  GIT_CONFIG_GLOBAL: "/dev/null",
+  GIT_TERMINAL_PROMPT: "0",
+  GIT_ATTR_NOSYSTEM: "1",
+  GIT_OPTIONAL_LOCKS: "0",
+  LC_ALL: "C",
+  LANGUAGE: "C",
+  GIT_EDITOR: ":",
+  GIT_PAGER: "cat",
+};
+
+/** Inherited `GIT_*` variables that are kept: how the host reaches remotes, never repository layout. */
+const INHERITED_GIT_VARS = new Set([
+  "GIT_SSH",
+  "GIT_SSH_COMMAND",
+  "GIT_SSH_VARIANT",
+  "GIT_ASKPASS",
+  "GIT_SSL_CAINFO",
+  "GIT_SSL_CAPATH",
+  "GIT_SSL_NO_VERIFY",
+  "GIT_PROXY_COMMAND",
+  "GIT_HTTP_USER_AGENT",
+  // Operator-side tracing (`GIT_TRACE2_EVENT=/tmp/t.json` counts processes); never set by us.
+  "GIT_TRACE",
+  "GIT_TRACE2",
+  "GIT_TRACE2_EVENT",
+  "GIT_TRACE2_PERF",
+]);
+
+/** Default bound on one git process, in ms (5 minutes). */
+export const DEFAULT_GIT_TIMEOUT_MS = 300_000;
+
+/** Default grace between SIGTERM and SIGKILL on timeout, in ms. */
+export const DEFAULT_KILL_GRACE_MS = 2_000;
+
+/** Default bound on git's captured output (256 MiB). */
+export const DEFAULT_MAX_OUTPUT_BYTES = 256 * 1024 * 1024;
+
+export interface RunGitOptions {
+  /** Working directory of the git process. */
+  cwd: string;
+  /** Data written to git's stdin (stdin is closed when absent). */
+  input?: string | Uint8Array;
+  /** Extra environment (identity, `GIT_INDEX_FILE`…); applied after the hardening env except the config isolation. */
+  env?: Record<string, string>;
+  /** Kill git after this many ms. Default {@link DEFAULT_GIT_TIMEOUT_MS}. */
+  timeoutMs?: number;
+  /** Exit codes that are answers rather than failures (e.g. `[1]` for `merge-base --is-ancestor`). Default `[]`. */
+  okExitCodes?: readonly number[];
+  /**
+   * Read the host's system and global git configuration (credential helpers, `url.*.insteadOf`,
+   * proxies). The `-c` hardening flags still win over it. Default `false`.
+   */
+  hostConfig?: boolean;
+  /** After a timeout's SIGTERM, SIGKILL the process group if still running after this many ms. Default 2 000. */
+  killGraceMs?: number;
+  /** Largest stdout/stderr accepted, in bytes; more fails the call. Default 256 MiB. */
+  maxOutputBytes?: number;
+}
+
+export interface GitResult {
+  stdout: string;
+  stderr: string;
+  exitCode: number;
+}
+
+function buildEnv(options: RunGitOptions): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (value === undefined) continue;
+    if (key.startsWith("GIT_") && !INHERITED_GIT_VARS.has(key)) continue;
+    env[key] = value;
+  }
+  Object.assign(env, HARDENING_ENV);
+  if (options.hostConfig) {
+    delete env.GIT_CONFIG_NOSYSTEM;
+    delete env.GIT_CONFIG_GLOBAL;
+  }
+  if (options.env) {
+    for (const [key, value] of Object.entries(options.env)) {
+      // The config isolation is not something a caller may loosen through env; use hostConfig.
+      if (key === "GIT_CONFIG_NOSYSTEM" || key === "GIT_CONFIG_GLOBAL" || key.startsWith("GIT_CONFIG_"))
+        continue;
+      env[key] = value;
+    }
+  }
+  return env;
+}
+
+/** The full argv (after `git`) for `args`: the hardening `-c` prefix, then the caller's arguments. */
+export function hardenedArgv(args: readonly string[]): string[] {
+  const argv: string[] = [];
+  for (const setting of HARDENING_CONFIG) argv.push("-c", setting);
+  argv.push(...args);
+  return argv;
+}
+
+/**
+ * Runs `git <hardening> <args>` without a shell. Resolves with the output when git exits 0 (or
+ * with an exit code listed in `okExitCodes`); otherwise throws {@link GitError}.
+ */
+export async function runGit(args: readonly string[], options: RunGitOptions): Promise<GitResult> {
+  const timeout = options.timeoutMs ?? DEFAULT_GIT_TIMEOUT_MS;
+  const grace = options.killGraceMs ?? DEFAULT_KILL_GRACE_MS;
+  // Own process group (and session, so no controlling terminal to prompt on): on timeout the
+  // whole group is killed — git's children (ssh, upload-pack, aliases) would otherwise hold the
+  // pipes open long after git itself died.
+  const subprocess = execa("git", hardenedArgv(args), {
+    cwd: options.cwd,
+    env: buildEnv(options),
+    extendEnv: false,
+    input: options.input,
+    stdin: options.input === undefined ? "ignore" : "pipe",
+    detached: true,
+    reject: false,
+    stripFinalNewline: false,
+    maxBuffer: options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES,
+    windowsHide: true,
+  });
+  const pid = subprocess.pid;
+  if (pid !== undefined) trackGroup(pid);
+  let timedOut = false;
+  let forceKill: NodeJS.Timeout | undefined;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    killGroup(subprocess.pid, "SIGTERM");
+    forceKill = setTimeout(() => killGroup(subprocess.pid, "SIGKILL"), grace);
+  }, timeout);
+  const result = await subprocess;
+  if (pid !== undefined) liveGroups.delete(pid);
+  clearTimeout(timer);
+  if (forceKill) clearTimeout(forceKill);
+  if (timedOut) killGroup(subprocess.pid, "SIGKILL");
+
+  const stdout = typeof result.stdout === "string" ? result.stdout : "";
+  const stderr = typeof result.stderr === "string" ? result.stderr : "";
+  const exitCode = typeof result.exitCode === "number" ? result.exitCode : null;
+  if (!timedOut && (exitCode === 0 || (exitCode !== null && options.okExitCodes?.includes(exitCode)))) {
+    return { stdout, stderr, exitCode };
+  }
+  throw new GitError({
+    args,
+    exitCode: timedOut ? null : exitCode,
+    stderr: stderr || (result.failed && exitCode === null ? (result.shortMessage ?? "") : ""),
+    stdout,
+    cwd: options.cwd,
+    signal: result.signal ?? undefined,
+    timedOut,
+  });
+}
+
+/**
+ * Process groups of running git calls. Being detached, they would outlive this process; when it
+ * exits (normally or through a handled signal) they are killed with it.
+ */
+const liveGroups = new Set<number>();
+let exitHookInstalled = false;
+
+function trackGroup(pid: number): void {
+  liveGroups.add(pid);
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.once("exit", () => {
+    for (const group of liveGroups) killGroup(group, "SIGKILL");
+  });
+}
+
+function killGroup(pid: number | undefined, signal: NodeJS.Signals): void {
+  if (pid === undefined) return;
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // The group is already gone.
+  }
+}

@@ -1,0 +1,238 @@
+import { promises as fs } from "node:fs";
+import path from "node:path";
+import { type ChangedPath, describeChange, parseRawDiff } from "./changed-paths-parser.ts";
+import { type CommitAuthor, identityEnv } from "./commit-identity.ts";
+import { buildCommitMessage } from "./commit-message-builder.ts";
+import { GitError, GitInputError } from "./git-error.ts";
+import { assertSha } from "./ref-names.ts";
+import { type GitResult, runGit } from "./run-git.ts";
+
+/**
+ * One job's checkout: a linked worktree of the project's mirror, detached at `baseSha`.
+ *
+ * Trust boundary. Between `addWorktree()` and `commit()` an untrusted agent owns every file
+ * under `path`, including the `.git` *file* that points git at the worktree's admin directory.
+ * It could replace that file with a `.git/` directory holding its own `config` (fsmonitor,
+ * hooks, filters). So no command here lets git discover its repository: every call passes
+ * `--git-dir=<worktreeGitDir>` and `--work-tree=<path>`, both recorded when the worktree was
+ * created (before the agent ran). `worktreeGitDir` and `commonDir` live in the worker's data
+ * dir; the sandbox binds them read-only (see `gitDirs()`).
+ *
+ * Symbolic links are stored as links (`core.symlinks=true`): git records the link text and
+ * never opens the target, so a link to `/etc/passwd` commits the string "/etc/passwd".
+ *
+ * The worktree is always detached. Its `branch` is only the name the job intends to publish
+ * to (via `pushBranch`); no local branch exists in the mirror, so the mirror's
+ * `fetch --prune` (refspec `+refs/heads/*:refs/heads/*`) never conflicts with a checkout.
+ */
+
+export interface WorktreeInit {
+  path: string;
+  baseSha: string;
+  branch: string | undefined;
+  worktreeGitDir: string;
+  commonDir: string;
+  neverCommit: readonly string[];
+  timeoutMs: number;
+}
+
+export interface ChangedPathsOptions {
+  /**
+   * Also list new files matched by an ignore rule (`ignored: true`; ignored directories are
+   * collapsed into one entry ending in `/`). Default `false`: ignored files are never committed,
+   * pushed or landed — they die with the checkout — and setup hooks create them legitimately
+   * (`node_modules/`), so the default list is exactly what `commit()` would record.
+   */
+  includeIgnored?: boolean;
+}
+
+export interface CommitOptions {
+  /** The agent's own message (subject, blank line, body). */
+  message: string;
+  /** Trailers appended as a block; `Task, Agent, Role, Action, Status` come first in that order. */
+  trailers: Record<string, string>;
+  /** Author and committer of the commit. */
+  author: CommitAuthor;
+}
+
+const NOTHING_TO_COMMIT = /nothing to commit|nothing added to commit|no changes added to commit/;
+
+export class Worktree {
+  /** Absolute path of the checkout. */
+  readonly path: string;
+  /** The commit the checkout started from; `changedPaths()` compares against it. */
+  readonly baseSha: string;
+  /** The branch this job means to publish to, if the caller named one (not checked out). */
+  readonly branch: string | undefined;
+  private readonly worktreeGitDir: string;
+  private readonly commonDir: string;
+  private readonly neverCommit: readonly string[];
+  private readonly timeoutMs: number;
+  private removed = false;
+
+  constructor(init: WorktreeInit) {
+    this.path = init.path;
+    this.baseSha = init.baseSha;
+    this.branch = init.branch;
+    this.worktreeGitDir = init.worktreeGitDir;
+    this.commonDir = init.commonDir;
+    this.neverCommit = init.neverCommit;
+    this.timeoutMs = init.timeoutMs;
+  }
+
+  /** The git directories a sandbox should bind read-only so git inside the run can read history. */
+  gitDirs(): { worktreeGitDir: string; commonDir: string } {
+    return { worktreeGitDir: this.worktreeGitDir, commonDir: this.commonDir };
+  }
+
+  /**
+   * What the checkout changed relative to `baseSha`: tracked edits and deletions, new files
+   * that are not ignored, renames (git's 50% similarity), executable-bit changes, symlinks and
+   * type changes. The list is exactly the content `commit()` records, because it is computed the
+   * same way: stage everything (`add -A`) into this worktree's own index, then diff the index
+   * against the base. Staging writes blobs into the mirror's object store, which the commit
+   * reuses. Two git processes (three with `includeIgnored`).
+   */
+  async changedPaths(options: ChangedPathsOptions = {}): Promise<ChangedPath[]> {
+    await this.stageAll();
+    const diff = await this.git([
+      "diff-index",
+      "--cached",
+      "--raw",
+      "-z",
+      "-M",
+      "--no-ext-diff",
+      "--no-textconv",
+      this.baseSha,
+      "--",
+    ]);
+    const changes: ChangedPath[] = [];
+    for (const raw of parseRawDiff(diff.stdout)) {
+      changes.push(await describeChange(raw, (p) => this.readLink(p)));
+    }
+    if (options.includeIgnored) changes.push(...(await this.ignoredNewPaths()));
+    return changes;
+  }
+
+  /**
+   * Stages everything (`add -A`) and commits it on the detached HEAD with `message` plus the
+   * trailer block, author = committer = `author`, no hooks, no signing. Returns the new commit
+   * id, or `null` when nothing differs from the current HEAD. Two git processes.
+   */
+  async commit(options: CommitOptions): Promise<string | null> {
+    const text = buildCommitMessage(options.message, options.trailers);
+    const env = identityEnv(options.author);
+    await this.stageAll();
+    const result = await this.git(
+      ["commit", "--quiet", "--no-verify", "--no-gpg-sign", "--cleanup=verbatim", "--file=-"],
+      { input: text, env, okExitCodes: [1], maintenance: false },
+    );
+    if (result.exitCode === 1) {
+      if (NOTHING_TO_COMMIT.test(result.stdout)) return null;
+      throw new GitError(
+        {
+          args: ["commit"],
+          exitCode: 1,
+          stderr: result.stderr,
+          stdout: result.stdout,
+          cwd: this.path,
+        },
+        "commit failed",
+      );
+    }
+    return this.head();
+  }
+
+  /** The current HEAD commit of the checkout (the base, or the last commit made here). */
+  async head(): Promise<string> {
+    const text = await fs.readFile(path.join(this.worktreeGitDir, "HEAD"), "utf8");
+    return assertSha(text.trim(), "worktree HEAD");
+  }
+
+  /**
+   * Deletes the checkout and its admin directory in the mirror. Uses `git worktree remove
+   * --force --force` (one process); if git refuses — e.g. the agent replaced the `.git` file —
+   * both directories are deleted directly (never following symlinks). Idempotent.
+   */
+  async remove(): Promise<void> {
+    if (this.removed) return;
+    try {
+      await runGit(["--git-dir", this.commonDir, "worktree", "remove", "--force", "--force", this.path], {
+        cwd: this.commonDir,
+        timeoutMs: this.timeoutMs,
+      });
+    } catch (error) {
+      if (!(error instanceof GitError)) throw error;
+      await fs.rm(this.worktreeGitDir, { recursive: true, force: true });
+    }
+    await fs.rm(this.path, { recursive: true, force: true });
+    this.removed = true;
+  }
+
+  private pathspec(): string[] {
+    if (this.neverCommit.length === 0) return [];
+    return ["--", ":(top)", ...this.neverCommit.map((p) => `:(exclude,literal)${p}`)];
+  }
+
+  private async stageAll(): Promise<void> {
+    await this.git(["add", "--all", ...this.pathspec()]);
+  }
+
+  private async ignoredNewPaths(): Promise<ChangedPath[]> {
+    const listing = await this.git([
+      "ls-files",
+      "-z",
+      "--others",
+      "--ignored",
+      "--exclude-standard",
+      "--directory",
+      "--no-empty-directory",
+      ...this.pathspec(),
+    ]);
+    const result: ChangedPath[] = [];
+    for (const entry of listing.stdout.split("\0")) {
+      if (entry === "") continue;
+      const change: ChangedPath = { path: entry, status: "added", isSymlink: false, ignored: true };
+      if (!entry.endsWith("/")) {
+        const target = await this.readLink(entry);
+        if (target !== undefined) {
+          change.isSymlink = true;
+          change.symlinkTarget = target;
+        }
+      }
+      result.push(change);
+    }
+    return result;
+  }
+
+  /** The text of the link at `relative` (not followed), or undefined when it is not a link. */
+  private async readLink(relative: string): Promise<string | undefined> {
+    try {
+      return await fs.readlink(path.join(this.path, relative));
+    } catch {
+      return undefined;
+    }
+  }
+
+  private async git(
+    args: readonly string[],
+    options: {
+      input?: string;
+      env?: Record<string, string>;
+      okExitCodes?: readonly number[];
+      maintenance?: boolean;
+    } = {},
+  ): Promise<GitResult> {
+    if (this.removed) {
+      throw new GitInputError("worktree", `${this.path} was removed; create a new one with addWorktree()`);
+    }
+    const prefix = options.maintenance === false ? ["-c", "maintenance.auto=false", "-c", "gc.auto=0"] : [];
+    return runGit([...prefix, "--git-dir", this.worktreeGitDir, "--work-tree", this.path, ...args], {
+      cwd: this.path,
+      timeoutMs: this.timeoutMs,
+      ...(options.input !== undefined ? { input: options.input } : {}),
+      ...(options.env ? { env: options.env } : {}),
+      ...(options.okExitCodes ? { okExitCodes: options.okExitCodes } : {}),
+    });
+  }
+}

@@ -1,0 +1,44 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { buildCommitMessage, GitInputError } from "../src/index.ts";
+
+describe("buildCommitMessage", () => {
+  it("appends the trailers in SPEC order after one blank line", () => {
+    const text = buildCommitMessage("Add login form\r\n\r\nWith validation.  \n\n\n", {
+      Status: "review",
+      Task: "S00-028",
+      Extra: "x",
+      Action: "execute",
+      Agent: "execute-ci-cd-0123456789ab",
+      Role: "ci-cd",
+    });
+    expect(text).toBe(
+      "Add login form\n\nWith validation.\n\n" +
+        "Task: S00-028\nAgent: execute-ci-cd-0123456789ab\nRole: ci-cd\nAction: execute\nStatus: review\nExtra: x\n",
+    );
+  });
+
+  it("folds line breaks in values so a value cannot add a trailer", () => {
+    const text = buildCommitMessage("m", { Task: "S1\nStatus: done" });
+    expect(text).toBe("m\n\nTask: S1 Status: done\n");
+  });
+
+  it("rejects empty messages and bad keys with the field named", () => {
+    expect(() => buildCommitMessage(" \n ", { Task: "x" })).toThrow(GitInputError);
+    expect(() => buildCommitMessage("m", { "Bad key": "x" })).toThrow(/trailers\.Bad key/);
+    expect(() => buildCommitMessage("m", { Task: " " })).toThrow(/trailers\.Task/);
+  });
+
+  it("always ends with exactly one newline and keeps the body's first line", () => {
+    fc.assert(
+      fc.property(
+        fc.string({ minLength: 1 }).filter((s) => s.trim() !== "" && !s.includes("\0")),
+        (message) => {
+          const text = buildCommitMessage(message, { Task: "T" });
+          expect(text.endsWith("\n\nTask: T\n")).toBe(true);
+          expect(text.endsWith("\n\n\nTask: T\n")).toBe(false);
+        },
+      ),
+    );
+  });
+});

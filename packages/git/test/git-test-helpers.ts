@@ -1,0 +1,185 @@
+import { createHash } from "node:crypto";
+import { promises as fs } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { execa, type ResultPromise } from "execa";
+import { initBareRepo, runGit } from "../src/index.ts";
+
+/** Test helpers: temp dirs that are always removed, plain git plumbing for arranging remotes. */
+
+export const PACKAGE_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+export const FIXTURES_DIR = path.join(PACKAGE_DIR, "test", "fixtures");
+
+export const TEST_AUTHOR = { name: "Overseer Test", email: "test@overseer.local" };
+const IDENTITY = {
+  GIT_AUTHOR_NAME: TEST_AUTHOR.name,
+  GIT_AUTHOR_EMAIL: TEST_AUTHOR.email,
+  GIT_COMMITTER_NAME: TEST_AUTHOR.name,
+  GIT_COMMITTER_EMAIL: TEST_AUTHOR.email,
+};
+
+/** A scope of temp dirs; call `cleanup()` in afterEach/afterAll. */
+export function tempScope() {
+  const dirs: string[] = [];
+  return {
+    async make(prefix = "overseer-git-test-"): Promise<string> {
+      const dir = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), prefix)));
+      dirs.push(dir);
+      return dir;
+    },
+    async cleanup(): Promise<void> {
+      for (const dir of dirs.splice(0)) await fs.rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** `git <args>` in `cwd` through the hardened runner; returns trimmed stdout. */
+export async function git(cwd: string, ...args: string[]): Promise<string> {
+  const result = await runGit(args, { cwd, env: IDENTITY });
+  return result.stdout.trim();
+}
+
+/** A bare "remote" with `main` holding `files`. */
+export async function makeRemote(
+  dir: string,
+  files: Record<string, string>,
+  branch = "main",
+): Promise<string> {
+  const remote = path.join(dir, "remote.git");
+  await initBareRepo(remote, { initialFiles: files, branch });
+  return remote;
+}
+
+const HOOKLESS_RECEIVE_PACK =
+  "git -c core.hooksPath=/dev/null -c receive.denyCurrentBranch=refuse receive-pack";
+
+/**
+ * Commits `files` (null = delete) on `branch` of `remote` from a throwaway clone, as another
+ * user would, and returns the new commit id. `from` picks the starting branch when `branch`
+ * does not exist yet.
+ */
+export async function commitOnRemote(
+  remote: string,
+  branch: string,
+  files: Record<string, string | null>,
+  message: string,
+  from = "main",
+): Promise<string> {
+  const work = await fs.mkdtemp(path.join(os.tmpdir(), "overseer-git-clone-"));
+  try {
+    await git(work, "clone", "--quiet", "--no-checkout", remote, "c");
+    const clone = path.join(work, "c");
+    const branches = await git(clone, "branch", "-r", "--list", `origin/${branch}`);
+    await git(clone, "checkout", "--quiet", "-B", branch, branches ? `origin/${branch}` : `origin/${from}`);
+    for (const [name, content] of Object.entries(files)) {
+      const file = path.join(clone, name);
+      if (content === null) await fs.rm(file, { force: true });
+      else {
+        await fs.mkdir(path.dirname(file), { recursive: true });
+        await fs.writeFile(file, content);
+      }
+    }
+    await git(clone, "add", "--all");
+    await git(clone, "commit", "--quiet", "-m", message);
+    // Like a well-behaved second user: the remote's own hooks are not this helper's business.
+    await git(
+      clone,
+      "push",
+      "--quiet",
+      `--receive-pack=${HOOKLESS_RECEIVE_PACK}`,
+      "origin",
+      `HEAD:refs/heads/${branch}`,
+    );
+    return await git(clone, "rev-parse", "HEAD");
+  } finally {
+    await fs.rm(work, { recursive: true, force: true });
+  }
+}
+
+/** The commit id of `branch` in the repository at `repo`, or null. */
+export async function headOf(repo: string, branch: string): Promise<string | null> {
+  const result = await runGit(["rev-parse", "--verify", "--quiet", `refs/heads/${branch}^{commit}`], {
+    cwd: repo,
+    okExitCodes: [1],
+  });
+  return result.exitCode === 0 ? result.stdout.trim() : null;
+}
+
+export async function isAncestor(repo: string, ancestor: string, descendant: string): Promise<boolean> {
+  const result = await runGit(["merge-base", "--is-ancestor", ancestor, descendant], {
+    cwd: repo,
+    okExitCodes: [1],
+  });
+  return result.exitCode === 0;
+}
+
+/** Content hash, mode, mtime and link text of every entry under `dir` except top-level `skip` names. */
+export async function snapshotTree(
+  dir: string,
+  skip: readonly string[] = [],
+): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  const walk = async (current: string): Promise<void> => {
+    for (const entry of await fs.readdir(current, { withFileTypes: true })) {
+      const full = path.join(current, entry.name);
+      const rel = path.relative(dir, full);
+      if (current === dir && skip.includes(entry.name)) continue;
+      const stat = await fs.lstat(full);
+      if (entry.isSymbolicLink()) out[rel] = `link ${await fs.readlink(full)}`;
+      else if (entry.isDirectory()) {
+        out[rel] = `dir ${stat.mode.toString(8)}`;
+        await walk(full);
+      } else {
+        const hash = createHash("sha256")
+          .update(await fs.readFile(full))
+          .digest("hex");
+        out[rel] = `file ${stat.mode.toString(8)} ${hash} ${stat.mtimeMs}`;
+      }
+    }
+  };
+  await walk(dir);
+  return out;
+}
+
+/** Runs a fixture script in a child Node process (TypeScript through tsx). */
+export function runFixture(script: string, args: string[]): ResultPromise<{ cwd: string; reject: false }> {
+  return execa(process.execPath, ["--import", "tsx", path.join(FIXTURES_DIR, script), ...args], {
+    cwd: PACKAGE_DIR,
+    reject: false,
+  });
+}
+
+/** Resolves when `child` prints a line equal to `line`; rejects if it exits first or after `timeoutMs`. */
+export function waitForLine(
+  child: { stdout: NodeJS.ReadableStream | null; once(event: "exit", fn: () => void): unknown },
+  line: string,
+  timeoutMs = 20_000,
+): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let buffered = "";
+    const timer = setTimeout(
+      () => reject(new Error(`child did not print ${JSON.stringify(line)} within ${timeoutMs} ms`)),
+      timeoutMs,
+    );
+    child.stdout?.on("data", (chunk: Buffer) => {
+      buffered += chunk.toString();
+      if (buffered.split("\n").includes(line)) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    child.once("exit", () => {
+      clearTimeout(timer);
+      reject(new Error(`child exited before printing ${JSON.stringify(line)}; output: ${buffered}`));
+    });
+  });
+}
+
+/** True if `file` exists. */
+export async function exists(file: string): Promise<boolean> {
+  return fs.access(file).then(
+    () => true,
+    () => false,
+  );
+}
