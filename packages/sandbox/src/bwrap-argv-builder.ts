@@ -1,0 +1,206 @@
+import type { ResolvedSandboxSpec } from "./sandbox-spec-schema.ts";
+
+/**
+ * Builds bwrap's options (everything before `--` COMMAND) from a resolved spec and facts about the
+ * host gathered by the driver. Pure, so the policy can be read and unit-tested in one place.
+ *
+ * Threat model and the reasoning behind each group of options:
+ * - The worker is root. bwrap run by root keeps every capability unless told otherwise, so we
+ *   unshare the user namespace (`--unshare-user --uid/--gid`, the sandbox user maps to host uid 0)
+ *   AND drop every capability (`--cap-drop ALL`); `--disable-userns` stops the agent from creating
+ *   a nested user namespace in which it would hold capabilities again.
+ * - Because the sandbox user IS host uid 0 for permission checks, every root-owned file it can see
+ *   is readable (and writable unless the mount is read-only). So visibility is the read barrier:
+ *   nothing of the host root is bound, only /usr, the merged-usr links, a copy of allow-listed
+ *   /etc entries (no shadow, sudoers, ssh keys, npmrc…) with synthetic passwd/group, and the
+ *   caller's binds. /proc/sys and other writable /proc knobs are re-bound read-only (bwrap leaves
+ *   /proc/sys writable here, which would let the sandbox rewrite kernel.core_pattern on the host).
+ * - Fresh pid/ipc/uts/cgroup/net namespaces (`--unshare-all`): no host processes, no abstract
+ *   unix sockets, no loopback services (Postgres, Redis). Proxy mode keeps the empty net namespace
+ *   and reaches the egress proxy through a unix socket bound at /overseer/egress.sock.
+ * - `--die-with-parent` + the pid namespace: when the outer bwrap dies (process-group kill), the
+ *   namespace's init gets SIGKILL and the kernel kills every process in it, setsid'd or not.
+ * - `--new-session`: no controlling terminal, so TIOCSTI cannot inject keystrokes into the
+ *   worker's terminal (the seccomp filter blocks the ioctl as well).
+ * - `--clearenv` + `--setenv`: the environment is exactly the spec's (HOME forced to the tmpfs home).
+ * - Private size-capped tmpfs for /tmp, HOME and /dev/shm; `/` and `/dev` remounted read-only so
+ *   nothing else inside is writable.
+ */
+
+/** HOME inside every bwrap/docker sandbox: a private tmpfs. */
+export const SANDBOX_HOME = "/home/agent";
+/** Where run-time files the driver provides (egress socket, bridge script) appear inside. */
+export const SANDBOX_RUNTIME_MOUNT = "/overseer";
+/** Hostname inside the sandbox (its own UTS namespace). */
+export const SANDBOX_HOSTNAME = "overseer-sandbox";
+
+/** `/etc` entries visible read-only inside. Anything not listed (shadow, sudoers, ssh, npmrc, …) is absent. */
+export const ETC_ALLOWLIST: readonly string[] = [
+  "alternatives",
+  "bash.bashrc",
+  "ca-certificates",
+  "crypto-policies/back-ends",
+  "debian_version",
+  "gai.conf",
+  "host.conf",
+  "hosts",
+  "inputrc",
+  "ld.so.cache",
+  "ld.so.conf",
+  "ld.so.conf.d",
+  "locale.alias",
+  "locale.conf",
+  "localtime",
+  "lsb-release",
+  "magic",
+  "magic.mime",
+  "mime.types",
+  "nsswitch.conf",
+  "os-release",
+  "pki/ca-trust/extracted",
+  "pki/tls/certs",
+  "profile",
+  "protocols",
+  "resolv.conf",
+  "rpc",
+  "services",
+  "shells",
+  "ssl/certs",
+  "ssl/openssl.cnf",
+  "terminfo",
+  "timezone",
+];
+
+/** Top-level paths that are either merged-usr symlinks or directories of system libraries/binaries. */
+export const SYSTEM_TOP_LEVEL: readonly string[] = ["/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"];
+
+/**
+ * /proc entries re-bound read-only over the fresh procfs: knobs whose only protection is file
+ * ownership, which host uid 0 passes (kernel.core_pattern in /proc/sys alone is a host takeover;
+ * sysrq-trigger reboots; irq affinity, acpi wakeup…). Entries guarded by a capability check
+ * (mtrr, kpage*, kmsg) need no bind: every capability is dropped.
+ */
+export const PROC_READ_ONLY: readonly string[] = [
+  "sys",
+  "sysrq-trigger",
+  "irq",
+  "bus",
+  "fs",
+  "acpi",
+  "scsi",
+  "driver",
+  "asound",
+];
+/** /proc files hidden behind /dev/null (kernel memory/addresses, host-wide timers and latency knobs). */
+export const PROC_MASKED_FILES: readonly string[] = [
+  "kcore",
+  "kallsyms",
+  "timer_list",
+  "sched_debug",
+  "latency_stats",
+];
+
+export type TopLevelEntry = { path: string; kind: "symlink"; target: string } | { path: string; kind: "dir" };
+
+/** Host facts the builder needs; gathered (and cached) by the driver. */
+export interface BwrapHostLayout {
+  topLevel: readonly TopLevelEntry[];
+  /** Allow-listed /etc entries that exist on this host, relative to /etc (copied into the /etc snapshot). */
+  etcEntries: readonly string[];
+  /** Entries of PROC_READ_ONLY that exist on this host. */
+  procReadOnly: readonly string[];
+  /** Entries of PROC_MASKED_FILES that exist on this host. */
+  procMasked: readonly string[];
+}
+
+/** A caller-requested bind or mask, with the host source already resolved (realpath). */
+export type UserMount =
+  | { kind: "bind"; source: string; dest: string; writable: boolean }
+  | { kind: "mask"; dest: string; isDirectory: boolean };
+
+export interface BwrapRunFiles {
+  /** Host directory bound read-only as /etc (allow-listed copies + synthetic passwd/group, see etc-snapshot.ts). */
+  etcDir: string;
+  /** Host directory bound read-only at SANDBOX_RUNTIME_MOUNT (proxy mode), or null. */
+  runtimeDir: string | null;
+  /** Whether a seccomp program is passed on fd `seccompFd`. */
+  seccompFd: number | null;
+}
+
+export interface BwrapBuildInput {
+  spec: ResolvedSandboxSpec;
+  uid: number;
+  gid: number;
+  layout: BwrapHostLayout;
+  userMounts: readonly UserMount[];
+  files: BwrapRunFiles;
+  /** The final environment (spec env + HOME + proxy variables). */
+  env: Readonly<Record<string, string>>;
+}
+
+function depth(path: string): number {
+  return path === "/" ? 0 : path.split("/").length - 1;
+}
+
+/** Parents before children; at equal depth binds before masks, read-only before writable. */
+export function orderUserMounts(mounts: readonly UserMount[]): UserMount[] {
+  const rank = (m: UserMount) => (m.kind === "mask" ? 2 : m.writable ? 1 : 0);
+  return mounts
+    .map((mount, index) => ({ mount, index }))
+    .sort(
+      (a, b) =>
+        depth(a.mount.dest) - depth(b.mount.dest) || rank(a.mount) - rank(b.mount) || a.index - b.index,
+    )
+    .map(({ mount }) => mount);
+}
+
+export function buildBwrapArgs(input: BwrapBuildInput): string[] {
+  const { spec, layout, files } = input;
+  const size = String(spec.limits.tmpfsBytes);
+  const args: string[] = [
+    "--unshare-all",
+    "--unshare-user",
+    "--uid",
+    String(input.uid),
+    "--gid",
+    String(input.gid),
+    "--disable-userns",
+    "--cap-drop",
+    "ALL",
+    "--die-with-parent",
+    "--new-session",
+    "--hostname",
+    SANDBOX_HOSTNAME,
+    "--clearenv",
+  ];
+  for (const key of Object.keys(input.env).sort()) args.push("--setenv", key, input.env[key] as string);
+
+  args.push("--ro-bind", "/usr", "/usr");
+  for (const entry of layout.topLevel) {
+    if (entry.kind === "symlink") args.push("--symlink", entry.target, entry.path);
+    else args.push("--ro-bind", entry.path, entry.path);
+  }
+  args.push("--ro-bind", files.etcDir, "/etc");
+
+  args.push("--proc", "/proc");
+  for (const entry of layout.procReadOnly) args.push("--ro-bind", `/proc/${entry}`, `/proc/${entry}`);
+  for (const entry of layout.procMasked) args.push("--ro-bind", "/dev/null", `/proc/${entry}`);
+
+  args.push("--dev", "/dev", "--size", size, "--tmpfs", "/dev/shm");
+  args.push("--size", size, "--tmpfs", "/tmp");
+  args.push("--dir", "/var", "--symlink", "/tmp", "/var/tmp");
+  args.push("--size", size, "--tmpfs", SANDBOX_HOME);
+  if (files.runtimeDir !== null) args.push("--ro-bind", files.runtimeDir, SANDBOX_RUNTIME_MOUNT);
+
+  for (const mount of orderUserMounts(input.userMounts)) {
+    if (mount.kind === "bind") args.push(mount.writable ? "--bind" : "--ro-bind", mount.source, mount.dest);
+    else if (mount.isDirectory)
+      args.push("--size", "4096", "--tmpfs", mount.dest, "--remount-ro", mount.dest);
+    else args.push("--ro-bind", "/dev/null", mount.dest);
+  }
+
+  args.push("--remount-ro", "/dev", "--remount-ro", "/");
+  args.push("--chdir", spec.checkoutDir);
+  if (files.seccompFd !== null) args.push("--seccomp", String(files.seccompFd));
+  return args;
+}

@@ -1,0 +1,525 @@
+import { randomBytes } from "node:crypto";
+import { constants } from "node:fs";
+import { access, lstat, mkdir, readlink, realpath, rm, stat, writeFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { execa } from "execa";
+import {
+  type BwrapHostLayout,
+  buildBwrapArgs,
+  ETC_ALLOWLIST,
+  PROC_MASKED_FILES,
+  PROC_READ_ONLY,
+  SANDBOX_HOME,
+  SANDBOX_RUNTIME_MOUNT,
+  SYSTEM_TOP_LEVEL,
+  type TopLevelEntry,
+  type UserMount,
+} from "./bwrap-argv-builder.ts";
+import {
+  type CgroupPlan,
+  type CgroupPlanOptions,
+  describeCgroupPlan,
+  detectCgroupPlan,
+  RunCgroup,
+} from "./cgroup-limits.ts";
+import { DEFAULT_EGRESS_BRIDGE_PORT, EGRESS_BRIDGE_SOURCE } from "./egress-bridge-script.ts";
+import { EgressProxy, type EgressProxyOptions } from "./egress-proxy.ts";
+import { createEtcSnapshot, sweepDeadWorkerDirs } from "./etc-snapshot.ts";
+import { buildEgressLauncher, buildHostLauncher } from "./launcher-script.ts";
+import { stopProcessTree } from "./process-tree.ts";
+import { createRunDir, defaultRuntimeRoot, ensurePrivateDir } from "./runtime-dir.ts";
+import type {
+  PreparedCommand,
+  ProbeReport,
+  SandboxCapabilities,
+  SandboxDriver,
+  StopOptions,
+} from "./sandbox-driver.ts";
+import { SandboxSetupError, SandboxSpecError, SandboxUnavailableError } from "./sandbox-errors.ts";
+import { runSandboxProbe } from "./sandbox-probe.ts";
+import { parseSandboxSpec, type ResolvedSandboxSpec, type SandboxSpec } from "./sandbox-spec-schema.ts";
+import { buildSeccompFilter, seccompSupported } from "./seccomp-filter.ts";
+
+/**
+ * The default driver on Linux: bubblewrap, run by the (root) worker. See `bwrap-argv-builder.ts`
+ * for the namespace/mount policy and `launcher-script.ts` for how limits and the environment are
+ * applied before bwrap starts.
+ *
+ * Identity: the agent runs as uid/gid 1000 ("agent") by default. Any unprivileged id works; 1000
+ * is chosen over 65534 because inside the user namespace host-root-owned files (the checkout)
+ * show as owned by the sandbox uid while files of other host users show as 65534 ("nobody"), so
+ * with 1000 "mine" and "not mine" stay distinguishable for tools (git, npm) that look at owners.
+ */
+
+export interface BwrapDriverOptions {
+  /** bwrap binary. Default: `/usr/bin/bwrap`, else the first `bwrap` on PATH. */
+  bwrapPath?: string;
+  /** Parent of per-run runtime directories (0700, owned by the worker). Default `$TMPDIR/overseer-sandbox-<uid>`. */
+  runtimeRoot?: string;
+  /** Per-run cgroups (pids/memory/cpu). Default `{ mode: "auto", parentName: "overseer" }`. */
+  cgroups?: CgroupPlanOptions;
+  /** Install the seccomp filter (setuid bits, TIOCSTI, io_uring, syslog) where supported. Default true. */
+  seccomp?: boolean;
+  /** Node binary that runs the in-sandbox egress bridge (proxy mode). Default `/usr/bin/node`, else the worker's node. */
+  nodePath?: string;
+  /** Port of the egress bridge inside the sandbox (proxy mode). Default 3128. */
+  egressBridgePort?: number;
+  /** Extra `/etc` entries (relative, e.g. `"java-17-openjdk"`) to expose read-only. Default none. */
+  extraEtcEntries?: readonly string[];
+  /** Egress proxy tuning for proxy-mode runs (resolver/address check are injectable for tests). */
+  egress?: Omit<EgressProxyOptions, "socketPath" | "allowHosts" | "allowPorts">;
+}
+
+/** Default unprivileged identity inside a bwrap sandbox. */
+export const BWRAP_DEFAULT_UID = 1000;
+export const BWRAP_DEFAULT_GID = 1000;
+
+/** `/etc` entries that may never be exposed, even through `extraEtcEntries`. */
+const ETC_NEVER =
+  /^(shadow|gshadow|shadow-|gshadow-|sudoers|sudoers\.d|ssh|ssl\/private|security|passwd|group)(\/|$)/;
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await access(path, constants.F_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function findOnPath(binary: string): Promise<string | null> {
+  for (const dir of (process.env.PATH ?? "/usr/bin:/bin").split(":")) {
+    if (dir === "") continue;
+    const candidate = join(dir, binary);
+    try {
+      await access(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // next
+    }
+  }
+  return null;
+}
+
+/** Reads the host facts `buildBwrapArgs` needs. */
+export async function detectBwrapHostLayout(
+  extraEtcEntries: readonly string[] = [],
+): Promise<BwrapHostLayout> {
+  const topLevel: TopLevelEntry[] = [];
+  for (const path of SYSTEM_TOP_LEVEL) {
+    try {
+      const info = await lstat(path);
+      if (info.isSymbolicLink()) topLevel.push({ path, kind: "symlink", target: await readlink(path) });
+      else if (info.isDirectory()) topLevel.push({ path, kind: "dir" });
+    } catch {
+      // absent on this host
+    }
+  }
+  const etcEntries: string[] = [];
+  for (const entry of [...ETC_ALLOWLIST, ...extraEtcEntries]) {
+    if (entry.includes("..") || entry.startsWith("/") || ETC_NEVER.test(entry)) {
+      throw new SandboxSpecError(
+        `extraEtcEntries: ${JSON.stringify(entry)} is not allowed (relative, no "..", never shadow/sudoers/ssh/ssl/private/passwd/group)`,
+      );
+    }
+    if (!etcEntries.includes(entry) && (await exists(`/etc/${entry}`))) etcEntries.push(entry);
+  }
+  const procReadOnly: string[] = [];
+  for (const entry of PROC_READ_ONLY) if (await exists(`/proc/${entry}`)) procReadOnly.push(entry);
+  const procMasked: string[] = [];
+  for (const entry of PROC_MASKED_FILES) if (await exists(`/proc/${entry}`)) procMasked.push(entry);
+  return { topLevel, etcEntries, procReadOnly, procMasked };
+}
+
+function isUnder(path: string, dir: string): boolean {
+  return path === dir || dir === "/" || path.startsWith(`${dir}/`);
+}
+
+async function requireDirectory(field: string, path: string): Promise<string> {
+  let info: Awaited<ReturnType<typeof stat>>;
+  try {
+    info = await stat(path);
+  } catch {
+    throw new SandboxSpecError(`${field}: ${path} does not exist; create it before preparing the sandbox`);
+  }
+  if (!info.isDirectory())
+    throw new SandboxSpecError(`${field}: expected a directory, received ${path} (not a directory)`);
+  return realpath(path);
+}
+
+/** Resolves the spec's binds and masks against the host filesystem. */
+async function resolveUserMounts(
+  spec: ResolvedSandboxSpec,
+  visibleRoots: readonly string[],
+): Promise<UserMount[]> {
+  const mounts: UserMount[] = [];
+  for (const [index, path] of spec.readOnlyBinds.entries()) {
+    let source: string;
+    try {
+      source = await realpath(path);
+    } catch {
+      throw new SandboxSpecError(`readOnlyBinds[${index}]: ${path} does not exist; bind only existing paths`);
+    }
+    mounts.push({ kind: "bind", source, dest: path, writable: false });
+  }
+  mounts.push({
+    kind: "bind",
+    source: await requireDirectory("checkoutDir", spec.checkoutDir),
+    dest: spec.checkoutDir,
+    writable: true,
+  });
+  mounts.push({
+    kind: "bind",
+    source: await requireDirectory("controlDir", spec.controlDir),
+    dest: spec.controlDir,
+    writable: true,
+  });
+  const visible = [...visibleRoots, ...mounts.map((m) => m.dest)];
+  for (const [index, path] of spec.hiddenPaths.entries()) {
+    if (path === spec.checkoutDir || path === spec.controlDir) {
+      throw new SandboxSpecError(
+        `hiddenPaths[${index}]: ${path} is the checkout or control dir itself; it cannot be hidden`,
+      );
+    }
+    if (!visible.some((root) => isUnder(path, root))) continue; // not visible anyway
+    let info: Awaited<ReturnType<typeof lstat>>;
+    try {
+      info = await lstat(path);
+    } catch {
+      continue; // does not exist on the host: nothing to hide
+    }
+    mounts.push({ kind: "mask", dest: path, isDirectory: info.isDirectory() });
+  }
+  return mounts;
+}
+
+class BwrapPreparedCommand implements PreparedCommand {
+  readonly driver = "bwrap" as const;
+  private cleaned = false;
+
+  constructor(
+    readonly runId: string,
+    readonly file: string,
+    readonly args: readonly string[],
+    readonly cwd: string,
+    private readonly runDir: string,
+    readonly cgroup: RunCgroup | null,
+    private readonly proxy: EgressProxy | null,
+  ) {}
+
+  readonly env: Readonly<Record<string, string>> = {};
+
+  async stop(pid: number | undefined, options: StopOptions = {}): Promise<void> {
+    if (pid !== undefined) await stopProcessTree(pid, { graceMs: options.graceMs ?? 5_000, spareRoot: true });
+    await this.cgroup?.killAll();
+  }
+
+  async cleanup(): Promise<void> {
+    if (this.cleaned) return;
+    this.cleaned = true;
+    const errors: string[] = [];
+    await this.proxy?.close().catch((error: Error) => errors.push(`egress proxy: ${error.message}`));
+    await this.cgroup?.destroy().catch((error: Error) => errors.push(`cgroup: ${error.message}`));
+    await rm(this.runDir, { recursive: true, force: true }).catch((error: Error) =>
+      errors.push(`runtime dir: ${error.message}`),
+    );
+    if (errors.length > 0)
+      throw new SandboxSetupError(`sandbox cleanup of run ${this.runId} incomplete: ${errors.join("; ")}`);
+  }
+}
+
+export class BwrapDriver implements SandboxDriver {
+  readonly name = "bwrap" as const;
+  private readonly runtimeRoot: string;
+  private layoutPromise: Promise<BwrapHostLayout> | null = null;
+  private planPromise: Promise<CgroupPlan> | null = null;
+  private bwrapPathPromise: Promise<string | null> | null = null;
+  private seccompFilePromise: Promise<string | null> | null = null;
+  private launcherShellPromise: Promise<string> | null = null;
+  private readonly etcSnapshots = new Map<string, Promise<string>>();
+
+  constructor(private readonly options: BwrapDriverOptions = {}) {
+    this.runtimeRoot = options.runtimeRoot ?? defaultRuntimeRoot();
+  }
+
+  private bwrapPath(): Promise<string | null> {
+    this.bwrapPathPromise ??= (async () => {
+      if (this.options.bwrapPath !== undefined)
+        return (await exists(this.options.bwrapPath)) ? this.options.bwrapPath : null;
+      if (await exists("/usr/bin/bwrap")) return "/usr/bin/bwrap";
+      return findOnPath("bwrap");
+    })();
+    return this.bwrapPathPromise;
+  }
+
+  private layout(): Promise<BwrapHostLayout> {
+    this.layoutPromise ??= detectBwrapHostLayout(this.options.extraEtcEntries);
+    return this.layoutPromise;
+  }
+
+  private plan(): Promise<CgroupPlan> {
+    this.planPromise ??= detectCgroupPlan(this.options.cgroups);
+    return this.planPromise;
+  }
+
+  /** The seccomp program, written once per driver instance (null when disabled/unsupported). */
+  private seccompFile(): Promise<string | null> {
+    this.seccompFilePromise ??= (async () => {
+      const program = this.options.seccomp === false ? null : buildSeccompFilter();
+      if (program === null) return null;
+      await ensurePrivateDir(this.runtimeRoot);
+      const file = join(this.runtimeRoot, `seccomp-${process.pid}-${randomBytes(4).toString("hex")}.bpf`);
+      await writeFile(file, program, { mode: 0o600 });
+      return file;
+    })();
+    this.seccompFilePromise.catch(() => {
+      this.seccompFilePromise = null;
+    });
+    return this.seccompFilePromise;
+  }
+
+  async dispose(): Promise<void> {
+    const files = [
+      ...(await Promise.all([...this.etcSnapshots.values()].map((p) => p.catch(() => null)))),
+      await (this.seccompFilePromise ?? Promise.resolve(null)).catch(() => null),
+    ];
+    this.etcSnapshots.clear();
+    this.seccompFilePromise = null;
+    for (const path of files) if (path !== null) await rm(path, { recursive: true, force: true });
+  }
+
+  /** The read-only /etc for `uid:gid`, created on first use. */
+  private etcSnapshot(layout: BwrapHostLayout, uid: number, gid: number): Promise<string> {
+    const key = `${uid}:${gid}`;
+    let snapshot = this.etcSnapshots.get(key);
+    if (snapshot === undefined) {
+      snapshot = (async () => {
+        await ensurePrivateDir(this.runtimeRoot);
+        await sweepDeadWorkerDirs(this.runtimeRoot, "run");
+        await sweepDeadWorkerDirs(this.runtimeRoot, "seccomp");
+        return createEtcSnapshot({
+          root: this.runtimeRoot,
+          entries: layout.etcEntries,
+          uid,
+          gid,
+          home: SANDBOX_HOME,
+        });
+      })();
+      snapshot.catch(() => this.etcSnapshots.delete(key));
+      this.etcSnapshots.set(key, snapshot);
+    }
+    return snapshot;
+  }
+
+  /** bash when present (it can close every inherited fd), else POSIX sh. */
+  private launcherShell(): Promise<string> {
+    this.launcherShellPromise ??= exists("/bin/bash").then((bash) => (bash ? "/bin/bash" : "/bin/sh"));
+    return this.launcherShellPromise;
+  }
+
+  private async nodePath(): Promise<string> {
+    if (this.options.nodePath !== undefined) return this.options.nodePath;
+    return (await exists("/usr/bin/node")) ? "/usr/bin/node" : process.execPath;
+  }
+
+  async version(): Promise<string | null> {
+    const bwrap = await this.bwrapPath();
+    if (bwrap === null || process.platform !== "linux") return null;
+    try {
+      const { stdout } = await execa(bwrap, ["--version"], { timeout: 5_000, extendEnv: false, env: {} });
+      return stdout.trim();
+    } catch {
+      return null;
+    }
+  }
+
+  async capabilities(): Promise<SandboxCapabilities> {
+    const described = describeCgroupPlan(await this.plan());
+    const seccompOn = this.options.seccomp !== false && seccompSupported();
+    return {
+      ...described,
+      cpuTime: {
+        enforced: true,
+        via: "rlimit",
+        detail: "RLIMIT_CPU per process (limits.cpuSeconds), SIGKILL when exceeded",
+      },
+      seccomp: seccompOn
+        ? {
+            enforced: true,
+            via: "seccomp",
+            detail: "no setuid/setgid bits, no TIOCSTI/TIOCLINUX, no io_uring, no syslog",
+          }
+        : {
+            enforced: false,
+            via: "none",
+            detail:
+              this.options.seccomp === false
+                ? "disabled by the driver option seccomp=false"
+                : `no seccomp table for ${process.arch}; --new-session still blocks TIOCSTI`,
+          },
+    };
+  }
+
+  async prepare(argv: readonly string[], specInput: SandboxSpec): Promise<PreparedCommand> {
+    if (argv.length === 0 || argv.some((arg) => typeof arg !== "string" || arg.includes("\0"))) {
+      throw new SandboxSpecError("argv: expected a non-empty array of strings without NUL characters");
+    }
+    const spec = parseSandboxSpec(specInput);
+    const bwrap = await this.bwrapPath();
+    if (bwrap === null || process.platform !== "linux") {
+      throw new SandboxUnavailableError(
+        "bwrap driver: bubblewrap is not installed (apt-get install bubblewrap) or this is not Linux; install it or choose another driver",
+      );
+    }
+    const layout = await this.layout();
+    const visibleRoots = ["/usr", ...layout.etcEntries.map((e) => `/etc/${e}`)];
+    const userMounts = await resolveUserMounts(spec, visibleRoots);
+    const uid = spec.uid ?? BWRAP_DEFAULT_UID;
+    const gid = spec.gid ?? BWRAP_DEFAULT_GID;
+
+    const etcDir = await this.etcSnapshot(layout, uid, gid);
+    const runDir = await createRunDir(this.runtimeRoot);
+    let cgroup: RunCgroup | null = null;
+    let proxy: EgressProxy | null = null;
+    try {
+      const env: Record<string, string> = { ...spec.env, HOME: SANDBOX_HOME };
+      let innerArgv = [...argv];
+      let runtimeMountDir: string | null = null;
+
+      if (spec.network.mode === "proxy") {
+        runtimeMountDir = join(runDir, "mount");
+        await mkdir(runtimeMountDir, { mode: 0o755 });
+        const bridge = join(runtimeMountDir, "egress-bridge.cjs");
+        await writeFile(bridge, EGRESS_BRIDGE_SOURCE, { mode: 0o644 });
+        proxy = new EgressProxy({
+          ...this.options.egress,
+          socketPath: join(runtimeMountDir, "egress.sock"),
+          allowHosts: spec.network.allowHosts,
+          ...(spec.network.allowPorts ? { allowPorts: spec.network.allowPorts } : {}),
+        });
+        await proxy.start();
+        const port = this.options.egressBridgePort ?? DEFAULT_EGRESS_BRIDGE_PORT;
+        const nodePath = await this.nodePath();
+        if (!nodePath.startsWith("/usr/")) {
+          userMounts.push({
+            kind: "bind",
+            source: await realpath(dirname(nodePath)),
+            dest: dirname(nodePath),
+            writable: false,
+          });
+        }
+        const proxyUrl = `http://127.0.0.1:${port}`;
+        for (const name of [
+          "HTTP_PROXY",
+          "HTTPS_PROXY",
+          "ALL_PROXY",
+          "http_proxy",
+          "https_proxy",
+          "all_proxy",
+        ]) {
+          env[name] = proxyUrl;
+        }
+        delete env.NO_PROXY;
+        delete env.no_proxy;
+        const launcher = buildEgressLauncher({
+          nodePath,
+          bridgeScript: `${SANDBOX_RUNTIME_MOUNT}/egress-bridge.cjs`,
+          socketPath: `${SANDBOX_RUNTIME_MOUNT}/egress.sock`,
+          port,
+        });
+        innerArgv = ["/bin/sh", "-c", launcher, "overseer-egress", ...argv];
+      }
+
+      const plan = await this.plan();
+      try {
+        cgroup = await RunCgroup.create(plan, spec.runId, spec.limits);
+      } catch (error) {
+        throw new SandboxSetupError(
+          `cannot create the run cgroup for ${spec.runId}: ${(error as Error).message}`,
+        );
+      }
+      const seccompFile = await this.seccompFile();
+      const bwrapArgs = buildBwrapArgs({
+        spec,
+        uid,
+        gid,
+        layout,
+        userMounts,
+        env,
+        files: {
+          etcDir,
+          runtimeDir: runtimeMountDir,
+          seccompFd: seccompFile === null ? null : 4,
+        },
+      });
+      const argsFile = join(runDir, "bwrap-args");
+      await writeFile(argsFile, `${bwrapArgs.join("\0")}\0`, { mode: 0o600 });
+      const shell = await this.launcherShell();
+      const launcher = buildHostLauncher({
+        bash: shell === "/bin/bash",
+        bwrapPath: bwrap,
+        argsFile,
+        procsFiles: cgroup?.procsFiles ?? [],
+        cpuSeconds: spec.limits.cpuSeconds,
+        addressSpaceKb: plan.memory === null ? Math.ceil(spec.limits.memoryBytes / 1024) : null,
+        seccompFile,
+      });
+      return new BwrapPreparedCommand(
+        spec.runId,
+        "/usr/bin/env",
+        // --norc: bash would otherwise source ~/.bashrc of the worker when stdin is a socket.
+        [
+          "-i",
+          shell,
+          ...(shell === "/bin/bash" ? ["--norc", "--noprofile"] : []),
+          "-c",
+          launcher,
+          "overseer-sandbox",
+          "--",
+          ...innerArgv,
+        ],
+        spec.checkoutDir,
+        runDir,
+        cgroup,
+        proxy,
+      );
+    } catch (error) {
+      await proxy?.close().catch(() => undefined);
+      await cgroup?.destroy().catch(() => undefined);
+      await rm(runDir, { recursive: true, force: true });
+      throw error;
+    }
+  }
+
+  async probe(): Promise<ProbeReport> {
+    const [version, capabilities] = await Promise.all([this.version(), this.capabilities()]);
+    return runSandboxProbe(this, {
+      version,
+      capabilities,
+      unsafe: false,
+      spec: { limits: { pidsMax: 64, memoryBytes: 256 * 1024 ** 2 } },
+      inspect: async (prepared, problems) => {
+        const cgroup = prepared instanceof BwrapPreparedCommand ? prepared.cgroup : null;
+        if (cgroup === null) return;
+        const pidsPeak = await cgroup.readCounter("pids.peak");
+        if (capabilities.pids.enforced && pidsPeak !== null) {
+          if (pidsPeak > 0) capabilities.pids.detail += `; verified by the probe (pids.peak=${pidsPeak})`;
+          else problems.push("the probe's processes were not accounted in the run's pids cgroup");
+        }
+        const memoryPeak =
+          (await cgroup.readCounter("memory.peak")) ??
+          (await cgroup.readCounter("memory.max_usage_in_bytes"));
+        if (capabilities.memory.via.startsWith("cgroup") && memoryPeak !== null) {
+          if (memoryPeak > 0)
+            capabilities.memory.detail += `; verified by the probe (peak ${memoryPeak} bytes)`;
+          else problems.push("the probe's memory was not accounted in the run's memory cgroup");
+        }
+      },
+    });
+  }
+}
+
+/** Exposed for tests: the run cgroup of a prepared bwrap command, if any. */
+export function preparedRunCgroup(prepared: PreparedCommand): RunCgroup | null {
+  return prepared instanceof BwrapPreparedCommand ? prepared.cgroup : null;
+}

@@ -1,0 +1,107 @@
+import { BwrapDriver, type BwrapDriverOptions } from "./bwrap-driver.ts";
+import { DockerDriver, type DockerDriverOptions } from "./docker-driver.ts";
+import { NoneDriver } from "./none-driver.ts";
+import type { SandboxDriver, SandboxDriverName } from "./sandbox-driver.ts";
+import { SandboxSpecError, UnsafeSandboxRefusedError } from "./sandbox-errors.ts";
+
+/**
+ * Choosing a driver. `none` is refused unless the operator opted in explicitly, either with the
+ * worker environment switch `OVERSEER_SANDBOX_UNSAFE_NONE=1` or the option `allowUnsafeNone`.
+ */
+
+export const SANDBOX_DRIVER_NAMES: readonly SandboxDriverName[] = ["bwrap", "docker", "none"];
+/** Environment switch that allows the unsafe `none` driver. */
+export const UNSAFE_NONE_ENV = "OVERSEER_SANDBOX_UNSAFE_NONE";
+
+export interface CreateSandboxDriverOptions {
+  /** Allow the unsafe `none` driver. Default false (also allowed by `OVERSEER_SANDBOX_UNSAFE_NONE=1`). */
+  allowUnsafeNone?: boolean;
+  /** Environment the unsafe switch is read from. Default `process.env`. */
+  env?: Readonly<Record<string, string | undefined>>;
+  bwrap?: BwrapDriverOptions;
+  docker?: DockerDriverOptions;
+}
+
+/** Whether `none` is allowed by the option or the environment switch. */
+export function isUnsafeNoneAllowed(options: CreateSandboxDriverOptions = {}): boolean {
+  const env = options.env ?? process.env;
+  return options.allowUnsafeNone === true || env[UNSAFE_NONE_ENV] === "1";
+}
+
+export function createSandboxDriver(
+  name: SandboxDriverName,
+  options: CreateSandboxDriverOptions = {},
+): SandboxDriver {
+  switch (name) {
+    case "bwrap":
+      return new BwrapDriver(options.bwrap);
+    case "docker":
+      return new DockerDriver(options.docker);
+    case "none":
+      if (!isUnsafeNoneAllowed(options)) throw new UnsafeSandboxRefusedError();
+      return new NoneDriver();
+    default:
+      throw new SandboxSpecError(
+        `sandbox driver: expected one of ${SANDBOX_DRIVER_NAMES.join(", ")}, received ${JSON.stringify(name)}`,
+      );
+  }
+}
+
+/** `bwrap` on Linux, `docker` elsewhere. */
+export function defaultDriverName(platform: NodeJS.Platform = process.platform): SandboxDriverName {
+  return platform === "linux" ? "bwrap" : "docker";
+}
+
+export interface DriverAvailability {
+  available: boolean;
+  version: string | null;
+  /** Why it is unavailable or refused, or what to know about it. */
+  detail: string;
+}
+
+export interface DriverDetection {
+  /** The platform default (`defaultDriverName()`). */
+  defaultDriver: SandboxDriverName;
+  /** The first available of [default, the other real driver]; null when neither is. */
+  recommended: SandboxDriverName | null;
+  drivers: Record<SandboxDriverName, DriverAvailability>;
+}
+
+/** Reports which drivers work on this host (runs `bwrap --version` and `docker version`). */
+export async function detectDriver(options: CreateSandboxDriverOptions = {}): Promise<DriverDetection> {
+  const [bwrapVersion, dockerVersion] = await Promise.all([
+    new BwrapDriver(options.bwrap).version(),
+    new DockerDriver(options.docker).version(),
+  ]);
+  const unsafeAllowed = isUnsafeNoneAllowed(options);
+  const drivers: Record<SandboxDriverName, DriverAvailability> = {
+    bwrap: {
+      available: bwrapVersion !== null,
+      version: bwrapVersion,
+      detail:
+        bwrapVersion !== null
+          ? "bubblewrap found"
+          : process.platform !== "linux"
+            ? "bwrap needs Linux"
+            : "bubblewrap not found (install the bubblewrap package)",
+    },
+    docker: {
+      available: dockerVersion !== null,
+      version: dockerVersion,
+      detail:
+        dockerVersion !== null
+          ? "Docker engine reachable"
+          : "no Docker engine reachable (docker version failed)",
+    },
+    none: {
+      available: unsafeAllowed,
+      version: null,
+      detail: unsafeAllowed
+        ? "UNSAFE: allowed by the operator; agents run with the worker's privileges"
+        : `refused unless ${UNSAFE_NONE_ENV}=1 or allowUnsafeNone is set`,
+    },
+  };
+  const defaultDriver = defaultDriverName();
+  const order: SandboxDriverName[] = defaultDriver === "bwrap" ? ["bwrap", "docker"] : ["docker", "bwrap"];
+  return { defaultDriver, recommended: order.find((name) => drivers[name].available) ?? null, drivers };
+}

@@ -1,0 +1,307 @@
+import { lookup } from "node:dns/promises";
+import { chmod, rm } from "node:fs/promises";
+import {
+  createServer,
+  request as httpRequest,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from "node:http";
+import { connect, isIP, type Socket } from "node:net";
+import type { Duplex } from "node:stream";
+import { isForbiddenAddress as defaultIsForbiddenAddress } from "./forbidden-address.ts";
+import { SandboxSetupError } from "./sandbox-errors.ts";
+import { DEFAULT_EGRESS_PORTS, normalizeHostName } from "./sandbox-spec-schema.ts";
+
+/**
+ * The filtering HTTP proxy a run in network mode "proxy" talks to. The worker runs one per run,
+ * listening on a unix socket that is bound into the sandbox (whose own network namespace has no
+ * route anywhere); an in-sandbox bridge exposes it as http://127.0.0.1:<port> for ordinary clients.
+ *
+ * Decision for every request, in order (the first failing rule answers 403):
+ * 1. the port is in `allowPorts`;
+ * 2. the host is in `allowHosts` exactly (case-insensitive, trailing dot ignored) — no wildcards,
+ *    and a raw IP literal only when that literal itself is listed;
+ * 3. the proxy resolves the name itself and refuses if ANY resolved address is forbidden
+ *    (loopback, private, link-local, CGNAT, ULA, …), then connects to the address it checked, so
+ *    a second DNS answer (rebinding) can never redirect the connection.
+ * CONNECT tunnels are the main path (HTTPS); absolute-form plain HTTP requests are forwarded too.
+ */
+
+export interface EgressDecision {
+  allowed: boolean;
+  method: "CONNECT" | "HTTP";
+  host: string;
+  port: number;
+  /** The address connected to (allowed decisions only). */
+  address?: string;
+  /** Why, in one line (shown to the client on 403 as well). */
+  reason: string;
+}
+
+export interface EgressProxyOptions {
+  /** Unix socket path to listen on (created by `start`, removed by `close`). */
+  socketPath: string;
+  /** Exact host names (or IP literals) allowed. */
+  allowHosts: readonly string[];
+  /** Destination ports allowed. Default `[443, 80]`. */
+  allowPorts?: readonly number[];
+  /** Name → addresses. Default: the system resolver (`dns.lookup`, all addresses). */
+  resolve?: (host: string) => Promise<string[]>;
+  /** Address check applied to every resolved address. Default: `isForbiddenAddress` (production rule). */
+  isForbiddenAddress?: (address: string) => boolean;
+  /** Upper bound on establishing the upstream TCP connection. Default 10 000 ms. */
+  connectTimeoutMs?: number;
+  /** A tunnel or request with no traffic for this long is closed. Default 300 000 ms. */
+  idleTimeoutMs?: number;
+  /** Simultaneous client connections accepted; more are refused. Default 256. */
+  maxConnections?: number;
+  /** Called for every allow/deny decision (the worker logs these into the run log). */
+  onDecision?: (decision: EgressDecision) => void;
+}
+
+const HOP_BY_HOP = new Set([
+  "connection",
+  "proxy-connection",
+  "keep-alive",
+  "proxy-authorization",
+  "proxy-authenticate",
+  "te",
+  "trailer",
+  "transfer-encoding",
+  "upgrade",
+]);
+
+async function systemResolve(host: string): Promise<string[]> {
+  const results = await lookup(host, { all: true, verbatim: true });
+  return results.map((r) => r.address);
+}
+
+/** Splits a CONNECT authority `host:port` / `[v6]:port`. */
+function parseAuthority(authority: string): { host: string; port: number } | null {
+  const match = /^(\[[^\]]+\]|[^:]+):(\d{1,5})$/.exec(authority);
+  if (match === null) return null;
+  const port = Number(match[2]);
+  if (port < 1 || port > 65535) return null;
+  return { host: normalizeHostName(match[1] as string), port };
+}
+
+export class EgressProxy {
+  private readonly server: Server;
+  private readonly allowHosts: ReadonlySet<string>;
+  private readonly allowPorts: ReadonlySet<number>;
+  private readonly resolve: (host: string) => Promise<string[]>;
+  private readonly forbidden: (address: string) => boolean;
+  private readonly connectTimeoutMs: number;
+  private readonly idleTimeoutMs: number;
+  private readonly sockets = new Set<Duplex>();
+  private started = false;
+
+  constructor(private readonly options: EgressProxyOptions) {
+    this.allowHosts = new Set(options.allowHosts.map(normalizeHostName));
+    this.allowPorts = new Set(options.allowPorts ?? DEFAULT_EGRESS_PORTS);
+    this.resolve = options.resolve ?? systemResolve;
+    this.forbidden = options.isForbiddenAddress ?? defaultIsForbiddenAddress;
+    this.connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
+    this.idleTimeoutMs = options.idleTimeoutMs ?? 300_000;
+    this.server = createServer((req, res) => void this.handleRequest(req, res));
+    this.server.maxConnections = options.maxConnections ?? 256;
+    this.server.on("connect", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+      void this.handleConnect(req, socket, head);
+    });
+    this.server.on("connection", (socket: Socket) => this.track(socket));
+    this.server.on("clientError", (_error, socket) => {
+      if (socket.writable) socket.end("HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n");
+      else socket.destroy();
+    });
+  }
+
+  get socketPath(): string {
+    return this.options.socketPath;
+  }
+
+  /** Listens on the unix socket (mode 0666: the socket's directory is what restricts access). */
+  async start(): Promise<void> {
+    await rm(this.options.socketPath, { force: true });
+    await new Promise<void>((resolve, reject) => {
+      this.server.once("error", reject);
+      this.server.listen(this.options.socketPath, () => {
+        this.server.off("error", reject);
+        resolve();
+      });
+    }).catch((error: Error) => {
+      throw new SandboxSetupError(
+        `egress proxy cannot listen on ${this.options.socketPath}: ${error.message}`,
+      );
+    });
+    this.started = true;
+    await chmod(this.options.socketPath, 0o666);
+  }
+
+  /** Stops accepting, destroys open tunnels, removes the socket file. Idempotent. */
+  async close(): Promise<void> {
+    if (!this.started) return;
+    this.started = false;
+    for (const socket of this.sockets) socket.destroy();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    await rm(this.options.socketPath, { force: true });
+  }
+
+  private track(socket: Duplex): void {
+    this.sockets.add(socket);
+    socket.on("close", () => this.sockets.delete(socket));
+    socket.on("error", () => socket.destroy());
+  }
+
+  /** Applies the allow-list and address rules; returns the address to connect to or a denial. */
+  async decide(method: EgressDecision["method"], host: string, port: number): Promise<EgressDecision> {
+    const deny = (reason: string): EgressDecision => ({ allowed: false, method, host, port, reason });
+    if (!this.allowPorts.has(port)) {
+      return deny(`port ${port} is not allowed (allowed: ${[...this.allowPorts].join(", ")})`);
+    }
+    if (!this.allowHosts.has(host)) {
+      return deny(
+        isIP(host) !== 0
+          ? `raw IP ${host} is not in the project's network.allowHosts`
+          : `host ${host} is not in the project's network.allowHosts`,
+      );
+    }
+    let addresses: string[];
+    try {
+      addresses = isIP(host) !== 0 ? [host] : await this.resolve(host);
+    } catch (error) {
+      return deny(
+        `cannot resolve ${host}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+      );
+    }
+    if (addresses.length === 0) return deny(`${host} resolves to no address`);
+    const bad = addresses.find((address) => this.forbidden(address));
+    if (bad !== undefined) {
+      return deny(`${host} resolves to ${bad}, a loopback/private/link-local or otherwise internal address`);
+    }
+    return { allowed: true, method, host, port, address: addresses[0] as string, reason: "allow-listed" };
+  }
+
+  private report(decision: EgressDecision): EgressDecision {
+    this.options.onDecision?.(decision);
+    return decision;
+  }
+
+  private connectUpstream(address: string, port: number): Promise<Socket> {
+    return new Promise((resolve, reject) => {
+      const upstream = connect({ host: address, port });
+      const timer = setTimeout(() => {
+        upstream.destroy();
+        reject(new Error(`connect timeout after ${this.connectTimeoutMs} ms`));
+      }, this.connectTimeoutMs);
+      upstream.once("connect", () => {
+        clearTimeout(timer);
+        resolve(upstream);
+      });
+      upstream.once("error", (error) => {
+        clearTimeout(timer);
+        reject(error);
+      });
+    });
+  }
+
+  private async handleConnect(req: IncomingMessage, client: Duplex, head: Buffer): Promise<void> {
+    const target = parseAuthority(req.url ?? "");
+    if (target === null) {
+      writeStatus(
+        client,
+        400,
+        "Bad Request",
+        `CONNECT needs host:port, received ${JSON.stringify(req.url)}\n`,
+      );
+      return;
+    }
+    const decision = this.report(await this.decide("CONNECT", target.host, target.port));
+    if (!decision.allowed) {
+      writeStatus(client, 403, "Forbidden", `overseer egress proxy: ${decision.reason}\n`);
+      return;
+    }
+    let upstream: Socket;
+    try {
+      upstream = await this.connectUpstream(decision.address as string, target.port);
+    } catch (error) {
+      writeStatus(client, 502, "Bad Gateway", `overseer egress proxy: ${(error as Error).message}\n`);
+      return;
+    }
+    if (client.destroyed) {
+      upstream.destroy();
+      return;
+    }
+    this.track(upstream);
+    upstream.setTimeout(this.idleTimeoutMs, () => upstream.destroy());
+    client.on("close", () => upstream.destroy());
+    upstream.on("close", () => client.destroy());
+    client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
+    if (head.length > 0) upstream.write(head);
+    client.pipe(upstream);
+    upstream.pipe(client);
+  }
+
+  private async handleRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    let url: URL;
+    try {
+      url = new URL(req.url ?? "");
+    } catch {
+      res
+        .writeHead(400, { "content-type": "text/plain" })
+        .end("overseer egress proxy: send CONNECT host:port or an absolute http:// URL\n");
+      return;
+    }
+    if (url.protocol !== "http:") {
+      res
+        .writeHead(400, { "content-type": "text/plain" })
+        .end(`overseer egress proxy: ${url.protocol} requests must use CONNECT\n`);
+      return;
+    }
+    const host = normalizeHostName(url.hostname);
+    const port = url.port === "" ? 80 : Number(url.port);
+    const decision = this.report(await this.decide("HTTP", host, port));
+    if (!decision.allowed) {
+      res.writeHead(403, { "content-type": "text/plain" }).end(`overseer egress proxy: ${decision.reason}\n`);
+      return;
+    }
+    const headers: Record<string, string | string[]> = {};
+    for (const [name, value] of Object.entries(req.headers)) {
+      if (value !== undefined && !HOP_BY_HOP.has(name)) headers[name] = value;
+    }
+    headers.host = url.host;
+    headers.connection = "close";
+    const upstream = httpRequest({
+      host: decision.address,
+      port,
+      method: req.method,
+      path: `${url.pathname}${url.search}`,
+      headers,
+      setHost: false,
+      agent: false,
+      timeout: this.connectTimeoutMs,
+    });
+    upstream.on("timeout", () => upstream.destroy(new Error("upstream timeout")));
+    upstream.on("response", (upstreamRes) => {
+      const responseHeaders: Record<string, string | string[]> = {};
+      for (const [name, value] of Object.entries(upstreamRes.headers)) {
+        if (value !== undefined && !HOP_BY_HOP.has(name)) responseHeaders[name] = value;
+      }
+      res.writeHead(upstreamRes.statusCode ?? 502, responseHeaders);
+      upstreamRes.pipe(res);
+    });
+    upstream.on("error", (error) => {
+      if (!res.headersSent) {
+        res.writeHead(502, { "content-type": "text/plain" }).end(`overseer egress proxy: ${error.message}\n`);
+      } else res.destroy();
+    });
+    req.pipe(upstream);
+  }
+}
+
+function writeStatus(socket: Duplex, code: number, text: string, body: string): void {
+  if (!socket.writable) return;
+  socket.end(
+    `HTTP/1.1 ${code} ${text}\r\nContent-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}

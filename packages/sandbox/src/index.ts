@@ -1,0 +1,74 @@
+/**
+ * @overseer/sandbox — runs an untrusted agent CLI confined to its checkout.
+ *
+ * Drivers: `bwrap` (default on Linux), `docker`, `none` (unsafe, refused by default). Callers
+ * `prepare()` a command, spawn it detached (own process group) with exactly the returned
+ * file/args/env/cwd, `stop()` it on timeout and `cleanup()` after exit; see `PreparedCommand`.
+ */
+
+export { SANDBOX_HOME, SANDBOX_RUNTIME_MOUNT } from "./bwrap-argv-builder.ts";
+export {
+  BWRAP_DEFAULT_GID,
+  BWRAP_DEFAULT_UID,
+  BwrapDriver,
+  type BwrapDriverOptions,
+} from "./bwrap-driver.ts";
+export {
+  buildDockerRunArgs,
+  DOCKER_DEFAULT_GID,
+  DOCKER_DEFAULT_IMAGE,
+  DOCKER_DEFAULT_UID,
+  DockerDriver,
+  type DockerDriverOptions,
+  type DockerRunInput,
+  dockerContainerName,
+} from "./docker-driver.ts";
+export {
+  type CreateSandboxDriverOptions,
+  createSandboxDriver,
+  type DriverAvailability,
+  type DriverDetection,
+  defaultDriverName,
+  detectDriver,
+  isUnsafeNoneAllowed,
+  SANDBOX_DRIVER_NAMES,
+  UNSAFE_NONE_ENV,
+} from "./driver-factory.ts";
+export { type EgressDecision, EgressProxy, type EgressProxyOptions } from "./egress-proxy.ts";
+export { isForbiddenAddress } from "./forbidden-address.ts";
+export { LAUNCHER_SETUP_FAILED_EXIT } from "./launcher-script.ts";
+export { NoneDriver } from "./none-driver.ts";
+export type {
+  LimitEnforcement,
+  PreparedCommand,
+  ProbeCheck,
+  ProbeReport,
+  SandboxCapabilities,
+  SandboxDriver,
+  SandboxDriverName,
+  StopOptions,
+} from "./sandbox-driver.ts";
+export {
+  SandboxError,
+  SandboxSetupError,
+  SandboxSpecError,
+  SandboxUnavailableError,
+  UnsafeSandboxRefusedError,
+} from "./sandbox-errors.ts";
+export { type RunPreparedOptions, type RunPreparedResult, runPreparedCommand } from "./sandbox-runner.ts";
+export {
+  DEFAULT_EGRESS_PORTS,
+  DEFAULT_SANDBOX_LIMITS,
+  type NetworkPolicy,
+  parseSandboxSpec,
+  type ResolvedSandboxSpec,
+  type SandboxLimits,
+  type SandboxSpec,
+  sandboxSpecSchema,
+} from "./sandbox-spec-schema.ts";
+export {
+  measureSpawnOverhead,
+  percentile,
+  type SpawnOverheadOptions,
+  type SpawnOverheadResult,
+} from "./spawn-overhead-benchmark.ts";

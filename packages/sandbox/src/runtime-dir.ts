@@ -1,0 +1,36 @@
+import { chmod, lstat, mkdir, mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { SandboxSetupError } from "./sandbox-errors.ts";
+
+/**
+ * Host directory for per-run driver files (bwrap options, synthetic passwd, egress socket). It may
+ * sit in a world-writable place such as /tmp, so before use we insist it is a real directory owned
+ * by the worker's uid with no group/other access: another host user must not be able to pre-create
+ * it, swap it for a symlink, or read a run's files.
+ */
+
+/** Default parent of per-run runtime directories. */
+export function defaultRuntimeRoot(): string {
+  return join(tmpdir(), `overseer-sandbox-${process.getuid?.() ?? "user"}`);
+}
+
+/** Creates (or checks) the runtime root: a 0700 directory owned by this process's uid. */
+export async function ensurePrivateDir(path: string): Promise<void> {
+  await mkdir(path, { recursive: true, mode: 0o700 });
+  const stat = await lstat(path);
+  const uid = process.getuid?.();
+  if (!stat.isDirectory() || (uid !== undefined && stat.uid !== uid)) {
+    throw new SandboxSetupError(
+      `sandbox runtime directory ${path} is not a directory owned by uid ${uid}; remove it or set the driver option runtimeRoot to a private directory`,
+    );
+  }
+  if ((stat.mode & 0o077) !== 0) await chmod(path, 0o700);
+}
+
+/** A fresh private directory for one run under `root`. */
+export async function createRunDir(root: string): Promise<string> {
+  await ensurePrivateDir(root);
+  // The worker pid in the name lets a later worker remove a crashed one's leftovers.
+  return mkdtemp(join(root, `run-${process.pid}-`));
+}

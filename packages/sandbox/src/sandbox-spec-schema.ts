@@ -1,0 +1,196 @@
+import { randomBytes } from "node:crypto";
+import { posix } from "node:path";
+import { z } from "zod";
+import { SandboxSpecError } from "./sandbox-errors.ts";
+
+/**
+ * The per-run sandbox request, validated once at the driver boundary. Every driver receives the
+ * parsed (defaulted, normalised) form, so path normalisation and safety refusals live here and
+ * nowhere else.
+ */
+
+/** Defaults for `SandboxSpec.limits`; each can be overridden per run. */
+export const DEFAULT_SANDBOX_LIMITS = {
+  /** Maximum number of processes/threads alive in the sandbox at once. Default 512. */
+  pidsMax: 512,
+  /** Memory ceiling for everything in the sandbox (tmpfs contents included). Default 4 GiB. */
+  memoryBytes: 4 * 1024 ** 3,
+  /** CPU-time budget per process (RLIMIT_CPU): SIGKILL when exceeded. Default 3600 s. */
+  cpuSeconds: 3600,
+  /** Size cap of each private tmpfs (`/tmp`, `$HOME`, `/dev/shm`). Default 1 GiB. */
+  tmpfsBytes: 1024 ** 3,
+} as const;
+
+/** Ports the egress proxy lets a CONNECT (or plain HTTP request) reach unless the spec says otherwise. */
+export const DEFAULT_EGRESS_PORTS: readonly number[] = [443, 80];
+
+/** Directories that may never be made writable inside a sandbox (the system and kernel interfaces). */
+const SYSTEM_DIRS = [
+  "/proc",
+  "/sys",
+  "/dev",
+  "/usr",
+  "/etc",
+  "/bin",
+  "/sbin",
+  "/lib",
+  "/lib32",
+  "/lib64",
+  "/libx32",
+  "/boot",
+];
+/** Directories that may never be bound into a sandbox at all (host kernel interfaces). */
+const KERNEL_DIRS = ["/proc", "/sys", "/dev"];
+
+function isUnder(path: string, dir: string): boolean {
+  return path === dir || path.startsWith(`${dir}/`);
+}
+
+/** Normalises an absolute path: collapses `.`/`..`/`//`, drops a trailing slash. */
+export function normalizeAbsolutePath(path: string): string {
+  const normalized = posix.normalize(path);
+  return normalized.length > 1 && normalized.endsWith("/") ? normalized.slice(0, -1) : normalized;
+}
+
+const absolutePath = z
+  .string()
+  .min(1, "expected an absolute path, received an empty string")
+  .refine((p) => p.startsWith("/"), {
+    error: (issue) => `expected an absolute path, received ${JSON.stringify(issue.input)}`,
+  })
+  .refine((p) => !/[\0\n]/.test(p), { message: "expected a path without NUL or newline characters" })
+  .transform(normalizeAbsolutePath);
+
+const writablePath = absolutePath.refine((p) => !SYSTEM_DIRS.some((d) => isUnder(p, d)) && p !== "/", {
+  error: (issue) =>
+    `refusing to make ${JSON.stringify(issue.input)} writable inside the sandbox: it is "/" or a system directory (${SYSTEM_DIRS.join(", ")}); pass the run's own checkout/control directory`,
+});
+
+const readOnlyPath = absolutePath.refine((p) => p !== "/" && !KERNEL_DIRS.some((d) => isUnder(p, d)), {
+  error: (issue) =>
+    `refusing to bind ${JSON.stringify(issue.input)} into the sandbox: binding "/" or ${KERNEL_DIRS.join(", ")} would expose the whole host or its kernel interfaces; bind the specific directories the run needs`,
+});
+
+/** Host names as the egress proxy compares them: lower case, no trailing dot. */
+export function normalizeHostName(host: string): string {
+  const lower = host.trim().toLowerCase();
+  const unbracketed = lower.startsWith("[") && lower.endsWith("]") ? lower.slice(1, -1) : lower;
+  return unbracketed.endsWith(".") ? unbracketed.slice(0, -1) : unbracketed;
+}
+
+const hostName = z
+  .string()
+  .min(1)
+  .refine((h) => /^[A-Za-z0-9.:[\]_-]+$/.test(h) && !/^\[?[^:]*:\d+\]?$/.test(h), {
+    error: (issue) =>
+      `expected a bare host name or IP address (no scheme, port, path or wildcard), received ${JSON.stringify(issue.input)}`,
+  })
+  .transform(normalizeHostName);
+
+const port = z.number().int().min(1).max(65535);
+
+export const networkPolicySchema = z.discriminatedUnion("mode", [
+  z.object({ mode: z.literal("none") }),
+  z.object({
+    mode: z.literal("proxy"),
+    /** Exact host names (or IP literals) the run may reach through the egress proxy. */
+    allowHosts: z
+      .array(hostName)
+      .min(1, 'proxy mode needs at least one host in allowHosts; use mode "none" for no network'),
+    /** Destination ports allowed for those hosts. Default `[443, 80]`. */
+    allowPorts: z.array(port).min(1).optional(),
+  }),
+]);
+
+export const sandboxLimitsSchema = z.object({
+  pidsMax: z.number().int().min(8).max(4_194_304).default(DEFAULT_SANDBOX_LIMITS.pidsMax),
+  memoryBytes: z
+    .number()
+    .int()
+    .min(64 * 1024 ** 2, "memoryBytes below 64 MiB cannot run an agent; raise it")
+    .default(DEFAULT_SANDBOX_LIMITS.memoryBytes),
+  cpuSeconds: z.number().int().min(1).default(DEFAULT_SANDBOX_LIMITS.cpuSeconds),
+  /** CPU bandwidth (cores, e.g. 1.5) via cgroup cpu quota / `docker --cpus`. Default: not capped. */
+  cpus: z.number().positive().max(1024).optional(),
+  tmpfsBytes: z
+    .number()
+    .int()
+    .min(1024 ** 2)
+    .default(DEFAULT_SANDBOX_LIMITS.tmpfsBytes),
+});
+
+const envName = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const sandboxEnvSchema = z
+  .record(
+    z.string(),
+    z
+      .string()
+      .refine((v) => !v.includes("\0"), { message: "environment values must not contain NUL characters" }),
+  )
+  .superRefine((env, ctx) => {
+    for (const key of Object.keys(env)) {
+      if (!envName.test(key)) {
+        ctx.addIssue({
+          code: "custom",
+          path: [key],
+          message: `environment variable names must match [A-Za-z_][A-Za-z0-9_]*, received ${JSON.stringify(key)}`,
+        });
+      }
+    }
+  });
+
+const unprivilegedId = z
+  .number()
+  .int()
+  .min(1, "id 0 (root) inside the sandbox is refused; choose an unprivileged uid/gid such as 1000 or 65534")
+  .max(4_294_967_294);
+
+export const sandboxSpecSchema = z.object({
+  /** Identifies the run: names the per-run cgroup and the Docker container. Default: 12 random hex chars. */
+  runId: z
+    .string()
+    .regex(/^[A-Za-z0-9_.-]{1,64}$/, "runId must be 1-64 characters of [A-Za-z0-9_.-]")
+    .default(() => randomBytes(6).toString("hex")),
+  /** The run's checkout: writable, and the working directory of the command. */
+  checkoutDir: writablePath,
+  /** Where the agent writes its transition file: writable. */
+  controlDir: writablePath,
+  /** Extra host paths visible read-only at the same path (git dirs, harness installs, `overseer-agent`). */
+  readOnlyBinds: z.array(readOnlyPath).default([]),
+  /** Host paths masked inside the sandbox (only meaningful when they lie under a bound path). */
+  hiddenPaths: z.array(absolutePath).default([]),
+  /**
+   * The COMPLETE environment of the command; nothing else passes. The sandbox drivers add only
+   * HOME (the private home) and, for bwrap, PWD (the checkout); proxy mode adds the *_PROXY variables.
+   */
+  env: sandboxEnvSchema,
+  network: networkPolicySchema.default({ mode: "none" }),
+  limits: sandboxLimitsSchema.default(() => sandboxLimitsSchema.parse({})),
+  /** Unprivileged uid inside the sandbox. Default: 1000 for bwrap, 65534 for docker (see each driver). */
+  uid: unprivilegedId.optional(),
+  /** Unprivileged gid inside the sandbox. Default: same rule as `uid`. */
+  gid: unprivilegedId.optional(),
+});
+
+/** What callers pass to `SandboxDriver.prepare` (defaults filled in by the driver). */
+export type SandboxSpec = z.input<typeof sandboxSpecSchema>;
+/** The validated, defaulted, normalised spec every driver works from. */
+export type ResolvedSandboxSpec = z.output<typeof sandboxSpecSchema>;
+export type SandboxLimits = z.output<typeof sandboxLimitsSchema>;
+export type NetworkPolicy = z.output<typeof networkPolicySchema>;
+
+/** Formats zod issues as `field: problem` lines, the way every error in this package reads. */
+export function formatIssues(issues: readonly z.core.$ZodIssue[]): string {
+  return issues
+    .map((issue) => `${issue.path.length > 0 ? issue.path.join(".") : "(root)"}: ${issue.message}`)
+    .join("; ");
+}
+
+/** Validates and defaults a spec; throws `SandboxSpecError` naming every bad field. */
+export function parseSandboxSpec(input: unknown): ResolvedSandboxSpec {
+  const result = sandboxSpecSchema.safeParse(input);
+  if (!result.success) {
+    throw new SandboxSpecError(`invalid sandbox spec: ${formatIssues(result.error.issues)}`);
+  }
+  return result.data;
+}

@@ -1,0 +1,126 @@
+import { describe, expect, it } from "vitest";
+import {
+  type BwrapBuildInput,
+  buildBwrapArgs,
+  orderUserMounts,
+  type UserMount,
+} from "../src/bwrap-argv-builder.ts";
+import { parseSandboxSpec } from "../src/index.ts";
+
+function input(overrides: Partial<BwrapBuildInput> = {}): BwrapBuildInput {
+  return {
+    spec: parseSandboxSpec({
+      checkoutDir: "/data/wt/run1",
+      controlDir: "/data/control/run1",
+      env: { PATH: "/usr/bin" },
+      limits: { tmpfsBytes: 1048576 },
+    }),
+    uid: 1000,
+    gid: 1000,
+    layout: {
+      topLevel: [
+        { path: "/bin", kind: "symlink", target: "usr/bin" },
+        { path: "/lib64", kind: "dir" },
+      ],
+      etcEntries: ["hosts"],
+      procReadOnly: ["sys", "sysrq-trigger"],
+      procMasked: ["kcore"],
+    },
+    userMounts: [
+      { kind: "bind", source: "/data/wt/run1", dest: "/data/wt/run1", writable: true },
+      { kind: "bind", source: "/data/control/run1", dest: "/data/control/run1", writable: true },
+    ],
+    files: { etcDir: "/rt/etc-1", runtimeDir: null, seccompFd: 4 },
+    env: { PATH: "/usr/bin", HOME: "/home/agent" },
+    ...overrides,
+  };
+}
+
+/** Index of the option `flag` followed by exactly `values`. */
+function indexOf(args: readonly string[], ...tokens: string[]): number {
+  for (let i = 0; i <= args.length - tokens.length; i++) {
+    if (tokens.every((token, j) => args[i + j] === token)) return i;
+  }
+  return -1;
+}
+
+describe("buildBwrapArgs", () => {
+  const args = buildBwrapArgs(input());
+
+  it.each([
+    ["--unshare-all"],
+    ["--unshare-user", "--uid", "1000", "--gid", "1000"],
+    ["--disable-userns"],
+    ["--cap-drop", "ALL"],
+    ["--die-with-parent"],
+    ["--new-session"],
+    ["--clearenv"],
+    ["--setenv", "HOME", "/home/agent"],
+    ["--setenv", "PATH", "/usr/bin"],
+    ["--ro-bind", "/usr", "/usr"],
+    ["--symlink", "usr/bin", "/bin"],
+    ["--ro-bind", "/lib64", "/lib64"],
+    ["--ro-bind", "/rt/etc-1", "/etc"],
+    ["--proc", "/proc"],
+    ["--ro-bind", "/proc/sys", "/proc/sys"],
+    ["--ro-bind", "/proc/sysrq-trigger", "/proc/sysrq-trigger"],
+    ["--ro-bind", "/dev/null", "/proc/kcore"],
+    ["--dev", "/dev"],
+    ["--size", "1048576", "--tmpfs", "/tmp"],
+    ["--size", "1048576", "--tmpfs", "/home/agent"],
+    ["--size", "1048576", "--tmpfs", "/dev/shm"],
+    ["--bind", "/data/wt/run1", "/data/wt/run1"],
+    ["--bind", "/data/control/run1", "/data/control/run1"],
+    ["--remount-ro", "/"],
+    ["--chdir", "/data/wt/run1"],
+    ["--seccomp", "4"],
+  ])("contains %j", (...tokens) => {
+    expect(indexOf(args, ...tokens)).toBeGreaterThanOrEqual(0);
+  });
+
+  it("never shares the network, never binds host /, /root, /run or /tmp", () => {
+    expect(args).not.toContain("--share-net");
+    expect(indexOf(args, "--ro-bind", "/", "/")).toBe(-1);
+    expect(indexOf(args, "--bind", "/", "/")).toBe(-1);
+    for (const hidden of ["/root", "/run", "/var/run", "/tmp", "/var/lib"]) {
+      expect(indexOf(args, "--ro-bind", hidden, hidden)).toBe(-1);
+      expect(indexOf(args, "--bind", hidden, hidden)).toBe(-1);
+    }
+  });
+
+  it("mounts procfs before re-binding its knobs, tmpfs /tmp before binds under /tmp, remounts / last", () => {
+    const withTmpCheckout = buildBwrapArgs(
+      input({ userMounts: [{ kind: "bind", source: "/tmp/x/co", dest: "/tmp/x/co", writable: true }] }),
+    );
+    expect(indexOf(withTmpCheckout, "--proc", "/proc")).toBeLessThan(
+      indexOf(withTmpCheckout, "--ro-bind", "/proc/sys", "/proc/sys"),
+    );
+    expect(indexOf(withTmpCheckout, "--tmpfs", "/tmp")).toBeLessThan(
+      indexOf(withTmpCheckout, "--bind", "/tmp/x/co", "/tmp/x/co"),
+    );
+    expect(indexOf(withTmpCheckout, "--remount-ro", "/")).toBeGreaterThan(
+      indexOf(withTmpCheckout, "--bind", "/tmp/x/co", "/tmp/x/co"),
+    );
+  });
+
+  it("binds the egress runtime dir at /overseer in proxy mode", () => {
+    const proxied = buildBwrapArgs(
+      input({ files: { etcDir: "/rt/etc", runtimeDir: "/rt/run/mount", seccompFd: null } }),
+    );
+    expect(indexOf(proxied, "--ro-bind", "/rt/run/mount", "/overseer")).toBeGreaterThan(0);
+    expect(proxied).not.toContain("--seccomp");
+    expect(proxied).not.toContain("--share-net");
+  });
+});
+
+describe("orderUserMounts", () => {
+  it("puts parents before children, read-only before writable, masks last at equal depth", () => {
+    const mounts: UserMount[] = [
+      { kind: "mask", dest: "/a/b/secret", isDirectory: true },
+      { kind: "bind", source: "/a/b", dest: "/a/b", writable: true },
+      { kind: "bind", source: "/a/b/vendor", dest: "/a/b/vendor", writable: false },
+      { kind: "bind", source: "/a", dest: "/a", writable: false },
+    ];
+    expect(orderUserMounts(mounts).map((m) => m.dest)).toEqual(["/a", "/a/b", "/a/b/vendor", "/a/b/secret"]);
+  });
+});

@@ -1,0 +1,324 @@
+import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdir, readFile, rmdir, stat, writeFile } from "node:fs/promises";
+import { createServer, type Server } from "node:http";
+import { join } from "node:path";
+import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
+import { preparedRunCgroup } from "../src/bwrap-driver.ts";
+import {
+  type EgressDecision,
+  LAUNCHER_SETUP_FAILED_EXIT,
+  runPreparedCommand,
+  SANDBOX_HOME,
+  SandboxSpecError,
+} from "../src/index.ts";
+import {
+  createWorkspace,
+  disposeDrivers,
+  newDriver,
+  runSandboxed,
+  runShell,
+  type SandboxWorkspace,
+} from "./helpers/sandbox-fixture.ts";
+
+afterAll(disposeDrivers);
+
+let ws: SandboxWorkspace;
+
+beforeEach(async () => {
+  ws = await createWorkspace();
+});
+
+afterEach(async () => {
+  await ws.dispose();
+});
+
+describe("BwrapDriver: running commands", () => {
+  const driver = newDriver();
+
+  it("runs argv in the checkout with the prompt on stdin and propagates the exit code", async () => {
+    const result = await runShell(
+      driver,
+      'pwd; read -r line; echo "got: $line"; echo note > from-agent.txt; exit 7',
+      ws.spec(),
+      {
+        stdin: "the prompt\n",
+      },
+    );
+    expect(result.stdout).toBe(`${ws.checkout}\ngot: the prompt\n`);
+    expect(result.exitCode).toBe(7);
+    expect(await readFile(join(ws.checkout, "from-agent.txt"), "utf8")).toBe("note\n");
+  });
+
+  it("passes exactly spec.env plus HOME (and bwrap's PWD), without a shell in between", async () => {
+    const result = await runSandboxed(
+      driver,
+      ["/usr/bin/env"],
+      ws.spec({ env: { PATH: "/usr/bin:/bin", TOKEN: "t0k3n" } }),
+    );
+    expect(result.stdout.split("\n").filter(Boolean).sort()).toEqual([
+      `HOME=${SANDBOX_HOME}`,
+      "PATH=/usr/bin:/bin",
+      `PWD=${ws.checkout}`,
+      "TOKEN=t0k3n",
+    ]);
+  });
+
+  it("makes the control dir writable, HOME and /tmp private and writable, git usable read-only", async () => {
+    const result = await runShell(
+      driver,
+      `echo '{"kind":"submit"}' > ${ws.control}/transition.json && echo x > $HOME/f && echo y > /tmp/f && cat $HOME/f /tmp/f && whoami && git --version >/dev/null && echo git-ok`,
+      ws.spec(),
+    );
+    expect(result.stdout).toBe("x\ny\nagent\ngit-ok\n");
+    expect(JSON.parse(await readFile(join(ws.control, "transition.json"), "utf8"))).toEqual({
+      kind: "submit",
+    });
+  });
+
+  it("honours a custom unprivileged uid/gid", async () => {
+    const result = await runShell(
+      driver,
+      "id -u; id -g; stat -c %u README.md",
+      ws.spec({ uid: 65534, gid: 65534 }),
+    );
+    expect(result.stdout).toBe("65534\n65534\n65534\n");
+  });
+
+  it("masks hiddenPaths that lie inside a bound directory", async () => {
+    await mkdir(join(ws.gitDir, "secrets"));
+    await writeFile(join(ws.gitDir, "secrets", "token"), ws.secret);
+    await writeFile(join(ws.gitDir, "credentials"), ws.secret);
+    const result = await runShell(
+      driver,
+      `ls -A ${ws.gitDir}/secrets; cat ${ws.gitDir}/credentials; cat ${ws.gitDir}/HEAD; echo end`,
+      ws.spec({
+        hiddenPaths: [join(ws.gitDir, "secrets"), join(ws.gitDir, "credentials"), "/nonexistent/path"],
+      }),
+    );
+    expect(result.stdout).toBe("ref: refs/heads/main\nend\n");
+    expect(result.stdout).not.toContain(ws.secret);
+  });
+
+  it("binds a read-only path nested in the checkout after the checkout (parents first)", async () => {
+    await mkdir(join(ws.checkout, "vendor"));
+    const result = await runShell(
+      driver,
+      "touch vendor/x 2>&1; touch ok && echo wrote-checkout",
+      ws.spec({ readOnlyBinds: [join(ws.checkout, "vendor")] }),
+    );
+    expect(result.stdout).toContain("Read-only file system");
+    expect(result.stdout).toContain("wrote-checkout");
+  });
+
+  it("applies a CPU bandwidth quota when limits.cpus is set", async () => {
+    const caps = await driver.capabilities();
+    const prepared = await driver.prepare(["/bin/true"], ws.spec({ limits: { cpus: 0.5 } }));
+    try {
+      const cgroup = preparedRunCgroup(prepared);
+      if (caps.cpuRate.via === "cgroup-v1")
+        expect(await cgroup?.readCounter("cpu.cfs_quota_us")).toBe(50_000);
+      expect((await runPreparedCommand(prepared)).exitCode).toBe(0);
+    } finally {
+      await prepared.cleanup();
+    }
+  });
+
+  it("fails closed (exit 125, command never runs) when it cannot join its cgroup", async (context) => {
+    const prepared = await driver.prepare(["/bin/sh", "-c", "echo RAN > ran.txt"], ws.spec());
+    try {
+      const cgroup = preparedRunCgroup(prepared);
+      if (cgroup === null) context.skip("no cgroups on this host");
+      for (const dir of cgroup?.dirs ?? []) await rmdir(dir);
+      const result = await runPreparedCommand(prepared);
+      expect(result.exitCode).toBe(LAUNCHER_SETUP_FAILED_EXIT);
+      expect(result.stderr).toContain("cannot join cgroup");
+      expect(existsSync(join(ws.checkout, "ran.txt"))).toBe(false);
+    } finally {
+      await prepared.cleanup();
+    }
+  });
+
+  it("without cgroups, falls back to RLIMIT_AS and says the pids limit is not enforced", async () => {
+    const fallback = newDriver({ cgroups: { mode: "off" } });
+    const caps = await fallback.capabilities();
+    expect(caps.pids.enforced).toBe(false);
+    expect(caps.memory).toMatchObject({ enforced: true, via: "rlimit" });
+    expect(caps.killAll).toMatchObject({ enforced: true, via: "pid-namespace" });
+    const result = await runShell(
+      fallback,
+      "grep -E '^Max (address space|cpu time)' /proc/self/limits | tr -s ' '",
+      ws.spec({ limits: { memoryBytes: 1024 ** 3, cpuSeconds: 120 } }),
+    );
+    expect(result.stdout).toContain("Max cpu time 120 120 seconds");
+    expect(result.stdout).toContain(`Max address space ${1024 ** 3} ${1024 ** 3} bytes`);
+  });
+
+  it("runs concurrent sandboxes independently", async () => {
+    const results = await Promise.all(
+      [1, 2, 3].map((n) =>
+        runShell(driver, `echo ${n} > /tmp/n; cat /tmp/n; echo ${n} > out-${n}.txt`, ws.spec()),
+      ),
+    );
+    expect(results.map((r) => r.stdout)).toEqual(["1\n", "2\n", "3\n"]);
+    for (const n of [1, 2, 3])
+      expect(await readFile(join(ws.checkout, `out-${n}.txt`), "utf8")).toBe(`${n}\n`);
+  });
+
+  it("rejects bad specs with errors that name the field", async () => {
+    await expect(
+      driver.prepare(["true"], ws.spec({ checkoutDir: join(ws.root, "missing") })),
+    ).rejects.toThrow(/checkoutDir: .*missing does not exist/);
+    await expect(driver.prepare(["true"], ws.spec({ readOnlyBinds: ["/nope/nothing"] }))).rejects.toThrow(
+      /readOnlyBinds\[0\]: \/nope\/nothing does not exist/,
+    );
+    await expect(driver.prepare(["true"], ws.spec({ hiddenPaths: [ws.checkout] }))).rejects.toThrow(
+      /hiddenPaths\[0\]/,
+    );
+    await expect(driver.prepare([], ws.spec())).rejects.toBeInstanceOf(SandboxSpecError);
+  });
+
+  it("cleanup is idempotent and stop() after exit is harmless", async () => {
+    const prepared = await driver.prepare(["/bin/true"], ws.spec());
+    let pid = 0;
+    await runPreparedCommand(prepared, { onSpawn: (p) => (pid = p) });
+    await prepared.stop(pid, { graceMs: 100 });
+    await prepared.cleanup();
+    await prepared.cleanup();
+  });
+
+  it("probe() proves the policy on this host", async () => {
+    const report = await driver.probe();
+    expect(report.available).toBe(true);
+    expect(report.unsafe).toBe(false);
+    expect(report.version).toMatch(/^bubblewrap /);
+    expect(report.writeInside.ok).toBe(true);
+    expect(report.writeOutsideDenied.ok).toBe(true);
+    expect(report.networkDenied.ok).toBe(true);
+    expect(report.privilegesDropped.ok).toBe(true);
+    expect(report.limits.cpuTime.enforced).toBe(true);
+    expect(report.limits.memory.enforced).toBe(true);
+    expect(report.problems.filter((p) => !p.startsWith("limit "))).toEqual([]);
+  });
+});
+
+describe("BwrapDriver: network proxy mode", () => {
+  let target: Server;
+  let targetPort = 0;
+  let targetHits = 0;
+  const decisions: EgressDecision[] = [];
+
+  beforeEach(async () => {
+    targetHits = 0;
+    decisions.length = 0;
+    target = createServer((req, res) => {
+      targetHits++;
+      res.end(`hello from ${req.headers.host}\n`);
+    });
+    await new Promise<void>((resolve) => target.listen(0, "127.0.0.1", resolve));
+    const address = target.address();
+    targetPort = typeof address === "object" && address !== null ? address.port : 0;
+  });
+
+  afterEach(async () => {
+    await new Promise<void>((resolve) => target.close(() => resolve()));
+  });
+
+  /** A driver whose proxy resolves test names to the local target and allows loopback (tests only). */
+  function proxyDriver() {
+    return newDriver({
+      egress: {
+        resolve: async (host) => {
+          if (host.endsWith(".test")) return ["127.0.0.1"];
+          throw Object.assign(new Error("not found"), { code: "ENOTFOUND" });
+        },
+        isForbiddenAddress: () => false,
+        onDecision: (decision) => decisions.push(decision),
+      },
+    });
+  }
+
+  it("reaches allow-listed hosts through the proxy and nothing else", async () => {
+    const spec = ws.spec({
+      network: { mode: "proxy", allowHosts: ["allowed.test"], allowPorts: [targetPort] },
+    });
+    const result = await runShell(
+      proxyDriver(),
+      `echo "proxy=$HTTPS_PROXY";
+       curl -sS --max-time 10 -p http://allowed.test:${targetPort}/ 2>&1; echo "rc=$?";
+       curl -sS --max-time 10 -p http://denied.test:${targetPort}/ 2>&1; echo "rc=$?";
+       curl -sS --max-time 10 http://allowed.test:${targetPort}/plain 2>&1; echo "rc=$?";
+       curl -sS --noproxy '*' --max-time 5 http://127.0.0.1:${targetPort}/ 2>&1; echo "rc=$?"`,
+      spec,
+      { timeoutMs: 40_000 },
+    );
+    const lines = result.stdout.split("\n");
+    expect(lines[0]).toBe("proxy=http://127.0.0.1:3128");
+    expect(result.stdout).toContain(`hello from allowed.test:${targetPort}`);
+    expect(result.stdout).toMatch(/CONNECT tunnel failed, response 403|403/);
+    expect(targetHits).toBe(2); // the CONNECT and the plain-HTTP request; never the denied or direct ones
+    expect(decisions.map((d) => [d.method, d.host, d.allowed])).toEqual([
+      ["CONNECT", "allowed.test", true],
+      ["CONNECT", "denied.test", false],
+      ["HTTP", "allowed.test", true],
+    ]);
+  });
+
+  it("with the production address rule, an allow-listed name resolving to loopback is refused", async () => {
+    const driver = newDriver({
+      egress: { resolve: async () => ["127.0.0.1"], onDecision: (d) => decisions.push(d) },
+    });
+    const spec = ws.spec({
+      network: { mode: "proxy", allowHosts: ["internal.test"], allowPorts: [targetPort] },
+    });
+    const result = await runShell(
+      driver,
+      `curl -sS --max-time 10 -p http://internal.test:${targetPort}/ 2>&1; echo "rc=$?"`,
+      spec,
+      {
+        timeoutMs: 30_000,
+      },
+    );
+    expect(result.stdout).toContain("403");
+    expect(targetHits).toBe(0);
+    expect(decisions[0]?.reason).toContain("127.0.0.1");
+  });
+
+  it("removes the proxy socket at cleanup", async () => {
+    const driver = proxyDriver();
+    const prepared = await driver.prepare(
+      ["/bin/true"],
+      ws.spec({ network: { mode: "proxy", allowHosts: ["a.test"] } }),
+    );
+    const launcher = prepared.args.find((arg) => arg.includes("/bwrap-args")) as string;
+    const runDir = /exec 3<'([^']+)\/bwrap-args'/.exec(launcher)?.[1] as string;
+    expect((await stat(join(runDir, "mount", "egress.sock"))).isSocket()).toBe(true);
+    const result = await runPreparedCommand(prepared);
+    expect(result.exitCode).toBe(0);
+    await prepared.cleanup();
+    expect(existsSync(runDir)).toBe(false);
+  });
+});
+
+describe("BwrapDriver: process-group kill from a caller", () => {
+  it("killing the spawned process group ends the run and the caller sees the exit", async () => {
+    const driver = newDriver();
+    const prepared = await driver.prepare(["/bin/sh", "-c", "echo up; exec sleep 600"], ws.spec());
+    try {
+      const child = spawn(prepared.file, [...prepared.args], {
+        cwd: prepared.cwd,
+        env: { ...prepared.env },
+        detached: true,
+        stdio: ["ignore", "pipe", "ignore"],
+      });
+      await new Promise<void>((resolve) => child.stdout.once("data", () => resolve()));
+      const exit = new Promise<NodeJS.Signals | null>((resolve) =>
+        child.once("exit", (_code, signal) => resolve(signal)),
+      );
+      process.kill(-(child.pid as number), "SIGKILL");
+      expect(await exit).toBe("SIGKILL");
+    } finally {
+      await prepared.cleanup();
+    }
+  });
+});

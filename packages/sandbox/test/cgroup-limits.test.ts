@@ -1,0 +1,104 @@
+import { existsSync } from "node:fs";
+import { mkdir } from "node:fs/promises";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import {
+  describeCgroupPlan,
+  detectCgroupPlan,
+  parseCgroupMounts,
+  parseOwnCgroups,
+  RunCgroup,
+} from "../src/cgroup-limits.ts";
+import { DEFAULT_SANDBOX_LIMITS } from "../src/index.ts";
+
+const HYBRID_MOUNTINFO = `31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755
+32 31 0:29 / /sys/fs/cgroup/cpu,cpuacct rw,relatime - cgroup cgroup rw,cpu,cpuacct
+35 31 0:32 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory
+39 31 0:36 / /sys/fs/cgroup/pids rw,relatime - cgroup cgroup rw,pids
+40 31 0:37 / /sys/fs/cgroup/systemd rw,relatime - cgroup cgroup rw,name=systemd
+41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw`;
+
+describe("cgroup discovery", () => {
+  it("parses v1 and v2 mounts from mountinfo", () => {
+    expect(parseCgroupMounts(HYBRID_MOUNTINFO)).toEqual([
+      { version: 1, mountPoint: "/sys/fs/cgroup/cpu,cpuacct", root: "/", controllers: ["cpu"] },
+      { version: 1, mountPoint: "/sys/fs/cgroup/memory", root: "/", controllers: ["memory"] },
+      { version: 1, mountPoint: "/sys/fs/cgroup/pids", root: "/", controllers: ["pids"] },
+      { version: 2, mountPoint: "/sys/fs/cgroup/unified", root: "/", controllers: [] },
+    ]);
+  });
+
+  it("parses a pure v2 host and escaped mount points", () => {
+    const mounts = parseCgroupMounts(
+      "30 23 0:26 /kubepods /sys/fs/cgroup\\040x rw - cgroup2 cgroup2 rw,nsdelegate",
+    );
+    expect(mounts).toEqual([
+      { version: 2, mountPoint: "/sys/fs/cgroup x", root: "/kubepods", controllers: [] },
+    ]);
+  });
+
+  it("parses /proc/self/cgroup", () => {
+    const own = parseOwnCgroups(
+      "4:memory:/process_api/abc\n8:pids:/\n1:cpu,cpuacct:/x\n0::/system.slice/w.service\n",
+    );
+    expect(own.v2).toBe("/system.slice/w.service");
+    expect(own.v1.get("memory")).toBe("/process_api/abc");
+    expect(own.v1.get("cpu")).toBe("/x");
+    expect(own.v1.get("pids")).toBe("/");
+  });
+
+  it("describes a host without cgroups honestly", () => {
+    const described = describeCgroupPlan({
+      pids: null,
+      memory: null,
+      cpu: null,
+      kill: null,
+      notes: ["no cgroupfs"],
+    });
+    expect(described.pids.enforced).toBe(false);
+    expect(described.pids.detail).toContain("RLIMIT_NPROC cannot replace it");
+    expect(described.memory).toMatchObject({ enforced: true, via: "rlimit" });
+    expect(described.cpuRate.enforced).toBe(false);
+  });
+});
+
+describe("run cgroups on this host", () => {
+  it("creates per-run cgroups with the limits, and removes them (and the parents) on destroy", async (context) => {
+    const plan = await detectCgroupPlan();
+    if (plan.pids === null && plan.memory === null)
+      context.skip(`no usable cgroups here: ${plan.notes.join("; ")}`);
+    const cgroup = await RunCgroup.create(plan, `test-${process.pid}`, {
+      ...DEFAULT_SANDBOX_LIMITS,
+      pidsMax: 77,
+      memoryBytes: 300 * 1024 ** 2,
+    });
+    expect(cgroup).not.toBeNull();
+    try {
+      if (plan.pids) expect(await cgroup?.readCounter("pids.max")).toBe(77);
+      if (plan.memory?.version === 1)
+        expect(await cgroup?.readCounter("memory.limit_in_bytes")).toBe(300 * 1024 ** 2);
+      expect(cgroup?.procsFiles.length).toBe(cgroup?.dirs.length);
+    } finally {
+      await cgroup?.destroy();
+    }
+    for (const dir of cgroup?.dirs ?? []) expect(existsSync(dir)).toBe(false);
+  });
+
+  it("sweeps run cgroups left by a worker that no longer exists", async (context) => {
+    const plan = await detectCgroupPlan();
+    if (plan.pids === null) context.skip("no pids cgroup here");
+    let deadPid = 4_000_000;
+    while (existsSync(`/proc/${deadPid}`)) deadPid++;
+    const parent = plan.pids?.parentDir as string;
+    const keeper = await RunCgroup.create(plan, `keeper-${process.pid}`, DEFAULT_SANDBOX_LIMITS);
+    const stale = join(parent, `run-${deadPid}-crashed`);
+    await mkdir(stale);
+    const next = await RunCgroup.create(plan, `next-${process.pid}`, DEFAULT_SANDBOX_LIMITS);
+    try {
+      expect(existsSync(stale)).toBe(false);
+    } finally {
+      await next?.destroy();
+      await keeper?.destroy();
+    }
+  });
+});

@@ -1,0 +1,65 @@
+import { describe, expect, it } from "vitest";
+import { DEFAULT_SANDBOX_LIMITS, parseSandboxSpec, SandboxSpecError } from "../src/index.ts";
+
+const base = { checkoutDir: "/data/wt/run1", controlDir: "/data/control/run1", env: { PATH: "/usr/bin" } };
+
+describe("parseSandboxSpec", () => {
+  it("fills documented defaults and normalises paths", () => {
+    const spec = parseSandboxSpec({
+      ...base,
+      checkoutDir: "/data/wt//x/../run1/",
+      readOnlyBinds: ["/opt/h/"],
+    });
+    expect(spec.checkoutDir).toBe("/data/wt/run1");
+    expect(spec.readOnlyBinds).toEqual(["/opt/h"]);
+    expect(spec.network).toEqual({ mode: "none" });
+    expect(spec.limits).toEqual({ ...DEFAULT_SANDBOX_LIMITS });
+    expect(spec.runId).toMatch(/^[0-9a-f]{12}$/);
+    expect(spec.uid).toBeUndefined();
+  });
+
+  it("keeps partial limits and fills the rest", () => {
+    expect(parseSandboxSpec({ ...base, limits: { pidsMax: 64 } }).limits).toEqual({
+      ...DEFAULT_SANDBOX_LIMITS,
+      pidsMax: 64,
+    });
+  });
+
+  it.each([
+    [{ checkoutDir: "relative/dir" }, /checkoutDir: expected an absolute path, received "relative\/dir"/],
+    [{ checkoutDir: "/" }, /checkoutDir: refusing to make "\/" writable/],
+    [{ controlDir: "/etc/overseer" }, /controlDir: refusing to make "\/etc\/overseer" writable/],
+    [{ checkoutDir: "/usr/local/x" }, /system directory/],
+    [{ readOnlyBinds: ["/"] }, /readOnlyBinds.0: refusing to bind "\/"/],
+    [{ readOnlyBinds: ["/proc/1/root"] }, /readOnlyBinds.0: refusing to bind/],
+    [{ env: { "BAD-NAME": "x" } }, /env.BAD-NAME: environment variable names must match/],
+    [{ env: { A: "nul\0byte" } }, /env.A: environment values must not contain NUL/],
+    [{ uid: 0 }, /uid: id 0 \(root\) inside the sandbox is refused/],
+    [
+      { network: { mode: "proxy", allowHosts: [] } },
+      /network.allowHosts: proxy mode needs at least one host/,
+    ],
+    [{ network: { mode: "proxy", allowHosts: ["https://x.com"] } }, /expected a bare host name/],
+    [{ network: { mode: "proxy", allowHosts: ["x.com:443"] } }, /expected a bare host name/],
+    [{ network: { mode: "open" } }, /network.mode/],
+    [{ limits: { memoryBytes: 1024 } }, /limits.memoryBytes: memoryBytes below 64 MiB/],
+    [{ runId: "../../etc" }, /runId must be 1-64 characters/],
+  ])("rejects %j", (patch, message) => {
+    expect(() => parseSandboxSpec({ ...base, ...patch })).toThrow(SandboxSpecError);
+    expect(() => parseSandboxSpec({ ...base, ...patch })).toThrow(message);
+  });
+
+  it("normalises allow-listed host names", () => {
+    const spec = parseSandboxSpec({
+      ...base,
+      network: { mode: "proxy", allowHosts: ["Registry.NPMJS.org.", "[::1]", "1.2.3.4"] },
+    });
+    expect(spec.network).toEqual({ mode: "proxy", allowHosts: ["registry.npmjs.org", "::1", "1.2.3.4"] });
+  });
+
+  it("reports every bad field at once", () => {
+    expect(() => parseSandboxSpec({ checkoutDir: 1, controlDir: "x" })).toThrow(
+      /checkoutDir: .*; controlDir: .*; env: /,
+    );
+  });
+});
