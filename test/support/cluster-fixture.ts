@@ -207,6 +207,7 @@ export class ClusterFixture {
     const keys = await this.redis?.keys(`${this.prefix}:*`).catch(() => [] as string[]);
     if (keys && keys.length > 0) await this.redis.del(...keys).catch(() => undefined);
     this.redis?.disconnect();
+    await this.driver?.dispose().catch(() => undefined);
     await this.scratch?.drop().catch(() => undefined);
     if (this.dataDir) await rm(this.dataDir, { recursive: true, force: true }).catch(() => undefined);
   }

@@ -96,7 +96,7 @@ export interface RunsTable {
   tokens_out: BigIntColumn;
   cost_usd: Defaulted<number>;
   /** Epoch-ms milestones of the run (enqueued, picked, spawned, exited, reported, committed). */
-  timing: Json<Record<string, number | null>>;
+  timing: Json<Record<string, number | null | Record<string, number>>>;
   created_at: Timestamp;
   started_at: NullableTimestamp;
   ended_at: NullableTimestamp;

@@ -30,7 +30,7 @@ export interface RunReport {
   startedAt?: number | null;
   usage?: Usage | null;
   /** Epoch-ms milestones reported by the worker; `committed` is added here. */
-  timing?: Record<string, number | null>;
+  timing?: Record<string, number | null | Record<string, number>>;
 }
 
 export interface ApplyOptions {

@@ -26,6 +26,12 @@ export interface PreparedCommand {
   args: string[];
   env: Record<string, string>;
   cleanup?: () => Promise<void>;
+  /**
+   * The sandbox's own way to end the run: SIGTERM to the processes inside (the sandbox
+   * itself is spared so they get their grace period), then SIGKILL of everything. Without
+   * it the process group gets SIGTERM, grace, SIGKILL.
+   */
+  stop?: (pid: number, options: { graceMs: number }) => Promise<void>;
 }
 
 /** Turns the harness argv + env into the command that runs it inside a sandbox. */
@@ -307,7 +313,12 @@ async function supervise(
     if (state.endReason !== null) return;
     state.endReason = reason;
     logger.info({ pid, reason }, "ending harness process group");
-    state.termination = terminateProcessGroup(pid, limits.killGraceMs).then((outcome) => {
+    const sandboxStop = prepared.stop;
+    state.termination = (
+      sandboxStop
+        ? sandboxStop(pid, { graceMs: limits.killGraceMs }).then(() => terminateProcessGroup(pid, 0))
+        : terminateProcessGroup(pid, limits.killGraceMs)
+    ).then((outcome) => {
       if (outcome === "killed") logger.warn({ pid, reason }, "harness ignored SIGTERM; process group killed");
       if (outcome === "survived") logger.error({ pid, reason }, "harness process group survived SIGKILL");
       return outcome;

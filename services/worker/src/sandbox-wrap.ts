@@ -33,6 +33,12 @@ export function sandboxWrapFor(driver: SandboxDriver, job: RunJob, paths: RunPat
       },
     };
     const prepared = await driver.prepare(argv, spec);
-    return { file: prepared.file, args: [...prepared.args], env: { ...prepared.env }, cleanup: () => prepared.cleanup() };
+    return {
+      file: prepared.file,
+      args: [...prepared.args],
+      env: { ...prepared.env },
+      cleanup: () => prepared.cleanup(),
+      stop: (pid, options) => prepared.stop(pid, options),
+    };
   };
 }

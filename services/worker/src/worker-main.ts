@@ -62,6 +62,7 @@ async function shutdown(signal: string): Promise<void> {
   stopping = true;
   logger.info({ signal }, "shutting down");
   await service.stop();
+  await driver.dispose();
   process.exit(0);
 }
 process.on("SIGTERM", () => void shutdown("SIGTERM"));
