@@ -43,6 +43,8 @@ export interface ThroughputResult {
   queuedToSpawnedMs: Percentiles;
   exitedToCommittedMs: Percentiles;
   workerPhasesP50Ms: Record<string, number>;
+  /** Milestone-to-milestone p50s: enqueued→picked, exited→reported, reported→received, received→committed. */
+  pipelineP50Ms: Record<string, number>;
   coordinatorRssMb: number;
   workerRssMb: number;
 }
@@ -119,6 +121,13 @@ export async function benchThroughput(options: ThroughputOptions): Promise<Throu
     for (const name of phaseNames) {
       workerPhasesP50Ms[name] = percentiles(timings.map((t) => num((t.phases as Record<string, number> | undefined)?.[name]))).p50;
     }
+    const gap = (from: string, to: string) => percentiles(timings.map((t) => num(t[to]) - num(t[from]))).p50;
+    const pipelineP50Ms = {
+      enqueuedToPicked: gap("enqueuedAt", "pickedAt"),
+      exitedToReported: gap("exitedAt", "reportedAt"),
+      reportedToReceived: gap("reportedAt", "received"),
+      receivedToCommitted: gap("received", "committed"),
+    };
     return {
       projects: options.projects,
       tasks: options.projects * options.tasksPerProject,
@@ -131,6 +140,7 @@ export async function benchThroughput(options: ThroughputOptions): Promise<Throu
       queuedToSpawnedMs: percentiles(queued),
       exitedToCommittedMs: percentiles(committed),
       workerPhasesP50Ms,
+      pipelineP50Ms,
       coordinatorRssMb: round(rss.coordinator),
       workerRssMb: round(rss.worker),
     };

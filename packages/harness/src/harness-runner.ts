@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { type FSWatcher, statSync, watch } from "node:fs";
 import { delimiter, resolve as resolvePath } from "node:path";
 import { createLogger, type Logger } from "@overseer/config";
@@ -16,6 +17,8 @@ export const DEFAULT_KILL_GRACE_MS = 5000;
 export const DEFAULT_CONTROL_POLL_MS = 1000;
 /** Default bound on waiting for stdout/stderr to close once the group is gone: 2 s. */
 export const DEFAULT_DRAIN_TIMEOUT_MS = 2000;
+/** Default time a harness gets to exit by itself after its transition: 250 ms. */
+export const DEFAULT_TRANSITION_LINGER_MS = 250;
 
 /**
  * A command ready to spawn, as produced by a sandbox driver: `file`/`args` start the sandbox,
@@ -83,6 +86,11 @@ export interface RunHarnessOptions {
   outputFlushMs?: number;
   /** Bound on waiting for the output pipes to close after the group ended. Default {@link DEFAULT_DRAIN_TIMEOUT_MS} (2 s). */
   drainTimeoutMs?: number;
+  /**
+   * After a valid transition, how long the harness may take to exit by itself before its
+   * process group is stopped. Default {@link DEFAULT_TRANSITION_LINGER_MS} (250 ms).
+   */
+  transitionLingerMs?: number;
   /** Aborting ends the run's process group (worker shutdown). */
   signal?: AbortSignal;
   /** Default: a logger named `harness`. */
@@ -162,6 +170,10 @@ export async function runHarness(options: RunHarnessOptions): Promise<HarnessRun
   const controlPollMs = positive("controlPollMs", options.controlPollMs ?? DEFAULT_CONTROL_POLL_MS);
   const drainTimeoutMs = nonNegative("drainTimeoutMs", options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS);
   const flushMs = nonNegative("outputFlushMs", options.outputFlushMs ?? DEFAULT_OUTPUT_FLUSH_MS);
+  const transitionLingerMs = nonNegative(
+    "transitionLingerMs",
+    options.transitionLingerMs ?? DEFAULT_TRANSITION_LINGER_MS,
+  );
   const logger = options.logger ?? sharedLogger();
 
   const file = options.argv[0];
@@ -192,6 +204,7 @@ export async function runHarness(options: RunHarnessOptions): Promise<HarnessRun
       controlPollMs,
       drainTimeoutMs,
       flushMs,
+      transitionLingerMs,
       logger,
     });
   } finally {
@@ -208,6 +221,7 @@ interface Limits {
   controlPollMs: number;
   drainTimeoutMs: number;
   flushMs: number;
+  transitionLingerMs: number;
   logger: Logger;
 }
 
@@ -314,11 +328,24 @@ async function supervise(
     state.endReason = reason;
     logger.info({ pid, reason }, "ending harness process group");
     const sandboxStop = prepared.stop;
-    state.termination = (
+    const stop = () =>
       sandboxStop
         ? sandboxStop(pid, { graceMs: limits.killGraceMs }).then(() => terminateProcessGroup(pid, 0))
-        : terminateProcessGroup(pid, limits.killGraceMs)
-    ).then((outcome) => {
+        : terminateProcessGroup(pid, limits.killGraceMs);
+    // After a transition the agent usually exits by itself within milliseconds (the shell
+    // `overseer-agent` ends it); give it `transitionLingerMs` to do so before stopping the
+    // group, which costs a /proc walk and a grace period. Leftovers are killed either way.
+    // A harness that already exited needs no graceful stop either: only leftovers in its
+    // group are killed (a sandbox's pid namespace died with it).
+    const linger =
+      reason === "exited"
+        ? Promise.resolve(true)
+        : reason === "transition" && limits.transitionLingerMs > 0
+          ? Promise.race([exited.then(() => true), sleep(limits.transitionLingerMs).then(() => false)])
+          : Promise.resolve(false);
+    state.termination = linger
+      .then((gone) => (gone ? terminateProcessGroup(pid, 0) : stop()))
+      .then((outcome) => {
       if (outcome === "killed") logger.warn({ pid, reason }, "harness ignored SIGTERM; process group killed");
       if (outcome === "survived") logger.error({ pid, reason }, "harness process group survived SIGKILL");
       return outcome;

@@ -16,11 +16,17 @@ const logger = createLogger({ name: "worker", level: settings.logLevel });
 let driver: SandboxDriver;
 try {
   driver = createSandboxDriver(settings.sandbox, { allowUnsafeNone: settings.sandboxUnsafeNone });
-  if (settings.sandbox !== "none" && (await driver.version()) === null) {
-    throw new Error(
-      `sandbox driver "${settings.sandbox}" is not available on this host (install bubblewrap: apt-get install bubblewrap); ` +
-        "to run agents WITHOUT isolation set OVERSEER_SANDBOX=none and OVERSEER_SANDBOX_UNSAFE_NONE=1",
-    );
+  if (settings.sandbox !== "none") {
+    // A live probe before taking any job: the sandbox must actually confine (this also
+    // warms the driver's caches, so the first run pays no setup).
+    const probe = await driver.probe();
+    const failed = [probe.writeOutsideDenied, probe.networkDenied, probe.privilegesDropped].filter((c) => !c.ok);
+    if (!probe.available || failed.length > 0) {
+      throw new Error(
+        `sandbox driver "${settings.sandbox}" does not work on this host (${[...probe.problems, ...failed.map((c) => c.detail)].join("; ") || "not available"}); ` +
+          "install bubblewrap (apt-get install bubblewrap), or to run agents WITHOUT isolation set OVERSEER_SANDBOX=none and OVERSEER_SANDBOX_UNSAFE_NONE=1",
+      );
+    }
   }
 } catch (error) {
   logger.fatal({ err: error }, `worker refuses to start: ${(error as Error).message}`);
