@@ -2,7 +2,7 @@ import { commandForRole, ConfigError, parseRunnerConfig, type ServiceSettings } 
 import { connectDatabase, type Db, listProjects, pendingMigrations } from "@overseer/db";
 import { resolveExecutable } from "@overseer/harness";
 import { createRedis } from "@overseer/queue";
-import { describeSandbox } from "@overseer/sandbox";
+import { createSandboxDriver, detectDriver, type SandboxDriverName } from "@overseer/sandbox";
 import { execa } from "execa";
 import { parseCommandArgs, requirePositive } from "../arg-parser.ts";
 import { EXIT_FAILURE, EXIT_OK } from "../cli-errors.ts";
@@ -104,9 +104,43 @@ async function checkGit(add: Add): Promise<void> {
   }
 }
 
+/** The configured driver, its version and a live probe (write inside, write outside, network). */
 async function checkSandbox(settings: ServiceSettings, add: Add): Promise<void> {
-  const report = await describeSandbox({ driver: settings.sandbox, allowUnsafeNone: settings.sandboxUnsafeNone });
-  for (const line of report) add({ name: line.name, status: line.status, detail: line.detail, required: line.required });
+  const name = settings.sandbox as SandboxDriverName;
+  const detection = await detectDriver({ allowUnsafeNone: settings.sandboxUnsafeNone });
+  const availability = detection.drivers[name];
+  if (!availability.available) {
+    add({ name: `sandbox ${name}`, status: "fail", detail: availability.detail, required: true });
+    return;
+  }
+  if (name === "none") {
+    add({
+      name: "sandbox none",
+      status: "warn",
+      detail: "UNSAFE: agents run without isolation, with the worker's own rights (OVERSEER_SANDBOX_UNSAFE_NONE=1)",
+      required: false,
+    });
+    return;
+  }
+  const probe = await createSandboxDriver(name).probe();
+  add({ name: `sandbox ${name}`, status: "ok", detail: probe.version ?? availability.detail, required: true });
+  const checks = [
+    ["write inside", probe.writeInside],
+    ["write outside denied", probe.writeOutsideDenied],
+    ["network denied", probe.networkDenied],
+    ["privileges dropped", probe.privilegesDropped],
+  ] as const;
+  for (const [label, check] of checks) {
+    add({ name: `sandbox probe: ${label}`, status: check.ok ? "ok" : "fail", detail: check.detail, required: true });
+  }
+  for (const [limit, enforcement] of Object.entries(probe.limits)) {
+    add({
+      name: `sandbox limit: ${limit}`,
+      status: enforcement.enforced ? "ok" : "warn",
+      detail: `${enforcement.via}: ${enforcement.detail}`,
+      required: false,
+    });
+  }
 }
 
 async function checkProjects(db: Db, io: CliIo, add: Add, options: { deep: boolean; project?: string | undefined; probeTimeoutMs: number }): Promise<void> {

@@ -1,7 +1,8 @@
 import { resolve } from "node:path";
 import { ConfigError, loadRunnerConfigFile, parseRunnerConfig, type RunnerConfig } from "@overseer/config";
 import { createProject, getProject, PROJECT_ID_PATTERN, updateProjectConfig } from "@overseer/db";
-import { lsRemoteHead } from "@overseer/git";
+import { tmpdir } from "node:os";
+import { runGit } from "@overseer/git";
 import { parseCommandArgs, requirePositive } from "../arg-parser.ts";
 import { CommandFailed, EXIT_OK, UsageError } from "../cli-errors.ts";
 import { withDatabase } from "../cli-context.ts";
@@ -82,3 +83,13 @@ export const initCommand: CliCommand = {
     });
   },
 };
+
+/** The branch's head on the remote, or null when the branch does not exist there. */
+async function lsRemoteHead(repo: string, branch: string): Promise<string | null> {
+  const { stdout } = await runGit(["ls-remote", "--heads", "--end-of-options", repo, `refs/heads/${branch}`], {
+    cwd: tmpdir(),
+    hostConfig: true,
+    timeoutMs: 30_000,
+  });
+  return stdout.trim().split(/\s+/)[0] || null;
+}

@@ -1,0 +1,306 @@
+import { setTimeout as delay } from "node:timers/promises";
+import { parseCommandArgs } from "../arg-parser.ts";
+import { CommandFailed, EXIT_OK, UsageError } from "../cli-errors.ts";
+import { type CliIo, formatTable } from "../cli-io.ts";
+import type { CliCommand } from "../command-registry.ts";
+import { GatewayClient, GatewayHttpError, toCliError } from "../gateway-client.ts";
+
+/**
+ * Operator verbs (SPEC §7), over the gateway's HTTP API with `OVERSEER_URL` and
+ * `OVERSEER_TOKEN`: the same routes Argus-style operator skills use, so the CLI and those
+ * skills see and change exactly the same things.
+ *
+ * - Without `--project`, the only project is used; with none or several, exit 2.
+ * - Exit codes: 0 ok; 2 when the gateway refuses the input (HTTP 400/422) or the invocation
+ *   is wrong; 1 for every other refusal (401/403/404/409/429…) or an unreachable gateway.
+ */
+
+const enc = encodeURIComponent;
+
+/** Runs a verb body with the client, mapping gateway errors to exit codes. */
+async function withClient(io: CliIo, body: (client: GatewayClient) => Promise<number>): Promise<number> {
+  const client = GatewayClient.fromIo(io);
+  try {
+    return await body(client);
+  } catch (error) {
+    throw toCliError(error);
+  }
+}
+
+/** `--project P`, or the only project the gateway knows. */
+async function selectProject(client: GatewayClient, requested: string | undefined): Promise<string> {
+  if (requested) return requested;
+  const { projects } = await client.get<{ projects: { id: string }[] }>("/api/v1/projects");
+  const only = projects.length === 1 ? projects[0] : undefined;
+  if (only) return only.id;
+  if (projects.length === 0) throw new UsageError("No project exists yet; create one with `overseer init --project ID --repo PATH`.");
+  throw new UsageError(`Several projects exist (${projects.map((p) => p.id).join(", ")}); choose one with --project.`);
+}
+
+function requireText(positionals: string[], what: string, usage: string): string {
+  const text = positionals.join(" ").trim();
+  if (!text) throw new UsageError(`Give the ${what}.\nUsage: ${usage}`);
+  return text;
+}
+
+const statusUsage = "overseer status [--project P] [--json]   (alias: overseer --status)";
+
+export const statusCommand: CliCommand = {
+  path: ["status"],
+  summary: "project status: counts, running runs, unanswered questions",
+  usage: statusUsage,
+  async run(args, io) {
+    const { values } = parseCommandArgs(args, { project: { type: "string" }, json: { type: "boolean" } }, statusUsage, false);
+    return withClient(io, async (client) => {
+      const project = await selectProject(client, values.project);
+      const status = await client.get<{ text: string }>(`/api/projects/${enc(project)}/status`);
+      io.out(values.json ? JSON.stringify(status, null, 2) : status.text);
+      return EXIT_OK;
+    });
+  },
+};
+
+const notifyUsage = "overseer notify TEXT [--project P]   (alias: overseer --notify TEXT)";
+
+export const notifyCommand: CliCommand = {
+  path: ["notify"],
+  summary: "answer the only pending question (refused when none or several are pending)",
+  usage: notifyUsage,
+  async run(args, io) {
+    const { values, positionals } = parseCommandArgs(args, { project: { type: "string" } }, notifyUsage);
+    const text = requireText(positionals, "message text", notifyUsage);
+    return withClient(io, async (client) => {
+      const project = await selectProject(client, values.project);
+      const r = await client.post(`/api/projects/${enc(project)}/message`, { text });
+      io.out(`routed to ${r.decision_id} (item ${r.item_id}): resolved, resolution ${r.resolution_id}; ${r.item_id} is now ${r.task_status}`);
+      return EXIT_OK;
+    });
+  },
+};
+
+const answerUsage = "overseer answer ITEM TEXT [--project P]";
+
+export const answerCommand: CliCommand = {
+  path: ["answer"],
+  summary: "answer a backlog item (resolves its pending card with the text)",
+  usage: answerUsage,
+  async run(args, io) {
+    const { values, positionals } = parseCommandArgs(args, { project: { type: "string" } }, answerUsage);
+    const [item, ...rest] = positionals;
+    if (!item) throw new UsageError(`Give the item (task) id and the answer.\nUsage: ${answerUsage}`);
+    const text = requireText(rest, "answer text", answerUsage);
+    return withClient(io, async (client) => {
+      const project = await selectProject(client, values.project);
+      const r = await client.post(`/api/projects/${enc(project)}/backlog/${enc(item)}/answer`, { text });
+      io.out(
+        r.resolved
+          ? `answered ${item}: ${r.decision.id} resolved, resolution ${r.resolution_id}; ${item} is now ${r.task_status}`
+          : `answer recorded for ${item} (no question was pending); ${item} is ${r.task_status}`,
+      );
+      return EXIT_OK;
+    });
+  },
+};
+
+const resolveUsage = "overseer resolve DECISION --option ID [--note TEXT] [--project P]";
+
+export const resolveCommand: CliCommand = {
+  path: ["resolve"],
+  summary: "resolve a decision card with one of its options",
+  usage: resolveUsage,
+  async run(args, io) {
+    const { values, positionals } = parseCommandArgs(
+      args,
+      { project: { type: "string" }, option: { type: "string" }, note: { type: "string" } },
+      resolveUsage,
+    );
+    if (positionals.length !== 1 || !values.option) throw new UsageError(`Give one decision id and --option.\nUsage: ${resolveUsage}`);
+    const given = positionals[0] as string;
+    // `decision-<item>` is the card id; the item id alone is accepted too.
+    const decision = given.startsWith("decision-") ? given : `decision-${given}`;
+    return withClient(io, async (client) => {
+      const project = await selectProject(client, values.project);
+      try {
+        const r = await client.post(`/api/projects/${enc(project)}/decisions/${enc(decision)}/resolve`, {
+          option_id: values.option,
+          note: values.note ?? null,
+        });
+        const how = r.application_status === "already_applied" ? "was already resolved" : "resolved";
+        io.out(`${decision} ${how} with option ${r.decision.selected_option}, resolution ${r.resolution_id}`);
+        return EXIT_OK;
+      } catch (error) {
+        if (error instanceof GatewayHttpError && error.code === "stale") {
+          const held = error.body?.resolution ?? {};
+          throw new CommandFailed(
+            `${decision} was already resolved with option ${held.selected_option} (resolution ${held.resolution_id}); nothing changed.`,
+          );
+        }
+        throw error;
+      }
+    });
+  },
+};
+
+const releaseUsage = "overseer release-external RESOLVER --reason TEXT [--project P]";
+
+export const releaseExternalCommand: CliCommand = {
+  path: ["release-external"],
+  summary: "make a resolver awaiting an external action runnable again",
+  usage: releaseUsage,
+  async run(args, io) {
+    const { values, positionals } = parseCommandArgs(args, { project: { type: "string" }, reason: { type: "string" } }, releaseUsage);
+    if (positionals.length !== 1 || !values.reason?.trim()) throw new UsageError(`Give one resolver id and --reason.\nUsage: ${releaseUsage}`);
+    const resolver = positionals[0] as string;
+    return withClient(io, async (client) => {
+      const project = await selectProject(client, values.project);
+      const r = await client.post(`/api/v1/projects/${enc(project)}/tasks/${enc(resolver)}/release-external`, { reason: values.reason });
+      io.out(`released ${resolver}; it is now ${r.task.status}`);
+      return EXIT_OK;
+    });
+  },
+};
+
+const logsUsage = "overseer logs [-f] RUN|TASK [--project P]";
+/** Reconnections of `logs -f` after the stream broke without its `end` event. */
+const MAX_RECONNECTS = 5;
+
+export const logsCommand: CliCommand = {
+  path: ["logs"],
+  summary: "print a run's output; -f follows it live until the run ends (a TASK means its latest run)",
+  usage: logsUsage,
+  async run(args, io) {
+    const { values, positionals } = parseCommandArgs(
+      args,
+      { project: { type: "string" }, follow: { type: "boolean", short: "f" } },
+      logsUsage,
+    );
+    if (positionals.length !== 1) throw new UsageError(`Give one run or task id.\nUsage: ${logsUsage}`);
+    const target = positionals[0] as string;
+    return withClient(io, async (client) => {
+      const runId = await resolveRun(client, target, values.project);
+      if (!values.follow) {
+        const log = await client.get<{ output: string | null; status: string }>(`/api/v1/runs/${enc(runId)}/log`);
+        if (log.output) io.out(log.output.replace(/\n$/, ""));
+        else io.err(`run ${runId} has no stored output yet (status ${log.status}); follow it with -f`);
+        return EXIT_OK;
+      }
+      return followLog(client, io, runId);
+    });
+  },
+};
+
+/** A run id as is; otherwise the latest run of that task. */
+async function resolveRun(client: GatewayClient, target: string, project: string | undefined): Promise<string> {
+  try {
+    const run = await client.get<{ id: string }>(`/api/v1/runs/${enc(target)}`);
+    return run.id;
+  } catch (error) {
+    if (!(error instanceof GatewayHttpError) || error.status !== 404) throw error;
+  }
+  const projectId = await selectProject(client, project);
+  const { runs } = await client.get<{ runs: { id: string }[] }>(`/api/v1/projects/${enc(projectId)}/runs?task=${enc(target)}&limit=1`);
+  const latest = runs[0];
+  if (!latest) throw new CommandFailed(`No run has id ${target}, and task ${target} of project ${projectId} has no run yet.`);
+  return latest.id;
+}
+
+async function followLog(client: GatewayClient, io: CliIo, runId: string): Promise<number> {
+  const lines = new LineWriter(io);
+  let lastId: string | undefined;
+  for (let failures = 0; ; ) {
+    try {
+      for await (const message of client.stream(`/api/runs/${enc(runId)}/log/stream`, { lastEventId: lastId })) {
+        failures = 0;
+        if (message.event === "log") {
+          lines.write((JSON.parse(message.data) as { text: string }).text);
+          if (message.id) lastId = message.id;
+        } else if (message.event === "end") {
+          lines.flush();
+          const end = JSON.parse(message.data) as { status: string; transition: string | null; failure: string | null };
+          const detail = end.transition ? ` (${end.transition})` : end.failure ? ` (${end.failure})` : "";
+          io.err(`run ${runId} ended: ${end.status}${detail}`);
+          return EXIT_OK;
+        }
+      }
+    } catch (error) {
+      if (error instanceof GatewayHttpError) throw error;
+      if (!(error instanceof CommandFailed) && !(error instanceof TypeError)) throw error;
+    }
+    // The stream broke without `end` (gateway restart, network): resume after the last entry.
+    failures++;
+    if (failures > MAX_RECONNECTS) {
+      lines.flush();
+      throw new CommandFailed(`Lost the log stream of run ${runId} ${MAX_RECONNECTS} times in a row; run the command again to resume.`);
+    }
+    await delay(Math.min(500 * failures, 3000));
+  }
+}
+
+/** Prints streamed chunks as whole lines (CliIo prints lines). */
+class LineWriter {
+  private partial = "";
+  constructor(private readonly io: CliIo) {}
+
+  write(chunk: string): void {
+    const parts = (this.partial + chunk).split("\n");
+    this.partial = parts.pop() ?? "";
+    for (const line of parts) this.io.out(line);
+  }
+
+  flush(): void {
+    if (this.partial) this.io.out(this.partial);
+    this.partial = "";
+  }
+}
+
+const tokenListUsage = "overseer token list [--json]";
+
+export const tokenListCommand: CliCommand = {
+  path: ["token", "list"],
+  summary: "list API tokens (admin token; secrets are never shown)",
+  usage: tokenListUsage,
+  async run(args, io) {
+    const { values } = parseCommandArgs(args, { json: { type: "boolean" } }, tokenListUsage, false);
+    return withClient(io, async (client) => {
+      const { tokens } = await client.get<{
+        tokens: { id: string; name: string; scope: string; created_at: string; last_used_at: string | null; revoked_at: string | null }[];
+      }>("/api/v1/tokens");
+      if (values.json) {
+        io.out(JSON.stringify(tokens, null, 2));
+        return EXIT_OK;
+      }
+      const rows = tokens.map((t) => [t.id, t.name, t.scope, t.created_at, t.last_used_at ?? "never", t.revoked_at ? `revoked ${t.revoked_at}` : "active"]);
+      for (const line of formatTable(["ID", "NAME", "SCOPE", "CREATED", "LAST USED", "STATE"], rows)) io.out(line);
+      return EXIT_OK;
+    });
+  },
+};
+
+const tokenRevokeUsage = "overseer token revoke ID";
+
+export const tokenRevokeCommand: CliCommand = {
+  path: ["token", "revoke"],
+  summary: "revoke an API token (admin token)",
+  usage: tokenRevokeUsage,
+  async run(args, io) {
+    const { positionals } = parseCommandArgs(args, {}, tokenRevokeUsage);
+    if (positionals.length !== 1) throw new UsageError(`Give one token id (see overseer token list).\nUsage: ${tokenRevokeUsage}`);
+    const id = positionals[0] as string;
+    return withClient(io, async (client) => {
+      await client.delete(`/api/v1/tokens/${enc(id)}`);
+      io.out(`revoked token ${id}`);
+      return EXIT_OK;
+    });
+  },
+};
+
+export const operatorCommands: CliCommand[] = [
+  statusCommand,
+  notifyCommand,
+  answerCommand,
+  resolveCommand,
+  releaseExternalCommand,
+  logsCommand,
+  tokenListCommand,
+  tokenRevokeCommand,
+];

@@ -1,0 +1,143 @@
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { createScratchDatabase, type ScratchDatabase } from "@overseer/db";
+import { initBareRepo } from "@overseer/git";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type CliIo, runCli } from "../src/index.ts";
+
+let scratch: ScratchDatabase;
+let dir: string;
+let repo: string;
+
+function io(): CliIo & { stdout: string[]; stderr: string[] } {
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  return {
+    stdout,
+    stderr,
+    out: (l) => stdout.push(l),
+    err: (l) => stderr.push(l),
+    env: { DATABASE_URL: scratch.url, REDIS_URL: "redis://127.0.0.1:6379", PATH: process.env.PATH },
+    cwd: dir,
+  };
+}
+
+/** Every row of every table, to prove a command wrote nothing. */
+async function snapshot(): Promise<string> {
+  const tables = ["projects", "tasks", "task_dependencies", "runs", "events", "decisions", "incidents", "leases"] as const;
+  const rows = await Promise.all(tables.map((t) => scratch.db.selectFrom(t).selectAll().execute()));
+  return JSON.stringify(rows);
+}
+
+beforeAll(async () => {
+  scratch = await createScratchDatabase();
+  dir = await mkdtemp(path.join(tmpdir(), "overseer-cli-"));
+  repo = path.join(dir, "repo.git");
+  await initBareRepo(repo, { initialFiles: { "README.md": "x\n" }, branch: "main" });
+  await writeFile(path.join(dir, "runner.json"), JSON.stringify({ argv: [], max_prompt_chars: 80000 }));
+  await writeFile(
+    path.join(dir, "tasks.yaml"),
+    [
+      "tasks:",
+      "  - {id: S00-001, title: First, scope: ['src/**'], body: 'Do the first thing.'}",
+      "  - {id: S00-002, title: Second, prerequisites: [S00-001]}",
+      "  - {id: S01-001, title: Later stage, priority: 5}",
+    ].join("\n"),
+  );
+  await writeFile(
+    path.join(dir, "cycle.yaml"),
+    ["- {id: A-1, title: a, prerequisites: [C-1]}", "- {id: B-1, title: b, prerequisites: [A-1]}", "- {id: C-1, title: c, prerequisites: [B-1]}"].join(
+      "\n",
+    ),
+  );
+});
+
+afterAll(async () => {
+  await scratch?.drop();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe("overseer CLI (local verbs)", () => {
+  it("init registers a project from a repository and a runner config", async () => {
+    const out = io();
+    const code = await runCli(["init", "--project", "demo", "--repo", repo, "--config", "runner.json", "--objective", "Ship it"], out);
+    expect(out.stderr).toEqual([]);
+    expect(code).toBe(0);
+    const project = await scratch.db.selectFrom("projects").selectAll().executeTakeFirstOrThrow();
+    expect(project).toMatchObject({ id: "demo", repo, branch: "main", objective: "Ship it" });
+  });
+
+  it("init refuses a bad project id and an invalid runner config with exit 2", async () => {
+    expect(await runCli(["init", "--project", "Bad Id", "--repo", repo], io())).toBe(2);
+    await writeFile(path.join(dir, "bad.json"), JSON.stringify({ argv: "codex", timeout_seconds: -1 }));
+    const out = io();
+    expect(await runCli(["init", "--project", "other", "--repo", repo, "--config", "bad.json"], out)).toBe(2);
+    expect(out.stderr.join("\n")).toMatch(/argv/);
+    expect(out.stderr.join("\n")).toMatch(/timeout_seconds/);
+  });
+
+  it("a task file with a cycle exits 2, prints the cycle, and imports nothing", async () => {
+    const before = await snapshot();
+    const out = io();
+    expect(await runCli(["task", "import", "cycle.yaml", "--project", "demo"], out)).toBe(2);
+    expect(out.stderr.join("\n")).toContain("A-1 -> C-1 -> B-1 -> A-1");
+    expect(await snapshot()).toBe(before);
+  });
+
+  it("task import and task list", async () => {
+    expect(await runCli(["task", "import", "tasks.yaml", "--project", "demo"], io())).toBe(0);
+    const out = io();
+    expect(await runCli(["task", "list", "--project", "demo", "--json"], out)).toBe(0);
+    const tasks = JSON.parse(out.stdout.join("\n")) as { id: string; prerequisites: string[] }[];
+    expect(tasks.map((t) => t.id)).toEqual(["S00-001", "S00-002", "S01-001"]);
+    expect(tasks[1]?.prerequisites).toEqual(["S00-001"]);
+    expect(await runCli(["task", "list", "--status", "nonsense"], io())).toBe(2);
+  });
+
+  it("start --dry-run prints the first runnable task and its prompt size, writes nothing and needs no harness", async () => {
+    const before = await snapshot();
+    const out = io();
+    expect(await runCli(["start", "--dry-run", "--project", "demo"], out)).toBe(0);
+    expect(out.stdout.join("\n")).toMatch(/first runnable task S01-001 "Later stage" \(execute, role general\); prompt \d+ chars \(max_prompt_chars 80000\)/);
+    const staged = io();
+    expect(await runCli(["start", "--dry-run", "--project", "demo", "--stage", "S00"], staged)).toBe(0);
+    expect(staged.stdout.join("\n")).toContain("first runnable task S00-001");
+    expect(await snapshot()).toBe(before);
+  });
+
+  it("start makes the project active with the session budget", async () => {
+    expect(await runCli(["start", "--project", "demo", "--max-sessions", "7"], io())).toBe(0);
+    const project = await scratch.db.selectFrom("projects").selectAll().executeTakeFirstOrThrow();
+    expect(project).toMatchObject({ status: "active", sessions_limit: 7, sessions_used: 0 });
+  });
+
+  it("doctor reports one line per check and fails on an unconfigured harness", async () => {
+    const out = io();
+    const code = await runCli(["doctor"], out);
+    const text = out.stdout.join("\n");
+    expect(text).toMatch(/OK\s+postgres/);
+    expect(text).toMatch(/OK\s+migrations/);
+    expect(text).toMatch(/OK\s+redis/);
+    expect(text).toMatch(/OK\s+git/);
+    expect(text).toMatch(/OK\s+sandbox bwrap/);
+    expect(text).toMatch(/OK\s+sandbox probe: write outside denied/);
+    expect(text).toMatch(/FAIL\s+demo: harness general\/execute\s+not configured/);
+    expect(code).toBe(1);
+  });
+
+  it("unknown commands and bad flags are usage errors", async () => {
+    expect(await runCli(["frobnicate"], io())).toBe(2);
+    expect(await runCli(["task", "list", "--nope"], io())).toBe(2);
+    expect(await runCli([], io())).toBe(2);
+  });
+
+  it("token create prints a token once and stores only its hash", async () => {
+    const out = io();
+    expect(await runCli(["token", "create", "--scope", "operate"], out)).toBe(0);
+    const token = out.stdout[0] ?? "";
+    expect(token).toMatch(/^ovr_/);
+    const rows = await scratch.db.selectFrom("api_tokens").selectAll().execute();
+    expect(JSON.stringify(rows)).not.toContain(token);
+  });
+});

@@ -1,0 +1,230 @@
+import { randomBytes } from "node:crypto";
+import { createLogger } from "@overseer/config";
+import {
+  applyTransition,
+  createApiToken,
+  createProject,
+  createScratchDatabase,
+  getTask,
+  importTasks,
+  type ScratchDatabase,
+  startProject,
+} from "@overseer/db";
+import { type RunningGateway, startGateway } from "@overseer/gateway";
+import { createRedis, LiveChannel, type Redis, RunQueues, WorkerRegistry } from "@overseer/queue";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runCli } from "../src/cli-main.ts";
+import type { CliIo } from "../src/cli-io.ts";
+
+/** The operator verbs against a real listening gateway over a scratch database and Redis prefix. */
+
+let scratch: ScratchDatabase;
+let redis: Redis;
+let queues: RunQueues;
+let live: LiveChannel;
+let gateway: RunningGateway;
+let prefix: string;
+const tokens = { read: "", operate: "", admin: "" };
+
+beforeAll(async () => {
+  scratch = await createScratchDatabase();
+  prefix = `clitest-${randomBytes(5).toString("hex")}`;
+  redis = createRedis(process.env.REDIS_URL ?? "redis://127.0.0.1:6379");
+  queues = new RunQueues(redis, { prefix });
+  live = new LiveChannel(redis, { prefix });
+  gateway = await startGateway(
+    { db: scratch.db, redis, queues, live, registry: new WorkerRegistry(redis, prefix), logger: createLogger({ name: "cli-test", level: "silent" }) },
+    { port: 0, processMetrics: false, logBlockMs: 200 },
+  );
+  for (const scope of ["read", "operate", "admin"] as const) tokens[scope] = (await createApiToken(scratch.db, { name: scope, scope })).token;
+  await seed("solo", ["S00-001", "S00-002", "S00-003"]);
+});
+
+afterAll(async () => {
+  await gateway?.close();
+  await queues?.close();
+  if (redis) {
+    const keys = await redis.keys(`${prefix}:*`);
+    if (keys.length > 0) await redis.del(...keys);
+    redis.disconnect();
+  }
+  await scratch?.drop();
+});
+
+async function seed(id: string, taskIds: string[]): Promise<void> {
+  await createProject(scratch.db, { id, repo: "/tmp/none", runnerConfig: {}, objective: `Objective of ${id}` });
+  await importTasks(
+    scratch.db,
+    id,
+    taskIds.map((t) => ({ id: t, stage: "S00", title: `Task ${t}`, body: "", role: "general", scope: ["**"], prerequisites: [], acceptance: [], priority: 0 })),
+  );
+  await startProject(scratch.db, id);
+}
+
+/** Claims the next task and escalates it with a question: returns the resolver and its card. */
+async function raiseQuestion(project: string): Promise<{ resolverId: string; decisionId: string }> {
+  const claimed = await applyTransition(scratch.db, project, { kind: "claim" });
+  const run = claimed.changes.runs[0];
+  if (!run) throw new Error("nothing to claim");
+  await applyTransition(scratch.db, project, {
+    kind: "escalate",
+    runId: run.id,
+    reason: "Needs a product decision.",
+    needsUser: true,
+    question: "Ship now or wait?",
+    options: [
+      { id: "ship", label: "Ship now" },
+      { id: "wait", label: "Wait" },
+    ],
+  });
+  return { resolverId: `${run.taskId}.R1`, decisionId: `decision-${run.taskId}.R1` };
+}
+
+interface Result {
+  code: number;
+  out: string;
+  err: string;
+}
+
+async function cli(args: string[], token: string | null = tokens.operate, url = gateway.url): Promise<Result> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const env: NodeJS.ProcessEnv = { OVERSEER_URL: url };
+  if (token) env.OVERSEER_TOKEN = token;
+  const io: CliIo = { out: (l) => out.push(l), err: (l) => err.push(l), env, cwd: process.cwd() };
+  const code = await runCli(args, io);
+  return { code, out: out.join("\n"), err: err.join("\n") };
+}
+
+describe("status", () => {
+  it("prints the only project's status, with --json and with the --status alias", async () => {
+    const quiet = await cli(["status"], tokens.read);
+    expect(quiet.code).toBe(0);
+    expect(quiet.out).toContain("project solo: active");
+    expect(quiet.out).toContain("no unanswered questions");
+    const q = await raiseQuestion("solo");
+    const alias = await cli(["--status"], tokens.read);
+    expect(alias.code).toBe(0);
+    expect(alias.out).toContain("waiting for you: 1 unanswered question(s)");
+    expect(alias.out).toContain(q.decisionId);
+    const json = await cli(["status", "--json", "--project", "solo"], tokens.read);
+    expect(JSON.parse(json.out)).toMatchObject({ project_id: "solo", pending_count: 1 });
+    const unknown = await cli(["status", "--project", "nope"], tokens.read);
+    expect(unknown.code).toBe(1);
+    expect(unknown.err).toContain("does not exist");
+    // Leave nothing pending for the next tests.
+    expect((await cli(["answer", q.resolverId, "ship", "it"])).code).toBe(0);
+  });
+});
+
+describe("notify, answer, resolve, release-external", () => {
+  it("notify routes to the single pending question, and is refused (exit 1) when none is pending", async () => {
+    const q = await raiseQuestion("solo");
+    const routed = await cli(["--notify", "Ship it on Friday."]);
+    expect(routed.code).toBe(0);
+    expect(routed.out).toContain(`routed to ${q.decisionId}`);
+    const task = await getTask(scratch.db, "solo", q.resolverId);
+    expect(task?.answers.at(-1)?.answer).toBe("Ship it on Friday.");
+    const none = await cli(["notify", "anyone?"]);
+    expect(none.code).toBe(1);
+    expect(none.err).toContain("No question is pending");
+  });
+
+  it("answer resolves an item's card; resolve is idempotent and refuses a stale option", async () => {
+    await seed("duo", ["S00-001", "S00-002"]);
+    const a = await raiseQuestion("duo");
+    const b = await raiseQuestion("duo");
+    const ambiguous = await cli(["notify", "yes", "--project", "duo"]);
+    expect(ambiguous.code).toBe(1);
+    expect(ambiguous.err).toContain(a.decisionId);
+    expect(ambiguous.err).toContain(b.decisionId);
+    const noProject = await cli(["status"], tokens.read);
+    expect(noProject.code).toBe(2);
+    expect(noProject.err).toContain("--project");
+
+    const answered = await cli(["answer", a.resolverId, "Wait", "for", "QA", "--project", "duo"]);
+    expect(answered.code).toBe(0);
+    expect(answered.out).toContain(`${a.decisionId} resolved`);
+
+    const resolved = await cli(["resolve", b.decisionId, "--option", "ship", "--project", "duo"]);
+    expect(resolved.code).toBe(0);
+    expect(resolved.out).toContain("resolved with option ship");
+    const again = await cli(["resolve", b.resolverId, "--option", "ship", "--project", "duo"]);
+    expect(again.code).toBe(0);
+    expect(again.out).toContain("was already resolved");
+    const stale = await cli(["resolve", b.decisionId, "--option", "wait", "--project", "duo"]);
+    expect(stale.code).toBe(1);
+    expect(stale.err).toContain("already resolved with option ship");
+    const usage = await cli(["resolve", b.decisionId, "--project", "duo"]);
+    expect(usage.code).toBe(2);
+  });
+
+  it("resolve with an option the card does not offer exits 2 with the gateway's message", async () => {
+    await seed("tri", ["S00-001"]);
+    const q = await raiseQuestion("tri");
+    const bad = await cli(["resolve", q.decisionId, "--option", "maybe", "--project", "tri"]);
+    expect(bad.code).toBe(2);
+    expect(bad.err).toContain("is not offered");
+    const released = await cli(["release-external", q.resolverId, "--reason", "Admin created the bucket.", "--project", "tri"]);
+    expect(released.code).toBe(0);
+    expect(released.out).toContain(`released ${q.resolverId}; it is now todo`);
+    const twice = await cli(["release-external", q.resolverId, "--reason", "again", "--project", "tri"]);
+    expect(twice.code).toBe(1);
+  });
+});
+
+describe("logs", () => {
+  it("follows a run's log until it ends (by run id and by task id), and prints stored output", async () => {
+    await seed("logs", ["S00-001"]);
+    const claimed = await applyTransition(scratch.db, "logs", { kind: "claim" });
+    const runId = claimed.changes.runs[0]?.id ?? "";
+    await applyTransition(scratch.db, "logs", { kind: "run-started", runId, workerId: "w1" });
+    await live.appendLog(runId, "building...\nhalf a ");
+
+    const following = cli(["logs", "-f", "S00-001", "--project", "logs"], tokens.read);
+    // The rest is written once the follower's stream is open, so it arrives live.
+    await expect.poll(() => gateway.app.openStreamCount(), { timeout: 10_000 }).toBe(1);
+    await live.appendLog(runId, "line\ndone\n");
+    await applyTransition(
+      scratch.db,
+      "logs",
+      { kind: "submit", runId, message: "feat: build", commitSha: null, branchHead: null },
+      { runReport: { output: "building...\nhalf a line\ndone\n" } },
+    );
+    const followed = await following;
+    expect(followed.code).toBe(0);
+    expect(followed.out).toBe("building...\nhalf a line\ndone");
+    expect(followed.err).toContain(`run ${runId} ended: finished (submit)`);
+
+    const stored = await cli(["logs", runId], tokens.read);
+    expect(stored.code).toBe(0);
+    expect(stored.out).toBe("building...\nhalf a line\ndone");
+    const missing = await cli(["logs", "S09-404", "--project", "logs"], tokens.read);
+    expect(missing.code).toBe(1);
+  });
+});
+
+describe("tokens and configuration", () => {
+  it("lists and revokes tokens with an admin token; an operate token is refused (exit 1)", async () => {
+    const extra = await createApiToken(scratch.db, { name: "temporary", scope: "read" });
+    const list = await cli(["token", "list"], tokens.admin);
+    expect(list.code).toBe(0);
+    expect(list.out).toContain("temporary");
+    expect(list.out).not.toContain(extra.token);
+    const revoked = await cli(["token", "revoke", extra.id], tokens.admin);
+    expect(revoked.code).toBe(0);
+    expect((await cli(["status", "--project", "solo"], extra.token)).code).toBe(1);
+    const forbidden = await cli(["token", "list"], tokens.operate);
+    expect(forbidden.code).toBe(1);
+    expect(forbidden.err).toContain('needs a token with scope "admin"');
+  });
+
+  it("exits 2 without OVERSEER_TOKEN and 1 when the gateway is unreachable", async () => {
+    const noToken = await cli(["status"], null);
+    expect(noToken.code).toBe(2);
+    expect(noToken.err).toContain("OVERSEER_TOKEN");
+    const unreachable = await cli(["status", "--project", "solo"], tokens.read, "http://127.0.0.1:1");
+    expect(unreachable.code).toBe(1);
+    expect(unreachable.err).toContain("Cannot reach the Overseer gateway");
+  });
+});
