@@ -20,6 +20,7 @@ export {
   LOG_LEVELS,
   type LogLevel,
   loadSettings,
+  loadSettingsOrExit,
   SANDBOX_DRIVER_NAMES,
   type SandboxDriverName,
   SETTINGS_REFERENCE,

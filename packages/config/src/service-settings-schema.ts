@@ -447,3 +447,17 @@ function defaultOverseerUrl(host: string, port: number): string {
   const bracketed = reachable.includes(":") && !reachable.startsWith("[") ? `[${reachable}]` : reachable;
   return `http://${bracketed}:${port}`;
 }
+
+/**
+ * For service entry points: the settings, or — on a bad value — every problem on stderr and
+ * exit code 2 (configuration error), before anything starts.
+ */
+export function loadSettingsOrExit(service: string, env: NodeJS.ProcessEnv = process.env): ServiceSettings {
+  try {
+    return loadSettings(env);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`${service}: refusing to start: ${error.message}\n`);
+    process.exit(2);
+  }
+}

@@ -3,12 +3,12 @@
  * environment (see the README's configuration reference). SIGTERM/SIGINT stop gracefully:
  * leases are released so another replica takes over at once.
  */
-import { createLogger, loadSettings } from "@overseer/config";
+import { createLogger, loadSettingsOrExit } from "@overseer/config";
 import { connectDatabase, ensureDatabaseExists, migrateToLatest } from "@overseer/db";
 import { createRedis, LiveChannel, RunQueues } from "@overseer/queue";
 import { Coordinator } from "./coordinator.ts";
 
-const settings = loadSettings();
+const settings = loadSettingsOrExit("coordinator");
 const logger = createLogger({ name: "coordinator", level: settings.logLevel });
 
 await ensureDatabaseExists(settings.databaseUrl);

@@ -241,7 +241,7 @@ export async function executeRun(job: RunJob, deps: RunExecutorDeps, signal?: Ab
       }
     }
 
-    const outcome = outcomeOf(harness);
+    const outcome = outcomeOf(harness, redact);
     const reviewing = job.action === "review";
     const violations = reviewing
       ? []
@@ -292,9 +292,9 @@ function describeHook(hook: { exitCode: number | null; timedOut: boolean }): str
   return hook.timedOut ? "timed out" : `exit ${hook.exitCode ?? "by signal"}`;
 }
 
-function outcomeOf(harness: Awaited<ReturnType<typeof runHarness>>): RunOutcome {
+function outcomeOf(harness: Awaited<ReturnType<typeof runHarness>>, redact: (text: string) => string): RunOutcome {
   if (harness.transition) {
-    return { kind: "transition", transition: toQueueTransition(harness.transition), usage: usageOf(harness.transition) };
+    return { kind: "transition", transition: toQueueTransition(harness.transition, redact), usage: usageOf(harness.transition) };
   }
   if (harness.timedOut || harness.stalled) {
     return { kind: "timeout", stalled: harness.stalled, seconds: Math.round(harness.durationMs / 1000) };
@@ -306,22 +306,29 @@ function outcomeOf(harness: Awaited<ReturnType<typeof runHarness>>): RunOutcome 
   return { kind: "no-transition", crashed, detail: `the harness ended without a transition: ${why}` };
 }
 
-function toQueueTransition(t: ControlTransition) {
+/** The agent's words, with every configured secret redacted before they reach git, Redis or Postgres. */
+function toQueueTransition(t: ControlTransition, redact: (text: string) => string) {
+  const r = <T extends string | undefined>(text: T): T => (text === undefined ? text : (redact(text) as T));
   switch (t.kind) {
     case "submit":
-      return { kind: "submit" as const, message: t.message, summary: t.summary };
+      return { kind: "submit" as const, message: r(t.message), summary: r(t.summary) };
     case "approve":
-      return { kind: "approve" as const, feedback: t.feedback };
+      return { kind: "approve" as const, feedback: r(t.feedback) };
     case "reject":
-      return { kind: "reject" as const, feedback: t.feedback };
+      return { kind: "reject" as const, feedback: r(t.feedback) };
     case "escalate":
       return {
         kind: "escalate" as const,
-        reason: t.reason,
+        reason: r(t.reason),
         needsUser: t.needs_user,
         category: t.category,
-        question: t.question,
-        options: t.options.map((o) => ({ id: o.id, label: o.label, description: o.description, requires_note: o.requires_note })),
+        question: r(t.question),
+        options: t.options.map((o) => ({
+          id: o.id,
+          label: r(o.label),
+          description: r(o.description),
+          requires_note: o.requires_note,
+        })),
       };
   }
 }

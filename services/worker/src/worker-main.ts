@@ -4,13 +4,13 @@
  * sandbox unless OVERSEER_SANDBOX=none and OVERSEER_SANDBOX_UNSAFE_NONE=1 are both set.
  */
 import { mkdir } from "node:fs/promises";
-import { createLogger, loadSettings } from "@overseer/config";
+import { createLogger, loadSettingsOrExit } from "@overseer/config";
 import { createRedis, LiveChannel, RunQueues, WorkerRegistry } from "@overseer/queue";
 import { createSandboxDriver, type SandboxDriver } from "@overseer/sandbox";
 import { sandboxWrapFor } from "./sandbox-wrap.ts";
 import { WorkerService } from "./worker-service.ts";
 
-const settings = loadSettings();
+const settings = loadSettingsOrExit("worker");
 const logger = createLogger({ name: "worker", level: settings.logLevel });
 
 let driver: SandboxDriver;
