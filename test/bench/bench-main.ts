@@ -1,0 +1,111 @@
+/**
+ * `npm run bench [-- --quick] [-- --only name,name]`: every benchmark, JSON on stdout and in
+ * bench-results/bench-<timestamp>.json, with the conditions (machine, counts, concurrency).
+ *
+ *   floor        git worktree + commit + push + spawn in a plain shell loop
+ *   throughput   the real cluster (coordinator + 2 worker processes, bwrap) at 1, 10, 50 projects
+ *   sandbox      spawn overhead per driver vs a plain spawn
+ *   gateway      authenticated GET status with autocannon on loopback
+ *   decision     HTTP resolve of a decision → next agent process spawned
+ */
+import { mkdir, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { parseArgs } from "node:util";
+import { createSandboxDriver, measureSpawnOverhead } from "@overseer/sandbox";
+import { REPO_ROOT } from "../support/service-process.ts";
+import { benchThroughput } from "./cluster-throughput-bench.ts";
+import { benchDecisionLatency } from "./decision-latency-bench.ts";
+import { runGatewayStatusBench } from "./gateway-bench.ts";
+import { benchGitFloor } from "./git-floor-bench.ts";
+
+const { values } = parseArgs({ options: { quick: { type: "boolean", default: false }, only: { type: "string" } } });
+const only = values.only ? new Set(values.only.split(",")) : null;
+const want = (name: string) => only === null || only.has(name);
+const quick = values.quick ?? false;
+const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
+
+const results: Record<string, unknown> = {
+  conditions: {
+    at: new Date().toISOString(),
+    host: os.hostname(),
+    cpus: os.cpus().length,
+    cpuModel: os.cpus()[0]?.model,
+    memoryGiB: Math.round(os.totalmem() / 1024 ** 3),
+    node: process.version,
+    loadAverage: os.loadavg().map((n) => Math.round(n * 100) / 100),
+    quick,
+  },
+};
+
+if (want("floor")) {
+  log("floor: plain shell loop");
+  results.floor = await benchGitFloor(quick ? 20 : 50);
+}
+
+if (want("throughput")) {
+  const scenarios = quick
+    ? [{ projects: 1, tasksPerProject: 4 }, { projects: 10, tasksPerProject: 1 }]
+    : [
+        { projects: 1, tasksPerProject: 10 },
+        { projects: 10, tasksPerProject: 3 },
+        { projects: 50, tasksPerProject: 2 },
+      ];
+  const runs = [];
+  for (const s of scenarios) {
+    log(`throughput: ${s.projects} project(s) × ${s.tasksPerProject} task(s)`);
+    runs.push(await benchThroughput({ ...s, workers: 2, workerConcurrency: 2, sandbox: "bwrap" }));
+  }
+  results.throughput = runs;
+  const floor = results.floor as { perRunMs: { p50: number; p99: number } } | undefined;
+  if (floor) {
+    // Each task is two agent runs (execute, review); the floor does one run's git + spawn work.
+    const slots = 4;
+    const floorTasksPerSecond = slots / ((2 * floor.perRunMs.p50) / 1000);
+    const widest = runs.at(-1);
+    results.comparison = {
+      floorRunP50Ms: floor.perRunMs.p50,
+      overheadP50VsFloor: runs.map((r) => ({
+        projects: r.projects,
+        queuedToSpawnedP50: r.queuedToSpawnedMs.p50,
+        exitedToCommittedP50: r.exitedToCommittedMs.p50,
+        ratio: Math.round(((r.queuedToSpawnedMs.p50 + r.exitedToCommittedMs.p50) / floor.perRunMs.p50) * 100) / 100,
+      })),
+      floorTasksPerSecond: Math.round(floorTasksPerSecond * 100) / 100,
+      widestScenarioShareOfFloor: widest ? Math.round((widest.tasksPerSecond / floorTasksPerSecond) * 1000) / 1000 : null,
+    };
+  }
+}
+
+if (want("sandbox")) {
+  log("sandbox: spawn overhead");
+  const drivers = [];
+  for (const name of ["bwrap", "none"] as const) {
+    const driver = createSandboxDriver(name, { allowUnsafeNone: true });
+    try {
+      drivers.push(await measureSpawnOverhead({ driver, iterations: quick ? 30 : 100 }));
+    } finally {
+      await driver.dispose();
+    }
+  }
+  results.sandbox = drivers;
+}
+
+if (want("gateway")) {
+  log("gateway: GET status under load");
+  results.gateway = await runGatewayStatusBench({ durationSeconds: quick ? 5 : 10, connections: 50, tasks: 200 });
+}
+
+if (want("decision")) {
+  log("decision: resolve → next run spawned");
+  results.decision = await benchDecisionLatency(quick ? 5 : 15);
+}
+
+const json = JSON.stringify(results, null, 2);
+process.stdout.write(`${json}\n`);
+const dir = path.join(REPO_ROOT, "bench-results");
+await mkdir(dir, { recursive: true });
+const file = path.join(dir, `bench-${new Date().toISOString().replace(/[:.]/g, "-")}.json`);
+await writeFile(file, `${json}\n`);
+log(`written to ${path.relative(REPO_ROOT, file)}`);
+process.exit(0);
