@@ -19,7 +19,9 @@ import { benchDecisionLatency } from "./decision-latency-bench.ts";
 import { runGatewayStatusBench } from "./gateway-bench.ts";
 import { benchGitFloor } from "./git-floor-bench.ts";
 
-const { values } = parseArgs({ options: { quick: { type: "boolean", default: false }, only: { type: "string" } } });
+const { values } = parseArgs({
+  options: { quick: { type: "boolean", default: false }, only: { type: "string" } },
+});
 const only = values.only ? new Set(values.only.split(",")) : null;
 const want = (name: string) => only === null || only.has(name);
 const quick = values.quick ?? false;
@@ -45,7 +47,10 @@ if (want("floor")) {
 
 if (want("throughput")) {
   const scenarios = quick
-    ? [{ projects: 1, tasksPerProject: 4 }, { projects: 10, tasksPerProject: 1 }]
+    ? [
+        { projects: 1, tasksPerProject: 4 },
+        { projects: 10, tasksPerProject: 1 },
+      ]
     : [
         { projects: 1, tasksPerProject: 10 },
         { projects: 10, tasksPerProject: 3 },
@@ -69,10 +74,14 @@ if (want("throughput")) {
         projects: r.projects,
         queuedToSpawnedP50: r.queuedToSpawnedMs.p50,
         exitedToCommittedP50: r.exitedToCommittedMs.p50,
-        ratio: Math.round(((r.queuedToSpawnedMs.p50 + r.exitedToCommittedMs.p50) / floor.perRunMs.p50) * 100) / 100,
+        ratio:
+          Math.round(((r.queuedToSpawnedMs.p50 + r.exitedToCommittedMs.p50) / floor.perRunMs.p50) * 100) /
+          100,
       })),
       floorTasksPerSecond: Math.round(floorTasksPerSecond * 100) / 100,
-      widestScenarioShareOfFloor: widest ? Math.round((widest.tasksPerSecond / floorTasksPerSecond) * 1000) / 1000 : null,
+      widestScenarioShareOfFloor: widest
+        ? Math.round((widest.tasksPerSecond / floorTasksPerSecond) * 1000) / 1000
+        : null,
     };
   }
 }
@@ -93,7 +102,11 @@ if (want("sandbox")) {
 
 if (want("gateway")) {
   log("gateway: GET status under load");
-  results.gateway = await runGatewayStatusBench({ durationSeconds: quick ? 5 : 10, connections: 50, tasks: 200 });
+  results.gateway = await runGatewayStatusBench({
+    durationSeconds: quick ? 5 : 10,
+    connections: 50,
+    tasks: 200,
+  });
 }
 
 if (want("decision")) {

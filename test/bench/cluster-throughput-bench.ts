@@ -8,7 +8,7 @@ import { readFile } from "node:fs/promises";
 import { listProjects, loadProjectSnapshot } from "@overseer/db";
 import { ClusterFixture } from "../support/cluster-fixture.ts";
 import { type ServiceProcess, startService } from "../support/service-process.ts";
-import { percentiles, type Percentiles } from "./stats.ts";
+import { type Percentiles, percentiles } from "./stats.ts";
 
 /** The whole harness: one `sh` process, finishing with the bundled shell `overseer-agent`. */
 export const TRIVIAL_HARNESS = [
@@ -50,7 +50,11 @@ export interface ThroughputResult {
 }
 
 export async function benchThroughput(options: ThroughputOptions): Promise<ThroughputResult> {
-  const cluster = await new ClusterFixture({ sandbox: options.sandbox, leaseTtlMs: 15_000, reconcileIntervalMs: 5000 }).setup();
+  const cluster = await new ClusterFixture({
+    sandbox: options.sandbox,
+    leaseTtlMs: 15_000,
+    reconcileIntervalMs: 5000,
+  }).setup();
   const processes: ServiceProcess[] = [];
   try {
     const config = ClusterFixture.fakeRunnerConfig({ argv: TRIVIAL_HARNESS, timeout_seconds: 120 });
@@ -72,7 +76,9 @@ export async function benchThroughput(options: ThroughputOptions): Promise<Throu
     });
     const coordinator = startService("coordinator", env);
     processes.push(coordinator);
-    const workers = Array.from({ length: options.workers }, (_, i) => startService("worker", { ...env, OVERSEER_WORKER_ID: `bench-w${i}` }));
+    const workers = Array.from({ length: options.workers }, (_, i) =>
+      startService("worker", { ...env, OVERSEER_WORKER_ID: `bench-w${i}` }),
+    );
     processes.push(...workers);
     await waitForWorkers(cluster, options.workers);
 
@@ -99,7 +105,9 @@ export async function benchThroughput(options: ThroughputOptions): Promise<Throu
         if (Number(done.n) >= options.projects * options.tasksPerProject) break;
         if (Date.now() > deadline) {
           const stuck = await loadProjectSnapshot(cluster.scratch.db, ids[0] as string);
-          throw new Error(`bench timed out: ${done.n} tasks done; first project: ${[...stuck.tasks.values()].map((t) => t.status).join(",")}`);
+          throw new Error(
+            `bench timed out: ${done.n} tasks done; first project: ${[...stuck.tasks.values()].map((t) => t.status).join(",")}`,
+          );
         }
         await new Promise<void>((resolve) => {
           wake = resolve;
@@ -111,15 +119,23 @@ export async function benchThroughput(options: ThroughputOptions): Promise<Throu
       clearInterval(sampler);
     }
     const wallSeconds = (performance.now() - started) / 1000;
-    const runs = await cluster.scratch.db.selectFrom("runs").select(["timing"]).where("status", "=", "finished").execute();
+    const runs = await cluster.scratch.db
+      .selectFrom("runs")
+      .select(["timing"])
+      .where("status", "=", "finished")
+      .execute();
     const timings = runs.map((r) => r.timing as Record<string, number | null | Record<string, number>>);
     const num = (v: unknown) => (typeof v === "number" ? v : Number.NaN);
     const queued = timings.map((t) => num(t.spawnedAt) - num(t.enqueuedAt)).filter(Number.isFinite);
     const committed = timings.map((t) => num(t.committed) - num(t.exitedAt)).filter(Number.isFinite);
-    const phaseNames = new Set(timings.flatMap((t) => Object.keys((t.phases as Record<string, number>) ?? {})));
+    const phaseNames = new Set(
+      timings.flatMap((t) => Object.keys((t.phases as Record<string, number>) ?? {})),
+    );
     const workerPhasesP50Ms: Record<string, number> = {};
     for (const name of phaseNames) {
-      workerPhasesP50Ms[name] = percentiles(timings.map((t) => num((t.phases as Record<string, number> | undefined)?.[name]))).p50;
+      workerPhasesP50Ms[name] = percentiles(
+        timings.map((t) => num((t.phases as Record<string, number> | undefined)?.[name])),
+      ).p50;
     }
     const gap = (from: string, to: string) => percentiles(timings.map((t) => num(t[to]) - num(t[from]))).p50;
     const pipelineP50Ms = {

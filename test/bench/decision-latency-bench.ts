@@ -7,7 +7,7 @@ import { createApiToken } from "@overseer/db";
 import { ClusterFixture } from "../support/cluster-fixture.ts";
 import { type ServiceProcess, startService } from "../support/service-process.ts";
 import { waitForState } from "../support/wait-for.ts";
-import { percentiles, type Percentiles } from "./stats.ts";
+import { type Percentiles, percentiles } from "./stats.ts";
 
 export interface DecisionLatencyResult {
   decisions: number;
@@ -18,7 +18,11 @@ export interface DecisionLatencyResult {
 }
 
 export async function benchDecisionLatency(decisions = 10): Promise<DecisionLatencyResult> {
-  const cluster = await new ClusterFixture({ sandbox: "bwrap", leaseTtlMs: 15_000, reconcileIntervalMs: 5000 }).setup();
+  const cluster = await new ClusterFixture({
+    sandbox: "bwrap",
+    leaseTtlMs: 15_000,
+    reconcileIntervalMs: 5000,
+  }).setup();
   const processes: ServiceProcess[] = [];
   try {
     await cluster.startCoordinator();
@@ -38,7 +42,13 @@ export async function benchDecisionLatency(decisions = 10): Promise<DecisionLate
       });
     }
     for (const id of ids) {
-      await waitForState(cluster.scratch.db, cluster.scratch.sql, id, (s) => [...s.decisions.values()].some((d) => d.status === "pending"), 120_000);
+      await waitForState(
+        cluster.scratch.db,
+        cluster.scratch.sql,
+        id,
+        (s) => [...s.decisions.values()].some((d) => d.status === "pending"),
+        120_000,
+      );
     }
     const gateway = startService("gateway", cluster.env({ OVERSEER_GATEWAY_PORT: "0", LOG_LEVEL: "info" }));
     processes.push(gateway);
@@ -49,11 +59,14 @@ export async function benchDecisionLatency(decisions = 10): Promise<DecisionLate
     for (const id of ids) {
       const t0 = Date.now();
       const started = performance.now();
-      const res = await fetch(`http://127.0.0.1:${port}/api/projects/${id}/decisions/decision-S00-001.R1/resolve`, {
-        method: "POST",
-        headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
-        body: JSON.stringify({ option_id: "postgres", note: "bench" }),
-      });
+      const res = await fetch(
+        `http://127.0.0.1:${port}/api/projects/${id}/decisions/decision-S00-001.R1/resolve`,
+        {
+          method: "POST",
+          headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
+          body: JSON.stringify({ option_id: "postgres", note: "bench" }),
+        },
+      );
       http.push(performance.now() - started);
       if (!res.ok) throw new Error(`resolve failed: HTTP ${res.status} ${await res.text()}`);
       sentAt.set(id, t0);
@@ -63,7 +76,13 @@ export async function benchDecisionLatency(decisions = 10): Promise<DecisionLate
     }
     // Let the resolver runs report so their spawn times are stored.
     for (const id of ids) {
-      await waitForState(cluster.scratch.db, cluster.scratch.sql, id, (s) => s.tasks.get("S00-001.R1")?.status !== "in_progress", 120_000);
+      await waitForState(
+        cluster.scratch.db,
+        cluster.scratch.sql,
+        id,
+        (s) => s.tasks.get("S00-001.R1")?.status !== "in_progress",
+        120_000,
+      );
     }
     const rows = await cluster.scratch.db
       .selectFrom("runs")
@@ -71,7 +90,11 @@ export async function benchDecisionLatency(decisions = 10): Promise<DecisionLate
       .where("task_id", "=", "S00-001.R1")
       .where("action", "=", "resolve")
       .execute();
-    const latencies = rows.map((r) => ((r.timing as { spawnedAt?: number }).spawnedAt ?? Number.NaN) - (sentAt.get(r.project_id) ?? Number.NaN));
+    const latencies = rows.map(
+      (r) =>
+        ((r.timing as { spawnedAt?: number }).spawnedAt ?? Number.NaN) -
+        (sentAt.get(r.project_id) ?? Number.NaN),
+    );
     const stage = (f: (r: (typeof rows)[number], t: Record<string, number>) => number) =>
       percentiles(rows.map((r) => f(r, r.timing as Record<string, number>))).p50;
     const stagesP50Ms = {
@@ -80,7 +103,12 @@ export async function benchDecisionLatency(decisions = 10): Promise<DecisionLate
       enqueuedToPicked: stage((_r, t) => t.pickedAt - t.enqueuedAt),
       pickedToSpawned: stage((_r, t) => t.spawnedAt - t.pickedAt),
     };
-    return { decisions, stagesP50Ms, resolveToSpawnMs: percentiles(latencies), httpResolveMs: percentiles(http) };
+    return {
+      decisions,
+      stagesP50Ms,
+      resolveToSpawnMs: percentiles(latencies),
+      httpResolveMs: percentiles(http),
+    };
   } finally {
     await Promise.all(processes.map((p) => p.kill("SIGTERM")));
     await cluster.teardown();
@@ -90,7 +118,8 @@ export async function benchDecisionLatency(decisions = 10): Promise<DecisionLate
 async function listeningPort(gateway: ServiceProcess, timeoutMs = 30_000): Promise<number> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    const match = /"port":(\d+)/.exec(gateway.output()) ?? /listening on http:\/\/[^:]+:(\d+)/.exec(gateway.output());
+    const match =
+      /"port":(\d+)/.exec(gateway.output()) ?? /listening on http:\/\/[^:]+:(\d+)/.exec(gateway.output());
     if (match) return Number(match[1]);
     await new Promise((r) => setTimeout(r, 50));
   }

@@ -13,7 +13,14 @@ import os from "node:os";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
-import { applyTransition, createApiToken, createProject, createScratchDatabase, importTasks, startProject } from "@overseer/db";
+import {
+  applyTransition,
+  createApiToken,
+  createProject,
+  createScratchDatabase,
+  importTasks,
+  startProject,
+} from "@overseer/db";
 import { GATEWAY_DEFAULTS } from "@overseer/gateway";
 import { createRedis } from "@overseer/queue";
 import autocannon from "autocannon";
@@ -85,7 +92,13 @@ export async function runGatewayStatusBench(setup: StatusBenchSetup) {
   const redisUrl = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
   let gateway: ServiceProcess | null = null;
   try {
-    await createProject(scratch.db, { id: "bench", repo: "/tmp/none", runnerConfig: {}, objective: "Benchmark project", concurrency: 2 });
+    await createProject(scratch.db, {
+      id: "bench",
+      repo: "/tmp/none",
+      runnerConfig: {},
+      objective: "Benchmark project",
+      concurrency: 2,
+    });
     await importTasks(
       scratch.db,
       "bench",
@@ -172,9 +185,11 @@ async function listeningPort(service: ServiceProcess, timeoutMs: number): Promis
   for (;;) {
     const match = /"port":(\d+)[^\n]*"msg":"gateway listening"/.exec(service.output());
     if (match) return Number(match[1]);
-    if (service.child.exitCode !== null) throw new Error(`the gateway exited early:\n${service.output().slice(-2000)}`);
+    if (service.child.exitCode !== null)
+      throw new Error(`the gateway exited early:\n${service.output().slice(-2000)}`);
     const left = deadline - Date.now();
-    if (left <= 0 || !stdout) throw new Error(`the gateway did not listen within ${timeoutMs} ms:\n${service.output().slice(-2000)}`);
+    if (left <= 0 || !stdout)
+      throw new Error(`the gateway did not listen within ${timeoutMs} ms:\n${service.output().slice(-2000)}`);
     await new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, left);
       stdout.once("data", () => {

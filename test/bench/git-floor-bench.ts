@@ -9,11 +9,11 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { initBareRepo } from "@overseer/git";
-import { percentiles, type Percentiles } from "./stats.ts";
+import { type Percentiles, percentiles } from "./stats.ts";
 
 const run = promisify(execFile);
 
-const LOOP = String.raw`
+const LOOP = `
 set -eu
 mirror="$1"; n="$2"; work="$3"
 base=$(git -C "$mirror" rev-parse main)
@@ -43,7 +43,9 @@ export async function benchGitFloor(iterations = 50): Promise<FloorResult> {
     await initBareRepo(remote, { initialFiles: { "README.md": "floor\n" }, branch: "main" });
     const mirror = path.join(dir, "mirror.git");
     await run("git", ["clone", "-q", "--bare", remote, mirror]);
-    const { stdout } = await run("bash", ["-c", LOOP, "floor", mirror, String(iterations), dir], { maxBuffer: 1 << 20 });
+    const { stdout } = await run("bash", ["-c", LOOP, "floor", mirror, String(iterations), dir], {
+      maxBuffer: 1 << 20,
+    });
     const micros = stdout.trim().split("\n").map(Number);
     return { iterations, perRunMs: percentiles(micros.map((us) => us / 1000)) };
   } finally {

@@ -15,7 +15,7 @@ import { existsSync } from "node:fs";
 import { mkdir, rm } from "node:fs/promises";
 import path from "node:path";
 import { parseArgs } from "node:util";
-import { loadSettings, parseRunnerConfig, loadTaskFile } from "@overseer/config";
+import { loadSettings, loadTaskFile, parseRunnerConfig } from "@overseer/config";
 import {
   connectDatabase,
   createApiToken,
@@ -37,9 +37,21 @@ import { REPO_ROOT, type ServiceProcess, startService } from "../support/service
 import { ensureLocalServices } from "./local-services.ts";
 
 const DEMO_PROJECTS = [
-  { id: "demo-approve", file: "approve-project.yaml", objective: "Greeting and farewell texts, each approved by a fresh reviewer." },
-  { id: "demo-reject", file: "reject-escalate-project.yaml", objective: "A rejected parser redone with a test; a blocked task freed by its resolver." },
-  { id: "demo-decision", file: "decision-project.yaml", objective: "A storage decision only the operator can make." },
+  {
+    id: "demo-approve",
+    file: "approve-project.yaml",
+    objective: "Greeting and farewell texts, each approved by a fresh reviewer.",
+  },
+  {
+    id: "demo-reject",
+    file: "reject-escalate-project.yaml",
+    objective: "A rejected parser redone with a test; a blocked task freed by its resolver.",
+  },
+  {
+    id: "demo-decision",
+    file: "decision-project.yaml",
+    objective: "A storage decision only the operator can make.",
+  },
 ] as const;
 
 const { values: args } = parseArgs({
@@ -96,7 +108,9 @@ async function sandboxEnv(): Promise<Record<string, string>> {
 }
 
 function waitingOnOperator(state: ProjectState): boolean {
-  const awaiting = new Set([...state.tasks.values()].filter((t) => t.status === "awaiting_input").map((t) => t.id));
+  const awaiting = new Set(
+    [...state.tasks.values()].filter((t) => t.status === "awaiting_input").map((t) => t.id),
+  );
   const settled = (id: string, seen = new Set<string>()): boolean => {
     const t = state.tasks.get(id);
     if (!t || seen.has(id)) return false;
@@ -110,10 +124,18 @@ function waitingOnOperator(state: ProjectState): boolean {
 
 function summary(states: ProjectState[]): void {
   const rows = states.flatMap((s) =>
-    [...s.tasks.values()].map((t) => [s.project.id, t.id, t.kind, t.status, t.awaitingReason ?? t.statusReason ?? ""]),
+    [...s.tasks.values()].map((t) => [
+      s.project.id,
+      t.id,
+      t.kind,
+      t.status,
+      t.awaitingReason ?? t.statusReason ?? "",
+    ]),
   );
   const headers = ["PROJECT", "TASK", "KIND", "STATUS", "NOTE"];
-  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => Math.min(60, String(r[i]).length))));
+  const widths = headers.map((h, i) =>
+    Math.max(h.length, ...rows.map((r) => Math.min(60, String(r[i]).length))),
+  );
   const line = (cells: string[]) => cells.map((c, i) => c.slice(0, 60).padEnd(widths[i] ?? 0)).join("  ");
   out();
   out(line(headers));
@@ -122,7 +144,9 @@ function summary(states: ProjectState[]): void {
 }
 
 async function main(): Promise<number> {
-  out(`Overseer demo: Postgres ${new URL(demoDbUrl).host}${new URL(demoDbUrl).pathname}, Redis ${new URL(settings.redisUrl).host} (prefix ${prefix})`);
+  out(
+    `Overseer demo: Postgres ${new URL(demoDbUrl).host}${new URL(demoDbUrl).pathname}, Redis ${new URL(settings.redisUrl).host} (prefix ${prefix})`,
+  );
   await ensureLocalServices({ databaseUrl: demoDbUrl, redisUrl: settings.redisUrl, dataDir, say: out });
   await resetDemoState();
   const db = connectDatabase(demoDbUrl, { applicationName: "overseer-demo" });
@@ -134,10 +158,18 @@ async function main(): Promise<number> {
   );
   for (const p of DEMO_PROJECTS) {
     const repo = path.join(dataDir, "repos", `${p.id}.git`);
-    await initBareRepo(repo, { initialFiles: { "README.md": `# ${p.id}\n\n${p.objective}\n` }, branch: "main" });
+    await initBareRepo(repo, {
+      initialFiles: { "README.md": `# ${p.id}\n\n${p.objective}\n` },
+      branch: "main",
+    });
     const tasks = await loadTaskFile(path.join(REPO_ROOT, "test/demo/fixtures", p.file));
     if (!tasks.ok) throw new Error(`demo fixture ${p.file} is invalid`);
-    await createProject(db.db, { id: p.id, repo, objective: p.objective, runnerConfig: runnerConfig as unknown as Record<string, unknown> });
+    await createProject(db.db, {
+      id: p.id,
+      repo,
+      objective: p.objective,
+      runnerConfig: runnerConfig as unknown as Record<string, unknown>,
+    });
     await importTasks(db.db, p.id, tasks.tasks);
   }
   const token = await createApiToken(db.db, { name: "demo-operator", scope: "admin" });
@@ -160,7 +192,9 @@ async function main(): Promise<number> {
     children.push(startService("gateway", env));
     out(`Gateway:        ${url}  (dashboard at ${url}/, API docs at ${url}/docs)`);
     out(`Operator token: ${token.token}`);
-    out(`Try:            curl -H "Authorization: Bearer ${token.token}" ${url}/api/projects/demo-decision/status`);
+    out(
+      `Try:            curl -H "Authorization: Bearer ${token.token}" ${url}/api/projects/demo-decision/status`,
+    );
   }
   for (const child of children) {
     void child.exited.then((code) => {
@@ -188,7 +222,9 @@ async function main(): Promise<number> {
         summary(states);
         settledOnce = true;
         if (args.once) return 0;
-        out("\nEvery demo task is done or waiting for you. Resolve the pending decision over HTTP to see it finish; Ctrl-C stops the demo.");
+        out(
+          "\nEvery demo task is done or waiting for you. Resolve the pending decision over HTTP to see it finish; Ctrl-C stops the demo.",
+        );
       }
       if (!settled) settledOnce = false;
       if (args.once && Date.now() > deadline) {
@@ -207,7 +243,13 @@ async function main(): Promise<number> {
   }
 }
 
-function describeEvent(at: Date, projectId: string, taskId: string | null, type: string, data: Record<string, unknown>): string {
+function describeEvent(
+  at: Date,
+  projectId: string,
+  taskId: string | null,
+  type: string,
+  data: Record<string, unknown>,
+): string {
   const detail =
     (data.agentId as string | undefined) ??
     (data.reason as string | undefined) ??

@@ -22,7 +22,12 @@ export async function postgresAnswers(url: string): Promise<boolean> {
 }
 
 export async function redisAnswers(url: string): Promise<boolean> {
-  const redis = createRedis(url, { maxRetriesPerRequest: 1, retryStrategy: () => null, lazyConnect: true, connectTimeout: 3000 });
+  const redis = createRedis(url, {
+    maxRetriesPerRequest: 1,
+    retryStrategy: () => null,
+    lazyConnect: true,
+    connectTimeout: 3000,
+  });
   redis.on("error", () => undefined);
   try {
     await redis.connect();
@@ -63,7 +68,9 @@ export async function ensureLocalServices(options: {
     options.say(`Postgres does not answer at ${adminUrl.host}; trying to start the local cluster…`);
     const versions = existsSync("/etc/postgresql") ? readdirSync("/etc/postgresql") : [];
     for (const version of versions) {
-      spawnSync("pg_ctlcluster", ["--skip-systemctl-redirect", version, "main", "start"], { stdio: "ignore" });
+      spawnSync("pg_ctlcluster", ["--skip-systemctl-redirect", version, "main", "start"], {
+        stdio: "ignore",
+      });
     }
     if (!(await waitUntil(() => postgresAnswers(adminUrl.toString()), 15_000))) {
       throw new Error(`Postgres is not reachable at ${adminUrl.host} and could not be started.\n  ${HOW_TO}`);
@@ -76,7 +83,20 @@ export async function ensureLocalServices(options: {
     mkdirSync(dir, { recursive: true });
     const started = spawnSync(
       "redis-server",
-      ["--daemonize", "yes", "--bind", "127.0.0.1", "--port", url.port || "6379", "--save", "", "--appendonly", "no", "--dir", dir],
+      [
+        "--daemonize",
+        "yes",
+        "--bind",
+        "127.0.0.1",
+        "--port",
+        url.port || "6379",
+        "--save",
+        "",
+        "--appendonly",
+        "no",
+        "--dir",
+        dir,
+      ],
       { stdio: "ignore" },
     );
     if (started.error || !(await waitUntil(() => redisAnswers(options.redisUrl), 10_000))) {

@@ -23,7 +23,8 @@ describe("README", () => {
 describe("docker-compose.yml", () => {
   it("defines postgres and redis with health checks and the cluster services", () => {
     const compose = YAML.parse(readFileSync(path.join(REPO_ROOT, "docker-compose.yml"), "utf8"));
-    for (const name of ["postgres", "redis", "coordinator", "gateway", "worker"]) expect(compose.services[name]).toBeDefined();
+    for (const name of ["postgres", "redis", "coordinator", "gateway", "worker"])
+      expect(compose.services[name]).toBeDefined();
     expect(compose.services.postgres.healthcheck.test).toBeDefined();
     expect(compose.services.redis.healthcheck.test).toBeDefined();
     expect(compose.services.worker.environment.OVERSEER_SANDBOX).toBe("docker");

@@ -8,7 +8,8 @@ import { ClusterFixture } from "../support/cluster-fixture.ts";
 import { allTasks, waitForState } from "../support/wait-for.ts";
 
 const fixtures = path.resolve(import.meta.dirname, "../demo/fixtures");
-const tasksOf = (file: string) => (YAML.parse(readFileSync(path.join(fixtures, file), "utf8")) as { tasks: unknown[] }).tasks;
+const tasksOf = (file: string) =>
+  (YAML.parse(readFileSync(path.join(fixtures, file), "utf8")) as { tasks: unknown[] }).tasks;
 
 describe("cluster loop (coordinator + workers + bwrap + git)", () => {
   const cluster = new ClusterFixture({ sandbox: "bwrap" });
@@ -22,7 +23,9 @@ describe("cluster loop (coordinator + workers + bwrap + git)", () => {
 
   it("executes, reviews with a fresh agent, and lands approved work on main", async () => {
     const repo = await cluster.addProject({ id: "approve", tasks: tasksOf("approve-project.yaml") });
-    const state = await waitForState(cluster.scratch.db, cluster.scratch.sql, "approve", (s) => allTasks(s, ["done"]));
+    const state = await waitForState(cluster.scratch.db, cluster.scratch.sql, "approve", (s) =>
+      allTasks(s, ["done"]),
+    );
     expect(state.tasks.size).toBe(2);
     const log = await runGit(["log", "--format=%s%n%b", "main"], { cwd: repo });
     expect(log.stdout).toContain("Add greeting text");
@@ -37,11 +40,20 @@ describe("cluster loop (coordinator + workers + bwrap + git)", () => {
 
   it("redoes rejected work with the feedback and unblocks an escalated task through its resolver", async () => {
     await cluster.addProject({ id: "reject", tasks: tasksOf("reject-escalate-project.yaml") });
-    const state = await waitForState(cluster.scratch.db, cluster.scratch.sql, "reject", (s) => allTasks(s, ["done"]), 60_000);
+    const state = await waitForState(
+      cluster.scratch.db,
+      cluster.scratch.sql,
+      "reject",
+      (s) => allTasks(s, ["done"]),
+      60_000,
+    );
     expect(state.tasks.get("S00-002.R1")?.kind).toBe("resolver");
     const rejected = await listEvents(cluster.scratch.db, { projectId: "reject", types: ["task.rejected"] });
     expect(rejected.map((e) => e.task_id)).toEqual(["S00-001"]);
-    const unblocked = await listEvents(cluster.scratch.db, { projectId: "reject", types: ["task.unblocked"] });
+    const unblocked = await listEvents(cluster.scratch.db, {
+      projectId: "reject",
+      types: ["task.unblocked"],
+    });
     expect(unblocked.map((e) => e.task_id)).toEqual(["S00-002"]);
   });
 

@@ -23,9 +23,14 @@ const task = (id: string, script: string, extra: Record<string, unknown> = {}) =
 const hasRunning = (s: ProjectState) => [...s.runs.values()].some((r) => r.status === "running");
 
 async function countRows(db: Db, projectId: string) {
-  const runs = await db.selectFrom("runs").select(["task_id", "action", "status"]).where("project_id", "=", projectId).execute();
+  const runs = await db
+    .selectFrom("runs")
+    .select(["task_id", "action", "status"])
+    .where("project_id", "=", projectId)
+    .execute();
   const events = await listEvents(db, { projectId, limit: 1000 });
-  const count = (type: string, taskId?: string) => events.filter((e) => e.type === type && (!taskId || e.task_id === taskId)).length;
+  const count = (type: string, taskId?: string) =>
+    events.filter((e) => e.type === type && (!taskId || e.task_id === taskId)).length;
   return { runs, count };
 }
 
@@ -46,13 +51,25 @@ describe("failure behaviour", () => {
     await cluster.startCoordinator();
     const first = startService("worker", cluster.env({ OVERSEER_WORKER_ID: "doomed" }));
     processes.push(first);
-    await cluster.addProject({ id: "crash", tasks: [task("S00-001", 'execute: write src/a.txt "a"; sleep 2; submit "Add a"')] });
+    await cluster.addProject({
+      id: "crash",
+      tasks: [task("S00-001", 'execute: write src/a.txt "a"; sleep 2; submit "Add a"')],
+    });
     await waitForState(cluster.scratch.db, cluster.scratch.sql, "crash", hasRunning);
     await first.kill("SIGKILL");
     processes.push(startService("worker", cluster.env({ OVERSEER_WORKER_ID: "survivor" })));
-    await waitForState(cluster.scratch.db, cluster.scratch.sql, "crash", (s) => allTasks(s, ["done"]), 60_000);
+    await waitForState(
+      cluster.scratch.db,
+      cluster.scratch.sql,
+      "crash",
+      (s) => allTasks(s, ["done"]),
+      60_000,
+    );
     const { runs, count } = await countRows(cluster.scratch.db, "crash");
-    expect(runs.map((r) => `${r.action}:${r.status}`).sort()).toEqual(["execute:finished", "review:finished"]);
+    expect(runs.map((r) => `${r.action}:${r.status}`).sort()).toEqual([
+      "execute:finished",
+      "review:finished",
+    ]);
     expect(count("task.submitted")).toBe(1);
     expect(count("task.approved")).toBe(1);
   });
@@ -72,7 +89,13 @@ describe("failure behaviour", () => {
     await waitForState(cluster.scratch.db, cluster.scratch.sql, "restart", hasRunning);
     await c1.kill("SIGKILL");
     processes.push(startService("coordinator", cluster.env({ OVERSEER_COORDINATOR_ID: "c2" })));
-    await waitForState(cluster.scratch.db, cluster.scratch.sql, "restart", (s) => allTasks(s, ["done"]), 60_000);
+    await waitForState(
+      cluster.scratch.db,
+      cluster.scratch.sql,
+      "restart",
+      (s) => allTasks(s, ["done"]),
+      60_000,
+    );
     const { runs, count } = await countRows(cluster.scratch.db, "restart");
     expect(runs).toHaveLength(4);
     expect(runs.every((r) => r.status === "finished")).toBe(true);
@@ -96,7 +119,13 @@ describe("failure behaviour", () => {
     });
     await waitForState(cluster.scratch.db, cluster.scratch.sql, "flush", hasRunning);
     await cluster.redis.flushall();
-    await waitForState(cluster.scratch.db, cluster.scratch.sql, "flush", (s) => allTasks(s, ["done"]), 60_000);
+    await waitForState(
+      cluster.scratch.db,
+      cluster.scratch.sql,
+      "flush",
+      (s) => allTasks(s, ["done"]),
+      60_000,
+    );
     const { count } = await countRows(cluster.scratch.db, "flush");
     expect(count("task.approved")).toBe(2);
     expect(count("task.submitted", "S00-001")).toBe(1);
@@ -112,10 +141,20 @@ describe("failure behaviour", () => {
       runnerConfig: ClusterFixture.fakeRunnerConfig({ timeout_seconds: 1.5 }),
       tasks: [task("S00-001", `execute: spawn-orphan ${marker}; sleep 60; submit "never"`)],
     });
-    const state = await waitForState(cluster.scratch.db, cluster.scratch.sql, "timeout", (s) => s.tasks.has("S00-001.R1"), 60_000);
+    const state = await waitForState(
+      cluster.scratch.db,
+      cluster.scratch.sql,
+      "timeout",
+      (s) => s.tasks.has("S00-001.R1"),
+      60_000,
+    );
     expect(state.tasks.get("S00-001")?.status).toBe("blocked");
     expect(state.tasks.get("S00-001")?.statusReason).toMatch(/timed out after/);
-    const incidents = await cluster.scratch.db.selectFrom("incidents").selectAll().where("project_id", "=", "timeout").execute();
+    const incidents = await cluster.scratch.db
+      .selectFrom("incidents")
+      .selectAll()
+      .where("project_id", "=", "timeout")
+      .execute();
     expect(incidents.map((i) => i.kind)).toContain("timeout");
     // No process of the run survives, not even the orphan that left the process group.
     expect(await processesWithArgument(`sleep ${marker}`)).toEqual([]);
@@ -161,7 +200,8 @@ describe("failure behaviour", () => {
     await cluster.startCoordinator("c-b");
     await cluster.startWorker(2);
     const ids = ["p1", "p2", "p3"];
-    for (const id of ids) await cluster.addProject({ id, tasks: [task("S00-001", 'execute: write src/x.txt "x"; submit "x"')] });
+    for (const id of ids)
+      await cluster.addProject({ id, tasks: [task("S00-001", 'execute: write src/x.txt "x"; submit "x"')] });
     for (const id of ids) {
       await waitForState(cluster.scratch.db, cluster.scratch.sql, id, (s) => allTasks(s, ["done"]), 60_000);
       const { runs } = await countRows(cluster.scratch.db, id);

@@ -32,10 +32,13 @@ describe("fleet, scope and secrets", () => {
     for (const id of ids) {
       await cluster.addProject({
         id,
-        tasks: [1, 2, 3].map((n) => scripted(`S00-00${n}`, `execute: write src/f${n}.txt "${n}"; sleep 0.2; submit "f${n}"`)),
+        tasks: [1, 2, 3].map((n) =>
+          scripted(`S00-00${n}`, `execute: write src/f${n}.txt "${n}"; sleep 0.2; submit "f${n}"`),
+        ),
       });
     }
-    for (const id of ids) await waitForState(cluster.scratch.db, cluster.scratch.sql, id, (s) => allTasks(s, ["done"]), 120_000);
+    for (const id of ids)
+      await waitForState(cluster.scratch.db, cluster.scratch.sql, id, (s) => allTasks(s, ["done"]), 120_000);
     const runs = await cluster.scratch.db
       .selectFrom("runs")
       .select(["project_id", "timing"])
@@ -69,21 +72,44 @@ describe("fleet, scope and secrets", () => {
   it("a write outside the task scope records an incident, creates a remediation, pauses the project and rolls nothing back", async () => {
     await cluster.addProject({
       id: "scope",
-      tasks: [scripted("S00-001", 'execute: write src/ok.txt "in scope"; write docs/leak.md "out of scope"; submit "Mixed"')],
+      tasks: [
+        scripted(
+          "S00-001",
+          'execute: write src/ok.txt "in scope"; write docs/leak.md "out of scope"; submit "Mixed"',
+        ),
+      ],
     });
-    const state = await waitForState(cluster.scratch.db, cluster.scratch.sql, "scope", (s) => s.project.status === "paused");
+    const state = await waitForState(
+      cluster.scratch.db,
+      cluster.scratch.sql,
+      "scope",
+      (s) => s.project.status === "paused",
+    );
     expect(state.project.statusReason).toMatch(/scope violation in S00-001/);
     expect(state.tasks.get("S00-001")?.status).toBe("blocked");
     const resolver = state.tasks.get("S00-001.R1");
     expect(resolver?.status).toBe("awaiting_input");
     expect(resolver?.awaitingReason).toBe("scope_violation");
-    const incidents = await cluster.scratch.db.selectFrom("incidents").selectAll().where("project_id", "=", "scope").execute();
+    const incidents = await cluster.scratch.db
+      .selectFrom("incidents")
+      .selectAll()
+      .where("project_id", "=", "scope")
+      .execute();
     expect(incidents).toHaveLength(1);
     expect(incidents[0]?.kind).toBe("scope_violation");
     expect(incidents[0]?.details).toMatchObject({ paths: ["docs/leak.md"] });
     // Nothing rolled back: the work is kept on a checkpoint branch.
-    const repo = (await cluster.scratch.db.selectFrom("projects").select("repo").where("id", "=", "scope").executeTakeFirstOrThrow()).repo;
-    const branches = await runGit(["for-each-ref", "--format=%(refname:short)", "refs/heads/overseer/checkpoint/"], { cwd: repo });
+    const repo = (
+      await cluster.scratch.db
+        .selectFrom("projects")
+        .select("repo")
+        .where("id", "=", "scope")
+        .executeTakeFirstOrThrow()
+    ).repo;
+    const branches = await runGit(
+      ["for-each-ref", "--format=%(refname:short)", "refs/heads/overseer/checkpoint/"],
+      { cwd: repo },
+    );
     const checkpoint = branches.stdout.trim();
     expect(checkpoint).toMatch(/^overseer\/checkpoint\/S00-001\/execute-general-[0-9a-f]{12}$/);
     expect((await runGit(["show", `${checkpoint}:docs/leak.md`], { cwd: repo })).stdout).toBe("out of scope");
@@ -98,9 +124,20 @@ describe("fleet, scope and secrets", () => {
       }),
     });
     // The setup hook runs inside the sandbox, in the checkout, like the agent.
-    const state = await waitForState(cluster.scratch.db, cluster.scratch.sql, "symlink", (s) => s.project.status === "paused");
-    const incidents = await cluster.scratch.db.selectFrom("incidents").selectAll().where("project_id", "=", "symlink").execute();
-    expect(JSON.stringify(incidents[0]?.details)).toContain("src-link -> /etc/passwd (symlink out of the checkout)");
+    const state = await waitForState(
+      cluster.scratch.db,
+      cluster.scratch.sql,
+      "symlink",
+      (s) => s.project.status === "paused",
+    );
+    const incidents = await cluster.scratch.db
+      .selectFrom("incidents")
+      .selectAll()
+      .where("project_id", "=", "symlink")
+      .execute();
+    expect(JSON.stringify(incidents[0]?.details)).toContain(
+      "src-link -> /etc/passwd (symlink out of the checkout)",
+    );
     expect(state.tasks.get("S00-001")?.status).toBe("blocked");
   });
 
@@ -109,13 +146,26 @@ describe("fleet, scope and secrets", () => {
     await cluster.addProject({
       id: "secret",
       runnerConfig: ClusterFixture.fakeRunnerConfig({
-        argv: ["/bin/sh", "-c", 'cat >/dev/null; echo "token is $API_TOKEN"; exec overseer-agent submit --message "used $API_TOKEN"'],
+        argv: [
+          "/bin/sh",
+          "-c",
+          'cat >/dev/null; echo "token is $API_TOKEN"; exec overseer-agent submit --message "used $API_TOKEN"',
+        ],
         secrets: { API_TOKEN: canary },
       }),
       tasks: [{ id: "S00-001", title: "Use the secret", scope: ["**"] }],
     });
-    await waitForState(cluster.scratch.db, cluster.scratch.sql, "secret", (s) => s.tasks.get("S00-001")?.status !== "in_progress" && s.tasks.get("S00-001")?.status !== "todo");
-    const runs = await cluster.scratch.db.selectFrom("runs").selectAll().where("project_id", "=", "secret").execute();
+    await waitForState(
+      cluster.scratch.db,
+      cluster.scratch.sql,
+      "secret",
+      (s) => s.tasks.get("S00-001")?.status !== "in_progress" && s.tasks.get("S00-001")?.status !== "todo",
+    );
+    const runs = await cluster.scratch.db
+      .selectFrom("runs")
+      .selectAll()
+      .where("project_id", "=", "secret")
+      .execute();
     const execute = runs.find((r) => r.action === "execute");
     expect(execute?.output).toContain("token is [REDACTED]");
     expect(JSON.stringify(runs)).not.toContain(canary);
@@ -128,7 +178,10 @@ describe("fleet, scope and secrets", () => {
   });
 
   it("a worker refuses to start without a sandbox unless the unsafe switch is set", async () => {
-    const refused = startService("worker", cluster.env({ OVERSEER_SANDBOX: "none", OVERSEER_SANDBOX_UNSAFE_NONE: "" }));
+    const refused = startService(
+      "worker",
+      cluster.env({ OVERSEER_SANDBOX: "none", OVERSEER_SANDBOX_UNSAFE_NONE: "" }),
+    );
     expect(await refused.exited).toBe(2);
     expect(refused.output()).toMatch(/OVERSEER_SANDBOX_UNSAFE_NONE/);
   });

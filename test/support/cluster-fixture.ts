@@ -90,12 +90,17 @@ export class ClusterFixture {
       OVERSEER_STALLED_INTERVAL_MS: "1000",
       OVERSEER_KILL_GRACE_MS: "500",
       LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "warn",
-      ...(this.options.sandbox === "none" ? { OVERSEER_SANDBOX: "none", OVERSEER_SANDBOX_UNSAFE_NONE: "1" } : {}),
+      ...(this.options.sandbox === "none"
+        ? { OVERSEER_SANDBOX: "none", OVERSEER_SANDBOX_UNSAFE_NONE: "1" }
+        : {}),
       ...extra,
     };
   }
 
-  async createRepo(name: string, files: Record<string, string> = { "README.md": `# ${name}\n` }): Promise<string> {
+  async createRepo(
+    name: string,
+    files: Record<string, string> = { "README.md": `# ${name}\n` },
+  ): Promise<string> {
     const repo = path.join(this.dataDir, "repos", `${name}.git`);
     await initBareRepo(repo, { initialFiles: files, branch: "main" });
     return repo;
@@ -104,7 +109,12 @@ export class ClusterFixture {
   /** Runner config using the bundled fake harness. */
   static fakeRunnerConfig(extra: Record<string, unknown> = {}): Record<string, unknown> {
     return parseRunnerConfig(
-      { argv: [process.execPath, fakeHarnessPath()], timeout_seconds: 60, retry_backoff_seconds: 0.2, ...extra },
+      {
+        argv: [process.execPath, fakeHarnessPath()],
+        timeout_seconds: 60,
+        retry_backoff_seconds: 0.2,
+        ...extra,
+      },
       "test",
     ) as unknown as Record<string, unknown>;
   }
@@ -154,7 +164,9 @@ export class ClusterFixture {
   }
 
   sandboxDriver(): SandboxDriver {
-    this.driver ??= createSandboxDriver(this.options.sandbox ?? "bwrap", { allowUnsafeNone: this.options.sandbox === "none" });
+    this.driver ??= createSandboxDriver(this.options.sandbox ?? "bwrap", {
+      allowUnsafeNone: this.options.sandbox === "none",
+    });
     return this.driver;
   }
 

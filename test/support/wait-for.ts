@@ -23,7 +23,9 @@ export async function waitForState(
       if (check(state)) return state;
       const left = deadline - Date.now();
       if (left <= 0) {
-        const statuses = [...state.tasks.values()].map((t) => `${t.id}=${t.status}${t.statusReason ? `(${t.statusReason})` : ""}`);
+        const statuses = [...state.tasks.values()].map(
+          (t) => `${t.id}=${t.status}${t.statusReason ? `(${t.statusReason})` : ""}`,
+        );
         throw new Error(`timed out after ${timeoutMs} ms waiting on ${projectId}: ${statuses.join(", ")}`);
       }
       await new Promise<void>((resolve) => {

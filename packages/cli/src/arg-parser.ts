@@ -1,10 +1,15 @@
-import { parseArgs, type ParseArgsConfig } from "node:util";
+import { type ParseArgsConfig, parseArgs } from "node:util";
 import { UsageError } from "./cli-errors.ts";
 
 type Options = NonNullable<ParseArgsConfig["options"]>;
 
 /** node:util parseArgs with usage errors that name the command's usage line. */
-export function parseCommandArgs<O extends Options>(args: string[], options: O, usage: string, allowPositionals = true) {
+export function parseCommandArgs<O extends Options>(
+  args: string[],
+  options: O,
+  usage: string,
+  allowPositionals = true,
+) {
   try {
     return parseArgs({ args, options, allowPositionals, strict: true });
   } catch (error) {
@@ -15,6 +20,7 @@ export function parseCommandArgs<O extends Options>(args: string[], options: O, 
 export function requirePositive(value: string | undefined, flag: string): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
-  if (!Number.isInteger(n) || n <= 0) throw new UsageError(`${flag} expects a positive integer, received "${value}"`);
+  if (!Number.isInteger(n) || n <= 0)
+    throw new UsageError(`${flag} expects a positive integer, received "${value}"`);
   return n;
 }

@@ -1,7 +1,7 @@
 import { ConfigError, loadSettings, type ServiceSettings } from "@overseer/config";
 import { connectDatabase, type DbHandle, ensureDatabaseExists, migrateToLatest } from "@overseer/db";
-import type { CliIo } from "./cli-io.ts";
 import { UsageError } from "./cli-errors.ts";
+import type { CliIo } from "./cli-io.ts";
 
 export function settingsFrom(io: CliIo): ServiceSettings {
   try {
@@ -24,7 +24,11 @@ export async function openDatabase(io: CliIo, options: { migrate?: boolean } = {
   return handle;
 }
 
-export async function withDatabase<T>(io: CliIo, options: { migrate?: boolean }, fn: (handle: DbHandle) => Promise<T>): Promise<T> {
+export async function withDatabase<T>(
+  io: CliIo,
+  options: { migrate?: boolean },
+  fn: (handle: DbHandle) => Promise<T>,
+): Promise<T> {
   const handle = await openDatabase(io, options);
   try {
     return await fn(handle);

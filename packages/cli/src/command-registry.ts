@@ -9,7 +9,10 @@ export interface CliCommand {
   run(args: string[], io: CliIo): Promise<number>;
 }
 
-export function findCommand(commands: readonly CliCommand[], argv: readonly string[]): { command: CliCommand; rest: string[] } | null {
+export function findCommand(
+  commands: readonly CliCommand[],
+  argv: readonly string[],
+): { command: CliCommand; rest: string[] } | null {
   let best: { command: CliCommand; rest: string[] } | null = null;
   for (const command of commands) {
     const n = command.path.length;
@@ -24,6 +27,10 @@ export function helpText(commands: readonly CliCommand[]): string {
   const lines = ["Usage: overseer <command> [options]", "", "Commands:"];
   const width = Math.max(...commands.map((c) => c.path.join(" ").length));
   for (const c of commands) lines.push(`  ${c.path.join(" ").padEnd(width)}  ${c.summary}`);
-  lines.push("", "Aliases: --status = status, --notify TEXT = notify TEXT.", "Exit codes: 0 ok, 1 failure, 2 usage or configuration error.");
+  lines.push(
+    "",
+    "Aliases: --status = status, --notify TEXT = notify TEXT.",
+    "Exit codes: 0 ok, 1 failure, 2 usage or configuration error.",
+  );
   return lines.join("\n");
 }

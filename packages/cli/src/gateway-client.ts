@@ -1,5 +1,5 @@
-import { CommandFailed, UsageError } from "./cli-errors.ts";
 import { settingsFrom } from "./cli-context.ts";
+import { CommandFailed, UsageError } from "./cli-errors.ts";
 import type { CliIo } from "./cli-io.ts";
 
 /**
@@ -76,7 +76,10 @@ export class GatewayClient {
   }
 
   private async request<T>(method: string, path: string, body?: unknown): Promise<T> {
-    const headers: Record<string, string> = { Authorization: `Bearer ${this.options.token}`, Accept: "application/json" };
+    const headers: Record<string, string> = {
+      Authorization: `Bearer ${this.options.token}`,
+      Accept: "application/json",
+    };
     if (body !== undefined) headers["Content-Type"] = "application/json";
     let res: Response;
     try {
@@ -104,8 +107,14 @@ export class GatewayClient {
    * Opens an SSE stream and yields its messages until the server ends it or `signal` aborts.
    * Comments (keep-alives) are skipped. A non-2xx answer throws GatewayHttpError.
    */
-  async *stream(path: string, options: { lastEventId?: string; signal?: AbortSignal } = {}): AsyncGenerator<SseMessage> {
-    const headers: Record<string, string> = { Authorization: `Bearer ${this.options.token}`, Accept: "text/event-stream" };
+  async *stream(
+    path: string,
+    options: { lastEventId?: string; signal?: AbortSignal } = {},
+  ): AsyncGenerator<SseMessage> {
+    const headers: Record<string, string> = {
+      Authorization: `Bearer ${this.options.token}`,
+      Accept: "text/event-stream",
+    };
     if (options.lastEventId) headers["Last-Event-ID"] = options.lastEventId;
     let res: Response;
     try {

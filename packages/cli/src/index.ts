@@ -1,3 +1,3 @@
-export { runCli, COMMANDS } from "./cli-main.ts";
+export { CommandFailed, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, UsageError } from "./cli-errors.ts";
 export type { CliIo } from "./cli-io.ts";
-export { EXIT_OK, EXIT_FAILURE, EXIT_USAGE, UsageError, CommandFailed } from "./cli-errors.ts";
+export { COMMANDS, runCli } from "./cli-main.ts";

@@ -25,7 +25,16 @@ function io(): CliIo & { stdout: string[]; stderr: string[] } {
 
 /** Every row of every table, to prove a command wrote nothing. */
 async function snapshot(): Promise<string> {
-  const tables = ["projects", "tasks", "task_dependencies", "runs", "events", "decisions", "incidents", "leases"] as const;
+  const tables = [
+    "projects",
+    "tasks",
+    "task_dependencies",
+    "runs",
+    "events",
+    "decisions",
+    "incidents",
+    "leases",
+  ] as const;
   const rows = await Promise.all(tables.map((t) => scratch.db.selectFrom(t).selectAll().execute()));
   return JSON.stringify(rows);
 }
@@ -47,9 +56,11 @@ beforeAll(async () => {
   );
   await writeFile(
     path.join(dir, "cycle.yaml"),
-    ["- {id: A-1, title: a, prerequisites: [C-1]}", "- {id: B-1, title: b, prerequisites: [A-1]}", "- {id: C-1, title: c, prerequisites: [B-1]}"].join(
-      "\n",
-    ),
+    [
+      "- {id: A-1, title: a, prerequisites: [C-1]}",
+      "- {id: B-1, title: b, prerequisites: [A-1]}",
+      "- {id: C-1, title: c, prerequisites: [B-1]}",
+    ].join("\n"),
   );
 });
 
@@ -61,7 +72,10 @@ afterAll(async () => {
 describe("overseer CLI (local verbs)", () => {
   it("init registers a project from a repository and a runner config", async () => {
     const out = io();
-    const code = await runCli(["init", "--project", "demo", "--repo", repo, "--config", "runner.json", "--objective", "Ship it"], out);
+    const code = await runCli(
+      ["init", "--project", "demo", "--repo", repo, "--config", "runner.json", "--objective", "Ship it"],
+      out,
+    );
     expect(out.stderr).toEqual([]);
     expect(code).toBe(0);
     const project = await scratch.db.selectFrom("projects").selectAll().executeTakeFirstOrThrow();
@@ -99,7 +113,9 @@ describe("overseer CLI (local verbs)", () => {
     const before = await snapshot();
     const out = io();
     expect(await runCli(["start", "--dry-run", "--project", "demo"], out)).toBe(0);
-    expect(out.stdout.join("\n")).toMatch(/first runnable task S01-001 "Later stage" \(execute, role general\); prompt \d+ chars \(max_prompt_chars 80000\)/);
+    expect(out.stdout.join("\n")).toMatch(
+      /first runnable task S01-001 "Later stage" \(execute, role general\); prompt \d+ chars \(max_prompt_chars 80000\)/,
+    );
     const staged = io();
     expect(await runCli(["start", "--dry-run", "--project", "demo", "--stage", "S00"], staged)).toBe(0);
     expect(staged.stdout.join("\n")).toContain("first runnable task S00-001");

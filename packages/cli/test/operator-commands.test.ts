@@ -13,8 +13,8 @@ import {
 import { type RunningGateway, startGateway } from "@overseer/gateway";
 import { createRedis, LiveChannel, type Redis, RunQueues, WorkerRegistry } from "@overseer/queue";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runCli } from "../src/cli-main.ts";
 import type { CliIo } from "../src/cli-io.ts";
+import { runCli } from "../src/cli-main.ts";
 
 /** The operator verbs against a real listening gateway over a scratch database and Redis prefix. */
 
@@ -33,10 +33,18 @@ beforeAll(async () => {
   queues = new RunQueues(redis, { prefix });
   live = new LiveChannel(redis, { prefix });
   gateway = await startGateway(
-    { db: scratch.db, redis, queues, live, registry: new WorkerRegistry(redis, prefix), logger: createLogger({ name: "cli-test", level: "silent" }) },
+    {
+      db: scratch.db,
+      redis,
+      queues,
+      live,
+      registry: new WorkerRegistry(redis, prefix),
+      logger: createLogger({ name: "cli-test", level: "silent" }),
+    },
     { port: 0, processMetrics: false, logBlockMs: 200 },
   );
-  for (const scope of ["read", "operate", "admin"] as const) tokens[scope] = (await createApiToken(scratch.db, { name: scope, scope })).token;
+  for (const scope of ["read", "operate", "admin"] as const)
+    tokens[scope] = (await createApiToken(scratch.db, { name: scope, scope })).token;
   await seed("solo", ["S00-001", "S00-002", "S00-003"]);
 });
 
@@ -52,11 +60,26 @@ afterAll(async () => {
 });
 
 async function seed(id: string, taskIds: string[]): Promise<void> {
-  await createProject(scratch.db, { id, repo: "/tmp/none", runnerConfig: {}, objective: `Objective of ${id}` });
+  await createProject(scratch.db, {
+    id,
+    repo: "/tmp/none",
+    runnerConfig: {},
+    objective: `Objective of ${id}`,
+  });
   await importTasks(
     scratch.db,
     id,
-    taskIds.map((t) => ({ id: t, stage: "S00", title: `Task ${t}`, body: "", role: "general", scope: ["**"], prerequisites: [], acceptance: [], priority: 0 })),
+    taskIds.map((t) => ({
+      id: t,
+      stage: "S00",
+      title: `Task ${t}`,
+      body: "",
+      role: "general",
+      scope: ["**"],
+      prerequisites: [],
+      acceptance: [],
+      priority: 0,
+    })),
   );
   await startProject(scratch.db, id);
 }
@@ -86,7 +109,11 @@ interface Result {
   err: string;
 }
 
-async function cli(args: string[], token: string | null = tokens.operate, url = gateway.url): Promise<Result> {
+async function cli(
+  args: string[],
+  token: string | null = tokens.operate,
+  url = gateway.url,
+): Promise<Result> {
   const out: string[] = [];
   const err: string[] = [];
   const env: NodeJS.ProcessEnv = { OVERSEER_URL: url };
@@ -165,7 +192,14 @@ describe("notify, answer, resolve, release-external", () => {
     const bad = await cli(["resolve", q.decisionId, "--option", "maybe", "--project", "tri"]);
     expect(bad.code).toBe(2);
     expect(bad.err).toContain("is not offered");
-    const released = await cli(["release-external", q.resolverId, "--reason", "Admin created the bucket.", "--project", "tri"]);
+    const released = await cli([
+      "release-external",
+      q.resolverId,
+      "--reason",
+      "Admin created the bucket.",
+      "--project",
+      "tri",
+    ]);
     expect(released.code).toBe(0);
     expect(released.out).toContain(`released ${q.resolverId}; it is now todo`);
     const twice = await cli(["release-external", q.resolverId, "--reason", "again", "--project", "tri"]);

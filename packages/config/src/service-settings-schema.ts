@@ -258,7 +258,8 @@ const SPECS: SpecTable = {
     name: "OVERSEER_WORKER_LOCK_MS",
     fallback: "30000",
     defaultLabel: "30000",
-    description: "Lock a worker holds on a running job, renewed while it runs; a dead worker's job is redelivered after it lapses.",
+    description:
+      "Lock a worker holds on a running job, renewed while it runs; a dead worker's job is redelivered after it lapses.",
     schema: integer(1000, MS_MAX),
   },
   stalledIntervalMs: {

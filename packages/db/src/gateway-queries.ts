@@ -162,3 +162,18 @@ export async function runDurationBuckets(db: Db, boundsSeconds: readonly number[
     sumSeconds: Number(row.total_ms ?? 0) / 1000,
   };
 }
+
+/**
+ * A cheap token that changes whenever a transition touches the project (its last event id)
+ * or its row changes (version: start, config, status): two index lookups. Task imports
+ * change neither (they only NOTIFY). Null when the project does not exist.
+ */
+export async function projectChangeToken(db: Db, projectId: string): Promise<string | null> {
+  const result = await sql<{ version: number; last_event: string | null }>`
+    SELECT p.version,
+      (SELECT e.id FROM events e WHERE e.project_id = p.id ORDER BY e.id DESC LIMIT 1) AS last_event
+    FROM projects p
+    WHERE p.id = ${projectId}`.execute(db);
+  const row = result.rows[0];
+  return row ? `${row.version}:${row.last_event ?? 0}` : null;
+}

@@ -1,50 +1,51 @@
-export { connectDatabase, json, type Db, type DbHandle, type ConnectOptions } from "./connection.ts";
+export { type ConnectOptions, connectDatabase, type Db, type DbHandle, json } from "./connection.ts";
 export type * from "./database-schema.ts";
 export {
-  migrateToLatest,
-  migrateDown,
-  pendingMigrations,
-  LATEST_MIGRATION,
-  MigrationError,
-} from "./migrator.ts";
-export {
   ConflictError,
-  LeaseLostError,
-  NotFoundError,
   isSerializationFailure,
   isUniqueViolation,
+  LeaseLostError,
+  NotFoundError,
 } from "./db-errors.ts";
-export { loadProjectSnapshot, loadProjectState, type LoadStateOptions } from "./project-state-repository.ts";
-export {
-  applyTransition,
-  defaultDomainContext,
-  POSTGRES_NOTIFY_CHANNEL,
-  type ApplyOptions,
-  type AppliedTransition,
-  type RunReport,
-} from "./transition-repository.ts";
-export * from "./project-repository.ts";
-export * from "./task-repository.ts";
-export * from "./run-repository.ts";
-export * from "./event-repository.ts";
 export * from "./decision-repository.ts";
+export * from "./event-repository.ts";
+export {
+  type ActiveRunSummary,
+  countEventsByType,
+  countRunOutcomes,
+  type DurationBuckets,
+  latestEventId,
+  loadProjectStatus,
+  type ProjectStatusData,
+  pingDatabase,
+  projectChangeToken,
+  runDurationBuckets,
+} from "./gateway-queries.ts";
 export * from "./lease-repository.ts";
-export * from "./token-repository.ts";
+export {
+  LATEST_MIGRATION,
+  MigrationError,
+  migrateDown,
+  migrateToLatest,
+  pendingMigrations,
+} from "./migrator.ts";
+export * from "./project-repository.ts";
+export { type LoadStateOptions, loadProjectSnapshot, loadProjectState } from "./project-state-repository.ts";
+export { decisionFromRow, projectControlFromRow, runFromRow, taskFromRow } from "./row-mappers.ts";
+export * from "./run-repository.ts";
 export {
   createScratchDatabase,
   ensureDatabaseExists,
-  withDatabase,
   type ScratchDatabase,
+  withDatabase,
 } from "./scratch-database.ts";
-export { taskFromRow, runFromRow, decisionFromRow, projectControlFromRow } from "./row-mappers.ts";
+export * from "./task-repository.ts";
+export * from "./token-repository.ts";
 export {
-  loadProjectStatus,
-  latestEventId,
-  pingDatabase,
-  countRunOutcomes,
-  countEventsByType,
-  runDurationBuckets,
-  type ActiveRunSummary,
-  type ProjectStatusData,
-  type DurationBuckets,
-} from "./gateway-queries.ts";
+  type AppliedTransition,
+  type ApplyOptions,
+  applyTransition,
+  defaultDomainContext,
+  POSTGRES_NOTIFY_CHANNEL,
+  type RunReport,
+} from "./transition-repository.ts";

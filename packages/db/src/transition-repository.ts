@@ -1,13 +1,13 @@
+import { randomBytes, randomUUID } from "node:crypto";
 import {
   type ApplyResult,
+  applyCommand,
   type Command,
   commandRunId,
   type DomainContext,
-  applyCommand,
   type Usage,
 } from "@overseer/domain";
 import { sql } from "kysely";
-import { randomBytes, randomUUID } from "node:crypto";
 import { type Db, json } from "./connection.ts";
 import type { EventRow } from "./database-schema.ts";
 import { ConflictError, isSerializationFailure, isUniqueViolation, LeaseLostError } from "./db-errors.ts";

@@ -76,9 +76,19 @@ describe("applyTransition", () => {
     );
     expect(submitted.outcome).toBe("applied");
     expect((await getTask(scratch.db, "p1", "S00-001"))?.status).toBe("review");
-    const again = await applyTransition(scratch.db, "p1", { kind: "submit", runId: run.id, message: "done", commitSha: "abc", branchHead: "abc" });
+    const again = await applyTransition(scratch.db, "p1", {
+      kind: "submit",
+      runId: run.id,
+      message: "done",
+      commitSha: "abc",
+      branchHead: "abc",
+    });
     expect(again.outcome).toBe("already_applied");
-    const events = await listEvents(scratch.db, { projectId: "p1", runId: run.id, types: ["task.submitted"] });
+    const events = await listEvents(scratch.db, {
+      projectId: "p1",
+      runId: run.id,
+      types: ["task.submitted"],
+    });
     expect(events).toHaveLength(1);
   });
 
@@ -119,7 +129,9 @@ describe("applyTransition", () => {
   it("loses no update when 20 operators answer the same task at once", async () => {
     await projectWithTasks("p5", [card("S00-001")]);
     const results = await Promise.allSettled(
-      Array.from({ length: 20 }, (_, i) => applyTransition(scratch.db, "p5", { kind: "answer", taskId: "S00-001", text: `a${i}`, by: "op" })),
+      Array.from({ length: 20 }, (_, i) =>
+        applyTransition(scratch.db, "p5", { kind: "answer", taskId: "S00-001", text: `a${i}`, by: "op" }),
+      ),
     );
     const applied = results.filter((r) => r.status === "fulfilled").length;
     for (const r of results) if (r.status === "rejected") expect(r.reason).toBeInstanceOf(ConflictError);
@@ -130,7 +142,9 @@ describe("applyTransition", () => {
     await projectWithTasks("p3", [card("S00-001")]);
     const owned = await acquireLeases(scratch.db, "coord-a", 60_000);
     expect(owned).toContain("p3");
-    await expect(applyTransition(scratch.db, "p3", { kind: "claim" }, { leaseOwner: "coord-b" })).rejects.toBeInstanceOf(LeaseLostError);
+    await expect(
+      applyTransition(scratch.db, "p3", { kind: "claim" }, { leaseOwner: "coord-b" }),
+    ).rejects.toBeInstanceOf(LeaseLostError);
     const state = await loadProjectState(scratch.db, "p3");
     expect(state.runs.size).toBe(0);
     await releaseLeases(scratch.db, "coord-a");

@@ -449,7 +449,8 @@ function checkStep(prev: ProjectState, command: Command, result: ApplyResult, hi
         command.kind === "cancel" &&
         (command.taskId === after.id ||
           command.taskId === before.blockedBy ||
-          (after.status === "cancelled" && before.rootId === (prev.tasks.get(command.taskId)?.rootId ?? command.taskId)));
+          (after.status === "cancelled" &&
+            before.rootId === (prev.tasks.get(command.taskId)?.rootId ?? command.taskId)));
       ensure(
         viaResolver || viaCancel || isStop(command, result),
         via(`${after.id} left blocked for ${after.status}`),

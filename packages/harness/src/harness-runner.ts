@@ -1,6 +1,6 @@
-import { setTimeout as sleep } from "node:timers/promises";
 import { type FSWatcher, statSync, watch } from "node:fs";
 import { delimiter, resolve as resolvePath } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { createLogger, type Logger } from "@overseer/config";
 import { execa } from "execa";
 import { type ActivityWatcher, watchActivity } from "./activity-watcher.ts";
@@ -346,10 +346,11 @@ async function supervise(
     state.termination = linger
       .then((gone) => (gone ? terminateProcessGroup(pid, 0) : stop()))
       .then((outcome) => {
-      if (outcome === "killed") logger.warn({ pid, reason }, "harness ignored SIGTERM; process group killed");
-      if (outcome === "survived") logger.error({ pid, reason }, "harness process group survived SIGKILL");
-      return outcome;
-    });
+        if (outcome === "killed")
+          logger.warn({ pid, reason }, "harness ignored SIGTERM; process group killed");
+        if (outcome === "survived") logger.error({ pid, reason }, "harness process group survived SIGKILL");
+        return outcome;
+      });
   };
 
   // --- the control dir: event-driven, checks coalesced -----------------------------------

@@ -1,6 +1,6 @@
-export * from "./run-job-schema.ts";
+export { LiveChannel, type LiveEvent, type LiveOptions } from "./live-channel.ts";
 export * from "./queue-names.ts";
 export { createRedis, type Redis } from "./redis-connection.ts";
-export { RunQueues, type QueueOptions } from "./run-queue.ts";
-export { LiveChannel, type LiveEvent, type LiveOptions } from "./live-channel.ts";
-export { WorkerRegistry, type WorkerHeartbeat } from "./worker-registry.ts";
+export * from "./run-job-schema.ts";
+export { type QueueOptions, RunQueues } from "./run-queue.ts";
+export { type WorkerHeartbeat, WorkerRegistry } from "./worker-registry.ts";

@@ -62,13 +62,32 @@ export class LiveChannel {
 
   /** Log entries after `afterId` (`0` = from the start), up to `count`. */
   async readLog(runId: string, afterId = "0", count = 1000): Promise<{ id: string; data: string }[]> {
-    const rows = await this.redis.xrange(this.logKey(runId), afterId === "0" ? "-" : `(${afterId}`, "+", "COUNT", count);
+    const rows = await this.redis.xrange(
+      this.logKey(runId),
+      afterId === "0" ? "-" : `(${afterId}`,
+      "+",
+      "COUNT",
+      count,
+    );
     return rows.map(([id, fields]) => ({ id, data: fields[1] ?? "" }));
   }
 
   /** Blocks up to `blockMs` for entries after `afterId`. Use a dedicated connection. */
-  async waitLog(reader: Redis, runId: string, afterId: string, blockMs: number): Promise<{ id: string; data: string }[]> {
-    const res = await reader.xread("COUNT", 1000, "BLOCK", blockMs, "STREAMS", this.logKey(runId), afterId === "0" ? "0-0" : afterId);
+  async waitLog(
+    reader: Redis,
+    runId: string,
+    afterId: string,
+    blockMs: number,
+  ): Promise<{ id: string; data: string }[]> {
+    const res = await reader.xread(
+      "COUNT",
+      1000,
+      "BLOCK",
+      blockMs,
+      "STREAMS",
+      this.logKey(runId),
+      afterId === "0" ? "0-0" : afterId,
+    );
     if (!res) return [];
     return res.flatMap(([, entries]) => entries.map(([id, fields]) => ({ id, data: fields[1] ?? "" })));
   }

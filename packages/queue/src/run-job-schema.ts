@@ -84,7 +84,11 @@ export const controlTransitionSchema = z.discriminatedUnion("kind", [
 ]);
 
 const usageSchema = z
-  .object({ tokensIn: z.number().optional(), tokensOut: z.number().optional(), costUsd: z.number().optional() })
+  .object({
+    tokensIn: z.number().optional(),
+    tokensOut: z.number().optional(),
+    costUsd: z.number().optional(),
+  })
   .optional();
 
 /** How a run ended, as the worker saw it. */

@@ -59,7 +59,9 @@ export class RunQueues {
    * `reported` (its result waits to be applied), `failed` (the job exhausted its
    * attempts; `failedReason` says why) or `missing` (nothing: lost, e.g. Redis was flushed).
    */
-  async runJobState(runId: string): Promise<{ state: "active" | "reported" | "failed" | "missing"; failedReason?: string }> {
+  async runJobState(
+    runId: string,
+  ): Promise<{ state: "active" | "reported" | "failed" | "missing"; failedReason?: string }> {
     const result = await this.results.getJob(resultJobId(runId));
     if (result) return { state: "reported" };
     const job = await this.runs.getJob(runJobId(runId));
@@ -84,7 +86,10 @@ export class RunQueues {
 
   async counts(): Promise<{ runs: Record<string, number>; results: Record<string, number> }> {
     const states = ["waiting", "active", "delayed", "completed", "failed", "paused", "prioritized"] as const;
-    const [runs, results] = await Promise.all([this.runs.getJobCounts(...states), this.results.getJobCounts(...states)]);
+    const [runs, results] = await Promise.all([
+      this.runs.getJobCounts(...states),
+      this.results.getJobCounts(...states),
+    ]);
     return { runs, results };
   }
 

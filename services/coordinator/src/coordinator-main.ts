@@ -18,7 +18,14 @@ const redis = createRedis(settings.redisUrl);
 const workerConnection = createRedis(settings.redisUrl);
 const queues = new RunQueues(redis, { prefix: settings.queuePrefix });
 const coordinator = new Coordinator(
-  { db: database.db, sql: database.sql, workerConnection, queues, live: new LiveChannel(redis, { prefix: settings.queuePrefix }), logger },
+  {
+    db: database.db,
+    sql: database.sql,
+    workerConnection,
+    queues,
+    live: new LiveChannel(redis, { prefix: settings.queuePrefix }),
+    logger,
+  },
   {
     id: process.env.OVERSEER_COORDINATOR_ID || undefined,
     leaseTtlMs: settings.leaseTtlMs,

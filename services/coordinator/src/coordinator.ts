@@ -19,8 +19,10 @@
 import { hostname } from "node:os";
 import type { Logger } from "@overseer/config";
 import {
-  acquireLeases,
   type AppliedTransition,
+  type ApplyOptions,
+  acquireLeases,
+  activeRuns,
   applyTransition,
   ConflictError,
   type Db,
@@ -31,18 +33,16 @@ import {
   POSTGRES_NOTIFY_CHANNEL,
   releaseLeases,
   requireProject,
-  activeRuns,
   storeRunPrompt,
-  type ApplyOptions,
 } from "@overseer/db";
 import { type Command, isDomainError, nextWakeAt, type Run } from "@overseer/domain";
 import {
   type LiveChannel,
   RESULT_QUEUE,
   type ResultMessage,
-  resultMessageSchema,
   type RunQueues,
   type RunResult,
+  resultMessageSchema,
 } from "@overseer/queue";
 import { Worker } from "bullmq";
 import type { Redis } from "ioredis";
@@ -161,7 +161,9 @@ export class Coordinator {
   async renewLeases(): Promise<void> {
     if (this.stopped) return;
     try {
-      const now = new Set(await acquireLeases(this.deps.db, this.id, this.leaseTtlMs, this.options.maxProjects));
+      const now = new Set(
+        await acquireLeases(this.deps.db, this.id, this.leaseTtlMs, this.options.maxProjects),
+      );
       for (const projectId of this.owned) {
         if (!now.has(projectId)) this.loseProject(projectId);
       }
@@ -190,7 +192,11 @@ export class Coordinator {
   private async schedulePass(projectId: string): Promise<void> {
     if (!this.owned.has(projectId)) return;
     const project = await requireProject(this.deps.db, projectId);
-    if (project.status === "active" && project.budget_usd !== null && project.cost_usd >= project.budget_usd) {
+    if (
+      project.status === "active" &&
+      project.budget_usd !== null &&
+      project.cost_usd >= project.budget_usd
+    ) {
       await this.apply(projectId, {
         kind: "set-project-status",
         status: "paused",
@@ -225,7 +231,12 @@ export class Coordinator {
     const build = buildRunJob(project, state, run, Number(number.n));
     if (!build.ok) {
       this.deps.logger.warn({ projectId, runId: run.id, reason: build.reason }, build.message);
-      await this.apply(projectId, { kind: "run-misconfigured", runId: run.id, reason: build.reason, message: build.message });
+      await this.apply(projectId, {
+        kind: "run-misconfigured",
+        runId: run.id,
+        reason: build.reason,
+        message: build.message,
+      });
       return true;
     }
     await storeRunPrompt(db, run.id, build.job.prompt);
@@ -239,10 +250,13 @@ export class Coordinator {
     if (existing) clearTimeout(existing);
     this.wakeTimers.delete(projectId);
     if (at === null) return;
-    const timer = setTimeout(() => {
-      this.wakeTimers.delete(projectId);
-      this.kick(projectId);
-    }, Math.max(0, at - Date.now()) + 5);
+    const timer = setTimeout(
+      () => {
+        this.wakeTimers.delete(projectId);
+        this.kick(projectId);
+      },
+      Math.max(0, at - Date.now()) + 5,
+    );
     timer.unref();
     this.wakeTimers.set(projectId, timer);
   }
@@ -320,7 +334,9 @@ export class Coordinator {
   private async reconcileAll(): Promise<void> {
     if (this.stopped) return;
     for (const projectId of this.owned) {
-      void this.serializer.run(projectId, () => this.reconcile(projectId)).catch((error) => this.onPassError(projectId, error));
+      void this.serializer
+        .run(projectId, () => this.reconcile(projectId))
+        .catch((error) => this.onPassError(projectId, error));
       this.kick(projectId);
     }
   }

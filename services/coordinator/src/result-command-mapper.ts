@@ -21,11 +21,18 @@ const CATEGORY_REASONS: Record<string, AwaitingReason> = {
  */
 export function commandForResult(result: RunResult, retry: RetryPolicy): Command {
   const runId = result.runId;
-  if (result.scopeViolations.length > 0) return { kind: "scope-violation", runId, paths: result.scopeViolations };
+  if (result.scopeViolations.length > 0)
+    return { kind: "scope-violation", runId, paths: result.scopeViolations };
   const outcome = result.outcome;
   switch (outcome.kind) {
     case "timeout":
-      return { kind: "timeout", runId, stalled: outcome.stalled, seconds: outcome.seconds, checkpointRef: result.checkpointRef };
+      return {
+        kind: "timeout",
+        runId,
+        stalled: outcome.stalled,
+        seconds: outcome.seconds,
+        checkpointRef: result.checkpointRef,
+      };
     case "no-transition":
       return {
         kind: "no-transition",

@@ -41,7 +41,8 @@ export function buildRunJob(
 
   const files: Record<string, string> = {};
   for (const [path, spec] of Object.entries(config.files)) {
-    files[path] = spec.from_secret !== undefined ? (config.secrets[spec.from_secret] ?? "") : (spec.content ?? "");
+    files[path] =
+      spec.from_secret !== undefined ? (config.secrets[spec.from_secret] ?? "") : (spec.content ?? "");
   }
   const secretValues = Object.values(config.secrets);
   const seconds = (s: number) => Math.max(1, Math.round(s * 1000));
@@ -72,9 +73,14 @@ export function buildRunJob(
       gitCommits: config.git_commits,
       author: { name: config.git.author_name, email: config.git.author_email },
       hooks: {
-        setup: config.hooks.setup ? { argv: [...config.hooks.setup.argv], timeoutMs: seconds(config.hooks.setup.timeout_seconds) } : undefined,
+        setup: config.hooks.setup
+          ? { argv: [...config.hooks.setup.argv], timeoutMs: seconds(config.hooks.setup.timeout_seconds) }
+          : undefined,
         afterRun: config.hooks.after_run
-          ? { argv: [...config.hooks.after_run.argv], timeoutMs: seconds(config.hooks.after_run.timeout_seconds) }
+          ? {
+              argv: [...config.hooks.after_run.argv],
+              timeoutMs: seconds(config.hooks.after_run.timeout_seconds),
+            }
           : undefined,
       },
       files,

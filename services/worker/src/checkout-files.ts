@@ -8,7 +8,10 @@ import path from "node:path";
  * O_NOFOLLOW | O_EXCL, so a symlink committed into the repository cannot redirect the write
  * outside the checkout.
  */
-export async function placeCheckoutFiles(checkout: string, files: Readonly<Record<string, string>>): Promise<void> {
+export async function placeCheckoutFiles(
+  checkout: string,
+  files: Readonly<Record<string, string>>,
+): Promise<void> {
   for (const [relative, content] of Object.entries(files)) {
     const segments = relative.split("/");
     if (segments.some((s) => s === "" || s === "." || s === "..") || segments[0] === ".git") {
@@ -19,11 +22,13 @@ export async function placeCheckoutFiles(checkout: string, files: Readonly<Recor
       dir = path.join(dir, segment);
       const info = await lstat(dir).catch(() => null);
       if (info === null) await mkdir(dir, { mode: 0o755 });
-      else if (!info.isDirectory()) throw new Error(`refusing to place "${relative}": ${dir} is not a directory`);
+      else if (!info.isDirectory())
+        throw new Error(`refusing to place "${relative}": ${dir} is not a directory`);
     }
     const target = path.join(checkout, relative);
     const existing = await lstat(target).catch(() => null);
-    if (existing && !existing.isFile()) throw new Error(`refusing to place "${relative}": it exists and is not a regular file`);
+    if (existing && !existing.isFile())
+      throw new Error(`refusing to place "${relative}": it exists and is not a regular file`);
     const handle = await open(
       target,
       constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW,

@@ -1,5 +1,5 @@
-import { execa } from "execa";
 import type { PreparedCommand, WrapCommand } from "@overseer/harness";
+import { execa } from "execa";
 
 export interface HookResult {
   ok: boolean;
@@ -60,7 +60,9 @@ export async function runHook(options: RunHookOptions): Promise<HookResult> {
     clearTimeout(timer);
     killGroup();
     const all = typeof result.all === "string" ? result.all : "";
-    const output = options.redact(all.length > options.maxOutputBytes ? all.slice(-options.maxOutputBytes) : all);
+    const output = options.redact(
+      all.length > options.maxOutputBytes ? all.slice(-options.maxOutputBytes) : all,
+    );
     return {
       ok: result.exitCode === 0 && !result.timedOut,
       output,

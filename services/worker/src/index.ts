@@ -1,4 +1,4 @@
-export { WorkerService, type WorkerServiceDeps, type WorkerServiceOptions } from "./worker-service.ts";
 export { executeRun, type RunExecutorDeps, type RunPaths, WorkerShutdownError } from "./run-executor.ts";
-export { scopeViolations } from "./scope-checker.ts";
 export { sandboxWrapFor } from "./sandbox-wrap.ts";
+export { scopeViolations } from "./scope-checker.ts";
+export { WorkerService, type WorkerServiceDeps, type WorkerServiceOptions } from "./worker-service.ts";

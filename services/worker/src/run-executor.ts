@@ -65,9 +65,19 @@ interface Commits {
   checkpointRef: string | null;
 }
 
-const NO_COMMITS: Commits = { commitSha: null, branchHead: null, landedSha: null, landedBranch: null, checkpointRef: null };
+const NO_COMMITS: Commits = {
+  commitSha: null,
+  branchHead: null,
+  landedSha: null,
+  landedBranch: null,
+  checkpointRef: null,
+};
 
-export async function executeRun(job: RunJob, deps: RunExecutorDeps, signal?: AbortSignal): Promise<RunResult> {
+export async function executeRun(
+  job: RunJob,
+  deps: RunExecutorDeps,
+  signal?: AbortSignal,
+): Promise<RunResult> {
   const pickedAt = Date.now();
   const phases: Record<string, number> = {};
   let lapAt = performance.now();
@@ -77,7 +87,12 @@ export async function executeRun(job: RunJob, deps: RunExecutorDeps, signal?: Ab
     lapAt = now;
   };
   const redact = createRedactor(job.secretValues);
-  const log = deps.logger.child({ runId: job.runId, projectId: job.projectId, taskId: job.taskId, action: job.action });
+  const log = deps.logger.child({
+    runId: job.runId,
+    projectId: job.projectId,
+    taskId: job.taskId,
+    action: job.action,
+  });
   const runDir = path.join(deps.dataDir, "runs", `${job.runId}-${randomBytes(3).toString("hex")}`);
   const mirror = deps.mirrorFor(job);
   let worktree: Worktree | null = null;
@@ -112,7 +127,10 @@ export async function executeRun(job: RunJob, deps: RunExecutorDeps, signal?: Ab
   try {
     await mirror.ensure();
     lap("fetch");
-    const [taskHead, mainHead] = await Promise.all([mirror.resolveRef(job.taskBranch), mirror.resolveRef(job.mainBranch)]);
+    const [taskHead, mainHead] = await Promise.all([
+      mirror.resolveRef(job.taskBranch),
+      mirror.resolveRef(job.mainBranch),
+    ]);
     const base = taskHead ?? mainHead;
     if (base === null) {
       return finish({
@@ -166,10 +184,18 @@ export async function executeRun(job: RunJob, deps: RunExecutorDeps, signal?: Ab
       signal,
     };
     if (job.hooks.setup) {
-      const hook = await runHook({ ...hookOptions, argv: job.hooks.setup.argv, timeoutMs: job.hooks.setup.timeoutMs });
+      const hook = await runHook({
+        ...hookOptions,
+        argv: job.hooks.setup.argv,
+        timeoutMs: job.hooks.setup.timeoutMs,
+      });
       if (!hook.ok) {
         return finish(
-          { kind: "no-transition", crashed: false, detail: `setup hook failed (${describeHook(hook)}):\n${hook.output}` },
+          {
+            kind: "no-transition",
+            crashed: false,
+            detail: `setup hook failed (${describeHook(hook)}):\n${hook.output}`,
+          },
           { output: hook.output },
         );
       }
@@ -189,7 +215,8 @@ export async function executeRun(job: RunJob, deps: RunExecutorDeps, signal?: Ab
       return finish({
         kind: "misconfigured",
         reason: "harness_not_configured",
-        message: new HarnessNotConfiguredError(argv[0] as string, "not_found", `PATH=${env.PATH ?? ""}`).message,
+        message: new HarnessNotConfiguredError(argv[0] as string, "not_found", `PATH=${env.PATH ?? ""}`)
+          .message,
       });
     }
     lap("prepare");
@@ -232,10 +259,18 @@ export async function executeRun(job: RunJob, deps: RunExecutorDeps, signal?: Ab
     };
 
     if (job.hooks.afterRun) {
-      const hook = await runHook({ ...hookOptions, argv: job.hooks.afterRun.argv, timeoutMs: job.hooks.afterRun.timeoutMs });
+      const hook = await runHook({
+        ...hookOptions,
+        argv: job.hooks.afterRun.argv,
+        timeoutMs: job.hooks.afterRun.timeoutMs,
+      });
       if (!hook.ok) {
         return finish(
-          { kind: "no-transition", crashed: false, detail: `after_run hook failed (${describeHook(hook)}):\n${hook.output}` },
+          {
+            kind: "no-transition",
+            crashed: false,
+            detail: `after_run hook failed (${describeHook(hook)}):\n${hook.output}`,
+          },
           { ...observed, output: `${harness.output}\n${hook.output}` },
         );
       }
@@ -247,11 +282,20 @@ export async function executeRun(job: RunJob, deps: RunExecutorDeps, signal?: Ab
       ? []
       : scopeViolations(await worktree.changedPaths(), job.scope, job.metadataGlobs);
     lap("scope");
-    const commits = await recordWork(job, deps, mirror, worktree, outcome, { taskHead, base, runDir, violations });
+    const commits = await recordWork(job, deps, mirror, worktree, outcome, {
+      taskHead,
+      base,
+      runDir,
+      violations,
+    });
     lap("git");
     if (commits.kind === "conflict") {
       return finish(
-        { kind: "transition", transition: { kind: "reject", feedback: commits.feedback }, usage: usageOf(harness.transition) },
+        {
+          kind: "transition",
+          transition: { kind: "reject", feedback: commits.feedback },
+          usage: usageOf(harness.transition),
+        },
         { ...observed },
       );
     }
@@ -292,9 +336,16 @@ function describeHook(hook: { exitCode: number | null; timedOut: boolean }): str
   return hook.timedOut ? "timed out" : `exit ${hook.exitCode ?? "by signal"}`;
 }
 
-function outcomeOf(harness: Awaited<ReturnType<typeof runHarness>>, redact: (text: string) => string): RunOutcome {
+function outcomeOf(
+  harness: Awaited<ReturnType<typeof runHarness>>,
+  redact: (text: string) => string,
+): RunOutcome {
   if (harness.transition) {
-    return { kind: "transition", transition: toQueueTransition(harness.transition, redact), usage: usageOf(harness.transition) };
+    return {
+      kind: "transition",
+      transition: toQueueTransition(harness.transition, redact),
+      usage: usageOf(harness.transition),
+    };
   }
   if (harness.timedOut || harness.stalled) {
     return { kind: "timeout", stalled: harness.stalled, seconds: Math.round(harness.durationMs / 1000) };
@@ -389,7 +440,15 @@ async function recordWork(
         feedback: `The approved work could not land on ${job.mainBranch}: merge conflict in ${landed.files.join(", ")}. Integrate the current ${job.mainBranch} and resolve the conflict.\n${landed.details}`,
       };
     }
-    return { kind: "ok", commits: { ...NO_COMMITS, landedSha: landed.sha, landedBranch: landed.branch, branchHead: ctx.taskHead } };
+    return {
+      kind: "ok",
+      commits: {
+        ...NO_COMMITS,
+        landedSha: landed.sha,
+        landedBranch: landed.branch,
+        branchHead: ctx.taskHead,
+      },
+    };
   }
   if (job.action === "review" || !job.gitCommits) {
     return { kind: "ok", commits: { ...NO_COMMITS, branchHead: ctx.taskHead } };
@@ -400,7 +459,11 @@ async function recordWork(
     const sha = await worktree.commit({ message, trailers: trailers("review"), author: job.author });
     const head = sha ?? ctx.base;
     if (head !== ctx.taskHead) {
-      const pushed = await pushBranch(mirror, { branch: job.taskBranch, sha: head, expectedOldSha: ctx.taskHead });
+      const pushed = await pushBranch(mirror, {
+        branch: job.taskBranch,
+        sha: head,
+        expectedOldSha: ctx.taskHead,
+      });
       if (!pushed.ok) {
         return {
           kind: "lost-race",
@@ -421,6 +484,10 @@ async function recordWork(
   if (sha === null) return { kind: "ok", commits: { ...NO_COMMITS, branchHead: ctx.taskHead } };
   const ref = checkpointRef(job.taskId, job.agentId);
   const pushed = await pushBranch(mirror, { branch: ref, sha, expectedOldSha: null });
-  if (!pushed.ok) deps.logger.warn({ runId: job.runId, ref }, "checkpoint branch already existed; kept the existing one");
-  return { kind: "ok", commits: { ...NO_COMMITS, checkpointRef: ref, commitSha: sha, branchHead: ctx.taskHead } };
+  if (!pushed.ok)
+    deps.logger.warn({ runId: job.runId, ref }, "checkpoint branch already existed; kept the existing one");
+  return {
+    kind: "ok",
+    commits: { ...NO_COMMITS, checkpointRef: ref, commitSha: sha, branchHead: ctx.taskHead },
+  };
 }

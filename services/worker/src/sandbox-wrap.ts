@@ -13,7 +13,12 @@ const MIB = 1024 * 1024;
  * Each prepared command is single-use: the setup hook, the agent and the after_run hook
  * each get their own (and their own cgroup).
  */
-export function sandboxWrapFor(driver: SandboxDriver, job: RunJob, paths: RunPaths, dataDir: string): WrapCommand {
+export function sandboxWrapFor(
+  driver: SandboxDriver,
+  job: RunJob,
+  paths: RunPaths,
+  dataDir: string,
+): WrapCommand {
   let n = 0;
   return async (argv, env) => {
     n += 1;
@@ -25,7 +30,9 @@ export function sandboxWrapFor(driver: SandboxDriver, job: RunJob, paths: RunPat
       hiddenPaths: [dataDir],
       env: { ...env },
       network:
-        job.sandbox.networkAllowHosts.length > 0 ? { mode: "proxy", allowHosts: job.sandbox.networkAllowHosts } : { mode: "none" },
+        job.sandbox.networkAllowHosts.length > 0
+          ? { mode: "proxy", allowHosts: job.sandbox.networkAllowHosts }
+          : { mode: "none" },
       limits: {
         pidsMax: job.sandbox.pidsMax,
         memoryBytes: job.sandbox.memoryMb * MIB,

@@ -19,7 +19,11 @@ export function scopeViolations(
     for (const p of [change.path, change.oldPath]) {
       if (p !== undefined && !allowed(p)) violations.add(p);
     }
-    if (change.isSymlink && change.symlinkTarget !== undefined && linkLeavesCheckout(change.path, change.symlinkTarget)) {
+    if (
+      change.isSymlink &&
+      change.symlinkTarget !== undefined &&
+      linkLeavesCheckout(change.path, change.symlinkTarget)
+    ) {
       violations.add(`${change.path} -> ${change.symlinkTarget} (symlink out of the checkout)`);
     }
     if (change.isSubmodule) violations.add(`${change.path} (embedded repository)`);

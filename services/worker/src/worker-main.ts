@@ -20,7 +20,9 @@ try {
     // A live probe before taking any job: the sandbox must actually confine (this also
     // warms the driver's caches, so the first run pays no setup).
     const probe = await driver.probe();
-    const failed = [probe.writeOutsideDenied, probe.networkDenied, probe.privilegesDropped].filter((c) => !c.ok);
+    const failed = [probe.writeOutsideDenied, probe.networkDenied, probe.privilegesDropped].filter(
+      (c) => !c.ok,
+    );
     if (!probe.available || failed.length > 0) {
       throw new Error(
         `sandbox driver "${settings.sandbox}" does not work on this host (${[...probe.problems, ...failed.map((c) => c.detail)].join("; ") || "not available"}); ` +

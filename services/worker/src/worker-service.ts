@@ -16,6 +16,7 @@ import { hostname } from "node:os";
 import path from "node:path";
 import type { Logger } from "@overseer/config";
 import { RepoMirror } from "@overseer/git";
+import type { WrapCommand } from "@overseer/harness";
 import {
   type LiveChannel,
   RUN_QUEUE,
@@ -29,7 +30,6 @@ import { type Job, UnrecoverableError, Worker } from "bullmq";
 import type { Redis } from "ioredis";
 import { LiveLogBatcher } from "./live-log-batcher.ts";
 import { executeRun, type RunExecutorDeps, type RunPaths, WorkerShutdownError } from "./run-executor.ts";
-import type { WrapCommand } from "@overseer/harness";
 
 export interface WorkerServiceOptions {
   id?: string;
@@ -70,7 +70,10 @@ export class WorkerService {
   private worker: Worker | null = null;
   private heartbeatTimer: NodeJS.Timeout | null = null;
   private readonly mirrors = new Map<string, RepoMirror>();
-  private readonly current = new Map<string, { job: RunJob; since: number; abort: AbortController; cancelled: boolean }>();
+  private readonly current = new Map<
+    string,
+    { job: RunJob; since: number; abort: AbortController; cancelled: boolean }
+  >();
   private readonly startedAt = Date.now();
   private readonly background = new Set<Promise<unknown>>();
   private readonly executorDeps: RunExecutorDeps;
@@ -113,7 +116,10 @@ export class WorkerService {
   async start(): Promise<void> {
     const { logger } = this.deps;
     if (this.options.unsafe) {
-      logger.warn({ worker: this.id }, "UNSAFE: runs execute WITHOUT a sandbox (OVERSEER_SANDBOX=none); agents have this worker's rights");
+      logger.warn(
+        { worker: this.id },
+        "UNSAFE: runs execute WITHOUT a sandbox (OVERSEER_SANDBOX=none); agents have this worker's rights",
+      );
     }
     await this.deps.subscriber.subscribe(this.deps.live.allEventsChannel);
     this.deps.subscriber.on("message", (_channel, message) => this.onLiveEvent(message));
@@ -131,7 +137,10 @@ export class WorkerService {
     await this.beat();
     this.heartbeatTimer = setInterval(() => void this.beat(), this.options.heartbeatIntervalMs ?? 5000);
     this.heartbeatTimer.unref();
-    logger.info({ worker: this.id, concurrency: this.options.concurrency ?? 2, sandbox: this.options.sandboxName }, "worker started");
+    logger.info(
+      { worker: this.id, concurrency: this.options.concurrency ?? 2, sandbox: this.options.sandboxName },
+      "worker started",
+    );
   }
 
   /** Stops taking jobs, aborts running ones (they are redelivered), removes the heartbeat. */
@@ -148,7 +157,9 @@ export class WorkerService {
   private async process(job: Job): Promise<void> {
     const parsed = runJobSchema.safeParse(job.data);
     if (!parsed.success) {
-      throw new UnrecoverableError(`malformed run job ${job.id}: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
+      throw new UnrecoverableError(
+        `malformed run job ${job.id}: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`,
+      );
     }
     const run = parsed.data;
     // Redelivered after this run's result was already reported (a crash between the two).
@@ -222,7 +233,9 @@ export class WorkerService {
       startedAt: this.startedAt,
       heartbeatAt: Date.now(),
     };
-    await this.deps.registry.beat(heartbeat).catch((error) => this.deps.logger.warn({ err: error }, "heartbeat failed"));
+    await this.deps.registry
+      .beat(heartbeat)
+      .catch((error) => this.deps.logger.warn({ err: error }, "heartbeat failed"));
   }
 
   get dataDir(): string {

@@ -1,12 +1,12 @@
-import { commandForRole, ConfigError, parseRunnerConfig, type ServiceSettings } from "@overseer/config";
+import { ConfigError, commandForRole, parseRunnerConfig, type RunnerConfig, type ServiceSettings } from "@overseer/config";
 import { connectDatabase, type Db, listProjects, pendingMigrations } from "@overseer/db";
 import { resolveExecutable } from "@overseer/harness";
 import { createRedis } from "@overseer/queue";
 import { createSandboxDriver, detectDriver, type SandboxDriverName } from "@overseer/sandbox";
 import { execa } from "execa";
 import { parseCommandArgs, requirePositive } from "../arg-parser.ts";
-import { EXIT_FAILURE, EXIT_OK } from "../cli-errors.ts";
 import { settingsFrom } from "../cli-context.ts";
+import { EXIT_FAILURE, EXIT_OK } from "../cli-errors.ts";
 import type { CliIo } from "../cli-io.ts";
 import type { CliCommand } from "../command-registry.ts";
 
@@ -32,7 +32,12 @@ export const doctorCommand: CliCommand = {
   async run(args, io) {
     const { values } = parseCommandArgs(
       args,
-      { deep: { type: "boolean" }, project: { type: "string" }, json: { type: "boolean" }, "probe-timeout": { type: "string" } },
+      {
+        deep: { type: "boolean" },
+        project: { type: "string" },
+        json: { type: "boolean" },
+        "probe-timeout": { type: "string" },
+      },
       usage,
       false,
     );
@@ -41,7 +46,8 @@ export const doctorCommand: CliCommand = {
     const checks: DoctorCheck[] = [];
     const add = (check: DoctorCheck) => {
       checks.push(check);
-      if (!values.json) io.out(`${check.status.toUpperCase().padEnd(4)}  ${check.name.padEnd(28)} ${check.detail}`);
+      if (!values.json)
+        io.out(`${check.status.toUpperCase().padEnd(4)}  ${check.name.padEnd(28)} ${check.detail}`);
     };
     const database = connectDatabase(settings.databaseUrl, { max: 2, applicationName: "overseer-doctor" });
     try {
@@ -49,11 +55,16 @@ export const doctorCommand: CliCommand = {
       await checkRedis(settings, add);
       await checkGit(add);
       await checkSandbox(settings, add);
-      await checkProjects(database.db, io, add, { deep: values.deep ?? false, project: values.project, probeTimeoutMs });
+      await checkProjects(database.db, io, add, {
+        deep: values.deep ?? false,
+        project: values.project,
+        probeTimeoutMs,
+      });
     } finally {
       await database.close();
     }
-    if (values.json) io.out(JSON.stringify({ ok: !checks.some((c) => c.required && c.status === "fail"), checks }, null, 2));
+    if (values.json)
+      io.out(JSON.stringify({ ok: !checks.some((c) => c.required && c.status === "fail"), checks }, null, 2));
     return checks.some((c) => c.required && c.status === "fail") ? EXIT_FAILURE : EXIT_OK;
   },
 };
@@ -65,9 +76,19 @@ async function checkPostgres(db: Db, settings: ServiceSettings, add: Add): Promi
   where.password = "";
   try {
     await db.selectNoFrom((eb) => eb.val(1).as("one")).execute();
-    add({ name: "postgres", status: "ok", detail: `reachable at ${where.host}${where.pathname}`, required: true });
+    add({
+      name: "postgres",
+      status: "ok",
+      detail: `reachable at ${where.host}${where.pathname}`,
+      required: true,
+    });
   } catch (error) {
-    add({ name: "postgres", status: "fail", detail: `${(error as Error).message} (DATABASE_URL=${where})`, required: true });
+    add({
+      name: "postgres",
+      status: "fail",
+      detail: `${(error as Error).message} (DATABASE_URL=${where})`,
+      required: true,
+    });
     return;
   }
   try {
@@ -75,7 +96,12 @@ async function checkPostgres(db: Db, settings: ServiceSettings, add: Add): Promi
     add(
       pending.length === 0
         ? { name: "migrations", status: "ok", detail: "schema current", required: true }
-        : { name: "migrations", status: "fail", detail: `pending: ${pending.join(", ")}; run \`overseer init\` or start the coordinator to apply them`, required: true },
+        : {
+            name: "migrations",
+            status: "fail",
+            detail: `pending: ${pending.join(", ")}; run \`overseer init\` or start the coordinator to apply them`,
+            required: true,
+          },
     );
   } catch (error) {
     add({ name: "migrations", status: "fail", detail: (error as Error).message, required: true });
@@ -83,11 +109,20 @@ async function checkPostgres(db: Db, settings: ServiceSettings, add: Add): Promi
 }
 
 async function checkRedis(settings: ServiceSettings, add: Add): Promise<void> {
-  const redis = createRedis(settings.redisUrl, { maxRetriesPerRequest: 1, retryStrategy: () => null, lazyConnect: true });
+  const redis = createRedis(settings.redisUrl, {
+    maxRetriesPerRequest: 1,
+    retryStrategy: () => null,
+    lazyConnect: true,
+  });
   try {
     await redis.connect();
     const pong = await redis.ping();
-    add({ name: "redis", status: pong === "PONG" ? "ok" : "fail", detail: `reachable at ${new URL(settings.redisUrl).host}`, required: true });
+    add({
+      name: "redis",
+      status: pong === "PONG" ? "ok" : "fail",
+      detail: `reachable at ${new URL(settings.redisUrl).host}`,
+      required: true,
+    });
   } catch (error) {
     add({ name: "redis", status: "fail", detail: `${(error as Error).message} (REDIS_URL)`, required: true });
   } finally {
@@ -100,7 +135,12 @@ async function checkGit(add: Add): Promise<void> {
     const { stdout } = await execa("git", ["--version"]);
     add({ name: "git", status: "ok", detail: stdout.trim(), required: true });
   } catch {
-    add({ name: "git", status: "fail", detail: "git not found on PATH; install it (Debian: apt-get install git)", required: true });
+    add({
+      name: "git",
+      status: "fail",
+      detail: "git not found on PATH; install it (Debian: apt-get install git)",
+      required: true,
+    });
   }
 }
 
@@ -117,13 +157,19 @@ async function checkSandbox(settings: ServiceSettings, add: Add): Promise<void> 
     add({
       name: "sandbox none",
       status: "warn",
-      detail: "UNSAFE: agents run without isolation, with the worker's own rights (OVERSEER_SANDBOX_UNSAFE_NONE=1)",
+      detail:
+        "UNSAFE: agents run without isolation, with the worker's own rights (OVERSEER_SANDBOX_UNSAFE_NONE=1)",
       required: false,
     });
     return;
   }
   const probe = await createSandboxDriver(name).probe();
-  add({ name: `sandbox ${name}`, status: "ok", detail: probe.version ?? availability.detail, required: true });
+  add({
+    name: `sandbox ${name}`,
+    status: "ok",
+    detail: probe.version ?? availability.detail,
+    required: true,
+  });
   const checks = [
     ["write inside", probe.writeInside],
     ["write outside denied", probe.writeOutsideDenied],
@@ -131,7 +177,12 @@ async function checkSandbox(settings: ServiceSettings, add: Add): Promise<void> 
     ["privileges dropped", probe.privilegesDropped],
   ] as const;
   for (const [label, check] of checks) {
-    add({ name: `sandbox probe: ${label}`, status: check.ok ? "ok" : "fail", detail: check.detail, required: true });
+    add({
+      name: `sandbox probe: ${label}`,
+      status: check.ok ? "ok" : "fail",
+      detail: check.detail,
+      required: true,
+    });
   }
   for (const [limit, enforcement] of Object.entries(probe.limits)) {
     add({
@@ -143,8 +194,13 @@ async function checkSandbox(settings: ServiceSettings, add: Add): Promise<void> 
   }
 }
 
-async function checkProjects(db: Db, io: CliIo, add: Add, options: { deep: boolean; project?: string | undefined; probeTimeoutMs: number }): Promise<void> {
-  let projects;
+async function checkProjects(
+  db: Db,
+  io: CliIo,
+  add: Add,
+  options: { deep: boolean; project?: string | undefined; probeTimeoutMs: number },
+): Promise<void> {
+  let projects: Awaited<ReturnType<typeof listProjects>>;
   try {
     projects = await listProjects(db);
   } catch {
@@ -152,35 +208,60 @@ async function checkProjects(db: Db, io: CliIo, add: Add, options: { deep: boole
   }
   for (const project of projects) {
     if (options.project && project.id !== options.project) continue;
-    let config;
+    let config: RunnerConfig;
     try {
       config = parseRunnerConfig(project.runner_config, `runner config of ${project.id}`);
     } catch (error) {
-      add({ name: `${project.id}: runner config`, status: "fail", detail: error instanceof ConfigError ? error.message : String(error), required: true });
+      add({
+        name: `${project.id}: runner config`,
+        status: "fail",
+        detail: error instanceof ConfigError ? error.message : String(error),
+        required: true,
+      });
       continue;
     }
     const roles = new Set<string>(["general", ...Object.keys(config.commands_by_role)]);
-    const tasksRoles = await db.selectFrom("tasks").select("role").distinct().where("project_id", "=", project.id).execute();
+    const tasksRoles = await db
+      .selectFrom("tasks")
+      .select("role")
+      .distinct()
+      .where("project_id", "=", project.id)
+      .execute();
     for (const r of tasksRoles) roles.add(r.role);
     for (const role of [...roles].sort()) {
       for (const action of ["execute", "review"] as const) {
         const argv = commandForRole(config, role, action);
         const name = `${project.id}: harness ${role}/${action}`;
         if (argv.length === 0) {
-          add({ name, status: "fail", detail: `not configured: set "argv" or "commands_by_role.${action === "review" ? "reviewer" : role}" in the runner config`, required: true });
+          add({
+            name,
+            status: "fail",
+            detail: `not configured: set "argv" or "commands_by_role.${action === "review" ? "reviewer" : role}" in the runner config`,
+            required: true,
+          });
           continue;
         }
         const resolved = resolveExecutable(argv[0] as string, io.env.PATH);
         add(
           resolved
             ? { name, status: "ok", detail: resolved, required: true }
-            : { name, status: "fail", detail: `"${argv[0]}" not found or not executable on PATH`, required: true },
+            : {
+                name,
+                status: "fail",
+                detail: `"${argv[0]}" not found or not executable on PATH`,
+                required: true,
+              },
         );
       }
     }
     if (options.deep) {
       if (config.probe_argv.length === 0) {
-        add({ name: `${project.id}: deep probe`, status: "warn", detail: 'no "probe_argv" in the runner config; nothing to probe', required: false });
+        add({
+          name: `${project.id}: deep probe`,
+          status: "warn",
+          detail: 'no "probe_argv" in the runner config; nothing to probe',
+          required: false,
+        });
         continue;
       }
       try {
@@ -194,11 +275,19 @@ async function checkProjects(db: Db, io: CliIo, add: Add, options: { deep: boole
         add({
           name: `${project.id}: deep probe`,
           status: r.exitCode === 0 ? "ok" : "fail",
-          detail: r.exitCode === 0 ? `${config.probe_argv.join(" ")} exited 0` : `exit ${r.exitCode ?? r.signal}${r.timedOut ? " (timed out)" : ""}: ${String(r.stderr || r.stdout).slice(0, 300)}`,
+          detail:
+            r.exitCode === 0
+              ? `${config.probe_argv.join(" ")} exited 0`
+              : `exit ${r.exitCode ?? r.signal}${r.timedOut ? " (timed out)" : ""}: ${String(r.stderr || r.stdout).slice(0, 300)}`,
           required: true,
         });
       } catch (error) {
-        add({ name: `${project.id}: deep probe`, status: "fail", detail: (error as Error).message, required: true });
+        add({
+          name: `${project.id}: deep probe`,
+          status: "fail",
+          detail: (error as Error).message,
+          required: true,
+        });
       }
     }
   }

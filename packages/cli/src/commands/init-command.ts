@@ -1,11 +1,11 @@
+import { tmpdir } from "node:os";
 import { resolve } from "node:path";
 import { ConfigError, loadRunnerConfigFile, parseRunnerConfig, type RunnerConfig } from "@overseer/config";
 import { createProject, getProject, PROJECT_ID_PATTERN, updateProjectConfig } from "@overseer/db";
-import { tmpdir } from "node:os";
 import { runGit } from "@overseer/git";
 import { parseCommandArgs, requirePositive } from "../arg-parser.ts";
-import { CommandFailed, EXIT_OK, UsageError } from "../cli-errors.ts";
 import { withDatabase } from "../cli-context.ts";
+import { CommandFailed, EXIT_OK, UsageError } from "../cli-errors.ts";
 import type { CliCommand } from "../command-registry.ts";
 
 const usage =
@@ -34,7 +34,9 @@ export const initCommand: CliCommand = {
     );
     if (!values.project) throw new UsageError(`--project is required.\nUsage: ${usage}`);
     if (!PROJECT_ID_PATTERN.test(values.project)) {
-      throw new UsageError(`--project must match ${PROJECT_ID_PATTERN} (lowercase slug), received "${values.project}".`);
+      throw new UsageError(
+        `--project must match ${PROJECT_ID_PATTERN} (lowercase slug), received "${values.project}".`,
+      );
     }
     if (!values.repo && !values.update) throw new UsageError(`--repo is required.\nUsage: ${usage}`);
     const concurrency = requirePositive(values.concurrency, "--concurrency");
@@ -45,13 +47,19 @@ export const initCommand: CliCommand = {
       if (error instanceof ConfigError) throw new UsageError(error.message);
       throw error;
     }
-    const repo = values.repo && !/^[a-z][a-z0-9+.-]*:\/\//i.test(values.repo) && !values.repo.includes("@") ? resolve(io.cwd, values.repo) : values.repo;
+    const repo =
+      values.repo && !/^[a-z][a-z0-9+.-]*:\/\//i.test(values.repo) && !values.repo.includes("@")
+        ? resolve(io.cwd, values.repo)
+        : values.repo;
     const branch = values.branch ?? "main";
     if (repo) {
       const head = await lsRemoteHead(repo, branch).catch((error: Error) => {
         throw new CommandFailed(`Cannot read repository ${repo}: ${error.message}`);
       });
-      if (head === null) io.err(`warning: branch "${branch}" does not exist yet in ${repo}; the first approved task will create it.`);
+      if (head === null)
+        io.err(
+          `warning: branch "${branch}" does not exist yet in ${repo}; the first approved task will create it.`,
+        );
     }
     return withDatabase(io, { migrate: true }, async ({ db }) => {
       const existing = await getProject(db, values.project as string);
@@ -77,7 +85,9 @@ export const initCommand: CliCommand = {
           concurrency: concurrency ?? runnerConfig?.concurrency ?? 1,
           budgetUsd: runnerConfig?.budget_usd ?? null,
         });
-        io.out(`created project ${values.project} (${repo}, branch ${branch}); import tasks with \`overseer task import FILE --project ${values.project}\``);
+        io.out(
+          `created project ${values.project} (${repo}, branch ${branch}); import tasks with \`overseer task import FILE --project ${values.project}\``,
+        );
       }
       return EXIT_OK;
     });
@@ -86,10 +96,13 @@ export const initCommand: CliCommand = {
 
 /** The branch's head on the remote, or null when the branch does not exist there. */
 async function lsRemoteHead(repo: string, branch: string): Promise<string | null> {
-  const { stdout } = await runGit(["ls-remote", "--heads", "--end-of-options", repo, `refs/heads/${branch}`], {
-    cwd: tmpdir(),
-    hostConfig: true,
-    timeoutMs: 30_000,
-  });
+  const { stdout } = await runGit(
+    ["ls-remote", "--heads", "--end-of-options", repo, `refs/heads/${branch}`],
+    {
+      cwd: tmpdir(),
+      hostConfig: true,
+      timeoutMs: 30_000,
+    },
+  );
   return stdout.trim().split(/\s+/)[0] || null;
 }

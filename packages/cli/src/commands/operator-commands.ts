@@ -33,8 +33,11 @@ async function selectProject(client: GatewayClient, requested: string | undefine
   const { projects } = await client.get<{ projects: { id: string }[] }>("/api/v1/projects");
   const only = projects.length === 1 ? projects[0] : undefined;
   if (only) return only.id;
-  if (projects.length === 0) throw new UsageError("No project exists yet; create one with `overseer init --project ID --repo PATH`.");
-  throw new UsageError(`Several projects exist (${projects.map((p) => p.id).join(", ")}); choose one with --project.`);
+  if (projects.length === 0)
+    throw new UsageError("No project exists yet; create one with `overseer init --project ID --repo PATH`.");
+  throw new UsageError(
+    `Several projects exist (${projects.map((p) => p.id).join(", ")}); choose one with --project.`,
+  );
 }
 
 function requireText(positionals: string[], what: string, usage: string): string {
@@ -50,7 +53,12 @@ export const statusCommand: CliCommand = {
   summary: "project status: counts, running runs, unanswered questions",
   usage: statusUsage,
   async run(args, io) {
-    const { values } = parseCommandArgs(args, { project: { type: "string" }, json: { type: "boolean" } }, statusUsage, false);
+    const { values } = parseCommandArgs(
+      args,
+      { project: { type: "string" }, json: { type: "boolean" } },
+      statusUsage,
+      false,
+    );
     return withClient(io, async (client) => {
       const project = await selectProject(client, values.project);
       const status = await client.get<{ text: string }>(`/api/projects/${enc(project)}/status`);
@@ -72,7 +80,9 @@ export const notifyCommand: CliCommand = {
     return withClient(io, async (client) => {
       const project = await selectProject(client, values.project);
       const r = await client.post(`/api/projects/${enc(project)}/message`, { text });
-      io.out(`routed to ${r.decision_id} (item ${r.item_id}): resolved, resolution ${r.resolution_id}; ${r.item_id} is now ${r.task_status}`);
+      io.out(
+        `routed to ${r.decision_id} (item ${r.item_id}): resolved, resolution ${r.resolution_id}; ${r.item_id} is now ${r.task_status}`,
+      );
       return EXIT_OK;
     });
   },
@@ -114,7 +124,8 @@ export const resolveCommand: CliCommand = {
       { project: { type: "string" }, option: { type: "string" }, note: { type: "string" } },
       resolveUsage,
     );
-    if (positionals.length !== 1 || !values.option) throw new UsageError(`Give one decision id and --option.\nUsage: ${resolveUsage}`);
+    if (positionals.length !== 1 || !values.option)
+      throw new UsageError(`Give one decision id and --option.\nUsage: ${resolveUsage}`);
     const given = positionals[0] as string;
     // `decision-<item>` is the card id; the item id alone is accepted too.
     const decision = given.startsWith("decision-") ? given : `decision-${given}`;
@@ -148,12 +159,20 @@ export const releaseExternalCommand: CliCommand = {
   summary: "make a resolver awaiting an external action runnable again",
   usage: releaseUsage,
   async run(args, io) {
-    const { values, positionals } = parseCommandArgs(args, { project: { type: "string" }, reason: { type: "string" } }, releaseUsage);
-    if (positionals.length !== 1 || !values.reason?.trim()) throw new UsageError(`Give one resolver id and --reason.\nUsage: ${releaseUsage}`);
+    const { values, positionals } = parseCommandArgs(
+      args,
+      { project: { type: "string" }, reason: { type: "string" } },
+      releaseUsage,
+    );
+    if (positionals.length !== 1 || !values.reason?.trim())
+      throw new UsageError(`Give one resolver id and --reason.\nUsage: ${releaseUsage}`);
     const resolver = positionals[0] as string;
     return withClient(io, async (client) => {
       const project = await selectProject(client, values.project);
-      const r = await client.post(`/api/v1/projects/${enc(project)}/tasks/${enc(resolver)}/release-external`, { reason: values.reason });
+      const r = await client.post(
+        `/api/v1/projects/${enc(project)}/tasks/${enc(resolver)}/release-external`,
+        { reason: values.reason },
+      );
       io.out(`released ${resolver}; it is now ${r.task.status}`);
       return EXIT_OK;
     });
@@ -179,7 +198,9 @@ export const logsCommand: CliCommand = {
     return withClient(io, async (client) => {
       const runId = await resolveRun(client, target, values.project);
       if (!values.follow) {
-        const log = await client.get<{ output: string | null; status: string }>(`/api/v1/runs/${enc(runId)}/log`);
+        const log = await client.get<{ output: string | null; status: string }>(
+          `/api/v1/runs/${enc(runId)}/log`,
+        );
         if (log.output) io.out(log.output.replace(/\n$/, ""));
         else io.err(`run ${runId} has no stored output yet (status ${log.status}); follow it with -f`);
         return EXIT_OK;
@@ -190,7 +211,11 @@ export const logsCommand: CliCommand = {
 };
 
 /** A run id as is; otherwise the latest run of that task. */
-async function resolveRun(client: GatewayClient, target: string, project: string | undefined): Promise<string> {
+async function resolveRun(
+  client: GatewayClient,
+  target: string,
+  project: string | undefined,
+): Promise<string> {
   try {
     const run = await client.get<{ id: string }>(`/api/v1/runs/${enc(target)}`);
     return run.id;
@@ -198,9 +223,14 @@ async function resolveRun(client: GatewayClient, target: string, project: string
     if (!(error instanceof GatewayHttpError) || error.status !== 404) throw error;
   }
   const projectId = await selectProject(client, project);
-  const { runs } = await client.get<{ runs: { id: string }[] }>(`/api/v1/projects/${enc(projectId)}/runs?task=${enc(target)}&limit=1`);
+  const { runs } = await client.get<{ runs: { id: string }[] }>(
+    `/api/v1/projects/${enc(projectId)}/runs?task=${enc(target)}&limit=1`,
+  );
   const latest = runs[0];
-  if (!latest) throw new CommandFailed(`No run has id ${target}, and task ${target} of project ${projectId} has no run yet.`);
+  if (!latest)
+    throw new CommandFailed(
+      `No run has id ${target}, and task ${target} of project ${projectId} has no run yet.`,
+    );
   return latest.id;
 }
 
@@ -209,14 +239,20 @@ async function followLog(client: GatewayClient, io: CliIo, runId: string): Promi
   let lastId: string | undefined;
   for (let failures = 0; ; ) {
     try {
-      for await (const message of client.stream(`/api/runs/${enc(runId)}/log/stream`, { lastEventId: lastId })) {
+      for await (const message of client.stream(`/api/runs/${enc(runId)}/log/stream`, {
+        lastEventId: lastId,
+      })) {
         failures = 0;
         if (message.event === "log") {
           lines.write((JSON.parse(message.data) as { text: string }).text);
           if (message.id) lastId = message.id;
         } else if (message.event === "end") {
           lines.flush();
-          const end = JSON.parse(message.data) as { status: string; transition: string | null; failure: string | null };
+          const end = JSON.parse(message.data) as {
+            status: string;
+            transition: string | null;
+            failure: string | null;
+          };
           const detail = end.transition ? ` (${end.transition})` : end.failure ? ` (${end.failure})` : "";
           io.err(`run ${runId} ended: ${end.status}${detail}`);
           return EXIT_OK;
@@ -230,7 +266,9 @@ async function followLog(client: GatewayClient, io: CliIo, runId: string): Promi
     failures++;
     if (failures > MAX_RECONNECTS) {
       lines.flush();
-      throw new CommandFailed(`Lost the log stream of run ${runId} ${MAX_RECONNECTS} times in a row; run the command again to resume.`);
+      throw new CommandFailed(
+        `Lost the log stream of run ${runId} ${MAX_RECONNECTS} times in a row; run the command again to resume.`,
+      );
     }
     await delay(Math.min(500 * failures, 3000));
   }
@@ -263,14 +301,29 @@ export const tokenListCommand: CliCommand = {
     const { values } = parseCommandArgs(args, { json: { type: "boolean" } }, tokenListUsage, false);
     return withClient(io, async (client) => {
       const { tokens } = await client.get<{
-        tokens: { id: string; name: string; scope: string; created_at: string; last_used_at: string | null; revoked_at: string | null }[];
+        tokens: {
+          id: string;
+          name: string;
+          scope: string;
+          created_at: string;
+          last_used_at: string | null;
+          revoked_at: string | null;
+        }[];
       }>("/api/v1/tokens");
       if (values.json) {
         io.out(JSON.stringify(tokens, null, 2));
         return EXIT_OK;
       }
-      const rows = tokens.map((t) => [t.id, t.name, t.scope, t.created_at, t.last_used_at ?? "never", t.revoked_at ? `revoked ${t.revoked_at}` : "active"]);
-      for (const line of formatTable(["ID", "NAME", "SCOPE", "CREATED", "LAST USED", "STATE"], rows)) io.out(line);
+      const rows = tokens.map((t) => [
+        t.id,
+        t.name,
+        t.scope,
+        t.created_at,
+        t.last_used_at ?? "never",
+        t.revoked_at ? `revoked ${t.revoked_at}` : "active",
+      ]);
+      for (const line of formatTable(["ID", "NAME", "SCOPE", "CREATED", "LAST USED", "STATE"], rows))
+        io.out(line);
       return EXIT_OK;
     });
   },
@@ -284,7 +337,8 @@ export const tokenRevokeCommand: CliCommand = {
   usage: tokenRevokeUsage,
   async run(args, io) {
     const { positionals } = parseCommandArgs(args, {}, tokenRevokeUsage);
-    if (positionals.length !== 1) throw new UsageError(`Give one token id (see overseer token list).\nUsage: ${tokenRevokeUsage}`);
+    if (positionals.length !== 1)
+      throw new UsageError(`Give one token id (see overseer token list).\nUsage: ${tokenRevokeUsage}`);
     const id = positionals[0] as string;
     return withClient(io, async (client) => {
       await client.delete(`/api/v1/tokens/${enc(id)}`);

@@ -5,12 +5,18 @@ import { UsageError } from "../cli-errors.ts";
 export async function selectProject(db: Db, requested: string | undefined): Promise<string> {
   if (requested) {
     if (!(await getProject(db, requested))) {
-      throw new UsageError(`Project "${requested}" does not exist; list projects with \`overseer status\` or create it with \`overseer init\`.`);
+      throw new UsageError(
+        `Project "${requested}" does not exist; list projects with \`overseer status\` or create it with \`overseer init\`.`,
+      );
     }
     return requested;
   }
   const projects = await listProjects(db);
-  if (projects.length === 1) return projects[0]!.id;
-  if (projects.length === 0) throw new UsageError("No project exists yet; create one with `overseer init --project ID --repo PATH`.");
-  throw new UsageError(`Several projects exist (${projects.map((p) => p.id).join(", ")}); choose one with --project.`);
+  const [only] = projects;
+  if (projects.length === 1 && only) return only.id;
+  if (projects.length === 0)
+    throw new UsageError("No project exists yet; create one with `overseer init --project ID --repo PATH`.");
+  throw new UsageError(
+    `Several projects exist (${projects.map((p) => p.id).join(", ")}); choose one with --project.`,
+  );
 }

@@ -1,14 +1,22 @@
-import { ConfigError, parseRunnerConfig } from "@overseer/config";
+import { ConfigError, parseRunnerConfig, type RunnerConfig } from "@overseer/config";
 import { renderRunPrompt } from "@overseer/coordinator";
-import { type Db, listEvents, listProjects, loadProjectState, requireProject, startProject } from "@overseer/db";
+import {
+  type Db,
+  listEvents,
+  listProjects,
+  loadProjectState,
+  requireProject,
+  startProject,
+} from "@overseer/db";
 import { activeRunCount, firstRunnable, formatAgentId, nextAction, runnableTasks } from "@overseer/domain";
 import { parseCommandArgs, requirePositive } from "../arg-parser.ts";
-import { EXIT_OK, UsageError } from "../cli-errors.ts";
 import { withDatabase } from "../cli-context.ts";
+import { EXIT_OK, UsageError } from "../cli-errors.ts";
 import type { CliIo } from "../cli-io.ts";
 import type { CliCommand } from "../command-registry.ts";
 
-const usage = "overseer start [--project P] [--stage S] [--max-sessions N] [--continuous] [--dry-run] [--follow]";
+const usage =
+  "overseer start [--project P] [--stage S] [--max-sessions N] [--continuous] [--dry-run] [--follow]";
 
 /**
  * `start` makes projects active with a fresh session budget; the coordinator schedules
@@ -35,16 +43,25 @@ export const startCommand: CliCommand = {
     );
     const maxSessions = requirePositive(values["max-sessions"], "--max-sessions");
     return withDatabase(io, {}, async ({ db, sql }) => {
-      const projectIds = values.project ? [(await requireProject(db, values.project)).id] : (await listProjects(db)).map((p) => p.id);
-      if (projectIds.length === 0) throw new UsageError("No project exists yet; create one with `overseer init`.");
+      const projectIds = values.project
+        ? [(await requireProject(db, values.project)).id]
+        : (await listProjects(db)).map((p) => p.id);
+      if (projectIds.length === 0)
+        throw new UsageError("No project exists yet; create one with `overseer init`.");
       if (values["dry-run"]) {
         for (const id of projectIds) await dryRun(db, io, id, values.stage ?? null);
         return EXIT_OK;
       }
       const since = await lastEventId(db);
       for (const id of projectIds) {
-        const row = await startProject(db, id, { stage: values.stage ?? null, maxSessions: maxSessions ?? null, continuous: values.continuous });
-        io.out(`started ${id}${row.stage ? ` (stage ${row.stage})` : ""}, max_sessions ${row.sessions_limit ?? "unbounded"}`);
+        const row = await startProject(db, id, {
+          stage: values.stage ?? null,
+          maxSessions: maxSessions ?? null,
+          continuous: values.continuous,
+        });
+        io.out(
+          `started ${id}${row.stage ? ` (stage ${row.stage})` : ""}, max_sessions ${row.sessions_limit ?? "unbounded"}`,
+        );
       }
       if (!values.follow) return EXIT_OK;
       return follow(db, sql, io, projectIds, since);
@@ -53,13 +70,16 @@ export const startCommand: CliCommand = {
 };
 
 async function lastEventId(db: Db): Promise<number> {
-  const row = await db.selectFrom("events").select((eb) => eb.fn.max("id").as("max")).executeTakeFirst();
+  const row = await db
+    .selectFrom("events")
+    .select((eb) => eb.fn.max("id").as("max"))
+    .executeTakeFirst();
   return Number(row?.max ?? 0);
 }
 
 async function dryRun(db: Db, io: CliIo, projectId: string, stage: string | null): Promise<void> {
   const project = await requireProject(db, projectId);
-  let config;
+  let config: RunnerConfig;
   try {
     config = parseRunnerConfig(project.runner_config, `runner config of ${projectId}`);
   } catch (error) {
@@ -79,7 +99,9 @@ async function dryRun(db: Db, io: CliIo, projectId: string, stage: string | null
   const rendered = renderRunPrompt(project, config, state, task, action, agentId, 1);
   const queued = runnableTasks(state, Date.now(), stage).length;
   if (!rendered.ok) {
-    io.out(`${projectId}: first runnable task ${task.id} "${task.title}" (${action}); ${rendered.error.message}`);
+    io.out(
+      `${projectId}: first runnable task ${task.id} "${task.title}" (${action}); ${rendered.error.message}`,
+    );
     return;
   }
   io.out(
@@ -88,7 +110,13 @@ async function dryRun(db: Db, io: CliIo, projectId: string, stage: string | null
 }
 
 /** Prints events as they happen until every followed project is idle (nothing running or runnable). */
-async function follow(db: Db, sql: import("postgres").Sql, io: CliIo, projectIds: string[], since: number): Promise<number> {
+async function follow(
+  db: Db,
+  sql: import("postgres").Sql,
+  io: CliIo,
+  projectIds: string[],
+  since: number,
+): Promise<number> {
   let cursor = since;
   let wake: () => void = () => {};
   const listener = await sql.listen("overseer_events", (id) => {
@@ -105,7 +133,11 @@ async function follow(db: Db, sql: import("postgres").Sql, io: CliIo, projectIds
       let busy = false;
       for (const id of projectIds) {
         const state = await loadProjectState(db, id);
-        if (state.project.status === "active" && (activeRunCount(state) > 0 || runnableTasks(state, Date.now()).length > 0)) busy = true;
+        if (
+          state.project.status === "active" &&
+          (activeRunCount(state) > 0 || runnableTasks(state, Date.now()).length > 0)
+        )
+          busy = true;
       }
       if (!busy) return EXIT_OK;
       await new Promise<void>((resolve) => {
@@ -117,4 +149,3 @@ async function follow(db: Db, sql: import("postgres").Sql, io: CliIo, projectIds
     await listener.unlisten();
   }
 }
-

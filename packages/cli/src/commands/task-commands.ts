@@ -3,8 +3,8 @@ import { formatProblems, loadTaskFile, validateTaskList } from "@overseer/config
 import { existingTaskIds, importTasks, listTasks } from "@overseer/db";
 import { TASK_STATUSES } from "@overseer/domain";
 import { parseCommandArgs, requirePositive } from "../arg-parser.ts";
-import { EXIT_OK, EXIT_USAGE, UsageError } from "../cli-errors.ts";
 import { withDatabase } from "../cli-context.ts";
+import { EXIT_OK, EXIT_USAGE, UsageError } from "../cli-errors.ts";
 import { formatTable } from "../cli-io.ts";
 import type { CliCommand } from "../command-registry.ts";
 import { selectProject } from "./project-selector.ts";
@@ -60,9 +60,11 @@ export const taskAddCommand: CliCommand = {
       addUsage,
       false,
     );
-    if (!values.id || !values.title) throw new UsageError(`--id and --title are required.\nUsage: ${addUsage}`);
+    if (!values.id || !values.title)
+      throw new UsageError(`--id and --title are required.\nUsage: ${addUsage}`);
     const priority = values.priority === undefined ? undefined : Number(values.priority);
-    if (priority !== undefined && !Number.isInteger(priority)) throw new UsageError(`--priority expects an integer, received "${values.priority}"`);
+    if (priority !== undefined && !Number.isInteger(priority))
+      throw new UsageError(`--priority expects an integer, received "${values.priority}"`);
     return withDatabase(io, { migrate: true }, async ({ db }) => {
       const projectId = await selectProject(db, values.project);
       const result = validateTaskList(
@@ -102,7 +104,12 @@ export const taskListCommand: CliCommand = {
   async run(args, io) {
     const { values } = parseCommandArgs(
       args,
-      { project: { type: "string" }, status: { type: "string", multiple: true }, json: { type: "boolean" }, limit: { type: "string" } },
+      {
+        project: { type: "string" },
+        status: { type: "string", multiple: true },
+        json: { type: "boolean" },
+        limit: { type: "string" },
+      },
       listUsage,
       false,
     );
@@ -119,8 +126,17 @@ export const taskListCommand: CliCommand = {
         io.out(JSON.stringify(tasks, null, 2));
         return EXIT_OK;
       }
-      const rows = tasks.map((t) => [t.id, t.status, t.kind, t.stage, String(t.priority), t.prerequisites.join(","), t.title]);
-      for (const line of formatTable(["ID", "STATUS", "KIND", "STAGE", "PRIO", "AFTER", "TITLE"], rows)) io.out(line);
+      const rows = tasks.map((t) => [
+        t.id,
+        t.status,
+        t.kind,
+        t.stage,
+        String(t.priority),
+        t.prerequisites.join(","),
+        t.title,
+      ]);
+      for (const line of formatTable(["ID", "STATUS", "KIND", "STAGE", "PRIO", "AFTER", "TITLE"], rows))
+        io.out(line);
       return EXIT_OK;
     });
   },

@@ -1,7 +1,7 @@
 import { createApiToken, TOKEN_SCOPES, type TokenScope } from "@overseer/db";
 import { parseCommandArgs } from "../arg-parser.ts";
-import { EXIT_OK, UsageError } from "../cli-errors.ts";
 import { withDatabase } from "../cli-context.ts";
+import { EXIT_OK, UsageError } from "../cli-errors.ts";
 import type { CliCommand } from "../command-registry.ts";
 
 const usage = "overseer token create --scope read|operate|admin [--name NAME] [--json]";
@@ -15,12 +15,20 @@ export const tokenCreateCommand: CliCommand = {
   summary: "create an API token (printed once; stored hashed)",
   usage,
   async run(args, io) {
-    const { values } = parseCommandArgs(args, { scope: { type: "string" }, name: { type: "string" }, json: { type: "boolean" } }, usage, false);
+    const { values } = parseCommandArgs(
+      args,
+      { scope: { type: "string" }, name: { type: "string" }, json: { type: "boolean" } },
+      usage,
+      false,
+    );
     if (!values.scope || !(TOKEN_SCOPES as readonly string[]).includes(values.scope)) {
       throw new UsageError(`--scope must be one of ${TOKEN_SCOPES.join(", ")}.\nUsage: ${usage}`);
     }
     return withDatabase(io, { migrate: true }, async ({ db }) => {
-      const created = await createApiToken(db, { name: values.name ?? `${values.scope}-token`, scope: values.scope as TokenScope });
+      const created = await createApiToken(db, {
+        name: values.name ?? `${values.scope}-token`,
+        scope: values.scope as TokenScope,
+      });
       if (values.json) io.out(JSON.stringify(created));
       else io.out(created.token);
       return EXIT_OK;
