@@ -1,5 +1,6 @@
-import type { Db } from "./connection.ts";
-import type { RunRow } from "./database-schema.ts";
+import { sql } from "kysely";
+import { type Db, json } from "./connection.ts";
+import type { EventRow, RunRow } from "./database-schema.ts";
 
 /** Runs that should have a live queue job: queued or running, across the given projects. */
 export async function activeRuns(db: Db, projectIds: readonly string[]): Promise<RunRow[]> {
@@ -69,4 +70,41 @@ export async function listRuns(db: Db, filter: ListRunsFilter = {}) {
 /** Stores the rendered prompt as soon as the worker reports it (before the outcome). */
 export async function storeRunPrompt(db: Db, runId: string, prompt: string): Promise<void> {
   await db.updateTable("runs").set({ prompt, prompt_chars: prompt.length }).where("id", "=", runId).execute();
+}
+
+/**
+ * queued → running when a worker picks a run up. Not a task transition, so it skips the
+ * state machine's full load: one guarded UPDATE plus its event, in one transaction.
+ * Idempotent by run id: a redelivery (run already running or ended) changes nothing and
+ * returns null.
+ */
+export async function markRunStarted(
+  db: Db,
+  runId: string,
+  workerId: string,
+  at: number,
+): Promise<EventRow | null> {
+  return db.transaction().execute(async (trx) => {
+    const run = await trx
+      .updateTable("runs")
+      .set({ status: "running", worker_id: workerId, started_at: new Date(at) })
+      .where("id", "=", runId)
+      .where("status", "=", "queued")
+      .returning(["project_id", "task_id"])
+      .executeTakeFirst();
+    if (!run) return null;
+    const event = await trx
+      .insertInto("events")
+      .values({
+        project_id: run.project_id,
+        task_id: run.task_id,
+        run_id: runId,
+        type: "run.started",
+        data: json({ workerId }),
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    await sql`SELECT pg_notify('overseer_events', ${run.project_id})`.execute(trx);
+    return event;
+  });
 }

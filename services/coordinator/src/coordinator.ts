@@ -26,16 +26,19 @@ import {
   applyTransition,
   ConflictError,
   type Db,
+  type EventRow,
   getRun,
   LeaseLostError,
-  loadProjectState,
+  loadProjectSnapshot,
+  markRunStarted,
   NotFoundError,
   POSTGRES_NOTIFY_CHANNEL,
+  type ProjectRow,
   releaseLeases,
   requireProject,
   storeRunPrompt,
 } from "@overseer/db";
-import { type Command, isDomainError, nextWakeAt, type Run } from "@overseer/domain";
+import { type Command, isDomainError, nextWakeAt, type ProjectState, type Run } from "@overseer/domain";
 import {
   type LiveChannel,
   RESULT_QUEUE,
@@ -210,28 +213,29 @@ export class Coordinator {
     const created = claimed.changes.runs.filter((r) => claimed.changes.createdRunIds.has(r.id));
     let freed = false;
     for (const run of created) {
-      freed = (await this.enqueueRun(projectId, run)) || freed;
+      freed = (await this.enqueueRun(project, claimed.state, run)) || freed;
     }
     this.armWakeTimer(projectId, claimed.state);
     if (freed) this.kick(projectId);
   }
 
-  /** Builds and enqueues a run's job. Returns true when the run was failed instead (slot freed). */
-  private async enqueueRun(projectId: string, run: Run): Promise<boolean> {
+  /**
+   * Builds and enqueues a run's job from the state the claim produced (no reload). Returns
+   * true when the run was failed instead (its slot is free again).
+   */
+  private async enqueueRun(project: ProjectRow, state: ProjectState, run: Run): Promise<boolean> {
     const db = this.deps.db;
-    const project = await requireProject(db, projectId);
-    const state = await loadProjectState(db, projectId, { runIds: [run.id] });
     const number = await db
       .selectFrom("runs")
       .select((eb) => eb.fn.countAll<string>().as("n"))
-      .where("project_id", "=", projectId)
+      .where("project_id", "=", project.id)
       .where("task_id", "=", run.taskId)
       .where("action", "=", run.action)
       .executeTakeFirstOrThrow();
     const build = buildRunJob(project, state, run, Number(number.n));
     if (!build.ok) {
-      this.deps.logger.warn({ projectId, runId: run.id, reason: build.reason }, build.message);
-      await this.apply(projectId, {
+      this.deps.logger.warn({ projectId: project.id, runId: run.id, reason: build.reason }, build.message);
+      await this.apply(project.id, {
         kind: "run-misconfigured",
         runId: run.id,
         reason: build.reason,
@@ -239,8 +243,7 @@ export class Coordinator {
       });
       return true;
     }
-    await storeRunPrompt(db, run.id, build.job.prompt);
-    await this.deps.queues.enqueueRun(build.job);
+    await Promise.all([storeRunPrompt(db, run.id, build.job.prompt), this.deps.queues.enqueueRun(build.job)]);
     return false;
   }
 
@@ -277,7 +280,8 @@ export class Coordinator {
     const { projectId, runId } = message;
     await this.serializer.run(projectId, async () => {
       if (message.kind === "run-started") {
-        await this.apply(projectId, { kind: "run-started", runId, workerId: message.workerId }, {}, true);
+        const event = await markRunStarted(this.deps.db, runId, message.workerId, message.at);
+        if (event) await this.publish([event]);
         return;
       }
       await this.applyRunResult(message);
@@ -356,9 +360,12 @@ export class Coordinator {
       if (!fresh || (fresh.status !== "queued" && fresh.status !== "running")) continue;
       if (jobState.state === "missing") {
         this.deps.logger.warn({ projectId, runId: row.id }, "active run has no job in Redis; re-enqueueing");
-        const state = await loadProjectState(this.deps.db, projectId, { runIds: [row.id] });
+        const [project, state] = await Promise.all([
+          requireProject(this.deps.db, projectId),
+          loadProjectSnapshot(this.deps.db, projectId, { runIds: [row.id] }),
+        ]);
         const run = state.runs.get(row.id);
-        if (run) await this.enqueueRun(projectId, run);
+        if (run) await this.enqueueRun(project, state, run);
         continue;
       }
       const project = await requireProject(this.deps.db, projectId);
@@ -394,24 +401,7 @@ export class Coordinator {
     for (let attempt = 1; ; attempt++) {
       try {
         const result = await applyTransition(this.deps.db, projectId, command, options);
-        if (result.eventRows.length > 0) {
-          await this.deps.live
-            .publishEvents(
-              result.eventRows.map((e) => ({
-                id: e.id,
-                projectId: e.project_id,
-                taskId: e.task_id,
-                runId: e.run_id,
-                type: e.type,
-                data: e.data,
-                createdAt: e.created_at.toISOString(),
-              })),
-            )
-            .catch((error) => this.deps.logger.warn({ err: error }, "live event publication failed"));
-          for (const e of result.eventRows) {
-            this.deps.logger.info({ projectId, taskId: e.task_id, runId: e.run_id, event: e.type }, e.type);
-          }
-        }
+        await this.publish(result.eventRows);
         for (const run of result.changes.runs) {
           if (run.status === "cancelled") await this.deps.queues.removeRun(run.id).catch(() => undefined);
         }
@@ -424,6 +414,30 @@ export class Coordinator {
         if (error instanceof ConflictError && attempt < this.conflictRetries) continue;
         throw error;
       }
+    }
+  }
+
+  /** Publishes stored events live (best effort: Postgres already has them) and logs them. */
+  private async publish(rows: readonly EventRow[]): Promise<void> {
+    if (rows.length === 0) return;
+    await this.deps.live
+      .publishEvents(
+        rows.map((e) => ({
+          id: e.id,
+          projectId: e.project_id,
+          taskId: e.task_id,
+          runId: e.run_id,
+          type: e.type,
+          data: e.data,
+          createdAt: e.created_at.toISOString(),
+        })),
+      )
+      .catch((error) => this.deps.logger.warn({ err: error }, "live event publication failed"));
+    for (const e of rows) {
+      this.deps.logger.info(
+        { projectId: e.project_id, taskId: e.task_id, runId: e.run_id, event: e.type },
+        e.type,
+      );
     }
   }
 

@@ -1,9 +1,16 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
+import { POSTGRES_NOTIFY_CHANNEL } from "@overseer/db";
 import { cors } from "hono/cors";
 import type { GatewayEnv } from "./gateway-env.ts";
-import { type GatewayDeps, type GatewayOptions, type ResolvedGatewayOptions, resolveGatewayOptions } from "./gateway-options.ts";
+import {
+  type GatewayDeps,
+  type GatewayOptions,
+  type ResolvedGatewayOptions,
+  resolveGatewayOptions,
+} from "./gateway-options.ts";
 import { accessLog } from "./http/access-log.ts";
 import { ApiError, toApiError } from "./http/api-error.ts";
+import { InFlightRequests } from "./http/in-flight-requests.ts";
 import {
   authenticate,
   limitBodies,
@@ -16,6 +23,7 @@ import { TokenVerifier } from "./http/token-verifier.ts";
 import { validationHook } from "./http/validation-hook.ts";
 import { WriteRateLimiter } from "./http/write-rate-limiter.ts";
 import { ProjectEventSubscriber } from "./live/project-event-subscriber.ts";
+import { ProjectStatusCache } from "./live/project-status-cache.ts";
 import { StreamRegistry } from "./live/stream-registry.ts";
 import { OperatorTransitions } from "./operations/operator-transitions.ts";
 import { GatewayMetrics } from "./ops/gateway-metrics.ts";
@@ -36,7 +44,11 @@ export const API_VERSION = "1.0.0";
 export interface GatewayControls {
   /** The OpenAPI 3.0 document generated from the route schemas (what `/openapi.json` serves). */
   openApiDocument(): Record<string, unknown>;
-  /** Refuses new SSE streams, ends every open one, and closes the Redis subscriber. */
+  /**
+   * Refuses new SSE streams, ends every open one, closes the Redis subscriber, and waits (up
+   * to `shutdownDrainMs`) for running handlers and background token-use updates, so the
+   * caller can close the database and Redis afterwards.
+   */
   shutdown(): Promise<void>;
   /** SSE streams open right now (events and logs). */
   openStreamCount(): number;
@@ -54,15 +66,42 @@ export type GatewayApp = OpenAPIHono<GatewayEnv> & GatewayControls;
  */
 export function createGatewayApp(deps: GatewayDeps, options: GatewayOptions = {}): GatewayApp {
   const settings = resolveGatewayOptions(options);
-  const metrics = new GatewayMetrics(deps, settings.metricsCacheMs, settings.readyTimeoutMs, settings.processMetrics);
-  const verifier = new TokenVerifier(deps.db, deps.logger, settings.tokenCacheTtlMs, settings.tokenCacheMaxEntries);
+  const metrics = new GatewayMetrics(
+    deps,
+    settings.metricsCacheMs,
+    settings.readyTimeoutMs,
+    settings.processMetrics,
+  );
+  const verifier = new TokenVerifier(
+    deps.db,
+    deps.logger,
+    settings.tokenCacheTtlMs,
+    settings.tokenCacheMaxEntries,
+  );
   const streams = new StreamRegistry(settings.maxOpenStreams, metrics);
   const subscriber = new ProjectEventSubscriber(deps.redis, deps.live, deps.logger);
-  const transitions = new OperatorTransitions(deps, metrics, settings.conflictRetries, settings.readyTimeoutMs);
-  const ctx: RouteContext = { deps, options: settings, transitions, streams, subscriber, metrics, verifier };
+  const transitions = new OperatorTransitions(
+    deps,
+    metrics,
+    settings.conflictRetries,
+    settings.readyTimeoutMs,
+  );
+  const statusCache = new ProjectStatusCache(deps.db, settings.statusCacheTtlMs);
+  const ctx: RouteContext = {
+    deps,
+    options: settings,
+    transitions,
+    streams,
+    subscriber,
+    metrics,
+    verifier,
+    statusCache,
+  };
+  const unlisten = listenForChanges(deps, statusCache);
 
+  const inFlight = new InFlightRequests();
   const app = new OpenAPIHono<GatewayEnv>({ defaultHook: validationHook });
-  app.use("*", requestId(), accessLog(deps.logger, metrics), securityHeaders());
+  app.use("*", inFlight.middleware(), requestId(), accessLog(deps.logger, metrics), securityHeaders());
   if (settings.corsOrigins.length > 0) {
     const origins = [...settings.corsOrigins];
     app.use(
@@ -93,13 +132,19 @@ export function createGatewayApp(deps: GatewayDeps, options: GatewayOptions = {}
     const reqId = c.get("requestId");
     deps.logger.error({ err: error, reqId, method: c.req.method, path: c.req.path }, "unexpected error");
     return c.json(
-      new ApiError(500, "internal", `Unexpected server error; quote request id ${reqId} when reporting it.`, { request_id: reqId }).body(),
+      new ApiError(500, "internal", `Unexpected server error; quote request id ${reqId} when reporting it.`, {
+        request_id: reqId,
+      }).body(),
       500,
     );
   });
   app.notFound((c) =>
     c.json(
-      new ApiError(404, "not_found", `No route ${c.req.method} ${c.req.path.slice(0, 200)}; the API is described at /openapi.json and /docs.`).body(),
+      new ApiError(
+        404,
+        "not_found",
+        `No route ${c.req.method} ${c.req.path.slice(0, 200)}; the API is described at /openapi.json and /docs.`,
+      ).body(),
       404,
     ),
   );
@@ -137,7 +182,45 @@ export function createGatewayApp(deps: GatewayDeps, options: GatewayOptions = {}
     shutdown: async () => {
       streams.closeAll();
       await subscriber.close();
+      await unlisten();
+      const idle = await inFlight.idle(settings.shutdownDrainMs);
+      if (!idle)
+        deps.logger.warn(
+          { inFlight: inFlight.size },
+          "shutdown: requests still running after the drain delay",
+        );
+      await verifier.drain();
     },
   };
   return Object.assign(app, controls);
+}
+
+/**
+ * LISTENs to the transition channel when a postgres.js client is given: each notification
+ * (payload: project id) drops that project's cached status; a reconnection drops them all.
+ * Returns the function that stops listening.
+ */
+function listenForChanges(deps: GatewayDeps, cache: ProjectStatusCache): () => Promise<void> {
+  if (!deps.sql) return async () => {};
+  let first = true;
+  const listening = deps.sql
+    .listen(
+      POSTGRES_NOTIFY_CHANNEL,
+      (projectId) => cache.invalidate(projectId),
+      () => {
+        if (!first) cache.invalidateAll();
+        first = false;
+      },
+    )
+    .catch((error) => {
+      deps.logger.warn(
+        { err: error },
+        "cannot LISTEN for transitions; cached status answers rely on their TTL",
+      );
+      return null;
+    });
+  return async () => {
+    const handle = await listening;
+    await handle?.unlisten().catch(() => undefined);
+  };
 }

@@ -4,6 +4,7 @@
  * 127.0.0.1) and OVERSEER_GATEWAY_PORT. SIGTERM/SIGINT stop gracefully: open SSE streams end,
  * in-flight requests finish, then the connections close.
  */
+import { setTimeout as delay } from "node:timers/promises";
 import { createLogger, loadSettings } from "@overseer/config";
 import { connectDatabase, ensureDatabaseExists, migrateToLatest } from "@overseer/db";
 import { createRedis, LiveChannel, RunQueues, WorkerRegistry } from "@overseer/queue";
@@ -26,6 +27,7 @@ const gateway = await startGateway(
     live: new LiveChannel(redis, { prefix: settings.queuePrefix }),
     registry: new WorkerRegistry(redis, settings.queuePrefix),
     logger,
+    sql: database.sql,
   },
   {
     host: settings.gatewayHost,
@@ -42,9 +44,9 @@ async function shutdown(signal: string): Promise<void> {
   stopping = true;
   logger.info({ signal }, "shutting down");
   await gateway.close();
-  await queues.close();
+  // Bounded: a pool that cannot end cleanly must not keep the process alive.
+  await Promise.race([Promise.all([queues.close(), database.close()]), delay(5000)]);
   redis.disconnect();
-  await database.close();
   process.exit(0);
 }
 process.on("SIGTERM", () => void shutdown("SIGTERM"));

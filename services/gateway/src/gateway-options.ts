@@ -1,5 +1,5 @@
 import type { Logger } from "@overseer/config";
-import type { Db } from "@overseer/db";
+import type { Db, DbHandle } from "@overseer/db";
 import type { LiveChannel, Redis, RunQueues, WorkerRegistry } from "@overseer/queue";
 
 /** What the gateway talks to. The caller owns these connections and closes them. */
@@ -11,6 +11,13 @@ export interface GatewayDeps {
   readonly live: LiveChannel;
   readonly registry: WorkerRegistry;
   readonly logger: Logger;
+  /**
+   * Optional postgres.js client of the same database, used only to LISTEN to the transition
+   * channel (`overseer_events`) so cached status answers drop at once on changes that append
+   * no event (task imports by other processes). Without it such changes show within
+   * `statusCacheTtlMs`.
+   */
+  readonly sql?: DbHandle["sql"];
 }
 
 /** Limits and behaviour of the HTTP surface. Every field has a default. */
@@ -41,13 +48,24 @@ export interface GatewayOptions {
   conflictRetries?: number;
   /** Time limit of each readiness check (Postgres, Redis), in ms. Default 2000. */
   readyTimeoutMs?: number;
+  /**
+   * Longest reuse of one project's status answer, in ms. An answer is reused only while the
+   * project's change token (row version + last event id) is unchanged, so transitions show
+   * at once; this bound only matters for changes without events (see `GatewayDeps.sql`).
+   * 0 disables the cache. Default 2000.
+   */
+  statusCacheTtlMs?: number;
   /** How long a computed `/metrics` snapshot of database and queue figures is reused, in ms. Default 5000. */
   metricsCacheMs?: number;
+  /** On shutdown, how long to wait for running request handlers before giving up waiting, in ms. Default 5000. */
+  shutdownDrainMs?: number;
   /** Add prom-client's process metrics (CPU, memory, event loop) to `/metrics`. Default true. */
   processMetrics?: boolean;
 }
 
-export type ResolvedGatewayOptions = Required<{ [K in keyof GatewayOptions]: NonNullable<GatewayOptions[K]> }>;
+export type ResolvedGatewayOptions = Required<{
+  [K in keyof GatewayOptions]: NonNullable<GatewayOptions[K]>;
+}>;
 
 export const GATEWAY_DEFAULTS: ResolvedGatewayOptions = Object.freeze({
   corsOrigins: [],
@@ -62,6 +80,8 @@ export const GATEWAY_DEFAULTS: ResolvedGatewayOptions = Object.freeze({
   conflictRetries: 5,
   readyTimeoutMs: 2000,
   metricsCacheMs: 5000,
+  statusCacheTtlMs: 2000,
+  shutdownDrainMs: 5000,
   processMetrics: true,
 });
 
@@ -79,6 +99,7 @@ export function resolveGatewayOptions(options: GatewayOptions = {}): ResolvedGat
     "workerStaleAfterMs",
     "conflictRetries",
     "readyTimeoutMs",
+    "shutdownDrainMs",
   ];
   for (const key of positive) {
     const value = resolved[key];
@@ -86,7 +107,7 @@ export function resolveGatewayOptions(options: GatewayOptions = {}): ResolvedGat
       throw new RangeError(`${key} must be a number greater than 0, received ${String(value)}`);
     }
   }
-  for (const key of ["tokenCacheTtlMs", "metricsCacheMs"] as const) {
+  for (const key of ["tokenCacheTtlMs", "metricsCacheMs", "statusCacheTtlMs"] as const) {
     if (!Number.isFinite(resolved[key]) || resolved[key] < 0) {
       throw new RangeError(`${key} must be a number >= 0, received ${String(resolved[key])}`);
     }

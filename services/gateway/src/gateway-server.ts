@@ -1,5 +1,5 @@
-import type { AddressInfo } from "node:net";
 import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { serve } from "@hono/node-server";
 import { createGatewayApp, type GatewayApp } from "./gateway-app.ts";
 import type { GatewayDeps, GatewayOptions } from "./gateway-options.ts";
@@ -34,7 +34,9 @@ export async function startGateway(deps: GatewayDeps, options: ServerOptions = {
   const graceMs = options.shutdownGraceMs ?? 5000;
   const app = createGatewayApp(deps, options);
   const server = await new Promise<Server>((resolve, reject) => {
-    const s = serve({ fetch: app.fetch, hostname: host, port: options.port ?? 7070 }, () => resolve(s as Server)) as Server;
+    const s = serve({ fetch: app.fetch, hostname: host, port: options.port ?? 7070 }, () =>
+      resolve(s as Server),
+    ) as Server;
     s.once("error", reject);
   });
   const address = server.address() as AddressInfo;
@@ -49,13 +51,13 @@ export async function startGateway(deps: GatewayDeps, options: ServerOptions = {
     url: `http://${urlHost}:${address.port}`,
     close: () => {
       closing ??= (async () => {
-        await app.shutdown();
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         // Ended streams and finished requests leave keep-alive connections idle a moment
         // later: keep closing idle ones until the server is closed, then force the rest.
         const sweeper = setInterval(() => server.closeIdleConnections(), 50);
         const timer = setTimeout(() => server.closeAllConnections(), graceMs);
         server.closeIdleConnections();
+        await app.shutdown();
         await closed;
         clearInterval(sweeper);
         clearTimeout(timer);

@@ -1,6 +1,13 @@
 import { getTask, listEvents } from "@overseer/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { card, createGatewayFixture, type GatewayFixture, raiseQuestion, seedProject, stateSignature } from "./support/gateway-fixture.ts";
+import {
+  card,
+  createGatewayFixture,
+  type GatewayFixture,
+  raiseQuestion,
+  seedProject,
+  stateSignature,
+} from "./support/gateway-fixture.ts";
 
 let fx: GatewayFixture;
 
@@ -45,14 +52,24 @@ describe("GET /api/projects/{id}/status", () => {
       evidence: [],
     });
     expect(pending.options.map((o: { id: string }) => o.id)).toEqual(["use_postgres", "use_sqlite"]);
-    expect(pending.options[1]).toEqual({ id: "use_sqlite", label: "Use SQLite", description: "", requires_note: true });
+    expect(pending.options[1]).toEqual({
+      id: "use_sqlite",
+      label: "Use SQLite",
+      description: "",
+      requires_note: true,
+    });
 
     // A claimed run shows as running.
     const { applyTransition } = await import("@overseer/db");
     const claimed = await applyTransition(fx.scratch.db, "st", { kind: "claim" });
     const after = await fx.request("GET", "/api/projects/st/status", { token: fx.tokens.read });
     expect(after.body.running).toEqual([
-      expect.objectContaining({ run_id: claimed.changes.runs[0]?.id, task_id: "S00-002", status: "queued", action: "execute" }),
+      expect.objectContaining({
+        run_id: claimed.changes.runs[0]?.id,
+        task_id: "S00-002",
+        status: "queued",
+        action: "execute",
+      }),
     ]);
   });
 
@@ -67,7 +84,9 @@ describe("GET /api/projects/{id}/snapshot", () => {
   it("compact: counts and pending_questions only; full: backlog rows with pending_question and operator_decision", async () => {
     await seedProject(fx, "snap", [card("S00-001"), card("S00-002")]);
     const q = await raiseQuestion(fx, "snap");
-    const compact = await fx.request("GET", "/api/projects/snap/snapshot?compact=true", { token: fx.tokens.read });
+    const compact = await fx.request("GET", "/api/projects/snap/snapshot?compact=true", {
+      token: fx.tokens.read,
+    });
     expect(compact.status).toBe(200);
     expect(compact.body.compact).toBe(true);
     expect(compact.body.pending_questions).toHaveLength(1);
@@ -76,9 +95,10 @@ describe("GET /api/projects/{id}/snapshot", () => {
 
     const full = await fx.request("GET", "/api/projects/snap/snapshot", { token: fx.tokens.read });
     expect(full.body.compact).toBe(false);
-    const rows = new Map<string, { pending_question: string | null; operator_decision: { status: string } | null }>(
-      full.body.backlog.map((r: { id: string }) => [r.id, r]),
-    );
+    const rows = new Map<
+      string,
+      { pending_question: string | null; operator_decision: { status: string } | null }
+    >(full.body.backlog.map((r: { id: string }) => [r.id, r]));
     expect([...rows.keys()].sort()).toEqual(["S00-001", "S00-001.R1", "S00-002"]);
     expect(rows.get(q.resolverId)).toMatchObject({
       pending_question: "Which database should we use?",
@@ -86,8 +106,12 @@ describe("GET /api/projects/{id}/snapshot", () => {
     });
     expect(rows.get("S00-002")).toMatchObject({ pending_question: null, operator_decision: null });
 
-    await fx.request("POST", `/api/projects/snap/decisions/${q.decisionId}/resolve`, { body: { option_id: "use_postgres" } });
-    const resolved = await fx.request("GET", "/api/projects/snap/snapshot?compact=false", { token: fx.tokens.read });
+    await fx.request("POST", `/api/projects/snap/decisions/${q.decisionId}/resolve`, {
+      body: { option_id: "use_postgres" },
+    });
+    const resolved = await fx.request("GET", "/api/projects/snap/snapshot?compact=false", {
+      token: fx.tokens.read,
+    });
     const row = resolved.body.backlog.find((r: { id: string }) => r.id === q.resolverId);
     expect(row.pending_question).toBeNull();
     expect(row.operator_decision).toMatchObject({ status: "resolved", selected_option: "use_postgres" });
@@ -105,12 +129,20 @@ describe("POST /api/projects/{id}/decisions/{decision_id}/resolve", () => {
     await subscriber.subscribe(fx.deps.live.eventsChannel("res"));
     subscriber.on("message", (_channel, message) => published.push(message));
 
-    const first = await fx.request("POST", path, { token: fx.tokens.operate, body: { option_id: "use_postgres", note: "Version 16." } });
+    const first = await fx.request("POST", path, {
+      token: fx.tokens.operate,
+      body: { option_id: "use_postgres", note: "Version 16." },
+    });
     expect(first.status).toBe(200);
     expect(first.body).toMatchObject({
       resolved: true,
       application_status: "applied",
-      decision: { id: q.decisionId, status: "resolved", selected_option: "use_postgres", note: "Version 16." },
+      decision: {
+        id: q.decisionId,
+        status: "resolved",
+        selected_option: "use_postgres",
+        note: "Version 16.",
+      },
     });
     expect(first.body.resolution_id).toMatch(/^[0-9a-f-]{36}$/);
     expect(first.body.decision.resolution_id).toBe(first.body.resolution_id);
@@ -127,18 +159,32 @@ describe("POST /api/projects/{id}/decisions/{decision_id}/resolve", () => {
     expect(published.map((m) => JSON.parse(m).id)).toContain(String(stored[0]?.id));
     subscriber.disconnect();
 
-    const again = await fx.request("POST", path, { token: fx.tokens.operate, body: { option_id: "use_postgres" } });
+    const again = await fx.request("POST", path, {
+      token: fx.tokens.operate,
+      body: { option_id: "use_postgres" },
+    });
     expect(again.status).toBe(200);
-    expect(again.body).toMatchObject({ resolved: true, application_status: "already_applied", resolution_id: first.body.resolution_id });
+    expect(again.body).toMatchObject({
+      resolved: true,
+      application_status: "already_applied",
+      resolution_id: first.body.resolution_id,
+    });
 
     const before = await stateSignature(fx);
-    const stale = await fx.request("POST", path, { token: fx.tokens.operate, body: { option_id: "use_sqlite", note: "no" } });
+    const stale = await fx.request("POST", path, {
+      token: fx.tokens.operate,
+      body: { option_id: "use_sqlite", note: "no" },
+    });
     expect(stale.status).toBe(409);
     expect(stale.body).toMatchObject({
       error: { code: "stale" },
       resolved: false,
       application_status: "stale",
-      resolution: { resolution_id: first.body.resolution_id, selected_option: "use_postgres", note: "Version 16." },
+      resolution: {
+        resolution_id: first.body.resolution_id,
+        selected_option: "use_postgres",
+        note: "Version 16.",
+      },
     });
     expect(await stateSignature(fx)).toEqual(before);
   });
@@ -151,21 +197,30 @@ describe("POST /api/projects/{id}/decisions/{decision_id}/resolve", () => {
     const unknown = await fx.request("POST", path, { body: { option_id: "use_mongo" } });
     expect(unknown.status).toBe(422);
     expect(unknown.body.error.code).toBe("invalid_option");
-    expect(unknown.body.error.details.allowed).toEqual(expect.arrayContaining(["use_postgres", "use_sqlite", "custom"]));
+    expect(unknown.body.error.details.allowed).toEqual(
+      expect.arrayContaining(["use_postgres", "use_sqlite", "custom"]),
+    );
     const noNote = await fx.request("POST", path, { body: { option_id: "use_sqlite" } });
     expect(noNote.status).toBe(422);
     expect(noNote.body.error.code).toBe("note_required");
     const customNoNote = await fx.request("POST", path, { body: { option_id: "custom", note: "  " } });
     expect(customNoNote.status).toBe(422);
     expect(await stateSignature(fx)).toEqual(before);
-    const missing = await fx.request("POST", "/api/projects/opt/decisions/decision-nope/resolve", { body: { option_id: "x" } });
+    const missing = await fx.request("POST", "/api/projects/opt/decisions/decision-nope/resolve", {
+      body: { option_id: "x" },
+    });
     expect(missing.status).toBe(404);
   });
 
   it("option stop cancels the item and its blocked original", async () => {
     await seedProject(fx, "stp", [card("S00-001")]);
-    const q = await raiseQuestion(fx, "stp", [{ id: "go", label: "Go" }, { id: "stop", label: "Stop" }]);
-    const res = await fx.request("POST", `/api/projects/stp/decisions/${q.decisionId}/resolve`, { body: { option_id: "stop" } });
+    const q = await raiseQuestion(fx, "stp", [
+      { id: "go", label: "Go" },
+      { id: "stop", label: "Stop" },
+    ]);
+    const res = await fx.request("POST", `/api/projects/stp/decisions/${q.decisionId}/resolve`, {
+      body: { option_id: "stop" },
+    });
     expect(res.status).toBe(200);
     expect((await getTask(fx.scratch.db, "stp", q.resolverId))?.status).toBe("cancelled");
     expect((await getTask(fx.scratch.db, "stp", q.taskId))?.status).toBe("cancelled");
@@ -187,7 +242,12 @@ describe("POST /api/projects/{id}/backlog/{item_id}/answer", () => {
       item_id: q.resolverId,
       application_status: "applied",
       task_status: "todo",
-      decision: { id: q.decisionId, status: "resolved", selected_option: "custom", note: "Use Postgres 16 with pgvector." },
+      decision: {
+        id: q.decisionId,
+        status: "resolved",
+        selected_option: "custom",
+        note: "Use Postgres 16 with pgvector.",
+      },
     });
     expect(res.body.resolution_id).toBe(res.body.decision.resolution_id);
     const status = await fx.request("GET", "/api/projects/ans/status");
@@ -197,11 +257,17 @@ describe("POST /api/projects/{id}/backlog/{item_id}/answer", () => {
 
   it("records an answer on an item without a card (resolved: false); refuses unknown items with 404", async () => {
     await seedProject(fx, "ans2", [card("S00-001")]);
-    const res = await fx.request("POST", "/api/projects/ans2/backlog/S00-001/answer", { body: { text: "Prefer small commits." } });
+    const res = await fx.request("POST", "/api/projects/ans2/backlog/S00-001/answer", {
+      body: { text: "Prefer small commits." },
+    });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ resolved: false, recorded: true, decision: null, resolution_id: null });
-    expect((await getTask(fx.scratch.db, "ans2", "S00-001"))?.answers.map((a) => a.answer)).toEqual(["Prefer small commits."]);
-    const missing = await fx.request("POST", "/api/projects/ans2/backlog/S00-999/answer", { body: { text: "x" } });
+    expect((await getTask(fx.scratch.db, "ans2", "S00-001"))?.answers.map((a) => a.answer)).toEqual([
+      "Prefer small commits.",
+    ]);
+    const missing = await fx.request("POST", "/api/projects/ans2/backlog/S00-999/answer", {
+      body: { text: "x" },
+    });
     expect(missing.status).toBe(404);
     expect(missing.body.error.code).toBe("not_found");
   });
@@ -211,9 +277,16 @@ describe("POST /api/projects/{id}/message", () => {
   it("answers 409 listing nothing when no question is pending, and changes nothing", async () => {
     await seedProject(fx, "msg0", [card("S00-001")]);
     const before = await stateSignature(fx);
-    const res = await fx.request("POST", "/api/projects/msg0/message", { token: fx.tokens.operate, body: { text: "hello" } });
+    const res = await fx.request("POST", "/api/projects/msg0/message", {
+      token: fx.tokens.operate,
+      body: { text: "hello" },
+    });
     expect(res.status).toBe(409);
-    expect(res.body).toMatchObject({ error: { code: "no_pending_question" }, routed: false, pending_questions: [] });
+    expect(res.body).toMatchObject({
+      error: { code: "no_pending_question" },
+      routed: false,
+      pending_questions: [],
+    });
     expect(res.body.error.message).toContain("No question is pending");
     expect(await stateSignature(fx)).toEqual(before);
   });
@@ -221,7 +294,10 @@ describe("POST /api/projects/{id}/message", () => {
   it("routes to the single pending question", async () => {
     await seedProject(fx, "msg1", [card("S00-001")]);
     const q = await raiseQuestion(fx, "msg1");
-    const res = await fx.request("POST", "/api/projects/msg1/message", { token: fx.tokens.operate, body: { text: "SQLite is fine." } });
+    const res = await fx.request("POST", "/api/projects/msg1/message", {
+      token: fx.tokens.operate,
+      body: { text: "SQLite is fine." },
+    });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({
       routed: true,
@@ -237,10 +313,15 @@ describe("POST /api/projects/{id}/message", () => {
     const a = await raiseQuestion(fx, "msg2");
     const b = await raiseQuestion(fx, "msg2");
     const before = await stateSignature(fx);
-    const res = await fx.request("POST", "/api/projects/msg2/message", { token: fx.tokens.operate, body: { text: "yes" } });
+    const res = await fx.request("POST", "/api/projects/msg2/message", {
+      token: fx.tokens.operate,
+      body: { text: "yes" },
+    });
     expect(res.status).toBe(409);
     expect(res.body.error.code).toBe("ambiguous_message");
-    expect(res.body.pending_questions.map((p: { id: string }) => p.id).sort()).toEqual([a.decisionId, b.decisionId].sort());
+    expect(res.body.pending_questions.map((p: { id: string }) => p.id).sort()).toEqual(
+      [a.decisionId, b.decisionId].sort(),
+    );
     expect(res.body.error.message).toContain(a.decisionId);
     expect(await stateSignature(fx)).toEqual(before);
   });

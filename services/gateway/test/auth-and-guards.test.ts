@@ -1,7 +1,14 @@
 import { createHash } from "node:crypto";
 import { createApiToken, revokeApiToken } from "@overseer/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { card, createGatewayFixture, type GatewayFixture, type RaisedQuestion, raiseQuestion, seedProject } from "./support/gateway-fixture.ts";
+import {
+  card,
+  createGatewayFixture,
+  type GatewayFixture,
+  type RaisedQuestion,
+  raiseQuestion,
+  seedProject,
+} from "./support/gateway-fixture.ts";
 
 let fx: GatewayFixture;
 let q: RaisedQuestion;
@@ -36,13 +43,33 @@ const ROUTES: RouteCase[] = [
   { method: "GET", path: () => "/readyz", scope: "read" },
   { method: "GET", path: () => "/metrics", scope: "read" },
   { method: "GET", path: () => "/openapi.json", scope: "read" },
-  { method: "POST", path: () => `/api/projects/auth/decisions/${q.decisionId}/resolve`, scope: "operate", body: { option_id: "custom", note: "x" } },
-  { method: "POST", path: () => `/api/projects/auth/backlog/${q.resolverId}/answer`, scope: "operate", body: { text: "x" } },
+  {
+    method: "POST",
+    path: () => `/api/projects/auth/decisions/${q.decisionId}/resolve`,
+    scope: "operate",
+    body: { option_id: "custom", note: "x" },
+  },
+  {
+    method: "POST",
+    path: () => `/api/projects/auth/backlog/${q.resolverId}/answer`,
+    scope: "operate",
+    body: { text: "x" },
+  },
   { method: "POST", path: () => "/api/projects/auth/message", scope: "operate", body: { text: "x" } },
   { method: "POST", path: () => "/api/v1/projects/auth/tasks/S00-002/cancel", scope: "operate", body: {} },
-  { method: "POST", path: () => `/api/v1/projects/auth/tasks/${q.resolverId}/release-external`, scope: "operate", body: { reason: "x" } },
+  {
+    method: "POST",
+    path: () => `/api/v1/projects/auth/tasks/${q.resolverId}/release-external`,
+    scope: "operate",
+    body: { reason: "x" },
+  },
   { method: "POST", path: () => "/api/v1/projects/auth/pause", scope: "operate", body: {} },
-  { method: "POST", path: () => "/api/v1/projects/auth/tasks", scope: "operate", body: { id: "S00-100", title: "x" } },
+  {
+    method: "POST",
+    path: () => "/api/v1/projects/auth/tasks",
+    scope: "operate",
+    body: { id: "S00-100", title: "x" },
+  },
   { method: "POST", path: () => "/api/v1/projects", scope: "admin", body: { id: "newp", repo: "/x" } },
   { method: "POST", path: () => "/api/v1/projects/auth/stop", scope: "admin", body: {} },
   { method: "GET", path: () => "/api/v1/tokens", scope: "admin" },
@@ -59,11 +86,17 @@ describe("authentication and scopes", () => {
       expect(none.status, `${route.method} ${route.path()} without token`).toBe(401);
       expect(none.body.error.code).toBe("unauthorized");
       expect(none.headers.get("www-authenticate")).toContain("Bearer");
-      const unknown = await fx.request(route.method, route.path(), { token: "ovr_thisTokenDoesNotExistAnywhere0000", body: route.body });
+      const unknown = await fx.request(route.method, route.path(), {
+        token: "ovr_thisTokenDoesNotExistAnywhere0000",
+        body: route.body,
+      });
       expect(unknown.status, `${route.method} ${route.path()} unknown token`).toBe(401);
       expect(unknown.body.error.code).toBe("invalid_token");
     }
-    const basic = await fx.request("GET", "/api/v1/projects", { token: null, headers: { Authorization: "Basic YWRtaW46YWRtaW4=" } });
+    const basic = await fx.request("GET", "/api/v1/projects", {
+      token: null,
+      headers: { Authorization: "Basic YWRtaW46YWRtaW4=" },
+    });
     expect(basic.status).toBe(401);
   });
 
@@ -73,7 +106,10 @@ describe("authentication and scopes", () => {
       for (const scope of BELOW[route.scope]) {
         const res = await fx.request(route.method, route.path(), { token: tokenOf[scope], body: route.body });
         expect(res.status, `${route.method} ${route.path()} with ${scope}`).toBe(403);
-        expect(res.body.error).toMatchObject({ code: "forbidden", details: { required_scope: route.scope, token_scope: scope } });
+        expect(res.body.error).toMatchObject({
+          code: "forbidden",
+          details: { required_scope: route.scope, token_scope: scope },
+        });
       }
     }
   });
@@ -109,17 +145,32 @@ describe("authentication and scopes", () => {
   });
 
   it("accepts access_token only on GET stream routes, and never logs it", async () => {
-    const onList = await fx.request("GET", `/api/v1/projects?access_token=${fx.tokens.read}`, { token: null });
+    const onList = await fx.request("GET", `/api/v1/projects?access_token=${fx.tokens.read}`, {
+      token: null,
+    });
     expect(onList.status).toBe(401);
-    const claimed = await import("@overseer/db").then(({ applyTransition }) => applyTransition(fx.scratch.db, "auth", { kind: "claim" }));
+    const claimed = await import("@overseer/db").then(({ applyTransition }) =>
+      applyTransition(fx.scratch.db, "auth", { kind: "claim" }),
+    );
     const runId = claimed.changes.runs[0]?.id ?? "";
     await import("@overseer/db").then(({ applyTransition }) =>
-      applyTransition(fx.scratch.db, "auth", { kind: "submit", runId, message: "m", commitSha: null, branchHead: null }, { runReport: { output: "out" } }),
+      applyTransition(
+        fx.scratch.db,
+        "auth",
+        { kind: "submit", runId, message: "m", commitSha: null, branchHead: null },
+        { runReport: { output: "out" } },
+      ),
     );
-    const stream = await fx.request("GET", `/api/runs/${runId}/log/stream?access_token=${fx.tokens.read}`, { token: null });
+    const stream = await fx.request("GET", `/api/runs/${runId}/log/stream?access_token=${fx.tokens.read}`, {
+      token: null,
+    });
     expect(stream.status).toBe(200);
     expect(stream.text).toContain("event: end");
-    const wrongScope = await fx.request("POST", `/api/runs/${runId}/log/stream?access_token=${fx.tokens.admin}`, { token: null });
+    const wrongScope = await fx.request(
+      "POST",
+      `/api/runs/${runId}/log/stream?access_token=${fx.tokens.admin}`,
+      { token: null },
+    );
     expect(wrongScope.status).toBe(401);
     const logs = fx.logLines.join("");
     for (const token of Object.values(fx.tokens)) expect(logs).not.toContain(token);
@@ -132,7 +183,9 @@ describe("request guards", () => {
   it("echoes a valid X-Request-Id and generates one otherwise", async () => {
     const echoed = await fx.request("GET", "/healthz", { headers: { "X-Request-Id": "trace-123" } });
     expect(echoed.headers.get("x-request-id")).toBe("trace-123");
-    const generated = await fx.request("GET", "/healthz", { headers: { "X-Request-Id": "bad id with spaces\u0001" } });
+    const generated = await fx.request("GET", "/healthz", {
+      headers: { "X-Request-Id": "bad id with spaces\u0001" },
+    });
     expect(generated.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
     const absent = await fx.request("GET", "/nowhere");
     expect(absent.status).toBe(404);
@@ -144,13 +197,16 @@ describe("request guards", () => {
     const local = await createGatewayFixture({ rateLimitWritesPerMinute: 3 });
     try {
       await seedProject(local, "rl", [card("S00-001")]);
-      const write = (token: string) => local.request("POST", "/api/v1/projects/rl/pause", { token, body: {} });
+      const write = (token: string) =>
+        local.request("POST", "/api/v1/projects/rl/pause", { token, body: {} });
       for (let i = 0; i < 3; i++) expect((await write(local.tokens.operate)).status).toBe(200);
       const limited = await write(local.tokens.operate);
       expect(limited.status).toBe(429);
       expect(limited.body.error.code).toBe("rate_limited");
       expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(0);
-      expect((await local.request("GET", "/api/projects/rl/status", { token: local.tokens.operate })).status).toBe(200);
+      expect(
+        (await local.request("GET", "/api/projects/rl/status", { token: local.tokens.operate })).status,
+      ).toBe(200);
       expect((await write(local.tokens.admin)).status).toBe(200);
     } finally {
       await local.close();
@@ -161,7 +217,9 @@ describe("request guards", () => {
     const preflight = { "Access-Control-Request-Method": "POST", Origin: "https://ops.example.com" };
     const closed = await fx.request("OPTIONS", "/api/v1/projects", { token: null, headers: preflight });
     expect(closed.headers.get("access-control-allow-origin")).toBeNull();
-    const plain = await fx.request("GET", "/api/v1/projects", { headers: { Origin: "https://ops.example.com" } });
+    const plain = await fx.request("GET", "/api/v1/projects", {
+      headers: { Origin: "https://ops.example.com" },
+    });
     expect(plain.headers.get("access-control-allow-origin")).toBeNull();
 
     const open = await createGatewayFixture({ corsOrigins: ["https://ops.example.com"] });

@@ -1,7 +1,14 @@
 import { applyTransition, getProject, getTask } from "@overseer/db";
 import { runJobId } from "@overseer/queue";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { card, createGatewayFixture, type GatewayFixture, raiseQuestion, seedProject, stateSignature } from "./support/gateway-fixture.ts";
+import {
+  card,
+  createGatewayFixture,
+  type GatewayFixture,
+  raiseQuestion,
+  seedProject,
+  stateSignature,
+} from "./support/gateway-fixture.ts";
 
 let fx: GatewayFixture;
 
@@ -20,11 +27,21 @@ describe("projects", () => {
         id: "alpha",
         repo: "/srv/git/alpha.git",
         objective: "Ship alpha",
-        runner_config: { argv: ["fake-agent", "{prompt_file}"], secrets: { API_KEY: "super-secret-value-123" }, max_sessions: 5 },
+        runner_config: {
+          argv: ["fake-agent", "{prompt_file}"],
+          secrets: { API_KEY: "super-secret-value-123" },
+          max_sessions: 5,
+        },
       },
     });
     expect(created.status).toBe(201);
-    expect(created.body).toMatchObject({ id: "alpha", name: "alpha", repo: "/srv/git/alpha.git", status: "paused", branch: "main" });
+    expect(created.body).toMatchObject({
+      id: "alpha",
+      name: "alpha",
+      repo: "/srv/git/alpha.git",
+      status: "paused",
+      branch: "main",
+    });
     expect(created.body.runner_config.secrets).toEqual({ API_KEY: "[REDACTED]" });
     expect(created.body.runner_config.max_sessions).toBe(5);
     expect(created.text).not.toContain("super-secret-value-123");
@@ -48,7 +65,11 @@ describe("projects", () => {
   it("refuses an invalid runner config with 422 listing every problem, without echoing secrets, creating nothing", async () => {
     const before = await stateSignature(fx);
     const res = await fx.request("POST", "/api/v1/projects", {
-      body: { id: "beta", repo: "/x", runner_config: { argv: "not-an-array", timeout_second: 5, secrets: { TOKEN: 42 } } },
+      body: {
+        id: "beta",
+        repo: "/x",
+        runner_config: { argv: "not-an-array", timeout_second: 5, secrets: { TOKEN: 42 } },
+      },
     });
     expect(res.status).toBe(422);
     expect(res.body.error.code).toBe("invalid_config");
@@ -59,36 +80,63 @@ describe("projects", () => {
 
   it("pause, resume (operate) and stop (admin) are recorded transitions", async () => {
     await seedProject(fx, "life", [card("S00-001")]);
-    const paused = await fx.request("POST", "/api/v1/projects/life/pause", { token: fx.tokens.operate, body: { reason: "lunch" } });
+    const paused = await fx.request("POST", "/api/v1/projects/life/pause", {
+      token: fx.tokens.operate,
+      body: { reason: "lunch" },
+    });
     expect(paused.status).toBe(200);
-    expect(paused.body).toMatchObject({ project: { status: "paused", status_reason: "lunch" }, application_status: "applied" });
+    expect(paused.body).toMatchObject({
+      project: { status: "paused", status_reason: "lunch" },
+      application_status: "applied",
+    });
     const resumed = await fx.request("POST", "/api/v1/projects/life/resume", { token: fx.tokens.operate });
     expect(resumed.body.project.status).toBe("active");
     const claimed = await applyTransition(fx.scratch.db, "life", { kind: "claim" });
     const runId = claimed.changes.runs[0]?.id;
-    const forbidden = await fx.request("POST", "/api/v1/projects/life/stop", { token: fx.tokens.operate, body: {} });
+    const forbidden = await fx.request("POST", "/api/v1/projects/life/stop", {
+      token: fx.tokens.operate,
+      body: {},
+    });
     expect(forbidden.status).toBe(403);
-    const stopped = await fx.request("POST", "/api/v1/projects/life/stop", { token: fx.tokens.admin, body: {} });
+    const stopped = await fx.request("POST", "/api/v1/projects/life/stop", {
+      token: fx.tokens.admin,
+      body: {},
+    });
     expect(stopped.body.project.status).toBe("stopped");
     expect((await getProject(fx.scratch.db, "life"))?.status).toBe("stopped");
     const run = await fx.request("GET", `/api/v1/runs/${runId}`);
     expect(run.body.status).toBe("cancelled");
     const events = await fx.request("GET", "/api/v1/projects/life/events?type=project.status_changed");
-    expect(events.body.events.map((e: { data: { status: string } }) => e.data.status)).toEqual(["paused", "active", "stopped"]);
+    expect(events.body.events.map((e: { data: { status: string } }) => e.data.status)).toEqual([
+      "paused",
+      "active",
+      "stopped",
+    ]);
   });
 });
 
 describe("tasks", () => {
   it("lists with status/stage/kind filters and cursor pagination, and gets one", async () => {
-    await seedProject(fx, "tl", [card("S00-001"), card("S00-002"), { ...card("S01-001"), stage: "S01" }, card("S00-003")]);
+    await seedProject(fx, "tl", [
+      card("S00-001"),
+      card("S00-002"),
+      { ...card("S01-001"), stage: "S01" },
+      card("S00-003"),
+    ]);
     await raiseQuestion(fx, "tl");
     const page1 = await fx.request("GET", "/api/v1/projects/tl/tasks?limit=2", { token: fx.tokens.read });
     expect(page1.status).toBe(200);
     expect(page1.body.tasks.map((t: { id: string }) => t.id)).toEqual(["S00-001", "S00-002"]);
     expect(page1.body.next_cursor).toMatch(/^\d+$/);
-    const page2 = await fx.request("GET", `/api/v1/projects/tl/tasks?limit=2&cursor=${page1.body.next_cursor}`);
+    const page2 = await fx.request(
+      "GET",
+      `/api/v1/projects/tl/tasks?limit=2&cursor=${page1.body.next_cursor}`,
+    );
     expect(page2.body.tasks.map((t: { id: string }) => t.id)).toEqual(["S01-001", "S00-003"]);
-    const page3 = await fx.request("GET", `/api/v1/projects/tl/tasks?limit=2&cursor=${page2.body.next_cursor}`);
+    const page3 = await fx.request(
+      "GET",
+      `/api/v1/projects/tl/tasks?limit=2&cursor=${page2.body.next_cursor}`,
+    );
     expect(page3.body.tasks.map((t: { id: string }) => t.id)).toEqual(["S00-001.R1"]);
     expect(page3.body.next_cursor).toBeNull();
     const s01 = await fx.request("GET", "/api/v1/projects/tl/tasks?stage=S01");
@@ -98,7 +146,12 @@ describe("tasks", () => {
     const waiting = await fx.request("GET", "/api/v1/projects/tl/tasks?status=awaiting_input,blocked");
     expect(waiting.body.tasks.map((t: { id: string }) => t.id).sort()).toEqual(["S00-001", "S00-001.R1"]);
     const one = await fx.request("GET", "/api/v1/projects/tl/tasks/S00-001.R1", { token: fx.tokens.read });
-    expect(one.body).toMatchObject({ id: "S00-001.R1", kind: "resolver", parent_id: "S00-001", status: "awaiting_input" });
+    expect(one.body).toMatchObject({
+      id: "S00-001.R1",
+      kind: "resolver",
+      parent_id: "S00-001",
+      status: "awaiting_input",
+    });
     const none = await fx.request("GET", "/api/v1/projects/tl/tasks/S09-999");
     expect(none.status).toBe(404);
   });
@@ -107,14 +160,31 @@ describe("tasks", () => {
     await seedProject(fx, "tc", [card("S00-001")]);
     const created = await fx.request("POST", "/api/v1/projects/tc/tasks", {
       token: fx.tokens.operate,
-      body: { id: "S00-002", title: "Second", prerequisites: ["S00-001"], scope: ["docs/**"], acceptance: "Docs exist" },
+      body: {
+        id: "S00-002",
+        title: "Second",
+        prerequisites: ["S00-001"],
+        scope: ["docs/**"],
+        acceptance: "Docs exist",
+      },
     });
     expect(created.status).toBe(201);
-    expect(created.body).toMatchObject({ id: "S00-002", stage: "S00", prerequisites: ["S00-001"], scope: ["docs/**"], acceptance: ["Docs exist"], status: "todo" });
-    const again = await fx.request("POST", "/api/v1/projects/tc/tasks", { body: { id: "S00-002", title: "Again" } });
+    expect(created.body).toMatchObject({
+      id: "S00-002",
+      stage: "S00",
+      prerequisites: ["S00-001"],
+      scope: ["docs/**"],
+      acceptance: ["Docs exist"],
+      status: "todo",
+    });
+    const again = await fx.request("POST", "/api/v1/projects/tc/tasks", {
+      body: { id: "S00-002", title: "Again" },
+    });
     expect(again.status).toBe(409);
     const before = await stateSignature(fx);
-    const badPrereq = await fx.request("POST", "/api/v1/projects/tc/tasks", { body: { id: "S00-003", title: "x", prerequisites: ["S00-404"] } });
+    const badPrereq = await fx.request("POST", "/api/v1/projects/tc/tasks", {
+      body: { id: "S00-003", title: "x", prerequisites: ["S00-404"] },
+    });
     expect(badPrereq.status).toBe(422);
     expect(badPrereq.body.error.details.problems[0].kind).toBe("unknown-prerequisite");
     expect(await stateSignature(fx)).toEqual(before);
@@ -124,7 +194,12 @@ describe("tasks", () => {
     await seedProject(fx, "ti", [card("S00-001")]);
     const json = await fx.request("POST", "/api/v1/projects/ti/tasks/import", {
       token: fx.tokens.operate,
-      body: { tasks: [{ id: "S01-001", title: "One", prerequisites: ["S00-001"] }, { id: "S01-002", title: "Two", prereqs: ["S01-001"] }] },
+      body: {
+        tasks: [
+          { id: "S01-001", title: "One", prerequisites: ["S00-001"] },
+          { id: "S01-002", title: "Two", prereqs: ["S01-001"] },
+        ],
+      },
     });
     expect(json.status).toBe(201);
     expect(json.body).toEqual({ imported: 2, task_ids: ["S01-001", "S01-002"] });
@@ -162,9 +237,14 @@ describe("tasks", () => {
     expect(bad.status).toBe(422);
     expect(bad.body.error.code).toBe("invalid_task_file");
     const kinds = bad.body.error.details.problems.map((p: { kind: string }) => p.kind);
-    expect(kinds).toEqual(expect.arrayContaining(["schema", "cycle", "duplicate-id", "unknown-prerequisite"]));
+    expect(kinds).toEqual(
+      expect.arrayContaining(["schema", "cycle", "duplicate-id", "unknown-prerequisite"]),
+    );
     expect(bad.body.error.message).toContain("nothing was imported");
-    const syntax = await fx.request("POST", "/api/v1/projects/ti/tasks/import", { rawBody: "[{", headers: { "Content-Type": "application/json" } });
+    const syntax = await fx.request("POST", "/api/v1/projects/ti/tasks/import", {
+      rawBody: "[{",
+      headers: { "Content-Type": "application/json" },
+    });
     expect(syntax.status).toBe(422);
     expect(syntax.body.error.details.problems[0].kind).toBe("syntax");
     expect(await stateSignature(fx)).toEqual(before);
@@ -179,11 +259,20 @@ describe("tasks", () => {
     // The coordinator would have enqueued the run; cancelling removes the queued job.
     await fx.deps.queues.runs.add("run", { runId: run?.id }, { jobId: runJobId(run?.id ?? "") });
     expect(await fx.deps.queues.runs.getJob(runJobId(run?.id ?? ""))).toBeDefined();
-    const cancelled = await fx.request("POST", "/api/v1/projects/tx/tasks/S00-002/cancel", { token: fx.tokens.operate, body: { reason: "not needed" } });
+    const cancelled = await fx.request("POST", "/api/v1/projects/tx/tasks/S00-002/cancel", {
+      token: fx.tokens.operate,
+      body: { reason: "not needed" },
+    });
     expect(cancelled.status).toBe(200);
-    expect(cancelled.body).toMatchObject({ task: { id: "S00-002", status: "cancelled" }, cancelled_runs: [run?.id], application_status: "applied" });
+    expect(cancelled.body).toMatchObject({
+      task: { id: "S00-002", status: "cancelled" },
+      cancelled_runs: [run?.id],
+      application_status: "applied",
+    });
     expect(await fx.deps.queues.runs.getJob(runJobId(run?.id ?? ""))).toBeUndefined();
-    const twice = await fx.request("POST", "/api/v1/projects/tx/tasks/S00-002/cancel", { token: fx.tokens.operate });
+    const twice = await fx.request("POST", "/api/v1/projects/tx/tasks/S00-002/cancel", {
+      token: fx.tokens.operate,
+    });
     expect(twice.status).toBe(409);
     expect(twice.body.error.code).toBe("invalid_transition");
 
@@ -194,7 +283,9 @@ describe("tasks", () => {
     expect(released.status).toBe(200);
     expect(released.body.task).toMatchObject({ id: q.resolverId, status: "todo" });
     expect(released.body.decision).toMatchObject({ status: "resolved" });
-    const notAwaiting = await fx.request("POST", "/api/v1/projects/tx/tasks/S00-001/release-external", { body: { reason: "x" } });
+    const notAwaiting = await fx.request("POST", "/api/v1/projects/tx/tasks/S00-001/release-external", {
+      body: { reason: "x" },
+    });
     expect(notAwaiting.status).toBe(409);
   });
 });
@@ -220,14 +311,20 @@ describe("runs, events, decisions, incidents", () => {
     );
     const list = await fx.request("GET", "/api/v1/projects/rn/runs?task=S00-001", { token: fx.tokens.read });
     expect(list.status).toBe(200);
-    expect(list.body.runs).toEqual([expect.objectContaining({ id: runId, status: "finished", transition: "submit", duration_ms: 1234 })]);
+    expect(list.body.runs).toEqual([
+      expect.objectContaining({ id: runId, status: "finished", transition: "submit", duration_ms: 1234 }),
+    ]);
     expect(list.body.runs[0].output).toBeUndefined();
     const run = await fx.request("GET", `/api/v1/runs/${runId}`);
     expect(run.body.output).toContain("password=[REDACTED]");
     expect(run.text).not.toContain("hunter2-very-secret");
     expect(run.text).not.toContain("ovr_abcdefghijklmnopqrstuvwxyz012345");
     const prompt = await fx.request("GET", `/api/v1/runs/${runId}/prompt`);
-    expect(prompt.body).toEqual({ run_id: runId, prompt: "Connect with [REDACTED] please", prompt_chars: 39 });
+    expect(prompt.body).toEqual({
+      run_id: runId,
+      prompt: "Connect with [REDACTED] please",
+      prompt_chars: 39,
+    });
     const log = await fx.request("GET", `/api/v1/runs/${runId}/log`);
     expect(log.body).toMatchObject({ run_id: runId, status: "finished", truncated: false });
     expect(log.body.output).toContain("ok");
@@ -244,9 +341,17 @@ describe("runs, events, decisions, incidents", () => {
     const first = await fx.request("GET", "/api/v1/projects/ev/events?limit=2");
     expect(first.body.events).toHaveLength(2);
     const rest = await fx.request("GET", `/api/v1/projects/ev/events?after=${first.body.next_after}`);
-    expect([...first.body.events, ...rest.body.events].map((e: { id: string }) => e.id)).toEqual(all.body.events.map((e: { id: string }) => e.id));
-    const typed = await fx.request("GET", "/api/v1/projects/ev/events?type=decision.created,resolver.created");
-    expect(typed.body.events.map((e: { type: string }) => e.type).sort()).toEqual(["decision.created", "resolver.created"]);
+    expect([...first.body.events, ...rest.body.events].map((e: { id: string }) => e.id)).toEqual(
+      all.body.events.map((e: { id: string }) => e.id),
+    );
+    const typed = await fx.request(
+      "GET",
+      "/api/v1/projects/ev/events?type=decision.created,resolver.created",
+    );
+    expect(typed.body.events.map((e: { type: string }) => e.type).sort()).toEqual([
+      "decision.created",
+      "resolver.created",
+    ]);
 
     const decisions = await fx.request("GET", "/api/v1/projects/ev/decisions?status=pending");
     expect(decisions.body.decisions.map((d: { id: string }) => d.id)).toEqual([q.decisionId]);
@@ -257,12 +362,19 @@ describe("runs, events, decisions, incidents", () => {
 
     const claimed = await applyTransition(fx.scratch.db, "ev", { kind: "claim" });
     expect(claimed.changes.runs).toHaveLength(0);
-    await applyTransition(fx.scratch.db, "ev", { kind: "answer", taskId: q.resolverId, text: "go", by: "test" });
+    await applyTransition(fx.scratch.db, "ev", {
+      kind: "answer",
+      taskId: q.resolverId,
+      text: "go",
+      by: "test",
+    });
     const next = await applyTransition(fx.scratch.db, "ev", { kind: "claim" });
     const runId = next.changes.runs[0]?.id ?? "";
     await applyTransition(fx.scratch.db, "ev", { kind: "timeout", runId, stalled: false, seconds: 30 });
     const incidents = await fx.request("GET", "/api/v1/projects/ev/incidents", { token: fx.tokens.read });
-    expect(incidents.body.incidents).toEqual([expect.objectContaining({ kind: "timeout", run_id: runId, task_id: q.resolverId })]);
+    expect(incidents.body.incidents).toEqual([
+      expect.objectContaining({ kind: "timeout", run_id: runId, task_id: q.resolverId }),
+    ]);
   });
 });
 
@@ -283,7 +395,12 @@ describe("cluster", () => {
     const workers = await fx.request("GET", "/api/v1/workers", { token: fx.tokens.read });
     expect(workers.status).toBe(200);
     expect(workers.body.workers).toEqual([
-      expect.objectContaining({ id: "w1", host: "box", slots: 2, current_jobs: [expect.objectContaining({ run_id: "r1", task_id: "S00-001" })] }),
+      expect.objectContaining({
+        id: "w1",
+        host: "box",
+        slots: 2,
+        current_jobs: [expect.objectContaining({ run_id: "r1", task_id: "S00-001" })],
+      }),
     ]);
     const queues = await fx.request("GET", "/api/v1/queues", { token: fx.tokens.read });
     expect(queues.status).toBe(200);

@@ -1,7 +1,13 @@
 import { applyTransition, listEvents } from "@overseer/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningGateway, startGateway } from "../src/index.ts";
-import { card, createGatewayFixture, type GatewayFixture, raiseQuestion, seedProject } from "./support/gateway-fixture.ts";
+import {
+  card,
+  createGatewayFixture,
+  type GatewayFixture,
+  raiseQuestion,
+  seedProject,
+} from "./support/gateway-fixture.ts";
 import { openSse } from "./support/sse-client.ts";
 
 let fx: GatewayFixture;
@@ -36,7 +42,9 @@ describe("project event stream", () => {
     expect(first.events).toEqual([]);
 
     // An operator answer through the gateway is published and streamed.
-    expect((await post(`/api/projects/live/backlog/${q1.resolverId}/answer`, { text: "go ahead" })).status).toBe(200);
+    expect(
+      (await post(`/api/projects/live/backlog/${q1.resolverId}/answer`, { text: "go ahead" })).status,
+    ).toBe(200);
     const answered = await first.waitFor((e) => JSON.parse(e.data).type === "task.answered");
     const lastSeen = answered[0]?.id ?? "";
     const seenIds = first.events.map((e) => e.id);
@@ -46,11 +54,19 @@ describe("project event stream", () => {
 
     // While disconnected: transitions nobody publishes to Redis (Postgres only) and one that is published.
     const q2 = await raiseQuestion(fx, "live");
-    expect((await post(`/api/projects/live/decisions/${q2.decisionId}/resolve`, { option_id: "use_postgres" })).status).toBe(200);
-    const missed = (await listEvents(fx.scratch.db, { projectId: "live", after: lastSeen, limit: 1000 })).map((e) => String(e.id));
+    expect(
+      (await post(`/api/projects/live/decisions/${q2.decisionId}/resolve`, { option_id: "use_postgres" }))
+        .status,
+    ).toBe(200);
+    const missed = (await listEvents(fx.scratch.db, { projectId: "live", after: lastSeen, limit: 1000 })).map(
+      (e) => String(e.id),
+    );
     expect(missed.length).toBeGreaterThan(3);
 
-    const resumed = await openSse(`${gw.url}/api/projects/live/events/stream`, { ...auth(), "Last-Event-ID": lastSeen });
+    const resumed = await openSse(`${gw.url}/api/projects/live/events/stream`, {
+      ...auth(),
+      "Last-Event-ID": lastSeen,
+    });
     await resumed.waitFor(() => true, missed.length);
     expect(resumed.events.map((e) => e.id)).toEqual(missed);
     expect(resumed.events.every((e) => !seenIds.includes(e.id))).toBe(true);
@@ -60,19 +76,35 @@ describe("project event stream", () => {
     // Live again after the replay, without duplicates.
     const q3 = await raiseQuestion(fx, "live");
     await fx.deps.live.publishEvents([
-      { id: "0", projectId: "live", taskId: null, runId: null, type: "wake", data: {}, createdAt: new Date().toISOString() },
+      {
+        id: "0",
+        projectId: "live",
+        taskId: null,
+        runId: null,
+        type: "wake",
+        data: {},
+        createdAt: new Date().toISOString(),
+      },
     ]);
-    await resumed.waitFor((e) => JSON.parse(e.data).type === "decision.created" && JSON.parse(e.data).data.decisionId === q3.decisionId);
+    await resumed.waitFor(
+      (e) =>
+        JSON.parse(e.data).type === "decision.created" &&
+        JSON.parse(e.data).data.decisionId === q3.decisionId,
+    );
     const ids = resumed.events.map((e) => e.id);
     expect(new Set(ids).size).toBe(ids.length);
-    const all = (await listEvents(fx.scratch.db, { projectId: "live", after: lastSeen, limit: 1000 })).map((e) => String(e.id));
+    const all = (await listEvents(fx.scratch.db, { projectId: "live", after: lastSeen, limit: 1000 })).map(
+      (e) => String(e.id),
+    );
     expect(ids).toEqual(all.slice(0, ids.length));
     resumed.close();
   });
 
   it("sends keep-alive comments and accepts the token as access_token for EventSource", async () => {
     await seedProject(fx, "ka", [card("S00-001")]);
-    const conn = await openSse(`${gw.url}/api/projects/ka/events/stream?access_token=${encodeURIComponent(fx.tokens.read)}`);
+    const conn = await openSse(
+      `${gw.url}/api/projects/ka/events/stream?access_token=${encodeURIComponent(fx.tokens.read)}`,
+    );
     expect(conn.status).toBe(200);
     await conn.waitForComment("keep-alive");
     conn.close();
@@ -85,7 +117,9 @@ describe("project event stream", () => {
   it("replays from the first event with ?after=0", async () => {
     await seedProject(fx, "replay", [card("S00-001")]);
     await raiseQuestion(fx, "replay");
-    const stored = (await listEvents(fx.scratch.db, { projectId: "replay", limit: 1000 })).map((e) => String(e.id));
+    const stored = (await listEvents(fx.scratch.db, { projectId: "replay", limit: 1000 })).map((e) =>
+      String(e.id),
+    );
     const conn = await openSse(`${gw.url}/api/projects/replay/events/stream?after=0`, auth());
     await conn.waitFor(() => true, stored.length);
     expect(conn.events.map((e) => e.id)).toEqual(stored);
@@ -112,13 +146,26 @@ describe("run log stream", () => {
     first.close();
 
     await fx.deps.live.appendLog(runId, "line four\n");
-    const resumed = await openSse(`${gw.url}/api/runs/${runId}/log/stream`, { ...auth(), "Last-Event-ID": lastId });
+    const resumed = await openSse(`${gw.url}/api/runs/${runId}/log/stream`, {
+      ...auth(),
+      "Last-Event-ID": lastId,
+    });
     const again = await resumed.waitFor((e) => e.event === "log", 2);
     expect(again.map((e) => JSON.parse(e.data).text)).toEqual(["line three\n", "line four\n"]);
 
-    await applyTransition(fx.scratch.db, "logs", { kind: "submit", runId, message: "done", commitSha: null, branchHead: null });
+    await applyTransition(fx.scratch.db, "logs", {
+      kind: "submit",
+      runId,
+      message: "done",
+      commitSha: null,
+      branchHead: null,
+    });
     const [end] = await resumed.waitFor((e) => e.event === "end");
-    expect(JSON.parse(end?.data ?? "{}")).toMatchObject({ run_id: runId, status: "finished", transition: "submit" });
+    expect(JSON.parse(end?.data ?? "{}")).toMatchObject({
+      run_id: runId,
+      status: "finished",
+      transition: "submit",
+    });
     await resumed.ended;
     expect(resumed.events.filter((e) => e.event === "log")).toHaveLength(2);
   });
@@ -137,7 +184,10 @@ describe("run log stream", () => {
     await conn.ended;
     expect(conn.events.map((e) => e.event)).toEqual(["log", "end"]);
     expect(conn.events[0]?.id).toBe("stored");
-    expect(JSON.parse(conn.events[0]?.data ?? "{}")).toMatchObject({ text: "the whole stored output\n", stored: true });
+    expect(JSON.parse(conn.events[0]?.data ?? "{}")).toMatchObject({
+      text: "the whole stored output\n",
+      stored: true,
+    });
     const unknown = await fetch(`${gw.url}/api/runs/no-such-run/log/stream`, { headers: auth() });
     expect(unknown.status).toBe(404);
   });

@@ -168,15 +168,12 @@ export class WorkerService {
     const entry = { job: run, since: Date.now(), abort, cancelled: false };
     this.current.set(run.runId, entry);
     try {
-      await this.deps.queues.reportResult({
-        v: 1,
-        kind: "run-started",
-        runId: run.runId,
-        projectId: run.projectId,
-        workerId: this.id,
-        at: Date.now(),
-      });
+      // Off the critical path: the start notice travels while the checkout is prepared.
+      const started = this.deps.queues
+        .reportResult({ v: 1, kind: "run-started", runId: run.runId, projectId: run.projectId, workerId: this.id, at: Date.now() })
+        .catch((error) => this.deps.logger.warn({ err: error, runId: run.runId }, "run-started notice failed"));
       const result = await executeRun(run, this.executorDeps, abort.signal);
+      await started;
       await this.flushLog(run.runId);
       await this.deps.queues.reportResult(result);
     } catch (error) {

@@ -1,8 +1,8 @@
 import { ConfigError } from "@overseer/config";
 import { ConflictError, NotFoundError } from "@overseer/db";
 import { type DomainErrorCode, isDomainError } from "@overseer/domain";
-import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { HTTPException } from "hono/http-exception";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { DependencyTimeoutError } from "../ops/with-timeout.ts";
 
 /**
@@ -66,12 +66,21 @@ export function toApiError(error: unknown): ApiError | null {
     return new ApiError(422, "invalid_config", error.message, { source: error.source, issues: error.issues });
   }
   if (error instanceof DependencyTimeoutError) {
-    return new ApiError(503, "unavailable", `${error.message}; retry shortly (GET /readyz shows which dependency is down).`, {
-      dependency: error.dependency,
-    });
+    return new ApiError(
+      503,
+      "unavailable",
+      `${error.message}; retry shortly (GET /readyz shows which dependency is down).`,
+      {
+        dependency: error.dependency,
+      },
+    );
   }
   if (isConnectionError(error)) {
-    return new ApiError(503, "unavailable", "A dependency (Postgres or Redis) is unreachable; retry shortly (GET /readyz shows which).");
+    return new ApiError(
+      503,
+      "unavailable",
+      "A dependency (Postgres or Redis) is unreachable; retry shortly (GET /readyz shows which).",
+    );
   }
   if (error instanceof HTTPException) {
     const status = error.status as ContentfulStatusCode;

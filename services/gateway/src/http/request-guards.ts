@@ -87,7 +87,11 @@ export function authenticate(verifier: TokenVerifier): MiddlewareHandler<Gateway
       );
     }
     const token = await verifier.verify(secret);
-    if (!token) throw unauthorized("invalid_token", "The bearer token is unknown or revoked; create a new one with `overseer token create`.");
+    if (!token)
+      throw unauthorized(
+        "invalid_token",
+        "The bearer token is unknown or revoked; create a new one with `overseer token create`.",
+      );
     c.set("token", token);
     await next();
   };

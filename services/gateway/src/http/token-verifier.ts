@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
-import { type Db, touchApiToken, verifyApiToken } from "@overseer/db";
 import type { Logger } from "@overseer/config";
+import { type Db, touchApiToken, verifyApiToken } from "@overseer/db";
 import type { AuthenticatedToken } from "../gateway-env.ts";
 
 interface CacheEntry {
@@ -23,6 +23,8 @@ interface CacheEntry {
  */
 export class TokenVerifier {
   private readonly cache = new Map<string, CacheEntry>();
+  /** `last_used_at` updates still running; awaited on shutdown so no query outlives the pool. */
+  private readonly pendingTouches = new Set<Promise<void>>();
 
   constructor(
     private readonly db: Db,
@@ -43,8 +45,16 @@ export class TokenVerifier {
       if (this.cache.size >= this.maxEntries) this.evictOldest(now);
       this.cache.set(key, { token, expiresAt: now + this.ttlMs });
     }
-    touchApiToken(this.db, row.id).catch((error) => this.logger.warn({ err: error, tokenId: row.id }, "cannot record token use"));
+    const touch = touchApiToken(this.db, row.id)
+      .catch((error) => this.logger.warn({ err: error, tokenId: row.id }, "cannot record token use"))
+      .finally(() => this.pendingTouches.delete(touch));
+    this.pendingTouches.add(touch);
     return token;
+  }
+
+  /** Waits for background `last_used_at` updates (before the caller closes the database). */
+  async drain(): Promise<void> {
+    await Promise.all([...this.pendingTouches]);
   }
 
   /** Forgets every cached verification of this token (after a revocation). */

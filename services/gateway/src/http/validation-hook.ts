@@ -32,7 +32,10 @@ export const validationHook: Hook = async (result, c) => {
     const value = valueAt(input, issue.path);
     const field = formatPath(issue.path) || (target === "json" ? "(body)" : `(${target})`);
     if (issue.code === "invalid_type") {
-      const expected = Array.isArray(value) && target === "query" ? `${issue.expected} (give the parameter once)` : String(issue.expected);
+      const expected =
+        Array.isArray(value) && target === "query"
+          ? `${issue.expected} (give the parameter once)`
+          : String(issue.expected);
       return [{ field, expected, received: value === undefined ? "nothing (missing)" : describe(value) }];
     }
     if (issue.code === "unrecognized_keys") {
@@ -46,18 +49,27 @@ export const validationHook: Hook = async (result, c) => {
     return [{ field, expected: message.replace(/^expected /i, ""), received: describe(value) }];
   });
   const where = TARGET_NAMES[target] ?? target;
-  const summary = problems.map((p) => `${p.field}: expected ${p.expected}, received ${p.received}`).join("; ");
-  throw new ApiError(400, "invalid_request", `Invalid ${where}: ${summary}. Fix ${problems.length === 1 ? "this field" : "these fields"} and retry.`, {
-    target: where,
-    problems,
-  });
+  const summary = problems
+    .map((p) => `${p.field}: expected ${p.expected}, received ${p.received}`)
+    .join("; ");
+  throw new ApiError(
+    400,
+    "invalid_request",
+    `Invalid ${where}: ${summary}. Fix ${problems.length === 1 ? "this field" : "these fields"} and retry.`,
+    {
+      target: where,
+      problems,
+    },
+  );
 };
 
 async function inputOf(target: string, c: Parameters<Hook>[1]): Promise<unknown> {
   try {
     if (target === "json") return await c.req.json();
     if (target === "query") {
-      return Object.fromEntries(Object.entries(c.req.queries()).map(([k, v]) => [k, v.length === 1 ? v[0] : v]));
+      return Object.fromEntries(
+        Object.entries(c.req.queries()).map(([k, v]) => [k, v.length === 1 ? v[0] : v]),
+      );
     }
     if (target === "param") return c.req.param();
   } catch {

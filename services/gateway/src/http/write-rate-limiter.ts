@@ -22,7 +22,10 @@ export class WriteRateLimiter {
       this.windows.set(key, window);
     }
     if (window.count >= this.limit) {
-      return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil((window.start + this.windowMs - now) / 1000)) };
+      return {
+        allowed: false,
+        retryAfterSeconds: Math.max(1, Math.ceil((window.start + this.windowMs - now) / 1000)),
+      };
     }
     window.count++;
     return { allowed: true };

@@ -35,7 +35,11 @@ export const SSE_RETRY_MS = 2000;
  * the project row are serialised by optimistic concurrency; the window is the few
  * milliseconds between insert and commit of two unrelated concurrent transitions.
  */
-export async function streamProjectEvents(stream: SSEStreamingApi, handle: StreamHandle, input: ProjectEventStreamInput): Promise<void> {
+export async function streamProjectEvents(
+  stream: SSEStreamingApi,
+  handle: StreamHandle,
+  input: ProjectEventStreamInput,
+): Promise<void> {
   const pageSize = input.pageSize ?? 500;
   const unsubscribe = await input.subscriber.subscribe(input.projectId, () => handle.wake());
   handle.onEnd(unsubscribe);

@@ -31,7 +31,11 @@ const ENDED = new Set(["finished", "failed", "cancelled"]);
  * the client disconnects or the gateway shuts down. The stored output is the fallback when
  * the Redis stream expired or Redis was flushed: Postgres keeps every run's (capped) output.
  */
-export async function streamRunLog(stream: SSEStreamingApi, handle: StreamHandle, input: RunLogStreamInput): Promise<void> {
+export async function streamRunLog(
+  stream: SSEStreamingApi,
+  handle: StreamHandle,
+  input: RunLogStreamInput,
+): Promise<void> {
   const reader = input.redis.duplicate();
   reader.on("error", () => undefined);
   handle.onEnd(() => reader.disconnect());
@@ -42,7 +46,11 @@ export async function streamRunLog(stream: SSEStreamingApi, handle: StreamHandle
   const send = async (entries: { id: string; data: string }[]) => {
     for (const entry of entries) {
       if (handle.ended) return;
-      await stream.writeSSE({ event: "log", id: entry.id, data: JSON.stringify({ text: input.redact(entry.data) }) });
+      await stream.writeSSE({
+        event: "log",
+        id: entry.id,
+        data: JSON.stringify({ text: input.redact(entry.data) }),
+      });
       cursor = entry.id;
     }
   };
@@ -57,11 +65,20 @@ export async function streamRunLog(stream: SSEStreamingApi, handle: StreamHandle
     }
     const run = await getRun(input.db, input.runId);
     if (!run || ENDED.has(run.status)) {
-      if (run && cursor === "0" && (await input.redis.exists(input.live.logKey(input.runId))) === 0 && run.output) {
+      if (
+        run &&
+        cursor === "0" &&
+        (await input.redis.exists(input.live.logKey(input.runId))) === 0 &&
+        run.output
+      ) {
         await stream.writeSSE({
           event: "log",
           id: "stored",
-          data: JSON.stringify({ text: input.redact(run.output), stored: true, truncated: run.output_truncated }),
+          data: JSON.stringify({
+            text: input.redact(run.output),
+            stored: true,
+            truncated: run.output_truncated,
+          }),
         });
       }
       await stream.writeSSE({

@@ -35,13 +35,18 @@ export class OperatorTransitions {
     const attempts = options.retries === false ? 1 : this.conflictRetries;
     for (let attempt = 1; ; attempt++) {
       try {
-        const result = await applyTransition(this.deps.db, projectId, command, { expectedTask: options.expectedTask });
+        const result = await applyTransition(this.deps.db, projectId, command, {
+          expectedTask: options.expectedTask,
+        });
         this.metrics.operatorTransitions.inc({ kind: command.kind, outcome: result.outcome });
         await this.afterCommit(result);
         return result;
       } catch (error) {
         if (error instanceof ConflictError && attempt < attempts) continue;
-        this.metrics.operatorTransitions.inc({ kind: command.kind, outcome: error instanceof ConflictError ? "conflict" : "refused" });
+        this.metrics.operatorTransitions.inc({
+          kind: command.kind,
+          outcome: error instanceof ConflictError ? "conflict" : "refused",
+        });
         throw error;
       }
     }
@@ -64,11 +69,15 @@ export class OperatorTransitions {
         ),
         this.redisTimeoutMs,
         "Redis",
-      ).catch((error) => logger.warn({ err: error }, "live event publication failed; watchers catch up from Postgres"));
+      ).catch((error) =>
+        logger.warn({ err: error }, "live event publication failed; watchers catch up from Postgres"),
+      );
     }
     for (const run of result.changes.runs) {
       if (run.status !== "cancelled") continue;
-      await withTimeout(queues.removeRun(run.id), this.redisTimeoutMs, "Redis").catch((error) => logger.warn({ err: error, runId: run.id }, "cannot remove the cancelled run's queued job"));
+      await withTimeout(queues.removeRun(run.id), this.redisTimeoutMs, "Redis").catch((error) =>
+        logger.warn({ err: error, runId: run.id }, "cannot remove the cancelled run's queued job"),
+      );
     }
   }
 }

@@ -6,7 +6,7 @@ import {
   leaseOwners,
   runDurationBuckets,
 } from "@overseer/db";
-import { collectDefaultMetrics, Counter, Gauge, Histogram, type Metric, Registry } from "prom-client";
+import { Counter, collectDefaultMetrics, Gauge, Histogram, type Metric, Registry } from "prom-client";
 import type { GatewayDeps } from "../gateway-options.ts";
 import { withTimeout } from "./with-timeout.ts";
 
@@ -25,9 +25,13 @@ import { withTimeout } from "./with-timeout.ts";
  */
 
 /** Upper bounds of the run duration histogram, in seconds. */
-export const RUN_DURATION_BUCKETS_SECONDS: readonly number[] = [1, 5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200];
+export const RUN_DURATION_BUCKETS_SECONDS: readonly number[] = [
+  1, 5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200,
+];
 /** Upper bounds of the HTTP latency histogram, in seconds. */
-export const HTTP_DURATION_BUCKETS_SECONDS: readonly number[] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
+export const HTTP_DURATION_BUCKETS_SECONDS: readonly number[] = [
+  0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5,
+];
 
 interface ClusterSnapshot {
   queues: { runs: Record<string, number>; results: Record<string, number> } | null;
@@ -101,16 +105,25 @@ export class GatewayMetrics {
     const s = () => this.snapshot;
     const add = (metric: SnapshotMetric) => this.registry.registerMetric(metric as unknown as Metric);
     add(
-      new SnapshotMetric("overseer_metrics_source_up", "1 when the source could be read for this scrape.", "gauge", () => [
-        { labels: { source: "postgres" }, value: s().pending === null ? 0 : 1 },
-        { labels: { source: "redis" }, value: s().queues === null ? 0 : 1 },
-      ]),
+      new SnapshotMetric(
+        "overseer_metrics_source_up",
+        "1 when the source could be read for this scrape.",
+        "gauge",
+        () => [
+          { labels: { source: "postgres" }, value: s().pending === null ? 0 : 1 },
+          { labels: { source: "redis" }, value: s().queues === null ? 0 : 1 },
+        ],
+      ),
     );
     add(
-      new SnapshotMetric("overseer_queue_jobs", "Jobs in the BullMQ queues by queue and state.", "gauge", () =>
-        Object.entries(s().queues ?? {}).flatMap(([queue, counts]) =>
-          Object.entries(counts).map(([state, value]) => ({ labels: { queue, state }, value })),
-        ),
+      new SnapshotMetric(
+        "overseer_queue_jobs",
+        "Jobs in the BullMQ queues by queue and state.",
+        "gauge",
+        () =>
+          Object.entries(s().queues ?? {}).flatMap(([queue, counts]) =>
+            Object.entries(counts).map(([state, value]) => ({ labels: { queue, state }, value })),
+          ),
       ),
     );
     add(
@@ -118,7 +131,11 @@ export class GatewayMetrics {
         "overseer_run_outcomes_total",
         "Ended runs by outcome (finished, failed, cancelled) and transition, from the events table.",
         "counter",
-        () => (s().outcomes ?? []).map((o) => ({ labels: { outcome: o.outcome, transition: o.transition }, value: o.count })),
+        () =>
+          (s().outcomes ?? []).map((o) => ({
+            labels: { outcome: o.outcome, transition: o.transition },
+            value: o.count,
+          })),
       ),
     );
     add(
@@ -130,35 +147,52 @@ export class GatewayMetrics {
       ),
     );
     add(
-      new SnapshotMetric("overseer_run_duration_seconds", "Recorded durations of ended runs.", "histogram", () => {
-        const d = s().durations;
-        if (!d) return [];
-        const name = "overseer_run_duration_seconds";
-        return [
-          ...RUN_DURATION_BUCKETS_SECONDS.map((le, i) => ({
-            metricName: `${name}_bucket`,
-            labels: { le: String(le) },
-            value: d.cumulative[i] ?? 0,
-          })),
-          { metricName: `${name}_bucket`, labels: { le: "+Inf" }, value: d.count },
-          { metricName: `${name}_sum`, labels: {}, value: d.sumSeconds },
-          { metricName: `${name}_count`, labels: {}, value: d.count },
-        ];
-      }),
-    );
-    add(
-      new SnapshotMetric("overseer_pending_decisions", "Pending \"Needs you\" decision cards by project.", "gauge", () =>
-        Object.entries(s().pending ?? {}).map(([project, value]) => ({ labels: { project }, value })),
+      new SnapshotMetric(
+        "overseer_run_duration_seconds",
+        "Recorded durations of ended runs.",
+        "histogram",
+        () => {
+          const d = s().durations;
+          if (!d) return [];
+          const name = "overseer_run_duration_seconds";
+          return [
+            ...RUN_DURATION_BUCKETS_SECONDS.map((le, i) => ({
+              metricName: `${name}_bucket`,
+              labels: { le: String(le) },
+              value: d.cumulative[i] ?? 0,
+            })),
+            { metricName: `${name}_bucket`, labels: { le: "+Inf" }, value: d.count },
+            { metricName: `${name}_sum`, labels: {}, value: d.sumSeconds },
+            { metricName: `${name}_count`, labels: {}, value: d.count },
+          ];
+        },
       ),
     );
     add(
-      new SnapshotMetric("overseer_project_lease", "1 per project whose lease a coordinator holds, labelled by owner.", "gauge", () =>
-        (s().leases ?? []).map((l) => ({ labels: { project: l.projectId, owner: l.owner }, value: 1 })),
+      new SnapshotMetric(
+        "overseer_pending_decisions",
+        'Pending "Needs you" decision cards by project.',
+        "gauge",
+        () => Object.entries(s().pending ?? {}).map(([project, value]) => ({ labels: { project }, value })),
       ),
     );
     add(
-      new SnapshotMetric("overseer_lease_owners", "Coordinators currently holding at least one project lease.", "gauge", () =>
-        s().leases === null ? [] : [{ labels: {}, value: new Set((s().leases ?? []).map((l) => l.owner)).size }],
+      new SnapshotMetric(
+        "overseer_project_lease",
+        "1 per project whose lease a coordinator holds, labelled by owner.",
+        "gauge",
+        () => (s().leases ?? []).map((l) => ({ labels: { project: l.projectId, owner: l.owner }, value: 1 })),
+      ),
+    );
+    add(
+      new SnapshotMetric(
+        "overseer_lease_owners",
+        "Coordinators currently holding at least one project lease.",
+        "gauge",
+        () =>
+          s().leases === null
+            ? []
+            : [{ labels: {}, value: new Set((s().leases ?? []).map((l) => l.owner)).size }],
       ),
     );
   }
@@ -204,7 +238,8 @@ export class GatewayMetrics {
     } else {
       logger.warn({ err: postgres.reason }, "metrics: cannot read Postgres figures");
     }
-    if (queueCounts.status === "rejected") logger.warn({ err: queueCounts.reason }, "metrics: cannot read queue counts");
+    if (queueCounts.status === "rejected")
+      logger.warn({ err: queueCounts.reason }, "metrics: cannot read queue counts");
     this.snapshot = next;
     this.snapshotAt = Date.now();
   }

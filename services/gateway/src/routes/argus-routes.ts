@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { createRoute, z } from "@hono/zod-openapi";
-import { ConflictError, getDecision, getProject, getTask, listDecisions, listTasks, loadProjectStatus } from "@overseer/db";
+import { ConflictError, getDecision, getProject, getTask, listDecisions, listTasks } from "@overseer/db";
 import { type Decision, normaliseOptionId, type Task } from "@overseer/domain";
 import { actorOf } from "../gateway-env.ts";
 import { ApiError } from "../http/api-error.ts";
@@ -10,14 +10,21 @@ import {
   AnswerResultSchema,
   MessageConflictSchema,
   MessageResultSchema,
+  ProjectStatusSchema,
   ResolveResultSchema,
   SnapshotSchema,
-  ProjectStatusSchema,
   StaleErrorSchema,
 } from "../schemas/resource-schemas.ts";
 import { projectStatusView } from "../views/project-status-view.ts";
 import { decisionCard } from "../views/resource-views.ts";
-import { errorResponses, type GatewayApp, jsonResponse, READ_ERRORS, type RouteContext, WRITE_ERRORS } from "./route-kit.ts";
+import {
+  errorResponses,
+  type GatewayApp,
+  jsonResponse,
+  READ_ERRORS,
+  type RouteContext,
+  WRITE_ERRORS,
+} from "./route-kit.ts";
 
 /**
  * Argus-compatible routes (SPEC §7, seed procedure steps 8–11): operator skills written for
@@ -48,7 +55,9 @@ const ResolveBody = z
   })
   .openapi("ResolveRequest");
 
-const TextBody = z.object({ text: nonEmptyText("text").openapi({ example: "Use Postgres 16." }) }).openapi("TextRequest");
+const TextBody = z
+  .object({ text: nonEmptyText("text").openapi({ example: "Use Postgres 16." }) })
+  .openapi("TextRequest");
 
 const SnapshotQuery = z.object({
   compact: z
@@ -58,7 +67,12 @@ const SnapshotQuery = z.object({
 });
 
 function projectNotFound(id: string): ApiError {
-  return new ApiError(404, "not_found", `Project ${id} does not exist; list projects with GET /api/v1/projects.`, { project_id: id });
+  return new ApiError(
+    404,
+    "not_found",
+    `Project ${id} does not exist; list projects with GET /api/v1/projects.`,
+    { project_id: id },
+  );
 }
 
 export function registerArgusRoutes(app: GatewayApp, ctx: RouteContext): void {
@@ -74,11 +88,14 @@ export function registerArgusRoutes(app: GatewayApp, ctx: RouteContext): void {
         "Objective, stage, task counts by status, running runs and the pending decision cards. `waiting_for_you` is `waiting for you: N unanswered question(s)` when N > 0: a stop signal for operators.",
       middleware: [requireScope("read")] as const,
       request: { params: ProjectParams },
-      responses: { 200: jsonResponse(ProjectStatusSchema, "Current status."), ...errorResponses(...READ_ERRORS) },
+      responses: {
+        200: jsonResponse(ProjectStatusSchema, "Current status."),
+        ...errorResponses(...READ_ERRORS),
+      },
     }),
     async (c) => {
       const { id } = c.req.valid("param");
-      const data = await loadProjectStatus(db, id);
+      const data = await ctx.statusCache.get(id);
       if (!data) throw projectNotFound(id);
       return c.json(projectStatusView(data), 200);
     },
@@ -99,7 +116,7 @@ export function registerArgusRoutes(app: GatewayApp, ctx: RouteContext): void {
     async (c) => {
       const { id } = c.req.valid("param");
       const compact = ["true", "1"].includes(c.req.valid("query").compact ?? "false");
-      const data = await loadProjectStatus(db, id);
+      const data = await ctx.statusCache.get(id);
       if (!data) throw projectNotFound(id);
       const status = projectStatusView(data);
       const base = {
@@ -159,7 +176,10 @@ export function registerArgusRoutes(app: GatewayApp, ctx: RouteContext): void {
       responses: {
         200: jsonResponse(ResolveResultSchema, "Resolved (or already resolved with the same option)."),
         ...errorResponses(...WRITE_ERRORS),
-        409: jsonResponse(StaleErrorSchema, "Already resolved with another option (stale), or a concurrent change."),
+        409: jsonResponse(
+          StaleErrorSchema,
+          "Already resolved with another option (stale), or a concurrent change.",
+        ),
       },
     }),
     async (c) => {
@@ -174,7 +194,8 @@ export function registerArgusRoutes(app: GatewayApp, ctx: RouteContext): void {
         resolutionId: randomUUID(),
       });
       const decision = await getDecision(db, id, decision_id);
-      if (!decision || !result.resolution) throw new Error(`decision ${decision_id} vanished after resolution`);
+      if (!decision || !result.resolution)
+        throw new Error(`decision ${decision_id} vanished after resolution`);
       return c.json(
         {
           resolved: true as const,
@@ -200,7 +221,10 @@ export function registerArgusRoutes(app: GatewayApp, ctx: RouteContext): void {
         params: ProjectItemParams,
         body: { content: { "application/json": { schema: TextBody } }, required: true },
       },
-      responses: { 200: jsonResponse(AnswerResultSchema, "Answer recorded."), ...errorResponses(...WRITE_ERRORS) },
+      responses: {
+        200: jsonResponse(AnswerResultSchema, "Answer recorded."),
+        ...errorResponses(...WRITE_ERRORS),
+      },
     }),
     async (c) => {
       const { id, item_id } = c.req.valid("param");
@@ -250,7 +274,11 @@ export function registerArgusRoutes(app: GatewayApp, ctx: RouteContext): void {
           throw error;
         }
       }
-      throw new ApiError(409, "conflict", "The pending questions kept changing while routing the message; check the status and try again.");
+      throw new ApiError(
+        409,
+        "conflict",
+        "The pending questions kept changing while routing the message; check the status and try again.",
+      );
     },
   );
 }
@@ -277,7 +305,14 @@ function notRouted(projectId: string, pending: readonly Decision[]): ApiError {
 }
 
 /** Applies an `answer`; with `guard`, only while the task still has the version that was read. */
-async function answerItem(ctx: RouteContext, projectId: string, itemId: string, text: string, by: string, guard?: Task) {
+async function answerItem(
+  ctx: RouteContext,
+  projectId: string,
+  itemId: string,
+  text: string,
+  by: string,
+  guard?: Task,
+) {
   const result = await ctx.transitions.apply(
     projectId,
     { kind: "answer", taskId: itemId, text, by },
@@ -285,7 +320,9 @@ async function answerItem(ctx: RouteContext, projectId: string, itemId: string, 
   );
   const [task, decision] = await Promise.all([
     getTask(ctx.deps.db, projectId, itemId),
-    result.resolution ? getDecision(ctx.deps.db, projectId, result.resolution.decisionId) : Promise.resolve(undefined),
+    result.resolution
+      ? getDecision(ctx.deps.db, projectId, result.resolution.decisionId)
+      : Promise.resolve(undefined),
   ]);
   if (!task) throw new Error(`task ${itemId} vanished after an answer`);
   return {

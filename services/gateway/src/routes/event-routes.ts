@@ -4,10 +4,23 @@ import { streamSSE } from "hono/streaming";
 import { ApiError } from "../http/api-error.ts";
 import { requireScope } from "../http/request-guards.ts";
 import { streamProjectEvents } from "../live/project-event-stream.ts";
-import { EVENT_ID_PATTERN, eventCursorSchema, limitSchema, ProjectParams, runIdSchema, taskIdSchema } from "../schemas/id-schemas.ts";
+import {
+  EVENT_ID_PATTERN,
+  eventCursorSchema,
+  limitSchema,
+  ProjectParams,
+  runIdSchema,
+  taskIdSchema,
+} from "../schemas/id-schemas.ts";
 import { EventSchema } from "../schemas/resource-schemas.ts";
 import { eventView } from "../views/resource-views.ts";
-import { errorResponses, type GatewayApp, jsonResponse, READ_ERRORS, type RouteContext } from "./route-kit.ts";
+import {
+  errorResponses,
+  type GatewayApp,
+  jsonResponse,
+  READ_ERRORS,
+  type RouteContext,
+} from "./route-kit.ts";
 import { tooManyStreams } from "./run-routes.ts";
 
 const EVENT_TYPE = /^[a-z_]+\.[a-z_]+$/;
@@ -18,7 +31,9 @@ const EventListQuery = z.object({
   type: z
     .string()
     .max(2000)
-    .refine((v) => v.split(",").every((t) => EVENT_TYPE.test(t)), { error: "a comma-separated list of event types such as decision.resolved" })
+    .refine((v) => v.split(",").every((t) => EVENT_TYPE.test(t)), {
+      error: "a comma-separated list of event types such as decision.resolved",
+    })
     .optional(),
   task: taskIdSchema.optional(),
   run: runIdSchema.optional(),
@@ -33,12 +48,25 @@ const StreamHeaders = z.object({
 });
 
 const StreamQuery = z.object({
-  after: eventCursorSchema.optional().openapi({ description: "Start after this event id (0: from the first event). Default: only new events." }),
-  access_token: z.string().max(200).optional().openapi({ description: "Bearer token for EventSource clients (never logged)." }),
+  after: eventCursorSchema
+    .optional()
+    .openapi({
+      description: "Start after this event id (0: from the first event). Default: only new events.",
+    }),
+  access_token: z
+    .string()
+    .max(200)
+    .optional()
+    .openapi({ description: "Bearer token for EventSource clients (never logged)." }),
 });
 
 function projectNotFound(id: string): ApiError {
-  return new ApiError(404, "not_found", `Project ${id} does not exist; list projects with GET /api/v1/projects.`, { project_id: id });
+  return new ApiError(
+    404,
+    "not_found",
+    `Project ${id} does not exist; list projects with GET /api/v1/projects.`,
+    { project_id: id },
+  );
 }
 
 /** The append-only event log: paged reads and the live SSE stream. */
@@ -55,7 +83,10 @@ export function registerEventRoutes(app: GatewayApp, ctx: RouteContext): void {
       middleware: [requireScope("read")] as const,
       request: { params: ProjectParams, query: EventListQuery },
       responses: {
-        200: jsonResponse(z.object({ events: z.array(EventSchema), next_after: z.string().nullable() }), "One page of events."),
+        200: jsonResponse(
+          z.object({ events: z.array(EventSchema), next_after: z.string().nullable() }),
+          "One page of events.",
+        ),
         ...errorResponses(...READ_ERRORS),
       },
     }),
@@ -87,7 +118,10 @@ export function registerEventRoutes(app: GatewayApp, ctx: RouteContext): void {
       middleware: [requireScope("read")] as const,
       request: { params: ProjectParams, headers: StreamHeaders, query: StreamQuery },
       responses: {
-        200: { description: "text/event-stream", content: { "text/event-stream": { schema: { type: "string" } } } },
+        200: {
+          description: "text/event-stream",
+          content: { "text/event-stream": { schema: { type: "string" } } },
+        },
         ...errorResponses(...READ_ERRORS, 503),
       },
     }),
@@ -109,7 +143,11 @@ export function registerEventRoutes(app: GatewayApp, ctx: RouteContext): void {
             keepAliveMs: ctx.options.keepAliveMs,
           });
         } catch (error) {
-          if (!handle.ended) ctx.deps.logger.warn({ err: error, projectId: id, reqId: c.get("requestId") }, "event stream failed");
+          if (!handle.ended)
+            ctx.deps.logger.warn(
+              { err: error, projectId: id, reqId: c.get("requestId") },
+              "event stream failed",
+            );
         } finally {
           handle.end();
         }

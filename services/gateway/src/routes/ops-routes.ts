@@ -8,7 +8,10 @@ import { errorResponses, type GatewayApp, jsonResponse, type RouteContext } from
 
 const CheckSchema = z.object({ ok: z.boolean(), ms: z.number(), error: z.string().optional() });
 const ReadySchema = z
-  .object({ status: z.enum(["ready", "not_ready"]), checks: z.object({ postgres: CheckSchema, redis: CheckSchema }) })
+  .object({
+    status: z.enum(["ready", "not_ready"]),
+    checks: z.object({ postgres: CheckSchema, redis: CheckSchema }),
+  })
   .openapi("Readiness");
 
 const QueueCountsSchema = z
@@ -39,7 +42,8 @@ export function registerOpsRoutes(app: GatewayApp, ctx: RouteContext): void {
         ...errorResponses(401, 403),
       },
     }),
-    (c) => c.json({ status: "ok" as const, uptime_seconds: Math.round((Date.now() - startedAt) / 1000) }, 200),
+    (c) =>
+      c.json({ status: "ok" as const, uptime_seconds: Math.round((Date.now() - startedAt) / 1000) }, 200),
   );
 
   app.openapi(
@@ -62,7 +66,10 @@ export function registerOpsRoutes(app: GatewayApp, ctx: RouteContext): void {
         check(() => withTimeout(redis.ping(), limit, "Redis")),
       ]);
       const ready = postgres.ok && redisCheck.ok;
-      const body = { status: ready ? ("ready" as const) : ("not_ready" as const), checks: { postgres, redis: redisCheck } };
+      const body = {
+        status: ready ? ("ready" as const) : ("not_ready" as const),
+        checks: { postgres, redis: redisCheck },
+      };
       return ready ? c.json(body, 200) : c.json(body, 503);
     },
   );
@@ -77,7 +84,10 @@ export function registerOpsRoutes(app: GatewayApp, ctx: RouteContext): void {
         "Queue depths by state, run outcomes and transitions (from events), run duration histogram (ended runs), pending decisions, lease owners, HTTP latency by route and status, open streams.",
       middleware: [requireScope("read")] as const,
       responses: {
-        200: { description: "Prometheus text exposition format.", content: { "text/plain": { schema: { type: "string" } } } },
+        200: {
+          description: "Prometheus text exposition format.",
+          content: { "text/plain": { schema: { type: "string" } } },
+        },
         ...errorResponses(401, 403),
       },
     }),
@@ -96,13 +106,23 @@ export function registerOpsRoutes(app: GatewayApp, ctx: RouteContext): void {
       summary: "Live workers (heartbeats)",
       middleware: [requireScope("read")] as const,
       responses: {
-        200: jsonResponse(z.object({ workers: z.array(WorkerSchema), stale_after_ms: z.number().int() }), "Workers that beat recently."),
+        200: jsonResponse(
+          z.object({ workers: z.array(WorkerSchema), stale_after_ms: z.number().int() }),
+          "Workers that beat recently.",
+        ),
         ...errorResponses(401, 403, 503),
       },
     }),
     async (c) => {
-      const workers = await withTimeout(registry.list(ctx.options.workerStaleAfterMs), ctx.options.readyTimeoutMs, "Redis");
-      return c.json({ workers: workers.map(workerView), stale_after_ms: ctx.options.workerStaleAfterMs }, 200);
+      const workers = await withTimeout(
+        registry.list(ctx.options.workerStaleAfterMs),
+        ctx.options.readyTimeoutMs,
+        "Redis",
+      );
+      return c.json(
+        { workers: workers.map(workerView), stale_after_ms: ctx.options.workerStaleAfterMs },
+        200,
+      );
     },
   );
 
@@ -113,7 +133,10 @@ export function registerOpsRoutes(app: GatewayApp, ctx: RouteContext): void {
       tags: ["Cluster"],
       summary: "Job counts of the run and result queues, by state",
       middleware: [requireScope("read")] as const,
-      responses: { 200: jsonResponse(QueueCountsSchema, "Counts by state."), ...errorResponses(401, 403, 503) },
+      responses: {
+        200: jsonResponse(QueueCountsSchema, "Counts by state."),
+        ...errorResponses(401, 403, 503),
+      },
     }),
     async (c) => c.json(await withTimeout(queues.counts(), ctx.options.readyTimeoutMs, "Redis"), 200),
   );
@@ -125,6 +148,10 @@ async function check(probe: () => Promise<unknown>): Promise<{ ok: boolean; ms: 
     await probe();
     return { ok: true, ms: Math.round(performance.now() - started) };
   } catch (error) {
-    return { ok: false, ms: Math.round(performance.now() - started), error: (error as Error).message.slice(0, 300) };
+    return {
+      ok: false,
+      ms: Math.round(performance.now() - started),
+      error: (error as Error).message.slice(0, 300),
+    };
   }
 }

@@ -7,10 +7,17 @@ import { DOCS_PAGE } from "../views/docs-page.ts";
 import type { StaticPage } from "../views/page-shell.ts";
 import { errorResponses, type GatewayApp, type RouteContext } from "./route-kit.ts";
 
-const html = (description: string) => ({ description, content: { "text/html": { schema: { type: "string" as const } } } });
+const html = (description: string) => ({
+  description,
+  content: { "text/html": { schema: { type: "string" as const } } },
+});
 
 /** The OpenAPI document (read token) and the two page shells (no token: they hold no data). */
-export function registerPageRoutes(app: GatewayApp, _ctx: RouteContext, document: () => Record<string, unknown>): void {
+export function registerPageRoutes(
+  app: GatewayApp,
+  _ctx: RouteContext,
+  document: () => Record<string, unknown>,
+): void {
   let cached: Record<string, unknown> | null = null;
 
   app.openapi(
@@ -21,7 +28,10 @@ export function registerPageRoutes(app: GatewayApp, _ctx: RouteContext, document
       summary: "This OpenAPI document",
       middleware: [requireScope("read")] as const,
       responses: {
-        200: { description: "OpenAPI 3.0 document.", content: { "application/json": { schema: z.record(z.string(), z.unknown()) } } },
+        200: {
+          description: "OpenAPI 3.0 document.",
+          content: { "application/json": { schema: z.record(z.string(), z.unknown()) } },
+        },
         ...errorResponses(401, 403),
       },
     }),

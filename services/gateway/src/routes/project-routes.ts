@@ -1,6 +1,14 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { parseRunnerConfig } from "@overseer/config";
-import { createProject, getDecision, getProject, isUniqueViolation, listDecisions, listIncidents, listProjects } from "@overseer/db";
+import {
+  createProject,
+  getDecision,
+  getProject,
+  isUniqueViolation,
+  listDecisions,
+  listIncidents,
+  listProjects,
+} from "@overseer/db";
 import { PROJECT_STATUSES } from "@overseer/domain";
 import { actorOf } from "../gateway-env.ts";
 import { ApiError } from "../http/api-error.ts";
@@ -9,14 +17,26 @@ import { limitSchema, ProjectDecisionParams, ProjectParams, projectIdSchema } fr
 import { DecisionCardSchema, IncidentSchema, ProjectSchema } from "../schemas/resource-schemas.ts";
 import { redactedRunnerConfig } from "../views/project-redaction.ts";
 import { decisionCard, incidentView, projectView } from "../views/resource-views.ts";
-import { errorResponses, type GatewayApp, jsonResponse, READ_ERRORS, type RouteContext, WRITE_ERRORS } from "./route-kit.ts";
+import {
+  errorResponses,
+  type GatewayApp,
+  jsonResponse,
+  READ_ERRORS,
+  type RouteContext,
+  WRITE_ERRORS,
+} from "./route-kit.ts";
 
 const NO_CONTROL = /^[^\u0000-\u001f\u007f]*$/;
 
 const ProjectCreateBody = z
   .strictObject({
     id: projectIdSchema,
-    name: z.string().min(1).max(200).regex(NO_CONTROL, { error: "a single-line name without control characters" }).optional(),
+    name: z
+      .string()
+      .min(1)
+      .max(200)
+      .regex(NO_CONTROL, { error: "a single-line name without control characters" })
+      .optional(),
     repo: z
       .string({ error: "a repository path or URL git can fetch and push" })
       .min(1, { error: "a repository path or URL git can fetch and push" })
@@ -33,10 +53,21 @@ const ProjectCreateBody = z
       .record(z.string(), z.unknown(), { error: "an object (the runner config: argv, commands_by_role, …)" })
       .optional()
       .openapi({ description: "Runner config (SPEC §4), validated as the CLI validates it. Default {}." }),
-    concurrency: z.int({ error: "an integer from 1 to 64" }).min(1, { error: "an integer from 1 to 64" }).max(64, { error: "an integer from 1 to 64" }).optional(),
+    concurrency: z
+      .int({ error: "an integer from 1 to 64" })
+      .min(1, { error: "an integer from 1 to 64" })
+      .max(64, { error: "an integer from 1 to 64" })
+      .optional(),
     continuous: z.boolean({ error: "true or false" }).optional(),
-    budget_usd: z.number({ error: "a number of dollars >= 0, or null" }).min(0, { error: "a number of dollars >= 0, or null" }).nullable().optional(),
-    status: z.enum(["active", "paused"], { error: "active or paused" }).optional().openapi({ description: "Default paused: start it when ready." }),
+    budget_usd: z
+      .number({ error: "a number of dollars >= 0, or null" })
+      .min(0, { error: "a number of dollars >= 0, or null" })
+      .nullable()
+      .optional(),
+    status: z
+      .enum(["active", "paused"], { error: "active or paused" })
+      .optional()
+      .openapi({ description: "Default paused: start it when ready." }),
   })
   .openapi("ProjectCreateRequest");
 
@@ -53,7 +84,12 @@ const ProjectListQuery = z.object({
 });
 
 function projectNotFound(id: string): ApiError {
-  return new ApiError(404, "not_found", `Project ${id} does not exist; list projects with GET /api/v1/projects.`, { project_id: id });
+  return new ApiError(
+    404,
+    "not_found",
+    `Project ${id} does not exist; list projects with GET /api/v1/projects.`,
+    { project_id: id },
+  );
 }
 
 /** `/api/v1/projects…`: list, create, get, pause/resume/stop, decisions, incidents. */
@@ -86,7 +122,8 @@ export function registerProjectRoutes(app: GatewayApp, ctx: RouteContext): void 
       path: "/api/v1/projects",
       tags: ["Projects"],
       summary: "Create a project",
-      description: "Admin scope. The runner config is validated (422 lists every problem) and answered with secret values redacted.",
+      description:
+        "Admin scope. The runner config is validated (422 lists every problem) and answered with secret values redacted.",
       middleware: [requireScope("admin")] as const,
       request: { body: { content: { "application/json": { schema: ProjectCreateBody } }, required: true } },
       responses: { 201: jsonResponse(ProjectSchema, "Created."), ...errorResponses(...WRITE_ERRORS) },
@@ -111,7 +148,9 @@ export function registerProjectRoutes(app: GatewayApp, ctx: RouteContext): void 
         return c.json(projectView(row, redactedRunnerConfig(row.runner_config)), 201);
       } catch (error) {
         if (isUniqueViolation(error)) {
-          throw new ApiError(409, "already_exists", `Project ${body.id} already exists; choose another id.`, { project_id: body.id });
+          throw new ApiError(409, "already_exists", `Project ${body.id} already exists; choose another id.`, {
+            project_id: body.id,
+          });
         }
         throw error;
       }
@@ -138,8 +177,18 @@ export function registerProjectRoutes(app: GatewayApp, ctx: RouteContext): void 
 
   const statusChanges = [
     { verb: "pause", status: "paused", scope: "operate", summary: "Pause scheduling (running runs finish)" },
-    { verb: "resume", status: "active", scope: "operate", summary: "Resume scheduling (session budget restarts)" },
-    { verb: "stop", status: "stopped", scope: "admin", summary: "Stop the project (active runs are cancelled)" },
+    {
+      verb: "resume",
+      status: "active",
+      scope: "operate",
+      summary: "Resume scheduling (session budget restarts)",
+    },
+    {
+      verb: "stop",
+      status: "stopped",
+      scope: "admin",
+      summary: "Stop the project (active runs are cancelled)",
+    },
   ] as const;
   for (const change of statusChanges) {
     app.openapi(
@@ -150,8 +199,14 @@ export function registerProjectRoutes(app: GatewayApp, ctx: RouteContext): void 
         summary: change.summary,
         description: `Applies \`set-project-status ${change.status}\` as a transition (recorded in events). Scope ${change.scope}.`,
         middleware: [requireScope(change.scope)] as const,
-        request: { params: ProjectParams, body: { content: { "application/json": { schema: ReasonBody } }, required: false } },
-        responses: { 200: jsonResponse(ProjectStatusChangeSchema, "New project state."), ...errorResponses(...WRITE_ERRORS) },
+        request: {
+          params: ProjectParams,
+          body: { content: { "application/json": { schema: ReasonBody } }, required: false },
+        },
+        responses: {
+          200: jsonResponse(ProjectStatusChangeSchema, "New project state."),
+          ...errorResponses(...WRITE_ERRORS),
+        },
       }),
       async (c) => {
         const { id } = c.req.valid("param");
@@ -178,7 +233,9 @@ export function registerProjectRoutes(app: GatewayApp, ctx: RouteContext): void 
       middleware: [requireScope("read")] as const,
       request: {
         params: ProjectParams,
-        query: z.object({ status: z.enum(["pending", "resolved"], { error: "pending or resolved" }).optional() }),
+        query: z.object({
+          status: z.enum(["pending", "resolved"], { error: "pending or resolved" }).optional(),
+        }),
       },
       responses: {
         200: jsonResponse(z.object({ decisions: z.array(DecisionCardSchema) }), "Cards, oldest first."),
@@ -209,7 +266,9 @@ export function registerProjectRoutes(app: GatewayApp, ctx: RouteContext): void 
       const decision = await getDecision(db, id, decision_id);
       if (!decision) {
         if (!(await getProject(db, id))) throw projectNotFound(id);
-        throw new ApiError(404, "not_found", `Decision ${decision_id} does not exist in project ${id}.`, { decision_id });
+        throw new ApiError(404, "not_found", `Decision ${decision_id} does not exist in project ${id}.`, {
+          decision_id,
+        });
       }
       return c.json(decisionCard(decision), 200);
     },
@@ -238,4 +297,3 @@ export function registerProjectRoutes(app: GatewayApp, ctx: RouteContext): void 
     },
   );
 }
-

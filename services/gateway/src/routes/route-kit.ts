@@ -3,6 +3,7 @@ import type { GatewayEnv } from "../gateway-env.ts";
 import type { GatewayDeps, ResolvedGatewayOptions } from "../gateway-options.ts";
 import type { TokenVerifier } from "../http/token-verifier.ts";
 import type { ProjectEventSubscriber } from "../live/project-event-subscriber.ts";
+import type { ProjectStatusCache } from "../live/project-status-cache.ts";
 import type { StreamRegistry } from "../live/stream-registry.ts";
 import type { OperatorTransitions } from "../operations/operator-transitions.ts";
 import type { GatewayMetrics } from "../ops/gateway-metrics.ts";
@@ -17,6 +18,7 @@ export interface RouteContext {
   readonly subscriber: ProjectEventSubscriber;
   readonly metrics: GatewayMetrics;
   readonly verifier: TokenVerifier;
+  readonly statusCache: ProjectStatusCache;
 }
 
 export type GatewayApp = OpenAPIHono<GatewayEnv>;
@@ -42,9 +44,17 @@ type ErrorStatus = keyof typeof ERROR_DESCRIPTIONS;
 
 /** Standard error responses of a route: every one is `{ error: { code, message, details } }`. */
 export function errorResponses<const S extends readonly ErrorStatus[]>(...statuses: S) {
-  const out: Record<number, { content: { "application/json": { schema: typeof ErrorBodySchema } }; description: string }> = {};
+  const out: Record<
+    number,
+    { content: { "application/json": { schema: typeof ErrorBodySchema } }; description: string }
+  > = {};
   for (const status of statuses) out[status] = jsonResponse(ErrorBodySchema, ERROR_DESCRIPTIONS[status]);
-  return out as { [K in S[number]]: { content: { "application/json": { schema: typeof ErrorBodySchema } }; description: string } };
+  return out as {
+    [K in S[number]]: {
+      content: { "application/json": { schema: typeof ErrorBodySchema } };
+      description: string;
+    };
+  };
 }
 
 /** Errors every authenticated read can answer. */

@@ -5,11 +5,23 @@ import { streamSSE } from "hono/streaming";
 import { ApiError } from "../http/api-error.ts";
 import { requireScope } from "../http/request-guards.ts";
 import { streamRunLog } from "../live/run-log-stream.ts";
-import { limitSchema, LOG_CURSOR_PATTERN, ProjectParams, RunParams, taskIdSchema } from "../schemas/id-schemas.ts";
+import {
+  LOG_CURSOR_PATTERN,
+  limitSchema,
+  ProjectParams,
+  RunParams,
+  taskIdSchema,
+} from "../schemas/id-schemas.ts";
 import { RunSchema, RunSummarySchema } from "../schemas/resource-schemas.ts";
 import { projectRedactor } from "../views/project-redaction.ts";
 import { runSummaryView, runView } from "../views/resource-views.ts";
-import { errorResponses, type GatewayApp, jsonResponse, READ_ERRORS, type RouteContext } from "./route-kit.ts";
+import {
+  errorResponses,
+  type GatewayApp,
+  jsonResponse,
+  READ_ERRORS,
+  type RouteContext,
+} from "./route-kit.ts";
 
 const RUN_STATUS_EXPECTED = `a comma-separated list of run statuses (${RUN_STATUSES.join(", ")})`;
 
@@ -17,11 +29,15 @@ const RunListQuery = z.object({
   task: taskIdSchema.optional().openapi({ description: "Only runs of this task." }),
   status: z
     .string({ error: RUN_STATUS_EXPECTED })
-    .regex(new RegExp(`^(${RUN_STATUSES.join("|")})(,(${RUN_STATUSES.join("|")}))*$`), { error: RUN_STATUS_EXPECTED })
+    .regex(new RegExp(`^(${RUN_STATUSES.join("|")})(,(${RUN_STATUSES.join("|")}))*$`), {
+      error: RUN_STATUS_EXPECTED,
+    })
     .optional(),
   before: z
     .string()
-    .regex(/^\d{4}-\d{2}-\d{2}T[0-9:.]+(Z|[+-]\d{2}:\d{2})$/, { error: "an ISO-8601 timestamp (next_before of the previous page)" })
+    .regex(/^\d{4}-\d{2}-\d{2}T[0-9:.]+(Z|[+-]\d{2}:\d{2})$/, {
+      error: "an ISO-8601 timestamp (next_before of the previous page)",
+    })
     .refine((v) => !Number.isNaN(Date.parse(v)), { error: "a valid ISO-8601 timestamp" })
     .optional()
     .openapi({ description: "Cursor: `next_before` of the previous page (newest first)." }),
@@ -42,11 +58,20 @@ const LogStreamQuery = z.object({
     .regex(LOG_CURSOR_PATTERN, { error: "a log entry id such as 1700000000000-0, 0, or stored" })
     .optional()
     .openapi({ description: "Same as Last-Event-ID, for clients that cannot set headers." }),
-  access_token: z.string().max(200).optional().openapi({ description: "Bearer token for EventSource clients (never logged)." }),
+  access_token: z
+    .string()
+    .max(200)
+    .optional()
+    .openapi({ description: "Bearer token for EventSource clients (never logged)." }),
 });
 
 function runNotFound(id: string): ApiError {
-  return new ApiError(404, "not_found", `Run ${id} does not exist; list runs with GET /api/v1/projects/{id}/runs.`, { run_id: id });
+  return new ApiError(
+    404,
+    "not_found",
+    `Run ${id} does not exist; list runs with GET /api/v1/projects/{id}/runs.`,
+    { run_id: id },
+  );
 }
 
 /** Runs: list per project, one run (redacted), its prompt, its stored log, and the live log stream. */
@@ -80,7 +105,12 @@ export function registerRunRoutes(app: GatewayApp, ctx: RouteContext): void {
       const { id } = c.req.valid("param");
       const q = c.req.valid("query");
       if (!(await getProject(db, id))) {
-        throw new ApiError(404, "not_found", `Project ${id} does not exist; list projects with GET /api/v1/projects.`, { project_id: id });
+        throw new ApiError(
+          404,
+          "not_found",
+          `Project ${id} does not exist; list projects with GET /api/v1/projects.`,
+          { project_id: id },
+        );
       }
       const rows = await listRuns(db, {
         projectId: id,
@@ -91,7 +121,10 @@ export function registerRunRoutes(app: GatewayApp, ctx: RouteContext): void {
       });
       const last = rows.at(-1);
       return c.json(
-        { runs: rows.map(runSummaryView), next_before: rows.length === q.limit && last ? last.created_at.toISOString() : null },
+        {
+          runs: rows.map(runSummaryView),
+          next_before: rows.length === q.limit && last ? last.created_at.toISOString() : null,
+        },
         200,
       );
     },
@@ -123,7 +156,11 @@ export function registerRunRoutes(app: GatewayApp, ctx: RouteContext): void {
       request: { params: RunParams },
       responses: {
         200: jsonResponse(
-          z.object({ run_id: z.string(), prompt: z.string().nullable(), prompt_chars: z.number().int().nullable() }),
+          z.object({
+            run_id: z.string(),
+            prompt: z.string().nullable(),
+            prompt_chars: z.number().int().nullable(),
+          }),
           "The stored prompt; null until the worker reported it.",
         ),
         ...errorResponses(...READ_ERRORS),
@@ -131,7 +168,14 @@ export function registerRunRoutes(app: GatewayApp, ctx: RouteContext): void {
     }),
     async (c) => {
       const { run, redact } = await loadRun(c.req.valid("param").id);
-      return c.json({ run_id: run.id, prompt: run.prompt === null ? null : redact(run.prompt), prompt_chars: run.prompt_chars }, 200);
+      return c.json(
+        {
+          run_id: run.id,
+          prompt: run.prompt === null ? null : redact(run.prompt),
+          prompt_chars: run.prompt_chars,
+        },
+        200,
+      );
     },
   );
 
@@ -146,7 +190,12 @@ export function registerRunRoutes(app: GatewayApp, ctx: RouteContext): void {
       request: { params: RunParams },
       responses: {
         200: jsonResponse(
-          z.object({ run_id: z.string(), status: z.string(), output: z.string().nullable(), truncated: z.boolean() }),
+          z.object({
+            run_id: z.string(),
+            status: z.string(),
+            output: z.string().nullable(),
+            truncated: z.boolean(),
+          }),
           "Stored output; null until the run ended.",
         ),
         ...errorResponses(...READ_ERRORS),
@@ -155,7 +204,12 @@ export function registerRunRoutes(app: GatewayApp, ctx: RouteContext): void {
     async (c) => {
       const { run, redact } = await loadRun(c.req.valid("param").id);
       return c.json(
-        { run_id: run.id, status: run.status, output: run.output === null ? null : redact(run.output), truncated: run.output_truncated },
+        {
+          run_id: run.id,
+          status: run.status,
+          output: run.output === null ? null : redact(run.output),
+          truncated: run.output_truncated,
+        },
         200,
       );
     },
@@ -168,11 +222,14 @@ export function registerRunRoutes(app: GatewayApp, ctx: RouteContext): void {
       tags: ["Live"],
       summary: "Follow a run's output (SSE)",
       description:
-        "Server-sent events: `log` events (`data: {\"text\": …}`, `id:` = log entry id; resume with Last-Event-ID), then one `end` event with the run's final status, after which the server closes the stream. Keep-alive comments are sent while nothing happens. When the live stream is gone (expired, Redis flushed) the stored output is sent as one `log` event with id `stored`. EventSource clients may pass the token as `access_token`.",
+        'Server-sent events: `log` events (`data: {"text": …}`, `id:` = log entry id; resume with Last-Event-ID), then one `end` event with the run\'s final status, after which the server closes the stream. Keep-alive comments are sent while nothing happens. When the live stream is gone (expired, Redis flushed) the stored output is sent as one `log` event with id `stored`. EventSource clients may pass the token as `access_token`.',
       middleware: [requireScope("read")] as const,
       request: { params: RunParams, headers: LogStreamHeaders, query: LogStreamQuery },
       responses: {
-        200: { description: "text/event-stream", content: { "text/event-stream": { schema: { type: "string" } } } },
+        200: {
+          description: "text/event-stream",
+          content: { "text/event-stream": { schema: { type: "string" } } },
+        },
         ...errorResponses(...READ_ERRORS, 503),
       },
     }),
@@ -196,7 +253,11 @@ export function registerRunRoutes(app: GatewayApp, ctx: RouteContext): void {
             redact,
           });
         } catch (error) {
-          if (!handle.ended) ctx.deps.logger.warn({ err: error, runId: id, reqId: c.get("requestId") }, "run log stream failed");
+          if (!handle.ended)
+            ctx.deps.logger.warn(
+              { err: error, runId: id, reqId: c.get("requestId") },
+              "run log stream failed",
+            );
         } finally {
           handle.end();
         }
@@ -208,7 +269,12 @@ export function registerRunRoutes(app: GatewayApp, ctx: RouteContext): void {
 export function tooManyStreams(ctx: RouteContext): ApiError {
   return ctx.streams.isClosing
     ? new ApiError(503, "shutting_down", "The gateway is shutting down; reconnect in a moment.")
-    : new ApiError(503, "too_many_streams", `Too many open streams (limit ${ctx.options.maxOpenStreams}); retry later.`, {
-        max_open_streams: ctx.options.maxOpenStreams,
-      });
+    : new ApiError(
+        503,
+        "too_many_streams",
+        `Too many open streams (limit ${ctx.options.maxOpenStreams}); retry later.`,
+        {
+          max_open_streams: ctx.options.maxOpenStreams,
+        },
+      );
 }

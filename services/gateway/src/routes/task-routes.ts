@@ -1,21 +1,44 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { parseStructuredText, parseTaskFile, type TaskFileProblem, validateTaskList } from "@overseer/config";
-import { ConflictError, existingTaskIds, getDecision, getProject, getTask, importTasks, listTasks } from "@overseer/db";
+import {
+  ConflictError,
+  existingTaskIds,
+  getDecision,
+  getProject,
+  getTask,
+  importTasks,
+  listTasks,
+} from "@overseer/db";
 import { decisionIdFor, TASK_KINDS, TASK_STATUSES, type TaskStatus } from "@overseer/domain";
 import { actorOf } from "../gateway-env.ts";
 import { ApiError } from "../http/api-error.ts";
 import { requireScope } from "../http/request-guards.ts";
-import { limitSchema, ProjectParams, ProjectTaskParams, taskCursorSchema, taskIdSchema } from "../schemas/id-schemas.ts";
+import {
+  limitSchema,
+  ProjectParams,
+  ProjectTaskParams,
+  taskCursorSchema,
+  taskIdSchema,
+} from "../schemas/id-schemas.ts";
 import { DecisionCardSchema, TaskSchema } from "../schemas/resource-schemas.ts";
 import { decisionCard, taskView } from "../views/resource-views.ts";
-import { errorResponses, type GatewayApp, jsonResponse, READ_ERRORS, type RouteContext, WRITE_ERRORS } from "./route-kit.ts";
+import {
+  errorResponses,
+  type GatewayApp,
+  jsonResponse,
+  READ_ERRORS,
+  type RouteContext,
+  WRITE_ERRORS,
+} from "./route-kit.ts";
 
 const STATUS_LIST_EXPECTED = `a comma-separated list of statuses (${TASK_STATUSES.join(", ")})`;
 
 const TaskListQuery = z.object({
   status: z
     .string({ error: STATUS_LIST_EXPECTED })
-    .regex(new RegExp(`^(${TASK_STATUSES.join("|")})(,(${TASK_STATUSES.join("|")}))*$`), { error: STATUS_LIST_EXPECTED })
+    .regex(new RegExp(`^(${TASK_STATUSES.join("|")})(,(${TASK_STATUSES.join("|")}))*$`), {
+      error: STATUS_LIST_EXPECTED,
+    })
     .optional()
     .openapi({ example: "todo,awaiting_input" }),
   stage: z
@@ -37,7 +60,9 @@ const TaskCreateBody = z
     role: z.string().nullish(),
     scope: z.array(z.string(), { error: "an array of globs" }).nullish(),
     prerequisites: z.array(z.string(), { error: "an array of task ids" }).nullish(),
-    acceptance: z.union([z.string(), z.array(z.string())], { error: "a string or an array of strings" }).nullish(),
+    acceptance: z
+      .union([z.string(), z.array(z.string())], { error: "a string or an array of strings" })
+      .nullish(),
     priority: z.int({ error: "an integer (higher runs first)" }).nullish(),
   })
   .openapi("TaskCreateRequest");
@@ -50,7 +75,9 @@ const ReasonRequired = z
       .refine((r) => r.trim() !== "", { error: "a non-empty reason" }),
   })
   .openapi("ReleaseRequest");
-const ReasonOptional = z.object({ reason: z.string().max(2000, { error: "at most 2000 characters" }).optional() });
+const ReasonOptional = z.object({
+  reason: z.string().max(2000, { error: "at most 2000 characters" }).optional(),
+});
 
 const TaskChangeSchema = z
   .object({
@@ -61,10 +88,17 @@ const TaskChangeSchema = z
   })
   .openapi("TaskChange");
 
-const ImportResultSchema = z.object({ imported: z.number().int(), task_ids: z.array(z.string()) }).openapi("ImportResult");
+const ImportResultSchema = z
+  .object({ imported: z.number().int(), task_ids: z.array(z.string()) })
+  .openapi("ImportResult");
 
 function projectNotFound(id: string): ApiError {
-  return new ApiError(404, "not_found", `Project ${id} does not exist; list projects with GET /api/v1/projects.`, { project_id: id });
+  return new ApiError(
+    404,
+    "not_found",
+    `Project ${id} does not exist; list projects with GET /api/v1/projects.`,
+    { project_id: id },
+  );
 }
 
 function rejectedFile(problems: readonly TaskFileProblem[]): ApiError {
@@ -86,13 +120,22 @@ function idsInFile(text: string, format: "json" | "yaml"): string[] {
   const entries = Array.isArray(value)
     ? value
     : value !== null && typeof value === "object" && Array.isArray((value as { tasks?: unknown }).tasks)
-      ? ((value as { tasks: unknown[] }).tasks)
+      ? (value as { tasks: unknown[] }).tasks
       : [];
-  return entries.map((e) => (e !== null && typeof e === "object" && typeof (e as { id?: unknown }).id === "string" ? (e as { id: string }).id : ""));
+  return entries.map((e) =>
+    e !== null && typeof e === "object" && typeof (e as { id?: unknown }).id === "string"
+      ? (e as { id: string }).id
+      : "",
+  );
 }
 
 /** Tasks already in the project cannot be imported again. */
-function existingIdProblems(ids: readonly string[], existing: ReadonlySet<string>, projectId: string, source: string): TaskFileProblem[] {
+function existingIdProblems(
+  ids: readonly string[],
+  existing: ReadonlySet<string>,
+  projectId: string,
+  source: string,
+): TaskFileProblem[] {
   return ids
     .map((id, index) => ({ id, index }))
     .filter(({ id }) => existing.has(id))
@@ -115,11 +158,15 @@ export function registerTaskRoutes(app: GatewayApp, ctx: RouteContext): void {
       path: "/api/v1/projects/{id}/tasks",
       tags: ["Tasks"],
       summary: "List tasks (filters, cursor pagination)",
-      description: "In creation order. Pass `next_cursor` back as `cursor` for the next page; null means the last page.",
+      description:
+        "In creation order. Pass `next_cursor` back as `cursor` for the next page; null means the last page.",
       middleware: [requireScope("read")] as const,
       request: { params: ProjectParams, query: TaskListQuery },
       responses: {
-        200: jsonResponse(z.object({ tasks: z.array(TaskSchema), next_cursor: z.string().nullable() }), "One page of tasks."),
+        200: jsonResponse(
+          z.object({ tasks: z.array(TaskSchema), next_cursor: z.string().nullable() }),
+          "One page of tasks.",
+        ),
         ...errorResponses(...READ_ERRORS),
       },
     }),
@@ -165,9 +212,13 @@ export function registerTaskRoutes(app: GatewayApp, ctx: RouteContext): void {
       path: "/api/v1/projects/{id}/tasks",
       tags: ["Tasks"],
       summary: "Create one task",
-      description: "Validated like a task file entry (422 lists every problem); prerequisites must name existing tasks.",
+      description:
+        "Validated like a task file entry (422 lists every problem); prerequisites must name existing tasks.",
       middleware: [requireScope("operate")] as const,
-      request: { params: ProjectParams, body: { content: { "application/json": { schema: TaskCreateBody } }, required: true } },
+      request: {
+        params: ProjectParams,
+        body: { content: { "application/json": { schema: TaskCreateBody } }, required: true },
+      },
       responses: { 201: jsonResponse(TaskSchema, "Created."), ...errorResponses(...WRITE_ERRORS) },
     }),
     async (c) => {
@@ -176,11 +227,17 @@ export function registerTaskRoutes(app: GatewayApp, ctx: RouteContext): void {
       if (!(await getProject(db, id))) throw projectNotFound(id);
       const existing = new Set(await existingTaskIds(db, id));
       if (existing.has(body.id)) {
-        throw new ApiError(409, "already_exists", `Task ${body.id} already exists in project ${id}; choose another id.`, { task_id: body.id });
+        throw new ApiError(
+          409,
+          "already_exists",
+          `Task ${body.id} already exists in project ${id}; choose another id.`,
+          { task_id: body.id },
+        );
       }
       const checked = validateTaskList([body], "request body", { existingIds: existing });
       if (!checked.ok) throw rejectedFile(checked.problems);
       await importTasks(db, id, checked.tasks);
+      ctx.statusCache.invalidate(id);
       const task = await getTask(db, id, body.id);
       if (!task) throw new Error(`task ${body.id} vanished after creation`);
       return c.json(taskView(task), 201);
@@ -217,12 +274,18 @@ export function registerTaskRoutes(app: GatewayApp, ctx: RouteContext): void {
       const existing = new Set(await existingTaskIds(db, id));
       const parsed = parseTaskFile(text, format, "request body", { existingIds: existing });
       const clashes = existingIdProblems(idsInFile(text, format), existing, id, "request body");
-      if (!parsed.ok || clashes.length > 0) throw rejectedFile([...(parsed.ok ? [] : parsed.problems), ...clashes]);
+      if (!parsed.ok || clashes.length > 0)
+        throw rejectedFile([...(parsed.ok ? [] : parsed.problems), ...clashes]);
       try {
         await importTasks(db, id, parsed.tasks);
+        ctx.statusCache.invalidate(id);
       } catch (error) {
         if (error instanceof ConflictError) {
-          throw new ApiError(409, "conflict", `${error.message} Another import changed the project meanwhile; check the tasks and retry.`);
+          throw new ApiError(
+            409,
+            "conflict",
+            `${error.message} Another import changed the project meanwhile; check the tasks and retry.`,
+          );
         }
         throw error;
       }
@@ -236,9 +299,13 @@ export function registerTaskRoutes(app: GatewayApp, ctx: RouteContext): void {
       path: "/api/v1/projects/{id}/tasks/{task_id}/cancel",
       tags: ["Tasks"],
       summary: "Cancel a task",
-      description: "Cancels the task and its active runs (their queued jobs are removed); a blocked original waiting on a cancelled resolver gets a card.",
+      description:
+        "Cancels the task and its active runs (their queued jobs are removed); a blocked original waiting on a cancelled resolver gets a card.",
       middleware: [requireScope("operate")] as const,
-      request: { params: ProjectTaskParams, body: { content: { "application/json": { schema: ReasonOptional } }, required: false } },
+      request: {
+        params: ProjectTaskParams,
+        body: { content: { "application/json": { schema: ReasonOptional } }, required: false },
+      },
       responses: { 200: jsonResponse(TaskChangeSchema, "Cancelled."), ...errorResponses(...WRITE_ERRORS) },
     }),
     async (c) => {
@@ -263,7 +330,10 @@ export function registerTaskRoutes(app: GatewayApp, ctx: RouteContext): void {
       description:
         "SPEC §3 rule 7: makes an awaiting_input resolver runnable again with `reason` in its next prompt. It does not complete the resolver nor unblock the original.",
       middleware: [requireScope("operate")] as const,
-      request: { params: ProjectTaskParams, body: { content: { "application/json": { schema: ReasonRequired } }, required: true } },
+      request: {
+        params: ProjectTaskParams,
+        body: { content: { "application/json": { schema: ReasonRequired } }, required: true },
+      },
       responses: { 200: jsonResponse(TaskChangeSchema, "Released."), ...errorResponses(...WRITE_ERRORS) },
     }),
     async (c) => {

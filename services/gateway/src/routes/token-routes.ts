@@ -5,13 +5,21 @@ import { requireScope } from "../http/request-guards.ts";
 import { TokenParams } from "../schemas/id-schemas.ts";
 import { TokenSchema } from "../schemas/resource-schemas.ts";
 import { tokenView } from "../views/resource-views.ts";
-import { errorResponses, type GatewayApp, jsonResponse, type RouteContext, WRITE_ERRORS } from "./route-kit.ts";
+import {
+  errorResponses,
+  type GatewayApp,
+  jsonResponse,
+  type RouteContext,
+  WRITE_ERRORS,
+} from "./route-kit.ts";
 
 const TokenCreateBody = z
   .strictObject({
     name: z
       .string({ error: "a name of letters, digits, ., _, - or spaces (at most 100)" })
-      .regex(/^[A-Za-z0-9][A-Za-z0-9._ -]{0,99}$/, { error: "a name of letters, digits, ., _, - or spaces (at most 100)" })
+      .regex(/^[A-Za-z0-9][A-Za-z0-9._ -]{0,99}$/, {
+        error: "a name of letters, digits, ., _, - or spaces (at most 100)",
+      })
       .openapi({ example: "prometheus" }),
     scope: z.enum(TOKEN_SCOPES, { error: `one of ${TOKEN_SCOPES.join(", ")}` }),
   })
@@ -41,7 +49,10 @@ export function registerTokenRoutes(app: GatewayApp, ctx: RouteContext): void {
       tags: ["Tokens"],
       summary: "List API tokens (never their secrets)",
       middleware: [requireScope("admin")] as const,
-      responses: { 200: jsonResponse(z.object({ tokens: z.array(TokenSchema) }), "Tokens, oldest first."), ...errorResponses(401, 403) },
+      responses: {
+        200: jsonResponse(z.object({ tokens: z.array(TokenSchema) }), "Tokens, oldest first."),
+        ...errorResponses(401, 403),
+      },
     }),
     async (c) => c.json({ tokens: (await listApiTokens(db)).map(tokenView) }, 200),
   );
@@ -54,7 +65,10 @@ export function registerTokenRoutes(app: GatewayApp, ctx: RouteContext): void {
       summary: "Create an API token",
       middleware: [requireScope("admin")] as const,
       request: { body: { content: { "application/json": { schema: TokenCreateBody } }, required: true } },
-      responses: { 201: jsonResponse(CreatedTokenSchema, "Created; the secret is in `token`."), ...errorResponses(...WRITE_ERRORS) },
+      responses: {
+        201: jsonResponse(CreatedTokenSchema, "Created; the secret is in `token`."),
+        ...errorResponses(...WRITE_ERRORS),
+      },
     }),
     async (c) => {
       const body = c.req.valid("json");
@@ -81,9 +95,14 @@ export function registerTokenRoutes(app: GatewayApp, ctx: RouteContext): void {
       const revoked = await revokeApiToken(db, token_id);
       ctx.verifier.evictTokenId(token_id);
       if (!revoked) {
-        throw new ApiError(404, "not_found", `No active token has id ${token_id} (unknown or already revoked); list them with GET /api/v1/tokens.`, {
-          token_id,
-        });
+        throw new ApiError(
+          404,
+          "not_found",
+          `No active token has id ${token_id} (unknown or already revoked); list them with GET /api/v1/tokens.`,
+          {
+            token_id,
+          },
+        );
       }
       return c.json({ revoked: true as const, id: token_id }, 200);
     },

@@ -9,8 +9,10 @@ import { PROJECT_ID_PATTERN } from "@overseer/db";
 
 /** Task, resolver, run, decision and token ids: letters, digits, `.`, `_`, `-`; at most 160. */
 export const SAFE_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,159}$/;
-const SAFE_ID_EXPECTED = "an id of letters, digits, ., _ or - starting with a letter or digit (at most 160 characters)";
-const PROJECT_ID_EXPECTED = "a project id of lowercase letters, digits, _ or - (at most 63 characters, like demo)";
+const SAFE_ID_EXPECTED =
+  "an id of letters, digits, ., _ or - starting with a letter or digit (at most 160 characters)";
+const PROJECT_ID_EXPECTED =
+  "a project id of lowercase letters, digits, _ or - (at most 63 characters, like demo)";
 
 export const projectIdSchema = z
   .string()
@@ -31,8 +33,14 @@ function pathParam<T extends z.ZodType>(schema: T, name: string) {
 }
 
 export const ProjectParams = z.object({ id: pathParam(projectIdSchema, "id") });
-export const ProjectTaskParams = z.object({ id: pathParam(projectIdSchema, "id"), task_id: pathParam(taskIdSchema, "task_id") });
-export const ProjectItemParams = z.object({ id: pathParam(projectIdSchema, "id"), item_id: pathParam(taskIdSchema, "item_id") });
+export const ProjectTaskParams = z.object({
+  id: pathParam(projectIdSchema, "id"),
+  task_id: pathParam(taskIdSchema, "task_id"),
+});
+export const ProjectItemParams = z.object({
+  id: pathParam(projectIdSchema, "id"),
+  item_id: pathParam(taskIdSchema, "item_id"),
+});
 export const ProjectDecisionParams = z.object({
   id: pathParam(projectIdSchema, "id"),
   decision_id: pathParam(decisionIdSchema, "decision_id"),
@@ -63,5 +71,11 @@ export function limitSchema(max: number, fallback: number) {
     .min(1, { error: `an integer from 1 to ${max}` })
     .max(max, { error: `an integer from 1 to ${max}` })
     .default(fallback)
-    .openapi({ type: "integer", minimum: 1, maximum: max, default: fallback, description: `Page size (at most ${max}).` });
+    .openapi({
+      type: "integer",
+      minimum: 1,
+      maximum: max,
+      default: fallback,
+      description: `Page size (at most ${max}).`,
+    });
 }

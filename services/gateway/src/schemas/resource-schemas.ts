@@ -83,7 +83,10 @@ export const ActiveRunSchema = z
 
 const countsSchema = z
   .record(z.string(), z.number().int())
-  .openapi({ description: "Tasks per status (every status listed, zeros included) plus `total`.", example: { todo: 2, done: 1, total: 3 } });
+  .openapi({
+    description: "Tasks per status (every status listed, zeros included) plus `total`.",
+    example: { todo: 2, done: 1, total: 3 },
+  });
 
 export const ProjectStatusSchema = z
   .object({
@@ -102,7 +105,10 @@ export const ProjectStatusSchema = z
     waiting_for_you: z
       .string()
       .nullable()
-      .openapi({ example: "waiting for you: 1 unanswered question(s)", description: "Stop signal text, null when nothing is pending." }),
+      .openapi({
+        example: "waiting for you: 1 unanswered question(s)",
+        description: "Stop signal text, null when nothing is pending.",
+      }),
     text: z.string().openapi({ description: "Human-readable status, as `overseer status` prints it." }),
     generated_at: isoTime,
   })
@@ -124,8 +130,13 @@ export const BacklogRowSchema = z
     root_id: z.string().nullable(),
     depth: z.number().int(),
     blocked_by: z.string().nullable(),
-    pending_question: z.string().nullable().openapi({ description: "The pending card's question; null when none is pending." }),
-    operator_decision: DecisionCardSchema.nullable().openapi({ description: "The item's latest card (pending or resolved)." }),
+    pending_question: z
+      .string()
+      .nullable()
+      .openapi({ description: "The pending card's question; null when none is pending." }),
+    operator_decision: DecisionCardSchema.nullable().openapi({
+      description: "The item's latest card (pending or resolved).",
+    }),
   })
   .openapi("BacklogRow");
 
@@ -158,7 +169,9 @@ export const ResolveResultSchema = z
 
 export const AnswerResultSchema = z
   .object({
-    resolved: z.boolean().openapi({ description: "True when a pending card of the item was resolved by this answer." }),
+    resolved: z
+      .boolean()
+      .openapi({ description: "True when a pending card of the item was resolved by this answer." }),
     recorded: z.literal(true),
     item_id: z.string(),
     application_status: z.enum(["applied"]),
@@ -198,7 +211,9 @@ export const ProjectSchema = z
     tokens_out: z.number(),
     created_at: isoTime,
     updated_at: isoTime,
-    runner_config: jsonObject.optional().openapi({ description: "Runner config with secret values replaced by [REDACTED]." }),
+    runner_config: jsonObject
+      .optional()
+      .openapi({ description: "Runner config with secret values replaced by [REDACTED]." }),
   })
   .openapi("Project");
 
@@ -300,7 +315,13 @@ export const WorkerSchema = z
     sandbox: z.string(),
     unsafe: z.boolean(),
     current_jobs: z.array(
-      z.object({ run_id: z.string(), project_id: z.string(), task_id: z.string(), action: z.string(), since: isoTime }),
+      z.object({
+        run_id: z.string(),
+        project_id: z.string(),
+        task_id: z.string(),
+        action: z.string(),
+        since: isoTime,
+      }),
     ),
     started_at: isoTime,
     heartbeat_at: isoTime,

@@ -77,4 +77,9 @@ const DOCS_BODY = `
 <div id="doc"></div>
 </main>`;
 
-export const DOCS_PAGE: StaticPage = renderPage({ title: "Overseer API", style: PAGE_STYLE, script: DOCS_SCRIPT, body: DOCS_BODY });
+export const DOCS_PAGE: StaticPage = renderPage({
+  title: "Overseer API",
+  style: PAGE_STYLE,
+  script: DOCS_SCRIPT,
+  body: DOCS_BODY,
+});

@@ -13,7 +13,12 @@ export interface StaticPage {
   readonly contentSecurityPolicy: string;
 }
 
-export function renderPage(input: { title: string; style: string; script: string; body: string }): StaticPage {
+export function renderPage(input: {
+  title: string;
+  style: string;
+  script: string;
+  body: string;
+}): StaticPage {
   const hash = (text: string) => `'sha256-${createHash("sha256").update(text, "utf8").digest("base64")}'`;
   const html = `<!doctype html>
 <html lang="en">

@@ -1,4 +1,10 @@
-import { createRedactor, parseRunnerConfig, REDACTED, redactRunnerConfig, runnerConfigSecretValues } from "@overseer/config";
+import {
+  createRedactor,
+  parseRunnerConfig,
+  REDACTED,
+  redactRunnerConfig,
+  runnerConfigSecretValues,
+} from "@overseer/config";
 
 /**
  * Secrets never leave the gateway: runner configs are answered with secret values replaced,
@@ -23,7 +29,10 @@ export function projectRedactor(runnerConfig: unknown): (text: string) => string
 /** The effective config (defaults applied) with secrets redacted; the raw config, redacted, if it does not parse. */
 export function redactedRunnerConfig(runnerConfig: unknown): Record<string, unknown> {
   try {
-    return redactRunnerConfig(parseRunnerConfig(runnerConfig, "stored runner config")) as unknown as Record<string, unknown>;
+    return redactRunnerConfig(parseRunnerConfig(runnerConfig, "stored runner config")) as unknown as Record<
+      string,
+      unknown
+    >;
   } catch {
     if (runnerConfig === null || typeof runnerConfig !== "object" || Array.isArray(runnerConfig)) return {};
     const copy: Record<string, unknown> = { ...(runnerConfig as Record<string, unknown>) };

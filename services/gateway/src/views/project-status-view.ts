@@ -25,7 +25,10 @@ export function fullCounts(counts: Record<string, number>): Record<string, numbe
   return out;
 }
 
-export function projectStatusView(data: ProjectStatusData, now = new Date()): z.infer<typeof ProjectStatusSchema> {
+export function projectStatusView(
+  data: ProjectStatusData,
+  now = new Date(),
+): z.infer<typeof ProjectStatusSchema> {
   const { project } = data;
   const pending = data.pendingDecisions.map(decisionCard);
   const running = data.activeRuns.map(activeRunView);
@@ -62,12 +65,17 @@ function statusText(s: Omit<z.infer<typeof ProjectStatusSchema>, "text"> & { tex
   const limit = s.sessions.limit === null ? "unbounded" : String(s.sessions.limit);
   lines.push(`sessions: ${s.sessions.used} of ${limit}`);
   if (s.running.length === 0) lines.push("running: none");
-  for (const r of s.running) lines.push(`running: ${r.action} ${r.task_id} (${r.agent_id}) ${r.status}${r.worker_id ? ` on ${r.worker_id}` : ""}`);
+  for (const r of s.running)
+    lines.push(
+      `running: ${r.action} ${r.task_id} (${r.agent_id}) ${r.status}${r.worker_id ? ` on ${r.worker_id}` : ""}`,
+    );
   if (s.waiting_for_you) {
     lines.push(s.waiting_for_you);
     for (const q of s.pending_questions) {
       const options = q.options.map((o) => o.id).join(", ");
-      lines.push(`  ${q.id} (${q.item_id}): ${oneLine(q.question, 200)}${options ? ` [options: ${options}]` : ""}`);
+      lines.push(
+        `  ${q.id} (${q.item_id}): ${oneLine(q.question, 200)}${options ? ` [options: ${options}]` : ""}`,
+      );
     }
   } else {
     lines.push("no unanswered questions");

@@ -1,7 +1,7 @@
 import type { z } from "@hono/zod-openapi";
-import type { WorkerHeartbeat } from "@overseer/queue";
 import type { ActiveRunSummary, EventRow, IncidentRow, ProjectRow, RunRow } from "@overseer/db";
 import type { Decision, Task } from "@overseer/domain";
+import type { WorkerHeartbeat } from "@overseer/queue";
 import type {
   ActiveRunSchema,
   DecisionCardSchema,
@@ -31,7 +31,12 @@ export function decisionCard(d: Decision): z.infer<typeof DecisionCardSchema> {
     reason: d.reason,
     question: d.question,
     evidence: d.evidence.map((e) => ({ label: e.label, path: e.path, summary: e.summary })),
-    options: d.options.map((o) => ({ id: o.id, label: o.label, description: o.description, requires_note: o.requires_note })),
+    options: d.options.map((o) => ({
+      id: o.id,
+      label: o.label,
+      description: o.description,
+      requires_note: o.requires_note,
+    })),
     options_source: d.optionsSource,
     selected_option: d.selectedOption,
     note: d.note,
@@ -56,7 +61,10 @@ export function activeRunView(r: ActiveRunSummary): z.infer<typeof ActiveRunSche
   };
 }
 
-export function projectView(row: ProjectRow, runnerConfig?: Record<string, unknown>): z.infer<typeof ProjectSchema> {
+export function projectView(
+  row: ProjectRow,
+  runnerConfig?: Record<string, unknown>,
+): z.infer<typeof ProjectSchema> {
   return {
     id: row.id,
     name: row.name,
@@ -111,7 +119,32 @@ export function taskView(t: Task): z.infer<typeof TaskSchema> {
   };
 }
 
-type RunSummaryRow = Omit<RunRow, "prompt" | "output" | "output_truncated" | "not_before">;
+type RunSummaryRow = Pick<
+  RunRow,
+  | "id"
+  | "project_id"
+  | "task_id"
+  | "agent_id"
+  | "action"
+  | "attempt"
+  | "status"
+  | "transition"
+  | "failure"
+  | "worker_id"
+  | "exit_code"
+  | "signal"
+  | "timed_out"
+  | "duration_ms"
+  | "prompt_chars"
+  | "scope_violations"
+  | "commit_sha"
+  | "tokens_in"
+  | "tokens_out"
+  | "cost_usd"
+  | "created_at"
+  | "started_at"
+  | "ended_at"
+>;
 
 export function runSummaryView(r: RunSummaryRow): z.infer<typeof RunSummarySchema> {
   return {

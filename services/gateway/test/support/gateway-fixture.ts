@@ -48,7 +48,17 @@ export interface ApiResponse {
 }
 
 export function card(id: string, prerequisites: string[] = []): TaskCardInput {
-  return { id, stage: "S00", title: `Task ${id}`, body: "", role: "general", scope: ["src/**"], prerequisites, acceptance: [], priority: 0 };
+  return {
+    id,
+    stage: "S00",
+    title: `Task ${id}`,
+    body: "",
+    role: "general",
+    scope: ["src/**"],
+    prerequisites,
+    acceptance: [],
+    priority: 0,
+  };
 }
 
 export async function createGatewayFixture(options: GatewayOptions = {}): Promise<GatewayFixture> {
@@ -73,6 +83,7 @@ export async function createGatewayFixture(options: GatewayOptions = {}): Promis
     live: new LiveChannel(redis, { prefix }),
     registry: new WorkerRegistry(redis, prefix),
     logger,
+    sql: scratch.sql,
   };
   const app = createGatewayApp(deps, { processMetrics: false, ...options });
   const tokens = {
@@ -99,7 +110,13 @@ export async function createGatewayFixture(options: GatewayOptions = {}): Promis
   };
 }
 
-async function send(app: GatewayApp, method: string, path: string, init: RequestOptions, defaultToken: string): Promise<ApiResponse> {
+async function send(
+  app: GatewayApp,
+  method: string,
+  path: string,
+  init: RequestOptions,
+  defaultToken: string,
+): Promise<ApiResponse> {
   const headers: Record<string, string> = { ...(init.headers ?? {}) };
   const token = init.token === undefined ? defaultToken : init.token;
   if (token !== null) headers.Authorization = `Bearer ${token}`;
@@ -136,7 +153,12 @@ export async function seedProject(
   cards: TaskCardInput[] = [card("S00-001")],
   runnerConfig: Record<string, unknown> = {},
 ): Promise<void> {
-  await createProject(fixture.scratch.db, { id, repo: "/tmp/none", runnerConfig, objective: `Objective of ${id}` });
+  await createProject(fixture.scratch.db, {
+    id,
+    repo: "/tmp/none",
+    runnerConfig,
+    objective: `Objective of ${id}`,
+  });
   await importTasks(fixture.scratch.db, id, cards);
   await startProject(fixture.scratch.db, id);
 }
@@ -177,22 +199,40 @@ export async function raiseQuestion(
 }
 
 /** Row counts of every table and the last event id: equal before and after means nothing changed. */
-export async function stateSignature(fixture: Pick<GatewayFixture, "scratch">): Promise<Record<string, unknown>> {
+export async function stateSignature(
+  fixture: Pick<GatewayFixture, "scratch">,
+): Promise<Record<string, unknown>> {
   const db = fixture.scratch.db;
-  const count = async (table: "projects" | "tasks" | "runs" | "events" | "decisions" | "incidents" | "api_tokens") =>
-    Number((await db.selectFrom(table).select((eb) => eb.fn.countAll<string>().as("n")).executeTakeFirstOrThrow()).n);
+  const count = async (
+    table: "projects" | "tasks" | "runs" | "events" | "decisions" | "incidents" | "api_tokens",
+  ) =>
+    Number(
+      (
+        await db
+          .selectFrom(table)
+          .select((eb) => eb.fn.countAll<string>().as("n"))
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
   const tables = ["projects", "tasks", "runs", "events", "decisions", "incidents", "api_tokens"] as const;
   const out: Record<string, unknown> = {};
   for (const t of tables) out[t] = await count(t);
-  out.task_versions = (await db.selectFrom("tasks").select(["project_id", "id", "version", "status"]).orderBy("project_id").orderBy("id").execute()).map(
-    (r) => `${r.project_id}/${r.id}@${r.version}:${r.status}`,
-  );
-  out.decision_states = (await db.selectFrom("decisions").select(["id", "status", "selected_option"]).orderBy("id").execute()).map(
-    (r) => `${r.id}:${r.status}:${r.selected_option}`,
-  );
-  out.project_states = (await db.selectFrom("projects").select(["id", "status", "version"]).orderBy("id").execute()).map(
-    (r) => `${r.id}:${r.status}@${r.version}`,
-  );
-  out.revoked = (await db.selectFrom("api_tokens").select("id").where("revoked_at", "is not", null).execute()).length;
+  out.task_versions = (
+    await db
+      .selectFrom("tasks")
+      .select(["project_id", "id", "version", "status"])
+      .orderBy("project_id")
+      .orderBy("id")
+      .execute()
+  ).map((r) => `${r.project_id}/${r.id}@${r.version}:${r.status}`);
+  out.decision_states = (
+    await db.selectFrom("decisions").select(["id", "status", "selected_option"]).orderBy("id").execute()
+  ).map((r) => `${r.id}:${r.status}:${r.selected_option}`);
+  out.project_states = (
+    await db.selectFrom("projects").select(["id", "status", "version"]).orderBy("id").execute()
+  ).map((r) => `${r.id}:${r.status}@${r.version}`);
+  out.revoked = (
+    await db.selectFrom("api_tokens").select("id").where("revoked_at", "is not", null).execute()
+  ).length;
   return out;
 }

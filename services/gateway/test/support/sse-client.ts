@@ -19,7 +19,10 @@ export interface SseConnection {
 
 export async function openSse(url: string, headers: Record<string, string> = {}): Promise<SseConnection> {
   const controller = new AbortController();
-  const res = await fetch(url, { headers: { Accept: "text/event-stream", ...headers }, signal: controller.signal });
+  const res = await fetch(url, {
+    headers: { Accept: "text/event-stream", ...headers },
+    signal: controller.signal,
+  });
   const events: SseEvent[] = [];
   const comments: string[] = [];
   const waiters = new Set<() => void>();
@@ -82,7 +85,11 @@ export async function openSse(url: string, headers: Record<string, string> = {})
     comments,
     ended,
     async waitFor(predicate, count = 1, timeoutMs = 10_000) {
-      await waitUntil(() => events.filter(predicate).length >= count, `${count} matching event(s)`, timeoutMs);
+      await waitUntil(
+        () => events.filter(predicate).length >= count,
+        `${count} matching event(s)`,
+        timeoutMs,
+      );
       return events.filter(predicate);
     },
     async waitForComment(text, timeoutMs = 10_000) {
