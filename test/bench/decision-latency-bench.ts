@@ -95,8 +95,9 @@ export async function benchDecisionLatency(decisions = 10): Promise<DecisionLate
         ((r.timing as { spawnedAt?: number }).spawnedAt ?? Number.NaN) -
         (sentAt.get(r.project_id) ?? Number.NaN),
     );
-    const stage = (f: (r: (typeof rows)[number], t: Record<string, number>) => number) =>
-      percentiles(rows.map((r) => f(r, r.timing as Record<string, number>))).p50;
+    type Milestones = { enqueuedAt: number; pickedAt: number; spawnedAt: number };
+    const stage = (f: (r: (typeof rows)[number], t: Milestones) => number) =>
+      percentiles(rows.map((r) => f(r, r.timing as unknown as Milestones))).p50;
     const stagesP50Ms = {
       sentToClaimed: stage((r) => r.created_at.getTime() - (sentAt.get(r.project_id) ?? Number.NaN)),
       claimedToEnqueued: stage((r, t) => t.enqueuedAt - r.created_at.getTime()),

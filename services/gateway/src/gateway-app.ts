@@ -80,13 +80,14 @@ export function createGatewayApp(deps: GatewayDeps, options: GatewayOptions = {}
   );
   const streams = new StreamRegistry(settings.maxOpenStreams, metrics);
   const subscriber = new ProjectEventSubscriber(deps.redis, deps.live, deps.logger);
+  const statusCache = new ProjectStatusCache(deps.db, settings.statusCacheTtlMs);
   const transitions = new OperatorTransitions(
     deps,
     metrics,
     settings.conflictRetries,
     settings.readyTimeoutMs,
+    (projectId) => statusCache.invalidate(projectId),
   );
-  const statusCache = new ProjectStatusCache(deps.db, settings.statusCacheTtlMs);
   const ctx: RouteContext = {
     deps,
     options: settings,
@@ -197,29 +198,30 @@ export function createGatewayApp(deps: GatewayDeps, options: GatewayOptions = {}
 
 /**
  * LISTENs to the transition channel when a postgres.js client is given: each notification
- * (payload: project id) drops that project's cached status; a reconnection drops them all.
- * Returns the function that stops listening.
+ * (payload: project id) drops that project's cached status, and the cache trusts them
+ * (`notify` mode) once listening. Returns the function that stops listening.
  */
 function listenForChanges(deps: GatewayDeps, cache: ProjectStatusCache): () => Promise<void> {
   if (!deps.sql) return async () => {};
-  let first = true;
   const listening = deps.sql
     .listen(
       POSTGRES_NOTIFY_CHANNEL,
       (projectId) => cache.invalidate(projectId),
+      // Called on every (re)connection: anything sent while disconnected was missed.
       () => {
-        if (!first) cache.invalidateAll();
-        first = false;
+        cache.invalidateAll();
+        cache.setNotified(true);
       },
     )
     .catch((error) => {
       deps.logger.warn(
         { err: error },
-        "cannot LISTEN for transitions; cached status answers rely on their TTL",
+        "cannot LISTEN for transitions; status answers are validated per request instead",
       );
       return null;
     });
   return async () => {
+    cache.setNotified(false);
     const handle = await listening;
     await handle?.unlisten().catch(() => undefined);
   };

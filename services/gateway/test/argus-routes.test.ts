@@ -11,6 +11,22 @@ import {
 
 let fx: GatewayFixture;
 
+/** Polls the status route until `check` holds (bounded). */
+// biome-ignore lint/suspicious/noExplicitAny: status JSON
+async function statusWhen(projectId: string, check: (status: any) => boolean) {
+  let last = await fx.request("GET", `/api/projects/${projectId}/status`, { token: fx.tokens.read });
+  await expect
+    .poll(
+      async () => {
+        last = await fx.request("GET", `/api/projects/${projectId}/status`, { token: fx.tokens.read });
+        return check(last.body);
+      },
+      { timeout: 5000, interval: 20 },
+    )
+    .toBe(true);
+  return last;
+}
+
 beforeAll(async () => {
   fx = await createGatewayFixture();
 });
@@ -34,8 +50,9 @@ describe("GET /api/projects/{id}/status", () => {
     expect(quiet.body.counts).toMatchObject({ todo: 2, done: 0, total: 2 });
     expect(quiet.body.text).toContain("no unanswered questions");
 
+    // Changes made by another process (here: directly in Postgres) show once their NOTIFY arrives.
     const q = await raiseQuestion(fx, "st");
-    const status = await fx.request("GET", "/api/projects/st/status", { token: fx.tokens.read });
+    const status = await statusWhen("st", (s) => s.pending_count === 1);
     expect(status.body.waiting_for_you).toBe("waiting for you: 1 unanswered question(s)");
     expect(status.body.text).toContain("waiting for you: 1 unanswered question(s)");
     expect(status.body.counts).toMatchObject({ blocked: 1, awaiting_input: 1, todo: 1, total: 3 });
@@ -62,7 +79,7 @@ describe("GET /api/projects/{id}/status", () => {
     // A claimed run shows as running.
     const { applyTransition } = await import("@overseer/db");
     const claimed = await applyTransition(fx.scratch.db, "st", { kind: "claim" });
-    const after = await fx.request("GET", "/api/projects/st/status", { token: fx.tokens.read });
+    const after = await statusWhen("st", (s) => s.running.length === 1);
     expect(after.body.running).toEqual([
       expect.objectContaining({
         run_id: claimed.changes.runs[0]?.id,

@@ -170,8 +170,17 @@ export class WorkerService {
     try {
       // Off the critical path: the start notice travels while the checkout is prepared.
       const started = this.deps.queues
-        .reportResult({ v: 1, kind: "run-started", runId: run.runId, projectId: run.projectId, workerId: this.id, at: Date.now() })
-        .catch((error) => this.deps.logger.warn({ err: error, runId: run.runId }, "run-started notice failed"));
+        .reportResult({
+          v: 1,
+          kind: "run-started",
+          runId: run.runId,
+          projectId: run.projectId,
+          workerId: this.id,
+          at: Date.now(),
+        })
+        .catch((error) =>
+          this.deps.logger.warn({ err: error, runId: run.runId }, "run-started notice failed"),
+        );
       const result = await executeRun(run, this.executorDeps, abort.signal);
       await started;
       await this.flushLog(run.runId);

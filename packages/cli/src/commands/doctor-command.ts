@@ -1,4 +1,10 @@
-import { ConfigError, commandForRole, parseRunnerConfig, type RunnerConfig, type ServiceSettings } from "@overseer/config";
+import {
+  ConfigError,
+  commandForRole,
+  parseRunnerConfig,
+  type RunnerConfig,
+  type ServiceSettings,
+} from "@overseer/config";
 import { connectDatabase, type Db, listProjects, pendingMigrations } from "@overseer/db";
 import { resolveExecutable } from "@overseer/harness";
 import { createRedis } from "@overseer/queue";

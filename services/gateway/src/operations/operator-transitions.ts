@@ -21,6 +21,8 @@ export class OperatorTransitions {
     private readonly conflictRetries: number,
     /** Bound on each post-commit Redis call, so a Redis outage cannot hold an answered request. */
     private readonly redisTimeoutMs: number,
+    /** Called right after commit, before anything else: the project's cached reads are stale. */
+    private readonly onCommit: (projectId: string) => void = () => {},
   ) {}
 
   /**
@@ -38,6 +40,7 @@ export class OperatorTransitions {
         const result = await applyTransition(this.deps.db, projectId, command, {
           expectedTask: options.expectedTask,
         });
+        if (result.outcome === "applied") this.onCommit(projectId);
         this.metrics.operatorTransitions.inc({ kind: command.kind, outcome: result.outcome });
         await this.afterCommit(result);
         return result;

@@ -15,7 +15,7 @@ import {
   SnapshotSchema,
   StaleErrorSchema,
 } from "../schemas/resource-schemas.ts";
-import { projectStatusView } from "../views/project-status-view.ts";
+import { projectStatusView, statusJson } from "../views/project-status-view.ts";
 import { decisionCard } from "../views/resource-views.ts";
 import {
   errorResponses,
@@ -95,9 +95,10 @@ export function registerArgusRoutes(app: GatewayApp, ctx: RouteContext): void {
     }),
     async (c) => {
       const { id } = c.req.valid("param");
-      const data = await ctx.statusCache.get(id);
-      if (!data) throw projectNotFound(id);
-      return c.json(projectStatusView(data), 200);
+      const snapshot = await ctx.statusCache.get(id);
+      if (!snapshot) throw projectNotFound(id);
+      // A cached snapshot is rendered once: polling clients get the same bytes until it changes.
+      return c.body(statusJson(snapshot), 200, { "Content-Type": "application/json" }) as never;
     },
   );
 
@@ -116,9 +117,9 @@ export function registerArgusRoutes(app: GatewayApp, ctx: RouteContext): void {
     async (c) => {
       const { id } = c.req.valid("param");
       const compact = ["true", "1"].includes(c.req.valid("query").compact ?? "false");
-      const data = await ctx.statusCache.get(id);
-      if (!data) throw projectNotFound(id);
-      const status = projectStatusView(data);
+      const snapshot = await ctx.statusCache.get(id);
+      if (!snapshot) throw projectNotFound(id);
+      const status = projectStatusView(snapshot.data, new Date(snapshot.at));
       const base = {
         compact,
         project_id: status.project_id,

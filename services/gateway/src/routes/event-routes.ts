@@ -48,11 +48,9 @@ const StreamHeaders = z.object({
 });
 
 const StreamQuery = z.object({
-  after: eventCursorSchema
-    .optional()
-    .openapi({
-      description: "Start after this event id (0: from the first event). Default: only new events.",
-    }),
+  after: eventCursorSchema.optional().openapi({
+    description: "Start after this event id (0: from the first event). Default: only new events.",
+  }),
   access_token: z
     .string()
     .max(200)

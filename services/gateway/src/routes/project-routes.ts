@@ -26,6 +26,7 @@ import {
   WRITE_ERRORS,
 } from "./route-kit.ts";
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses
 const NO_CONTROL = /^[^\u0000-\u001f\u007f]*$/;
 
 const ProjectCreateBody = z

@@ -81,12 +81,10 @@ export const ActiveRunSchema = z
   })
   .openapi("ActiveRun");
 
-const countsSchema = z
-  .record(z.string(), z.number().int())
-  .openapi({
-    description: "Tasks per status (every status listed, zeros included) plus `total`.",
-    example: { todo: 2, done: 1, total: 3 },
-  });
+const countsSchema = z.record(z.string(), z.number().int()).openapi({
+  description: "Tasks per status (every status listed, zeros included) plus `total`.",
+  example: { todo: 2, done: 1, total: 3 },
+});
 
 export const ProjectStatusSchema = z
   .object({
@@ -102,15 +100,12 @@ export const ProjectStatusSchema = z
     running: z.array(ActiveRunSchema),
     pending_questions: z.array(DecisionCardSchema),
     pending_count: z.number().int(),
-    waiting_for_you: z
-      .string()
-      .nullable()
-      .openapi({
-        example: "waiting for you: 1 unanswered question(s)",
-        description: "Stop signal text, null when nothing is pending.",
-      }),
+    waiting_for_you: z.string().nullable().openapi({
+      example: "waiting for you: 1 unanswered question(s)",
+      description: "Stop signal text, null when nothing is pending.",
+    }),
     text: z.string().openapi({ description: "Human-readable status, as `overseer status` prints it." }),
-    generated_at: isoTime,
+    generated_at: isoTime.openapi({ description: "When this status was read from Postgres." }),
   })
   .openapi("ProjectStatus");
 

@@ -1,6 +1,7 @@
 import type { z } from "@hono/zod-openapi";
 import type { ProjectStatusData } from "@overseer/db";
 import { TASK_STATUSES } from "@overseer/domain";
+import type { StatusSnapshot } from "../live/project-status-cache.ts";
 import type { ProjectStatusSchema } from "../schemas/resource-schemas.ts";
 import { activeRunView, decisionCard } from "./resource-views.ts";
 
@@ -86,4 +87,16 @@ function statusText(s: Omit<z.infer<typeof ProjectStatusSchema>, "text"> & { tex
 function oneLine(text: string, max: number): string {
   const flat = text.replace(/\s+/g, " ").trim();
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+const rendered = new WeakMap<StatusSnapshot, string>();
+
+/** The status answer as JSON text, rendered once per snapshot (`generated_at` = when it was read). */
+export function statusJson(snapshot: StatusSnapshot): string {
+  let text = rendered.get(snapshot);
+  if (text === undefined) {
+    text = JSON.stringify(projectStatusView(snapshot.data, new Date(snapshot.at)));
+    rendered.set(snapshot, text);
+  }
+  return text;
 }

@@ -61,7 +61,14 @@ export function card(id: string, prerequisites: string[] = []): TaskCardInput {
   };
 }
 
-export async function createGatewayFixture(options: GatewayOptions = {}): Promise<GatewayFixture> {
+/**
+ * `listen` (default true) gives the gateway the scratch database's postgres.js client, so it
+ * LISTENs to transition notifications (status cache in `notify` mode, as in production).
+ */
+export async function createGatewayFixture(
+  options: GatewayOptions = {},
+  fixture: { listen?: boolean } = {},
+): Promise<GatewayFixture> {
   const scratch = await createScratchDatabase();
   const prefix = `gwtest-${randomBytes(5).toString("hex")}`;
   const redis = createRedis(process.env.REDIS_URL ?? "redis://127.0.0.1:6379");
@@ -83,7 +90,7 @@ export async function createGatewayFixture(options: GatewayOptions = {}): Promis
     live: new LiveChannel(redis, { prefix }),
     registry: new WorkerRegistry(redis, prefix),
     logger,
-    sql: scratch.sql,
+    ...(fixture.listen === false ? {} : { sql: scratch.sql }),
   };
   const app = createGatewayApp(deps, { processMetrics: false, ...options });
   const tokens = {
