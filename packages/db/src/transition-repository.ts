@@ -327,8 +327,10 @@ async function storeRunReport(db: Db, runId: string, report: RunReport): Promise
     .updateTable("runs")
     .set({
       worker_id: report.workerId ?? null,
-      prompt: report.prompt ?? null,
-      prompt_chars: report.promptChars ?? null,
+      // The prompt is stored at enqueue time; a report only overrides it when it has one.
+      ...(report.prompt != null
+        ? { prompt: report.prompt, prompt_chars: report.promptChars ?? report.prompt.length }
+        : {}),
       exit_code: report.exitCode ?? null,
       signal: report.signal ?? null,
       timed_out: report.timedOut ?? false,

@@ -20,6 +20,7 @@ async function loadAll() {
   root.replaceChildren();
   if (!getToken()) { say("Enter a token (read scope to watch, operate scope to answer)."); return; }
   try {
+    await loadWorkers();
     const { projects } = await api("GET", "/api/v1/projects");
     if (projects.length === 0) say("No project yet: create one with overseer init."); else say("");
     for (const p of projects) {
@@ -29,6 +30,18 @@ async function loadAll() {
       follow(p.id);
     }
   } catch (err) { say(err.message, "error"); }
+}
+
+// Workers, with a loud banner for any that runs agents without a sandbox (OVERSEER_SANDBOX=none).
+async function loadWorkers() {
+  const box = document.getElementById("workers");
+  try {
+    const { workers } = await api("GET", "/api/v1/workers");
+    const unsafe = workers.filter((w) => w.unsafe);
+    box.replaceChildren(
+      unsafe.length ? el("p", { class: "error unsafe" }, "UNSAFE: " + unsafe.map((w) => w.id).join(", ") + " run agents WITHOUT a sandbox (OVERSEER_SANDBOX=none).") : null,
+      el("p", { class: "muted" }, workers.length + " worker(s): " + (workers.map((w) => w.id + " [" + w.sandbox + ", " + w.current_jobs.length + "/" + w.slots + " busy]").join(", ") || "none")));
+  } catch (err) { box.replaceChildren(el("p", { class: "error" }, "workers: " + err.message)); }
 }
 
 function follow(projectId) {
@@ -92,13 +105,14 @@ function renderCard(projectId, q) {
 
 bindTokenForm(loadAll);
 loadAll();
-setInterval(() => { for (const id of sources.keys()) schedule(id); }, 30000);
+setInterval(() => { for (const id of sources.keys()) schedule(id); loadWorkers(); }, 30000);
 `;
 
 const DASHBOARD_BODY = `
 <header><h1>Overseer</h1><a href="/docs">API docs</a><span class="spacer"></span>${TOKEN_FORM}</header>
 <main>
 <p id="message" class="muted"></p>
+<div id="workers"></div>
 <div id="projects"></div>
 </main>`;
 
