@@ -25,7 +25,7 @@ import {
 import { DEFAULT_EGRESS_BRIDGE_PORT, EGRESS_BRIDGE_SOURCE } from "./egress-bridge-script.ts";
 import { EgressProxy, type EgressProxyOptions } from "./egress-proxy.ts";
 import { createEtcSnapshot, sweepDeadWorkerDirs } from "./etc-snapshot.ts";
-import { buildEgressLauncher, buildHostLauncher } from "./launcher-script.ts";
+import { buildEgressLauncher, buildHostLauncher, pointAtEgressBridge } from "./launcher-script.ts";
 import { stopProcessTree } from "./process-tree.ts";
 import { createRunDir, defaultRuntimeRoot, ensurePrivateDir } from "./runtime-dir.ts";
 import type {
@@ -408,19 +408,7 @@ export class BwrapDriver implements SandboxDriver {
             writable: false,
           });
         }
-        const proxyUrl = `http://127.0.0.1:${port}`;
-        for (const name of [
-          "HTTP_PROXY",
-          "HTTPS_PROXY",
-          "ALL_PROXY",
-          "http_proxy",
-          "https_proxy",
-          "all_proxy",
-        ]) {
-          env[name] = proxyUrl;
-        }
-        delete env.NO_PROXY;
-        delete env.no_proxy;
+        pointAtEgressBridge(env, port);
         const launcher = buildEgressLauncher({
           nodePath,
           bridgeScript: `${SANDBOX_RUNTIME_MOUNT}/egress-bridge.cjs`,

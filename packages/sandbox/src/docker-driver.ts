@@ -5,7 +5,7 @@ import { execa } from "execa";
 import { SANDBOX_HOME, SANDBOX_RUNTIME_MOUNT } from "./bwrap-argv-builder.ts";
 import { DEFAULT_EGRESS_BRIDGE_PORT, EGRESS_BRIDGE_SOURCE } from "./egress-bridge-script.ts";
 import { EgressProxy, type EgressProxyOptions } from "./egress-proxy.ts";
-import { buildEgressLauncher } from "./launcher-script.ts";
+import { buildEgressLauncher, pointAtEgressBridge } from "./launcher-script.ts";
 import { stopProcessTree, waitForProcessExit } from "./process-tree.ts";
 import { createRunDir, defaultRuntimeRoot } from "./runtime-dir.ts";
 import type {
@@ -346,19 +346,7 @@ export class DockerDriver implements SandboxDriver {
         });
         await proxy.start();
         const port = this.options.egressBridgePort ?? DEFAULT_EGRESS_BRIDGE_PORT;
-        const proxyUrl = `http://127.0.0.1:${port}`;
-        for (const name of [
-          "HTTP_PROXY",
-          "HTTPS_PROXY",
-          "ALL_PROXY",
-          "http_proxy",
-          "https_proxy",
-          "all_proxy",
-        ]) {
-          env[name] = proxyUrl;
-        }
-        delete env.NO_PROXY;
-        delete env.no_proxy;
+        pointAtEgressBridge(env, port);
         const launcher = buildEgressLauncher({
           nodePath: this.options.nodePath ?? "node",
           bridgeScript: `${SANDBOX_RUNTIME_MOUNT}/egress-bridge.cjs`,

@@ -89,3 +89,23 @@ export function buildEgressLauncher(input: EgressLauncherInput): string {
     'exec "$@"',
   ].join("\n");
 }
+
+const PROXY_VARIABLES = [
+  "HTTP_PROXY",
+  "HTTPS_PROXY",
+  "ALL_PROXY",
+  "http_proxy",
+  "https_proxy",
+  "all_proxy",
+] as const;
+
+/**
+ * Points every common proxy variable of a run's environment at the in-sandbox egress bridge
+ * (127.0.0.1:`port`), and drops NO_PROXY so no host can bypass the filtering proxy.
+ */
+export function pointAtEgressBridge(env: Record<string, string>, port: number): void {
+  const proxyUrl = `http://127.0.0.1:${port}`;
+  for (const name of PROXY_VARIABLES) env[name] = proxyUrl;
+  delete env.NO_PROXY;
+  delete env.no_proxy;
+}
