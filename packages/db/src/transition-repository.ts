@@ -103,6 +103,10 @@ export async function applyTransition(
       }
       const result = applyCommand(state, command, defaultDomainContext(options.ctx));
       if (result.outcome === "already_applied") return { ...result, eventRows: [] };
+      // A command that changed nothing (a scheduling pass with nothing to claim) writes
+      // nothing and notifies no one: a NOTIFY here would wake every listener for nothing,
+      // and a coordinator that schedules on NOTIFY would loop.
+      if (isNoChange(result)) return { ...result, eventRows: [] };
       const eventRows = await persist(trx, projectId, result);
       if (runId && options.runReport) await storeRunReport(trx, runId, options.runReport);
       const usage = "usage" in command ? command.usage : undefined;
@@ -118,6 +122,18 @@ export async function applyTransition(
       }
       throw error;
     });
+}
+
+function isNoChange(result: ApplyResult): boolean {
+  const c = result.changes;
+  return (
+    c.project === null &&
+    c.tasks.length === 0 &&
+    c.runs.length === 0 &&
+    c.decisions.length === 0 &&
+    result.events.length === 0 &&
+    result.incidents.length === 0
+  );
 }
 
 async function assertLease(db: Db, projectId: string, owner: string): Promise<void> {

@@ -95,6 +95,7 @@ export class Coordinator {
   private reconcileTimer: NodeJS.Timeout | null = null;
   private unlisten: (() => Promise<void>) | null = null;
   private stopped = false;
+  private leaseRenewalPending = false;
 
   constructor(
     private readonly deps: CoordinatorDeps,
@@ -117,7 +118,7 @@ export class Coordinator {
     const log = this.deps.logger;
     const listener = await this.deps.sql.listen(POSTGRES_NOTIFY_CHANNEL, (projectId) => {
       if (this.owned.has(projectId)) this.kick(projectId);
-      else if (!this.stopped) void this.renewLeases();
+      else this.renewLeasesSoon();
     });
     this.unlisten = () => listener.unlisten();
     await this.renewLeases();
@@ -179,6 +180,19 @@ export class Coordinator {
     } catch (error) {
       this.deps.logger.error({ err: error }, "lease renewal failed");
     }
+  }
+
+  /**
+   * A NOTIFY about a project this replica does not own may mean a project was just started:
+   * try to lease it, at most once per 250 ms however many notifications arrive.
+   */
+  private renewLeasesSoon(): void {
+    if (this.stopped || this.leaseRenewalPending) return;
+    this.leaseRenewalPending = true;
+    setTimeout(() => {
+      this.leaseRenewalPending = false;
+      void this.renewLeases();
+    }, 250).unref();
   }
 
   private loseProject(projectId: string): void {
