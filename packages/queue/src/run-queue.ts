@@ -63,7 +63,12 @@ export class RunQueues {
     runId: string,
   ): Promise<{ state: "active" | "reported" | "failed" | "missing"; failedReason?: string }> {
     const result = await this.results.getJob(resultJobId(runId));
-    if (result) return { state: "reported" };
+    if (result) {
+      // A result the coordinator failed to apply (database down through every attempt) is
+      // put back in line: the outcome of a finished run is never dropped.
+      if ((await result.getState()) === "failed") await result.retry("failed").catch(() => undefined);
+      return { state: "reported" };
+    }
     const job = await this.runs.getJob(runJobId(runId));
     if (!job) return { state: "missing" };
     const state = await job.getState();

@@ -72,6 +72,7 @@ export const initCommand: CliCommand = {
           runnerConfig: runnerConfig as Record<string, unknown> | undefined,
           objective: values.objective,
           concurrency: concurrency ?? config?.concurrency,
+          ...(config ? { budgetUsd: config.budget_usd } : {}),
         });
         io.out(`updated project ${existing.id}`);
       } else {

@@ -1,0 +1,148 @@
+import { randomBytes } from "node:crypto";
+import { UnrecoverableError, Worker } from "bullmq";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  createRedis,
+  LiveChannel,
+  RESULT_QUEUE,
+  type Redis,
+  RUN_JOB_VERSION,
+  type RunJob,
+  RunQueues,
+  type RunResult,
+  WorkerRegistry,
+} from "../src/index.ts";
+
+const prefix = `qtest-${randomBytes(4).toString("hex")}`;
+let redis: Redis;
+let queues: RunQueues;
+
+const job = (runId: string): RunJob => ({
+  v: RUN_JOB_VERSION,
+  kind: "run",
+  runId,
+  projectId: "p",
+  taskId: "S00-001",
+  agentId: "execute-general-0123456789ab",
+  action: "execute",
+  role: "general",
+  attempt: 1,
+  repo: "/tmp/repo.git",
+  mainBranch: "main",
+  taskBranch: "overseer/task/S00-001",
+  prompt: "Do it",
+  argv: ["/bin/true"],
+  env: {},
+  envAllow: [],
+  secretValues: [],
+  timeoutMs: 1000,
+  idleTimeoutMs: 0,
+  scope: ["**"],
+  metadataGlobs: [".overseer/**"],
+  gitCommits: true,
+  author: { name: "A", email: "a@b" },
+  hooks: {},
+  files: {},
+  sandbox: { pidsMax: 64, memoryMb: 256, cpuSeconds: 60, networkAllowHosts: [] },
+  enqueuedAt: Date.now(),
+});
+
+const result = (runId: string): RunResult => ({
+  v: RUN_JOB_VERSION,
+  kind: "run-result",
+  runId,
+  projectId: "p",
+  workerId: "w",
+  outcome: { kind: "no-transition", detail: "x", crashed: false },
+  scopeViolations: [],
+  commitSha: null,
+  branchHead: null,
+  landedSha: null,
+  landedBranch: null,
+  checkpointRef: null,
+  exitCode: 0,
+  signal: null,
+  durationMs: 1,
+  output: "",
+  outputTruncated: false,
+  timing: { enqueuedAt: 1, pickedAt: 2, spawnedAt: 3, exitedAt: 4, reportedAt: 5 },
+});
+
+beforeAll(() => {
+  redis = createRedis(process.env.REDIS_URL ?? "redis://127.0.0.1:6379");
+  queues = new RunQueues(redis, { prefix });
+});
+
+afterAll(async () => {
+  await queues.runs.obliterate({ force: true });
+  await queues.results.obliterate({ force: true });
+  await queues.close();
+  const keys = await redis.keys(`${prefix}:*`);
+  if (keys.length > 0) await redis.del(...keys);
+  redis.disconnect();
+});
+
+describe("RunQueues", () => {
+  it("enqueues a run once however often it is enqueued (job id = run id)", async () => {
+    await queues.enqueueRun(job("r1"));
+    await queues.enqueueRun(job("r1"));
+    expect(await queues.runs.getJobCountByTypes("waiting")).toBe(1);
+    expect((await queues.runJobState("r1")).state).toBe("active");
+    expect((await queues.runJobState("nope")).state).toBe("missing");
+  });
+
+  it("refuses a malformed payload before it reaches Redis", async () => {
+    await expect(queues.enqueueRun({ ...job("r2"), timeoutMs: -1 })).rejects.toThrow(/timeoutMs/);
+    expect((await queues.runJobState("r2")).state).toBe("missing");
+  });
+
+  it("a reported result counts, and a result whose application failed is put back in line", async () => {
+    await queues.reportResult(result("r3"));
+    await queues.reportResult(result("r3"));
+    expect(await queues.results.getJobCountByTypes("waiting")).toBe(1);
+    expect(await queues.hasResult("r3")).toBe(true);
+    const failing = new Worker(
+      RESULT_QUEUE,
+      async () => {
+        throw new UnrecoverableError("database down");
+      },
+      { connection: createRedis(process.env.REDIS_URL ?? "redis://127.0.0.1:6379"), prefix },
+    );
+    const failed = new Promise<void>((resolve) => failing.once("failed", () => resolve()));
+    await failed;
+    await failing.close();
+    const stored = await queues.results.getJob("result-r3");
+    expect(await stored?.getState()).toBe("failed");
+    expect((await queues.runJobState("r3")).state).toBe("reported");
+    expect(await (await queues.results.getJob("result-r3"))?.getState()).toBe("waiting");
+  });
+});
+
+describe("LiveChannel and WorkerRegistry", () => {
+  it("appends and reads a run's log stream, resumable by entry id", async () => {
+    const live = new LiveChannel(redis, { prefix });
+    await live.appendLog("run-x", "one\n");
+    await live.appendLog("run-x", "two\n");
+    const all = await live.readLog("run-x");
+    expect(all.map((e) => e.data)).toEqual(["one\n", "two\n"]);
+    const rest = await live.readLog("run-x", all[0]?.id);
+    expect(rest.map((e) => e.data)).toEqual(["two\n"]);
+  });
+
+  it("lists live workers and drops stale heartbeats", async () => {
+    const registry = new WorkerRegistry(redis, prefix);
+    const beat = {
+      host: "h",
+      pid: 1,
+      slots: 2,
+      sandbox: "bwrap",
+      unsafe: false,
+      currentJobs: [],
+      startedAt: 0,
+    };
+    await registry.beat({ ...beat, id: "fresh", heartbeatAt: Date.now() });
+    await registry.beat({ ...beat, id: "stale", heartbeatAt: Date.now() - 60_000 });
+    expect((await registry.list(10_000)).map((w) => w.id)).toEqual(["fresh"]);
+    expect(await redis.hexists(`${prefix}:workers`, "stale")).toBe(0);
+  });
+});
