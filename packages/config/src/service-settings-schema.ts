@@ -50,6 +50,8 @@ export interface ServiceSettings {
   readonly maxStalledCount: number;
   /** `OVERSEER_RESULT_CONCURRENCY`: run results a coordinator applies in parallel. Default `8`. */
   readonly resultConcurrency: number;
+  /** `OVERSEER_MIRROR_FRESH_MS`: skip the pre-checkout fetch of a new task when the mirror is this fresh. Default `5000`. */
+  readonly mirrorFreshMs: number;
   /** `OVERSEER_KILL_GRACE_MS`: time between SIGTERM and SIGKILL of a run's process group. Default `5000`. */
   readonly killGraceMs: number;
   /** `OVERSEER_MAX_OUTPUT_BYTES`: run output kept per run; the rest is dropped with a marker. Default `1048576`. */
@@ -282,6 +284,14 @@ const SPECS: SpecTable = {
     defaultLabel: "8",
     description: "Run results a coordinator applies in parallel (different projects).",
     schema: integer(1, 256),
+  },
+  mirrorFreshMs: {
+    name: "OVERSEER_MIRROR_FRESH_MS",
+    fallback: "5000",
+    defaultLabel: "5000",
+    description:
+      "A worker skips the fetch before a new task's checkout when its mirror was fetched or pushed this recently (0 always fetches).",
+    schema: integer(0, MS_MAX),
   },
   killGraceMs: {
     name: "OVERSEER_KILL_GRACE_MS",

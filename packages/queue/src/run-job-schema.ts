@@ -27,6 +27,11 @@ export const runJobSchema = z.object({
   mainBranch: z.string().min(1),
   /** The task's own branch (`overseer/task/<id>`). */
   taskBranch: z.string().min(1),
+  /**
+   * The task branch head Postgres knows (the last submit), or null before the first one. A
+   * worker whose mirror already has exactly this head need not fetch before checking out.
+   */
+  expectedTaskHead: z.string().nullable(),
   /** The full prompt, already rendered and bounded by max_prompt_chars. */
   prompt: z.string(),
   /** Harness argv before placeholder expansion. */

@@ -30,6 +30,7 @@ const job = (runId: string): RunJob => ({
   repo: "/tmp/repo.git",
   mainBranch: "main",
   taskBranch: "overseer/task/S00-001",
+  expectedTaskHead: null,
   prompt: "Do it",
   argv: ["/bin/true"],
   env: {},

@@ -61,6 +61,7 @@ export function buildRunJob(
       repo: project.repo,
       mainBranch: project.branch,
       taskBranch: taskBranch(task.id),
+      expectedTaskHead: task.branchHead,
       prompt: rendered.prompt,
       argv: [...argv],
       env: { ...config.secrets },

@@ -41,6 +41,11 @@ export interface RunExecutorDeps {
   maxOutputBytes: number;
   /** Live output sink (already redacted). */
   onOutput?(job: RunJob, chunk: string): void;
+  /**
+   * Mirror freshness per project: when it was last fetched or pushed, and how recent is
+   * recent enough to skip the fetch before a new task's checkout (0 = always fetch).
+   */
+  mirrorFreshness?: { lastSync: Map<string, number>; freshMs: number };
   /** Takes background work (checkout removal) the caller awaits before shutting down. */
   defer?(work: Promise<unknown>): void;
 }
@@ -125,7 +130,7 @@ export async function executeRun(
   });
 
   try {
-    await mirror.ensure();
+    await refreshMirror(mirror, job, deps);
     lap("fetch");
     const [taskHead, mainHead] = await Promise.all([
       mirror.resolveRef(job.taskBranch),
@@ -315,6 +320,29 @@ export async function executeRun(
   }
 }
 
+/**
+ * Brings the mirror up to date only when it may be behind. A fetch is skipped when the
+ * mirror already holds the task branch head Postgres knows (reviews, redos: the exact
+ * commit to work on is there), or, for a task without a branch yet, when this worker
+ * fetched or pushed the project within the freshness window. Otherwise: fetch.
+ */
+async function refreshMirror(mirror: RepoMirror, job: RunJob, deps: RunExecutorDeps): Promise<void> {
+  const freshness = deps.mirrorFreshness;
+  const local = await mirror.resolveRef(job.taskBranch).catch(() => undefined);
+  if (local !== undefined) {
+    if (job.expectedTaskHead !== null && local === job.expectedTaskHead) return;
+    const lastSync = freshness?.lastSync.get(job.projectId);
+    const fresh =
+      freshness !== undefined &&
+      freshness.freshMs > 0 &&
+      lastSync !== undefined &&
+      Date.now() - lastSync < freshness.freshMs;
+    if (job.expectedTaskHead === null && local === null && fresh) return;
+  }
+  await mirror.ensure();
+  freshness?.lastSync.set(job.projectId, Date.now());
+}
+
 export class WorkerShutdownError extends Error {
   override readonly name = "WorkerShutdownError";
   constructor(runId: string) {
@@ -440,6 +468,7 @@ async function recordWork(
         feedback: `The approved work could not land on ${job.mainBranch}: merge conflict in ${landed.files.join(", ")}. Integrate the current ${job.mainBranch} and resolve the conflict.\n${landed.details}`,
       };
     }
+    deps.mirrorFreshness?.lastSync.set(job.projectId, Date.now());
     return {
       kind: "ok",
       commits: {

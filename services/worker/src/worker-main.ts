@@ -55,6 +55,7 @@ const service = new WorkerService(
     lockDurationMs: settings.workerLockMs,
     stalledIntervalMs: settings.stalledIntervalMs,
     maxStalledCount: settings.maxStalledCount,
+    mirrorFreshMs: settings.mirrorFreshMs,
     killGraceMs: settings.killGraceMs,
     maxOutputBytes: settings.maxOutputBytes,
     sandboxName: driver.name,

@@ -45,6 +45,8 @@ export interface WorkerServiceOptions {
   stalledIntervalMs?: number;
   /** Redeliveries after worker deaths before a job fails. Default 3. */
   maxStalledCount?: number;
+  /** Skip the pre-checkout fetch of a new task when the mirror is this fresh. Default 5000 ms. */
+  mirrorFreshMs?: number;
   killGraceMs?: number;
   maxOutputBytes?: number;
   /** Sandbox driver name, for heartbeats. */
@@ -91,6 +93,7 @@ export class WorkerService {
       killGraceMs: options.killGraceMs ?? 5000,
       maxOutputBytes: options.maxOutputBytes ?? 1024 * 1024,
       mirrorFor: (job) => this.mirrorFor(job),
+      mirrorFreshness: { lastSync: new Map(), freshMs: options.mirrorFreshMs ?? 5000 },
       defer: (work) => {
         this.background.add(work);
         void work.finally(() => this.background.delete(work));
