@@ -64,9 +64,10 @@ if (want("throughput")) {
   results.throughput = runs;
   const floor = results.floor as { perRunMs: { p50: number; p99: number } } | undefined;
   if (floor) {
-    // Each task is two agent runs (execute, review); the floor does one run's git + spawn work.
-    const slots = 4;
-    const floorTasksPerSecond = slots / ((2 * floor.perRunMs.p50) / 1000);
+    // Each task is two agent runs (execute, review); the floor does one run's git + spawn
+    // work on one core, so the machine allows at most min(slots, cores) of them at once.
+    const parallel = Math.min(4, os.cpus().length);
+    const floorTasksPerSecond = parallel / ((2 * floor.perRunMs.p50) / 1000);
     const widest = runs.at(-1);
     results.comparison = {
       floorRunP50Ms: floor.perRunMs.p50,

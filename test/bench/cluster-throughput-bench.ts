@@ -140,6 +140,7 @@ export async function benchThroughput(options: ThroughputOptions): Promise<Throu
     const gap = (from: string, to: string) => percentiles(timings.map((t) => num(t[to]) - num(t[from]))).p50;
     const pipelineP50Ms = {
       enqueuedToPicked: gap("enqueuedAt", "pickedAt"),
+      pickedToSpawned: gap("pickedAt", "spawnedAt"),
       exitedToReported: gap("exitedAt", "reportedAt"),
       reportedToReceived: gap("reportedAt", "received"),
       receivedToCommitted: gap("received", "committed"),
