@@ -17,7 +17,8 @@ export interface ServiceProcess {
   output(): string;
   /** Resolves with the exit code (or signal) once the process is gone. */
   exited: Promise<number | string | null>;
-  kill(signal?: NodeJS.Signals): Promise<number | string | null>;
+  /** Sends `signal` (default SIGTERM), then SIGKILL if the process is still there after `escalateAfterMs`. */
+  kill(signal?: NodeJS.Signals, escalateAfterMs?: number): Promise<number | string | null>;
 }
 
 /** Starts a service as its own Node process (TypeScript through tsx), as in production. */
@@ -41,9 +42,14 @@ export function startService(name: ServiceName, env: Record<string, string>): Se
     child,
     output: () => out,
     exited,
-    kill: async (signal = "SIGTERM") => {
+    kill: async (signal = "SIGTERM", escalateAfterMs = 10_000) => {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
-      return exited;
+      // A service that does not finish its graceful shutdown in time is killed.
+      const timer = setTimeout(() => child.kill("SIGKILL"), escalateAfterMs);
+      timer.unref();
+      const code = await exited;
+      clearTimeout(timer);
+      return code;
     },
   };
 }

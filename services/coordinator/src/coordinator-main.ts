@@ -3,6 +3,7 @@
  * environment (see the README's configuration reference). SIGTERM/SIGINT stop gracefully:
  * leases are released so another replica takes over at once.
  */
+import { setTimeout as delay } from "node:timers/promises";
 import { createLogger, loadSettingsOrExit } from "@overseer/config";
 import { connectDatabase, ensureDatabaseExists, migrateToLatest } from "@overseer/db";
 import { createRedis, LiveChannel, RunQueues } from "@overseer/queue";
@@ -44,7 +45,8 @@ async function shutdown(signal: string): Promise<void> {
   await queues.close();
   redis.disconnect();
   workerConnection.disconnect();
-  await database.close();
+  // Bounded: a pool close can wait on a query that started as the signal arrived.
+  await Promise.race([database.close(), delay(5000)]);
   process.exit(0);
 }
 process.on("SIGTERM", () => void shutdown("SIGTERM"));
