@@ -36,7 +36,7 @@ export async function benchDecisionLatency(decisions = 10): Promise<DecisionLate
             id: "S00-001",
             title: "Needs a decision",
             scope: ["docs/**"],
-            body: '```overseer-fake\nexecute: ask "Which engine?" postgres:PostgreSQL sqlite:SQLite\n```',
+            body: '```overseer-fake\nexecute: ask "Which engine?" postgres:PostgreSQL sqlite:SQLite\nexecute#2: write docs/engine.md "postgres"; submit "Record the engine"\n```',
           },
         ],
       });
@@ -70,8 +70,14 @@ export async function benchDecisionLatency(decisions = 10): Promise<DecisionLate
       http.push(performance.now() - started);
       if (!res.ok) throw new Error(`resolve failed: HTTP ${res.status} ${await res.text()}`);
       sentAt.set(id, t0);
-      await waitForState(cluster.scratch.db, cluster.scratch.sql, id, (s) =>
-        [...s.runs.values()].some((r) => r.taskId === "S00-001.R1" && r.status === "running"),
+      // Measure on an idle cluster: this item's whole chain (resolver, review, original)
+      // finishes before the next decision is resolved, so no run waits for a free slot.
+      await waitForState(
+        cluster.scratch.db,
+        cluster.scratch.sql,
+        id,
+        (s) => s.tasks.get("S00-001")?.status === "done",
+        120_000,
       );
     }
     // Let the resolver runs report so their spawn times are stored.
