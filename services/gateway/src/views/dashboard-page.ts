@@ -38,9 +38,9 @@ async function loadWorkers() {
   try {
     const { workers } = await api("GET", "/api/v1/workers");
     const unsafe = workers.filter((w) => w.unsafe);
-    box.replaceChildren(
-      unsafe.length ? el("p", { class: "error unsafe" }, "UNSAFE: " + unsafe.map((w) => w.id).join(", ") + " run agents WITHOUT a sandbox (OVERSEER_SANDBOX=none).") : null,
-      el("p", { class: "muted" }, workers.length + " worker(s): " + (workers.map((w) => w.id + " [" + w.sandbox + ", " + w.current_jobs.length + "/" + w.slots + " busy]").join(", ") || "none")));
+    const summary = el("p", { class: "muted" }, workers.length + " worker(s): " + (workers.map((w) => w.id + " [" + w.sandbox + ", " + w.current_jobs.length + "/" + w.slots + " busy]").join(", ") || "none"));
+    if (unsafe.length) box.replaceChildren(el("p", { class: "error unsafe" }, "UNSAFE: " + unsafe.map((w) => w.id).join(", ") + " run agents WITHOUT a sandbox (OVERSEER_SANDBOX=none)."), summary);
+    else box.replaceChildren(summary);
   } catch (err) { box.replaceChildren(el("p", { class: "error" }, "workers: " + err.message)); }
 }
 
