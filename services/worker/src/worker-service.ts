@@ -13,7 +13,6 @@
  * every run and lets the jobs be redelivered elsewhere.
  */
 import { hostname } from "node:os";
-import path from "node:path";
 import type { Logger } from "@overseer/config";
 import { RepoMirror } from "@overseer/git";
 import type { WrapCommand } from "@overseer/harness";
@@ -245,9 +244,5 @@ export class WorkerService {
     await this.deps.registry
       .beat(heartbeat)
       .catch((error) => this.deps.logger.warn({ err: error }, "heartbeat failed"));
-  }
-
-  get dataDir(): string {
-    return path.resolve(this.options.dataDir);
   }
 }
