@@ -21,6 +21,7 @@ import {
   errorResponses,
   type GatewayApp,
   jsonResponse,
+  projectNotFound,
   READ_ERRORS,
   type RouteContext,
   WRITE_ERRORS,
@@ -65,15 +66,6 @@ const SnapshotQuery = z.object({
     .optional()
     .openapi({ description: "true: only counts and pending_questions; otherwise the full backlog too." }),
 });
-
-function projectNotFound(id: string): ApiError {
-  return new ApiError(
-    404,
-    "not_found",
-    `Project ${id} does not exist; list projects with GET /api/v1/projects.`,
-    { project_id: id },
-  );
-}
 
 export function registerArgusRoutes(app: GatewayApp, ctx: RouteContext): void {
   const { db } = ctx.deps;

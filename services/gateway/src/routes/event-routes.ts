@@ -1,7 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { getProject, latestEventId, listEvents } from "@overseer/db";
 import { streamSSE } from "hono/streaming";
-import { ApiError } from "../http/api-error.ts";
 import { requireScope } from "../http/request-guards.ts";
 import { streamProjectEvents } from "../live/project-event-stream.ts";
 import {
@@ -18,6 +17,7 @@ import {
   errorResponses,
   type GatewayApp,
   jsonResponse,
+  projectNotFound,
   READ_ERRORS,
   type RouteContext,
 } from "./route-kit.ts";
@@ -57,15 +57,6 @@ const StreamQuery = z.object({
     .optional()
     .openapi({ description: "Bearer token for EventSource clients (never logged)." }),
 });
-
-function projectNotFound(id: string): ApiError {
-  return new ApiError(
-    404,
-    "not_found",
-    `Project ${id} does not exist; list projects with GET /api/v1/projects.`,
-    { project_id: id },
-  );
-}
 
 /** The append-only event log: paged reads and the live SSE stream. */
 export function registerEventRoutes(app: GatewayApp, ctx: RouteContext): void {

@@ -21,6 +21,7 @@ import {
   errorResponses,
   type GatewayApp,
   jsonResponse,
+  projectNotFound,
   READ_ERRORS,
   type RouteContext,
   WRITE_ERRORS,
@@ -83,15 +84,6 @@ const ProjectStatusChangeSchema = z
 const ProjectListQuery = z.object({
   status: z.enum(PROJECT_STATUSES, { error: `one of ${PROJECT_STATUSES.join(", ")}` }).optional(),
 });
-
-function projectNotFound(id: string): ApiError {
-  return new ApiError(
-    404,
-    "not_found",
-    `Project ${id} does not exist; list projects with GET /api/v1/projects.`,
-    { project_id: id },
-  );
-}
 
 /** `/api/v1/projects…`: list, create, get, pause/resume/stop, decisions, incidents. */
 export function registerProjectRoutes(app: GatewayApp, ctx: RouteContext): void {

@@ -1,6 +1,7 @@
 import type { OpenAPIHono, z } from "@hono/zod-openapi";
 import type { GatewayEnv } from "../gateway-env.ts";
 import type { GatewayDeps, ResolvedGatewayOptions } from "../gateway-options.ts";
+import { ApiError } from "../http/api-error.ts";
 import type { TokenVerifier } from "../http/token-verifier.ts";
 import type { ProjectEventSubscriber } from "../live/project-event-subscriber.ts";
 import type { ProjectStatusCache } from "../live/project-status-cache.ts";
@@ -61,3 +62,15 @@ export function errorResponses<const S extends readonly ErrorStatus[]>(...status
 export const READ_ERRORS = [400, 401, 403, 404] as const;
 /** Errors every authenticated write can answer. */
 export const WRITE_ERRORS = [400, 401, 403, 404, 409, 413, 415, 422, 429] as const;
+
+/** 404 for an unknown project id, the same words on every route. */
+export function projectNotFound(id: string): ApiError {
+  return new ApiError(
+    404,
+    "not_found",
+    `Project ${id} does not exist; list projects with GET /api/v1/projects.`,
+    {
+      project_id: id,
+    },
+  );
+}

@@ -26,6 +26,7 @@ import {
   errorResponses,
   type GatewayApp,
   jsonResponse,
+  projectNotFound,
   READ_ERRORS,
   type RouteContext,
   WRITE_ERRORS,
@@ -91,15 +92,6 @@ const TaskChangeSchema = z
 const ImportResultSchema = z
   .object({ imported: z.number().int(), task_ids: z.array(z.string()) })
   .openapi("ImportResult");
-
-function projectNotFound(id: string): ApiError {
-  return new ApiError(
-    404,
-    "not_found",
-    `Project ${id} does not exist; list projects with GET /api/v1/projects.`,
-    { project_id: id },
-  );
-}
 
 function rejectedFile(problems: readonly TaskFileProblem[]): ApiError {
   const count = problems.length === 1 ? "1 problem" : `${problems.length} problems`;
