@@ -130,10 +130,10 @@ export async function executeRun(
   });
 
   try {
-    await refreshMirror(mirror, job, deps);
+    const unchanged = await refreshMirror(mirror, job, deps);
     lap("fetch");
     const [taskHead, mainHead] = await Promise.all([
-      mirror.resolveRef(job.taskBranch),
+      unchanged ? unchanged.taskHead : mirror.resolveRef(job.taskBranch),
       mirror.resolveRef(job.mainBranch),
     ]);
     const base = taskHead ?? mainHead;
@@ -325,22 +325,28 @@ export async function executeRun(
  * mirror already holds the task branch head Postgres knows (reviews, redos: the exact
  * commit to work on is there), or, for a task without a branch yet, when this worker
  * fetched or pushed the project within the freshness window. Otherwise: fetch.
+ * Returns the task head it read when it did not fetch (still current), else null.
  */
-async function refreshMirror(mirror: RepoMirror, job: RunJob, deps: RunExecutorDeps): Promise<void> {
+async function refreshMirror(
+  mirror: RepoMirror,
+  job: RunJob,
+  deps: RunExecutorDeps,
+): Promise<{ taskHead: string | null } | null> {
   const freshness = deps.mirrorFreshness;
   const local = await mirror.resolveRef(job.taskBranch).catch(() => undefined);
   if (local !== undefined) {
-    if (job.expectedTaskHead !== null && local === job.expectedTaskHead) return;
+    if (job.expectedTaskHead !== null && local === job.expectedTaskHead) return { taskHead: local };
     const lastSync = freshness?.lastSync.get(job.projectId);
     const fresh =
       freshness !== undefined &&
       freshness.freshMs > 0 &&
       lastSync !== undefined &&
       Date.now() - lastSync < freshness.freshMs;
-    if (job.expectedTaskHead === null && local === null && fresh) return;
+    if (job.expectedTaskHead === null && local === null && fresh) return { taskHead: null };
   }
   await mirror.ensure();
   freshness?.lastSync.set(job.projectId, Date.now());
+  return null;
 }
 
 export class WorkerShutdownError extends Error {
