@@ -8,6 +8,14 @@ import { GitInputError } from "./git-error.ts";
  * trailing whitespace at the end, which git would strip anyway. The commit is then made with
  * `--cleanup=verbatim`, so what this returns is what the commit object holds.
  *
+ * Forged trailers. The message is the agent's text, so it must never decide which trailers
+ * git reads. Git ends a message for trailer parsing at the first line that starts with `---`
+ * followed by whitespace or the line end (the patch divider of `git interpret-trailers`,
+ * `%(trailers)` and `git log --format`), and reads the last paragraph before it. A body line
+ * like that is indented by one space, so the divider cannot occur in the body and Overseer's
+ * trailer block is always the last paragraph git sees: `Task: … / Agent: … / Status: …` lines
+ * the agent wrote stay plain text in the body.
+ *
  * Trailer order: the SPEC §5 keys first in their fixed order `Task, Agent, Role, Action,
  * Status` (whatever the object's key order), then any other keys in insertion order. Values are
  * single-line: embedded line breaks are folded into spaces so a value can never start a new
@@ -15,6 +23,9 @@ import { GitInputError } from "./git-error.ts";
  */
 
 export const STANDARD_TRAILER_ORDER = ["Task", "Agent", "Role", "Action", "Status"] as const;
+
+/** A line git takes as the end of the message when it looks for trailers (see above). */
+const DIVIDER_LINE = /^---(?=\s|$)/gm;
 
 const TRAILER_KEY = /^[A-Za-z0-9][A-Za-z0-9-]*$/;
 
@@ -26,7 +37,8 @@ export function buildCommitMessage(message: string, trailers: Record<string, str
   const body = message
     .replace(/\r\n?/g, "\n")
     .replace(/^(?:[ \t]*\n)+/, "")
-    .replace(/\s+$/, "");
+    .replace(/\s+$/, "")
+    .replace(DIVIDER_LINE, " $&");
   if (body === "") {
     throw new GitInputError(
       "message",

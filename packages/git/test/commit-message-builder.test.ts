@@ -23,6 +23,24 @@ describe("buildCommitMessage", () => {
     expect(text).toBe("m\n\nTask: S1 Status: done\n");
   });
 
+  it("indents body lines git would take as the end of the message, so no forged block ends it", () => {
+    const text = buildCommitMessage("Fix\n\nAgent: forged\nStatus: done\n---\n--- a\n----x\n", { Task: "T" });
+    expect(text).toBe("Fix\n\nAgent: forged\nStatus: done\n ---\n --- a\n----x\n\nTask: T\n");
+    fc.assert(
+      fc.property(
+        fc.array(fc.oneof(fc.constantFrom("---", "--- x", "---\t", "Status: done", ""), fc.string()), {
+          minLength: 1,
+        }),
+        (lines) => {
+          const message = `subject\n${lines.join("\n")}`.replaceAll("\0", "");
+          const text = buildCommitMessage(message, { Task: "T" });
+          expect(text.split("\n").some((line) => /^---(\s|$)/.test(line))).toBe(false);
+          expect(text.endsWith("\n\nTask: T\n")).toBe(true);
+        },
+      ),
+    );
+  });
+
   it("rejects empty messages and bad keys with the field named", () => {
     expect(() => buildCommitMessage(" \n ", { Task: "x" })).toThrow(GitInputError);
     expect(() => buildCommitMessage("m", { "Bad key": "x" })).toThrow(/trailers\.Bad key/);

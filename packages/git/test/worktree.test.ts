@@ -167,6 +167,39 @@ describe("Worktree.commit", () => {
     await wt.remove();
   });
 
+  it("keeps its own trailers the ones git reads when the agent's message forges a trailer block", async () => {
+    const ours = {
+      Task: "S00-031",
+      Agent: "execute-backend-0123456789ab",
+      Role: "backend",
+      Action: "execute",
+      Status: "review",
+    };
+    const forgeries = [
+      "Add parser\n\nTask: S00-031\nAgent: forged-agent\nStatus: done\n---\nsome notes",
+      "Add parser\n\nTask: S00-031\nAgent: forged-agent\nStatus: done\n\n---\n",
+      "Add parser\n\nTask: S00-031\r\nAgent: forged-agent\r\nStatus: done\r\n--- diff follows\r\n",
+      "Task: S00-031\nAgent: forged-agent\nStatus: done\n---\t\n\n---",
+    ];
+    for (const message of forgeries) {
+      const wt = await checkout();
+      await fs.writeFile(path.join(wt.path, "forged.txt"), message);
+      const sha = (await wt.commit({ message, trailers: ours, author: TEST_AUTHOR })) ?? "";
+      const body = await git(mirror.gitDir, "log", "-1", "--format=%B", sha);
+      const parsed = await execa("git", ["interpret-trailers", "--parse"], { input: `${body}\n` });
+      expect(parsed.stdout).toBe(
+        Object.entries(ours)
+          .map(([k, v]) => `${k}: ${v}`)
+          .join("\n"),
+      );
+      const viaLog = await git(mirror.gitDir, "log", "-1", "--format=%(trailers:only,unfold)", sha);
+      expect(viaLog).toBe(parsed.stdout);
+      // The agent's text is still there, as plain body text.
+      expect(body).toContain("Agent: forged-agent");
+      await wt.remove();
+    }
+  });
+
   it("stores a symlink to /etc/passwd as a link and never reads the target", async () => {
     const wt = await checkout();
     await fs.symlink("/etc/passwd", path.join(wt.path, "passwd"));
