@@ -91,6 +91,14 @@ describe("overseer CLI (local verbs)", () => {
     expect(out.stderr.join("\n")).toMatch(/timeout_seconds/);
   });
 
+  it("init refuses repository locations that would make git run a command, with exit 2", async () => {
+    for (const hostile of ["ext::sh -c touch% /tmp/pwned", "ssh://-oProxyCommand=touch%20x/repo"]) {
+      const out = io();
+      expect(await runCli(["init", "--project", "hostile", "--repo", hostile], out)).toBe(2);
+      expect(out.stderr.join("\n")).toMatch(/remote helper|starting with -/);
+    }
+  });
+
   it("a task file with a cycle exits 2, prints the cycle, and imports nothing", async () => {
     const before = await snapshot();
     const out = io();

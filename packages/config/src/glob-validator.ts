@@ -32,6 +32,8 @@ export function findGlobProblem(glob: string): string | undefined {
     return "is absolute";
   if (glob.split("/").includes("..")) return "has a .. segment";
   if (glob.startsWith("!")) return "is negated (leading !); list the allowed paths instead";
+  const unclosed = findUnclosedBracket(glob);
+  if (unclosed) return `has an unclosed ${unclosed} (write \\${unclosed} for a literal one)`;
   try {
     picomatch.makeRe(normalizeGlob(glob), { ...SCOPE_GLOB_OPTIONS, debug: true });
   } catch (error) {
@@ -43,4 +45,20 @@ export function findGlobProblem(glob: string): string | undefined {
 /** `docs/` means everything under docs: a trailing slash gets `**` appended. */
 export function normalizeGlob(glob: string): string {
   return glob.endsWith("/") ? `${glob}**` : glob;
+}
+
+/**
+ * Whether an unescaped `[` is never closed. picomatch reads it as a literal and would match a
+ * path nobody meant (`[[[` matches only a file named `[[[`), so it is refused. (An unclosed
+ * `{` already fails to compile.)
+ */
+function findUnclosedBracket(glob: string): "[" | undefined {
+  let open = false;
+  for (let i = 0; i < glob.length; i++) {
+    const ch = glob[i];
+    if (ch === "\\") i++;
+    else if (ch === "[") open = true;
+    else if (ch === "]") open = false;
+  }
+  return open ? "[" : undefined;
 }

@@ -2,6 +2,7 @@ export { ConfigError, type ConfigIssue, formatConfigIssue } from "./config-error
 export { findGlobProblem, SCOPE_GLOB_OPTIONS } from "./glob-validator.ts";
 export { createLogger, type Logger, type LoggerOptions } from "./logger.ts";
 export { createRedactor, MIN_REDACTABLE_SECRET_LENGTH, REDACTED } from "./redactor.ts";
+export { findRepositoryLocationProblem } from "./repository-location.ts";
 export {
   commandForRole,
   exemptGlobsFor,
@@ -49,3 +50,14 @@ export {
   type TaskGraphOptions,
   validateTaskGraph,
 } from "./task-graph-validator.ts";
+export {
+  decodeStrictUtf8,
+  decodeUtf8,
+  findUnsafeText,
+  findUnsafeValue,
+  nestingDepth,
+  REPLACEMENT_CHARACTER,
+  sanitizeText,
+  sanitizeValue,
+  type UnsafeTextProblem,
+} from "./text-sanitizer.ts";

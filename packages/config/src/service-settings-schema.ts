@@ -66,6 +66,10 @@ export interface ServiceSettings {
   readonly rateLimitWritesPerMinute: number;
   /** `OVERSEER_MAX_BODY_BYTES`: largest accepted HTTP request body. Default `1048576`. */
   readonly maxBodyBytes: number;
+  /** `OVERSEER_MAX_BODY_DEPTH`: deepest nesting of arrays and objects in an HTTP request body. Default `64`. */
+  readonly maxBodyDepth: number;
+  /** `OVERSEER_MAX_IMPORT_TASKS`: most tasks one import request may hold. Default `50000`. */
+  readonly maxImportTasks: number;
   /** `OVERSEER_URL`: gateway URL the CLI talks to, no trailing slash. Default `http://<gateway host>:<gateway port>` (`http://127.0.0.1:7070`). */
   readonly overseerUrl: string;
   /** `OVERSEER_TOKEN`: bearer token the CLI sends. Default none. Secret: never printed. */
@@ -354,6 +358,22 @@ const SPECS: SpecTable = {
     defaultLabel: "1048576",
     description: "Largest HTTP request body the gateway accepts.",
     schema: integer(1024, BYTES_MAX),
+  },
+  maxBodyDepth: {
+    name: "OVERSEER_MAX_BODY_DEPTH",
+    fallback: "64",
+    defaultLabel: "64",
+    description:
+      "Deepest nesting of arrays and objects the gateway accepts in a request body; deeper bodies get 400 before they are parsed.",
+    schema: integer(2, 10_000),
+  },
+  maxImportTasks: {
+    name: "OVERSEER_MAX_IMPORT_TASKS",
+    fallback: "50000",
+    defaultLabel: "50000",
+    description:
+      "Most tasks one task import request may hold (they are inserted in batches, all or nothing); more gets 422 asking to split the file.",
+    schema: integer(1, 1_000_000),
   },
   overseerUrl: {
     name: "OVERSEER_URL",

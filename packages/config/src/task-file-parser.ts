@@ -10,6 +10,7 @@ import {
 } from "./structured-text-parser.ts";
 import { describeTask, type TaskFileProblem } from "./task-file-problem.ts";
 import { type TaskGraphNode, type TaskGraphOptions, validateTaskGraph } from "./task-graph-validator.ts";
+import { findUnsafeValue } from "./text-sanitizer.ts";
 import {
   describeReceived,
   expectedErrorMap,
@@ -95,7 +96,12 @@ export type TaskFileResult =
   | { readonly ok: true; readonly tasks: readonly TaskDefinition[] }
   | { readonly ok: false; readonly problems: readonly TaskFileProblem[] };
 
-export type TaskFileOptions = TaskGraphOptions;
+export interface TaskFileOptions extends TaskGraphOptions {
+  /** Most tasks one file may hold; more is one `shape` problem. Default: no limit. */
+  readonly maxTasks?: number;
+  /** Whether a file without tasks is valid. Default true (an API import refuses it). */
+  readonly allowEmpty?: boolean;
+}
 
 /** Parses and validates task file text. Never throws for bad input: problems are returned. */
 export function parseTaskFile(
@@ -148,6 +154,14 @@ export function validateTaskList(
 ): TaskFileResult {
   const entries = topLevelTasks(value);
   if (!Array.isArray(entries)) return { ok: false, problems: [{ kind: "shape", source, message: entries }] };
+  if (options.maxTasks !== undefined && entries.length > options.maxTasks) {
+    const message = `expected at most ${options.maxTasks} tasks in one file, received ${entries.length}; split the file into several imports`;
+    return { ok: false, problems: [{ kind: "shape", source, message }] };
+  }
+  if (options.allowEmpty === false && entries.length === 0) {
+    const message = "expected at least one task, received an empty list";
+    return { ok: false, problems: [{ kind: "shape", source, message }] };
+  }
 
   const problems: TaskFileProblem[] = [];
   const tasks: TaskDefinition[] = [];
@@ -164,6 +178,17 @@ export function validateTaskList(
     if (rawId !== undefined && isRecord(entry))
       nodes.push({ id: rawId, index, prerequisites: usablePrerequisites(entry) });
 
+    const unsafe = findUnsafeValue(entry);
+    if (unsafe) {
+      problems.push({
+        kind: "schema",
+        source,
+        index,
+        taskId: rawId,
+        field: unsafe.path,
+        message: `${who}: ${unsafe.path}: expected text without NUL characters or lone surrogates, received one that ${unsafe.problem}`,
+      });
+    }
     const result = TaskInputSchema.safeParse(entry, { error: expectedErrorMap });
     if (!result.success) {
       for (const issue of zodIssuesToConfigIssues(result.error.issues, entry)) {
@@ -202,7 +227,7 @@ export function validateTaskList(
           });
       });
     }
-    if (result.success) tasks.push(normalizeTask(result.data));
+    if (result.success && !unsafe) tasks.push(normalizeTask(result.data));
   });
 
   problems.push(...validateTaskGraph(nodes, source, options));

@@ -18,7 +18,8 @@ export interface TaskCardInput {
 }
 
 /**
- * Inserts a validated task graph in one transaction: all cards or none. Validation (ids,
+ * Inserts a validated task graph in one transaction: all cards or none, in batched multi-row
+ * inserts (any number of cards). Validation (ids,
  * cycles, globs) belongs to the caller (`@overseer/config` task files); this enforces only
  * what the database can: unknown prerequisites and duplicate ids abort the whole import.
  */
@@ -30,37 +31,33 @@ export async function importTasks(
   if (cards.length === 0) return 0;
   try {
     await db.transaction().execute(async (trx) => {
-      await trx
-        .insertInto("tasks")
-        .values(
-          cards.map((c) => ({
-            project_id: projectId,
-            id: c.id,
-            stage: c.stage,
-            title: c.title,
-            body: c.body,
-            role: c.role,
-            scope: [...c.scope],
-            acceptance: [...c.acceptance],
-            priority: c.priority,
-            kind: "work" as const,
-            parent_id: null,
-            root_id: null,
-            status_reason: null,
-            awaiting_reason: null,
-            blocked_by: null,
-            return_to: null,
-            feedback: null,
-            executor_agent_id: null,
-            branch_head: null,
-            answers: json([]),
-          })),
-        )
-        .execute();
+      const rows = cards.map((c) => ({
+        project_id: projectId,
+        id: c.id,
+        stage: c.stage,
+        title: c.title,
+        body: c.body,
+        role: c.role,
+        scope: [...c.scope],
+        acceptance: [...c.acceptance],
+        priority: c.priority,
+        kind: "work" as const,
+        parent_id: null,
+        root_id: null,
+        status_reason: null,
+        awaiting_reason: null,
+        blocked_by: null,
+        return_to: null,
+        feedback: null,
+        executor_agent_id: null,
+        branch_head: null,
+        answers: json([]),
+      }));
+      for (const batch of batches(rows)) await trx.insertInto("tasks").values(batch).execute();
       const deps = cards.flatMap((c) =>
         c.prerequisites.map((p) => ({ project_id: projectId, task_id: c.id, depends_on: p })),
       );
-      if (deps.length > 0) await trx.insertInto("task_dependencies").values(deps).execute();
+      for (const batch of batches(deps)) await trx.insertInto("task_dependencies").values(batch).execute();
       await sql`SELECT pg_notify('overseer_events', ${projectId})`.execute(trx);
     });
   } catch (error) {
@@ -72,6 +69,19 @@ export async function importTasks(
     throw error;
   }
   return cards.length;
+}
+
+/**
+ * Bind parameters one statement may use (Postgres allows 65535); multi-row inserts are split
+ * so that no statement goes beyond it, whatever the number of rows.
+ */
+const MAX_BIND_PARAMETERS = 60_000;
+
+/** `rows` in chunks whose column count times row count stays within `MAX_BIND_PARAMETERS`. */
+function* batches<T extends object>(rows: readonly T[]): Generator<T[]> {
+  const columns = rows[0] ? Object.keys(rows[0]).length : 1;
+  const size = Math.max(1, Math.floor(MAX_BIND_PARAMETERS / columns));
+  for (let start = 0; start < rows.length; start += size) yield rows.slice(start, start + size);
 }
 
 export async function existingTaskIds(db: Db, projectId: string): Promise<string[]> {

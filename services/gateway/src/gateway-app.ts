@@ -10,6 +10,7 @@ import {
 } from "./gateway-options.ts";
 import { accessLog } from "./http/access-log.ts";
 import { ApiError, toApiError } from "./http/api-error.ts";
+import { guardBodyText } from "./http/body-text-guard.ts";
 import { InFlightRequests } from "./http/in-flight-requests.ts";
 import {
   authenticate,
@@ -122,6 +123,7 @@ export function createGatewayApp(deps: GatewayDeps, options: GatewayOptions = {}
     rateLimitWrites(new WriteRateLimiter(settings.rateLimitWritesPerMinute)),
     requireJsonBodies(),
     limitBodies(settings.maxBodyBytes),
+    guardBodyText(settings.maxBodyDepth),
   );
 
   app.onError((error, c) => {

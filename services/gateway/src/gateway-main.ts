@@ -35,6 +35,8 @@ const gateway = await startGateway(
     corsOrigins: settings.corsOrigins,
     rateLimitWritesPerMinute: settings.rateLimitWritesPerMinute,
     maxBodyBytes: settings.maxBodyBytes,
+    maxBodyDepth: settings.maxBodyDepth,
+    maxImportTasks: settings.maxImportTasks,
   },
 );
 

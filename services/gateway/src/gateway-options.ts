@@ -28,6 +28,10 @@ export interface GatewayOptions {
   rateLimitWritesPerMinute?: number;
   /** Largest request body in bytes; larger bodies get 413. Default 1048576 (1 MiB). */
   maxBodyBytes?: number;
+  /** Deepest nesting of arrays and objects in a request body; deeper bodies get 400 before parsing. Default 64. */
+  maxBodyDepth?: number;
+  /** Most tasks one `tasks/import` request may hold; more gets 422. Default 50000. */
+  maxImportTasks?: number;
   /**
    * How long a verified token is trusted without asking Postgres again, in ms. Revoking a
    * token through this gateway evicts it at once; a revocation made elsewhere (CLI, another
@@ -71,6 +75,8 @@ export const GATEWAY_DEFAULTS: ResolvedGatewayOptions = Object.freeze({
   corsOrigins: [],
   rateLimitWritesPerMinute: 120,
   maxBodyBytes: 1_048_576,
+  maxBodyDepth: 64,
+  maxImportTasks: 50_000,
   tokenCacheTtlMs: 5000,
   tokenCacheMaxEntries: 10_000,
   keepAliveMs: 15_000,
@@ -92,6 +98,8 @@ export function resolveGatewayOptions(options: GatewayOptions = {}): ResolvedGat
   const positive: (keyof ResolvedGatewayOptions)[] = [
     "rateLimitWritesPerMinute",
     "maxBodyBytes",
+    "maxBodyDepth",
+    "maxImportTasks",
     "tokenCacheMaxEntries",
     "keepAliveMs",
     "logBlockMs",

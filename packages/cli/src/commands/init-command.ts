@@ -1,6 +1,12 @@
 import { tmpdir } from "node:os";
 import { resolve } from "node:path";
-import { ConfigError, loadRunnerConfigFile, parseRunnerConfig, type RunnerConfig } from "@overseer/config";
+import {
+  ConfigError,
+  findRepositoryLocationProblem,
+  loadRunnerConfigFile,
+  parseRunnerConfig,
+  type RunnerConfig,
+} from "@overseer/config";
 import { createProject, getProject, PROJECT_ID_PATTERN, updateProjectConfig } from "@overseer/db";
 import { runGit } from "@overseer/git";
 import { parseCommandArgs, requirePositive } from "../arg-parser.ts";
@@ -39,6 +45,8 @@ export const initCommand: CliCommand = {
       );
     }
     if (!values.repo && !values.update) throw new UsageError(`--repo is required.\nUsage: ${usage}`);
+    const repoProblem = values.repo ? findRepositoryLocationProblem(values.repo) : undefined;
+    if (repoProblem) throw new UsageError(`--repo ${JSON.stringify(values.repo)} ${repoProblem}.`);
     const concurrency = requirePositive(values.concurrency, "--concurrency");
     let config: RunnerConfig | undefined;
     try {

@@ -12,6 +12,7 @@ import type { WriteRateLimiter } from "./write-rate-limiter.ts";
  *
  *   request id → access log/metrics → security headers → CORS (only when configured)
  *   → authenticate (401) → write rate limit (429) → content type (415) → body size (413)
+ *   → body text: UTF-8, nesting depth, no NUL or lone surrogate (400, `body-text-guard.ts`)
  *   → per route: scope (403) → zod validation of params, query, body (400) → handler
  *
  * Authentication comes before anything reads the body, so an anonymous caller cannot make

@@ -42,7 +42,7 @@ const nonEmptyText = (field: string) =>
     .refine((t) => t.trim() !== "", { error: `${field}: a non-empty string (not only whitespace)` });
 
 const ResolveBody = z
-  .object({
+  .strictObject({
     option_id: z
       .string({ error: "an option id from the card's options (or custom)" })
       .min(1, { error: "an option id from the card's options (or custom)" })
@@ -57,7 +57,7 @@ const ResolveBody = z
   .openapi("ResolveRequest");
 
 const TextBody = z
-  .object({ text: nonEmptyText("text").openapi({ example: "Use Postgres 16." }) })
+  .strictObject({ text: nonEmptyText("text").openapi({ example: "Use Postgres 16." }) })
   .openapi("TextRequest");
 
 const SnapshotQuery = z.object({

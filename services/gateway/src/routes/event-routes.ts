@@ -4,8 +4,8 @@ import { streamSSE } from "hono/streaming";
 import { requireScope } from "../http/request-guards.ts";
 import { streamProjectEvents } from "../live/project-event-stream.ts";
 import {
-  EVENT_ID_PATTERN,
   eventCursorSchema,
+  eventIdSchema,
   limitSchema,
   ProjectParams,
   runIdSchema,
@@ -40,9 +40,7 @@ const EventListQuery = z.object({
 });
 
 const StreamHeaders = z.object({
-  "last-event-id": z
-    .string()
-    .regex(EVENT_ID_PATTERN, { error: "an event id (a non-negative integer)" })
+  "last-event-id": eventIdSchema()
     .optional()
     .openapi({ description: "Resume after this event (EventSource sends it on reconnection)." }),
 });

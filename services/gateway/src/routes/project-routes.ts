@@ -1,5 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { parseRunnerConfig } from "@overseer/config";
+import { findRepositoryLocationProblem, parseRunnerConfig } from "@overseer/config";
 import {
   createProject,
   getDecision,
@@ -44,6 +44,14 @@ const ProjectCreateBody = z
       .min(1, { error: "a repository path or URL git can fetch and push" })
       .max(4096, { error: "at most 4096 characters" })
       .regex(NO_CONTROL, { error: "a repository path or URL without control characters" })
+      .superRefine((repo, ctx) => {
+        const problem = findRepositoryLocationProblem(repo);
+        if (problem)
+          ctx.addIssue({
+            code: "custom",
+            message: `a repository path or file/http(s)/ssh/git URL; this one ${problem}`,
+          });
+      })
       .openapi({ example: "/srv/git/demo.git" }),
     branch: z
       .string()
@@ -74,7 +82,7 @@ const ProjectCreateBody = z
   .openapi("ProjectCreateRequest");
 
 const ReasonBody = z
-  .object({ reason: z.string().max(2000, { error: "at most 2000 characters" }).optional() })
+  .strictObject({ reason: z.string().max(2000, { error: "at most 2000 characters" }).optional() })
   .openapi("ReasonRequest");
 
 const ProjectStatusChangeSchema = z

@@ -38,7 +38,7 @@ const RunListQuery = z.object({
     .regex(/^\d{4}-\d{2}-\d{2}T[0-9:.]+(Z|[+-]\d{2}:\d{2})$/, {
       error: "an ISO-8601 timestamp (next_before of the previous page)",
     })
-    .refine((v) => !Number.isNaN(Date.parse(v)), { error: "a valid ISO-8601 timestamp" })
+    .refine(isStorableTime, { error: "a valid ISO-8601 timestamp between years 0001 and 9999" })
     .optional()
     .openapi({ description: "Cursor: `next_before` of the previous page (newest first)." }),
   limit: limitSchema(500, 100),
@@ -64,6 +64,15 @@ const LogStreamQuery = z.object({
     .optional()
     .openapi({ description: "Bearer token for EventSource clients (never logged)." }),
 });
+
+const EARLIEST_TIME = Date.parse("0001-01-01T00:00:00Z");
+const LATEST_TIME = Date.parse("9999-12-31T00:00:00Z");
+
+/** Parses, and stays within the years Postgres and `Date#toISOString` agree on. */
+function isStorableTime(value: string): boolean {
+  const time = Date.parse(value);
+  return !Number.isNaN(time) && time >= EARLIEST_TIME && time <= LATEST_TIME;
+}
 
 function runNotFound(id: string): ApiError {
   return new ApiError(

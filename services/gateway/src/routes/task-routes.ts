@@ -69,14 +69,14 @@ const TaskCreateBody = z
   .openapi("TaskCreateRequest");
 
 const ReasonRequired = z
-  .object({
+  .strictObject({
     reason: z
       .string({ error: "a non-empty reason" })
       .max(2000, { error: "at most 2000 characters" })
       .refine((r) => r.trim() !== "", { error: "a non-empty reason" }),
   })
   .openapi("ReleaseRequest");
-const ReasonOptional = z.object({
+const ReasonOptional = z.strictObject({
   reason: z.string().max(2000, { error: "at most 2000 characters" }).optional(),
 });
 
@@ -243,7 +243,7 @@ export function registerTaskRoutes(app: GatewayApp, ctx: RouteContext): void {
       tags: ["Tasks"],
       summary: "Import a task file (JSON or YAML), all or nothing",
       description:
-        "The body is a task file: an array of tasks or `{ tasks: [...] }`, as `application/json` or `application/yaml`. Every problem (syntax, fields, duplicate or existing ids, unknown prerequisites, cycles, globs) is reported at once with 422 and nothing is imported.",
+        "The body is a task file: an array of tasks or `{ tasks: [...] }`, as `application/json` or `application/yaml`, with at least one task and at most `maxImportTasks` (OVERSEER_MAX_IMPORT_TASKS, default 50000). Every problem (syntax, fields, duplicate or existing ids, unknown prerequisites, cycles, globs) is reported at once with 422 and nothing is imported.",
       middleware: [requireScope("operate")] as const,
       request: {
         params: ProjectParams,
@@ -264,7 +264,11 @@ export function registerTaskRoutes(app: GatewayApp, ctx: RouteContext): void {
       const format = /yaml/i.test(type) ? "yaml" : "json";
       const text = await c.req.text();
       const existing = new Set(await existingTaskIds(db, id));
-      const parsed = parseTaskFile(text, format, "request body", { existingIds: existing });
+      const parsed = parseTaskFile(text, format, "request body", {
+        existingIds: existing,
+        maxTasks: ctx.options.maxImportTasks,
+        allowEmpty: false,
+      });
       const clashes = existingIdProblems(idsInFile(text, format), existing, id, "request body");
       if (!parsed.ok || clashes.length > 0)
         throw rejectedFile([...(parsed.ok ? [] : parsed.problems), ...clashes]);

@@ -50,10 +50,26 @@ export const TokenParams = z.object({ token_id: pathParam(tokenIdSchema, "token_
 
 /** Postgres event ids (bigserial), as decimal strings. */
 export const EVENT_ID_PATTERN = /^(0|[1-9][0-9]{0,18})$/;
-export const eventCursorSchema = z
-  .string()
-  .regex(EVENT_ID_PATTERN, { error: "an event id (a non-negative integer)" })
-  .openapi({ example: "1042", description: "Event id cursor: only events after it." });
+/** Largest Postgres bigint: cursors beyond it would make the query fail, so they are refused. */
+export const BIGINT_MAX = 9_223_372_036_854_775_807n;
+const EVENT_ID_EXPECTED = `an event id (an integer from 0 to ${BIGINT_MAX})`;
+
+/** A decimal string within Postgres bigint range (pattern checked first). */
+export function withinBigint(value: string): boolean {
+  return /^[0-9]{1,19}$/.test(value) && BigInt(value) <= BIGINT_MAX;
+}
+
+/** An event id cursor (query `after`, header `Last-Event-ID`). */
+export function eventIdSchema() {
+  return z
+    .string()
+    .regex(EVENT_ID_PATTERN, { error: EVENT_ID_EXPECTED })
+    .refine(withinBigint, { error: EVENT_ID_EXPECTED });
+}
+export const eventCursorSchema = eventIdSchema().openapi({
+  example: "1042",
+  description: "Event id cursor: only events after it.",
+});
 
 /** Redis stream entry ids (`<ms>-<seq>`), `0` for the beginning, or `stored` for the stored output. */
 export const LOG_CURSOR_PATTERN = /^(0|[0-9]{1,20}-[0-9]{1,20}|stored)$/;
@@ -62,6 +78,7 @@ export const LOG_CURSOR_PATTERN = /^(0|[0-9]{1,20}-[0-9]{1,20}|stored)$/;
 export const taskCursorSchema = z
   .string()
   .regex(/^[0-9]{1,19}$/, { error: "the next_cursor value of the previous page" })
+  .refine(withinBigint, { error: "the next_cursor value of the previous page" })
   .openapi({ description: "Opaque cursor from `next_cursor` of the previous page." });
 
 export function limitSchema(max: number, fallback: number) {
