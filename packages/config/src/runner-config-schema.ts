@@ -1,4 +1,5 @@
 import { readFile } from "node:fs/promises";
+import { EGRESS_HOST_EXPECTED, egressHostRuleSchema } from "@overseer/sandbox/egress-host-rule";
 import { z } from "zod";
 import { ConfigError, type ConfigIssue } from "./config-error.ts";
 import { findGlobProblem, SCOPE_GLOB_EXPECTED } from "./glob-validator.ts";
@@ -78,12 +79,9 @@ const globList = z.array(
   { error: GLOB_LIST_EXPECTED },
 );
 
-const HOST_EXPECTED = "a host name or IP, optionally *.-prefixed and with :port (no scheme, no path)";
-const hostPattern = z
-  .string({ error: HOST_EXPECTED })
-  .regex(/^(\*\.)?[A-Za-z0-9]([A-Za-z0-9.-]{0,252})(:\d{1,5})?$/, {
-    error: HOST_EXPECTED,
-  });
+const HOST_EXPECTED = EGRESS_HOST_EXPECTED;
+/** The same schema the sandbox spec uses (egress-host-rule.ts in @overseer/sandbox): one grammar everywhere. */
+const hostPattern = egressHostRuleSchema;
 
 const CHECKOUT_PATH_EXPECTED =
   "a checkout-relative file path (no leading /, no . or .. segments, not inside .git, no control characters)";

@@ -1,5 +1,6 @@
 import os from "node:os";
 import path from "node:path";
+import { parseCidr } from "@overseer/sandbox/egress-host-rule";
 import { z } from "zod";
 import { ConfigError, type ConfigIssue } from "./config-error.ts";
 import { describeReceived, expectedErrorMap } from "./zod-issue-formatter.ts";
@@ -54,6 +55,12 @@ export interface ServiceSettings {
   readonly mirrorFreshMs: number;
   /** `OVERSEER_KILL_GRACE_MS`: time between SIGTERM and SIGKILL of a run's process group. Default `5000`. */
   readonly killGraceMs: number;
+  /**
+   * `OVERSEER_EGRESS_ALLOW_PRIVATE`: internal ranges (CIDRs) this worker's egress proxy may reach
+   * for allow-listed hosts: a model gateway on 10.x, Ollama on the host. Default empty: loopback,
+   * private and link-local destinations are refused. An explicit operator opt-in, logged at start.
+   */
+  readonly egressAllowPrivate: readonly string[];
   /** `OVERSEER_MAX_OUTPUT_BYTES`: run output kept per run; the rest is dropped with a marker. Default `1048576`. */
   readonly maxOutputBytes: number;
   /** `OVERSEER_GATEWAY_HOST`: address the HTTP gateway listens on. Default `127.0.0.1`. */
@@ -115,6 +122,8 @@ function integer(min: number, max: number): z.ZodType<number, string> {
     .transform(Number)
     .pipe(z.int({ error: expected }).min(min, { error: expected }).max(max, { error: expected }));
 }
+
+const CIDR_EXPECTED = "a comma-separated list of CIDRs such as 10.0.0.0/8, 127.0.0.1/32 or fd00::/8";
 
 const BOOLEAN_EXPECTED = "one of 1, 0, true, false, yes, no";
 const booleanSetting: z.ZodType<boolean, string> = z.stringbool({
@@ -303,6 +312,23 @@ const SPECS: SpecTable = {
     defaultLabel: "5000",
     description: "Delay between SIGTERM and SIGKILL when a run's process group is stopped.",
     schema: integer(0, 600_000),
+  },
+  egressAllowPrivate: {
+    name: "OVERSEER_EGRESS_ALLOW_PRIVATE",
+    fallback: "",
+    defaultLabel: "(empty: no internal destination)",
+    description:
+      "Comma-separated CIDRs (10.0.0.0/8, 127.0.0.1/32, fd00::/8) the worker's egress proxy may connect to for allow-listed hosts although they are loopback/private: an explicit opt-in for a model gateway on a private network or on the host.",
+    schema: z
+      .string()
+      .transform((v) =>
+        v
+          .split(",")
+          .map((s) => s.trim())
+          .filter(Boolean),
+      )
+      .pipe(z.array(z.string().refine((c) => parseCidr(c) !== null, { error: CIDR_EXPECTED })))
+      .transform((list) => Object.freeze(list)),
   },
   maxOutputBytes: {
     name: "OVERSEER_MAX_OUTPUT_BYTES",

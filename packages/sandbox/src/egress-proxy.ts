@@ -9,6 +9,14 @@ import {
 } from "node:http";
 import { connect, isIP, type Socket } from "node:net";
 import type { Duplex } from "node:stream";
+import {
+  type Cidr,
+  cidrContains,
+  type EgressHostRule,
+  egressRuleMatches,
+  formatEgressHostRule,
+  parseEgressHostRules,
+} from "./egress-host-rule.ts";
 import { isForbiddenAddress as defaultIsForbiddenAddress } from "./forbidden-address.ts";
 import { SandboxSetupError } from "./sandbox-errors.ts";
 import { DEFAULT_EGRESS_PORTS, normalizeHostName } from "./sandbox-spec-schema.ts";
@@ -19,12 +27,13 @@ import { DEFAULT_EGRESS_PORTS, normalizeHostName } from "./sandbox-spec-schema.t
  * route anywhere); an in-sandbox bridge exposes it as http://127.0.0.1:<port> for ordinary clients.
  *
  * Decision for every request, in order (the first failing rule answers 403):
- * 1. the port is in `allowPorts`;
- * 2. the host is in `allowHosts` exactly (case-insensitive, trailing dot ignored) — no wildcards,
- *    and a raw IP literal only when that literal itself is listed;
- * 3. the proxy resolves the name itself and refuses if ANY resolved address is forbidden
- *    (loopback, private, link-local, CGNAT, ULA, …), then connects to the address it checked, so
- *    a second DNS answer (rebinding) can never redirect the connection.
+ * 1. a rule of `allowHosts` matches host and port (egress-host-rule.ts): `host` on `allowPorts`,
+ *    `host:port` on that port only, `*.domain` for subdomains; case-insensitive, trailing dot
+ *    ignored; a raw IP literal only when that literal itself is listed;
+ * 2. the proxy resolves the name itself and refuses if ANY resolved address is forbidden
+ *    (loopback, private, link-local, CGNAT, ULA, …) and not inside one of the operator's
+ *    `allowPrivateCidrs`, then connects to the address it checked, so a second DNS answer
+ *    (rebinding) can never redirect the connection.
  * CONNECT tunnels are the main path (HTTPS); absolute-form plain HTTP requests are forwarded too.
  */
 
@@ -42,10 +51,15 @@ export interface EgressDecision {
 export interface EgressProxyOptions {
   /** Unix socket path to listen on (created by `start`, removed by `close`). */
   socketPath: string;
-  /** Exact host names (or IP literals) allowed. */
+  /** Host rules allowed (`host`, `host:port`, `*.domain`; see egress-host-rule.ts). */
   allowHosts: readonly string[];
-  /** Destination ports allowed. Default `[443, 80]`. */
+  /** Destination ports allowed for rules without a port. Default `[443, 80]`. */
   allowPorts?: readonly number[];
+  /**
+   * Internal ranges the operator opted in to (a model gateway on 10.x, Ollama on the host):
+   * resolved addresses inside them are not refused. Empty by default: nothing internal.
+   */
+  allowPrivateCidrs?: readonly Cidr[];
   /** Name → addresses. Default: the system resolver (`dns.lookup`, all addresses). */
   resolve?: (host: string) => Promise<string[]>;
   /** Address check applied to every resolved address. Default: `isForbiddenAddress` (production rule). */
@@ -88,8 +102,9 @@ function parseAuthority(authority: string): { host: string; port: number } | nul
 
 export class EgressProxy {
   private readonly server: Server;
-  private readonly allowHosts: ReadonlySet<string>;
-  private readonly allowPorts: ReadonlySet<number>;
+  private readonly rules: readonly EgressHostRule[];
+  private readonly allowPorts: readonly number[];
+  private readonly privateCidrs: readonly Cidr[];
   private readonly resolve: (host: string) => Promise<string[]>;
   private readonly forbidden: (address: string) => boolean;
   private readonly connectTimeoutMs: number;
@@ -98,8 +113,9 @@ export class EgressProxy {
   private started = false;
 
   constructor(private readonly options: EgressProxyOptions) {
-    this.allowHosts = new Set(options.allowHosts.map(normalizeHostName));
-    this.allowPorts = new Set(options.allowPorts ?? DEFAULT_EGRESS_PORTS);
+    this.rules = parseEgressHostRules(options.allowHosts);
+    this.allowPorts = [...(options.allowPorts ?? DEFAULT_EGRESS_PORTS)];
+    this.privateCidrs = options.allowPrivateCidrs ?? [];
     this.resolve = options.resolve ?? systemResolve;
     this.forbidden = options.isForbiddenAddress ?? defaultIsForbiddenAddress;
     this.connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
@@ -156,14 +172,16 @@ export class EgressProxy {
   /** Applies the allow-list and address rules; returns the address to connect to or a denial. */
   async decide(method: EgressDecision["method"], host: string, port: number): Promise<EgressDecision> {
     const deny = (reason: string): EgressDecision => ({ allowed: false, method, host, port, reason });
-    if (!this.allowPorts.has(port)) {
-      return deny(`port ${port} is not allowed (allowed: ${[...this.allowPorts].join(", ")})`);
-    }
-    if (!this.allowHosts.has(host)) {
+    if (!this.rules.some((rule) => egressRuleMatches(rule, host, port, this.allowPorts))) {
+      const sameHost = this.rules.filter((rule) => egressRuleMatches(rule, host, rule.port ?? port, [port]));
+      if (sameHost.length > 0) {
+        const ports = sameHost.map((rule) => (rule.port === null ? this.allowPorts.join(", ") : rule.port));
+        return deny(`port ${port} is not allowed for ${host} (allowed: ${ports.join(", ")})`);
+      }
       return deny(
         isIP(host) !== 0
-          ? `raw IP ${host} is not in the project's network.allowHosts`
-          : `host ${host} is not in the project's network.allowHosts`,
+          ? `raw IP ${host} is not in the project's network.allowHosts (${this.describeRules()})`
+          : `host ${host} is not in the project's network.allowHosts (${this.describeRules()})`,
       );
     }
     let addresses: string[];
@@ -175,11 +193,19 @@ export class EgressProxy {
       );
     }
     if (addresses.length === 0) return deny(`${host} resolves to no address`);
-    const bad = addresses.find((address) => this.forbidden(address));
+    const bad = addresses.find(
+      (address) => this.forbidden(address) && !this.privateCidrs.some((cidr) => cidrContains(cidr, address)),
+    );
     if (bad !== undefined) {
-      return deny(`${host} resolves to ${bad}, a loopback/private/link-local or otherwise internal address`);
+      return deny(
+        `${host} resolves to ${bad}, a loopback/private/link-local or otherwise internal address (an operator may allow internal ranges with OVERSEER_EGRESS_ALLOW_PRIVATE)`,
+      );
     }
     return { allowed: true, method, host, port, address: addresses[0] as string, reason: "allow-listed" };
+  }
+
+  private describeRules(): string {
+    return this.rules.length === 0 ? "none" : this.rules.map(formatEgressHostRule).join(", ");
   }
 
   private report(decision: EgressDecision): EgressDecision {

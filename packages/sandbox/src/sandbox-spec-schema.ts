@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { posix } from "node:path";
 import { z } from "zod";
+import { egressHostRuleSchema } from "./egress-host-rule.ts";
 import { SandboxSpecError } from "./sandbox-errors.ts";
 
 /**
@@ -78,14 +79,8 @@ export function normalizeHostName(host: string): string {
   return unbracketed.endsWith(".") ? unbracketed.slice(0, -1) : unbracketed;
 }
 
-const hostName = z
-  .string()
-  .min(1)
-  .refine((h) => /^[A-Za-z0-9.:[\]_-]+$/.test(h) && !/^\[?[^:]*:\d+\]?$/.test(h), {
-    error: (issue) =>
-      `expected a bare host name or IP address (no scheme, port, path or wildcard), received ${JSON.stringify(issue.input)}`,
-  })
-  .transform(normalizeHostName);
+/** An allow-list entry (`host`, `host:port`, `*.domain`), by the same schema the runner config uses. */
+const hostRule = egressHostRuleSchema.transform((h) => h.trim().toLowerCase());
 
 const port = z.number().int().min(1).max(65535);
 
@@ -93,11 +88,11 @@ export const networkPolicySchema = z.discriminatedUnion("mode", [
   z.object({ mode: z.literal("none") }),
   z.object({
     mode: z.literal("proxy"),
-    /** Exact host names (or IP literals) the run may reach through the egress proxy. */
+    /** Host rules (`host`, `host:port`, `*.domain`; see egress-host-rule.ts) the run may reach through the egress proxy. */
     allowHosts: z
-      .array(hostName)
+      .array(hostRule)
       .min(1, 'proxy mode needs at least one host in allowHosts; use mode "none" for no network'),
-    /** Destination ports allowed for those hosts. Default `[443, 80]`. */
+    /** Destination ports allowed for rules without a port. Default `[443, 80]`. */
     allowPorts: z.array(port).min(1).optional(),
   }),
 ]);

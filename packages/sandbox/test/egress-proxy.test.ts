@@ -4,6 +4,7 @@ import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { type Cidr, parseCidr } from "../src/egress-host-rule.ts";
 import { type EgressDecision, EgressProxy, type EgressProxyOptions } from "../src/index.ts";
 
 /**
@@ -134,6 +135,39 @@ describe("EgressProxy", () => {
   it("matches host names case-insensitively and ignores a trailing dot", async () => {
     await startProxy();
     expect((await connectThrough(`ALLOWED.test.:${targetPort}`)).status).toContain("200");
+  });
+
+  it("allows a host:port rule on that port only, and names the allowed port otherwise", async () => {
+    await startProxy({ allowHosts: [`allowed.test:${targetPort}`], allowPorts: [443] });
+    expect((await connectThrough(`allowed.test:${targetPort}`)).status).toContain("200");
+    const other = await connectThrough("allowed.test:443");
+    expect(other.status).toBe("HTTP/1.1 403 Forbidden");
+    expect(other.body).toContain(`port 443 is not allowed for allowed.test (allowed: ${targetPort})`);
+  });
+
+  it("allows subdomains for a *.domain rule but not the domain itself", async () => {
+    await startProxy({
+      allowHosts: [`*.allowed.test:${targetPort}`],
+      resolve: async () => ["127.0.0.1"],
+    });
+    expect((await connectThrough(`api.allowed.test:${targetPort}`)).status).toContain("200");
+    expect((await connectThrough(`allowed.test:${targetPort}`)).status).toBe("HTTP/1.1 403 Forbidden");
+    expect((await connectThrough(`evilallowed.test:${targetPort}`)).status).toBe("HTTP/1.1 403 Forbidden");
+  });
+
+  it("reaches a loopback gateway only when the operator opted in to its range", async () => {
+    await startProxy({ isForbiddenAddress: undefined, allowHosts: [`allowed.test:${targetPort}`] });
+    const refused = await connectThrough(`allowed.test:${targetPort}`);
+    expect(refused.status).toBe("HTTP/1.1 403 Forbidden");
+    expect(refused.body).toContain("OVERSEER_EGRESS_ALLOW_PRIVATE");
+    await proxy.close();
+    await startProxy({
+      isForbiddenAddress: undefined,
+      allowHosts: [`allowed.test:${targetPort}`],
+      allowPrivateCidrs: [parseCidr("127.0.0.0/8") as Cidr],
+    });
+    expect((await connectThrough(`allowed.test:${targetPort}`)).status).toContain("200");
+    expect(targetHits).toBe(1);
   });
 
   it("answers 403 for a host that is not listed", async () => {

@@ -39,8 +39,12 @@ describe("parseSandboxSpec", () => {
       { network: { mode: "proxy", allowHosts: [] } },
       /network.allowHosts: proxy mode needs at least one host/,
     ],
-    [{ network: { mode: "proxy", allowHosts: ["https://x.com"] } }, /expected a bare host name/],
-    [{ network: { mode: "proxy", allowHosts: ["x.com:443"] } }, /expected a bare host name/],
+    [
+      { network: { mode: "proxy", allowHosts: ["https://x.com"] } },
+      /network.allowHosts.0: a host name or IP/,
+    ],
+    [{ network: { mode: "proxy", allowHosts: ["x.com:99999"] } }, /network.allowHosts.0: a host name or IP/],
+    [{ network: { mode: "proxy", allowHosts: ["*.com"] } }, /network.allowHosts.0: a host name or IP/],
     [{ network: { mode: "open" } }, /network.mode/],
     [{ limits: { memoryBytes: 1024 } }, /limits.memoryBytes: memoryBytes below 64 MiB/],
     [{ runId: "../../etc" }, /runId must be 1-64 characters/],
@@ -52,9 +56,15 @@ describe("parseSandboxSpec", () => {
   it("normalises allow-listed host names", () => {
     const spec = parseSandboxSpec({
       ...base,
-      network: { mode: "proxy", allowHosts: ["Registry.NPMJS.org.", "[::1]", "1.2.3.4"] },
+      network: {
+        mode: "proxy",
+        allowHosts: ["Registry.NPMJS.org", "[::1]", "1.2.3.4", "LLM.corp.example:8443", "*.Example.com"],
+      },
     });
-    expect(spec.network).toEqual({ mode: "proxy", allowHosts: ["registry.npmjs.org", "::1", "1.2.3.4"] });
+    expect(spec.network).toEqual({
+      mode: "proxy",
+      allowHosts: ["registry.npmjs.org", "[::1]", "1.2.3.4", "llm.corp.example:8443", "*.example.com"],
+    });
   });
 
   it("reports every bad field at once", () => {

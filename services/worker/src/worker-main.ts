@@ -7,6 +7,7 @@ import { mkdir } from "node:fs/promises";
 import { createLogger, loadSettingsOrExit } from "@overseer/config";
 import { createRedis, LiveChannel, RunQueues, WorkerRegistry } from "@overseer/queue";
 import { createSandboxDriver, type SandboxDriver } from "@overseer/sandbox";
+import { type Cidr, parseCidr } from "@overseer/sandbox/egress-host-rule";
 import { sandboxWrapFor } from "./sandbox-wrap.ts";
 import { WorkerService } from "./worker-service.ts";
 
@@ -15,7 +16,19 @@ const logger = createLogger({ name: "worker", level: settings.logLevel });
 
 let driver: SandboxDriver;
 try {
-  driver = createSandboxDriver(settings.sandbox, { allowUnsafeNone: settings.sandboxUnsafeNone });
+  const allowPrivateCidrs = settings.egressAllowPrivate.map((text) => parseCidr(text) as Cidr);
+  if (allowPrivateCidrs.length > 0) {
+    logger.warn(
+      { allowPrivate: settings.egressAllowPrivate },
+      "egress proxy may reach these internal ranges for allow-listed hosts (OVERSEER_EGRESS_ALLOW_PRIVATE)",
+    );
+  }
+  const egress = { allowPrivateCidrs };
+  driver = createSandboxDriver(settings.sandbox, {
+    allowUnsafeNone: settings.sandboxUnsafeNone,
+    bwrap: { egress },
+    docker: { egress },
+  });
   if (settings.sandbox !== "none") {
     // A live probe before taking any job: the sandbox must actually confine (this also
     // warms the driver's caches, so the first run pays no setup).
