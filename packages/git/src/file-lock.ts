@@ -4,6 +4,7 @@ import type { FileHandle } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
+import { isProcessAlive } from "@overseer/process";
 import { LockTimeoutError } from "./git-error.ts";
 
 /**
@@ -52,15 +53,6 @@ export interface FileLock {
   release(): Promise<void>;
 }
 
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
-
 function parseRecord(text: string): LockRecord | null {
   try {
     const value = JSON.parse(text) as Partial<LockRecord>;
@@ -74,7 +66,7 @@ function parseRecord(text: string): LockRecord | null {
 }
 
 function isStale(record: LockRecord | null, mtimeMs: number, staleMs: number): boolean {
-  if (record && record.host === os.hostname() && record.pid !== process.pid && !pidAlive(record.pid))
+  if (record && record.host === os.hostname() && record.pid !== process.pid && !isProcessAlive(record.pid))
     return true;
   return Date.now() - mtimeMs > staleMs;
 }

@@ -51,8 +51,6 @@ export {
 } from "./harness-runner.ts";
 export { DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_OUTPUT_FLUSH_MS } from "./output-collector.ts";
 export {
-  isProcessAlive,
-  isProcessGroupAlive,
   type TerminateOutcome,
   terminateProcessGroup,
 } from "./process-group-killer.ts";

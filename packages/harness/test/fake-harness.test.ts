@@ -1,10 +1,10 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { isProcessAlive } from "@overseer/process";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   buildHarnessEnv,
   fakeHarnessPath,
-  isProcessAlive,
   type PromptAction,
   renderPrompt,
   runHarness,

@@ -1,13 +1,12 @@
 import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createRedactor } from "@overseer/config";
+import { isProcessAlive, isProcessGroupAlive } from "@overseer/process";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   agentBinDir,
   buildHarnessEnv,
   HarnessNotConfiguredError,
-  isProcessAlive,
-  isProcessGroupAlive,
   type RunHarnessOptions,
   runHarness,
 } from "../src/index.ts";

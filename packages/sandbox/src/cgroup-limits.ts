@@ -1,5 +1,6 @@
 import { access, constants, mkdir, readdir, readFile, rmdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { isProcessAlive } from "@overseer/process";
 import type { LimitEnforcement } from "./sandbox-driver.ts";
 import type { SandboxLimits } from "./sandbox-spec-schema.ts";
 
@@ -452,15 +453,6 @@ async function mkdirWithParentRetry(parent: string, dir: string, enable: readonl
   }
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
-
 /**
  * Removes `run-<pid>-*` cgroups whose worker is gone (a crashed worker's leftovers), and our own
  * pid's entries that this process did not create (a previous incarnation with the same pid, as
@@ -479,7 +471,7 @@ async function sweepStaleRunCgroups(parents: readonly string[]): Promise<void> {
       if (match === null) continue;
       const owner = Number(match[1]);
       const ours = owner === process.pid;
-      if ((ours && activeRunDirs.has(join(parent, entry))) || (!ours && isAlive(owner))) continue;
+      if ((ours && activeRunDirs.has(join(parent, entry))) || (!ours && isProcessAlive(owner))) continue;
       await destroyDirs([join(parent, entry)], null).catch(() => undefined);
     }
   }

@@ -1,5 +1,6 @@
 import { chmod, cp, mkdir, mkdtemp, readdir, rm, symlink, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
+import { isProcessAlive } from "@overseer/process";
 import { buildGroup, buildPasswd } from "./sandbox-identity.ts";
 
 /**
@@ -13,15 +14,6 @@ import { buildGroup, buildPasswd } from "./sandbox-identity.ts";
  * `etc-<workerPid>-*`; those of dead workers are removed when a new one is taken.
  */
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
-
 /** Removes `<prefix>-<pid>-*` entries of `root` whose pid is no longer alive. */
 export async function sweepDeadWorkerDirs(root: string, prefix: string): Promise<void> {
   let entries: string[];
@@ -32,7 +24,7 @@ export async function sweepDeadWorkerDirs(root: string, prefix: string): Promise
   }
   for (const entry of entries) {
     const match = new RegExp(`^${prefix}-(\\d+)-`).exec(entry);
-    if (match !== null && Number(match[1]) !== process.pid && !isAlive(Number(match[1]))) {
+    if (match !== null && Number(match[1]) !== process.pid && !isProcessAlive(Number(match[1]))) {
       await rm(join(root, entry), { recursive: true, force: true }).catch(() => undefined);
     }
   }

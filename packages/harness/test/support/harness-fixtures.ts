@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createLogger } from "@overseer/config";
-import { isProcessAlive } from "../../src/index.ts";
+import { isProcessAlive } from "@overseer/process";
 
 export const silentLogger = createLogger({ name: "harness-test", level: "silent" });
 

@@ -2,7 +2,7 @@ import type { Logger } from "@overseer/config";
 import type { MiddlewareHandler } from "hono";
 import { routePath } from "hono/route";
 import type { GatewayEnv } from "../gateway-env.ts";
-import type { GatewayMetrics } from "../ops/gateway-metrics.ts";
+import type { GatewayMetrics } from "../metrics/gateway-metrics.ts";
 
 /**
  * One structured line per request, and the latency histogram. The line carries the path

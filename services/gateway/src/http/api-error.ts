@@ -3,7 +3,7 @@ import { ConflictError, NotFoundError } from "@overseer/db";
 import { type DomainErrorCode, isDomainError } from "@overseer/domain";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import { DependencyTimeoutError } from "../ops/with-timeout.ts";
+import { DependencyTimeoutError } from "./with-timeout.ts";
 
 /**
  * Every error the gateway answers is `{ error: { code, message, details } }` (SPEC §7), plus

@@ -1,4 +1,4 @@
-import type { GatewayMetrics } from "../ops/gateway-metrics.ts";
+import type { GatewayMetrics } from "../metrics/gateway-metrics.ts";
 
 export type StreamKind = "events" | "log";
 export type WaitResult = "woken" | "timeout" | "ended";

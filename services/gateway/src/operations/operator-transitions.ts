@@ -1,8 +1,8 @@
 import { type AppliedTransition, type ApplyOptions, applyTransition, ConflictError } from "@overseer/db";
 import type { Command } from "@overseer/domain";
 import type { GatewayDeps } from "../gateway-options.ts";
-import type { GatewayMetrics } from "../ops/gateway-metrics.ts";
-import { withTimeout } from "../ops/with-timeout.ts";
+import { withTimeout } from "../http/with-timeout.ts";
+import type { GatewayMetrics } from "../metrics/gateway-metrics.ts";
 
 /**
  * Applies operator commands (answer, resolve, release, cancel, project status) the same way

@@ -1,7 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { pingDatabase } from "@overseer/db";
 import { requireScope } from "../http/request-guards.ts";
-import { withTimeout } from "../ops/with-timeout.ts";
+import { withTimeout } from "../http/with-timeout.ts";
 import { WorkerSchema } from "../schemas/resource-schemas.ts";
 import { workerView } from "../views/resource-views.ts";
 import { errorResponses, type GatewayApp, jsonResponse, type RouteContext } from "./route-kit.ts";

@@ -6,8 +6,8 @@ import type { TokenVerifier } from "../http/token-verifier.ts";
 import type { ProjectEventSubscriber } from "../live/project-event-subscriber.ts";
 import type { ProjectStatusCache } from "../live/project-status-cache.ts";
 import type { StreamRegistry } from "../live/stream-registry.ts";
+import type { GatewayMetrics } from "../metrics/gateway-metrics.ts";
 import type { OperatorTransitions } from "../operations/operator-transitions.ts";
-import type { GatewayMetrics } from "../ops/gateway-metrics.ts";
 import { ErrorBodySchema } from "../schemas/resource-schemas.ts";
 
 /** Everything a route module needs; built once per app by `createGatewayApp`. */

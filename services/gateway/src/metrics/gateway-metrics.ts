@@ -8,7 +8,7 @@ import {
 } from "@overseer/db";
 import { Counter, collectDefaultMetrics, Gauge, Histogram, type Metric, Registry } from "prom-client";
 import type { GatewayDeps } from "../gateway-options.ts";
-import { withTimeout } from "./with-timeout.ts";
+import { withTimeout } from "../http/with-timeout.ts";
 
 /**
  * Prometheus metrics. Two kinds:

@@ -1,0 +1,1 @@
+export { isProcessAlive, isProcessGroupAlive } from "./process-liveness.ts";
