@@ -37,6 +37,11 @@ export type Command =
       feedback?: string | undefined;
       landedSha: string | null;
       landedBranch: string | null;
+      /**
+       * The task branch head the reviewer reviewed and the worker landed. When given, it must be
+       * the head Postgres recorded at the last submit, or the approve is refused.
+       */
+      reviewedHead?: string | null | undefined;
       usage?: Usage | undefined;
     }
   | { kind: "reject"; runId: string; feedback: string; usage?: Usage | undefined }
@@ -75,6 +80,18 @@ export type Command =
       reason: Extract<AwaitingReason, "harness_not_configured" | "configuration_error">;
       message: string;
     }
+  /**
+   * The worker stopped or refused the run for breaking a run rule: a transition its action may
+   * not make (an executor's approve), or the per-run disk limit. Nothing landed; the work is
+   * kept as a checkpoint.
+   */
+  | {
+      kind: "run-violation";
+      runId: string;
+      violation: RunViolationKind;
+      detail: string;
+      checkpointRef?: string | null | undefined;
+    }
   /** Changed paths outside the task scope (rule 10). The run's work is kept. */
   | { kind: "scope-violation"; runId: string; paths: readonly string[] }
   | { kind: "release-external"; taskId: string; reason: string; by: string }
@@ -100,6 +117,10 @@ export type Command =
 
 export type CommandKind = Command["kind"];
 
+/** Run rules a worker enforces itself; each breach is recorded as an incident of that kind. */
+export const RUN_VIOLATION_KINDS = ["forbidden_transition", "disk_limit"] as const;
+export type RunViolationKind = (typeof RUN_VIOLATION_KINDS)[number];
+
 export const RUN_OUTCOME_KINDS = [
   "run-started",
   "submit",
@@ -110,6 +131,7 @@ export const RUN_OUTCOME_KINDS = [
   "no-transition",
   "run-misconfigured",
   "scope-violation",
+  "run-violation",
 ] as const satisfies readonly CommandKind[];
 
 export const OPERATOR_COMMAND_KINDS = [

@@ -32,6 +32,8 @@ export type DomainEventType =
 
 export type IncidentKind =
   | "scope_violation"
+  | "forbidden_transition"
+  | "disk_limit"
   | "timeout"
   | "stall"
   | "harness_not_configured"

@@ -18,6 +18,7 @@
  *   timeout          like escalate, reason = the timeout (rule 8)
  *   no-transition    retry with backoff up to maxAttempts, then escalate (rule 9)
  *   scope-violation  incident + awaiting_input resolver + project paused (rule 10)
+ *   run-violation    incident + escalate (a forbidden transition or the disk limit; nothing landed)
  *   run-misconfigured awaiting_input with a card saying what to set
  *   operator         release-external, answer, resolve-decision, cancel, stop, project status
  *
@@ -148,6 +149,18 @@ export function applyCommand(state: ProjectState, command: Command, ctx: DomainC
       draft.setProjectStatus("paused", `scope violation in ${task.id}`);
       break;
     }
+    case "run-violation": {
+      const { run, task } = draft.outcomeTarget(command.runId, ["in_progress", "review"]) ?? {};
+      if (!run || !task) return draft.alreadyApplied();
+      const reason = `Run ${run.agentId} was refused by its worker (${command.violation}): ${command.detail}`;
+      draft.endRun(run, { status: "failed", failure: reason });
+      draft.incident(command.violation, task, run, reason, {
+        action: run.action,
+        checkpointRef: command.checkpointRef ?? null,
+      });
+      escalateTask(draft, task, run, { reason });
+      break;
+    }
     case "release-external":
       releaseExternal(draft, command);
       break;
@@ -234,6 +247,13 @@ function approve(draft: Draft, command: Extract<Command, { kind: "approve" }>): 
     throw new DomainError(
       "invalid_transition",
       `Reviewer ${run.agentId} is the executor of ${task.id}; a fresh reviewer must approve.`,
+    );
+  }
+  if (command.reviewedHead !== undefined && command.reviewedHead !== task.branchHead) {
+    throw new DomainError(
+      "invalid_transition",
+      `Reviewer ${run.agentId} approved ${command.reviewedHead ?? "no commit"}, but the head of ${task.id} is ${task.branchHead ?? "no commit"}; only the reviewed head may be approved.`,
+      { reviewedHead: command.reviewedHead, branchHead: task.branchHead },
     );
   }
   draft.endRun(run, { status: "finished", transition: "approve" }, command.usage);

@@ -319,6 +319,36 @@ describe("rule 3: approve → done, reject → todo with the reviewer's feedback
     expect(getTask(s, "A").status).toBe("review");
   });
 
+  it("refuses an approve of any head but the one submitted, and accepts exactly that one", () => {
+    const d = createDriver();
+    const reviewed = toReview(d, buildState({ tasks: [task("A")] }), "A");
+    const review = claimFor(d, reviewed.state, "A");
+    const before = structuredClone(review.state);
+    for (const reviewedHead of ["deadbeef", null]) {
+      const error = expectDomainError(
+        () =>
+          d.step(review.state, {
+            kind: "approve",
+            runId: review.run.id,
+            landedSha: "2222",
+            landedBranch: "main",
+            reviewedHead,
+          }),
+        "invalid_transition",
+      );
+      expect(error.message).toContain("c0ffee");
+    }
+    expect(review.state).toEqual(before);
+    const ok = d.step(review.state, {
+      kind: "approve",
+      runId: review.run.id,
+      landedSha: "2222",
+      landedBranch: "main",
+      reviewedHead: "c0ffee",
+    });
+    expect(getTask(ok.state, "A").status).toBe("done");
+  });
+
   it("refuses approve and reject from an execute run", () => {
     const d = createDriver();
     const claimed = claimFor(d, buildState({ tasks: [task("A")] }), "A");
@@ -1055,6 +1085,40 @@ describe("rule 9: no transition → retry with exponential backoff, then a remed
     s = next.state;
     expect(getTask(s, "A").failures).toBe(0);
   });
+});
+
+describe("run violations: a transition the run may not make, or the disk limit → incident and escalation", () => {
+  for (const violation of ["forbidden_transition", "disk_limit"] as const) {
+    it(`records a ${violation} incident, fails the run and hands the task to a resolver`, () => {
+      const d = createDriver();
+      const claimed = claimFor(d, buildState({ tasks: [task("A")] }), "A");
+      const result = d.step(claimed.state, {
+        kind: "run-violation",
+        runId: claimed.run.id,
+        violation,
+        detail: "what the worker saw",
+        checkpointRef: "overseer/checkpoint/A/x",
+      });
+      expect(result.incidents).toEqual([
+        expect.objectContaining({
+          kind: violation,
+          taskId: "A",
+          runId: claimed.run.id,
+          details: { action: "execute", checkpointRef: "overseer/checkpoint/A/x" },
+        }),
+      ]);
+      expect(result.incidents[0]?.message).toContain("what the worker saw");
+      expect(result.state.runs.get(claimed.run.id)?.status).toBe("failed");
+      const a = getTask(result.state, "A");
+      expect(a.status).toBe("blocked");
+      expect(resolversOf(result.state, "A")).toHaveLength(1);
+      // Redelivered: applied once.
+      expect(
+        d.step(result.state, { kind: "run-violation", runId: claimed.run.id, violation, detail: "x" })
+          .outcome,
+      ).toBe("already_applied");
+    });
+  }
 });
 
 describe("rule 10: scope violation → incident, awaiting remediation, project paused, nothing rolled back", () => {

@@ -32,6 +32,11 @@ export const runJobSchema = z.object({
    * worker whose mirror already has exactly this head need not fetch before checking out.
    */
   expectedTaskHead: z.string().nullable(),
+  /**
+   * The agent whose submit is under review (reviews only). A worker refuses an approve from
+   * this agent, so no executor ever lands its own work.
+   */
+  executorAgentId: z.string().nullable().optional(),
   /** The full prompt, already rendered and bounded by max_prompt_chars. */
   prompt: z.string(),
   /** Harness argv before placeholder expansion. */
@@ -101,6 +106,12 @@ export const runOutcomeSchema = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("transition"), transition: controlTransitionSchema, usage: usageSchema }),
   z.object({ kind: z.literal("timeout"), stalled: z.boolean(), seconds: z.number() }),
   z.object({ kind: z.literal("no-transition"), detail: z.string(), crashed: z.boolean() }),
+  /** The worker refused or stopped the run for breaking a run rule (nothing was landed). */
+  z.object({
+    kind: z.literal("violation"),
+    violation: z.enum(["forbidden_transition", "disk_limit"]),
+    detail: z.string(),
+  }),
   z.object({
     kind: z.literal("misconfigured"),
     reason: z.enum(["harness_not_configured", "configuration_error"]),

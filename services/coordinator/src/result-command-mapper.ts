@@ -42,6 +42,14 @@ export function commandForResult(result: RunResult, retry: RetryPolicy): Command
         maxAttempts: retry.maxAttempts,
         backoffMs: retry.backoffMs,
       };
+    case "violation":
+      return {
+        kind: "run-violation",
+        runId,
+        violation: outcome.violation,
+        detail: outcome.detail,
+        checkpointRef: result.checkpointRef,
+      };
     case "misconfigured":
       return { kind: "run-misconfigured", runId, reason: outcome.reason, message: outcome.message };
     case "transition": {
@@ -65,6 +73,7 @@ export function commandForResult(result: RunResult, retry: RetryPolicy): Command
             feedback: t.feedback,
             landedSha: result.landedSha,
             landedBranch: result.landedBranch,
+            reviewedHead: result.branchHead,
             usage,
           };
         case "reject":

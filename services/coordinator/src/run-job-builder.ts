@@ -62,6 +62,7 @@ export function buildRunJob(
       mainBranch: project.branch,
       taskBranch: taskBranch(task.id),
       expectedTaskHead: task.branchHead,
+      executorAgentId: run.action === "review" ? task.executorAgentId : null,
       prompt: rendered.prompt,
       argv: [...argv],
       env: { ...config.secrets },

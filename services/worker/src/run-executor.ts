@@ -29,6 +29,7 @@ import { RUN_JOB_VERSION, type RunJob, type RunOutcome, type RunResult } from "@
 import { placeCheckoutFiles } from "./checkout-files.ts";
 import { runHook } from "./hook-runner.ts";
 import { scopeViolations } from "./scope-checker.ts";
+import { refusedTransition } from "./transition-policy.ts";
 
 export interface RunExecutorDeps {
   workerId: string;
@@ -281,7 +282,7 @@ export async function executeRun(
       }
     }
 
-    const outcome = outcomeOf(harness, redact);
+    const outcome = refuseForbidden(job, outcomeOf(harness, redact), taskHead, log);
     const reviewing = job.action === "review";
     const violations = reviewing
       ? []
@@ -389,6 +390,19 @@ function outcomeOf(
     ? `its control file was refused: ${harness.controlError}`
     : `exit ${harness.exitCode ?? "-"}${harness.signal ? ` (signal ${harness.signal})` : ""} without calling overseer-agent`;
   return { kind: "no-transition", crashed, detail: `the harness ended without a transition: ${why}` };
+}
+
+/**
+ * A transition the run may not make becomes a violation before any git work: nothing is
+ * landed or pushed for it (an executor's work is kept as a checkpoint), and the coordinator
+ * records an incident.
+ */
+function refuseForbidden(job: RunJob, outcome: RunOutcome, taskHead: string | null, log: Logger): RunOutcome {
+  if (outcome.kind !== "transition") return outcome;
+  const refused = refusedTransition(job, outcome.transition.kind, taskHead);
+  if (refused === null) return outcome;
+  log.warn({ transition: outcome.transition.kind, reason: refused }, "refused the agent's transition");
+  return { kind: "violation", violation: "forbidden_transition", detail: refused };
 }
 
 /** The agent's words, with every configured secret redacted before they reach git, Redis or Postgres. */
@@ -514,7 +528,7 @@ async function recordWork(
   const message =
     transition?.kind === "escalate"
       ? `Checkpoint of ${job.taskId}: ${transition.reason}`
-      : `Checkpoint of ${job.taskId} (${outcome.kind === "transition" ? transition?.kind : outcome.kind})`;
+      : `Checkpoint of ${job.taskId} (${outcome.kind === "transition" ? transition?.kind : outcome.kind === "violation" ? outcome.violation : outcome.kind})`;
   const sha = await worktree.commit({ message, trailers: trailers("blocked"), author: job.author });
   if (sha === null) return { kind: "ok", commits: { ...NO_COMMITS, branchHead: ctx.taskHead } };
   const ref = checkpointRef(job.taskId, job.agentId);

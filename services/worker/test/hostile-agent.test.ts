@@ -1,0 +1,113 @@
+/**
+ * Hostile agents through the real worker: each attack is a shell script run as the harness of a
+ * real BullMQ run job, inside the real bwrap sandbox, against a real bare repository. Each case
+ * asserts what the worker reported and what the repository holds afterwards.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { WorkerRig } from "./support/worker-rig.ts";
+
+const rig = new WorkerRig();
+beforeAll(() => rig.setup());
+afterAll(() => rig.teardown());
+
+/** Submits honest work on a task so the task branch has a head under review. */
+async function submitted(taskId: string, content = taskId): Promise<{ head: string; executor: string }> {
+  const job = rig.job(
+    `echo "work: ${content}" > src/${taskId}.txt && printf 'Add %s\\n' ${taskId} | overseer-agent submit --message-file -`,
+    { taskId, scope: ["src/**"] },
+  );
+  const result = await rig.run(job);
+  expect(result.outcome).toMatchObject({ kind: "transition", transition: { kind: "submit" } });
+  expect(result.branchHead).toMatch(/^[0-9a-f]{40}$/);
+  return { head: result.branchHead as string, executor: job.agentId };
+}
+
+describe("breach 1: no unreviewed work reaches the target branch", () => {
+  it("refuses an executor's approve: nothing lands, the run is reported as a violation", async () => {
+    const { head } = await submitted("S01-001");
+    const main = await rig.head("main");
+    // A reviewer rejected it; the next executor run approves instead of redoing the work.
+    const job = rig.job("echo redo > src/S01-001.txt; overseer-agent approve --feedback 'ship it'", {
+      taskId: "S01-001",
+      expectedTaskHead: head,
+    });
+    const result = await rig.run(job);
+    expect(result.outcome).toMatchObject({ kind: "violation", violation: "forbidden_transition" });
+    expect(result.landedSha).toBeNull();
+    expect(await rig.head("main")).toBe(main);
+    expect(await rig.head("overseer/task/S01-001")).toBe(head);
+    // The executor's unfinished work is kept as a checkpoint that is never merged.
+    expect(result.checkpointRef).toMatch(/^overseer\/checkpoint\//);
+  });
+
+  it("refuses a resolver's approve and a reviewer's submit", async () => {
+    const { head } = await submitted("S01-002");
+    const main = await rig.head("main");
+    const resolver = await rig.run(
+      rig.job("overseer-agent approve", { taskId: "S01-002", action: "resolve", expectedTaskHead: head }),
+    );
+    expect(resolver.outcome).toMatchObject({ kind: "violation", violation: "forbidden_transition" });
+    const reviewer = await rig.run(
+      rig.job("echo x > src/y.txt; echo m | overseer-agent submit --message-file -", {
+        taskId: "S01-002",
+        action: "review",
+        expectedTaskHead: head,
+      }),
+    );
+    expect(reviewer.outcome).toMatchObject({ kind: "violation", violation: "forbidden_transition" });
+    expect(reviewer.commitSha).toBeNull();
+    expect(await rig.head("main")).toBe(main);
+    expect(await rig.head("overseer/task/S01-002")).toBe(head);
+  });
+
+  it("refuses the executor approving its own work as a reviewer", async () => {
+    const { head, executor } = await submitted("S01-003");
+    const main = await rig.head("main");
+    const result = await rig.run(
+      rig.job("overseer-agent approve", {
+        taskId: "S01-003",
+        action: "review",
+        agentId: executor,
+        executorAgentId: executor,
+        expectedTaskHead: head,
+      }),
+    );
+    expect(result.outcome).toMatchObject({ kind: "violation", violation: "forbidden_transition" });
+    expect(await rig.head("main")).toBe(main);
+  });
+
+  it("refuses to land a task head other than the one submitted for review", async () => {
+    const { head, executor } = await submitted("S01-004");
+    // Someone moves the task branch after the submit Postgres recorded.
+    const { head: moved } = await submitted("S01-004", "changed");
+    expect(moved).not.toBe(head);
+    const main = await rig.head("main");
+    const result = await rig.run(
+      rig.job("overseer-agent approve", {
+        taskId: "S01-004",
+        action: "review",
+        executorAgentId: executor,
+        expectedTaskHead: head,
+      }),
+    );
+    expect(result.outcome).toMatchObject({ kind: "violation", violation: "forbidden_transition" });
+    expect(result.landedSha).toBeNull();
+    expect(await rig.head("main")).toBe(main);
+  });
+
+  it("lands a fresh reviewer's approve of exactly the submitted head", async () => {
+    const { head, executor } = await submitted("S01-005");
+    const result = await rig.run(
+      rig.job("overseer-agent approve --feedback fine", {
+        taskId: "S01-005",
+        action: "review",
+        executorAgentId: executor,
+        expectedTaskHead: head,
+      }),
+    );
+    expect(result.outcome).toMatchObject({ kind: "transition", transition: { kind: "approve" } });
+    expect(result.landedSha).toMatch(/^[0-9a-f]{40}$/);
+    expect(await rig.head("main")).toBe(result.landedSha);
+    expect(await rig.git("merge-base", "--is-ancestor", head, "main").then(() => true)).toBe(true);
+  });
+});

@@ -1,0 +1,170 @@
+/**
+ * A real worker for service-level tests: a WorkerService taking real BullMQ jobs from the
+ * shared Redis (under a key prefix of its own), running each job's harness in a real bwrap
+ * sandbox against a bare git repository in a temp dir. Jobs are written by the test, so a
+ * "hostile agent" is a shell script given as the harness argv.
+ */
+import { randomBytes } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { createLogger } from "@overseer/config";
+import { initBareRepo, runGit } from "@overseer/git";
+import {
+  createRedis,
+  LiveChannel,
+  type Redis,
+  RUN_JOB_VERSION,
+  type RunJob,
+  RunQueues,
+  type RunResult,
+  resultJobId,
+  runResultSchema,
+  WorkerRegistry,
+} from "@overseer/queue";
+import { createSandboxDriver, type SandboxDriver } from "@overseer/sandbox";
+import { sandboxWrapFor } from "../../src/sandbox-wrap.ts";
+import { WorkerService, type WorkerServiceOptions } from "../../src/worker-service.ts";
+
+export const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
+
+export class WorkerRig {
+  readonly prefix = `wt${randomBytes(4).toString("hex")}`;
+  readonly logger = createLogger({ name: "worker-test", level: process.env.TEST_LOG_LEVEL ?? "silent" });
+  dir = "";
+  dataDir = "";
+  remote = "";
+  redis!: Redis;
+  queues!: RunQueues;
+  worker!: WorkerService;
+  private driver!: SandboxDriver;
+  private readonly closers: (() => Promise<void>)[] = [];
+  private runs = 0;
+
+  async setup(options: Partial<WorkerServiceOptions> = {}): Promise<this> {
+    this.dir = await mkdtemp(path.join(tmpdir(), "overseer-worker-test-"));
+    this.dataDir = path.join(this.dir, "data");
+    this.remote = path.join(this.dir, "remote.git");
+    await initBareRepo(this.remote, {
+      initialFiles: { "README.md": "hello\n", "src/app.txt": "v1\n" },
+      branch: "main",
+    });
+    this.redis = createRedis(REDIS_URL);
+    this.queues = new RunQueues(this.redis, { prefix: this.prefix, infraBackoffMs: 200 });
+    this.driver = createSandboxDriver("bwrap");
+    const workerConnection = createRedis(REDIS_URL);
+    const subscriber = createRedis(REDIS_URL);
+    const driver = this.driver;
+    this.worker = new WorkerService(
+      {
+        workerConnection,
+        subscriber,
+        queues: this.queues,
+        live: new LiveChannel(this.redis, { prefix: this.prefix }),
+        registry: new WorkerRegistry(this.redis, this.prefix),
+        logger: this.logger,
+      },
+      {
+        id: `worker-test-${this.prefix}`,
+        concurrency: 1,
+        dataDir: this.dataDir,
+        prefix: this.prefix,
+        heartbeatIntervalMs: 500,
+        lockDurationMs: 30_000,
+        stalledIntervalMs: 30_000,
+        killGraceMs: 500,
+        sandboxName: "bwrap",
+        unsafe: false,
+        sandboxFor: async (job, paths) => sandboxWrapFor(driver, job, paths, this.dataDir),
+        ...options,
+      },
+    );
+    await this.worker.start();
+    this.closers.push(async () => {
+      await this.worker.stop();
+      workerConnection.disconnect();
+      subscriber.disconnect();
+    });
+    return this;
+  }
+
+  async teardown(): Promise<void> {
+    for (const close of this.closers.reverse()) await close().catch(() => undefined);
+    await this.queues?.runs.obliterate({ force: true }).catch(() => undefined);
+    await this.queues?.results.obliterate({ force: true }).catch(() => undefined);
+    await this.queues?.close().catch(() => undefined);
+    const keys = await this.redis?.keys(`${this.prefix}:*`).catch(() => [] as string[]);
+    if (keys && keys.length > 0) await this.redis.del(...keys).catch(() => undefined);
+    this.redis?.disconnect();
+    await this.driver?.dispose().catch(() => undefined);
+    if (this.dir) await rm(this.dir, { recursive: true, force: true });
+  }
+
+  /** A run job for task `taskId` whose harness is `sh -c script` (the hostile agent). */
+  job(script: string, overrides: Partial<RunJob> = {}): RunJob {
+    this.runs += 1;
+    const taskId = overrides.taskId ?? "S00-001";
+    const action = overrides.action ?? "execute";
+    return {
+      v: RUN_JOB_VERSION,
+      kind: "run",
+      runId: `run-${this.prefix}-${this.runs}`,
+      projectId: `p-${this.prefix}`,
+      taskId,
+      agentId: `${action}-backend-${this.prefix}${this.runs}`,
+      action,
+      role: "backend",
+      attempt: 1,
+      repo: this.remote,
+      mainBranch: "main",
+      taskBranch: `overseer/task/${taskId}`,
+      expectedTaskHead: null,
+      executorAgentId: null,
+      prompt: "Do the task.\n",
+      argv: ["sh", "-c", script],
+      env: {},
+      envAllow: [],
+      secretValues: [],
+      timeoutMs: 60_000,
+      idleTimeoutMs: 0,
+      scope: ["src/**"],
+      metadataGlobs: [],
+      gitCommits: true,
+      author: { name: "Overseer Agent", email: "agent@overseer.local" },
+      hooks: {},
+      files: {},
+      sandbox: { pidsMax: 256, memoryMb: 2048, cpuSeconds: 600, networkAllowHosts: [] },
+      enqueuedAt: Date.now(),
+      ...overrides,
+    };
+  }
+
+  /** Enqueues the job as a coordinator would and waits for the worker's reported result. */
+  async run(job: RunJob, timeoutMs = 90_000): Promise<RunResult> {
+    await this.queues.enqueueRun(job);
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const reported = await this.queues.results.getJob(resultJobId(job.runId));
+      if (reported) return runResultSchema.parse(reported.data);
+      if (Date.now() > deadline) {
+        const state = await this.queues.runJobState(job.runId);
+        throw new Error(
+          `no result for ${job.runId} after ${timeoutMs} ms (run job: ${JSON.stringify(state)})`,
+        );
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+
+  /** `git <args>` against the bare remote; trimmed stdout, or null when the ref is missing. */
+  async git(...args: string[]): Promise<string> {
+    return (await runGit(args, { cwd: this.remote })).stdout.trim();
+  }
+
+  async head(branch: string): Promise<string | null> {
+    const out = await runGit(["for-each-ref", "--format=%(objectname)", `refs/heads/${branch}`], {
+      cwd: this.remote,
+    });
+    return out.stdout.trim() || null;
+  }
+}
