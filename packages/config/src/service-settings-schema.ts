@@ -43,9 +43,11 @@ export interface ServiceSettings {
   readonly jobAttempts: number;
   /** `OVERSEER_RETRY_BACKOFF_MS`: base delay before a failed run is retried. Default `1000`. */
   readonly retryBackoffMs: number;
-  /** `OVERSEER_WORKER_LOCK_MS`: job lock a worker renews while a run lasts; redelivery after a worker death waits for it to lapse. Default `30000`. */
+  /** `OVERSEER_WORKER_LOCK_MS`: job lock a worker renews while a run lasts; redelivery after a worker death waits for it to lapse. Default `6000`. */
   readonly workerLockMs: number;
-  /** `OVERSEER_STALLED_INTERVAL_MS`: how often workers check for jobs of dead workers. Default `15000`. */
+  /** `OVERSEER_WORKER_LOCK_RENEW_MS`: how often a worker renews the locks of its running jobs; below the lock. Default `1500`. */
+  readonly workerLockRenewMs: number;
+  /** `OVERSEER_STALLED_INTERVAL_MS`: how often workers check for jobs of dead workers. Default `1000`. */
   readonly stalledIntervalMs: number;
   /** `OVERSEER_MAX_STALLED_COUNT`: redeliveries after worker deaths before the run is failed. Default `3`. */
   readonly maxStalledCount: number;
@@ -271,17 +273,26 @@ const SPECS: SpecTable = {
   },
   workerLockMs: {
     name: "OVERSEER_WORKER_LOCK_MS",
-    fallback: "30000",
-    defaultLabel: "30000",
+    fallback: "6000",
+    defaultLabel: "6000",
     description:
-      "Lock a worker holds on a running job, renewed while it runs; a dead worker's job is redelivered after it lapses.",
+      "Lock a worker holds on a running job, renewed while it runs; a dead or frozen worker's job is redelivered to another worker once it lapses (a worker that stalls longer than this loses its run, which is then redone).",
     schema: integer(1000, MS_MAX),
+  },
+  workerLockRenewMs: {
+    name: "OVERSEER_WORKER_LOCK_RENEW_MS",
+    fallback: "1500",
+    defaultLabel: "1500",
+    description:
+      "How often a worker renews the locks of its running jobs; must be below OVERSEER_WORKER_LOCK_MS (the gap is how long a live worker may stall without losing its runs).",
+    schema: integer(100, MS_MAX),
   },
   stalledIntervalMs: {
     name: "OVERSEER_STALLED_INTERVAL_MS",
-    fallback: "15000",
-    defaultLabel: "15000",
-    description: "How often workers look for jobs whose worker died (lapsed lock) and redeliver them.",
+    fallback: "1000",
+    defaultLabel: "1000",
+    description:
+      "How often workers look for jobs whose lock lapsed (dead or frozen worker) and redeliver them; one check per interval runs across the fleet.",
     schema: integer(500, MS_MAX),
   },
   maxStalledCount: {
@@ -465,7 +476,8 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): ServiceSetti
 /** Relationships between variables, checked only when both sides parsed. */
 function crossCheck(values: Record<string, unknown>, env: NodeJS.ProcessEnv): ConfigIssue[] {
   const issues: ConfigIssue[] = [];
-  const { heartbeatIntervalMs, leaseTtlMs, sandbox, sandboxUnsafeNone } = values;
+  const { heartbeatIntervalMs, leaseTtlMs, sandbox, sandboxUnsafeNone, workerLockMs, workerLockRenewMs } =
+    values;
   if (
     typeof heartbeatIntervalMs === "number" &&
     typeof leaseTtlMs === "number" &&
@@ -475,6 +487,17 @@ function crossCheck(values: Record<string, unknown>, env: NodeJS.ProcessEnv): Co
       path: SPECS.heartbeatIntervalMs.name,
       expected: `an interval below OVERSEER_LEASE_TTL_MS (${leaseTtlMs}) so a live owner renews before its lease expires`,
       received: String(heartbeatIntervalMs),
+    });
+  }
+  if (
+    typeof workerLockMs === "number" &&
+    typeof workerLockRenewMs === "number" &&
+    workerLockRenewMs >= workerLockMs
+  ) {
+    issues.push({
+      path: SPECS.workerLockRenewMs.name,
+      expected: `an interval below OVERSEER_WORKER_LOCK_MS (${workerLockMs}) so a live worker renews its job locks before they lapse`,
+      received: String(workerLockRenewMs),
     });
   }
   if (sandbox === "none" && sandboxUnsafeNone === false) {

@@ -74,9 +74,11 @@ export async function storeRunPrompt(db: Db, runId: string, prompt: string): Pro
 
 /**
  * queued → running when a worker picks a run up. Not a task transition, so it skips the
- * state machine's full load: one guarded UPDATE plus its event, in one transaction.
- * Idempotent by run id: a redelivery (run already running or ended) changes nothing and
- * returns null.
+ * state machine's full load: one locked read, one guarded UPDATE and its event, in one
+ * transaction. A run already running under another worker was redelivered (its first
+ * worker died or froze past its job lock): the run records its new worker with a
+ * `run.redelivered` event. Idempotent by run and worker: a repeated or late notice (the run
+ * ended, the same worker, an older start) changes nothing and returns null.
  */
 export async function markRunStarted(
   db: Db,
@@ -86,22 +88,36 @@ export async function markRunStarted(
 ): Promise<EventRow | null> {
   return db.transaction().execute(async (trx) => {
     const run = await trx
-      .updateTable("runs")
-      .set({ status: "running", worker_id: workerId, started_at: new Date(at) })
+      .selectFrom("runs")
+      .select(["project_id", "task_id", "status", "worker_id", "started_at"])
       .where("id", "=", runId)
-      .where("status", "=", "queued")
-      .returning(["project_id", "task_id"])
+      .forUpdate()
       .executeTakeFirst();
     if (!run) return null;
+    const startedAt = new Date(at);
+    let type: "run.started" | "run.redelivered";
+    let data: Record<string, unknown>;
+    if (run.status === "queued") {
+      type = "run.started";
+      data = { workerId };
+    } else if (
+      run.status === "running" &&
+      run.worker_id !== workerId &&
+      (run.started_at === null || run.started_at.getTime() < at)
+    ) {
+      type = "run.redelivered";
+      data = { workerId, previousWorkerId: run.worker_id };
+    } else {
+      return null;
+    }
+    await trx
+      .updateTable("runs")
+      .set({ status: "running", worker_id: workerId, started_at: startedAt })
+      .where("id", "=", runId)
+      .execute();
     const event = await trx
       .insertInto("events")
-      .values({
-        project_id: run.project_id,
-        task_id: run.task_id,
-        run_id: runId,
-        type: "run.started",
-        data: json({ workerId }),
-      })
+      .values({ project_id: run.project_id, task_id: run.task_id, run_id: runId, type, data: json(data) })
       .returningAll()
       .executeTakeFirstOrThrow();
     await sql`SELECT pg_notify('overseer_events', ${run.project_id})`.execute(trx);

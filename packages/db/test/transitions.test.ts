@@ -10,6 +10,7 @@ import {
   LeaseLostError,
   listEvents,
   loadProjectState,
+  markRunStarted,
   migrateDown,
   migrateToLatest,
   pendingMigrations,
@@ -148,6 +149,39 @@ describe("applyTransition", () => {
     const state = await loadProjectState(scratch.db, "p3");
     expect(state.runs.size).toBe(0);
     await releaseLeases(scratch.db, "coord-a");
+  });
+});
+
+describe("markRunStarted", () => {
+  it("starts a queued run once, records a redelivery to another worker, and ignores late or repeated notices", async () => {
+    await projectWithTasks("p-start", [card("S00-001")]);
+    const claimed = await applyTransition(scratch.db, "p-start", { kind: "claim" });
+    const runId = claimed.changes.runs[0]?.id ?? "";
+    const t0 = Date.now();
+    expect((await markRunStarted(scratch.db, runId, "w1", t0))?.type).toBe("run.started");
+    expect(await markRunStarted(scratch.db, runId, "w1", t0 + 5)).toBeNull();
+    const moved = await markRunStarted(scratch.db, runId, "w2", t0 + 10);
+    expect(moved?.type).toBe("run.redelivered");
+    expect(moved?.data).toEqual({ workerId: "w2", previousWorkerId: "w1" });
+    // w1's notice arriving after the redelivery (older start) does not take the run back.
+    expect(await markRunStarted(scratch.db, runId, "w1", t0 + 1)).toBeNull();
+    const row = await scratch.db
+      .selectFrom("runs")
+      .selectAll()
+      .where("id", "=", runId)
+      .executeTakeFirstOrThrow();
+    expect([row.status, row.worker_id]).toEqual(["running", "w2"]);
+    await applyTransition(scratch.db, "p-start", {
+      kind: "submit",
+      runId,
+      message: "done",
+      commitSha: "abc",
+      branchHead: "abc",
+    });
+    expect(await markRunStarted(scratch.db, runId, "w3", t0 + 20)).toBeNull();
+    const events = await listEvents(scratch.db, { projectId: "p-start", limit: 100 });
+    expect(events.filter((e) => e.type === "run.started")).toHaveLength(1);
+    expect(events.filter((e) => e.type === "run.redelivered")).toHaveLength(1);
   });
 });
 

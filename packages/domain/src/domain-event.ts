@@ -9,6 +9,7 @@ export interface DomainEvent {
 export type DomainEventType =
   | "run.queued"
   | "run.started"
+  | "run.redelivered"
   | "run.finished"
   | "run.failed"
   | "run.cancelled"

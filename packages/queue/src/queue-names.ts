@@ -10,6 +10,10 @@ export function resultJobId(runId: string): string {
   return `result-${runId}`;
 }
 
-export function startedJobId(runId: string): string {
-  return `started-${runId}`;
+/**
+ * One start notice per run and worker: a run redelivered to another worker (its first worker
+ * died or froze) reports its new start, so Postgres learns who runs it now.
+ */
+export function startedJobId(runId: string, workerId: string): string {
+  return `started-${runId}-${workerId}`;
 }

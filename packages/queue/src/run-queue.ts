@@ -44,7 +44,10 @@ export class RunQueues {
   /** Reports a result; idempotent per run. */
   async reportResult(message: ResultMessage): Promise<void> {
     const payload = resultMessageSchema.parse(message);
-    const jobId = payload.kind === "run-result" ? resultJobId(payload.runId) : startedJobId(payload.runId);
+    const jobId =
+      payload.kind === "run-result"
+        ? resultJobId(payload.runId)
+        : startedJobId(payload.runId, payload.workerId);
     await this.results.add(payload.kind, payload, {
       jobId,
       attempts: 5,
@@ -75,6 +78,16 @@ export class RunQueues {
     if (state === "failed") return { state: "failed", failedReason: job.failedReason };
     if (state === "completed" || state === "unknown") return { state: "missing" };
     return { state: "active" };
+  }
+
+  /**
+   * Whether the delivery holding `token` still owns the run's job: its BullMQ lock exists and
+   * carries that token. False once the lock lapsed (a frozen or partitioned worker) or the
+   * job was redelivered to another worker, whose token the lock then holds.
+   */
+  async holdsRunLock(runId: string, token: string): Promise<boolean> {
+    const client = await this.runs.client;
+    return (await client.get(this.runs.toKey(`${runJobId(runId)}:lock`))) === token;
   }
 
   async hasResult(runId: string): Promise<boolean> {

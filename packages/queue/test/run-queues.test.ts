@@ -7,6 +7,7 @@ import {
   RESULT_QUEUE,
   type Redis,
   RUN_JOB_VERSION,
+  RUN_QUEUE,
   type RunJob,
   RunQueues,
   type RunResult,
@@ -116,6 +117,67 @@ describe("RunQueues", () => {
     expect(await stored?.getState()).toBe("failed");
     expect((await queues.runJobState("r3")).state).toBe("reported");
     expect(await (await queues.results.getJob("result-r3"))?.getState()).toBe("waiting");
+  });
+});
+
+describe("run job ownership", () => {
+  it("a delivery owns its job only while the lock holds its token; a lapsed lock moves the job to another worker", async () => {
+    const own = `${prefix}-own`;
+    const url = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
+    const ownQueues = new RunQueues(redis, { prefix: own });
+    const workers: Worker[] = [];
+    const connections: Redis[] = [];
+    const tokens: { worker: string; token: string }[] = [];
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const delivered = (count: number) =>
+      new Promise<void>((resolve) => {
+        const check = setInterval(() => {
+          if (tokens.length >= count) {
+            clearInterval(check);
+            resolve();
+          }
+        }, 20);
+      });
+    const start = (name: string, options: Record<string, unknown>) => {
+      const connection = createRedis(url);
+      connections.push(connection);
+      const w = new Worker(
+        RUN_QUEUE,
+        async (_job, token) => {
+          tokens.push({ worker: name, token: token ?? "" });
+          await held;
+        },
+        { connection, prefix: own, lockDuration: 1000, stalledInterval: 300, ...options },
+      );
+      w.on("error", () => undefined);
+      workers.push(w);
+    };
+    try {
+      // "frozen" never renews its lock (as a stopped process); "live" finds the lapsed job.
+      start("frozen", { skipLockRenewal: true, skipStalledCheck: true });
+      await ownQueues.enqueueRun(job("own-1"));
+      await delivered(1);
+      const first = tokens[0]?.token ?? "";
+      expect(await ownQueues.holdsRunLock("own-1", first)).toBe(true);
+      expect(await ownQueues.holdsRunLock("own-1", "someone-else")).toBe(false);
+      start("live", { lockRenewTime: 250 });
+      await delivered(2);
+      expect(tokens.map((t) => t.worker)).toEqual(["frozen", "live"]);
+      const second = tokens[1]?.token ?? "";
+      expect(await ownQueues.holdsRunLock("own-1", first)).toBe(false);
+      expect(await ownQueues.holdsRunLock("own-1", second)).toBe(true);
+    } finally {
+      release();
+      await Promise.all(workers.map((w) => w.close(true)));
+      for (const c of connections) c.disconnect();
+      await ownQueues.runs.obliterate({ force: true }).catch(() => undefined);
+      await ownQueues.close();
+      const keys = await redis.keys(`${own}:*`);
+      if (keys.length > 0) await redis.del(...keys);
+    }
   });
 });
 

@@ -49,6 +49,11 @@ export interface RunExecutorDeps {
   mirrorFreshness?: { lastSync: Map<string, number>; freshMs: number };
   /** Takes background work (checkout removal) the caller awaits before shutting down. */
   defer?(work: Promise<unknown>): void;
+  /**
+   * Fencing before any git side effect (commit, push, landing): throws `RunOwnershipLostError`
+   * when this delivery no longer owns the run (its job was redelivered elsewhere).
+   */
+  confirmOwnership?(job: RunJob): Promise<void>;
 }
 
 export interface RunPaths {
@@ -288,6 +293,7 @@ export async function executeRun(
       ? []
       : scopeViolations(await worktree.changedPaths(), job.scope, job.metadataGlobs);
     lap("scope");
+    await deps.confirmOwnership?.(job);
     const commits = await recordWork(job, deps, mirror, worktree, outcome, {
       taskHead,
       base,
@@ -354,6 +360,18 @@ export class WorkerShutdownError extends Error {
   override readonly name = "WorkerShutdownError";
   constructor(runId: string) {
     super(`run ${runId} was interrupted by a worker shutdown; it will be redelivered`);
+  }
+}
+
+/**
+ * This worker's delivery of the run no longer owns it: the job lock lapsed (the worker froze
+ * or lost Redis) and the run was, or will be, redelivered. Nothing more may be pushed,
+ * landed or reported for it from here.
+ */
+export class RunOwnershipLostError extends Error {
+  override readonly name = "RunOwnershipLostError";
+  constructor(runId: string) {
+    super(`run ${runId} is no longer owned by this worker (its job lock lapsed); its outcome is dropped`);
   }
 }
 

@@ -66,6 +66,7 @@ const service = new WorkerService(
     prefix: settings.queuePrefix,
     heartbeatIntervalMs: settings.heartbeatIntervalMs,
     lockDurationMs: settings.workerLockMs,
+    lockRenewMs: settings.workerLockRenewMs,
     stalledIntervalMs: settings.stalledIntervalMs,
     maxStalledCount: settings.maxStalledCount,
     mirrorFreshMs: settings.mirrorFreshMs,

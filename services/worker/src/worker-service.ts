@@ -2,11 +2,19 @@
  * A stateless worker process: `concurrency` slots, each running one run job at a time.
  *
  * Delivery is at-least-once. A job is taken with a BullMQ lock that this process renews
- * while the run lasts; if the process dies, the lock lapses and another worker's stalled
- * check redelivers the job, which starts again from a fresh checkout. A run's result is
- * reported to the results queue under a job id derived from the run id before the run job
- * completes, so a redelivered job whose result already exists is skipped, and the
- * coordinator applies each result once (idempotent by run id).
+ * (every `lockRenewMs`) while the run lasts; if the process dies or freezes, the lock lapses
+ * after `lockDurationMs` and the next stalled check of any live worker (every
+ * `stalledIntervalMs`) redelivers the job, which starts again from a fresh checkout and
+ * reports its new start (Postgres records the redelivery). A run's result is reported to the
+ * results queue under a job id derived from the run id before the run job completes, so a
+ * redelivered job whose result already exists is skipped, and the coordinator applies each
+ * result once (idempotent by run id).
+ *
+ * Fencing: a delivery acts only while it owns the job. Before any git side effect (commit,
+ * push, landing) and before reporting the result, the worker checks that the job's lock
+ * still carries this delivery's token; a worker that froze past its lock (SIGSTOP, a long
+ * pause) and resumed after the run was redelivered therefore drops its late outcome instead
+ * of pushing, landing or reporting it. A failed lock renewal aborts the run at once.
  *
  * Cancellation: the worker listens to the live event channel; a `run.cancelled` event for
  * a run it holds aborts that run (its process group is killed). Shutdown (SIGTERM) aborts
@@ -21,6 +29,7 @@ import {
   RUN_QUEUE,
   type RunJob,
   type RunQueues,
+  runJobId,
   runJobSchema,
   type WorkerHeartbeat,
   type WorkerRegistry,
@@ -28,7 +37,13 @@ import {
 import { type Job, UnrecoverableError, Worker } from "bullmq";
 import type { Redis } from "ioredis";
 import { LiveLogBatcher } from "./live-log-batcher.ts";
-import { executeRun, type RunExecutorDeps, type RunPaths, WorkerShutdownError } from "./run-executor.ts";
+import {
+  executeRun,
+  type RunExecutorDeps,
+  RunOwnershipLostError,
+  type RunPaths,
+  WorkerShutdownError,
+} from "./run-executor.ts";
 
 export interface WorkerServiceOptions {
   id?: string;
@@ -38,9 +53,11 @@ export interface WorkerServiceOptions {
   prefix?: string;
   /** Heartbeat period. Default 5000 ms. */
   heartbeatIntervalMs?: number;
-  /** BullMQ job lock, renewed while a run lasts. Default 30000 ms. */
+  /** BullMQ job lock, renewed while a run lasts; a dead worker's runs are redelivered once it lapses. Default 6000 ms. */
   lockDurationMs?: number;
-  /** How often dead workers' jobs are looked for. Default 15000 ms. */
+  /** How often the locks of running jobs are renewed; below `lockDurationMs`. Default 1500 ms. */
+  lockRenewMs?: number;
+  /** How often jobs with a lapsed lock (dead or frozen worker) are looked for. Default 1000 ms. */
   stalledIntervalMs?: number;
   /** Redeliveries after worker deaths before a job fails. Default 3. */
   maxStalledCount?: number;
@@ -73,7 +90,16 @@ export class WorkerService {
   private readonly mirrors = new Map<string, RepoMirror>();
   private readonly current = new Map<
     string,
-    { job: RunJob; since: number; abort: AbortController; cancelled: boolean }
+    {
+      job: RunJob;
+      /** BullMQ lock token of this delivery: the job is ours while its lock holds it. */
+      token: string;
+      since: number;
+      abort: AbortController;
+      cancelled: boolean;
+      /** The lock could not be renewed: the job may already run elsewhere. */
+      lockLost: boolean;
+    }
   >();
   private readonly startedAt = Date.now();
   private readonly background = new Set<Promise<unknown>>();
@@ -98,6 +124,7 @@ export class WorkerService {
         void work.finally(() => this.background.delete(work));
       },
       sandboxFor: (job, paths) => options.sandboxFor(job, paths),
+      confirmOwnership: (job) => this.confirmOwnership(job.runId),
       onOutput: (job, chunk) => {
         let batcher = batchers.get(job.runId);
         if (!batcher) {
@@ -125,16 +152,21 @@ export class WorkerService {
     }
     await this.deps.subscriber.subscribe(this.deps.live.allEventsChannel);
     this.deps.subscriber.on("message", (_channel, message) => this.onLiveEvent(message));
-    this.worker = new Worker(RUN_QUEUE, (job) => this.process(job), {
+    const lockDuration = this.options.lockDurationMs ?? 6000;
+    const lockRenewTime = this.options.lockRenewMs ?? Math.min(1500, Math.floor(lockDuration / 4));
+    if (lockRenewTime >= lockDuration) throw new RangeError("lockRenewMs must be below lockDurationMs");
+    this.worker = new Worker(RUN_QUEUE, (job, token) => this.process(job, token), {
       connection: this.deps.workerConnection,
       prefix: this.options.prefix ?? "overseer",
       concurrency: this.options.concurrency ?? 2,
-      lockDuration: this.options.lockDurationMs ?? 30_000,
-      stalledInterval: this.options.stalledIntervalMs ?? 15_000,
+      lockDuration,
+      lockRenewTime,
+      stalledInterval: this.options.stalledIntervalMs ?? 1000,
       maxStalledCount: this.options.maxStalledCount ?? 3,
       autorun: true,
     });
     this.worker.on("error", (error) => logger.error({ err: error }, "run worker error"));
+    this.worker.on("lockRenewalFailed", (jobIds) => this.onLockLost(jobIds));
     this.worker.on("failed", (job, error) => logger.warn({ jobId: job?.id, err: error }, "run job failed"));
     await this.beat();
     this.heartbeatTimer = setInterval(() => void this.beat(), this.options.heartbeatIntervalMs ?? 5000);
@@ -156,7 +188,7 @@ export class WorkerService {
     this.deps.logger.info({ worker: this.id }, "worker stopped");
   }
 
-  private async process(job: Job): Promise<void> {
+  private async process(job: Job, token: string | undefined): Promise<void> {
     const parsed = runJobSchema.safeParse(job.data);
     if (!parsed.success) {
       throw new UnrecoverableError(
@@ -166,8 +198,9 @@ export class WorkerService {
     const run = parsed.data;
     // Redelivered after this run's result was already reported (a crash between the two).
     if (await this.deps.queues.hasResult(run.runId)) return;
+    if (!token) throw new UnrecoverableError(`run job ${job.id} was delivered without a lock token`);
     const abort = new AbortController();
-    const entry = { job: run, since: Date.now(), abort, cancelled: false };
+    const entry = { job: run, token, since: Date.now(), abort, cancelled: false, lockLost: false };
     this.current.set(run.runId, entry);
     try {
       // Off the critical path: the start notice travels while the checkout is prepared.
@@ -186,15 +219,47 @@ export class WorkerService {
       const result = await executeRun(run, this.executorDeps, abort.signal);
       await started;
       await this.flushLog(run.runId);
+      await this.confirmOwnership(run.runId);
       await this.deps.queues.reportResult(result);
     } catch (error) {
       // A cancelled run is over: nothing to report (the cancel transition already ended it).
       if (error instanceof WorkerShutdownError && entry.cancelled) return;
+      if (
+        error instanceof RunOwnershipLostError ||
+        (error instanceof WorkerShutdownError && entry.lockLost)
+      ) {
+        // The job is (or will be) redelivered: its new owner reports the outcome. Finishing
+        // the job from here fails on the lock, which leaves the job to its new owner.
+        this.deps.logger.warn(
+          { runId: run.runId, worker: this.id },
+          "run ownership lost (this worker's job lock lapsed and the run was redelivered); its outcome is dropped",
+        );
+        throw new RunOwnershipLostError(run.runId);
+      }
       if (error instanceof WorkerShutdownError) this.deps.logger.warn({ runId: run.runId }, error.message);
       throw error;
     } finally {
       this.current.delete(run.runId);
       await this.flushLog(run.runId);
+    }
+  }
+
+  /** Throws `RunOwnershipLostError` unless this worker's delivery of the run still holds its job lock. */
+  private async confirmOwnership(runId: string): Promise<void> {
+    const entry = this.current.get(runId);
+    if (!entry || entry.lockLost || !(await this.deps.queues.holdsRunLock(runId, entry.token))) {
+      if (entry) entry.lockLost = true;
+      throw new RunOwnershipLostError(runId);
+    }
+  }
+
+  /** BullMQ could not renew these jobs' locks: another worker may already run them, so stop. */
+  private onLockLost(jobIds: string[]): void {
+    for (const entry of this.current.values()) {
+      if (!jobIds.includes(runJobId(entry.job.runId)) || entry.lockLost) continue;
+      this.deps.logger.warn({ runId: entry.job.runId }, "job lock lost; ending the run's process group");
+      entry.lockLost = true;
+      entry.abort.abort();
     }
   }
 
