@@ -9,6 +9,7 @@ export {
 } from "./db-errors.ts";
 export * from "./decision-repository.ts";
 export * from "./event-repository.ts";
+export * from "./fleet-queries.ts";
 export {
   type ActiveRunSummary,
   countEventsByType,

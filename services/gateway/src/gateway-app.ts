@@ -30,6 +30,7 @@ import { GatewayMetrics } from "./metrics/gateway-metrics.ts";
 import { OperatorTransitions } from "./operations/operator-transitions.ts";
 import { registerArgusRoutes } from "./routes/argus-routes.ts";
 import { registerEventRoutes } from "./routes/event-routes.ts";
+import { registerFleetRoutes } from "./routes/fleet-routes.ts";
 import { registerOpsRoutes } from "./routes/ops-routes.ts";
 import { registerPageRoutes } from "./routes/page-routes.ts";
 import { registerProjectRoutes } from "./routes/project-routes.ts";
@@ -164,6 +165,7 @@ export function createGatewayApp(deps: GatewayDeps, options: GatewayOptions = {}
   registerEventRoutes(app, ctx);
   registerTokenRoutes(app, ctx);
   registerOpsRoutes(app, ctx);
+  registerFleetRoutes(app, ctx);
 
   const openApiDocument = () =>
     app.getOpenAPIDocument({
@@ -172,7 +174,7 @@ export function createGatewayApp(deps: GatewayDeps, options: GatewayOptions = {}
         title: API_TITLE,
         version: API_VERSION,
         description:
-          "Argus-compatible operator routes under /api/projects/…, the native REST API under /api/v1/…, live SSE streams, operations routes. Every route except the / and /docs page shells needs a bearer token.",
+          "Argus-compatible operator routes under /api/projects/…, the native REST API under /api/v1/…, live SSE streams, operations routes. Every route except the web app's page shells (/ and /docs) and their /assets/ needs a bearer token.",
       },
       security: [{ bearerAuth: [] }],
     }) as unknown as Record<string, unknown>;

@@ -4,6 +4,7 @@
  * 127.0.0.1) and OVERSEER_GATEWAY_PORT. SIGTERM/SIGINT stop gracefully: open SSE streams end,
  * in-flight requests finish, then the connections close.
  */
+import path from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import { createLogger, loadSettings } from "@overseer/config";
 import { connectDatabase, ensureDatabaseExists, migrateToLatest } from "@overseer/db";
@@ -37,6 +38,7 @@ const gateway = await startGateway(
     maxBodyBytes: settings.maxBodyBytes,
     maxBodyDepth: settings.maxBodyDepth,
     maxImportTasks: settings.maxImportTasks,
+    dataDir: path.join(settings.dataDir, "gateway"),
   },
 );
 

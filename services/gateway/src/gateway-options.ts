@@ -1,6 +1,8 @@
+import path from "node:path";
 import type { Logger } from "@overseer/config";
 import type { Db, DbHandle } from "@overseer/db";
 import type { LiveChannel, Redis, RunQueues, WorkerRegistry } from "@overseer/queue";
+import { defaultWebDir } from "./views/web-assets.ts";
 
 /** What the gateway talks to. The caller owns these connections and closes them. */
 export interface GatewayDeps {
@@ -65,6 +67,14 @@ export interface GatewayOptions {
   shutdownDrainMs?: number;
   /** Add prom-client's process metrics (CPU, memory, event loop) to `/metrics`. Default true. */
   processMetrics?: boolean;
+  /** Built web app served at `/` (`apps/web/dist`). Default: the `@overseer/web` workspace's dist. */
+  webDir?: string;
+  /**
+   * Directory of the gateway's read-only repository mirrors (commit diffs for the web app),
+   * `<dataDir>/mirrors/`. Default `<OVERSEER_DATA_DIR>/gateway` as passed by the entry point,
+   * else `./.overseer-data/gateway`.
+   */
+  dataDir?: string;
 }
 
 export type ResolvedGatewayOptions = Required<{
@@ -89,6 +99,8 @@ export const GATEWAY_DEFAULTS: ResolvedGatewayOptions = Object.freeze({
   statusCacheTtlMs: 2000,
   shutdownDrainMs: 5000,
   processMetrics: true,
+  webDir: defaultWebDir(),
+  dataDir: path.resolve(".overseer-data", "gateway"),
 });
 
 /** Merges options over the defaults once, and checks them right after. */

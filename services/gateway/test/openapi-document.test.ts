@@ -48,6 +48,13 @@ const EXPECTED_OPERATIONS = [
   "get /readyz",
   "get /metrics",
   "get /openapi.json",
+  "get /api/v1/session",
+  "get /api/v1/fleet",
+  "get /api/v1/decisions",
+  "get /api/v1/incidents",
+  "get /api/v1/stats/runs",
+  "post /api/v1/projects/{id}/start",
+  "get /api/v1/runs/{id}/diff",
   "get /docs",
   "get /",
 ];

@@ -50,12 +50,17 @@ export function securityHeaders(): MiddlewareHandler<GatewayEnv> {
 }
 
 /**
- * Paths served without a token: the dashboard and API-docs page shells. They contain no data
+ * Paths served without a token: the web app and API-reference page shells. They contain no data
  * (a browser navigation cannot carry a bearer header); the pages ask for a token and send it
  * with every data request. Everything else, `/healthz` `/readyz` `/metrics` `/openapi.json`
  * included, needs a token (SPEC §7: all HTTP routes need a bearer token).
  */
 export const PUBLIC_PAGE_PATHS: ReadonlySet<string> = new Set(["/", "/docs"]);
+
+/** The page shells and the web app's built assets (`/assets/<name>`, code and styles only). */
+function isPublicPath(path: string): boolean {
+  return PUBLIC_PAGE_PATHS.has(path) || /^\/assets\/[A-Za-z0-9._-]+$/.test(path);
+}
 
 /**
  * `?access_token=` is accepted only on GET SSE routes, because EventSource cannot send
@@ -72,7 +77,7 @@ export function authenticate(verifier: TokenVerifier): MiddlewareHandler<Gateway
   return async (c, next) => {
     c.set("token", undefined);
     const method = c.req.method;
-    if ((method === "GET" || method === "HEAD") && PUBLIC_PAGE_PATHS.has(c.req.path)) return next();
+    if ((method === "GET" || method === "HEAD") && isPublicPath(c.req.path)) return next();
     if (method === "OPTIONS") return next();
     const header = c.req.header("authorization");
     let secret: string | undefined;

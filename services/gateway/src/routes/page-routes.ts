@@ -2,9 +2,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { GatewayEnv } from "../gateway-env.ts";
 import { requireScope } from "../http/request-guards.ts";
-import { DASHBOARD_PAGE } from "../views/dashboard-page.ts";
-import { DOCS_PAGE } from "../views/docs-page.ts";
-import type { StaticPage } from "../views/page-shell.ts";
+import { APP_CSP, DOCS_CSP, loadWebAssets, notBuiltPage } from "../views/web-assets.ts";
 import { errorResponses, type GatewayApp, type RouteContext } from "./route-kit.ts";
 
 const html = (description: string) => ({
@@ -12,13 +10,20 @@ const html = (description: string) => ({
   content: { "text/html": { schema: { type: "string" as const } } },
 });
 
-/** The OpenAPI document (read token) and the two page shells (no token: they hold no data). */
+/**
+ * The OpenAPI document (read token), and the web app built from `apps/web`: the app shell at
+ * `/`, the API reference (Swagger UI from local assets) at `/docs`, and their hashed assets
+ * under `/assets/`. Pages and assets need no token: they hold no data, and ask for a token
+ * that they send as a bearer header with every data request.
+ */
 export function registerPageRoutes(
   app: GatewayApp,
-  _ctx: RouteContext,
+  ctx: RouteContext,
   document: () => Record<string, unknown>,
 ): void {
   let cached: Record<string, unknown> | null = null;
+  const web = loadWebAssets(ctx.options.webDir);
+  if (!web.built) ctx.deps.logger.warn({ dir: web.dir }, "web app not built: / explains how to build it");
 
   app.openapi(
     createRoute({
@@ -41,10 +46,12 @@ export function registerPageRoutes(
     },
   );
 
-  const page = (p: StaticPage) => (c: Context<GatewayEnv>) => {
-    c.header("Content-Security-Policy", p.contentSecurityPolicy);
+  const page = (name: "index.html" | "docs.html", csp: string) => (c: Context<GatewayEnv>) => {
+    const asset = web.page(name);
     c.header("Cache-Control", "no-cache");
-    return c.html(p.html);
+    if (!asset) return c.html(notBuiltPage(web.dir), 503);
+    c.header("Content-Security-Policy", csp);
+    return c.body(asset.body as Uint8Array<ArrayBuffer>, 200, { "Content-Type": asset.contentType });
   };
 
   app.openapi(
@@ -52,21 +59,35 @@ export function registerPageRoutes(
       method: "get",
       path: "/",
       tags: ["Pages"],
-      summary: "Dashboard (page shell, no token needed; it asks for one)",
+      summary: "Operator web app (page shell, no token needed; it asks for one)",
       security: [],
-      responses: { 200: html("Self-contained HTML page.") },
+      responses: {
+        200: html("The app's HTML entry point (apps/web)."),
+        503: html("The web app is not built; the page says how to build it."),
+      },
     }),
-    page(DASHBOARD_PAGE),
+    page("index.html", APP_CSP),
   );
   app.openapi(
     createRoute({
       method: "get",
       path: "/docs",
       tags: ["Pages"],
-      summary: "Browsable API documentation (page shell, no token needed; it asks for one)",
+      summary: "API reference (Swagger UI from local assets, no token needed; it asks for one)",
       security: [],
-      responses: { 200: html("Self-contained HTML page rendering /openapi.json.") },
+      responses: {
+        200: html("Swagger UI rendering /openapi.json."),
+        503: html("The web app is not built; the page says how to build it."),
+      },
     }),
-    page(DOCS_PAGE),
+    page("docs.html", DOCS_CSP),
   );
+
+  // Hashed, immutable build output; unlisted in the API document.
+  app.get("/assets/:name", (c) => {
+    const asset = web.asset(c.req.param("name"));
+    if (!asset) return c.notFound();
+    c.header("Cache-Control", "public, max-age=31536000, immutable");
+    return c.body(asset.body as Uint8Array<ArrayBuffer>, 200, { "Content-Type": asset.contentType });
+  });
 }

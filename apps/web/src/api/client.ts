@@ -1,0 +1,125 @@
+import { getToken } from "../lib/token-store.ts";
+import type {
+  CommitDiff,
+  DecisionCard,
+  Fleet,
+  Incident,
+  PendingDecision,
+  Project,
+  ProjectEvent,
+  ProjectStatus,
+  Run,
+  RunStats,
+  RunSummary,
+  Session,
+  Task,
+  Worker,
+} from "./types.ts";
+
+/** An answer other than 2xx: the gateway's `{error:{code,message}}` when it sent one. */
+export class ApiFailure extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Every call carries the token as a bearer header; the token is never put in a URL. */
+export async function api<T>(method: "GET" | "POST", path: string, body?: unknown): Promise<T> {
+  const headers: Record<string, string> = { Accept: "application/json" };
+  const token = getToken();
+  if (token) headers.Authorization = `Bearer ${token}`;
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  let res: Response;
+  try {
+    res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  } catch (error) {
+    throw new ApiFailure(0, "network", `The gateway did not answer (${(error as Error).message}).`);
+  }
+  const data = (await res.json().catch(() => null)) as
+    | (T & { error?: { code: string; message: string } })
+    | null;
+  if (!res.ok) {
+    throw new ApiFailure(
+      res.status,
+      data?.error?.code ?? "http",
+      data?.error?.message ?? `HTTP ${res.status}`,
+    );
+  }
+  return data as T;
+}
+
+const enc = encodeURIComponent;
+const query = (params: Record<string, string | number | undefined | null>) => {
+  const q = Object.entries(params)
+    .filter(([, v]) => v !== undefined && v !== null && v !== "")
+    .map(([k, v]) => `${enc(k)}=${enc(String(v))}`)
+    .join("&");
+  return q ? `?${q}` : "";
+};
+
+type Change = { application_status: string };
+
+/** The gateway's routes used by the app, typed by the gateway's own schemas. */
+export const client = {
+  session: () => api<Session>("GET", "/api/v1/session"),
+  fleet: () => api<Fleet>("GET", "/api/v1/fleet"),
+  project: (id: string) => api<Project>("GET", `/api/v1/projects/${enc(id)}`),
+  status: (id: string) => api<ProjectStatus>("GET", `/api/projects/${enc(id)}/status`),
+  tasks: (id: string, cursor?: string | null) =>
+    api<{ tasks: Task[]; next_cursor: string | null }>(
+      "GET",
+      `/api/v1/projects/${enc(id)}/tasks${query({ limit: 1000, cursor })}`,
+    ),
+  task: (id: string, taskId: string) => api<Task>("GET", `/api/v1/projects/${enc(id)}/tasks/${enc(taskId)}`),
+  runs: (id: string, params: { task?: string; limit?: number; before?: string | null } = {}) =>
+    api<{ runs: RunSummary[]; next_before: string | null }>(
+      "GET",
+      `/api/v1/projects/${enc(id)}/runs${query(params)}`,
+    ),
+  run: (runId: string) => api<Run>("GET", `/api/v1/runs/${enc(runId)}`),
+  prompt: (runId: string) =>
+    api<{ run_id: string; prompt: string | null; prompt_chars: number | null }>(
+      "GET",
+      `/api/v1/runs/${enc(runId)}/prompt`,
+    ),
+  diff: (runId: string) => api<CommitDiff>("GET", `/api/v1/runs/${enc(runId)}/diff`),
+  events: (id: string, params: { task?: string; after?: string; limit?: number } = {}) =>
+    api<{ events: ProjectEvent[]; next_after: string | null }>(
+      "GET",
+      `/api/v1/projects/${enc(id)}/events${query(params)}`,
+    ),
+  incidents: (id: string) =>
+    api<{ incidents: Incident[] }>("GET", `/api/v1/projects/${enc(id)}/incidents?limit=200`),
+  allIncidents: () => api<{ incidents: Incident[] }>("GET", "/api/v1/incidents?limit=500"),
+  workers: () => api<{ workers: Worker[]; stale_after_ms: number }>("GET", "/api/v1/workers"),
+  queues: () =>
+    api<{ runs: Record<string, number>; results: Record<string, number> }>("GET", "/api/v1/queues"),
+  decisions: () => api<{ decisions: PendingDecision[] }>("GET", "/api/v1/decisions"),
+  stats: (minutes: number, bucketSeconds: number) =>
+    api<RunStats>("GET", `/api/v1/stats/runs${query({ minutes, bucket_seconds: bucketSeconds })}`),
+  resolve: (id: string, decisionId: string, optionId: string, note: string | null) =>
+    api<{ resolution_id: string; application_status: string; decision: DecisionCard }>(
+      "POST",
+      `/api/projects/${enc(id)}/decisions/${enc(decisionId)}/resolve`,
+      { option_id: optionId, note },
+    ),
+  setProjectStatus: (id: string, verb: "pause" | "resume" | "stop", reason?: string) =>
+    api<Change & { project: Project }>(
+      "POST",
+      `/api/v1/projects/${enc(id)}/${verb}`,
+      reason ? { reason } : {},
+    ),
+  start: (id: string, stage: string | null, maxSessions: number | null) =>
+    api<{ project: Project }>("POST", `/api/v1/projects/${enc(id)}/start`, {
+      stage,
+      max_sessions: maxSessions,
+    }),
+  cancelTask: (id: string, taskId: string, reason?: string) =>
+    api<Change>("POST", `/api/v1/projects/${enc(id)}/tasks/${enc(taskId)}/cancel`, reason ? { reason } : {}),
+  releaseExternal: (id: string, taskId: string, reason: string) =>
+    api<Change>("POST", `/api/v1/projects/${enc(id)}/tasks/${enc(taskId)}/release-external`, { reason }),
+};

@@ -1,0 +1,57 @@
+/**
+ * Response types of the gateway, inferred from its zod schemas (type-only imports: nothing
+ * of the gateway reaches the bundle). A schema change in the gateway breaks this app's
+ * typecheck instead of its users.
+ */
+
+import type {
+  ActiveRunSchema,
+  CommitDiffSchema,
+  DecisionCardSchema,
+  EventSchema,
+  FleetProjectSchema,
+  FleetSchema,
+  IncidentSchema,
+  PendingDecisionSchema,
+  ProjectSchema,
+  ProjectStatusSchema,
+  RunSchema,
+  RunStatsSchema,
+  RunSummarySchema,
+  SessionSchema,
+  TaskSchema,
+  WorkerSchema,
+} from "@overseer/gateway/schemas";
+import type { z } from "zod";
+
+export type Session = z.infer<typeof SessionSchema>;
+export type Fleet = z.infer<typeof FleetSchema>;
+export type FleetProject = z.infer<typeof FleetProjectSchema>;
+export type Project = z.infer<typeof ProjectSchema>;
+export type ProjectStatus = z.infer<typeof ProjectStatusSchema>;
+export type ActiveRun = z.infer<typeof ActiveRunSchema>;
+export type DecisionCard = z.infer<typeof DecisionCardSchema>;
+export type PendingDecision = z.infer<typeof PendingDecisionSchema>;
+export type Task = z.infer<typeof TaskSchema>;
+export type Run = z.infer<typeof RunSchema>;
+export type RunSummary = z.infer<typeof RunSummarySchema>;
+export type ProjectEvent = z.infer<typeof EventSchema>;
+export type Incident = z.infer<typeof IncidentSchema>;
+export type Worker = z.infer<typeof WorkerSchema>;
+export type RunStats = z.infer<typeof RunStatsSchema>;
+export type CommitDiff = z.infer<typeof CommitDiffSchema>;
+
+export type TaskStatus = Task["status"];
+export const TASK_STATUS_ORDER: readonly TaskStatus[] = [
+  "todo",
+  "in_progress",
+  "review",
+  "awaiting_input",
+  "blocked",
+  "done",
+  "cancelled",
+];
+
+export interface ApiErrorBody {
+  error: { code: string; message: string; details: Record<string, unknown> };
+}

@@ -1,0 +1,75 @@
+import { createContext } from "preact";
+import { useCallback, useContext, useEffect, useRef, useState } from "preact/hooks";
+import type { Session } from "../api/types.ts";
+import { openSse } from "./sse.ts";
+
+export interface Loaded<T> {
+  data: T | null;
+  error: Error | null;
+  loading: boolean;
+  reload(): void;
+}
+
+/**
+ * Loads `fn()` when `key` changes, again on `reload()`, and every `pollMs` while the tab is
+ * visible (the last good answer stays on screen while a reload runs or fails).
+ */
+export function useLoad<T>(fn: () => Promise<T>, key: string, pollMs = 0): Loaded<T> {
+  const [state, setState] = useState<{ data: T | null; error: Error | null; loading: boolean }>({
+    data: null,
+    error: null,
+    loading: true,
+  });
+  const fnRef = useRef(fn);
+  fnRef.current = fn;
+  const seq = useRef(0);
+  const run = useCallback(() => {
+    const mine = ++seq.current;
+    fnRef.current().then(
+      (data) => {
+        if (mine === seq.current) setState({ data, error: null, loading: false });
+      },
+      (error: Error) => {
+        if (mine === seq.current) setState((s) => ({ data: s.data, error, loading: false }));
+      },
+    );
+  }, []);
+  useEffect(() => {
+    setState({ data: null, error: null, loading: true });
+    run();
+    if (pollMs <= 0) return;
+    const timer = setInterval(() => {
+      if (document.visibilityState === "visible") run();
+    }, pollMs);
+    return () => clearInterval(timer);
+  }, [key, pollMs, run]);
+  return { ...state, reload: run };
+}
+
+/** Calls `onChange` (debounced) for every event of the project's live stream. */
+export function useProjectEvents(projectId: string, onChange: () => void, debounceMs = 300): string {
+  const [state, setState] = useState("connecting");
+  const ref = useRef(onChange);
+  ref.current = onChange;
+  useEffect(() => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const close = openSse(`/api/projects/${encodeURIComponent(projectId)}/events/stream`, {
+      onMessage: () => {
+        clearTimeout(timer);
+        timer = setTimeout(() => ref.current(), debounceMs);
+      },
+      onState: (s) => setState(s === "open" ? "live" : s),
+    });
+    return () => {
+      clearTimeout(timer);
+      close();
+    };
+  }, [projectId, debounceMs]);
+  return state;
+}
+
+export const SessionContext = createContext<Session | null>(null);
+
+export function useSession(): Session | null {
+  return useContext(SessionContext);
+}

@@ -1,0 +1,193 @@
+import { useEffect, useMemo, useRef, useState } from "preact/hooks";
+import { client } from "../api/client.ts";
+import { StatusPill } from "../components/bits.tsx";
+import { CommitDiffToggle } from "../components/diff-view.tsx";
+import { Load } from "../components/states.tsx";
+import { formatCount, formatDuration, formatTime, formatUsd } from "../lib/format.ts";
+import { useLoad } from "../lib/hooks.ts";
+import { href } from "../lib/router.ts";
+import { openSse } from "../lib/sse.ts";
+
+const MAX_LOG_CHARS = 2_000_000;
+
+/** One run: facts, prompt, and the live log (SSE) with auto-scroll and search. */
+export function RunView({ runId }: { runId: string }) {
+  const run = useLoad(() => client.run(runId), `run:${runId}`);
+  const workers = useLoad(() => client.workers(), `workers:${runId}`);
+  const [log, setLog] = useState("");
+  const [streamState, setStreamState] = useState("connecting");
+  useEffect(() => {
+    setLog("");
+    const close = openSse(`/api/runs/${encodeURIComponent(runId)}/log/stream`, {
+      lastEventId: "0",
+      onMessage: (m) => {
+        if (m.event === "log") {
+          const { text } = JSON.parse(m.data) as { text: string };
+          setLog((prev) => (prev + text).slice(-MAX_LOG_CHARS));
+        } else if (m.event === "end") {
+          run.reload();
+        }
+      },
+      onState: (s, detail) =>
+        setStreamState(
+          s === "open"
+            ? "live"
+            : s === "closed"
+              ? detail
+                ? `closed: ${detail}`
+                : "ended"
+              : `retrying${detail ? `: ${detail}` : ""}`,
+        ),
+    });
+    return close;
+  }, [runId, run.reload]);
+  return (
+    <section aria-labelledby="run-title">
+      <Load state={run} what={`run ${runId}`}>
+        {(r) => {
+          const worker = workers.data?.workers.find((w) => w.id === r.worker_id);
+          return (
+            <>
+              <p class="crumbs">
+                <a href={href.fleet()}>Fleet</a> / <a href={href.project(r.project_id)}>{r.project_id}</a> /{" "}
+                <a href={href.task(r.project_id, r.task_id)}>{r.task_id}</a> /
+              </p>
+              <h1 id="run-title">
+                {r.action} run #{r.attempt} <StatusPill status={r.status} />
+                {r.transition ? <span class="pill">{r.transition}</span> : null}
+              </h1>
+              <dl class="facts">
+                <dt>Agent</dt>
+                <dd>
+                  <code>{r.agent_id}</code>
+                </dd>
+                <dt>Worker</dt>
+                <dd>{r.worker_id ?? "–"}</dd>
+                <dt>Sandbox driver</dt>
+                <dd data-testid="run-sandbox">
+                  {worker
+                    ? `${worker.sandbox}${worker.unsafe ? " (UNSAFE: no sandbox)" : ""}`
+                    : "unknown (worker no longer beating)"}
+                </dd>
+                <dt>Started</dt>
+                <dd>{formatTime(r.started_at)}</dd>
+                <dt>Duration</dt>
+                <dd>{formatDuration(r.duration_ms)}</dd>
+                <dt>Exit</dt>
+                <dd>
+                  {r.exit_code ?? "–"}
+                  {r.signal ? ` (signal ${r.signal})` : ""}
+                  {r.timed_out ? " (timed out)" : ""}
+                </dd>
+                <dt>Transition</dt>
+                <dd>{r.transition ?? "none"}</dd>
+                <dt>Scope</dt>
+                <dd class={r.scope_violations.length ? "error" : ""}>
+                  {r.scope_violations.length
+                    ? `violations: ${r.scope_violations.join(", ")}`
+                    : "every change within scope"}
+                </dd>
+                <dt>Usage</dt>
+                <dd>
+                  {formatCount(r.tokens_in)} in · {formatCount(r.tokens_out)} out · {formatUsd(r.cost_usd)}
+                </dd>
+                {r.failure ? (
+                  <>
+                    <dt>Failure</dt>
+                    <dd class="error">{r.failure}</dd>
+                  </>
+                ) : null}
+              </dl>
+              {r.commit_sha ? <CommitDiffToggle runId={r.id} sha={r.commit_sha} /> : null}
+              <PromptBox runId={r.id} chars={r.prompt_chars} />
+            </>
+          );
+        }}
+      </Load>
+      <LogBox log={log} state={streamState} />
+    </section>
+  );
+}
+
+function PromptBox({ runId, chars }: { runId: string; chars: number | null }) {
+  const [prompt, setPrompt] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  return (
+    <details
+      onToggle={async (e) => {
+        if ((e.currentTarget as HTMLDetailsElement).open && prompt === null) {
+          try {
+            setPrompt((await client.prompt(runId)).prompt ?? "(not reported yet)");
+          } catch (err) {
+            setError((err as Error).message);
+          }
+        }
+      }}
+    >
+      <summary>Prompt{chars !== null ? ` (${formatCount(chars)} characters)` : ""}</summary>
+      {error ? <p class="error">{error}</p> : <pre class="prompt">{prompt ?? "Loading…"}</pre>}
+    </details>
+  );
+}
+
+function LogBox({ log, state }: { log: string; state: string }) {
+  const [search, setSearch] = useState("");
+  const [follow, setFollow] = useState(true);
+  const box = useRef<HTMLPreElement>(null);
+  const lines = useMemo(() => {
+    const all = log.split("\n");
+    if (!search) return all;
+    const needle = search.toLowerCase();
+    return all.filter((l) => l.toLowerCase().includes(needle));
+  }, [log, search]);
+  useEffect(() => {
+    if (follow && box.current) box.current.scrollTop = box.current.scrollHeight;
+  }, [lines, follow]);
+  return (
+    <section aria-labelledby="log-title" class="log-section">
+      <div class="toolbar">
+        <h2 id="log-title">Log</h2>
+        <span class="live" role="status" data-testid="log-state">
+          {state}
+        </span>
+        <label>
+          Search{" "}
+          <input
+            type="search"
+            value={search}
+            onInput={(e) => setSearch((e.currentTarget as HTMLInputElement).value)}
+            data-testid="log-search"
+          />
+        </label>
+        <label>
+          <input
+            type="checkbox"
+            checked={follow}
+            onChange={(e) => setFollow((e.currentTarget as HTMLInputElement).checked)}
+          />{" "}
+          Auto-scroll
+        </label>
+        {search ? <span class="muted">{lines.length} matching line(s)</span> : null}
+      </div>
+      <pre
+        ref={box}
+        class="log"
+        // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must be reachable by keyboard
+        tabIndex={0}
+        title="Run output"
+        data-testid="run-log"
+        onScroll={(e) => {
+          const el = e.currentTarget as HTMLPreElement;
+          const atBottom = el.scrollHeight - el.scrollTop - el.clientHeight < 24;
+          if (!atBottom && follow) setFollow(false);
+        }}
+      >
+        {log === ""
+          ? state === "live" || state === "connecting"
+            ? "Waiting for output…"
+            : "No output."
+          : lines.join("\n")}
+      </pre>
+    </section>
+  );
+}
