@@ -39,7 +39,7 @@ const THROUGHPUT_BUCKET_SECONDS = 300;
 /** Largest commit patch the diff route returns. */
 const MAX_PATCH_BYTES = 512 * 1024;
 
-const StartBody = z.object({
+const StartBody = z.strictObject({
   stage: z
     .string()
     .trim()
