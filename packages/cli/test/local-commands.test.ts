@@ -150,6 +150,27 @@ describe("overseer CLI (local verbs)", () => {
     expect(code).toBe(1);
   });
 
+  it("doctor names the fix of every failing check: a missing database, a Redis that is down", async () => {
+    const out = io();
+    const missing = new URL(scratch.url);
+    missing.pathname = `/${scratch.name}_missing`;
+    // Nothing listens on port 1 on loopback, so the connection is refused at once.
+    out.env = { ...out.env, DATABASE_URL: missing.toString(), REDIS_URL: "redis://127.0.0.1:1" };
+    expect(await runCli(["doctor", "--json"], out)).toBe(1);
+    const report = JSON.parse(out.stdout.join("\n")) as {
+      checks: { name: string; status: string; fix?: string }[];
+    };
+    const byName = new Map(report.checks.map((c) => [c.name, c]));
+    expect(byName.get("postgres")?.status).toBe("fail");
+    expect(byName.get("postgres")?.fix).toMatch(
+      new RegExp(`database ${missing.pathname.slice(1)} does not exist: run \`overseer init`),
+    );
+    expect(byName.get("redis")?.status).toBe("fail");
+    expect(byName.get("redis")?.fix).toMatch(/start Redis/);
+    for (const check of report.checks.filter((c) => c.status === "fail"))
+      expect(check.fix, check.name).toBeTruthy();
+  });
+
   it("unknown commands and bad flags are usage errors", async () => {
     expect(await runCli(["frobnicate"], io())).toBe(2);
     expect(await runCli(["task", "list", "--nope"], io())).toBe(2);

@@ -1,4 +1,10 @@
-import { commandForRole, exemptGlobsFor, parseRunnerConfig, type RunnerConfig } from "@overseer/config";
+import {
+  ConfigError,
+  commandForRole,
+  exemptGlobsFor,
+  parseRunnerConfig,
+  type RunnerConfig,
+} from "@overseer/config";
 import type { ProjectRow } from "@overseer/db";
 import { type ProjectState, type Run, type RunAction, type Task, taskBranch } from "@overseer/domain";
 import { type PromptRenderResult, renderPrompt } from "@overseer/harness";
@@ -22,7 +28,7 @@ export function buildRunJob(
 ): JobBuild {
   let config: RunnerConfig;
   try {
-    config = parseRunnerConfig(project.runner_config, `runner config of project ${project.id}`);
+    config = storedRunnerConfig(project);
   } catch (error) {
     return { ok: false, reason: "configuration_error", message: (error as Error).message };
   }
@@ -139,11 +145,27 @@ export function renderRunPrompt(
   });
 }
 
+/**
+ * Retry limits of a project's runs (`attempts`, `retry_backoff_seconds`). A stored config that
+ * no longer parses is a `ConfigError` naming the project, the bad fields and the command that
+ * replaces it; it never falls back to defaults the operator did not choose.
+ */
 export function retryPolicyOf(project: ProjectRow): { maxAttempts: number; backoffMs: number } {
+  const config = storedRunnerConfig(project);
+  return { maxAttempts: config.attempts, backoffMs: config.retry_backoff_seconds * 1000 };
+}
+
+/** The project's stored runner config, parsed; invalid is an error that says how to replace it. */
+function storedRunnerConfig(project: ProjectRow): RunnerConfig {
+  const source = `runner config of project ${project.id}`;
   try {
-    const config = parseRunnerConfig(project.runner_config, project.id);
-    return { maxAttempts: config.attempts, backoffMs: config.retry_backoff_seconds * 1000 };
-  } catch {
-    return { maxAttempts: 3, backoffMs: 5000 };
+    return parseRunnerConfig(project.runner_config, source);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    throw new ConfigError(
+      source,
+      error.issues,
+      `The stored config is invalid; replace it with \`overseer init --project ${project.id} --update --config runner.json\`.`,
+    );
   }
 }

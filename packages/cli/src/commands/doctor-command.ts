@@ -15,6 +15,18 @@ import { settingsFrom } from "../cli-context.ts";
 import { EXIT_FAILURE, EXIT_OK } from "../cli-errors.ts";
 import type { CliIo } from "../cli-io.ts";
 import type { CliCommand } from "../command-registry.ts";
+import {
+  deepProbeFix,
+  GIT_FIX,
+  harnessNotConfiguredFix,
+  harnessNotFoundFix,
+  MIGRATIONS_FIX,
+  postgresFix,
+  REDIS_FIX,
+  runnerConfigFix,
+  sandboxDriverFix,
+  sandboxProbeFix,
+} from "./doctor-fixes.ts";
 
 const usage = "overseer doctor [--deep] [--project P] [--json] [--probe-timeout SECONDS]";
 
@@ -24,6 +36,8 @@ export interface DoctorCheck {
   detail: string;
   /** A failed required check makes doctor exit 1. */
   required: boolean;
+  /** What to run or change when the check fails (every failing check has one). */
+  fix?: string;
 }
 
 /**
@@ -52,8 +66,9 @@ export const doctorCommand: CliCommand = {
     const checks: DoctorCheck[] = [];
     const add = (check: DoctorCheck) => {
       checks.push(check);
-      if (!values.json)
-        io.out(`${check.status.toUpperCase().padEnd(4)}  ${check.name.padEnd(28)} ${check.detail}`);
+      if (values.json) return;
+      const fix = check.status !== "ok" && check.fix ? ` -> fix: ${check.fix}` : "";
+      io.out(`${check.status.toUpperCase().padEnd(4)}  ${check.name.padEnd(28)} ${check.detail}${fix}`);
     };
     const database = connectDatabase(settings.databaseUrl, { max: 2, applicationName: "overseer-doctor" });
     try {
@@ -94,6 +109,7 @@ async function checkPostgres(db: Db, settings: ServiceSettings, add: Add): Promi
       status: "fail",
       detail: `${(error as Error).message} (DATABASE_URL=${where})`,
       required: true,
+      fix: postgresFix(error, settings.databaseUrl),
     });
     return;
   }
@@ -105,12 +121,19 @@ async function checkPostgres(db: Db, settings: ServiceSettings, add: Add): Promi
         : {
             name: "migrations",
             status: "fail",
-            detail: `pending: ${pending.join(", ")}; run \`overseer init\` or start the coordinator to apply them`,
+            detail: `pending: ${pending.join(", ")}`,
             required: true,
+            fix: MIGRATIONS_FIX,
           },
     );
   } catch (error) {
-    add({ name: "migrations", status: "fail", detail: (error as Error).message, required: true });
+    add({
+      name: "migrations",
+      status: "fail",
+      detail: (error as Error).message,
+      required: true,
+      fix: postgresFix(error, settings.databaseUrl),
+    });
   }
 }
 
@@ -128,9 +151,16 @@ async function checkRedis(settings: ServiceSettings, add: Add): Promise<void> {
       status: pong === "PONG" ? "ok" : "fail",
       detail: `reachable at ${new URL(settings.redisUrl).host}`,
       required: true,
+      fix: REDIS_FIX,
     });
   } catch (error) {
-    add({ name: "redis", status: "fail", detail: `${(error as Error).message} (REDIS_URL)`, required: true });
+    add({
+      name: "redis",
+      status: "fail",
+      detail: `${(error as Error).message} (REDIS_URL)`,
+      required: true,
+      fix: REDIS_FIX,
+    });
   } finally {
     redis.disconnect();
   }
@@ -144,8 +174,9 @@ async function checkGit(add: Add): Promise<void> {
     add({
       name: "git",
       status: "fail",
-      detail: "git not found on PATH; install it (Debian: apt-get install git)",
+      detail: "git not found on PATH",
       required: true,
+      fix: GIT_FIX,
     });
   }
 }
@@ -156,7 +187,13 @@ async function checkSandbox(settings: ServiceSettings, add: Add): Promise<void> 
   const detection = await detectDriver({ allowUnsafeNone: settings.sandboxUnsafeNone });
   const availability = detection.drivers[name];
   if (!availability.available) {
-    add({ name: `sandbox ${name}`, status: "fail", detail: availability.detail, required: true });
+    add({
+      name: `sandbox ${name}`,
+      status: "fail",
+      detail: availability.detail,
+      required: true,
+      fix: sandboxDriverFix(name),
+    });
     return;
   }
   if (name === "none") {
@@ -188,6 +225,7 @@ async function checkSandbox(settings: ServiceSettings, add: Add): Promise<void> 
       status: check.ok ? "ok" : "fail",
       detail: check.detail,
       required: true,
+      fix: sandboxProbeFix(name),
     });
   }
   for (const [limit, enforcement] of Object.entries(probe.limits)) {
@@ -223,6 +261,7 @@ async function checkProjects(
         status: "fail",
         detail: error instanceof ConfigError ? error.message : String(error),
         required: true,
+        fix: runnerConfigFix(project.id),
       });
       continue;
     }
@@ -242,8 +281,12 @@ async function checkProjects(
           add({
             name,
             status: "fail",
-            detail: `not configured: set "argv" or "commands_by_role.${action === "review" ? "reviewer" : role}" in the runner config`,
+            detail: "not configured",
             required: true,
+            fix: harnessNotConfiguredFix(
+              project.id,
+              `commands_by_role.${action === "review" ? "reviewer" : role}`,
+            ),
           });
           continue;
         }
@@ -256,6 +299,7 @@ async function checkProjects(
                 status: "fail",
                 detail: `"${argv[0]}" not found or not executable on PATH`,
                 required: true,
+                fix: harnessNotFoundFix(argv[0] as string),
               },
         );
       }
@@ -286,6 +330,7 @@ async function checkProjects(
               ? `${config.probe_argv.join(" ")} exited 0`
               : `exit ${r.exitCode ?? r.signal}${r.timedOut ? " (timed out)" : ""}: ${String(r.stderr || r.stdout).slice(0, 300)}`,
           required: true,
+          fix: deepProbeFix(project.id),
         });
       } catch (error) {
         add({
@@ -293,6 +338,7 @@ async function checkProjects(
           status: "fail",
           detail: (error as Error).message,
           required: true,
+          fix: deepProbeFix(project.id),
         });
       }
     }

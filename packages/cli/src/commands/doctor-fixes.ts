@@ -1,0 +1,72 @@
+import type { SandboxDriverName } from "@overseer/sandbox";
+
+/**
+ * The command (or the edit) that fixes each kind of failed doctor check. Every failing check
+ * names its fix, so a fresh server is set up by following doctor's output line by line.
+ */
+
+interface ErrorWithCode {
+  code?: string;
+  message?: string;
+}
+
+/** Postgres could not be queried: a missing database, a server that is down, a refused login. */
+export function postgresFix(error: unknown, databaseUrl: string): string {
+  const { code, message = "" } = error as ErrorWithCode;
+  const database = new URL(databaseUrl).pathname.replace(/^\//, "") || "postgres";
+  if (code === "3D000" || /database .* does not exist/.test(message)) {
+    return `database ${database} does not exist: run \`overseer init --project ID --repo PATH\` (it creates the database and its schema)`;
+  }
+  if (code === "28P01" || code === "28000") {
+    return "the server refused the login: fix the user or password in DATABASE_URL";
+  }
+  if (code === "42501") {
+    return "the role lacks a privilege: connect as a role that owns the database (DATABASE_URL)";
+  }
+  return "start PostgreSQL (Debian: `sudo service postgresql start`) or point DATABASE_URL at a running server";
+}
+
+export const MIGRATIONS_FIX =
+  "run `overseer init --project ID --repo PATH` or start the coordinator: both apply them";
+
+export const REDIS_FIX =
+  "start Redis (Debian: `sudo service redis-server start`, or `redis-server --daemonize yes`) or point REDIS_URL at a running server";
+
+export const GIT_FIX = "install git (Debian: `sudo apt-get install git`)";
+
+/** The configured sandbox driver is not available on this host. */
+export function sandboxDriverFix(driver: SandboxDriverName): string {
+  switch (driver) {
+    case "bwrap":
+      return process.platform === "linux"
+        ? "install bubblewrap (Debian: `sudo apt-get install bubblewrap`)"
+        : "bubblewrap needs Linux: set OVERSEER_SANDBOX=docker on this host";
+    case "docker":
+      return "start a Docker engine the worker can reach (`docker version` must work), or set OVERSEER_SANDBOX=bwrap";
+    case "none":
+      return "set OVERSEER_SANDBOX=bwrap (recommended) or, knowingly, OVERSEER_SANDBOX_UNSAFE_NONE=1";
+  }
+}
+
+/** A live sandbox probe failed: the driver runs but does not isolate as required. */
+export function sandboxProbeFix(driver: SandboxDriverName): string {
+  return driver === "bwrap"
+    ? "allow unprivileged user namespaces (`sudo sysctl -w kernel.unprivileged_userns_clone=1`; on Ubuntu 24.04+ also `sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0`), see packages/sandbox/README.md"
+    : "run the worker's Docker engine with its default seccomp and user settings, see packages/sandbox/README.md";
+}
+
+export function runnerConfigFix(projectId: string): string {
+  return `correct the fields above in a runner.json and run \`overseer init --project ${projectId} --update --config runner.json\``;
+}
+
+export function harnessNotConfiguredFix(projectId: string, key: string): string {
+  return `set "argv" or "${key}" in the runner config, then \`overseer init --project ${projectId} --update --config runner.json\``;
+}
+
+export function harnessNotFoundFix(executable: string): string {
+  return `install ${executable} on every worker, or give its absolute path in the runner config`;
+}
+
+export function deepProbeFix(projectId: string): string {
+  return `run the project's probe_argv by hand in a checkout of ${projectId} to see why it fails`;
+}
