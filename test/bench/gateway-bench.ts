@@ -13,16 +13,10 @@ import os from "node:os";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
-import {
-  applyTransition,
-  createApiToken,
-  createProject,
-  createScratchDatabase,
-  importTasks,
-  startProject,
-} from "@overseer/db";
+import { applyTransition, createApiToken, createProject, createScratchDatabase } from "@overseer/db";
 import { GATEWAY_DEFAULTS } from "@overseer/gateway";
 import { createRedis } from "@overseer/queue";
+import { importTasks, startProject, TransitionApplier } from "@overseer/transitions";
 import autocannon from "autocannon";
 import { type ServiceProcess, startService } from "../support/service-process.ts";
 
@@ -100,7 +94,7 @@ export async function runGatewayStatusBench(setup: StatusBenchSetup) {
       concurrency: 2,
     });
     await importTasks(
-      scratch.db,
+      new TransitionApplier({ db: scratch.db }),
       "bench",
       Array.from({ length: setup.tasks }, (_, i) => ({
         id: `S00-${String(i + 1).padStart(4, "0")}`,
@@ -114,7 +108,7 @@ export async function runGatewayStatusBench(setup: StatusBenchSetup) {
         priority: 0,
       })),
     );
-    await startProject(scratch.db, "bench");
+    await startProject(new TransitionApplier({ db: scratch.db }), "bench");
     // Two pending cards and two queued runs: the status answer carries real content.
     for (let i = 0; i < 2; i++) {
       const claimed = await applyTransition(scratch.db, "bench", { kind: "claim" });

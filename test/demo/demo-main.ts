@@ -21,17 +21,17 @@ import {
   createApiToken,
   createProject,
   ensureDatabaseExists,
-  importTasks,
   listEvents,
   loadProjectSnapshot,
   migrateToLatest,
-  startProject,
+  POSTGRES_NOTIFY_CHANNEL,
 } from "@overseer/db";
 import type { ProjectState } from "@overseer/domain";
 import { initBareRepo } from "@overseer/git";
 import { fakeHarnessPath } from "@overseer/harness";
 import { createRedis } from "@overseer/queue";
 import { detectDriver } from "@overseer/sandbox";
+import { importTasks, startProject, TransitionApplier } from "@overseer/transitions";
 import postgres from "postgres";
 import { REPO_ROOT, type ServiceProcess, startService } from "../support/service-process.ts";
 import { ensureLocalServices } from "./local-services.ts";
@@ -170,7 +170,7 @@ async function main(): Promise<number> {
       objective: p.objective,
       runnerConfig: runnerConfig as unknown as Record<string, unknown>,
     });
-    await importTasks(db.db, p.id, tasks.tasks);
+    await importTasks(new TransitionApplier({ db: db.db }), p.id, tasks.tasks);
   }
   const token = await createApiToken(db.db, { name: "demo-operator", scope: "admin" });
 
@@ -202,12 +202,12 @@ async function main(): Promise<number> {
     });
   }
 
-  for (const p of DEMO_PROJECTS) await startProject(db.db, p.id);
+  for (const p of DEMO_PROJECTS) await startProject(new TransitionApplier({ db: db.db }), p.id);
   out();
 
   let cursor = 0;
   let wake: () => void = () => {};
-  const listener = await db.sql.listen("overseer_events", () => wake());
+  const listener = await db.sql.listen(POSTGRES_NOTIFY_CHANNEL, () => wake());
   const deadline = Date.now() + Number(args["timeout-seconds"]) * 1000;
   let settledOnce = false;
   try {

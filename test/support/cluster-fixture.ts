@@ -9,17 +9,12 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { createLogger, type Logger, parseRunnerConfig, validateTaskList } from "@overseer/config";
 import { Coordinator } from "@overseer/coordinator";
-import {
-  createProject,
-  createScratchDatabase,
-  importTasks,
-  type ScratchDatabase,
-  startProject,
-} from "@overseer/db";
+import { createProject, createScratchDatabase, type ScratchDatabase } from "@overseer/db";
 import { initBareRepo } from "@overseer/git";
 import { fakeHarnessPath } from "@overseer/harness";
 import { createRedis, LiveChannel, type Redis, RunQueues, WorkerRegistry } from "@overseer/queue";
 import { createSandboxDriver, type SandboxDriver } from "@overseer/sandbox";
+import { importTasks, startProject, TransitionApplier } from "@overseer/transitions";
 import { sandboxWrapFor, WorkerService } from "@overseer/worker";
 import pino from "pino";
 
@@ -132,8 +127,8 @@ export class ClusterFixture {
     });
     const parsed = validateTaskList(spec.tasks, spec.id);
     if (!parsed.ok) throw new Error(JSON.stringify(parsed.problems));
-    await importTasks(this.scratch.db, spec.id, parsed.tasks);
-    if (spec.start !== false) await startProject(this.scratch.db, spec.id);
+    await importTasks(new TransitionApplier({ db: this.scratch.db }), spec.id, parsed.tasks);
+    if (spec.start !== false) await startProject(new TransitionApplier({ db: this.scratch.db }), spec.id);
     return repo;
   }
 

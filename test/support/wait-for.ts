@@ -1,4 +1,4 @@
-import { type Db, loadProjectSnapshot } from "@overseer/db";
+import { type Db, loadProjectSnapshot, POSTGRES_NOTIFY_CHANNEL } from "@overseer/db";
 import type { ProjectState } from "@overseer/domain";
 import type postgres from "postgres";
 
@@ -15,7 +15,7 @@ export async function waitForState(
   timeoutMs = 30_000,
 ): Promise<ProjectState> {
   let wake: () => void = () => {};
-  const listener = await sql.listen("overseer_events", () => wake());
+  const listener = await sql.listen(POSTGRES_NOTIFY_CHANNEL, () => wake());
   const deadline = Date.now() + timeoutMs;
   try {
     for (;;) {

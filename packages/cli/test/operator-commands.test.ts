@@ -6,12 +6,11 @@ import {
   createProject,
   createScratchDatabase,
   getTask,
-  importTasks,
   type ScratchDatabase,
-  startProject,
 } from "@overseer/db";
 import { type RunningGateway, startGateway } from "@overseer/gateway";
 import { createRedis, LiveChannel, type Redis, RunQueues, WorkerRegistry } from "@overseer/queue";
+import { importTasks, startProject, TransitionApplier } from "@overseer/transitions";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CliIo } from "../src/cli-io.ts";
 import { runCli } from "../src/cli-main.ts";
@@ -67,7 +66,7 @@ async function seed(id: string, taskIds: string[]): Promise<void> {
     objective: `Objective of ${id}`,
   });
   await importTasks(
-    scratch.db,
+    new TransitionApplier({ db: scratch.db }),
     id,
     taskIds.map((t) => ({
       id: t,
@@ -81,7 +80,7 @@ async function seed(id: string, taskIds: string[]): Promise<void> {
       priority: 0,
     })),
   );
-  await startProject(scratch.db, id);
+  await startProject(new TransitionApplier({ db: scratch.db }), id);
 }
 
 /** Claims the next task and escalates it with a question: returns the resolver and its card. */

@@ -59,39 +59,6 @@ export async function listProjects(
   return q.execute();
 }
 
-export interface StartOptions {
-  stage?: string | null;
-  /** Overrides the runner config's max_sessions for this start. */
-  maxSessions?: number | null;
-  continuous?: boolean;
-}
-
-/**
- * Begins a start (SPEC §3 rule 12): the project becomes active with a fresh session
- * budget. The session counter only restarts here.
- */
-export async function startProject(db: Db, id: string, options: StartOptions = {}): Promise<ProjectRow> {
-  const project = await requireProject(db, id);
-  const configured = (project.runner_config as { max_sessions?: number }).max_sessions;
-  const row = await db
-    .updateTable("projects")
-    .set({
-      status: "active",
-      status_reason: null,
-      stage: options.stage ?? null,
-      sessions_limit: options.maxSessions ?? configured ?? null,
-      sessions_used: 0,
-      ...(options.continuous !== undefined ? { continuous: options.continuous } : {}),
-      version: sql`version + 1`,
-      updated_at: new Date(),
-    })
-    .where("id", "=", id)
-    .returningAll()
-    .executeTakeFirstOrThrow();
-  await sql`SELECT pg_notify('overseer_events', ${id})`.execute(db);
-  return row;
-}
-
 export async function updateProjectConfig(
   db: Db,
   id: string,

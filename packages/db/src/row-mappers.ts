@@ -65,6 +65,8 @@ export function runFromRow(row: RunRow): Run {
     failure: row.failure,
     notBefore: ms(row.not_before),
     createdAt: row.created_at.getTime(),
+    workerId: row.worker_id,
+    startedAt: ms(row.started_at),
   };
 }
 

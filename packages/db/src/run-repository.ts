@@ -1,6 +1,5 @@
-import { sql } from "kysely";
-import { type Db, json } from "./connection.ts";
-import type { EventRow, RunRow } from "./database-schema.ts";
+import type { Db } from "./connection.ts";
+import type { RunRow } from "./database-schema.ts";
 
 /** Runs that should have a live queue job: queued or running, across the given projects. */
 export async function activeRuns(db: Db, projectIds: readonly string[]): Promise<RunRow[]> {
@@ -72,55 +71,19 @@ export async function storeRunPrompt(db: Db, runId: string, prompt: string): Pro
   await db.updateTable("runs").set({ prompt, prompt_chars: prompt.length }).where("id", "=", runId).execute();
 }
 
-/**
- * queued → running when a worker picks a run up. Not a task transition, so it skips the
- * state machine's full load: one locked read, one guarded UPDATE and its event, in one
- * transaction. A run already running under another worker was redelivered (its first
- * worker died or froze past its job lock): the run records its new worker with a
- * `run.redelivered` event. Idempotent by run and worker: a repeated or late notice (the run
- * ended, the same worker, an older start) changes nothing and returns null.
- */
-export async function markRunStarted(
+/** How many runs of this action the task has had (the next run's number is this + 1). */
+export async function countRunsOfAction(
   db: Db,
-  runId: string,
-  workerId: string,
-  at: number,
-): Promise<EventRow | null> {
-  return db.transaction().execute(async (trx) => {
-    const run = await trx
-      .selectFrom("runs")
-      .select(["project_id", "task_id", "status", "worker_id", "started_at"])
-      .where("id", "=", runId)
-      .forUpdate()
-      .executeTakeFirst();
-    if (!run) return null;
-    const startedAt = new Date(at);
-    let type: "run.started" | "run.redelivered";
-    let data: Record<string, unknown>;
-    if (run.status === "queued") {
-      type = "run.started";
-      data = { workerId };
-    } else if (
-      run.status === "running" &&
-      run.worker_id !== workerId &&
-      (run.started_at === null || run.started_at.getTime() < at)
-    ) {
-      type = "run.redelivered";
-      data = { workerId, previousWorkerId: run.worker_id };
-    } else {
-      return null;
-    }
-    await trx
-      .updateTable("runs")
-      .set({ status: "running", worker_id: workerId, started_at: startedAt })
-      .where("id", "=", runId)
-      .execute();
-    const event = await trx
-      .insertInto("events")
-      .values({ project_id: run.project_id, task_id: run.task_id, run_id: runId, type, data: json(data) })
-      .returningAll()
-      .executeTakeFirstOrThrow();
-    await sql`SELECT pg_notify('overseer_events', ${run.project_id})`.execute(trx);
-    return event;
-  });
+  projectId: string,
+  taskId: string,
+  action: RunRow["action"],
+): Promise<number> {
+  const row = await db
+    .selectFrom("runs")
+    .select((eb) => eb.fn.countAll<string>().as("n"))
+    .where("project_id", "=", projectId)
+    .where("task_id", "=", taskId)
+    .where("action", "=", action)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
 }

@@ -11,6 +11,7 @@ import { sql } from "kysely";
 import { type Db, json } from "./connection.ts";
 import type { EventRow } from "./database-schema.ts";
 import { ConflictError, isSerializationFailure, isUniqueViolation, LeaseLostError } from "./db-errors.ts";
+import { insertBatches } from "./insert-batches.ts";
 import { loadProjectState } from "./project-state-repository.ts";
 import { taskMutableColumns } from "./row-mappers.ts";
 
@@ -101,13 +102,14 @@ export async function applyTransition(
           );
         }
       }
-      const result = applyCommand(state, command, defaultDomainContext(options.ctx));
+      const ctx = defaultDomainContext(options.ctx);
+      const result = applyCommand(state, command, ctx);
       if (result.outcome === "already_applied") return { ...result, eventRows: [] };
       // A command that changed nothing (a scheduling pass with nothing to claim) writes
       // nothing and notifies no one: a NOTIFY here would wake every listener for nothing,
       // and a coordinator that schedules on NOTIFY would loop.
       if (isNoChange(result)) return { ...result, eventRows: [] };
-      const eventRows = await persist(trx, projectId, result);
+      const eventRows = await persist(trx, projectId, result, ctx.now);
       if (runId && options.runReport) await storeRunReport(trx, runId, options.runReport);
       const usage = "usage" in command ? command.usage : undefined;
       if (usage && runId) await addUsage(trx, projectId, runId, usage);
@@ -148,42 +150,40 @@ async function assertLease(db: Db, projectId: string, owner: string): Promise<vo
   if (!lease) throw new LeaseLostError(projectId, owner);
 }
 
-async function persist(db: Db, projectId: string, result: ApplyResult): Promise<EventRow[]> {
+async function persist(db: Db, projectId: string, result: ApplyResult, at: number): Promise<EventRow[]> {
   const { changes } = result;
-  const now = new Date();
+  const now = new Date(at);
   try {
-    for (const task of changes.tasks) {
-      if (changes.createdTaskIds.has(task.id)) {
-        await db
-          .insertInto("tasks")
-          .values({
-            project_id: projectId,
-            id: task.id,
-            stage: task.stage,
-            title: task.title,
-            body: task.body,
-            role: task.role,
-            scope: [...task.scope],
-            acceptance: [...task.acceptance],
-            priority: task.priority,
-            kind: task.kind,
-            parent_id: task.parentId,
-            root_id: task.rootId,
-            depth: task.depth,
-            answers: json(task.answers),
-            ...taskMutableColumns(task),
-          })
-          .execute();
-        if (task.prerequisites.length > 0) {
-          await db
-            .insertInto("task_dependencies")
-            .values(
-              task.prerequisites.map((p) => ({ project_id: projectId, task_id: task.id, depends_on: p })),
-            )
-            .execute();
-        }
-        continue;
+    const created = changes.tasks.filter((t) => changes.createdTaskIds.has(t.id));
+    if (created.length > 0) {
+      // Multi-row inserts (batched under the bind-parameter limit) however many tasks an import creates.
+      const rows = created.map((task) => ({
+        project_id: projectId,
+        id: task.id,
+        stage: task.stage,
+        title: task.title,
+        body: task.body,
+        role: task.role,
+        scope: [...task.scope],
+        acceptance: [...task.acceptance],
+        priority: task.priority,
+        kind: task.kind,
+        parent_id: task.parentId,
+        root_id: task.rootId,
+        depth: task.depth,
+        answers: json(task.answers),
+        ...taskMutableColumns(task),
+      }));
+      for (const batch of insertBatches(rows)) await db.insertInto("tasks").values(batch).execute();
+      const dependencies = created.flatMap((task) =>
+        task.prerequisites.map((p) => ({ project_id: projectId, task_id: task.id, depends_on: p })),
+      );
+      for (const batch of insertBatches(dependencies)) {
+        await db.insertInto("task_dependencies").values(batch).execute();
       }
+    }
+    for (const task of changes.tasks) {
+      if (changes.createdTaskIds.has(task.id)) continue;
       const updated = await db
         .updateTable("tasks")
         .set({
@@ -231,7 +231,9 @@ async function persist(db: Db, projectId: string, result: ApplyResult): Promise<
           status: run.status,
           transition: run.transition,
           failure: run.failure,
-          ...(run.status === "running" ? { started_at: now } : {}),
+          ...(run.status === "running"
+            ? { worker_id: run.workerId, started_at: new Date(run.startedAt ?? now.getTime()) }
+            : {}),
           ...(run.status !== "running" && run.status !== "queued" ? { ended_at: now } : {}),
         })
         .where("id", "=", run.id)
@@ -290,6 +292,8 @@ async function persist(db: Db, projectId: string, result: ApplyResult): Promise<
           status: p.status,
           status_reason: p.statusReason,
           continuous: p.continuous,
+          stage: p.stage,
+          sessions_limit: p.sessionsLimit,
           sessions_used: p.sessionsUsed,
           version: p.version + 1,
           updated_at: now,

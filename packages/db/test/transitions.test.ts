@@ -5,18 +5,16 @@ import {
   ConflictError,
   createProject,
   createScratchDatabase,
+  getRun,
   getTask,
-  importTasks,
   LeaseLostError,
   listEvents,
   loadProjectState,
-  markRunStarted,
   migrateDown,
   migrateToLatest,
   pendingMigrations,
   releaseLeases,
   type ScratchDatabase,
-  startProject,
 } from "../src/index.ts";
 
 let scratch: ScratchDatabase;
@@ -42,9 +40,85 @@ afterAll(async () => {
 
 async function projectWithTasks(id: string, cards = [card("S00-001"), card("S00-002", ["S00-001"])]) {
   await createProject(scratch.db, { id, repo: "/tmp/none", runnerConfig: {} });
-  await importTasks(scratch.db, id, cards);
-  await startProject(scratch.db, id);
+  await applyTransition(scratch.db, id, { kind: "import-tasks", tasks: cards, by: "test" });
+  await applyTransition(scratch.db, id, {
+    kind: "start-project",
+    by: "test",
+    stage: null,
+    sessionsLimit: null,
+  });
 }
+
+describe("commands that used to bypass the state machine", () => {
+  it("run-started records the worker, the start time and its event; a redelivery changes nothing", async () => {
+    await projectWithTasks("started");
+    const claimed = await applyTransition(scratch.db, "started", { kind: "claim" });
+    const run = claimed.changes.runs[0]!;
+    const at = Date.parse("2026-01-02T03:04:05.000Z");
+    const started = await applyTransition(
+      scratch.db,
+      "started",
+      { kind: "run-started", runId: run.id, workerId: "w7" },
+      { ctx: { now: at } },
+    );
+    expect(started.eventRows.map((e) => e.type)).toEqual(["run.started"]);
+    const row = await getRun(scratch.db, run.id);
+    expect(row?.status).toBe("running");
+    expect(row?.worker_id).toBe("w7");
+    expect(row?.started_at?.toISOString()).toBe("2026-01-02T03:04:05.000Z");
+    const again = await applyTransition(
+      scratch.db,
+      "started",
+      { kind: "run-started", runId: run.id, workerId: "w7" },
+      { ctx: { now: at + 1000 } },
+    );
+    expect(again.outcome).toBe("already_applied");
+    expect((await getRun(scratch.db, run.id))?.started_at?.toISOString()).toBe("2026-01-02T03:04:05.000Z");
+  });
+
+  it("start-project records project.started with the stage and the session budget", async () => {
+    await createProject(scratch.db, { id: "starting", repo: "/tmp/none", runnerConfig: {} });
+    const result = await applyTransition(scratch.db, "starting", {
+      kind: "start-project",
+      by: "cli",
+      stage: "S01",
+      sessionsLimit: 4,
+    });
+    expect(result.eventRows.map((e) => e.type)).toEqual(["project.started"]);
+    expect(result.eventRows[0]?.data).toMatchObject({
+      from: "paused",
+      stage: "S01",
+      sessionsLimit: 4,
+      by: "cli",
+    });
+    const state = await loadProjectState(scratch.db, "starting");
+    expect(state.project).toMatchObject({
+      status: "active",
+      stage: "S01",
+      sessionsLimit: 4,
+      sessionsUsed: 0,
+    });
+  });
+
+  it("import-tasks creates every card with its prerequisites, or none", async () => {
+    await createProject(scratch.db, { id: "importing", repo: "/tmp/none", runnerConfig: {} });
+    const result = await applyTransition(scratch.db, "importing", {
+      kind: "import-tasks",
+      tasks: [card("S00-001"), card("S00-002", ["S00-001"])],
+      by: "test",
+    });
+    expect(result.eventRows.map((e) => e.type)).toEqual(["task.imported"]);
+    expect((await getTask(scratch.db, "importing", "S00-002"))?.prerequisites).toEqual(["S00-001"]);
+    await expect(
+      applyTransition(scratch.db, "importing", {
+        kind: "import-tasks",
+        tasks: [card("S00-003"), card("S00-001")],
+        by: "test",
+      }),
+    ).rejects.toMatchObject({ code: "conflict" });
+    expect(await getTask(scratch.db, "importing", "S00-003")).toBeUndefined();
+  });
+});
 
 describe("migrations", () => {
   it("are current after setup, and go down and up again", async () => {
@@ -152,19 +226,30 @@ describe("applyTransition", () => {
   });
 });
 
-describe("markRunStarted", () => {
+/** A worker's start notice, as the coordinator applies it: the domain's run-started at the worker's time. */
+async function markRunStarted(projectId: string, runId: string, workerId: string, at: number) {
+  const result = await applyTransition(
+    scratch.db,
+    projectId,
+    { kind: "run-started", runId, workerId },
+    { ctx: { now: at } },
+  );
+  return result.eventRows[0] ?? null;
+}
+
+describe("run-started", () => {
   it("starts a queued run once, records a redelivery to another worker, and ignores late or repeated notices", async () => {
     await projectWithTasks("p-start", [card("S00-001")]);
     const claimed = await applyTransition(scratch.db, "p-start", { kind: "claim" });
     const runId = claimed.changes.runs[0]?.id ?? "";
     const t0 = Date.now();
-    expect((await markRunStarted(scratch.db, runId, "w1", t0))?.type).toBe("run.started");
-    expect(await markRunStarted(scratch.db, runId, "w1", t0 + 5)).toBeNull();
-    const moved = await markRunStarted(scratch.db, runId, "w2", t0 + 10);
+    expect((await markRunStarted("p-start", runId, "w1", t0))?.type).toBe("run.started");
+    expect(await markRunStarted("p-start", runId, "w1", t0 + 5)).toBeNull();
+    const moved = await markRunStarted("p-start", runId, "w2", t0 + 10);
     expect(moved?.type).toBe("run.redelivered");
     expect(moved?.data).toEqual({ workerId: "w2", previousWorkerId: "w1" });
     // w1's notice arriving after the redelivery (older start) does not take the run back.
-    expect(await markRunStarted(scratch.db, runId, "w1", t0 + 1)).toBeNull();
+    expect(await markRunStarted("p-start", runId, "w1", t0 + 1)).toBeNull();
     const row = await scratch.db
       .selectFrom("runs")
       .selectAll()
@@ -178,7 +263,7 @@ describe("markRunStarted", () => {
       commitSha: "abc",
       branchHead: "abc",
     });
-    expect(await markRunStarted(scratch.db, runId, "w3", t0 + 20)).toBeNull();
+    expect(await markRunStarted("p-start", runId, "w3", t0 + 20)).toBeNull();
     const events = await listEvents(scratch.db, { projectId: "p-start", limit: 100 });
     expect(events.filter((e) => e.type === "run.started")).toHaveLength(1);
     expect(events.filter((e) => e.type === "run.redelivered")).toHaveLength(1);

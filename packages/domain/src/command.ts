@@ -1,5 +1,18 @@
 import type { AwaitingReason } from "./task.ts";
 
+/** One card of a task file (validated by `@overseer/config`) as the domain imports it. */
+export interface TaskCardInput {
+  readonly id: string;
+  readonly stage: string;
+  readonly title: string;
+  readonly body: string;
+  readonly role: string;
+  readonly scope: readonly string[];
+  readonly prerequisites: readonly string[];
+  readonly acceptance: readonly string[];
+  readonly priority: number;
+}
+
 /**
  * Everything that can change a project's tasks. Worker outcomes carry the run id that
  * produced them: applying the same run's outcome twice is a no-op (at-least-once delivery).
@@ -108,6 +121,19 @@ export type Command =
   | { kind: "cancel"; taskId: string; by: string; reason?: string | undefined }
   /** Rule 12 stop: cancel the item, keep its work, turn continuous off. */
   | { kind: "stop"; taskId: string; by: string }
+  /**
+   * Rule 12: a start makes the project active with a fresh session budget (the only place
+   * the session counter restarts), optionally limited to one stage.
+   */
+  | {
+      kind: "start-project";
+      by: string;
+      stage: string | null;
+      sessionsLimit: number | null;
+      continuous?: boolean | undefined;
+    }
+  /** A validated task graph, all cards or none (ids must be new, prerequisites must exist). */
+  | { kind: "import-tasks"; tasks: readonly TaskCardInput[]; by: string }
   | {
       kind: "set-project-status";
       status: "active" | "paused" | "stopped";
@@ -141,6 +167,8 @@ export const OPERATOR_COMMAND_KINDS = [
   "cancel",
   "stop",
   "set-project-status",
+  "start-project",
+  "import-tasks",
 ] as const satisfies readonly CommandKind[];
 
 export function commandRunId(command: Command): string | null {

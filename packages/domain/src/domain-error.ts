@@ -8,6 +8,7 @@ export type DomainErrorCode =
   | "invalid_option"
   | "note_required"
   | "stale"
+  | "conflict"
   | "project_inactive";
 
 export class DomainError extends Error {

@@ -23,12 +23,14 @@ export type DomainEventType =
   | "task.released"
   | "task.answered"
   | "task.cancelled"
+  | "task.imported"
   | "task.retry_scheduled"
   | "resolver.created"
   | "decision.created"
   | "decision.resolved"
   | "incident.recorded"
   | "project.status_changed"
+  | "project.started"
   | "project.sessions_exhausted";
 
 export type IncidentKind =

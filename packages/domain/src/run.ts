@@ -27,6 +27,10 @@ export interface Run {
   /** Epoch ms before which the job must not start (retry backoff). */
   readonly notBefore: number | null;
   readonly createdAt: number;
+  /** Worker that runs it (the latest one after a redelivery); null while queued. */
+  readonly workerId: string | null;
+  /** Epoch ms the current worker reported starting it; null while queued. */
+  readonly startedAt: number | null;
 }
 
 export function isActiveRun(run: Run): boolean {

@@ -21,6 +21,8 @@
  *   run-violation    incident + escalate (a forbidden transition or the disk limit; nothing landed)
  *   run-misconfigured awaiting_input with a card saying what to set
  *   operator         release-external, answer, resolve-decision, cancel, stop, project status
+ *   start-project    active with a fresh session budget (rule 12), records project.started
+ *   import-tasks     new todo tasks from a validated task file, all or none
  *
  * `awaiting_input` is left only through an operator command.
  */
@@ -80,11 +82,25 @@ export function applyCommand(state: ProjectState, command: Command, ctx: DomainC
       break;
     case "run-started": {
       const run = draft.activeRun(command.runId);
-      // Redelivered (already running) or late (already ended): nothing to apply.
-      if (run?.status !== "queued") return draft.alreadyApplied();
-      draft.putRun({ ...run, status: "running" });
-      draft.event("run.started", run, { workerId: command.workerId });
-      break;
+      const started = { workerId: command.workerId, startedAt: draft.ctx.now };
+      if (run?.status === "queued") {
+        draft.putRun({ ...run, status: "running", ...started });
+        draft.event("run.started", run, { workerId: command.workerId });
+        break;
+      }
+      // A running run picked up by another worker, later than its current start: its first
+      // worker died or froze past its job lock, so the run records its new worker.
+      if (
+        run?.status === "running" &&
+        run.workerId !== command.workerId &&
+        (run.startedAt === null || run.startedAt < draft.ctx.now)
+      ) {
+        draft.putRun({ ...run, ...started });
+        draft.event("run.redelivered", run, { workerId: command.workerId, previousWorkerId: run.workerId });
+        break;
+      }
+      // Repeated (same worker), late (an older start) or the run already ended: nothing to apply.
+      return draft.alreadyApplied();
     }
     case "submit":
       return submit(draft, command);
@@ -194,6 +210,12 @@ export function applyCommand(state: ProjectState, command: Command, ctx: DomainC
     case "stop":
       stopItem(draft, draft.task(command.taskId), command.by);
       break;
+    case "start-project":
+      startProject(draft, command);
+      break;
+    case "import-tasks":
+      importTasks(draft, command);
+      break;
     case "set-project-status":
       if (command.status === "stopped") {
         // The runs are cancelled but their tasks are not: an executor's task goes back to
@@ -210,6 +232,75 @@ export function applyCommand(state: ProjectState, command: Command, ctx: DomainC
       break;
   }
   return draft.result("applied");
+}
+
+// ---------------------------------------------------------------------------------------
+// Project start and task import
+
+function startProject(draft: Draft, command: Extract<Command, { kind: "start-project" }>): void {
+  const from = draft.project.status;
+  draft.project = {
+    ...draft.project,
+    status: "active",
+    statusReason: null,
+    stage: command.stage,
+    sessionsLimit: command.sessionsLimit,
+    sessionsUsed: 0,
+    ...(command.continuous !== undefined ? { continuous: command.continuous } : {}),
+  };
+  draft.event(
+    "project.started",
+    { taskId: null, id: null },
+    { from, stage: command.stage, sessionsLimit: command.sessionsLimit, by: command.by },
+  );
+}
+
+function importTasks(draft: Draft, command: Extract<Command, { kind: "import-tasks" }>): void {
+  const incoming = new Set<string>();
+  for (const card of command.tasks) {
+    if (draft.tasks.has(card.id) || incoming.has(card.id)) {
+      throw new DomainError(
+        "conflict",
+        `A task with id ${card.id} already exists; nothing was imported. Choose new ids and retry.`,
+        { taskId: card.id },
+      );
+    }
+    incoming.add(card.id);
+  }
+  for (const card of command.tasks) {
+    const unknown = card.prerequisites.filter((p) => !draft.tasks.has(p) && !incoming.has(p));
+    if (unknown.length > 0) {
+      throw new DomainError(
+        "conflict",
+        `Task ${card.id} names prerequisites that do not exist (${unknown.join(", ")}); nothing was imported.`,
+        { taskId: card.id, unknown },
+      );
+    }
+  }
+  for (const card of command.tasks) {
+    draft.putTask(
+      newTask({
+        projectId: draft.project.id,
+        id: card.id,
+        title: card.title,
+        stage: card.stage,
+        body: card.body,
+        role: card.role,
+        scope: [...card.scope],
+        prerequisites: [...card.prerequisites],
+        acceptance: [...card.acceptance],
+        priority: card.priority,
+      }),
+      true,
+    );
+  }
+  if (command.tasks.length > 0) {
+    draft.event(
+      "task.imported",
+      { taskId: null, id: null },
+      { count: command.tasks.length, taskIds: command.tasks.map((t) => t.id), by: command.by },
+    );
+  }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -686,6 +777,8 @@ function claim(draft: Draft, stage: string | null): void {
       failure: null,
       notBefore: null,
       createdAt: draft.ctx.now,
+      workerId: null,
+      startedAt: null,
     };
     draft.putRun(run, true);
     if (task.status === "todo") draft.putTask({ ...task, status: "in_progress", notBefore: null });

@@ -13,6 +13,8 @@
  *   (g) an active run's task is in_progress (execute/resolve) or review (review); one per task
  *   (h) applying a run outcome again is a no-op (`already_applied`, same state, no events)
  *   (i) applyCommand never mutates its input (deep-frozen input, Map entries compared by identity)
+ *   (j) only an import creates work tasks (todo, every prerequisite known); a start resets
+ *       the session budget and records project.started
  * plus consistency checks that keep the machine live: an in_progress task has an active run,
  * awaiting_input ⇔ a pending card, blockedBy is set exactly while blocked and names an open
  * resolver. Anything thrown other than a DomainError fails the property.
@@ -132,6 +134,8 @@ function runOutcomes(state: ProjectState, maxAttempts: number, escalating: boole
       for (let i = 0; i < n; i++) ok(command);
     };
     if (run.status === "queued") times(2, { kind: "run-started", runId, workerId: "w1" });
+    // A redelivery to another worker (recorded only when it is later than the current start).
+    if (run.status === "running") ok({ kind: "run-started", runId, workerId: "w2" });
     if (run.action === "review") {
       times(escalating ? 2 : 12, {
         kind: "approve",
@@ -228,7 +232,35 @@ function operatorReleases(state: ProjectState): Candidate[] {
   if (state.project.status !== "active") {
     out.push({ command: { kind: "set-project-status", status: "active", by }, expect: "ok" });
   }
+  // A new start (rule 12): fresh session budget, sometimes limited to one stage.
+  out.push({ command: { kind: "start-project", by, stage: null, sessionsLimit: 6 }, expect: "ok" });
+  out.push({ command: { kind: "start-project", by, stage: "S01", sessionsLimit: null }, expect: "ok" });
+  // More work arrives: new cards, one depending on an existing task.
+  const existing = [...state.tasks.keys()];
+  const fresh = `S02-${state.tasks.size + 100}`;
+  out.push({
+    command: {
+      kind: "import-tasks",
+      by,
+      tasks: [importedCard(fresh, existing.slice(0, 1)), importedCard(`${fresh}b`, [fresh])],
+    },
+    expect: "ok",
+  });
   return out;
+}
+
+function importedCard(id: string, prerequisites: readonly string[]) {
+  return {
+    id,
+    stage: "S02",
+    title: `Imported ${id}`,
+    body: "",
+    role: "general",
+    scope: ["src/imported/**"],
+    prerequisites,
+    acceptance: [],
+    priority: 1,
+  };
 }
 
 /** Operator commands that end things: cancel, stop, stopping the project. Kept rare. */
@@ -254,6 +286,14 @@ function invalidCommands(state: ProjectState): Candidate[] {
     expect: "error",
   });
   out.push({ command: { kind: "cancel", taskId: "NOPE-1", by }, expect: "error" });
+  const someTask = [...state.tasks.keys()][0];
+  if (someTask) {
+    out.push({ command: { kind: "import-tasks", by, tasks: [importedCard(someTask, [])] }, expect: "error" });
+  }
+  out.push({
+    command: { kind: "import-tasks", by, tasks: [importedCard("S03-new", ["NOPE-1"])] },
+    expect: "error",
+  });
   for (const run of activeRuns(state)) {
     if (run.action === "review") {
       out.push({
@@ -412,6 +452,18 @@ function checkStep(prev: ProjectState, command: Command, result: ApplyResult, hi
   const next = result.state;
   const via = (what: string) => () => `${what} (after ${JSON.stringify(command)})`;
 
+  // (j) a start: active, fresh session budget, recorded.
+  if (command.kind === "start-project") {
+    ensure(
+      next.project.status === "active" && next.project.sessionsUsed === 0,
+      via("start left the project inactive or kept its used sessions"),
+    );
+    ensure(
+      result.events.some((e) => e.type === "project.started"),
+      via("start recorded no project.started event"),
+    );
+  }
+
   for (const after of next.tasks.values()) {
     const before = prev.tasks.get(after.id);
 
@@ -470,7 +522,17 @@ function checkStep(prev: ProjectState, command: Command, result: ApplyResult, hi
     }
 
     // (c) limits: created resolvers past depth 3 or the 6th remediation wait for an operator.
-    if (result.changes.createdTaskIds.has(after.id)) {
+    // Only an import creates work tasks: new, todo, with every prerequisite known.
+    if (result.changes.createdTaskIds.has(after.id) && command.kind === "import-tasks") {
+      ensure(
+        after.kind === "work" && after.status === "todo",
+        via(`imported ${after.id} is not a todo work task`),
+      );
+      ensure(
+        after.prerequisites.every((p) => next.tasks.has(p)),
+        via(`imported ${after.id} has an unknown prerequisite`),
+      );
+    } else if (result.changes.createdTaskIds.has(after.id)) {
       ensure(after.kind === "resolver", via(`created ${after.id} is not a resolver`));
       let remediation = 0;
       for (const t of next.tasks.values())

@@ -628,6 +628,8 @@ describe("rule 6: nested blockers, depth and remediation limits", () => {
       failure: null,
       notBefore: null,
       createdAt: START_MS,
+      workerId: "w1",
+      startedAt: START_MS,
     };
     const s = createDriver().apply(buildState({ tasks, runs: [run] }), {
       kind: "escalate",

@@ -23,14 +23,11 @@ import {
   type ApplyOptions,
   acquireLeases,
   activeRuns,
-  applyTransition,
-  ConflictError,
+  countRunsOfAction,
   type Db,
-  type EventRow,
   getRun,
   LeaseLostError,
   loadProjectSnapshot,
-  markRunStarted,
   NotFoundError,
   POSTGRES_NOTIFY_CHANNEL,
   type ProjectRow,
@@ -47,6 +44,7 @@ import {
   type RunResult,
   resultMessageSchema,
 } from "@overseer/queue";
+import { type ApplyCommandOptions, TRANSITION_DEFAULTS, TransitionApplier } from "@overseer/transitions";
 import { Worker } from "bullmq";
 import type { Redis } from "ioredis";
 import type postgres from "postgres";
@@ -86,7 +84,7 @@ export class Coordinator {
   readonly id: string;
   private readonly leaseTtlMs: number;
   private readonly reconcileIntervalMs: number;
-  private readonly conflictRetries: number;
+  private readonly transitions: TransitionApplier;
   private readonly owned = new Set<string>();
   private readonly serializer: ProjectSerializer;
   private readonly wakeTimers = new Map<string, NodeJS.Timeout>();
@@ -104,7 +102,10 @@ export class Coordinator {
     this.id = options.id ?? `coordinator-${hostname()}-${process.pid}`;
     this.leaseTtlMs = options.leaseTtlMs ?? 15_000;
     this.reconcileIntervalMs = options.reconcileIntervalMs ?? 5_000;
-    this.conflictRetries = options.conflictRetries ?? 8;
+    this.transitions = new TransitionApplier(
+      { db: deps.db, live: deps.live, queues: deps.queues, logger: deps.logger },
+      { conflictRetries: options.conflictRetries ?? TRANSITION_DEFAULTS.conflictRetries },
+    );
     if (this.leaseTtlMs < 1000) throw new RangeError("leaseTtlMs must be at least 1000");
     if (this.reconcileIntervalMs <= 0) throw new RangeError("reconcileIntervalMs must be greater than 0");
     this.serializer = new ProjectSerializer((projectId, error) => this.onPassError(projectId, error));
@@ -239,14 +240,8 @@ export class Coordinator {
    */
   private async enqueueRun(project: ProjectRow, state: ProjectState, run: Run): Promise<boolean> {
     const db = this.deps.db;
-    const number = await db
-      .selectFrom("runs")
-      .select((eb) => eb.fn.countAll<string>().as("n"))
-      .where("project_id", "=", project.id)
-      .where("task_id", "=", run.taskId)
-      .where("action", "=", run.action)
-      .executeTakeFirstOrThrow();
-    const build = buildRunJob(project, state, run, Number(number.n));
+    const number = await countRunsOfAction(db, project.id, run.taskId, run.action);
+    const build = buildRunJob(project, state, run, number);
     if (!build.ok) {
       this.deps.logger.warn({ projectId: project.id, runId: run.id, reason: build.reason }, build.message);
       await this.apply(project.id, {
@@ -294,8 +289,11 @@ export class Coordinator {
     const { projectId, runId } = message;
     await this.serializer.run(projectId, async () => {
       if (message.kind === "run-started") {
-        const event = await markRunStarted(this.deps.db, runId, message.workerId, message.at);
-        if (event) await this.publish([event]);
+        await this.apply(
+          projectId,
+          { kind: "run-started", runId, workerId: message.workerId },
+          { ctx: { now: message.at } },
+        );
         return;
       }
       await this.applyRunResult(message);
@@ -325,7 +323,7 @@ export class Coordinator {
       timing: { ...result.timing, received: Date.now() },
     };
     try {
-      await this.apply(projectId, command, { runReport }, true);
+      await this.apply(projectId, command, { runReport });
     } catch (error) {
       // An outcome the state machine refuses (a reviewer that submitted, say) is a failed run.
       if (!isDomainError(error) || error.code !== "invalid_transition") throw error;
@@ -341,7 +339,6 @@ export class Coordinator {
           backoffMs: retry.backoffMs,
         },
         { runReport },
-        true,
       );
     }
   }
@@ -384,74 +381,36 @@ export class Coordinator {
       }
       const project = await requireProject(this.deps.db, projectId);
       const retry = retryPolicyOf(project);
-      await this.apply(
-        projectId,
-        {
-          kind: "no-transition",
-          runId: row.id,
-          detail: `worker failed: ${jobState.failedReason ?? "unknown error"}`,
-          crashed: false,
-          maxAttempts: retry.maxAttempts,
-          backoffMs: retry.backoffMs,
-        },
-        {},
-        true,
-      );
+      await this.apply(projectId, {
+        kind: "no-transition",
+        runId: row.id,
+        detail: `worker failed: ${jobState.failedReason ?? "unknown error"}`,
+        crashed: false,
+        maxAttempts: retry.maxAttempts,
+        backoffMs: retry.backoffMs,
+      });
     }
   }
 
   // -------------------------------------------------------------------------------------
 
   /**
-   * Applies one command with bounded retries on optimistic-concurrency conflicts, then
-   * publishes its events live. Returns null when the lease was lost (scheduling only).
+   * Applies one command through the shared apply-and-publish path. Returns null when the
+   * lease was lost (only commands applied with `leaseOwner`, the scheduling claim, check it).
    */
   private async apply(
     projectId: string,
     command: Command,
-    options: ApplyOptions = {},
-    anyReplica = false,
+    options: ApplyCommandOptions = {},
   ): Promise<AppliedTransition | null> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        const result = await applyTransition(this.deps.db, projectId, command, options);
-        await this.publish(result.eventRows);
-        for (const run of result.changes.runs) {
-          if (run.status === "cancelled") await this.deps.queues.removeRun(run.id).catch(() => undefined);
-        }
-        return result;
-      } catch (error) {
-        if (error instanceof LeaseLostError && !anyReplica) {
-          this.loseProject(projectId);
-          return null;
-        }
-        if (error instanceof ConflictError && attempt < this.conflictRetries) continue;
-        throw error;
+    try {
+      return await this.transitions.apply(projectId, command, options);
+    } catch (error) {
+      if (error instanceof LeaseLostError && options.leaseOwner !== undefined) {
+        this.loseProject(projectId);
+        return null;
       }
-    }
-  }
-
-  /** Publishes stored events live (best effort: Postgres already has them) and logs them. */
-  private async publish(rows: readonly EventRow[]): Promise<void> {
-    if (rows.length === 0) return;
-    await this.deps.live
-      .publishEvents(
-        rows.map((e) => ({
-          id: e.id,
-          projectId: e.project_id,
-          taskId: e.task_id,
-          runId: e.run_id,
-          type: e.type,
-          data: e.data,
-          createdAt: e.created_at.toISOString(),
-        })),
-      )
-      .catch((error) => this.deps.logger.warn({ err: error }, "live event publication failed"));
-    for (const e of rows) {
-      this.deps.logger.info(
-        { projectId: e.project_id, taskId: e.task_id, runId: e.run_id, event: e.type },
-        e.type,
-      );
+      throw error;
     }
   }
 

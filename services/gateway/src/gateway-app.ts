@@ -83,13 +83,11 @@ export function createGatewayApp(deps: GatewayDeps, options: GatewayOptions = {}
   const streams = new StreamRegistry(settings.maxOpenStreams, metrics);
   const subscriber = new ProjectEventSubscriber(deps.redis, deps.live, deps.logger);
   const statusCache = new ProjectStatusCache(deps.db, settings.statusCacheTtlMs);
-  const transitions = new OperatorTransitions(
-    deps,
-    metrics,
-    settings.conflictRetries,
-    settings.readyTimeoutMs,
-    (projectId) => statusCache.invalidate(projectId),
-  );
+  const transitions = new OperatorTransitions(deps, metrics, {
+    conflictRetries: settings.conflictRetries,
+    redisTimeoutMs: settings.readyTimeoutMs,
+    onCommit: (projectId) => statusCache.invalidate(projectId),
+  });
   const ctx: RouteContext = {
     deps,
     options: settings,

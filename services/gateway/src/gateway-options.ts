@@ -15,7 +15,7 @@ export interface GatewayDeps {
   readonly logger: Logger;
   /**
    * Optional postgres.js client of the same database, used only to LISTEN to the transition
-   * channel (`overseer_events`) so cached status answers drop at once on changes that append
+   * channel (`POSTGRES_NOTIFY_CHANNEL` of `@overseer/db`) so cached status answers drop at once on changes that append
    * no event (task imports by other processes). Without it such changes show within
    * `statusCacheTtlMs`.
    */

@@ -1,4 +1,5 @@
-import { applyTransition, importTasks } from "@overseer/db";
+import { applyTransition } from "@overseer/db";
+import { importTasks, TransitionApplier } from "@overseer/transitions";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   card,
@@ -52,7 +53,7 @@ describe("status cache", () => {
   it("notify mode: another process's transition and task import show once notified", async () => {
     await seedProject(notify, "other", [card("S00-001")]);
     expect((await get(notify, "other")).body.counts.total).toBe(1);
-    await importTasks(notify.scratch.db, "other", [card("S00-002")]);
+    await importTasks(new TransitionApplier({ db: notify.scratch.db }), "other", [card("S00-002")]);
     await expect.poll(async () => (await get(notify, "other")).body.counts.total, { timeout: 5000 }).toBe(2);
     await applyTransition(notify.scratch.db, "other", { kind: "claim" });
     await expect

@@ -5,10 +5,11 @@ import {
   listEvents,
   listProjects,
   loadProjectState,
+  POSTGRES_NOTIFY_CHANNEL,
   requireProject,
-  startProject,
 } from "@overseer/db";
 import { activeRunCount, firstRunnable, formatAgentId, nextAction, runnableTasks } from "@overseer/domain";
+import { startProject, TransitionApplier } from "@overseer/transitions";
 import { parseCommandArgs, requirePositive } from "../arg-parser.ts";
 import { withDatabase } from "../cli-context.ts";
 import { EXIT_OK, UsageError } from "../cli-errors.ts";
@@ -53,14 +54,17 @@ export const startCommand: CliCommand = {
         return EXIT_OK;
       }
       const since = await lastEventId(db);
+      // No Redis here: live watchers catch up from Postgres (the NOTIFY wakes the gateway).
+      const applier = new TransitionApplier({ db });
       for (const id of projectIds) {
-        const row = await startProject(db, id, {
+        const { state } = await startProject(applier, id, {
           stage: values.stage ?? null,
           maxSessions: maxSessions ?? null,
           continuous: values.continuous,
+          by: "cli",
         });
         io.out(
-          `started ${id}${row.stage ? ` (stage ${row.stage})` : ""}, max_sessions ${row.sessions_limit ?? "unbounded"}`,
+          `started ${id}${state.project.stage ? ` (stage ${state.project.stage})` : ""}, max_sessions ${state.project.sessionsLimit ?? "unbounded"}`,
         );
       }
       if (!values.follow) return EXIT_OK;
@@ -119,7 +123,7 @@ async function follow(
 ): Promise<number> {
   let cursor = since;
   let wake: () => void = () => {};
-  const listener = await sql.listen("overseer_events", (id) => {
+  const listener = await sql.listen(POSTGRES_NOTIFY_CHANNEL, (id) => {
     if (projectIds.includes(id)) wake();
   });
   try {

@@ -1,7 +1,8 @@
 import { resolve } from "node:path";
 import { formatProblems, loadTaskFile, validateTaskList } from "@overseer/config";
-import { existingTaskIds, importTasks, listTasks } from "@overseer/db";
+import { existingTaskIds, listTasks } from "@overseer/db";
 import { TASK_STATUSES } from "@overseer/domain";
+import { importTasks, TransitionApplier } from "@overseer/transitions";
 import { parseCommandArgs, requirePositive } from "../arg-parser.ts";
 import { withDatabase } from "../cli-context.ts";
 import { EXIT_OK, EXIT_USAGE, UsageError } from "../cli-errors.ts";
@@ -28,7 +29,7 @@ export const taskImportCommand: CliCommand = {
         io.err(`Nothing was imported into ${projectId}.`);
         return EXIT_USAGE;
       }
-      const n = await importTasks(db, projectId, result.tasks);
+      const n = await importTasks(new TransitionApplier({ db }), projectId, result.tasks, "cli");
       io.out(`imported ${n} task(s) into ${projectId}`);
       return EXIT_OK;
     });
@@ -88,7 +89,7 @@ export const taskAddCommand: CliCommand = {
         io.err(formatProblems(result.problems));
         return EXIT_USAGE;
       }
-      await importTasks(db, projectId, result.tasks);
+      await importTasks(new TransitionApplier({ db }), projectId, result.tasks, "cli");
       io.out(`added ${values.id} to ${projectId}`);
       return EXIT_OK;
     });

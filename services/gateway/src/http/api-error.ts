@@ -35,6 +35,7 @@ const DOMAIN_STATUS: Record<DomainErrorCode, ContentfulStatusCode> = {
   not_found: 404,
   invalid_transition: 409,
   stale: 409,
+  conflict: 409,
   project_inactive: 409,
   invalid_option: 422,
   note_required: 422,

@@ -17,7 +17,7 @@ interface Entry extends StatusSnapshot {
  * Status answers, the operator polling loop's hot path, reused while the project is
  * unchanged. Two ways to know it is unchanged:
  *
- * - `notify` (the gateway LISTENs to `overseer_events`): every transition, start and task
+ * - `notify` (the gateway LISTENs to `POSTGRES_NOTIFY_CHANNEL`): every transition, start and task
  *   import NOTIFYs inside its transaction, and each notification drops the project's entry
  *   (`invalidate`); a reconnection of the LISTEN connection drops them all. Transitions
  *   applied through this gateway drop the entry before their HTTP answer is sent, so an

@@ -1,86 +1,60 @@
-import { type AppliedTransition, type ApplyOptions, applyTransition, ConflictError } from "@overseer/db";
+import type { AppliedTransition, Db } from "@overseer/db";
+import { ConflictError } from "@overseer/db";
 import type { Command } from "@overseer/domain";
+import { type ApplyCommandOptions, TransitionApplier } from "@overseer/transitions";
 import type { GatewayDeps } from "../gateway-options.ts";
 import { withTimeout } from "../http/with-timeout.ts";
 import type { GatewayMetrics } from "../metrics/gateway-metrics.ts";
 
 /**
- * Applies operator commands (answer, resolve, release, cancel, project status) the same way
- * the coordinator applies run outcomes: one Postgres transaction through `applyTransition`
- * (which also NOTIFYs the coordinator, who schedules the next run with the answer in its
- * prompt), bounded retries on optimistic-concurrency conflicts, then live publication.
- *
- * After commit, failures to publish to Redis or to drop a cancelled run's queued job are
- * logged and ignored: the transition is durable, watchers catch up from Postgres, and the
- * coordinator's reconcile pass drops jobs of runs that are no longer active.
+ * Operator commands (answer, resolve, release, cancel, project status, task import) go
+ * through the shared apply-and-publish path of `@overseer/transitions`, the one the
+ * coordinator uses for run outcomes: one Postgres transaction (whose NOTIFY wakes the
+ * coordinator), retries on conflicts, live publication and removal of cancelled jobs.
+ * This class adds what only the gateway needs: each post-commit Redis call is bounded, so a
+ * Redis outage cannot hold an answered request, and every outcome is counted in metrics.
  */
 export class OperatorTransitions {
-  constructor(
-    private readonly deps: Pick<GatewayDeps, "db" | "live" | "queues" | "logger">,
-    private readonly metrics: GatewayMetrics,
-    private readonly conflictRetries: number,
-    /** Bound on each post-commit Redis call, so a Redis outage cannot hold an answered request. */
-    private readonly redisTimeoutMs: number,
-    /** Called right after commit, before anything else: the project's cached reads are stale. */
-    private readonly onCommit: (projectId: string) => void = () => {},
-  ) {}
+  private readonly applier: TransitionApplier;
 
-  /**
-   * `retries: false` for commands guarded by `expectedTask`: a conflict then means the
-   * caller's premise changed, and the caller decides again from a fresh read.
-   */
+  constructor(
+    deps: Pick<GatewayDeps, "db" | "live" | "queues" | "logger">,
+    private readonly metrics: GatewayMetrics,
+    options: {
+      conflictRetries: number;
+      /** Bound on each post-commit Redis call. */
+      redisTimeoutMs: number;
+      /** Called right after commit, before anything else: the project's cached reads are stale. */
+      onCommit?: (projectId: string) => void;
+    },
+  ) {
+    this.applier = new TransitionApplier(deps, {
+      conflictRetries: options.conflictRetries,
+      boundRedis: (call) => withTimeout(call, options.redisTimeoutMs, "Redis"),
+      onCommit: options.onCommit,
+    });
+  }
+
+  get db(): Db {
+    return this.applier.db;
+  }
+
+  /** `retryOnConflict: false` for commands guarded by `expectedTask` (see ApplyCommandOptions). */
   async apply(
     projectId: string,
     command: Command,
-    options: Pick<ApplyOptions, "expectedTask"> & { retries?: boolean } = {},
+    options: Pick<ApplyCommandOptions, "expectedTask" | "retryOnConflict"> = {},
   ): Promise<AppliedTransition> {
-    const attempts = options.retries === false ? 1 : this.conflictRetries;
-    for (let attempt = 1; ; attempt++) {
-      try {
-        const result = await applyTransition(this.deps.db, projectId, command, {
-          expectedTask: options.expectedTask,
-        });
-        if (result.outcome === "applied") this.onCommit(projectId);
-        this.metrics.operatorTransitions.inc({ kind: command.kind, outcome: result.outcome });
-        await this.afterCommit(result);
-        return result;
-      } catch (error) {
-        if (error instanceof ConflictError && attempt < attempts) continue;
-        this.metrics.operatorTransitions.inc({
-          kind: command.kind,
-          outcome: error instanceof ConflictError ? "conflict" : "refused",
-        });
-        throw error;
-      }
-    }
-  }
-
-  private async afterCommit(result: AppliedTransition): Promise<void> {
-    const { live, queues, logger } = this.deps;
-    if (result.eventRows.length > 0) {
-      await withTimeout(
-        live.publishEvents(
-          result.eventRows.map((e) => ({
-            id: String(e.id),
-            projectId: e.project_id,
-            taskId: e.task_id,
-            runId: e.run_id,
-            type: e.type,
-            data: e.data,
-            createdAt: e.created_at.toISOString(),
-          })),
-        ),
-        this.redisTimeoutMs,
-        "Redis",
-      ).catch((error) =>
-        logger.warn({ err: error }, "live event publication failed; watchers catch up from Postgres"),
-      );
-    }
-    for (const run of result.changes.runs) {
-      if (run.status !== "cancelled") continue;
-      await withTimeout(queues.removeRun(run.id), this.redisTimeoutMs, "Redis").catch((error) =>
-        logger.warn({ err: error, runId: run.id }, "cannot remove the cancelled run's queued job"),
-      );
+    try {
+      const result = await this.applier.apply(projectId, command, options);
+      this.metrics.operatorTransitions.inc({ kind: command.kind, outcome: result.outcome });
+      return result;
+    } catch (error) {
+      this.metrics.operatorTransitions.inc({
+        kind: command.kind,
+        outcome: error instanceof ConflictError ? "conflict" : "refused",
+      });
+      throw error;
     }
   }
 }

@@ -309,7 +309,7 @@ async function answerItem(
   const result = await ctx.transitions.apply(
     projectId,
     { kind: "answer", taskId: itemId, text, by },
-    guard ? { expectedTask: { taskId: guard.id, version: guard.version }, retries: false } : {},
+    guard ? { expectedTask: { taskId: guard.id, version: guard.version }, retryOnConflict: false } : {},
   );
   const [task, decision] = await Promise.all([
     getTask(ctx.deps.db, projectId, itemId),

@@ -5,11 +5,13 @@ import {
   listFleet,
   listPendingDecisionsAcrossProjects,
   listRecentIncidents,
+  requireProject,
   runStats,
   runThroughput,
   scopeAllows,
-  startProject,
 } from "@overseer/db";
+import { startProject } from "@overseer/transitions";
+import { actorOf } from "../gateway-env.ts";
 import { ApiError } from "../http/api-error.ts";
 import { requireScope } from "../http/request-guards.ts";
 import { CommitDiffReader } from "../operations/commit-diff-reader.ts";
@@ -280,11 +282,12 @@ export function registerFleetRoutes(app: GatewayApp, ctx: RouteContext): void {
       const { id } = c.req.valid("param");
       const body = c.req.valid("json") ?? {};
       if (!(await getProject(db, id))) throw projectNotFound(id);
-      const row = await startProject(db, id, {
+      await startProject(ctx.transitions, id, {
         stage: body.stage ?? null,
         maxSessions: body.max_sessions ?? null,
+        by: actorOf(c.get("token")),
       });
-      ctx.statusCache.invalidate(id);
+      const row = await requireProject(db, id);
       ctx.deps.logger.info(
         { projectId: id, stage: row.stage, maxSessions: row.sessions_limit, by: c.get("token")?.name },
         "project started",

@@ -1,15 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { parseStructuredText, parseTaskFile, type TaskFileProblem, validateTaskList } from "@overseer/config";
-import {
-  ConflictError,
-  existingTaskIds,
-  getDecision,
-  getProject,
-  getTask,
-  importTasks,
-  listTasks,
-} from "@overseer/db";
-import { decisionIdFor, TASK_KINDS, TASK_STATUSES, type TaskStatus } from "@overseer/domain";
+import { ConflictError, existingTaskIds, getDecision, getProject, getTask, listTasks } from "@overseer/db";
+import { decisionIdFor, isDomainError, TASK_KINDS, TASK_STATUSES, type TaskStatus } from "@overseer/domain";
 import { actorOf } from "../gateway-env.ts";
 import { ApiError } from "../http/api-error.ts";
 import { requireScope } from "../http/request-guards.ts";
@@ -228,8 +220,11 @@ export function registerTaskRoutes(app: GatewayApp, ctx: RouteContext): void {
       }
       const checked = validateTaskList([body], "request body", { existingIds: existing });
       if (!checked.ok) throw rejectedFile(checked.problems);
-      await importTasks(db, id, checked.tasks);
-      ctx.statusCache.invalidate(id);
+      await ctx.transitions.apply(id, {
+        kind: "import-tasks",
+        tasks: checked.tasks,
+        by: actorOf(c.get("token")),
+      });
       const task = await getTask(db, id, body.id);
       if (!task) throw new Error(`task ${body.id} vanished after creation`);
       return c.json(taskView(task), 201);
@@ -273,10 +268,13 @@ export function registerTaskRoutes(app: GatewayApp, ctx: RouteContext): void {
       if (!parsed.ok || clashes.length > 0)
         throw rejectedFile([...(parsed.ok ? [] : parsed.problems), ...clashes]);
       try {
-        await importTasks(db, id, parsed.tasks);
-        ctx.statusCache.invalidate(id);
+        await ctx.transitions.apply(id, {
+          kind: "import-tasks",
+          tasks: parsed.tasks,
+          by: actorOf(c.get("token")),
+        });
       } catch (error) {
-        if (error instanceof ConflictError) {
+        if (error instanceof ConflictError || (isDomainError(error) && error.code === "conflict")) {
           throw new ApiError(
             409,
             "conflict",

@@ -6,13 +6,11 @@ import {
   createApiToken,
   createProject,
   createScratchDatabase,
-  importTasks,
   type ScratchDatabase,
-  startProject,
-  type TaskCardInput,
 } from "@overseer/db";
-import type { OptionCommandInput } from "@overseer/domain";
+import type { OptionCommandInput, TaskCardInput } from "@overseer/domain";
 import { createRedis, LiveChannel, type Redis, RunQueues, WorkerRegistry } from "@overseer/queue";
+import { importTasks, startProject, TransitionApplier } from "@overseer/transitions";
 import { createGatewayApp, type GatewayApp, type GatewayDeps, type GatewayOptions } from "../../src/index.ts";
 
 /**
@@ -166,8 +164,9 @@ export async function seedProject(
     runnerConfig,
     objective: `Objective of ${id}`,
   });
-  await importTasks(fixture.scratch.db, id, cards);
-  await startProject(fixture.scratch.db, id);
+  const applier = new TransitionApplier({ db: fixture.scratch.db });
+  await importTasks(applier, id, cards);
+  await startProject(applier, id);
 }
 
 export interface RaisedQuestion {

@@ -1,0 +1,14 @@
+export {
+  type CommandApplier,
+  importTasks,
+  type StartProjectOptions,
+  startProject,
+} from "./project-commands.ts";
+export {
+  type ApplyCommandOptions,
+  liveEventOf,
+  TRANSITION_DEFAULTS,
+  TransitionApplier,
+  type TransitionApplierDeps,
+  type TransitionApplierOptions,
+} from "./transition-applier.ts";

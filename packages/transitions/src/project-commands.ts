@@ -1,0 +1,49 @@
+import { type AppliedTransition, type Db, requireProject } from "@overseer/db";
+import type { Command, TaskCardInput } from "@overseer/domain";
+
+/** What the helpers need: the TransitionApplier, or a caller's wrapper around it (gateway metrics). */
+export interface CommandApplier {
+  readonly db: Db;
+  apply(projectId: string, command: Command): Promise<AppliedTransition>;
+}
+
+export interface StartProjectOptions {
+  stage?: string | null | undefined;
+  /** Overrides the runner config's max_sessions for this start. */
+  maxSessions?: number | null | undefined;
+  continuous?: boolean | undefined;
+  /** Who started it (recorded in the `project.started` event). Default "operator". */
+  by?: string | undefined;
+}
+
+/**
+ * Starts a project (rule 12 in docs): active with a fresh session budget, limited to
+ * `max_sessions` of this start (the option, else the runner config's, else unbounded).
+ */
+export async function startProject(
+  applier: CommandApplier,
+  projectId: string,
+  options: StartProjectOptions = {},
+): Promise<AppliedTransition> {
+  const project = await requireProject(applier.db, projectId);
+  const configured = (project.runner_config as { max_sessions?: unknown }).max_sessions;
+  return applier.apply(projectId, {
+    kind: "start-project",
+    by: options.by ?? "operator",
+    stage: options.stage ?? null,
+    sessionsLimit: options.maxSessions ?? (typeof configured === "number" ? configured : null),
+    continuous: options.continuous,
+  });
+}
+
+/** Imports a validated task graph (all cards or none); returns how many tasks were created. */
+export async function importTasks(
+  applier: CommandApplier,
+  projectId: string,
+  tasks: readonly TaskCardInput[],
+  by = "operator",
+): Promise<number> {
+  if (tasks.length === 0) return 0;
+  await applier.apply(projectId, { kind: "import-tasks", tasks, by });
+  return tasks.length;
+}

@@ -1,0 +1,126 @@
+import type { Logger } from "@overseer/config";
+import {
+  type AppliedTransition,
+  type ApplyOptions,
+  applyTransition,
+  ConflictError,
+  type Db,
+  type EventRow,
+} from "@overseer/db";
+import type { Command } from "@overseer/domain";
+import type { LiveChannel, LiveEvent, RunQueues } from "@overseer/queue";
+
+/** Defaults of the apply-and-publish path, defined once. */
+export const TRANSITION_DEFAULTS = Object.freeze({
+  /** Attempts to apply a command that hit a concurrent change. */
+  conflictRetries: 8,
+});
+
+export interface TransitionApplierDeps {
+  db: Db;
+  /** Applied events are logged at info, one line each; absent: nothing is logged. */
+  logger?: Logger | undefined;
+  /** Live event channel; null when the caller has no Redis (watchers then catch up from Postgres). */
+  live?: Pick<LiveChannel, "publishEvents"> | null | undefined;
+  /** Run queues; null when the caller has no Redis (the coordinator's reconcile drops stale jobs). */
+  queues?: Pick<RunQueues, "removeRun"> | null | undefined;
+}
+
+export interface TransitionApplierOptions {
+  /** Attempts per command on optimistic-concurrency conflicts. Default 8. */
+  conflictRetries?: number | undefined;
+  /**
+   * Wraps each post-commit Redis call, so a Redis outage cannot hold the caller (the gateway
+   * bounds it with its ready timeout). Default: unbounded.
+   */
+  boundRedis?: (<T>(call: Promise<T>) => Promise<T>) | undefined;
+  /** Called right after a commit that applied something, before any publication. */
+  onCommit?: ((projectId: string, result: AppliedTransition) => void) | undefined;
+}
+
+export interface ApplyCommandOptions extends ApplyOptions {
+  /**
+   * false for commands guarded by `expectedTask`: a conflict then means the caller's premise
+   * changed, and the caller decides again from a fresh read. Default true.
+   */
+  retryOnConflict?: boolean | undefined;
+}
+
+/**
+ * The one path every state change takes (coordinator, gateway, CLI):
+ *
+ *   command ──► applyTransition (one Postgres transaction, NOTIFY) ──► retry on conflict
+ *           ──► publish the stored events live ──► drop the queued jobs of cancelled runs
+ *
+ * After commit, Redis failures are logged and ignored: the transition is durable, watchers
+ * catch up from Postgres and the coordinator's reconcile drops jobs of runs no longer active.
+ * Refusals (DomainError, LeaseLostError, a conflict after the last attempt) are thrown.
+ */
+export class TransitionApplier {
+  private readonly conflictRetries: number;
+
+  constructor(
+    private readonly deps: TransitionApplierDeps,
+    private readonly options: TransitionApplierOptions = {},
+  ) {
+    this.conflictRetries = options.conflictRetries ?? TRANSITION_DEFAULTS.conflictRetries;
+    if (this.conflictRetries < 1) throw new RangeError("conflictRetries must be at least 1");
+  }
+
+  get db(): Db {
+    return this.deps.db;
+  }
+
+  async apply(
+    projectId: string,
+    command: Command,
+    options: ApplyCommandOptions = {},
+  ): Promise<AppliedTransition> {
+    const { retryOnConflict = true, ...applyOptions } = options;
+    const attempts = retryOnConflict ? this.conflictRetries : 1;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const result = await applyTransition(this.deps.db, projectId, command, applyOptions);
+        if (result.outcome === "applied") this.options.onCommit?.(projectId, result);
+        await this.afterCommit(result);
+        return result;
+      } catch (error) {
+        if (error instanceof ConflictError && attempt < attempts) continue;
+        throw error;
+      }
+    }
+  }
+
+  private async afterCommit(result: AppliedTransition): Promise<void> {
+    const { live, queues, logger } = this.deps;
+    const bound = this.options.boundRedis ?? (<T>(call: Promise<T>) => call);
+    if (result.eventRows.length > 0 && live) {
+      await bound(live.publishEvents(result.eventRows.map(liveEventOf))).catch((error) =>
+        logger?.warn({ err: error }, "live event publication failed; watchers catch up from Postgres"),
+      );
+    }
+    for (const e of result.eventRows) {
+      logger?.info({ projectId: e.project_id, taskId: e.task_id, runId: e.run_id, event: e.type }, e.type);
+    }
+    if (!queues) return;
+    for (const run of result.changes.runs) {
+      if (run.status !== "cancelled") continue;
+      await bound(queues.removeRun(run.id)).catch((error) =>
+        logger?.warn({ err: error, runId: run.id }, "cannot remove the cancelled run's queued job"),
+      );
+    }
+  }
+}
+
+/** A stored event as watchers receive it live. */
+export function liveEventOf(row: EventRow): LiveEvent {
+  return {
+    id: String(row.id),
+    projectId: row.project_id,
+    taskId: row.task_id,
+    runId: row.run_id,
+    type: row.type,
+    data: row.data,
+    createdAt: row.created_at.toISOString(),
+  };
+}

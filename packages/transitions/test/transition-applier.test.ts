@@ -1,0 +1,151 @@
+import { randomBytes } from "node:crypto";
+import { createProject, createScratchDatabase, getRun, type ScratchDatabase } from "@overseer/db";
+import {
+  createRedis,
+  LiveChannel,
+  type LiveEvent,
+  type Redis,
+  RUN_JOB_VERSION,
+  type RunJob,
+  RunQueues,
+} from "@overseer/queue";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { importTasks, startProject, TransitionApplier } from "../src/index.ts";
+
+const prefix = `trtest-${randomBytes(4).toString("hex")}`;
+let scratch: ScratchDatabase;
+let redis: Redis;
+let subscriber: Redis;
+let live: LiveChannel;
+let queues: RunQueues;
+const received: LiveEvent[] = [];
+
+const card = (id: string, prerequisites: string[] = []) => ({
+  id,
+  stage: "S00",
+  title: `Task ${id}`,
+  body: "",
+  role: "general",
+  scope: ["src/**"],
+  prerequisites,
+  acceptance: [],
+  priority: 0,
+});
+
+function jobFor(runId: string, projectId: string, taskId: string): RunJob {
+  return {
+    v: RUN_JOB_VERSION,
+    kind: "run",
+    runId,
+    projectId,
+    taskId,
+    agentId: "execute-general-0123456789ab",
+    action: "execute",
+    role: "general",
+    attempt: 1,
+    repo: "/tmp/repo.git",
+    mainBranch: "main",
+    taskBranch: `overseer/task/${taskId}`,
+    expectedTaskHead: null,
+    prompt: "Do it",
+    argv: ["/bin/true"],
+    env: {},
+    envAllow: [],
+    secretValues: [],
+    timeoutMs: 1000,
+    idleTimeoutMs: 0,
+    scope: ["**"],
+    metadataGlobs: [".overseer/**"],
+    gitCommits: true,
+    author: { name: "A", email: "a@b" },
+    hooks: {},
+    files: {},
+    sandbox: { pidsMax: 64, memoryMb: 256, cpuSeconds: 60, networkAllowHosts: [] },
+    enqueuedAt: Date.now(),
+  };
+}
+
+beforeAll(async () => {
+  scratch = await createScratchDatabase();
+  redis = createRedis(process.env.REDIS_URL ?? "redis://127.0.0.1:6379");
+  subscriber = createRedis(process.env.REDIS_URL ?? "redis://127.0.0.1:6379");
+  live = new LiveChannel(redis, { prefix });
+  queues = new RunQueues(redis, { prefix });
+  await subscriber.subscribe(live.allEventsChannel);
+  subscriber.on("message", (_channel, message: string) => received.push(JSON.parse(message) as LiveEvent));
+});
+
+afterAll(async () => {
+  await queues?.close();
+  const keys = await redis.keys(`${prefix}:*`);
+  if (keys.length > 0) await redis.del(...keys);
+  subscriber?.disconnect();
+  redis?.disconnect();
+  await scratch?.drop();
+});
+
+describe("TransitionApplier", () => {
+  it("applies, publishes every stored event live and removes the jobs of cancelled runs", async () => {
+    const applier = new TransitionApplier({ db: scratch.db, live, queues });
+    await createProject(scratch.db, { id: "one", repo: "/tmp/none", runnerConfig: { max_sessions: 7 } });
+    expect(await importTasks(applier, "one", [card("S00-001"), card("S00-002", ["S00-001"])])).toBe(2);
+    const started = await startProject(applier, "one", { by: "test" });
+    expect(started.state.project.sessionsLimit).toBe(7);
+    const claimed = await applier.apply("one", { kind: "claim" });
+    const run = claimed.changes.runs[0];
+    if (!run) throw new Error("nothing claimed");
+    await queues.enqueueRun(jobFor(run.id, "one", run.taskId));
+    expect((await queues.runJobState(run.id)).state).not.toBe("missing");
+
+    const cancelled = await applier.apply("one", { kind: "cancel", taskId: run.taskId, by: "test" });
+    expect((await getRun(scratch.db, run.id))?.status).toBe("cancelled");
+    expect((await queues.runJobState(run.id)).state).toBe("missing");
+
+    const stored = [started, claimed, cancelled].flatMap((r) => r.eventRows.map((e) => String(e.id)));
+    await expect
+      .poll(() => received.filter((e) => e.projectId === "one").map((e) => e.id), { timeout: 10_000 })
+      .toEqual(expect.arrayContaining(stored));
+    expect(received.find((e) => e.type === "project.started")).toMatchObject({
+      projectId: "one",
+      taskId: null,
+    });
+  });
+
+  it("retries commands that hit a concurrent change, so concurrent operators both apply", async () => {
+    const applier = new TransitionApplier({ db: scratch.db });
+    await createProject(scratch.db, { id: "two", repo: "/tmp/none", runnerConfig: {} });
+    await importTasks(applier, "two", [card("S00-001"), card("S00-002")]);
+    const results = await Promise.all([
+      applier.apply("two", { kind: "answer", taskId: "S00-001", text: "first", by: "a" }),
+      applier.apply("two", { kind: "answer", taskId: "S00-002", text: "second", by: "b" }),
+      applier.apply("two", { kind: "set-project-status", status: "active", by: "c" }),
+    ]);
+    expect(results.map((r) => r.outcome)).toEqual(["applied", "applied", "applied"]);
+  });
+
+  it("keeps a committed transition when Redis refuses the publication", async () => {
+    const broken = createRedis("redis://127.0.0.1:6379", {
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+    });
+    const failures: unknown[] = [];
+    const applier = new TransitionApplier(
+      { db: scratch.db, live: new LiveChannel(broken, { prefix }) },
+      {
+        boundRedis: (call) =>
+          call.catch((error: unknown) => {
+            failures.push(error);
+            throw error;
+          }),
+      },
+    );
+    await createProject(scratch.db, { id: "three", repo: "/tmp/none", runnerConfig: {} });
+    await importTasks(applier, "three", [card("S00-001")]);
+    const result = await startProject(applier, "three");
+    expect(result.outcome).toBe("applied");
+    expect(result.state.project.status).toBe("active");
+    expect(failures.length).toBeGreaterThan(0);
+    broken.disconnect();
+  });
+});
