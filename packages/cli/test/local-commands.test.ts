@@ -91,6 +91,94 @@ describe("overseer CLI (local verbs)", () => {
     expect(out.stderr.join("\n")).toMatch(/timeout_seconds/);
   });
 
+  it("init --agent writes a preset: bypassed CLI sandbox, key in secrets, API host allow-listed", async () => {
+    const out = io();
+    out.env = { ...out.env, OPENAI_API_KEY: "sk-test-preset-key-123" };
+    const code = await runCli(
+      [
+        "init",
+        "--project",
+        "codex-preset",
+        "--repo",
+        repo,
+        "--agent",
+        "codex",
+        "--model",
+        "gpt-test",
+        "--base-url",
+        "https://llm.corp.example:8443/v1",
+      ],
+      out,
+    );
+    expect(out.stderr).toEqual([]);
+    expect(code).toBe(0);
+    const row = await scratch.db
+      .selectFrom("projects")
+      .select("runner_config")
+      .where("id", "=", "codex-preset")
+      .executeTakeFirstOrThrow();
+    const config = row.runner_config as Record<string, unknown>;
+    expect(config.agent).toBe("codex");
+    expect(config.argv).toEqual(
+      expect.arrayContaining([
+        "exec",
+        "--json",
+        "--dangerously-bypass-approvals-and-sandbox",
+        "gpt-test",
+        "-",
+      ]),
+    );
+    expect((config.argv as string[]).join(" ")).toContain('base_url="https://llm.corp.example:8443/v1"');
+    expect(config.secrets).toEqual({ OPENAI_API_KEY: "sk-test-preset-key-123" });
+    expect(config.network_allow_hosts).toEqual(["llm.corp.example:8443"]);
+    expect(config.transition_linger_seconds).toBeGreaterThan(1);
+  });
+
+  it("init --agent claude without a key warns and a --config file overrides preset keys", async () => {
+    await writeFile(path.join(dir, "claude-extra.json"), JSON.stringify({ argv: ["my-claude-wrapper"] }));
+    const out = io();
+    const code = await runCli(
+      [
+        "init",
+        "--project",
+        "claude-preset",
+        "--repo",
+        repo,
+        "--agent",
+        "claude",
+        "--config",
+        "claude-extra.json",
+      ],
+      out,
+    );
+    expect(code).toBe(0);
+    expect(out.stderr.join("\n")).toContain("ANTHROPIC_API_KEY is not set");
+    const row = await scratch.db
+      .selectFrom("projects")
+      .select("runner_config")
+      .where("id", "=", "claude-preset")
+      .executeTakeFirstOrThrow();
+    const config = row.runner_config as Record<string, unknown>;
+    expect(config.argv).toEqual(["my-claude-wrapper"]);
+    expect(config.network_allow_hosts).toEqual(["api.anthropic.com"]);
+    expect(config.env).toMatchObject({ IS_SANDBOX: "1", ANTHROPIC_BASE_URL: "https://api.anthropic.com" });
+  });
+
+  it("init refuses an unknown agent and a host list the runs would refuse, with exit 2", async () => {
+    const unknown = io();
+    expect(await runCli(["init", "--project", "x1", "--repo", repo, "--agent", "cursor"], unknown)).toBe(2);
+    expect(unknown.stderr.join("\n")).toContain(
+      "--agent must be one of codex, claude, opencode, gemini, copilot",
+    );
+    await writeFile(
+      path.join(dir, "hosts.json"),
+      JSON.stringify({ argv: ["x"], network_allow_hosts: ["https://llm.corp.example/v1"] }),
+    );
+    const bad = io();
+    expect(await runCli(["init", "--project", "x2", "--repo", repo, "--config", "hosts.json"], bad)).toBe(2);
+    expect(bad.stderr.join("\n")).toMatch(/network_allow_hosts\[0\]: expected a host name/);
+  });
+
   it("init refuses repository locations that would make git run a command, with exit 2", async () => {
     for (const hostile of ["ext::sh -c touch% /tmp/pwned", "ssh://-oProxyCommand=touch%20x/repo"]) {
       const out = io();
@@ -132,7 +220,11 @@ describe("overseer CLI (local verbs)", () => {
 
   it("start makes the project active with the session budget", async () => {
     expect(await runCli(["start", "--project", "demo", "--max-sessions", "7"], io())).toBe(0);
-    const project = await scratch.db.selectFrom("projects").selectAll().executeTakeFirstOrThrow();
+    const project = await scratch.db
+      .selectFrom("projects")
+      .selectAll()
+      .where("id", "=", "demo")
+      .executeTakeFirstOrThrow();
     expect(project).toMatchObject({ status: "active", sessions_limit: 7, sessions_used: 0 });
   });
 

@@ -1,3 +1,12 @@
+export { AGENT_KINDS, type AgentKind } from "./agent-kinds.ts";
+export {
+  AGENT_PRESETS,
+  type AgentPresetInfo,
+  type AgentPresetOptions,
+  agentPresetConfig,
+  allowHostOf,
+  PRESET_TRANSITION_LINGER_SECONDS,
+} from "./agent-presets.ts";
 export { ConfigError, type ConfigIssue, formatConfigIssue } from "./config-error.ts";
 export { findGlobProblem, SCOPE_GLOB_OPTIONS } from "./glob-validator.ts";
 export { createLogger, type Logger, type LoggerOptions } from "./logger.ts";

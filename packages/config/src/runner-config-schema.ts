@@ -1,6 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { EGRESS_HOST_EXPECTED, egressHostRuleSchema } from "@overseer/sandbox/egress-host-rule";
 import { z } from "zod";
+import { AGENT_KINDS } from "./agent-kinds.ts";
 import { ConfigError, type ConfigIssue } from "./config-error.ts";
 import { findGlobProblem, SCOPE_GLOB_EXPECTED } from "./glob-validator.ts";
 import { REDACTED } from "./redactor.ts";
@@ -119,6 +120,23 @@ const sandboxSchema = z.strictObject({
   memory_mb: integer(16, 1_048_576).default(2048),
   /** CPU time limit of a run in seconds (RLIMIT_CPU). Default 3600. */
   cpu_seconds: integer(1, MAX_SECONDS).default(3600),
+  /**
+   * Host paths bound read-only at the same place (the agent CLI's install when it is outside
+   * /usr, e.g. a per-version npm prefix). Never `/`, /proc, /sys or /dev. Default [].
+   */
+  read_only_paths: z
+    .array(
+      z
+        .string()
+        .refine(
+          (p) => p.startsWith("/") && p !== "/" && !/^\/(proc|sys|dev)(\/|$)/.test(p) && !p.includes("\0"),
+          {
+            error: "an absolute host path other than /, /proc, /sys or /dev",
+          },
+        ),
+      { error: "an array of absolute host paths" },
+    )
+    .default([]),
   /** Image for the docker driver; default: the worker's bundled runtime image. */
   docker_image: z.string().min(1).optional(),
 });
@@ -161,6 +179,28 @@ export const RunnerConfigSchema = z.strictObject({
   retry_backoff_seconds: nonNegative("a number of seconds >= 0").default(5),
   /** Runs of this project at the same time. Default 1. */
   concurrency: integer(1, 64).default(1),
+  /** Agent CLI this config drives (`overseer init --agent`): selects how usage and failures are read from its output. Default null (generic). */
+  agent: z
+    .enum(AGENT_KINDS, { error: `one of ${AGENT_KINDS.join(", ")}, or null` })
+    .nullable()
+    .default(null),
+  /**
+   * After the agent's transition, how long its CLI may go on to print final usage before the
+   * process group is stopped (it ends sooner when the CLI exits). Default 0.25; presets 20.
+   */
+  transition_linger_seconds: nonNegative("a number of seconds >= 0")
+    .max(600, {
+      error: "a number of seconds from 0 to 600",
+    })
+    .default(0.25),
+  /** Plain (non-secret) environment variables for the harness (name → value). Default {}. */
+  env: z
+    .record(
+      envName,
+      z.string({ error: "a string" }).refine((v) => !v.includes("\0"), { error: "a string without NUL" }),
+      { error: "an object mapping variable names to string values" },
+    )
+    .default({}),
   /** Host environment variables passed to the harness. Default []. */
   env_allow: z.array(envName, { error: `an array of variable names (${ENV_NAME_EXPECTED})` }).default([]),
   /** Secret environment variables for the harness (name → value); redacted everywhere. Default {}. */
@@ -312,6 +352,17 @@ function crossCheck(input: unknown): ConfigIssue[] {
           hint: "a name is either passed from the host or a secret, not both",
         });
     });
+  }
+  if (isPlainObject(input.env)) {
+    for (const name of Object.keys(input.env)) {
+      if (Object.hasOwn(secrets, name))
+        issues.push({
+          path: formatIssuePath(["env", name]),
+          expected: "a variable that is not also a secret",
+          received: describeReceived(name),
+          hint: "a name is either a plain variable or a secret, not both",
+        });
+    }
   }
   if (isPlainObject(input.files)) {
     for (const [file, spec] of Object.entries(input.files)) {

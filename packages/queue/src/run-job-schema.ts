@@ -67,6 +67,12 @@ export const runJobSchema = z.object({
   }),
   /** Epoch ms at enqueue time (orchestration-overhead measurement). */
   enqueuedAt: z.number(),
+  /** The agent CLI (runner config `agent`): how usage and failure causes are read from its output. */
+  agent: z.string().nullable().optional(),
+  /** After a transition, how long the CLI may go on (to print final usage) before its group is stopped. */
+  transitionLingerMs: z.number().int().nonnegative().optional(),
+  /** Host paths bound read-only into the sandbox (the CLI's install outside /usr). */
+  readOnlyPaths: z.array(z.string()).optional(),
 });
 export type RunJob = z.infer<typeof runJobSchema>;
 
@@ -97,7 +103,11 @@ const usageSchema = z
   .object({
     tokensIn: z.number().optional(),
     tokensOut: z.number().optional(),
+    /** Input tokens served from the provider's cache (part of tokensIn). */
+    tokensCached: z.number().optional(),
     costUsd: z.number().optional(),
+    /** Where the numbers came from: `agent` (overseer-agent flags) or the CLI's output (`codex`, `claude`…). */
+    source: z.string().optional(),
   })
   .optional();
 

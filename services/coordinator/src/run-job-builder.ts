@@ -71,7 +71,7 @@ export function buildRunJob(
       executorAgentId: run.action === "review" ? task.executorAgentId : null,
       prompt: rendered.prompt,
       argv: [...argv],
-      env: { ...config.secrets },
+      env: { ...config.env, ...config.secrets },
       envAllow: [...config.env_allow],
       secretValues,
       timeoutMs: seconds(config.timeout_seconds),
@@ -101,6 +101,9 @@ export function buildRunJob(
         dockerImage: config.sandbox.docker_image,
       },
       enqueuedAt: now,
+      agent: config.agent,
+      transitionLingerMs: Math.round(config.transition_linger_seconds * 1000),
+      readOnlyPaths: [...config.sandbox.read_only_paths],
     },
   };
 }

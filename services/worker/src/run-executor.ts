@@ -244,6 +244,7 @@ export async function executeRun(
         killGraceMs: deps.killGraceMs,
         watchPaths: job.idleTimeoutMs > 0 ? [paths.checkout] : [],
         maxOutputBytes: deps.maxOutputBytes,
+        ...(job.transitionLingerMs !== undefined ? { transitionLingerMs: job.transitionLingerMs } : {}),
         onOutput: deps.onOutput ? (chunk) => deps.onOutput?.(job, chunk) : undefined,
         redact,
         wrap,

@@ -26,7 +26,7 @@ export function sandboxWrapFor(
       runId: `${job.runId.replace(/[^A-Za-z0-9_.-]/g, "").slice(0, 56)}-${n}`,
       checkoutDir: paths.checkout,
       controlDir: paths.controlDir,
-      readOnlyBinds: [...paths.gitDirs, paths.agentBinDir, paths.inputDir],
+      readOnlyBinds: [...paths.gitDirs, paths.agentBinDir, paths.inputDir, ...(job.readOnlyPaths ?? [])],
       hiddenPaths: [dataDir],
       env: { ...env },
       network:

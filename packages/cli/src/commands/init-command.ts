@@ -1,11 +1,19 @@
+import { readFile, realpath } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { resolve } from "node:path";
+import { dirname, resolve } from "node:path";
 import {
+  AGENT_KINDS,
+  AGENT_PRESETS,
+  type AgentKind,
+  agentPresetConfig,
   ConfigError,
   findRepositoryLocationProblem,
+  formatFromExtension,
   loadRunnerConfigFile,
   parseRunnerConfig,
+  parseStructuredText,
   type RunnerConfig,
+  type RunnerConfigInput,
 } from "@overseer/config";
 import { createProject, getProject, PROJECT_ID_PATTERN, updateProjectConfig } from "@overseer/db";
 import { runGit } from "@overseer/git";
@@ -15,7 +23,7 @@ import { CommandFailed, EXIT_OK, UsageError } from "../cli-errors.ts";
 import type { CliCommand } from "../command-registry.ts";
 
 const usage =
-  "overseer init --project ID --repo PATH|URL [--branch main] [--config runner.json] [--objective TEXT] [--name NAME] [--concurrency N] [--update]";
+  "overseer init --project ID --repo PATH|URL [--branch main] [--agent codex|claude|opencode|gemini|copilot [--model M] [--base-url URL] [--agent-bin PATH]] [--config runner.json] [--objective TEXT] [--name NAME] [--concurrency N] [--update]";
 
 /** Registers a project (or updates it with --update): repository, branch, runner config, objective. */
 export const initCommand: CliCommand = {
@@ -34,6 +42,10 @@ export const initCommand: CliCommand = {
         name: { type: "string" },
         concurrency: { type: "string" },
         update: { type: "boolean" },
+        agent: { type: "string" },
+        model: { type: "string" },
+        "base-url": { type: "string" },
+        "agent-bin": { type: "string" },
       },
       usage,
       false,
@@ -50,7 +62,16 @@ export const initCommand: CliCommand = {
     const concurrency = requirePositive(values.concurrency, "--concurrency");
     let config: RunnerConfig | undefined;
     try {
-      config = values.config ? await loadRunnerConfigFile(resolve(io.cwd, values.config)) : undefined;
+      config = await buildConfig(
+        {
+          config: values.config ? resolve(io.cwd, values.config) : undefined,
+          agent: values.agent,
+          model: values.model,
+          baseUrl: values["base-url"],
+          agentBin: values["agent-bin"] ? resolve(io.cwd, values["agent-bin"]) : undefined,
+        },
+        io,
+      );
     } catch (error) {
       if (error instanceof ConfigError) throw new UsageError(error.message);
       throw error;
@@ -102,6 +123,93 @@ export const initCommand: CliCommand = {
     });
   },
 };
+
+interface ConfigSources {
+  config?: string;
+  agent?: string;
+  model?: string;
+  baseUrl?: string;
+  agentBin?: string;
+}
+
+/**
+ * The runner config from `--agent` (a preset) and/or `--config` (a file whose keys override the
+ * preset's), validated by the same schema every run uses, so a config init accepts never fails
+ * at run time.
+ */
+async function buildConfig(
+  sources: ConfigSources,
+  io: { err(text: string): void; env: Readonly<Record<string, string | undefined>> },
+): Promise<RunnerConfig | undefined> {
+  if (sources.agent === undefined) {
+    if (sources.model || sources.baseUrl || sources.agentBin)
+      throw new UsageError("--model, --base-url and --agent-bin need --agent NAME.");
+    return sources.config ? loadRunnerConfigFile(sources.config) : undefined;
+  }
+  if (!(AGENT_KINDS as readonly string[]).includes(sources.agent))
+    throw new UsageError(`--agent must be one of ${AGENT_KINDS.join(", ")}, received "${sources.agent}".`);
+  const kind = sources.agent as AgentKind;
+  const info = AGENT_PRESETS[kind];
+  let preset: RunnerConfigInput;
+  try {
+    preset = agentPresetConfig(kind, {
+      model: sources.model,
+      baseUrl: sources.baseUrl,
+      bin: sources.agentBin,
+      env: io.env,
+    });
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  if (sources.agentBin) {
+    const install = await installRootOf(sources.agentBin);
+    if (install !== null) preset.sandbox = { ...preset.sandbox, read_only_paths: [install] };
+  }
+  if (!preset.secrets || Object.keys(preset.secrets).length === 0)
+    io.err(
+      `warning: ${info.keyEnv} is not set in this environment, so the project has no API key; set it and rerun with --update, or add secrets.${info.keyEnv} to --config.`,
+    );
+  const fromFile = sources.config ? await readRawConfig(sources.config) : {};
+  return parseRunnerConfig(
+    { ...preset, ...fromFile },
+    `--agent ${kind}${sources.config ? ` + ${sources.config}` : ""}`,
+  );
+}
+
+/** The raw keys of a config file (validated together with the preset's afterwards). */
+async function readRawConfig(path: string): Promise<Record<string, unknown>> {
+  const config = await loadRunnerConfigFile(path);
+  const text = await readFile(path, "utf8");
+  const parsed = parseStructuredText(text, formatFromExtension(path) ?? "json");
+  return parsed.ok && parsed.value !== null && typeof parsed.value === "object"
+    ? (parsed.value as Record<string, unknown>)
+    : (config as unknown as Record<string, unknown>);
+}
+
+/**
+ * The directory to expose read-only for a CLI outside the sandbox's system paths: the npm
+ * prefix holding its node_modules (the launcher and its native binary live there), else the
+ * program's own directory. Null for programs under /usr (already visible).
+ */
+async function installRootOf(bin: string): Promise<string | null> {
+  const real = await realpath(bin).catch(() => {
+    throw new UsageError(`--agent-bin ${bin} does not exist.`);
+  });
+  if (real.startsWith("/usr/")) return null;
+  const marker = real.indexOf("/node_modules/");
+  const root = marker > 0 ? real.slice(0, marker) : dirname(real);
+  const binMarker = bin.indexOf("/node_modules/");
+  const linkRoot = binMarker > 0 ? bin.slice(0, binMarker) : dirname(bin);
+  return root === linkRoot ? root : commonParent(root, linkRoot);
+}
+
+function commonParent(a: string, b: string): string {
+  const as = a.split("/");
+  const bs = b.split("/");
+  let i = 0;
+  while (i < as.length && i < bs.length && as[i] === bs[i]) i++;
+  return as.slice(0, i).join("/") || "/";
+}
 
 /** The branch's head on the remote, or null when the branch does not exist there. */
 async function lsRemoteHead(repo: string, branch: string): Promise<string | null> {

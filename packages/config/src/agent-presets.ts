@@ -1,0 +1,216 @@
+import type { AgentKind } from "./agent-kinds.ts";
+import type { RunnerConfigInput } from "./runner-config-schema.ts";
+
+/**
+ * Runner configs for real agent CLIs that work inside Overseer's sandbox (`overseer init
+ * --agent NAME`). Every preset follows the same rules:
+ * - the CLI's own sandbox and approval prompts are bypassed: Overseer's sandbox is the boundary,
+ *   and a nested bwrap/seatbelt fails inside it (bwrap: "Creating new namespace failed: ENOSPC");
+ * - the prompt is passed the way the CLI reads it (stdin where it can, else the prompt file);
+ * - the API key travels through `secrets` (redacted everywhere), never on the command line;
+ * - model, provider and base URL are settings of the preset, and the API host (with its port
+ *   when the base URL names one) is put into `network_allow_hosts`;
+ * - `agent` names the CLI so the worker reads usage and failure causes from its output.
+ * A custom argv stays first-class: a preset is only a starting config, every key can be edited.
+ */
+
+export interface AgentPresetOptions {
+  /** Model name the CLI asks for. Default: the preset's. */
+  model?: string;
+  /** API base URL (a company gateway, a local server). Default: the vendor's public API. */
+  baseUrl?: string;
+  /** Program to run: a name on the sandbox's PATH or an absolute path. Default: the CLI's name. */
+  bin?: string;
+  /** Value of the API key secret. Default: read from `keyEnv` in `env`, else empty (set it later). */
+  apiKey?: string;
+  /** Environment the key is read from (the `overseer init` process's). */
+  env?: Readonly<Record<string, string | undefined>>;
+}
+
+export interface AgentPresetInfo {
+  kind: AgentKind;
+  /** The CLI's package (npm) and what it is called. */
+  npmPackage: string;
+  bin: string;
+  /** Secret variable holding the API key. */
+  keyEnv: string;
+  defaultModel: string;
+  defaultBaseUrl: string;
+  /** Hosts the CLI needs besides the API host (none for most). */
+  extraHosts: readonly string[];
+  /** How usage is reported on its output (see usage-harvester.ts in @overseer/harness). */
+  usage: string;
+}
+
+export const AGENT_PRESETS: Readonly<Record<AgentKind, AgentPresetInfo>> = {
+  codex: {
+    kind: "codex",
+    npmPackage: "@openai/codex",
+    bin: "codex",
+    keyEnv: "OPENAI_API_KEY",
+    defaultModel: "gpt-5-codex",
+    defaultBaseUrl: "https://api.openai.com/v1",
+    extraHosts: [],
+    usage: "`codex exec --json` turn.completed events (input, cached, output tokens)",
+  },
+  claude: {
+    kind: "claude",
+    npmPackage: "@anthropic-ai/claude-code",
+    bin: "claude",
+    keyEnv: "ANTHROPIC_API_KEY",
+    defaultModel: "claude-sonnet-4-5",
+    defaultBaseUrl: "https://api.anthropic.com",
+    extraHosts: [],
+    usage: "`claude -p --output-format stream-json` result event (tokens and total_cost_usd)",
+  },
+  opencode: {
+    kind: "opencode",
+    npmPackage: "opencode-ai",
+    bin: "opencode",
+    keyEnv: "OPENAI_API_KEY",
+    defaultModel: "openai/gpt-5",
+    defaultBaseUrl: "https://api.openai.com/v1",
+    extraHosts: [],
+    usage: "`opencode run --format json` step_finish events",
+  },
+  gemini: {
+    kind: "gemini",
+    npmPackage: "@google/gemini-cli",
+    bin: "gemini",
+    keyEnv: "GEMINI_API_KEY",
+    defaultModel: "gemini-2.5-pro",
+    defaultBaseUrl: "https://generativelanguage.googleapis.com",
+    extraHosts: [],
+    usage: "`gemini --output-format stream-json` result stats",
+  },
+  copilot: {
+    kind: "copilot",
+    npmPackage: "@github/copilot",
+    bin: "copilot",
+    keyEnv: "COPILOT_GITHUB_TOKEN",
+    defaultModel: "gpt-5",
+    defaultBaseUrl: "https://api.githubcopilot.com",
+    extraHosts: ["api.github.com"],
+    usage: "not machine-readable; report usage through overseer-agent or leave it uncounted",
+  },
+};
+
+/** Seconds a preset gives the CLI after the transition to print its final usage. */
+export const PRESET_TRANSITION_LINGER_SECONDS = 20;
+
+/** `host` or `host:port` of a base URL, as a `network_allow_hosts` entry; throws on a bad URL. */
+export function allowHostOf(baseUrl: string): string {
+  let url: URL;
+  try {
+    url = new URL(baseUrl);
+  } catch {
+    throw new Error(`--base-url must be an absolute http(s) URL, received ${JSON.stringify(baseUrl)}`);
+  }
+  if (url.protocol !== "https:" && url.protocol !== "http:")
+    throw new Error(`--base-url must be an http:// or https:// URL, received ${JSON.stringify(baseUrl)}`);
+  return url.port === "" ? url.hostname : `${url.hostname}:${url.port}`;
+}
+
+/** TOML basic string (Codex `-c` values are parsed as TOML). */
+function toml(value: string): string {
+  return JSON.stringify(value);
+}
+
+/** The runner config a preset writes; every key stays editable afterwards. */
+export function agentPresetConfig(kind: AgentKind, options: AgentPresetOptions = {}): RunnerConfigInput {
+  const info = AGENT_PRESETS[kind];
+  const model = options.model ?? info.defaultModel;
+  const baseUrl = options.baseUrl ?? info.defaultBaseUrl;
+  const bin = options.bin ?? info.bin;
+  const key = options.apiKey ?? options.env?.[info.keyEnv];
+  const hosts = [allowHostOf(baseUrl), ...info.extraHosts];
+  const common = {
+    agent: kind,
+    secrets: key ? { [info.keyEnv]: key } : {},
+    network_allow_hosts: [...new Set(hosts)],
+    transition_linger_seconds: PRESET_TRANSITION_LINGER_SECONDS,
+  } satisfies RunnerConfigInput;
+  switch (kind) {
+    case "codex":
+      return {
+        ...common,
+        // `exec` reads the prompt from stdin with `-`; --json prints usage per turn; the bypass
+        // turns off Codex's own (nested, failing) sandbox; a custom provider carries the base URL.
+        argv: [
+          bin,
+          "exec",
+          "--json",
+          "--dangerously-bypass-approvals-and-sandbox",
+          "--skip-git-repo-check",
+          "--ephemeral",
+          "-c",
+          "model_provider=overseer",
+          "-c",
+          `model_providers.overseer={name=${toml("overseer")},base_url=${toml(baseUrl)},env_key=${toml(info.keyEnv)},wire_api="responses"}`,
+          "-m",
+          model,
+          "-",
+        ],
+        probe_argv: [bin, "--version"],
+      };
+    case "claude":
+      return {
+        ...common,
+        // -p reads the prompt from stdin; stream-json ends with a result event carrying usage and
+        // cost. IS_SANDBOX=1 lets --dangerously-skip-permissions run (the sandbox is the boundary).
+        argv: [
+          bin,
+          "-p",
+          "--output-format",
+          "stream-json",
+          "--verbose",
+          "--dangerously-skip-permissions",
+          "--model",
+          model,
+        ],
+        env: {
+          ANTHROPIC_BASE_URL: baseUrl,
+          IS_SANDBOX: "1",
+          CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+          DISABLE_AUTOUPDATER: "1",
+        },
+        probe_argv: [bin, "--version"],
+      };
+    case "opencode":
+      return {
+        ...common,
+        // `opencode run` takes the message as an argument: read from the prompt file.
+        argv: [
+          "/bin/sh",
+          "-c",
+          'exec "$0" run --format json --model "$1" "$(cat "$2")"',
+          bin,
+          model,
+          "{prompt_file}",
+        ],
+        env: { OPENAI_BASE_URL: baseUrl },
+        probe_argv: [bin, "--version"],
+      };
+    case "gemini":
+      return {
+        ...common,
+        // Not a TTY: the prompt arrives on stdin; --yolo approves tool calls (no nested sandbox).
+        argv: [bin, "--yolo", "--output-format", "stream-json", "-m", model],
+        env: { GOOGLE_GEMINI_BASE_URL: baseUrl, GEMINI_SANDBOX: "false" },
+        probe_argv: [bin, "--version"],
+      };
+    case "copilot":
+      return {
+        ...common,
+        argv: [
+          "/bin/sh",
+          "-c",
+          'exec "$0" --allow-all-tools --model "$1" -p "$(cat "$2")"',
+          bin,
+          model,
+          "{prompt_file}",
+        ],
+        probe_argv: [bin, "--version"],
+      };
+  }
+}
