@@ -1,4 +1,4 @@
-import { chmod, cp, mkdir, mkdtemp, readdir, rm, symlink, writeFile } from "node:fs/promises";
+import { chmod, cp, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { isProcessAlive } from "@overseer/process";
 import { buildGroup, buildPasswd } from "./sandbox-identity.ts";
@@ -56,8 +56,38 @@ export async function createEtcSnapshot(input: EtcSnapshotInput): Promise<string
       errorOnExist: false,
     });
   }
+  await writeLoginProfile(dir, input.entries.includes("profile"));
   await writeFile(join(dir, "passwd"), buildPasswd(input.uid, input.gid, input.home), { mode: 0o644 });
   await writeFile(join(dir, "group"), buildGroup(input.gid), { mode: 0o644 });
   await symlink("../proc/self/mounts", join(dir, "mtab"));
   return dir;
+}
+
+/**
+ * Login shells (`sh -lc`, `bash -l`: Codex runs tool commands that way) read /etc/profile, which
+ * on Debian and most distributions sets PATH from scratch, dropping what the run put on it (the
+ * `overseer-agent` directory, the CLI's own bin). The sandbox's /etc/profile therefore keeps the
+ * PATH the shell started with in front of whatever the host profile sets.
+ */
+// biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion, not a JS template
+export const LOGIN_PATH_PROLOGUE = '__overseer_login_path="${PATH:-}"';
+export const LOGIN_PATH_EPILOGUE = [
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion, not a JS template
+  'if [ -n "$__overseer_login_path" ]; then PATH="$__overseer_login_path${PATH:+:$PATH}"; fi',
+  "export PATH",
+  "unset __overseer_login_path",
+].join("\n");
+
+async function writeLoginProfile(dir: string, copied: boolean): Promise<void> {
+  const target = join(dir, "profile");
+  const host = copied ? await readFile(target, "utf8").catch(() => "") : "";
+  await rm(target, { force: true });
+  const body = [
+    "# Overseer sandbox: the host's /etc/profile between lines that keep the run's PATH first.",
+    LOGIN_PATH_PROLOGUE,
+    host,
+    LOGIN_PATH_EPILOGUE,
+    "",
+  ].join("\n");
+  await writeFile(target, body, { mode: 0o644 });
 }

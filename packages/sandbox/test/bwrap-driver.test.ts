@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir, readFile, rmdir, stat, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, rmdir, stat, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { createServer, type Server } from "node:http";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -74,6 +75,21 @@ describe("BwrapDriver: running commands", () => {
     expect(JSON.parse(await readFile(join(ws.control, "transition.json"), "utf8"))).toEqual({
       kind: "submit",
     });
+  });
+
+  it("keeps the run's PATH first in login shells, whose /etc/profile resets PATH (Codex runs sh -lc)", async () => {
+    const tools = await mkdtemp(join(tmpdir(), "overseer-login-path-"));
+    try {
+      await writeFile(join(tools, "overseer-agent"), "#!/bin/sh\necho found-it\n", { mode: 0o755 });
+      const spec = ws.spec({ env: { PATH: `${tools}:/usr/bin:/bin` }, readOnlyBinds: [tools] });
+      for (const shell of ["/bin/sh", "/bin/bash"]) {
+        const result = await runSandboxed(driver, [shell, "-lc", "overseer-agent; echo $PATH"], spec);
+        expect(result.stdout.split("\n")[0], shell).toBe("found-it");
+        expect(result.stdout.split("\n")[1]?.startsWith(`${tools}:`), shell).toBe(true);
+      }
+    } finally {
+      await rm(tools, { recursive: true, force: true });
+    }
   });
 
   it("honours a custom unprivileged uid/gid", async () => {
