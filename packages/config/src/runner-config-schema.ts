@@ -137,6 +137,8 @@ const sandboxSchema = z.strictObject({
       { error: "an array of absolute host paths" },
     )
     .default([]),
+  /** Disk a run may add to its checkout in MiB; the worker's OVERSEER_RUN_DISK_MB caps it. */
+  disk_mb: integer(1, 1_048_576).optional(),
   /** Image for the docker driver; default: the worker's bundled runtime image. */
   docker_image: z.string().min(1).optional(),
 });

@@ -63,6 +63,10 @@ export interface ServiceSettings {
    * private and link-local destinations are refused. An explicit operator opt-in, logged at start.
    */
   readonly egressAllowPrivate: readonly string[];
+  /** `OVERSEER_RUN_DISK_MB`: disk a run may add to its checkout before it is stopped. Default `2048`. */
+  readonly runDiskMb: number;
+  /** `OVERSEER_DISK_CHECK_MS`: pause between two disk measurements of a running run. Default `250`. */
+  readonly diskCheckMs: number;
   /** `OVERSEER_MAX_OUTPUT_BYTES`: run output kept per run; the rest is dropped with a marker. Default `1048576`. */
   readonly maxOutputBytes: number;
   /** `OVERSEER_GATEWAY_HOST`: address the HTTP gateway listens on. Default `127.0.0.1`. */
@@ -340,6 +344,22 @@ const SPECS: SpecTable = {
       )
       .pipe(z.array(z.string().refine((c) => parseCidr(c) !== null, { error: CIDR_EXPECTED })))
       .transform((list) => Object.freeze(list)),
+  },
+  runDiskMb: {
+    name: "OVERSEER_RUN_DISK_MB",
+    fallback: "2048",
+    defaultLabel: "2048",
+    description:
+      "Disk (MiB) a run may add to its checkout and control dir; beyond it the run is stopped and recorded as a disk_limit incident, and no single file may grow past it. A project's sandbox.disk_mb can only lower it.",
+    schema: integer(1, 1_048_576),
+  },
+  diskCheckMs: {
+    name: "OVERSEER_DISK_CHECK_MS",
+    fallback: "250",
+    defaultLabel: "250",
+    description:
+      "Pause between two measurements of a running run's disk use (a huge checkout is measured less often).",
+    schema: integer(10, 60_000),
   },
   maxOutputBytes: {
     name: "OVERSEER_MAX_OUTPUT_BYTES",

@@ -54,6 +54,8 @@ const TABLE: [string, keyof ServiceSettings, unknown, string, string][] = [
   ["OVERSEER_MIRROR_FRESH_MS", "mirrorFreshMs", 5000, "-1", "an integer from 0"],
   ["OVERSEER_KILL_GRACE_MS", "killGraceMs", 5000, "1.5", "an integer from 0"],
   ["OVERSEER_EGRESS_ALLOW_PRIVATE", "egressAllowPrivate", [], "10.0.0.0/99", "CIDRs"],
+  ["OVERSEER_RUN_DISK_MB", "runDiskMb", 2048, "0", "an integer from 1"],
+  ["OVERSEER_DISK_CHECK_MS", "diskCheckMs", 250, "5", "an integer from 10"],
   ["OVERSEER_MAX_OUTPUT_BYTES", "maxOutputBytes", 1048576, "10", "an integer from 1024"],
   ["OVERSEER_GATEWAY_HOST", "gatewayHost", "127.0.0.1", "http://x/", "host name or IP"],
   ["OVERSEER_GATEWAY_PORT", "gatewayPort", 7070, "65536", "an integer from 0 to 65535"],

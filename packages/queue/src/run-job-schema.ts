@@ -62,6 +62,8 @@ export const runJobSchema = z.object({
     pidsMax: z.number().int().positive(),
     memoryMb: z.number().int().positive(),
     cpuSeconds: z.number().int().positive(),
+    /** Disk the run may add to its checkout (MiB); the worker's own limit applies when lower. */
+    diskMb: z.number().int().positive().optional(),
     networkAllowHosts: z.array(z.string()),
     dockerImage: z.string().optional(),
   }),

@@ -450,6 +450,7 @@ export class BwrapDriver implements SandboxDriver {
         procsFiles: cgroup?.procsFiles ?? [],
         cpuSeconds: spec.limits.cpuSeconds,
         addressSpaceKb: plan.memory === null ? Math.ceil(spec.limits.memoryBytes / 1024) : null,
+        fileSizeBytes: spec.limits.fileSizeBytes ?? null,
         seccompFile,
       });
       return new BwrapPreparedCommand(

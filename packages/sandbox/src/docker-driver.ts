@@ -131,6 +131,9 @@ export function buildDockerRunArgs(input: DockerRunInput): string[] {
     `cpu=${spec.limits.cpuSeconds}:${spec.limits.cpuSeconds}`,
     "--ulimit",
     "core=0:0",
+    ...(spec.limits.fileSizeBytes === undefined
+      ? []
+      : ["--ulimit", `fsize=${spec.limits.fileSizeBytes}:${spec.limits.fileSizeBytes}`]),
     "--log-driver",
     "none",
     "--tmpfs",

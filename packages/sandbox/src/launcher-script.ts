@@ -16,7 +16,8 @@
  *      here would cost an extra fork+exec of rm on every spawn),
  *   2. writes its own pid into every run cgroup's cgroup.procs (aborting with 125 if any fails:
  *      a run never starts unconfined),
- *   3. sets rlimits (no core files, RLIMIT_CPU, RLIMIT_AS when no memory cgroup),
+ *   3. sets rlimits (no core files, RLIMIT_CPU, RLIMIT_AS when no memory cgroup, RLIMIT_FSIZE
+ *      when the spec caps file sizes),
  *   4. opens the seccomp program on fd 4,
  *   5. execs bwrap (same pid: the caller's child, process-group leader, is bwrap itself).
  *
@@ -41,6 +42,8 @@ export interface HostLauncherInput {
   cpuSeconds: number;
   /** RLIMIT_AS in KiB, or null when a memory cgroup bounds the run. */
   addressSpaceKb: number | null;
+  /** RLIMIT_FSIZE in bytes, or null for no cap. */
+  fileSizeBytes?: number | null;
   seccompFile: string | null;
 }
 
@@ -61,6 +64,11 @@ export function buildHostLauncher(input: HostLauncherInput): string {
   lines.push(`ulimit -t ${input.cpuSeconds} || ${fail("cannot set RLIMIT_CPU")}`);
   if (input.addressSpaceKb !== null) {
     lines.push(`ulimit -v ${input.addressSpaceKb} || ${fail("cannot set RLIMIT_AS")}`);
+  }
+  if (input.fileSizeBytes != null) {
+    // `ulimit -f` counts 1024-byte units in bash, 512-byte blocks in POSIX sh (dash, bash --posix).
+    const blocks = Math.floor(input.fileSizeBytes / (input.bash ? 1024 : 512));
+    lines.push(`ulimit -f ${blocks} || ${fail("cannot set RLIMIT_FSIZE")}`);
   }
   if (input.seccompFile !== null) {
     lines.push(`exec 4<${shQuote(input.seccompFile)} || ${fail("cannot open the seccomp program")}`);

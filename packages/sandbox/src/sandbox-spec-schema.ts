@@ -112,6 +112,12 @@ export const sandboxLimitsSchema = z.object({
     .int()
     .min(1024 ** 2)
     .default(DEFAULT_SANDBOX_LIMITS.tmpfsBytes),
+  /**
+   * Largest file any process in the sandbox may write (RLIMIT_FSIZE; a write beyond it fails
+   * with SIGXFSZ/EFBIG). A hard bound that needs no polling: one file can never outgrow it.
+   * Default: not capped.
+   */
+  fileSizeBytes: z.number().int().min(4096).optional(),
 });
 
 const envName = /^[A-Za-z_][A-Za-z0-9_]*$/;

@@ -97,6 +97,7 @@ export function buildRunJob(
         pidsMax: config.sandbox.pids_max,
         memoryMb: config.sandbox.memory_mb,
         cpuSeconds: config.sandbox.cpu_seconds,
+        diskMb: config.sandbox.disk_mb,
         networkAllowHosts: [...config.network_allow_hosts],
         dockerImage: config.sandbox.docker_image,
       },

@@ -37,6 +37,9 @@ export function sandboxWrapFor(
         pidsMax: job.sandbox.pidsMax,
         memoryBytes: job.sandbox.memoryMb * MIB,
         cpuSeconds: job.sandbox.cpuSeconds,
+        // One file can never grow far past the run's disk limit, however fast it is written:
+        // the cap sits 1 MiB above the limit, so the disk guard still sees the breach.
+        ...(paths.diskLimitBytes === null ? {} : { fileSizeBytes: paths.diskLimitBytes + MIB }),
       },
     };
     const prepared = await driver.prepare(argv, spec);

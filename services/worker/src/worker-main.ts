@@ -72,6 +72,8 @@ const service = new WorkerService(
     mirrorFreshMs: settings.mirrorFreshMs,
     killGraceMs: settings.killGraceMs,
     maxOutputBytes: settings.maxOutputBytes,
+    diskLimitBytes: settings.runDiskMb * 1024 * 1024,
+    diskCheckMs: settings.diskCheckMs,
     sandboxName: driver.name,
     unsafe: driver.name === "none",
     sandboxFor: async (job, paths) => sandboxWrapFor(driver, job, paths, settings.dataDir),

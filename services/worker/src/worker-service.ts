@@ -65,6 +65,10 @@ export interface WorkerServiceOptions {
   mirrorFreshMs?: number;
   killGraceMs?: number;
   maxOutputBytes?: number;
+  /** Disk a run may add to its checkout, in bytes. Default: no limit (worker-main sets OVERSEER_RUN_DISK_MB). */
+  diskLimitBytes?: number;
+  /** Pause between two disk measurements of a running run. Default 250 ms. */
+  diskCheckMs?: number;
   /** Sandbox driver name, for heartbeats. */
   sandboxName: string;
   /** True when runs execute without isolation (`none`): shown loudly everywhere. */
@@ -117,6 +121,8 @@ export class WorkerService {
       logger: deps.logger,
       killGraceMs: options.killGraceMs ?? 5000,
       maxOutputBytes: options.maxOutputBytes ?? 1024 * 1024,
+      ...(options.diskLimitBytes === undefined ? {} : { diskLimitBytes: options.diskLimitBytes }),
+      ...(options.diskCheckMs === undefined ? {} : { diskCheckMs: options.diskCheckMs }),
       mirrorFor: (job) => this.mirrorFor(job),
       mirrorFreshness: { lastSync: new Map(), freshMs: options.mirrorFreshMs ?? 5000 },
       defer: (work) => {

@@ -3,10 +3,20 @@
  * real BullMQ run job, inside the real bwrap sandbox, against a real bare repository. Each case
  * asserts what the worker reported and what the repository holds afterwards.
  */
+import { readdir } from "node:fs/promises";
+import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WorkerRig } from "./support/worker-rig.ts";
 
 const rig = new WorkerRig();
+
+async function waitFor(check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
 beforeAll(() => rig.setup());
 afterAll(() => rig.teardown());
 
@@ -109,5 +119,68 @@ describe("breach 1: no unreviewed work reaches the target branch", () => {
     expect(result.landedSha).toMatch(/^[0-9a-f]{40}$/);
     expect(await rig.head("main")).toBe(result.landedSha);
     expect(await rig.git("merge-base", "--is-ancestor", head, "main").then(() => true)).toBe(true);
+  });
+});
+
+describe("breach 5: a run's disk use is bounded while it runs", () => {
+  const limit = 64 * 1024 * 1024;
+
+  async function expectDiskViolation(script: string, overrides = {}) {
+    const main = await rig.head("main");
+    const job = rig.job(script, { taskId: "S05-001", ...overrides });
+    const result = await rig.run(job);
+    expect(result.outcome).toMatchObject({ kind: "violation", violation: "disk_limit" });
+    // Nothing of the flood was committed or pushed anywhere.
+    expect(result.commitSha).toBeNull();
+    expect(result.checkpointRef).toBeNull();
+    expect(await rig.head("main")).toBe(main);
+    expect(await rig.head("overseer/task/S05-001")).toBeNull();
+    return result;
+  }
+
+  it("stops one huge file at the limit (RLIMIT_FSIZE) and records the breach", async () => {
+    const result = await expectDiskViolation(
+      "dd if=/dev/zero of=src/big bs=1M count=2048 2>/dev/null; echo flood | overseer-agent submit --message-file -",
+    );
+    expect(result.outcome.kind === "violation" && result.outcome.detail).toMatch(
+      /over its disk limit of 64\.0 MiB/,
+    );
+  });
+
+  it("stops an endless flood of files during the run, long before it ends", async () => {
+    await expectDiskViolation(
+      "i=0; while :; do dd if=/dev/zero of=src/f$i bs=1M count=4 2>/dev/null; i=$((i+1)); done",
+      { timeoutMs: 600_000 },
+    );
+  });
+
+  it("counts the control dir, and floods written by a setup hook", async () => {
+    await expectDiskViolation(
+      'i=0; while :; do dd if=/dev/zero of="$OVERSEER_CONTROL_DIR/.junk$i" bs=1M count=4 2>/dev/null; i=$((i+1)); done',
+    );
+    await expectDiskViolation("echo never", {
+      hooks: {
+        setup: {
+          argv: [
+            "sh",
+            "-c",
+            "i=0; while :; do dd if=/dev/zero of=src/h$i bs=1M count=4 2>/dev/null; i=$((i+1)); done",
+          ],
+          timeoutMs: 600_000,
+        },
+      },
+    });
+  });
+
+  it("lets a run that stays under the limit submit, and leaves no checkout behind", async () => {
+    const job = rig.job(
+      "dd if=/dev/zero of=src/ok bs=1M count=8 2>/dev/null; echo fits | overseer-agent submit --message-file -",
+      { taskId: "S05-002" },
+    );
+    const result = await rig.run(job);
+    expect(result.outcome).toMatchObject({ kind: "transition", transition: { kind: "submit" } });
+    expect(limit).toBeGreaterThan(8 * 1024 * 1024);
+    // Every run's directory (checkout, control dir) is removed after its result.
+    await waitFor(async () => (await readdir(path.join(rig.dataDir, "runs")).catch(() => [])).length === 0);
   });
 });

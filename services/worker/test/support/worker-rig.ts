@@ -5,7 +5,7 @@
  * "hostile agent" is a shell script given as the harness argv.
  */
 import { randomBytes } from "node:crypto";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { createLogger } from "@overseer/config";
@@ -73,6 +73,8 @@ export class WorkerRig {
         lockDurationMs: 30_000,
         stalledIntervalMs: 30_000,
         killGraceMs: 500,
+        diskLimitBytes: 64 * 1024 * 1024,
+        diskCheckMs: 50,
         sandboxName: "bwrap",
         unsafe: false,
         sandboxFor: async (job, paths) => sandboxWrapFor(driver, job, paths, this.dataDir),
@@ -159,6 +161,31 @@ export class WorkerRig {
   /** `git <args>` against the bare remote; trimmed stdout, or null when the ref is missing. */
   async git(...args: string[]): Promise<string> {
     return (await runGit(args, { cwd: this.remote })).stdout.trim();
+  }
+
+  /** Commits `files` on `branch` of the remote from a throwaway clone, as another user would. */
+  async commitOnRemote(branch: string, files: Record<string, string>, message: string): Promise<string> {
+    const clone = await mkdtemp(path.join(this.dir, "clone-"));
+    const env = {
+      GIT_AUTHOR_NAME: "Someone Else",
+      GIT_AUTHOR_EMAIL: "else@example.com",
+      GIT_COMMITTER_NAME: "Someone Else",
+      GIT_COMMITTER_EMAIL: "else@example.com",
+    };
+    const git = (...args: string[]) => runGit(args, { cwd: clone, env });
+    try {
+      await git("clone", "--quiet", "--branch", branch, this.remote, ".");
+      for (const [name, content] of Object.entries(files)) {
+        await mkdir(path.dirname(path.join(clone, name)), { recursive: true });
+        await writeFile(path.join(clone, name), content);
+      }
+      await git("add", "--all");
+      await git("commit", "--quiet", "-m", message);
+      await git("push", "--quiet", "origin", `HEAD:refs/heads/${branch}`);
+      return (await git("rev-parse", "HEAD")).stdout.trim();
+    } finally {
+      await rm(clone, { recursive: true, force: true });
+    }
   }
 
   async head(branch: string): Promise<string | null> {

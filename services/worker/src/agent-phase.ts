@@ -1,0 +1,215 @@
+import type { Logger } from "@overseer/config";
+import {
+  buildHarnessEnv,
+  expandArgv,
+  HarnessNotConfiguredError,
+  type HarnessRunResult,
+  resolveExecutable,
+  runHarness,
+} from "@overseer/harness";
+import type { RunJob, RunOutcome } from "@overseer/queue";
+import { type DiskGuard, startDiskGuard } from "./disk-guard.ts";
+import { type HookResult, runHook } from "./hook-runner.ts";
+import {
+  type Observed,
+  type PhaseClock,
+  type RunExecutorDeps,
+  type RunPaths,
+  WorkerShutdownError,
+} from "./run-context.ts";
+
+export type AgentPhase =
+  /** The agent ran to its end (with or without a transition). */
+  | { kind: "finished"; harness: HarnessRunResult; observed: Observed }
+  /** The run ended before a transition could count: a hook failed, the disk limit, no harness. */
+  | { kind: "ended"; outcome: RunOutcome; observed: Observed };
+
+export interface AgentPhaseContext {
+  redact: (text: string) => string;
+  log: Logger;
+  clock: PhaseClock;
+  /** Aborted on worker shutdown or operator cancel. */
+  signal?: AbortSignal | undefined;
+}
+
+const DEFAULT_DISK_CHECK_MS = 250;
+
+/**
+ * Phase 2: everything that runs inside the sandbox — the setup hook, the agent with the prompt
+ * on stdin, the after_run hook — while a disk guard measures what the run adds to its checkout
+ * and control dir. Crossing the disk limit ends the process group at once and the run as a
+ * `disk_limit` violation (nothing of it is committed: the flood would land in the mirror).
+ * Throws WorkerShutdownError when `signal` aborts the agent.
+ */
+export async function runAgent(
+  job: RunJob,
+  deps: RunExecutorDeps,
+  paths: RunPaths,
+  ctx: AgentPhaseContext,
+): Promise<AgentPhase> {
+  const stop = new AbortController();
+  const signal = ctx.signal ? AbortSignal.any([ctx.signal, stop.signal]) : stop.signal;
+  const guard =
+    paths.diskLimitBytes === null
+      ? null
+      : await startDiskGuard({
+          paths: [paths.checkout, paths.controlDir],
+          limitBytes: paths.diskLimitBytes,
+          intervalMs: deps.diskCheckMs ?? DEFAULT_DISK_CHECK_MS,
+          onExceeded: (usage) => {
+            ctx.log.warn(usage, "run exceeded its disk limit; ending its process group");
+            stop.abort();
+          },
+        });
+  try {
+    const phase = await runInSandbox(job, deps, paths, { ...ctx, signal });
+    await guard?.stop();
+    if (guard?.exceeded) return diskLimitReached(guard, phase.observed);
+    if (phase.kind === "aborted") throw new WorkerShutdownError(job.runId);
+    return phase;
+  } finally {
+    await guard?.stop();
+  }
+}
+
+function diskLimitReached(guard: DiskGuard, observed: Observed): AgentPhase {
+  const mib = (bytes: number) => (bytes / (1024 * 1024)).toFixed(1);
+  const { addedBytes, limitBytes } = guard.exceeded ?? { addedBytes: 0, limitBytes: 0 };
+  return {
+    kind: "ended",
+    outcome: {
+      kind: "violation",
+      violation: "disk_limit",
+      detail: `the run wrote ${mib(addedBytes)} MiB into its checkout, over its disk limit of ${mib(limitBytes)} MiB; its process group was ended and nothing of it was committed`,
+    },
+    observed,
+  };
+}
+
+async function runInSandbox(
+  job: RunJob,
+  deps: RunExecutorDeps,
+  paths: RunPaths,
+  ctx: AgentPhaseContext,
+): Promise<AgentPhase | { kind: "aborted"; observed: Observed }> {
+  const wrap = await deps.sandboxFor(job, paths);
+  const env = buildHarnessEnv({
+    base: baseEnv(job),
+    projectRoot: paths.checkout,
+    taskId: job.taskId,
+    role: job.role,
+    agentId: job.agentId,
+    action: job.action,
+    promptFile: paths.promptFile,
+    controlDir: paths.controlDir,
+    pathPrepend: [paths.agentBinDir],
+  });
+  const hook = (spec: { argv: string[]; timeoutMs: number }) =>
+    runHook({
+      cwd: paths.checkout,
+      env,
+      killGraceMs: deps.killGraceMs,
+      redact: ctx.redact,
+      wrap,
+      maxOutputBytes: 64 * 1024,
+      signal: ctx.signal,
+      argv: spec.argv,
+      timeoutMs: spec.timeoutMs,
+    });
+
+  if (job.hooks.setup) {
+    const setup = await hook(job.hooks.setup);
+    if (!setup.ok) return hookFailed("setup", setup, { output: setup.output });
+  }
+
+  const argv = expandArgv(job.argv, {
+    root: paths.checkout,
+    task: job.taskId,
+    role: job.role,
+    agent: job.agentId,
+    action: job.action,
+    prompt_file: paths.promptFile,
+  });
+  // Resolve the harness on the host first: the sandbox binds the system paths at the same
+  // places, and a clear "not configured" beats a sandbox's exec error.
+  if (resolveExecutable(argv[0] as string, env.PATH) === null) {
+    return notConfigured(
+      new HarnessNotConfiguredError(argv[0] as string, "not_found", `PATH=${env.PATH ?? ""}`).message,
+    );
+  }
+  ctx.clock.lap("prepare");
+  let harness: HarnessRunResult;
+  try {
+    harness = await runHarness({
+      argv,
+      cwd: paths.checkout,
+      env,
+      prompt: job.prompt,
+      controlDir: paths.controlDir,
+      timeoutMs: job.timeoutMs,
+      idleTimeoutMs: job.idleTimeoutMs,
+      killGraceMs: deps.killGraceMs,
+      watchPaths: job.idleTimeoutMs > 0 ? [paths.checkout] : [],
+      maxOutputBytes: deps.maxOutputBytes,
+      ...(job.transitionLingerMs !== undefined ? { transitionLingerMs: job.transitionLingerMs } : {}),
+      onOutput: deps.onOutput ? (chunk) => deps.onOutput?.(job, chunk) : undefined,
+      redact: ctx.redact,
+      wrap,
+      checkExecutable: wrap === undefined,
+      signal: ctx.signal,
+      logger: ctx.log,
+    });
+  } catch (error) {
+    if (error instanceof HarnessNotConfiguredError) return notConfigured(error.message);
+    throw error;
+  }
+  ctx.clock.lap("harness");
+  const observed: Observed = {
+    exitCode: harness.exitCode,
+    signal: harness.signal,
+    durationMs: harness.durationMs,
+    output: harness.output,
+    outputTruncated: harness.outputTruncated,
+    spawnedAt: harness.spawnedAt,
+    exitedAt: harness.transitionAt ?? harness.endedAt,
+  };
+  if (harness.aborted) return { kind: "aborted", observed };
+
+  if (job.hooks.afterRun) {
+    const after = await hook(job.hooks.afterRun);
+    if (!after.ok)
+      return hookFailed("after_run", after, { ...observed, output: `${harness.output}\n${after.output}` });
+  }
+  return { kind: "finished", harness, observed };
+}
+
+function hookFailed(which: "setup" | "after_run", hook: HookResult, observed: Observed): AgentPhase {
+  const how = hook.timedOut ? "timed out" : `exit ${hook.exitCode ?? "by signal"}`;
+  return {
+    kind: "ended",
+    outcome: {
+      kind: "no-transition",
+      crashed: false,
+      detail: `${which} hook failed (${how}):\n${hook.output}`,
+    },
+    observed,
+  };
+}
+
+function notConfigured(message: string): AgentPhase {
+  return {
+    kind: "ended",
+    outcome: { kind: "misconfigured", reason: "harness_not_configured", message },
+    observed: {},
+  };
+}
+
+/** The harness variables the project allow-lists, read from this worker's environment. */
+function baseEnv(job: RunJob): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const name of job.envAllow) {
+    const value = process.env[name];
+    if (value !== undefined) env[name] = value;
+  }
+  return { ...env, ...job.env };
+}

@@ -1,0 +1,115 @@
+import { mkdir, writeFile } from "node:fs/promises";
+import path from "node:path";
+import type { RepoMirror, Worktree } from "@overseer/git";
+import { agentBinDir } from "@overseer/harness";
+import type { RunJob, RunOutcome } from "@overseer/queue";
+import { placeCheckoutFiles } from "./checkout-files.ts";
+import type { PhaseClock, RunExecutorDeps, RunPaths } from "./run-context.ts";
+
+export type CheckoutPhase =
+  | {
+      kind: "ready";
+      worktree: Worktree;
+      paths: RunPaths;
+      /** The task branch head the checkout started from (null: no branch yet). */
+      taskHead: string | null;
+      /** The commit checked out: the task head, else the main branch head. */
+      base: string;
+    }
+  | { kind: "misconfigured"; outcome: RunOutcome };
+
+/**
+ * Phase 1: a fresh worktree of the task at its current head (or main), with the prompt, the
+ * control dir and the project's placed files. `onWorktree` receives the worktree as soon as it
+ * exists, so the caller removes it whatever happens next.
+ */
+export async function prepareCheckout(
+  job: RunJob,
+  deps: RunExecutorDeps,
+  mirror: RepoMirror,
+  runDir: string,
+  clock: PhaseClock,
+  onWorktree: (worktree: Worktree) => void,
+): Promise<CheckoutPhase> {
+  const unchanged = await refreshMirror(mirror, job, deps);
+  clock.lap("fetch");
+  const [taskHead, mainHead] = await Promise.all([
+    unchanged ? unchanged.taskHead : mirror.resolveRef(job.taskBranch),
+    mirror.resolveRef(job.mainBranch),
+  ]);
+  const base = taskHead ?? mainHead;
+  if (base === null) {
+    return {
+      kind: "misconfigured",
+      outcome: {
+        kind: "misconfigured",
+        reason: "configuration_error",
+        message: `Branch "${job.mainBranch}" does not exist in ${job.repo}; create it with a first commit or fix the project's branch.`,
+      },
+    };
+  }
+  const paths: RunPaths = {
+    runDir,
+    checkout: path.join(runDir, "checkout"),
+    controlDir: path.join(runDir, "control"),
+    inputDir: path.join(runDir, "input"),
+    promptFile: path.join(runDir, "input", "prompt.md"),
+    gitDirs: [],
+    agentBinDir: agentBinDir(),
+    diskLimitBytes: diskLimitOf(job, deps),
+  };
+  await mkdir(paths.controlDir, { recursive: true, mode: 0o700 });
+  await mkdir(paths.inputDir, { recursive: true, mode: 0o700 });
+  await writeFile(paths.promptFile, job.prompt, { encoding: "utf8", mode: 0o600 });
+  const worktree = await mirror.addWorktree({
+    base,
+    path: paths.checkout,
+    branch: job.taskBranch,
+    neverCommit: Object.keys(job.files),
+  });
+  onWorktree(worktree);
+  const dirs = worktree.gitDirs();
+  paths.gitDirs = [...new Set([dirs.commonDir, dirs.worktreeGitDir])];
+  await placeCheckoutFiles(paths.checkout, job.files);
+  clock.lap("checkout");
+  return { kind: "ready", worktree, paths, taskHead, base };
+}
+
+/** The smaller of the worker's disk limit and the project's; null when neither sets one. */
+export function diskLimitOf(job: RunJob, deps: Pick<RunExecutorDeps, "diskLimitBytes">): number | null {
+  const limits = [
+    deps.diskLimitBytes,
+    job.sandbox.diskMb === undefined ? undefined : job.sandbox.diskMb * 1024 * 1024,
+  ];
+  const set = limits.filter((l): l is number => l !== undefined);
+  return set.length === 0 ? null : Math.min(...set);
+}
+
+/**
+ * Brings the mirror up to date only when it may be behind. A fetch is skipped when the
+ * mirror already holds the task branch head Postgres knows (reviews, redos: the exact
+ * commit to work on is there), or, for a task without a branch yet, when this worker
+ * fetched or pushed the project within the freshness window. Otherwise: fetch.
+ * Returns the task head it read when it did not fetch (still current), else null.
+ */
+async function refreshMirror(
+  mirror: RepoMirror,
+  job: RunJob,
+  deps: RunExecutorDeps,
+): Promise<{ taskHead: string | null } | null> {
+  const freshness = deps.mirrorFreshness;
+  const local = await mirror.resolveRef(job.taskBranch).catch(() => undefined);
+  if (local !== undefined) {
+    if (job.expectedTaskHead !== null && local === job.expectedTaskHead) return { taskHead: local };
+    const lastSync = freshness?.lastSync.get(job.projectId);
+    const fresh =
+      freshness !== undefined &&
+      freshness.freshMs > 0 &&
+      lastSync !== undefined &&
+      Date.now() - lastSync < freshness.freshMs;
+    if (job.expectedTaskHead === null && local === null && fresh) return { taskHead: null };
+  }
+  await mirror.ensure();
+  freshness?.lastSync.set(job.projectId, Date.now());
+  return null;
+}

@@ -1,0 +1,99 @@
+import path from "node:path";
+import { checkpointRef, landBranch, pushBranch, type RepoMirror, type Worktree } from "@overseer/git";
+import type { RunJob, RunOutcome } from "@overseer/queue";
+import { type Commits, NO_COMMITS, type RunExecutorDeps } from "./run-context.ts";
+
+export type WorkRecord =
+  | { kind: "ok"; commits: Commits }
+  | { kind: "conflict"; feedback: string }
+  | { kind: "lost-race"; detail: string };
+
+/**
+ * Phase 4, the git side of a transition (SPEC §5): one commit per transition that changed files, with the
+ * agent's message and the Task/Agent/Role/Action/Status trailers, pushed by compare-and-swap.
+ */
+export async function recordWork(
+  job: RunJob,
+  deps: Pick<RunExecutorDeps, "logger" | "mirrorFreshness">,
+  mirror: RepoMirror,
+  worktree: Worktree,
+  outcome: RunOutcome,
+  ctx: { taskHead: string | null; base: string; runDir: string; violations: string[] },
+): Promise<WorkRecord> {
+  const transition = outcome.kind === "transition" ? outcome.transition : null;
+  const trailers = (status: string) => ({
+    Task: job.taskId,
+    Agent: job.agentId,
+    Role: job.role,
+    Action: job.action,
+    Status: status,
+  });
+
+  if (transition?.kind === "approve") {
+    if (ctx.taskHead === null) return { kind: "ok", commits: NO_COMMITS };
+    const landed = await landBranch(mirror, {
+      source: job.taskBranch,
+      target: job.mainBranch,
+      sourceSha: ctx.taskHead,
+      workDir: path.join(ctx.runDir, "land"),
+      message: `Land ${job.taskId} on ${job.mainBranch}\n\nApproved by ${job.agentId}.`,
+      author: job.author,
+    });
+    if (landed.kind === "conflict") {
+      return {
+        kind: "conflict",
+        feedback: `The approved work could not land on ${job.mainBranch}: merge conflict in ${landed.files.join(", ")}. Integrate the current ${job.mainBranch} and resolve the conflict.\n${landed.details}`,
+      };
+    }
+    deps.mirrorFreshness?.lastSync.set(job.projectId, Date.now());
+    return {
+      kind: "ok",
+      commits: {
+        ...NO_COMMITS,
+        landedSha: landed.sha,
+        landedBranch: landed.branch,
+        branchHead: ctx.taskHead,
+      },
+    };
+  }
+  if (job.action === "review" || !job.gitCommits) {
+    return { kind: "ok", commits: { ...NO_COMMITS, branchHead: ctx.taskHead } };
+  }
+
+  if (transition?.kind === "submit" && ctx.violations.length === 0) {
+    const message = transition.message.trim() || `Work on ${job.taskId}`;
+    const sha = await worktree.commit({ message, trailers: trailers("review"), author: job.author });
+    const head = sha ?? ctx.base;
+    if (head !== ctx.taskHead) {
+      const pushed = await pushBranch(mirror, {
+        branch: job.taskBranch,
+        sha: head,
+        expectedOldSha: ctx.taskHead,
+      });
+      if (!pushed.ok) {
+        return {
+          kind: "lost-race",
+          detail: `${job.taskBranch} moved concurrently (now ${pushed.actualSha ?? "deleted"}); the run will be retried on the new head`,
+        };
+      }
+    }
+    return { kind: "ok", commits: { ...NO_COMMITS, commitSha: sha, branchHead: head } };
+  }
+
+  // Escalation, timeout, failure or scope violation: keep the unfinished work as a
+  // checkpoint that is never merged (SPEC §3 rule 4, rule 10: nothing is rolled back).
+  const message =
+    transition?.kind === "escalate"
+      ? `Checkpoint of ${job.taskId}: ${transition.reason}`
+      : `Checkpoint of ${job.taskId} (${outcome.kind === "transition" ? transition?.kind : outcome.kind === "violation" ? outcome.violation : outcome.kind})`;
+  const sha = await worktree.commit({ message, trailers: trailers("blocked"), author: job.author });
+  if (sha === null) return { kind: "ok", commits: { ...NO_COMMITS, branchHead: ctx.taskHead } };
+  const ref = checkpointRef(job.taskId, job.agentId);
+  const pushed = await pushBranch(mirror, { branch: ref, sha, expectedOldSha: null });
+  if (!pushed.ok)
+    deps.logger.warn({ runId: job.runId, ref }, "checkpoint branch already existed; kept the existing one");
+  return {
+    kind: "ok",
+    commits: { ...NO_COMMITS, checkpointRef: ref, commitSha: sha, branchHead: ctx.taskHead },
+  };
+}

@@ -1,0 +1,149 @@
+import type { Logger } from "@overseer/config";
+import type { RepoMirror } from "@overseer/git";
+import type { WrapCommand } from "@overseer/harness";
+import { RUN_JOB_VERSION, type RunJob, type RunOutcome, type RunResult } from "@overseer/queue";
+
+/** What a worker gives every run: where to work, how to sandbox it, its limits. */
+export interface RunExecutorDeps {
+  workerId: string;
+  dataDir: string;
+  logger: Logger;
+  mirrorFor(job: RunJob): RepoMirror;
+  /** Builds the sandbox wrapper for this run (paths it must see), or undefined for none. */
+  sandboxFor(job: RunJob, paths: RunPaths): Promise<WrapCommand | undefined>;
+  killGraceMs: number;
+  maxOutputBytes: number;
+  /**
+   * Disk a run may add to its checkout and control dir, in bytes (the worker's
+   * OVERSEER_RUN_DISK_MB; a project's `sandbox.disk_mb` may only lower it). Undefined: no limit.
+   */
+  diskLimitBytes?: number;
+  /** Pause between two disk measurements of a running run. Default 250 ms. */
+  diskCheckMs?: number;
+  /** Live output sink (already redacted). */
+  onOutput?(job: RunJob, chunk: string): void;
+  /**
+   * Mirror freshness per project: when it was last fetched or pushed, and how recent is
+   * recent enough to skip the fetch before a new task's checkout (0 = always fetch).
+   */
+  mirrorFreshness?: { lastSync: Map<string, number>; freshMs: number };
+  /** Takes background work (checkout removal) the caller awaits before shutting down. */
+  defer?(work: Promise<unknown>): void;
+  /**
+   * Fencing before any git side effect (commit, push, landing): throws `RunOwnershipLostError`
+   * when this delivery no longer owns the run (its job was redelivered elsewhere).
+   */
+  confirmOwnership?(job: RunJob): Promise<void>;
+}
+
+export interface RunPaths {
+  runDir: string;
+  checkout: string;
+  controlDir: string;
+  inputDir: string;
+  promptFile: string;
+  /** The worktree's git metadata, bound read-only into the sandbox. */
+  gitDirs: string[];
+  /** Bundled commands (`overseer-agent`, the fake harness), bound read-only. */
+  agentBinDir: string;
+  /** The run's disk limit in bytes, or null: the sandbox also caps every file at it. */
+  diskLimitBytes: number | null;
+}
+
+export interface Commits {
+  commitSha: string | null;
+  branchHead: string | null;
+  landedSha: string | null;
+  landedBranch: string | null;
+  checkpointRef: string | null;
+}
+
+export const NO_COMMITS: Commits = {
+  commitSha: null,
+  branchHead: null,
+  landedSha: null,
+  landedBranch: null,
+  checkpointRef: null,
+};
+
+/** What the harness was seen to do (exit, output, timing); absent when it never ran. */
+export interface Observed {
+  exitCode?: number | null;
+  signal?: string | null;
+  durationMs?: number;
+  output?: string;
+  outputTruncated?: boolean;
+  spawnedAt?: number | null;
+  exitedAt?: number | null;
+}
+
+export type ResultExtra = Observed & Partial<Commits> & { scopeViolations?: string[] };
+
+/** Milliseconds spent in each named phase of a run, for the result's timing. */
+export class PhaseClock {
+  readonly pickedAt = Date.now();
+  readonly phases: Record<string, number> = {};
+  private lapAt = performance.now();
+
+  lap(phase: string): void {
+    const now = performance.now();
+    this.phases[phase] = Math.round((now - this.lapAt) * 10) / 10;
+    this.lapAt = now;
+  }
+}
+
+/** The result message of a run: its outcome and whatever was observed and committed. */
+export function buildRunResult(
+  job: RunJob,
+  workerId: string,
+  clock: PhaseClock,
+  outcome: RunOutcome,
+  extra: ResultExtra = {},
+): RunResult {
+  return {
+    v: RUN_JOB_VERSION,
+    kind: "run-result",
+    runId: job.runId,
+    projectId: job.projectId,
+    workerId,
+    outcome,
+    scopeViolations: extra.scopeViolations ?? [],
+    commitSha: extra.commitSha ?? null,
+    branchHead: extra.branchHead ?? null,
+    landedSha: extra.landedSha ?? null,
+    landedBranch: extra.landedBranch ?? null,
+    checkpointRef: extra.checkpointRef ?? null,
+    exitCode: extra.exitCode ?? null,
+    signal: extra.signal ?? null,
+    durationMs: extra.durationMs ?? 0,
+    output: extra.output ?? "",
+    outputTruncated: extra.outputTruncated ?? false,
+    timing: {
+      enqueuedAt: job.enqueuedAt,
+      pickedAt: clock.pickedAt,
+      spawnedAt: extra.spawnedAt ?? null,
+      exitedAt: extra.exitedAt ?? null,
+      reportedAt: Date.now(),
+      phases: clock.phases,
+    },
+  };
+}
+
+/**
+ * This worker's delivery of the run no longer owns it: the job lock lapsed (the worker froze
+ * or lost Redis) and the run was, or will be, redelivered. Nothing more may be pushed,
+ * landed or reported for it from here.
+ */
+export class RunOwnershipLostError extends Error {
+  override readonly name = "RunOwnershipLostError";
+  constructor(runId: string) {
+    super(`run ${runId} is no longer owned by this worker (its job lock lapsed); its outcome is dropped`);
+  }
+}
+
+export class WorkerShutdownError extends Error {
+  override readonly name = "WorkerShutdownError";
+  constructor(runId: string) {
+    super(`run ${runId} was interrupted by a worker shutdown; it will be redelivered`);
+  }
+}

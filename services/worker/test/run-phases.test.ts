@@ -1,0 +1,159 @@
+/**
+ * The named phases of a run (run-executor.ts), each against real git, Redis and bwrap: the
+ * branches the end-to-end loop rarely reaches — a hook failing, a landing conflict, a lost
+ * compare-and-swap push — and the scope check itself.
+ */
+import { writeFile } from "node:fs/promises";
+import path from "node:path";
+import { RepoMirror } from "@overseer/git";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { recordWork } from "../src/git-phase.ts";
+import { resultOfWork } from "../src/run-executor.ts";
+import { scopeViolations } from "../src/scope-checker.ts";
+import { WorkerRig } from "./support/worker-rig.ts";
+
+const rig = new WorkerRig();
+beforeAll(() => rig.setup());
+afterAll(() => rig.teardown());
+
+describe("agent phase: hooks", () => {
+  it("a failing setup hook ends the run without a transition, with the hook's output, and the agent never runs", async () => {
+    const result = await rig.run(
+      rig.job("echo agent-ran > src/agent.txt; echo m | overseer-agent submit --message-file -", {
+        taskId: "S08-001",
+        hooks: {
+          setup: { argv: ["sh", "-c", "echo setting up; echo no npm >&2; exit 3"], timeoutMs: 30_000 },
+        },
+      }),
+    );
+    expect(result.outcome).toMatchObject({ kind: "no-transition", crashed: false });
+    expect(result.outcome.kind === "no-transition" && result.outcome.detail).toMatch(
+      /^setup hook failed \(exit 3\):\n[\s\S]*no npm/,
+    );
+    expect(result.timing.spawnedAt).toBeNull();
+    expect(await rig.head("overseer/task/S08-001")).toBeNull();
+  });
+
+  it("a failing after_run hook ends the run without a transition, keeping the agent's output", async () => {
+    const result = await rig.run(
+      rig.job("echo agent says hi; echo m | overseer-agent submit --message-file -", {
+        taskId: "S08-002",
+        hooks: { afterRun: { argv: ["sh", "-c", "echo lint failed; exit 4"], timeoutMs: 30_000 } },
+      }),
+    );
+    expect(result.outcome.kind === "no-transition" && result.outcome.detail).toMatch(
+      /^after_run hook failed \(exit 4\):\n[\s\S]*lint failed/,
+    );
+    expect(result.output).toContain("agent says hi");
+    expect(await rig.head("overseer/task/S08-002")).toBeNull();
+  });
+});
+
+describe("git phase", () => {
+  it("a landing conflict turns the reviewer's approve into a reject naming the files", async () => {
+    const submit = await rig.run(
+      rig.job("echo mine > src/app.txt; echo 'Change app' | overseer-agent submit --message-file -", {
+        taskId: "S08-003",
+      }),
+    );
+    const head = submit.branchHead;
+    await rig.commitOnRemote("main", { "src/app.txt": "theirs\n" }, "Concurrent change on main");
+    const main = await rig.head("main");
+    const review = await rig.run(
+      rig.job("overseer-agent approve", {
+        taskId: "S08-003",
+        action: "review",
+        expectedTaskHead: head,
+        executorAgentId: "someone-else",
+      }),
+    );
+    expect(review.outcome).toMatchObject({ kind: "transition", transition: { kind: "reject" } });
+    expect(
+      review.outcome.kind === "transition" && review.outcome.transition.kind === "reject"
+        ? review.outcome.transition.feedback
+        : "",
+    ).toMatch(/could not land on main: merge conflict in src\/app\.txt/);
+    expect(review.landedSha).toBeNull();
+    expect(await rig.head("main")).toBe(main);
+  });
+
+  it("losing the compare-and-swap push leaves the branch as the winner pushed it and retries the run", async () => {
+    const mirror = new RepoMirror({
+      dataDir: path.join(rig.dir, "cas"),
+      projectId: "cas",
+      remote: rig.remote,
+    });
+    await mirror.ensure();
+    const base = (await mirror.resolveRef("main")) as string;
+    // The run started when the task had no branch; meanwhile another run pushed one.
+    const winner = await rig.commitOnRemote("main", { "src/other.txt": "x\n" }, "unrelated");
+    await rig.git("update-ref", "refs/heads/overseer/task/S08-004", winner);
+    const worktree = await mirror.addWorktree({
+      base,
+      path: path.join(rig.dir, "cas", "checkout"),
+      branch: "overseer/task/S08-004",
+    });
+    await writeFile(path.join(worktree.path, "src", "mine.txt"), "mine\n");
+    const job = rig.job("unused", { taskId: "S08-004" });
+    const outcome = { kind: "transition" as const, transition: { kind: "submit" as const, message: "Mine" } };
+    const work = await recordWork(job, { logger: rig.logger }, mirror, worktree, outcome, {
+      taskHead: null,
+      base,
+      runDir: path.join(rig.dir, "cas"),
+      violations: [],
+    });
+    expect(work.kind).toBe("lost-race");
+    expect(await rig.head("overseer/task/S08-004")).toBe(winner);
+    const [asOutcome] = resultOfWork(work, outcome, {}, [], undefined);
+    expect(asOutcome).toMatchObject({ kind: "no-transition", crashed: false });
+    expect(asOutcome.kind === "no-transition" && asOutcome.detail).toMatch(/moved concurrently.*retried/);
+    await worktree.remove();
+  });
+});
+
+describe("outcome phase: scopeViolations", () => {
+  const change = (p: string, extra = {}) => ({
+    path: p,
+    status: "modified" as const,
+    isSymlink: false,
+    isSubmodule: false,
+    ...extra,
+  });
+
+  it("lists paths outside the scope, both sides of a rename, and exempts metadata globs", () => {
+    expect(
+      scopeViolations(
+        [
+          change("src/a.ts"),
+          change("README.md"),
+          change("src/b.ts", { oldPath: "lib/b.ts" }),
+          change(".overseer/notes.md"),
+          change("gen/schema.json"),
+        ],
+        ["src/**"],
+        ["gen/*.json", ".overseer/**"],
+      ),
+    ).toEqual(["README.md", "lib/b.ts"]);
+  });
+
+  it("flags a symlink that leaves the checkout even inside the scope, and embedded repositories", () => {
+    expect(
+      scopeViolations(
+        [
+          change("src/link", { isSymlink: true, symlinkTarget: "../../etc/passwd" }),
+          change("src/ok-link", { isSymlink: true, symlinkTarget: "a.ts" }),
+          change("src/vendor", { isSubmodule: true }),
+        ],
+        ["src/**"],
+        [],
+      ),
+    ).toEqual([
+      "src/link -> ../../etc/passwd (symlink out of the checkout)",
+      "src/vendor (embedded repository)",
+    ]);
+  });
+
+  it("is empty when every change is in scope", () => {
+    expect(scopeViolations([change("src/x/y.ts")], ["src/**"], [])).toEqual([]);
+  });
+});
