@@ -53,6 +53,8 @@ export interface ServiceSettings {
   readonly maxStalledCount: number;
   /** `OVERSEER_RESULT_CONCURRENCY`: run results a coordinator applies in parallel. Default `8`. */
   readonly resultConcurrency: number;
+  /** `OVERSEER_RESULT_ATTEMPTS`: failed applications of one run result before its run is ended as failed with an incident. Default `5`. */
+  readonly resultAttempts: number;
   /** `OVERSEER_MIRROR_FRESH_MS`: skip the pre-checkout fetch of a new task when the mirror is this fresh. Default `5000`. */
   readonly mirrorFreshMs: number;
   /** `OVERSEER_KILL_GRACE_MS`: time between SIGTERM and SIGKILL of a run's process group. Default `5000`. */
@@ -312,6 +314,14 @@ const SPECS: SpecTable = {
     defaultLabel: "8",
     description: "Run results a coordinator applies in parallel (different projects).",
     schema: integer(1, 256),
+  },
+  resultAttempts: {
+    name: "OVERSEER_RESULT_ATTEMPTS",
+    fallback: "5",
+    defaultLabel: "5",
+    description:
+      "Failed applications of one run result (a result Postgres keeps refusing) before its run is ended as failed with a result_unapplicable incident, so the project carries on.",
+    schema: integer(1, 1000),
   },
   mirrorFreshMs: {
     name: "OVERSEER_MIRROR_FRESH_MS",

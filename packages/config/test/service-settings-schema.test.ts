@@ -51,6 +51,7 @@ const TABLE: [string, keyof ServiceSettings, unknown, string, string][] = [
   ["OVERSEER_STALLED_INTERVAL_MS", "stalledIntervalMs", 1000, "10", "an integer from 500"],
   ["OVERSEER_MAX_STALLED_COUNT", "maxStalledCount", 3, "0", "an integer from 1"],
   ["OVERSEER_RESULT_CONCURRENCY", "resultConcurrency", 8, "-1", "an integer from 1"],
+  ["OVERSEER_RESULT_ATTEMPTS", "resultAttempts", 5, "0", "an integer from 1"],
   ["OVERSEER_MIRROR_FRESH_MS", "mirrorFreshMs", 5000, "-1", "an integer from 0"],
   ["OVERSEER_KILL_GRACE_MS", "killGraceMs", 5000, "1.5", "an integer from 0"],
   ["OVERSEER_EGRESS_ALLOW_PRIVATE", "egressAllowPrivate", [], "10.0.0.0/99", "CIDRs"],

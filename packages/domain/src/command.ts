@@ -83,6 +83,8 @@ export type Command =
       runId: string;
       detail: string;
       crashed: boolean;
+      /** Recorded as an incident of this kind (a crash is always `harness_crash`). */
+      incident?: "result_unapplicable" | undefined;
       maxAttempts: number;
       backoffMs: number;
     }

@@ -41,6 +41,7 @@ export type IncidentKind =
   | "stall"
   | "harness_not_configured"
   | "harness_crash"
+  | "result_unapplicable"
   | "configuration_error";
 
 export interface Incident {

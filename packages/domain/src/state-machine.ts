@@ -393,6 +393,7 @@ function noTransition(draft: Draft, command: Extract<Command, { kind: "no-transi
   const reason = `Run ${run.agentId} ${command.crashed ? "crashed" : "ended without a transition"}: ${command.detail}`;
   draft.endRun(run, { status: "failed", failure: reason });
   if (command.crashed) draft.incident("harness_crash", task, run, reason, {});
+  else if (command.incident) draft.incident(command.incident, task, run, reason, {});
   if (failures < command.maxAttempts) {
     const delay = command.backoffMs * 2 ** (failures - 1);
     const notBefore = draft.ctx.now + delay;

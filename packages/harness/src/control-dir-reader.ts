@@ -1,6 +1,7 @@
 import { constants as fsConstants } from "node:fs";
 import { open, readdir } from "node:fs/promises";
 import { join } from "node:path";
+import { sanitizeValue } from "@overseer/config";
 import {
   type ControlTransition,
   parseControlTransition,
@@ -45,8 +46,10 @@ export type ReadControlDirResult =
  *   O_NONBLOCK (a FIFO must not hang the worker), then fstat-ed: only a regular file is read.
  * - The size is checked before reading and the read is capped, so a growing file cannot make
  *   the worker read more than `maxBytes`.
- * - Bytes that are not valid UTF-8 are decoded as U+FFFD rather than refused: the transition
- *   (and the work behind it) is worth more than a mangled character in a commit message.
+ * - Bytes that are not valid UTF-8 are decoded as U+FFFD rather than refused, and so are NUL
+ *   characters and lone surrogates written as JSON escapes (`sanitizeValue`): the transition
+ *   (and the work behind it) is worth more than a mangled character in a commit message, and
+ *   no string that Postgres cannot store leaves this reader.
  */
 export async function readControlDir(
   dir: string,
@@ -152,7 +155,7 @@ export async function readControlDir(
         error: `${path} is not valid JSON (${(error as Error).message}); write transitions with the bundled overseer-agent command`,
       };
     }
-    const parsed = parseControlTransition(json);
+    const parsed = parseControlTransition(sanitizeValue(json));
     if (!parsed.ok) {
       return { ok: false, code: "invalid", error: `${path}: ${parsed.error}` };
     }

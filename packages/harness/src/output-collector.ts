@@ -1,4 +1,5 @@
 import { StringDecoder } from "node:string_decoder";
+import { sanitizeText } from "@overseer/config";
 
 /** Default cap on stored output: 1 MiB. */
 export const DEFAULT_MAX_OUTPUT_BYTES = 1024 * 1024;
@@ -97,7 +98,8 @@ export class OutputCollector {
   }
 
   #emit(text: string): void {
-    const redacted = this.#options.redact(text);
+    // NUL characters and lone surrogates cannot be stored (Postgres text, UTF-8 streams).
+    const redacted = sanitizeText(this.#options.redact(text));
     if (redacted.length === 0) return;
     this.#options.onOutput?.(redacted);
     this.#store(Buffer.from(redacted, "utf8"));

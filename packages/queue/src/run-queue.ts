@@ -90,6 +90,19 @@ export class RunQueues {
     return (await client.get(this.runs.toKey(`${runJobId(runId)}:lock`))) === token;
   }
 
+  /**
+   * Counts one more failed application of the run's result and returns the count so far. Kept
+   * in Redis beside the result job (7 days), so it survives the job being retried afresh.
+   */
+  async countResultFailure(runId: string): Promise<number> {
+    // BullMQ types its client narrowly; it is the ioredis connection the queue was given.
+    const client = (await this.results.client) as unknown as Redis;
+    const key = this.results.toKey(`${resultJobId(runId)}:failures`);
+    const count = await client.incr(key);
+    await client.expire(key, 7 * 24 * 3600);
+    return count;
+  }
+
   async hasResult(runId: string): Promise<boolean> {
     return (await this.results.getJob(resultJobId(runId))) !== undefined;
   }

@@ -32,6 +32,8 @@ const coordinator = new Coordinator(
     leaseTtlMs: settings.leaseTtlMs,
     reconcileIntervalMs: settings.reconcileIntervalMs,
     prefix: settings.queuePrefix,
+    resultConcurrency: settings.resultConcurrency,
+    resultAttempts: settings.resultAttempts,
   },
 );
 await coordinator.start();

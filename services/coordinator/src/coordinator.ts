@@ -17,7 +17,7 @@
  * protected by optimistic concurrency, so double delivery is harmless.
  */
 import { hostname } from "node:os";
-import type { Logger } from "@overseer/config";
+import { type Logger, sanitizeValue } from "@overseer/config";
 import {
   type AppliedTransition,
   type ApplyOptions,
@@ -51,6 +51,7 @@ import type postgres from "postgres";
 import { ProjectSerializer } from "./project-serializer.ts";
 import { commandForResult } from "./result-command-mapper.ts";
 import { buildRunJob, retryPolicyOf } from "./run-job-builder.ts";
+import { DEFAULT_RESULT_ATTEMPTS, unapplicableResultCommand } from "./unapplicable-result.ts";
 
 export interface CoordinatorOptions {
   /** Unique id of this replica (lease owner). Default `coordinator-<host>-<pid>`. */
@@ -67,6 +68,11 @@ export interface CoordinatorOptions {
   maxProjects?: number;
   /** Attempts to apply a transition that hit a concurrent change. Default 8. */
   conflictRetries?: number;
+  /**
+   * Failed applications of one run result (any error) before the run is ended as failed with
+   * a `result_unapplicable` incident. Default 5.
+   */
+  resultAttempts?: number;
 }
 
 export interface CoordinatorDeps {
@@ -277,12 +283,43 @@ export class Coordinator {
   // Results
 
   private async onResultMessage(data: unknown): Promise<void> {
-    const parsed = resultMessageSchema.safeParse(data);
+    // Run output boundary: no NUL or lone surrogate reaches Postgres, whatever the worker sent.
+    const parsed = resultMessageSchema.safeParse(sanitizeValue(data));
     if (!parsed.success) {
       this.deps.logger.error({ issues: parsed.error.issues }, "dropping malformed result message");
       return;
     }
-    await this.applyResultMessage(parsed.data);
+    try {
+      await this.applyResultMessage(parsed.data);
+    } catch (error) {
+      if (parsed.data.kind !== "run-result") throw error;
+      await this.endRunIfResultExhausted(parsed.data, error);
+    }
+  }
+
+  /**
+   * Rethrows (the result job is retried) until the result failed `resultAttempts` times;
+   * then ends its run as failed with an incident, so a poison result cannot wedge a project.
+   */
+  private async endRunIfResultExhausted(result: RunResult, error: unknown): Promise<void> {
+    const failures = await this.deps.queues.countResultFailure(result.runId);
+    const limit = this.options.resultAttempts ?? DEFAULT_RESULT_ATTEMPTS;
+    if (failures < limit) throw error;
+    const { projectId, runId } = result;
+    this.deps.logger.error(
+      { err: error, projectId, runId, failures },
+      "run result cannot be applied; ending the run as failed",
+    );
+    await this.serializer.run(projectId, async () => {
+      const project = await requireProject(this.deps.db, projectId);
+      await this.apply(
+        projectId,
+        unapplicableResultCommand(result, error, failures, retryPolicyOf(project)),
+        {},
+        true,
+      );
+    });
+    this.kick(projectId);
   }
 
   async applyResultMessage(message: ResultMessage): Promise<void> {
