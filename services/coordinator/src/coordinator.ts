@@ -312,12 +312,7 @@ export class Coordinator {
     );
     await this.serializer.run(projectId, async () => {
       const project = await requireProject(this.deps.db, projectId);
-      await this.apply(
-        projectId,
-        unapplicableResultCommand(result, error, failures, retryPolicyOf(project)),
-        {},
-        true,
-      );
+      await this.apply(projectId, unapplicableResultCommand(result, error, failures, retryPolicyOf(project)));
     });
     this.kick(projectId);
   }
