@@ -7,6 +7,8 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: "forks",
+    // Fails the run when a test leaves a process, a scratch database or a Redis key behind.
+    globalSetup: ["test/support/leak-check.ts"],
     maxWorkers: 2,
   },
 });

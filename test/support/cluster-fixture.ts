@@ -41,7 +41,7 @@ export interface ProjectSpec {
 }
 
 export class ClusterFixture {
-  readonly prefix = `t${randomBytes(4).toString("hex")}`;
+  readonly prefix = `${process.env.OVERSEER_TEST_RUN ?? "local"}-t${randomBytes(4).toString("hex")}`;
   readonly logger: Logger;
   scratch!: ScratchDatabase;
   redis!: Redis;

@@ -25,7 +25,13 @@ export interface ServiceProcess {
 export function startService(name: ServiceName, env: Record<string, string>): ServiceProcess {
   const child = spawn(process.execPath, ["--import", "tsx", path.join(REPO_ROOT, ENTRY[name])], {
     cwd: REPO_ROOT,
-    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/root", ...env },
+    env: {
+      PATH: process.env.PATH ?? "/usr/bin:/bin",
+      HOME: process.env.HOME ?? "/root",
+      // Lets the leak check (leak-check.ts) attribute the service process to this test run.
+      ...(process.env.OVERSEER_TEST_RUN ? { OVERSEER_TEST_RUN: process.env.OVERSEER_TEST_RUN } : {}),
+      ...env,
+    },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let out = "";

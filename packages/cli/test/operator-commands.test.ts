@@ -27,7 +27,7 @@ const tokens = { read: "", operate: "", admin: "" };
 
 beforeAll(async () => {
   scratch = await createScratchDatabase();
-  prefix = `clitest-${randomBytes(5).toString("hex")}`;
+  prefix = `${process.env.OVERSEER_TEST_RUN ?? "local"}-clitest-${randomBytes(5).toString("hex")}`;
   redis = createRedis(process.env.REDIS_URL ?? "redis://127.0.0.1:6379");
   queues = new RunQueues(redis, { prefix });
   live = new LiveChannel(redis, { prefix });

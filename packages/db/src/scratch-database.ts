@@ -19,7 +19,10 @@ export async function createScratchDatabase(
   baseUrl = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres",
   prefix = "overseer_test",
 ): Promise<ScratchDatabase> {
-  const name = `${prefix}_${randomBytes(5).toString("hex")}`;
+  // Under `vitest run`, OVERSEER_TEST_RUN tags the names so the leak check (test/support/leak-check.ts)
+  // finds this run's leftovers and never another run's.
+  const run = process.env.OVERSEER_TEST_RUN;
+  const name = `${prefix}_${run ? `${run}_` : ""}${randomBytes(5).toString("hex")}`;
   const admin = postgres(withDatabase(baseUrl, "postgres"), { max: 1, onnotice: () => {} });
   try {
     await admin.unsafe(`CREATE DATABASE "${name}"`);

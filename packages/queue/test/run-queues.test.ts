@@ -14,7 +14,7 @@ import {
   WorkerRegistry,
 } from "../src/index.ts";
 
-const prefix = `qtest-${randomBytes(4).toString("hex")}`;
+const prefix = `${process.env.OVERSEER_TEST_RUN ?? "local"}-qtest-${randomBytes(4).toString("hex")}`;
 let redis: Redis;
 let queues: RunQueues;
 

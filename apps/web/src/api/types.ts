@@ -5,7 +5,6 @@
  */
 
 import type {
-  ActiveRunSchema,
   CommitDiffSchema,
   DecisionCardSchema,
   EventSchema,
@@ -29,7 +28,6 @@ export type Fleet = z.infer<typeof FleetSchema>;
 export type FleetProject = z.infer<typeof FleetProjectSchema>;
 export type Project = z.infer<typeof ProjectSchema>;
 export type ProjectStatus = z.infer<typeof ProjectStatusSchema>;
-export type ActiveRun = z.infer<typeof ActiveRunSchema>;
 export type DecisionCard = z.infer<typeof DecisionCardSchema>;
 export type PendingDecision = z.infer<typeof PendingDecisionSchema>;
 export type Task = z.infer<typeof TaskSchema>;
@@ -52,6 +50,3 @@ export const TASK_STATUS_ORDER: readonly TaskStatus[] = [
   "cancelled",
 ];
 
-export interface ApiErrorBody {
-  error: { code: string; message: string; details: Record<string, unknown> };
-}

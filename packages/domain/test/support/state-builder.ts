@@ -100,11 +100,6 @@ export function testContext(options: ContextOptions = {}): TestContext {
   };
 }
 
-/** One command against `state`; returns the whole result. */
-export function step(state: ProjectState, command: Command, ctx: DomainContext): ApplyResult {
-  return applyCommand(state, command, ctx);
-}
-
 /** One command against `state`; returns the next state so steps chain. */
 export function apply(state: ProjectState, command: Command, ctx: DomainContext): ProjectState {
   return applyCommand(state, command, ctx).state;

@@ -68,7 +68,7 @@ export async function createGatewayFixture(
   fixture: { listen?: boolean } = {},
 ): Promise<GatewayFixture> {
   const scratch = await createScratchDatabase();
-  const prefix = `gwtest-${randomBytes(5).toString("hex")}`;
+  const prefix = `${process.env.OVERSEER_TEST_RUN ?? "local"}-gwtest-${randomBytes(5).toString("hex")}`;
   const redis = createRedis(process.env.REDIS_URL ?? "redis://127.0.0.1:6379");
   const logLines: string[] = [];
   const logger: Logger = createLogger({

@@ -29,7 +29,7 @@ import { WorkerService, type WorkerServiceOptions } from "../../src/worker-servi
 export const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 
 export class WorkerRig {
-  readonly prefix = `wt${randomBytes(4).toString("hex")}`;
+  readonly prefix = `${process.env.OVERSEER_TEST_RUN ?? "local"}-wt${randomBytes(4).toString("hex")}`;
   readonly logger = createLogger({ name: "worker-test", level: process.env.TEST_LOG_LEVEL ?? "silent" });
   dir = "";
   dataDir = "";

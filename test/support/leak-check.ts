@@ -1,0 +1,151 @@
+import { randomBytes } from "node:crypto";
+import { mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { isProcessAlive } from "@overseer/process";
+import { createRedis } from "@overseer/queue";
+import postgres from "postgres";
+
+/**
+ * Vitest global setup (vitest.config.ts): every `vitest run` fails when a test leaves behind a
+ * process, a Postgres scratch database or connection, or a Redis key.
+ *
+ * Attribution, so that other test runs sharing the machine never count as our leaks:
+ * - `OVERSEER_TEST_RUN` (a random tag) is exported to every test worker and inherited by what
+ *   they spawn. Scratch databases are named `overseer_test_<tag>…` (packages/db
+ *   scratch-database.ts) and test fixtures start their Redis key prefixes with the tag.
+ * - `TMPDIR` points at a directory of this run, so checkouts, data dirs and run directories of
+ *   every test live under it. A process whose cwd or command line is inside it, or whose
+ *   environment carries the tag, belongs to this run (harness and sandbox processes get a cleared
+ *   environment, so the environment alone is not enough).
+ *
+ * At teardown the leftovers are listed (processes get a few seconds to finish exiting), cleaned
+ * up, and the run fails with one line per leak. New fixtures: name Redis prefixes
+ * `${process.env.OVERSEER_TEST_RUN}-…` and create temporary files under os.tmpdir().
+ */
+
+const RUN_ENV = "OVERSEER_TEST_RUN";
+const DATABASE_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
+/** How long leftover processes get to finish exiting before they count as leaks. */
+const PROCESS_GRACE_MS = 10_000;
+
+export default function setup(): () => Promise<void> {
+  const tag = `r${randomBytes(4).toString("hex")}`;
+  const root = join("/tmp", `ovt-${tag}`);
+  mkdirSync(root, { recursive: true });
+  process.env[RUN_ENV] = tag;
+  process.env.TMPDIR = root;
+  return async () => {
+    const leaks = [
+      ...(await leakedProcesses(tag, root)),
+      ...(await leakedDatabases(tag)),
+      ...(await leakedRedisKeys(tag)),
+    ];
+    rmSync(root, { recursive: true, force: true });
+    if (leaks.length > 0) {
+      // Vitest reports an error thrown here but keeps its exit code, so the failure is set as well.
+      process.exitCode = 1;
+      throw new Error(
+        `tests leaked ${leaks.length} resource(s) (see test/support/leak-check.ts):\n${leaks.join("\n")}`,
+      );
+    }
+  };
+}
+
+/** Processes of this run still alive after the grace period; they are then killed. */
+async function leakedProcesses(tag: string, root: string): Promise<string[]> {
+  const deadline = Date.now() + PROCESS_GRACE_MS;
+  let found = processesOfRun(tag, root);
+  while (found.length > 0 && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    found = processesOfRun(tag, root);
+  }
+  for (const p of found) {
+    try {
+      process.kill(p.pid, "SIGKILL");
+    } catch {
+      // Already gone.
+    }
+  }
+  return found.map((p) => `process ${p.pid} still running: ${p.cmdline.slice(0, 200)}`);
+}
+
+function processesOfRun(tag: string, root: string): { pid: number; cmdline: string }[] {
+  const marker = `${RUN_ENV}=${tag}`;
+  const found: { pid: number; cmdline: string }[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    const pid = Number(entry);
+    if (pid === process.pid || !isProcessAlive(pid)) continue;
+    const cmdline = readProc(pid, "cmdline").replaceAll("\0", " ").trim();
+    // The test workers themselves (vitest's forks) are children of this process.
+    if (/vitest/.test(cmdline) && parentOf(pid) === process.pid) continue;
+    const environ = readProc(pid, "environ").split("\0");
+    let cwd = "";
+    try {
+      cwd = readlinkSync(`/proc/${pid}/cwd`);
+    } catch {
+      // Gone, or not ours to read.
+    }
+    if (environ.includes(marker) || cwd === root || cwd.startsWith(`${root}/`) || cmdline.includes(root)) {
+      found.push({ pid, cmdline });
+    }
+  }
+  return found;
+}
+
+function readProc(pid: number, file: string): string {
+  try {
+    return readFileSync(`/proc/${pid}/${file}`, "utf8");
+  } catch {
+    return "";
+  }
+}
+
+function parentOf(pid: number): number {
+  const stat = readProc(pid, "stat");
+  return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+}
+
+/** Scratch databases of this run that were not dropped, and connections to them; both are removed. */
+async function leakedDatabases(tag: string): Promise<string[]> {
+  const url = new URL(DATABASE_URL);
+  url.pathname = "/postgres";
+  const sql = postgres(url.toString(), { max: 1, onnotice: () => {} });
+  try {
+    const pattern = `%\\_${tag}\\_%`;
+    const rows = await sql<{ datname: string }[]>`
+      SELECT datname FROM pg_database WHERE datname LIKE ${pattern} ORDER BY datname`;
+    const leaks: string[] = [];
+    for (const { datname } of rows) {
+      const [open] = await sql<{ n: number }[]>`
+        SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = ${datname}`;
+      leaks.push(`database ${datname} not dropped (${open?.n ?? 0} open connection(s))`);
+      await sql.unsafe(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`);
+    }
+    return leaks;
+  } finally {
+    await sql.end({ timeout: 5 });
+  }
+}
+
+/** Redis keys under this run's prefixes; they are deleted. */
+async function leakedRedisKeys(tag: string): Promise<string[]> {
+  const redis = createRedis(REDIS_URL, { maxRetriesPerRequest: 1 });
+  try {
+    const keys: string[] = [];
+    let cursor = "0";
+    do {
+      const [next, batch] = await redis.scan(cursor, "MATCH", `${tag}-*`, "COUNT", 1000);
+      cursor = next;
+      keys.push(...batch);
+    } while (cursor !== "0");
+    if (keys.length > 0) await redis.del(...keys);
+    const prefixes = [...new Set(keys.map((k) => k.split(":")[0]))].sort();
+    return prefixes.map(
+      (p) => `redis keys left under prefix ${p} (${keys.filter((k) => k.startsWith(`${p}:`)).length})`,
+    );
+  } finally {
+    redis.disconnect();
+  }
+}
