@@ -49,4 +49,3 @@ export const TASK_STATUS_ORDER: readonly TaskStatus[] = [
   "done",
   "cancelled",
 ];
-
