@@ -2,14 +2,19 @@
  * Failure behaviour with real processes, Postgres, Redis, git and bwrap (issue: cluster loop
  * §5). Each test checks both that the work completes and that nothing happened twice.
  */
-import { readdir, readFile } from "node:fs/promises";
+import { execFile } from "node:child_process";
+import { access, readdir, readFile } from "node:fs/promises";
+import path from "node:path";
+import { promisify } from "node:util";
 import { type Db, leaseOwners, listEvents } from "@overseer/db";
 import type { ProjectState } from "@overseer/domain";
 import { afterEach, describe, expect, it } from "vitest";
 import { ClusterFixture } from "../support/cluster-fixture.ts";
 import { startPrivateRedis } from "../support/private-redis.ts";
 import { type ServiceProcess, startService } from "../support/service-process.ts";
-import { allTasks, waitForState } from "../support/wait-for.ts";
+import { allTasks, waitFor, waitForState } from "../support/wait-for.ts";
+
+const git = promisify(execFile);
 
 const task = (id: string, script: string, extra: Record<string, unknown> = {}) => ({
   id,
@@ -31,7 +36,32 @@ async function countRows(db: Db, projectId: string) {
   const events = await listEvents(db, { projectId, limit: 1000 });
   const count = (type: string, taskId?: string) =>
     events.filter((e) => e.type === type && (!taskId || e.task_id === taskId)).length;
-  return { runs, count };
+  return { runs, count, events };
+}
+
+/** The worker Postgres records for the project's running run, once there is one. */
+async function runningOn(db: Db, projectId: string, workerId: string): Promise<string | undefined> {
+  const row = await db
+    .selectFrom("runs")
+    .select(["id", "worker_id"])
+    .where("project_id", "=", projectId)
+    .where("status", "=", "running")
+    .where("worker_id", "=", workerId)
+    .executeTakeFirst();
+  return row?.id;
+}
+
+/** Every task was submitted and approved exactly once, and every run finished once. */
+async function expectEachTaskDoneOnce(db: Db, projectId: string, taskIds: string[]) {
+  const { runs, count } = await countRows(db, projectId);
+  expect(runs.filter((r) => r.status !== "finished")).toEqual([]);
+  expect(runs).toHaveLength(2 * taskIds.length);
+  expect(count("run.queued")).toBe(2 * taskIds.length);
+  for (const id of taskIds) {
+    expect(count("task.submitted", id), `${id} submitted`).toBe(1);
+    expect(count("task.approved", id), `${id} approved`).toBe(1);
+    expect(count("run.finished", id), `${id} runs finished`).toBe(2);
+  }
 }
 
 let cluster: ClusterFixture | null = null;
@@ -65,14 +95,72 @@ describe("failure behaviour", () => {
       (s) => allTasks(s, ["done"]),
       60_000,
     );
-    const { runs, count } = await countRows(cluster.scratch.db, "crash");
+    const { runs, count, events } = await countRows(cluster.scratch.db, "crash");
     expect(runs.map((r) => `${r.action}:${r.status}`).sort()).toEqual([
       "execute:finished",
       "review:finished",
     ]);
     expect(count("task.submitted")).toBe(1);
     expect(count("task.approved")).toBe(1);
-  });
+    // Postgres knows the run moved: one redelivery, from the dead worker to the survivor.
+    expect(events.filter((e) => e.type === "run.redelivered").map((e) => e.data)).toEqual([
+      { workerId: "survivor", previousWorkerId: "doomed" },
+    ]);
+  }, 120_000);
+
+  it("a worker frozen past its lock (SIGSTOP) and resumed (SIGCONT) after the redo: its late outcome is dropped, nothing twice", async () => {
+    cluster = await new ClusterFixture().setup();
+    await cluster.startCoordinator();
+    const frozen = startService("worker", cluster.env({ OVERSEER_WORKER_ID: "frozen" }));
+    processes.push(frozen);
+    const repo = await cluster.addProject({
+      id: "freeze",
+      tasks: [task("S00-001", 'execute: write src/a.txt "a"; sleep 2; submit "Add a"')],
+    });
+    const db = cluster.scratch.db;
+    await waitFor("the run to start on the frozen worker", () => runningOn(db, "freeze", "frozen"), 60_000);
+    // Freeze only once the agent is at work (it wrote its file and sleeps), so the frozen
+    // worker holds a finished agent's outcome when it resumes.
+    await waitFor(
+      "the agent to write its file",
+      () => agentWrote(cluster?.dataDir ?? "", "src/a.txt"),
+      60_000,
+    );
+    frozen.child.kill("SIGSTOP");
+    // The agent finishes meanwhile; the frozen worker cannot renew its lock, so the run
+    // moves to another worker, which redoes it and lands it.
+    const survivor = (await cluster.startWorker(1)).id;
+    await waitFor("the run to be redelivered", () => runningOn(db, "freeze", survivor), 60_000);
+    frozen.child.kill("SIGCONT");
+    await waitFor(
+      "the resumed worker to drop its late outcome",
+      () => frozen.output().includes("run ownership lost"),
+      60_000,
+    ).catch((error) => {
+      throw new Error(`${(error as Error).message}; its log:\n${frozen.output()}`);
+    });
+    await waitForState(db, cluster.scratch.sql, "freeze", (s) => allTasks(s, ["done"]), 60_000);
+    await expectEachTaskDoneOnce(db, "freeze", ["S00-001"]);
+    const { runs, events } = await countRows(db, "freeze");
+    expect(runs.map((r) => `${r.action}:${r.status}`).sort()).toEqual([
+      "execute:finished",
+      "review:finished",
+    ]);
+    const execute = await db
+      .selectFrom("runs")
+      .select(["worker_id"])
+      .where("project_id", "=", "freeze")
+      .where("action", "=", "execute")
+      .executeTakeFirstOrThrow();
+    // The outcome applied is the redo's, never the resumed worker's late one.
+    expect(execute.worker_id).toBe(survivor);
+    expect(events.filter((e) => e.type === "run.redelivered").map((e) => e.data)).toEqual([
+      { workerId: survivor, previousWorkerId: "frozen" },
+    ]);
+    // One commit of the agent's work reached the repository: the late worker pushed nothing.
+    const { stdout } = await git("git", ["--git-dir", repo, "log", "--all", "--format=%s"]);
+    expect(stdout.split("\n").filter((subject) => subject === "Add a")).toHaveLength(1);
+  }, 120_000);
 
   it("the coordinator killed and restarted: it carries on and nothing is enqueued twice", async () => {
     cluster = await new ClusterFixture().setup();
@@ -213,6 +301,21 @@ describe("failure behaviour", () => {
     expect(owned.sort()).toEqual(ids);
   });
 });
+
+/** Whether a run checkout under the data dir holds `file` (the agent wrote it). */
+async function agentWrote(dataDir: string, file: string): Promise<boolean> {
+  const runs = await readdir(path.join(dataDir, "runs")).catch(() => [] as string[]);
+  for (const run of runs) {
+    if (
+      await access(path.join(dataDir, "runs", run, "checkout", file)).then(
+        () => true,
+        () => false,
+      )
+    )
+      return true;
+  }
+  return false;
+}
 
 /** Host processes whose command line contains `needle` (scans /proc). */
 async function processesWithArgument(needle: string): Promise<number[]> {

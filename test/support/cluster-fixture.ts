@@ -23,6 +23,8 @@ export const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 export interface ClusterOptions {
   /** Redis of this cluster. Default REDIS_URL or the local server. */
   redisUrl?: string;
+  /** Postgres server the scratch database is created on. Default DATABASE_URL or the local server. */
+  databaseUrl?: string;
   /** Sandbox driver for in-process workers. Default `bwrap`. */
   sandbox?: "bwrap" | "none";
   /** Lease TTL, small in tests so failover is quick. Default 3000 ms. */
@@ -63,7 +65,7 @@ export class ClusterFixture {
   }
 
   async setup(): Promise<this> {
-    this.scratch = await createScratchDatabase();
+    this.scratch = await createScratchDatabase(this.options.databaseUrl);
     this.dataDir = await mkdtemp(path.join(tmpdir(), "overseer-e2e-"));
     this.redis = createRedis(this.redisUrl);
     this.queues = new RunQueues(this.redis, { prefix: this.prefix, infraBackoffMs: 200 });

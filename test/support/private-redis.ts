@@ -36,7 +36,7 @@ export async function startPrivateRedis(): Promise<{ url: string; stop(): Promis
   };
 }
 
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.listen(0, "127.0.0.1", () => {

@@ -41,3 +41,31 @@ export async function waitForState(
 export function allTasks(state: ProjectState, statuses: readonly string[]): boolean {
   return [...state.tasks.values()].every((t) => statuses.includes(t.status));
 }
+
+/**
+ * Polls `check` until it returns a value other than undefined/false (errors count as "not
+ * yet", e.g. while a database restarts); fails with `what` and the last error after
+ * `timeoutMs`.
+ */
+export async function waitFor<T>(
+  what: string,
+  check: () => Promise<T | undefined | false> | T | undefined | false,
+  timeoutMs = 30_000,
+  intervalMs = 100,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown = null;
+  for (;;) {
+    try {
+      const value = await check();
+      if (value !== undefined && value !== false) return value;
+    } catch (error) {
+      lastError = error;
+    }
+    if (Date.now() > deadline) {
+      const why = lastError ? ` (last error: ${(lastError as Error).message})` : "";
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${why}`);
+    }
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}

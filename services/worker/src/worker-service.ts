@@ -230,11 +230,9 @@ export class WorkerService {
     } catch (error) {
       // A cancelled run is over: nothing to report (the cancel transition already ended it).
       if (error instanceof WorkerShutdownError && entry.cancelled) return;
-      if (
-        error instanceof RunOwnershipLostError ||
-        (error instanceof WorkerShutdownError && entry.lockLost)
-      ) {
-        // The job is (or will be) redelivered: its new owner reports the outcome. Finishing
+      if (error instanceof RunOwnershipLostError || entry.lockLost) {
+        // The job is (or will be) redelivered: its new owner reports the outcome. Whatever
+        // ended this delivery (the fence, or the abort after a failed lock renewal), finishing
         // the job from here fails on the lock, which leaves the job to its new owner.
         this.deps.logger.warn(
           { runId: run.runId, worker: this.id },
