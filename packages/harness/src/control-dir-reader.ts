@@ -2,11 +2,7 @@ import { constants as fsConstants } from "node:fs";
 import { open, readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { sanitizeValue } from "@overseer/config";
-import {
-  type ControlTransition,
-  parseControlTransition,
-  TRANSITION_FILE_NAME,
-} from "./control-file-schema.ts";
+import { type ControlTransition, parseControlTransition, TRANSITION_FILE_NAME } from "@overseer/queue";
 
 /** Default cap on the control file size: 256 KiB (the largest valid file is about 150 KiB). */
 export const DEFAULT_CONTROL_MAX_BYTES = 256 * 1024;

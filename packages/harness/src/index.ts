@@ -1,17 +1,4 @@
 export {
-  DEFAULT_MAX_WATCHED_DIRS,
-  DEFAULT_WATCH_IGNORE,
-} from "./activity-watcher.ts";
-export { type ArgvPlaceholders, expandArgv } from "./argv-expander.ts";
-export { agentBinDir, fakeHarnessPath, overseerAgentPath } from "./bundled-paths.ts";
-export {
-  type ControlDirErrorCode,
-  DEFAULT_CONTROL_MAX_BYTES,
-  type ReadControlDirOptions,
-  type ReadControlDirResult,
-  readControlDir,
-} from "./control-dir-reader.ts";
-export {
   type ApproveTransition,
   CONTROL_KINDS,
   CONTROL_LIMITS,
@@ -30,7 +17,20 @@ export {
   TRANSITION_FILE_NAME,
   type Usage,
   UsageSchema,
-} from "./control-file-schema.ts";
+} from "@overseer/queue";
+export {
+  DEFAULT_MAX_WATCHED_DIRS,
+  DEFAULT_WATCH_IGNORE,
+} from "./activity-watcher.ts";
+export { type ArgvPlaceholders, expandArgv } from "./argv-expander.ts";
+export { agentBinDir, fakeHarnessPath, overseerAgentPath } from "./bundled-paths.ts";
+export {
+  type ControlDirErrorCode,
+  DEFAULT_CONTROL_MAX_BYTES,
+  type ReadControlDirOptions,
+  type ReadControlDirResult,
+  readControlDir,
+} from "./control-dir-reader.ts";
 export { resolveExecutable } from "./executable-resolver.ts";
 export { buildHarnessEnv, DEFAULT_SYSTEM_PATH, type HarnessEnvInput } from "./harness-env-builder.ts";
 export {

@@ -52,7 +52,6 @@ describe("parseControlTransition", () => {
         reason: "flaky CI",
         needs_user: false,
         options: [],
-        options_source: "none",
       },
     });
   });
@@ -76,7 +75,6 @@ describe("parseControlTransition", () => {
       ok: true,
       transition: expect.objectContaining({
         needs_user: true,
-        options_source: "agent",
         options: [
           { id: "use_stripe", label: "Stripe", requires_note: false },
           { id: "custom", label: "Something else", requires_note: true },
@@ -84,6 +82,32 @@ describe("parseControlTransition", () => {
         ],
       }),
     });
+  });
+
+  it("gives output that is itself a valid control file: the run result carries it with the same schema", () => {
+    const inputs: unknown[] = [
+      { version: 1, kind: "submit", message: "Add x", summary: "s", usage: { tokens_in: 3, cost_usd: 0.5 } },
+      { version: 1, kind: "approve" },
+      { version: 1, kind: "reject", feedback: "redo" },
+      { version: 1, kind: "escalate", reason: "flaky CI" },
+      {
+        version: 1,
+        kind: "escalate",
+        reason: "which?",
+        needs_user: true,
+        category: "payment",
+        question: "Which provider?",
+        options: [
+          { id: "Use Stripe!", label: "Stripe" },
+          { id: "custom", label: "Other" },
+        ],
+      },
+    ];
+    for (const input of inputs) {
+      const once = parseControlTransition(input);
+      if (!once.ok) throw new Error(once.error);
+      expect(parseControlTransition(once.transition)).toEqual(once);
+    }
   });
 
   it("names the field, the expectation and what was received", () => {

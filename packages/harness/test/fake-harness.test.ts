@@ -142,7 +142,6 @@ describe("fake harness", () => {
         { id: "paddle_inc", label: "Paddle (EU)", requires_note: false },
         { id: "custom", label: "Something else", requires_note: true },
       ],
-      options_source: "agent",
     });
   });
 

@@ -137,7 +137,7 @@ describe.each(AWKS)("overseer-agent with %s", (awk) => {
       question: `q ${text}`,
       options: [{ id: "a", label: `label ${text.replaceAll(":", ";")}`, description: `desc: ${text}` }],
     });
-    expect(esc.transition).toMatchObject({ kind: "escalate", needs_user: true, options_source: "agent" });
+    expect(esc.transition).toMatchObject({ kind: "escalate", needs_user: true });
   });
 
   it("round-trips arbitrary Unicode text (property)", async () => {
@@ -340,7 +340,6 @@ describe("overseer-agent publication", () => {
         { id: "vault_path", label: "In Vault", requires_note: false },
         { id: "custom", label: "Tell me", requires_note: true },
       ],
-      options_source: "agent",
       usage: { tokens_in: 1 },
     });
   });

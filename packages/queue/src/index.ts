@@ -1,3 +1,4 @@
+export * from "./control-file-schema.ts";
 export { LiveChannel, type LiveEvent, type LiveOptions } from "./live-channel.ts";
 export * from "./queue-names.ts";
 export { createRedis, type Redis } from "./redis-connection.ts";

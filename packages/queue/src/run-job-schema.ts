@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ControlTransitionSchema } from "./control-file-schema.ts";
 
 /**
  * Queue payloads are versioned tagged unions (`v`, `kind`). A worker needs nothing but
@@ -78,29 +79,7 @@ export const runJobSchema = z.object({
 });
 export type RunJob = z.infer<typeof runJobSchema>;
 
-export const controlTransitionSchema = z.discriminatedUnion("kind", [
-  z.object({ kind: z.literal("submit"), message: z.string(), summary: z.string().optional() }),
-  z.object({ kind: z.literal("approve"), feedback: z.string().optional() }),
-  z.object({ kind: z.literal("reject"), feedback: z.string() }),
-  z.object({
-    kind: z.literal("escalate"),
-    reason: z.string(),
-    needsUser: z.boolean().optional(),
-    category: z.string().optional(),
-    question: z.string().optional(),
-    options: z
-      .array(
-        z.object({
-          id: z.string(),
-          label: z.string().optional(),
-          description: z.string().optional(),
-          requires_note: z.boolean().optional(),
-        }),
-      )
-      .optional(),
-  }),
-]);
-
+/** What a run consumed, measured by the worker (the control file's usage, or the agent CLI's own report). */
 const usageSchema = z
   .object({
     tokensIn: z.number().optional(),
@@ -115,7 +94,8 @@ const usageSchema = z
 
 /** How a run ended, as the worker saw it. */
 export const runOutcomeSchema = z.discriminatedUnion("kind", [
-  z.object({ kind: z.literal("transition"), transition: controlTransitionSchema, usage: usageSchema }),
+  /** The agent's control file, secrets redacted: the same schema the worker read it with. */
+  z.object({ kind: z.literal("transition"), transition: ControlTransitionSchema, usage: usageSchema }),
   z.object({ kind: z.literal("timeout"), stalled: z.boolean(), seconds: z.number() }),
   z.object({ kind: z.literal("no-transition"), detail: z.string(), crashed: z.boolean() }),
   /** The worker refused or stopped the run for breaking a run rule (nothing was landed). */

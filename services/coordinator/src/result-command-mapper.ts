@@ -1,18 +1,10 @@
-import type { AwaitingReason, Command } from "@overseer/domain";
+import type { Command } from "@overseer/domain";
 import type { RunResult } from "@overseer/queue";
 
 export interface RetryPolicy {
   maxAttempts: number;
   backoffMs: number;
 }
-
-const CATEGORY_REASONS: Record<string, AwaitingReason> = {
-  credentials: "credentials",
-  payment: "payment",
-  product_question: "product_question",
-  external_admin: "external_admin",
-  other: "other",
-};
 
 /**
  * Turns what a worker observed into the one command that records it. A scope violation
@@ -83,8 +75,8 @@ export function commandForResult(result: RunResult, retry: RetryPolicy): Command
             kind: "escalate",
             runId,
             reason: t.reason,
-            needsUser: t.needsUser,
-            category: t.category ? CATEGORY_REASONS[t.category] : undefined,
+            needsUser: t.needs_user,
+            category: t.category,
             question: t.question,
             options: t.options,
             checkpointRef: result.checkpointRef,

@@ -53,7 +53,7 @@ describe("commandForResult", () => {
   it("passes the landed task head along with an approve, so Postgres checks it is the submitted one", () => {
     const command = commandForResult(
       result(
-        { kind: "transition", transition: { kind: "approve" } },
+        { kind: "transition", transition: { version: 1, kind: "approve" } },
         { branchHead: "abc", landedSha: "def", landedBranch: "main" },
       ),
       retry,

@@ -1,6 +1,6 @@
 import type { Logger } from "@overseer/config";
 import type { ControlTransition, HarnessRunResult } from "@overseer/harness";
-import type { RunJob, RunOutcome } from "@overseer/queue";
+import { ControlTransitionSchema, type RunJob, type RunOutcome } from "@overseer/queue";
 import { refusedTransition } from "./transition-policy.ts";
 
 /**
@@ -20,10 +20,16 @@ export function decideOutcome(
 
 function outcomeOf(harness: HarnessRunResult, redact: (text: string) => string): RunOutcome {
   if (harness.transition) {
+    // Redaction may lengthen text ([REDACTED] is longer than a short secret): the result must
+    // still satisfy the contract the coordinator parses it with.
+    const checked = ControlTransitionSchema.safeParse(redactTransition(harness.transition, redact));
+    if (checked.success) {
+      return { kind: "transition", transition: checked.data, usage: usageOf(harness.transition) };
+    }
     return {
-      kind: "transition",
-      transition: toQueueTransition(harness.transition, redact),
-      usage: usageOf(harness.transition),
+      kind: "no-transition",
+      crashed: false,
+      detail: `the harness's ${harness.transition.kind} no longer fits the control file limits once secrets are redacted (${checked.error.issues[0]?.message ?? "invalid"}); shorten its text`,
     };
   }
   if (harness.timedOut || harness.stalled) {
@@ -49,28 +55,32 @@ function refuseForbidden(job: RunJob, outcome: RunOutcome, taskHead: string | nu
   return { kind: "violation", violation: "forbidden_transition", detail: refused };
 }
 
-/** The agent's words, with every configured secret redacted before they reach git, Redis or Postgres. */
-function toQueueTransition(t: ControlTransition, redact: (text: string) => string) {
-  const r = <T extends string | undefined>(text: T): T => (text === undefined ? text : (redact(text) as T));
+/**
+ * The agent's words, with every configured secret redacted before they reach git, Redis or
+ * Postgres. The shape stays the control file's own (`ControlTransitionSchema`), which is also
+ * the run result's.
+ */
+function redactTransition(t: ControlTransition, redact: (text: string) => string): ControlTransition {
   switch (t.kind) {
     case "submit":
-      return { kind: "submit" as const, message: r(t.message), summary: r(t.summary) };
+      return {
+        ...t,
+        message: redact(t.message),
+        ...(t.summary !== undefined ? { summary: redact(t.summary) } : {}),
+      };
     case "approve":
-      return { kind: "approve" as const, feedback: r(t.feedback) };
+      return { ...t, ...(t.feedback !== undefined ? { feedback: redact(t.feedback) } : {}) };
     case "reject":
-      return { kind: "reject" as const, feedback: r(t.feedback) };
+      return { ...t, feedback: redact(t.feedback) };
     case "escalate":
       return {
-        kind: "escalate" as const,
-        reason: r(t.reason),
-        needsUser: t.needs_user,
-        category: t.category,
-        question: r(t.question),
+        ...t,
+        reason: redact(t.reason),
+        ...(t.question !== undefined ? { question: redact(t.question) } : {}),
         options: t.options.map((o) => ({
-          id: o.id,
-          label: r(o.label),
-          description: r(o.description),
-          requires_note: o.requires_note,
+          ...o,
+          label: redact(o.label),
+          ...(o.description !== undefined ? { description: redact(o.description) } : {}),
         })),
       };
   }

@@ -113,7 +113,7 @@ export function resultOfWork(
   switch (work.kind) {
     case "conflict":
       return [
-        { kind: "transition", transition: { kind: "reject", feedback: work.feedback }, usage },
+        { kind: "transition", transition: { version: 1, kind: "reject", feedback: work.feedback }, usage },
         observed,
       ];
     case "lost-race":

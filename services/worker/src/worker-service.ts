@@ -26,6 +26,7 @@ import { RepoMirror } from "@overseer/git";
 import type { WrapCommand } from "@overseer/harness";
 import {
   type LiveChannel,
+  RUN_JOB_VERSION,
   RUN_QUEUE,
   type RunJob,
   type RunQueues,
@@ -212,7 +213,7 @@ export class WorkerService {
       // Off the critical path: the start notice travels while the checkout is prepared.
       const started = this.deps.queues
         .reportResult({
-          v: 1,
+          v: RUN_JOB_VERSION,
           kind: "run-started",
           runId: run.runId,
           projectId: run.projectId,

@@ -95,7 +95,10 @@ describe("git phase", () => {
     });
     await writeFile(path.join(worktree.path, "src", "mine.txt"), "mine\n");
     const job = rig.job("unused", { taskId: "S08-004" });
-    const outcome = { kind: "transition" as const, transition: { kind: "submit" as const, message: "Mine" } };
+    const outcome = {
+      kind: "transition" as const,
+      transition: { version: 1 as const, kind: "submit" as const, message: "Mine" },
+    };
     const work = await recordWork(job, { logger: rig.logger }, mirror, worktree, outcome, {
       taskHead: null,
       base,

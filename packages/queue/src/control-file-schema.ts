@@ -1,3 +1,4 @@
+import type { AwaitingReason } from "@overseer/domain";
 import { z } from "zod";
 
 /**
@@ -7,6 +8,10 @@ import { z } from "zod";
  * It is a versioned tagged union on `kind`. Version 1 objects are strict: an unknown key is an
  * error rather than silently ignored, so a typo in a hand-written file (`feedbak`) is reported
  * to the operator instead of losing the reviewer's words. A future format bumps `version`.
+ *
+ * The same schema carries the agent's transition from the worker to the coordinator inside
+ * a run result (`run-job-schema.ts`): its output is itself a valid control file (parsing it
+ * again gives the same value), so the run contract is spelled once, here.
  *
  * Text limits are counted in UTF-8 bytes, the same unit `bin/overseer-agent` checks (it runs
  * awk in the C locale), so the command and the schema never disagree about what fits.
@@ -44,7 +49,7 @@ export const ESCALATION_CATEGORIES = [
   "product_question",
   "external_admin",
   "other",
-] as const;
+] as const satisfies readonly AwaitingReason[];
 export type EscalationCategory = (typeof ESCALATION_CATEGORIES)[number];
 
 export const CONTROL_KINDS = ["submit", "approve", "reject", "escalate"] as const;
@@ -178,7 +183,6 @@ const EscalateSchema = z
       ...(value.category !== undefined ? { category: value.category } : {}),
       ...(value.question !== undefined ? { question: value.question } : {}),
       options: unique,
-      options_source: unique.length > 0 ? ("agent" as const) : ("none" as const),
       ...(value.usage !== undefined ? { usage: value.usage } : {}),
     };
   });
