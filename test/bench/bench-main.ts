@@ -7,6 +7,7 @@
  *   sandbox      spawn overhead per driver vs a plain spawn
  *   gateway      authenticated GET status with autocannon on loopback
  *   decision     HTTP resolve of a decision → next agent process spawned
+ *   deadworker   SIGKILL of a worker with runs in flight → each run running again elsewhere
  */
 import { mkdir, writeFile } from "node:fs/promises";
 import os from "node:os";
@@ -15,6 +16,7 @@ import { parseArgs } from "node:util";
 import { createSandboxDriver, measureSpawnOverhead } from "@overseer/sandbox";
 import { REPO_ROOT } from "../support/service-process.ts";
 import { benchThroughput } from "./cluster-throughput-bench.ts";
+import { benchDeadWorker } from "./dead-worker-bench.ts";
 import { benchDecisionLatency } from "./decision-latency-bench.ts";
 import { runGatewayStatusBench } from "./gateway-bench.ts";
 import { benchGitFloor } from "./git-floor-bench.ts";
@@ -113,6 +115,11 @@ if (want("gateway")) {
 if (want("decision")) {
   log("decision: resolve → next run spawned");
   results.decision = await benchDecisionLatency(quick ? 5 : 15);
+}
+
+if (want("deadworker")) {
+  log("deadworker: SIGKILL a worker with runs in flight → running again on another worker");
+  results.deadWorker = await benchDeadWorker(quick ? 4 : 8);
 }
 
 const json = JSON.stringify(results, null, 2);
