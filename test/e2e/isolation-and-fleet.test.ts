@@ -1,5 +1,5 @@
 /**
- * Fleet scheduling across projects, scope enforcement (SPEC §3 rule 10) and secret hygiene
+ * Fleet scheduling across projects, scope enforcement (docs/state-machine.md rule 10) and secret hygiene
  * through the whole cluster: real coordinator, workers, bwrap, git, Postgres and Redis.
  */
 import { listEvents } from "@overseer/db";

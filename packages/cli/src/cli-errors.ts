@@ -1,4 +1,4 @@
-/** Exit codes (SPEC §7): 0 ok, 1 failure, 2 usage or configuration error. */
+/** Exit codes (docs/http-api.md): 0 ok, 1 failure, 2 usage or configuration error. */
 export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;
 export const EXIT_USAGE = 2;

@@ -21,7 +21,7 @@ export const COMMANDS: readonly CliCommand[] = [
   ...operatorCommands,
 ];
 
-/** The seed operator procedure's spellings (`--status`, `--notify TEXT`) as aliases. */
+/** The Argus operator procedure's spellings `--status` and `--notify TEXT` as aliases (docs/argus-compatibility.md). */
 function applyAliases(argv: string[]): string[] {
   if (argv[0] === "--status") return ["status", ...argv.slice(1)];
   if (argv[0] === "--notify") return ["notify", ...argv.slice(1)];

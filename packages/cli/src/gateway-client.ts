@@ -6,7 +6,7 @@ import type { CliIo } from "./cli-io.ts";
  * HTTP client of the operator verbs. It talks to the gateway at `OVERSEER_URL` with the bearer
  * token `OVERSEER_TOKEN`; the token is sent only in the Authorization header and never printed.
  *
- * Error mapping (exit codes, SPEC §7): the gateway's 400 and 422 mean "what you typed is
+ * Error mapping (exit codes, docs/http-api.md): the gateway's 400 and 422 mean "what you typed is
  * wrong" → UsageError (exit 2); every other 4xx, 5xx and network failure → CommandFailed
  * (exit 1). Either way the message is the gateway's own `error.message`.
  */

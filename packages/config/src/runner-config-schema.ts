@@ -16,11 +16,11 @@ import {
 } from "./zod-issue-formatter.ts";
 
 /**
- * Per-project runner config (SPEC §4).
+ * Per-project runner config (docs/runner-config.md).
  *
- * The seed runner's JSON (`argv`, `commands_by_role`, `git_commits`, `max_sessions`,
- * `timeout_seconds`, `max_prompt_chars`) is accepted unchanged; the seed documents (002/003)
- * name no other keys. Everything Overseer adds is optional with a default, so a seed file is a
+ * The Luma runner's JSON (`argv`, `commands_by_role`, `git_commits`, `max_sessions`,
+ * `timeout_seconds`, `max_prompt_chars`) is accepted unchanged; that runner has no
+ * other keys (docs/argus-compatibility.md). Everything Overseer adds is optional with a default, so its file is a
  * complete config. Unknown keys are rejected at every level with the list of known keys: a
  * typo such as `timeout_second` would otherwise silently keep the default.
  *
@@ -156,7 +156,7 @@ const gitSchema = z.strictObject({
 const SECRET_FIELD = "secrets";
 
 export const RunnerConfigSchema = z.strictObject({
-  // --- seed runner keys ---
+  // --- Luma runner keys (docs/argus-compatibility.md) ---
   /** Harness command (program + args, placeholders allowed). Empty: harness not configured. Default []. */
   argv: argvSchema.default([]),
   /** Per-role harness commands; `reviewer` is used for every review. Default {}. */
@@ -257,7 +257,7 @@ export type RunnerConfig = z.output<typeof RunnerConfigSchema>;
 /** The config as written in a file: every key optional. */
 export type RunnerConfigInput = z.input<typeof RunnerConfigSchema>;
 
-/** The three things a run can do (SPEC §2 Run.action). */
+/** The three things a run can do (docs/state-machine.md, entities). */
 export type RunnerAction = "execute" | "review" | "resolve";
 
 /**
@@ -306,7 +306,7 @@ export async function loadRunnerConfigFile(path: string): Promise<RunnerConfig> 
 }
 
 /**
- * The argv for a run (SPEC §4): reviews use `commands_by_role.reviewer`, else the task role's
+ * The argv for a run (docs/runner-config.md): reviews use `commands_by_role.reviewer`, else the task role's
  * command, else `argv`; execute and resolve use the role's command, else `argv`. An empty
  * result means the harness is not configured, which the caller turns into an incident.
  */

@@ -5,7 +5,7 @@ import { findGlobProblem, normalizeGlob, SCOPE_GLOB_EXPECTED, SCOPE_GLOB_OPTIONS
 import { describeReceived } from "./zod-issue-formatter.ts";
 
 /**
- * Workflow metadata every run may write whatever its task scope (SPEC §3 rule 10). The
+ * Workflow metadata every run may write whatever its task scope (docs/state-machine.md rule 10). The
  * matcher always adds these, so no caller can forget them.
  */
 export const ALWAYS_EXEMPT_GLOBS: readonly string[] = Object.freeze([".overseer/**"]);

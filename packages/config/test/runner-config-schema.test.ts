@@ -13,10 +13,10 @@ import {
   runnerConfigSecretValues,
 } from "../src/index.ts";
 
-/** The seed runner's config shape (SPEC §4), with a role command filled in. */
+/** The Luma runner's config shape (docs/runner-config.md), with a role command filled in. */
 const SEED_JSON = `{"argv": ["your-agent-cli", "--prompt-file", "{prompt_file}"], "commands_by_role": {"security": ["secure-agent", "--strict", "{prompt_file}"]}, "git_commits": true, "max_sessions": 1000, "timeout_seconds": 1800, "max_prompt_chars": 80000}`;
 
-/** The Codex argv the seed document (002) records for its project. */
+/** A Codex argv as a Luma runner project records it. */
 const SEED_CODEX = {
   argv: [
     "codex",
@@ -43,7 +43,7 @@ function configError(input: unknown, source = "runner.json"): ConfigError {
 }
 
 describe("parseRunnerConfig", () => {
-  it("accepts the seed runner JSON as is and fills every Overseer default", () => {
+  it("accepts the Luma runner JSON as is and fills every Overseer default", () => {
     const config = parseRunnerConfig(JSON.parse(SEED_JSON), "runner.local.json");
     expect(config).toEqual({
       argv: ["your-agent-cli", "--prompt-file", "{prompt_file}"],
@@ -74,7 +74,7 @@ describe("parseRunnerConfig", () => {
     } satisfies RunnerConfig);
   });
 
-  it("accepts the seed documents' other examples and an empty config", () => {
+  it("accepts the Luma runner's other examples and an empty config", () => {
     expect(parseRunnerConfig(SEED_CODEX, "codex").argv[0]).toBe("codex");
     expect(
       parseRunnerConfig({ argv: ["x"], max_sessions: 5, timeout_seconds: 30, max_prompt_chars: 1000 }, "s")
@@ -349,7 +349,7 @@ describe("loadRunnerConfigFile", () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it("reads the seed JSON file", async () => {
+  it("reads a Luma runner JSON file", async () => {
     const file = path.join(dir, "runner.local.json");
     await writeFile(file, SEED_JSON);
     const config = await loadRunnerConfigFile(file);

@@ -5,8 +5,8 @@ import type { DecisionRow, ProjectRow } from "./database-schema.ts";
 import { decisionFromRow } from "./row-mappers.ts";
 
 /**
- * Read models of the HTTP gateway. The status route is the operator's polling loop (SPEC §7,
- * seed procedure step 8), so it is one round trip: the project row plus three indexed
+ * Read models of the HTTP gateway. The status route is the operator's polling loop (docs/argus-compatibility.md),
+ * so it is one round trip: the project row plus three indexed
  * sub-selects (tasks by status, active runs, pending cards) aggregated as JSON.
  */
 

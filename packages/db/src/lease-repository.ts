@@ -2,7 +2,7 @@ import { sql } from "kysely";
 import type { Db } from "./connection.ts";
 
 /**
- * SPEC §3 rule 11: one owner per project. A coordinator acquires and renews leases in one
+ * docs/state-machine.md rule 11: one owner per project. A coordinator acquires and renews leases in one
  * statement: it takes every active project that has no lease, whose lease expired, or that
  * it already owns. Row locks on the lease make concurrent replicas agree: never two owners.
  * A crashed owner stops renewing; after `ttlMs` another replica takes over.

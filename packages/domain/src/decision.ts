@@ -1,5 +1,5 @@
 /**
- * "Needs you" decision card, in the seed system's shape so its clients work unchanged.
+ * "Needs you" decision card, in the Argus shape so its clients work unchanged (docs/argus-compatibility.md).
  * One card per task (`decision-<task>`); `revision` grows each time the card is re-asked.
  */
 export interface DecisionOption {
@@ -38,7 +38,7 @@ export interface Decision {
 export const MAX_DECISION_OPTIONS = 8;
 /** Free-text answer in the note; always accepted, note required. */
 export const CUSTOM_OPTION_ID = "custom";
-/** SPEC §3 rule 12: cancel the item, keep its work, turn `continuous` off. */
+/** docs/state-machine.md rule 12: cancel the item, keep its work, turn `continuous` off. */
 export const STOP_OPTION_ID = "stop";
 
 export function decisionIdFor(taskId: string): string {

@@ -11,7 +11,7 @@ export interface ProjectControl {
   readonly status: ProjectStatus;
   readonly statusReason: string | null;
   readonly continuous: boolean;
-  /** Runs (agent processes) at once for this project; SPEC default 1. */
+  /** Runs (agent processes) at once for this project; default 1 (docs/state-machine.md rule 11). */
   readonly concurrency: number;
   /** `max_sessions` of the current start; null = unbounded. */
   readonly sessionsLimit: number | null;

@@ -37,7 +37,7 @@ export function isActiveRun(run: Run): boolean {
   return run.status === "queued" || run.status === "running";
 }
 
-/** `<action>-<role>-<12 hex>`, SPEC §2. */
+/** `<action>-<role>-<12 hex>`, docs/state-machine.md. */
 export function formatAgentId(action: RunAction, role: string, hex12: string): string {
   const roleSlug =
     role

@@ -3,7 +3,7 @@ import { isActiveRun, type RunAction } from "./run.ts";
 import type { Task } from "./task.ts";
 
 /**
- * SPEC §3 rule 1. A task needs a run when
+ * docs/state-machine.md rule 1. A task needs a run when
  * - it is `todo`, every prerequisite is `done`, it is inside the requested stage; or
  * - it is in `review` and no reviewer is running for it;
  * and it has no active run, no pending decision card, and no retry backoff in force.

@@ -1,5 +1,5 @@
 /**
- * The task state machine (SPEC §2–§3) as one pure function:
+ * The task state machine (docs/state-machine.md) as one pure function:
  *
  *   applyCommand(state, command, ctx) → { state', changes, events, incidents }
  *

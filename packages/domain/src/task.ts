@@ -20,7 +20,7 @@ export type TaskStatus = (typeof TASK_STATUSES)[number];
 export const TASK_KINDS = ["work", "resolver"] as const;
 export type TaskKind = (typeof TASK_KINDS)[number];
 
-/** Why a task waits for an operator (SPEC §3 rule 7). */
+/** Why a task waits for an operator (docs/state-machine.md rule 7). */
 export const AWAITING_REASONS = [
   "credentials",
   "payment",

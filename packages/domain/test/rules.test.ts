@@ -1,5 +1,5 @@
 /**
- * SPEC §3 flow rules, one `describe` per rule, against the pure state machine. Each test
+ * The flow rules of docs/state-machine.md, one `describe` per rule, against the pure state machine. Each test
  * builds a small project, drives it with commands and checks the resulting state, events,
  * incidents and decision cards. Git, processes and the Postgres lease are other packages'.
  */

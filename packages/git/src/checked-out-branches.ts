@@ -4,7 +4,7 @@ import { runGit } from "./run-git.ts";
 /**
  * Which branches of a local repository are checked out in one of its working trees.
  *
- * SPEC §5: Overseer never touches a user's working tree, so approved work must not be pushed
+ * docs/architecture.md, Git: Overseer never touches a user's working tree, so approved work must not be pushed
  * to a branch that a non-bare worktree of a local remote has checked out (the main worktree's
  * HEAD or any linked worktree's). One `git worktree list --porcelain -z` answers both "is it
  * bare?" (the main entry says `bare`) and "what is checked out where?", for one process

@@ -16,7 +16,7 @@ import { GitInputError } from "./git-error.ts";
  * trailer block is always the last paragraph git sees: `Task: … / Agent: … / Status: …` lines
  * the agent wrote stay plain text in the body.
  *
- * Trailer order: the SPEC §5 keys first in their fixed order `Task, Agent, Role, Action,
+ * Trailer order: the trailer keys of docs/architecture.md (Git) first in their fixed order `Task, Agent, Role, Action,
  * Status` (whatever the object's key order), then any other keys in insertion order. Values are
  * single-line: embedded line breaks are folded into spaces so a value can never start a new
  * trailer or end the block.

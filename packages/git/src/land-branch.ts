@@ -11,7 +11,7 @@ import type { RepoMirror } from "./repo-mirror.ts";
 import { runGit } from "./run-git.ts";
 
 /**
- * Lands an approved task branch on the project's main branch (SPEC §3 rule 3, §5).
+ * Lands an approved task branch on the project's main branch (docs/state-machine.md rule 3; docs/architecture.md, Git).
  *
  * Where. Normally on `target`. When the remote is a local non-bare repository with `target`
  * checked out in one of its working trees, on `overseer/<target>` instead (`integration: true`):

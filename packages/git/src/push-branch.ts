@@ -3,7 +3,7 @@ import { assertBranchName, assertSha } from "./ref-names.ts";
 import type { RepoMirror } from "./repo-mirror.ts";
 
 /**
- * Compare-and-swap publication of one branch on the project's remote (SPEC §5: pushes use CAS,
+ * Compare-and-swap publication of one branch on the project's remote (docs/architecture.md, Git: pushes use CAS,
  * a lost race is retried by the caller, never forced).
  *
  * `git push --force-with-lease=refs/heads/<b>:<expected> <sha>:refs/heads/<b>` asks the

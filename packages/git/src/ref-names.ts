@@ -71,12 +71,12 @@ export function assertRevision(value: unknown, field: string): string {
   return value;
 }
 
-/** The branch SPEC §3 rule 4 keeps an escalated run's unfinished work on: `overseer/checkpoint/<task>/<agent>`. */
+/** The branch docs/state-machine.md rule 4 keeps an escalated run's unfinished work on: `overseer/checkpoint/<task>/<agent>`. */
 export function checkpointRef(taskId: string, agentId: string): string {
   return assertBranchName(`overseer/checkpoint/${taskId}/${agentId}`, "checkpointRef(taskId, agentId)");
 }
 
-/** The branch approved work lands on when the target is checked out in the user's repository (SPEC §5). */
+/** The branch approved work lands on when the target is checked out in the user's repository (docs/architecture.md, Git). */
 export function integrationBranchName(target: string): string {
   return `overseer/${assertBranchName(target, "target")}`;
 }

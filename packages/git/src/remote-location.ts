@@ -14,7 +14,7 @@ import { GitInputError } from "./git-error.ts";
  *   no fsmonitor, and never `receive.denyCurrentBranch=updateInstead` (which would rewrite
  *   the user's working tree);
  * - only a local remote can be a non-bare repository whose checked-out branch must not be
- *   pushed to (SPEC §5 integration branch).
+ *   pushed to (docs/architecture.md, Git: integration branch).
  */
 export type RemoteLocation =
   | { readonly kind: "local"; readonly path: string; readonly gitUrl: string }

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { buildCommitMessage, GitInputError } from "../src/index.ts";
 
 describe("buildCommitMessage", () => {
-  it("appends the trailers in SPEC order after one blank line", () => {
+  it("appends the trailers in the documented order (docs/architecture.md, Git) after one blank line", () => {
     const text = buildCommitMessage("Add login form\r\n\r\nWith validation.  \n\n\n", {
       Status: "review",
       Task: "S00-028",

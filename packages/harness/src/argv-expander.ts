@@ -1,4 +1,4 @@
-/** Values substituted into a harness argv (SPEC §4). */
+/** Values substituted into a harness argv (docs/runner-config.md). */
 export interface ArgvPlaceholders {
   /** `{root}`: the project root as the agent sees it (the run's checkout). */
   root: string;

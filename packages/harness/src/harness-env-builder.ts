@@ -28,7 +28,7 @@ export interface HarnessEnvInput {
 
 /**
  * The complete environment of a harness process: the allow-listed base, then the run's
- * identity under the `OVERSEER_*` names and the seed runner's `LUMA_*` aliases (these always
+ * identity under the `OVERSEER_*` names and the Luma runner's `LUMA_*` aliases (these always
  * win over same-named base entries, so an allow-list cannot smuggle in a wrong task id), and a
  * PATH whose first entry is the dir of `overseer-agent`.
  */

@@ -2,7 +2,7 @@
 export type HarnessNotConfiguredReason = "empty_argv" | "not_found" | "not_executable";
 
 /**
- * The configured harness command cannot be started (SPEC §3 rule 7: the task waits for an
+ * The configured harness command cannot be started (docs/state-machine.md rule 7: the task waits for an
  * operator with reason "harness not configured"). Not retryable: the runner config must change.
  */
 export class HarnessNotConfiguredError extends Error {

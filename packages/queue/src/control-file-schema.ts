@@ -32,7 +32,7 @@ export const CONTROL_LIMITS = {
   reasonBytes: 16 * 1024,
   /** Question put to the operator: 4 KiB. */
   questionBytes: 4 * 1024,
-  /** Decision option count (the seed's decision cards allow at most 8). */
+  /** Decision option count (Argus decision cards allow at most 8). */
   maxOptions: 8,
   /** Decision option ids are cut to this many characters after normalisation. */
   optionIdChars: 64,
@@ -42,7 +42,7 @@ export const CONTROL_LIMITS = {
   optionDescriptionBytes: 2 * 1024,
 } as const;
 
-/** Categories of an escalation that needs the user (SPEC §3 rule 7). */
+/** Categories of an escalation that needs the user (docs/state-machine.md rule 7). */
 export const ESCALATION_CATEGORIES = [
   "credentials",
   "payment",
@@ -110,7 +110,7 @@ const DecisionOptionSchema = z
       id,
       label: option.label,
       ...(option.description !== undefined ? { description: option.description } : {}),
-      // Option id `custom` always means "free-text answer in the note" (SPEC §2).
+      // Option id `custom` always means "free-text answer in the note" (docs/state-machine.md).
       requires_note: id === "custom" ? true : (option.requires_note ?? false),
     };
   });

@@ -119,7 +119,7 @@ export const runResultSchema = z.object({
   projectId: z.string(),
   workerId: z.string(),
   outcome: runOutcomeSchema,
-  /** Paths changed outside the task scope; non-empty means a violation (SPEC §3 rule 10). */
+  /** Paths changed outside the task scope; non-empty means a violation (docs/state-machine.md rule 10). */
   scopeViolations: z.array(z.string()),
   commitSha: z.string().nullable(),
   branchHead: z.string().nullable(),

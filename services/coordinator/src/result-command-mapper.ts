@@ -8,7 +8,7 @@ export interface RetryPolicy {
 
 /**
  * Turns what a worker observed into the one command that records it. A scope violation
- * takes precedence over the agent's own transition (SPEC §3 rule 10: the work is kept, the
+ * takes precedence over the agent's own transition (docs/state-machine.md rule 10: the work is kept, the
  * project pauses, a remediation waits for the operator).
  */
 export function commandForResult(result: RunResult, retry: RetryPolicy): Command {

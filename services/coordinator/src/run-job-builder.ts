@@ -110,7 +110,7 @@ export function buildRunJob(
 }
 
 /**
- * The full, fresh prompt of a run (SPEC §4): master prompt, role notes, task card, action
+ * The full, fresh prompt of a run (docs/runner-config.md): master prompt, role notes, task card, action
  * instructions, prior feedback or handoff, operator answers, bounded by max_prompt_chars.
  * Shared by real runs and `overseer start --dry-run`, so a dry run shows the real size.
  */

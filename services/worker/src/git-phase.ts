@@ -9,7 +9,7 @@ export type WorkRecord =
   | { kind: "lost-race"; detail: string };
 
 /**
- * Phase 4, the git side of a transition (SPEC §5): one commit per transition that changed files, with the
+ * Phase 4, the git side of a transition (docs/architecture.md, Git): one commit per transition that changed files, with the
  * agent's message and the Task/Agent/Role/Action/Status trailers, pushed by compare-and-swap.
  */
 export async function recordWork(
@@ -81,7 +81,7 @@ export async function recordWork(
   }
 
   // Escalation, timeout, failure or scope violation: keep the unfinished work as a
-  // checkpoint that is never merged (SPEC §3 rule 4, rule 10: nothing is rolled back).
+  // checkpoint that is never merged (docs/state-machine.md rules 4 and 10: nothing is rolled back).
   const message =
     transition?.kind === "escalate"
       ? `Checkpoint of ${job.taskId}: ${transition.reason}`

@@ -3,7 +3,7 @@ import { createScopeMatcher } from "@overseer/config";
 import type { ChangedPath } from "@overseer/git";
 
 /**
- * SPEC §3 rule 10: every changed, added, deleted and renamed path (both sides of a rename),
+ * docs/state-machine.md rule 10: every changed, added, deleted and renamed path (both sides of a rename),
  * mode changes and symlinks included, must match the task scope unless it is workflow
  * metadata. A symlink whose target leaves the checkout is a violation wherever it lives,
  * even inside the scope: it would let later host-side tools read or write outside.

@@ -6,7 +6,7 @@ import type { CliCommand } from "../command-registry.ts";
 import { GatewayClient, GatewayHttpError, toCliError } from "../gateway-client.ts";
 
 /**
- * Operator verbs (SPEC §7), over the gateway's HTTP API with `OVERSEER_URL` and
+ * Operator verbs (docs/http-api.md), over the gateway's HTTP API with `OVERSEER_URL` and
  * `OVERSEER_TOKEN`: the same routes Argus-style operator skills use, so the CLI and those
  * skills see and change exactly the same things.
  *

@@ -21,7 +21,7 @@ const usage =
 
 /**
  * `start` makes projects active with a fresh session budget; the coordinator schedules
- * them at once (it listens for the change). `--dry-run` (SPEC §3 rule 13) shows the first
+ * them at once (it listens for the change). `--dry-run` (docs/state-machine.md rule 13) shows the first
  * runnable task and its prompt size, assigns nothing, writes nothing and needs no harness.
  */
 export const startCommand: CliCommand = {

@@ -6,7 +6,7 @@ import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { DependencyTimeoutError } from "./with-timeout.ts";
 
 /**
- * Every error the gateway answers is `{ error: { code, message, details } }` (SPEC §7), plus
+ * Every error the gateway answers is `{ error: { code, message, details } }` (docs/http-api.md), plus
  * route-specific top-level fields when an Argus client expects them (`application_status`,
  * `resolution`, `pending_questions`). `code` is stable and machine-readable; `message` says
  * what was wrong and what to do.

@@ -53,7 +53,7 @@ export function securityHeaders(): MiddlewareHandler<GatewayEnv> {
  * Paths served without a token: the web app and API-reference page shells. They contain no data
  * (a browser navigation cannot carry a bearer header); the pages ask for a token and send it
  * with every data request. Everything else, `/healthz` `/readyz` `/metrics` `/openapi.json`
- * included, needs a token (SPEC §7: all HTTP routes need a bearer token).
+ * included, needs a token (docs/http-api.md: all HTTP routes need a bearer token).
  */
 export const PUBLIC_PAGE_PATHS: ReadonlySet<string> = new Set(["/", "/docs"]);
 

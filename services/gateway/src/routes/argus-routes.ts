@@ -28,9 +28,9 @@ import {
 } from "./route-kit.ts";
 
 /**
- * Argus-compatible routes (SPEC §7, seed procedure steps 8–11): operator skills written for
- * the seed system poll `status`/`snapshot`, then answer through `resolve`, `answer` or
- * `message`. Paths, field names and response shapes follow the seed; everything else the
+ * Argus-compatible routes (docs/argus-compatibility.md): operator skills written for
+ * Argus poll `status`/`snapshot`, then answer through `resolve`, `answer` or
+ * `message`. Paths, field names and response shapes follow Argus; everything else the
  * gateway offers lives under `/api/v1`.
  */
 

@@ -22,7 +22,7 @@ const QueueCountsSchema = z
   .openapi("QueueCounts");
 
 /**
- * Operations routes. All of them need a read token (SPEC §7 makes no exception; Prometheus
+ * Operations routes. All of them need a read token (docs/http-api.md makes no exception; Prometheus
  * and most probes can send a bearer token). A container healthcheck without a token can use
  * a TCP check of the port.
  */

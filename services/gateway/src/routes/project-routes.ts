@@ -62,7 +62,9 @@ const ProjectCreateBody = z
     runner_config: z
       .record(z.string(), z.unknown(), { error: "an object (the runner config: argv, commands_by_role, …)" })
       .optional()
-      .openapi({ description: "Runner config (SPEC §4), validated as the CLI validates it. Default {}." }),
+      .openapi({
+        description: "Runner config (docs/runner-config.md), validated as the CLI validates it. Default {}.",
+      }),
     concurrency: z
       .int({ error: "an integer from 1 to 64" })
       .min(1, { error: "an integer from 1 to 64" })

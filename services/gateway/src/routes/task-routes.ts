@@ -43,7 +43,7 @@ const TaskListQuery = z.object({
   limit: limitSchema(1000, 200),
 });
 
-/** One task, as in a task file (SPEC §2 card fields; defaults as in task files). */
+/** One task, as in a task file (docs/state-machine.md card fields; defaults as in task files). */
 const TaskCreateBody = z
   .strictObject({
     id: taskIdSchema,
@@ -322,7 +322,7 @@ export function registerTaskRoutes(app: GatewayApp, ctx: RouteContext): void {
       tags: ["Tasks"],
       summary: "Release a resolver awaiting an external action",
       description:
-        "SPEC §3 rule 7: makes an awaiting_input resolver runnable again with `reason` in its next prompt. It does not complete the resolver nor unblock the original.",
+        "docs/state-machine.md rule 7: makes an awaiting_input resolver runnable again with `reason` in its next prompt. It does not complete the resolver nor unblock the original.",
       middleware: [requireScope("operate")] as const,
       request: {
         params: ProjectTaskParams,

@@ -64,7 +64,7 @@ export const DecisionCardSchema = z
   })
   .openapi("DecisionCard", {
     description:
-      '"Needs you" card in the Argus shape. Option `custom` always means a free-text answer in `note`; `stop` cancels the item (SPEC §3 rule 12).',
+      '"Needs you" card in the Argus shape. Option `custom` always means a free-text answer in `note`; `stop` cancels the item (docs/state-machine.md rule 12).',
   });
 
 export const ActiveRunSchema = z

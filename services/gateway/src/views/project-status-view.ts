@@ -6,7 +6,7 @@ import type { ProjectStatusSchema } from "../schemas/resource-schemas.ts";
 import { activeRunView, decisionCard } from "./resource-views.ts";
 
 /**
- * The Argus status answer. `waiting_for_you` carries the seed procedure's stop signal
+ * The Argus status answer. `waiting_for_you` carries the Argus stop signal (docs/argus-compatibility.md)
  * ("waiting for you: N unanswered question(s)") whenever a card is pending, and `text` is the
  * same human summary `overseer status` prints.
  */

@@ -1,0 +1,109 @@
+import { execFileSync } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { REPO_ROOT } from "../support/service-process.ts";
+
+/**
+ * The repository is self-contained: everything the code and the docs cite is in docs/, and a
+ * clone with no other folder beside it can follow every reference.
+ */
+
+const TEXT = /\.(ts|tsx|mts|mjs|cjs|js|md|json|ya?ml|sh)$/;
+const SELF = path.relative(REPO_ROOT, import.meta.filename);
+
+const files = execFileSync("git", ["ls-files"], { cwd: REPO_ROOT, encoding: "utf8" })
+  .split("\n")
+  .filter(
+    (f) =>
+      TEXT.test(f) && !f.endsWith("package-lock.json") && f !== SELF && existsSync(path.join(REPO_ROOT, f)),
+  );
+const read = (file: string) => readFileSync(path.join(REPO_ROOT, file), "utf8");
+
+/** `file:line: text` for every line of every tracked text file matching `pattern`. */
+function linesMatching(pattern: RegExp): string[] {
+  const hits: string[] = [];
+  for (const file of files) {
+    read(file)
+      .split("\n")
+      .forEach((line, i) => {
+        if (pattern.test(line)) hits.push(`${file}:${i + 1}: ${line.trim()}`);
+      });
+  }
+  return hits;
+}
+
+describe("references stay inside the repository", () => {
+  it("nothing links the team workspace beside the repository", () => {
+    expect(linesMatching(/\.\.\/shared\b|\bshared\/SPEC/)).toEqual([]);
+  });
+
+  it('nothing cites "SPEC §…": code cites docs/ instead', () => {
+    expect(linesMatching(/\bSPEC\b/)).toEqual([]);
+  });
+
+  it("nothing cites the seed documents a clone does not have", () => {
+    expect(
+      linesMatching(/\bseeds?(\/|'s\b| (documents?|procedure|runner|system|file|JSON|operator)\b)/i),
+    ).toEqual([]);
+  });
+
+  it("every docs/… path cited from code comments or docs exists", () => {
+    // Citations live in Markdown and in comments; a docs/… path in a string is test data.
+    const missing: string[] = [];
+    for (const file of files) {
+      const prose = file.endsWith(".md");
+      for (const line of read(file).split("\n")) {
+        const comment = /^\s*(\*|\/\/|\/\*\*)/.test(line)
+          ? line
+          : line.includes("// ")
+            ? line.slice(line.indexOf("// "))
+            : "";
+        for (const match of (prose ? line : comment).matchAll(/\bdocs\/[\w./-]*?\.md\b/g)) {
+          if (!existsSync(path.join(REPO_ROOT, match[0]))) missing.push(`${file}: ${match[0]}`);
+        }
+      }
+    }
+    expect(missing).toEqual([]);
+  });
+
+  it("every relative Markdown link resolves", () => {
+    const broken: string[] = [];
+    for (const file of files.filter((f) => f.endsWith(".md"))) {
+      for (const match of read(file).matchAll(/\]\(([^)#\s]+)(#[^)]*)?\)/g)) {
+        const target = match[1] as string;
+        if (/^[a-z]+:/.test(target)) continue;
+        if (!existsSync(path.join(REPO_ROOT, path.dirname(file), target))) broken.push(`${file}: ${target}`);
+      }
+    }
+    expect(broken).toEqual([]);
+  });
+
+  it("every cited state-machine rule is one docs/state-machine.md numbers", () => {
+    const rules = new Set(
+      [...read("docs/state-machine.md").matchAll(/^(\d+)\. \*\*/gm)].map((m) => Number(m[1])),
+    );
+    expect([...rules].sort((a, b) => a - b)).toEqual(Array.from({ length: 13 }, (_, i) => i + 1));
+    const unknown: string[] = [];
+    for (const file of files) {
+      for (const match of read(file).matchAll(/docs\/state-machine\.md rules? (\d+)(?: and (\d+))?/g)) {
+        for (const n of [match[1], match[2]])
+          if (n !== undefined && !rules.has(Number(n))) unknown.push(`${file}: rule ${n}`);
+      }
+    }
+    expect(unknown).toEqual([]);
+  });
+});
+
+describe("each package and service has a README", () => {
+  it("saying what it owns and what it must not import", () => {
+    const workspaces = files
+      .filter((f) => /^(packages|services)\/[^/]+\/package\.json$/.test(f))
+      .map((f) => path.dirname(f));
+    const lacking = workspaces.filter((w) => {
+      const readme = path.join(REPO_ROOT, w, "README.md");
+      return !existsSync(readme) || !/must not import/i.test(readFileSync(readme, "utf8"));
+    });
+    expect(lacking).toEqual([]);
+  });
+});
