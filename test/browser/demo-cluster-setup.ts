@@ -1,0 +1,133 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import type { TestProject } from "vitest/node";
+import { REPO_ROOT } from "../support/service-process.ts";
+
+/**
+ * Starts `npm run demo` (coordinator, two workers, gateway, three demo projects) on a free
+ * port with a database, Redis prefix and data directory of its own, hands the gateway URL
+ * and the printed operator token to the tests, and removes all of it afterwards.
+ */
+declare module "vitest" {
+  export interface ProvidedContext {
+    gatewayUrl: string;
+    operatorToken: string;
+  }
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const id = randomBytes(4).toString("hex");
+  const base = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/overseer";
+  const dbUrl = new URL(base);
+  dbUrl.pathname = `/overseer_browser_${id}`;
+  const prefix = `overseer-browser-${id}`;
+  const dataDir = await mkdtemp(path.join(tmpdir(), "overseer-browser-"));
+  const port = await freePort();
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [
+      "--import",
+      "tsx",
+      path.join(REPO_ROOT, "test/demo/demo-main.ts"),
+      "--port",
+      String(port),
+      "--timeout-seconds",
+      "900",
+    ],
+    {
+      cwd: REPO_ROOT,
+      env: {
+        ...process.env,
+        DEMO_DATABASE_URL: dbUrl.toString(),
+        DEMO_QUEUE_PREFIX: prefix,
+        OVERSEER_DATA_DIR: dataDir,
+        LOG_LEVEL: "warn",
+      },
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
+  let output = "";
+  child.stdout?.on("data", (c: Buffer) => {
+    output = (output + c.toString("utf8")).slice(-100_000);
+  });
+  child.stderr?.on("data", (c: Buffer) => {
+    output = (output + c.toString("utf8")).slice(-100_000);
+  });
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+
+  const deadline = Date.now() + 240_000;
+  let token = "";
+  while (!token) {
+    token = /Operator token: (\S+)/.exec(output)?.[1] ?? "";
+    if (token) break;
+    if (child.exitCode !== null || Date.now() > deadline) {
+      child.kill("SIGKILL");
+      throw new Error(`the demo cluster did not start:\n${output.slice(-4000)}`);
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  const url = `http://127.0.0.1:${port}`;
+  // The gateway process prints nothing when it is ready: wait until it answers.
+  for (;;) {
+    const ok = await fetch(`${url}/healthz`, { headers: { Authorization: `Bearer ${token}` } })
+      .then((r) => r.ok)
+      .catch(() => false);
+    if (ok) break;
+    if (child.exitCode !== null || Date.now() > deadline) {
+      child.kill("SIGKILL");
+      throw new Error(`the demo gateway did not answer on ${url}:\n${output.slice(-4000)}`);
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  project.provide("gatewayUrl", url);
+  project.provide("operatorToken", token);
+
+  return async () => {
+    child.kill("SIGINT");
+    const timer = setTimeout(() => child.kill("SIGKILL"), 20_000);
+    await exited;
+    clearTimeout(timer);
+    await cleanUp(dbUrl, prefix);
+    await rm(dataDir, { recursive: true, force: true });
+  };
+}
+
+async function cleanUp(dbUrl: URL, prefix: string): Promise<void> {
+  const { default: postgres } = await import("postgres");
+  const adminUrl = new URL(dbUrl);
+  adminUrl.pathname = "/postgres";
+  const admin = postgres(adminUrl.toString(), { max: 1, onnotice: () => {} });
+  try {
+    await admin.unsafe(`DROP DATABASE IF EXISTS "${dbUrl.pathname.slice(1)}" WITH (FORCE)`);
+  } finally {
+    await admin.end();
+  }
+  const { createRedis } = await import("@overseer/queue");
+  const redis = createRedis(process.env.REDIS_URL ?? "redis://127.0.0.1:6379");
+  try {
+    let cursor = "0";
+    do {
+      const [next, keys] = await redis.scan(cursor, "MATCH", `${prefix}:*`, "COUNT", 1000);
+      cursor = next;
+      if (keys.length > 0) await redis.del(...keys);
+    } while (cursor !== "0");
+  } finally {
+    redis.disconnect();
+  }
+}

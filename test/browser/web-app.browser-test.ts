@@ -1,0 +1,193 @@
+import { readFileSync } from "node:fs";
+import { mkdir } from "node:fs/promises";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { REPO_ROOT } from "../support/service-process.ts";
+
+/**
+ * The operator web app in a real Chromium (Debian's /usr/bin/chromium through playwright-core)
+ * against the running demo cluster: sign in, the fleet, a run's live log, a decision resolved
+ * by clicking an option, pause and resume, a task's diff; axe-core on every view; no console
+ * error anywhere. With SCREENSHOTS=1 each view is saved to docs/screenshots/.
+ */
+const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+const url = inject("gatewayUrl");
+const token = inject("operatorToken");
+const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+const SHOTS = process.env.SCREENSHOTS === "1" ? path.join(REPO_ROOT, "docs/screenshots") : null;
+
+let browser: Browser;
+let context: BrowserContext;
+let page: Page;
+const consoleErrors: string[] = [];
+
+async function signIn(p: Page): Promise<void> {
+  await p.goto(`${url}/`);
+  await p.getByLabel("API token").fill(token);
+  await p.getByRole("button", { name: "Sign in" }).click();
+  await p.getByRole("heading", { name: "Fleet" }).waitFor();
+}
+
+/** axe-core (WCAG 2 A/AA rules) on the current view: no serious or critical violation. */
+async function checkAccessibility(p: Page, view: string): Promise<void> {
+  await p.evaluate(`${axeSource}\n;0`);
+  const result = (await p.evaluate(
+    `axe.run(document, { runOnly: { type: "tag", values: ["wcag2a", "wcag2aa"] } }).then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.slice(0, 3).map((n) => n.target.join(" ")) })))`,
+  )) as { id: string; impact: string; nodes: string[] }[];
+  const serious = result.filter((v) => v.impact === "serious" || v.impact === "critical");
+  expect(serious, `${view}: ${JSON.stringify(serious)}`).toEqual([]);
+}
+
+async function shot(p: Page, name: string): Promise<void> {
+  if (!SHOTS) return;
+  await mkdir(SHOTS, { recursive: true });
+  await p.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: false });
+}
+
+beforeAll(async () => {
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ["--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu"],
+  });
+  context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  page = await context.newPage();
+  page.setDefaultTimeout(120_000);
+  page.on("console", (m) => {
+    if (m.type() === "error") consoleErrors.push(`${m.text()} @ ${page.url()}`);
+  });
+  page.on("pageerror", (e) => consoleErrors.push(`${e.message} @ ${page.url()}`));
+});
+
+afterAll(async () => {
+  await browser?.close();
+});
+
+describe("operator web app against the demo cluster", () => {
+  it("asks for a token, keeps it out of the URL, and lists the demo projects", async () => {
+    await page.goto(`${url}/`);
+    await page.getByRole("heading", { name: "Sign in" }).waitFor();
+    await checkAccessibility(page, "sign in");
+    await shot(page, "sign-in");
+    await signIn(page);
+    expect(page.url()).not.toContain(token);
+    for (const id of ["demo-approve", "demo-reject", "demo-decision"]) {
+      await page.getByTestId(`fleet-${id}`).waitFor();
+    }
+    // Wait until every demo project has run something, then check the view.
+    await page.getByTestId("fleet-demo-approve").getByText("2/2 done").waitFor({ timeout: 200_000 });
+    await checkAccessibility(page, "fleet");
+    await shot(page, "fleet");
+  });
+
+  it("shows a project's board and its prerequisites graph", async () => {
+    await page.goto(`${url}/#/project/demo-reject`);
+    await page.getByRole("heading", { name: /demo-reject/ }).waitFor();
+    await page.getByTestId("task-S00-001").waitFor();
+    await checkAccessibility(page, "project board");
+    await shot(page, "project-board");
+    await page.getByRole("tab", { name: "Prerequisites graph" }).click();
+    await page.getByRole("img", { name: /Prerequisites of/ }).waitFor();
+  });
+
+  it("opens a task's timeline and the syntax-highlighted diff of its commit", async () => {
+    await page.goto(`${url}/#/project/demo-approve/task/S00-001`);
+    await page.getByRole("heading", { name: "Timeline" }).waitFor();
+    const diffButton = page.getByRole("button", { name: /Show diff of/ }).first();
+    await diffButton.click();
+    await page.locator("pre.diff").getByText("Hello from Overseer").waitFor();
+    expect(await page.locator("pre.diff .d-add").count()).toBeGreaterThan(0);
+    await checkAccessibility(page, "task");
+    await shot(page, "task");
+  });
+
+  it("follows a run's log over SSE, with search", async () => {
+    await page.goto(`${url}/#/project/demo-approve/task/S00-002`);
+    await page.getByRole("link", { name: /execute run #1/ }).click();
+    await page.getByRole("heading", { name: /execute run #1/ }).waitFor();
+    await page
+      .getByTestId("run-log")
+      .getByText(/fake-harness/)
+      .first()
+      .waitFor();
+    await page.getByTestId("log-search").fill("fake-harness");
+    await page.getByText(/matching line/).waitFor();
+    await checkAccessibility(page, "run");
+    await shot(page, "run");
+  });
+
+  it("resolves a decision by clicking an option; the card leaves and the task resumes", async () => {
+    await page.goto(`${url}/#/needs`);
+    const card = page.locator('[data-testid^="decision-demo-decision-"]').first();
+    await card.waitFor({ timeout: 200_000 });
+    await checkAccessibility(page, "needs you");
+    await shot(page, "needs-you");
+    await card.getByLabel("Note").fill("chosen in the browser test");
+    await card.getByTestId("option-postgres").click();
+    await card.waitFor({ state: "detached" });
+    await page.goto(`${url}/#/project/demo-decision/task/S00-001`);
+    await page.locator("h1 .pill", { hasText: "Done" }).waitFor({ timeout: 200_000 });
+  });
+
+  it("pauses and resumes a project after confirming", async () => {
+    await page.goto(`${url}/#/project/demo-approve`);
+    await page.getByRole("heading", { name: /demo-approve/ }).waitFor();
+    await page.getByTestId("pause-project").click();
+    await page.getByRole("dialog").getByRole("button", { name: "Confirm: Pause" }).click();
+    await page.locator("#project-title .pill", { hasText: "paused" }).waitFor();
+    await page.getByTestId("resume-project").click();
+    await page.getByRole("dialog").getByRole("button", { name: "Confirm: Resume" }).click();
+    await page.locator("#project-title .pill", { hasText: "active" }).waitFor();
+  });
+
+  it("shows incidents, workers and queues, and charts", async () => {
+    for (const [hash, heading, name] of [
+      ["#/incidents", "Incidents", "incidents"],
+      ["#/workers", "Workers and queues", "workers"],
+      ["#/charts", "Charts", "charts"],
+    ] as const) {
+      await page.goto(`${url}/${hash}`);
+      await page.getByRole("heading", { name: heading, exact: true }).waitFor();
+      await page.locator(".state.loading").waitFor({ state: "detached" });
+      await checkAccessibility(page, name);
+      await shot(page, name);
+    }
+    await page.goto(`${url}/#/workers`);
+    await page
+      .getByText(/busy|idle/)
+      .first()
+      .waitFor();
+    await page.goto(`${url}/#/charts`);
+    await page.getByText("Runs per minute").waitFor();
+  });
+
+  it("is usable at phone width", async () => {
+    // sessionStorage is per tab: a new tab signs in again.
+    const phone = await context.newPage();
+    phone.setDefaultTimeout(120_000);
+    phone.on("console", (m) => {
+      if (m.type() === "error") consoleErrors.push(`${m.text()} @ phone`);
+    });
+    phone.on("pageerror", (e) => consoleErrors.push(`${e.message} @ phone`));
+    await phone.setViewportSize({ width: 390, height: 844 });
+    await signIn(phone);
+    await phone.getByTestId("fleet-demo-approve").waitFor();
+    const overflow = (await phone.evaluate(
+      "document.documentElement.scrollWidth - window.innerWidth",
+    )) as number;
+    expect(overflow).toBeLessThanOrEqual(1);
+    await shot(phone, "fleet-phone");
+    await phone.close();
+  });
+
+  it("serves the API reference from local assets", async () => {
+    await page.goto(`${url}/docs`);
+    await page.getByText("Overseer gateway API").first().waitFor();
+    await shot(page, "api-reference");
+  });
+
+  it("logged no error in the browser console", () => {
+    expect(consoleErrors).toEqual([]);
+  });
+});
