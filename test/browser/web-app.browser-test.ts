@@ -149,7 +149,7 @@ describe("operator web app against the demo cluster", () => {
     ] as const) {
       await page.goto(`${url}/${hash}`);
       await page.getByRole("heading", { name: heading, exact: true }).waitFor();
-      await page.locator(".state.loading").waitFor({ state: "detached" });
+      await expect.poll(() => page.locator(".state.loading").count(), { timeout: 60_000 }).toBe(0);
       await checkAccessibility(page, name);
       await shot(page, name);
     }

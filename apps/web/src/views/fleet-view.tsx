@@ -137,7 +137,7 @@ function FleetTable({
           <VirtualList
             items={shown}
             rowHeight={64}
-            height="min(70vh, 900px)"
+            height={`min(70vh, ${shown.length * 64 + 2}px)`}
             label="Projects"
             render={(p) => <FleetRow p={p} />}
           />
