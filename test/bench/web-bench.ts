@@ -12,15 +12,9 @@ import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { gzipSync } from "node:zlib";
-import {
-  applyTransition,
-  createApiToken,
-  createProject,
-  createScratchDatabase,
-  importTasks,
-  startProject,
-} from "@overseer/db";
+import { applyTransition, createApiToken, createProject, createScratchDatabase } from "@overseer/db";
 import { createRedis } from "@overseer/queue";
+import { importTasks, startProject, TransitionApplier } from "@overseer/transitions";
 import { chromium } from "playwright-core";
 import { REPO_ROOT, type ServiceProcess, startService } from "../support/service-process.ts";
 
@@ -69,6 +63,7 @@ const browser = await chromium.launch({
   executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
   args: ["--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu"],
 });
+const applier = new TransitionApplier({ db: scratch.db });
 try {
   const seedStart = performance.now();
   for (let p = 0; p < projects; p++) {
@@ -80,7 +75,7 @@ try {
       objective: `Bench project ${p}`,
     });
     await importTasks(
-      scratch.db,
+      applier,
       id,
       Array.from({ length: perProject }, (_, i) => ({
         id: `S00-${String(i + 1).padStart(4, "0")}`,
@@ -94,7 +89,7 @@ try {
         priority: 0,
       })),
     );
-    await startProject(scratch.db, id);
+    await startProject(applier, id);
     if (p % 4 === 0) await applyTransition(scratch.db, id, { kind: "claim" });
   }
   const seedMs = performance.now() - seedStart;

@@ -1,8 +1,9 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { applyTransition, createProject, importTasks, startProject } from "@overseer/db";
+import { applyTransition, createProject } from "@overseer/db";
 import { initBareRepo } from "@overseer/git";
+import { importTasks, startProject, TransitionApplier } from "@overseer/transitions";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   card,
@@ -117,8 +118,9 @@ describe("web app read models and controls", () => {
       branch: "main",
     });
     await createProject(fx.scratch.db, { id: "fdiff", repo, runnerConfig: {}, objective: "diffs" });
-    await importTasks(fx.scratch.db, "fdiff", [card("S00-001"), card("S00-002")]);
-    await startProject(fx.scratch.db, "fdiff");
+    const applier = new TransitionApplier({ db: fx.scratch.db });
+    await importTasks(applier, "fdiff", [card("S00-001"), card("S00-002")]);
+    await startProject(applier, "fdiff");
     const first = await applyTransition(fx.scratch.db, "fdiff", { kind: "claim" });
     const withCommit = first.changes.runs[0]?.id ?? "";
     await applyTransition(
