@@ -126,6 +126,7 @@ export function agentPresetConfig(kind: AgentKind, options: AgentPresetOptions =
   const hosts = [allowHostOf(baseUrl), ...info.extraHosts];
   const common = {
     agent: kind,
+    model,
     secrets: key ? { [info.keyEnv]: key } : {},
     network_allow_hosts: [...new Set(hosts)],
     transition_linger_seconds: PRESET_TRANSITION_LINGER_SECONDS,

@@ -195,6 +195,27 @@ export const RunnerConfigSchema = z.strictObject({
       error: "a number of seconds from 0 to 600",
     })
     .default(0.25),
+  /** Model the agent CLI uses (set by presets): selects the `prices` entry. Default null. */
+  model: z.string().min(1).nullable().default(null),
+  /**
+   * USD per million tokens by model, for CLIs whose output reports tokens but no cost:
+   * `{ "gpt-5-codex": { input_usd_per_mtok: 1.25, output_usd_per_mtok: 10, cached_input_usd_per_mtok: 0.125 } }`.
+   * Default {}.
+   */
+  prices: z
+    .record(
+      z.string().min(1),
+      z.strictObject({
+        input_usd_per_mtok: z.number({ error: "a price >= 0" }).min(0, { error: "a price >= 0" }),
+        output_usd_per_mtok: z.number({ error: "a price >= 0" }).min(0, { error: "a price >= 0" }),
+        cached_input_usd_per_mtok: z
+          .number({ error: "a price >= 0" })
+          .min(0, { error: "a price >= 0" })
+          .optional(),
+      }),
+      { error: "an object mapping model names to { input_usd_per_mtok, output_usd_per_mtok }" },
+    )
+    .default({}),
   /** Plain (non-secret) environment variables for the harness (name → value). Default {}. */
   env: z
     .record(

@@ -58,6 +58,8 @@ describe("parseRunnerConfig", () => {
       concurrency: 1,
       agent: null,
       transition_linger_seconds: 0.25,
+      model: null,
+      prices: {},
       env: {},
       env_allow: [],
       secrets: {},

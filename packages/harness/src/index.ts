@@ -32,6 +32,12 @@ export {
   readControlDir,
 } from "./control-dir-reader.ts";
 export { resolveExecutable } from "./executable-resolver.ts";
+export {
+  classifyFailure,
+  FAILURE_TAIL_LINES,
+  type FailureCause,
+  lastLines,
+} from "./failure-classifier.ts";
 export { buildHarnessEnv, DEFAULT_SYSTEM_PATH, type HarnessEnvInput } from "./harness-env-builder.ts";
 export {
   HarnessNotConfiguredError,
@@ -64,3 +70,4 @@ export {
   type PromptSectionName,
   renderPrompt,
 } from "./prompt-renderer.ts";
+export { costOf, type HarvestedUsage, harvestUsage, type ModelPrice } from "./usage-harvester.ts";

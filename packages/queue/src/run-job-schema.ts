@@ -74,6 +74,15 @@ export const runJobSchema = z.object({
   agent: z.string().nullable().optional(),
   /** After a transition, how long the CLI may go on (to print final usage) before its group is stopped. */
   transitionLingerMs: z.number().int().nonnegative().optional(),
+  /** Price of the project's model (runner config `prices[model]`), for CLIs that report no cost. */
+  price: z
+    .object({
+      input_usd_per_mtok: z.number(),
+      output_usd_per_mtok: z.number(),
+      cached_input_usd_per_mtok: z.number().optional(),
+    })
+    .nullable()
+    .optional(),
   /** Host paths bound read-only into the sandbox (the CLI's install outside /usr). */
   readOnlyPaths: z.array(z.string()).optional(),
 });

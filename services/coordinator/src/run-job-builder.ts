@@ -103,6 +103,7 @@ export function buildRunJob(
       },
       enqueuedAt: now,
       agent: config.agent,
+      price: config.model !== null ? (config.prices[config.model] ?? null) : null,
       transitionLingerMs: Math.round(config.transition_linger_seconds * 1000),
       readOnlyPaths: [...config.sandbox.read_only_paths],
     },

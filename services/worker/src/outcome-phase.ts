@@ -1,5 +1,11 @@
 import type { Logger } from "@overseer/config";
-import type { ControlTransition, HarnessRunResult } from "@overseer/harness";
+import {
+  type ControlTransition,
+  classifyFailure,
+  type HarnessRunResult,
+  harvestUsage,
+  lastLines,
+} from "@overseer/harness";
 import { ControlTransitionSchema, type RunJob, type RunOutcome } from "@overseer/queue";
 import { refusedTransition } from "./transition-policy.ts";
 
@@ -15,16 +21,16 @@ export function decideOutcome(
   redact: (text: string) => string,
   log: Logger,
 ): RunOutcome {
-  return refuseForbidden(job, outcomeOf(harness, redact), taskHead, log);
+  return refuseForbidden(job, outcomeOf(harness, redact, job), taskHead, log);
 }
 
-function outcomeOf(harness: HarnessRunResult, redact: (text: string) => string): RunOutcome {
+function outcomeOf(harness: HarnessRunResult, redact: (text: string) => string, job: RunJob): RunOutcome {
   if (harness.transition) {
     // Redaction may lengthen text ([REDACTED] is longer than a short secret): the result must
     // still satisfy the contract the coordinator parses it with.
     const checked = ControlTransitionSchema.safeParse(redactTransition(harness.transition, redact));
     if (checked.success) {
-      return { kind: "transition", transition: checked.data, usage: usageOf(harness.transition) };
+      return { kind: "transition", transition: checked.data, usage: usageOf(harness, job) };
     }
     return {
       kind: "no-transition",
@@ -39,7 +45,21 @@ function outcomeOf(harness: HarnessRunResult, redact: (text: string) => string):
   const why = harness.controlError
     ? `its control file was refused: ${harness.controlError}`
     : `exit ${harness.exitCode ?? "-"}${harness.signal ? ` (signal ${harness.signal})` : ""} without calling overseer-agent`;
-  return { kind: "no-transition", crashed, detail: `the harness ended without a transition: ${why}` };
+  // Name the cause from the run's last lines; a cause no retry can fix stops the project.
+  const cause = classifyFailure(harness.output);
+  const tail = lastLines(harness.output);
+  if (cause?.configuration) {
+    return {
+      kind: "misconfigured",
+      reason: "configuration_error",
+      message: `${cause.message}. Fix: ${cause.fix}.\nLast lines of the run:\n${tail}`,
+    };
+  }
+  return {
+    kind: "no-transition",
+    crashed,
+    detail: `${cause ? `${cause.message} (${cause.fix}); ` : ""}the harness ended without a transition: ${why}${tail ? `\nLast lines of the run:\n${tail}` : ""}`,
+  };
 }
 
 /**
@@ -86,8 +106,22 @@ function redactTransition(t: ControlTransition, redact: (text: string) => string
   }
 }
 
-export function usageOf(t: ControlTransition | null) {
-  const u = t?.usage;
+/**
+ * The run's usage: what the CLI printed (its own counts, see usage-harvester.ts in
+ * @overseer/harness) when it printed any, else what the agent passed to overseer-agent.
+ */
+export function usageOf(harness: HarnessRunResult, job: RunJob) {
+  const harvested = harvestUsage(harness.output, job.agent, job.price);
+  if (harvested) {
+    return {
+      tokensIn: harvested.tokensIn,
+      tokensOut: harvested.tokensOut,
+      tokensCached: harvested.tokensCached,
+      ...(harvested.costUsd !== undefined ? { costUsd: harvested.costUsd } : {}),
+      source: harvested.source,
+    };
+  }
+  const u = harness.transition?.usage;
   if (!u) return undefined;
-  return { tokensIn: u.tokens_in, tokensOut: u.tokens_out, costUsd: u.cost_usd };
+  return { tokensIn: u.tokens_in, tokensOut: u.tokens_out, costUsd: u.cost_usd, source: "agent" };
 }

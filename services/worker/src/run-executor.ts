@@ -83,9 +83,7 @@ export async function executeRun(
       violations,
     });
     clock.lap("git");
-    return finish(
-      ...resultOfWork(work, outcome, agent.observed, violations, usageOf(agent.harness.transition)),
-    );
+    return finish(...resultOfWork(work, outcome, agent.observed, violations, usageOf(agent.harness, job)));
   } finally {
     // Cleanup is off the critical path: the result is reported while the checkout goes.
     const wt = worktree as Worktree | null;
