@@ -200,7 +200,9 @@ describe("parseRunnerConfig", () => {
     expect(paths).toEqual(expect.arrayContaining(["timeout_second", "argvv", "verbose"]));
     const typo = error.issues.find((i) => i.path === "timeout_second");
     expect(typo?.hint).toBe('did you mean "timeout_seconds"?');
-    expect(typo?.expected).toContain("one of the known keys: argv, attempts, budget_usd, commands_by_role");
+    expect(typo?.expected).toContain(
+      "one of the known keys: agent, argv, attempts, budget_usd, commands_by_role",
+    );
     for (const key of ["max_sessions", "max_prompt_chars", "git_commits", "sandbox", "hooks", "secrets"]) {
       expect(error.message).toContain(key);
     }

@@ -7,6 +7,7 @@ import {
   createScratchDatabase,
   getRun,
   getTask,
+  LATEST_MIGRATION,
   LeaseLostError,
   listEvents,
   loadProjectState,
@@ -126,7 +127,7 @@ describe("migrations", () => {
     const other = await createScratchDatabase();
     try {
       await migrateDown(other.db);
-      expect(await pendingMigrations(other.db)).toEqual(["0001-initial-schema"]);
+      expect(await pendingMigrations(other.db)).toEqual([LATEST_MIGRATION]);
       await migrateToLatest(other.db);
       expect(await pendingMigrations(other.db)).toEqual([]);
     } finally {
