@@ -71,6 +71,8 @@ export interface ServiceSettings {
   readonly diskCheckMs: number;
   /** `OVERSEER_MAX_OUTPUT_BYTES`: run output kept per run; the rest is dropped with a marker. Default `1048576`. */
   readonly maxOutputBytes: number;
+  /** `OVERSEER_LIVE_LOG_ENTRIES`: entries of a run's live log stream in Redis (its bytes are bounded by `maxOutputBytes`). Default `256`. */
+  readonly liveLogEntries: number;
   /** `OVERSEER_GATEWAY_HOST`: address the HTTP gateway listens on. Default `127.0.0.1`. */
   readonly gatewayHost: string;
   /** `OVERSEER_GATEWAY_PORT`: gateway port (`0` picks a free one). Default `7070`. */
@@ -375,8 +377,17 @@ const SPECS: SpecTable = {
     name: "OVERSEER_MAX_OUTPUT_BYTES",
     fallback: "1048576",
     defaultLabel: "1048576",
-    description: "Run output kept per run; beyond it output is dropped with a marker.",
+    description:
+      "Run output kept per run, in Postgres and in the live log stream in Redis; beyond it the oldest output is dropped with a marker.",
     schema: integer(1024, BYTES_MAX),
+  },
+  liveLogEntries: {
+    name: "OVERSEER_LIVE_LOG_ENTRIES",
+    fallback: "256",
+    defaultLabel: "256",
+    description:
+      "Entries of one run's live log stream in Redis (trimmed exactly); each entry holds at most OVERSEER_MAX_OUTPUT_BYTES / this many bytes.",
+    schema: integer(1, 65_536),
   },
   gatewayHost: {
     name: "OVERSEER_GATEWAY_HOST",
@@ -517,6 +528,18 @@ function crossCheck(values: Record<string, unknown>, env: NodeJS.ProcessEnv): Co
       path: SPECS.heartbeatIntervalMs.name,
       expected: `an interval below OVERSEER_LEASE_TTL_MS (${leaseTtlMs}) so a live owner renews before its lease expires`,
       received: String(heartbeatIntervalMs),
+    });
+  }
+  const { maxOutputBytes, liveLogEntries } = values;
+  if (
+    typeof maxOutputBytes === "number" &&
+    typeof liveLogEntries === "number" &&
+    maxOutputBytes / liveLogEntries < 16
+  ) {
+    issues.push({
+      path: SPECS.liveLogEntries.name,
+      expected: `at most ${Math.floor(maxOutputBytes / 16)} entries (16 bytes each within OVERSEER_MAX_OUTPUT_BYTES, ${maxOutputBytes})`,
+      received: String(liveLogEntries),
     });
   }
   if (

@@ -58,6 +58,7 @@ const TABLE: [string, keyof ServiceSettings, unknown, string, string][] = [
   ["OVERSEER_RUN_DISK_MB", "runDiskMb", 2048, "0", "an integer from 1"],
   ["OVERSEER_DISK_CHECK_MS", "diskCheckMs", 250, "5", "an integer from 10"],
   ["OVERSEER_MAX_OUTPUT_BYTES", "maxOutputBytes", 1048576, "10", "an integer from 1024"],
+  ["OVERSEER_LIVE_LOG_ENTRIES", "liveLogEntries", 256, "0", "an integer from 1"],
   ["OVERSEER_GATEWAY_HOST", "gatewayHost", "127.0.0.1", "http://x/", "host name or IP"],
   ["OVERSEER_GATEWAY_PORT", "gatewayPort", 7070, "65536", "an integer from 0 to 65535"],
   ["OVERSEER_CORS_ORIGINS", "corsOrigins", [], "example.com", "origins"],

@@ -5,6 +5,7 @@ import { sanitizeText } from "@overseer/config";
 export const DEFAULT_MAX_OUTPUT_BYTES = 1024 * 1024;
 /** Default delay before a partial line (no newline yet) is flushed: 100 ms. */
 export const DEFAULT_OUTPUT_FLUSH_MS = 100;
+const EMPTY = Buffer.alloc(0);
 /** A partial line longer than this is flushed at once: 64 KiB of chars. */
 const MAX_PENDING_CHARS = 64 * 1024;
 
@@ -112,6 +113,7 @@ export class OutputCollector {
       const first = this.#chunks[this.#head] as Buffer;
       const excess = this.#bytes - this.#options.maxBytes;
       if (first.length <= excess) {
+        this.#chunks[this.#head] = EMPTY; // release the dropped output now, not at the next compaction
         this.#head += 1;
         this.#bytes -= first.length;
         this.#droppedBytes += first.length;

@@ -1,5 +1,12 @@
 export * from "./control-file-schema.ts";
-export { LiveChannel, type LiveEvent, type LiveOptions } from "./live-channel.ts";
+export {
+  boundedPieces,
+  DEFAULT_LIVE_LOG_BYTES,
+  DEFAULT_LIVE_LOG_ENTRIES,
+  LiveChannel,
+  type LiveEvent,
+  type LiveOptions,
+} from "./live-channel.ts";
 export * from "./queue-names.ts";
 export { createRedis, type Redis } from "./redis-connection.ts";
 export * from "./run-job-schema.ts";

@@ -8,10 +8,47 @@ import type { Redis } from "ioredis";
  */
 export interface LiveOptions {
   prefix?: string;
-  /** Entries kept per run log stream; default 5000. */
+  /**
+   * Bytes of output kept per run log stream, the same bound as stored output
+   * (`OVERSEER_MAX_OUTPUT_BYTES`); default 1048576. Older output is trimmed first.
+   */
+  maxLogBytes?: number;
+  /** Entries kept per run log stream (`OVERSEER_LIVE_LOG_ENTRIES`); default 256. */
   maxLogEntries?: number;
   /** Seconds a run log stream lives after its last write; default 86400. */
   logTtlSeconds?: number;
+}
+
+/** Default bytes of one run's live log: the default of stored output (1 MiB). */
+export const DEFAULT_LIVE_LOG_BYTES = 1024 * 1024;
+/** Default entries of one run's live log. */
+export const DEFAULT_LIVE_LOG_ENTRIES = 256;
+
+/**
+ * `text` cut into at most `maxPieces` pieces of at most `maxBytes` UTF-8 bytes each, never
+ * inside a character. When it does not fit, its beginning is dropped and the first piece
+ * starts with a marker giving the number of bytes skipped.
+ */
+export function boundedPieces(text: string, maxBytes: number, maxPieces: number): string[] {
+  let bytes = Buffer.from(text, "utf8");
+  const budget = maxBytes * maxPieces;
+  let marker = "";
+  if (bytes.length > budget) {
+    const skipped = bytes.length - budget;
+    marker = `[… ${skipped} bytes of live output skipped]\n`;
+    let start = bytes.length - (budget - Buffer.byteLength(marker));
+    while (start < bytes.length && ((bytes[start] as number) & 0xc0) === 0x80) start++;
+    bytes = Buffer.concat([Buffer.from(marker), bytes.subarray(start)]);
+  }
+  const pieces: string[] = [];
+  for (let offset = 0; offset < bytes.length; ) {
+    let end = Math.min(bytes.length, offset + maxBytes);
+    while (end < bytes.length && end > offset && ((bytes[end] as number) & 0xc0) === 0x80) end--;
+    if (end === offset) end = Math.min(bytes.length, offset + maxBytes); // a character wider than maxBytes
+    pieces.push(bytes.subarray(offset, end).toString("utf8"));
+    offset = end;
+  }
+  return pieces;
 }
 
 export interface LiveEvent {
@@ -27,6 +64,8 @@ export interface LiveEvent {
 export class LiveChannel {
   readonly prefix: string;
   private readonly maxLogEntries: number;
+  /** Largest entry, in bytes: entries × this stays within `maxLogBytes`. */
+  private readonly maxEntryBytes: number;
   private readonly logTtl: number;
 
   constructor(
@@ -34,7 +73,15 @@ export class LiveChannel {
     options: LiveOptions = {},
   ) {
     this.prefix = options.prefix ?? "overseer";
-    this.maxLogEntries = options.maxLogEntries ?? 5000;
+    this.maxLogEntries = options.maxLogEntries ?? DEFAULT_LIVE_LOG_ENTRIES;
+    const maxLogBytes = options.maxLogBytes ?? DEFAULT_LIVE_LOG_BYTES;
+    if (!Number.isInteger(this.maxLogEntries) || this.maxLogEntries < 1)
+      throw new RangeError(`maxLogEntries must be a positive integer, received ${this.maxLogEntries}`);
+    this.maxEntryBytes = Math.floor(maxLogBytes / this.maxLogEntries);
+    if (!Number.isInteger(maxLogBytes) || this.maxEntryBytes < 16)
+      throw new RangeError(
+        `maxLogBytes must be an integer of at least 16 bytes per entry (${this.maxLogEntries} entries), received ${maxLogBytes}`,
+      );
     this.logTtl = options.logTtlSeconds ?? 86_400;
   }
 
@@ -50,14 +97,19 @@ export class LiveChannel {
     return `${this.prefix}:events`;
   }
 
+  /**
+   * Appends output to the run's log stream, within its bound: the stream keeps at most
+   * `maxLogEntries` entries (trimmed exactly, oldest first) of at most `maxLogBytes /
+   * maxLogEntries` bytes each, so it never holds more than `maxLogBytes` of output. A chunk
+   * larger than the whole bound keeps only its end, after a marker saying how much was skipped.
+   */
   async appendLog(runId: string, chunk: string): Promise<void> {
     const key = this.logKey(runId);
-    await this.redis
-      .multi()
-      .xadd(key, "MAXLEN", "~", String(this.maxLogEntries), "*", "d", chunk)
-      .expire(key, this.logTtl)
-      .publish(`${key}:tail`, chunk)
-      .exec();
+    const pieces = boundedPieces(chunk, this.maxEntryBytes, this.maxLogEntries);
+    if (pieces.length === 0) return;
+    const multi = this.redis.multi();
+    for (const piece of pieces) multi.xadd(key, "MAXLEN", String(this.maxLogEntries), "*", "d", piece);
+    await multi.expire(key, this.logTtl).publish(`${key}:tail`, pieces.join("")).exec();
   }
 
   /** Log entries after `afterId` (`0` = from the start), up to `count`. */

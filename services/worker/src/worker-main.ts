@@ -55,7 +55,11 @@ const service = new WorkerService(
     workerConnection: createRedis(settings.redisUrl),
     subscriber: createRedis(settings.redisUrl),
     queues: new RunQueues(redis, { prefix: settings.queuePrefix }),
-    live: new LiveChannel(redis, { prefix: settings.queuePrefix }),
+    live: new LiveChannel(redis, {
+      prefix: settings.queuePrefix,
+      maxLogBytes: settings.maxOutputBytes,
+      maxLogEntries: settings.liveLogEntries,
+    }),
     registry: new WorkerRegistry(redis, settings.queuePrefix),
     logger,
   },

@@ -135,7 +135,7 @@ export class WorkerService {
       onOutput: (job, chunk) => {
         let batcher = batchers.get(job.runId);
         if (!batcher) {
-          batcher = new LiveLogBatcher(deps.live, job.runId);
+          batcher = new LiveLogBatcher(deps.live, job.runId, this.executorDeps.maxOutputBytes);
           batchers.set(job.runId, batcher);
         }
         batcher.push(chunk);
