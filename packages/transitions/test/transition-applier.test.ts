@@ -12,7 +12,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { importTasks, startProject, TransitionApplier } from "../src/index.ts";
 
-const prefix = `trtest-${randomBytes(4).toString("hex")}`;
+const prefix = `${process.env.OVERSEER_TEST_RUN ?? "local"}-trtest-${randomBytes(4).toString("hex")}`;
 let scratch: ScratchDatabase;
 let redis: Redis;
 let subscriber: Redis;
