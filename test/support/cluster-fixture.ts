@@ -14,6 +14,7 @@ import { initBareRepo } from "@overseer/git";
 import { fakeHarnessPath } from "@overseer/harness";
 import { createRedis, LiveChannel, type Redis, RunQueues, WorkerRegistry } from "@overseer/queue";
 import { createSandboxDriver, type SandboxDriver } from "@overseer/sandbox";
+import type { Cidr } from "@overseer/sandbox/egress-host-rule";
 import { importTasks, startProject, TransitionApplier } from "@overseer/transitions";
 import { sandboxWrapFor, WorkerService } from "@overseer/worker";
 import pino from "pino";
@@ -31,6 +32,8 @@ export interface ClusterOptions {
   leaseTtlMs?: number;
   reconcileIntervalMs?: number;
   logLevel?: string;
+  /** Internal ranges the workers' egress proxy may reach (OVERSEER_EGRESS_ALLOW_PRIVATE). Default none. */
+  egressAllowPrivate?: readonly Cidr[];
 }
 
 export interface ProjectSpec {
@@ -164,6 +167,9 @@ export class ClusterFixture {
   sandboxDriver(): SandboxDriver {
     this.driver ??= createSandboxDriver(this.options.sandbox ?? "bwrap", {
       allowUnsafeNone: this.options.sandbox === "none",
+      ...(this.options.egressAllowPrivate
+        ? { bwrap: { egress: { allowPrivateCidrs: this.options.egressAllowPrivate } } }
+        : {}),
     });
     return this.driver;
   }

@@ -198,7 +198,8 @@ export const RunnerConfigSchema = z.strictObject({
   /** Model the agent CLI uses (set by presets): selects the `prices` entry. Default null. */
   model: z.string().min(1).nullable().default(null),
   /**
-   * USD per million tokens by model, for CLIs whose output reports tokens but no cost:
+   * USD per million tokens by model; the entry for `model` prices every run (CLIs that report no
+   * cost, gateways with their own rates), else the CLI's own cost figure is used:
    * `{ "gpt-5-codex": { input_usd_per_mtok: 1.25, output_usd_per_mtok: 10, cached_input_usd_per_mtok: 0.125 } }`.
    * Default {}.
    */

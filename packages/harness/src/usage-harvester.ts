@@ -139,7 +139,9 @@ const READERS: Readonly<Record<string, Reader>> = { codex, claude, gemini, openc
 
 /**
  * Usage of one run from its output, by the reader of `agent` (null/unknown: every reader is
- * tried, first match wins). Cost comes from the CLI when it reports one, else from `price`.
+ * tried, first match wins). Cost comes from `price` (the project's table for its model: what
+ * the operator actually pays, e.g. through a gateway) when there is one, else from the CLI's
+ * own figure.
  */
 export function harvestUsage(
   output: string,
@@ -152,7 +154,7 @@ export function harvestUsage(
     const found = READERS[name]?.(lines, output);
     if (!found) continue;
     const usage: HarvestedUsage = { ...found, source: name };
-    if (usage.costUsd === undefined && price) usage.costUsd = costOf(usage, price);
+    if (price) usage.costUsd = costOf(usage, price);
     return usage;
   }
   return null;

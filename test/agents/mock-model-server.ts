@@ -1,0 +1,241 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+
+/**
+ * A scripted MODEL for the real-CLI suite: the only test double in it. It speaks the two wire
+ * protocols the CLIs use, streaming as they require:
+ * - OpenAI Responses API (`POST /v1/responses`, server-sent events) for Codex;
+ * - Anthropic Messages API (`POST /v1/messages`, server-sent events) for Claude Code.
+ *
+ * Every conversation goes the same way: the first turn calls the CLI's shell tool with
+ * {@link AGENT_SCRIPT} (work + `overseer-agent`), the turn after the tool result answers
+ * "Done." Each response reports fixed usage, so the suite can check what Overseer harvested.
+ */
+
+/** What the "model" runs: an executor writes a file and submits; a reviewer approves. */
+export const AGENT_SCRIPT = [
+  'if [ "$OVERSEER_ACTION" = review ]; then',
+  '  overseer-agent approve --feedback "hello.txt is there and says hello."',
+  "else",
+  '  echo "hello from a real agent CLI" > hello.txt &&',
+  "  printf 'Add hello.txt\\n' > /tmp/overseer-msg &&",
+  "  overseer-agent submit --message-file /tmp/overseer-msg",
+  "fi",
+].join("\n");
+
+/** Usage each model response reports. */
+export const RESPONSE_USAGE = { input: 1000, cached: 200, output: 50 } as const;
+
+export interface MockModelRequest {
+  path: string;
+  /** `tool-call`, `final` or `auxiliary` (a request without the shell tool). */
+  answered: "tool-call" | "final" | "auxiliary" | "other";
+  authorization: string | undefined;
+}
+
+export class MockModelServer {
+  readonly requests: MockModelRequest[] = [];
+  private server: Server | null = null;
+  port = 0;
+
+  async start(): Promise<this> {
+    this.server = createServer((req, res) => void this.handle(req, res));
+    await new Promise<void>((resolve) => this.server?.listen(0, "127.0.0.1", resolve));
+    const address = this.server.address();
+    this.port = typeof address === "object" && address !== null ? address.port : 0;
+    return this;
+  }
+
+  get origin(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  async close(): Promise<void> {
+    this.server?.closeAllConnections();
+    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    let body: Record<string, unknown> = {};
+    try {
+      body = JSON.parse(Buffer.concat(chunks).toString("utf8") || "{}") as Record<string, unknown>;
+    } catch {
+      // not JSON: answered below as "other"
+    }
+    const path = (req.url ?? "").split("?")[0] ?? "";
+    const authorization = (req.headers.authorization ?? req.headers["x-api-key"]) as string | undefined;
+    const record = (answered: MockModelRequest["answered"]) =>
+      this.requests.push({ path, answered, authorization });
+    if (req.method === "POST" && path.endsWith("/responses")) {
+      const answered = responsesTurn(body);
+      record(answered);
+      return sendSse(res, responsesEvents(answered));
+    }
+    if (req.method === "POST" && path.endsWith("/messages/count_tokens")) {
+      record("other");
+      res.writeHead(200, { "content-type": "application/json" }).end('{"input_tokens":10}');
+      return;
+    }
+    if (req.method === "POST" && path.endsWith("/messages")) {
+      const answered = messagesTurn(body);
+      record(answered);
+      if (body.stream !== true) {
+        res
+          .writeHead(200, { "content-type": "application/json" })
+          .end(JSON.stringify(messagesJson(answered)));
+        return;
+      }
+      return sendSse(res, messagesEvents(answered));
+    }
+    record("other");
+    res.writeHead(404, { "content-type": "application/json" }).end('{"error":{"message":"not mocked"}}');
+  }
+}
+
+function sendSse(res: ServerResponse, events: readonly { event: string; data: unknown }[]): void {
+  res.writeHead(200, {
+    "content-type": "text/event-stream",
+    "cache-control": "no-cache",
+    connection: "close",
+  });
+  for (const e of events) res.write(`event: ${e.event}\ndata: ${JSON.stringify(e.data)}\n\n`);
+  res.end();
+}
+
+// --- OpenAI Responses (Codex) ---------------------------------------------------------------
+
+function responsesTurn(body: Record<string, unknown>): MockModelRequest["answered"] {
+  const tools = Array.isArray(body.tools) ? (body.tools as { name?: string }[]) : [];
+  const input = Array.isArray(body.input) ? (body.input as { type?: string }[]) : [];
+  if (input.some((item) => item.type === "function_call_output")) return "final";
+  return tools.some((t) => t.name === "exec_command" || t.name === "shell" || t.name === "shell_command")
+    ? "tool-call"
+    : "auxiliary";
+}
+
+function responsesEvents(answered: MockModelRequest["answered"]) {
+  const id = `resp_${Math.random().toString(16).slice(2)}`;
+  const item =
+    answered === "tool-call"
+      ? {
+          type: "function_call",
+          id: `fc_${id}`,
+          call_id: `call_${id}`,
+          name: "exec_command",
+          arguments: JSON.stringify({ cmd: AGENT_SCRIPT }),
+        }
+      : {
+          type: "message",
+          id: `msg_${id}`,
+          role: "assistant",
+          content: [{ type: "output_text", text: "Done.", annotations: [] }],
+        };
+  return [
+    { event: "response.created", data: { type: "response.created", response: { id } } },
+    {
+      event: "response.output_item.added",
+      data: { type: "response.output_item.added", output_index: 0, item },
+    },
+    {
+      event: "response.output_item.done",
+      data: { type: "response.output_item.done", output_index: 0, item },
+    },
+    {
+      event: "response.completed",
+      data: {
+        type: "response.completed",
+        response: {
+          id,
+          usage: {
+            input_tokens: RESPONSE_USAGE.input,
+            input_tokens_details: { cached_tokens: RESPONSE_USAGE.cached },
+            output_tokens: RESPONSE_USAGE.output,
+            output_tokens_details: { reasoning_tokens: 0 },
+            total_tokens: RESPONSE_USAGE.input + RESPONSE_USAGE.output,
+          },
+        },
+      },
+    },
+  ];
+}
+
+// --- Anthropic Messages (Claude Code) -------------------------------------------------------
+
+function messagesTurn(body: Record<string, unknown>): MockModelRequest["answered"] {
+  const tools = Array.isArray(body.tools) ? (body.tools as { name?: string }[]) : [];
+  if (!tools.some((t) => t.name === "Bash")) return "auxiliary";
+  const messages = Array.isArray(body.messages)
+    ? (body.messages as { role?: string; content?: unknown }[])
+    : [];
+  const last = messages.at(-1);
+  const hasToolResult =
+    Array.isArray(last?.content) &&
+    (last.content as { type?: string }[]).some((c) => c.type === "tool_result");
+  return hasToolResult ? "final" : "tool-call";
+}
+
+function messagesContent(answered: MockModelRequest["answered"]) {
+  return answered === "tool-call"
+    ? {
+        type: "tool_use",
+        id: `toolu_${Math.random().toString(16).slice(2)}`,
+        name: "Bash",
+        input: { command: AGENT_SCRIPT },
+      }
+    : { type: "text", text: answered === "final" ? "Done." : "ok" };
+}
+
+function messagesJson(answered: MockModelRequest["answered"]) {
+  return {
+    id: `msg_${Math.random().toString(16).slice(2)}`,
+    type: "message",
+    role: "assistant",
+    model: "mock-claude",
+    content: [messagesContent(answered)],
+    stop_reason: answered === "tool-call" ? "tool_use" : "end_turn",
+    stop_sequence: null,
+    usage: {
+      input_tokens: RESPONSE_USAGE.input - RESPONSE_USAGE.cached,
+      cache_read_input_tokens: RESPONSE_USAGE.cached,
+      cache_creation_input_tokens: 0,
+      output_tokens: RESPONSE_USAGE.output,
+    },
+  };
+}
+
+function messagesEvents(answered: MockModelRequest["answered"]) {
+  const message = messagesJson(answered);
+  const content = message.content[0] as { type: string; input?: unknown };
+  const start = content.type === "tool_use" ? { ...content, input: {} } : { ...content, text: "" };
+  const delta =
+    content.type === "tool_use"
+      ? { type: "input_json_delta", partial_json: JSON.stringify(content.input) }
+      : { type: "text_delta", text: (content as { text?: string }).text ?? "" };
+  return [
+    {
+      event: "message_start",
+      data: {
+        type: "message_start",
+        message: {
+          ...message,
+          content: [],
+          stop_reason: null,
+          usage: { ...message.usage, output_tokens: 1 },
+        },
+      },
+    },
+    { event: "content_block_start", data: { type: "content_block_start", index: 0, content_block: start } },
+    { event: "content_block_delta", data: { type: "content_block_delta", index: 0, delta } },
+    { event: "content_block_stop", data: { type: "content_block_stop", index: 0 } },
+    {
+      event: "message_delta",
+      data: {
+        type: "message_delta",
+        delta: { stop_reason: message.stop_reason, stop_sequence: null },
+        usage: { output_tokens: RESPONSE_USAGE.output },
+      },
+    },
+    { event: "message_stop", data: { type: "message_stop" } },
+  ];
+}

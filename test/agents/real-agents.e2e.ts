@@ -1,0 +1,192 @@
+import { agentPresetConfig, parseRunnerConfig } from "@overseer/config";
+import { runGit } from "@overseer/git";
+import { type Cidr, parseCidr } from "@overseer/sandbox/egress-host-rule";
+import { startProject, TransitionApplier } from "@overseer/transitions";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ClusterFixture } from "../support/cluster-fixture.ts";
+import { ensureAgent, type InstalledAgent, PINNED_AGENTS } from "./agent-install.ts";
+import { MockModelServer } from "./mock-model-server.ts";
+
+/**
+ * The real Codex and Claude Code CLIs, installed from npm (pinned, cached outside the repo),
+ * driven through a whole task by a real cluster: coordinator, worker, bwrap sandbox, egress
+ * proxy, git, Postgres and Redis. The runner config is exactly what `overseer init --agent`
+ * writes. Only the MODEL is a double: a local server speaking the Responses / Messages APIs,
+ * reached through the egress proxy like a company gateway on a private address, which the
+ * worker opts in to (OVERSEER_EGRESS_ALLOW_PRIVATE).
+ *
+ * Checked for each CLI: executor → independent reviewer → done, the work landed on main, the
+ * login shell Codex uses found overseer-agent, usage harvested from the CLI's own output and
+ * stored per run and project, and a budget pause triggered by that usage alone.
+ */
+
+const timings: Record<string, { installMs: number; cached: boolean; cycleMs?: number }> = {};
+const PRICE = { input_usd_per_mtok: 10, output_usd_per_mtok: 30, cached_input_usd_per_mtok: 1 };
+
+let model: MockModelServer;
+let cluster: ClusterFixture;
+const installed = new Map<string, InstalledAgent>();
+
+beforeAll(async () => {
+  for (const agent of PINNED_AGENTS) {
+    const result = await ensureAgent(agent);
+    installed.set(agent.kind, result);
+    timings[agent.kind] = { installMs: result.installMs, cached: result.cached };
+  }
+  model = await new MockModelServer().start();
+  cluster = await new ClusterFixture({
+    egressAllowPrivate: [parseCidr("127.0.0.1/32") as Cidr],
+  }).setup();
+  await cluster.startCoordinator();
+  await cluster.startWorker(1);
+});
+
+afterAll(async () => {
+  await cluster?.teardown();
+  await model?.close();
+  process.stdout.write(`agent timings ${JSON.stringify(timings)}\n`);
+});
+
+function runnerConfigFor(agent: InstalledAgent, extra: Record<string, unknown> = {}) {
+  const preset = agentPresetConfig(agent.kind, {
+    model: `mock-${agent.kind}`,
+    baseUrl: agent.kind === "codex" ? `${model.origin}/v1` : model.origin,
+    bin: agent.binPath,
+    apiKey: `sk-mock-${agent.kind}-0123456789`,
+  });
+  return parseRunnerConfig(
+    {
+      ...preset,
+      sandbox: { read_only_paths: [agent.prefix] },
+      prices: { [`mock-${agent.kind}`]: PRICE },
+      timeout_seconds: 180,
+      attempts: 1,
+      retry_backoff_seconds: 0.2,
+      ...extra,
+    },
+    `test preset ${agent.kind}`,
+  ) as unknown as Record<string, unknown>;
+}
+
+const TASK = {
+  id: "S00-001",
+  title: "Add hello.txt",
+  scope: ["hello.txt"],
+  acceptance: ["hello.txt says hello"],
+  body: "Create hello.txt with a greeting.",
+};
+
+async function waitFor<T>(what: string, read: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+async function describeProject(projectId: string): Promise<string> {
+  const db = cluster.scratch.db;
+  const [project, tasks, events] = await Promise.all([
+    db.selectFrom("projects").selectAll().where("id", "=", projectId).executeTakeFirst(),
+    db
+      .selectFrom("tasks")
+      .select(["id", "status", "status_reason"])
+      .where("project_id", "=", projectId)
+      .execute(),
+    db.selectFrom("events").selectAll().where("project_id", "=", projectId).orderBy("id").execute(),
+  ]);
+  return JSON.stringify({ project, tasks, events: events.slice(-8) }, null, 1).slice(0, 6000);
+}
+
+describe.each(PINNED_AGENTS.map((a) => [a.kind] as const))("real agent CLI: %s", (kind) => {
+  it("executes, is reviewed by a fresh agent, lands, and its usage is counted", async () => {
+    const agent = installed.get(kind) as InstalledAgent;
+    const projectId = `real-${kind}`;
+    const started = performance.now();
+    const repo = await cluster.addProject({
+      id: projectId,
+      tasks: [TASK],
+      runnerConfig: runnerConfigFor(agent),
+    });
+    const db = cluster.scratch.db;
+    await waitFor(
+      `${kind}: task done`,
+      async () => {
+        const task = await db
+          .selectFrom("tasks")
+          .select(["status"])
+          .where("project_id", "=", projectId)
+          .executeTakeFirst();
+        if (task?.status === "done") return true;
+        const project = await db
+          .selectFrom("projects")
+          .select(["status"])
+          .where("id", "=", projectId)
+          .executeTakeFirst();
+        if (project?.status === "paused" || task?.status === "blocked" || task?.status === "failed")
+          throw new Error(`${kind}: the cycle stopped: ${await describeProject(projectId)}`);
+        return undefined;
+      },
+      200_000,
+    ).catch(async (error: Error) => {
+      throw new Error(`${error.message}\n${await describeProject(projectId)}`);
+    });
+    timings[kind] = {
+      ...(timings[kind] as { installMs: number; cached: boolean }),
+      cycleMs: Math.round(performance.now() - started),
+    };
+
+    const { stdout } = await runGit(["show", "main:hello.txt"], { cwd: repo, timeoutMs: 10_000 });
+    expect(stdout).toBe("hello from a real agent CLI\n");
+
+    const runs = await db
+      .selectFrom("runs")
+      .select(["action", "agent_id", "tokens_in", "tokens_out", "cost_usd"])
+      .where("project_id", "=", projectId)
+      .orderBy("created_at")
+      .execute();
+    expect(runs.map((r) => r.action)).toEqual(["execute", "review"]);
+    expect(new Set(runs.map((r) => r.agent_id)).size).toBe(2);
+    for (const run of runs) {
+      expect(Number(run.tokens_in), `${run.action} tokens in`).toBeGreaterThan(0);
+      expect(Number(run.tokens_out), `${run.action} tokens out`).toBeGreaterThan(0);
+    }
+    const project = await db
+      .selectFrom("projects")
+      .select(["tokens_in", "tokens_out", "cost_usd"])
+      .where("id", "=", projectId)
+      .executeTakeFirstOrThrow();
+    expect(Number(project.tokens_in)).toBe(runs.reduce((sum, r) => sum + Number(r.tokens_in), 0));
+    expect(Number(project.tokens_out)).toBe(runs.reduce((sum, r) => sum + Number(r.tokens_out), 0));
+    expect(Number(project.cost_usd)).toBeGreaterThan(0); // the price table prices the mock model
+    expect(model.requests.some((r) => r.authorization?.includes(`sk-mock-${kind}-0123456789`))).toBe(true);
+  });
+
+  it("pauses the project on budget_usd from harvested usage alone", async () => {
+    const agent = installed.get(kind) as InstalledAgent;
+    const projectId = `budget-${kind}`;
+    // The project's price table prices the mock model, so the spend comes from harvested tokens.
+    const config = runnerConfigFor(agent, { budget_usd: 0.000001 });
+    await cluster.addProject({ id: projectId, tasks: [TASK], runnerConfig: config, start: false });
+    const db = cluster.scratch.db;
+    await db.updateTable("projects").set({ budget_usd: 0.000001 }).where("id", "=", projectId).execute();
+    await startProject(new TransitionApplier({ db }), projectId);
+    const paused = await waitFor(
+      `${kind}: budget pause`,
+      async () => {
+        const project = await db
+          .selectFrom("projects")
+          .select(["status", "status_reason", "cost_usd", "tokens_in"])
+          .where("id", "=", projectId)
+          .executeTakeFirst();
+        return project?.status === "paused" ? project : undefined;
+      },
+      200_000,
+    );
+    expect(paused.status_reason).toMatch(/budget_usd/);
+    expect(Number(paused.tokens_in)).toBeGreaterThan(0);
+    expect(Number(paused.cost_usd)).toBeGreaterThan(0);
+  });
+});
