@@ -1,5 +1,8 @@
 import os from "node:os";
 import path from "node:path";
+import { PROCESS_DEFAULTS } from "@overseer/process";
+import { QUEUE_DEFAULTS } from "@overseer/queue";
+import { SANDBOX_DRIVER_NAMES, type SandboxDriverName } from "@overseer/sandbox";
 import { parseCidr } from "@overseer/sandbox/egress-host-rule";
 import { z } from "zod";
 import { ConfigError, type ConfigIssue } from "./config-error.ts";
@@ -96,8 +99,7 @@ export interface ServiceSettings {
 export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
-export const SANDBOX_DRIVER_NAMES = ["bwrap", "docker", "none"] as const;
-export type SandboxDriverName = (typeof SANDBOX_DRIVER_NAMES)[number];
+export { SANDBOX_DRIVER_NAMES, type SandboxDriverName };
 
 /** One row of the configuration reference (README table). */
 export interface SettingReference {
@@ -202,8 +204,8 @@ const SPECS: SpecTable = {
   },
   queuePrefix: {
     name: "OVERSEER_QUEUE_PREFIX",
-    fallback: "overseer",
-    defaultLabel: "overseer",
+    fallback: QUEUE_DEFAULTS.prefix,
+    defaultLabel: QUEUE_DEFAULTS.prefix,
     description: "Prefix of every Redis key, so several clusters can share one Redis.",
     schema: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/, {
       error: "letters, digits, _ or - (at most 64, no colon)",
@@ -335,8 +337,8 @@ const SPECS: SpecTable = {
   },
   killGraceMs: {
     name: "OVERSEER_KILL_GRACE_MS",
-    fallback: "5000",
-    defaultLabel: "5000",
+    fallback: String(PROCESS_DEFAULTS.killGraceMs),
+    defaultLabel: String(PROCESS_DEFAULTS.killGraceMs),
     description: "Delay between SIGTERM and SIGKILL when a run's process group is stopped.",
     schema: integer(0, 600_000),
   },

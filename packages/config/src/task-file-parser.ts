@@ -1,4 +1,5 @@
 import { readFile } from "node:fs/promises";
+import { TASK_DEFAULTS } from "@overseer/domain";
 import { z } from "zod";
 import { findGlobProblem, SCOPE_GLOB_EXPECTED } from "./glob-validator.ts";
 import { ROLE_PATTERN } from "./runner-config-schema.ts";
@@ -30,9 +31,9 @@ export const TASK_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 const TASK_ID_EXPECTED = "a task id of letters, digits, ., _ or - (at most 64, like S00-028)";
 const STAGE_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,31}$/;
 /** Stage of a task whose id has no `S<digits>-` prefix and that names none. */
-export const DEFAULT_STAGE = "S00";
-export const DEFAULT_ROLE = "general";
-export const DEFAULT_SCOPE: readonly string[] = Object.freeze(["**"]);
+export const DEFAULT_STAGE = TASK_DEFAULTS.stage;
+export const DEFAULT_ROLE = TASK_DEFAULTS.role;
+export const DEFAULT_SCOPE: readonly string[] = TASK_DEFAULTS.scope;
 
 const INT4_MIN = -2_147_483_648;
 const INT4_MAX = 2_147_483_647;

@@ -1,3 +1,5 @@
+import { TASK_DEFAULTS } from "./task.ts";
+
 /** One agent process. Its id is the idempotency key of everything it causes. */
 export const RUN_ACTIONS = ["execute", "review", "resolve"] as const;
 export type RunAction = (typeof RUN_ACTIONS)[number];
@@ -44,7 +46,7 @@ export function formatAgentId(action: RunAction, role: string, hex12: string): s
       .toLowerCase()
       .replace(/[^a-z0-9]+/g, "-")
       .replace(/^-+|-+$/g, "")
-      .slice(0, 32) || "general";
+      .slice(0, 32) || TASK_DEFAULTS.role;
   return `${action}-${roleSlug}-${hex12}`;
 }
 

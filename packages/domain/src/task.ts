@@ -97,15 +97,24 @@ export function checkpointBranch(taskId: string, agentId: string): string {
   return `overseer/checkpoint/${taskId}/${agentId}`;
 }
 
+/** Card defaults, defined once (task files, the API, the CLI and the domain read them here). */
+export const TASK_DEFAULTS = Object.freeze({
+  /** Stage of a task whose id has no `S<digits>-` prefix and that names none. */
+  stage: "S00",
+  /** Role of a task that names none (selects commands_by_role and role_notes). */
+  role: "general",
+  scope: Object.freeze(["**"]) as readonly string[],
+});
+
 /** Defaults for a task created from a card (task file, API or CLI). */
 export function newTask(
   fields: Pick<Task, "projectId" | "id" | "title"> & Partial<Omit<Task, "projectId" | "id" | "title">>,
 ): Task {
   return {
-    stage: "S00",
+    stage: TASK_DEFAULTS.stage,
     body: "",
-    role: "general",
-    scope: ["**"],
+    role: TASK_DEFAULTS.role,
+    scope: [...TASK_DEFAULTS.scope],
     prerequisites: [],
     acceptance: [],
     priority: 0,

@@ -2,6 +2,7 @@ import { type FSWatcher, statSync, watch } from "node:fs";
 import { delimiter, resolve as resolvePath } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { createLogger, type Logger } from "@overseer/config";
+import { PROCESS_DEFAULTS } from "@overseer/process";
 import type { ControlTransition } from "@overseer/queue";
 import { execa } from "execa";
 import { type ActivityWatcher, watchActivity } from "./activity-watcher.ts";
@@ -12,7 +13,7 @@ import { DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_OUTPUT_FLUSH_MS, OutputCollector } fr
 import { DEFAULT_KILL_WAIT_MS, terminateProcessGroup } from "./process-group-killer.ts";
 
 /** Default time between SIGTERM and SIGKILL when a run's process group is ended: 5 s. */
-export const DEFAULT_KILL_GRACE_MS = 5000;
+export const DEFAULT_KILL_GRACE_MS = PROCESS_DEFAULTS.killGraceMs;
 /** Default backup poll of the control dir, for filesystems without inotify: 1 s. */
 export const DEFAULT_CONTROL_POLL_MS = 1000;
 /** Default bound on waiting for stdout/stderr to close once the group is gone: 2 s. */

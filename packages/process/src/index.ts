@@ -1,1 +1,2 @@
+export { PROCESS_DEFAULTS } from "./process-defaults.ts";
 export { isProcessAlive, isProcessGroupAlive } from "./process-liveness.ts";

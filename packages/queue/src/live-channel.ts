@@ -1,4 +1,5 @@
 import type { Redis } from "ioredis";
+import { QUEUE_DEFAULTS } from "./queue-names.ts";
 
 /**
  * Live events and run logs in Redis. Only a convenience for watchers: every event is in
@@ -72,7 +73,7 @@ export class LiveChannel {
     private readonly redis: Redis,
     options: LiveOptions = {},
   ) {
-    this.prefix = options.prefix ?? "overseer";
+    this.prefix = options.prefix ?? QUEUE_DEFAULTS.prefix;
     this.maxLogEntries = options.maxLogEntries ?? DEFAULT_LIVE_LOG_ENTRIES;
     const maxLogBytes = options.maxLogBytes ?? DEFAULT_LIVE_LOG_BYTES;
     if (!Number.isInteger(this.maxLogEntries) || this.maxLogEntries < 1)

@@ -1,3 +1,9 @@
+/** Defaults of the queue package, defined once (settings, services and tests read them here). */
+export const QUEUE_DEFAULTS = Object.freeze({
+  /** Prefix of every Redis key (`OVERSEER_QUEUE_PREFIX`). */
+  prefix: "overseer",
+});
+
 /** BullMQ queues (under the configured prefix). */
 export const RUN_QUEUE = "runs";
 export const RESULT_QUEUE = "results";

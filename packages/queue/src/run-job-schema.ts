@@ -1,3 +1,4 @@
+import { SANDBOX_DRIVER_NAMES } from "@overseer/sandbox";
 import { z } from "zod";
 import { ControlTransitionSchema } from "./control-file-schema.ts";
 
@@ -59,7 +60,7 @@ export const runJobSchema = z.object({
   /** Files placed into the checkout, never committed (e.g. `.env` from the secret store). */
   files: z.record(z.string(), z.string()),
   sandbox: z.object({
-    driver: z.enum(["bwrap", "docker", "none"]).optional(),
+    driver: z.enum(SANDBOX_DRIVER_NAMES).optional(),
     pidsMax: z.number().int().positive(),
     memoryMb: z.number().int().positive(),
     cpuSeconds: z.number().int().positive(),

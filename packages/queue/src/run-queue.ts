@@ -1,6 +1,13 @@
 import { type JobsOptions, Queue } from "bullmq";
 import type { Redis } from "ioredis";
-import { RESULT_QUEUE, RUN_QUEUE, resultJobId, runJobId, startedJobId } from "./queue-names.ts";
+import {
+  QUEUE_DEFAULTS,
+  RESULT_QUEUE,
+  RUN_QUEUE,
+  resultJobId,
+  runJobId,
+  startedJobId,
+} from "./queue-names.ts";
 import { type ResultMessage, type RunJob, resultMessageSchema, runJobSchema } from "./run-job-schema.ts";
 
 export interface QueueOptions {
@@ -25,7 +32,7 @@ export class RunQueues {
   private readonly jobOptions: JobsOptions;
 
   constructor(connection: Redis, options: QueueOptions = {}) {
-    const prefix = options.prefix ?? "overseer";
+    const prefix = options.prefix ?? QUEUE_DEFAULTS.prefix;
     this.runs = new Queue(RUN_QUEUE, { connection, prefix });
     this.results = new Queue(RESULT_QUEUE, { connection, prefix });
     this.jobOptions = {

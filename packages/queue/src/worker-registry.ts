@@ -1,4 +1,5 @@
 import type { Redis } from "ioredis";
+import { QUEUE_DEFAULTS } from "./queue-names.ts";
 
 export interface WorkerHeartbeat {
   id: string;
@@ -18,7 +19,7 @@ export class WorkerRegistry {
 
   constructor(
     private readonly redis: Redis,
-    prefix = "overseer",
+    prefix: string = QUEUE_DEFAULTS.prefix,
   ) {
     this.key = `${prefix}:workers`;
   }

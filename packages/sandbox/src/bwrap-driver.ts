@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { constants } from "node:fs";
 import { access, lstat, mkdir, readlink, realpath, rm, stat, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
+import { PROCESS_DEFAULTS } from "@overseer/process";
 import { execa } from "execa";
 import {
   type BwrapHostLayout,
@@ -210,7 +211,11 @@ class BwrapPreparedCommand implements PreparedCommand {
   readonly env: Readonly<Record<string, string>> = {};
 
   async stop(pid: number | undefined, options: StopOptions = {}): Promise<void> {
-    if (pid !== undefined) await stopProcessTree(pid, { graceMs: options.graceMs ?? 5_000, spareRoot: true });
+    if (pid !== undefined)
+      await stopProcessTree(pid, {
+        graceMs: options.graceMs ?? PROCESS_DEFAULTS.killGraceMs,
+        spareRoot: true,
+      });
     await this.cgroup?.killAll();
   }
 

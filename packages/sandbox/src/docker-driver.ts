@@ -1,6 +1,7 @@
 import { lstat, mkdir, rm, stat, writeFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join } from "node:path";
+import { PROCESS_DEFAULTS } from "@overseer/process";
 import { execa } from "execa";
 import { SANDBOX_HOME, SANDBOX_RUNTIME_MOUNT } from "./bwrap-argv-builder.ts";
 import { DEFAULT_EGRESS_BRIDGE_PORT, EGRESS_BRIDGE_SOURCE } from "./egress-bridge-script.ts";
@@ -217,7 +218,7 @@ class DockerPreparedCommand implements PreparedCommand {
   }
 
   async stop(pid: number | undefined, options: StopOptions = {}): Promise<void> {
-    const graceMs = options.graceMs ?? 5_000;
+    const graceMs = options.graceMs ?? PROCESS_DEFAULTS.killGraceMs;
     // `docker stop` delivers SIGTERM to the container's init and SIGKILLs after the grace period.
     await this.client(["stop", "--time", String(Math.ceil(graceMs / 1000)), this.name]);
     await this.client(["rm", "--force", this.name]);

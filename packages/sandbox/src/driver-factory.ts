@@ -1,7 +1,7 @@
 import { BwrapDriver, type BwrapDriverOptions } from "./bwrap-driver.ts";
 import { DockerDriver, type DockerDriverOptions } from "./docker-driver.ts";
 import { NoneDriver } from "./none-driver.ts";
-import type { SandboxDriver, SandboxDriverName } from "./sandbox-driver.ts";
+import { SANDBOX_DRIVER_NAMES, type SandboxDriver, type SandboxDriverName } from "./sandbox-driver.ts";
 import { SandboxSpecError, UnsafeSandboxRefusedError } from "./sandbox-errors.ts";
 
 /**
@@ -9,7 +9,6 @@ import { SandboxSpecError, UnsafeSandboxRefusedError } from "./sandbox-errors.ts
  * worker environment switch `OVERSEER_SANDBOX_UNSAFE_NONE=1` or the option `allowUnsafeNone`.
  */
 
-export const SANDBOX_DRIVER_NAMES: readonly SandboxDriverName[] = ["bwrap", "docker", "none"];
 /** Environment switch that allows the unsafe `none` driver. */
 export const UNSAFE_NONE_ENV = "OVERSEER_SANDBOX_UNSAFE_NONE";
 

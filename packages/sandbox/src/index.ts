@@ -31,7 +31,6 @@ export {
   defaultDriverName,
   detectDriver,
   isUnsafeNoneAllowed,
-  SANDBOX_DRIVER_NAMES,
   UNSAFE_NONE_ENV,
 } from "./driver-factory.ts";
 export { type EgressDecision, EgressProxy, type EgressProxyOptions } from "./egress-proxy.ts";
@@ -48,6 +47,7 @@ export type {
   SandboxDriverName,
   StopOptions,
 } from "./sandbox-driver.ts";
+export { SANDBOX_DRIVER_NAMES } from "./sandbox-driver.ts";
 export {
   SandboxError,
   SandboxSetupError,

@@ -1,4 +1,5 @@
 import { stat } from "node:fs/promises";
+import { PROCESS_DEFAULTS } from "@overseer/process";
 import { stopProcessTree } from "./process-tree.ts";
 import type {
   LimitEnforcement,
@@ -38,7 +39,10 @@ class UnsandboxedCommand implements PreparedCommand {
 
   async stop(pid: number | undefined, options: StopOptions = {}): Promise<void> {
     if (pid !== undefined)
-      await stopProcessTree(pid, { graceMs: options.graceMs ?? 5_000, spareRoot: false });
+      await stopProcessTree(pid, {
+        graceMs: options.graceMs ?? PROCESS_DEFAULTS.killGraceMs,
+        spareRoot: false,
+      });
   }
 
   async cleanup(): Promise<void> {

@@ -38,6 +38,7 @@ import {
 import { type Command, isDomainError, nextWakeAt, type ProjectState, type Run } from "@overseer/domain";
 import {
   type LiveChannel,
+  QUEUE_DEFAULTS,
   RESULT_QUEUE,
   type ResultMessage,
   type RunQueues,
@@ -131,7 +132,7 @@ export class Coordinator {
     await this.renewLeases();
     this.resultsWorker = new Worker(RESULT_QUEUE, (job) => this.onResultMessage(job.data), {
       connection: this.deps.workerConnection,
-      prefix: this.options.prefix ?? "overseer",
+      prefix: this.options.prefix ?? QUEUE_DEFAULTS.prefix,
       concurrency: this.options.resultConcurrency ?? 8,
       autorun: true,
     });

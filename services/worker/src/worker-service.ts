@@ -23,9 +23,10 @@
 import { hostname } from "node:os";
 import type { Logger } from "@overseer/config";
 import { RepoMirror } from "@overseer/git";
-import type { WrapCommand } from "@overseer/harness";
+import { DEFAULT_KILL_GRACE_MS, type WrapCommand } from "@overseer/harness";
 import {
   type LiveChannel,
+  QUEUE_DEFAULTS,
   RUN_JOB_VERSION,
   RUN_QUEUE,
   type RunJob,
@@ -120,7 +121,7 @@ export class WorkerService {
       workerId: this.id,
       dataDir: options.dataDir,
       logger: deps.logger,
-      killGraceMs: options.killGraceMs ?? 5000,
+      killGraceMs: options.killGraceMs ?? DEFAULT_KILL_GRACE_MS,
       maxOutputBytes: options.maxOutputBytes ?? 1024 * 1024,
       ...(options.diskLimitBytes === undefined ? {} : { diskLimitBytes: options.diskLimitBytes }),
       ...(options.diskCheckMs === undefined ? {} : { diskCheckMs: options.diskCheckMs }),
@@ -164,7 +165,7 @@ export class WorkerService {
     if (lockRenewTime >= lockDuration) throw new RangeError("lockRenewMs must be below lockDurationMs");
     this.worker = new Worker(RUN_QUEUE, (job, token) => this.process(job, token), {
       connection: this.deps.workerConnection,
-      prefix: this.options.prefix ?? "overseer",
+      prefix: this.options.prefix ?? QUEUE_DEFAULTS.prefix,
       concurrency: this.options.concurrency ?? 2,
       lockDuration,
       lockRenewTime,

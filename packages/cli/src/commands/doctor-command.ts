@@ -1,6 +1,7 @@
 import {
   ConfigError,
   commandForRole,
+  DEFAULT_ROLE,
   parseRunnerConfig,
   type RunnerConfig,
   type ServiceSettings,
@@ -265,7 +266,7 @@ async function checkProjects(
       });
       continue;
     }
-    const roles = new Set<string>(["general", ...Object.keys(config.commands_by_role)]);
+    const roles = new Set<string>([DEFAULT_ROLE, ...Object.keys(config.commands_by_role)]);
     const tasksRoles = await db
       .selectFrom("tasks")
       .select("role")

@@ -1,0 +1,5 @@
+/** Defaults of process handling, defined once (settings, sandbox drivers and the harness read them here). */
+export const PROCESS_DEFAULTS = Object.freeze({
+  /** Delay between SIGTERM and SIGKILL when a run's process group is stopped (`OVERSEER_KILL_GRACE_MS`). */
+  killGraceMs: 5000,
+});
