@@ -1,3 +1,4 @@
+import type { Proposal } from "./mission.ts";
 import type { AwaitingReason } from "./task.ts";
 
 /** One card of a task file (validated by `@overseer/config`) as the domain imports it. */
@@ -67,6 +68,23 @@ export type Command =
       question?: string | undefined;
       options?: readonly OptionCommandInput[] | undefined;
       checkpointRef?: string | null | undefined;
+      /** Ask the mission for a new planning round instead of a resolver (`escalate --replan`). */
+      replan?: boolean | undefined;
+      usage?: Usage | undefined;
+    }
+  /**
+   * A planning run's outcome (`overseer-agent plan` / `complete`): a validated task graph or
+   * completion evidence goes to review; `problems` (the graph failed validation) sends every
+   * problem back to a new planning run, up to `maxAttempts` in a row.
+   */
+  | {
+      kind: "propose";
+      runId: string;
+      proposal: Proposal | { kind: "problems"; problems: readonly string[] };
+      summary?: string | undefined;
+      commitSha: string | null;
+      branchHead: string | null;
+      maxAttempts: number;
       usage?: Usage | undefined;
     }
   /** Hard timeout or idle stall: the process group was killed (rule 8). */
@@ -136,6 +154,19 @@ export type Command =
     }
   /** A validated task graph, all cards or none (ids must be new, prerequisites must exist). */
   | { kind: "import-tasks"; tasks: readonly TaskCardInput[]; by: string }
+  /**
+   * Starts a mission: the project becomes active and continuous with a fresh session budget
+   * and a planning task for the objective. `budgetUsd` is stored beside the project's spend.
+   */
+  | {
+      kind: "start-mission";
+      objective: string;
+      stage: string | null;
+      sessionsLimit: number | null;
+      maxRounds: number;
+      budgetUsd?: number | null | undefined;
+      by: string;
+    }
   | {
       kind: "set-project-status";
       status: "active" | "paused" | "stopped";
@@ -160,6 +191,7 @@ export const RUN_OUTCOME_KINDS = [
   "run-misconfigured",
   "scope-violation",
   "run-violation",
+  "propose",
 ] as const satisfies readonly CommandKind[];
 
 export const OPERATOR_COMMAND_KINDS = [
@@ -171,6 +203,7 @@ export const OPERATOR_COMMAND_KINDS = [
   "set-project-status",
   "start-project",
   "import-tasks",
+  "start-mission",
 ] as const satisfies readonly CommandKind[];
 
 export function commandRunId(command: Command): string | null {

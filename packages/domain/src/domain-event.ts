@@ -31,7 +31,16 @@ export type DomainEventType =
   | "incident.recorded"
   | "project.status_changed"
   | "project.started"
-  | "project.sessions_exhausted";
+  | "project.sessions_exhausted"
+  | "mission.started"
+  | "mission.plan_invalid"
+  | "mission.planned"
+  | "mission.plan_refused"
+  | "mission.continued"
+  | "mission.replan_requested"
+  | "mission.bound_reached"
+  | "mission.completion_refused"
+  | "mission.completed";
 
 export type IncidentKind =
   | "scope_violation"

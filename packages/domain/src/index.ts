@@ -2,6 +2,7 @@ export * from "./command.ts";
 export * from "./decision.ts";
 export * from "./domain-error.ts";
 export * from "./domain-event.ts";
+export * from "./mission.ts";
 export * from "./project-state.ts";
 export * from "./run.ts";
 export * from "./scheduler.ts";

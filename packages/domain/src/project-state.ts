@@ -1,8 +1,10 @@
 import type { Decision } from "./decision.ts";
+import type { MissionState } from "./mission.ts";
 import type { Run } from "./run.ts";
 import type { Task } from "./task.ts";
 
-export const PROJECT_STATUSES = ["active", "paused", "stopped"] as const;
+/** `completed`: a mission's objective was met and approved (a new start reopens it). */
+export const PROJECT_STATUSES = ["active", "paused", "stopped", "completed"] as const;
 export type ProjectStatus = (typeof PROJECT_STATUSES)[number];
 
 /** The part of a project the state machine reads and changes. */
@@ -19,6 +21,8 @@ export interface ProjectControl {
   readonly sessionsUsed: number;
   /** Stage requested by the current start; null = every stage. */
   readonly stage: string | null;
+  /** The project's mission, if one was started. */
+  readonly mission: MissionState | null;
   readonly version: number;
 }
 

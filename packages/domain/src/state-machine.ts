@@ -20,6 +20,8 @@
  *   scope-violation  incident + awaiting_input resolver + project paused (rule 10)
  *   run-violation    incident + escalate (a forbidden transition or the disk limit; nothing landed)
  *   run-misconfigured awaiting_input with a card saying what to set
+ *   start-mission    active + continuous, planning task for the objective (mission.ts)
+ *   propose          planning task in_progress → review with its plan or completion evidence
  *   operator         release-external, answer, resolve-decision, cancel, stop, project status
  *   start-project    active with a fresh session budget (rule 12), records project.started
  *   import-tasks     new todo tasks from a validated task file, all or none
@@ -38,6 +40,7 @@ import {
 } from "./decision.ts";
 import { DomainError } from "./domain-error.ts";
 import type { DomainEvent, DomainEventType, Incident } from "./domain-event.ts";
+import { type MissionState, PLANNER_ROLE, type PlanCard, type Proposal } from "./mission.ts";
 import type { DomainContext, ProjectControl, ProjectState } from "./project-state.ts";
 import { formatAgentId, isActiveRun, type Run, type RunAction } from "./run.ts";
 import { activeRunCount, nextAction, runnableTasks } from "./scheduler.ts";
@@ -116,6 +119,11 @@ export function applyCommand(state: ProjectState, command: Command, ctx: DomainC
         reason: command.reason,
         checkpointRef: command.checkpointRef ?? null,
       });
+      // Only ordinary work is replanned; a resolver or planning task escalates as usual.
+      if (command.replan && task.kind === "work" && missionOpen(draft.project)) {
+        replan(draft, task, run, command.reason);
+        break;
+      }
       escalateTask(draft, task, run, {
         reason: command.reason,
         needsUser: command.needsUser ?? false,
@@ -142,6 +150,8 @@ export function applyCommand(state: ProjectState, command: Command, ctx: DomainC
     }
     case "no-transition":
       return noTransition(draft, command);
+    case "propose":
+      return propose(draft, command);
     case "run-misconfigured": {
       const { run, task } = draft.outcomeTarget(command.runId, ["in_progress", "review"]) ?? {};
       if (!run || !task) return draft.alreadyApplied();
@@ -215,6 +225,9 @@ export function applyCommand(state: ProjectState, command: Command, ctx: DomainC
       break;
     case "import-tasks":
       importTasks(draft, command);
+      break;
+    case "start-mission":
+      startMission(draft, command);
       break;
     case "set-project-status":
       if (command.status === "stopped") {
@@ -348,6 +361,7 @@ function approve(draft: Draft, command: Extract<Command, { kind: "approve" }>): 
     );
   }
   draft.endRun(run, { status: "finished", transition: "approve" }, command.usage);
+  if (task.kind === "plan") return approveProposal(draft, task, run, command.feedback);
   draft.putTask({ ...task, status: "done", failures: 0, notBefore: null, statusReason: null });
   draft.event("task.approved", run, {
     feedback: command.feedback ?? null,
@@ -736,11 +750,337 @@ function cancelRun(draft: Draft, run: Run, reason: string): void {
 }
 
 // ---------------------------------------------------------------------------------------
+// Missions (see mission.ts)
+
+/** A mission that still plans and continues: started, not completed. */
+function missionOpen(project: ProjectControl): project is ProjectControl & { mission: MissionState } {
+  return project.mission !== null && project.mission.evidence === null;
+}
+
+function startMission(draft: Draft, command: Extract<Command, { kind: "start-mission" }>): void {
+  const objective = command.objective.trim();
+  if (objective === "") {
+    throw new DomainError("invalid_transition", "A mission needs an objective; pass the objective text.");
+  }
+  if (!Number.isInteger(command.maxRounds) || command.maxRounds < 1) {
+    throw new DomainError(
+      "invalid_transition",
+      `A mission's round limit must be a whole number of at least 1, received ${command.maxRounds}.`,
+    );
+  }
+  const planning = [...draft.tasks.values()].find(
+    (t) => t.kind === "plan" && !TERMINAL_TASK_STATUSES.has(t.status),
+  );
+  if (planning) {
+    throw new DomainError(
+      "invalid_transition",
+      `Planning task ${planning.id} is still ${planning.status}; let it finish or cancel it before starting another mission.`,
+      { taskId: planning.id, status: planning.status },
+    );
+  }
+  const from = draft.project.status;
+  draft.project = {
+    ...draft.project,
+    status: "active",
+    statusReason: null,
+    continuous: true,
+    // A mission runs every stage its plans create; its own stage goes to the planner.
+    stage: null,
+    sessionsLimit: command.sessionsLimit,
+    sessionsUsed: 0,
+    mission: {
+      objective,
+      stage: command.stage,
+      round: 0,
+      maxRounds: command.maxRounds,
+      evidence: null,
+      completedAt: null,
+    },
+  };
+  if (from !== "active") {
+    draft.event(
+      "project.status_changed",
+      { taskId: null, id: null },
+      { status: "active", reason: `mission started by ${command.by}` },
+    );
+  }
+  draft.event(
+    "mission.started",
+    { taskId: null, id: null },
+    {
+      objective,
+      stage: command.stage,
+      maxRounds: command.maxRounds,
+      sessionsLimit: command.sessionsLimit,
+      budgetUsd: command.budgetUsd ?? null,
+      by: command.by,
+    },
+  );
+  addPlanningRound(draft, null);
+}
+
+/** Creates the next planning task (round + 1) with `feedback` as its handoff. */
+function addPlanningRound(draft: Draft, feedback: string | null): Task {
+  const mission = draft.project.mission as MissionState;
+  const round = mission.round + 1;
+  const id = draft.freshTaskId("MISSION-R");
+  const planning = newTask({
+    projectId: draft.project.id,
+    id,
+    stage: mission.stage ?? "S00",
+    title: `Mission round ${round}: ${round === 1 ? "plan" : "continue"} — ${oneLine(mission.objective, 80)}`,
+    body: mission.objective,
+    role: PLANNER_ROLE,
+    // A planner reads the repository and changes nothing: its plan goes through overseer-agent.
+    scope: [".overseer/**"],
+    acceptance: [
+      "Either a task graph that moves the objective forward, each task small, scoped and testable,",
+      "or completion evidence showing the objective is met.",
+    ],
+    priority: 0,
+    kind: "plan",
+    feedback,
+  });
+  draft.putTask(planning, true);
+  draft.project = { ...draft.project, mission: { ...mission, round } };
+  if (round > 1) draft.event("mission.continued", { taskId: id, id: null }, { round });
+  return planning;
+}
+
+/**
+ * Continuation: a continuous mission whose tasks are all done or cancelled gets its next
+ * planning round, or pauses with a summary once its round limit is reached.
+ */
+function continueMission(draft: Draft): void {
+  const project = draft.project;
+  if (!missionOpen(project) || !project.continuous) return;
+  for (const t of draft.tasks.values()) if (!TERMINAL_TASK_STATUSES.has(t.status)) return;
+  for (const r of draft.runs.values()) if (isActiveRun(r)) return;
+  if (project.mission.round >= project.mission.maxRounds) {
+    pauseAtBound(draft, `mission round limit (${project.mission.maxRounds}) reached`);
+    return;
+  }
+  addPlanningRound(draft, null);
+}
+
+function pauseAtBound(draft: Draft, bound: string): void {
+  const summary = statusCounts(draft);
+  const counts = Object.entries(summary)
+    .map(([status, n]) => `${n} ${status}`)
+    .join(", ");
+  draft.setProjectStatus("paused", `${bound} (tasks: ${counts}); start again to continue`);
+  draft.event("mission.bound_reached", { taskId: null, id: null }, { bound, summary });
+}
+
+/** `escalate --replan`: the task is cancelled (work kept) and a planning round replaces it. */
+function replan(draft: Draft, task: Task, run: Run, reason: string): void {
+  cancelTask(draft, task, run.agentId, `replan requested: ${oneLine(reason, 200)}`);
+  draft.event("mission.replan_requested", run, { reason });
+  const mission = (draft.project as ProjectControl & { mission: MissionState }).mission;
+  const open = [...draft.tasks.values()].some(
+    (t) => t.kind === "plan" && !TERMINAL_TASK_STATUSES.has(t.status),
+  );
+  if (open) return; // a planning round is already under way; it will see the cancelled task
+  if (mission.round >= mission.maxRounds) {
+    pauseAtBound(draft, `mission round limit (${mission.maxRounds}) reached at a replan request`);
+    return;
+  }
+  addPlanningRound(
+    draft,
+    `Replan requested by ${run.agentId} while working on ${task.id} ("${task.title}"), which was cancelled:\n${reason}`,
+  );
+}
+
+function propose(draft: Draft, command: Extract<Command, { kind: "propose" }>): ApplyResult {
+  const { run, task } = draft.outcomeTarget(command.runId, ["in_progress"]) ?? {};
+  if (!run || !task) return draft.alreadyApplied();
+  requireAction(run, ["execute"], "propose");
+  if (task.kind !== "plan") {
+    throw new DomainError(
+      "invalid_transition",
+      `Task ${task.id} is a ${task.kind} task; only a mission's planning task may propose a plan or completion (use submit).`,
+      { kind: task.kind },
+    );
+  }
+  const proposal = command.proposal;
+  const problems =
+    proposal.kind === "problems"
+      ? [...proposal.problems]
+      : proposal.kind === "plan"
+        ? planProblems(draft, proposal.tasks)
+        : proposal.evidence.trim() === ""
+          ? ["The completion evidence is empty; say what shows the objective is met."]
+          : [];
+  if (problems.length > 0) {
+    const failures = task.failures + 1;
+    const reason = `Run ${run.agentId} proposed an invalid plan (${problems.length} problem${problems.length === 1 ? "" : "s"})`;
+    draft.endRun(
+      run,
+      { status: "failed", failure: `${reason}: ${oneLine(problems.join("; "), 400)}` },
+      command.usage,
+    );
+    draft.event("mission.plan_invalid", run, {
+      problems,
+      attempt: failures,
+      maxAttempts: command.maxAttempts,
+    });
+    const feedback = [
+      "Your previous plan was refused; nothing was imported. Fix every problem below and propose again:",
+      ...problems.map((p) => `- ${p}`),
+    ].join("\n");
+    if (failures < command.maxAttempts) {
+      draft.putTask({ ...task, status: "todo", feedback, failures, notBefore: null });
+    } else {
+      escalateTask(draft, { ...task, feedback, failures: 0, notBefore: null }, run, {
+        reason: `${reason} ${failures} times in a row; the last problems:\n${problems.join("\n")}`,
+      });
+    }
+    return draft.result("applied");
+  }
+  draft.endRun(run, { status: "finished", transition: "submit" }, command.usage);
+  const kept = proposal as Proposal;
+  draft.putTask({
+    ...task,
+    status: "review",
+    executorAgentId: run.agentId,
+    branchHead: command.branchHead ?? task.branchHead,
+    proposal: kept,
+    feedback: null,
+    failures: 0,
+    notBefore: null,
+    statusReason: null,
+  });
+  draft.event("task.submitted", run, {
+    message:
+      kept.kind === "plan" ? `Plan of ${kept.tasks.length} task(s)` : "Objective met: completion evidence",
+    summary: command.summary ?? null,
+    commitSha: command.commitSha,
+    branchHead: command.branchHead,
+    proposal: kept.kind,
+    ...(kept.kind === "plan" ? { taskIds: kept.tasks.map((t) => t.id) } : {}),
+  });
+  return draft.result("applied");
+}
+
+/** What keeps a plan from being imported as one whole into the current project. */
+function planProblems(draft: Draft, cards: readonly PlanCard[]): string[] {
+  const problems: string[] = [];
+  if (cards.length === 0) {
+    problems.push(
+      "The plan has no task; propose at least one, or declare the objective met with `overseer-agent complete`.",
+    );
+  }
+  const incoming = new Set<string>();
+  for (const card of cards) {
+    if (draft.tasks.has(card.id))
+      problems.push(`Task id ${card.id} is already taken in this project; choose a new id.`);
+    else if (incoming.has(card.id)) problems.push(`Task id ${card.id} appears twice in the plan.`);
+    incoming.add(card.id);
+  }
+  for (const card of cards) {
+    const unknown = card.prerequisites.filter((p) => !draft.tasks.has(p) && !incoming.has(p));
+    if (unknown.length > 0)
+      problems.push(`Task ${card.id} names prerequisites that do not exist: ${unknown.join(", ")}.`);
+  }
+  return problems;
+}
+
+function approveProposal(draft: Draft, task: Task, run: Run, feedback: string | undefined): ApplyResult {
+  const proposal = task.proposal;
+  if (proposal === null) {
+    throw new DomainError("invalid_transition", `Planning task ${task.id} has no proposal to approve.`);
+  }
+  const back = (event: "mission.plan_refused" | "mission.completion_refused", reasons: string[]) => {
+    draft.putTask({
+      ...task,
+      status: "todo",
+      proposal: null,
+      failures: 0,
+      notBefore: null,
+      feedback: [
+        `The reviewer approved, but the ${proposal.kind === "plan" ? "plan could not be imported" : "objective cannot be declared met"} yet:`,
+        ...reasons.map((r) => `- ${r}`),
+      ].join("\n"),
+    });
+    draft.event(event, run, { reasons });
+    return draft.result("applied");
+  };
+  if (proposal.kind === "plan") {
+    const problems = planProblems(draft, proposal.tasks);
+    if (problems.length > 0) return back("mission.plan_refused", problems);
+    for (const card of proposal.tasks) {
+      draft.putTask(
+        newTask({
+          projectId: draft.project.id,
+          id: card.id,
+          stage: card.stage,
+          title: card.title,
+          body: card.body,
+          role: card.role,
+          scope: [...card.scope],
+          prerequisites: [...card.prerequisites],
+          acceptance: [...card.acceptance],
+          priority: card.priority,
+        }),
+        true,
+      );
+    }
+    draft.putTask({ ...task, status: "done", failures: 0, notBefore: null, statusReason: null });
+    draft.event("task.approved", run, {
+      feedback: feedback ?? null,
+      landedSha: null,
+      landedBranch: null,
+      executorAgentId: task.executorAgentId,
+    });
+    draft.event(
+      "mission.planned",
+      { taskId: task.id, id: run.id },
+      { taskIds: proposal.tasks.map((t) => t.id) },
+    );
+    return draft.result("applied");
+  }
+  // Completion: an independent reviewer approved; nothing may still be waiting or open.
+  const reasons: string[] = [];
+  for (const d of draft.decisions.values()) {
+    if (d.status === "pending") reasons.push(`decision ${d.id} (${d.title}) is still pending`);
+  }
+  for (const t of draft.tasks.values()) {
+    if (t.id !== task.id && !TERMINAL_TASK_STATUSES.has(t.status))
+      reasons.push(`task ${t.id} is still ${t.status}`);
+  }
+  if (reasons.length > 0) return back("mission.completion_refused", reasons);
+  draft.putTask({ ...task, status: "done", failures: 0, notBefore: null, statusReason: null });
+  draft.event("task.approved", run, {
+    feedback: feedback ?? null,
+    landedSha: null,
+    landedBranch: null,
+    executorAgentId: task.executorAgentId,
+  });
+  const mission = draft.project.mission;
+  if (mission) {
+    draft.project = {
+      ...draft.project,
+      continuous: false,
+      mission: { ...mission, evidence: proposal.evidence, completedAt: draft.ctx.now },
+    };
+  }
+  draft.setProjectStatus("completed", "mission objective met; evidence approved by an independent reviewer");
+  draft.event(
+    "mission.completed",
+    { taskId: task.id, id: run.id },
+    { evidence: proposal.evidence, reviewer: run.agentId },
+  );
+  return draft.result("applied");
+}
+
+// ---------------------------------------------------------------------------------------
 // Claim (scheduler)
 
 function claim(draft: Draft, stage: string | null): void {
   const project = draft.project;
   if (project.status !== "active") return;
+  continueMission(draft);
+  if (draft.project.status !== "active") return;
   const state = draft.snapshot();
   const candidates = runnableTasks(state, draft.ctx.now, stage);
   if (candidates.length === 0) return;

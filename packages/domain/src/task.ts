@@ -1,3 +1,5 @@
+import type { Proposal } from "./mission.ts";
+
 /**
  * Task (card) model. A task moves through
  *
@@ -17,7 +19,8 @@ export const TASK_STATUSES = [
 ] as const;
 export type TaskStatus = (typeof TASK_STATUSES)[number];
 
-export const TASK_KINDS = ["work", "resolver"] as const;
+/** `plan`: a mission's planning round (see mission.ts). */
+export const TASK_KINDS = ["work", "resolver", "plan"] as const;
 export type TaskKind = (typeof TASK_KINDS)[number];
 
 /** Why a task waits for an operator (docs/state-machine.md rule 7). */
@@ -77,6 +80,8 @@ export interface Task {
   readonly executorAgentId: string | null;
   /** Head of `overseer/task/<id>` after the last submit; the reviewer's checkout. */
   readonly branchHead: string | null;
+  /** Planning tasks: what the last planning run proposed, kept for its review. */
+  readonly proposal: Proposal | null;
   /** Consecutive failed runs (no transition, crash) of the current action. */
   readonly failures: number;
   /** Not runnable before this epoch-ms (retry backoff). */
@@ -132,6 +137,7 @@ export function newTask(
     answers: [],
     executorAgentId: null,
     branchHead: null,
+    proposal: null,
     failures: 0,
     notBefore: null,
     version: 0,

@@ -15,6 +15,10 @@
  *   (i) applyCommand never mutates its input (deep-frozen input, Map entries compared by identity)
  *   (j) only an import creates work tasks (todo, every prerequisite known); a start resets
  *       the session budget and records project.started
+ *   (k) missions: an approved plan is imported whole (every proposed card) or not at all;
+ *       planning rounds are created only by start-mission, a continuous claim with every task
+ *       finished, or a replan, and never past the round limit; a project completes only through
+ *       a fresh reviewer's approve of completion evidence with no pending card and no open task
  * plus consistency checks that keep the machine live: an in_progress task has an active run,
  * awaiting_input ⇔ a pending card, blockedBy is set exactly while blocked and names an open
  * resolver. Anything thrown other than a DomainError fails the property.
@@ -61,6 +65,8 @@ const projectArb = fc.record({
   /** Done resolvers already under the first task, so the 6-remediation limit is within reach. */
   priorRemediations: fc.integer({ min: 0, max: MAX_REMEDIATIONS_PER_ROOT }),
   escalating: fc.boolean(),
+  /** Start a mission (round limit 1–3) before the first step. */
+  mission: fc.option(fc.integer({ min: 1, max: 3 }), { nil: null }),
 });
 type ProjectSpec = typeof projectArb extends fc.Arbitrary<infer T> ? T : never;
 
@@ -145,7 +151,42 @@ function runOutcomes(state: ProjectState, maxAttempts: number, escalating: boole
         feedback: "ok",
       });
       times(escalating ? 1 : 3, { kind: "reject", runId, feedback: "needs tests" });
+    } else if (state.tasks.get(run.taskId)?.kind === "plan") {
+      const fresh = `S05-${state.tasks.size + 1}`;
+      times(8, {
+        kind: "propose",
+        runId,
+        proposal: { kind: "plan", tasks: [planCard(fresh, []), planCard(`${fresh}b`, [fresh])] },
+        commitSha: null,
+        branchHead: null,
+        maxAttempts,
+      });
+      times(2, {
+        kind: "propose",
+        runId,
+        proposal: { kind: "plan", tasks: [planCard(fresh, ["NOPE-1"])] },
+        commitSha: null,
+        branchHead: null,
+        maxAttempts,
+      });
+      ok({
+        kind: "propose",
+        runId,
+        proposal: { kind: "problems", problems: ["cycle A → A"] },
+        commitSha: null,
+        branchHead: null,
+        maxAttempts,
+      });
+      times(3, {
+        kind: "propose",
+        runId,
+        proposal: { kind: "complete", evidence: "42 passed" },
+        commitSha: null,
+        branchHead: null,
+        maxAttempts,
+      });
     } else {
+      ok({ kind: "escalate", runId, reason: "the plan is wrong", replan: true });
       times(escalating ? 2 : 12, {
         kind: "submit",
         runId,
@@ -190,6 +231,20 @@ function runOutcomes(state: ProjectState, maxAttempts: number, escalating: boole
     ok({ kind: "run-misconfigured", runId, reason: "harness_not_configured", message: "no argv" });
   }
   return out;
+}
+
+function planCard(id: string, prerequisites: readonly string[]) {
+  return {
+    id,
+    stage: "S05",
+    title: `Planned ${id}`,
+    body: "",
+    role: "general",
+    scope: ["src/planned/**"],
+    prerequisites,
+    acceptance: [],
+    priority: 0,
+  };
 }
 
 /** Operator commands that answer or release: the usual way out of awaiting_input and pauses. */
@@ -246,6 +301,18 @@ function operatorReleases(state: ProjectState): Candidate[] {
     },
     expect: "ok",
   });
+  const planning = [...state.tasks.values()].some((t) => t.kind === "plan" && !isTerminal(t));
+  out.push({
+    command: {
+      kind: "start-mission",
+      objective: "Ship it",
+      stage: null,
+      sessionsLimit: 30,
+      maxRounds: 2,
+      by,
+    },
+    expect: planning ? "error" : "ok",
+  });
   return out;
 }
 
@@ -261,6 +328,10 @@ function importedCard(id: string, prerequisites: readonly string[]) {
     acceptance: [],
     priority: 1,
   };
+}
+
+function isTerminal(t: Task): boolean {
+  return t.status === "done" || t.status === "cancelled";
 }
 
 /** Operator commands that end things: cancel, stop, stopping the project. Kept rare. */
@@ -294,7 +365,31 @@ function invalidCommands(state: ProjectState): Candidate[] {
     command: { kind: "import-tasks", by, tasks: [importedCard("S03-new", ["NOPE-1"])] },
     expect: "error",
   });
+  out.push({
+    command: {
+      kind: "start-mission",
+      objective: " ",
+      stage: null,
+      sessionsLimit: null,
+      maxRounds: 2,
+      by: "operator",
+    },
+    expect: "error",
+  });
   for (const run of activeRuns(state)) {
+    if (run.action !== "review" && state.tasks.get(run.taskId)?.kind !== "plan") {
+      out.push({
+        command: {
+          kind: "propose",
+          runId: run.id,
+          proposal: { kind: "complete", evidence: "done" },
+          commitSha: null,
+          branchHead: null,
+          maxAttempts: 3,
+        },
+        expect: "error",
+      });
+    }
     if (run.action === "review") {
       out.push({
         command: { kind: "submit", runId: run.id, message: "m", commitSha: null, branchHead: null },
@@ -427,6 +522,9 @@ interface Stats {
   nested: number;
   stale: number;
   exhausted: number;
+  rounds: number;
+  imported: number;
+  completed: number;
 }
 
 function statusOf(state: ProjectState, id: string | null): Task["status"] | undefined {
@@ -521,9 +619,29 @@ function checkStep(prev: ProjectState, command: Command, result: ApplyResult, hi
       ensure(OPERATOR_RELEASES.has(command.kind), via(`${after.id} left awaiting_input for ${after.status}`));
     }
 
-    // (c) limits: created resolvers past depth 3 or the 6th remediation wait for an operator.
-    // Only an import creates work tasks: new, todo, with every prerequisite known.
-    if (result.changes.createdTaskIds.has(after.id) && command.kind === "import-tasks") {
+    // (k) planning rounds: only from a start, a continuous claim with all finished, or a replan.
+    if (result.changes.createdTaskIds.has(after.id) && after.kind === "plan") {
+      history.stats.rounds++;
+      const byStart = command.kind === "start-mission";
+      const byClaim =
+        command.kind === "claim" &&
+        prev.project.continuous &&
+        prev.project.mission !== null &&
+        prev.project.mission.evidence === null &&
+        [...prev.tasks.values()].every(isTerminal);
+      const byReplan =
+        command.kind === "escalate" && command.replan === true && prev.project.mission !== null;
+      ensure(byStart || byClaim || byReplan, via(`planning task ${after.id} created`));
+      ensure(
+        after.status === "todo" || after.status === "in_progress",
+        via(`planning task ${after.id} is ${after.status}`),
+      );
+    } else if (
+      result.changes.createdTaskIds.has(after.id) &&
+      (command.kind === "approve" || command.kind === "import-tasks")
+    ) {
+      // Only an import creates work tasks: new, todo, with every prerequisite known.
+      // (k) imported by an approved plan: checked as a whole below.
       ensure(
         after.kind === "work" && after.status === "todo",
         via(`imported ${after.id} is not a todo work task`),
@@ -533,6 +651,7 @@ function checkStep(prev: ProjectState, command: Command, result: ApplyResult, hi
         via(`imported ${after.id} has an unknown prerequisite`),
       );
     } else if (result.changes.createdTaskIds.has(after.id)) {
+      // (c) limits: created resolvers past depth 3 or the 6th remediation wait for an operator.
       ensure(after.kind === "resolver", via(`created ${after.id} is not a resolver`));
       let remediation = 0;
       for (const t of next.tasks.values())
@@ -626,6 +745,53 @@ function checkStep(prev: ProjectState, command: Command, result: ApplyResult, hi
     }
   }
 
+  // (k) a plan is imported whole or not at all.
+  if (command.kind === "approve") {
+    const run = prev.runs.get(command.runId);
+    const planning = run ? prev.tasks.get(run.taskId) : undefined;
+    const proposal = planning?.kind === "plan" ? planning.proposal : null;
+    const created = [...result.changes.createdTaskIds].sort();
+    if (proposal?.kind === "plan" && result.outcome === "applied") {
+      const proposed = proposal.tasks.map((c) => c.id).sort();
+      const imported = created.join() === proposed.join();
+      ensure(
+        imported || created.length === 0,
+        via(`plan imported partly: ${created.join()} of ${proposed.join()}`),
+      );
+      ensure(
+        imported === (statusOf(next, planning?.id ?? null) === "done"),
+        via("the planning task's end does not match the import"),
+      );
+      if (imported) history.stats.imported++;
+    } else {
+      ensure(created.length === 0, via("an approve that was not a plan created tasks"));
+    }
+  }
+  // (k) completion only through a fresh reviewer's approve of evidence, with nothing left open.
+  if (next.project.status === "completed" && prev.project.status !== "completed") {
+    history.stats.completed++;
+    const run = command.kind === "approve" ? prev.runs.get(command.runId) : undefined;
+    const planning = run ? prev.tasks.get(run.taskId) : undefined;
+    ensure(
+      run?.action === "review" && planning?.kind === "plan" && planning.proposal?.kind === "complete",
+      via("completed without an approved completion"),
+    );
+    ensure(run?.agentId !== planning?.executorAgentId, via("completion approved by its planner"));
+    ensure(
+      ![...prev.decisions.values()].some((d) => d.status === "pending"),
+      via("completed with a pending card"),
+    );
+    ensure([...next.tasks.values()].every(isTerminal), via("completed with an open task"));
+    ensure(
+      next.project.mission?.evidence != null && !next.project.continuous,
+      via("completion kept no evidence"),
+    );
+  }
+  // (k) the round limit holds.
+  const mission = next.project.mission;
+  if (mission)
+    ensure(mission.round <= mission.maxRounds, via(`round ${mission.round} > ${mission.maxRounds}`));
+
   // Rule 12: exhaustion pauses, completes nothing.
   if (result.events.some((e) => e.type === "project.sessions_exhausted")) {
     history.stats.exhausted++;
@@ -645,6 +811,21 @@ function runSequence(spec: ProjectSpec, steps: readonly StepSpec[], stats: Stats
   const ctx = testContext({ hexRepeat: 3 });
   const history: History = { agentIds: new Set(), stats };
   let state = buildProject(spec);
+  if (spec.mission !== null) {
+    // A mission starts from an objective alone: its tasks come from its plans.
+    state = applyCommand(
+      { ...state, tasks: new Map() },
+      {
+        kind: "start-mission",
+        objective: "Ship it",
+        stage: null,
+        sessionsLimit: null,
+        maxRounds: spec.mission,
+        by: "operator",
+      },
+      ctx,
+    ).state;
+  }
   for (const step of steps) {
     ctx.advance(step.advance);
     const { command, expect: expected, late } = chooseCommand(state, step, spec);
@@ -706,6 +887,9 @@ describe("state machine invariants (property)", () => {
       nested: 0,
       stale: 0,
       exhausted: 0,
+      rounds: 0,
+      imported: 0,
+      completed: 0,
     };
     fc.assert(
       fc.property(
@@ -723,5 +907,8 @@ describe("state machine invariants (property)", () => {
     expect(stats.depthLimit).toBeGreaterThan(0);
     expect(stats.remediationLimit).toBeGreaterThan(0);
     expect(stats.stale).toBeGreaterThan(0);
+    expect(stats.rounds).toBeGreaterThan(0);
+    expect(stats.imported).toBeGreaterThan(0);
+    expect(stats.completed).toBeGreaterThan(0);
   });
 });

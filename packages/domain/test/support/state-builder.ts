@@ -31,6 +31,7 @@ export function project(fields: Partial<ProjectControl> = {}): ProjectControl {
     sessionsLimit: null,
     sessionsUsed: 0,
     stage: null,
+    mission: null,
     version: 0,
     ...fields,
   };
