@@ -1,3 +1,4 @@
+import type { MissionState, Proposal } from "@overseer/domain";
 import type { ColumnType, Generated, Insertable, Selectable } from "kysely";
 
 /** Columns Postgres fills by default on insert. */
@@ -16,13 +17,15 @@ export interface ProjectsTable {
   branch: Defaulted<string>;
   objective: Defaulted<string>;
   runner_config: Json<Record<string, unknown>>;
-  status: Defaulted<"active" | "paused" | "stopped">;
+  status: Defaulted<"active" | "paused" | "stopped" | "completed">;
   status_reason: ColumnType<string | null, string | null | undefined, string | null>;
   continuous: Defaulted<boolean>;
   concurrency: Defaulted<number>;
   sessions_limit: ColumnType<number | null, number | null | undefined, number | null>;
   sessions_used: Defaulted<number>;
   stage: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The project's mission (objective, round, limits, approved evidence); null = none. */
+  mission: ColumnType<MissionState | null, unknown, unknown>;
   budget_usd: ColumnType<number | null, number | null | undefined, number | null>;
   cost_usd: Defaulted<number>;
   tokens_in: BigIntColumn;
@@ -43,7 +46,7 @@ export interface TasksTable {
   scope: Defaulted<string[]>;
   acceptance: Defaulted<string[]>;
   priority: Defaulted<number>;
-  kind: Defaulted<"work" | "resolver">;
+  kind: Defaulted<"work" | "resolver" | "plan">;
   parent_id: string | null;
   root_id: string | null;
   depth: Defaulted<number>;
@@ -57,6 +60,8 @@ export interface TasksTable {
   answers: Json<unknown[]>;
   executor_agent_id: string | null;
   branch_head: string | null;
+  /** Planning tasks: the last proposal (task graph or completion evidence). */
+  proposal: ColumnType<Proposal | null, unknown, unknown>;
   failures: Defaulted<number>;
   not_before: NullableTimestamp;
   version: Defaulted<number>;

@@ -1,4 +1,5 @@
 import type { AwaitingReason, Decision, OperatorAnswer, ProjectControl, Run, Task } from "@overseer/domain";
+import { json } from "./connection.ts";
 import type { DecisionRow, ProjectRow, RunRow, TaskRow } from "./database-schema.ts";
 
 const ms = (d: Date | null): number | null => (d ? d.getTime() : null);
@@ -29,6 +30,7 @@ export function taskFromRow(row: TaskRow, prerequisites: readonly string[]): Tas
     answers: row.answers as OperatorAnswer[],
     executorAgentId: row.executor_agent_id,
     branchHead: row.branch_head,
+    proposal: row.proposal ?? null,
     failures: row.failures,
     notBefore: ms(row.not_before),
     version: row.version,
@@ -47,6 +49,7 @@ export function taskMutableColumns(task: Task) {
     feedback: task.feedback,
     executor_agent_id: task.executorAgentId,
     branch_head: task.branchHead,
+    proposal: task.proposal === null ? null : json(task.proposal),
     failures: task.failures,
     not_before: task.notBefore === null ? null : new Date(task.notBefore),
   };
@@ -102,6 +105,7 @@ export function projectControlFromRow(row: ProjectRow): ProjectControl {
     sessionsLimit: row.sessions_limit,
     sessionsUsed: row.sessions_used,
     stage: row.stage,
+    mission: row.mission ?? null,
     version: row.version,
   };
 }

@@ -110,6 +110,14 @@ export async function applyTransition(
       // and a coordinator that schedules on NOTIFY would loop.
       if (isNoChange(result)) return { ...result, eventRows: [] };
       const eventRows = await persist(trx, projectId, result, ctx.now);
+      if (command.kind === "start-mission" && command.budgetUsd !== undefined) {
+        // The mission's spend bound sits beside the spend it bounds (the coordinator pauses at it).
+        await trx
+          .updateTable("projects")
+          .set({ budget_usd: command.budgetUsd })
+          .where("id", "=", projectId)
+          .execute();
+      }
       if (runId && options.runReport) await storeRunReport(trx, runId, options.runReport);
       const usage = "usage" in command ? command.usage : undefined;
       if (usage && runId) await addUsage(trx, projectId, runId, usage);
@@ -294,6 +302,8 @@ async function persist(db: Db, projectId: string, result: ApplyResult, at: numbe
           continuous: p.continuous,
           stage: p.stage,
           sessions_limit: p.sessionsLimit,
+          mission: p.mission === null ? null : json(p.mission),
+          ...(p.mission ? { objective: p.mission.objective } : {}),
           sessions_used: p.sessionsUsed,
           version: p.version + 1,
           updated_at: now,

@@ -1,0 +1,129 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  applyTransition,
+  createProject,
+  createScratchDatabase,
+  getTask,
+  loadProjectState,
+  requireProject,
+  type ScratchDatabase,
+} from "../src/index.ts";
+
+let scratch: ScratchDatabase;
+
+beforeAll(async () => {
+  scratch = await createScratchDatabase();
+});
+afterAll(async () => {
+  await scratch?.drop();
+});
+
+const card = (id: string, prerequisites: string[] = []) => ({
+  id,
+  stage: "S01",
+  title: `Task ${id}`,
+  body: "",
+  role: "backend",
+  scope: ["src/**"],
+  prerequisites,
+  acceptance: ["tested"],
+  priority: 0,
+});
+
+async function claimRun(projectId: string, taskId: string): Promise<string> {
+  const claimed = await applyTransition(scratch.db, projectId, { kind: "claim" });
+  const run = claimed.changes.runs.find((r) => r.taskId === taskId);
+  if (!run) throw new Error(`no run claimed for ${taskId}`);
+  return run.id;
+}
+
+describe("missions in Postgres", () => {
+  it("start, propose, approve: the mission, the proposal and the imported graph persist", async () => {
+    await createProject(scratch.db, { id: "m1", repo: "/tmp/none", runnerConfig: {} });
+    await applyTransition(scratch.db, "m1", {
+      kind: "start-mission",
+      objective: "A parser with tests",
+      stage: "S01",
+      sessionsLimit: 20,
+      maxRounds: 4,
+      budgetUsd: 2.5,
+      by: "operator",
+    });
+    const row = await requireProject(scratch.db, "m1");
+    expect(row).toMatchObject({
+      status: "active",
+      continuous: true,
+      budget_usd: 2.5,
+      objective: "A parser with tests",
+    });
+    expect(row.mission).toMatchObject({
+      objective: "A parser with tests",
+      round: 1,
+      maxRounds: 4,
+      evidence: null,
+    });
+
+    const planner = await claimRun("m1", "MISSION-R1");
+    await applyTransition(scratch.db, "m1", {
+      kind: "propose",
+      runId: planner,
+      proposal: { kind: "plan", tasks: [card("S01-1"), card("S01-2", ["S01-1"])] },
+      commitSha: null,
+      branchHead: null,
+      maxAttempts: 3,
+    });
+    expect((await getTask(scratch.db, "m1", "MISSION-R1"))?.proposal).toEqual({
+      kind: "plan",
+      tasks: [card("S01-1"), card("S01-2", ["S01-1"])],
+    });
+
+    const reviewer = await claimRun("m1", "MISSION-R1");
+    await applyTransition(scratch.db, "m1", {
+      kind: "approve",
+      runId: reviewer,
+      landedSha: null,
+      landedBranch: null,
+    });
+    const state = await loadProjectState(scratch.db, "m1");
+    expect(state.tasks.get("MISSION-R1")?.status).toBe("done");
+    expect(state.tasks.get("S01-2")).toMatchObject({
+      status: "todo",
+      prerequisites: ["S01-1"],
+      kind: "work",
+    });
+    expect(state.project.mission?.round).toBe(1);
+  });
+
+  it("an approved completion stores the evidence and ends the project completed", async () => {
+    await createProject(scratch.db, { id: "m2", repo: "/tmp/none", runnerConfig: {} });
+    await applyTransition(scratch.db, "m2", {
+      kind: "start-mission",
+      objective: "Nothing left to do",
+      stage: null,
+      sessionsLimit: null,
+      maxRounds: 2,
+      by: "operator",
+    });
+    const planner = await claimRun("m2", "MISSION-R1");
+    await applyTransition(scratch.db, "m2", {
+      kind: "propose",
+      runId: planner,
+      proposal: { kind: "complete", evidence: "npm test: 12 passed" },
+      commitSha: null,
+      branchHead: null,
+      maxAttempts: 3,
+    });
+    const reviewer = await claimRun("m2", "MISSION-R1");
+    await applyTransition(scratch.db, "m2", {
+      kind: "approve",
+      runId: reviewer,
+      landedSha: null,
+      landedBranch: null,
+    });
+    const row = await requireProject(scratch.db, "m2");
+    expect(row.status).toBe("completed");
+    expect(row.continuous).toBe(false);
+    expect(row.mission).toMatchObject({ evidence: "npm test: 12 passed" });
+    expect(row.budget_usd).toBeNull();
+  });
+});
