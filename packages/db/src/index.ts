@@ -30,6 +30,7 @@ export {
   migrateToLatest,
   pendingMigrations,
 } from "./migrator.ts";
+export { loadMissionEvidence, MISSION_EVIDENCE_LIMITS, type MissionEvidence } from "./mission-queries.ts";
 export * from "./project-repository.ts";
 export { type LoadStateOptions, loadProjectSnapshot, loadProjectState } from "./project-state-repository.ts";
 export { decisionFromRow, projectControlFromRow, runFromRow, taskFromRow } from "./row-mappers.ts";

@@ -1,4 +1,4 @@
-import type { Task } from "@overseer/domain";
+import type { Task, TaskKind } from "@overseer/domain";
 import type { Db } from "./connection.ts";
 import type { TaskRow } from "./database-schema.ts";
 import { taskFromRow } from "./row-mappers.ts";
@@ -11,7 +11,7 @@ export async function existingTaskIds(db: Db, projectId: string): Promise<string
 export interface ListTasksFilter {
   status?: readonly string[];
   stage?: string;
-  kind?: "work" | "resolver";
+  kind?: TaskKind;
   /** Opaque cursor: the `seq` of the last row of the previous page. */
   after?: string | null;
   limit?: number;

@@ -10,8 +10,9 @@
 //   review#2: approve "looks good"
 //   ```
 //
-// Lines are `<action>[#N]: step; step; …` for the actions execute, review and resolve
-// (`#` lines and blank lines are ignored). The action comes from $OVERSEER_ACTION. The attempt
+// Lines are `<action>[#N][@TASK]: step; step; …` for the actions execute, review and resolve
+// (`#` lines and blank lines are ignored); `@TASK` limits a line to the task with that id, so
+// one mission objective can script each planning round (`execute@MISSION-R2: …`). The action comes from $OVERSEER_ACTION. The attempt
 // number N comes from the `- Attempt: N` line of the prompt's task card (default 1): the line
 // with the highest index <= N runs (an unindexed line counts as #1), so `review: reject …` plus
 // `review#2: approve …` rejects once and approves every later review.
@@ -31,6 +32,10 @@
 //   exit CODE                     exit now with CODE and no transition
 //   crash                         die by a signal (SIGSEGV, else abort)
 //   print "TEXT"                  write TEXT and a newline to stdout
+//   plan "TASK FILE"              overseer-agent plan --file F (the YAML/JSON text, written to a
+//                                 temp file outside the checkout)
+//   complete "EVIDENCE"           overseer-agent complete --evidence F (same)
+//   replan "REASON"               overseer-agent escalate --replan --reason REASON
 //   spawn-orphan SECONDS          start a detached `sleep SECONDS` (its own session, so it
 //                                 escapes the process group) and write its pid to
 //                                 .overseer/orphan.pid
@@ -40,8 +45,9 @@
 // Exit codes: 0 done, 2 bad script or environment, 3 a file step failed, else overseer-agent's.
 
 import { spawn, spawnSync } from "node:child_process";
-import { appendFileSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
-import { dirname, isAbsolute, relative, resolve } from "node:path";
+import { appendFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 
 const ACTIONS = new Set(["execute", "review", "resolve"]);
@@ -61,6 +67,9 @@ const STEP_ARITY = {
   crash: [0, 0],
   print: [1, 1],
   "spawn-orphan": [1, 1],
+  plan: [1, 1],
+  complete: [1, 1],
+  replan: [1, 1],
 };
 
 function fail(message, code = 2) {
@@ -141,11 +150,12 @@ function parseScript(lines) {
   for (const raw of lines) {
     const line = raw.trim();
     if (line === "" || line.startsWith("#")) continue;
-    const match = /^([a-z]+)(?:#(\d+))?\s*:(.*)$/.exec(line);
+    const match = /^([a-z]+)(?:#(\d+))?(?:@([A-Za-z0-9._-]+))?\s*:(.*)$/.exec(line);
     if (!match || !ACTIONS.has(match[1])) {
-      fail(`bad script line "${line}": expected "execute|review|resolve[#N]: step; step"`);
+      fail(`bad script line "${line}": expected "execute|review|resolve[#N][@TASK]: step; step"`);
     }
-    const steps = tokenize(match[3]);
+    const forTask = match[3] ?? null;
+    const steps = tokenize(match[4]);
     for (const [name, ...args] of steps) {
       const arity = STEP_ARITY[name];
       if (!arity) fail(`unknown step "${name}" in "${line}"; steps: ${Object.keys(STEP_ARITY).join(", ")}`);
@@ -158,10 +168,12 @@ function parseScript(lines) {
     }
     const index = match[2] ? Number(match[2]) : 1;
     if (index < 1) fail(`bad attempt index in "${line}": attempts count from 1`);
-    if (entries.some((e) => e.action === match[1] && e.index === index)) {
-      fail(`two script lines for ${match[1]}#${index}; keep one per action and attempt`);
+    if (entries.some((e) => e.action === match[1] && e.index === index && e.forTask === forTask)) {
+      fail(
+        `two script lines for ${match[1]}#${index}${forTask ? `@${forTask}` : ""}; keep one per action and attempt`,
+      );
     }
-    entries.push({ action: match[1], index, steps });
+    entries.push({ action: match[1], index, forTask, steps });
   }
   return entries;
 }
@@ -247,6 +259,17 @@ async function runStep(name, args) {
     case "escalate":
       agent(["escalate", "--reason", args[0]]);
       return;
+    case "replan":
+      agent(["escalate", "--reason", args[0], "--replan"]);
+      return;
+    case "plan":
+    case "complete": {
+      const dir = mkdtempSync(join(tmpdir(), "fake-harness-"));
+      const file = join(dir, name === "plan" ? "plan.yaml" : "evidence.txt");
+      writeFileSync(file, args[0]);
+      agent(name === "plan" ? ["plan", "--file", file] : ["complete", "--evidence", file]);
+      return;
+    }
     case "ask": {
       const [question, ...options] = args;
       const flags = ["escalate", "--reason", question, "--needs-user", "--category", "product_question"];
@@ -317,9 +340,10 @@ async function main() {
 
   const lines = scriptLines(prompt);
   const entries = lines ? parseScript(lines) : [];
+  // A line for this very task wins over a general one; then the highest index <= attempt.
   const chosen = entries
-    .filter((e) => e.action === action && e.index <= attempt)
-    .sort((a, b) => b.index - a.index)[0];
+    .filter((e) => e.action === action && e.index <= attempt && (e.forTask === null || e.forTask === task))
+    .sort((a, b) => (b.forTask !== null) - (a.forTask !== null) || b.index - a.index)[0];
 
   let steps;
   if (chosen) {

@@ -55,6 +55,7 @@ export {
   runHarness,
   type WrapCommand,
 } from "./harness-runner.ts";
+export { type MissionPromptContext, missionSection } from "./mission-prompt.ts";
 export { DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_OUTPUT_FLUSH_MS } from "./output-collector.ts";
 export {
   type TerminateOutcome,

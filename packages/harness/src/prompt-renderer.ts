@@ -1,4 +1,11 @@
 import { PromptTooLargeError } from "./harness-errors.ts";
+import {
+  type MissionPromptContext,
+  missionSection,
+  plannerInstructions,
+  planReviewInstructions,
+  REPLAN_LINE,
+} from "./mission-prompt.ts";
 
 export type PromptAction = "execute" | "review" | "resolve";
 
@@ -14,9 +21,11 @@ export interface PromptInput {
     role: string;
     scope: string[];
     acceptance: string[];
-    kind: "work" | "resolver";
+    kind: "work" | "resolver" | "plan";
     parentId: string | null;
   };
+  /** The project's open mission, if any (planning tasks always have one). */
+  mission?: MissionPromptContext | null;
   action: PromptAction;
   agentId: string;
   /** Reviewer feedback for the next executor, or a handoff/checkpoint note; oldest text first. */
@@ -41,6 +50,7 @@ export type PromptSectionName =
   | "project"
   | "role_notes"
   | "task_card"
+  | "mission"
   | "instructions"
   | "feedback"
   | "answers";
@@ -118,6 +128,7 @@ export function renderPrompt(input: PromptInput): PromptRenderResult {
 
   trim("feedback", "head", FEEDBACK_KEEP_CHARS);
   trim("role_notes", "tail", 0);
+  trim("mission", "tail", 0);
   trim("project", "tail", 0);
   dropOldestAnswers(input, sections, overflow, adjustments);
   trim("feedback", "head", 0);
@@ -234,6 +245,9 @@ function buildSections(input: PromptInput): Section[] {
     heading: `# Task ${input.task.id}: ${input.task.title}`,
     body: taskCard(input),
   });
+  if (input.mission && input.task.kind === "plan") {
+    sections.push({ name: "mission", heading: "# Mission", body: missionSection(input.mission) });
+  }
   sections.push({ name: "instructions", heading: `# Your job: ${input.action}`, body: instructions(input) });
 
   if (input.feedback?.trim()) {
@@ -316,6 +330,13 @@ const CLOSING_LINES = [
 
 function instructions(input: PromptInput): string {
   const who = `agent \`${input.agentId}\``;
+  if (input.task.kind === "plan") {
+    return input.action === "review"
+      ? planReviewInstructions(who, input.mission?.proposal ?? null, ESCALATE_LINES, CLOSING_LINES)
+      : plannerInstructions(who, ESCALATE_LINES, CLOSING_LINES);
+  }
+  const escalateLines =
+    input.mission && input.task.kind === "work" ? [...ESCALATE_LINES, REPLAN_LINE] : ESCALATE_LINES;
   if (input.action === "review") {
     const diff = input.reviewBase
       ? `Run \`git diff ${input.reviewBase}...HEAD\` (and \`git log ${input.reviewBase}..HEAD\`) to see exactly what changed.`
@@ -327,7 +348,7 @@ function instructions(input: PromptInput): string {
       "Finish with exactly one of:",
       "- `overseer-agent approve [--feedback TEXT]`: the change meets the task; it lands on the main branch.",
       "- `overseer-agent reject --feedback TEXT`: the change must be redone. A new executor gets your feedback, so say precisely what is wrong and what must change.",
-      ...ESCALATE_LINES,
+      ...escalateLines,
       ...CLOSING_LINES,
     ].join("\n");
   }
@@ -341,7 +362,7 @@ function instructions(input: PromptInput): string {
     "",
     "Finish with exactly one of:",
     '- `overseer-agent submit --message-file FILE [--summary TEXT]`: the work is ready for an independent review. FILE holds the commit message (first line: a short subject), e.g. `f=$(mktemp) && printf \'%s\\n\' "Add login form" "" "Why and how." >"$f" && overseer-agent submit --message-file "$f"`.',
-    ...ESCALATE_LINES,
+    ...escalateLines,
     ...CLOSING_LINES,
   ].join("\n");
 }

@@ -40,6 +40,10 @@ export const CONTROL_LIMITS = {
   optionLabelBytes: 256,
   /** Decision option description: 2 KiB. */
   optionDescriptionBytes: 2 * 1024,
+  /** A planner's task graph file (`overseer-agent plan --file`): 256 KiB. */
+  planBytes: 256 * 1024,
+  /** A planner's completion evidence (`overseer-agent complete --evidence`): 64 KiB. */
+  evidenceBytes: 64 * 1024,
 } as const;
 
 /** Categories of an escalation that needs the user (docs/state-machine.md rule 7). */
@@ -52,7 +56,7 @@ export const ESCALATION_CATEGORIES = [
 ] as const satisfies readonly AwaitingReason[];
 export type EscalationCategory = (typeof ESCALATION_CATEGORIES)[number];
 
-export const CONTROL_KINDS = ["submit", "approve", "reject", "escalate"] as const;
+export const CONTROL_KINDS = ["submit", "approve", "reject", "escalate", "plan", "complete"] as const;
 export type ControlKind = (typeof CONTROL_KINDS)[number];
 
 function utf8Bytes(value: string): number {
@@ -138,6 +142,23 @@ const RejectSchema = z.strictObject({
   usage: UsageSchema.optional(),
 });
 
+/** A mission planner's task graph: the text of a YAML or JSON task file, validated by the coordinator. */
+const PlanSchema = z.strictObject({
+  version: z.literal(1),
+  kind: z.literal("plan"),
+  plan: boundedText(CONTROL_LIMITS.planBytes, true),
+  summary: boundedText(CONTROL_LIMITS.summaryBytes, false).optional(),
+  usage: UsageSchema.optional(),
+});
+
+/** A mission planner's declaration that the objective is met, with the evidence for its reviewer. */
+const CompleteSchema = z.strictObject({
+  version: z.literal(1),
+  kind: z.literal("complete"),
+  evidence: boundedText(CONTROL_LIMITS.evidenceBytes, true),
+  usage: UsageSchema.optional(),
+});
+
 const EscalateSchema = z
   .strictObject({
     version: z.literal(1),
@@ -147,6 +168,8 @@ const EscalateSchema = z
     category: z.enum(ESCALATION_CATEGORIES).optional(),
     question: boundedText(CONTROL_LIMITS.questionBytes, true).optional(),
     options: z.array(DecisionOptionSchema).max(CONTROL_LIMITS.maxOptions).optional(),
+    /** Ask the mission for a new planning round instead of a resolver. */
+    replan: z.boolean().optional(),
     usage: UsageSchema.optional(),
   })
   .transform((value, ctx) => {
@@ -183,6 +206,8 @@ const EscalateSchema = z
       ...(value.category !== undefined ? { category: value.category } : {}),
       ...(value.question !== undefined ? { question: value.question } : {}),
       options: unique,
+      options_source: unique.length > 0 ? ("agent" as const) : ("none" as const),
+      ...(value.replan ? { replan: true as const } : {}),
       ...(value.usage !== undefined ? { usage: value.usage } : {}),
     };
   });
@@ -193,6 +218,8 @@ export const ControlTransitionSchema = z.discriminatedUnion("kind", [
   ApproveSchema,
   RejectSchema,
   EscalateSchema,
+  PlanSchema,
+  CompleteSchema,
 ]);
 
 export type ControlTransition = z.output<typeof ControlTransitionSchema>;
@@ -200,6 +227,8 @@ export type SubmitTransition = Extract<ControlTransition, { kind: "submit" }>;
 export type ApproveTransition = Extract<ControlTransition, { kind: "approve" }>;
 export type RejectTransition = Extract<ControlTransition, { kind: "reject" }>;
 export type EscalateTransition = Extract<ControlTransition, { kind: "escalate" }>;
+export type PlanTransition = Extract<ControlTransition, { kind: "plan" }>;
+export type CompleteTransition = Extract<ControlTransition, { kind: "complete" }>;
 
 export type ControlParseResult = { ok: true; transition: ControlTransition } | { ok: false; error: string };
 

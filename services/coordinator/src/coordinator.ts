@@ -25,8 +25,10 @@ import {
   activeRuns,
   countRunsOfAction,
   type Db,
+  existingTaskIds,
   getRun,
   LeaseLostError,
+  loadMissionEvidence,
   loadProjectSnapshot,
   NotFoundError,
   POSTGRES_NOTIFY_CHANNEL,
@@ -248,7 +250,9 @@ export class Coordinator {
   private async enqueueRun(project: ProjectRow, state: ProjectState, run: Run): Promise<boolean> {
     const db = this.deps.db;
     const number = await countRunsOfAction(db, project.id, run.taskId, run.action);
-    const build = buildRunJob(project, state, run, number);
+    const planning = state.tasks.get(run.taskId)?.kind === "plan";
+    const evidence = planning ? await loadMissionEvidence(db, project.id) : null;
+    const build = buildRunJob(project, state, run, number, Date.now(), evidence);
     if (!build.ok) {
       this.deps.logger.warn({ projectId: project.id, runId: run.id, reason: build.reason }, build.message);
       await this.apply(project.id, {
@@ -341,7 +345,12 @@ export class Coordinator {
       throw error;
     });
     if (!project) return;
-    const command = commandForResult(result, retryPolicyOf(project));
+    const planning = result.outcome.kind === "transition" && result.outcome.transition.kind === "plan";
+    const command = commandForResult(
+      result,
+      retryPolicyOf(project),
+      planning ? await existingTaskIds(this.deps.db, projectId) : [],
+    );
     const runReport: ApplyOptions["runReport"] = {
       workerId: result.workerId,
       exitCode: result.exitCode,

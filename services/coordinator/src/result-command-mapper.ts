@@ -1,3 +1,4 @@
+import { parseTaskFile } from "@overseer/config";
 import type { Command } from "@overseer/domain";
 import type { RunResult } from "@overseer/queue";
 
@@ -11,7 +12,12 @@ export interface RetryPolicy {
  * takes precedence over the agent's own transition (docs/state-machine.md rule 10: the work is kept, the
  * project pauses, a remediation waits for the operator).
  */
-export function commandForResult(result: RunResult, retry: RetryPolicy): Command {
+export function commandForResult(
+  result: RunResult,
+  retry: RetryPolicy,
+  /** Task ids of the project: valid prerequisites of a planner's proposed graph. */
+  existingTaskIds: Iterable<string> = [],
+): Command {
   const runId = result.runId;
   if (result.scopeViolations.length > 0)
     return { kind: "scope-violation", runId, paths: result.scopeViolations };
@@ -80,6 +86,36 @@ export function commandForResult(result: RunResult, retry: RetryPolicy): Command
             question: t.question,
             options: t.options,
             checkpointRef: result.checkpointRef,
+            replan: t.replan,
+            usage,
+          };
+        case "plan": {
+          // The same validator as `overseer task import`: every problem at once, or the graph.
+          const parsed = parseTaskFile(t.plan, "yaml", "plan", {
+            existingIds: existingTaskIds,
+            allowEmpty: false,
+          });
+          return {
+            kind: "propose",
+            runId,
+            proposal: parsed.ok
+              ? { kind: "plan", tasks: parsed.tasks }
+              : { kind: "problems", problems: parsed.problems.map((p) => p.message) },
+            summary: t.summary,
+            commitSha: result.commitSha,
+            branchHead: result.branchHead,
+            maxAttempts: retry.maxAttempts,
+            usage,
+          };
+        }
+        case "complete":
+          return {
+            kind: "propose",
+            runId,
+            proposal: { kind: "complete", evidence: t.evidence },
+            commitSha: result.commitSha,
+            branchHead: result.branchHead,
+            maxAttempts: retry.maxAttempts,
             usage,
           };
       }

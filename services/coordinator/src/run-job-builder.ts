@@ -5,9 +5,16 @@ import {
   parseRunnerConfig,
   type RunnerConfig,
 } from "@overseer/config";
-import type { ProjectRow } from "@overseer/db";
-import { type ProjectState, type Run, type RunAction, type Task, taskBranch } from "@overseer/domain";
-import { type PromptRenderResult, renderPrompt } from "@overseer/harness";
+import type { MissionEvidence, ProjectRow } from "@overseer/db";
+import {
+  type MissionState,
+  type ProjectState,
+  type Run,
+  type RunAction,
+  type Task,
+  taskBranch,
+} from "@overseer/domain";
+import { type MissionPromptContext, type PromptRenderResult, renderPrompt } from "@overseer/harness";
 import { RUN_JOB_VERSION, type RunJob } from "@overseer/queue";
 
 export type JobBuild =
@@ -25,6 +32,8 @@ export function buildRunJob(
   run: Run,
   actionRunNumber: number,
   now = Date.now(),
+  /** Evidence of the project's mission (planning tasks only). */
+  evidence: MissionEvidence | null = null,
 ): JobBuild {
   let config: RunnerConfig;
   try {
@@ -42,7 +51,16 @@ export function buildRunJob(
       message: `No harness command for role "${task.role}" (${run.action}) in project ${project.id}: set "argv" or "commands_by_role.${run.action === "review" ? "reviewer" : task.role}" in its runner config.`,
     };
   }
-  const rendered = renderRunPrompt(project, config, state, task, run.action, run.agentId, actionRunNumber);
+  const rendered = renderRunPrompt(
+    project,
+    config,
+    state,
+    task,
+    run.action,
+    run.agentId,
+    actionRunNumber,
+    evidence,
+  );
   if (!rendered.ok) return { ok: false, reason: "configuration_error", message: rendered.error.message };
 
   const files: Record<string, string> = {};
@@ -123,8 +141,10 @@ export function renderRunPrompt(
   action: RunAction,
   agentId: string,
   actionRunNumber: number,
+  evidence: MissionEvidence | null = null,
 ): PromptRenderResult {
   const parent = task.parentId ? state.tasks.get(task.parentId) : undefined;
+  const mission = state.project.mission;
   return renderPrompt({
     project: { id: project.id, objective: project.objective, masterPrompt: config.master_prompt },
     roleNotes: config.role_notes[task.role],
@@ -147,7 +167,25 @@ export function renderRunPrompt(
     maxChars: config.max_prompt_chars,
     reviewBase: action === "review" ? project.branch : undefined,
     attempt: actionRunNumber,
+    mission: mission && mission.evidence === null ? missionPromptContext(mission, task, evidence) : null,
   });
+}
+
+function missionPromptContext(
+  mission: MissionState,
+  task: Task,
+  evidence: MissionEvidence | null,
+): MissionPromptContext {
+  return {
+    objective: mission.objective,
+    stage: mission.stage,
+    round: mission.round,
+    maxRounds: mission.maxRounds,
+    doneTasks: evidence?.doneTasks ?? [],
+    cancelledTasks: evidence?.cancelledTasks ?? [],
+    openIncidents: evidence?.openIncidents ?? [],
+    proposal: task.proposal as MissionPromptContext["proposal"],
+  };
 }
 
 /**

@@ -60,8 +60,17 @@ export async function recordWork(
     return { kind: "ok", commits: { ...NO_COMMITS, branchHead: ctx.taskHead } };
   }
 
-  if (transition?.kind === "submit" && ctx.violations.length === 0) {
-    const message = transition.message.trim() || `Work on ${job.taskId}`;
+  // A planner's proposal is handed in like a submit (its review checks out the same head).
+  const handIn =
+    transition?.kind === "submit"
+      ? transition.message.trim() || `Work on ${job.taskId}`
+      : transition?.kind === "plan"
+        ? `Plan proposed for ${job.taskId}`
+        : transition?.kind === "complete"
+          ? `Objective met: evidence proposed by ${job.taskId}`
+          : null;
+  if (handIn !== null && ctx.violations.length === 0) {
+    const message = handIn;
     const sha = await worktree.commit({ message, trailers: trailers("review"), author: job.author });
     const head = sha ?? ctx.base;
     if (head !== ctx.taskHead) {

@@ -103,6 +103,14 @@ function redactTransition(t: ControlTransition, redact: (text: string) => string
           ...(o.description !== undefined ? { description: redact(o.description) } : {}),
         })),
       };
+    case "plan":
+      return {
+        ...t,
+        plan: redact(t.plan),
+        ...(t.summary !== undefined ? { summary: redact(t.summary) } : {}),
+      };
+    case "complete":
+      return { ...t, evidence: redact(t.evidence) };
   }
 }
 

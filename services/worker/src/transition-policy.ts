@@ -7,7 +7,8 @@ type TransitionKind = Extract<RunOutcome, { kind: "transition" }>["transition"][
  * or escalates; only a reviewer decides on work, and only on someone else's.
  */
 export const ALLOWED_TRANSITIONS: Readonly<Record<RunJob["action"], readonly TransitionKind[]>> = {
-  execute: ["submit", "escalate"],
+  // A mission's planning task runs as an execute run; Postgres refuses plan/complete elsewhere.
+  execute: ["submit", "escalate", "plan", "complete"],
   resolve: ["submit", "escalate"],
   review: ["approve", "reject", "escalate"],
 };
