@@ -5,6 +5,7 @@ import type { CliIo } from "./cli-io.ts";
 import { type CliCommand, findCommand, helpText } from "./command-registry.ts";
 import { doctorCommand } from "./commands/doctor-command.ts";
 import { initCommand } from "./commands/init-command.ts";
+import { missionStartCommand } from "./commands/mission-command.ts";
 import { operatorCommands } from "./commands/operator-commands.ts";
 import { startCommand } from "./commands/start-command.ts";
 import { taskAddCommand, taskImportCommand, taskListCommand } from "./commands/task-commands.ts";
@@ -17,6 +18,7 @@ export const COMMANDS: readonly CliCommand[] = [
   taskAddCommand,
   taskListCommand,
   startCommand,
+  missionStartCommand,
   tokenCreateCommand,
   ...operatorCommands,
 ];

@@ -1,7 +1,9 @@
 export {
   type CommandApplier,
   importTasks,
+  type StartMissionOptions,
   type StartProjectOptions,
+  startMission,
   startProject,
 } from "./project-commands.ts";
 export {

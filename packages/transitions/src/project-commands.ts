@@ -1,5 +1,5 @@
 import { type AppliedTransition, type Db, requireProject } from "@overseer/db";
-import type { Command, TaskCardInput } from "@overseer/domain";
+import { type Command, DEFAULT_MISSION_MAX_ROUNDS, type TaskCardInput } from "@overseer/domain";
 
 /** What the helpers need: the TransitionApplier, or a caller's wrapper around it (gateway metrics). */
 export interface CommandApplier {
@@ -46,4 +46,39 @@ export async function importTasks(
   if (tasks.length === 0) return 0;
   await applier.apply(projectId, { kind: "import-tasks", tasks, by });
   return tasks.length;
+}
+
+export interface StartMissionOptions {
+  objective: string;
+  /** Stage the planner starts from; null = the planner chooses. */
+  stage?: string | null | undefined;
+  /** Overrides the runner config's max_sessions for this mission. */
+  maxSessions?: number | null | undefined;
+  /** Spend at which scheduling pauses (stored as the project's budget_usd); undefined keeps it. */
+  budgetUsd?: number | null | undefined;
+  /** Most planning rounds (the first plan is round 1). Default DEFAULT_MISSION_MAX_ROUNDS. */
+  maxRounds?: number | undefined;
+  by?: string | undefined;
+}
+
+/**
+ * Starts a mission: the project becomes active and continuous with a fresh session budget and
+ * a planning task (MISSION-R<n>) for the objective; the coordinator schedules it at once.
+ */
+export async function startMission(
+  applier: CommandApplier,
+  projectId: string,
+  options: StartMissionOptions,
+): Promise<AppliedTransition> {
+  const project = await requireProject(applier.db, projectId);
+  const configured = (project.runner_config as { max_sessions?: unknown }).max_sessions;
+  return applier.apply(projectId, {
+    kind: "start-mission",
+    objective: options.objective,
+    stage: options.stage ?? null,
+    sessionsLimit: options.maxSessions ?? (typeof configured === "number" ? configured : null),
+    maxRounds: options.maxRounds ?? DEFAULT_MISSION_MAX_ROUNDS,
+    budgetUsd: options.budgetUsd,
+    by: options.by ?? "operator",
+  });
 }

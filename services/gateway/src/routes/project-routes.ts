@@ -10,6 +10,7 @@ import {
   listProjects,
 } from "@overseer/db";
 import { PROJECT_STATUSES } from "@overseer/domain";
+import { startMission } from "@overseer/transitions";
 import { actorOf } from "../gateway-env.ts";
 import { ApiError } from "../http/api-error.ts";
 import { requireScope } from "../http/request-guards.ts";
@@ -90,6 +91,22 @@ const ReasonBody = z
 const ProjectStatusChangeSchema = z
   .object({ project: ProjectSchema, application_status: z.enum(["applied", "already_applied"]) })
   .openapi("ProjectStatusChange");
+
+const MissionStartBody = z
+  .strictObject({
+    objective: z
+      .string()
+      .max(20000, { error: "at most 20000 characters" })
+      .refine((t) => t.trim() !== "", { error: "a non-empty objective" }),
+    stage: z
+      .string()
+      .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,31}$/, { error: "a stage name such as S01" })
+      .nullish(),
+    max_sessions: z.number().int().positive().max(1_000_000).nullish(),
+    budget_usd: z.number().positive().max(1_000_000).nullish(),
+    max_rounds: z.number().int().positive().max(1000).optional(),
+  })
+  .openapi("MissionStartRequest");
 
 const ProjectListQuery = z.object({
   status: z.enum(PROJECT_STATUSES, { error: `one of ${PROJECT_STATUSES.join(", ")}` }).optional(),
@@ -226,6 +243,42 @@ export function registerProjectRoutes(app: GatewayApp, ctx: RouteContext): void 
       },
     );
   }
+
+  app.openapi(
+    createRoute({
+      method: "post",
+      path: "/api/v1/projects/{id}/mission",
+      tags: ["Projects"],
+      summary: "Start a mission",
+      description:
+        "Applies `start-mission`: the project becomes active and continuous with a fresh session budget and a planning task for the objective; plans are reviewed, imported as one whole, and continued until an independent reviewer approves completion or a bound (max_sessions, budget_usd, max_rounds) pauses it. Scope operate.",
+      middleware: [requireScope("operate")] as const,
+      request: {
+        params: ProjectParams,
+        body: { content: { "application/json": { schema: MissionStartBody } }, required: true },
+      },
+      responses: {
+        200: jsonResponse(ProjectStatusChangeSchema, "The project with its mission."),
+        ...errorResponses(...WRITE_ERRORS),
+      },
+    }),
+    async (c) => {
+      const { id } = c.req.valid("param");
+      const body = c.req.valid("json");
+      if (!(await getProject(db, id))) throw projectNotFound(id);
+      const result = await startMission(ctx.transitions, id, {
+        objective: body.objective.trim(),
+        stage: body.stage ?? null,
+        maxSessions: body.max_sessions ?? null,
+        budgetUsd: body.budget_usd === undefined ? undefined : body.budget_usd,
+        maxRounds: body.max_rounds,
+        by: actorOf(c.get("token")),
+      });
+      const row = await getProject(db, id);
+      if (!row) throw projectNotFound(id);
+      return c.json({ project: projectView(row), application_status: result.outcome }, 200);
+    },
+  );
 
   app.openapi(
     createRoute({

@@ -186,6 +186,20 @@ export const MessageConflictSchema = ErrorBodySchema.extend({
   pending_questions: z.array(DecisionCardSchema),
 }).openapi("MessageNotRouted");
 
+export const MissionSchema = z
+  .object({
+    objective: z.string(),
+    stage: z.string().nullable(),
+    round: z.number().int().openapi({ description: "Planning rounds so far (the first plan is round 1)." }),
+    max_rounds: z.number().int(),
+    evidence: z
+      .string()
+      .nullable()
+      .openapi({ description: "Completion evidence an independent reviewer approved; null until then." }),
+    completed_at: isoTime.nullable(),
+  })
+  .openapi("Mission");
+
 export const ProjectSchema = z
   .object({
     id: z.string(),
@@ -204,6 +218,7 @@ export const ProjectSchema = z
     cost_usd: z.number(),
     tokens_in: z.number(),
     tokens_out: z.number(),
+    mission: MissionSchema.nullable(),
     created_at: isoTime,
     updated_at: isoTime,
     runner_config: jsonObject

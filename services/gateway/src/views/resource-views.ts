@@ -82,6 +82,17 @@ export function projectView(
     cost_usd: Number(row.cost_usd),
     tokens_in: Number(row.tokens_in),
     tokens_out: Number(row.tokens_out),
+    mission: row.mission
+      ? {
+          objective: row.mission.objective,
+          stage: row.mission.stage,
+          round: row.mission.round,
+          max_rounds: row.mission.maxRounds,
+          evidence: row.mission.evidence,
+          completed_at:
+            row.mission.completedAt === null ? null : new Date(row.mission.completedAt).toISOString(),
+        }
+      : null,
     created_at: iso(row.created_at),
     updated_at: iso(row.updated_at),
     ...(runnerConfig ? { runner_config: runnerConfig } : {}),
