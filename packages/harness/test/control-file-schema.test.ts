@@ -116,7 +116,7 @@ describe("parseControlTransition", () => {
       [{ version: 2, kind: "submit" }, /version: expected 1, received number 2/],
       [
         { version: 1, kind: "merge" },
-        /kind: expected one of submit\|approve\|reject\|escalate, received "merge"/,
+        /kind: expected one of submit\|approve\|reject\|escalate\|plan\|complete, received "merge"/,
       ],
       [{ version: 1, kind: "submit" }, /message: expected string, received undefined/],
       [{ version: 1, kind: "submit", message: "  \n" }, /message: expected non-empty text/],

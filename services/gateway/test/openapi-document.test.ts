@@ -25,6 +25,7 @@ const EXPECTED_OPERATIONS = [
   "post /api/v1/projects/{id}/pause",
   "post /api/v1/projects/{id}/resume",
   "post /api/v1/projects/{id}/stop",
+  "post /api/v1/projects/{id}/mission",
   "get /api/v1/projects/{id}/tasks",
   "post /api/v1/projects/{id}/tasks",
   "post /api/v1/projects/{id}/tasks/import",
