@@ -206,7 +206,6 @@ const EscalateSchema = z
       ...(value.category !== undefined ? { category: value.category } : {}),
       ...(value.question !== undefined ? { question: value.question } : {}),
       options: unique,
-      options_source: unique.length > 0 ? ("agent" as const) : ("none" as const),
       ...(value.replan ? { replan: true as const } : {}),
       ...(value.usage !== undefined ? { usage: value.usage } : {}),
     };
