@@ -1,14 +1,13 @@
 import { client } from "../api/client.ts";
 import { Empty, Load } from "../components/states.tsx";
 import { ago } from "../lib/format.ts";
-import { useLoad, useSession } from "../lib/hooks.ts";
+import { useLoad } from "../lib/hooks.ts";
 import { href } from "../lib/router.ts";
 
 /** Workers (heartbeats, slots, sandbox, current jobs) and queue depths. */
 export function WorkersView() {
   const workers = useLoad(() => client.workers(), "workers", 5000);
   const queues = useLoad(() => client.queues(), "queues", 5000);
-  const session = useSession();
   return (
     <section aria-labelledby="workers-title">
       <h1 id="workers-title">Workers and queues</h1>
@@ -32,13 +31,6 @@ export function WorkersView() {
           </div>
         )}
       </Load>
-      {session?.can_admin ? (
-        <p>
-          <a href="/admin/queues/" target="_blank" rel="noopener">
-            Open Bull Board (admin)
-          </a>
-        </p>
-      ) : null}
       <h2>Workers</h2>
       <Load state={workers} what="workers">
         {(w) =>
