@@ -260,3 +260,151 @@ describe("breach 5: a run's disk use is bounded while it runs", () => {
     await waitFor(async () => (await readdir(path.join(rig.dataDir, "runs")).catch(() => [])).length === 0);
   });
 });
+
+/** What Postgres `text`/`jsonb` can hold: no NUL, no lone surrogate (UTF-8 round trip is exact). */
+function storable(text: string): boolean {
+  return !text.includes("\u0000") && Buffer.from(text, "utf8").toString("utf8") === text;
+}
+const REPLACEMENT = "\ufffd";
+
+describe("breach 2: poison text in a result is normalised at the worker boundary", () => {
+  it("a submit whose message and summary hold \\u0000 and \\ud800 escapes, and poisoned output, is reported storable", async () => {
+    // The agent writes the control file itself (JSON escapes) and prints NUL, invalid UTF-8
+    // and an encoded lone surrogate (ED A0 80) to its output.
+    const job = rig.job(
+      [
+        "echo poison > src/poison.txt",
+        "printf 'out \\000 nul \\377\\376 bad \\355\\240\\200 surrogate\\n'",
+        `printf '%s' '{"version":1,"kind":"submit","message":"Add poison\\u0000 here\\ud800","summary":"sum\\u0000\\ud800"}' > "$OVERSEER_CONTROL_DIR/transition.json"`,
+      ].join("; "),
+      { taskId: "S02-001" },
+    );
+    const result = await rig.run(job);
+    expect(result.outcome).toMatchObject({ kind: "transition", transition: { kind: "submit" } });
+    const transition = result.outcome.kind === "transition" ? result.outcome.transition : null;
+    const message = transition?.kind === "submit" ? transition.message : "";
+    const summary = transition?.kind === "submit" ? (transition.summary ?? "") : "";
+    expect(storable(message)).toBe(true);
+    expect(storable(summary)).toBe(true);
+    expect(message).toContain(`Add poison${REPLACEMENT} here${REPLACEMENT}`);
+    expect(summary).toBe(`sum${REPLACEMENT}${REPLACEMENT}`);
+    expect(storable(result.output)).toBe(true);
+    expect(result.output).toContain("out ");
+    expect(result.output).toContain(" surrogate");
+    expect(result.output).toContain(REPLACEMENT);
+    // The work itself was kept: the task branch holds the file and a storable commit message.
+    expect(result.branchHead).toMatch(/^[0-9a-f]{40}$/);
+    expect(await rig.git("show", `${result.branchHead}:src/poison.txt`)).toBe("poison");
+    expect(storable(await rig.git("log", "-1", "--format=%B", result.branchHead as string))).toBe(true);
+  });
+
+  it("a reject whose feedback holds raw invalid UTF-8 bytes is reported storable, and the task carries on", async () => {
+    const { head, executor } = await submitted("S02-002");
+    const review = await rig.run(
+      rig.job(
+        `printf '{"version":1,"kind":"reject","feedback":"redo \\377\\376\\300\\200 it"}' > "$OVERSEER_CONTROL_DIR/transition.json"`,
+        { taskId: "S02-002", action: "review", executorAgentId: executor, expectedTaskHead: head },
+      ),
+    );
+    expect(review.outcome).toMatchObject({ kind: "transition", transition: { kind: "reject" } });
+    const feedback =
+      review.outcome.kind === "transition" && review.outcome.transition.kind === "reject"
+        ? review.outcome.transition.feedback
+        : "";
+    expect(storable(feedback)).toBe(true);
+    expect(feedback).toMatch(/^redo \ufffd+ it$/);
+    // The next run on the task (the executor redoing the work) runs and submits as usual.
+    const redo = await rig.run(
+      rig.job("echo redone > src/S02-002.txt; echo Redo | overseer-agent submit --message-file -", {
+        taskId: "S02-002",
+        expectedTaskHead: head,
+      }),
+    );
+    expect(redo.outcome).toMatchObject({ kind: "transition", transition: { kind: "submit" } });
+    expect(redo.branchHead).not.toBe(head);
+  });
+});
+
+describe("breach 3: an output flood leaves the run's live log in Redis within its bounds", () => {
+  const maxLogBytes = 64 * 1024;
+  const maxLogEntries = 16;
+  const flood = new WorkerRig();
+  beforeAll(() => flood.setup({ maxOutputBytes: maxLogBytes }, { maxLogBytes, maxLogEntries }));
+  afterAll(() => flood.teardown());
+
+  /** The run's live log stream as one text (a line may straddle two entries). */
+  async function streamText(runId: string): Promise<string> {
+    return (await flood.live.readLog(runId, "0", 10_000)).map((entry) => entry.data).join("");
+  }
+
+  /** Entries and UTF-8 bytes of the run's live log stream right now. */
+  async function streamSize(runId: string): Promise<{ entries: number; bytes: number }> {
+    const entries = await flood.live.readLog(runId, "0", 10_000);
+    return {
+      entries: entries.length,
+      bytes: entries.reduce((sum, entry) => sum + Buffer.byteLength(entry.data, "utf8"), 0),
+    };
+  }
+
+  it("a 32 MiB flood (500x the bound) keeps the stream under its byte and entry bounds, and the run submits", async () => {
+    const floodBytes = 32 * 1024 * 1024;
+    const job = flood.job(
+      `echo head-marker; yes 'flood line 0123456789 abcdefghijklmnopqrstuvwxyz' | head -c ${floodBytes}; echo; echo tail-marker; echo done > src/flood.txt; echo Flood | overseer-agent submit --message-file -`,
+      { taskId: "S03-001" },
+    );
+    // Sample the stream while the flood runs, and once more after the result.
+    let largest = { entries: 0, bytes: 0 };
+    let running = true;
+    const sampler = (async () => {
+      while (running) {
+        const size = await streamSize(job.runId);
+        largest = {
+          entries: Math.max(largest.entries, size.entries),
+          bytes: Math.max(largest.bytes, size.bytes),
+        };
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    })();
+    const result = await flood.run(job).finally(() => {
+      running = false;
+    });
+    await sampler;
+    expect(result.outcome).toMatchObject({ kind: "transition", transition: { kind: "submit" } });
+    // The stored output is capped too: its end is kept, with a marker for what was dropped.
+    expect(Buffer.byteLength(result.output, "utf8")).toBeLessThan(maxLogBytes + 1024);
+    expect(result.outputTruncated).toBe(true);
+    expect(result.output).toContain("tail-marker");
+    // The batcher may still be sending its last append after the result: wait for the tail.
+    await waitFor(async () => (await streamText(job.runId)).includes("tail-marker"));
+    const after = await streamSize(job.runId);
+    largest = {
+      entries: Math.max(largest.entries, after.entries),
+      bytes: Math.max(largest.bytes, after.bytes),
+    };
+    expect(after.entries).toBeGreaterThan(0);
+    expect(largest.entries).toBeLessThanOrEqual(maxLogEntries);
+    expect(largest.bytes).toBeLessThanOrEqual(maxLogBytes);
+    // The start of the flood was trimmed from the stream (the stored output drops it too).
+    const text = await streamText(job.runId);
+    expect(text).not.toContain("head-marker");
+    expect(result.output).not.toContain("head-marker");
+  }, 120_000);
+
+  it("a flood of invalid UTF-8 and NUL bytes is bounded the same way and streams storable text", async () => {
+    const job = flood.job(
+      "head -c 2097152 /dev/urandom; echo; echo end-marker; echo junk > src/junk.txt; echo Junk | overseer-agent submit --message-file -",
+      { taskId: "S03-002", scope: ["src/**"] },
+    );
+    const result = await flood.run(job);
+    expect(result.outcome).toMatchObject({ kind: "transition", transition: { kind: "submit" } });
+    expect(storable(result.output)).toBe(true);
+    await waitFor(async () => (await streamText(job.runId)).includes("end-marker"));
+    const entries = await flood.live.readLog(job.runId, "0", 10_000);
+    expect(entries.length).toBeLessThanOrEqual(maxLogEntries);
+    // U+FFFD is 3 bytes where a bad byte was 1: the bound is on what the stream holds.
+    expect(
+      entries.reduce((sum, entry) => sum + Buffer.byteLength(entry.data, "utf8"), 0),
+    ).toBeLessThanOrEqual(maxLogBytes);
+    for (const entry of entries) expect(storable(entry.data)).toBe(true);
+  }, 120_000);
+});

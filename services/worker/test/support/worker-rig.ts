@@ -13,6 +13,7 @@ import { initBareRepo, runGit } from "@overseer/git";
 import {
   createRedis,
   LiveChannel,
+  type LiveOptions,
   type Redis,
   RUN_JOB_VERSION,
   type RunJob,
@@ -41,7 +42,13 @@ export class WorkerRig {
   private readonly closers: (() => Promise<void>)[] = [];
   private runs = 0;
 
-  async setup(options: Partial<WorkerServiceOptions> = {}): Promise<this> {
+  live!: LiveChannel;
+
+  /** `live` bounds the run log streams in Redis (defaults: those of `LiveChannel`). */
+  async setup(
+    options: Partial<WorkerServiceOptions> = {},
+    live: Omit<LiveOptions, "prefix"> = {},
+  ): Promise<this> {
     this.dir = await mkdtemp(path.join(tmpdir(), "overseer-worker-test-"));
     this.dataDir = path.join(this.dir, "data");
     this.remote = path.join(this.dir, "remote.git");
@@ -55,12 +62,13 @@ export class WorkerRig {
     const workerConnection = createRedis(REDIS_URL);
     const subscriber = createRedis(REDIS_URL);
     const driver = this.driver;
+    this.live = new LiveChannel(this.redis, { ...live, prefix: this.prefix });
     this.worker = new WorkerService(
       {
         workerConnection,
         subscriber,
         queues: this.queues,
-        live: new LiveChannel(this.redis, { prefix: this.prefix }),
+        live: this.live,
         registry: new WorkerRegistry(this.redis, this.prefix),
         logger: this.logger,
       },
