@@ -8,7 +8,7 @@ export function SignIn({ onToken, problem }: { onToken: (token: string) => void;
       <h1 id="signin-title">Sign in</h1>
       <p>
         Paste an API token. <code>read</code> shows everything, <code>operate</code> adds the controls and
-        answers, <code>admin</code> adds stop and Bull Board. Create one with{" "}
+        answers, <code>admin</code> adds stop. Create one with{" "}
         <code>overseer token create --scope operate</code>.
       </p>
       <form
