@@ -21,7 +21,8 @@ case "$OVERSEER_TASK_ID" in
     cat > "$OVERSEER_CONTROL_DIR/transition.json" <<'JSON'
 {"version":1,"kind":"submit","message":"Poison\\u0000 message \\udc00","summary":"a\\u0000b\\ud800c"}
 JSON
-    printf 'nul byte:\\000 end\\n' ;;
+    printf 'nul byte:\\000 end\\n'
+    printf 'bad utf8:\\377\\376\\355\\240\\200 end\\n' ;;
   S00-002) echo POISON-MARKER; echo "Add $OVERSEER_TASK_ID" | overseer-agent submit --message-file - ;;
   *) echo "Add $OVERSEER_TASK_ID" | overseer-agent submit --message-file - ;;
 esac
@@ -109,6 +110,8 @@ describe("poison results", () => {
       .where("action", "=", "execute")
       .executeTakeFirstOrThrow();
     expect(run.output).toContain("nul byte:\uFFFD end");
+    // Invalid UTF-8 (stray bytes, an encoded lone surrogate) reaches Postgres as U+FFFD.
+    expect(run.output).toMatch(/bad utf8:\uFFFD+ end/);
     // Every run ended: none was left running by a result that could not be applied.
     const running = await db
       .selectFrom("runs")
