@@ -102,12 +102,10 @@ export async function loadProjectStatus(db: Db, projectId: string): Promise<Proj
 }
 
 /** Highest event id of a project (the live stream's starting point), or null when it has none. */
-export async function latestEventId(db: Db, projectId: string): Promise<string | null> {
-  const row = await db
-    .selectFrom("events")
-    .select((eb) => eb.fn.max("id").as("id"))
-    .where("project_id", "=", projectId)
-    .executeTakeFirst();
+export async function latestEventId(db: Db, projectId?: string): Promise<string | null> {
+  let q = db.selectFrom("events").select((eb) => eb.fn.max("id").as("id"));
+  if (projectId !== undefined) q = q.where("project_id", "=", projectId);
+  const row = await q.executeTakeFirst();
   return row?.id === undefined || row.id === null ? null : String(row.id);
 }
 

@@ -86,3 +86,14 @@ export async function countTasksByStatus(db: Db, projectId: string): Promise<Rec
 }
 
 export type { TaskRow };
+
+/** Roles the project's tasks name (doctor checks a harness is configured for each). */
+export async function distinctTaskRoles(db: Db, projectId: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom("tasks")
+    .select("role")
+    .distinct()
+    .where("project_id", "=", projectId)
+    .execute();
+  return rows.map((r) => r.role);
+}

@@ -69,7 +69,7 @@ export function buildRunJob(
       spec.from_secret !== undefined ? (config.secrets[spec.from_secret] ?? "") : (spec.content ?? "");
   }
   const secretValues = Object.values(config.secrets);
-  const seconds = (s: number) => Math.max(1, Math.round(s * 1000));
+  const secondsToMs = (s: number) => Math.max(1, Math.round(s * 1000));
   return {
     ok: true,
     job: {
@@ -92,20 +92,20 @@ export function buildRunJob(
       env: { ...config.env, ...config.secrets },
       envAllow: [...config.env_allow],
       secretValues,
-      timeoutMs: seconds(config.timeout_seconds),
-      idleTimeoutMs: config.idle_timeout_seconds > 0 ? seconds(config.idle_timeout_seconds) : 0,
+      timeoutMs: secondsToMs(config.timeout_seconds),
+      idleTimeoutMs: config.idle_timeout_seconds > 0 ? secondsToMs(config.idle_timeout_seconds) : 0,
       scope: [...task.scope],
       metadataGlobs: exemptGlobsFor(config),
       gitCommits: config.git_commits,
       author: { name: config.git.author_name, email: config.git.author_email },
       hooks: {
         setup: config.hooks.setup
-          ? { argv: [...config.hooks.setup.argv], timeoutMs: seconds(config.hooks.setup.timeout_seconds) }
+          ? { argv: [...config.hooks.setup.argv], timeoutMs: secondsToMs(config.hooks.setup.timeout_seconds) }
           : undefined,
         afterRun: config.hooks.after_run
           ? {
               argv: [...config.hooks.after_run.argv],
-              timeoutMs: seconds(config.hooks.after_run.timeout_seconds),
+              timeoutMs: secondsToMs(config.hooks.after_run.timeout_seconds),
             }
           : undefined,
       },

@@ -6,7 +6,14 @@ import {
   type RunnerConfig,
   type ServiceSettings,
 } from "@overseer/config";
-import { connectDatabase, type Db, listProjects, pendingMigrations } from "@overseer/db";
+import {
+  connectDatabase,
+  type Db,
+  distinctTaskRoles,
+  listProjects,
+  pendingMigrations,
+  pingDatabase,
+} from "@overseer/db";
 import { resolveExecutable } from "@overseer/harness";
 import { createRedis } from "@overseer/queue";
 import { createSandboxDriver, detectDriver, type SandboxDriverName } from "@overseer/sandbox";
@@ -97,7 +104,7 @@ async function checkPostgres(db: Db, settings: ServiceSettings, add: Add): Promi
   const where = new URL(settings.databaseUrl);
   where.password = "";
   try {
-    await db.selectNoFrom((eb) => eb.val(1).as("one")).execute();
+    await pingDatabase(db);
     add({
       name: "postgres",
       status: "ok",
@@ -267,13 +274,7 @@ async function checkProjects(
       continue;
     }
     const roles = new Set<string>([DEFAULT_ROLE, ...Object.keys(config.commands_by_role)]);
-    const tasksRoles = await db
-      .selectFrom("tasks")
-      .select("role")
-      .distinct()
-      .where("project_id", "=", project.id)
-      .execute();
-    for (const r of tasksRoles) roles.add(r.role);
+    for (const role of await distinctTaskRoles(db, project.id)) roles.add(role);
     for (const role of [...roles].sort()) {
       for (const action of ["execute", "review"] as const) {
         const argv = commandForRole(config, role, action);

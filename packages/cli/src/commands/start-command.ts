@@ -2,6 +2,7 @@ import { ConfigError, parseRunnerConfig, type RunnerConfig } from "@overseer/con
 import { renderRunPrompt } from "@overseer/coordinator";
 import {
   type Db,
+  latestEventId,
   listEvents,
   listProjects,
   loadProjectState,
@@ -74,11 +75,7 @@ export const startCommand: CliCommand = {
 };
 
 async function lastEventId(db: Db): Promise<number> {
-  const row = await db
-    .selectFrom("events")
-    .select((eb) => eb.fn.max("id").as("max"))
-    .executeTakeFirst();
-  return Number(row?.max ?? 0);
+  return Number((await latestEventId(db)) ?? 0);
 }
 
 async function dryRun(db: Db, io: CliIo, projectId: string, stage: string | null): Promise<void> {
