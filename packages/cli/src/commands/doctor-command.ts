@@ -214,6 +214,15 @@ async function checkSandbox(settings: ServiceSettings, add: Add): Promise<void> 
     });
     return;
   }
+  add({
+    name: "egress to internal ranges",
+    status: settings.egressAllowPrivate.length > 0 ? "warn" : "ok",
+    detail:
+      settings.egressAllowPrivate.length > 0
+        ? `OPTED IN: allow-listed hosts may resolve to ${settings.egressAllowPrivate.join(", ")} (OVERSEER_EGRESS_ALLOW_PRIVATE)`
+        : "loopback, private and link-local destinations are refused (OVERSEER_EGRESS_ALLOW_PRIVATE unset)",
+    required: false,
+  });
   const probe = await createSandboxDriver(name).probe();
   add({
     name: `sandbox ${name}`,
