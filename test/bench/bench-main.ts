@@ -8,6 +8,7 @@
  *   gateway      authenticated GET status with autocannon on loopback
  *   decision     HTTP resolve of a decision → next agent process spawned
  *   deadworker   SIGKILL of a worker with runs in flight → each run running again elsewhere
+ *   flood        an agent floods its output: worker peak RSS, Redis live log, stored output
  */
 import { mkdir, writeFile } from "node:fs/promises";
 import os from "node:os";
@@ -18,6 +19,7 @@ import { REPO_ROOT } from "../support/service-process.ts";
 import { benchThroughput } from "./cluster-throughput-bench.ts";
 import { benchDeadWorker } from "./dead-worker-bench.ts";
 import { benchDecisionLatency } from "./decision-latency-bench.ts";
+import { runFloodBench } from "./flood-memory-bench.ts";
 import { runGatewayStatusBench } from "./gateway-bench.ts";
 import { benchGitFloor } from "./git-floor-bench.ts";
 
@@ -120,6 +122,11 @@ if (want("decision")) {
 if (want("deadworker")) {
   log("deadworker: SIGKILL a worker with runs in flight → running again on another worker");
   results.deadWorker = await benchDeadWorker(quick ? 4 : 8);
+}
+
+if (want("flood")) {
+  log("flood: an agent floods its output; worker peak RSS, Redis live log and stored output");
+  results.flood = await runFloodBench(quick ? 64 : 512);
 }
 
 const json = JSON.stringify(results, null, 2);

@@ -10,6 +10,7 @@ export {
 export { ConfigError, type ConfigIssue, formatConfigIssue } from "./config-error.ts";
 export { findGlobProblem, SCOPE_GLOB_OPTIONS } from "./glob-validator.ts";
 export { createLogger, type Logger, type LoggerOptions } from "./logger.ts";
+export { QUEUE_DEFAULTS } from "./queue-defaults.ts";
 export { createRedactor, MIN_REDACTABLE_SECRET_LENGTH, REDACTED } from "./redactor.ts";
 export { findRepositoryLocationProblem } from "./repository-location.ts";
 export {

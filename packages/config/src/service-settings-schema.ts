@@ -1,11 +1,11 @@
 import os from "node:os";
 import path from "node:path";
 import { PROCESS_DEFAULTS } from "@overseer/process";
-import { QUEUE_DEFAULTS } from "@overseer/queue";
 import { SANDBOX_DRIVER_NAMES, type SandboxDriverName } from "@overseer/sandbox";
 import { parseCidr } from "@overseer/sandbox/egress-host-rule";
 import { z } from "zod";
 import { ConfigError, type ConfigIssue } from "./config-error.ts";
+import { QUEUE_DEFAULTS } from "./queue-defaults.ts";
 import { describeReceived, expectedErrorMap } from "./zod-issue-formatter.ts";
 
 /**

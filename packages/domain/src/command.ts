@@ -1,18 +1,6 @@
 import type { Proposal } from "./mission.ts";
 import type { AwaitingReason } from "./task.ts";
-
-/** One card of a task file (validated by `@overseer/config`) as the domain imports it. */
-export interface TaskCardInput {
-  readonly id: string;
-  readonly stage: string;
-  readonly title: string;
-  readonly body: string;
-  readonly role: string;
-  readonly scope: readonly string[];
-  readonly prerequisites: readonly string[];
-  readonly acceptance: readonly string[];
-  readonly priority: number;
-}
+import type { TaskCardInput } from "./task-card.ts";
 
 /**
  * Everything that can change a project's tasks. Worker outcomes carry the run id that

@@ -8,3 +8,4 @@ export * from "./run.ts";
 export * from "./scheduler.ts";
 export * from "./state-machine.ts";
 export * from "./task.ts";
+export * from "./task-card.ts";

@@ -1,4 +1,4 @@
-import type { TaskCardInput } from "./command.ts";
+import type { TaskCardInput } from "./task-card.ts";
 
 /**
  * Missions: an objective in, a planned backlog, continuation until the objective is met.

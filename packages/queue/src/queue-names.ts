@@ -1,8 +1,6 @@
-/** Defaults of the queue package, defined once (settings, services and tests read them here). */
-export const QUEUE_DEFAULTS = Object.freeze({
-  /** Prefix of every Redis key (`OVERSEER_QUEUE_PREFIX`). */
-  prefix: "overseer",
-});
+import { QUEUE_DEFAULTS } from "@overseer/config";
+
+export { QUEUE_DEFAULTS };
 
 /** BullMQ queues (under the configured prefix). */
 export const RUN_QUEUE = "runs";

@@ -1,0 +1,12 @@
+/** One card of a task file (validated by `@overseer/config`) as the domain imports it. */
+export interface TaskCardInput {
+  readonly id: string;
+  readonly stage: string;
+  readonly title: string;
+  readonly body: string;
+  readonly role: string;
+  readonly scope: readonly string[];
+  readonly prerequisites: readonly string[];
+  readonly acceptance: readonly string[];
+  readonly priority: number;
+}
