@@ -5,7 +5,7 @@
  * fresh agent and landed on main.
  */
 import { readFile } from "node:fs/promises";
-import { listProjects, loadProjectSnapshot, POSTGRES_NOTIFY_CHANNEL } from "@overseer/db";
+import { listProjects, loadProjectSnapshot, POSTGRES_NOTIFY_CHANNEL, sql } from "@overseer/db";
 import { ClusterFixture } from "../support/cluster-fixture.ts";
 import { type ServiceProcess, startService } from "../support/service-process.ts";
 import { type Percentiles, percentiles } from "./stats.ts";
@@ -91,10 +91,10 @@ export async function benchThroughput(options: ThroughputOptions): Promise<Throu
     const started = performance.now();
     const ids = (await listProjects(cluster.scratch.db)).map((p) => p.id);
     await cluster.scratch.db.updateTable("projects").set({ status: "active", sessions_used: 0 }).execute();
-    await cluster.scratch.sql`SELECT pg_notify(${POSTGRES_NOTIFY_CHANNEL}, id) FROM projects`;
+    await sql`SELECT pg_notify(${POSTGRES_NOTIFY_CHANNEL}, id) FROM projects`.execute(cluster.scratch.db);
     const deadline = Date.now() + (options.timeoutMs ?? 600_000);
     let wake: () => void = () => {};
-    const listener = await cluster.scratch.sql.listen(POSTGRES_NOTIFY_CHANNEL, () => wake());
+    const listener = await cluster.scratch.notifications.listen(POSTGRES_NOTIFY_CHANNEL, () => wake());
     try {
       for (;;) {
         const done = await cluster.scratch.db

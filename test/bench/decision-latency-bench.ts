@@ -44,7 +44,7 @@ export async function benchDecisionLatency(decisions = 10): Promise<DecisionLate
     for (const id of ids) {
       await waitForState(
         cluster.scratch.db,
-        cluster.scratch.sql,
+        cluster.scratch.notifications,
         id,
         (s) => [...s.decisions.values()].some((d) => d.status === "pending"),
         120_000,
@@ -74,7 +74,7 @@ export async function benchDecisionLatency(decisions = 10): Promise<DecisionLate
       // finishes before the next decision is resolved, so no run waits for a free slot.
       await waitForState(
         cluster.scratch.db,
-        cluster.scratch.sql,
+        cluster.scratch.notifications,
         id,
         (s) => s.tasks.get("S00-001")?.status === "done",
         120_000,
@@ -84,7 +84,7 @@ export async function benchDecisionLatency(decisions = 10): Promise<DecisionLate
     for (const id of ids) {
       await waitForState(
         cluster.scratch.db,
-        cluster.scratch.sql,
+        cluster.scratch.notifications,
         id,
         (s) => s.tasks.get("S00-001.R1")?.status !== "in_progress",
         120_000,

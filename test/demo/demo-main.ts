@@ -207,7 +207,7 @@ async function main(): Promise<number> {
 
   let cursor = 0;
   let wake: () => void = () => {};
-  const listener = await db.sql.listen(POSTGRES_NOTIFY_CHANNEL, () => wake());
+  const listener = await db.notifications.listen(POSTGRES_NOTIFY_CHANNEL, () => wake());
   const deadline = Date.now() + Number(args["timeout-seconds"]) * 1000;
   let settledOnce = false;
   try {

@@ -23,7 +23,7 @@ describe("cluster loop (coordinator + workers + bwrap + git)", () => {
 
   it("executes, reviews with a fresh agent, and lands approved work on main", async () => {
     const repo = await cluster.addProject({ id: "approve", tasks: tasksOf("approve-project.yaml") });
-    const state = await waitForState(cluster.scratch.db, cluster.scratch.sql, "approve", (s) =>
+    const state = await waitForState(cluster.scratch.db, cluster.scratch.notifications, "approve", (s) =>
       allTasks(s, ["done"]),
     );
     expect(state.tasks.size).toBe(2);
@@ -42,7 +42,7 @@ describe("cluster loop (coordinator + workers + bwrap + git)", () => {
     await cluster.addProject({ id: "reject", tasks: tasksOf("reject-escalate-project.yaml") });
     const state = await waitForState(
       cluster.scratch.db,
-      cluster.scratch.sql,
+      cluster.scratch.notifications,
       "reject",
       (s) => allTasks(s, ["done"]),
       60_000,
@@ -59,7 +59,7 @@ describe("cluster loop (coordinator + workers + bwrap + git)", () => {
 
   it("leaves a decision card pending when the agent needs the user", async () => {
     await cluster.addProject({ id: "decide", tasks: tasksOf("decision-project.yaml") });
-    const state = await waitForState(cluster.scratch.db, cluster.scratch.sql, "decide", (s) =>
+    const state = await waitForState(cluster.scratch.db, cluster.scratch.notifications, "decide", (s) =>
       [...s.decisions.values()].some((d) => d.status === "pending"),
     );
     const card = [...state.decisions.values()][0]!;

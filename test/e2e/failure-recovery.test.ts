@@ -85,12 +85,12 @@ describe("failure behaviour", () => {
       id: "crash",
       tasks: [task("S00-001", 'execute: write src/a.txt "a"; sleep 2; submit "Add a"')],
     });
-    await waitForState(cluster.scratch.db, cluster.scratch.sql, "crash", hasRunning);
+    await waitForState(cluster.scratch.db, cluster.scratch.notifications, "crash", hasRunning);
     await first.kill("SIGKILL");
     processes.push(startService("worker", cluster.env({ OVERSEER_WORKER_ID: "survivor" })));
     await waitForState(
       cluster.scratch.db,
-      cluster.scratch.sql,
+      cluster.scratch.notifications,
       "crash",
       (s) => allTasks(s, ["done"]),
       60_000,
@@ -139,7 +139,7 @@ describe("failure behaviour", () => {
     ).catch((error) => {
       throw new Error(`${(error as Error).message}; its log:\n${frozen.output()}`);
     });
-    await waitForState(db, cluster.scratch.sql, "freeze", (s) => allTasks(s, ["done"]), 60_000);
+    await waitForState(db, cluster.scratch.notifications, "freeze", (s) => allTasks(s, ["done"]), 60_000);
     await expectEachTaskDoneOnce(db, "freeze", ["S00-001"]);
     const { runs, events } = await countRows(db, "freeze");
     expect(runs.map((r) => `${r.action}:${r.status}`).sort()).toEqual([
@@ -174,12 +174,12 @@ describe("failure behaviour", () => {
         task("S00-002", 'execute: write src/b.txt "b"; submit "Add b"', { prerequisites: ["S00-001"] }),
       ],
     });
-    await waitForState(cluster.scratch.db, cluster.scratch.sql, "restart", hasRunning);
+    await waitForState(cluster.scratch.db, cluster.scratch.notifications, "restart", hasRunning);
     await c1.kill("SIGKILL");
     processes.push(startService("coordinator", cluster.env({ OVERSEER_COORDINATOR_ID: "c2" })));
     await waitForState(
       cluster.scratch.db,
-      cluster.scratch.sql,
+      cluster.scratch.notifications,
       "restart",
       (s) => allTasks(s, ["done"]),
       60_000,
@@ -205,11 +205,11 @@ describe("failure behaviour", () => {
         task("S00-002", 'execute: write src/b.txt "b"; submit "Add b"', { prerequisites: ["S00-001"] }),
       ],
     });
-    await waitForState(cluster.scratch.db, cluster.scratch.sql, "flush", hasRunning);
+    await waitForState(cluster.scratch.db, cluster.scratch.notifications, "flush", hasRunning);
     await cluster.redis.flushall();
     await waitForState(
       cluster.scratch.db,
-      cluster.scratch.sql,
+      cluster.scratch.notifications,
       "flush",
       (s) => allTasks(s, ["done"]),
       60_000,
@@ -231,7 +231,7 @@ describe("failure behaviour", () => {
     });
     const state = await waitForState(
       cluster.scratch.db,
-      cluster.scratch.sql,
+      cluster.scratch.notifications,
       "timeout",
       (s) => s.tasks.has("S00-001.R1"),
       60_000,
@@ -257,7 +257,7 @@ describe("failure behaviour", () => {
       runnerConfig: ClusterFixture.fakeRunnerConfig({ argv: ["/nonexistent/agent-cli", "--go"] }),
       tasks: [task("S00-001", 'execute: submit "x"')],
     });
-    const state = await waitForState(cluster.scratch.db, cluster.scratch.sql, "noharness", (s) =>
+    const state = await waitForState(cluster.scratch.db, cluster.scratch.notifications, "noharness", (s) =>
       [...s.tasks.values()].some((t) => t.status === "awaiting_input"),
     );
     const t = state.tasks.get("S00-001");
@@ -275,7 +275,7 @@ describe("failure behaviour", () => {
       runnerConfig: ClusterFixture.fakeRunnerConfig({ max_prompt_chars: 100 }),
       tasks: [task("S00-001", 'execute: submit "x"')],
     });
-    const state = await waitForState(cluster.scratch.db, cluster.scratch.sql, "tiny", (s) =>
+    const state = await waitForState(cluster.scratch.db, cluster.scratch.notifications, "tiny", (s) =>
       [...s.tasks.values()].some((t) => t.status === "awaiting_input"),
     );
     const reason = state.tasks.get("S00-001")?.statusReason ?? "";
@@ -291,7 +291,13 @@ describe("failure behaviour", () => {
     for (const id of ids)
       await cluster.addProject({ id, tasks: [task("S00-001", 'execute: write src/x.txt "x"; submit "x"')] });
     for (const id of ids) {
-      await waitForState(cluster.scratch.db, cluster.scratch.sql, id, (s) => allTasks(s, ["done"]), 60_000);
+      await waitForState(
+        cluster.scratch.db,
+        cluster.scratch.notifications,
+        id,
+        (s) => allTasks(s, ["done"]),
+        60_000,
+      );
       const { runs } = await countRows(cluster.scratch.db, id);
       expect(runs).toHaveLength(2);
     }

@@ -38,7 +38,13 @@ describe("fleet, scope and secrets", () => {
       });
     }
     for (const id of ids)
-      await waitForState(cluster.scratch.db, cluster.scratch.sql, id, (s) => allTasks(s, ["done"]), 120_000);
+      await waitForState(
+        cluster.scratch.db,
+        cluster.scratch.notifications,
+        id,
+        (s) => allTasks(s, ["done"]),
+        120_000,
+      );
     const runs = await cluster.scratch.db
       .selectFrom("runs")
       .select(["project_id", "timing"])
@@ -81,7 +87,7 @@ describe("fleet, scope and secrets", () => {
     });
     const state = await waitForState(
       cluster.scratch.db,
-      cluster.scratch.sql,
+      cluster.scratch.notifications,
       "scope",
       (s) => s.project.status === "paused",
     );
@@ -126,7 +132,7 @@ describe("fleet, scope and secrets", () => {
     // The setup hook runs inside the sandbox, in the checkout, like the agent.
     const state = await waitForState(
       cluster.scratch.db,
-      cluster.scratch.sql,
+      cluster.scratch.notifications,
       "symlink",
       (s) => s.project.status === "paused",
     );
@@ -157,7 +163,7 @@ describe("fleet, scope and secrets", () => {
     });
     await waitForState(
       cluster.scratch.db,
-      cluster.scratch.sql,
+      cluster.scratch.notifications,
       "secret",
       (s) => s.tasks.get("S00-001")?.status !== "in_progress" && s.tasks.get("S00-001")?.status !== "todo",
     );

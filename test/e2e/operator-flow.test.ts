@@ -50,7 +50,7 @@ describe("operator flow over HTTP", () => {
   it("status → compact snapshot → resolve → the task resumes and finishes", async () => {
     const tasks = (YAML.parse(readFileSync(fixture, "utf8")) as { tasks: unknown[] }).tasks;
     await cluster.addProject({ id: "demo-decision", tasks });
-    await waitForState(cluster.scratch.db, cluster.scratch.sql, "demo-decision", (s) =>
+    await waitForState(cluster.scratch.db, cluster.scratch.notifications, "demo-decision", (s) =>
       [...s.decisions.values()].some((d) => d.status === "pending"),
     );
 
@@ -85,7 +85,7 @@ describe("operator flow over HTTP", () => {
 
     await waitForState(
       cluster.scratch.db,
-      cluster.scratch.sql,
+      cluster.scratch.notifications,
       "demo-decision",
       (s) => allTasks(s, ["done"]),
       60_000,

@@ -7,7 +7,7 @@
  *   ends its run as failed with a `result_unapplicable` incident after the configured
  *   attempts, and the project's other tasks carry on.
  */
-import { listEvents } from "@overseer/db";
+import { listEvents, sql } from "@overseer/db";
 import { afterEach, describe, expect, it } from "vitest";
 import { ClusterFixture } from "../support/cluster-fixture.ts";
 import { waitForState } from "../support/wait-for.ts";
@@ -41,8 +41,9 @@ describe("poison results", () => {
     timeout: 240_000,
   }, async () => {
     cluster = await new ClusterFixture().setup();
-    const { db, sql } = cluster.scratch;
-    await sql.unsafe(`
+    const { db, notifications } = cluster.scratch;
+    await sql
+      .raw(`
       CREATE TABLE poison_flag (armed boolean);
       INSERT INTO poison_flag VALUES (true);
       CREATE FUNCTION refuse_poison() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -52,7 +53,8 @@ describe("poison results", () => {
         END IF;
         RETURN NEW;
       END $$;
-      CREATE TRIGGER refuse_poison BEFORE UPDATE ON runs FOR EACH ROW EXECUTE FUNCTION refuse_poison();`);
+      CREATE TRIGGER refuse_poison BEFORE UPDATE ON runs FOR EACH ROW EXECUTE FUNCTION refuse_poison();`)
+      .execute(db);
     await cluster.startCoordinator();
     await cluster.startWorker(2);
     await cluster.addProject({
@@ -73,7 +75,7 @@ describe("poison results", () => {
         .execute();
     await waitForState(
       db,
-      sql,
+      notifications,
       "poison",
       (s) => s.tasks.get("S00-001")?.status === "done" && s.tasks.get("S00-003")?.status === "done",
       180_000,
@@ -94,8 +96,14 @@ describe("poison results", () => {
     expect(failedRun.status).toBe("failed");
 
     // Once Postgres accepts it again, the retried task completes too.
-    await sql`DELETE FROM poison_flag`;
-    await waitForState(db, sql, "poison", (s) => s.tasks.get("S00-002")?.status === "done", 120_000);
+    await sql`DELETE FROM poison_flag`.execute(db);
+    await waitForState(
+      db,
+      notifications,
+      "poison",
+      (s) => s.tasks.get("S00-002")?.status === "done",
+      120_000,
+    );
 
     // The poisoned text was normalised at the boundary, not dropped.
     const events = await listEvents(db, { projectId: "poison", limit: 1000 });

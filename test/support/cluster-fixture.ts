@@ -142,7 +142,7 @@ export class ClusterFixture {
     const coordinator = new Coordinator(
       {
         db: this.scratch.db,
-        sql: this.scratch.sql,
+        notifications: this.scratch.notifications,
         workerConnection,
         queues: this.queues,
         live: this.live,

@@ -1,6 +1,10 @@
-import { type Db, loadProjectSnapshot, POSTGRES_NOTIFY_CHANNEL } from "@overseer/db";
+import {
+  type Db,
+  loadProjectSnapshot,
+  type NotificationListener,
+  POSTGRES_NOTIFY_CHANNEL,
+} from "@overseer/db";
 import type { ProjectState } from "@overseer/domain";
-import type postgres from "postgres";
 
 /**
  * Waits until `check` holds for a project's state, re-checking on every Postgres NOTIFY of
@@ -9,13 +13,13 @@ import type postgres from "postgres";
  */
 export async function waitForState(
   db: Db,
-  sql: postgres.Sql,
+  notifications: NotificationListener,
   projectId: string,
   check: (state: ProjectState) => boolean,
   timeoutMs = 30_000,
 ): Promise<ProjectState> {
   let wake: () => void = () => {};
-  const listener = await sql.listen(POSTGRES_NOTIFY_CHANNEL, () => wake());
+  const listener = await notifications.listen(POSTGRES_NOTIFY_CHANNEL, () => wake());
   const deadline = Date.now() + timeoutMs;
   try {
     for (;;) {

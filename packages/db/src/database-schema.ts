@@ -7,7 +7,7 @@ type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
 type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
 /** jsonb: read as parsed JSON, written as a JSON string through `json()`. */
 type Json<T> = ColumnType<T, unknown, unknown>;
-/** int8 comes back as a string from postgres.js. */
+/** int8 comes back as a string from node-postgres. */
 type BigIntColumn = ColumnType<string, number | string | bigint | undefined, number | string | bigint>;
 
 export interface ProjectsTable {

@@ -1,3 +1,4 @@
+export { sql } from "kysely";
 export { type ConnectOptions, connectDatabase, type Db, type DbHandle, json } from "./connection.ts";
 export type * from "./database-schema.ts";
 export {
@@ -31,6 +32,7 @@ export {
   pendingMigrations,
 } from "./migrator.ts";
 export { loadMissionEvidence, MISSION_EVIDENCE_LIMITS, type MissionEvidence } from "./mission-queries.ts";
+export type { NotificationListener, Subscription } from "./notification-listener.ts";
 export * from "./project-repository.ts";
 export { type LoadStateOptions, loadProjectSnapshot, loadProjectState } from "./project-state-repository.ts";
 export { decisionFromRow, projectControlFromRow, runFromRow, taskFromRow } from "./row-mappers.ts";

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import postgres from "postgres";
+import pg from "pg";
 import { connectDatabase, type DbHandle } from "./connection.ts";
 import { migrateToLatest } from "./migrator.ts";
 
@@ -23,12 +23,7 @@ export async function createScratchDatabase(
   // finds this run's leftovers and never another run's.
   const run = process.env.OVERSEER_TEST_RUN;
   const name = `${prefix}_${run ? `${run}_` : ""}${randomBytes(5).toString("hex")}`;
-  const admin = postgres(withDatabase(baseUrl, "postgres"), { max: 1, onnotice: () => {} });
-  try {
-    await admin.unsafe(`CREATE DATABASE "${name}"`);
-  } finally {
-    await admin.end();
-  }
+  await withAdmin(baseUrl, (admin) => admin.query(`CREATE DATABASE "${name}"`));
   const url = withDatabase(baseUrl, name);
   const handle = connectDatabase(url, { applicationName: name });
   await migrateToLatest(handle.db);
@@ -38,12 +33,7 @@ export async function createScratchDatabase(
     name,
     drop: async () => {
       await handle.close();
-      const a = postgres(withDatabase(baseUrl, "postgres"), { max: 1, onnotice: () => {} });
-      try {
-        await a.unsafe(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-      } finally {
-        await a.end();
-      }
+      await withAdmin(baseUrl, (admin) => admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
     },
   };
 }
@@ -51,14 +41,13 @@ export async function createScratchDatabase(
 /** Creates the database named in `url` if it does not exist (first run of the demo, CLI). */
 export async function ensureDatabaseExists(url: string): Promise<void> {
   const name = new URL(url).pathname.replace(/^\//, "") || "postgres";
-  const admin = postgres(withDatabase(url, "postgres"), { max: 1, onnotice: () => {} });
   try {
-    const rows = await admin`SELECT 1 FROM pg_database WHERE datname = ${name}`;
-    if (rows.length === 0) await admin.unsafe(`CREATE DATABASE "${name.replace(/"/g, '""')}"`);
+    await withAdmin(url, async (admin) => {
+      const { rows } = await admin.query("SELECT 1 FROM pg_database WHERE datname = $1", [name]);
+      if (rows.length === 0) await admin.query(`CREATE DATABASE "${name.replace(/"/g, '""')}"`);
+    });
   } catch (error) {
     if ((error as { code?: string }).code !== "42P04") throw error;
-  } finally {
-    await admin.end();
   }
 }
 
@@ -66,4 +55,16 @@ export function withDatabase(url: string, database: string): string {
   const u = new URL(url);
   u.pathname = `/${database}`;
   return u.toString();
+}
+
+/** Runs `work` on a one-off connection to the server's `postgres` database. */
+async function withAdmin<T>(url: string, work: (admin: pg.Client) => Promise<T>): Promise<T> {
+  const admin = new pg.Client({ connectionString: withDatabase(url, "postgres") });
+  admin.on("error", () => undefined);
+  await admin.connect();
+  try {
+    return await work(admin);
+  } finally {
+    await admin.end().catch(() => undefined);
+  }
 }

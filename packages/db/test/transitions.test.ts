@@ -16,6 +16,7 @@ import {
   pendingMigrations,
   releaseLeases,
   type ScratchDatabase,
+  sql,
 } from "../src/index.ts";
 
 let scratch: ScratchDatabase;
@@ -281,7 +282,9 @@ describe("leases (rule 11)", () => {
     const holder = owners[results.findIndex((r) => r.includes("p4"))]!;
     const other = owners.find((o) => o !== holder)!;
     // The holder "crashes": its lease is forced to expire; another replica takes over.
-    await scratch.sql`UPDATE leases SET expires_at = now() - interval '1 second' WHERE project_id = 'p4'`;
+    await sql`UPDATE leases SET expires_at = now() - interval '1 second' WHERE project_id = 'p4'`.execute(
+      scratch.db,
+    );
     expect(await acquireLeases(scratch.db, other, 60_000)).toContain("p4");
     expect(await acquireLeases(scratch.db, holder, 60_000)).not.toContain("p4");
     await releaseLeases(scratch.db, other);
@@ -290,7 +293,7 @@ describe("leases (rule 11)", () => {
 
 describe("events", () => {
   it("are append-only", async () => {
-    await expect(scratch.sql`UPDATE events SET type = 'x'`).rejects.toThrow(/append-only/);
-    await expect(scratch.sql`DELETE FROM events`).rejects.toThrow(/append-only/);
+    await expect(sql`UPDATE events SET type = 'x'`.execute(scratch.db)).rejects.toThrow(/append-only/);
+    await expect(sql`DELETE FROM events`.execute(scratch.db)).rejects.toThrow(/append-only/);
   });
 });

@@ -21,7 +21,7 @@ const queues = new RunQueues(redis, { prefix: settings.queuePrefix });
 const coordinator = new Coordinator(
   {
     db: database.db,
-    sql: database.sql,
+    notifications: database.notifications,
     workerConnection,
     queues,
     live: new LiveChannel(redis, { prefix: settings.queuePrefix }),

@@ -31,6 +31,7 @@ import {
   loadMissionEvidence,
   loadProjectSnapshot,
   NotFoundError,
+  type NotificationListener,
   POSTGRES_NOTIFY_CHANNEL,
   type ProjectRow,
   releaseLeases,
@@ -50,7 +51,6 @@ import {
 import { type ApplyCommandOptions, TRANSITION_DEFAULTS, TransitionApplier } from "@overseer/transitions";
 import { Worker } from "bullmq";
 import type { Redis } from "ioredis";
-import type postgres from "postgres";
 import { ProjectSerializer } from "./project-serializer.ts";
 import { commandForResult } from "./result-command-mapper.ts";
 import { buildRunJob, retryPolicyOf } from "./run-job-builder.ts";
@@ -80,8 +80,8 @@ export interface CoordinatorOptions {
 
 export interface CoordinatorDeps {
   db: Db;
-  /** postgres.js client for LISTEN. */
-  sql: postgres.Sql;
+  /** LISTEN/NOTIFY connection (reconnects by itself). */
+  notifications: NotificationListener;
   /** Connection for the results worker (blocking). */
   workerConnection: Redis;
   queues: RunQueues;
@@ -126,10 +126,16 @@ export class Coordinator {
 
   async start(): Promise<void> {
     const log = this.deps.logger;
-    const listener = await this.deps.sql.listen(POSTGRES_NOTIFY_CHANNEL, (projectId) => {
-      if (this.owned.has(projectId)) this.kick(projectId);
-      else this.renewLeasesSoon();
-    });
+    const listener = await this.deps.notifications.listen(
+      POSTGRES_NOTIFY_CHANNEL,
+      (projectId) => {
+        if (this.owned.has(projectId)) this.kick(projectId);
+        else this.renewLeasesSoon();
+      },
+      // Runs again after the LISTEN connection came back: notifications sent while it was
+      // down are lost, so every owned project gets a pass.
+      () => void this.reconcileAll(),
+    );
     this.unlisten = () => listener.unlisten();
     await this.renewLeases();
     this.resultsWorker = new Worker(RESULT_QUEUE, (job) => this.onResultMessage(job.data), {

@@ -199,13 +199,13 @@ export function createGatewayApp(deps: GatewayDeps, options: GatewayOptions = {}
 }
 
 /**
- * LISTENs to the transition channel when a postgres.js client is given: each notification
+ * LISTENs to the transition channel when a notification listener is given: each notification
  * (payload: project id) drops that project's cached status, and the cache trusts them
  * (`notify` mode) once listening. Returns the function that stops listening.
  */
 function listenForChanges(deps: GatewayDeps, cache: ProjectStatusCache): () => Promise<void> {
-  if (!deps.sql) return async () => {};
-  const listening = deps.sql
+  if (!deps.notifications) return async () => {};
+  const listening = deps.notifications
     .listen(
       POSTGRES_NOTIFY_CHANNEL,
       (projectId) => cache.invalidate(projectId),

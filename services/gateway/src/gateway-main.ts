@@ -28,7 +28,7 @@ const gateway = await startGateway(
     live: new LiveChannel(redis, { prefix: settings.queuePrefix }),
     registry: new WorkerRegistry(redis, settings.queuePrefix),
     logger,
-    sql: database.sql,
+    notifications: database.notifications,
   },
   {
     host: settings.gatewayHost,

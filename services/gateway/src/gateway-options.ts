@@ -14,12 +14,12 @@ export interface GatewayDeps {
   readonly registry: WorkerRegistry;
   readonly logger: Logger;
   /**
-   * Optional postgres.js client of the same database, used only to LISTEN to the transition
+   * Optional notification listener of the same database, used only to LISTEN to the transition
    * channel (`POSTGRES_NOTIFY_CHANNEL` of `@overseer/db`) so cached status answers drop at once on changes that append
    * no event (task imports by other processes). Without it such changes show within
    * `statusCacheTtlMs`.
    */
-  readonly sql?: DbHandle["sql"];
+  readonly notifications?: DbHandle["notifications"];
 }
 
 /** Limits and behaviour of the HTTP surface. Every field has a default. */
@@ -57,7 +57,7 @@ export interface GatewayOptions {
   /**
    * Longest reuse of one project's status answer, in ms. An answer is reused only while the
    * project's change token (row version + last event id) is unchanged, so transitions show
-   * at once; this bound only matters for changes without events (see `GatewayDeps.sql`).
+   * at once; this bound only matters for changes without events (see `GatewayDeps.notifications`).
    * 0 disables the cache. Default 2000.
    */
   statusCacheTtlMs?: number;

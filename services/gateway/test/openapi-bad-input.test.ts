@@ -1,4 +1,4 @@
-import { applyTransition, createApiToken } from "@overseer/db";
+import { applyTransition, createApiToken, sql } from "@overseer/db";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -69,7 +69,7 @@ afterAll(async () => {
  * requests stay fast.
  */
 async function stateSignature(): Promise<unknown> {
-  const rows = await fx.scratch.sql`
+  const { rows } = await sql<Record<string, unknown>>`
     SELECT
       (SELECT count(*) FROM projects) AS projects,
       (SELECT count(*) FROM tasks) AS tasks,
@@ -84,7 +84,9 @@ async function stateSignature(): Promise<unknown> {
       (SELECT md5(string_agg(project_id || '/' || id || '@' || version || ':' || status, ',' ORDER BY project_id, id)) FROM tasks) AS task_versions,
       (SELECT md5(string_agg(id || ':' || status || ':' || coalesce(selected_option, ''), ',' ORDER BY id)) FROM decisions) AS decision_states,
       (SELECT md5(string_agg(id || ':' || status || '@' || version, ',' ORDER BY id)) FROM projects) AS project_states,
-      (SELECT md5(string_agg(id || ':' || status, ',' ORDER BY id)) FROM runs) AS run_states`;
+      (SELECT md5(string_agg(id || ':' || status, ',' ORDER BY id)) FROM runs) AS run_states`.execute(
+    fx.scratch.db,
+  );
   return { ...rows[0] };
 }
 

@@ -6,6 +6,7 @@ import {
   listEvents,
   listProjects,
   loadProjectState,
+  type NotificationListener,
   POSTGRES_NOTIFY_CHANNEL,
   requireProject,
 } from "@overseer/db";
@@ -44,7 +45,7 @@ export const startCommand: CliCommand = {
       false,
     );
     const maxSessions = requirePositive(values["max-sessions"], "--max-sessions");
-    return withDatabase(io, {}, async ({ db, sql }) => {
+    return withDatabase(io, {}, async ({ db, notifications }) => {
       const projectIds = values.project
         ? [(await requireProject(db, values.project)).id]
         : (await listProjects(db)).map((p) => p.id);
@@ -69,7 +70,7 @@ export const startCommand: CliCommand = {
         );
       }
       if (!values.follow) return EXIT_OK;
-      return follow(db, sql, io, projectIds, since);
+      return follow(db, notifications, io, projectIds, since);
     });
   },
 };
@@ -113,14 +114,14 @@ async function dryRun(db: Db, io: CliIo, projectId: string, stage: string | null
 /** Prints events as they happen until every followed project is idle (nothing running or runnable). */
 async function follow(
   db: Db,
-  sql: import("postgres").Sql,
+  notifications: NotificationListener,
   io: CliIo,
   projectIds: string[],
   since: number,
 ): Promise<number> {
   let cursor = since;
   let wake: () => void = () => {};
-  const listener = await sql.listen(POSTGRES_NOTIFY_CHANNEL, (id) => {
+  const listener = await notifications.listen(POSTGRES_NOTIFY_CHANNEL, (id) => {
     if (projectIds.includes(id)) wake();
   });
   try {

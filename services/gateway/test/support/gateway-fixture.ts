@@ -88,7 +88,7 @@ export async function createGatewayFixture(
     live: new LiveChannel(redis, { prefix }),
     registry: new WorkerRegistry(redis, prefix),
     logger,
-    ...(fixture.listen === false ? {} : { sql: scratch.sql }),
+    ...(fixture.listen === false ? {} : { notifications: scratch.notifications }),
   };
   const app = createGatewayApp(deps, { processMetrics: false, ...options });
   const tokens = {
