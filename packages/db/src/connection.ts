@@ -1,4 +1,4 @@
-import { Kysely, PostgresDialect, sql } from "kysely";
+import { Kysely, PostgresDialect, type PostgresPool, sql } from "kysely";
 import pg from "pg";
 import type { Database } from "./database-schema.ts";
 import { createNotificationListener, type NotificationListener } from "./notification-listener.ts";
@@ -38,8 +38,11 @@ export function connectDatabase(url: string, options: ConnectOptions = {}): DbHa
   // an uncaught 'error' event. The pool removes an idle client that errored; a checked-out
   // one is no longer queryable and the pool removes it when it is released.
   pool.on("error", onError);
-  pool.on("connect", (client) => client.on("error", onError));
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  pool.on("connect", (client) => {
+    client.on("error", onError);
+    markWhenBroken(client);
+  });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: discardingBroken(pool) }) });
   const notifications = createNotificationListener(url, { applicationName, onError });
   return {
     db,
@@ -48,6 +51,50 @@ export function connectDatabase(url: string, options: ConnectOptions = {}): DbHa
       await notifications.close();
       await db.destroy();
     },
+  };
+}
+
+/** Clients whose connection failed under a statement (they are not handed out again). */
+const broken = new WeakSet<pg.PoolClient>();
+
+/**
+ * True for errors that leave the connection unusable: the server ending the session
+ * (SQLSTATE class 57P: shutdown, pg_terminate_backend), connection failures (class 08), and
+ * errors without a SQLSTATE (socket closed, "Connection terminated unexpectedly").
+ */
+function isConnectionError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code !== "string" || code.startsWith("57P") || code.startsWith("08");
+}
+
+/**
+ * When the server kills a session it first fails the running statement, and the socket
+ * closes a moment later; a client released in between would look healthy to the pool and
+ * fail the next caller. So a client is marked broken as soon as a statement fails that way.
+ */
+function markWhenBroken(client: pg.PoolClient): void {
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  client.query = ((...args: unknown[]) => {
+    const result = query(...args);
+    if (result instanceof Promise) {
+      result.catch((error: unknown) => {
+        if (isConnectionError(error)) broken.add(client);
+      });
+    }
+    return result;
+  }) as typeof client.query;
+}
+
+/** The pool as Kysely sees it, destroying a broken client on release instead of reusing it. */
+function discardingBroken(pool: pg.Pool): PostgresPool {
+  return {
+    connect: async () => {
+      const client = await pool.connect();
+      const release = client.release;
+      client.release = (error?: Error | boolean) => release(error || broken.has(client) || undefined);
+      return client;
+    },
+    end: () => pool.end(),
   };
 }
 
