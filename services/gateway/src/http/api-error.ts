@@ -110,7 +110,7 @@ function staleExtra(details: Record<string, unknown>): Record<string, unknown> {
   };
 }
 
-/** Connection-level failures of postgres.js and ioredis (not bugs, not bad input). */
+/** Connection-level failures of node-postgres and ioredis (not bugs, not bad input). */
 const CONNECTION_CODES = new Set([
   "ECONNREFUSED",
   "ECONNRESET",
@@ -121,6 +121,7 @@ const CONNECTION_CODES = new Set([
   "CONNECTION_DESTROYED",
   "CONNECT_TIMEOUT",
   "57P01",
+  "57P02",
   "57P03",
   "3D000",
 ]);
@@ -129,5 +130,8 @@ function isConnectionError(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   if (typeof code === "string" && CONNECTION_CODES.has(code)) return true;
   const message = error instanceof Error ? error.message : "";
-  return /Connection is closed|Stream isn't writeable|max retries per request/i.test(message);
+  if (typeof code === "string" && code.startsWith("08")) return true;
+  return /Connection is closed|Stream isn't writeable|max retries per request|Connection terminated|not queryable|timeout exceeded when trying to connect/i.test(
+    message,
+  );
 }

@@ -60,7 +60,7 @@ export function card(id: string, prerequisites: string[] = []): TaskCardInput {
 }
 
 /**
- * `listen` (default true) gives the gateway the scratch database's postgres.js client, so it
+ * `listen` (default true) gives the gateway the scratch database's notification listener, so it
  * LISTENs to transition notifications (status cache in `notify` mode, as in production).
  */
 export async function createGatewayFixture(
