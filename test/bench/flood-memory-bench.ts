@@ -46,7 +46,7 @@ mkdir -p src && echo x > src/x.txt && echo "Flood" | overseer-agent submit --mes
     });
     const state = await waitForState(
       cluster.scratch.db,
-      cluster.scratch.sql,
+      cluster.scratch.notifications,
       "flood",
       (s) => [...s.tasks.values()].every((t) => t.status !== "in_progress" && t.status !== "todo"),
       1_800_000,

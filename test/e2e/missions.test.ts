@@ -44,7 +44,7 @@ describe("missions (objective → plan → review → run → continue → compl
 
     const state = await waitForState(
       cluster.scratch.db,
-      cluster.scratch.sql,
+      cluster.scratch.notifications,
       "mission",
       (s) => s.project.status === "completed",
       180_000,
