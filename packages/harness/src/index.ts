@@ -71,4 +71,5 @@ export {
   type PromptSectionName,
   renderPrompt,
 } from "./prompt-renderer.ts";
+export { type MissionPromptEvidence, renderRunPrompt } from "./run-prompt.ts";
 export { costOf, type HarvestedUsage, harvestUsage, type ModelPrice } from "./usage-harvester.ts";

@@ -1,5 +1,4 @@
 import { ConfigError, parseRunnerConfig, type RunnerConfig } from "@overseer/config";
-import { renderRunPrompt } from "@overseer/coordinator";
 import {
   type Db,
   latestEventId,
@@ -11,6 +10,7 @@ import {
   requireProject,
 } from "@overseer/db";
 import { activeRunCount, firstRunnable, formatAgentId, nextAction, runnableTasks } from "@overseer/domain";
+import { renderRunPrompt } from "@overseer/harness";
 import { startProject, TransitionApplier } from "@overseer/transitions";
 import { parseCommandArgs, requirePositive } from "../arg-parser.ts";
 import { withDatabase } from "../cli-context.ts";
