@@ -1,4 +1,4 @@
-import { applyTransition } from "@overseer/db";
+import { applyTransition, POSTGRES_NOTIFY_CHANNEL, sql } from "@overseer/db";
 import { importTasks, TransitionApplier } from "@overseer/transitions";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -27,9 +27,29 @@ afterAll(async () => {
 const get = (fx: GatewayFixture, id: string) =>
   fx.request("GET", `/api/projects/${id}/status`, { token: fx.tokens.read });
 
+/**
+ * Resolves once every notification committed so far reached the gateway: a marker sent now
+ * arrives on the same LISTEN connection after them (Postgres delivers in commit order).
+ */
+async function notificationsDelivered(fx: GatewayFixture): Promise<void> {
+  let seen: () => void = () => {};
+  const arrived = new Promise<void>((resolve) => (seen = resolve));
+  const subscription = await fx.scratch.notifications.listen(POSTGRES_NOTIFY_CHANNEL, (payload) => {
+    if (payload === "delivery-marker") seen();
+  });
+  try {
+    await sql`SELECT pg_notify(${POSTGRES_NOTIFY_CHANNEL}, 'delivery-marker')`.execute(fx.scratch.db);
+    await arrived;
+  } finally {
+    await subscription.unlisten();
+  }
+}
+
 describe("status cache", () => {
   it("serves the same answer while nothing changes", async () => {
     await seedProject(notify, "same", [card("S00-001")]);
+    // The seed's own notifications drop the entry; nothing changes after they arrived.
+    await notificationsDelivered(notify);
     const a = await get(notify, "same");
     const b = await get(notify, "same");
     expect(b.text).toBe(a.text);
