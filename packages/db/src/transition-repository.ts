@@ -158,162 +158,20 @@ async function assertLease(db: Db, projectId: string, owner: string): Promise<vo
   if (!lease) throw new LeaseLostError(projectId, owner);
 }
 
+/**
+ * Writes one applied command's changes, phase by phase in a fixed order (new tasks, changed
+ * tasks, runs, decision cards, the project row, incidents, events). Each phase checks the
+ * optimistic-concurrency version of what it updates and throws ConflictError on a mismatch.
+ */
 async function persist(db: Db, projectId: string, result: ApplyResult, at: number): Promise<EventRow[]> {
   const { changes } = result;
   const now = new Date(at);
   try {
-    const created = changes.tasks.filter((t) => changes.createdTaskIds.has(t.id));
-    if (created.length > 0) {
-      // Multi-row inserts (batched under the bind-parameter limit) however many tasks an import creates.
-      const rows = created.map((task) => ({
-        project_id: projectId,
-        id: task.id,
-        stage: task.stage,
-        title: task.title,
-        body: task.body,
-        role: task.role,
-        scope: [...task.scope],
-        acceptance: [...task.acceptance],
-        priority: task.priority,
-        kind: task.kind,
-        parent_id: task.parentId,
-        root_id: task.rootId,
-        depth: task.depth,
-        answers: json(task.answers),
-        ...taskMutableColumns(task),
-      }));
-      for (const batch of insertBatches(rows)) await db.insertInto("tasks").values(batch).execute();
-      const dependencies = created.flatMap((task) =>
-        task.prerequisites.map((p) => ({ project_id: projectId, task_id: task.id, depends_on: p })),
-      );
-      for (const batch of insertBatches(dependencies)) {
-        await db.insertInto("task_dependencies").values(batch).execute();
-      }
-    }
-    for (const task of changes.tasks) {
-      if (changes.createdTaskIds.has(task.id)) continue;
-      const updated = await db
-        .updateTable("tasks")
-        .set({
-          ...taskMutableColumns(task),
-          answers: json(task.answers),
-          version: task.version + 1,
-          updated_at: now,
-        })
-        .where("project_id", "=", projectId)
-        .where("id", "=", task.id)
-        .where("version", "=", task.version)
-        .executeTakeFirst();
-      if (updated.numUpdatedRows === 0n) {
-        throw new ConflictError(
-          `Task ${task.id} changed concurrently (expected version ${task.version}); retry.`,
-          {
-            taskId: task.id,
-            expectedVersion: task.version,
-          },
-        );
-      }
-    }
-    for (const run of changes.runs) {
-      if (changes.createdRunIds.has(run.id)) {
-        await db
-          .insertInto("runs")
-          .values({
-            id: run.id,
-            project_id: projectId,
-            task_id: run.taskId,
-            agent_id: run.agentId,
-            action: run.action,
-            attempt: run.attempt,
-            status: run.status,
-            not_before: run.notBefore === null ? null : new Date(run.notBefore),
-            created_at: new Date(run.createdAt),
-          })
-          .execute();
-        continue;
-      }
-      const previous = result.state.runs.get(run.id);
-      const updated = await db
-        .updateTable("runs")
-        .set({
-          status: run.status,
-          transition: run.transition,
-          failure: run.failure,
-          ...(run.status === "running"
-            ? { worker_id: run.workerId, started_at: new Date(run.startedAt ?? now.getTime()) }
-            : {}),
-          ...(run.status !== "running" && run.status !== "queued" ? { ended_at: now } : {}),
-        })
-        .where("id", "=", run.id)
-        .where("status", "in", ["queued", "running"])
-        .executeTakeFirst();
-      if (updated.numUpdatedRows === 0n) {
-        throw new ConflictError(`Run ${run.id} already ended concurrently; retry.`, {
-          runId: run.id,
-          status: previous?.status,
-        });
-      }
-    }
-    for (const d of changes.decisions) {
-      const values = {
-        item_id: d.itemId,
-        revision: d.revision,
-        status: d.status,
-        title: d.title,
-        reason: d.reason,
-        question: d.question,
-        evidence: json(d.evidence),
-        options: json(d.options),
-        options_source: d.optionsSource,
-        selected_option: d.selectedOption,
-        note: d.note,
-        resolution_id: d.resolutionId,
-        resolved_by: d.resolvedBy,
-        resolved_at: d.resolvedAt === null ? null : new Date(d.resolvedAt),
-      };
-      if (changes.createdDecisionIds.has(d.id)) {
-        await db
-          .insertInto("decisions")
-          .values({ project_id: projectId, id: d.id, ...values })
-          .execute();
-        continue;
-      }
-      // Re-asked cards (revision + 1) replace a resolved card; resolving requires it still pending.
-      const updated = await db
-        .updateTable("decisions")
-        .set({ ...values, ...(d.status === "pending" ? { created_at: now } : {}) })
-        .where("project_id", "=", projectId)
-        .where("id", "=", d.id)
-        .where((eb) =>
-          d.status === "pending" ? eb("revision", "=", d.revision - 1) : eb("status", "=", "pending"),
-        )
-        .executeTakeFirst();
-      if (updated.numUpdatedRows === 0n) {
-        throw new ConflictError(`Decision ${d.id} changed concurrently; retry.`, { decisionId: d.id });
-      }
-    }
-    if (changes.project) {
-      const p = changes.project;
-      const updated = await db
-        .updateTable("projects")
-        .set({
-          status: p.status,
-          status_reason: p.statusReason,
-          continuous: p.continuous,
-          stage: p.stage,
-          sessions_limit: p.sessionsLimit,
-          mission: p.mission === null ? null : json(p.mission),
-          ...(p.mission ? { objective: p.mission.objective } : {}),
-          sessions_used: p.sessionsUsed,
-          version: p.version + 1,
-          updated_at: now,
-        })
-        .where("id", "=", projectId)
-        .where("version", "=", p.version)
-        .executeTakeFirst();
-      if (updated.numUpdatedRows === 0n)
-        throw new ConflictError(`Project ${projectId} changed concurrently; retry.`);
-    }
+    await insertCreatedTasks(db, projectId, changes);
+    await updateChangedTasks(db, projectId, changes, now);
+    await persistRuns(db, projectId, result, now);
+    await persistDecisions(db, projectId, changes, now);
+    if (changes.project) await updateProjectRow(db, projectId, changes.project, now);
   } catch (error) {
     if (isUniqueViolation(error))
       throw new ConflictError("A concurrent transition created the same row; retry.", {
@@ -321,11 +179,197 @@ async function persist(db: Db, projectId: string, result: ApplyResult, at: numbe
       });
     throw error;
   }
-  if (result.incidents.length > 0) {
+  await insertIncidents(db, projectId, result.incidents);
+  return insertEvents(db, projectId, result.events);
+}
+
+type Changes = ApplyResult["changes"];
+
+/** New tasks and their dependency edges, in multi-row batches. */
+async function insertCreatedTasks(db: Db, projectId: string, changes: Changes): Promise<void> {
+  const created = changes.tasks.filter((t) => changes.createdTaskIds.has(t.id));
+  if (created.length > 0) {
+    // Multi-row inserts (batched under the bind-parameter limit) however many tasks an import creates.
+    const rows = created.map((task) => ({
+      project_id: projectId,
+      id: task.id,
+      stage: task.stage,
+      title: task.title,
+      body: task.body,
+      role: task.role,
+      scope: [...task.scope],
+      acceptance: [...task.acceptance],
+      priority: task.priority,
+      kind: task.kind,
+      parent_id: task.parentId,
+      root_id: task.rootId,
+      depth: task.depth,
+      answers: json(task.answers),
+      ...taskMutableColumns(task),
+    }));
+    for (const batch of insertBatches(rows)) await db.insertInto("tasks").values(batch).execute();
+    const dependencies = created.flatMap((task) =>
+      task.prerequisites.map((p) => ({ project_id: projectId, task_id: task.id, depends_on: p })),
+    );
+    for (const batch of insertBatches(dependencies)) {
+      await db.insertInto("task_dependencies").values(batch).execute();
+    }
+  }
+}
+
+/** Changed tasks, each only if still at the version the command was applied to. */
+async function updateChangedTasks(db: Db, projectId: string, changes: Changes, now: Date): Promise<void> {
+  for (const task of changes.tasks) {
+    if (changes.createdTaskIds.has(task.id)) continue;
+    const updated = await db
+      .updateTable("tasks")
+      .set({
+        ...taskMutableColumns(task),
+        answers: json(task.answers),
+        version: task.version + 1,
+        updated_at: now,
+      })
+      .where("project_id", "=", projectId)
+      .where("id", "=", task.id)
+      .where("version", "=", task.version)
+      .executeTakeFirst();
+    if (updated.numUpdatedRows === 0n) {
+      throw new ConflictError(
+        `Task ${task.id} changed concurrently (expected version ${task.version}); retry.`,
+        {
+          taskId: task.id,
+          expectedVersion: task.version,
+        },
+      );
+    }
+  }
+}
+
+/** New runs are inserted; a started or ended run is updated only while it is still active. */
+async function persistRuns(db: Db, projectId: string, result: ApplyResult, now: Date): Promise<void> {
+  const { changes } = result;
+  for (const run of changes.runs) {
+    if (changes.createdRunIds.has(run.id)) {
+      await db
+        .insertInto("runs")
+        .values({
+          id: run.id,
+          project_id: projectId,
+          task_id: run.taskId,
+          agent_id: run.agentId,
+          action: run.action,
+          attempt: run.attempt,
+          status: run.status,
+          not_before: run.notBefore === null ? null : new Date(run.notBefore),
+          created_at: new Date(run.createdAt),
+        })
+        .execute();
+      continue;
+    }
+    const previous = result.state.runs.get(run.id);
+    const updated = await db
+      .updateTable("runs")
+      .set({
+        status: run.status,
+        transition: run.transition,
+        failure: run.failure,
+        ...(run.status === "running"
+          ? { worker_id: run.workerId, started_at: new Date(run.startedAt ?? now.getTime()) }
+          : {}),
+        ...(run.status !== "running" && run.status !== "queued" ? { ended_at: now } : {}),
+      })
+      .where("id", "=", run.id)
+      .where("status", "in", ["queued", "running"])
+      .executeTakeFirst();
+    if (updated.numUpdatedRows === 0n) {
+      throw new ConflictError(`Run ${run.id} already ended concurrently; retry.`, {
+        runId: run.id,
+        status: previous?.status,
+      });
+    }
+  }
+}
+
+/** New decision cards are inserted; a re-asked or resolved card replaces the stored one. */
+async function persistDecisions(db: Db, projectId: string, changes: Changes, now: Date): Promise<void> {
+  for (const d of changes.decisions) {
+    const values = {
+      item_id: d.itemId,
+      revision: d.revision,
+      status: d.status,
+      title: d.title,
+      reason: d.reason,
+      question: d.question,
+      evidence: json(d.evidence),
+      options: json(d.options),
+      options_source: d.optionsSource,
+      selected_option: d.selectedOption,
+      note: d.note,
+      resolution_id: d.resolutionId,
+      resolved_by: d.resolvedBy,
+      resolved_at: d.resolvedAt === null ? null : new Date(d.resolvedAt),
+    };
+    if (changes.createdDecisionIds.has(d.id)) {
+      await db
+        .insertInto("decisions")
+        .values({ project_id: projectId, id: d.id, ...values })
+        .execute();
+      continue;
+    }
+    // Re-asked cards (revision + 1) replace a resolved card; resolving requires it still pending.
+    const updated = await db
+      .updateTable("decisions")
+      .set({ ...values, ...(d.status === "pending" ? { created_at: now } : {}) })
+      .where("project_id", "=", projectId)
+      .where("id", "=", d.id)
+      .where((eb) =>
+        d.status === "pending" ? eb("revision", "=", d.revision - 1) : eb("status", "=", "pending"),
+      )
+      .executeTakeFirst();
+    if (updated.numUpdatedRows === 0n) {
+      throw new ConflictError(`Decision ${d.id} changed concurrently; retry.`, { decisionId: d.id });
+    }
+  }
+}
+
+/** The project row, only if still at the version the command was applied to. */
+async function updateProjectRow(
+  db: Db,
+  projectId: string,
+  p: NonNullable<Changes["project"]>,
+  now: Date,
+): Promise<void> {
+  const updated = await db
+    .updateTable("projects")
+    .set({
+      status: p.status,
+      status_reason: p.statusReason,
+      continuous: p.continuous,
+      stage: p.stage,
+      sessions_limit: p.sessionsLimit,
+      mission: p.mission === null ? null : json(p.mission),
+      ...(p.mission ? { objective: p.mission.objective } : {}),
+      sessions_used: p.sessionsUsed,
+      version: p.version + 1,
+      updated_at: now,
+    })
+    .where("id", "=", projectId)
+    .where("version", "=", p.version)
+    .executeTakeFirst();
+  if (updated.numUpdatedRows === 0n)
+    throw new ConflictError(`Project ${projectId} changed concurrently; retry.`);
+}
+
+async function insertIncidents(
+  db: Db,
+  projectId: string,
+  incidents: ApplyResult["incidents"],
+): Promise<void> {
+  if (incidents.length > 0) {
     await db
       .insertInto("incidents")
       .values(
-        result.incidents.map((i) => ({
+        incidents.map((i) => ({
           project_id: projectId,
           task_id: i.taskId,
           run_id: i.runId,
@@ -336,11 +380,14 @@ async function persist(db: Db, projectId: string, result: ApplyResult, at: numbe
       )
       .execute();
   }
-  if (result.events.length === 0) return [];
+}
+
+async function insertEvents(db: Db, projectId: string, events: ApplyResult["events"]): Promise<EventRow[]> {
+  if (events.length === 0) return [];
   return db
     .insertInto("events")
     .values(
-      result.events.map((e) => ({
+      events.map((e) => ({
         project_id: projectId,
         task_id: e.taskId,
         run_id: e.runId,
