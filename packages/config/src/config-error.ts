@@ -1,3 +1,5 @@
+import { formatIssueLine } from "./zod-issue-formatter.ts";
+
 /**
  * One bad input: where it is, what was expected, what was received. `received` is already
  * safe to print (secret values are never echoed, see `describeReceived`).
@@ -33,9 +35,7 @@ export class ConfigError extends Error {
 
 /** `source: path: expected X, received Y (hint)` — one line per issue. */
 export function formatConfigIssue(source: string, issue: ConfigIssue): string {
-  const where = issue.path === "" ? "(top level)" : issue.path;
-  const hint = issue.hint ? ` (${issue.hint})` : "";
-  return `${source}: ${where}: expected ${issue.expected}, received ${issue.received}${hint}`;
+  return `${source}: ${formatIssueLine(issue)}`;
 }
 
 function formatConfigError(source: string, issues: readonly ConfigIssue[], advice?: string): string {

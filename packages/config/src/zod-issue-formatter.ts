@@ -3,11 +3,15 @@ import type { ConfigIssue } from "./config-error.ts";
 import { createRedactor } from "./redactor.ts";
 
 /**
- * Turns zod issues into `expected X, received Y` lines.
+ * The one place that turns zod issues into `path: expected X, received Y (hint)` problems:
+ * config files and settings, gateway request validation, queue payloads, control files and
+ * run jobs all report through it, so every boundary reads the same way.
  *
  * Every schema in this package is parsed with `expectedErrorMap`, so an issue's `message` is
  * always the *expected* half: either a phrase a schema set itself (`{ error: "an integer from
  * 1 to 256" }`, which wins by zod's precedence) or one derived here from the issue details.
+ * Issues parsed without it (zod's own "Invalid input: expected string, received number") get
+ * the same derived phrase, so callers outside this package need no special parse options.
  * The *received* half is computed from the raw input at the issue's path, never from zod's
  * text, so the same rules (truncation, secret hiding, token redaction) apply everywhere.
  */
@@ -183,6 +187,24 @@ function editDistance(a: string, b: string): number {
   return previous[b.length] ?? 0;
 }
 
+/** zod's own English messages; they are replaced by the expected phrase derived from the issue. */
+const ZOD_DEFAULT_MESSAGE =
+  /^(Invalid (input|option|string|number|key|element|value|format)|Too (small|big)|Unrecognized keys?)\b/;
+
+/**
+ * The expected half of an issue, and the received half when the schema's own message already
+ * states it (`expected at most 65536 bytes (UTF-8), received 65537 bytes`).
+ */
+function halvesOf(issue: z.core.$ZodIssue): { expected: string; received?: string } {
+  if (ZOD_DEFAULT_MESSAGE.test(issue.message)) {
+    const derived = expectedErrorMap(issue as unknown as z.core.$ZodRawIssue);
+    return { expected: typeof derived === "string" ? derived : "a valid value" };
+  }
+  const own = issue.message.replace(/^expected /i, "");
+  const split = /^([\s\S]*?), received ([\s\S]*)$/.exec(own);
+  return split?.[1] && split[2] ? { expected: split[1], received: split[2] } : { expected: own };
+}
+
 export interface ToConfigIssuesOptions {
   /** True for paths whose values must never be printed (runner `secrets.*`). */
   isSecretPath?: (path: readonly PropertyKey[]) => boolean;
@@ -201,14 +223,13 @@ export function zodIssuesToConfigIssues(
   const isSecret = options.isSecretPath ?? (() => false);
   for (const issue of issues) {
     if (issue.code === "unrecognized_keys") {
-      const knownKeys = issue.message.startsWith(KNOWN_KEYS_PREFIX)
-        ? issue.message.slice(KNOWN_KEYS_PREFIX.length).split(", ")
-        : [];
+      const listsKnownKeys = issue.message.startsWith(KNOWN_KEYS_PREFIX);
+      const knownKeys = listsKnownKeys ? issue.message.slice(KNOWN_KEYS_PREFIX.length).split(", ") : [];
       for (const key of issue.keys) {
         const suggestion = suggestKey(key, knownKeys);
         out.push({
           path: formatIssuePath([...issue.path, key]),
-          expected: issue.message,
+          expected: listsKnownKeys ? issue.message : "no such field (unknown fields are refused)",
           received: "an unknown key",
           hint: suggestion ? `did you mean "${suggestion}"?` : "remove it or fix its spelling",
         });
@@ -225,11 +246,39 @@ export function zodIssuesToConfigIssues(
       });
       continue;
     }
+    const halves = halvesOf(issue);
     out.push({
       path: formatIssuePath(issue.path),
-      expected: issue.message,
-      received: describeReceived(valueAtPath(input, issue.path), { secret: isSecret(issue.path) }),
+      expected: halves.expected,
+      received:
+        halves.received ??
+        describeReceived(valueAtPath(input, issue.path), { secret: isSecret(issue.path) }),
     });
   }
   return out;
+}
+
+export interface FormatZodIssuesOptions extends ToConfigIssuesOptions {
+  /** How the whole input is named when an issue has no path (`(top level)`, `(body)`). */
+  rootName?: string;
+}
+
+/** One problem as a line: `path: expected X, received Y (hint)`. */
+export function formatIssueLine(issue: ConfigIssue, rootName = "(top level)"): string {
+  const hint = issue.hint ? ` (${issue.hint})` : "";
+  return `${issue.path === "" ? rootName : issue.path}: expected ${issue.expected}, received ${issue.received}${hint}`;
+}
+
+/**
+ * Every issue of a failed parse of `input`, as `path: expected X, received Y (hint)` lines
+ * joined with `; ` — for one-line errors (queue payloads, control files, run jobs).
+ */
+export function formatZodIssues(
+  issues: readonly z.core.$ZodIssue[],
+  input: unknown,
+  options: FormatZodIssuesOptions = {},
+): string {
+  return zodIssuesToConfigIssues(issues, input, options)
+    .map((issue) => formatIssueLine(issue, options.rootName))
+    .join("; ");
 }

@@ -22,10 +22,11 @@ export const DEFAULT_DRAIN_TIMEOUT_MS = 2000;
 export const DEFAULT_TRANSITION_LINGER_MS = 250;
 
 /**
- * A command ready to spawn, as produced by a sandbox driver: `file`/`args` start the sandbox,
+ * The harness argv wrapped for spawning (distinct from the sandbox package's `PreparedCommand`,
+ * which a `WrapCommand` typically adapts), as produced by a sandbox driver: `file`/`args` start the sandbox,
  * which starts the harness argv inside; `cleanup` runs after the run (always).
  */
-export interface PreparedCommand {
+export interface WrappedCommand {
   file: string;
   args: string[];
   env: Record<string, string>;
@@ -42,7 +43,7 @@ export interface PreparedCommand {
 export type WrapCommand = (
   argv: readonly string[],
   env: Readonly<Record<string, string>>,
-) => Promise<PreparedCommand>;
+) => Promise<WrappedCommand>;
 
 export interface RunHarnessOptions {
   /** Harness command, placeholders already expanded ({@link expandArgv}). */
@@ -192,7 +193,7 @@ export async function runHarness(options: RunHarnessOptions): Promise<HarnessRun
   }
   if (options.signal?.aborted) throw new Error("run aborted before the harness was started");
 
-  const prepared: PreparedCommand = options.wrap
+  const prepared: WrappedCommand = options.wrap
     ? await options.wrap(options.argv, options.env)
     : { file, args: options.argv.slice(1), env: options.env };
   try {
@@ -227,7 +228,7 @@ interface Limits {
 }
 
 async function supervise(
-  prepared: PreparedCommand,
+  prepared: WrappedCommand,
   options: RunHarnessOptions,
   limits: Limits,
 ): Promise<HarnessRunResult> {

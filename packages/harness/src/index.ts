@@ -50,7 +50,7 @@ export {
   DEFAULT_KILL_GRACE_MS,
   type HarnessEndReason,
   type HarnessRunResult,
-  type PreparedCommand,
+  type WrappedCommand,
   type RunHarnessOptions,
   runHarness,
   type WrapCommand,

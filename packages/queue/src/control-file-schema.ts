@@ -1,3 +1,4 @@
+import { describeReceived, formatZodIssues } from "@overseer/config";
 import type { AwaitingReason } from "@overseer/domain";
 import { z } from "zod";
 
@@ -238,41 +239,22 @@ export type ControlParseResult = { ok: true; transition: ControlTransition } | {
  */
 export function parseControlTransition(value: unknown): ControlParseResult {
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    return { ok: false, error: `expected a JSON object, received ${describe(value)}` };
+    return { ok: false, error: `expected a JSON object, received ${describeReceived(value)}` };
   }
   const record = value as Record<string, unknown>;
   if (record.version !== 1) {
     return {
       ok: false,
-      error: `version: expected 1, received ${describe(record.version)} (write the file with the bundled overseer-agent command)`,
+      error: `version: expected 1, received ${describeReceived(record.version)} (write the file with the bundled overseer-agent command)`,
     };
   }
   if (!CONTROL_KINDS.includes(record.kind as ControlKind)) {
     return {
       ok: false,
-      error: `kind: expected one of ${CONTROL_KINDS.join("|")}, received ${describe(record.kind)}`,
+      error: `kind: expected one of ${CONTROL_KINDS.join("|")}, received ${describeReceived(record.kind)}`,
     };
   }
-  const parsed = ControlTransitionSchema.safeParse(value, { reportInput: true });
+  const parsed = ControlTransitionSchema.safeParse(value);
   if (parsed.success) return { ok: true, transition: parsed.data };
-  const lines = parsed.error.issues.map((issue) => {
-    const path = issue.path.length > 0 ? issue.path.join(".") : "(root)";
-    if (issue.code === "unrecognized_keys") {
-      return `${path}: unexpected field(s) ${issue.keys.map((k) => JSON.stringify(k)).join(", ")}; remove them (version 1 files are strict)`;
-    }
-    const message = issue.message.replace(/^Invalid (input|option): /, "");
-    return /received/.test(message)
-      ? `${path}: ${message}`
-      : `${path}: ${message}, received ${describe(issue.input)}`;
-  });
-  return { ok: false, error: lines.join("; ") };
-}
-
-function describe(value: unknown): string {
-  if (value === undefined) return "nothing";
-  if (value === null) return "null";
-  if (Array.isArray(value)) return "an array";
-  if (typeof value === "string") return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
-  if (typeof value === "object") return "an object";
-  return `${typeof value} ${String(value)}`;
+  return { ok: false, error: formatZodIssues(parsed.error.issues, value) };
 }

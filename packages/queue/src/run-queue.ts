@@ -1,5 +1,7 @@
+import { formatZodIssues } from "@overseer/config";
 import { type JobsOptions, Queue } from "bullmq";
 import type { Redis } from "ioredis";
+import type { z } from "zod";
 import {
   QUEUE_DEFAULTS,
   RESULT_QUEUE,
@@ -44,13 +46,13 @@ export class RunQueues {
   }
 
   async enqueueRun(job: RunJob): Promise<void> {
-    const payload = runJobSchema.parse(job);
+    const payload = validPayload(runJobSchema, job, `run job ${job.runId}`);
     await this.runs.add("run", payload, { ...this.jobOptions, jobId: runJobId(job.runId) });
   }
 
   /** Reports a result; idempotent per run. */
   async reportResult(message: ResultMessage): Promise<void> {
-    const payload = resultMessageSchema.parse(message);
+    const payload = validPayload(resultMessageSchema, message, `result message for run ${message.runId}`);
     const jobId =
       payload.kind === "run-result"
         ? resultJobId(payload.runId)
@@ -134,4 +136,11 @@ export class RunQueues {
   async close(): Promise<void> {
     await Promise.all([this.runs.close(), this.results.close()]);
   }
+}
+
+/** Parses a payload before it is queued; a bad one is a programming error named field by field. */
+function validPayload<T extends z.ZodType>(schema: T, value: unknown, what: string): z.output<T> {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  throw new Error(`refusing to queue an invalid ${what}: ${formatZodIssues(parsed.error.issues, value)}`);
 }

@@ -17,7 +17,7 @@
  * protected by optimistic concurrency, so double delivery is harmless.
  */
 import { hostname } from "node:os";
-import { type Logger, sanitizeValue } from "@overseer/config";
+import { formatZodIssues, type Logger, sanitizeValue } from "@overseer/config";
 import {
   type AppliedTransition,
   type ApplyOptions,
@@ -295,9 +295,13 @@ export class Coordinator {
 
   private async onResultMessage(data: unknown): Promise<void> {
     // Run output boundary: no NUL or lone surrogate reaches Postgres, whatever the worker sent.
-    const parsed = resultMessageSchema.safeParse(sanitizeValue(data));
+    const message = sanitizeValue(data);
+    const parsed = resultMessageSchema.safeParse(message);
     if (!parsed.success) {
-      this.deps.logger.error({ issues: parsed.error.issues }, "dropping malformed result message");
+      this.deps.logger.error(
+        { problems: formatZodIssues(parsed.error.issues, message) },
+        "dropping malformed result message",
+      );
       return;
     }
     try {

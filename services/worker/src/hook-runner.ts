@@ -1,4 +1,4 @@
-import type { PreparedCommand, WrapCommand } from "@overseer/harness";
+import type { WrappedCommand, WrapCommand } from "@overseer/harness";
 import { execa } from "execa";
 
 export interface HookResult {
@@ -27,7 +27,7 @@ export interface RunHookOptions {
  * process group, killed as a group on timeout. A failing hook fails the run with its output.
  */
 export async function runHook(options: RunHookOptions): Promise<HookResult> {
-  const prepared: PreparedCommand = options.wrap
+  const prepared: WrappedCommand = options.wrap
     ? await options.wrap(options.argv, options.env)
     : { file: options.argv[0] as string, args: options.argv.slice(1), env: options.env };
   try {

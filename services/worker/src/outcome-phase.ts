@@ -1,4 +1,4 @@
-import type { Logger } from "@overseer/config";
+import { formatZodIssues, type Logger } from "@overseer/config";
 import {
   type ControlTransition,
   classifyFailure,
@@ -28,14 +28,15 @@ function outcomeOf(harness: HarnessRunResult, redact: (text: string) => string, 
   if (harness.transition) {
     // Redaction may lengthen text ([REDACTED] is longer than a short secret): the result must
     // still satisfy the contract the coordinator parses it with.
-    const checked = ControlTransitionSchema.safeParse(redactTransition(harness.transition, redact));
+    const redacted = redactTransition(harness.transition, redact);
+    const checked = ControlTransitionSchema.safeParse(redacted);
     if (checked.success) {
       return { kind: "transition", transition: checked.data, usage: usageOf(harness, job) };
     }
     return {
       kind: "no-transition",
       crashed: false,
-      detail: `the harness's ${harness.transition.kind} no longer fits the control file limits once secrets are redacted (${checked.error.issues[0]?.message ?? "invalid"}); shorten its text`,
+      detail: `the harness's ${harness.transition.kind} no longer fits the control file limits once secrets are redacted (${formatZodIssues(checked.error.issues, redacted)}); shorten its text`,
     };
   }
   if (harness.timedOut || harness.stalled) {

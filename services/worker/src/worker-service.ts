@@ -21,7 +21,7 @@
  * every run and lets the jobs be redelivered elsewhere.
  */
 import { hostname } from "node:os";
-import type { Logger } from "@overseer/config";
+import { formatZodIssues, type Logger } from "@overseer/config";
 import { RepoMirror } from "@overseer/git";
 import { DEFAULT_KILL_GRACE_MS, type WrapCommand } from "@overseer/harness";
 import {
@@ -200,7 +200,7 @@ export class WorkerService {
     const parsed = runJobSchema.safeParse(job.data);
     if (!parsed.success) {
       throw new UnrecoverableError(
-        `malformed run job ${job.id}: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`,
+        `malformed run job ${job.id}: ${formatZodIssues(parsed.error.issues, job.data)}`,
       );
     }
     const run = parsed.data;

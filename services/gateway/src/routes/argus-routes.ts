@@ -19,7 +19,7 @@ import { projectStatusView, statusJson } from "../views/project-status-view.ts";
 import { decisionCard } from "../views/resource-views.ts";
 import {
   errorResponses,
-  type GatewayApp,
+  type RouteApp,
   jsonResponse,
   projectNotFound,
   READ_ERRORS,
@@ -67,7 +67,7 @@ const SnapshotQuery = z.object({
     .openapi({ description: "true: only counts and pending_questions; otherwise the full backlog too." }),
 });
 
-export function registerArgusRoutes(app: GatewayApp, ctx: RouteContext): void {
+export function registerArgusRoutes(app: RouteApp, ctx: RouteContext): void {
   const { db } = ctx.deps;
 
   app.openapi(

@@ -15,7 +15,7 @@ import { EventSchema } from "../schemas/resource-schemas.ts";
 import { eventView } from "../views/resource-views.ts";
 import {
   errorResponses,
-  type GatewayApp,
+  type RouteApp,
   jsonResponse,
   projectNotFound,
   READ_ERRORS,
@@ -57,7 +57,7 @@ const StreamQuery = z.object({
 });
 
 /** The append-only event log: paged reads and the live SSE stream. */
-export function registerEventRoutes(app: GatewayApp, ctx: RouteContext): void {
+export function registerEventRoutes(app: RouteApp, ctx: RouteContext): void {
   const { db } = ctx.deps;
 
   app.openapi(

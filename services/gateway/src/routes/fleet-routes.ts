@@ -27,7 +27,7 @@ import { IncidentSchema, ProjectSchema } from "../schemas/resource-schemas.ts";
 import { decisionCard, incidentView, projectView } from "../views/resource-views.ts";
 import {
   errorResponses,
-  type GatewayApp,
+  type RouteApp,
   jsonResponse,
   projectNotFound,
   READ_ERRORS,
@@ -81,7 +81,7 @@ const StatsQuery = z.object({
  * (200 projects in three grouped queries), every pending card, run statistics for charts, the
  * start control with a session budget, and a run's commit diff.
  */
-export function registerFleetRoutes(app: GatewayApp, ctx: RouteContext): void {
+export function registerFleetRoutes(app: RouteApp, ctx: RouteContext): void {
   const { db } = ctx.deps;
   const diffs = new CommitDiffReader(ctx.options.dataDir, MAX_PATCH_BYTES);
 

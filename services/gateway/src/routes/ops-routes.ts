@@ -4,7 +4,7 @@ import { requireScope } from "../http/request-guards.ts";
 import { withTimeout } from "../http/with-timeout.ts";
 import { WorkerSchema } from "../schemas/resource-schemas.ts";
 import { workerView } from "../views/resource-views.ts";
-import { errorResponses, type GatewayApp, jsonResponse, type RouteContext } from "./route-kit.ts";
+import { errorResponses, type RouteApp, jsonResponse, type RouteContext } from "./route-kit.ts";
 
 const CheckSchema = z.object({ ok: z.boolean(), ms: z.number(), error: z.string().optional() });
 const ReadySchema = z
@@ -26,7 +26,7 @@ const QueueCountsSchema = z
  * and most probes can send a bearer token). A container healthcheck without a token can use
  * a TCP check of the port.
  */
-export function registerOpsRoutes(app: GatewayApp, ctx: RouteContext): void {
+export function registerOpsRoutes(app: RouteApp, ctx: RouteContext): void {
   const { db, redis, queues, registry } = ctx.deps;
   const startedAt = Date.now();
 

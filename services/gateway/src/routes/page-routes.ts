@@ -3,7 +3,7 @@ import type { Context } from "hono";
 import type { GatewayEnv } from "../gateway-env.ts";
 import { requireScope } from "../http/request-guards.ts";
 import { APP_CSP, DOCS_CSP, loadWebAssets, notBuiltPage } from "../views/web-assets.ts";
-import { errorResponses, type GatewayApp, type RouteContext } from "./route-kit.ts";
+import { errorResponses, type RouteApp, type RouteContext } from "./route-kit.ts";
 
 const html = (description: string) => ({
   description,
@@ -17,7 +17,7 @@ const html = (description: string) => ({
  * that they send as a bearer header with every data request.
  */
 export function registerPageRoutes(
-  app: GatewayApp,
+  app: RouteApp,
   ctx: RouteContext,
   document: () => Record<string, unknown>,
 ): void {

@@ -20,7 +20,7 @@ import { redactedRunnerConfig } from "../views/project-redaction.ts";
 import { decisionCard, incidentView, projectView } from "../views/resource-views.ts";
 import {
   errorResponses,
-  type GatewayApp,
+  type RouteApp,
   jsonResponse,
   projectNotFound,
   READ_ERRORS,
@@ -113,7 +113,7 @@ const ProjectListQuery = z.object({
 });
 
 /** `/api/v1/projects…`: list, create, get, pause/resume/stop, decisions, incidents. */
-export function registerProjectRoutes(app: GatewayApp, ctx: RouteContext): void {
+export function registerProjectRoutes(app: RouteApp, ctx: RouteContext): void {
   const { db } = ctx.deps;
 
   app.openapi(

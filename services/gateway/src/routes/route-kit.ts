@@ -22,7 +22,8 @@ export interface RouteContext {
   readonly statusCache: ProjectStatusCache;
 }
 
-export type GatewayApp = OpenAPIHono<GatewayEnv>;
+/** The bare router every route module registers on (the full app, with its controls, is `GatewayApp`). */
+export type RouteApp = OpenAPIHono<GatewayEnv>;
 
 export function jsonResponse<T extends z.ZodType>(schema: T, description: string) {
   return { content: { "application/json": { schema } }, description } as const;

@@ -17,7 +17,7 @@ import { projectRedactor } from "../views/project-redaction.ts";
 import { runSummaryView, runView } from "../views/resource-views.ts";
 import {
   errorResponses,
-  type GatewayApp,
+  type RouteApp,
   jsonResponse,
   READ_ERRORS,
   type RouteContext,
@@ -84,7 +84,7 @@ function runNotFound(id: string): ApiError {
 }
 
 /** Runs: list per project, one run (redacted), its prompt, its stored log, and the live log stream. */
-export function registerRunRoutes(app: GatewayApp, ctx: RouteContext): void {
+export function registerRunRoutes(app: RouteApp, ctx: RouteContext): void {
   const { db } = ctx.deps;
 
   async function loadRun(id: string): Promise<{ run: RunRow; redact: (text: string) => string }> {

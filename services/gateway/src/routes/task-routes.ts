@@ -16,7 +16,7 @@ import { DecisionCardSchema, TaskSchema } from "../schemas/resource-schemas.ts";
 import { decisionCard, taskView } from "../views/resource-views.ts";
 import {
   errorResponses,
-  type GatewayApp,
+  type RouteApp,
   jsonResponse,
   projectNotFound,
   READ_ERRORS,
@@ -133,7 +133,7 @@ function existingIdProblems(
 }
 
 /** `/api/v1/projects/{id}/tasks…`: list, get, create, import, cancel, release-external. */
-export function registerTaskRoutes(app: GatewayApp, ctx: RouteContext): void {
+export function registerTaskRoutes(app: RouteApp, ctx: RouteContext): void {
   const { db } = ctx.deps;
 
   app.openapi(

@@ -7,7 +7,7 @@ import { TokenSchema } from "../schemas/resource-schemas.ts";
 import { tokenView } from "../views/resource-views.ts";
 import {
   errorResponses,
-  type GatewayApp,
+  type RouteApp,
   jsonResponse,
   type RouteContext,
   WRITE_ERRORS,
@@ -39,7 +39,7 @@ const CreatedTokenSchema = z
  * token): `overseer token create` writes it directly to Postgres. A revocation here evicts
  * the token from this gateway's verification cache at once.
  */
-export function registerTokenRoutes(app: GatewayApp, ctx: RouteContext): void {
+export function registerTokenRoutes(app: RouteApp, ctx: RouteContext): void {
   const { db } = ctx.deps;
 
   app.openapi(
