@@ -8,16 +8,6 @@ export {
   PRESET_TRANSITION_LINGER_SECONDS,
 } from "./agent-presets.ts";
 export { ConfigError, type ConfigIssue, formatConfigIssue } from "./config-error.ts";
-export {
-  describeReceived,
-  expectedErrorMap,
-  type FormatZodIssuesOptions,
-  formatIssueLine,
-  formatIssuePath,
-  formatZodIssues,
-  valueAtPath,
-  zodIssuesToConfigIssues,
-} from "./zod-issue-formatter.ts";
 export { findGlobProblem, SCOPE_GLOB_OPTIONS } from "./glob-validator.ts";
 export { createLogger, type Logger, type LoggerOptions } from "./logger.ts";
 export { QUEUE_DEFAULTS } from "./queue-defaults.ts";
@@ -81,3 +71,13 @@ export {
   sanitizeValue,
   type UnsafeTextProblem,
 } from "./text-sanitizer.ts";
+export {
+  describeReceived,
+  expectedErrorMap,
+  type FormatZodIssuesOptions,
+  formatIssueLine,
+  formatIssuePath,
+  formatZodIssues,
+  valueAtPath,
+  zodIssuesToConfigIssues,
+} from "./zod-issue-formatter.ts";

@@ -251,8 +251,7 @@ export function zodIssuesToConfigIssues(
       path: formatIssuePath(issue.path),
       expected: halves.expected,
       received:
-        halves.received ??
-        describeReceived(valueAtPath(input, issue.path), { secret: isSecret(issue.path) }),
+        halves.received ?? describeReceived(valueAtPath(input, issue.path), { secret: isSecret(issue.path) }),
     });
   }
   return out;

@@ -50,10 +50,10 @@ export {
   DEFAULT_KILL_GRACE_MS,
   type HarnessEndReason,
   type HarnessRunResult,
-  type WrappedCommand,
   type RunHarnessOptions,
   runHarness,
   type WrapCommand,
+  type WrappedCommand,
 } from "./harness-runner.ts";
 export { type MissionPromptContext, missionSection } from "./mission-prompt.ts";
 export { DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_OUTPUT_FLUSH_MS } from "./output-collector.ts";

@@ -122,7 +122,10 @@ describe("parseControlTransition", () => {
       [{ version: 1, kind: "submit", message: "  \n" }, /message: expected non-empty text/],
       [{ version: 1, kind: "submit", message: 42 }, /message: expected a string, received 42/],
       [{ version: 1, kind: "reject" }, /feedback: expected a string/],
-      [{ version: 1, kind: "approve", feedbak: "x" }, /feedbak: expected no such field .*\(remove it or fix its spelling\)/],
+      [
+        { version: 1, kind: "approve", feedbak: "x" },
+        /feedbak: expected no such field .*\(remove it or fix its spelling\)/,
+      ],
       [{ version: 1, kind: "escalate", reason: "r", needs_user: true }, /question: expected a question/],
       [
         { version: 1, kind: "escalate", reason: "r", question: "q?" },

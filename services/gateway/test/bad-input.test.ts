@@ -86,7 +86,8 @@ const CASES: BadCase[] = [
     path: resolvePath,
     init: json({ note: "x" }),
     status: 400,
-    mentions: "option_id: expected an option id from the card's options (or custom), received nothing (missing)",
+    mentions:
+      "option_id: expected an option id from the card's options (or custom), received nothing (missing)",
   },
   {
     name: "option_id empty",

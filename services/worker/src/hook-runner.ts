@@ -1,4 +1,4 @@
-import type { WrappedCommand, WrapCommand } from "@overseer/harness";
+import type { WrapCommand, WrappedCommand } from "@overseer/harness";
 import { execa } from "execa";
 
 export interface HookResult {

@@ -19,10 +19,10 @@ import { projectStatusView, statusJson } from "../views/project-status-view.ts";
 import { decisionCard } from "../views/resource-views.ts";
 import {
   errorResponses,
-  type RouteApp,
   jsonResponse,
   projectNotFound,
   READ_ERRORS,
+  type RouteApp,
   type RouteContext,
   WRITE_ERRORS,
 } from "./route-kit.ts";

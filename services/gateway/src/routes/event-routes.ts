@@ -15,10 +15,10 @@ import { EventSchema } from "../schemas/resource-schemas.ts";
 import { eventView } from "../views/resource-views.ts";
 import {
   errorResponses,
-  type RouteApp,
   jsonResponse,
   projectNotFound,
   READ_ERRORS,
+  type RouteApp,
   type RouteContext,
 } from "./route-kit.ts";
 import { tooManyStreams } from "./run-routes.ts";

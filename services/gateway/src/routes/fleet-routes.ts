@@ -27,10 +27,10 @@ import { IncidentSchema, ProjectSchema } from "../schemas/resource-schemas.ts";
 import { decisionCard, incidentView, projectView } from "../views/resource-views.ts";
 import {
   errorResponses,
-  type RouteApp,
   jsonResponse,
   projectNotFound,
   READ_ERRORS,
+  type RouteApp,
   type RouteContext,
   WRITE_ERRORS,
 } from "./route-kit.ts";

@@ -4,7 +4,7 @@ import { requireScope } from "../http/request-guards.ts";
 import { withTimeout } from "../http/with-timeout.ts";
 import { WorkerSchema } from "../schemas/resource-schemas.ts";
 import { workerView } from "../views/resource-views.ts";
-import { errorResponses, type RouteApp, jsonResponse, type RouteContext } from "./route-kit.ts";
+import { errorResponses, jsonResponse, type RouteApp, type RouteContext } from "./route-kit.ts";
 
 const CheckSchema = z.object({ ok: z.boolean(), ms: z.number(), error: z.string().optional() });
 const ReadySchema = z

@@ -20,10 +20,10 @@ import { redactedRunnerConfig } from "../views/project-redaction.ts";
 import { decisionCard, incidentView, projectView } from "../views/resource-views.ts";
 import {
   errorResponses,
-  type RouteApp,
   jsonResponse,
   projectNotFound,
   READ_ERRORS,
+  type RouteApp,
   type RouteContext,
   WRITE_ERRORS,
 } from "./route-kit.ts";

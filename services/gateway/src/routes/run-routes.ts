@@ -15,13 +15,7 @@ import {
 import { RunSchema, RunSummarySchema } from "../schemas/resource-schemas.ts";
 import { projectRedactor } from "../views/project-redaction.ts";
 import { runSummaryView, runView } from "../views/resource-views.ts";
-import {
-  errorResponses,
-  type RouteApp,
-  jsonResponse,
-  READ_ERRORS,
-  type RouteContext,
-} from "./route-kit.ts";
+import { errorResponses, jsonResponse, READ_ERRORS, type RouteApp, type RouteContext } from "./route-kit.ts";
 
 const RUN_STATUS_EXPECTED = `a comma-separated list of run statuses (${RUN_STATUSES.join(", ")})`;
 

@@ -16,10 +16,10 @@ import { DecisionCardSchema, TaskSchema } from "../schemas/resource-schemas.ts";
 import { decisionCard, taskView } from "../views/resource-views.ts";
 import {
   errorResponses,
-  type RouteApp,
   jsonResponse,
   projectNotFound,
   READ_ERRORS,
+  type RouteApp,
   type RouteContext,
   WRITE_ERRORS,
 } from "./route-kit.ts";

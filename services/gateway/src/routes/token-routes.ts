@@ -5,13 +5,7 @@ import { requireScope } from "../http/request-guards.ts";
 import { TokenParams } from "../schemas/id-schemas.ts";
 import { TokenSchema } from "../schemas/resource-schemas.ts";
 import { tokenView } from "../views/resource-views.ts";
-import {
-  errorResponses,
-  type RouteApp,
-  jsonResponse,
-  type RouteContext,
-  WRITE_ERRORS,
-} from "./route-kit.ts";
+import { errorResponses, jsonResponse, type RouteApp, type RouteContext, WRITE_ERRORS } from "./route-kit.ts";
 
 const TokenCreateBody = z
   .strictObject({
