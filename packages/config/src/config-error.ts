@@ -1,5 +1,3 @@
-import { formatIssueLine } from "./zod-issue-formatter.ts";
-
 /**
  * One bad input: where it is, what was expected, what was received. `received` is already
  * safe to print (secret values are never echoed, see `describeReceived`).
@@ -31,6 +29,12 @@ export class ConfigError extends Error {
     this.source = source;
     this.issues = issues;
   }
+}
+
+/** One problem as a line: `path: expected X, received Y (hint)`. */
+export function formatIssueLine(issue: ConfigIssue, rootName = "(top level)"): string {
+  const hint = issue.hint ? ` (${issue.hint})` : "";
+  return `${issue.path === "" ? rootName : issue.path}: expected ${issue.expected}, received ${issue.received}${hint}`;
 }
 
 /** `source: path: expected X, received Y (hint)` — one line per issue. */

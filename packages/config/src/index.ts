@@ -7,7 +7,7 @@ export {
   allowHostOf,
   PRESET_TRANSITION_LINGER_SECONDS,
 } from "./agent-presets.ts";
-export { ConfigError, type ConfigIssue, formatConfigIssue } from "./config-error.ts";
+export { ConfigError, type ConfigIssue, formatConfigIssue, formatIssueLine } from "./config-error.ts";
 export { findGlobProblem, SCOPE_GLOB_OPTIONS } from "./glob-validator.ts";
 export { createLogger, type Logger, type LoggerOptions } from "./logger.ts";
 export { QUEUE_DEFAULTS } from "./queue-defaults.ts";
@@ -73,10 +73,6 @@ export {
 } from "./text-sanitizer.ts";
 export {
   describeReceived,
-  expectedErrorMap,
-  type FormatZodIssuesOptions,
-  formatIssueLine,
-  formatIssuePath,
   formatZodIssues,
   valueAtPath,
   zodIssuesToConfigIssues,

@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import type { ConfigIssue } from "./config-error.ts";
+import { type ConfigIssue, formatIssueLine } from "./config-error.ts";
 import { createRedactor } from "./redactor.ts";
 
 /**
@@ -260,12 +260,6 @@ export function zodIssuesToConfigIssues(
 export interface FormatZodIssuesOptions extends ToConfigIssuesOptions {
   /** How the whole input is named when an issue has no path (`(top level)`, `(body)`). */
   rootName?: string;
-}
-
-/** One problem as a line: `path: expected X, received Y (hint)`. */
-export function formatIssueLine(issue: ConfigIssue, rootName = "(top level)"): string {
-  const hint = issue.hint ? ` (${issue.hint})` : "";
-  return `${issue.path === "" ? rootName : issue.path}: expected ${issue.expected}, received ${issue.received}${hint}`;
 }
 
 /**
