@@ -5,6 +5,7 @@ import {
   describeReceived,
   expectedErrorMap,
   formatIssuePath,
+  formatZodIssues,
   suggestKey,
   zodIssuesToConfigIssues,
 } from "../src/zod-issue-formatter.ts";
@@ -88,6 +89,41 @@ describe("ConfigError", () => {
     ]);
     expect(formatConfigIssue("x", { path: "a", expected: "b", received: "c" })).toBe(
       "x: a: expected b, received c",
+    );
+  });
+});
+
+describe("formatZodIssues", () => {
+  const schema = z.strictObject({
+    name: z.string(),
+    count: z.number().int().min(1),
+    note: z.string().optional(),
+  });
+
+  it("reads the same for issues parsed without expectedErrorMap (zod's own messages are replaced)", () => {
+    const input = { count: 0, nme: "x" };
+    const result = schema.safeParse(input);
+    expect(formatZodIssues(result.error?.issues ?? [], input)).toBe(
+      [
+        "name: expected a string, received nothing (missing)",
+        "count: expected a number >= 1, received 0",
+        "nme: expected no such field (unknown fields are refused), received an unknown key (remove it or fix its spelling)",
+      ].join("; "),
+    );
+  });
+
+  it("keeps a schema's own message, splitting a received half it already states", () => {
+    const own = z.object({
+      text: z
+        .string()
+        .refine((t) => t.length < 3, { error: "expected at most 2 characters, received too many" }),
+    });
+    const input = { text: "long" };
+    expect(formatZodIssues(own.safeParse(input).error?.issues ?? [], input)).toBe(
+      "text: expected at most 2 characters, received too many",
+    );
+    expect(formatZodIssues(z.string().safeParse(5).error?.issues ?? [], 5, { rootName: "(body)" })).toBe(
+      "(body): expected a string, received 5",
     );
   });
 });
