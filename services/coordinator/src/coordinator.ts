@@ -54,6 +54,7 @@ import type { Redis } from "ioredis";
 import { ProjectSerializer } from "./project-serializer.ts";
 import { commandForResult } from "./result-command-mapper.ts";
 import { buildRunJob, retryPolicyOf } from "./run-job-builder.ts";
+import { runReportOf } from "./run-report.ts";
 import { DEFAULT_RESULT_ATTEMPTS, unapplicableResultCommand } from "./unapplicable-result.ts";
 
 export interface CoordinatorOptions {
@@ -225,19 +226,7 @@ export class Coordinator {
   private async schedulePass(projectId: string): Promise<void> {
     if (!this.owned.has(projectId)) return;
     const project = await requireProject(this.deps.db, projectId);
-    if (
-      project.status === "active" &&
-      project.budget_usd !== null &&
-      project.cost_usd >= project.budget_usd
-    ) {
-      await this.apply(projectId, {
-        kind: "set-project-status",
-        status: "paused",
-        by: this.id,
-        reason: `budget_usd ${project.budget_usd} reached (spent ${project.cost_usd.toFixed(4)})`,
-      });
-      return;
-    }
+    if (await this.pauseIfOverBudget(project)) return;
     const claimed = await this.apply(projectId, { kind: "claim" }, { leaseOwner: this.id });
     if (!claimed) return;
     const created = claimed.changes.runs.filter((r) => claimed.changes.createdRunIds.has(r.id));
@@ -247,6 +236,20 @@ export class Coordinator {
     }
     this.armWakeTimer(projectId, claimed.state);
     if (freed) this.kick(projectId);
+  }
+
+  /** An active project whose spending reached `budget_usd` is paused, with the reason; nothing is claimed. */
+  private async pauseIfOverBudget(project: ProjectRow): Promise<boolean> {
+    if (project.status !== "active" || project.budget_usd === null || project.cost_usd < project.budget_usd) {
+      return false;
+    }
+    await this.apply(project.id, {
+      kind: "set-project-status",
+      status: "paused",
+      by: this.id,
+      reason: `budget_usd ${project.budget_usd} reached (spent ${project.cost_usd.toFixed(4)})`,
+    });
+    return true;
   }
 
   /**
@@ -348,40 +351,46 @@ export class Coordinator {
     this.kick(projectId);
   }
 
+  /** Phases: load the project, map the result to its command, apply it (or fail the run). */
   private async applyRunResult(result: RunResult): Promise<void> {
-    const { projectId, runId } = result;
-    const project = await requireProject(this.deps.db, projectId).catch((error) => {
+    const project = await this.projectIfExists(result.projectId);
+    if (!project) return;
+    const command = await this.commandFor(result, project);
+    await this.applyOrFailRun(project, command, result.runId, runReportOf(result, Date.now()));
+  }
+
+  /** A result for a project deleted meanwhile is dropped. */
+  private async projectIfExists(projectId: string): Promise<ProjectRow | null> {
+    return requireProject(this.deps.db, projectId).catch((error) => {
       if (error instanceof NotFoundError) return null;
       throw error;
     });
-    if (!project) return;
+  }
+
+  /** A planner's graph may depend on the project's existing tasks; nothing else needs them. */
+  private async commandFor(result: RunResult, project: ProjectRow): Promise<Command> {
     const planning = result.outcome.kind === "transition" && result.outcome.transition.kind === "plan";
-    const command = commandForResult(
-      result,
-      retryPolicyOf(project),
-      planning ? await existingTaskIds(this.deps.db, projectId) : [],
-    );
-    const runReport: ApplyOptions["runReport"] = {
-      workerId: result.workerId,
-      exitCode: result.exitCode,
-      signal: result.signal,
-      timedOut: result.outcome.kind === "timeout",
-      durationMs: result.durationMs,
-      scopeViolations: result.scopeViolations,
-      output: result.output,
-      outputTruncated: result.outputTruncated,
-      commitSha: result.commitSha,
-      startedAt: result.timing.spawnedAt ?? result.timing.pickedAt,
-      timing: { ...result.timing, received: Date.now() },
-    };
+    const taskIds = planning ? await existingTaskIds(this.deps.db, project.id) : [];
+    return commandForResult(result, retryPolicyOf(project), taskIds);
+  }
+
+  /**
+   * Applies the result's command. An outcome the state machine refuses (a reviewer that
+   * submitted, say) is a failed run under the project's retry policy instead.
+   */
+  private async applyOrFailRun(
+    project: ProjectRow,
+    command: Command,
+    runId: string,
+    runReport: ApplyOptions["runReport"],
+  ): Promise<void> {
     try {
-      await this.apply(projectId, command, { runReport });
+      await this.apply(project.id, command, { runReport });
     } catch (error) {
-      // An outcome the state machine refuses (a reviewer that submitted, say) is a failed run.
       if (!isDomainError(error) || error.code !== "invalid_transition") throw error;
       const retry = retryPolicyOf(project);
       await this.apply(
-        projectId,
+        project.id,
         {
           kind: "no-transition",
           runId,
