@@ -48,7 +48,7 @@ async function notificationsDelivered(fx: GatewayFixture): Promise<void> {
 describe("status cache", () => {
   it("serves the same answer while nothing changes", async () => {
     await seedProject(notify, "same", [card("S00-001")]);
-    // The seed's own notifications drop the entry; nothing changes after they arrived.
+    // The notifications of the seeding writes drop the entry; nothing changes after they arrived.
     await notificationsDelivered(notify);
     const a = await get(notify, "same");
     const b = await get(notify, "same");
