@@ -34,6 +34,7 @@ import { registerFleetRoutes } from "./routes/fleet-routes.ts";
 import { registerOpsRoutes } from "./routes/ops-routes.ts";
 import { registerPageRoutes } from "./routes/page-routes.ts";
 import { registerProjectRoutes } from "./routes/project-routes.ts";
+import { registerQueueBoardRoutes } from "./routes/queue-board-routes.ts";
 import type { RouteContext } from "./routes/route-kit.ts";
 import { registerRunRoutes } from "./routes/run-routes.ts";
 import { registerTaskRoutes } from "./routes/task-routes.ts";
@@ -164,6 +165,7 @@ export function createGatewayApp(deps: GatewayDeps, options: GatewayOptions = {}
   registerTokenRoutes(app, ctx);
   registerOpsRoutes(app, ctx);
   registerFleetRoutes(app, ctx);
+  registerQueueBoardRoutes(app, ctx);
 
   const openApiDocument = () =>
     app.getOpenAPIDocument({

@@ -75,6 +75,11 @@ export interface GatewayOptions {
    * else `./.overseer-data/gateway`.
    */
   dataDir?: string;
+  /**
+   * Lifetime of a Bull Board session (`POST /api/v1/admin/queues/session`, cookie scoped to
+   * `/admin/queues`), in ms. Default 900000 (15 min).
+   */
+  boardSessionTtlMs?: number;
 }
 
 export type ResolvedGatewayOptions = Required<{
@@ -101,6 +106,7 @@ export const GATEWAY_DEFAULTS: ResolvedGatewayOptions = Object.freeze({
   processMetrics: true,
   webDir: defaultWebDir(),
   dataDir: path.resolve(".overseer-data", "gateway"),
+  boardSessionTtlMs: 900_000,
 });
 
 /** Merges options over the defaults once, and checks them right after. */
@@ -120,6 +126,7 @@ export function resolveGatewayOptions(options: GatewayOptions = {}): ResolvedGat
     "conflictRetries",
     "readyTimeoutMs",
     "shutdownDrainMs",
+    "boardSessionTtlMs",
   ];
   for (const key of positive) {
     const value = resolved[key];

@@ -71,6 +71,14 @@ function isStreamRoute(method: string, path: string): boolean {
   return method === "GET" && path.endsWith("/stream");
 }
 
+/**
+ * The Bull Board (`/admin/queues` and below) is a page of its own that cannot send a bearer
+ * header: it is authenticated by its session cookie in `routes/queue-board-routes.ts` instead.
+ */
+export function isQueueBoardPath(path: string): boolean {
+  return path === "/admin/queues" || path.startsWith("/admin/queues/");
+}
+
 const BEARER = /^Bearer[ ]+([^\s]+)\s*$/i;
 
 export function authenticate(verifier: TokenVerifier): MiddlewareHandler<GatewayEnv> {
@@ -79,6 +87,7 @@ export function authenticate(verifier: TokenVerifier): MiddlewareHandler<Gateway
     const method = c.req.method;
     if ((method === "GET" || method === "HEAD") && isPublicPath(c.req.path)) return next();
     if (method === "OPTIONS") return next();
+    if (isQueueBoardPath(c.req.path)) return next();
     const header = c.req.header("authorization");
     let secret: string | undefined;
     if (header !== undefined) {
