@@ -90,6 +90,8 @@ export interface ServiceSettings {
   readonly maxBodyDepth: number;
   /** `OVERSEER_MAX_IMPORT_TASKS`: most tasks one import request may hold. Default `50000`. */
   readonly maxImportTasks: number;
+  /** `OVERSEER_BOARD_SESSION_TTL_MS`: lifetime of a Bull Board session (`/admin/queues`). Default `900000`. */
+  readonly boardSessionTtlMs: number;
   /** `OVERSEER_URL`: gateway URL the CLI talks to, no trailing slash. Default `http://<gateway host>:<gateway port>` (`http://127.0.0.1:7070`). */
   readonly overseerUrl: string;
   /** `OVERSEER_TOKEN`: bearer token the CLI sends. Default none. Secret: never printed. */
@@ -454,6 +456,14 @@ const SPECS: SpecTable = {
     description:
       "Most tasks one task import request may hold (they are inserted in batches, all or nothing); more gets 422 asking to split the file.",
     schema: integer(1, 1_000_000),
+  },
+  boardSessionTtlMs: {
+    name: "OVERSEER_BOARD_SESSION_TTL_MS",
+    fallback: "900000",
+    defaultLabel: "900000 (15 min)",
+    description:
+      "Lifetime of a Bull Board session at /admin/queues, opened by an admin token from the web app; the session then ends and the board answers 401.",
+    schema: integer(1000, 86_400_000),
   },
   overseerUrl: {
     name: "OVERSEER_URL",

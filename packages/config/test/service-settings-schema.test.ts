@@ -66,6 +66,7 @@ const TABLE: [string, keyof ServiceSettings, unknown, string, string][] = [
   ["OVERSEER_MAX_BODY_BYTES", "maxBodyBytes", 1048576, "100", "an integer from 1024"],
   ["OVERSEER_MAX_BODY_DEPTH", "maxBodyDepth", 64, "1", "an integer from 2"],
   ["OVERSEER_MAX_IMPORT_TASKS", "maxImportTasks", 50000, "0", "an integer from 1"],
+  ["OVERSEER_BOARD_SESSION_TTL_MS", "boardSessionTtlMs", 900000, "10", "an integer from 1000"],
   ["OVERSEER_URL", "overseerUrl", "http://127.0.0.1:7070", "ftp://example.com", "http:// or https://"],
   ["OVERSEER_TOKEN", "token", undefined, "two words", "without whitespace"],
 ];

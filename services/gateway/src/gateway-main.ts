@@ -38,6 +38,7 @@ const gateway = await startGateway(
     maxBodyBytes: settings.maxBodyBytes,
     maxBodyDepth: settings.maxBodyDepth,
     maxImportTasks: settings.maxImportTasks,
+    boardSessionTtlMs: settings.boardSessionTtlMs,
     dataDir: path.join(settings.dataDir, "gateway"),
   },
 );

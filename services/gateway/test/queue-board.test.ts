@@ -82,7 +82,8 @@ describe("Bull Board at /admin/queues", () => {
       const deadline = Date.now() + 30_000;
       let status = 200;
       while (status === 200 && Date.now() < deadline) {
-        status = (await shortLived.request("/admin/queues/api/queues", { headers: { Cookie: cookie } })).status;
+        status = (await shortLived.request("/admin/queues/api/queues", { headers: { Cookie: cookie } }))
+          .status;
         if (status === 200) await new Promise((r) => setTimeout(r, 50));
       }
       expect(status).toBe(401);

@@ -98,6 +98,9 @@ export const client = {
   workers: () => api<{ workers: Worker[]; stale_after_ms: number }>("GET", "/api/v1/workers"),
   queues: () =>
     api<{ runs: Record<string, number>; results: Record<string, number> }>("GET", "/api/v1/queues"),
+  /** Admin only: sets the HttpOnly cookie of the Bull Board (`/admin/queues`) from the bearer token. */
+  openQueueBoard: () =>
+    api<{ path: string; expires_in_seconds: number }>("POST", "/api/v1/admin/queues/session"),
   decisions: () => api<{ decisions: PendingDecision[] }>("GET", "/api/v1/decisions"),
   stats: (minutes: number, bucketSeconds: number) =>
     api<RunStats>("GET", `/api/v1/stats/runs${query({ minutes, bucket_seconds: bucketSeconds })}`),

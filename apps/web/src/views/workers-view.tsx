@@ -1,7 +1,8 @@
+import { useState } from "preact/hooks";
 import { client } from "../api/client.ts";
 import { Empty, Load } from "../components/states.tsx";
 import { ago } from "../lib/format.ts";
-import { useLoad } from "../lib/hooks.ts";
+import { useLoad, useSession } from "../lib/hooks.ts";
 import { href } from "../lib/router.ts";
 
 /** Workers (heartbeats, slots, sandbox, current jobs) and queue depths. */
@@ -12,6 +13,7 @@ export function WorkersView() {
     <section aria-labelledby="workers-title">
       <h1 id="workers-title">Workers and queues</h1>
       <h2>Queues</h2>
+      <QueueBoardButton />
       <Load state={queues} what="queue depths">
         {(q) => (
           <div class="queues">
@@ -97,5 +99,40 @@ export function WorkersView() {
         }
       </Load>
     </section>
+  );
+}
+
+/**
+ * Admin tokens only: opens Bull Board. The token goes in a bearer header to a POST that sets
+ * an HttpOnly cookie scoped to /admin/queues; the board page itself never sees the token.
+ */
+function QueueBoardButton() {
+  const session = useSession();
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  if (session?.scope !== "admin") return null;
+  const open = async () => {
+    setBusy(true);
+    setError(null);
+    try {
+      const board = await client.openQueueBoard();
+      window.location.assign(board.path);
+    } catch (e) {
+      setError((e as Error).message);
+      setBusy(false);
+    }
+  };
+  return (
+    <p>
+      <button type="button" onClick={open} disabled={busy}>
+        Open queue board (Bull Board)
+      </button>
+      {error ? (
+        <span class="error" role="alert">
+          {" "}
+          {error}
+        </span>
+      ) : null}
+    </p>
   );
 }
