@@ -44,6 +44,7 @@ const EXPECTED_OPERATIONS = [
   "get /api/v1/queues",
   "get /api/v1/tokens",
   "post /api/v1/tokens",
+  "post /api/v1/admin/queues/session",
   "delete /api/v1/tokens/{token_id}",
   "get /healthz",
   "get /readyz",
