@@ -8,7 +8,7 @@ import { getCookie, setCookie } from "hono/cookie";
 import { BoardSessions } from "../admin/board-sessions.ts";
 import { ApiError } from "../http/api-error.ts";
 import { requireScope } from "../http/request-guards.ts";
-import { errorResponses, type GatewayApp, jsonResponse, type RouteContext } from "./route-kit.ts";
+import { errorResponses, jsonResponse, type RouteApp, type RouteContext } from "./route-kit.ts";
 
 /** Where the Bull Board is mounted; its session cookie is scoped to this path only. */
 export const QUEUE_BOARD_PATH = "/admin/queues";
@@ -46,7 +46,7 @@ const BoardSessionSchema = z
  * `/admin/queues` holding an opaque session id (`admin/board-sessions.ts`); every request
  * under `/admin/queues` must carry a live session (401 otherwise, never the board).
  */
-export function registerQueueBoardRoutes(app: GatewayApp, ctx: RouteContext): void {
+export function registerQueueBoardRoutes(app: RouteApp, ctx: RouteContext): void {
   const sessions = new BoardSessions(ctx.deps.redis, ctx.deps.live.prefix, ctx.options.boardSessionTtlMs);
 
   app.openapi(
