@@ -6,7 +6,7 @@ import {
   type RunnerConfig,
 } from "@overseer/config";
 import type { MissionEvidence, ProjectRow } from "@overseer/db";
-import { type ProjectState, type Run, type RunAction, type Task, taskBranch } from "@overseer/domain";
+import { type ProjectState, type Run, taskBranch } from "@overseer/domain";
 import { renderRunPrompt } from "@overseer/harness";
 import { RUN_JOB_VERSION, type RunJob } from "@overseer/queue";
 
