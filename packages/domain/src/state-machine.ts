@@ -44,7 +44,7 @@ import { type MissionState, PLANNER_ROLE, type PlanCard, type Proposal } from ".
 import type { DomainContext, ProjectControl, ProjectState } from "./project-state.ts";
 import { formatAgentId, isActiveRun, type Run, type RunAction } from "./run.ts";
 import { activeRunCount, nextAction, runnableTasks } from "./scheduler.ts";
-import { type AwaitingReason, newTask, type Task, TERMINAL_TASK_STATUSES } from "./task.ts";
+import { type AwaitingReason, newTask, type Task, TERMINAL_TASK_STATUSES, taskFromCard } from "./task.ts";
 
 /** Rule 6: a resolver deeper than this is created awaiting_input. */
 export const MAX_RESOLVER_DEPTH = 3;
@@ -291,21 +291,7 @@ function importTasks(draft: Draft, command: Extract<Command, { kind: "import-tas
     }
   }
   for (const card of command.tasks) {
-    draft.putTask(
-      newTask({
-        projectId: draft.project.id,
-        id: card.id,
-        title: card.title,
-        stage: card.stage,
-        body: card.body,
-        role: card.role,
-        scope: [...card.scope],
-        prerequisites: [...card.prerequisites],
-        acceptance: [...card.acceptance],
-        priority: card.priority,
-      }),
-      true,
-    );
+    draft.addTask(taskFromCard(draft.project.id, card));
   }
   if (command.tasks.length > 0) {
     draft.event(
@@ -501,7 +487,7 @@ function escalateTask(draft: Draft, task: Task, run: Run, options: EscalateOptio
     rootId,
     depth,
   });
-  draft.putTask(resolver, true);
+  draft.addTask(resolver);
   draft.event(
     "resolver.created",
     { taskId: resolverId, id: run.id },
@@ -841,7 +827,7 @@ function addPlanningRound(draft: Draft, feedback: string | null): Task {
     kind: "plan",
     feedback,
   });
-  draft.putTask(planning, true);
+  draft.addTask(planning);
   draft.project = { ...draft.project, mission: { ...mission, round } };
   if (round > 1) draft.event("mission.continued", { taskId: id, id: null }, { round });
   return planning;
@@ -1009,21 +995,7 @@ function approveProposal(draft: Draft, task: Task, run: Run, feedback: string | 
     const problems = planProblems(draft, proposal.tasks);
     if (problems.length > 0) return back("mission.plan_refused", problems);
     for (const card of proposal.tasks) {
-      draft.putTask(
-        newTask({
-          projectId: draft.project.id,
-          id: card.id,
-          stage: card.stage,
-          title: card.title,
-          body: card.body,
-          role: card.role,
-          scope: [...card.scope],
-          prerequisites: [...card.prerequisites],
-          acceptance: [...card.acceptance],
-          priority: card.priority,
-        }),
-        true,
-      );
+      draft.addTask(taskFromCard(draft.project.id, card));
     }
     draft.putTask({ ...task, status: "done", failures: 0, notBefore: null, statusReason: null });
     draft.event("task.approved", run, {
@@ -1121,7 +1093,7 @@ function claim(draft: Draft, stage: string | null): void {
       workerId: null,
       startedAt: null,
     };
-    draft.putRun(run, true);
+    draft.addRun(run);
     if (task.status === "todo") draft.putTask({ ...task, status: "in_progress", notBefore: null });
     else if (task.notBefore !== null) draft.putTask({ ...task, notBefore: null });
     draft.project = { ...draft.project, sessionsUsed: draft.project.sessionsUsed + 1 };
@@ -1200,16 +1172,28 @@ class Draft {
     return { run, task };
   }
 
-  putTask(task: Task, created = false): void {
+  /** Stores a changed task. */
+  putTask(task: Task): void {
     this.tasks.set(task.id, task);
     this.changedTasks.add(task.id);
-    if (created) this.createdTasks.add(task.id);
   }
 
-  putRun(run: Run, created = false): void {
+  /** Stores a task the command creates (inserted rather than updated). */
+  addTask(task: Task): void {
+    this.putTask(task);
+    this.createdTasks.add(task.id);
+  }
+
+  /** Stores a changed run. */
+  putRun(run: Run): void {
     this.runs.set(run.id, run);
     this.changedRuns.add(run.id);
-    if (created) this.createdRuns.add(run.id);
+  }
+
+  /** Stores a run the command creates. */
+  addRun(run: Run): void {
+    this.putRun(run);
+    this.createdRuns.add(run.id);
   }
 
   putDecision(decision: Decision, created = false): void {

@@ -1,4 +1,5 @@
 import type { Proposal } from "./mission.ts";
+import type { TaskCardInput } from "./task-card.ts";
 
 /**
  * Task (card) model. A task moves through
@@ -143,4 +144,20 @@ export function newTask(
     version: 0,
     ...fields,
   };
+}
+
+/** A new task of a project from an imported card (task file, API, CLI or an approved plan). */
+export function taskFromCard(projectId: string, card: TaskCardInput): Task {
+  return newTask({
+    projectId,
+    id: card.id,
+    title: card.title,
+    stage: card.stage,
+    body: card.body,
+    role: card.role,
+    scope: [...card.scope],
+    prerequisites: [...card.prerequisites],
+    acceptance: [...card.acceptance],
+    priority: card.priority,
+  });
 }
