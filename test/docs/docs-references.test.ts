@@ -38,11 +38,11 @@ describe("references stay inside the repository", () => {
     expect(linesMatching(/\.\.\/shared\b|\bshared\/SPEC/)).toEqual([]);
   });
 
-  it('nothing cites "SPEC §…": code cites docs/ instead', () => {
+  it("nothing cites an outside contract's section numbers: code cites docs/ instead", () => {
     expect(linesMatching(/\bSPEC\b/)).toEqual([]);
   });
 
-  it("nothing cites the seed documents a clone does not have", () => {
+  it("nothing cites source documents a clone does not have", () => {
     expect(
       linesMatching(/\bseeds?(\/|'s\b| (documents?|procedure|runner|system|file|JSON|operator)\b)/i),
     ).toEqual([]);
