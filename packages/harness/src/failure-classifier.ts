@@ -22,6 +22,36 @@ export interface FailureCause {
 /** Lines of output the classifier and "ended without a transition" details carry. */
 export const FAILURE_TAIL_LINES = 20;
 
+/**
+ * Credential refusals as the model APIs and the CLIs print them. A bare "401" or "Unauthorized"
+ * is not enough (a line number, an HTTP status in the project's own tests, a test named "invalid
+ * api key"): each shape is an API error body or a CLI's own error line, matched case-sensitively.
+ */
+const AUTH_FAILURE_SHAPES = new RegExp(
+  `[^\n]*(?:${[
+    // Anthropic error body: {"type":"error","error":{"type":"authentication_error",…}}
+    String.raw`"type"\s*:\s*"authentication_error"`,
+    // OpenAI error body: {"error":{…,"code":"invalid_api_key"}}
+    String.raw`"code"\s*:\s*"invalid_api_key"`,
+    // Google AI: "API key not valid. Please pass a valid API key." / reason API_KEY_INVALID
+    String.raw`"reason"\s*:\s*"API_KEY_INVALID"`,
+    String.raw`API key not valid\. Please pass a valid API key`,
+    // Codex: "unexpected status 401 Unauthorized: …", "exceeded retry limit, last status: 401 Unauthorized"
+    String.raw`(?:unexpected status|last status:) 401 Unauthorized`,
+    // Claude Code: "API Error: 401 {…}", "Invalid API key · Please run /login"
+    String.raw`API Error: 401\b`,
+    String.raw`Invalid API key · Please run /login`,
+    // The vendors' own messages inside a body the CLI printed
+    String.raw`Incorrect API key provided: `,
+    String.raw`invalid x-api-key`,
+    // opencode (AI SDK) and Copilot CLI
+    String.raw`ProviderAuthError\b`,
+    String.raw`No authentication information found`,
+  ]
+    .map((shape) => `(?:${shape})`)
+    .join("|")})[^\n]*`,
+);
+
 interface Rule {
   code: FailureCause["code"];
   pattern: RegExp;
@@ -48,8 +78,7 @@ const RULES: readonly Rule[] = [
   },
   {
     code: "auth_refused",
-    pattern:
-      /(?:401 Unauthorized|authentication_error|invalid[_ ]api[_ ]key|Incorrect API key|Invalid API key|invalid x-api-key|Missing API key|API key not valid|"status":\s?401)[^\n]*/i,
+    pattern: AUTH_FAILURE_SHAPES,
     what: "the model API refused the credentials",
     fix: "set a valid key in the project's secrets (overseer init --agent NAME --update with the key in the environment) and check the base URL",
     configuration: true,

@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-import { classifyFailure, lastLines } from "../src/failure-classifier.ts";
 import { costOf, harvestUsage } from "../src/usage-harvester.ts";
 
 describe("harvestUsage", () => {
@@ -56,36 +55,5 @@ describe("harvestUsage", () => {
   it("finds nothing in output without usage", () => {
     expect(harvestUsage("hello\nworld\n", "claude")).toBeNull();
     expect(harvestUsage("", null)).toBeNull();
-  });
-});
-
-describe("classifyFailure", () => {
-  it("names a nested sandbox as a configuration cause", () => {
-    const cause = classifyFailure(
-      "working\nbwrap: Creating new namespace failed: nesting depth or /proc/sys/user/max_*_namespaces exceeded (ENOSPC)\n",
-    );
-    expect(cause).toMatchObject({ code: "nested_sandbox", configuration: true });
-    expect(cause?.message).toMatch(/^nested sandbox refused: bwrap: Creating new namespace failed/);
-  });
-
-  it("names a missing overseer-agent and refused credentials", () => {
-    expect(classifyFailure("/bin/sh: 6: overseer-agent: not found")?.code).toBe("agent_command_missing");
-    expect(
-      classifyFailure('{"type":"error","message":"unexpected status 401 Unauthorized: bad key"}')?.code,
-    ).toBe("auth_refused");
-  });
-
-  it("names an egress refusal without stopping the project", () => {
-    expect(
-      classifyFailure("overseer egress proxy: host x.test is not in the project's network.allowHosts"),
-    ).toMatchObject({
-      code: "egress_refused",
-      configuration: false,
-    });
-  });
-
-  it("knows nothing about ordinary output and keeps the last lines", () => {
-    expect(classifyFailure("compiling\nall good\n")).toBeNull();
-    expect(lastLines("a\n\nb\nc\n", 2)).toBe("b\nc");
   });
 });

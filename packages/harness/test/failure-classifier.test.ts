@@ -1,0 +1,74 @@
+import { describe, expect, it } from "vitest";
+import { classifyFailure, lastLines } from "../src/failure-classifier.ts";
+
+describe("classifyFailure", () => {
+  it("names a nested sandbox as a configuration cause", () => {
+    const cause = classifyFailure(
+      "working\nbwrap: Creating new namespace failed: nesting depth or /proc/sys/user/max_*_namespaces exceeded (ENOSPC)\n",
+    );
+    expect(cause).toMatchObject({ code: "nested_sandbox", configuration: true });
+    expect(cause?.message).toMatch(/^nested sandbox refused: bwrap: Creating new namespace failed/);
+  });
+
+  it("names a missing overseer-agent and refused credentials", () => {
+    expect(classifyFailure("/bin/sh: 6: overseer-agent: not found")?.code).toBe("agent_command_missing");
+    expect(
+      classifyFailure('{"type":"error","message":"unexpected status 401 Unauthorized: bad key"}')?.code,
+    ).toBe("auth_refused");
+  });
+
+  it("names an egress refusal without stopping the project", () => {
+    expect(
+      classifyFailure("overseer egress proxy: host x.test is not in the project's network.allowHosts"),
+    ).toMatchObject({
+      code: "egress_refused",
+      configuration: false,
+    });
+  });
+
+  it("knows nothing about ordinary output and keeps the last lines", () => {
+    expect(classifyFailure("compiling\nall good\n")).toBeNull();
+    expect(lastLines("a\n\nb\nc\n", 2)).toBe("b\nc");
+  });
+});
+
+describe("classifyFailure: credentials refused", () => {
+  // What the CLIs print when the model API refuses the key (shapes of their documented errors).
+  const refusals: Record<string, string> = {
+    "codex --json":
+      '{"type":"error","message":"unexpected status 401 Unauthorized: {\\"error\\":{\\"code\\":\\"invalid_api_key\\"}}"}',
+    "codex retry limit": "ERROR: exceeded retry limit, last status: 401 Unauthorized, request id: req_1",
+    "claude stream-json result":
+      '{"type":"result","subtype":"success","is_error":true,"result":"Invalid API key · Please run /login"}',
+    "claude API error":
+      'API Error: 401 {"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}',
+    "openai body":
+      '{"error":{"message":"Incorrect API key provided: sk-****1234.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}',
+    "gemini body":
+      '[API Error: {"error":{"code":400,"message":"API key not valid. Please pass a valid API key.","status":"INVALID_ARGUMENT","details":[{"reason":"API_KEY_INVALID"}]}}]',
+    opencode: "Error: ProviderAuthError: the provider openai refused the credentials",
+    copilot: "Error: No authentication information found.",
+  };
+  for (const [name, line] of Object.entries(refusals)) {
+    it(`names ${name} as auth refused`, () => {
+      const cause = classifyFailure(`working on it\n${line}\n`);
+      expect(cause).toMatchObject({ code: "auth_refused", configuration: true });
+      expect(cause?.message).toContain(line.slice(0, 40));
+    });
+  }
+
+  // Ordinary output of an agent that happens to contain 401 or auth words.
+  const ordinary: Record<string, string> = {
+    "a line number": "src/server.ts:401:12 - error TS2345: Argument of type 'string' is not assignable",
+    "an HTTP status in a test": "  ✓ returns 401 Unauthorized without a token (12 ms)",
+    "a JSON status in a test": 'expected {"status":401,"body":"Unauthorized"} to deep equal {"status":200}',
+    "a test named after keys": "  ✗ rejects an invalid api key with 401",
+    "a count": "Processed 401 files, 0 errors",
+    "curl output": "HTTP/1.1 401 Unauthorized",
+  };
+  for (const [name, line] of Object.entries(ordinary)) {
+    it(`does not take ${name} for a refusal`, () => {
+      expect(classifyFailure(`running tests\n${line}\ndone\n`)).toBeNull();
+    });
+  }
+});
