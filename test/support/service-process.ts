@@ -21,9 +21,24 @@ export interface ServiceProcess {
   kill(signal?: NodeJS.Signals, escalateAfterMs?: number): Promise<number | string | null>;
 }
 
-/** Starts a service as its own Node process (TypeScript through tsx), as in production. */
-export function startService(name: ServiceName, env: Record<string, string>): ServiceProcess {
-  const child = spawn(process.execPath, ["--import", "tsx", path.join(REPO_ROOT, ENTRY[name])], {
+export interface StartServiceOptions {
+  /**
+   * A production build's output dir (`npm run build`, scripts/build.mjs): runs `node
+   * DIR/<name>.js` with no tsx. Default: the TypeScript entry point through tsx.
+   */
+  builtDir?: string;
+}
+
+/** Starts a service as its own Node process (TypeScript through tsx, or a production build). */
+export function startService(
+  name: ServiceName,
+  env: Record<string, string>,
+  options: StartServiceOptions = {},
+): ServiceProcess {
+  const args = options.builtDir
+    ? [path.join(options.builtDir, `${name}.js`)]
+    : ["--import", "tsx", path.join(REPO_ROOT, ENTRY[name])];
+  const child = spawn(process.execPath, args, {
     cwd: REPO_ROOT,
     env: {
       PATH: process.env.PATH ?? "/usr/bin:/bin",

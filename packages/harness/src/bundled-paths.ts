@@ -1,19 +1,37 @@
+import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
 /**
- * Absolute path of this package's `bin/` dir, which holds `overseer-agent`. Every run gets it
- * first on `PATH` (a sandbox binds it read-only into the run, at the same or another path).
+ * Where `overseer-agent` and the fake harness live: `packages/harness/bin/` when this module
+ * runs from its TypeScript source, `dist/bin/` beside the bundle when it runs from the
+ * production build (`npm run build`, scripts/build.mjs copies the files there).
+ */
+let binDir: string | undefined;
+
+function bundledBinDir(): string {
+  if (binDir === undefined) {
+    const candidates = [new URL("../bin", import.meta.url), new URL("./bin", import.meta.url)].map((url) =>
+      fileURLToPath(url),
+    );
+    binDir = candidates.find((dir) => existsSync(`${dir}/overseer-agent`)) ?? (candidates[0] as string);
+  }
+  return binDir;
+}
+
+/**
+ * Absolute path of the dir that holds `overseer-agent`. Every run gets it first on `PATH` (a
+ * sandbox binds it read-only into the run, at the same or another path).
  */
 export function agentBinDir(): string {
-  return fileURLToPath(new URL("../bin", import.meta.url));
+  return bundledBinDir();
 }
 
 /** Absolute path of the bundled `overseer-agent` command (POSIX sh). */
 export function overseerAgentPath(): string {
-  return fileURLToPath(new URL("../bin/overseer-agent", import.meta.url));
+  return `${bundledBinDir()}/overseer-agent`;
 }
 
 /** Absolute path of the scripted fake harness (`bin/fake-harness.mjs`, plain Node ESM). */
 export function fakeHarnessPath(): string {
-  return fileURLToPath(new URL("../bin/fake-harness.mjs", import.meta.url));
+  return `${bundledBinDir()}/fake-harness.mjs`;
 }

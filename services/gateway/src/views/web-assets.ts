@@ -34,8 +34,13 @@ const CONTENT_TYPES: Record<string, string> = {
   ".map": "application/json",
 };
 
-/** `apps/web/dist`, found through the workspace package. */
+/**
+ * `web/` beside the module when it runs from the production build (scripts/build.mjs copies
+ * `apps/web/dist` to `dist/web`), else `apps/web/dist` found through the workspace package.
+ */
 export function defaultWebDir(): string {
+  const beside = path.join(import.meta.dirname, "web");
+  if (existsSync(path.join(beside, "index.html"))) return beside;
   const require = createRequire(import.meta.url);
   try {
     return path.join(path.dirname(require.resolve("@overseer/web/package.json")), "dist");

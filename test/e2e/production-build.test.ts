@@ -1,0 +1,118 @@
+/**
+ * The production build (`npm run build`, scripts/build.mjs): the bundles run with plain
+ * `node`, no tsx, and still find what they load from disk at run time (migrations, the web
+ * app, `overseer-agent` and the fake harness bound into each sandboxed run). One task goes
+ * through the built coordinator, worker (bwrap) and gateway against real Postgres and Redis.
+ */
+import { execFile } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { existsSync } from "node:fs";
+import { rm, stat } from "node:fs/promises";
+import path from "node:path";
+import { promisify } from "node:util";
+import { createApiToken } from "@overseer/db";
+import { runGit } from "@overseer/git";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ClusterFixture } from "../support/cluster-fixture.ts";
+import { REPO_ROOT, type ServiceProcess, startService } from "../support/service-process.ts";
+import { allTasks, waitForState } from "../support/wait-for.ts";
+
+const run = promisify(execFile);
+
+/** Inside the repository, so the bundles resolve their npm dependencies from its node_modules. */
+const outDir = path.join(
+  REPO_ROOT,
+  "node_modules",
+  ".cache",
+  `overseer-build-${randomBytes(4).toString("hex")}`,
+);
+
+async function waitForOutput(
+  service: ServiceProcess,
+  pattern: RegExp,
+  timeoutMs = 60_000,
+): Promise<RegExpExecArray> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const match = pattern.exec(service.output());
+    if (match) return match;
+    if (Date.now() > deadline || service.child.exitCode !== null) {
+      throw new Error(`${service.name} never printed ${pattern}:\n${service.output()}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+describe("production build", () => {
+  const cluster = new ClusterFixture({ sandbox: "bwrap" });
+  const services: ServiceProcess[] = [];
+
+  beforeAll(async () => {
+    const { stdout } = await run(process.execPath, ["scripts/build.mjs", "--out-dir", outDir], {
+      cwd: REPO_ROOT,
+    });
+    expect(stdout).toContain("worker.js");
+    await cluster.setup();
+  });
+  afterAll(async () => {
+    await Promise.all(services.map((service) => service.kill("SIGTERM")));
+    await cluster.teardown();
+    await rm(outDir, { recursive: true, force: true });
+  });
+
+  it("writes one bundle per service and the CLI, with the harness binaries and the web app beside them", async () => {
+    for (const name of ["coordinator.js", "gateway.js", "worker.js", "overseer.js", "web/index.html"]) {
+      expect(existsSync(path.join(outDir, name)), name).toBe(true);
+    }
+    for (const name of ["overseer-agent", "fake-harness.mjs"]) {
+      expect((await stat(path.join(outDir, "bin", name))).mode & 0o111, name).not.toBe(0);
+    }
+    const { stdout } = await run(process.execPath, [path.join(outDir, "overseer.js"), "--help"]);
+    expect(stdout).toContain("overseer");
+  });
+
+  it("runs a task end to end on the built coordinator, worker and gateway with plain node", async () => {
+    const env = cluster.env({ OVERSEER_GATEWAY_PORT: "0", LOG_LEVEL: "info" });
+    services.push(startService("coordinator", env, { builtDir: outDir }));
+    services.push(startService("worker", env, { builtDir: outDir }));
+    const gateway = startService("gateway", env, { builtDir: outDir });
+    services.push(gateway);
+
+    const port = (await waitForOutput(gateway, /"port":(\d+)/))[1];
+    const base = `http://127.0.0.1:${port}`;
+    const { token } = await createApiToken(cluster.scratch.db, { name: "build-test", scope: "read" });
+    const ready = await fetch(`${base}/readyz`, { headers: { Authorization: `Bearer ${token}` } });
+    expect(ready.status).toBe(200);
+    // The web app is served from the copy beside the bundle.
+    const page = await fetch(`${base}/`);
+    expect(await page.text()).toContain("<!doctype html>");
+
+    // The harness is the fake harness shipped in the build; overseer-agent comes from dist/bin.
+    const repo = await cluster.addProject({
+      id: "built",
+      tasks: [
+        {
+          id: "S00-001",
+          title: "Write a file",
+          role: "backend",
+          scope: ["src/**"],
+          body: '```overseer-fake\nexecute: write src/built.txt "from the build"; submit "Add built.txt"\nreview: approve "ok"\n```',
+        },
+      ],
+      runnerConfig: ClusterFixture.fakeRunnerConfig({
+        argv: [process.execPath, path.join(outDir, "bin", "fake-harness.mjs")],
+      }),
+    });
+    await waitForState(
+      cluster.scratch.db,
+      cluster.scratch.notifications,
+      "built",
+      (s) => allTasks(s, ["done"]),
+      90_000,
+    );
+    const landed = await runGit(["show", "main:src/built.txt"], { cwd: repo });
+    expect(landed.stdout.trim()).toBe("from the build");
+
+    for (const service of services.splice(0)) expect(await service.kill("SIGTERM"), service.name).toBe(0);
+  });
+});
