@@ -6,6 +6,7 @@
 //   dist/gateway.js       services/gateway/src/gateway-main.ts
 //   dist/worker.js        services/worker/src/worker-main.ts
 //   dist/overseer.js      packages/cli/src/bin.ts (the `overseer` CLI)
+//   dist/healthcheck.js   packages/cli/src/healthcheck-main.ts (container liveness probe)
 //   dist/bin/             overseer-agent and the fake harness (bound into every sandboxed run)
 //   dist/web/             the built operator web app (apps/web/dist), served by the gateway
 //
@@ -30,6 +31,7 @@ const ENTRIES = {
   gateway: "services/gateway/src/gateway-main.ts",
   worker: "services/worker/src/worker-main.ts",
   overseer: "packages/cli/src/bin.ts",
+  healthcheck: "packages/cli/src/healthcheck-main.ts",
 };
 
 const HARNESS_BIN = ["overseer-agent", "fake-harness.mjs"];

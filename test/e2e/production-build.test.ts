@@ -2,7 +2,8 @@
  * The production build (`npm run build`, scripts/build.mjs): the bundles run with plain
  * `node`, no tsx, and still find what they load from disk at run time (migrations, the web
  * app, `overseer-agent` and the fake harness bound into each sandboxed run). One task goes
- * through the built coordinator, worker (bwrap) and gateway against real Postgres and Redis.
+ * through the built coordinator, worker (bwrap) and gateway against real Postgres and Redis, and
+ * the built liveness probe (`dist/healthcheck.js`) reads their heartbeat files.
  */
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -61,7 +62,14 @@ describe("production build", () => {
   });
 
   it("writes one bundle per service and the CLI, with the harness binaries and the web app beside them", async () => {
-    for (const name of ["coordinator.js", "gateway.js", "worker.js", "overseer.js", "web/index.html"]) {
+    for (const name of [
+      "coordinator.js",
+      "gateway.js",
+      "worker.js",
+      "overseer.js",
+      "healthcheck.js",
+      "web/index.html",
+    ]) {
       expect(existsSync(path.join(outDir, name)), name).toBe(true);
     }
     for (const name of ["overseer-agent", "fake-harness.mjs"]) {
@@ -113,6 +121,25 @@ describe("production build", () => {
     const landed = await runGit(["show", "main:src/built.txt"], { cwd: repo });
     expect(landed.stdout.trim()).toBe("from the build");
 
+    // Liveness: each service keeps its heartbeat file fresh; the probe loads no npm dependency.
+    const probeEnv = { PATH: process.env.PATH ?? "/usr/bin:/bin", OVERSEER_DATA_DIR: cluster.dataDir };
+    const probe = (service: string) =>
+      run(process.execPath, [path.join(outDir, "healthcheck.js"), service], { env: probeEnv }).then(
+        ({ stdout }) => ({ code: 0, text: stdout }),
+        (error: { code: number; stderr: string }) => ({ code: error.code, text: error.stderr }),
+      );
+    for (const name of ["coordinator", "worker", "gateway"]) {
+      const verdict = await probe(name);
+      expect(verdict, name).toMatchObject({ code: 0 });
+      expect(verdict.text).toContain(`healthy: ${name} pid`);
+    }
+
     for (const service of services.splice(0)) expect(await service.kill("SIGTERM"), service.name).toBe(0);
+    // A stopped service removes its file: the probe now fails.
+    expect(await probe("worker")).toMatchObject({
+      code: 1,
+      text: expect.stringContaining("no heartbeat file"),
+    });
+    expect(await probe("nonsense")).toMatchObject({ code: 2 });
   });
 });

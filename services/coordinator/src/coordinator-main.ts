@@ -5,6 +5,7 @@
  */
 import { setTimeout as delay } from "node:timers/promises";
 import { createLogger, loadSettingsOrExit } from "@overseer/config";
+import { healthFilePath, startHeartbeatFile } from "@overseer/config/heartbeat-file";
 import { connectDatabase, ensureDatabaseExists, migrateToLatest } from "@overseer/db";
 import { createRedis, LiveChannel, RunQueues } from "@overseer/queue";
 import { Coordinator } from "./coordinator.ts";
@@ -37,6 +38,12 @@ const coordinator = new Coordinator(
   },
 );
 await coordinator.start();
+// Liveness for container health checks (`node dist/healthcheck.js coordinator`).
+const heartbeatFile = startHeartbeatFile({
+  file: healthFilePath("coordinator"),
+  service: "coordinator",
+  intervalMs: settings.heartbeatIntervalMs,
+});
 
 let stopping = false;
 async function shutdown(signal: string): Promise<void> {
@@ -44,6 +51,7 @@ async function shutdown(signal: string): Promise<void> {
   stopping = true;
   logger.info({ signal }, "shutting down");
   await coordinator.stop();
+  heartbeatFile.stop();
   await queues.close();
   redis.disconnect();
   workerConnection.disconnect();

@@ -5,6 +5,7 @@
  */
 import { mkdir } from "node:fs/promises";
 import { createLogger, loadSettingsOrExit } from "@overseer/config";
+import { healthFilePath, startHeartbeatFile } from "@overseer/config/heartbeat-file";
 import { createRedis, LiveChannel, RunQueues, WorkerRegistry } from "@overseer/queue";
 import { createSandboxDriver, type SandboxDriver } from "@overseer/sandbox";
 import { type Cidr, parseCidr } from "@overseer/sandbox/egress-host-rule";
@@ -84,6 +85,12 @@ const service = new WorkerService(
   },
 );
 await service.start();
+// Liveness for container health checks (`node dist/healthcheck.js worker`); kept up while draining.
+const heartbeatFile = startHeartbeatFile({
+  file: healthFilePath("worker"),
+  service: "worker",
+  intervalMs: settings.heartbeatIntervalMs,
+});
 
 let stopping = false;
 async function shutdown(signal: string): Promise<void> {
@@ -92,6 +99,7 @@ async function shutdown(signal: string): Promise<void> {
   logger.info({ signal }, "shutting down");
   await service.stop();
   await driver.dispose();
+  heartbeatFile.stop();
   process.exit(0);
 }
 process.on("SIGTERM", () => void shutdown("SIGTERM"));
