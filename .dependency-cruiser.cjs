@@ -5,6 +5,8 @@
  *   packages/domain      pure: imports nothing but itself (no node: modules, no npm packages)
  *   packages/process     leaf: node built-ins only
  *   config, git, sandbox low-level: never import db, queue, harness, transitions or cli
+ *   packages/api-contract the HTTP API's schemas: domain and zod only (no Hono, no service)
+ *   packages/cli         talks to the gateway over HTTP only: never imports it
  *   packages/*           never import services/*
  *   services/*           never import another service
  *   across workspaces    only through what the other side's package.json "exports" offers
@@ -35,7 +37,7 @@ function exportedFiles() {
   return files;
 }
 
-const LOW_LEVEL = "^packages/(domain|process|config|git|sandbox)/";
+const LOW_LEVEL = "^packages/(domain|process|config|git|sandbox|api-contract)/";
 const ORCHESTRATION = "^packages/(db|queue|harness|transitions|cli)/";
 
 module.exports = {
@@ -75,6 +77,32 @@ module.exports = {
       comment: "packages/process answers liveness questions with node built-ins only.",
       from: { path: "^packages/process/src/" },
       to: { pathNot: "^packages/process/src/", dependencyTypesNot: ["core"] },
+    },
+    {
+      name: "api-contract-is-schemas-only",
+      severity: "error",
+      comment:
+        "packages/api-contract is the HTTP API's zod schemas, shared by the gateway, the CLI and the web app: it imports domain and zod, never a service, Hono or I/O packages.",
+      from: { path: "^packages/api-contract/src/" },
+      to: { path: "^(packages|services)/", pathNot: "^packages/(api-contract|domain)/src/" },
+    },
+    {
+      name: "api-contract-needs-only-zod",
+      severity: "error",
+      comment: "The contract's only third-party code is zod and its OpenAPI extension (the CLI loads it).",
+      from: { path: "^packages/api-contract/src/" },
+      to: {
+        dependencyTypes: ["npm", "npm-dev", "npm-optional", "npm-peer", "npm-no-pkg", "npm-unknown", "core"],
+        pathNot: "node_modules/(zod|@asteasolutions/zod-to-openapi)/",
+      },
+    },
+    {
+      name: "cli-never-imports-the-gateway",
+      severity: "error",
+      comment:
+        "The CLI reaches the gateway over HTTP with the shared contract (@overseer/api-contract), never its code. (Its tests may start a gateway as a fixture.)",
+      from: { path: "^packages/cli/src/" },
+      to: { path: "^services/gateway/" },
     },
     {
       name: "low-level-never-imports-orchestration",

@@ -1,3 +1,5 @@
+import { formatZodIssues } from "@overseer/config";
+import type { z } from "zod";
 import { settingsFrom } from "./cli-context.ts";
 import { CommandFailed, UsageError } from "./cli-errors.ts";
 import type { CliIo } from "./cli-io.ts";
@@ -9,6 +11,10 @@ import type { CliIo } from "./cli-io.ts";
  * Error mapping (exit codes, docs/http-api.md): the gateway's 400 and 422 mean "what you typed is
  * wrong" → UsageError (exit 2); every other 4xx, 5xx and network failure → CommandFailed
  * (exit 1). Either way the message is the gateway's own `error.message`.
+ *
+ * Every answer is parsed with its schema from the API contract (`@overseer/api-contract`): an
+ * answer of another shape (a gateway of another version, a proxy's error page) is a
+ * GatewayContractError naming the route and each mismatch, never an `undefined` further on.
  */
 export interface GatewayClientOptions {
   /** Gateway base URL, no trailing slash. */
@@ -25,12 +31,15 @@ export class GatewayHttpError extends Error {
     readonly status: number,
     readonly code: string,
     message: string,
-    // biome-ignore lint/suspicious/noExplicitAny: the error body is route-specific JSON
-    readonly body: any,
+    /** The parsed JSON body (route-specific; parse it with the route's error schema). */
+    readonly body: unknown,
   ) {
     super(message);
   }
 }
+
+/** A 2xx answer (or a stream event) whose body does not match the API contract; exit 1. */
+export class GatewayContractError extends CommandFailed {}
 
 export interface SseMessage {
   readonly id: string | undefined;
@@ -60,22 +69,30 @@ export class GatewayClient {
     return this.options.baseUrl;
   }
 
-  // biome-ignore lint/suspicious/noExplicitAny: callers read the JSON they asked for
-  async get<T = any>(path: string): Promise<T> {
-    return this.request<T>("GET", path);
+  /** GET `path`, the answer parsed with `schema`. */
+  async get<S extends z.ZodType>(path: string, schema: S): Promise<z.output<S>> {
+    return this.parsed("GET", path, schema, await this.request("GET", path));
   }
 
-  // biome-ignore lint/suspicious/noExplicitAny: callers read the JSON they asked for
-  async post<T = any>(path: string, body: unknown = {}): Promise<T> {
-    return this.request<T>("POST", path, body);
+  /** POST `body` as JSON to `path`, the answer parsed with `schema`. */
+  async post<S extends z.ZodType>(path: string, body: unknown, schema: S): Promise<z.output<S>> {
+    return this.parsed("POST", path, schema, await this.request("POST", path, body));
   }
 
-  // biome-ignore lint/suspicious/noExplicitAny: callers read the JSON they asked for
-  async delete<T = any>(path: string): Promise<T> {
-    return this.request<T>("DELETE", path);
+  /** DELETE `path`, the answer parsed with `schema`. */
+  async delete<S extends z.ZodType>(path: string, schema: S): Promise<z.output<S>> {
+    return this.parsed("DELETE", path, schema, await this.request("DELETE", path));
   }
 
-  private async request<T>(method: string, path: string, body?: unknown): Promise<T> {
+  private parsed<S extends z.ZodType>(method: string, path: string, schema: S, body: unknown): z.output<S> {
+    const result = schema.safeParse(body);
+    if (result.success) return result.data;
+    throw new GatewayContractError(
+      `The gateway at ${this.options.baseUrl} answered ${method} ${path} with a body that does not match the API contract: ${mismatches(result.error.issues, body, "(body)")}. Are the CLI and the gateway the same version?`,
+    );
+  }
+
+  private async request(method: string, path: string, body?: unknown): Promise<unknown> {
     const headers: Record<string, string> = {
       Authorization: `Bearer ${this.options.token}`,
       Accept: "application/json",
@@ -100,7 +117,7 @@ export class GatewayClient {
       parsed = null;
     }
     if (!res.ok) throw httpError(res.status, parsed, text);
-    return parsed as T;
+    return parsed;
   }
 
   /**
@@ -172,6 +189,32 @@ export function toCliError(error: unknown): unknown {
   if (!(error instanceof GatewayHttpError)) return error;
   const message = `${error.message} (HTTP ${error.status} ${error.code})`;
   return error.status === 400 || error.status === 422 ? new UsageError(message) : new CommandFailed(message);
+}
+
+/** Issues shown in a contract error; the rest is counted. */
+const SHOWN_MISMATCHES = 5;
+
+function mismatches(issues: readonly z.core.$ZodIssue[], input: unknown, rootName: string): string {
+  const shown = formatZodIssues(issues.slice(0, SHOWN_MISMATCHES), input, { rootName });
+  const more = issues.length - SHOWN_MISMATCHES;
+  return more > 0 ? `${shown}; and ${more} more` : shown;
+}
+
+/** The JSON `data` of a stream event, parsed with the event's schema from the API contract. */
+export function eventData<S extends z.ZodType>(message: SseMessage, schema: S): z.output<S> {
+  let json: unknown;
+  try {
+    json = JSON.parse(message.data);
+  } catch {
+    throw new GatewayContractError(
+      `The gateway sent a \`${message.event}\` event whose data is not JSON: ${message.data.slice(0, 200)}`,
+    );
+  }
+  const result = schema.safeParse(json);
+  if (result.success) return result.data;
+  throw new GatewayContractError(
+    `The gateway sent a \`${message.event}\` event that does not match the API contract: ${mismatches(result.error.issues, json, "(data)")}. Are the CLI and the gateway the same version?`,
+  );
 }
 
 function parseSseBlock(block: string): SseMessage | null {

@@ -1,4 +1,6 @@
 import { randomBytes } from "node:crypto";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { createLogger } from "@overseer/config";
 import {
   applyTransition,
@@ -259,5 +261,32 @@ describe("tokens and configuration", () => {
     const unreachable = await cli(["status", "--project", "solo"], tokens.read, "http://127.0.0.1:1");
     expect(unreachable.code).toBe(1);
     expect(unreachable.err).toContain("Cannot reach the Overseer gateway");
+  });
+
+  it("exits 1 naming the route and each mismatch when an answer does not match the API contract", async () => {
+    // A server that speaks HTTP but not the contract (another version, a proxy's page).
+    const server = createServer((req, res) => {
+      res.setHeader("Content-Type", "application/json");
+      if (req.url === "/api/v1/projects") res.end(JSON.stringify({ projects: [{ id: 7 }] }));
+      else res.end(JSON.stringify({ text: 42 }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const url = `http://127.0.0.1:${port}`;
+      const listing = await cli(["status"], tokens.read, url);
+      expect(listing.code).toBe(1);
+      expect(listing.err).toContain(
+        `answered GET /api/v1/projects with a body that does not match the API contract`,
+      );
+      expect(listing.err).toContain("projects[0].id: expected a string, received 7");
+      expect(listing.err).toContain("and 14 more. Are the CLI and the gateway the same version?");
+      const status = await cli(["status", "--project", "solo"], tokens.read, url);
+      expect(status.code).toBe(1);
+      expect(status.err).toContain("GET /api/projects/solo/status");
+      expect(status.err).toContain("project_id: expected a string, received nothing (missing)");
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
   });
 });

@@ -16,8 +16,6 @@ export interface CreateProjectInput {
   status?: "active" | "paused" | "stopped";
 }
 
-export const PROJECT_ID_PATTERN = /^[a-z0-9][a-z0-9_-]{0,62}$/;
-
 export async function createProject(db: Db, input: CreateProjectInput): Promise<ProjectRow> {
   return db
     .insertInto("projects")

@@ -7,6 +7,9 @@ import type { Task } from "./task.ts";
 export const PROJECT_STATUSES = ["active", "paused", "stopped", "completed"] as const;
 export type ProjectStatus = (typeof PROJECT_STATUSES)[number];
 
+/** A project id: a lowercase slug (it names branches, Redis keys and URLs), at most 63 characters. */
+export const PROJECT_ID_PATTERN = /^[a-z0-9][a-z0-9_-]{0,62}$/;
+
 /** The part of a project the state machine reads and changes. */
 export interface ProjectControl {
   readonly id: string;

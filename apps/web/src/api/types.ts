@@ -1,7 +1,7 @@
 /**
- * Response types of the gateway, inferred from its zod schemas (type-only imports: nothing
- * of the gateway reaches the bundle). A schema change in the gateway breaks this app's
- * typecheck instead of its users.
+ * Response types of the gateway, inferred from the zod schemas of the API contract
+ * (`@overseer/api-contract`; type-only imports: nothing of it reaches the bundle). A schema
+ * change breaks this app's typecheck instead of its users.
  */
 
 import type {
@@ -20,7 +20,7 @@ import type {
   SessionSchema,
   TaskSchema,
   WorkerSchema,
-} from "@overseer/gateway/schemas";
+} from "@overseer/api-contract";
 import type { z } from "zod";
 
 export type Session = z.infer<typeof SessionSchema>;

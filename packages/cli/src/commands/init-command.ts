@@ -15,7 +15,8 @@ import {
   type RunnerConfig,
   type RunnerConfigInput,
 } from "@overseer/config";
-import { createProject, getProject, PROJECT_ID_PATTERN, updateProjectConfig } from "@overseer/db";
+import { createProject, getProject, updateProjectConfig } from "@overseer/db";
+import { PROJECT_ID_PATTERN } from "@overseer/domain";
 import { runGit } from "@overseer/git";
 import { parseCommandArgs, requirePositive } from "../arg-parser.ts";
 import { withDatabase } from "../cli-context.ts";

@@ -1,9 +1,25 @@
 import { setTimeout as delay } from "node:timers/promises";
+import {
+  AnswerResultSchema,
+  LogChunkEventSchema,
+  LogEndEventSchema,
+  MessageResultSchema,
+  ProjectListSchema,
+  ProjectStatusSchema,
+  ResolveResultSchema,
+  RunListSchema,
+  RunLogSchema,
+  RunSchema,
+  StaleErrorSchema,
+  TaskChangeSchema,
+  TokenListSchema,
+  TokenRevokedSchema,
+} from "@overseer/api-contract";
 import { parseCommandArgs } from "../arg-parser.ts";
 import { CommandFailed, EXIT_OK, UsageError } from "../cli-errors.ts";
 import { type CliIo, formatTable } from "../cli-io.ts";
 import type { CliCommand } from "../command-registry.ts";
-import { GatewayClient, GatewayHttpError, toCliError } from "../gateway-client.ts";
+import { eventData, GatewayClient, GatewayHttpError, toCliError } from "../gateway-client.ts";
 
 /**
  * Operator verbs (docs/http-api.md), over the gateway's HTTP API with `OVERSEER_URL` and
@@ -30,7 +46,7 @@ async function withClient(io: CliIo, body: (client: GatewayClient) => Promise<nu
 /** `--project P`, or the only project the gateway knows. */
 async function selectProject(client: GatewayClient, requested: string | undefined): Promise<string> {
   if (requested) return requested;
-  const { projects } = await client.get<{ projects: { id: string }[] }>("/api/v1/projects");
+  const { projects } = await client.get("/api/v1/projects", ProjectListSchema);
   const only = projects.length === 1 ? projects[0] : undefined;
   if (only) return only.id;
   if (projects.length === 0)
@@ -61,7 +77,7 @@ export const statusCommand: CliCommand = {
     );
     return withClient(io, async (client) => {
       const project = await selectProject(client, values.project);
-      const status = await client.get<{ text: string }>(`/api/projects/${enc(project)}/status`);
+      const status = await client.get(`/api/projects/${enc(project)}/status`, ProjectStatusSchema);
       io.out(values.json ? JSON.stringify(status, null, 2) : status.text);
       return EXIT_OK;
     });
@@ -79,7 +95,7 @@ export const notifyCommand: CliCommand = {
     const text = requireText(positionals, "message text", notifyUsage);
     return withClient(io, async (client) => {
       const project = await selectProject(client, values.project);
-      const r = await client.post(`/api/projects/${enc(project)}/message`, { text });
+      const r = await client.post(`/api/projects/${enc(project)}/message`, { text }, MessageResultSchema);
       io.out(
         `routed to ${r.decision_id} (item ${r.item_id}): resolved, resolution ${r.resolution_id}; ${r.item_id} is now ${r.task_status}`,
       );
@@ -101,9 +117,13 @@ export const answerCommand: CliCommand = {
     const text = requireText(rest, "answer text", answerUsage);
     return withClient(io, async (client) => {
       const project = await selectProject(client, values.project);
-      const r = await client.post(`/api/projects/${enc(project)}/backlog/${enc(item)}/answer`, { text });
+      const r = await client.post(
+        `/api/projects/${enc(project)}/backlog/${enc(item)}/answer`,
+        { text },
+        AnswerResultSchema,
+      );
       io.out(
-        r.resolved
+        r.resolved && r.decision
           ? `answered ${item}: ${r.decision.id} resolved, resolution ${r.resolution_id}; ${item} is now ${r.task_status}`
           : `answer recorded for ${item} (no question was pending); ${item} is ${r.task_status}`,
       );
@@ -132,16 +152,18 @@ export const resolveCommand: CliCommand = {
     return withClient(io, async (client) => {
       const project = await selectProject(client, values.project);
       try {
-        const r = await client.post(`/api/projects/${enc(project)}/decisions/${enc(decision)}/resolve`, {
-          option_id: values.option,
-          note: values.note ?? null,
-        });
+        const r = await client.post(
+          `/api/projects/${enc(project)}/decisions/${enc(decision)}/resolve`,
+          { option_id: values.option, note: values.note ?? null },
+          ResolveResultSchema,
+        );
         const how = r.application_status === "already_applied" ? "was already resolved" : "resolved";
         io.out(`${decision} ${how} with option ${r.decision.selected_option}, resolution ${r.resolution_id}`);
         return EXIT_OK;
       } catch (error) {
         if (error instanceof GatewayHttpError && error.code === "stale") {
-          const held = error.body?.resolution ?? {};
+          const stale = StaleErrorSchema.safeParse(error.body);
+          const held = stale.success ? stale.data.resolution : { selected_option: null, resolution_id: null };
           throw new CommandFailed(
             `${decision} was already resolved with option ${held.selected_option} (resolution ${held.resolution_id}); nothing changed.`,
           );
@@ -172,6 +194,7 @@ export const releaseExternalCommand: CliCommand = {
       const r = await client.post(
         `/api/v1/projects/${enc(project)}/tasks/${enc(resolver)}/release-external`,
         { reason: values.reason },
+        TaskChangeSchema,
       );
       io.out(`released ${resolver}; it is now ${r.task.status}`);
       return EXIT_OK;
@@ -198,9 +221,7 @@ export const logsCommand: CliCommand = {
     return withClient(io, async (client) => {
       const runId = await resolveRun(client, target, values.project);
       if (!values.follow) {
-        const log = await client.get<{ output: string | null; status: string }>(
-          `/api/v1/runs/${enc(runId)}/log`,
-        );
+        const log = await client.get(`/api/v1/runs/${enc(runId)}/log`, RunLogSchema);
         if (log.output) io.out(log.output.replace(/\n$/, ""));
         else io.err(`run ${runId} has no stored output yet (status ${log.status}); follow it with -f`);
         return EXIT_OK;
@@ -217,14 +238,15 @@ async function resolveRun(
   project: string | undefined,
 ): Promise<string> {
   try {
-    const run = await client.get<{ id: string }>(`/api/v1/runs/${enc(target)}`);
+    const run = await client.get(`/api/v1/runs/${enc(target)}`, RunSchema);
     return run.id;
   } catch (error) {
     if (!(error instanceof GatewayHttpError) || error.status !== 404) throw error;
   }
   const projectId = await selectProject(client, project);
-  const { runs } = await client.get<{ runs: { id: string }[] }>(
+  const { runs } = await client.get(
     `/api/v1/projects/${enc(projectId)}/runs?task=${enc(target)}&limit=1`,
+    RunListSchema,
   );
   const latest = runs[0];
   if (!latest)
@@ -244,15 +266,11 @@ async function followLog(client: GatewayClient, io: CliIo, runId: string): Promi
       })) {
         failures = 0;
         if (message.event === "log") {
-          lines.write((JSON.parse(message.data) as { text: string }).text);
+          lines.write(eventData(message, LogChunkEventSchema).text);
           if (message.id) lastId = message.id;
         } else if (message.event === "end") {
           lines.flush();
-          const end = JSON.parse(message.data) as {
-            status: string;
-            transition: string | null;
-            failure: string | null;
-          };
+          const end = eventData(message, LogEndEventSchema);
           const detail = end.transition ? ` (${end.transition})` : end.failure ? ` (${end.failure})` : "";
           io.err(`run ${runId} ended: ${end.status}${detail}`);
           return EXIT_OK;
@@ -300,16 +318,7 @@ export const tokenListCommand: CliCommand = {
   async run(args, io) {
     const { values } = parseCommandArgs(args, { json: { type: "boolean" } }, tokenListUsage, false);
     return withClient(io, async (client) => {
-      const { tokens } = await client.get<{
-        tokens: {
-          id: string;
-          name: string;
-          scope: string;
-          created_at: string;
-          last_used_at: string | null;
-          revoked_at: string | null;
-        }[];
-      }>("/api/v1/tokens");
+      const { tokens } = await client.get("/api/v1/tokens", TokenListSchema);
       if (values.json) {
         io.out(JSON.stringify(tokens, null, 2));
         return EXIT_OK;
@@ -341,7 +350,7 @@ export const tokenRevokeCommand: CliCommand = {
       throw new UsageError(`Give one token id (see overseer token list).\nUsage: ${tokenRevokeUsage}`);
     const id = positionals[0] as string;
     return withClient(io, async (client) => {
-      await client.delete(`/api/v1/tokens/${enc(id)}`);
+      await client.delete(`/api/v1/tokens/${enc(id)}`, TokenRevokedSchema);
       io.out(`revoked token ${id}`);
       return EXIT_OK;
     });

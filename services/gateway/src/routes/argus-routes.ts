@@ -1,20 +1,24 @@
 import { randomUUID } from "node:crypto";
 import { createRoute, z } from "@hono/zod-openapi";
+import {
+  AnswerResultSchema,
+  MessageConflictSchema,
+  MessageResultSchema,
+  ProjectDecisionParams,
+  ProjectItemParams,
+  ProjectParams,
+  ProjectStatusSchema,
+  ResolveRequestSchema,
+  ResolveResultSchema,
+  SnapshotSchema,
+  StaleErrorSchema,
+  TextRequestSchema,
+} from "@overseer/api-contract";
 import { ConflictError, getDecision, getProject, getTask, listDecisions, listTasks } from "@overseer/db";
 import { type Decision, normaliseOptionId, type Task } from "@overseer/domain";
 import { actorOf } from "../gateway-env.ts";
 import { ApiError } from "../http/api-error.ts";
 import { requireScope } from "../http/request-guards.ts";
-import { ProjectDecisionParams, ProjectItemParams, ProjectParams } from "../schemas/id-schemas.ts";
-import {
-  AnswerResultSchema,
-  MessageConflictSchema,
-  MessageResultSchema,
-  ProjectStatusSchema,
-  ResolveResultSchema,
-  SnapshotSchema,
-  StaleErrorSchema,
-} from "../schemas/resource-schemas.ts";
 import { projectStatusView, statusJson } from "../views/project-status-view.ts";
 import { decisionCard } from "../views/resource-views.ts";
 import {
@@ -33,32 +37,6 @@ import {
  * `message`. Paths, field names and response shapes follow Argus; everything else the
  * gateway offers lives under `/api/v1`.
  */
-
-const MAX_TEXT = 50_000;
-const nonEmptyText = (field: string) =>
-  z
-    .string({ error: `${field}: a non-empty string` })
-    .max(MAX_TEXT, { error: `${field}: at most ${MAX_TEXT} characters` })
-    .refine((t) => t.trim() !== "", { error: `${field}: a non-empty string (not only whitespace)` });
-
-const ResolveBody = z
-  .strictObject({
-    option_id: z
-      .string({ error: "an option id from the card's options (or custom)" })
-      .min(1, { error: "an option id from the card's options (or custom)" })
-      .max(128, { error: "an option id of at most 128 characters" })
-      .openapi({ example: "use_postgres" }),
-    note: z
-      .string({ error: "a string, or null" })
-      .max(MAX_TEXT, { error: `a note of at most ${MAX_TEXT} characters` })
-      .nullish()
-      .openapi({ description: "Required when the option has requires_note (always for custom)." }),
-  })
-  .openapi("ResolveRequest");
-
-const TextBody = z
-  .strictObject({ text: nonEmptyText("text").openapi({ example: "Use Postgres 16." }) })
-  .openapi("TextRequest");
 
 const SnapshotQuery = z.object({
   compact: z
@@ -164,7 +142,7 @@ export function registerArgusRoutes(app: RouteApp, ctx: RouteContext): void {
       middleware: [requireScope("operate")] as const,
       request: {
         params: ProjectDecisionParams,
-        body: { content: { "application/json": { schema: ResolveBody } }, required: true },
+        body: { content: { "application/json": { schema: ResolveRequestSchema } }, required: true },
       },
       responses: {
         200: jsonResponse(ResolveResultSchema, "Resolved (or already resolved with the same option)."),
@@ -212,7 +190,7 @@ export function registerArgusRoutes(app: RouteApp, ctx: RouteContext): void {
       middleware: [requireScope("operate")] as const,
       request: {
         params: ProjectItemParams,
-        body: { content: { "application/json": { schema: TextBody } }, required: true },
+        body: { content: { "application/json": { schema: TextRequestSchema } }, required: true },
       },
       responses: {
         200: jsonResponse(AnswerResultSchema, "Answer recorded."),
@@ -237,7 +215,7 @@ export function registerArgusRoutes(app: RouteApp, ctx: RouteContext): void {
       middleware: [requireScope("operate")] as const,
       request: {
         params: ProjectParams,
-        body: { content: { "application/json": { schema: TextBody } }, required: true },
+        body: { content: { "application/json": { schema: TextRequestSchema } }, required: true },
       },
       responses: {
         200: jsonResponse(MessageResultSchema, "Routed to the single pending question."),

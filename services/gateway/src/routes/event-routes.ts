@@ -1,17 +1,17 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { getProject, latestEventId, listEvents } from "@overseer/db";
-import { streamSSE } from "hono/streaming";
-import { requireScope } from "../http/request-guards.ts";
-import { streamProjectEvents } from "../live/project-event-stream.ts";
 import {
+  EventSchema,
   eventCursorSchema,
   eventIdSchema,
   limitSchema,
   ProjectParams,
   runIdSchema,
   taskIdSchema,
-} from "../schemas/id-schemas.ts";
-import { EventSchema } from "../schemas/resource-schemas.ts";
+} from "@overseer/api-contract";
+import { getProject, latestEventId, listEvents } from "@overseer/db";
+import { streamSSE } from "hono/streaming";
+import { requireScope } from "../http/request-guards.ts";
+import { streamProjectEvents } from "../live/project-event-stream.ts";
 import { eventView } from "../views/resource-views.ts";
 import {
   errorResponses,

@@ -1,5 +1,18 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import {
+  CommitDiffSchema,
+  FleetSchema,
+  IncidentSchema,
+  limitSchema,
+  PendingDecisionSchema,
+  ProjectParams,
+  ProjectSchema,
+  projectIdSchema,
+  RunParams,
+  RunStatsSchema,
+  SessionSchema,
+} from "@overseer/api-contract";
+import {
   getProject,
   getRun,
   listFleet,
@@ -15,15 +28,6 @@ import { actorOf } from "../gateway-env.ts";
 import { ApiError } from "../http/api-error.ts";
 import { requireScope } from "../http/request-guards.ts";
 import { CommitDiffReader } from "../operations/commit-diff-reader.ts";
-import {
-  CommitDiffSchema,
-  FleetSchema,
-  PendingDecisionSchema,
-  RunStatsSchema,
-  SessionSchema,
-} from "../schemas/fleet-schemas.ts";
-import { limitSchema, ProjectParams, projectIdSchema, RunParams } from "../schemas/id-schemas.ts";
-import { IncidentSchema, ProjectSchema } from "../schemas/resource-schemas.ts";
 import { decisionCard, incidentView, projectView } from "../views/resource-views.ts";
 import {
   errorResponses,

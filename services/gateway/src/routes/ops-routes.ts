@@ -1,8 +1,8 @@
 import { createRoute, z } from "@hono/zod-openapi";
+import { WorkerSchema } from "@overseer/api-contract";
 import { pingDatabase } from "@overseer/db";
 import { requireScope } from "../http/request-guards.ts";
 import { withTimeout } from "../http/with-timeout.ts";
-import { WorkerSchema } from "../schemas/resource-schemas.ts";
 import { workerView } from "../views/resource-views.ts";
 import { errorResponses, jsonResponse, type RouteApp, type RouteContext } from "./route-kit.ts";
 

@@ -1,4 +1,14 @@
 import { createRoute, z } from "@hono/zod-openapi";
+import {
+  DecisionCardSchema,
+  IncidentSchema,
+  limitSchema,
+  ProjectDecisionParams,
+  ProjectListSchema,
+  ProjectParams,
+  ProjectSchema,
+  projectIdSchema,
+} from "@overseer/api-contract";
 import { findRepositoryLocationProblem, parseRunnerConfig } from "@overseer/config";
 import {
   createProject,
@@ -14,8 +24,6 @@ import { startMission } from "@overseer/transitions";
 import { actorOf } from "../gateway-env.ts";
 import { ApiError } from "../http/api-error.ts";
 import { requireScope } from "../http/request-guards.ts";
-import { limitSchema, ProjectDecisionParams, ProjectParams, projectIdSchema } from "../schemas/id-schemas.ts";
-import { DecisionCardSchema, IncidentSchema, ProjectSchema } from "../schemas/resource-schemas.ts";
 import { redactedRunnerConfig } from "../views/project-redaction.ts";
 import { decisionCard, incidentView, projectView } from "../views/resource-views.ts";
 import {
@@ -125,7 +133,7 @@ export function registerProjectRoutes(app: RouteApp, ctx: RouteContext): void {
       middleware: [requireScope("read")] as const,
       request: { query: ProjectListQuery },
       responses: {
-        200: jsonResponse(z.object({ projects: z.array(ProjectSchema) }), "Projects, by id."),
+        200: jsonResponse(ProjectListSchema, "Projects, by id."),
         ...errorResponses(400, 401, 403),
       },
     }),

@@ -1,4 +1,5 @@
 import type { OpenAPIHono, z } from "@hono/zod-openapi";
+import { ErrorBodySchema } from "@overseer/api-contract";
 import type { GatewayEnv } from "../gateway-env.ts";
 import type { GatewayDeps, ResolvedGatewayOptions } from "../gateway-options.ts";
 import { ApiError } from "../http/api-error.ts";
@@ -8,7 +9,6 @@ import type { ProjectStatusCache } from "../live/project-status-cache.ts";
 import type { StreamRegistry } from "../live/stream-registry.ts";
 import type { GatewayMetrics } from "../metrics/gateway-metrics.ts";
 import type { OperatorTransitions } from "../operations/operator-transitions.ts";
-import { ErrorBodySchema } from "../schemas/resource-schemas.ts";
 
 /** Everything a route module needs; built once per app by `createGatewayApp`. */
 export interface RouteContext {

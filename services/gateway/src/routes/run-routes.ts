@@ -1,18 +1,20 @@
 import { createRoute, z } from "@hono/zod-openapi";
+import {
+  LOG_CURSOR_PATTERN,
+  limitSchema,
+  ProjectParams,
+  RunListSchema,
+  RunLogSchema,
+  RunParams,
+  RunSchema,
+  taskIdSchema,
+} from "@overseer/api-contract";
 import { getProject, getRun, listRuns, type RunRow } from "@overseer/db";
 import { RUN_STATUSES } from "@overseer/domain";
 import { streamSSE } from "hono/streaming";
 import { ApiError } from "../http/api-error.ts";
 import { requireScope } from "../http/request-guards.ts";
 import { streamRunLog } from "../live/run-log-stream.ts";
-import {
-  LOG_CURSOR_PATTERN,
-  limitSchema,
-  ProjectParams,
-  RunParams,
-  taskIdSchema,
-} from "../schemas/id-schemas.ts";
-import { RunSchema, RunSummarySchema } from "../schemas/resource-schemas.ts";
 import { projectRedactor } from "../views/project-redaction.ts";
 import { runSummaryView, runView } from "../views/resource-views.ts";
 import { errorResponses, jsonResponse, READ_ERRORS, type RouteApp, type RouteContext } from "./route-kit.ts";
@@ -97,10 +99,7 @@ export function registerRunRoutes(app: RouteApp, ctx: RouteContext): void {
       middleware: [requireScope("read")] as const,
       request: { params: ProjectParams, query: RunListQuery },
       responses: {
-        200: jsonResponse(
-          z.object({ runs: z.array(RunSummarySchema), next_before: z.string().nullable() }),
-          "One page of runs; pass next_before as before for the next.",
-        ),
+        200: jsonResponse(RunListSchema, "One page of runs; pass next_before as before for the next."),
         ...errorResponses(...READ_ERRORS),
       },
     }),
@@ -192,15 +191,7 @@ export function registerRunRoutes(app: RouteApp, ctx: RouteContext): void {
       middleware: [requireScope("read")] as const,
       request: { params: RunParams },
       responses: {
-        200: jsonResponse(
-          z.object({
-            run_id: z.string(),
-            status: z.string(),
-            output: z.string().nullable(),
-            truncated: z.boolean(),
-          }),
-          "Stored output; null until the run ended.",
-        ),
+        200: jsonResponse(RunLogSchema, "Stored output; null until the run ended."),
         ...errorResponses(...READ_ERRORS),
       },
     }),

@@ -1,18 +1,21 @@
 import { createRoute, z } from "@hono/zod-openapi";
+import {
+  DecisionCardSchema,
+  limitSchema,
+  ProjectParams,
+  ProjectTaskParams,
+  ReleaseRequestSchema,
+  TaskChangeSchema,
+  TaskSchema,
+  taskCursorSchema,
+  taskIdSchema,
+} from "@overseer/api-contract";
 import { parseStructuredText, parseTaskFile, type TaskFileProblem, validateTaskList } from "@overseer/config";
 import { ConflictError, existingTaskIds, getDecision, getProject, getTask, listTasks } from "@overseer/db";
 import { decisionIdFor, isDomainError, TASK_KINDS, TASK_STATUSES, type TaskStatus } from "@overseer/domain";
 import { actorOf } from "../gateway-env.ts";
 import { ApiError } from "../http/api-error.ts";
 import { requireScope } from "../http/request-guards.ts";
-import {
-  limitSchema,
-  ProjectParams,
-  ProjectTaskParams,
-  taskCursorSchema,
-  taskIdSchema,
-} from "../schemas/id-schemas.ts";
-import { DecisionCardSchema, TaskSchema } from "../schemas/resource-schemas.ts";
 import { decisionCard, taskView } from "../views/resource-views.ts";
 import {
   errorResponses,
@@ -60,26 +63,9 @@ const TaskCreateBody = z
   })
   .openapi("TaskCreateRequest");
 
-const ReasonRequired = z
-  .strictObject({
-    reason: z
-      .string({ error: "a non-empty reason" })
-      .max(2000, { error: "at most 2000 characters" })
-      .refine((r) => r.trim() !== "", { error: "a non-empty reason" }),
-  })
-  .openapi("ReleaseRequest");
 const ReasonOptional = z.strictObject({
   reason: z.string().max(2000, { error: "at most 2000 characters" }).optional(),
 });
-
-const TaskChangeSchema = z
-  .object({
-    task: TaskSchema,
-    application_status: z.enum(["applied", "already_applied"]),
-    cancelled_runs: z.array(z.string()),
-    decision: DecisionCardSchema.nullable(),
-  })
-  .openapi("TaskChange");
 
 const ImportResultSchema = z
   .object({ imported: z.number().int(), task_ids: z.array(z.string()) })
@@ -326,7 +312,7 @@ export function registerTaskRoutes(app: RouteApp, ctx: RouteContext): void {
       middleware: [requireScope("operate")] as const,
       request: {
         params: ProjectTaskParams,
-        body: { content: { "application/json": { schema: ReasonRequired } }, required: true },
+        body: { content: { "application/json": { schema: ReleaseRequestSchema } }, required: true },
       },
       responses: { 200: jsonResponse(TaskChangeSchema, "Released."), ...errorResponses(...WRITE_ERRORS) },
     }),

@@ -1,9 +1,8 @@
 import { createRoute, z } from "@hono/zod-openapi";
+import { TokenListSchema, TokenParams, TokenRevokedSchema } from "@overseer/api-contract";
 import { createApiToken, listApiTokens, revokeApiToken, TOKEN_SCOPES } from "@overseer/db";
 import { ApiError } from "../http/api-error.ts";
 import { requireScope } from "../http/request-guards.ts";
-import { TokenParams } from "../schemas/id-schemas.ts";
-import { TokenSchema } from "../schemas/resource-schemas.ts";
 import { tokenView } from "../views/resource-views.ts";
 import { errorResponses, jsonResponse, type RouteApp, type RouteContext, WRITE_ERRORS } from "./route-kit.ts";
 
@@ -44,7 +43,7 @@ export function registerTokenRoutes(app: RouteApp, ctx: RouteContext): void {
       summary: "List API tokens (never their secrets)",
       middleware: [requireScope("admin")] as const,
       responses: {
-        200: jsonResponse(z.object({ tokens: z.array(TokenSchema) }), "Tokens, oldest first."),
+        200: jsonResponse(TokenListSchema, "Tokens, oldest first."),
         ...errorResponses(401, 403),
       },
     }),
@@ -80,7 +79,7 @@ export function registerTokenRoutes(app: RouteApp, ctx: RouteContext): void {
       middleware: [requireScope("admin")] as const,
       request: { params: TokenParams },
       responses: {
-        200: jsonResponse(z.object({ revoked: z.literal(true), id: z.string() }), "Revoked."),
+        200: jsonResponse(TokenRevokedSchema, "Revoked."),
         ...errorResponses(400, 401, 403, 404, 429),
       },
     }),

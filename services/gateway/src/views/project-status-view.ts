@@ -1,8 +1,8 @@
 import type { z } from "@hono/zod-openapi";
+import type { ProjectStatusSchema } from "@overseer/api-contract";
 import type { ProjectStatusData } from "@overseer/db";
 import { TASK_STATUSES } from "@overseer/domain";
 import type { StatusSnapshot } from "../live/project-status-cache.ts";
-import type { ProjectStatusSchema } from "../schemas/resource-schemas.ts";
 import { activeRunView, decisionCard } from "./resource-views.ts";
 
 /**

@@ -1,7 +1,4 @@
 import type { z } from "@hono/zod-openapi";
-import type { ActiveRunSummary, EventRow, IncidentRow, ProjectRow, RunRow } from "@overseer/db";
-import type { Decision, Task } from "@overseer/domain";
-import type { WorkerHeartbeat } from "@overseer/queue";
 import type {
   ActiveRunSchema,
   DecisionCardSchema,
@@ -13,7 +10,10 @@ import type {
   TaskSchema,
   TokenSchema,
   WorkerSchema,
-} from "../schemas/resource-schemas.ts";
+} from "@overseer/api-contract";
+import type { ActiveRunSummary, EventRow, IncidentRow, ProjectRow, RunRow } from "@overseer/db";
+import type { Decision, Task } from "@overseer/domain";
+import type { WorkerHeartbeat } from "@overseer/queue";
 
 /** Row and domain objects → API shapes (snake_case, ISO times, bigints as numbers). */
 

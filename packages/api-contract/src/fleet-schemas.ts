@@ -1,5 +1,5 @@
-import { z } from "@hono/zod-openapi";
 import { PROJECT_STATUSES } from "@overseer/domain";
+import { z } from "./openapi-zod.ts";
 import { DecisionCardSchema } from "./resource-schemas.ts";
 
 /** Shapes of the cross-project read models the operator web app lists (snake_case, ISO times). */

@@ -1,5 +1,5 @@
-import { z } from "@hono/zod-openapi";
-import { PROJECT_ID_PATTERN } from "@overseer/db";
+import { PROJECT_ID_PATTERN } from "@overseer/domain";
+import { z } from "./openapi-zod.ts";
 
 /**
  * Identifiers in paths and queries. Each is a strict pattern with a length bound, checked

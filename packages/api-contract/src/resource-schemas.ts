@@ -1,5 +1,5 @@
-import { z } from "@hono/zod-openapi";
 import { PROJECT_STATUSES, RUN_ACTIONS, RUN_STATUSES, TASK_KINDS, TASK_STATUSES } from "@overseer/domain";
+import { z } from "./openapi-zod.ts";
 
 /**
  * Shapes of what the gateway answers. They document the API (OpenAPI components) and type

@@ -1,0 +1,9 @@
+/**
+ * The HTTP API contract (docs/http-api.md): zod schemas of the gateway's path parameters,
+ * request bodies and responses. The gateway wires them into its routes and OpenAPI document;
+ * the CLI parses every answer with them; the web app infers its types from them.
+ */
+export * from "./fleet-schemas.ts";
+export * from "./id-schemas.ts";
+export * from "./operator-schemas.ts";
+export * from "./resource-schemas.ts";
