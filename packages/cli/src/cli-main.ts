@@ -5,6 +5,7 @@ import type { CliIo } from "./cli-io.ts";
 import { type CliCommand, findCommand, helpText } from "./command-registry.ts";
 import { doctorCommand } from "./commands/doctor-command.ts";
 import { initCommand } from "./commands/init-command.ts";
+import { migrateCommand } from "./commands/migrate-command.ts";
 import { missionStartCommand } from "./commands/mission-command.ts";
 import { operatorCommands } from "./commands/operator-commands.ts";
 import { startCommand } from "./commands/start-command.ts";
@@ -20,6 +21,7 @@ export const COMMANDS: readonly CliCommand[] = [
   startCommand,
   missionStartCommand,
   tokenCreateCommand,
+  migrateCommand,
   ...operatorCommands,
 ];
 

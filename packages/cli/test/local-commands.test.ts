@@ -1,7 +1,13 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { createScratchDatabase, type ScratchDatabase } from "@overseer/db";
+import {
+  createScratchDatabase,
+  LATEST_MIGRATION,
+  migrateDown,
+  pendingMigrations,
+  type ScratchDatabase,
+} from "@overseer/db";
 import { initBareRepo } from "@overseer/git";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type CliIo, runCli } from "../src/index.ts";
@@ -276,5 +282,27 @@ describe("overseer CLI (local verbs)", () => {
     expect(token).toMatch(/^ovr_/);
     const rows = await scratch.db.selectFrom("api_tokens").selectAll().execute();
     expect(JSON.stringify(rows)).not.toContain(token);
+  });
+
+  it("migrate applies pending migrations, then reports the schema current", async () => {
+    const target = await createScratchDatabase();
+    try {
+      await migrateDown(target.db);
+      expect(await pendingMigrations(target.db)).toEqual([LATEST_MIGRATION]);
+      const first = io();
+      first.env = { ...first.env, DATABASE_URL: target.url };
+      expect(await runCli(["migrate"], first)).toBe(0);
+      expect(first.stdout).toEqual([
+        `applied 1 migration(s): ${LATEST_MIGRATION}; schema now at ${LATEST_MIGRATION}`,
+      ]);
+      expect(await pendingMigrations(target.db)).toEqual([]);
+      const again = io();
+      again.env = { ...again.env, DATABASE_URL: target.url };
+      expect(await runCli(["migrate"], again)).toBe(0);
+      expect(again.stdout).toEqual([`schema current (${LATEST_MIGRATION})`]);
+      expect(await runCli(["migrate", "--force"], io())).toBe(2);
+    } finally {
+      await target.drop();
+    }
   });
 });
