@@ -143,7 +143,7 @@ describe.each(PINNED_AGENTS.map((a) => [a.kind] as const))("real agent CLI: %s",
 
     const runs = await db
       .selectFrom("runs")
-      .select(["action", "agent_id", "tokens_in", "tokens_out", "cost_usd"])
+      .select(["action", "agent_id", "tokens_in", "tokens_out", "cost_usd", "usage_source"])
       .where("project_id", "=", projectId)
       .orderBy("created_at")
       .execute();
@@ -152,6 +152,10 @@ describe.each(PINNED_AGENTS.map((a) => [a.kind] as const))("real agent CLI: %s",
     for (const run of runs) {
       expect(Number(run.tokens_in), `${run.action} tokens in`).toBeGreaterThan(0);
       expect(Number(run.tokens_out), `${run.action} tokens out`).toBeGreaterThan(0);
+      // Read from the CLI's own stream, not from what the agent passed to overseer-agent.
+      expect(run.usage_source, `${run.action} usage source`).toBe(
+        kind === "codex" ? "codex --json turn.completed" : "claude stream-json result",
+      );
     }
     const project = await db
       .selectFrom("projects")

@@ -86,6 +86,18 @@ const countsSchema = z.record(z.string(), z.number().int()).openapi({
   example: { todo: 2, done: 1, total: 3 },
 });
 
+export const UsageTotalsSchema = z
+  .object({
+    tokens_in: z.number().openapi({ description: "Input tokens, cached ones included." }),
+    tokens_out: z.number(),
+    tokens_cached: z.number().openapi({ description: "Input tokens served from the provider's cache." }),
+    cost_usd: z.number(),
+  })
+  .openapi("UsageTotals", {
+    description:
+      "What runs spent, read from the agent CLI's own output or session files, or passed to overseer-agent; failed and timed-out runs included.",
+  });
+
 export const ProjectStatusSchema = z
   .object({
     project_id: z.string(),
@@ -96,6 +108,7 @@ export const ProjectStatusSchema = z
     stage: z.string().nullable(),
     continuous: z.boolean(),
     sessions: z.object({ used: z.number().int(), limit: z.number().int().nullable() }),
+    usage: UsageTotalsSchema.extend({ budget_usd: z.number().nullable() }),
     counts: countsSchema,
     running: z.array(ActiveRunSchema),
     pending_questions: z.array(DecisionCardSchema),
@@ -218,6 +231,7 @@ export const ProjectSchema = z
     cost_usd: z.number(),
     tokens_in: z.number(),
     tokens_out: z.number(),
+    tokens_cached: z.number(),
     mission: MissionSchema.nullable(),
     created_at: isoTime,
     updated_at: isoTime,
@@ -255,6 +269,9 @@ export const TaskSchema = z
     failures: z.number().int(),
     not_before: nullableIso,
     version: z.number().int(),
+    usage: UsageTotalsSchema.extend({ runs: z.number().int() })
+      .optional()
+      .openapi({ description: "Totals over the task's runs (in the answer of GET .../tasks/{task_id})." }),
   })
   .openapi("Task");
 
@@ -279,7 +296,12 @@ export const RunSummarySchema = z
     commit_sha: z.string().nullable(),
     tokens_in: z.number(),
     tokens_out: z.number(),
+    tokens_cached: z.number(),
     cost_usd: z.number(),
+    usage_source: z.string().nullable().openapi({
+      description:
+        "Where the usage was read: `overseer-agent`, or the CLI's stream or session file (`codex --json turn.completed`, `claude stream-json result`, `copilot session-state events.jsonl`…); null = none reported.",
+    }),
     created_at: isoTime,
     started_at: nullableIso,
     ended_at: nullableIso,

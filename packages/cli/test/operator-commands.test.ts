@@ -130,13 +130,19 @@ describe("status", () => {
     expect(quiet.code).toBe(0);
     expect(quiet.out).toContain("project solo: active");
     expect(quiet.out).toContain("no unanswered questions");
+    // What the project's runs spent, from the agent CLIs' own reports (none yet).
+    expect(quiet.out).toContain("usage: 0 tokens in (0 cached), 0 out, $0.0000 no budget");
     const q = await raiseQuestion("solo");
     const alias = await cli(["--status"], tokens.read);
     expect(alias.code).toBe(0);
     expect(alias.out).toContain("waiting for you: 1 unanswered question(s)");
     expect(alias.out).toContain(q.decisionId);
     const json = await cli(["status", "--json", "--project", "solo"], tokens.read);
-    expect(JSON.parse(json.out)).toMatchObject({ project_id: "solo", pending_count: 1 });
+    expect(JSON.parse(json.out)).toMatchObject({
+      project_id: "solo",
+      pending_count: 1,
+      usage: { tokens_in: 0, tokens_cached: 0, cost_usd: 0, budget_usd: null },
+    });
     const unknown = await cli(["status", "--project", "nope"], tokens.read);
     expect(unknown.code).toBe(1);
     expect(unknown.err).toContain("does not exist");

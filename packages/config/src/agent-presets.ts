@@ -91,9 +91,13 @@ export const AGENT_PRESETS: Readonly<Record<AgentKind, AgentPresetInfo>> = {
     defaultModel: "gpt-5",
     defaultBaseUrl: "https://api.githubcopilot.com",
     extraHosts: ["api.github.com"],
-    usage: "not machine-readable; report usage through overseer-agent or leave it uncounted",
+    usage:
+      "its session file session-state/ID/events.jsonl (session.shutdown model metrics), kept in the run's control dir",
   },
 };
+
+/** Copilot's home inside the run's control dir (the worker reads its session files there). */
+export const COPILOT_HOME_DIR = ".copilot-home";
 
 /** Seconds a preset gives the CLI after the transition to print its final usage. */
 export const PRESET_TRANSITION_LINGER_SECONDS = 20;
@@ -203,10 +207,13 @@ export function agentPresetConfig(kind: AgentKind, options: AgentPresetOptions =
     case "copilot":
       return {
         ...common,
+        // `-p` takes the prompt as an argument: read from the prompt file. Copilot prints no
+        // usage; its session file does, so COPILOT_HOME sits in the run's control dir (a dot
+        // directory, never taken for a transition) where the worker reads it after the run.
         argv: [
           "/bin/sh",
           "-c",
-          'exec "$0" --allow-all-tools --model "$1" -p "$(cat "$2")"',
+          `COPILOT_HOME="$OVERSEER_CONTROL_DIR/${COPILOT_HOME_DIR}" exec "$0" --allow-all-tools --model "$1" -p "$(cat "$2")"`,
           bin,
           model,
           "{prompt_file}",

@@ -5,6 +5,7 @@ export {
   type AgentPresetOptions,
   agentPresetConfig,
   allowHostOf,
+  COPILOT_HOME_DIR,
   PRESET_TRANSITION_LINGER_SECONDS,
 } from "./agent-presets.ts";
 export { ConfigError, type ConfigIssue, formatConfigIssue, formatIssueLine } from "./config-error.ts";

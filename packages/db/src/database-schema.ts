@@ -30,6 +30,8 @@ export interface ProjectsTable {
   cost_usd: Defaulted<number>;
   tokens_in: BigIntColumn;
   tokens_out: BigIntColumn;
+  /** Input tokens served from the provider's cache (part of tokens_in). */
+  tokens_cached: BigIntColumn;
   version: Defaulted<number>;
   created_at: Timestamp;
   updated_at: Timestamp;
@@ -99,7 +101,11 @@ export interface RunsTable {
   commit_sha: string | null;
   tokens_in: BigIntColumn;
   tokens_out: BigIntColumn;
+  /** Input tokens served from the provider's cache (part of tokens_in). */
+  tokens_cached: BigIntColumn;
   cost_usd: Defaulted<number>;
+  /** Where the usage was read (`overseer-agent`, the CLI's stream or session file); null = none recorded. */
+  usage_source: ColumnType<string | null, string | null | undefined, string | null>;
   /** Epoch-ms milestones of the run (enqueued, picked, spawned, exited, reported, committed). */
   timing: Json<Record<string, number | null | Record<string, number>>>;
   created_at: Timestamp;

@@ -51,7 +51,9 @@ export async function listRuns(db: Db, filter: ListRunsFilter = {}) {
       "commit_sha",
       "tokens_in",
       "tokens_out",
+      "tokens_cached",
       "cost_usd",
+      "usage_source",
       "created_at",
       "started_at",
       "ended_at",
@@ -86,4 +88,31 @@ export async function countRunsOfAction(
     .where("action", "=", action)
     .executeTakeFirstOrThrow();
   return Number(row.n);
+}
+
+/** What a task's runs spent, summed (every run: failed and timed-out ones spent too). */
+export async function taskUsage(
+  db: Db,
+  projectId: string,
+  taskId: string,
+): Promise<{ runs: number; tokens_in: number; tokens_out: number; tokens_cached: number; cost_usd: number }> {
+  const row = await db
+    .selectFrom("runs")
+    .select((eb) => [
+      eb.fn.countAll<string>().as("runs"),
+      eb.fn.coalesce(eb.fn.sum<string>("tokens_in"), eb.lit(0)).as("tokens_in"),
+      eb.fn.coalesce(eb.fn.sum<string>("tokens_out"), eb.lit(0)).as("tokens_out"),
+      eb.fn.coalesce(eb.fn.sum<string>("tokens_cached"), eb.lit(0)).as("tokens_cached"),
+      eb.fn.coalesce(eb.fn.sum<number>("cost_usd"), eb.lit(0)).as("cost_usd"),
+    ])
+    .where("project_id", "=", projectId)
+    .where("task_id", "=", taskId)
+    .executeTakeFirstOrThrow();
+  return {
+    runs: Number(row.runs),
+    tokens_in: Number(row.tokens_in),
+    tokens_out: Number(row.tokens_out),
+    tokens_cached: Number(row.tokens_cached),
+    cost_usd: Number(row.cost_usd),
+  };
 }

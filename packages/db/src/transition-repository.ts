@@ -104,7 +104,13 @@ export async function applyTransition(
       }
       const ctx = defaultDomainContext(options.ctx);
       const result = applyCommand(state, command, ctx);
-      if (result.outcome === "already_applied") return { ...result, eventRows: [] };
+      const usage = "usage" in command ? command.usage : undefined;
+      if (result.outcome === "already_applied") {
+        // The run ended without this result (cancelled, stopped, or the result was delivered
+        // before): what it spent still counts, once (addUsage skips a run that has usage).
+        if (usage && runId) await addUsage(trx, projectId, runId, usage);
+        return { ...result, eventRows: [] };
+      }
       // A command that changed nothing (a scheduling pass with nothing to claim) writes
       // nothing and notifies no one: a NOTIFY here would wake every listener for nothing,
       // and a coordinator that schedules on NOTIFY would loop.
@@ -119,7 +125,6 @@ export async function applyTransition(
           .execute();
       }
       if (runId && options.runReport) await storeRunReport(trx, runId, options.runReport);
-      const usage = "usage" in command ? command.usage : undefined;
       if (usage && runId) await addUsage(trx, projectId, runId, usage);
       await sql`SELECT pg_notify(${POSTGRES_NOTIFY_CHANNEL}, ${projectId})`.execute(trx);
       return { ...result, eventRows };
@@ -424,25 +429,39 @@ async function storeRunReport(db: Db, runId: string, report: RunReport): Promise
     .execute();
 }
 
+/**
+ * Adds a run's usage to the run and its project, once per run: a run that already has usage
+ * recorded (its `usage_source` is set) is left as it is, so a redelivered result never counts
+ * twice. Cached input tokens are part of `tokens_in` and also summed on their own.
+ */
 async function addUsage(db: Db, projectId: string, runId: string, usage: Usage): Promise<void> {
-  const tokensIn = Math.max(0, Math.round(usage.tokensIn ?? 0));
-  const tokensOut = Math.max(0, Math.round(usage.tokensOut ?? 0));
+  const count = (n: number | undefined) => Math.max(0, Math.round(n ?? 0));
+  const tokensIn = count(usage.tokensIn);
+  const tokensOut = count(usage.tokensOut);
+  const tokensCached = Math.min(count(usage.tokensCached), tokensIn);
   const cost = Math.max(0, usage.costUsd ?? 0);
   if (tokensIn === 0 && tokensOut === 0 && cost === 0) return;
-  await db
+  const updated = await db
     .updateTable("runs")
     .set({
       tokens_in: sql`tokens_in + ${tokensIn}`,
       tokens_out: sql`tokens_out + ${tokensOut}`,
+      tokens_cached: sql`tokens_cached + ${tokensCached}`,
       cost_usd: sql`cost_usd + ${cost}`,
+      usage_source: usage.source ?? "unknown",
     })
     .where("id", "=", runId)
-    .execute();
+    .where("project_id", "=", projectId)
+    .where("usage_source", "is", null)
+    .returning("id")
+    .executeTakeFirst();
+  if (!updated) return;
   await db
     .updateTable("projects")
     .set({
       tokens_in: sql`tokens_in + ${tokensIn}`,
       tokens_out: sql`tokens_out + ${tokensOut}`,
+      tokens_cached: sql`tokens_cached + ${tokensCached}`,
       cost_usd: sql`cost_usd + ${cost}`,
     })
     .where("id", "=", projectId)

@@ -6,10 +6,18 @@ import type { TaskCardInput } from "./task-card.ts";
  * Everything that can change a project's tasks. Worker outcomes carry the run id that
  * produced them: applying the same run's outcome twice is a no-op (at-least-once delivery).
  */
+/**
+ * What a run consumed, as its worker measured it. Every run outcome may carry it (a run that
+ * failed or timed out has spent tokens too), and it is counted once per run.
+ */
 export interface Usage {
   tokensIn?: number | undefined;
   tokensOut?: number | undefined;
+  /** Input tokens served from the provider's cache (part of tokensIn). */
+  tokensCached?: number | undefined;
   costUsd?: number | undefined;
+  /** Where it was read: `overseer-agent`, or the CLI's stream or session file. */
+  source?: string | undefined;
 }
 
 export interface OptionCommandInput {
@@ -82,6 +90,7 @@ export type Command =
       stalled: boolean;
       seconds: number;
       checkpointRef?: string | null | undefined;
+      usage?: Usage | undefined;
     }
   /** The harness exited without a transition or crashed (rule 9). */
   | {
@@ -93,6 +102,7 @@ export type Command =
       incident?: "result_unapplicable" | undefined;
       maxAttempts: number;
       backoffMs: number;
+      usage?: Usage | undefined;
     }
   /** The run could not start for a reason only an operator can fix. */
   | {
@@ -100,6 +110,7 @@ export type Command =
       runId: string;
       reason: Extract<AwaitingReason, "harness_not_configured" | "configuration_error">;
       message: string;
+      usage?: Usage | undefined;
     }
   /**
    * The worker stopped or refused the run for breaking a run rule: a transition its action may
@@ -112,9 +123,10 @@ export type Command =
       violation: RunViolationKind;
       detail: string;
       checkpointRef?: string | null | undefined;
+      usage?: Usage | undefined;
     }
   /** Changed paths outside the task scope (rule 10). The run's work is kept. */
-  | { kind: "scope-violation"; runId: string; paths: readonly string[] }
+  | { kind: "scope-violation"; runId: string; paths: readonly string[]; usage?: Usage | undefined }
   | { kind: "release-external"; taskId: string; reason: string; by: string }
   | { kind: "answer"; taskId: string; text: string; by: string }
   | {

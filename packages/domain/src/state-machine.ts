@@ -140,7 +140,7 @@ export function applyCommand(state: ProjectState, command: Command, ctx: DomainC
         ? `stalled (no output and no file change for ${command.seconds} s)`
         : `timed out after ${command.seconds} s`;
       const reason = `Run ${run.agentId} ${what}; its process group was killed.`;
-      draft.endRun(run, { status: "failed", failure: reason });
+      draft.endRun(run, { status: "failed", failure: reason }, command.usage);
       draft.incident(command.stalled ? "stall" : "timeout", task, run, reason, {
         seconds: command.seconds,
         checkpointRef: command.checkpointRef ?? null,
@@ -155,7 +155,7 @@ export function applyCommand(state: ProjectState, command: Command, ctx: DomainC
     case "run-misconfigured": {
       const { run, task } = draft.outcomeTarget(command.runId, ["in_progress", "review"]) ?? {};
       if (!run || !task) return draft.alreadyApplied();
-      draft.endRun(run, { status: "failed", failure: command.message });
+      draft.endRun(run, { status: "failed", failure: command.message }, command.usage);
       draft.incident(command.reason, task, run, command.message, {});
       awaitInput(draft, task, run.action === "review" ? "review" : "todo", command.reason, {
         title: command.reason === "harness_not_configured" ? "Harness not configured" : "Configuration error",
@@ -169,7 +169,7 @@ export function applyCommand(state: ProjectState, command: Command, ctx: DomainC
       if (!run || !task) return draft.alreadyApplied();
       const paths = [...command.paths].sort();
       const reason = `Run ${run.agentId} changed paths outside the scope of ${task.id}: ${paths.join(", ")}`;
-      draft.endRun(run, { status: "failed", failure: reason });
+      draft.endRun(run, { status: "failed", failure: reason }, command.usage);
       draft.incident("scope_violation", task, run, reason, { paths, scope: task.scope });
       escalateTask(draft, task, run, { reason, forceAwaiting: "scope_violation" });
       draft.setProjectStatus("paused", `scope violation in ${task.id}`);
@@ -179,7 +179,7 @@ export function applyCommand(state: ProjectState, command: Command, ctx: DomainC
       const { run, task } = draft.outcomeTarget(command.runId, ["in_progress", "review"]) ?? {};
       if (!run || !task) return draft.alreadyApplied();
       const reason = `Run ${run.agentId} was refused by its worker (${command.violation}): ${command.detail}`;
-      draft.endRun(run, { status: "failed", failure: reason });
+      draft.endRun(run, { status: "failed", failure: reason }, command.usage);
       draft.incident(command.violation, task, run, reason, {
         action: run.action,
         checkpointRef: command.checkpointRef ?? null,
@@ -391,7 +391,7 @@ function noTransition(draft: Draft, command: Extract<Command, { kind: "no-transi
   if (!run || !task) return draft.alreadyApplied();
   const failures = task.failures + 1;
   const reason = `Run ${run.agentId} ${command.crashed ? "crashed" : "ended without a transition"}: ${command.detail}`;
-  draft.endRun(run, { status: "failed", failure: reason });
+  draft.endRun(run, { status: "failed", failure: reason }, command.usage);
   if (command.crashed) draft.incident("harness_crash", task, run, reason, {});
   else if (command.incident) draft.incident(command.incident, task, run, reason, {});
   if (failures < command.maxAttempts) {

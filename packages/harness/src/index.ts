@@ -72,4 +72,5 @@ export {
   renderPrompt,
 } from "./prompt-renderer.ts";
 export { type MissionPromptEvidence, renderRunPrompt } from "./run-prompt.ts";
+export { readSessionFiles } from "./session-files.ts";
 export { costOf, type HarvestedUsage, harvestUsage, type ModelPrice } from "./usage-harvester.ts";

@@ -2,15 +2,21 @@
  * Token usage and cost read from an agent CLI's own output, so budgets work with real CLIs
  * (a model does not know its token counts, so it cannot pass them to `overseer-agent`).
  *
- * Readers, by the runner config's `agent`:
+ * Readers, by the runner config's `agent` (each names the stream or file it read as `source`):
  * - codex: `codex exec --json` prints `{"type":"turn.completed","usage":{input_tokens,
  *   cached_input_tokens, output_tokens}}` per turn (summed); without --json it prints
  *   `tokens used` and a total such as `2,580` (counted as input, the split is unknown);
  * - claude: `claude -p --output-format stream-json|json` ends with `{"type":"result",
  *   "total_cost_usd", "usage":{input_tokens, cache_creation_input_tokens,
  *   cache_read_input_tokens, output_tokens}}` (the last one wins);
- * - gemini: `--output-format stream-json|json` `stats` with input/output/cached token counts;
- * - opencode: `--format json` `step_finish` parts with `tokens` and `cost` (summed).
+ * - gemini: `--output-format stream-json` ends with `{"type":"result","stats":{input_tokens,
+ *   output_tokens, cached…}}`; `--output-format json` prints `{"response","stats":{"models":
+ *   {NAME:{"tokens":{prompt, candidates, cached, thoughts}}}}}` (summed over models);
+ * - opencode: `--format json` `step_finish` parts with `tokens` and `cost` (summed);
+ * - copilot: no usage on its output; its session file `session-state/ID/events.jsonl` (under
+ *   `COPILOT_HOME`, which the preset points into the run's control dir) ends each session with
+ *   `{"type":"session.shutdown","data":{"modelMetrics":{NAME:{"usage":{inputTokens,
+ *   outputTokens, cacheReadTokens, cacheWriteTokens}}}}}` (summed over models and sessions).
  * Every reader only trusts lines that parse as the CLI's JSON events; an agent that echoes such
  * a line in a tool's output could inflate its own count, never hide spend already reported.
  */
@@ -21,7 +27,7 @@ export interface HarvestedUsage {
   tokensCached: number;
   /** Present when the CLI reported its cost. */
   costUsd?: number;
-  /** The reader that found it (`codex`, `claude`…). */
+  /** Where it was read: the CLI and its stream or file (`codex --json turn.completed`…). */
   source: string;
 }
 
@@ -32,7 +38,7 @@ export interface ModelPrice {
   cached_input_usd_per_mtok?: number;
 }
 
-type Reader = (lines: readonly unknown[], text: string) => Omit<HarvestedUsage, "source"> | null;
+type Reader = (lines: readonly unknown[], text: string) => HarvestedUsage | null;
 
 function num(value: unknown): number {
   return typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : 0;
@@ -44,19 +50,39 @@ function record(value: unknown): Record<string, unknown> | null {
     : null;
 }
 
-/** Lines of the output that are JSON objects. */
+/**
+ * JSON objects of the output: every line that is one, and every pretty-printed object that
+ * opens with a `{` line and closes with a `}` line at the start of a line (`--output-format
+ * json` of some CLIs).
+ */
 function jsonLines(text: string): unknown[] {
   const out: unknown[] = [];
+  let block: string[] | null = null;
   for (const line of text.split("\n")) {
-    const trimmed = line.trim();
-    if (!trimmed.startsWith("{") || !trimmed.endsWith("}")) continue;
-    try {
-      out.push(JSON.parse(trimmed));
-    } catch {
-      // not an event
+    if (block) {
+      block.push(line);
+      if (line.trimEnd() === "}") {
+        parseInto(out, block.join("\n"));
+        block = null;
+      }
+      continue;
     }
+    if (line.trimEnd() === "{") {
+      block = [line];
+      continue;
+    }
+    const trimmed = line.trim();
+    if (trimmed.startsWith("{") && trimmed.endsWith("}")) parseInto(out, trimmed);
   }
   return out;
+}
+
+function parseInto(out: unknown[], text: string): void {
+  try {
+    out.push(JSON.parse(text));
+  } catch {
+    // not an event
+  }
 }
 
 const codex: Reader = (lines, text) => {
@@ -72,13 +98,15 @@ const codex: Reader = (lines, text) => {
     total.tokensCached += num(usage.cached_input_tokens);
     total.tokensOut += num(usage.output_tokens);
   }
-  if (found) return total;
+  if (found) return { ...total, source: "codex --json turn.completed" };
   // Human output: "tokens used\n2,580" (or "tokens used: 2,580"); the last report wins.
   const matches = [...text.matchAll(/tokens used:?\s*\n?\s*([\d,.]+)/gi)];
   const last = matches.at(-1)?.[1];
   if (last === undefined) return null;
   const value = Number(last.replace(/[,.]/g, ""));
-  return Number.isFinite(value) ? { tokensIn: value, tokensOut: 0, tokensCached: 0 } : null;
+  return Number.isFinite(value)
+    ? { tokensIn: value, tokensOut: 0, tokensCached: 0, source: "codex 'tokens used' line" }
+    : null;
 };
 
 const claude: Reader = (lines) => {
@@ -96,23 +124,38 @@ const claude: Reader = (lines) => {
     tokensIn: num(usage.input_tokens) + cacheRead + cacheWrite,
     tokensOut: num(usage.output_tokens),
     tokensCached: cacheRead,
+    source: "claude stream-json result",
     ...(typeof cost === "number" && Number.isFinite(cost) && cost >= 0 ? { costUsd: cost } : {}),
   };
 };
 
 const gemini: Reader = (lines) => {
-  let stats: Record<string, unknown> | null = null;
+  let found: HarvestedUsage | null = null;
   for (const line of lines) {
     const event = record(line);
-    const candidate = record(event?.stats);
-    if (candidate) stats = candidate;
+    const stats = record(event?.stats);
+    if (!event || !stats) continue;
+    if (event.type === "result") {
+      // stream-json: input_tokens is the whole prompt, cached included.
+      found = {
+        tokensIn: num(stats.input_tokens),
+        tokensOut: num(stats.output_tokens),
+        tokensCached: num(stats.cached),
+        source: "gemini stream-json result",
+      };
+    } else if ("response" in event && record(stats.models)) {
+      // json: the CLI's own per-model metrics; thoughts are billed as output.
+      const total = { tokensIn: 0, tokensOut: 0, tokensCached: 0 };
+      for (const metrics of Object.values(record(stats.models) ?? {})) {
+        const tokens = record(record(metrics)?.tokens) ?? {};
+        total.tokensIn += num(tokens.prompt);
+        total.tokensOut += num(tokens.candidates) + num(tokens.thoughts);
+        total.tokensCached += num(tokens.cached);
+      }
+      found = { ...total, source: "gemini json stats" };
+    }
   }
-  if (!stats) return null;
-  return {
-    tokensIn: num(stats.input_tokens ?? stats.input),
-    tokensOut: num(stats.output_tokens ?? stats.output),
-    tokensCached: num(stats.cached ?? stats.cached_tokens),
-  };
+  return found;
 };
 
 const opencode: Reader = (lines) => {
@@ -132,14 +175,37 @@ const opencode: Reader = (lines) => {
     total.tokensCached += num(cache.read);
     cost += num(part.cost);
   }
-  return found ? { ...total, ...(cost > 0 ? { costUsd: cost } : {}) } : null;
+  return found
+    ? { ...total, source: "opencode --format json step_finish", ...(cost > 0 ? { costUsd: cost } : {}) }
+    : null;
 };
 
-const READERS: Readonly<Record<string, Reader>> = { codex, claude, gemini, opencode };
+const copilot: Reader = (lines) => {
+  let found = false;
+  const total = { tokensIn: 0, tokensOut: 0, tokensCached: 0 };
+  for (const line of lines) {
+    const event = record(line);
+    if (event?.type !== "session.shutdown") continue;
+    const models = record(record(event.data)?.modelMetrics);
+    if (!models) continue;
+    found = true;
+    for (const metrics of Object.values(models)) {
+      // inputTokens is the whole prompt, cache reads and writes included.
+      const usage = record(record(metrics)?.usage) ?? {};
+      total.tokensIn += num(usage.inputTokens);
+      total.tokensOut += num(usage.outputTokens) + num(usage.reasoningTokens);
+      total.tokensCached += num(usage.cacheReadTokens);
+    }
+  }
+  return found ? { ...total, source: "copilot session-state events.jsonl" } : null;
+};
+
+const READERS: Readonly<Record<string, Reader>> = { codex, claude, gemini, opencode, copilot };
 
 /**
- * Usage of one run from its output, by the reader of `agent` (null/unknown: every reader is
- * tried, first match wins). Cost comes from `price` (the project's table for its model: what
+ * Usage of one run from its output and the CLI's session files (`files`: their text, read by
+ * the worker from the run's control dir), by the reader of `agent` (null/unknown: every reader
+ * is tried, first match wins). Cost comes from `price` (the project's table for its model: what
  * the operator actually pays, e.g. through a gateway) when there is one, else from the CLI's
  * own figure.
  */
@@ -147,13 +213,15 @@ export function harvestUsage(
   output: string,
   agent: string | null | undefined,
   price?: ModelPrice | null,
+  files: readonly string[] = [],
 ): HarvestedUsage | null {
-  const lines = jsonLines(output);
+  const text = files.length === 0 ? output : [output, ...files].join("\n");
+  const lines = jsonLines(text);
   const names = agent && READERS[agent] ? [agent] : Object.keys(READERS);
   for (const name of names) {
     const found = READERS[name]?.(lines, output);
     if (!found) continue;
-    const usage: HarvestedUsage = { ...found, source: name };
+    const usage: HarvestedUsage = { ...found };
     if (price) usage.costUsd = costOf(usage, price);
     return usage;
   }

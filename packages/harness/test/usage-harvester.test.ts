@@ -13,7 +13,7 @@ describe("harvestUsage", () => {
       tokensIn: 2200,
       tokensOut: 380,
       tokensCached: 200,
-      source: "codex",
+      source: "codex --json turn.completed",
     });
   });
 
@@ -31,7 +31,7 @@ describe("harvestUsage", () => {
       tokensOut: 55,
       tokensCached: 900,
       costUsd: 0.0123,
-      source: "claude",
+      source: "claude stream-json result",
     });
   });
 

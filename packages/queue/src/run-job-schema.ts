@@ -97,14 +97,17 @@ const usageSchema = z
     /** Input tokens served from the provider's cache (part of tokensIn). */
     tokensCached: z.number().optional(),
     costUsd: z.number().optional(),
-    /** Where the numbers came from: `agent` (overseer-agent flags) or the CLI's output (`codex`, `claude`…). */
+    /** Where the numbers came from: `overseer-agent` (its flags) or the CLI's stream or session file. */
     source: z.string().optional(),
   })
   .optional();
 
 /** How a run ended, as the worker saw it. */
 export const runOutcomeSchema = z.discriminatedUnion("kind", [
-  /** The agent's control file, secrets redacted: the same schema the worker read it with. */
+  /**
+   * The agent's control file, secrets redacted: the same schema the worker read it with.
+   * `usage` here is what older workers sent; the result's own `usage` covers every outcome.
+   */
   z.object({ kind: z.literal("transition"), transition: ControlTransitionSchema, usage: usageSchema }),
   z.object({ kind: z.literal("timeout"), stalled: z.boolean(), seconds: z.number() }),
   z.object({ kind: z.literal("no-transition"), detail: z.string(), crashed: z.boolean() }),
@@ -129,6 +132,8 @@ export const runResultSchema = z.object({
   projectId: z.string(),
   workerId: z.string(),
   outcome: runOutcomeSchema,
+  /** What the run consumed, whatever its outcome (a failed or timed-out run has spent tokens too). */
+  usage: usageSchema,
   /** Paths changed outside the task scope; non-empty means a violation (docs/state-machine.md rule 10). */
   scopeViolations: z.array(z.string()),
   commitSha: z.string().nullable(),

@@ -19,9 +19,11 @@ export function commandForResult(
   existingTaskIds: Iterable<string> = [],
 ): Command {
   const runId = result.runId;
-  if (result.scopeViolations.length > 0)
-    return { kind: "scope-violation", runId, paths: result.scopeViolations };
   const outcome = result.outcome;
+  // Every outcome carries what the run spent; an older worker sent it with the transition only.
+  const usage = result.usage ?? (outcome.kind === "transition" ? outcome.usage : undefined);
+  if (result.scopeViolations.length > 0)
+    return { kind: "scope-violation", runId, paths: result.scopeViolations, usage };
   switch (outcome.kind) {
     case "timeout":
       return {
@@ -30,6 +32,7 @@ export function commandForResult(
         stalled: outcome.stalled,
         seconds: outcome.seconds,
         checkpointRef: result.checkpointRef,
+        usage,
       };
     case "no-transition":
       return {
@@ -39,6 +42,7 @@ export function commandForResult(
         crashed: outcome.crashed,
         maxAttempts: retry.maxAttempts,
         backoffMs: retry.backoffMs,
+        usage,
       };
     case "violation":
       return {
@@ -47,12 +51,12 @@ export function commandForResult(
         violation: outcome.violation,
         detail: outcome.detail,
         checkpointRef: result.checkpointRef,
+        usage,
       };
     case "misconfigured":
-      return { kind: "run-misconfigured", runId, reason: outcome.reason, message: outcome.message };
+      return { kind: "run-misconfigured", runId, reason: outcome.reason, message: outcome.message, usage };
     case "transition": {
       const t = outcome.transition;
-      const usage = outcome.usage;
       switch (t.kind) {
         case "submit":
           return {

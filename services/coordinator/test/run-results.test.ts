@@ -202,3 +202,79 @@ describe("Coordinator scheduling pass", () => {
     expect((await getTask(scratch.db, "budget", "S00-001"))?.status).toBe("review");
   });
 });
+
+describe("Coordinator counting what failed runs spent", () => {
+  it("counts a run that ended without a transition once (cached tokens and source kept), and the budget pauses on it", async () => {
+    const c = coordinator();
+    const execute = await projectWithClaimedTask("spent-failing", 0.2);
+    const failed: RunResult = {
+      ...resultOf(execute.id, "spent-failing", {
+        kind: "no-transition",
+        crashed: false,
+        detail: "exit 1 without calling overseer-agent",
+      }),
+      usage: {
+        tokensIn: 30_000,
+        tokensOut: 1_200,
+        tokensCached: 20_000,
+        costUsd: 0.25,
+        source: "codex --json turn.completed",
+      },
+    };
+    await c.applyResultMessage(failed);
+    // The same result delivered again counts nothing more.
+    await c.applyResultMessage(failed);
+    const run = await getRun(scratch.db, execute.id);
+    expect(run).toMatchObject({
+      status: "failed",
+      tokens_in: "30000",
+      tokens_out: "1200",
+      tokens_cached: "20000",
+      usage_source: "codex --json turn.completed",
+    });
+    const project = await requireProject(scratch.db, "spent-failing");
+    expect(project).toMatchObject({ tokens_in: "30000", tokens_cached: "20000" });
+    expect(project.cost_usd).toBeCloseTo(0.25, 9);
+
+    // The retry is never claimed: the failed run's spend reached the budget.
+    await c.renewLeases();
+    await expect
+      .poll(async () => (await requireProject(scratch.db, "spent-failing")).status, { timeout: 30_000 })
+      .toBe("paused");
+    await c.idle();
+    expect((await requireProject(scratch.db, "spent-failing")).status_reason).toContain(
+      "budget_usd 0.2 reached",
+    );
+  });
+
+  it("counts a timed-out run, and a result that arrives after its task was cancelled", async () => {
+    const c = coordinator();
+    const execute = await projectWithClaimedTask("spent-timeout");
+    await c.applyResultMessage({
+      ...resultOf(execute.id, "spent-timeout", { kind: "timeout", stalled: false, seconds: 60 }),
+      usage: { tokensIn: 1000, tokensOut: 10, costUsd: 0.01, source: "claude stream-json result" },
+    });
+    expect(await getRun(scratch.db, execute.id)).toMatchObject({
+      status: "failed",
+      tokens_in: "1000",
+      usage_source: "claude stream-json result",
+    });
+
+    const cancelledRun = await projectWithClaimedTask("spent-cancelled");
+    await applier.apply("spent-cancelled", { kind: "cancel", taskId: "S00-001", by: "test" });
+    expect((await getRun(scratch.db, cancelledRun.id))?.status).toBe("cancelled");
+    await c.applyResultMessage({
+      ...resultOf(cancelledRun.id, "spent-cancelled", {
+        kind: "transition",
+        transition: { version: 1, kind: "submit", message: "too late" },
+      }),
+      usage: { tokensIn: 500, tokensOut: 5, costUsd: 0.005, source: "overseer-agent" },
+    });
+    expect(await getRun(scratch.db, cancelledRun.id)).toMatchObject({
+      status: "cancelled",
+      tokens_in: "500",
+      usage_source: "overseer-agent",
+    });
+    expect((await requireProject(scratch.db, "spent-cancelled")).tokens_in).toBe("500");
+  });
+});

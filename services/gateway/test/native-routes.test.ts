@@ -333,6 +333,81 @@ describe("runs, events, decisions, incidents", () => {
     expect(missing.status).toBe(404);
   });
 
+  it("answers usage per run (cached tokens, source), per task and per project, failed runs included", async () => {
+    await seedProject(fx, "us", [card("S00-001")]);
+    await fx.scratch.db.updateTable("projects").set({ budget_usd: 5 }).where("id", "=", "us").execute();
+    const first = (await applyTransition(fx.scratch.db, "us", { kind: "claim" })).changes.runs[0]?.id ?? "";
+    await applyTransition(fx.scratch.db, "us", {
+      kind: "no-transition",
+      runId: first,
+      detail: "exit 1",
+      crashed: false,
+      maxAttempts: 3,
+      backoffMs: 0,
+      usage: {
+        tokensIn: 3000,
+        tokensOut: 100,
+        tokensCached: 2000,
+        costUsd: 0.5,
+        source: "codex --json turn.completed",
+      },
+    });
+    const second = (await applyTransition(fx.scratch.db, "us", { kind: "claim" })).changes.runs[0]?.id ?? "";
+    await applyTransition(fx.scratch.db, "us", {
+      kind: "submit",
+      runId: second,
+      message: "feat: done",
+      commitSha: "abc",
+      branchHead: "abc",
+      usage: {
+        tokensIn: 1000,
+        tokensOut: 50,
+        tokensCached: 0,
+        costUsd: 0.25,
+        source: "claude stream-json result",
+      },
+    });
+    const runs = await fx.request("GET", "/api/v1/projects/us/runs?task=S00-001", { token: fx.tokens.read });
+    expect(runs.body.runs).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          id: first,
+          status: "failed",
+          tokens_in: 3000,
+          tokens_cached: 2000,
+          usage_source: "codex --json turn.completed",
+        }),
+        expect.objectContaining({ id: second, tokens_in: 1000, usage_source: "claude stream-json result" }),
+      ]),
+    );
+    const task = await fx.request("GET", "/api/v1/projects/us/tasks/S00-001", { token: fx.tokens.read });
+    expect(task.body.usage).toEqual({
+      runs: 2,
+      tokens_in: 4000,
+      tokens_out: 150,
+      tokens_cached: 2000,
+      cost_usd: 0.75,
+    });
+    const project = await fx.request("GET", "/api/v1/projects/us", { token: fx.tokens.read });
+    expect(project.body).toMatchObject({
+      tokens_in: 4000,
+      tokens_out: 150,
+      tokens_cached: 2000,
+      cost_usd: 0.75,
+    });
+    const status = await fx.request("GET", "/api/projects/us/status", { token: fx.tokens.read });
+    expect(status.body.usage).toEqual({
+      tokens_in: 4000,
+      tokens_out: 150,
+      tokens_cached: 2000,
+      cost_usd: 0.75,
+      budget_usd: 5,
+    });
+    expect(status.body.text).toContain(
+      "usage: 4,000 tokens in (2,000 cached), 150 out, $0.7500 of budget $5.00",
+    );
+  });
+
   it("pages events with the after cursor and lists decisions and incidents", async () => {
     await seedProject(fx, "ev", [card("S00-001")]);
     const q = await raiseQuestion(fx, "ev");

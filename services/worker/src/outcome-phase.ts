@@ -6,8 +6,10 @@ import {
   harvestUsage,
   lastLines,
 } from "@overseer/harness";
-import { ControlTransitionSchema, type RunJob, type RunOutcome } from "@overseer/queue";
+import { ControlTransitionSchema, type RunJob, type RunOutcome, type RunResult } from "@overseer/queue";
 import { refusedTransition } from "./transition-policy.ts";
+
+type RunUsage = NonNullable<RunResult["usage"]>;
 
 /**
  * Phase 3: what the run amounts to. The agent's transition (its words redacted), a timeout or
@@ -21,17 +23,17 @@ export function decideOutcome(
   redact: (text: string) => string,
   log: Logger,
 ): RunOutcome {
-  return refuseForbidden(job, outcomeOf(harness, redact, job), taskHead, log);
+  return refuseForbidden(job, outcomeOf(harness, redact), taskHead, log);
 }
 
-function outcomeOf(harness: HarnessRunResult, redact: (text: string) => string, job: RunJob): RunOutcome {
+function outcomeOf(harness: HarnessRunResult, redact: (text: string) => string): RunOutcome {
   if (harness.transition) {
     // Redaction may lengthen text ([REDACTED] is longer than a short secret): the result must
     // still satisfy the contract the coordinator parses it with.
     const redacted = redactTransition(harness.transition, redact);
     const checked = ControlTransitionSchema.safeParse(redacted);
     if (checked.success) {
-      return { kind: "transition", transition: checked.data, usage: usageOf(harness, job) };
+      return { kind: "transition", transition: checked.data };
     }
     return {
       kind: "no-transition",
@@ -116,11 +118,17 @@ function redactTransition(t: ControlTransition, redact: (text: string) => string
 }
 
 /**
- * The run's usage: what the CLI printed (its own counts, see usage-harvester.ts in
- * @overseer/harness) when it printed any, else what the agent passed to overseer-agent.
+ * What the run spent, whatever its outcome: what the CLI printed or left in its session files
+ * (its own counts, see usage-harvester.ts in @overseer/harness) when it reported any, else what
+ * the agent passed to overseer-agent.
  */
-export function usageOf(harness: HarnessRunResult, job: RunJob) {
-  const harvested = harvestUsage(harness.output, job.agent, job.price);
+export function runUsage(
+  job: RunJob,
+  output: string,
+  transition: ControlTransition | null,
+  sessionFiles: readonly string[],
+): RunUsage | undefined {
+  const harvested = harvestUsage(output, job.agent, job.price, sessionFiles);
   if (harvested) {
     return {
       tokensIn: harvested.tokensIn,
@@ -130,7 +138,7 @@ export function usageOf(harness: HarnessRunResult, job: RunJob) {
       source: harvested.source,
     };
   }
-  const u = harness.transition?.usage;
+  const u = transition?.usage;
   if (!u) return undefined;
-  return { tokensIn: u.tokens_in, tokensOut: u.tokens_out, costUsd: u.cost_usd, source: "agent" };
+  return { tokensIn: u.tokens_in, tokensOut: u.tokens_out, costUsd: u.cost_usd, source: "overseer-agent" };
 }

@@ -77,7 +77,8 @@ export interface Observed {
   exitedAt?: number | null;
 }
 
-export type ResultExtra = Observed & Partial<Commits> & { scopeViolations?: string[] };
+export type ResultExtra = Observed &
+  Partial<Commits> & { scopeViolations?: string[]; usage?: RunResult["usage"] };
 
 /** Milliseconds spent in each named phase of a run, for the result's timing. */
 export class PhaseClock {
@@ -107,6 +108,7 @@ export function buildRunResult(
     projectId: job.projectId,
     workerId,
     outcome,
+    ...(extra.usage ? { usage: extra.usage } : {}),
     scopeViolations: extra.scopeViolations ?? [],
     commitSha: extra.commitSha ?? null,
     branchHead: extra.branchHead ?? null,

@@ -19,11 +19,12 @@ import { rm } from "node:fs/promises";
 import path from "node:path";
 import { createRedactor } from "@overseer/config";
 import type { Worktree } from "@overseer/git";
+import { readSessionFiles } from "@overseer/harness";
 import type { RunJob, RunOutcome, RunResult } from "@overseer/queue";
 import { runAgent } from "./agent-phase.ts";
 import { prepareCheckout } from "./checkout-phase.ts";
 import { recordWork, type WorkRecord } from "./git-phase.ts";
-import { decideOutcome, usageOf } from "./outcome-phase.ts";
+import { decideOutcome, runUsage } from "./outcome-phase.ts";
 import {
   buildRunResult,
   type Observed,
@@ -66,7 +67,15 @@ export async function executeRun(
     if (checkout.kind === "misconfigured") return finish(checkout.outcome);
 
     const agent = await runAgent(job, deps, checkout.paths, { redact, log, clock, signal });
-    if (agent.kind === "ended") return finish(agent.outcome, agent.observed);
+    // What the run spent counts whatever its outcome (read before its dirs go).
+    const sessionFiles = await readSessionFiles(job.agent, checkout.paths.controlDir);
+    const usage = runUsage(
+      job,
+      agent.observed.output ?? "",
+      agent.kind === "finished" ? agent.harness.transition : null,
+      sessionFiles,
+    );
+    if (agent.kind === "ended") return finish(agent.outcome, { ...agent.observed, usage });
 
     const outcome = decideOutcome(job, agent.harness, checkout.taskHead, redact, log);
     const violations =
@@ -83,7 +92,8 @@ export async function executeRun(
       violations,
     });
     clock.lap("git");
-    return finish(...resultOfWork(work, outcome, agent.observed, violations, usageOf(agent.harness, job)));
+    const [finalOutcome, extra] = resultOfWork(work, outcome, agent.observed, violations);
+    return finish(finalOutcome, { ...extra, usage });
   } finally {
     // Cleanup is off the critical path: the result is reported while the checkout goes.
     const wt = worktree as Worktree | null;
@@ -106,12 +116,11 @@ export function resultOfWork(
   outcome: RunOutcome,
   observed: Observed,
   violations: string[],
-  usage: ReturnType<typeof usageOf>,
 ): [RunOutcome, ResultExtra] {
   switch (work.kind) {
     case "conflict":
       return [
-        { kind: "transition", transition: { version: 1, kind: "reject", feedback: work.feedback }, usage },
+        { kind: "transition", transition: { version: 1, kind: "reject", feedback: work.feedback } },
         observed,
       ];
     case "lost-race":

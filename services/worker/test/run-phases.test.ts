@@ -49,6 +49,52 @@ describe("agent phase: hooks", () => {
   });
 });
 
+describe("usage of runs that end without a transition", () => {
+  it("a CLI that fails or times out still reports what it spent, read from its stream", async () => {
+    const turn =
+      '{"type":"turn.completed","usage":{"input_tokens":5000,"cached_input_tokens":4000,"output_tokens":60}}';
+    const failed = await rig.run(
+      rig.job(`echo '${turn}'; echo 'ERROR: stream disconnected' >&2; exit 1`, {
+        taskId: "S08-010",
+        agent: "codex",
+        price: { input_usd_per_mtok: 10, output_usd_per_mtok: 30, cached_input_usd_per_mtok: 1 },
+      }),
+    );
+    expect(failed.outcome.kind).toBe("no-transition");
+    expect(failed.usage).toMatchObject({
+      tokensIn: 5000,
+      tokensCached: 4000,
+      tokensOut: 60,
+      source: "codex --json turn.completed",
+    });
+    expect(failed.usage?.costUsd).toBeCloseTo((1000 * 10 + 4000 * 1 + 60 * 30) / 1_000_000, 12);
+
+    const timedOut = await rig.run(
+      rig.job(`echo '${turn}'; sleep 30`, { taskId: "S08-011", agent: "codex", timeoutMs: 1500 }),
+    );
+    expect(timedOut.outcome.kind).toBe("timeout");
+    expect(timedOut.usage).toMatchObject({ tokensIn: 5000, source: "codex --json turn.completed" });
+  });
+
+  it("Copilot's session file in the control dir is read after the run (its stdout has no usage)", async () => {
+    const shutdown =
+      '{"type":"session.shutdown","data":{"modelMetrics":{"gpt-5":{"usage":{"inputTokens":900,"outputTokens":30,"cacheReadTokens":500,"cacheWriteTokens":0}}}}}';
+    const result = await rig.run(
+      rig.job(
+        `dir="$OVERSEER_CONTROL_DIR/.copilot-home/session-state/s1"; mkdir -p "$dir"; echo '${shutdown}' > "$dir/events.jsonl"; echo 'Total usage est: 1 Premium request'; echo m | overseer-agent submit --message-file -`,
+        { taskId: "S08-012", agent: "copilot", scope: ["**"] },
+      ),
+    );
+    expect(result.outcome.kind).toBe("transition");
+    expect(result.usage).toEqual({
+      tokensIn: 900,
+      tokensOut: 30,
+      tokensCached: 500,
+      source: "copilot session-state events.jsonl",
+    });
+  });
+});
+
 describe("git phase", () => {
   it("a landing conflict turns the reviewer's approve into a reject naming the files", async () => {
     const submit = await rig.run(
@@ -107,7 +153,7 @@ describe("git phase", () => {
     });
     expect(work.kind).toBe("lost-race");
     expect(await rig.head("overseer/task/S08-004")).toBe(winner);
-    const [asOutcome] = resultOfWork(work, outcome, {}, [], undefined);
+    const [asOutcome] = resultOfWork(work, outcome, {}, []);
     expect(asOutcome).toMatchObject({ kind: "no-transition", crashed: false });
     expect(asOutcome.kind === "no-transition" && asOutcome.detail).toMatch(/moved concurrently.*retried/);
     await worktree.remove();

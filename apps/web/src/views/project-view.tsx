@@ -63,10 +63,10 @@ export function ProjectView({ projectId }: { projectId: string }) {
             <ProgressBar counts={s.counts} />
             <p class="muted">
               Sessions {s.sessions.used}/{s.sessions.limit ?? "∞"} ·{" "}
-              {project.data
-                ? `${formatCount(project.data.tokens_in + project.data.tokens_out)} tokens · ${formatUsd(project.data.cost_usd)}`
-                : ""}{" "}
-              · {s.running.length} running · {s.pending_count} need you{" "}
+              {formatCount(s.usage.tokens_in + s.usage.tokens_out)} tokens (
+              {formatCount(s.usage.tokens_cached)} cached) · {formatUsd(s.usage.cost_usd)}
+              {s.usage.budget_usd === null ? "" : ` of ${formatUsd(s.usage.budget_usd)}`} · {s.running.length}{" "}
+              running · {s.pending_count} need you{" "}
               {s.pending_count > 0 ? <a href={href.needs()}>(answer)</a> : null}
             </p>
           </header>

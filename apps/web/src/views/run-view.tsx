@@ -89,8 +89,11 @@ export function RunView({ runId }: { runId: string }) {
                 </dd>
                 <dt>Usage</dt>
                 <dd>
-                  {formatCount(r.tokens_in)} in · {formatCount(r.tokens_out)} out · {formatUsd(r.cost_usd)}
+                  {formatCount(r.tokens_in)} in ({formatCount(r.tokens_cached)} cached) ·{" "}
+                  {formatCount(r.tokens_out)} out · {formatUsd(r.cost_usd)}
                 </dd>
+                <dt>Usage read from</dt>
+                <dd>{r.usage_source ?? "nothing reported"}</dd>
                 {r.failure ? (
                   <>
                     <dt>Failure</dt>

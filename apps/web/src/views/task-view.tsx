@@ -5,7 +5,7 @@ import { StatusPill } from "../components/bits.tsx";
 import { ConfirmButton } from "../components/confirm-button.tsx";
 import { CommitDiffToggle } from "../components/diff-view.tsx";
 import { Empty, Load } from "../components/states.tsx";
-import { formatDuration, formatTime, formatUsd } from "../lib/format.ts";
+import { formatCount, formatDuration, formatTime, formatUsd } from "../lib/format.ts";
 import { useLoad, useProjectEvents, useSession } from "../lib/hooks.ts";
 import { href } from "../lib/router.ts";
 
@@ -112,6 +112,16 @@ function TaskCard({ task: t, projectId, onChange }: { task: Task; projectId: str
         ) : null}
         <dt>Attempts failed</dt>
         <dd>{t.failures}</dd>
+        {t.usage ? (
+          <>
+            <dt>Usage</dt>
+            <dd>
+              {formatCount(t.usage.tokens_in)} in ({formatCount(t.usage.tokens_cached)} cached) ·{" "}
+              {formatCount(t.usage.tokens_out)} out · {formatUsd(t.usage.cost_usd)} over {t.usage.runs} run
+              {t.usage.runs === 1 ? "" : "s"}
+            </dd>
+          </>
+        ) : null}
       </dl>
       {t.acceptance.length ? (
         <>

@@ -11,7 +11,15 @@ import {
   taskIdSchema,
 } from "@overseer/api-contract";
 import { parseStructuredText, parseTaskFile, type TaskFileProblem, validateTaskList } from "@overseer/config";
-import { ConflictError, existingTaskIds, getDecision, getProject, getTask, listTasks } from "@overseer/db";
+import {
+  ConflictError,
+  existingTaskIds,
+  getDecision,
+  getProject,
+  getTask,
+  listTasks,
+  taskUsage,
+} from "@overseer/db";
 import { decisionIdFor, isDomainError, TASK_KINDS, TASK_STATUSES, type TaskStatus } from "@overseer/domain";
 import { actorOf } from "../gateway-env.ts";
 import { ApiError } from "../http/api-error.ts";
@@ -172,7 +180,7 @@ export function registerTaskRoutes(app: RouteApp, ctx: RouteContext): void {
         if (!(await getProject(db, id))) throw projectNotFound(id);
         throw new ApiError(404, "not_found", `Task ${task_id} does not exist in project ${id}.`, { task_id });
       }
-      return c.json(taskView(task), 200);
+      return c.json({ ...taskView(task), usage: await taskUsage(db, id, task_id) }, 200);
     },
   );
 

@@ -43,6 +43,13 @@ export function projectStatusView(
     stage: project.stage,
     continuous: project.continuous,
     sessions: { used: project.sessions_used, limit: project.sessions_limit },
+    usage: {
+      tokens_in: Number(project.tokens_in),
+      tokens_out: Number(project.tokens_out),
+      tokens_cached: Number(project.tokens_cached),
+      cost_usd: Number(project.cost_usd),
+      budget_usd: project.budget_usd,
+    },
     counts,
     running,
     pending_questions: pending,
@@ -65,6 +72,7 @@ function statusText(s: Omit<z.infer<typeof ProjectStatusSchema>, "text"> & { tex
   lines.push(`tasks: ${counts.length > 0 ? counts.join(", ") : "none"} (${s.counts.total ?? 0} total)`);
   const limit = s.sessions.limit === null ? "unbounded" : String(s.sessions.limit);
   lines.push(`sessions: ${s.sessions.used} of ${limit}`);
+  lines.push(usageLine(s.usage));
   if (s.running.length === 0) lines.push("running: none");
   for (const r of s.running)
     lines.push(
@@ -82,6 +90,13 @@ function statusText(s: Omit<z.infer<typeof ProjectStatusSchema>, "text"> & { tex
     lines.push("no unanswered questions");
   }
   return lines.join("\n");
+}
+
+/** "usage: 31,200 tokens in (20,000 cached), 1,200 out, $0.2500 of budget $0.50". */
+function usageLine(u: z.infer<typeof ProjectStatusSchema>["usage"]): string {
+  const n = (value: number) => value.toLocaleString("en-US");
+  const budget = u.budget_usd === null ? "no budget" : `of budget $${u.budget_usd.toFixed(2)}`;
+  return `usage: ${n(u.tokens_in)} tokens in (${n(u.tokens_cached)} cached), ${n(u.tokens_out)} out, $${u.cost_usd.toFixed(4)} ${budget}`;
 }
 
 function oneLine(text: string, max: number): string {

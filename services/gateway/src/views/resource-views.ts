@@ -82,6 +82,7 @@ export function projectView(
     cost_usd: Number(row.cost_usd),
     tokens_in: Number(row.tokens_in),
     tokens_out: Number(row.tokens_out),
+    tokens_cached: Number(row.tokens_cached),
     mission: row.mission
       ? {
           objective: row.mission.objective,
@@ -151,7 +152,9 @@ type RunSummaryRow = Pick<
   | "commit_sha"
   | "tokens_in"
   | "tokens_out"
+  | "tokens_cached"
   | "cost_usd"
+  | "usage_source"
   | "created_at"
   | "started_at"
   | "ended_at"
@@ -178,7 +181,9 @@ export function runSummaryView(r: RunSummaryRow): z.infer<typeof RunSummarySchem
     commit_sha: r.commit_sha,
     tokens_in: Number(r.tokens_in),
     tokens_out: Number(r.tokens_out),
+    tokens_cached: Number(r.tokens_cached),
     cost_usd: Number(r.cost_usd),
+    usage_source: r.usage_source,
     created_at: iso(r.created_at),
     started_at: isoOrNull(r.started_at),
     ended_at: isoOrNull(r.ended_at),

@@ -1,0 +1,91 @@
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { harvestUsage } from "../src/usage-harvester.ts";
+
+/**
+ * The usage readers against recorded-shape output of each CLI (test/fixtures/agent-output: the
+ * event shapes the CLIs document for their machine-readable modes, with realistic numbers).
+ */
+const fixture = (name: string) =>
+  readFileSync(new URL(`./fixtures/agent-output/${name}`, import.meta.url), "utf8");
+
+describe("usage from each CLI's recorded output", () => {
+  it("codex: turn.completed of `codex exec --json`", () => {
+    expect(harvestUsage(fixture("codex-exec.jsonl"), "codex")).toEqual({
+      tokensIn: 24763,
+      tokensOut: 122,
+      tokensCached: 24448,
+      source: "codex --json turn.completed",
+    });
+  });
+
+  it("claude: the result event of stream-json with its cost (per-message usage is not summed)", () => {
+    expect(harvestUsage(fixture("claude-stream.jsonl"), "claude")).toEqual({
+      tokensIn: 12 + 2312 + 35565,
+      tokensOut: 158,
+      tokensCached: 35565,
+      costUsd: 0.0212,
+      source: "claude stream-json result",
+    });
+  });
+
+  it("opencode: step_finish parts summed, reasoning counted as output, cost summed", () => {
+    const usage = harvestUsage(fixture("opencode-run.jsonl"), "opencode");
+    expect(usage).toMatchObject({
+      tokensIn: 9800 + 4096 + 1200 + 10240,
+      tokensOut: 210 + 64 + 40,
+      tokensCached: 4096 + 10240,
+      source: "opencode --format json step_finish",
+    });
+    expect(usage?.costUsd).toBeCloseTo(0.0168, 9);
+  });
+
+  it("gemini: the result stats of stream-json", () => {
+    expect(harvestUsage(fixture("gemini-stream.jsonl"), "gemini")).toEqual({
+      tokensIn: 24939,
+      tokensOut: 174,
+      tokensCached: 21263,
+      source: "gemini stream-json result",
+    });
+  });
+
+  it("gemini: the pretty-printed per-model stats of --output-format json, summed over models", () => {
+    expect(harvestUsage(`Loaded cached credentials.\n${fixture("gemini.json")}`, "gemini")).toEqual({
+      tokensIn: 24939 + 1200,
+      tokensOut: 20 + 154 + 35,
+      tokensCached: 21263,
+      source: "gemini json stats",
+    });
+  });
+
+  it("copilot: nothing from its human summary; the session file's session.shutdown metrics", () => {
+    const stdout = fixture("copilot-stdout.txt");
+    expect(harvestUsage(stdout, "copilot")).toBeNull();
+    expect(harvestUsage(stdout, "copilot", null, [fixture("copilot-events.jsonl")])).toEqual({
+      tokensIn: 18400,
+      tokensOut: 512 + 128,
+      tokensCached: 12000,
+      source: "copilot session-state events.jsonl",
+    });
+  });
+
+  it("copilot: a resumed session's shutdowns are summed", () => {
+    const events = fixture("copilot-events.jsonl");
+    expect(harvestUsage("", "copilot", null, [events, events])?.tokensIn).toBe(36800);
+  });
+
+  it("an unknown agent tries every reader; a price table overrides the CLI's own cost", () => {
+    expect(harvestUsage(fixture("gemini-stream.jsonl"), null)?.source).toBe("gemini stream-json result");
+    const priced = harvestUsage(fixture("claude-stream.jsonl"), "claude", {
+      input_usd_per_mtok: 3,
+      output_usd_per_mtok: 15,
+      cached_input_usd_per_mtok: 0.3,
+    });
+    expect(priced?.costUsd).toBeCloseTo(((12 + 2312) * 3 + 35565 * 0.3 + 158 * 15) / 1_000_000, 9);
+  });
+
+  it("one reader's events do not count for another CLI", () => {
+    expect(harvestUsage(fixture("codex-exec.jsonl"), "gemini")).toBeNull();
+    expect(harvestUsage(fixture("opencode-run.jsonl"), "claude")).toBeNull();
+  });
+});
