@@ -90,6 +90,8 @@ export class ClusterFixture {
       OVERSEER_WORKER_LOCK_RENEW_MS: "750",
       OVERSEER_STALLED_INTERVAL_MS: "1000",
       OVERSEER_KILL_GRACE_MS: "500",
+      // A SIGTERM'd worker hands its runs back soon (service-process.ts kills after 10 s).
+      OVERSEER_WORKER_DRAIN_MS: "2000",
       LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "warn",
       ...(this.options.sandbox === "none"
         ? { OVERSEER_SANDBOX: "none", OVERSEER_SANDBOX_UNSAFE_NONE: "1" }
@@ -205,7 +207,7 @@ export class ClusterFixture {
     await worker.start();
     this.workers.push(worker);
     this.closers.push(async () => {
-      await worker.stop();
+      await worker.stop(0);
       workerConnection.disconnect();
       subscriber.disconnect();
     });

@@ -62,6 +62,8 @@ export interface ServiceSettings {
   readonly mirrorFreshMs: number;
   /** `OVERSEER_KILL_GRACE_MS`: time between SIGTERM and SIGKILL of a run's process group. Default `5000`. */
   readonly killGraceMs: number;
+  /** `OVERSEER_WORKER_DRAIN_MS`: on SIGTERM, how long running runs may finish before they are handed back. Default `30000`. */
+  readonly workerDrainMs: number;
   /**
    * `OVERSEER_EGRESS_ALLOW_PRIVATE`: internal ranges (CIDRs) this worker's egress proxy may reach
    * for allow-listed hosts: a model gateway on 10.x, Ollama on the host. Default empty: loopback,
@@ -343,6 +345,14 @@ const SPECS: SpecTable = {
     defaultLabel: String(PROCESS_DEFAULTS.killGraceMs),
     description: "Delay between SIGTERM and SIGKILL when a run's process group is stopped.",
     schema: integer(0, 600_000),
+  },
+  workerDrainMs: {
+    name: "OVERSEER_WORKER_DRAIN_MS",
+    fallback: "30000",
+    defaultLabel: "30000 (30 s)",
+    description:
+      "On SIGTERM a worker takes no new job and lets its running runs finish for this long; then it aborts the rest and hands their jobs straight back to the queue (a second signal cuts the wait short).",
+    schema: integer(0, 86_400_000),
   },
   egressAllowPrivate: {
     name: "OVERSEER_EGRESS_ALLOW_PRIVATE",

@@ -76,6 +76,7 @@ const service = new WorkerService(
     maxStalledCount: settings.maxStalledCount,
     mirrorFreshMs: settings.mirrorFreshMs,
     killGraceMs: settings.killGraceMs,
+    drainMs: settings.workerDrainMs,
     maxOutputBytes: settings.maxOutputBytes,
     diskLimitBytes: settings.runDiskMb * 1024 * 1024,
     diskCheckMs: settings.diskCheckMs,
@@ -94,7 +95,11 @@ const heartbeatFile = startHeartbeatFile({
 
 let stopping = false;
 async function shutdown(signal: string): Promise<void> {
-  if (stopping) return;
+  if (stopping) {
+    // A second signal ends the drain: running runs are aborted and handed back now.
+    service.handBackNow();
+    return;
+  }
   stopping = true;
   logger.info({ signal }, "shutting down");
   await service.stop();

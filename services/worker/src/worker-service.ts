@@ -17,8 +17,13 @@
  * of pushing, landing or reporting it. A failed lock renewal aborts the run at once.
  *
  * Cancellation: the worker listens to the live event channel; a `run.cancelled` event for
- * a run it holds aborts that run (its process group is killed). Shutdown (SIGTERM) aborts
- * every run and lets the jobs be redelivered elsewhere.
+ * a run it holds aborts that run (its process group is killed).
+ *
+ * Shutdown (SIGTERM) drains: the worker takes no new job, lets its running runs finish for up
+ * to `drainMs`, then aborts the rest and hands each job straight back to the queue (moved back
+ * to waiting with its lock token, not failed, so no attempt is spent and another worker takes
+ * it at once instead of after a lock stall). A handed-back run reports nothing; its next
+ * delivery reports its own start and result (the coordinator applies each result once).
  */
 import { hostname } from "node:os";
 import { formatZodIssues, type Logger } from "@overseer/config";
@@ -36,7 +41,7 @@ import {
   type WorkerHeartbeat,
   type WorkerRegistry,
 } from "@overseer/queue";
-import { type Job, UnrecoverableError, Worker } from "bullmq";
+import { type Job, UnrecoverableError, WaitingError, Worker } from "bullmq";
 import type { Redis } from "ioredis";
 import { LiveLogBatcher } from "./live-log-batcher.ts";
 import {
@@ -71,6 +76,8 @@ export interface WorkerServiceOptions {
   diskLimitBytes?: number;
   /** Pause between two disk measurements of a running run. Default 250 ms. */
   diskCheckMs?: number;
+  /** On stop, how long running runs may go on before they are aborted and handed back. Default 30000 ms. */
+  drainMs?: number;
   /** Sandbox driver name, for heartbeats. */
   sandboxName: string;
   /** True when runs execute without isolation (`none`): shown loudly everywhere. */
@@ -105,6 +112,8 @@ export class WorkerService {
       cancelled: boolean;
       /** The lock could not be renewed: the job may already run elsewhere. */
       lockLost: boolean;
+      /** Aborted by a shutdown whose drain ran out: the job goes back to the queue. */
+      handBack: boolean;
     }
   >();
   private readonly startedAt = Date.now();
@@ -185,15 +194,56 @@ export class WorkerService {
     );
   }
 
-  /** Stops taking jobs, aborts running ones (they are redelivered), removes the heartbeat. */
-  async stop(): Promise<void> {
+  /**
+   * Drains, then stops: takes no new job, lets running runs finish within `drainMs` (default
+   * the `drainMs` option), then aborts the rest and hands their jobs back to the queue; removes
+   * the heartbeat last. `handBackNow()` cuts a drain short (a second signal).
+   */
+  async stop(drainMs = this.options.drainMs ?? 30_000): Promise<void> {
+    this.draining = true;
+    const closed = this.worker?.close() ?? Promise.resolve();
+    if (this.current.size > 0) {
+      this.deps.logger.info(
+        { worker: this.id, running: [...this.current.keys()], drainMs },
+        "draining: no new jobs; waiting for running runs",
+      );
+      let timer: NodeJS.Timeout | undefined;
+      const deadline = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, drainMs);
+      });
+      const handedBack = new Promise<void>((resolve) => {
+        this.drainCut = resolve;
+      });
+      await Promise.race([closed, deadline, handedBack]);
+      clearTimeout(timer);
+      this.handBackNow();
+    }
+    await closed;
     if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
-    for (const entry of this.current.values()) entry.abort.abort();
-    await this.worker?.close();
     await Promise.allSettled([...this.background]);
     await this.deps.subscriber.unsubscribe().catch(() => undefined);
     await this.deps.registry.remove(this.id).catch(() => undefined);
     this.deps.logger.info({ worker: this.id }, "worker stopped");
+  }
+
+  private drainCut: (() => void) | null = null;
+  private handingBack = false;
+  /** Set by stop(): a job BullMQ still delivers (its fetch was already waiting) goes straight back. */
+  private draining = false;
+
+  /** Aborts every running run now and hands its job back to the queue (the end of a drain). */
+  handBackNow(): void {
+    this.handingBack = true;
+    this.drainCut?.();
+    for (const entry of this.current.values()) {
+      if (entry.cancelled || entry.lockLost || entry.handBack) continue;
+      this.deps.logger.warn(
+        { runId: entry.job.runId },
+        "drain time is up; aborting the run and handing its job back",
+      );
+      entry.handBack = true;
+      entry.abort.abort();
+    }
   }
 
   private async process(job: Job, token: string | undefined): Promise<void> {
@@ -207,9 +257,26 @@ export class WorkerService {
     // Redelivered after this run's result was already reported (a crash between the two).
     if (await this.deps.queues.hasResult(run.runId)) return;
     if (!token) throw new UnrecoverableError(`run job ${job.id} was delivered without a lock token`);
+    if (this.draining) {
+      await job.moveToWait(token);
+      throw new WaitingError(`run ${run.runId} left for another worker: this one is draining`);
+    }
     const abort = new AbortController();
-    const entry = { job: run, token, since: Date.now(), abort, cancelled: false, lockLost: false };
+    const entry = {
+      job: run,
+      token,
+      since: Date.now(),
+      abort,
+      cancelled: false,
+      lockLost: false,
+      handBack: false,
+    };
     this.current.set(run.runId, entry);
+    if (this.handingBack) {
+      // Delivered as the drain ended: straight back to the queue.
+      entry.handBack = true;
+      abort.abort();
+    }
     try {
       // Off the critical path: the start notice travels while the checkout is prepared.
       const started = this.deps.queues
@@ -241,6 +308,13 @@ export class WorkerService {
           "run ownership lost (this worker's job lock lapsed and the run was redelivered); its outcome is dropped",
         );
         throw new RunOwnershipLostError(run.runId);
+      }
+      if (entry.handBack) {
+        // Whatever the abort interrupted (checkout, hook, agent): back to waiting with this
+        // delivery's lock token. Not a failure (no attempt spent), and the next worker takes it
+        // now rather than after the lock lapses.
+        await job.moveToWait(token);
+        throw new WaitingError(`run ${run.runId} handed back to the queue by a draining worker`);
       }
       if (error instanceof WorkerShutdownError) this.deps.logger.warn({ runId: run.runId }, error.message);
       throw error;

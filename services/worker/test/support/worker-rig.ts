@@ -30,7 +30,11 @@ import { WorkerService, type WorkerServiceOptions } from "../../src/worker-servi
 export const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 
 export class WorkerRig {
-  readonly prefix = `${process.env.OVERSEER_TEST_RUN ?? "local"}-wt${randomBytes(4).toString("hex")}`;
+  /** `prefix`: another rig's, for a second worker on the same queues. Default a fresh one. */
+  constructor(
+    readonly prefix = `${process.env.OVERSEER_TEST_RUN ?? "local"}-wt${randomBytes(4).toString("hex")}`,
+  ) {}
+
   readonly logger = createLogger({ name: "worker-test", level: process.env.TEST_LOG_LEVEL ?? "silent" });
   dir = "";
   dataDir = "";
@@ -91,7 +95,8 @@ export class WorkerRig {
     );
     await this.worker.start();
     this.closers.push(async () => {
-      await this.worker.stop();
+      // No drain: a run still going is handed back at once (graceful-drain.test.ts drains).
+      await this.worker.stop(0);
       workerConnection.disconnect();
       subscriber.disconnect();
     });
