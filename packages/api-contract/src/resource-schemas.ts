@@ -1,4 +1,12 @@
-import { PROJECT_STATUSES, RUN_ACTIONS, RUN_STATUSES, TASK_KINDS, TASK_STATUSES } from "@overseer/domain";
+import {
+  MISSION_BOUNDS,
+  MISSION_STATES,
+  PROJECT_STATUSES,
+  RUN_ACTIONS,
+  RUN_STATUSES,
+  TASK_KINDS,
+  TASK_STATUSES,
+} from "@overseer/domain";
 import { z } from "./openapi-zod.ts";
 
 /**
@@ -98,6 +106,63 @@ export const UsageTotalsSchema = z
       "What runs spent, read from the agent CLI's own output or session files, or passed to overseer-agent; failed and timed-out runs included.",
   });
 
+const MissionSpendSchema = z
+  .object({
+    cost_usd: z.number(),
+    budget_usd: z.number().nullable().openapi({ description: "The project's budget_usd; null = none." }),
+    tokens_in: z.number(),
+    tokens_out: z.number(),
+    sessions_used: z.number().int(),
+    sessions_limit: z.number().int().nullable(),
+  })
+  .openapi("MissionSpend");
+
+const statusOnly =
+  " Present on the Argus status and snapshot and on GET /api/v1/projects/{id}; absent in the project list.";
+
+export const MissionSchema = z
+  .object({
+    objective: z.string(),
+    stage: z.string().nullable(),
+    round: z.number().int().openapi({ description: "Planning rounds so far (the first plan is round 1)." }),
+    max_rounds: z.number().int(),
+    evidence: z
+      .string()
+      .nullable()
+      .openapi({ description: "Completion evidence an independent reviewer approved; null until then." }),
+    completed_at: isoTime.nullable(),
+    state: z
+      .enum(MISSION_STATES)
+      .optional()
+      .openapi({
+        description: `running, paused_by_bound (a bound paused it and it was not restarted since), paused, stopped or completed.${statusOnly}`,
+      }),
+    tasks: countsSchema.optional().openapi({ description: `Tasks per status plus total.${statusOnly}` }),
+    spend: MissionSpendSchema.optional().openapi({
+      description: `Spend and sessions so far against their bounds.${statusOnly}`,
+    }),
+    last_evidence: z
+      .object({
+        kind: z.enum(["completion", "stage_summary"]),
+        text: z.string(),
+        task_id: z.string().nullable(),
+        at: isoTime.nullable(),
+      })
+      .nullable()
+      .optional()
+      .openapi({
+        description: `Last verified evidence: the approved completion evidence, else the summary of the last approved task that had one.${statusOnly}`,
+      }),
+    bound: z
+      .object({ bound: z.enum(MISSION_BOUNDS), reason: z.string(), at: isoTime })
+      .nullable()
+      .optional()
+      .openapi({
+        description: `The bound (rounds, sessions, budget) the mission stands paused by; null otherwise.${statusOnly}`,
+      }),
+  })
+  .openapi("Mission");
+
 export const ProjectStatusSchema = z
   .object({
     project_id: z.string(),
@@ -116,6 +181,9 @@ export const ProjectStatusSchema = z
     waiting_for_you: z.string().nullable().openapi({
       example: "waiting for you: 1 unanswered question(s)",
       description: "Stop signal text, null when nothing is pending.",
+    }),
+    mission: MissionSchema.nullable().openapi({
+      description: "The project's mission with its status; null without one.",
     }),
     text: z.string().openapi({ description: "Human-readable status, as `overseer status` prints it." }),
     generated_at: isoTime.openapi({ description: "When this status was read from Postgres." }),
@@ -160,6 +228,7 @@ export const SnapshotSchema = z
     pending_questions: z.array(DecisionCardSchema),
     pending_count: z.number().int(),
     waiting_for_you: z.string().nullable(),
+    mission: MissionSchema.nullable(),
     running: z.array(ActiveRunSchema).optional(),
     backlog: z.array(BacklogRowSchema).optional().openapi({ description: "Full snapshot only: every task." }),
     generated_at: isoTime,
@@ -198,20 +267,6 @@ export const MessageConflictSchema = ErrorBodySchema.extend({
   routed: z.literal(false),
   pending_questions: z.array(DecisionCardSchema),
 }).openapi("MessageNotRouted");
-
-export const MissionSchema = z
-  .object({
-    objective: z.string(),
-    stage: z.string().nullable(),
-    round: z.number().int().openapi({ description: "Planning rounds so far (the first plan is round 1)." }),
-    max_rounds: z.number().int(),
-    evidence: z
-      .string()
-      .nullable()
-      .openapi({ description: "Completion evidence an independent reviewer approved; null until then." }),
-    completed_at: isoTime.nullable(),
-  })
-  .openapi("Mission");
 
 export const ProjectSchema = z
   .object({

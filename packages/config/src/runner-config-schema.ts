@@ -267,6 +267,12 @@ export const RunnerConfigSchema = z.strictObject({
     .min(0, { error: "a number of dollars >= 0, or null" })
     .nullable()
     .default(null),
+  /**
+   * Who approves a mission planner's task graph: `reviewer` (the fresh reviewer's approve
+   * imports it) or `operator` (after the reviewer's approve, a "Needs you" card with the
+   * proposed tasks; only the operator's approve imports it). Default reviewer.
+   */
+  plan_approval: z.enum(["reviewer", "operator"], { error: "reviewer or operator" }).default("reviewer"),
   /** Text opening every prompt of the project. Default "". */
   master_prompt: z.string().default(""),
   /** Extra prompt text per role. Default {}. */

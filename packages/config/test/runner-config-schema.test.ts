@@ -70,6 +70,7 @@ describe("parseRunnerConfig", () => {
       probe_argv: [],
       metadata_globs: [],
       budget_usd: null,
+      plan_approval: "reviewer",
       master_prompt: "",
       role_notes: {},
       git: { author_name: "Overseer Agent", author_email: "agent@overseer.local" },
@@ -106,6 +107,7 @@ describe("parseRunnerConfig", () => {
         probe_argv: ["agent", "--version"],
         metadata_globs: ["docs/generated/**", "*.lock"],
         budget_usd: 25.5,
+        plan_approval: "operator",
         master_prompt: "Be careful.",
         role_notes: { security: "Check inputs." },
         git: { author_name: "Bot", author_email: "bot@example.com" },
@@ -117,6 +119,7 @@ describe("parseRunnerConfig", () => {
     expect(config.sandbox.driver).toBe("docker");
     expect(config.files[".env"]).toEqual({ from_secret: "API_KEY" });
     expect(config.budget_usd).toBe(25.5);
+    expect(config.plan_approval).toBe("operator");
     expect(
       parseRunnerConfig({ hooks: { after_run: { argv: ["x"] } } }, "h").hooks.after_run?.timeout_seconds,
     ).toBe(300);
@@ -167,6 +170,7 @@ describe("parseRunnerConfig", () => {
     [{ metadata_globs: ["../x"] }, "metadata_globs[0]", "no .. segments"],
     [{ budget_usd: -1 }, "budget_usd", "dollars >= 0, or null"],
     [{ budget_usd: "10" }, "budget_usd", "dollars >= 0, or null"],
+    [{ plan_approval: "human" }, "plan_approval", "reviewer or operator"],
     [{ master_prompt: 5 }, "master_prompt", "a string"],
     [{ role_notes: { security: 1 } }, "role_notes.security", "a string"],
     [{ git: { author_email: "not an email" } }, "git.author_email", "an e-mail address"],

@@ -1,7 +1,8 @@
-import type { Decision } from "@overseer/domain";
+import type { Decision, MissionSummaryInput } from "@overseer/domain";
 import { sql } from "kysely";
 import type { Db } from "./connection.ts";
 import type { DecisionRow, ProjectRow } from "./database-schema.ts";
+import { loadMissionSummaryInput } from "./mission-queries.ts";
 import { decisionFromRow } from "./row-mappers.ts";
 
 /**
@@ -31,6 +32,8 @@ export interface ProjectStatusData {
   readonly activeRuns: readonly ActiveRunSummary[];
   /** Pending decision cards, oldest first. */
   readonly pendingDecisions: readonly Decision[];
+  /** What the mission summary is computed from (`summarizeMission`); null without a mission. */
+  readonly mission: MissionSummaryInput | null;
 }
 
 interface StatusRow extends ProjectRow {
@@ -80,6 +83,8 @@ export async function loadProjectStatus(db: Db, projectId: string): Promise<Proj
   return {
     project: project as ProjectRow,
     counts: task_counts,
+    // A second statement only for a project with a mission.
+    mission: await loadMissionSummaryInput(db, project as ProjectRow, task_counts),
     activeRuns: active_runs.map((r) => ({
       id: r.id,
       taskId: r.task_id,

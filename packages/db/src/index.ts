@@ -31,7 +31,12 @@ export {
   migrateToLatest,
   pendingMigrations,
 } from "./migrator.ts";
-export { loadMissionEvidence, MISSION_EVIDENCE_LIMITS, type MissionEvidence } from "./mission-queries.ts";
+export {
+  loadMissionEvidence,
+  loadMissionSummaryInput,
+  MISSION_EVIDENCE_LIMITS,
+  type MissionEvidence,
+} from "./mission-queries.ts";
 export type { NotificationListener, Subscription } from "./notification-listener.ts";
 export * from "./project-repository.ts";
 export { type LoadStateOptions, loadProjectSnapshot, loadProjectState } from "./project-state-repository.ts";

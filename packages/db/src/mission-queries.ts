@@ -1,4 +1,7 @@
+import type { MissionBound, MissionSummaryInput } from "@overseer/domain";
+import { sql } from "kysely";
 import type { Db } from "./connection.ts";
+import type { ProjectRow } from "./database-schema.ts";
 
 /** What a mission's planner reads besides the task list: the evidence so far and the open incidents. */
 export interface MissionEvidence {
@@ -65,5 +68,99 @@ export async function loadMissionEvidence(db: Db, projectId: string): Promise<Mi
       .map((t) => ({ id: t.id, title: t.title, summary: (t.summary as string | null) ?? null })),
     cancelledTasks: cancelled.reverse().map((t) => ({ id: t.id, title: t.title, reason: t.status_reason })),
     openIncidents: incidents.reverse().map((i) => ({ taskId: i.task_id, kind: i.kind, message: i.message })),
+  };
+}
+
+/** Events read back from the newest when looking for the bound that paused a mission. */
+const RECENT_EVENTS_FOR_BOUND = 200;
+/** Done tasks (newest first) searched for the last approved summary. */
+const RECENT_DONE_FOR_SUMMARY = 20;
+
+interface MissionSummaryRow {
+  counts: Record<string, number>;
+  last_approved: { task_id: string; title: string; summary: string; at: string } | null;
+  last_bound: { bound: MissionBound; reason: string; at: string } | null;
+}
+
+/**
+ * What `summarizeMission` (packages/domain) needs beyond the project row, in one statement:
+ * task counts (unless the caller has them), the last approved task with a summary, and the
+ * latest `mission.bound_reached` among the project's recent events (a bound pause is the last
+ * thing a paused mission records; only a paused project is looked at). Null without a mission.
+ */
+export async function loadMissionSummaryInput(
+  db: Db,
+  project: ProjectRow,
+  counts?: Record<string, number>,
+): Promise<MissionSummaryInput | null> {
+  const mission = project.mission;
+  if (!mission) return null;
+  const result = await sql<MissionSummaryRow>`
+    SELECT
+      ${
+        counts
+          ? sql`NULL::jsonb`
+          : sql`COALESCE((
+        SELECT jsonb_object_agg(s.status, s.n)
+        FROM (SELECT status, count(*)::int AS n FROM tasks WHERE project_id = ${project.id} GROUP BY status) s
+      ), '{}'::jsonb)`
+      } AS counts,
+      ${
+        mission.evidence !== null
+          ? sql`NULL::jsonb`
+          : sql`(
+        SELECT jsonb_build_object('task_id', t.id, 'title', t.title, 'summary', sub.summary, 'at', t.updated_at)
+        FROM (
+          SELECT id, title, updated_at FROM tasks
+          WHERE project_id = ${project.id} AND status = 'done'
+          ORDER BY updated_at DESC, seq DESC LIMIT ${RECENT_DONE_FOR_SUMMARY}
+        ) t
+        CROSS JOIN LATERAL (
+          SELECT e.data->>'summary' AS summary FROM events e
+          WHERE e.project_id = ${project.id} AND e.task_id = t.id AND e.type = 'task.submitted'
+          ORDER BY e.id DESC LIMIT 1
+        ) sub
+        WHERE COALESCE(btrim(sub.summary), '') <> ''
+        ORDER BY t.updated_at DESC LIMIT 1
+      )`
+      } AS last_approved,
+      ${
+        project.status !== "paused"
+          ? sql`NULL::jsonb`
+          : sql`(
+        SELECT jsonb_build_object('bound', r.data->>'bound', 'reason', r.data->>'reason', 'at', r.created_at)
+        FROM (
+          SELECT type, data, created_at, id FROM events WHERE project_id = ${project.id}
+          ORDER BY id DESC LIMIT ${RECENT_EVENTS_FOR_BOUND}
+        ) r
+        WHERE r.type = 'mission.bound_reached'
+        ORDER BY r.id DESC LIMIT 1
+      )`
+      } AS last_bound`.execute(db);
+  const row = result.rows[0] as MissionSummaryRow;
+  return {
+    mission,
+    projectStatus: project.status,
+    statusReason: project.status_reason,
+    counts: counts ?? row.counts,
+    spend: {
+      costUsd: Number(project.cost_usd),
+      budgetUsd: project.budget_usd === null ? null : Number(project.budget_usd),
+      tokensIn: Number(project.tokens_in),
+      tokensOut: Number(project.tokens_out),
+      sessionsUsed: project.sessions_used,
+      sessionsLimit: project.sessions_limit,
+    },
+    lastApproved: row.last_approved
+      ? {
+          taskId: row.last_approved.task_id,
+          title: row.last_approved.title,
+          summary: row.last_approved.summary,
+          at: Date.parse(row.last_approved.at),
+        }
+      : null,
+    lastBound: row.last_bound
+      ? { bound: row.last_bound.bound, reason: row.last_bound.reason, at: Date.parse(row.last_bound.at) }
+      : null,
   };
 }

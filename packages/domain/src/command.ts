@@ -1,4 +1,4 @@
-import type { Proposal } from "./mission.ts";
+import type { MissionBound, PlanApproval, Proposal } from "./mission.ts";
 import type { AwaitingReason } from "./task.ts";
 import type { TaskCardInput } from "./task-card.ts";
 
@@ -52,6 +52,8 @@ export type Command =
        * the head Postgres recorded at the last submit, or the approve is refused.
        */
       reviewedHead?: string | null | undefined;
+      /** The project's `plan_approval`; `operator` turns an approved plan into a decision card. Default reviewer. */
+      planApproval?: PlanApproval | undefined;
       usage?: Usage | undefined;
     }
   | { kind: "reject"; runId: string; feedback: string; usage?: Usage | undefined }
@@ -172,6 +174,8 @@ export type Command =
       status: "active" | "paused" | "stopped";
       by: string;
       reason?: string | undefined;
+      /** A pause because a bound was reached (the coordinator's budget check): recorded on an open mission. */
+      bound?: MissionBound | undefined;
     };
 
 export type CommandKind = Command["kind"];

@@ -35,6 +35,8 @@ export type DomainEventType =
   | "mission.started"
   | "mission.plan_invalid"
   | "mission.planned"
+  | "mission.plan_awaiting_approval"
+  | "mission.plan_rejected"
   | "mission.plan_refused"
   | "mission.continued"
   | "mission.replan_requested"

@@ -52,3 +52,27 @@ export const PLANNER_ROLE = "planner";
 export function planTaskId(round: number): string {
   return `MISSION-R${round}`;
 }
+
+/**
+ * Who approves a planner's task graph (runner config `plan_approval`):
+ *   reviewer  the fresh reviewer's approve imports the graph (default)
+ *   operator  the reviewer still reviews first; its approve turns the plan into a "Needs you"
+ *             decision card listing the proposed tasks, and only the operator's
+ *             `approve_plan` imports it (a rejection with feedback sends it back to the planner)
+ * Completion evidence is always approved by the reviewer alone.
+ */
+export const PLAN_APPROVALS = ["reviewer", "operator"] as const;
+export type PlanApproval = (typeof PLAN_APPROVALS)[number];
+export const DEFAULT_PLAN_APPROVAL: PlanApproval = "reviewer";
+
+/** Options of a plan-approval card (besides `custom`, read as rejection feedback, and `stop`). */
+export const APPROVE_PLAN_OPTION_ID = "approve_plan";
+export const REJECT_PLAN_OPTION_ID = "reject_plan";
+
+/**
+ * Bounds that pause an open mission, each recorded as `mission.bound_reached`
+ * `{ bound, reason, summary }` (the reason is also the project's status reason):
+ * planning `rounds`, agent `sessions` of the current start, spend over `budget` (budget_usd).
+ */
+export const MISSION_BOUNDS = ["rounds", "sessions", "budget"] as const;
+export type MissionBound = (typeof MISSION_BOUNDS)[number];

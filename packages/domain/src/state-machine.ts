@@ -32,6 +32,7 @@ import type { Command, OptionCommandInput, Usage } from "./command.ts";
 import {
   CUSTOM_OPTION_ID,
   type Decision,
+  type DecisionEvidence,
   type DecisionOption,
   decisionIdFor,
   normaliseOptions,
@@ -40,7 +41,16 @@ import {
 } from "./decision.ts";
 import { DomainError } from "./domain-error.ts";
 import type { DomainEvent, DomainEventType, Incident } from "./domain-event.ts";
-import { type MissionState, PLANNER_ROLE, type PlanCard, type Proposal } from "./mission.ts";
+import {
+  APPROVE_PLAN_OPTION_ID,
+  type MissionBound,
+  type MissionState,
+  PLANNER_ROLE,
+  type PlanApproval,
+  type PlanCard,
+  type Proposal,
+  REJECT_PLAN_OPTION_ID,
+} from "./mission.ts";
 import type { DomainContext, ProjectControl, ProjectState } from "./project-state.ts";
 import { formatAgentId, isActiveRun, type Run, type RunAction } from "./run.ts";
 import { activeRunCount, nextAction, runnableTasks } from "./scheduler.ts";
@@ -240,6 +250,10 @@ export function applyCommand(state: ProjectState, command: Command, ctx: DomainC
           if (task?.status === "in_progress") draft.putTask({ ...task, status: "todo" });
         }
       }
+      if (command.status === "paused" && command.bound && missionOpen(draft.project)) {
+        pauseAtBound(draft, command.bound, command.reason ?? `${command.bound} bound reached`);
+        break;
+      }
       draft.setProjectStatus(command.status, command.reason ?? `set by ${command.by}`);
       if (command.status === "active") draft.project = { ...draft.project, sessionsUsed: 0 };
       break;
@@ -347,7 +361,9 @@ function approve(draft: Draft, command: Extract<Command, { kind: "approve" }>): 
     );
   }
   draft.endRun(run, { status: "finished", transition: "approve" }, command.usage);
-  if (task.kind === "plan") return approveProposal(draft, task, run, command.feedback);
+  if (task.kind === "plan") {
+    return approveProposal(draft, task, run, command.feedback, command.planApproval ?? "reviewer");
+  }
   draft.putTask({ ...task, status: "done", failures: 0, notBefore: null, statusReason: null });
   draft.event("task.approved", run, {
     feedback: command.feedback ?? null,
@@ -522,6 +538,7 @@ interface CardText {
   reason: string;
   question: string;
   options?: readonly DecisionOption[] | undefined;
+  evidence?: readonly DecisionEvidence[] | undefined;
 }
 
 /** Puts a task in `awaiting_input` with a pending decision card (revision bumps on re-ask). */
@@ -551,7 +568,7 @@ function awaitInput(
     title: card.title,
     reason: card.reason,
     question: card.question,
-    evidence: [],
+    evidence: card.evidence ?? [],
     options: card.options ?? SYSTEM_OPTIONS,
     optionsSource: card.options ? "agent" : "none",
     selectedOption: null,
@@ -625,7 +642,9 @@ function answer(draft: Draft, command: Extract<Command, { kind: "answer" }>): vo
     draft.resolveCard(pending, CUSTOM_OPTION_ID, command.text, command.by, resolutionId);
     draft.resolution = { decisionId: pending.id, resolutionId, optionId: CUSTOM_OPTION_ID };
   }
-  releaseWithAnswer(draft, task, pending?.question ?? "Operator message", command.text, command.by);
+  // Free text on a plan waiting for approval is the operator's feedback to the planner.
+  if (awaitsPlanApproval(task)) rejectPlan(draft, task, command.text, command.by);
+  else releaseWithAnswer(draft, task, pending?.question ?? "Operator message", command.text, command.by);
   draft.event(
     "task.answered",
     { taskId: task.id, id: null },
@@ -683,6 +702,9 @@ function resolveDecision(draft: Draft, command: Extract<Command, { kind: "resolv
   const task = draft.task(decision.itemId);
   if (option.id === STOP_OPTION_ID) {
     stopItem(draft, task, command.by);
+  } else if (awaitsPlanApproval(task)) {
+    if (option.id === APPROVE_PLAN_OPTION_ID) approvePlanByOperator(draft, task, command.by, note || null);
+    else rejectPlan(draft, task, note || option.label, command.by);
   } else {
     releaseWithAnswer(
       draft,
@@ -843,19 +865,25 @@ function continueMission(draft: Draft): void {
   for (const t of draft.tasks.values()) if (!TERMINAL_TASK_STATUSES.has(t.status)) return;
   for (const r of draft.runs.values()) if (isActiveRun(r)) return;
   if (project.mission.round >= project.mission.maxRounds) {
-    pauseAtBound(draft, `mission round limit (${project.mission.maxRounds}) reached`);
+    pauseAtBound(draft, "rounds", `mission round limit (${project.mission.maxRounds}) reached`);
     return;
   }
   addPlanningRound(draft, null);
 }
 
-function pauseAtBound(draft: Draft, bound: string): void {
+/**
+ * Pauses an open mission at a bound. The reason (with the task counts) becomes the project's
+ * status reason and is kept on `mission.bound_reached`, so a reader can tell whether the
+ * project still stands paused by that bound (docs/state-machine.md, missions).
+ */
+function pauseAtBound(draft: Draft, bound: MissionBound, what: string): void {
   const summary = statusCounts(draft);
   const counts = Object.entries(summary)
     .map(([status, n]) => `${n} ${status}`)
     .join(", ");
-  draft.setProjectStatus("paused", `${bound} (tasks: ${counts}); start again to continue`);
-  draft.event("mission.bound_reached", { taskId: null, id: null }, { bound, summary });
+  const reason = `${what} (tasks: ${counts}); start again to continue`;
+  draft.setProjectStatus("paused", reason);
+  draft.event("mission.bound_reached", { taskId: null, id: null }, { bound, reason, summary });
 }
 
 /** `escalate --replan`: the task is cancelled (work kept) and a planning round replaces it. */
@@ -868,7 +896,7 @@ function replan(draft: Draft, task: Task, run: Run, reason: string): void {
   );
   if (open) return; // a planning round is already under way; it will see the cancelled task
   if (mission.round >= mission.maxRounds) {
-    pauseAtBound(draft, `mission round limit (${mission.maxRounds}) reached at a replan request`);
+    pauseAtBound(draft, "rounds", `mission round limit (${mission.maxRounds}) reached at a replan request`);
     return;
   }
   addPlanningRound(
@@ -971,43 +999,45 @@ function planProblems(draft: Draft, cards: readonly PlanCard[]): string[] {
   return problems;
 }
 
-function approveProposal(draft: Draft, task: Task, run: Run, feedback: string | undefined): ApplyResult {
+function approveProposal(
+  draft: Draft,
+  task: Task,
+  run: Run,
+  feedback: string | undefined,
+  planApproval: PlanApproval,
+): ApplyResult {
   const proposal = task.proposal;
   if (proposal === null) {
     throw new DomainError("invalid_transition", `Planning task ${task.id} has no proposal to approve.`);
   }
-  const back = (event: "mission.plan_refused" | "mission.completion_refused", reasons: string[]) => {
-    draft.putTask({
-      ...task,
-      status: "todo",
-      proposal: null,
-      failures: 0,
-      notBefore: null,
-      feedback: [
-        `The reviewer approved, but the ${proposal.kind === "plan" ? "plan could not be imported" : "objective cannot be declared met"} yet:`,
-        ...reasons.map((r) => `- ${r}`),
-      ].join("\n"),
-    });
-    draft.event(event, run, { reasons });
-    return draft.result("applied");
-  };
   if (proposal.kind === "plan") {
     const problems = planProblems(draft, proposal.tasks);
-    if (problems.length > 0) return back("mission.plan_refused", problems);
-    for (const card of proposal.tasks) {
-      draft.addTask(taskFromCard(draft.project.id, card));
+    if (problems.length > 0) {
+      refuseProposal(
+        draft,
+        task,
+        run,
+        "mission.plan_refused",
+        "The reviewer approved, but the plan could not be imported yet:",
+        problems,
+      );
+      return draft.result("applied");
     }
-    draft.putTask({ ...task, status: "done", failures: 0, notBefore: null, statusReason: null });
-    draft.event("task.approved", run, {
-      feedback: feedback ?? null,
-      landedSha: null,
-      landedBranch: null,
-      executorAgentId: task.executorAgentId,
-    });
-    draft.event(
-      "mission.planned",
+    if (planApproval === "operator") {
+      awaitPlanApproval(draft, task, proposal.tasks, run, feedback);
+      return draft.result("applied");
+    }
+    importPlan(
+      draft,
+      task,
+      proposal.tasks,
       { taskId: task.id, id: run.id },
-      { taskIds: proposal.tasks.map((t) => t.id) },
+      {
+        feedback: feedback ?? null,
+        landedSha: null,
+        landedBranch: null,
+        executorAgentId: task.executorAgentId,
+      },
     );
     return draft.result("applied");
   }
@@ -1020,7 +1050,17 @@ function approveProposal(draft: Draft, task: Task, run: Run, feedback: string | 
     if (t.id !== task.id && !TERMINAL_TASK_STATUSES.has(t.status))
       reasons.push(`task ${t.id} is still ${t.status}`);
   }
-  if (reasons.length > 0) return back("mission.completion_refused", reasons);
+  if (reasons.length > 0) {
+    refuseProposal(
+      draft,
+      task,
+      run,
+      "mission.completion_refused",
+      "The reviewer approved, but the objective cannot be declared met yet:",
+      reasons,
+    );
+    return draft.result("applied");
+  }
   draft.putTask({ ...task, status: "done", failures: 0, notBefore: null, statusReason: null });
   draft.event("task.approved", run, {
     feedback: feedback ?? null,
@@ -1045,6 +1085,157 @@ function approveProposal(draft: Draft, task: Task, run: Run, feedback: string | 
   return draft.result("applied");
 }
 
+/** The planning task goes back to the planner with the reasons; its proposal is dropped. */
+function refuseProposal(
+  draft: Draft,
+  task: Task,
+  run: Run | null,
+  event: "mission.plan_refused" | "mission.completion_refused",
+  intro: string,
+  reasons: readonly string[],
+): void {
+  draft.putTask({
+    ...draft.task(task.id),
+    status: "todo",
+    proposal: null,
+    failures: 0,
+    notBefore: null,
+    awaitingReason: null,
+    returnTo: null,
+    statusReason: null,
+    feedback: [intro, ...reasons.map((r) => `- ${r}`)].join("\n"),
+  });
+  draft.event(event, { taskId: task.id, id: run?.id ?? null }, { reasons });
+}
+
+/** Every proposed card becomes a todo task and the planning task is done, in one change. */
+function importPlan(
+  draft: Draft,
+  task: Task,
+  cards: readonly PlanCard[],
+  subject: { taskId: string; id: string | null },
+  approval: Record<string, unknown>,
+): void {
+  for (const card of cards) draft.addTask(taskFromCard(draft.project.id, card));
+  draft.putTask({
+    ...draft.task(task.id),
+    status: "done",
+    failures: 0,
+    notBefore: null,
+    statusReason: null,
+    awaitingReason: null,
+    returnTo: null,
+  });
+  draft.event("task.approved", subject, approval);
+  draft.event("mission.planned", subject, { taskIds: cards.map((t) => t.id) });
+}
+
+function awaitsPlanApproval(task: Task): boolean {
+  return task.kind === "plan" && task.status === "awaiting_input" && task.awaitingReason === "plan_approval";
+}
+
+/** `plan_approval: operator`: the reviewed plan becomes a decision card with the proposed graph. */
+function awaitPlanApproval(
+  draft: Draft,
+  task: Task,
+  cards: readonly PlanCard[],
+  run: Run,
+  feedback: string | undefined,
+): void {
+  const round = draft.project.mission?.round ?? 0;
+  awaitInput(draft, task, "todo", "plan_approval", {
+    title: `Approve the plan of mission round ${round}`,
+    reason: `Reviewer ${run.agentId} approved a plan of ${cards.length} task(s)${feedback ? ` (${oneLine(feedback, 200)})` : ""}; plan_approval is operator, so nothing is imported before you approve.`,
+    question: `Import these ${cards.length} task(s) as one whole, or send the plan back to the planner with your feedback?`,
+    options: [
+      {
+        id: APPROVE_PLAN_OPTION_ID,
+        label: "Approve the plan",
+        description: "Import every proposed task at once; the mission carries on with them.",
+        requires_note: false,
+      },
+      {
+        id: REJECT_PLAN_OPTION_ID,
+        label: "Reject with feedback",
+        description: "Nothing is imported; a new planning run gets your note.",
+        requires_note: true,
+      },
+      SYSTEM_OPTIONS.find((o) => o.id === STOP_OPTION_ID) as DecisionOption,
+    ],
+    evidence: cards.map((c) => ({
+      label: `${c.id}: ${oneLine(c.title, 120)}`,
+      path: c.scope.join(", "),
+      summary: oneLine(
+        [
+          `stage ${c.stage}, role ${c.role}`,
+          c.prerequisites.length > 0 ? `after ${c.prerequisites.join(", ")}` : "no prerequisites",
+          c.body,
+        ]
+          .filter((part) => part.trim() !== "")
+          .join("; "),
+        400,
+      ),
+    })),
+  });
+  draft.event(
+    "mission.plan_awaiting_approval",
+    { taskId: task.id, id: run.id },
+    {
+      taskIds: cards.map((c) => c.id),
+      reviewer: run.agentId,
+    },
+  );
+}
+
+/** The operator approved the plan card: the graph is imported whole, or refused whole. */
+function approvePlanByOperator(draft: Draft, task: Task, by: string, note: string | null): void {
+  const proposal = task.proposal;
+  if (proposal?.kind !== "plan") {
+    throw new DomainError("invalid_transition", `Planning task ${task.id} has no plan to approve.`);
+  }
+  const problems = planProblems(draft, proposal.tasks);
+  if (problems.length > 0) {
+    refuseProposal(
+      draft,
+      task,
+      null,
+      "mission.plan_refused",
+      `${by} approved, but the plan could not be imported:`,
+      problems,
+    );
+    return;
+  }
+  importPlan(
+    draft,
+    task,
+    proposal.tasks,
+    { taskId: task.id, id: null },
+    {
+      feedback: note,
+      landedSha: null,
+      landedBranch: null,
+      executorAgentId: task.executorAgentId,
+      approvedBy: by,
+    },
+  );
+}
+
+/** The operator rejected the plan: nothing imported, a new planning run gets the feedback. */
+function rejectPlan(draft: Draft, task: Task, feedback: string, by: string): void {
+  draft.putTask({
+    ...draft.task(task.id),
+    status: "todo",
+    proposal: null,
+    failures: 0,
+    notBefore: null,
+    awaitingReason: null,
+    returnTo: null,
+    statusReason: null,
+    feedback: `The operator (${by}) rejected your plan; nothing was imported. Their feedback:\n${feedback}`,
+  });
+  draft.event("mission.plan_rejected", { taskId: task.id, id: null }, { by, feedback });
+}
+
 // ---------------------------------------------------------------------------------------
 // Claim (scheduler)
 
@@ -1062,10 +1253,12 @@ function claim(draft: Draft, stage: string | null): void {
     const p = draft.project;
     if (p.sessionsLimit !== null && p.sessionsUsed >= p.sessionsLimit) {
       if (activeRunCount(draft.snapshot()) === 0) {
-        draft.setProjectStatus(
-          "paused",
-          `max_sessions (${p.sessionsLimit}) reached; start again to continue`,
-        );
+        if (missionOpen(p)) pauseAtBound(draft, "sessions", `max_sessions (${p.sessionsLimit}) reached`);
+        else
+          draft.setProjectStatus(
+            "paused",
+            `max_sessions (${p.sessionsLimit}) reached; start again to continue`,
+          );
         draft.event(
           "project.sessions_exhausted",
           { taskId: null, id: null },

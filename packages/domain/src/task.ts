@@ -34,6 +34,8 @@ export const AWAITING_REASONS = [
   "scope_violation",
   "harness_not_configured",
   "configuration_error",
+  /** A mission's reviewed plan waits for the operator (`plan_approval: operator`). */
+  "plan_approval",
   "other",
 ] as const;
 export type AwaitingReason = (typeof AWAITING_REASONS)[number];

@@ -18,7 +18,9 @@
  *   (k) missions: an approved plan is imported whole (every proposed card) or not at all;
  *       planning rounds are created only by start-mission, a continuous claim with every task
  *       finished, or a replan, and never past the round limit; a project completes only through
- *       a fresh reviewer's approve of completion evidence with no pending card and no open task
+ *       a fresh reviewer's approve of completion evidence with no pending card and no open task;
+ *       with plan_approval operator a reviewer's approve imports nothing (the plan waits on a
+ *       pending card) and only the operator's approve_plan imports it, whole or not at all
  * plus consistency checks that keep the machine live: an in_progress task has an active run,
  * awaiting_input ⇔ a pending card, blockedBy is set exactly while blocked and names an open
  * resolver. Anything thrown other than a DomainError fails the property.
@@ -27,6 +29,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
   AGENT_ID_PATTERN,
+  APPROVE_PLAN_OPTION_ID,
   type ApplyResult,
   applyCommand,
   type Command,
@@ -34,6 +37,7 @@ import {
   isDomainError,
   MAX_REMEDIATIONS_PER_ROOT,
   MAX_RESOLVER_DEPTH,
+  type PlanApproval,
   type ProjectState,
   RUN_OUTCOME_KINDS,
   STOP_OPTION_ID,
@@ -67,6 +71,8 @@ const projectArb = fc.record({
   escalating: fc.boolean(),
   /** Start a mission (round limit 1–3) before the first step. */
   mission: fc.option(fc.integer({ min: 1, max: 3 }), { nil: null }),
+  /** Who approves a mission's plans (runner config plan_approval), carried by every approve. */
+  planApproval: fc.constantFrom<PlanApproval>("reviewer", "operator"),
 });
 type ProjectSpec = typeof projectArb extends fc.Arbitrary<infer T> ? T : never;
 
@@ -129,7 +135,12 @@ const BACKOFF_MS = 100;
  * Outcomes of every active run. `escalating` sequences favour escalations (deep resolver
  * chains, limits); the others favour submit/approve (tasks reaching done).
  */
-function runOutcomes(state: ProjectState, maxAttempts: number, escalating: boolean): Candidate[] {
+function runOutcomes(
+  state: ProjectState,
+  maxAttempts: number,
+  escalating: boolean,
+  planApproval: PlanApproval = "reviewer",
+): Candidate[] {
   const out: Candidate[] = [];
   for (const run of activeRuns(state)) {
     const runId = run.id;
@@ -149,6 +160,7 @@ function runOutcomes(state: ProjectState, maxAttempts: number, escalating: boole
         landedSha: "sha",
         landedBranch: "main",
         feedback: "ok",
+        planApproval,
       });
       times(escalating ? 1 : 3, { kind: "reject", runId, feedback: "needs tests" });
     } else if (state.tasks.get(run.taskId)?.kind === "plan") {
@@ -449,7 +461,7 @@ function chooseCommand(
   const claim: Candidate[] = [{ command: { kind: "claim" }, expect: "ok" }];
   const groups: { until: number; list: () => Candidate[]; late?: boolean }[] = [
     { until: 25, list: () => claim },
-    { until: 70, list: () => runOutcomes(state, spec.maxAttempts, spec.escalating) },
+    { until: 70, list: () => runOutcomes(state, spec.maxAttempts, spec.escalating, spec.planApproval) },
     { until: 85, list: () => operatorReleases(state) },
     { until: 88, list: () => operatorEnds(state) },
     { until: 95, list: () => invalidCommands(state) },
@@ -525,6 +537,17 @@ interface Stats {
   rounds: number;
   imported: number;
   completed: number;
+  awaitingPlan: number;
+  operatorImported: number;
+}
+
+/** A resolve-decision choosing approve_plan on a card of a plan waiting for the operator. */
+function byOperatorPlanApproval(prev: ProjectState, command: Command): boolean {
+  if (command.kind !== "resolve-decision" || command.optionId !== APPROVE_PLAN_OPTION_ID) return false;
+  const decision = prev.decisions.get(command.decisionId);
+  return (
+    decision?.status === "pending" && prev.tasks.get(decision.itemId)?.awaitingReason === "plan_approval"
+  );
 }
 
 function statusOf(state: ProjectState, id: string | null): Task["status"] | undefined {
@@ -566,7 +589,15 @@ function checkStep(prev: ProjectState, command: Command, result: ApplyResult, hi
     const before = prev.tasks.get(after.id);
 
     // (a) done only by a fresh reviewer's approve.
-    if (after.status === "done" && before?.status !== "done") {
+    if (after.status === "done" && before?.status !== "done" && byOperatorPlanApproval(prev, command)) {
+      // (k) the operator's approve_plan of a plan a fresh reviewer approved before.
+      ensure(
+        before?.kind === "plan" &&
+          before.status === "awaiting_input" &&
+          before.awaitingReason === "plan_approval",
+        via(`${after.id} done by an operator's approve_plan without a waiting plan`),
+      );
+    } else if (after.status === "done" && before?.status !== "done") {
       const run = command.kind === "approve" ? prev.runs.get(command.runId) : undefined;
       ensure(run !== undefined, via(`${after.id} became done without an approve`));
       ensure(
@@ -638,7 +669,7 @@ function checkStep(prev: ProjectState, command: Command, result: ApplyResult, hi
       );
     } else if (
       result.changes.createdTaskIds.has(after.id) &&
-      (command.kind === "approve" || command.kind === "import-tasks")
+      (command.kind === "approve" || command.kind === "import-tasks" || byOperatorPlanApproval(prev, command))
     ) {
       // Only an import creates work tasks: new, todo, with every prerequisite known.
       // (k) imported by an approved plan: checked as a whole below.
@@ -745,6 +776,47 @@ function checkStep(prev: ProjectState, command: Command, result: ApplyResult, hi
     }
   }
 
+  // (k) operator approval: a reviewer's approve of a plan imports nothing and leaves a card.
+  if (command.kind === "approve" && command.planApproval === "operator" && result.outcome === "applied") {
+    const run = prev.runs.get(command.runId);
+    const planning = run ? prev.tasks.get(run.taskId) : undefined;
+    if (planning?.kind === "plan" && planning.proposal?.kind === "plan") {
+      const after = next.tasks.get(planning.id);
+      ensure(result.changes.createdTaskIds.size === 0, via("a plan was imported without the operator"));
+      ensure(
+        (after?.status === "awaiting_input" &&
+          after.awaitingReason === "plan_approval" &&
+          next.decisions.get(`decision-${planning.id}`)?.status === "pending") ||
+          after?.status === "todo",
+        via(`plan ${planning.id} is ${after?.status} after the reviewer's approve`),
+      );
+      if (after?.status === "awaiting_input") history.stats.awaitingPlan++;
+    }
+  }
+  // (k) the operator's approve_plan imports the waiting plan whole, or nothing.
+  if (byOperatorPlanApproval(prev, command) && result.outcome === "applied") {
+    const decision = command.kind === "resolve-decision" ? prev.decisions.get(command.decisionId) : undefined;
+    const planning = decision ? prev.tasks.get(decision.itemId) : undefined;
+    const proposal = planning?.proposal;
+    const created = [...result.changes.createdTaskIds].sort();
+    if (planning?.awaitingReason === "plan_approval" && proposal?.kind === "plan") {
+      const proposed = proposal.tasks.map((c) => c.id).sort();
+      const imported = created.join() === proposed.join();
+      ensure(
+        imported || created.length === 0,
+        via(`plan imported partly: ${created.join()} of ${proposed.join()}`),
+      );
+      ensure(
+        imported === (statusOf(next, planning.id) === "done"),
+        via("the planning task's end does not match the operator's import"),
+      );
+      if (imported) history.stats.operatorImported++;
+    } else {
+      ensure(created.length === 0, via("an approve_plan without a waiting plan created tasks"));
+    }
+  } else if (command.kind === "resolve-decision" || command.kind === "answer") {
+    ensure(result.changes.createdTaskIds.size === 0, via("an operator answer created tasks"));
+  }
   // (k) a plan is imported whole or not at all.
   if (command.kind === "approve") {
     const run = prev.runs.get(command.runId);
@@ -890,6 +962,8 @@ describe("state machine invariants (property)", () => {
       rounds: 0,
       imported: 0,
       completed: 0,
+      awaitingPlan: 0,
+      operatorImported: 0,
     };
     fc.assert(
       fc.property(
@@ -910,5 +984,7 @@ describe("state machine invariants (property)", () => {
     expect(stats.rounds).toBeGreaterThan(0);
     expect(stats.imported).toBeGreaterThan(0);
     expect(stats.completed).toBeGreaterThan(0);
+    expect(stats.awaitingPlan).toBeGreaterThan(0);
+    expect(stats.operatorImported).toBeGreaterThan(0);
   });
 });

@@ -53,7 +53,7 @@ import { Worker } from "bullmq";
 import type { Redis } from "ioredis";
 import { ProjectSerializer } from "./project-serializer.ts";
 import { commandForResult } from "./result-command-mapper.ts";
-import { buildRunJob, retryPolicyOf } from "./run-job-builder.ts";
+import { buildRunJob, planApprovalOf, retryPolicyOf } from "./run-job-builder.ts";
 import { runReportOf } from "./run-report.ts";
 import { DEFAULT_RESULT_ATTEMPTS, unapplicableResultCommand } from "./unapplicable-result.ts";
 
@@ -248,6 +248,7 @@ export class Coordinator {
       status: "paused",
       by: this.id,
       reason: `budget_usd ${project.budget_usd} reached (spent ${project.cost_usd.toFixed(4)})`,
+      bound: "budget",
     });
     return true;
   }
@@ -371,7 +372,7 @@ export class Coordinator {
   private async commandFor(result: RunResult, project: ProjectRow): Promise<Command> {
     const planning = result.outcome.kind === "transition" && result.outcome.transition.kind === "plan";
     const taskIds = planning ? await existingTaskIds(this.deps.db, project.id) : [];
-    return commandForResult(result, retryPolicyOf(project), taskIds);
+    return commandForResult(result, retryPolicyOf(project), taskIds, planApprovalOf(project));
   }
 
   /**

@@ -1,5 +1,5 @@
 import { parseTaskFile } from "@overseer/config";
-import type { Command } from "@overseer/domain";
+import { type Command, DEFAULT_PLAN_APPROVAL, type PlanApproval } from "@overseer/domain";
 import type { RunResult } from "@overseer/queue";
 
 export interface RetryPolicy {
@@ -17,6 +17,8 @@ export function commandForResult(
   retry: RetryPolicy,
   /** Task ids of the project: valid prerequisites of a planner's proposed graph. */
   existingTaskIds: Iterable<string> = [],
+  /** The project's `plan_approval`, carried by approves (the domain reads it only for plans). */
+  planApproval: PlanApproval = DEFAULT_PLAN_APPROVAL,
 ): Command {
   const runId = result.runId;
   const outcome = result.outcome;
@@ -76,6 +78,7 @@ export function commandForResult(
             landedSha: result.landedSha,
             landedBranch: result.landedBranch,
             reviewedHead: result.branchHead,
+            planApproval,
             usage,
           };
         case "reject":

@@ -6,7 +6,7 @@ import {
   type RunnerConfig,
 } from "@overseer/config";
 import type { MissionEvidence, ProjectRow } from "@overseer/db";
-import { type ProjectState, type Run, taskBranch } from "@overseer/domain";
+import { type PlanApproval, type ProjectState, type Run, taskBranch } from "@overseer/domain";
 import { renderRunPrompt } from "@overseer/harness";
 import { RUN_JOB_VERSION, type RunJob } from "@overseer/queue";
 
@@ -129,6 +129,11 @@ export function buildRunJob(
 export function retryPolicyOf(project: ProjectRow): { maxAttempts: number; backoffMs: number } {
   const config = storedRunnerConfig(project);
   return { maxAttempts: config.attempts, backoffMs: config.retry_backoff_seconds * 1000 };
+}
+
+/** Who approves a planner's graph (`plan_approval`), read from the stored runner config. */
+export function planApprovalOf(project: ProjectRow): PlanApproval {
+  return storedRunnerConfig(project).plan_approval;
 }
 
 /** The project's stored runner config, parsed; invalid is an error that says how to replace it. */

@@ -101,3 +101,29 @@ describe("OpenAPI document", () => {
     for (const p of params) expect(p.schema.pattern).toBeTruthy();
   });
 });
+
+describe("OpenAPI document: missions", () => {
+  it("documents the mission status on the status, snapshot and project schemas", () => {
+    const doc = fx.app.openApiDocument() as {
+      components: { schemas: Record<string, { properties?: Record<string, unknown> }> };
+    };
+    const schemas = doc.components.schemas;
+    const mission = Object.keys(schemas.Mission?.properties ?? {});
+    for (const field of [
+      "objective",
+      "round",
+      "max_rounds",
+      "state",
+      "tasks",
+      "spend",
+      "last_evidence",
+      "bound",
+    ])
+      expect(mission).toContain(field);
+    expect(Object.keys(schemas.MissionSpend?.properties ?? {})).toEqual(
+      expect.arrayContaining(["cost_usd", "budget_usd", "tokens_in", "tokens_out"]),
+    );
+    for (const name of ["ProjectStatus", "Snapshot", "Project"])
+      expect(Object.keys(schemas[name]?.properties ?? {})).toContain("mission");
+  });
+});

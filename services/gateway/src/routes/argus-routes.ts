@@ -101,6 +101,7 @@ export function registerArgusRoutes(app: RouteApp, ctx: RouteContext): void {
         pending_questions: status.pending_questions,
         pending_count: status.pending_count,
         waiting_for_you: status.waiting_for_you,
+        mission: status.mission,
         generated_at: status.generated_at,
       };
       if (compact) return c.json(base, 200);

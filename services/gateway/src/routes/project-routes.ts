@@ -18,8 +18,9 @@ import {
   listDecisions,
   listIncidents,
   listProjects,
+  loadMissionSummaryInput,
 } from "@overseer/db";
-import { PROJECT_STATUSES } from "@overseer/domain";
+import { PROJECT_STATUSES, summarizeMission } from "@overseer/domain";
 import { startMission } from "@overseer/transitions";
 import { actorOf } from "../gateway-env.ts";
 import { ApiError } from "../http/api-error.ts";
@@ -199,7 +200,11 @@ export function registerProjectRoutes(app: RouteApp, ctx: RouteContext): void {
       const { id } = c.req.valid("param");
       const row = await getProject(db, id);
       if (!row) throw projectNotFound(id);
-      return c.json(projectView(row, redactedRunnerConfig(row.runner_config)), 200);
+      const mission = await loadMissionSummaryInput(db, row);
+      return c.json(
+        projectView(row, redactedRunnerConfig(row.runner_config), mission && summarizeMission(mission)),
+        200,
+      );
     },
   );
 
@@ -284,7 +289,14 @@ export function registerProjectRoutes(app: RouteApp, ctx: RouteContext): void {
       });
       const row = await getProject(db, id);
       if (!row) throw projectNotFound(id);
-      return c.json({ project: projectView(row), application_status: result.outcome }, 200);
+      const mission = await loadMissionSummaryInput(db, row);
+      return c.json(
+        {
+          project: projectView(row, undefined, mission && summarizeMission(mission)),
+          application_status: result.outcome,
+        },
+        200,
+      );
     },
   );
 

@@ -1,9 +1,9 @@
 import type { z } from "@hono/zod-openapi";
 import type { ProjectStatusSchema } from "@overseer/api-contract";
 import type { ProjectStatusData } from "@overseer/db";
-import { TASK_STATUSES } from "@overseer/domain";
+import { missionSummaryLines, summarizeMission, TASK_STATUSES } from "@overseer/domain";
 import type { StatusSnapshot } from "../live/project-status-cache.ts";
-import { activeRunView, decisionCard } from "./resource-views.ts";
+import { activeRunView, decisionCard, missionView } from "./resource-views.ts";
 
 /**
  * The Argus status answer. `waiting_for_you` carries the Argus stop signal (docs/argus-compatibility.md)
@@ -34,6 +34,7 @@ export function projectStatusView(
   const pending = data.pendingDecisions.map(decisionCard);
   const running = data.activeRuns.map(activeRunView);
   const counts = fullCounts(data.counts);
+  const mission = data.mission ? summarizeMission(data.mission) : null;
   const view = {
     project_id: project.id,
     name: project.name,
@@ -55,14 +56,18 @@ export function projectStatusView(
     pending_questions: pending,
     pending_count: pending.length,
     waiting_for_you: waitingForYou(pending.length),
+    mission: data.mission && mission ? missionView(data.mission.mission, mission) : null,
     text: "",
     generated_at: now.toISOString(),
   };
-  view.text = statusText(view);
+  view.text = statusText(view, mission ? missionSummaryLines(mission) : []);
   return view;
 }
 
-function statusText(s: Omit<z.infer<typeof ProjectStatusSchema>, "text"> & { text: string }): string {
+function statusText(
+  s: Omit<z.infer<typeof ProjectStatusSchema>, "text"> & { text: string },
+  missionLines: readonly string[],
+): string {
   const lines: string[] = [];
   const stage = s.stage ? `, stage ${s.stage}` : "";
   const reason = s.status_reason ? ` (${s.status_reason})` : "";
@@ -73,6 +78,7 @@ function statusText(s: Omit<z.infer<typeof ProjectStatusSchema>, "text"> & { tex
   const limit = s.sessions.limit === null ? "unbounded" : String(s.sessions.limit);
   lines.push(`sessions: ${s.sessions.used} of ${limit}`);
   lines.push(usageLine(s.usage));
+  lines.push(...missionLines);
   if (s.running.length === 0) lines.push("running: none");
   for (const r of s.running)
     lines.push(

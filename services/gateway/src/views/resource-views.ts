@@ -4,6 +4,7 @@ import type {
   DecisionCardSchema,
   EventSchema,
   IncidentSchema,
+  MissionSchema,
   ProjectSchema,
   RunSchema,
   RunSummarySchema,
@@ -12,7 +13,7 @@ import type {
   WorkerSchema,
 } from "@overseer/api-contract";
 import type { ActiveRunSummary, EventRow, IncidentRow, ProjectRow, RunRow } from "@overseer/db";
-import type { Decision, Task } from "@overseer/domain";
+import type { Decision, MissionState, MissionSummary, Task } from "@overseer/domain";
 import type { WorkerHeartbeat } from "@overseer/queue";
 
 /** Row and domain objects → API shapes (snake_case, ISO times, bigints as numbers). */
@@ -64,6 +65,8 @@ export function activeRunView(r: ActiveRunSummary): z.infer<typeof ActiveRunSche
 export function projectView(
   row: ProjectRow,
   runnerConfig?: Record<string, unknown>,
+  /** The mission's status (`summarizeMission`), when the caller loaded it. */
+  mission?: MissionSummary | null,
 ): z.infer<typeof ProjectSchema> {
   return {
     id: row.id,
@@ -83,17 +86,7 @@ export function projectView(
     tokens_in: Number(row.tokens_in),
     tokens_out: Number(row.tokens_out),
     tokens_cached: Number(row.tokens_cached),
-    mission: row.mission
-      ? {
-          objective: row.mission.objective,
-          stage: row.mission.stage,
-          round: row.mission.round,
-          max_rounds: row.mission.maxRounds,
-          evidence: row.mission.evidence,
-          completed_at:
-            row.mission.completedAt === null ? null : new Date(row.mission.completedAt).toISOString(),
-        }
-      : null,
+    mission: row.mission ? missionView(row.mission, mission ?? null) : null,
     created_at: iso(row.created_at),
     updated_at: iso(row.updated_at),
     ...(runnerConfig ? { runner_config: runnerConfig } : {}),
@@ -258,5 +251,46 @@ export function tokenView(t: {
     created_at: iso(t.created_at),
     revoked_at: isoOrNull(t.revoked_at),
     last_used_at: isoOrNull(t.last_used_at),
+  };
+}
+
+/** The mission as every surface shows it; with `summary`, its status too (one computation: summarizeMission). */
+export function missionView(
+  mission: MissionState,
+  summary: MissionSummary | null,
+): z.infer<typeof MissionSchema> {
+  const base = {
+    objective: mission.objective,
+    stage: mission.stage,
+    round: mission.round,
+    max_rounds: mission.maxRounds,
+    evidence: mission.evidence,
+    completed_at: isoOrNull(mission.completedAt),
+  };
+  if (!summary) return base;
+  const sp = summary.spend;
+  return {
+    ...base,
+    state: summary.state,
+    tasks: { ...summary.tasks },
+    spend: {
+      cost_usd: sp.costUsd,
+      budget_usd: sp.budgetUsd,
+      tokens_in: sp.tokensIn,
+      tokens_out: sp.tokensOut,
+      sessions_used: sp.sessionsUsed,
+      sessions_limit: sp.sessionsLimit,
+    },
+    last_evidence: summary.evidence
+      ? {
+          kind: summary.evidence.kind,
+          text: summary.evidence.text,
+          task_id: summary.evidence.taskId,
+          at: isoOrNull(summary.evidence.at),
+        }
+      : null,
+    bound: summary.bound
+      ? { bound: summary.bound.bound, reason: summary.bound.reason, at: iso(summary.bound.at) }
+      : null,
   };
 }
