@@ -1,7 +1,8 @@
-import { sql } from "kysely";
-import { type Db, json } from "./connection.ts";
+import { type NewProject, PROJECT_DEFAULTS } from "@overseer/domain";
+import type { Db } from "./connection.ts";
 import type { ProjectRow } from "./database-schema.ts";
 import { NotFoundError } from "./db-errors.ts";
+import { applyTransition } from "./transition-repository.ts";
 
 export interface CreateProjectInput {
   id: string;
@@ -16,23 +17,30 @@ export interface CreateProjectInput {
   status?: "active" | "paused" | "stopped";
 }
 
-export async function createProject(db: Db, input: CreateProjectInput): Promise<ProjectRow> {
-  return db
-    .insertInto("projects")
-    .values({
-      id: input.id,
-      name: input.name ?? input.id,
-      repo: input.repo,
-      branch: input.branch ?? "main",
-      objective: input.objective ?? "",
-      runner_config: json(input.runnerConfig),
-      concurrency: input.concurrency ?? 1,
-      continuous: input.continuous ?? false,
-      budget_usd: input.budgetUsd ?? null,
-      status: input.status ?? "paused",
-    })
-    .returningAll()
-    .executeTakeFirstOrThrow();
+/** The `create-project` command of an input, with PROJECT_DEFAULTS for what it leaves out. */
+export function newProjectOf(input: CreateProjectInput): NewProject {
+  return {
+    id: input.id,
+    name: input.name ?? input.id,
+    repo: input.repo,
+    branch: input.branch ?? PROJECT_DEFAULTS.branch,
+    objective: input.objective ?? PROJECT_DEFAULTS.objective,
+    runnerConfig: input.runnerConfig,
+    concurrency: input.concurrency ?? PROJECT_DEFAULTS.concurrency,
+    continuous: input.continuous ?? PROJECT_DEFAULTS.continuous,
+    budgetUsd: input.budgetUsd ?? null,
+    status: input.status ?? PROJECT_DEFAULTS.status,
+  };
+}
+
+/**
+ * Creates a project through the `create-project` command (one transaction with its
+ * `project.created` event and a NOTIFY), for fixtures and tools without Redis; services and
+ * the CLI use `createProject` of `@overseer/transitions`, which also publishes live.
+ */
+export async function createProject(db: Db, input: CreateProjectInput, by = "operator"): Promise<ProjectRow> {
+  await applyTransition(db, input.id, { kind: "create-project", project: newProjectOf(input), by });
+  return requireProject(db, input.id);
 }
 
 export async function getProject(db: Db, id: string): Promise<ProjectRow | undefined> {
@@ -55,29 +63,4 @@ export async function listProjects(
   let q = db.selectFrom("projects").selectAll().orderBy("id");
   if (filter.status) q = q.where("status", "=", filter.status);
   return q.execute();
-}
-
-export async function updateProjectConfig(
-  db: Db,
-  id: string,
-  patch: {
-    runnerConfig?: Record<string, unknown>;
-    objective?: string;
-    concurrency?: number;
-    budgetUsd?: number | null;
-  },
-): Promise<ProjectRow> {
-  return db
-    .updateTable("projects")
-    .set({
-      ...(patch.runnerConfig ? { runner_config: json(patch.runnerConfig) } : {}),
-      ...(patch.objective !== undefined ? { objective: patch.objective } : {}),
-      ...(patch.concurrency !== undefined ? { concurrency: patch.concurrency } : {}),
-      ...(patch.budgetUsd !== undefined ? { budget_usd: patch.budgetUsd } : {}),
-      version: sql`version + 1`,
-      updated_at: new Date(),
-    })
-    .where("id", "=", id)
-    .returningAll()
-    .executeTakeFirstOrThrow();
 }

@@ -2,6 +2,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 import {
   type ApplyResult,
   applyCommand,
+  applyProjectCreation,
   type Command,
   commandRunId,
   type DomainContext,
@@ -84,6 +85,15 @@ export async function applyTransition(
     .execute(async (trx) => {
       if (options.leaseOwner !== undefined) await assertLease(trx, projectId, options.leaseOwner);
       const runId = commandRunId(command);
+      const ctx = defaultDomainContext(options.ctx);
+      if (command.kind === "create-project" && !(await projectExists(trx, projectId))) {
+        if (command.project.id !== projectId)
+          throw new Error(`create-project for ${command.project.id} was applied to project ${projectId}`);
+        const created = applyProjectCreation(command, ctx);
+        const eventRows = await persist(trx, projectId, created, ctx.now);
+        await sql`SELECT pg_notify(${POSTGRES_NOTIFY_CHANNEL}, ${projectId})`.execute(trx);
+        return { ...created, eventRows };
+      }
       const state = await loadProjectState(trx, projectId, {
         runIds: runId ? [runId] : [],
         decisionIds: command.kind === "resolve-decision" ? [command.decisionId] : [],
@@ -102,7 +112,6 @@ export async function applyTransition(
           );
         }
       }
-      const ctx = defaultDomainContext(options.ctx);
       const result = applyCommand(state, command, ctx);
       const usage = "usage" in command ? command.usage : undefined;
       if (result.outcome === "already_applied") {
@@ -143,12 +152,19 @@ function isNoChange(result: ApplyResult): boolean {
   const c = result.changes;
   return (
     c.project === null &&
+    c.createdProject === null &&
+    c.settings === null &&
     c.tasks.length === 0 &&
     c.runs.length === 0 &&
     c.decisions.length === 0 &&
     result.events.length === 0 &&
     result.incidents.length === 0
   );
+}
+
+async function projectExists(db: Db, projectId: string): Promise<boolean> {
+  const row = await db.selectFrom("projects").select("id").where("id", "=", projectId).executeTakeFirst();
+  return row !== undefined;
 }
 
 async function assertLease(db: Db, projectId: string, owner: string): Promise<void> {
@@ -172,11 +188,12 @@ async function persist(db: Db, projectId: string, result: ApplyResult, at: numbe
   const { changes } = result;
   const now = new Date(at);
   try {
+    if (changes.createdProject) await insertProjectRow(db, changes.createdProject, now);
     await insertCreatedTasks(db, projectId, changes);
     await updateChangedTasks(db, projectId, changes, now);
     await persistRuns(db, projectId, result, now);
     await persistDecisions(db, projectId, changes, now);
-    if (changes.project) await updateProjectRow(db, projectId, changes.project, now);
+    if (changes.project) await updateProjectRow(db, projectId, changes.project, changes.settings, now);
   } catch (error) {
     if (isUniqueViolation(error))
       throw new ConflictError("A concurrent transition created the same row; retry.", {
@@ -338,10 +355,32 @@ async function persistDecisions(db: Db, projectId: string, changes: Changes, now
 }
 
 /** The project row, only if still at the version the command was applied to. */
+/** create-project: the new row (its id is unique: a concurrent create is a ConflictError, then already_exists). */
+async function insertProjectRow(db: Db, p: NonNullable<Changes["createdProject"]>, now: Date): Promise<void> {
+  await db
+    .insertInto("projects")
+    .values({
+      id: p.id,
+      name: p.name,
+      repo: p.repo,
+      branch: p.branch,
+      objective: p.objective,
+      runner_config: json(p.runnerConfig),
+      concurrency: p.concurrency,
+      continuous: p.continuous,
+      budget_usd: p.budgetUsd,
+      status: p.status,
+      created_at: now,
+      updated_at: now,
+    })
+    .execute();
+}
+
 async function updateProjectRow(
   db: Db,
   projectId: string,
   p: NonNullable<Changes["project"]>,
+  settings: Changes["settings"],
   now: Date,
 ): Promise<void> {
   const updated = await db
@@ -354,6 +393,10 @@ async function updateProjectRow(
       sessions_limit: p.sessionsLimit,
       mission: p.mission === null ? null : json(p.mission),
       ...(p.mission ? { objective: p.mission.objective } : {}),
+      ...(settings?.objective !== undefined ? { objective: settings.objective } : {}),
+      ...(settings?.runnerConfig !== undefined ? { runner_config: json(settings.runnerConfig) } : {}),
+      ...(settings?.budgetUsd !== undefined ? { budget_usd: settings.budgetUsd } : {}),
+      concurrency: p.concurrency,
       sessions_used: p.sessionsUsed,
       version: p.version + 1,
       updated_at: now,

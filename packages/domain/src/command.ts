@@ -1,4 +1,5 @@
 import type { MissionBound, PlanApproval, Proposal } from "./mission.ts";
+import type { NewProject, ProjectSettingsPatch } from "./project-settings.ts";
 import type { AwaitingReason } from "./task.ts";
 import type { TaskCardInput } from "./task-card.ts";
 
@@ -169,6 +170,13 @@ export type Command =
       budgetUsd?: number | null | undefined;
       by: string;
     }
+  /**
+   * Registers a project (`overseer init`, POST /api/v1/projects). Applied where no project of
+   * that id exists yet; against an existing project it is refused (`already_exists`).
+   */
+  | { kind: "create-project"; project: NewProject; by: string }
+  /** Changes operator settings (runner config, objective, concurrency, budget); records the keys. */
+  | { kind: "update-project-config"; patch: ProjectSettingsPatch; by: string }
   | {
       kind: "set-project-status";
       status: "active" | "paused" | "stopped";
@@ -208,6 +216,8 @@ export const OPERATOR_COMMAND_KINDS = [
   "start-project",
   "import-tasks",
   "start-mission",
+  "create-project",
+  "update-project-config",
 ] as const satisfies readonly CommandKind[];
 
 export function commandRunId(command: Command): string | null {

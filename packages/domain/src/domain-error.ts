@@ -9,7 +9,9 @@ export type DomainErrorCode =
   | "note_required"
   | "stale"
   | "conflict"
-  | "project_inactive";
+  | "project_inactive"
+  | "already_exists"
+  | "invalid_settings";
 
 export class DomainError extends Error {
   override readonly name = "DomainError";

@@ -29,6 +29,8 @@ export type DomainEventType =
   | "decision.created"
   | "decision.resolved"
   | "incident.recorded"
+  | "project.created"
+  | "project.config_updated"
   | "project.status_changed"
   | "project.started"
   | "project.sessions_exhausted"

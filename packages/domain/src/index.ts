@@ -4,6 +4,7 @@ export * from "./domain-error.ts";
 export * from "./domain-event.ts";
 export * from "./mission.ts";
 export * from "./mission-summary.ts";
+export * from "./project-settings.ts";
 export * from "./project-state.ts";
 export * from "./run.ts";
 export * from "./scheduler.ts";

@@ -25,6 +25,8 @@
  *   operator         release-external, answer, resolve-decision, cancel, stop, project status
  *   start-project    active with a fresh session budget (rule 12), records project.started
  *   import-tasks     new todo tasks from a validated task file, all or none
+ *   create-project   a new project (applyProjectCreation; against an existing one: already_exists)
+ *   update-project-config  operator settings (runner config, objective, concurrency, budget)
  *
  * `awaiting_input` is left only through an operator command.
  */
@@ -51,6 +53,12 @@ import {
   type Proposal,
   REJECT_PLAN_OPTION_ID,
 } from "./mission.ts";
+import {
+  changedSettings,
+  checkProjectSettings,
+  type NewProject,
+  type ProjectSettingsPatch,
+} from "./project-settings.ts";
 import type { DomainContext, ProjectControl, ProjectState } from "./project-state.ts";
 import { formatAgentId, isActiveRun, type Run, type RunAction } from "./run.ts";
 import { activeRunCount, nextAction, runnableTasks } from "./scheduler.ts";
@@ -63,6 +71,10 @@ export const MAX_REMEDIATIONS_PER_ROOT = 6;
 
 export interface Changes {
   readonly project: ProjectControl | null;
+  /** create-project: the project row to insert (before anything else). */
+  readonly createdProject: NewProject | null;
+  /** update-project-config: the operator settings to write with the project row. */
+  readonly settings: ProjectSettingsPatch | null;
   /** Tasks whose fields changed; `version` is still the loaded one (the expected version). */
   readonly tasks: readonly Task[];
   readonly createdTaskIds: ReadonlySet<string>;
@@ -239,6 +251,24 @@ export function applyCommand(state: ProjectState, command: Command, ctx: DomainC
     case "start-mission":
       startMission(draft, command);
       break;
+    case "create-project":
+      throw new DomainError(
+        "already_exists",
+        `Project ${state.project.id} already exists; choose another id (or update it: overseer init --update).`,
+        { projectId: state.project.id },
+      );
+    case "update-project-config": {
+      checkProjectSettings(command.patch);
+      const changed = changedSettings(command.patch);
+      if (changed.length === 0) break;
+      draft.project = {
+        ...draft.project,
+        concurrency: command.patch.concurrency ?? draft.project.concurrency,
+      };
+      draft.settings = command.patch;
+      draft.event("project.config_updated", { taskId: null, id: null }, { changed, by: command.by });
+      break;
+    }
     case "set-project-status":
       if (command.status === "stopped") {
         // The runs are cancelled but their tasks are not: an executor's task goes back to
@@ -262,7 +292,48 @@ export function applyCommand(state: ProjectState, command: Command, ctx: DomainC
 }
 
 // ---------------------------------------------------------------------------------------
-// Project start and task import
+// Project creation, start and task import
+
+/**
+ * `create-project` where no project of that id exists yet (applyCommand needs a project's
+ * state; a project that exists refuses the command there): the checked settings become the new
+ * project, recorded by `project.created` (the runner config's keys, never its values).
+ */
+export function applyProjectCreation(
+  command: Extract<Command, { kind: "create-project" }>,
+  ctx: DomainContext,
+): ApplyResult {
+  const { project } = command;
+  checkProjectSettings(project);
+  const control: ProjectControl = {
+    id: project.id,
+    status: project.status,
+    statusReason: null,
+    continuous: project.continuous,
+    concurrency: project.concurrency,
+    sessionsLimit: null,
+    sessionsUsed: 0,
+    stage: null,
+    mission: null,
+    version: 0,
+  };
+  const draft = new Draft({ project: control, tasks: new Map(), runs: new Map(), decisions: new Map() }, ctx);
+  draft.createdProject = project;
+  draft.event(
+    "project.created",
+    { taskId: null, id: null },
+    {
+      name: project.name,
+      repo: project.repo,
+      branch: project.branch,
+      status: project.status,
+      concurrency: project.concurrency,
+      runnerConfigKeys: Object.keys(project.runnerConfig).sort(),
+      by: command.by,
+    },
+  );
+  return draft.result("applied");
+}
 
 function startProject(draft: Draft, command: Extract<Command, { kind: "start-project" }>): void {
   const from = draft.project.status;
@@ -1314,6 +1385,8 @@ class Draft {
   readonly runs: Map<string, Run>;
   readonly decisions: Map<string, Decision>;
   project: ProjectControl;
+  createdProject: NewProject | null = null;
+  settings: ProjectSettingsPatch | null = null;
   resolution: ApplyResult["resolution"] = null;
   private readonly changedTasks = new Set<string>();
   private readonly createdTasks = new Set<string>();
@@ -1500,6 +1573,8 @@ class Draft {
       state: this.snapshot(),
       changes: {
         project: this.project === this.initial.project ? null : this.project,
+        createdProject: this.createdProject,
+        settings: this.settings,
         tasks: pick(this.tasks, this.changedTasks),
         createdTaskIds: this.createdTasks,
         runs: pick(this.runs, this.changedRuns),
@@ -1517,6 +1592,8 @@ class Draft {
 function emptyChanges(): Changes {
   return {
     project: null,
+    createdProject: null,
+    settings: null,
     tasks: [],
     createdTaskIds: new Set(),
     runs: [],

@@ -21,6 +21,9 @@
  *       a fresh reviewer's approve of completion evidence with no pending card and no open task;
  *       with plan_approval operator a reviewer's approve imports nothing (the plan waits on a
  *       pending card) and only the operator's approve_plan imports it, whole or not at all
+ *   (l) project settings: update-project-config touches no task, run or card, sets the
+ *       concurrency it names and records project.config_updated with the changed keys;
+ *       create-project against an existing project and invalid settings are refused
  * plus consistency checks that keep the machine live: an in_progress task has an active run,
  * awaiting_input ⇔ a pending card, blockedBy is set exactly while blocked and names an open
  * resolver. Anything thrown other than a DomainError fails the property.
@@ -313,6 +316,17 @@ function operatorReleases(state: ProjectState): Candidate[] {
     },
     expect: "ok",
   });
+  // Operator settings change (never below the runs already active: lowering concurrency under
+  // them is allowed, but then (f) holds only for new claims).
+  const concurrency = Math.max(activeRuns(state).length, 1 + (state.tasks.size % 3));
+  out.push({
+    command: { kind: "update-project-config", by, patch: { concurrency, objective: "Ship the parser" } },
+    expect: "ok",
+  });
+  out.push({
+    command: { kind: "update-project-config", by, patch: { runnerConfig: { attempts: 2 }, budgetUsd: null } },
+    expect: "ok",
+  });
   const planning = [...state.tasks.values()].some((t) => t.kind === "plan" && !isTerminal(t));
   out.push({
     command: {
@@ -369,6 +383,27 @@ function invalidCommands(state: ProjectState): Candidate[] {
     expect: "error",
   });
   out.push({ command: { kind: "cancel", taskId: "NOPE-1", by }, expect: "error" });
+  out.push({
+    command: {
+      kind: "create-project",
+      by,
+      project: {
+        id: state.project.id,
+        name: "again",
+        repo: "/srv/repo",
+        branch: "main",
+        objective: "",
+        runnerConfig: {},
+        concurrency: 1,
+        budgetUsd: null,
+        status: "paused",
+        continuous: false,
+      },
+    },
+    expect: "error",
+  });
+  out.push({ command: { kind: "update-project-config", by, patch: { concurrency: 0 } }, expect: "error" });
+  out.push({ command: { kind: "update-project-config", by, patch: { budgetUsd: -1 } }, expect: "error" });
   const someTask = [...state.tasks.keys()][0];
   if (someTask) {
     out.push({ command: { kind: "import-tasks", by, tasks: [importedCard(someTask, [])] }, expect: "error" });
@@ -582,6 +617,31 @@ function checkStep(prev: ProjectState, command: Command, result: ApplyResult, hi
     ensure(
       result.events.some((e) => e.type === "project.started"),
       via("start recorded no project.started event"),
+    );
+  }
+
+  // (l) operator settings: nothing but the project changes, recorded with the changed keys.
+  if (command.kind === "update-project-config") {
+    const { changes } = result;
+    ensure(
+      changes.tasks.length === 0 && changes.runs.length === 0 && changes.decisions.length === 0,
+      via("a settings change touched tasks, runs or cards"),
+    );
+    ensure(
+      command.patch.concurrency === undefined || next.project.concurrency === command.patch.concurrency,
+      via("the concurrency was not the one set"),
+    );
+    ensure(changes.settings === command.patch, via("the settings change was not recorded for persistence"));
+    const event = result.events.find((e) => e.type === "project.config_updated");
+    ensure(
+      event !== undefined &&
+        JSON.stringify(event.data.changed) ===
+          JSON.stringify(
+            (["runnerConfig", "objective", "concurrency", "budgetUsd"] as const).filter(
+              (k) => command.patch[k] !== undefined,
+            ),
+          ),
+      via("project.config_updated missing or naming other keys"),
     );
   }
 

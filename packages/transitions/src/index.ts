@@ -1,10 +1,12 @@
 export {
   type CommandApplier,
+  createProject,
   importTasks,
   type StartMissionOptions,
   type StartProjectOptions,
   startMission,
   startProject,
+  updateProjectConfig,
 } from "./project-commands.ts";
 export {
   type ApplyCommandOptions,

@@ -1,5 +1,17 @@
-import { type AppliedTransition, type Db, requireProject } from "@overseer/db";
-import { type Command, DEFAULT_MISSION_MAX_ROUNDS, type TaskCardInput } from "@overseer/domain";
+import {
+  type AppliedTransition,
+  type CreateProjectInput,
+  type Db,
+  newProjectOf,
+  type ProjectRow,
+  requireProject,
+} from "@overseer/db";
+import {
+  type Command,
+  DEFAULT_MISSION_MAX_ROUNDS,
+  type ProjectSettingsPatch,
+  type TaskCardInput,
+} from "@overseer/domain";
 
 /** What the helpers need: the TransitionApplier, or a caller's wrapper around it (gateway metrics). */
 export interface CommandApplier {
@@ -81,4 +93,32 @@ export async function startMission(
     budgetUsd: options.budgetUsd,
     by: options.by ?? "operator",
   });
+}
+
+/**
+ * Registers a project through the `create-project` command: one transaction with its
+ * `project.created` event and a NOTIFY, then published live. An existing id is refused
+ * (DomainError `already_exists`). Returns the stored row.
+ */
+export async function createProject(
+  applier: CommandApplier,
+  input: CreateProjectInput,
+  by = "operator",
+): Promise<ProjectRow> {
+  await applier.apply(input.id, { kind: "create-project", project: newProjectOf(input), by });
+  return requireProject(applier.db, input.id);
+}
+
+/**
+ * Changes a project's operator settings through the `update-project-config` command (event
+ * `project.config_updated` naming the changed keys). Absent keys keep their value.
+ */
+export async function updateProjectConfig(
+  applier: CommandApplier,
+  projectId: string,
+  patch: ProjectSettingsPatch,
+  by = "operator",
+): Promise<ProjectRow> {
+  await applier.apply(projectId, { kind: "update-project-config", patch, by });
+  return requireProject(applier.db, projectId);
 }

@@ -1,5 +1,14 @@
 import { randomBytes } from "node:crypto";
-import { createProject, createScratchDatabase, getRun, type ScratchDatabase } from "@overseer/db";
+import {
+  createProject,
+  createScratchDatabase,
+  getProject,
+  getRun,
+  listEvents,
+  POSTGRES_NOTIFY_CHANNEL,
+  type ScratchDatabase,
+} from "@overseer/db";
+import { DomainError } from "@overseer/domain";
 import {
   createRedis,
   LiveChannel,
@@ -10,7 +19,13 @@ import {
   RunQueues,
 } from "@overseer/queue";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { importTasks, startProject, TransitionApplier } from "../src/index.ts";
+import {
+  createProject as createProjectCommand,
+  importTasks,
+  startProject,
+  TransitionApplier,
+  updateProjectConfig,
+} from "../src/index.ts";
 
 const prefix = `${process.env.OVERSEER_TEST_RUN ?? "local"}-trtest-${randomBytes(4).toString("hex")}`;
 let scratch: ScratchDatabase;
@@ -147,5 +162,73 @@ describe("TransitionApplier", () => {
     expect(result.state.project.status).toBe("active");
     expect(failures.length).toBeGreaterThan(0);
     broken.disconnect();
+  });
+
+  it("creates a project and changes its settings as commands: event, NOTIFY and live publication", async () => {
+    const notified: string[] = [];
+    const subscription = await scratch.notifications.listen(POSTGRES_NOTIFY_CHANNEL, (id) =>
+      notified.push(id),
+    );
+    try {
+      const applier = new TransitionApplier({ db: scratch.db, live, queues });
+      const row = await createProjectCommand(
+        applier,
+        { id: "four", repo: "/tmp/none", runnerConfig: { argv: ["agent"] }, concurrency: 2 },
+        "alice",
+      );
+      expect(row).toMatchObject({
+        id: "four",
+        name: "four",
+        branch: "main",
+        status: "paused",
+        concurrency: 2,
+      });
+      const updated = await updateProjectConfig(
+        applier,
+        "four",
+        { concurrency: 3, objective: "Parse" },
+        "bob",
+      );
+      expect(updated).toMatchObject({
+        concurrency: 3,
+        objective: "Parse",
+        runner_config: { argv: ["agent"] },
+      });
+      expect(updated.version).toBe(row.version + 1);
+
+      const events = await listEvents(scratch.db, { projectId: "four" });
+      expect(events.map((e) => [e.type, e.data.by])).toEqual([
+        ["project.created", "alice"],
+        ["project.config_updated", "bob"],
+      ]);
+      await expect.poll(() => notified.filter((id) => id === "four").length, { timeout: 10_000 }).toBe(2);
+      await expect
+        .poll(() => received.filter((e) => e.projectId === "four").map((e) => e.type), { timeout: 10_000 })
+        .toEqual(["project.created", "project.config_updated"]);
+
+      const again = await createProjectCommand(applier, {
+        id: "four",
+        repo: "/elsewhere",
+        runnerConfig: {},
+      }).catch((error: unknown) => error);
+      expect(again).toBeInstanceOf(DomainError);
+      expect((again as DomainError).code).toBe("already_exists");
+      expect((await getProject(scratch.db, "four"))?.repo).toBe("/tmp/none");
+    } finally {
+      await subscription.unlisten();
+    }
+  });
+
+  it("of two concurrent creates of one id, one applies and the other is refused with already_exists", async () => {
+    const applier = new TransitionApplier({ db: scratch.db });
+    const outcomes = await Promise.allSettled(
+      ["/tmp/a", "/tmp/b"].map((repo) =>
+        createProjectCommand(applier, { id: "five", repo, runnerConfig: {} }),
+      ),
+    );
+    expect(outcomes.filter((o) => o.status === "fulfilled")).toHaveLength(1);
+    const refused = outcomes.find((o) => o.status === "rejected");
+    expect((refused as PromiseRejectedResult).reason).toMatchObject({ code: "already_exists" });
+    expect(await listEvents(scratch.db, { projectId: "five" })).toHaveLength(1);
   });
 });

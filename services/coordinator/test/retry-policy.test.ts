@@ -2,9 +2,9 @@ import { ConfigError } from "@overseer/config";
 import {
   createProject,
   createScratchDatabase,
+  json,
   requireProject,
   type ScratchDatabase,
-  updateProjectConfig,
 } from "@overseer/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { retryPolicyOf } from "../src/run-job-builder.ts";
@@ -34,7 +34,11 @@ describe("retryPolicyOf", () => {
   it("refuses an invalid stored config with the fields and the command that replaces it, never a default", async () => {
     await createProject(scratch.db, { id: "retry-bad", repo: "/tmp/none", runnerConfig: {} });
     // A row written before a schema change, or edited by hand: the repository stores what it is given.
-    await updateProjectConfig(scratch.db, "retry-bad", { runnerConfig: { attempts: "many" } });
+    await scratch.db
+      .updateTable("projects")
+      .set({ runner_config: json({ attempts: "many" }) })
+      .where("id", "=", "retry-bad")
+      .execute();
     const project = await requireProject(scratch.db, "retry-bad");
     let thrown: unknown;
     try {

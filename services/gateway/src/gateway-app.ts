@@ -99,7 +99,7 @@ export function createGatewayApp(deps: GatewayDeps, options: GatewayOptions = {}
     verifier,
     statusCache,
   };
-  const unlisten = listenForChanges(deps, statusCache);
+  const unlisten = listenForChanges(deps, statusCache, subscriber);
 
   const inFlight = new InFlightRequests();
   const app = new OpenAPIHono<GatewayEnv>({ defaultHook: validationHook });
@@ -202,15 +202,23 @@ export function createGatewayApp(deps: GatewayDeps, options: GatewayOptions = {}
 
 /**
  * LISTENs to the transition channel when a notification listener is given: each notification
- * (payload: project id) drops that project's cached status, and the cache trusts them
- * (`notify` mode) once listening. Returns the function that stops listening.
+ * (payload: project id) drops that project's cached status and wakes its event streams (the
+ * CLI applies commands without Redis: its NOTIFY is what publishes them live), and the cache
+ * trusts them (`notify` mode) once listening. Returns the function that stops listening.
  */
-function listenForChanges(deps: GatewayDeps, cache: ProjectStatusCache): () => Promise<void> {
+function listenForChanges(
+  deps: GatewayDeps,
+  cache: ProjectStatusCache,
+  subscriber: ProjectEventSubscriber,
+): () => Promise<void> {
   if (!deps.notifications) return async () => {};
   const listening = deps.notifications
     .listen(
       POSTGRES_NOTIFY_CHANNEL,
-      (projectId) => cache.invalidate(projectId),
+      (projectId) => {
+        cache.invalidate(projectId);
+        subscriber.wake(projectId);
+      },
       // Called on every (re)connection: anything sent while disconnected was missed.
       () => {
         cache.invalidateAll();

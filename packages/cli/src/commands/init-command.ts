@@ -15,9 +15,10 @@ import {
   type RunnerConfig,
   type RunnerConfigInput,
 } from "@overseer/config";
-import { createProject, getProject, updateProjectConfig } from "@overseer/db";
+import { getProject } from "@overseer/db";
 import { PROJECT_ID_PATTERN } from "@overseer/domain";
 import { runGit } from "@overseer/git";
+import { createProject, TransitionApplier, updateProjectConfig } from "@overseer/transitions";
 import { parseCommandArgs, requirePositive } from "../arg-parser.ts";
 import { withDatabase } from "../cli-context.ts";
 import { CommandFailed, EXIT_OK, UsageError } from "../cli-errors.ts";
@@ -97,8 +98,11 @@ export const initCommand: CliCommand = {
         throw new UsageError(`Project "${values.project}" already exists; pass --update to change it.`);
       }
       const runnerConfig = config ?? (existing ? undefined : parseRunnerConfig({}, "defaults"));
+      // Both go through the TransitionApplier: one transaction with the event and the NOTIFY
+      // that wakes the coordinator and the gateway's watchers.
+      const applier = new TransitionApplier({ db });
       if (existing) {
-        await updateProjectConfig(db, existing.id, {
+        await updateProjectConfig(applier, existing.id, {
           runnerConfig: runnerConfig as Record<string, unknown> | undefined,
           objective: values.objective,
           concurrency: concurrency ?? config?.concurrency,
@@ -106,7 +110,7 @@ export const initCommand: CliCommand = {
         });
         io.out(`updated project ${existing.id}`);
       } else {
-        await createProject(db, {
+        await createProject(applier, {
           id: values.project as string,
           name: values.name,
           repo: repo as string,

@@ -37,6 +37,8 @@ const DOMAIN_STATUS: Record<DomainErrorCode, ContentfulStatusCode> = {
   stale: 409,
   conflict: 409,
   project_inactive: 409,
+  already_exists: 409,
+  invalid_settings: 422,
   invalid_option: 422,
   note_required: 422,
 };

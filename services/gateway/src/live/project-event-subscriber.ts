@@ -53,6 +53,14 @@ export class ProjectEventSubscriber {
     return unsubscribe;
   }
 
+  /**
+   * Wakes a project's streams without a Redis message: the gateway calls it for each Postgres
+   * NOTIFY, so a change made where no Redis is at hand (the CLI) reaches watchers at once.
+   */
+  wake(projectId: string): void {
+    for (const listener of this.listeners.get(this.live.eventsChannel(projectId)) ?? []) listener();
+  }
+
   async close(): Promise<void> {
     const connection = this.connection;
     this.connection = null;

@@ -11,17 +11,15 @@ import {
 } from "@overseer/api-contract";
 import { findRepositoryLocationProblem, parseRunnerConfig } from "@overseer/config";
 import {
-  createProject,
   getDecision,
   getProject,
-  isUniqueViolation,
   listDecisions,
   listIncidents,
   listProjects,
   loadMissionSummaryInput,
 } from "@overseer/db";
-import { PROJECT_STATUSES, summarizeMission } from "@overseer/domain";
-import { startMission } from "@overseer/transitions";
+import { isDomainError, PROJECT_STATUSES, summarizeMission } from "@overseer/domain";
+import { createProject, startMission } from "@overseer/transitions";
 import { actorOf } from "../gateway-env.ts";
 import { ApiError } from "../http/api-error.ts";
 import { requireScope } from "../http/request-guards.ts";
@@ -162,21 +160,25 @@ export function registerProjectRoutes(app: RouteApp, ctx: RouteContext): void {
       const rawConfig = body.runner_config ?? {};
       const config = parseRunnerConfig(rawConfig, "runner_config");
       try {
-        const row = await createProject(db, {
-          id: body.id,
-          name: body.name,
-          repo: body.repo,
-          branch: body.branch,
-          objective: body.objective,
-          runnerConfig: rawConfig,
-          concurrency: body.concurrency ?? config.concurrency,
-          continuous: body.continuous,
-          budgetUsd: body.budget_usd ?? config.budget_usd,
-          status: body.status ?? "paused",
-        });
+        const row = await createProject(
+          ctx.transitions,
+          {
+            id: body.id,
+            name: body.name,
+            repo: body.repo,
+            branch: body.branch,
+            objective: body.objective,
+            runnerConfig: rawConfig,
+            concurrency: body.concurrency ?? config.concurrency,
+            continuous: body.continuous,
+            budgetUsd: body.budget_usd ?? config.budget_usd,
+            status: body.status ?? "paused",
+          },
+          actorOf(c.get("token")),
+        );
         return c.json(projectView(row, redactedRunnerConfig(row.runner_config)), 201);
       } catch (error) {
-        if (isUniqueViolation(error)) {
+        if (isDomainError(error) && error.code === "already_exists") {
           throw new ApiError(409, "already_exists", `Project ${body.id} already exists; choose another id.`, {
             project_id: body.id,
           });

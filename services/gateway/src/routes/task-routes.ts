@@ -1,6 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import {
-  DecisionCardSchema,
   limitSchema,
   ProjectParams,
   ProjectTaskParams,
