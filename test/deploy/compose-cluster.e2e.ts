@@ -1,0 +1,290 @@
+/**
+ * The deployed cluster, driven from outside like an operator would (`npm run test:deploy`;
+ * scripts/test-deploy.sh builds the image and brings up docker-compose.yml with two workers
+ * before this runs, and removes everything afterwards).
+ *
+ * - The first admin token comes from the documented one-off container
+ *   (`compose run --rm gateway node dist/overseer.js token create`), the project is registered
+ *   the same way (`overseer init`) on a bare repository bind-mounted into the containers.
+ * - Tasks are imported and the project resumed through the gateway's HTTP API.
+ * - A worker container holding a run is SIGKILLed (`docker kill -s KILL`); later, with runs in
+ *   flight again, the Postgres container is restarted.
+ * - Every task ends done, each with exactly one submit and one approve transition, no run
+ *   transition recorded twice, and exactly one landed commit per task on main.
+ */
+import { execFile } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { promisify } from "node:util";
+import postgres from "postgres";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { waitFor } from "../support/wait-for.ts";
+
+const run = promisify(execFile);
+
+function required(name: string): string {
+  const value = process.env[name];
+  if (!value)
+    throw new Error(`${name} is not set: run this through npm run test:deploy (scripts/test-deploy.sh)`);
+  return value;
+}
+
+const COMPOSE = required("OVERSEER_DEPLOY_COMPOSE").split(" ");
+const GATEWAY = required("OVERSEER_DEPLOY_GATEWAY_URL");
+const DATABASE_URL = required("OVERSEER_DEPLOY_DATABASE_URL");
+const REPOS = required("OVERSEER_TEST_REPOS");
+const PROJECT = "deploy";
+const REPO = path.join(REPOS, `${PROJECT}.git`);
+/** uid:gid of the `overseer` user in the image (infra/Dockerfile). */
+const IMAGE_USER = "10001:10001";
+const TASK_IDS = ["S00-001", "S00-002", "S00-003", "S00-004", "S00-005", "S00-006"];
+
+const started = Date.now();
+function progress(line: string): void {
+  process.stdout.write(`[test:deploy +${Math.round((Date.now() - started) / 1000)}s] ${line}\n`);
+}
+
+async function sh(file: string, args: string[], timeoutMs = 300_000): Promise<string> {
+  try {
+    const { stdout } = await run(file, args, { timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024 });
+    return stdout;
+  } catch (error) {
+    const e = error as Error & { stdout?: string; stderr?: string };
+    throw new Error(`${file} ${args.join(" ")} failed: ${e.message}\n${e.stdout ?? ""}${e.stderr ?? ""}`);
+  }
+}
+
+const compose = (args: string[], timeoutMs?: number) =>
+  sh(COMPOSE[0] as string, [...COMPOSE.slice(1), ...args], timeoutMs);
+const docker = (args: string[], timeoutMs?: number) => sh("docker", args, timeoutMs);
+const git = (args: string[], cwd?: string) =>
+  sh("git", ["-c", "safe.directory=*", ...(cwd ? ["-C", cwd] : []), ...args]);
+
+/** `overseer …` in a one-off gateway container (the documented operator path). */
+const cli = (args: string[]) =>
+  compose(["run", "--rm", "--no-deps", "-T", "gateway", "node", "dist/overseer.js", ...args]);
+
+let token = "";
+async function api(method: string, route: string, body?: unknown, contentType = "application/json") {
+  const response = await fetch(`${GATEWAY}${route}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${token}`,
+      ...(body === undefined ? {} : { "content-type": contentType }),
+    },
+    body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body),
+    signal: AbortSignal.timeout(30_000),
+  });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`${method} ${route}: ${response.status} ${text}`);
+  return text === "" ? null : JSON.parse(text);
+}
+
+const sql = postgres(DATABASE_URL, { max: 2, onnotice: () => undefined, connect_timeout: 10 });
+
+async function runningRuns(): Promise<{ id: string; task_id: string; worker_id: string | null }[]> {
+  return sql`SELECT id, task_id, worker_id FROM runs WHERE project_id = ${PROJECT} AND status = 'running'`;
+}
+
+async function containerHealth(id: string): Promise<string> {
+  return (
+    await docker([
+      "inspect",
+      "--format",
+      "{{if .State.Health}}{{.State.Health.Status}}{{else}}{{.State.Status}}{{end}}",
+      id,
+    ])
+  ).trim();
+}
+
+let scratch = "";
+
+beforeAll(async () => {
+  scratch = await mkdtemp(path.join(REPOS, "seed-"));
+});
+
+afterAll(async () => {
+  await sql.end({ timeout: 5 });
+  await rm(scratch, { recursive: true, force: true });
+});
+
+describe("compose cluster (npm run test:deploy)", () => {
+  it("lands every task exactly once through a worker SIGKILL and a Postgres restart", {
+    timeout: 900_000,
+  }, async () => {
+    // The first token, from a one-off container of the image.
+    token =
+      (await cli(["token", "create", "--scope", "admin", "--name", "test-deploy"]))
+        .trim()
+        .split("\n")
+        .at(-1) ?? "";
+    expect(token).toMatch(/^ovr_/);
+    progress("admin token created with `compose run --rm gateway node dist/overseer.js token create`");
+
+    const ready = await api("GET", "/readyz");
+    progress(`gateway /readyz: ${JSON.stringify(ready)}`);
+    const workers = await waitFor(
+      "both workers' heartbeats",
+      async () => {
+        const answer = (await api("GET", "/api/v1/workers")) as {
+          workers: { id: string; sandbox: string; unsafe: boolean }[];
+        };
+        return answer.workers.length === 2 ? answer.workers : undefined;
+      },
+      120_000,
+      1000,
+    );
+    for (const w of workers) {
+      expect(w.sandbox).toBe("bwrap");
+      expect(w.unsafe).toBe(false);
+    }
+    progress(
+      `workers up with the bwrap sandbox (their startup probe passed): ${workers.map((w) => w.id).join(", ")}`,
+    );
+
+    // A bare repository the containers reach through the bind mount, owned by the image's user.
+    const seed = path.join(scratch, "work");
+    await git(["init", "-q", "-b", "main", seed]);
+    await writeFile(path.join(seed, "README.md"), "# deploy test\n");
+    await git(["add", "README.md"], seed);
+    await git(
+      ["-c", "user.name=test", "-c", "user.email=test@example.invalid", "commit", "-q", "-m", "Initial"],
+      seed,
+    );
+    await git(["clone", "-q", "--bare", seed, REPO]);
+    await writeFile(
+      path.join(REPOS, "runner.json"),
+      JSON.stringify({
+        argv: ["/usr/local/bin/node", "/opt/overseer/dist/bin/fake-harness.mjs"],
+        timeout_seconds: 300,
+        retry_backoff_seconds: 0.5,
+        concurrency: 4,
+      }),
+    );
+    await sh("chown", ["-R", IMAGE_USER, REPO, path.join(REPOS, "runner.json")]);
+    await cli([
+      "init",
+      "--project",
+      PROJECT,
+      "--repo",
+      REPO,
+      "--config",
+      path.join(REPOS, "runner.json"),
+      "--objective",
+      "Deploy test",
+    ]);
+    progress(
+      `project registered with \`compose run --rm gateway node dist/overseer.js init\` (repo ${REPO})`,
+    );
+
+    const tasks = TASK_IDS.map((id, i) => ({
+      id,
+      title: `Task ${id}`,
+      role: "backend",
+      scope: ["src/**"],
+      body: `Scripted task.\n\`\`\`overseer-fake\nexecute: write src/${id}.txt "${i}"; sleep 6; submit "Add ${id}"\n\`\`\`\n`,
+    }));
+    await api("POST", `/api/v1/projects/${PROJECT}/tasks/import`, tasks);
+    await api("POST", `/api/v1/projects/${PROJECT}/resume`, {});
+    progress(`${tasks.length} tasks imported and the project resumed through the HTTP API`);
+
+    // SIGKILL a worker container that holds a running run.
+    const victim = await waitFor(
+      "a run in flight on a worker",
+      async () => (await runningRuns()).find((r) => r.worker_id?.startsWith("worker-")),
+      300_000,
+      250,
+    );
+    const containerId = (victim.worker_id as string).split("-")[1] as string;
+    await docker(["kill", "-s", "KILL", containerId]);
+    progress(`SIGKILLed worker container ${containerId} while it ran ${victim.id} (task ${victim.task_id})`);
+    await waitFor(
+      `run ${victim.id} to be picked up again or finished`,
+      async () => {
+        const [row] = await sql`SELECT status, worker_id FROM runs WHERE id = ${victim.id}`;
+        return row && (row.status !== "running" || row.worker_id !== victim.worker_id) ? row : undefined;
+      },
+      300_000,
+      500,
+    );
+    progress(`run ${victim.id} continued on another worker after the kill`);
+
+    // Restart the Postgres container while runs are in flight.
+    const pending = await waitFor(
+      "a run in flight before the Postgres restart",
+      async () => {
+        const rows = await runningRuns();
+        return rows.length > 0 ? rows : undefined;
+      },
+      300_000,
+      250,
+    );
+    const postgresId = (await compose(["ps", "-q", "postgres"])).trim();
+    await docker(["restart", "-t", "10", postgresId], 120_000);
+    progress(`restarted the Postgres container with ${pending.length} run(s) in flight`);
+    await waitFor(
+      "Postgres healthy again",
+      async () => (await containerHealth(postgresId)) === "healthy",
+      180_000,
+      1000,
+    );
+
+    const done = await waitFor(
+      "every task done",
+      async () => {
+        const answer = (await api("GET", `/api/v1/projects/${PROJECT}/tasks`)) as {
+          tasks: { id: string; status: string }[];
+        };
+        return answer.tasks.length === TASK_IDS.length && answer.tasks.every((t) => t.status === "done")
+          ? answer.tasks
+          : undefined;
+      },
+      600_000,
+      1000,
+    );
+    progress(`all ${done.length} tasks done`);
+
+    // Exactly once, from Postgres (the truth).
+    const statuses = await sql`SELECT id, status FROM tasks WHERE project_id = ${PROJECT} ORDER BY id`;
+    expect(statuses.map((t) => [t.id, t.status])).toEqual(TASK_IDS.map((id) => [id, "done"]));
+    const counts = await sql`
+      SELECT task_id, type, count(*)::int AS n FROM events
+      WHERE project_id = ${PROJECT} AND type IN ('task.submitted', 'task.approved')
+      GROUP BY task_id, type`;
+    for (const id of TASK_IDS) {
+      for (const type of ["task.submitted", "task.approved"]) {
+        const n = counts.find((c) => c.task_id === id && c.type === type)?.n ?? 0;
+        expect(n, `${type} events of ${id}`).toBe(1);
+      }
+    }
+    const duplicated = await sql`
+      SELECT run_id, type, count(*)::int AS n FROM events
+      WHERE project_id = ${PROJECT} AND run_id IS NOT NULL AND type <> 'run.redelivered'
+      GROUP BY run_id, type HAVING count(*) > 1`;
+    expect(duplicated, "a run transition recorded twice").toEqual([]);
+    const unfinished =
+      await sql`SELECT id, status FROM runs WHERE project_id = ${PROJECT} AND status NOT IN ('finished', 'failed', 'cancelled')`;
+    expect(unfinished).toEqual([]);
+
+    // Exactly one landed commit per task on main, with the task's file.
+    const log = await git(
+      [
+        "log",
+        "main",
+        "--format=%(trailers:key=Task,valueonly,separator=%x2C)|%(trailers:key=Action,valueonly,separator=%x2C)|%s",
+      ],
+      REPO,
+    );
+    const lines = log.split("\n");
+    for (const id of TASK_IDS) {
+      const work = lines.filter((line) => line.startsWith(`${id}|execute|`));
+      expect(work, `work commits of ${id} on main`).toHaveLength(1);
+      const lands = lines.filter((line) => line.endsWith(`|Land ${id} on main`));
+      expect(lands.length, `landing commits of ${id} on main`).toBeLessThanOrEqual(1);
+      expect((await git(["show", `main:src/${id}.txt`], REPO)).trim()).toBe(String(TASK_IDS.indexOf(id)));
+    }
+    progress(
+      "exactly once: one submit and one approve per task, no run transition twice, one work commit per task on main",
+    );
+  });
+});
