@@ -4,7 +4,7 @@
  * before this runs, and removes everything afterwards).
  *
  * - The first admin token comes from the documented one-off container
- *   (`compose run --rm gateway node dist/overseer.js token create`), the project is registered
+ *   (`compose exec gateway node dist/overseer.js token create`), the project is registered
  *   the same way (`overseer init`) on a bare repository bind-mounted into the containers.
  * - Tasks are imported and the project resumed through the gateway's HTTP API.
  * - A worker container holding a run is SIGKILLed (`docker kill -s KILL`); later, with runs in
@@ -37,7 +37,10 @@ const PROJECT = "deploy";
 const REPO = path.join(REPOS, `${PROJECT}.git`);
 /** uid:gid of the `overseer` user in the image (infra/Dockerfile). */
 const IMAGE_USER = "10001:10001";
-const TASK_IDS = ["S00-001", "S00-002", "S00-003", "S00-004", "S00-005", "S00-006"];
+const FIRST_IDS = ["S00-001", "S00-002", "S00-003", "S00-004", "S00-005", "S00-006"];
+/** Wait for every first task, so runs are still in flight when the Postgres restart comes. */
+const LATE_IDS = ["S01-001", "S01-002"];
+const TASK_IDS = [...FIRST_IDS, ...LATE_IDS];
 
 const started = Date.now();
 function progress(line: string): void {
@@ -60,9 +63,8 @@ const docker = (args: string[], timeoutMs?: number) => sh("docker", args, timeou
 const git = (args: string[], cwd?: string) =>
   sh("git", ["-c", "safe.directory=*", ...(cwd ? ["-C", cwd] : []), ...args]);
 
-/** `overseer …` in a one-off gateway container (the documented operator path). */
-const cli = (args: string[]) =>
-  compose(["run", "--rm", "--no-deps", "-T", "gateway", "node", "dist/overseer.js", ...args]);
+/** `overseer …` inside the running gateway container (the documented operator path, infra/README.md). */
+const cli = (args: string[]) => compose(["exec", "-T", "gateway", "node", "dist/overseer.js", ...args]);
 
 let token = "";
 async function api(method: string, route: string, body?: unknown, contentType = "application/json") {
@@ -119,7 +121,7 @@ describe("compose cluster (npm run test:deploy)", () => {
         .split("\n")
         .at(-1) ?? "";
     expect(token).toMatch(/^ovr_/);
-    progress("admin token created with `compose run --rm gateway node dist/overseer.js token create`");
+    progress("admin token created with `compose exec gateway node dist/overseer.js token create`");
 
     const ready = await api("GET", "/readyz");
     progress(`gateway /readyz: ${JSON.stringify(ready)}`);
@@ -173,16 +175,15 @@ describe("compose cluster (npm run test:deploy)", () => {
       "--objective",
       "Deploy test",
     ]);
-    progress(
-      `project registered with \`compose run --rm gateway node dist/overseer.js init\` (repo ${REPO})`,
-    );
+    progress(`project registered with \`compose exec gateway node dist/overseer.js init\` (repo ${REPO})`);
 
     const tasks = TASK_IDS.map((id, i) => ({
       id,
       title: `Task ${id}`,
       role: "backend",
       scope: ["src/**"],
-      body: `Scripted task.\n\`\`\`overseer-fake\nexecute: write src/${id}.txt "${i}"; sleep 6; submit "Add ${id}"\n\`\`\`\n`,
+      prerequisites: LATE_IDS.includes(id) ? FIRST_IDS : [],
+      body: `Scripted task.\n\`\`\`overseer-fake\nexecute: write src/${id}.txt "${i}"; sleep 8; submit "Add ${id}"\n\`\`\`\n`,
     }));
     await api("POST", `/api/v1/projects/${PROJECT}/tasks/import`, tasks);
     await api("POST", `/api/v1/projects/${PROJECT}/resume`, {});
@@ -211,12 +212,12 @@ describe("compose cluster (npm run test:deploy)", () => {
 
     // Restart the Postgres container while runs are in flight.
     const pending = await waitFor(
-      "a run in flight before the Postgres restart",
+      `a run of ${LATE_IDS.join(" or ")} in flight (they start once the first six are done)`,
       async () => {
         const rows = await runningRuns();
-        return rows.length > 0 ? rows : undefined;
+        return rows.some((r) => LATE_IDS.includes(r.task_id)) ? rows : undefined;
       },
-      300_000,
+      600_000,
       250,
     );
     const postgresId = (await compose(["ps", "-q", "postgres"])).trim();
