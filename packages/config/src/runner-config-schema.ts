@@ -251,6 +251,22 @@ export const RunnerConfigSchema = z.strictObject({
       after_run: hookSchema(300).optional(),
     })
     .default({}),
+  /** How approved work lands on the main branch (docs/state-machine.md rule 3). */
+  landing: z
+    .strictObject({
+      /**
+       * A task branch that cannot fast-forward is integrated by a merge commit (`merge`) or by
+       * replaying its commits onto the main branch (`rebase`). Default merge.
+       */
+      strategy: z.enum(["merge", "rebase"], { error: 'one of "merge", "rebase"' }).default("merge"),
+      /**
+       * Run in the sandbox on the integrated tree of a non-fast-forward landing, before it is
+       * pushed; a failure lands nothing and sends the task back to an executor with the output's
+       * tail. The setup hook runs first. Default timeout 600 s.
+       */
+      check_command: hookSchema(600).optional(),
+    })
+    .default({ strategy: "merge" }),
   /** Files placed into each checkout (path → source), never committed. Default {}. */
   files: z
     .record(z.string().refine(isCheckoutPath, { error: CHECKOUT_PATH_EXPECTED }), placedFileSchema, {

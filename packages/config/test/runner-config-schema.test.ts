@@ -66,6 +66,7 @@ describe("parseRunnerConfig", () => {
       network_allow_hosts: [],
       sandbox: { pids_max: 256, memory_mb: 2048, cpu_seconds: 3600, read_only_paths: [] },
       hooks: {},
+      landing: { strategy: "merge" },
       files: {},
       probe_argv: [],
       metadata_globs: [],
@@ -103,6 +104,7 @@ describe("parseRunnerConfig", () => {
         network_allow_hosts: ["api.openai.com", "*.github.com", "10.0.0.1:8443"],
         sandbox: { driver: "docker", pids_max: 64, memory_mb: 512, cpu_seconds: 60, docker_image: "node:20" },
         hooks: { setup: { argv: ["npm", "ci"] }, after_run: { argv: ["make", "lint"], timeout_seconds: 10 } },
+        landing: { strategy: "rebase", check_command: { argv: ["npm", "test"] } },
         files: { ".env": { from_secret: "API_KEY" }, "config/local.json": { content: "{}" } },
         probe_argv: ["agent", "--version"],
         metadata_globs: ["docs/generated/**", "*.lock"],
@@ -116,6 +118,10 @@ describe("parseRunnerConfig", () => {
     );
     expect(config.hooks.setup).toEqual({ argv: ["npm", "ci"], timeout_seconds: 600 });
     expect(config.hooks.after_run).toEqual({ argv: ["make", "lint"], timeout_seconds: 10 });
+    expect(config.landing).toEqual({
+      strategy: "rebase",
+      check_command: { argv: ["npm", "test"], timeout_seconds: 600 },
+    });
     expect(config.sandbox.driver).toBe("docker");
     expect(config.files[".env"]).toEqual({ from_secret: "API_KEY" });
     expect(config.budget_usd).toBe(25.5);
@@ -158,6 +164,17 @@ describe("parseRunnerConfig", () => {
     [
       { hooks: { after_run: { argv: ["x"], timeout_seconds: 0 } } },
       "hooks.after_run.timeout_seconds",
+      "seconds > 0",
+    ],
+    [{ landing: { strategy: "squash" } }, "landing.strategy", 'one of "merge", "rebase"'],
+    [
+      { landing: { check_command: { argv: "npm test" } } },
+      "landing.check_command.argv",
+      "an array of strings",
+    ],
+    [
+      { landing: { check_command: { argv: ["make"], timeout_seconds: -1 } } },
+      "landing.check_command.timeout_seconds",
       "seconds > 0",
     ],
     [{ files: { "/etc/passwd": { content: "x" } } }, 'files["/etc/passwd"]', "checkout-relative file path"],

@@ -1,4 +1,4 @@
-import type { MissionState, Proposal } from "@overseer/domain";
+import type { LandingFailure, MissionState, Proposal } from "@overseer/domain";
 import type { ColumnType, Generated, Insertable, Selectable } from "kysely";
 
 /** Columns Postgres fills by default on insert. */
@@ -64,6 +64,8 @@ export interface TasksTable {
   branch_head: string | null;
   /** Planning tasks: the last proposal (task graph or completion evidence). */
   proposal: ColumnType<Proposal | null, unknown, unknown>;
+  /** The last approved landing that failed (conflict or check), until the next submit. */
+  landing: ColumnType<LandingFailure | null, unknown, unknown>;
   failures: Defaulted<number>;
   not_before: NullableTimestamp;
   version: Defaulted<number>;

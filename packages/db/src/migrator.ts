@@ -4,6 +4,7 @@ import * as initial from "./migrations/0001-initial-schema.ts";
 import * as runsEndedIndex from "./migrations/0002-runs-ended-index.ts";
 import * as missions from "./migrations/0003-missions.ts";
 import * as runUsageDetail from "./migrations/0004-run-usage-detail.ts";
+import * as taskLanding from "./migrations/0005-task-landing.ts";
 
 /** Migrations in order. Add new ones at the end; never edit one that has shipped. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -11,6 +12,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "0002-runs-ended-index": runsEndedIndex,
   "0003-missions": missions,
   "0004-run-usage-detail": runUsageDetail,
+  "0005-task-landing": taskLanding,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

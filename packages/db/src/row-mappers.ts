@@ -31,6 +31,7 @@ export function taskFromRow(row: TaskRow, prerequisites: readonly string[]): Tas
     executorAgentId: row.executor_agent_id,
     branchHead: row.branch_head,
     proposal: row.proposal ?? null,
+    landing: row.landing ?? null,
     failures: row.failures,
     notBefore: ms(row.not_before),
     version: row.version,
@@ -50,6 +51,7 @@ export function taskMutableColumns(task: Task) {
     executor_agent_id: task.executorAgentId,
     branch_head: task.branchHead,
     proposal: task.proposal === null ? null : json(task.proposal),
+    landing: task.landing === null ? null : json(task.landing),
     failures: task.failures,
     not_before: task.notBefore === null ? null : new Date(task.notBefore),
   };

@@ -1,6 +1,6 @@
 import type { MissionBound, PlanApproval, Proposal } from "./mission.ts";
 import type { NewProject, ProjectSettingsPatch } from "./project-settings.ts";
-import type { AwaitingReason } from "./task.ts";
+import type { AwaitingReason, LandingFailureReason } from "./task.ts";
 import type { TaskCardInput } from "./task-card.ts";
 
 /**
@@ -58,6 +58,25 @@ export type Command =
       usage?: Usage | undefined;
     }
   | { kind: "reject"; runId: string; feedback: string; usage?: Usage | undefined }
+  /**
+   * A fresh reviewer approved, but the work did not land (rule 3): a real conflict with the
+   * main branch, or the project's check command failed on the integrated tree. The task goes
+   * back to `todo` for an executor whose checkout has the main branch merged in.
+   */
+  | {
+      kind: "land-failed";
+      runId: string;
+      reason: LandingFailureReason;
+      /** The conflicting files (a conflict), sorted and deduplicated when applied. */
+      files: readonly string[];
+      /** Git's conflict messages, or the tail of the check command's output. */
+      details: string;
+      /** The main branch the work was to land on (named in the feedback). */
+      branch: string;
+      /** The reviewer's own approve feedback, if any. */
+      reviewerFeedback?: string | undefined;
+      usage?: Usage | undefined;
+    }
   | {
       kind: "escalate";
       runId: string;
@@ -197,6 +216,7 @@ export const RUN_OUTCOME_KINDS = [
   "submit",
   "approve",
   "reject",
+  "land-failed",
   "escalate",
   "timeout",
   "no-transition",

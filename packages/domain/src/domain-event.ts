@@ -16,6 +16,7 @@ export type DomainEventType =
   | "task.submitted"
   | "task.approved"
   | "task.rejected"
+  | "task.landing_failed"
   | "task.escalated"
   | "task.blocked"
   | "task.unblocked"

@@ -13,6 +13,8 @@
  *   submit           in_progress → review                      (executor/resolver run)
  *   approve          review → done; a done resolver returns its original to todo/review
  *   reject           review → todo with the reviewer's feedback
+ *   land-failed      review → todo: approved but a real conflict or a failed check kept it
+ *                    from landing; the next executor integrates the main branch
  *   escalate         in_progress|review → blocked + resolver (todo, or awaiting_input at the
  *                    depth-3 / 6-remediation limits or when the agent needs the user)
  *   timeout          like escalate, reason = the timeout (rule 8)
@@ -133,6 +135,8 @@ export function applyCommand(state: ProjectState, command: Command, ctx: DomainC
       return approve(draft, command);
     case "reject":
       return reject(draft, command);
+    case "land-failed":
+      return landFailed(draft, command);
     case "escalate": {
       const { run, task } = draft.outcomeTarget(command.runId, ["in_progress", "review"]) ?? {};
       if (!run || !task) return draft.alreadyApplied();
@@ -401,6 +405,7 @@ function submit(draft: Draft, command: Extract<Command, { kind: "submit" }>): Ap
     executorAgentId: run.agentId,
     branchHead: command.branchHead ?? task.branchHead,
     feedback: null,
+    landing: null,
     failures: 0,
     notBefore: null,
     statusReason: null,
@@ -470,6 +475,58 @@ function reject(draft: Draft, command: Extract<Command, { kind: "reject" }>): Ap
   draft.endRun(run, { status: "finished", transition: "reject" }, command.usage);
   draft.putTask({ ...task, status: "todo", feedback: command.feedback, failures: 0, notBefore: null });
   draft.event("task.rejected", run, { feedback: command.feedback });
+  return draft.result("applied");
+}
+
+/** Characters of a failed landing's details kept in the feedback and the event (the tail). */
+export const LANDING_DETAILS_KEEP_CHARS = 4000;
+
+function landFailed(draft: Draft, command: Extract<Command, { kind: "land-failed" }>): ApplyResult {
+  const { run, task } = draft.outcomeTarget(command.runId, ["review"]) ?? {};
+  if (!run || !task) return draft.alreadyApplied();
+  requireAction(run, ["review"], "land-failed");
+  if (run.agentId === task.executorAgentId) {
+    throw new DomainError(
+      "invalid_transition",
+      `Reviewer ${run.agentId} is the executor of ${task.id}; a fresh reviewer must approve.`,
+    );
+  }
+  const files = [...new Set(command.files)].sort();
+  const details =
+    command.details.length > LANDING_DETAILS_KEEP_CHARS
+      ? `[… ${command.details.length - LANDING_DETAILS_KEEP_CHARS} chars omitted]\n${command.details.slice(-LANDING_DETAILS_KEEP_CHARS)}`
+      : command.details;
+  const branch = command.branch;
+  const what =
+    command.reason === "conflict"
+      ? `The approved work could not land on ${branch}: it conflicts with ${branch} in ${files.length > 0 ? files.join(", ") : "its history"}. Your checkout has ${branch} merged in, with the conflict markers committed in those files: resolve every conflict, keeping the intent of both sides, then submit.`
+      : `The approved work merged cleanly with ${branch}, but the project's check command failed on the integrated tree. Your checkout has ${branch} merged in: make the check pass, then submit.`;
+  const feedback = [
+    what,
+    details.trim()
+      ? `${command.reason === "conflict" ? "Git" : "Check output (tail)"}:\n${details.trim()}`
+      : "",
+    command.reviewerFeedback?.trim() ? `Reviewer notes: ${command.reviewerFeedback.trim()}` : "",
+  ]
+    .filter((part) => part !== "")
+    .join("\n\n");
+  draft.endRun(run, { status: "finished", transition: "approve" }, command.usage);
+  draft.putTask({
+    ...task,
+    status: "todo",
+    feedback,
+    landing: { reason: command.reason, files },
+    failures: 0,
+    notBefore: null,
+    statusReason: null,
+  });
+  draft.event("task.landing_failed", run, {
+    reason: command.reason,
+    files,
+    details,
+    branch,
+    executorAgentId: task.executorAgentId,
+  });
   return draft.result("applied");
 }
 
@@ -1031,6 +1088,7 @@ function propose(draft: Draft, command: Extract<Command, { kind: "propose" }>): 
     branchHead: command.branchHead ?? task.branchHead,
     proposal: kept,
     feedback: null,
+    landing: null,
     failures: 0,
     notBefore: null,
     statusReason: null,

@@ -40,6 +40,20 @@ export const AWAITING_REASONS = [
 ] as const;
 export type AwaitingReason = (typeof AWAITING_REASONS)[number];
 
+/**
+ * Why approved work did not land (docs/state-machine.md rule 3): a real conflict with the main
+ * branch (`files` hold the conflicting paths), or the project's check command failed on the
+ * integrated tree. The next executor starts from the task branch with the main branch merged in.
+ */
+export const LANDING_FAILURE_REASONS = ["conflict", "check_failed"] as const;
+export type LandingFailureReason = (typeof LANDING_FAILURE_REASONS)[number];
+
+export interface LandingFailure {
+  readonly reason: LandingFailureReason;
+  /** The conflicting files (empty for a failed check). */
+  readonly files: readonly string[];
+}
+
 export interface OperatorAnswer {
   question: string;
   answer: string;
@@ -85,6 +99,11 @@ export interface Task {
   readonly branchHead: string | null;
   /** Planning tasks: what the last planning run proposed, kept for its review. */
   readonly proposal: Proposal | null;
+  /**
+   * The last approved landing that failed, until the next submit: its executor starts from the
+   * task branch with the main branch merged in (conflict markers committed in `files`).
+   */
+  readonly landing: LandingFailure | null;
   /** Consecutive failed runs (no transition, crash) of the current action. */
   readonly failures: number;
   /** Not runnable before this epoch-ms (retry backoff). */
@@ -141,6 +160,7 @@ export function newTask(
     executorAgentId: null,
     branchHead: null,
     proposal: null,
+    landing: null,
     failures: 0,
     notBefore: null,
     version: 0,

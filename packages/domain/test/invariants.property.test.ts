@@ -24,6 +24,8 @@
  *   (l) project settings: update-project-config touches no task, run or card, sets the
  *       concurrency it names and records project.config_updated with the changed keys;
  *       create-project against an existing project and invalid settings are refused
+ *   (m) a failed landing (land-failed by a fresh reviewer) returns its task to todo with the
+ *       landing recorded; a task in review or done never carries one (a submit clears it)
  * plus consistency checks that keep the machine live: an in_progress task has an active run,
  * awaiting_input ⇔ a pending card, blockedBy is set exactly while blocked and names an open
  * resolver. Anything thrown other than a DomainError fails the property.
@@ -166,6 +168,22 @@ function runOutcomes(
         planApproval,
       });
       times(escalating ? 1 : 3, { kind: "reject", runId, feedback: "needs tests" });
+      times(escalating ? 1 : 2, {
+        kind: "land-failed",
+        runId,
+        reason: "conflict",
+        files: ["src/b.ts", "src/a.ts", "src/a.ts"],
+        details: "CONFLICT (content): Merge conflict in src/a.ts",
+        branch: "main",
+      });
+      ok({
+        kind: "land-failed",
+        runId,
+        reason: "check_failed",
+        files: [],
+        details: "1 failed",
+        branch: "main",
+      });
     } else if (state.tasks.get(run.taskId)?.kind === "plan") {
       const fresh = `S05-${state.tasks.size + 1}`;
       times(8, {
@@ -448,6 +466,17 @@ function invalidCommands(state: ProjectState): Candidate[] {
         expect: "error",
       });
       out.push({ command: { kind: "reject", runId: run.id, feedback: "f" }, expect: "error" });
+      out.push({
+        command: {
+          kind: "land-failed",
+          runId: run.id,
+          reason: "conflict",
+          files: ["x"],
+          details: "",
+          branch: "main",
+        },
+        expect: "error",
+      });
     }
   }
   for (const t of state.tasks.values()) {
@@ -574,6 +603,7 @@ interface Stats {
   completed: number;
   awaitingPlan: number;
   operatorImported: number;
+  landingFailed: number;
 }
 
 /** A resolve-decision choosing approve_plan on a card of a plan waiting for the operator. */
@@ -673,6 +703,30 @@ function checkStep(prev: ProjectState, command: Command, result: ApplyResult, hi
         via(`${after.id} done without a task.approved event`),
       );
       history.stats.done++;
+    }
+    // (m) failed landings: back to todo with the landing recorded; never in review or done.
+    if (
+      command.kind === "land-failed" &&
+      result.outcome === "applied" &&
+      prev.runs.get(command.runId)?.taskId === after.id
+    ) {
+      const run = prev.runs.get(command.runId);
+      ensure(
+        run?.action === "review" && before?.status === "review" && run.agentId !== before.executorAgentId,
+        via(`${after.id} land-failed from ${before?.status} by a ${run?.action} run`),
+      );
+      ensure(
+        after.status === "todo" && after.landing?.reason === command.reason,
+        via(`${after.id} land-failed left it ${after.status} with landing ${JSON.stringify(after.landing)}`),
+      );
+      ensure(
+        result.events.some((e) => e.type === "task.landing_failed" && e.taskId === after.id),
+        via(`${after.id} land-failed without a task.landing_failed event`),
+      );
+      history.stats.landingFailed++;
+    }
+    if (after.status === "review" || after.status === "done") {
+      ensure(after.landing === null, via(`${after.id} is ${after.status} with a landing failure recorded`));
     }
     if (before?.status === "done" || before?.status === "cancelled") {
       ensure(after.status === before.status, via(`${after.id} left ${before.status} for ${after.status}`));
@@ -1024,6 +1078,7 @@ describe("state machine invariants (property)", () => {
       completed: 0,
       awaitingPlan: 0,
       operatorImported: 0,
+      landingFailed: 0,
     };
     fc.assert(
       fc.property(
@@ -1046,5 +1101,6 @@ describe("state machine invariants (property)", () => {
     expect(stats.completed).toBeGreaterThan(0);
     expect(stats.awaitingPlan).toBeGreaterThan(0);
     expect(stats.operatorImported).toBeGreaterThan(0);
+    expect(stats.landingFailed).toBeGreaterThan(0);
   });
 });

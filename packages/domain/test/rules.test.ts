@@ -382,6 +382,86 @@ describe("rule 3: approve → done, reject → todo with the reviewer's feedback
   });
 });
 
+describe("rule 3: an approve that does not land (land-failed) goes back to an executor", () => {
+  const conflict = (runId: string): Command => ({
+    kind: "land-failed",
+    runId,
+    reason: "conflict",
+    files: ["src/b.ts", "src/a.ts", "src/b.ts"],
+    details: "CONFLICT (content): Merge conflict in src/a.ts",
+    branch: "trunk",
+    reviewerFeedback: "looks good",
+  });
+
+  it("returns the task to todo with the files recorded, feedback naming them, and an event", () => {
+    const d = createDriver();
+    const reviewed = toReview(d, buildState({ tasks: [task("A")] }), "A");
+    const review = claimFor(d, reviewed.state, "A");
+    const r = d.step(review.state, conflict(review.run.id));
+    const a = getTask(r.state, "A");
+    expect(a).toMatchObject({
+      status: "todo",
+      landing: { reason: "conflict", files: ["src/a.ts", "src/b.ts"] },
+    });
+    expect(a.feedback).toMatch(/could not land on trunk: it conflicts with trunk in src\/a\.ts, src\/b\.ts/);
+    expect(a.feedback).toContain("CONFLICT (content): Merge conflict in src/a.ts");
+    expect(a.feedback).toContain("Reviewer notes: looks good");
+    expect(r.events.find((e) => e.type === "task.landing_failed")?.data).toMatchObject({
+      reason: "conflict",
+      files: ["src/a.ts", "src/b.ts"],
+      branch: "trunk",
+    });
+    // The reviewer's run ended with its own transition; nothing is done, nothing landed.
+    expect(r.state.runs.get(review.run.id)).toMatchObject({ status: "finished", transition: "approve" });
+    expect(r.events.some((e) => e.type === "task.approved")).toBe(false);
+    // The next run is a fresh executor; its submit clears the landing failure.
+    const again = claimFor(d, r.state, "A");
+    expect(again.run.action).toBe("execute");
+    expect(getTask(again.state, "A").landing).not.toBeNull();
+    const submitted = d.apply(again.state, {
+      kind: "submit",
+      runId: again.run.id,
+      message: "Resolve",
+      commitSha: "c2",
+      branchHead: "c2",
+    });
+    expect(getTask(submitted, "A")).toMatchObject({ status: "review", landing: null, feedback: null });
+  });
+
+  it("a failed check keeps its output's tail, bounded", () => {
+    const d = createDriver();
+    const reviewed = toReview(d, buildState({ tasks: [task("A")] }), "A");
+    const review = claimFor(d, reviewed.state, "A");
+    const output = `${"x".repeat(10_000)}\nFAIL test/last.test.ts`;
+    const s = d.apply(review.state, {
+      kind: "land-failed",
+      runId: review.run.id,
+      reason: "check_failed",
+      files: [],
+      details: output,
+      branch: "main",
+    });
+    const a = getTask(s, "A");
+    expect(a.landing).toEqual({ reason: "check_failed", files: [] });
+    expect(a.feedback).toContain("check command failed on the integrated tree");
+    expect(a.feedback).toContain("FAIL test/last.test.ts");
+    expect((a.feedback ?? "").length).toBeLessThan(5000);
+  });
+
+  it("only a fresh review run of a task in review may record it; a redelivery is a no-op", () => {
+    const d = createDriver();
+    const claimed = claimFor(d, buildState({ tasks: [task("A")] }), "A");
+    expectDomainError(() => d.step(claimed.state, conflict(claimed.run.id)), "invalid_transition");
+    const reviewed = toReview(d, buildState({ tasks: [task("B")] }), "B");
+    const review = claimFor(d, reviewed.state, "B");
+    const first = d.step(review.state, conflict(review.run.id));
+    const second = d.step(first.state, conflict(review.run.id));
+    expect(second.outcome).toBe("already_applied");
+    expect(second.state).toBe(first.state);
+    expect(second.events).toEqual([]);
+  });
+});
+
 describe("rule 4: escalate → checkpoint, blocked original, resolver scheduled first", () => {
   it("blocks the original and creates a todo resolver with its scope and prerequisites, not depending on it", () => {
     const d = createDriver();

@@ -12,11 +12,15 @@ export {
 export { type InitBareRepoOptions, initBareRepo } from "./init-bare-repo.ts";
 export {
   DEFAULT_LAND_ATTEMPTS,
+  LAND_STRATEGIES,
   type LandAttempt,
   type LandBranchOptions,
   type LandBranchResult,
+  type LandCheckOutcome,
+  type LandStrategy,
   landBranch,
 } from "./land-branch.ts";
+export { type MergeMainOptions, type MergeMainResult, mergeMainInto } from "./merge-main.ts";
 export { type PushBranchOptions, type PushBranchResult, pushBranch } from "./push-branch.ts";
 export { branchNameProblem, checkpointRef, integrationBranchName, isFullSha } from "./ref-names.ts";
 export { parseRemoteLocation, type RemoteLocation } from "./remote-location.ts";

@@ -8,7 +8,7 @@ import { hasMergeTreeWriteTree } from "./git-version.ts";
 import { pushBranch } from "./push-branch.ts";
 import { assertBranchName, assertSha, integrationBranchName } from "./ref-names.ts";
 import type { RepoMirror } from "./repo-mirror.ts";
-import { runGit } from "./run-git.ts";
+import { conflictLines, scratchGit, unmergedFiles } from "./scratch-git.ts";
 
 /**
  * Lands an approved task branch on the project's main branch (docs/state-machine.md rule 3; docs/architecture.md, Git).
@@ -23,13 +23,20 @@ import { runGit } from "./run-git.ts";
  * 1. read source, target and landing branch (one `for-each-ref`), and their merge base;
  * 2. landing branch already contains source → done, nothing pushed (a redelivered approve job
  *    lands once); landing branch is an ancestor of source → fast-forward to source;
- *    otherwise a merge commit (`--no-ff` shape: parents landing, source) made with
- *    `git merge-tree --write-tree` + `commit-tree` — no checkout at all — or, on git < 2.38 or
- *    with `mergeMethod: "worktree"`, in a temporary worktree under `workDir`;
- * 3. push with compare-and-swap on the landing branch's old value (pushBranch). A lost race
+ *    otherwise, by `strategy`:
+ *    - `merge` (default): a merge commit (`--no-ff` shape: parents landing, source) made with
+ *      `git merge-tree --write-tree` + `commit-tree` — no checkout at all — or, on git < 2.38 or
+ *      with `mergeMethod: "worktree"`, in a temporary worktree under `workDir`;
+ *    - `rebase`: the source's commits replayed onto the landing branch in a temporary worktree
+ *      (`git rebase`), a linear history. A source that already holds merge commits (main merged
+ *      in to resolve an earlier conflict) is merged instead: replaying it would drop the
+ *      resolution and bring the conflict back;
+ * 3. a non-fast-forward result is handed to `check` (the project's check command on the
+ *    integrated tree) before anything is pushed; a failing check lands nothing;
+ * 4. push with compare-and-swap on the landing branch's old value (pushBranch). A lost race
  *    re-fetches and starts over, at most `maxAttempts` times; nothing is ever forced.
- * A conflict is an answer, not an error: the conflicted files and git's messages are
- * returned and the landing branch is left as it was.
+ * A conflict (a merge's, or any commit's of a rebase) is an answer, not an error: the
+ * conflicted files and git's messages are returned and the landing branch is left as it was.
  *
  * Merges read `.gitattributes` from the trees being merged, so a `merge=<driver>` attribute the
  * agent wrote can name a driver — but the program behind a driver comes from configuration
@@ -56,11 +63,24 @@ export interface LandBranchOptions {
   maxAttempts?: number;
   /** `auto` (default): merge-tree when git ≥ 2.38, else a temporary worktree. */
   mergeMethod?: "auto" | "merge-tree" | "worktree";
+  /** How a branch that cannot fast-forward is integrated. Default `merge`. */
+  strategy?: LandStrategy;
+  /**
+   * Verifies a non-fast-forward integration (a commit in the mirror that is not pushed yet)
+   * before it is pushed, e.g. by running the project's check command on its tree. Not called
+   * for a fast-forward: that tree is exactly the reviewed one. Default none.
+   */
+  check?: (sha: string) => Promise<LandCheckOutcome>;
   /**
    * Called (and awaited) before each compare-and-swap push, e.g. to log retries. Default none.
    */
   onAttempt?: (attempt: LandAttempt) => void | Promise<void>;
 }
+
+export const LAND_STRATEGIES = ["merge", "rebase"] as const;
+export type LandStrategy = (typeof LAND_STRATEGIES)[number];
+
+export type LandCheckOutcome = { ok: true } | { ok: false; output: string };
 
 export interface LandAttempt {
   /** 1-based attempt number. */
@@ -84,8 +104,12 @@ export type LandBranchResult =
       integration: boolean;
       /** No merge commit was needed (fast-forward, or the work was already there). */
       fastForward: boolean;
+      /** How the work was integrated: `fast-forward`, `merge` or `rebase`. */
+      method: "fast-forward" | LandStrategy;
     }
-  | { kind: "conflict"; files: string[]; details: string };
+  | { kind: "conflict"; files: string[]; details: string; method: LandStrategy }
+  /** The integrated commit `sha` failed `check`; nothing was pushed. */
+  | { kind: "check_failed"; sha: string; output: string; method: LandStrategy };
 
 export const DEFAULT_LAND_ATTEMPTS = 5;
 
@@ -114,6 +138,13 @@ export async function landBranch(mirror: RepoMirror, options: LandBranchOptions)
     options.mergeMethod === "merge-tree" ||
     ((options.mergeMethod ?? "auto") === "auto" && (await hasMergeTreeWriteTree()));
 
+  const strategy = options.strategy ?? "merge";
+  if (!LAND_STRATEGIES.includes(strategy)) {
+    throw new GitInputError(
+      "strategy",
+      `expected one of ${LAND_STRATEGIES.join(", ")}, received ${JSON.stringify(strategy)}`,
+    );
+  }
   const integration =
     mirror.location.kind === "local" &&
     (await checkedOutBranches(mirror.location.path, mirror.gitTimeoutMs)).branches.has(target);
@@ -141,10 +172,10 @@ export async function landBranch(mirror: RepoMirror, options: LandBranchOptions)
 
     const mergeBase = await readMergeBase(mirror, base, sourceHead);
     let next: string;
-    let fastForward = true;
+    let method: "fast-forward" | LandStrategy = "fast-forward";
     if (mergeBase === sourceHead) {
       if (current !== null)
-        return { kind: "landed", sha: current, branch: landing, integration, fastForward: true };
+        return { kind: "landed", sha: current, branch: landing, integration, fastForward: true, method };
       next = base; // the integration branch does not exist yet: create it at target
     } else if (mergeBase === base) {
       next = sourceHead;
@@ -153,19 +184,32 @@ export async function landBranch(mirror: RepoMirror, options: LandBranchOptions)
         kind: "conflict",
         files: [],
         details: `"${source}" and "${landing}" have no common history; refusing to merge unrelated histories`,
+        method: strategy,
       };
     } else {
-      const merged = useMergeTree
-        ? await mergeWithMergeTree(mirror, base, sourceHead, message, env)
-        : await mergeInWorktree(mirror, options.workDir, base, sourceHead, message, env);
-      if (merged.kind === "conflict") return merged;
-      next = merged.sha;
-      fastForward = false;
+      const rebase = strategy === "rebase" && !(await hasMergeCommits(mirror, base, sourceHead));
+      method = rebase ? "rebase" : "merge";
+      const integrated = rebase
+        ? await rebaseInWorktree(mirror, options.workDir, base, sourceHead, env)
+        : useMergeTree
+          ? await mergeWithMergeTree(mirror, base, sourceHead, message, env)
+          : await mergeInWorktree(mirror, options.workDir, base, sourceHead, message, env);
+      if (integrated.kind === "conflict") return { ...integrated, method };
+      next = integrated.sha;
+      if (next === current) {
+        // Every commit of the source was already on the landing branch (a rebase dropped them).
+        return { kind: "landed", sha: current, branch: landing, integration, fastForward: true, method };
+      }
+      if (options.check) {
+        const checked = await options.check(next);
+        if (!checked.ok) return { kind: "check_failed", sha: next, output: checked.output, method };
+      }
     }
 
+    const fastForward = method === "fast-forward";
     await options.onAttempt?.({ attempt, branch: landing, expectedOldSha: current, sha: next, fastForward });
     const pushed = await pushBranch(mirror, { branch: landing, sha: next, expectedOldSha: current });
-    if (pushed.ok) return { kind: "landed", sha: next, branch: landing, integration, fastForward };
+    if (pushed.ok) return { kind: "landed", sha: next, branch: landing, integration, fastForward, method };
   }
   throw new LandRaceError(landing, maxAttempts);
 }
@@ -188,6 +232,55 @@ async function readMergeBase(mirror: RepoMirror, a: string, b: string): Promise<
   const result = await mirror.git(["merge-base", a, b], { okExitCodes: [1] });
   const sha = result.stdout.trim();
   return result.exitCode === 0 && sha !== "" ? sha : null;
+}
+
+/** Whether `base..head` holds a merge commit (one process). */
+async function hasMergeCommits(mirror: RepoMirror, base: string, head: string): Promise<boolean> {
+  const result = await mirror.git(["rev-list", "--merges", "--max-count=1", `${base}..${head}`]);
+  return result.stdout.trim() !== "";
+}
+
+/**
+ * Replays `base..source` onto `base` in a temporary worktree (`git rebase`, committer =
+ * `env`'s identity, authors kept). A conflict in any commit aborts the rebase and reports the
+ * files of that commit.
+ */
+async function rebaseInWorktree(
+  mirror: RepoMirror,
+  workDir: string,
+  base: string,
+  source: string,
+  env: Record<string, string>,
+): Promise<MergeOutcome> {
+  await fs.mkdir(workDir, { recursive: true });
+  const scratch = await fs.mkdtemp(path.join(path.resolve(workDir), "rebase-"));
+  try {
+    const worktree = await mirror.addWorktree({ base: source, path: path.join(scratch, "checkout") });
+    try {
+      const git = scratchGit(mirror, worktree, env);
+      const rebased = await git(["rebase", "--no-autosquash", base], [1]);
+      if (rebased.exitCode === 0) return { kind: "merged", sha: await worktree.head() };
+      const files = await unmergedFiles(git);
+      await git(["rebase", "--abort"], [1, 128]);
+      if (files.length === 0) {
+        throw new GitError(
+          {
+            args: ["rebase", base],
+            exitCode: 1,
+            stderr: rebased.stderr,
+            stdout: rebased.stdout,
+            cwd: worktree.path,
+          },
+          "rebase failed without conflicts",
+        );
+      }
+      return { kind: "conflict", files, details: conflictLines(`${rebased.stdout}${rebased.stderr}`) };
+    } finally {
+      await worktree.remove();
+    }
+  } finally {
+    await fs.rm(scratch, { recursive: true, force: true });
+  }
 }
 
 async function mergeWithMergeTree(
@@ -247,20 +340,7 @@ async function mergeInWorktree(
     await fs.writeFile(messageFile, message);
     const worktree = await mirror.addWorktree({ base, path: path.join(scratch, "checkout") });
     try {
-      const { worktreeGitDir } = worktree.gitDirs();
-      const git = (args: string[], okExitCodes: number[] = []) =>
-        runGit(
-          [
-            "-c",
-            "maintenance.auto=false",
-            "--git-dir",
-            worktreeGitDir,
-            "--work-tree",
-            worktree.path,
-            ...args,
-          ],
-          { cwd: worktree.path, env, okExitCodes, timeoutMs: mirror.gitTimeoutMs },
-        );
+      const git = scratchGit(mirror, worktree, env);
       const merged = await git(
         [
           "merge",
@@ -276,15 +356,7 @@ async function mergeInWorktree(
         [1],
       );
       if (merged.exitCode === 0) return { kind: "merged", sha: await worktree.head() };
-      const conflicted = await git([
-        "diff",
-        "--name-only",
-        "-z",
-        "--diff-filter=U",
-        "--no-ext-diff",
-        "--no-textconv",
-      ]);
-      const files = [...new Set(conflicted.stdout.split("\0").filter((f) => f !== ""))];
+      const files = await unmergedFiles(git);
       if (files.length === 0) {
         throw new GitError(
           {
@@ -297,10 +369,7 @@ async function mergeInWorktree(
           "merge failed without conflicts",
         );
       }
-      const details = `${merged.stdout}${merged.stderr}`
-        .split("\n")
-        .filter((line) => /^(CONFLICT|Auto-merging)/.test(line))
-        .join("\n");
+      const details = conflictLines(`${merged.stdout}${merged.stderr}`);
       return { kind: "conflict", files, details };
     } finally {
       await worktree.remove();

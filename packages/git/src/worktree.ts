@@ -53,6 +53,12 @@ export interface CommitOptions {
   trailers: Record<string, string>;
   /** Author and committer of the commit. */
   author: CommitAuthor;
+  /**
+   * Replace the HEAD commit instead of adding one (`--amend`: same parents, this tree and
+   * message). Used on a prepared merge commit (merge-main.ts), so its markers never persist.
+   * Default false.
+   */
+  amend?: boolean;
 }
 
 const NOTHING_TO_COMMIT = /nothing to commit|nothing added to commit|no changes added to commit/;
@@ -124,7 +130,15 @@ export class Worktree {
     const env = identityEnv(options.author);
     await this.stageAll();
     const result = await this.git(
-      ["commit", "--quiet", "--no-verify", "--no-gpg-sign", "--cleanup=verbatim", "--file=-"],
+      [
+        "commit",
+        "--quiet",
+        "--no-verify",
+        "--no-gpg-sign",
+        "--cleanup=verbatim",
+        ...(options.amend ? ["--amend"] : []),
+        "--file=-",
+      ],
       { input: text, env, okExitCodes: [1], maintenance: false },
     );
     if (result.exitCode === 1) {

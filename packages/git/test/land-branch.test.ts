@@ -48,6 +48,7 @@ for (const mergeMethod of ["merge-tree", "worktree"] as const) {
         branch: "main",
         integration: false,
         fastForward: true,
+        method: "fast-forward",
       });
       expect(await headOf(remote, "main")).toBe(task);
       expect(await land(mirror, workDir, "task/a", { mergeMethod })).toEqual(result);
@@ -107,6 +108,7 @@ describe("landBranch of an approved commit", () => {
       branch: "main",
       integration: false,
       fastForward: true,
+      method: "fast-forward",
     });
     await expect(land(mirror, workDir, "task/p", { sourceSha: "f".repeat(40) })).rejects.toThrow(
       GitInputError,
@@ -208,6 +210,7 @@ describe("landBranch into a user's non-bare repository", () => {
       branch: "overseer/main",
       integration: true,
       fastForward: true,
+      method: "fast-forward",
     });
     expect(await headOf(user, "overseer/main")).toBe(sha);
     expect(await headOf(user, "main")).toBe(mainBefore);
@@ -224,6 +227,7 @@ describe("landBranch into a user's non-bare repository", () => {
       branch: "overseer/main",
       integration: true,
       fastForward: true,
+      method: "fast-forward",
     });
     expect(await snapshotTree(user, [".git"])).toEqual(before);
   });
@@ -248,6 +252,7 @@ describe("landBranch into a user's non-bare repository", () => {
       branch: "main",
       integration: false,
       fastForward: true,
+      method: "fast-forward",
     });
     expect(await headOf(user, "main")).toBe(task);
   });

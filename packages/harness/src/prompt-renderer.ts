@@ -43,6 +43,12 @@ export interface PromptInput {
    * reject). Default 1. Shown in the task card as `- Attempt: N`; the fake harness reads it.
    */
   attempt?: number;
+  /**
+   * Execute and resolve runs after an approved landing failed (docs/state-machine.md rule 3):
+   * the checkout has `branch` merged in, with conflict markers committed in `files`. Part of
+   * the instructions, so it is never cut.
+   */
+  landing?: { reason: "conflict" | "check_failed"; files: readonly string[]; branch: string } | null;
 }
 
 /** Sections of a prompt, in the order they appear. */
@@ -328,6 +334,28 @@ const CLOSING_LINES = [
   "A run ends with exactly one transition: as soon as it is recorded, Overseer stops this run, so call it last. A run that exits without a transition fails and is retried.",
 ];
 
+/** What an executor must do after its task's approved work failed to land. */
+function landingLines(landing: PromptInput["landing"]): string[] {
+  if (!landing) return [];
+  const branch = `\`${landing.branch}\``;
+  if (landing.reason === "check_failed") {
+    return [
+      "",
+      "## Integrate the main branch",
+      "",
+      `This task was approved, but the project's check command failed once it was combined with the current ${branch}. Your checkout is the task branch with ${branch} merged in (the last commit, \`HEAD\`, is that merge). Make the check pass on this combined tree, then submit; the prior feedback holds the check's output.`,
+    ];
+  }
+  return [
+    "",
+    "## Resolve the merge conflict",
+    "",
+    `This task was approved, but it conflicts with the current ${branch}. Your checkout is the task branch with ${branch} merged in (the last commit, \`HEAD\`, is that merge), and these files contain conflict markers (\`<<<<<<<\` task branch, \`|||||||\` common base, \`=======\`, \`>>>>>>>\` ${branch}):`,
+    ...landing.files.map((file) => `- ${file}`),
+    `Edit each file so no marker remains and both sides' intent is kept (\`git diff HEAD^1 HEAD\` shows what ${branch} brought in), check the result, then submit. \`git status\` shows no conflict: the markers are committed in the merge, and Overseer records your resolution in that merge commit.`,
+  ];
+}
+
 function instructions(input: PromptInput): string {
   const who = `agent \`${input.agentId}\``;
   if (input.task.kind === "plan") {
@@ -359,6 +387,7 @@ function instructions(input: PromptInput): string {
   return [
     role,
     "The current directory is a fresh git checkout of the task branch. Keep your changes inside the scope. Overseer commits your changes with your message: you need not commit, and do not push.",
+    ...landingLines(input.landing),
     "",
     "Finish with exactly one of:",
     '- `overseer-agent submit --message-file FILE [--summary TEXT]`: the work is ready for an independent review. FILE holds the commit message (first line: a short subject), e.g. `f=$(mktemp) && printf \'%s\\n\' "Add login form" "" "Why and how." >"$f" && overseer-agent submit --message-file "$f"`.',

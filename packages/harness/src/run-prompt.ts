@@ -48,6 +48,10 @@ export function renderRunPrompt(
     maxChars: config.max_prompt_chars,
     reviewBase: action === "review" ? project.branch : undefined,
     attempt: actionRunNumber,
+    landing:
+      action !== "review" && task.landing !== null
+        ? { reason: task.landing.reason, files: [...task.landing.files], branch: project.branch }
+        : null,
     mission: mission && mission.evidence === null ? missionPromptContext(mission, task, evidence) : null,
   });
 }

@@ -49,6 +49,32 @@ function mandatoryPart(base: PromptInput): string {
 }
 
 describe("renderPrompt", () => {
+  it("after a landing conflict, the executor's instructions list the files and are never cut", () => {
+    const landing = {
+      reason: "conflict" as const,
+      files: ["src/login/form.ts", "test/login/form.test.ts"],
+      branch: "trunk",
+    };
+    const { prompt } = render({
+      landing,
+      feedback: `${"old ".repeat(5000)}CONFLICT (content)`,
+      maxChars: 6000,
+    });
+    const section = prompt.slice(prompt.indexOf("## Resolve the merge conflict"));
+    expect(section).toContain("conflicts with the current `trunk`");
+    expect(section).toContain("- src/login/form.ts\n- test/login/form.test.ts\n");
+    expect(section).toContain("`<<<<<<<` task branch, `|||||||` common base");
+    expect(prompt.indexOf("## Resolve the merge conflict")).toBeLessThan(
+      prompt.indexOf("Finish with exactly one of:"),
+    );
+    // A failed check asks for a passing check instead; a review never sees either.
+    expect(render({ landing: { ...landing, reason: "check_failed", files: [] } }).prompt).toContain(
+      "## Integrate the main branch",
+    );
+    const review = render({ landing, action: "review" }).prompt;
+    expect(review).not.toContain("## Resolve the merge conflict");
+  });
+
   it("renders the sections in order", () => {
     const { prompt, chars, adjustments } = render();
     const order = [

@@ -13,6 +13,12 @@ const argvSchema = z.array(z.string().min(1)).min(1);
 
 export const hookSchema = z.object({ argv: argvSchema, timeoutMs: z.number().int().positive() });
 
+/** Why approved work did not land: a conflict (with its files) or a failed check command. */
+export const landingFailureSchema = z.object({
+  reason: z.enum(["conflict", "check_failed"]),
+  files: z.array(z.string()),
+});
+
 export const runJobSchema = z.object({
   v: z.literal(RUN_JOB_VERSION),
   kind: z.literal("run"),
@@ -86,6 +92,18 @@ export const runJobSchema = z.object({
     .optional(),
   /** Host paths bound read-only into the sandbox (the CLI's install outside /usr). */
   readOnlyPaths: z.array(z.string()).optional(),
+  /**
+   * How an approve lands (runner config `landing`): the strategy for a branch that cannot
+   * fast-forward, and the check command run on the integrated tree before the push.
+   * Absent: merge, no check.
+   */
+  landing: z.object({ strategy: z.enum(["merge", "rebase"]), check: hookSchema.optional() }).optional(),
+  /**
+   * Execute and resolve runs after a failed landing: merge the main branch into the task branch
+   * before the agent starts (conflict markers committed in the conflicting files). Absent or
+   * null: check out the task branch as it is.
+   */
+  mergeMain: landingFailureSchema.nullable().optional(),
 });
 export type RunJob = z.infer<typeof runJobSchema>;
 
@@ -141,6 +159,11 @@ export const runResultSchema = z.object({
   landedSha: z.string().nullable(),
   landedBranch: z.string().nullable(),
   checkpointRef: z.string().nullable(),
+  /**
+   * An approve that did not land: a real conflict with the main branch, or the check command
+   * failed on the integrated tree (`details`: git's messages or the check's output tail).
+   */
+  landingFailure: landingFailureSchema.extend({ details: z.string() }).nullable().optional(),
   exitCode: z.number().nullable(),
   signal: z.string().nullable(),
   durationMs: z.number(),

@@ -19,6 +19,8 @@ export function commandForResult(
   existingTaskIds: Iterable<string> = [],
   /** The project's `plan_approval`, carried by approves (the domain reads it only for plans). */
   planApproval: PlanApproval = DEFAULT_PLAN_APPROVAL,
+  /** The project's main branch (named in a failed landing's feedback). */
+  mainBranch = "main",
 ): Command {
   const runId = result.runId;
   const outcome = result.outcome;
@@ -71,6 +73,18 @@ export function commandForResult(
             usage,
           };
         case "approve":
+          if (result.landingFailure) {
+            return {
+              kind: "land-failed",
+              runId,
+              reason: result.landingFailure.reason,
+              files: result.landingFailure.files,
+              details: result.landingFailure.details,
+              branch: mainBranch,
+              reviewerFeedback: t.feedback,
+              usage,
+            };
+          }
           return {
             kind: "approve",
             runId,

@@ -117,6 +117,19 @@ export function buildRunJob(
       price: config.model !== null ? (config.prices[config.model] ?? null) : null,
       transitionLingerMs: Math.round(config.transition_linger_seconds * 1000),
       readOnlyPaths: [...config.sandbox.read_only_paths],
+      landing: {
+        strategy: config.landing.strategy,
+        check: config.landing.check_command
+          ? {
+              argv: [...config.landing.check_command.argv],
+              timeoutMs: secondsToMs(config.landing.check_command.timeout_seconds),
+            }
+          : undefined,
+      },
+      mergeMain:
+        run.action !== "review" && task.landing !== null
+          ? { reason: task.landing.reason, files: [...task.landing.files] }
+          : null,
     },
   };
 }

@@ -50,6 +50,32 @@ describe("commandForResult", () => {
     });
   });
 
+  it("records an approve that did not land as land-failed with the files, never as a landing", () => {
+    const command = commandForResult(
+      result(
+        { kind: "transition", transition: { version: 1, kind: "approve", feedback: "fine" } },
+        {
+          branchHead: "abc",
+          landingFailure: { reason: "conflict", files: ["a.txt"], details: "CONFLICT (content): a.txt" },
+        },
+      ),
+      retry,
+      [],
+      undefined,
+      "trunk",
+    );
+    expect(command).toEqual({
+      kind: "land-failed",
+      runId: "r1",
+      reason: "conflict",
+      files: ["a.txt"],
+      details: "CONFLICT (content): a.txt",
+      branch: "trunk",
+      reviewerFeedback: "fine",
+      usage: undefined,
+    });
+  });
+
   it("passes the landed task head along with an approve, so Postgres checks it is the submitted one", () => {
     const command = commandForResult(
       result(

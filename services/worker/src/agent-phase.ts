@@ -6,6 +6,7 @@ import {
   type HarnessRunResult,
   resolveExecutable,
   runHarness,
+  type WrapCommand,
 } from "@overseer/harness";
 import type { RunJob, RunOutcome } from "@overseer/queue";
 import { type DiskGuard, startDiskGuard } from "./disk-guard.ts";
@@ -93,29 +94,8 @@ async function runInSandbox(
   ctx: AgentPhaseContext,
 ): Promise<AgentPhase | { kind: "aborted"; observed: Observed }> {
   const wrap = await deps.sandboxFor(job, paths);
-  const env = buildHarnessEnv({
-    base: baseEnv(job),
-    projectRoot: paths.checkout,
-    taskId: job.taskId,
-    role: job.role,
-    agentId: job.agentId,
-    action: job.action,
-    promptFile: paths.promptFile,
-    controlDir: paths.controlDir,
-    pathPrepend: [paths.agentBinDir],
-  });
-  const hook = (spec: { argv: string[]; timeoutMs: number }) =>
-    runHook({
-      cwd: paths.checkout,
-      env,
-      killGraceMs: deps.killGraceMs,
-      redact: ctx.redact,
-      wrap,
-      maxOutputBytes: 64 * 1024,
-      signal: ctx.signal,
-      argv: spec.argv,
-      timeoutMs: spec.timeoutMs,
-    });
+  const env = runEnv(job, paths);
+  const hook = hookRunner(deps, paths, env, wrap, ctx);
 
   if (job.hooks.setup) {
     const setup = await hook(job.hooks.setup);
@@ -202,6 +182,43 @@ function notConfigured(message: string): AgentPhase {
     outcome: { kind: "misconfigured", reason: "harness_not_configured", message },
     observed: {},
   };
+}
+
+/** The environment of everything a run starts in its sandbox: the agent and the hooks. */
+export function runEnv(job: RunJob, paths: RunPaths): Record<string, string> {
+  return buildHarnessEnv({
+    base: baseEnv(job),
+    projectRoot: paths.checkout,
+    taskId: job.taskId,
+    role: job.role,
+    agentId: job.agentId,
+    action: job.action,
+    promptFile: paths.promptFile,
+    controlDir: paths.controlDir,
+    pathPrepend: [paths.agentBinDir],
+  });
+}
+
+/** Runs one hook-shaped command (`{argv, timeoutMs}`) in the run's sandbox and checkout. */
+export function hookRunner(
+  deps: Pick<RunExecutorDeps, "killGraceMs">,
+  paths: RunPaths,
+  env: Record<string, string>,
+  wrap: WrapCommand | undefined,
+  ctx: { redact: (text: string) => string; signal?: AbortSignal | undefined },
+): (spec: { argv: string[]; timeoutMs: number }) => Promise<HookResult> {
+  return (spec) =>
+    runHook({
+      cwd: paths.checkout,
+      env,
+      killGraceMs: deps.killGraceMs,
+      redact: ctx.redact,
+      wrap,
+      maxOutputBytes: 64 * 1024,
+      signal: ctx.signal,
+      argv: spec.argv,
+      timeoutMs: spec.timeoutMs,
+    });
 }
 
 /** The harness variables the project allow-lists, read from this worker's environment. */

@@ -1,6 +1,6 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
-import type { RepoMirror, Worktree } from "@overseer/git";
+import { mergeMainInto, type RepoMirror, type Worktree } from "@overseer/git";
 import { agentBinDir } from "@overseer/harness";
 import type { RunJob, RunOutcome } from "@overseer/queue";
 import { placeCheckoutFiles } from "./checkout-files.ts";
@@ -13,8 +13,13 @@ export type CheckoutPhase =
       paths: RunPaths;
       /** The task branch head the checkout started from (null: no branch yet). */
       taskHead: string | null;
-      /** The commit checked out: the task head, else the main branch head. */
+      /** The commit checked out: the task head, else the main branch head, or the prepared merge. */
       base: string;
+      /**
+       * After a failed landing: the main branch was merged into the task head (a commit in the
+       * mirror only, conflict markers committed in `conflicts`); null otherwise.
+       */
+      mergedMain: { sha: string; conflicts: string[] } | null;
     }
   | { kind: "misconfigured"; outcome: RunOutcome };
 
@@ -37,7 +42,7 @@ export async function prepareCheckout(
     unchanged ? unchanged.taskHead : mirror.resolveRef(job.taskBranch),
     mirror.resolveRef(job.mainBranch),
   ]);
-  const base = taskHead ?? mainHead;
+  let base = taskHead ?? mainHead;
   if (base === null) {
     return {
       kind: "misconfigured",
@@ -48,6 +53,8 @@ export async function prepareCheckout(
       },
     };
   }
+  const mergedMain = await prepareMergedMain(job, mirror, taskHead, mainHead, runDir);
+  if (mergedMain !== null) base = mergedMain.sha;
   const paths: RunPaths = {
     runDir,
     checkout: path.join(runDir, "checkout"),
@@ -72,7 +79,33 @@ export async function prepareCheckout(
   paths.gitDirs = [...new Set([dirs.commonDir, dirs.worktreeGitDir])];
   await placeCheckoutFiles(paths.checkout, job.files);
   clock.lap("checkout");
-  return { kind: "ready", worktree, paths, taskHead, base };
+  return { kind: "ready", worktree, paths, taskHead, base, mergedMain };
+}
+
+/**
+ * After a failed landing (`job.mergeMain`), executors and resolvers start from the task branch
+ * with the current main branch merged in: a merge commit whose tree holds git's result, with
+ * diff3 conflict markers in every conflicted file. The agent sees plain files and a clean
+ * `git status`; the prompt names the files. The worker later amends this commit with the
+ * agent's work (git-phase.ts), so the markers never reach a pushed branch. Null when there is
+ * nothing to merge (no task branch yet, main already in it, a review).
+ */
+async function prepareMergedMain(
+  job: RunJob,
+  mirror: RepoMirror,
+  taskHead: string | null,
+  mainHead: string | null,
+  runDir: string,
+): Promise<{ sha: string; conflicts: string[] } | null> {
+  if (!job.mergeMain || job.action === "review" || taskHead === null || mainHead === null) return null;
+  const merged = await mergeMainInto(mirror, {
+    head: taskHead,
+    main: mainHead,
+    message: `Merge ${job.mainBranch} into ${job.taskBranch}`,
+    author: job.author,
+    workDir: path.join(runDir, "merge-main"),
+  });
+  return merged.kind === "merged" ? { sha: merged.sha, conflicts: merged.conflicts } : null;
 }
 
 /** The smaller of the worker's disk limit and the project's; null when neither sets one. */
@@ -98,7 +131,8 @@ async function refreshMirror(
   deps: RunExecutorDeps,
 ): Promise<{ taskHead: string | null } | null> {
   const freshness = deps.mirrorFreshness;
-  const local = await mirror.resolveRef(job.taskBranch).catch(() => undefined);
+  // A merge of the main branch needs the main branch as it is now: always fetch.
+  const local = job.mergeMain ? undefined : await mirror.resolveRef(job.taskBranch).catch(() => undefined);
   if (local !== undefined) {
     if (job.expectedTaskHead !== null && local === job.expectedTaskHead) return { taskHead: local };
     const lastSync = freshness?.lastSync.get(job.projectId);

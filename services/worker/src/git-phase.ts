@@ -1,11 +1,19 @@
 import path from "node:path";
-import { checkpointRef, landBranch, pushBranch, type RepoMirror, type Worktree } from "@overseer/git";
+import {
+  checkpointRef,
+  type LandCheckOutcome,
+  landBranch,
+  pushBranch,
+  type RepoMirror,
+  type Worktree,
+} from "@overseer/git";
 import type { RunJob, RunOutcome } from "@overseer/queue";
 import { type Commits, NO_COMMITS, type RunExecutorDeps } from "./run-context.ts";
 
 export type WorkRecord =
   | { kind: "ok"; commits: Commits }
-  | { kind: "conflict"; feedback: string }
+  /** Approved, but not landed: a real conflict with the main branch or a failed check. */
+  | { kind: "land-failed"; reason: "conflict" | "check_failed"; files: string[]; details: string }
   | { kind: "lost-race"; detail: string };
 
 /**
@@ -18,7 +26,16 @@ export async function recordWork(
   mirror: RepoMirror,
   worktree: Worktree,
   outcome: RunOutcome,
-  ctx: { taskHead: string | null; base: string; runDir: string; violations: string[] },
+  ctx: {
+    taskHead: string | null;
+    base: string;
+    runDir: string;
+    violations: string[];
+    /** The checkout started on a prepared merge of the main branch: amend it (merge-main.ts). */
+    mergedMain?: boolean;
+    /** The project's check command on a non-fast-forward integration (landing-check.ts). */
+    check?: ((sha: string) => Promise<LandCheckOutcome>) | undefined;
+  },
 ): Promise<WorkRecord> {
   const transition = outcome.kind === "transition" ? outcome.transition : null;
   const trailers = (status: string) => ({
@@ -38,12 +55,14 @@ export async function recordWork(
       workDir: path.join(ctx.runDir, "land"),
       message: `Land ${job.taskId} on ${job.mainBranch}\n\nApproved by ${job.agentId}.`,
       author: job.author,
+      strategy: job.landing?.strategy ?? "merge",
+      ...(ctx.check ? { check: ctx.check } : {}),
     });
     if (landed.kind === "conflict") {
-      return {
-        kind: "conflict",
-        feedback: `The approved work could not land on ${job.mainBranch}: merge conflict in ${landed.files.join(", ")}. Integrate the current ${job.mainBranch} and resolve the conflict.\n${landed.details}`,
-      };
+      return { kind: "land-failed", reason: "conflict", files: landed.files, details: landed.details };
+    }
+    if (landed.kind === "check_failed") {
+      return { kind: "land-failed", reason: "check_failed", files: [], details: landed.output };
     }
     deps.mirrorFreshness?.lastSync.set(job.projectId, Date.now());
     return {
@@ -71,7 +90,12 @@ export async function recordWork(
           : null;
   if (handIn !== null && ctx.violations.length === 0) {
     const message = handIn;
-    const sha = await worktree.commit({ message, trailers: trailers("review"), author: job.author });
+    const sha = await worktree.commit({
+      message,
+      trailers: trailers("review"),
+      author: job.author,
+      amend: ctx.mergedMain === true,
+    });
     const head = sha ?? ctx.base;
     if (head !== ctx.taskHead) {
       const pushed = await pushBranch(mirror, {

@@ -78,7 +78,11 @@ export interface Observed {
 }
 
 export type ResultExtra = Observed &
-  Partial<Commits> & { scopeViolations?: string[]; usage?: RunResult["usage"] };
+  Partial<Commits> & {
+    scopeViolations?: string[];
+    usage?: RunResult["usage"];
+    landingFailure?: RunResult["landingFailure"];
+  };
 
 /** Milliseconds spent in each named phase of a run, for the result's timing. */
 export class PhaseClock {
@@ -115,6 +119,7 @@ export function buildRunResult(
     landedSha: extra.landedSha ?? null,
     landedBranch: extra.landedBranch ?? null,
     checkpointRef: extra.checkpointRef ?? null,
+    landingFailure: extra.landingFailure ?? null,
     exitCode: extra.exitCode ?? null,
     signal: extra.signal ?? null,
     durationMs: extra.durationMs ?? 0,

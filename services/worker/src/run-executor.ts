@@ -24,6 +24,7 @@ import type { RunJob, RunOutcome, RunResult } from "@overseer/queue";
 import { runAgent } from "./agent-phase.ts";
 import { prepareCheckout } from "./checkout-phase.ts";
 import { recordWork, type WorkRecord } from "./git-phase.ts";
+import { landingCheck } from "./landing-check.ts";
 import { decideOutcome, runUsage } from "./outcome-phase.ts";
 import {
   buildRunResult,
@@ -90,6 +91,8 @@ export async function executeRun(
       base: checkout.base,
       runDir,
       violations,
+      mergedMain: checkout.mergedMain !== null,
+      check: landingCheck(job, deps, mirror, { paths: checkout.paths, redact, signal }),
     });
     clock.lap("git");
     const [finalOutcome, extra] = resultOfWork(work, outcome, agent.observed, violations);
@@ -107,9 +110,10 @@ export async function executeRun(
 }
 
 /**
- * What the git phase makes of the outcome: a landing conflict turns an approve into a reject
- * with the conflict as feedback; a lost compare-and-swap push is a run without a transition
- * (retried on the new head); otherwise the outcome stands with its commits.
+ * What the git phase makes of the outcome: an approve that did not land (a real conflict, a
+ * failed check) stays an approve with `landingFailure` set, which the coordinator records as
+ * `land-failed`; a lost compare-and-swap push is a run without a transition (retried on the
+ * new head); otherwise the outcome stands with its commits.
  */
 export function resultOfWork(
   work: WorkRecord,
@@ -118,10 +122,14 @@ export function resultOfWork(
   violations: string[],
 ): [RunOutcome, ResultExtra] {
   switch (work.kind) {
-    case "conflict":
+    case "land-failed":
       return [
-        { kind: "transition", transition: { version: 1, kind: "reject", feedback: work.feedback } },
-        observed,
+        outcome,
+        {
+          ...observed,
+          landingFailure: { reason: work.reason, files: work.files, details: work.details },
+          scopeViolations: violations,
+        },
       ];
     case "lost-race":
       return [{ kind: "no-transition", crashed: false, detail: work.detail }, observed];

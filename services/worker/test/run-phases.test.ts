@@ -96,7 +96,7 @@ describe("usage of runs that end without a transition", () => {
 });
 
 describe("git phase", () => {
-  it("a landing conflict turns the reviewer's approve into a reject naming the files", async () => {
+  it("a landing conflict keeps the approve but lands nothing, naming the files", async () => {
     const submit = await rig.run(
       rig.job("echo mine > src/app.txt; echo 'Change app' | overseer-agent submit --message-file -", {
         taskId: "S08-003",
@@ -113,14 +113,104 @@ describe("git phase", () => {
         executorAgentId: "someone-else",
       }),
     );
-    expect(review.outcome).toMatchObject({ kind: "transition", transition: { kind: "reject" } });
-    expect(
-      review.outcome.kind === "transition" && review.outcome.transition.kind === "reject"
-        ? review.outcome.transition.feedback
-        : "",
-    ).toMatch(/could not land on main: merge conflict in src\/app\.txt/);
+    // The approve stands; the result says it did not land and why (the coordinator records
+    // land-failed, and the next executor starts with main merged in).
+    expect(review.outcome).toMatchObject({ kind: "transition", transition: { kind: "approve" } });
+    expect(review.landingFailure).toMatchObject({ reason: "conflict", files: ["src/app.txt"] });
+    expect(review.landingFailure?.details).toContain("CONFLICT (content): Merge conflict in src/app.txt");
     expect(review.landedSha).toBeNull();
     expect(await rig.head("main")).toBe(main);
+  });
+
+  it("the next executor starts on main merged in, markers committed, and its submit amends that merge", async () => {
+    const submit = await rig.run(
+      rig.job(
+        "printf 'a\\nTASK\\nc\\n' > src/m.txt; echo 'Task side' | overseer-agent submit --message-file -",
+        {
+          taskId: "S08-010",
+        },
+      ),
+    );
+    const taskHead = submit.branchHead as string;
+    const main = await rig.commitOnRemote("main", { "src/m.txt": "a\nMAIN\nc\n" }, "Main side");
+    // The agent proves what it sees: the markers in the file and a clean status; then resolves.
+    const script = [
+      "grep -c '^<<<<<<< ' src/m.txt > .overseer-seen || true",
+      "git status --porcelain >> .overseer-seen",
+      "cat .overseer-seen; rm .overseer-seen",
+      "printf 'a\\nTASK+MAIN\\nc\\n' > src/m.txt",
+      "echo 'Resolve the conflict with main' | overseer-agent submit --message-file -",
+    ].join("; ");
+    const resolved = await rig.run(
+      rig.job(script, {
+        taskId: "S08-010",
+        expectedTaskHead: taskHead,
+        mergeMain: { reason: "conflict", files: ["src/m.txt"] },
+        prompt: "resolve",
+      }),
+    );
+    expect(resolved.outcome).toMatchObject({ kind: "transition", transition: { kind: "submit" } });
+    expect(resolved.output.trim().split("\n")[0]).toBe("1");
+    expect(resolved.output).not.toMatch(/^(UU|AA| M|M ) /m);
+    const head = await rig.head("overseer/task/S08-010");
+    expect(head).toBe(resolved.branchHead);
+    // One merge commit (task head, main) holding the resolution: no commit with markers was pushed.
+    expect((await rig.git("rev-list", "--parents", "-n", "1", head as string)).split(" ").slice(1)).toEqual([
+      taskHead,
+      main,
+    ]);
+    expect(await rig.git("show", `${head}:src/m.txt`)).toBe("a\nTASK+MAIN\nc");
+    expect(await rig.git("log", "--format=%s", "-n", "1", head as string)).toBe(
+      "Resolve the conflict with main",
+    );
+    expect(resolved.scopeViolations).toEqual([]);
+  });
+
+  it("a failing check command on the merged tree lands nothing and reports the output's tail", async () => {
+    const submit = await rig.run(
+      rig.job("echo task > src/check-a.txt; echo 'A' | overseer-agent submit --message-file -", {
+        taskId: "S08-011",
+      }),
+    );
+    await rig.commitOnRemote("main", { "src/check-b.txt": "main\n" }, "Unrelated main change");
+    const main = await rig.head("main");
+    const check = {
+      argv: [
+        "sh",
+        "-c",
+        "ls src; test -f src/check-a.txt && test -f src/check-b.txt && echo both-present; exit 7",
+      ],
+      timeoutMs: 30_000,
+    };
+    const review = await rig.run(
+      rig.job("overseer-agent approve", {
+        taskId: "S08-011",
+        action: "review",
+        expectedTaskHead: submit.branchHead,
+        executorAgentId: "someone-else",
+        landing: { strategy: "merge", check },
+      }),
+    );
+    expect(review.landingFailure).toMatchObject({ reason: "check_failed", files: [] });
+    expect(review.landingFailure?.details).toMatch(/^check command failed \(exit 7\):\n[\s\S]*both-present/);
+    expect(review.landedSha).toBeNull();
+    expect(await rig.head("main")).toBe(main);
+
+    // The same check passing lands the merge.
+    const passing = await rig.run(
+      rig.job("overseer-agent approve", {
+        taskId: "S08-011",
+        action: "review",
+        expectedTaskHead: submit.branchHead,
+        executorAgentId: "someone-else",
+        landing: {
+          strategy: "merge",
+          check: { argv: ["sh", "-c", "test -f src/check-b.txt"], timeoutMs: 30_000 },
+        },
+      }),
+    );
+    expect(passing.landingFailure).toBeNull();
+    expect(passing.landedSha).toBe(await rig.head("main"));
   });
 
   it("losing the compare-and-swap push leaves the branch as the winner pushed it and retries the run", async () => {

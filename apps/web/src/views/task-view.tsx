@@ -243,8 +243,14 @@ function Timeline({ runs, events }: { runs: RunSummary[]; events: ProjectEvent[]
 
 function EventDetail({ event }: { event: ProjectEvent }) {
   const d = event.data as Record<string, unknown>;
-  const text = [d.feedback, d.reason, d.message, d.summary, d.question, d.selectedOption, d.note]
+  // A failed landing names its conflicting files (task.landing_failed).
+  const files =
+    Array.isArray(d.files) && d.files.length > 0
+      ? `files: ${d.files.filter((f) => typeof f === "string").join(", ")}`
+      : "";
+  const text = [d.feedback, d.reason, files, d.message, d.summary, d.question, d.selectedOption, d.note]
     .filter((v): v is string => typeof v === "string" && v !== "")
     .join(" · ");
-  return text ? <span class={event.type === "task.rejected" ? "feedback-inline" : ""}>{text}</span> : null;
+  const flagged = event.type === "task.rejected" || event.type === "task.landing_failed";
+  return text ? <span class={flagged ? "feedback-inline" : ""}>{text}</span> : null;
 }
