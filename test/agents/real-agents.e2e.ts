@@ -1,3 +1,4 @@
+import { runCli } from "@overseer/cli";
 import { agentPresetConfig, parseRunnerConfig } from "@overseer/config";
 import { runGit } from "@overseer/git";
 import { type Cidr, parseCidr } from "@overseer/sandbox/egress-host-rule";
@@ -192,5 +193,43 @@ describe.each(PINNED_AGENTS.map((a) => [a.kind] as const))("real agent CLI: %s",
     expect(paused.status_reason).toMatch(/budget_usd/);
     expect(Number(paused.tokens_in)).toBeGreaterThan(0);
     expect(Number(paused.cost_usd)).toBeGreaterThan(0);
+  });
+
+  it("`overseer doctor --deep` probes the real CLI through the sandbox a run uses", async () => {
+    const agent = installed.get(kind) as InstalledAgent;
+    const projectId = `doctor-${kind}`;
+    await cluster.addProject({
+      id: projectId,
+      tasks: [TASK],
+      runnerConfig: runnerConfigFor(agent),
+      start: false,
+    });
+    const answered = model.requests.length;
+    const stdout: string[] = [];
+    const code = await runCli(["doctor", "--deep", "--json", "--project", projectId], {
+      out: (line) => stdout.push(line),
+      err: () => undefined,
+      env: {
+        ...cluster.env({ OVERSEER_EGRESS_ALLOW_PRIVATE: "127.0.0.1/32" }),
+        PATH: process.env.PATH,
+      },
+      cwd: process.cwd(),
+    });
+    const report = JSON.parse(stdout.join("\n")) as {
+      checks: { name: string; status: string; detail: string; fix?: string }[];
+    };
+    const probes = report.checks.filter((c) => c.name.startsWith(`${projectId}: general/execute `));
+    expect(probes.map((c) => [c.name.slice(projectId.length + 18), c.status])).toEqual([
+      ["version", "ok"],
+      ["auth variables", "ok"],
+      ["model call", "ok"],
+    ]);
+    expect(probes[0]?.detail).toContain(agent.version);
+    expect(probes[1]?.detail).toBe(
+      `set inside the sandbox: ${kind === "codex" ? "OPENAI_API_KEY" : "ANTHROPIC_API_KEY"}`,
+    );
+    // The call went through the egress proxy to the model with the project's key.
+    expect(model.requests.length).toBeGreaterThan(answered);
+    expect(code, JSON.stringify(report.checks.filter((c) => c.status === "fail"))).toBe(0);
   });
 });

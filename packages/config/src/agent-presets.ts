@@ -120,8 +120,18 @@ function toml(value: string): string {
   return JSON.stringify(value);
 }
 
-/** The runner config a preset writes; every key stays editable afterwards. */
+/**
+ * The runner config a preset writes; every key stays editable afterwards. Its `probe_argv` (the
+ * non-mutating call of `overseer doctor --deep`) is the run command itself: doctor runs it in an
+ * empty scratch checkout inside the run's sandbox with a one-line prompt asking for no action, so
+ * the CLI, the key, the base URL and the egress allow-list are all checked against the real API.
+ */
 export function agentPresetConfig(kind: AgentKind, options: AgentPresetOptions = {}): RunnerConfigInput {
+  const config = presetCommand(kind, options);
+  return { ...config, probe_argv: [...(config.argv ?? [])] };
+}
+
+function presetCommand(kind: AgentKind, options: AgentPresetOptions): RunnerConfigInput {
   const info = AGENT_PRESETS[kind];
   const model = options.model ?? info.defaultModel;
   const baseUrl = options.baseUrl ?? info.defaultBaseUrl;
@@ -156,7 +166,6 @@ export function agentPresetConfig(kind: AgentKind, options: AgentPresetOptions =
           model,
           "-",
         ],
-        probe_argv: [bin, "--version"],
       };
     case "claude":
       return {
@@ -179,7 +188,6 @@ export function agentPresetConfig(kind: AgentKind, options: AgentPresetOptions =
           CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
           DISABLE_AUTOUPDATER: "1",
         },
-        probe_argv: [bin, "--version"],
       };
     case "opencode":
       return {
@@ -194,7 +202,6 @@ export function agentPresetConfig(kind: AgentKind, options: AgentPresetOptions =
           "{prompt_file}",
         ],
         env: { OPENAI_BASE_URL: baseUrl },
-        probe_argv: [bin, "--version"],
       };
     case "gemini":
       return {
@@ -202,7 +209,6 @@ export function agentPresetConfig(kind: AgentKind, options: AgentPresetOptions =
         // Not a TTY: the prompt arrives on stdin; --yolo approves tool calls (no nested sandbox).
         argv: [bin, "--yolo", "--output-format", "stream-json", "-m", model],
         env: { GOOGLE_GEMINI_BASE_URL: baseUrl, GEMINI_SANDBOX: "false" },
-        probe_argv: [bin, "--version"],
       };
     case "copilot":
       return {
@@ -218,7 +224,6 @@ export function agentPresetConfig(kind: AgentKind, options: AgentPresetOptions =
           model,
           "{prompt_file}",
         ],
-        probe_argv: [bin, "--version"],
       };
   }
 }

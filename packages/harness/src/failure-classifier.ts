@@ -37,16 +37,16 @@ const AUTH_FAILURE_SHAPES = new RegExp(
     String.raw`"reason"\s*:\s*"API_KEY_INVALID"`,
     String.raw`API key not valid\. Please pass a valid API key`,
     // Codex: "unexpected status 401 Unauthorized: …", "exceeded retry limit, last status: 401 Unauthorized"
-    String.raw`(?:unexpected status|last status:) 401 Unauthorized`,
+    "(?:unexpected status|last status:) 401 Unauthorized",
     // Claude Code: "API Error: 401 {…}", "Invalid API key · Please run /login"
     String.raw`API Error: 401\b`,
-    String.raw`Invalid API key · Please run /login`,
+    "Invalid API key · Please run /login",
     // The vendors' own messages inside a body the CLI printed
-    String.raw`Incorrect API key provided: `,
-    String.raw`invalid x-api-key`,
+    "Incorrect API key provided: ",
+    "invalid x-api-key",
     // opencode (AI SDK) and Copilot CLI
     String.raw`ProviderAuthError\b`,
-    String.raw`No authentication information found`,
+    "No authentication information found",
   ]
     .map((shape) => `(?:${shape})`)
     .join("|")})[^\n]*`,

@@ -37,6 +37,7 @@ export { type EgressDecision, EgressProxy, type EgressProxyOptions } from "./egr
 export { isForbiddenAddress } from "./forbidden-address.ts";
 export { LAUNCHER_SETUP_FAILED_EXIT } from "./launcher-script.ts";
 export { NoneDriver } from "./none-driver.ts";
+export { type RunSandboxInput, runSandboxSpec } from "./run-sandbox-spec.ts";
 export type {
   LimitEnforcement,
   PreparedCommand,

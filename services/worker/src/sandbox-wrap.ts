@@ -1,6 +1,6 @@
 import type { WrapCommand } from "@overseer/harness";
 import type { RunJob } from "@overseer/queue";
-import type { SandboxDriver, SandboxSpec } from "@overseer/sandbox";
+import { runSandboxSpec, type SandboxDriver } from "@overseer/sandbox";
 import type { RunPaths } from "./run-executor.ts";
 
 const MIB = 1024 * 1024;
@@ -22,26 +22,21 @@ export function sandboxWrapFor(
   let n = 0;
   return async (argv, env) => {
     n += 1;
-    const spec: SandboxSpec = {
-      runId: `${job.runId.replace(/[^A-Za-z0-9_.-]/g, "").slice(0, 56)}-${n}`,
+    const spec = runSandboxSpec({
+      id: `${job.runId.replace(/[^A-Za-z0-9_.-]/g, "").slice(0, 56)}-${n}`,
       checkoutDir: paths.checkout,
       controlDir: paths.controlDir,
       readOnlyBinds: [...paths.gitDirs, paths.agentBinDir, paths.inputDir, ...(job.readOnlyPaths ?? [])],
       hiddenPaths: [dataDir],
-      env: { ...env },
-      network:
-        job.sandbox.networkAllowHosts.length > 0
-          ? { mode: "proxy", allowHosts: job.sandbox.networkAllowHosts }
-          : { mode: "none" },
-      limits: {
-        pidsMax: job.sandbox.pidsMax,
-        memoryBytes: job.sandbox.memoryMb * MIB,
-        cpuSeconds: job.sandbox.cpuSeconds,
-        // One file can never grow far past the run's disk limit, however fast it is written:
-        // the cap sits 1 MiB above the limit, so the disk guard still sees the breach.
-        ...(paths.diskLimitBytes === null ? {} : { fileSizeBytes: paths.diskLimitBytes + MIB }),
-      },
-    };
+      env,
+      networkAllowHosts: job.sandbox.networkAllowHosts,
+      pidsMax: job.sandbox.pidsMax,
+      memoryMb: job.sandbox.memoryMb,
+      cpuSeconds: job.sandbox.cpuSeconds,
+      // One file can never grow far past the run's disk limit, however fast it is written:
+      // the cap sits 1 MiB above the limit, so the disk guard still sees the breach.
+      fileSizeBytes: paths.diskLimitBytes === null ? null : paths.diskLimitBytes + MIB,
+    });
     const prepared = await driver.prepare(argv, spec);
     return {
       file: prepared.file,

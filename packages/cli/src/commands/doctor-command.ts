@@ -23,8 +23,8 @@ import { settingsFrom } from "../cli-context.ts";
 import { EXIT_FAILURE, EXIT_OK } from "../cli-errors.ts";
 import type { CliIo } from "../cli-io.ts";
 import type { CliCommand } from "../command-registry.ts";
+import { deepProbeProject } from "./doctor-deep-probe.ts";
 import {
-  deepProbeFix,
   GIT_FIX,
   harnessNotConfiguredFix,
   harnessNotFoundFix,
@@ -51,7 +51,8 @@ export interface DoctorCheck {
 /**
  * Preflight: one line per check, exit 1 if a required check fails. Checks Postgres and
  * migrations, Redis, git, the sandbox driver with a live probe, and each project's harness
- * executables (per role). `--deep` also runs each project's non-mutating `probe_argv`.
+ * executables (per role). `--deep` also probes each role's real CLI through the sandbox a run uses
+ * (doctor-deep-probe.ts): its version, its auth variables and a non-mutating call (`probe_argv`).
  */
 export const doctorCommand: CliCommand = {
   path: ["doctor"],
@@ -88,6 +89,7 @@ export const doctorCommand: CliCommand = {
         deep: values.deep ?? false,
         project: values.project,
         probeTimeoutMs,
+        settings,
       });
     } finally {
       await database.close();
@@ -259,7 +261,12 @@ async function checkProjects(
   db: Db,
   io: CliIo,
   add: Add,
-  options: { deep: boolean; project?: string | undefined; probeTimeoutMs: number },
+  options: {
+    deep: boolean;
+    project?: string | undefined;
+    probeTimeoutMs: number;
+    settings: ServiceSettings;
+  },
 ): Promise<void> {
   let projects: Awaited<ReturnType<typeof listProjects>>;
   try {
@@ -316,42 +323,15 @@ async function checkProjects(
       }
     }
     if (options.deep) {
-      if (config.probe_argv.length === 0) {
-        add({
-          name: `${project.id}: deep probe`,
-          status: "warn",
-          detail: 'no "probe_argv" in the runner config; nothing to probe',
-          required: false,
-        });
-        continue;
-      }
-      try {
-        const r = await execa(config.probe_argv[0] as string, config.probe_argv.slice(1), {
-          timeout: options.probeTimeoutMs,
-          reject: false,
-          stdin: "ignore",
-          env: { PATH: io.env.PATH ?? "/usr/bin:/bin" },
-          extendEnv: false,
-        });
-        add({
-          name: `${project.id}: deep probe`,
-          status: r.exitCode === 0 ? "ok" : "fail",
-          detail:
-            r.exitCode === 0
-              ? `${config.probe_argv.join(" ")} exited 0`
-              : `exit ${r.exitCode ?? r.signal}${r.timedOut ? " (timed out)" : ""}: ${String(r.stderr || r.stdout).slice(0, 300)}`,
-          required: true,
-          fix: deepProbeFix(project.id),
-        });
-      } catch (error) {
-        add({
-          name: `${project.id}: deep probe`,
-          status: "fail",
-          detail: (error as Error).message,
-          required: true,
-          fix: deepProbeFix(project.id),
-        });
-      }
+      const checks = await deepProbeProject({
+        projectId: project.id,
+        config,
+        roles: [...roles].sort(),
+        settings: options.settings,
+        env: io.env,
+        timeoutMs: options.probeTimeoutMs,
+      });
+      for (const check of checks) add(check);
     }
   }
 }

@@ -70,3 +70,27 @@ export function harnessNotFoundFix(executable: string): string {
 export function deepProbeFix(projectId: string): string {
   return `run the project's probe_argv by hand in a checkout of ${projectId} to see why it fails`;
 }
+
+/** The agent CLI does not start inside the run's sandbox. */
+export function cliInSandboxFix(cli: string, projectId: string): string {
+  return cli.startsWith("/")
+    ? `make ${cli} visible inside the sandbox: add its install dir (the npm prefix) to sandbox.read_only_paths (\`overseer init --project ${projectId} --update --agent NAME --agent-bin ${cli}\` does it), or install the CLI under /usr on every worker`
+    : `install ${cli} under /usr on every worker (\`npm install -g --prefix /usr/local …\`), or give its absolute path with \`overseer init --project ${projectId} --update --agent NAME --agent-bin PATH\``;
+}
+
+/** Key variables that do not arrive inside the sandbox. */
+export function authVariablesFix(
+  projectId: string,
+  missing: readonly string[],
+  agent: string | null,
+): string {
+  const assign = missing.map((name) => `${name}=…`).join(" ");
+  return agent
+    ? `export ${assign} and run \`overseer init --project ${projectId} --update --agent ${agent}\` (the key is stored in the project's secrets, redacted everywhere)`
+    : `set ${missing.join(", ")} in the runner config's "secrets" (or "env_allow" with the variable set on every worker), then \`overseer init --project ${projectId} --update --config runner.json\``;
+}
+
+/** No probe_argv that reaches the model. */
+export function probeArgvFix(projectId: string): string {
+  return `set "probe_argv" to a call that reaches the model without changing anything (presets write the run command; \`overseer init --project ${projectId} --update --agent NAME\` refreshes it)`;
+}

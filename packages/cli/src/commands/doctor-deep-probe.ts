@@ -1,0 +1,323 @@
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import {
+  AGENT_PRESETS,
+  type AgentKind,
+  commandForRole,
+  createRedactor,
+  type RunnerConfig,
+  type ServiceSettings,
+} from "@overseer/config";
+import {
+  agentBinDir,
+  buildHarnessEnv,
+  classifyFailure,
+  expandArgv,
+  harvestUsage,
+  lastLines,
+} from "@overseer/harness";
+import {
+  createSandboxDriver,
+  runPreparedCommand,
+  runSandboxSpec,
+  type SandboxDriver,
+  type SandboxDriverName,
+} from "@overseer/sandbox";
+import { type Cidr, parseCidr } from "@overseer/sandbox/egress-host-rule";
+import {
+  authVariablesFix,
+  cliInSandboxFix,
+  deepProbeFix,
+  probeArgvFix,
+  sandboxDriverFix,
+} from "./doctor-fixes.ts";
+
+/**
+ * `overseer doctor --deep`: each role's real agent CLI, run THROUGH THE SAME SANDBOX A RUN USES
+ * (the worker's sandbox driver with its egress opt-in, the spec built by `runSandboxSpec` from the
+ * project's policy, the harness environment with the project's secrets), in a scratch checkout:
+ * 1. its version (`CLI --version`): the CLI starts inside the sandbox;
+ * 2. its auth variables: the names (never the values) of the key variables that arrive set
+ *    inside the sandbox;
+ * 3. a non-mutating call: the project's `probe_argv` (presets: the run command with a one-line
+ *    prompt asking for no action, in an empty scratch checkout), which reaches the model API
+ *    through the egress proxy with the real key.
+ * Every failure names its fix.
+ */
+
+/** What each probe answers to doctor (the same shape as its other checks). */
+export interface DeepCheck {
+  name: string;
+  status: "ok" | "warn" | "fail";
+  detail: string;
+  required: boolean;
+  fix?: string;
+}
+
+/** The prompt of the non-mutating call. */
+export const PROBE_PROMPT =
+  "This is a connectivity check by `overseer doctor`. Reply with the single word OK. Do not run any command, do not read or change any file.";
+
+/** Shells whose `-c SCRIPT NAME ARGS…` form the presets use to pass the prompt as an argument. */
+const SHELLS = new Set(["sh", "bash", "dash", "/bin/sh", "/bin/bash", "/usr/bin/sh", "/usr/bin/bash"]);
+
+/** The program a run command starts: argv[0], or `$0` of a `sh -c SCRIPT $0 …` wrapper. */
+export function cliOf(argv: readonly string[]): string {
+  const [first, flag, , zero] = argv;
+  if (first !== undefined && SHELLS.has(first) && flag === "-c" && zero !== undefined) return zero;
+  return first ?? "";
+}
+
+/** Names of the variables that must be set for the CLI to authenticate (never their values). */
+export function authVariableNames(config: RunnerConfig): string[] {
+  const names = new Set(Object.keys(config.secrets));
+  const kind = config.agent as AgentKind | null;
+  if (kind && AGENT_PRESETS[kind]) names.add(AGENT_PRESETS[kind].keyEnv);
+  return [...names].sort();
+}
+
+export interface DeepProbeOptions {
+  projectId: string;
+  config: RunnerConfig;
+  roles: readonly string[];
+  settings: Pick<ServiceSettings, "sandbox" | "sandboxUnsafeNone" | "egressAllowPrivate" | "dataDir">;
+  /** The environment `env_allow` reads from (the worker's, when doctor runs on a worker host). */
+  env: Readonly<Record<string, string | undefined>>;
+  timeoutMs: number;
+  /** A driver to use instead of the worker's (tests); the caller disposes it. */
+  driver?: SandboxDriver;
+}
+
+/** Runs the deep probes of every distinct command of a project's roles. */
+export async function deepProbeProject(options: DeepProbeOptions): Promise<DeepCheck[]> {
+  const { config, projectId } = options;
+  const commands = new Map<string, { argv: string[]; role: string; action: "execute" | "review" }>();
+  for (const role of options.roles) {
+    for (const action of ["execute", "review"] as const) {
+      const argv = commandForRole(config, role, action);
+      const key = JSON.stringify(argv);
+      if (argv.length > 0 && !commands.has(key)) commands.set(key, { argv: [...argv], role, action });
+    }
+  }
+  if (commands.size === 0) return [];
+  let driver = options.driver;
+  const owned = driver === undefined;
+  try {
+    driver ??= createSandboxDriver(options.settings.sandbox as SandboxDriverName, {
+      allowUnsafeNone: options.settings.sandboxUnsafeNone,
+      bwrap: {
+        egress: { allowPrivateCidrs: options.settings.egressAllowPrivate.map((c) => parseCidr(c) as Cidr) },
+      },
+    });
+  } catch (error) {
+    return [
+      {
+        name: `${projectId}: deep probe`,
+        status: "fail",
+        detail: `no sandbox to probe in: ${(error as Error).message}`,
+        required: true,
+        fix: sandboxDriverFix(options.settings.sandbox as SandboxDriverName),
+      },
+    ];
+  }
+  try {
+    const checks: DeepCheck[] = [];
+    for (const command of commands.values()) {
+      checks.push(...(await probeCommand(driver, options, command)));
+    }
+    return checks;
+  } finally {
+    if (owned) await driver.dispose();
+  }
+}
+
+async function probeCommand(
+  driver: SandboxDriver,
+  options: DeepProbeOptions,
+  command: { argv: string[]; role: string; action: "execute" | "review" },
+): Promise<DeepCheck[]> {
+  const { config, projectId } = options;
+  const label = `${projectId}: ${command.role}/${command.action}`;
+  const root = await mkdtemp(path.join(tmpdir(), "overseer-doctor-"));
+  const dirs = {
+    checkout: path.join(root, "checkout"),
+    control: path.join(root, "control"),
+    input: path.join(root, "input"),
+    prompt: path.join(root, "input", "prompt.md"),
+  };
+  await mkdir(dirs.checkout);
+  await mkdir(dirs.control, { mode: 0o700 });
+  await mkdir(dirs.input, { mode: 0o700 });
+  await writeFile(dirs.prompt, PROBE_PROMPT, { mode: 0o600 });
+  const redact = createRedactor(Object.values(config.secrets));
+  let n = 0;
+  const inSandbox = async (argv: readonly string[], stdin = "") => {
+    n += 1;
+    const allowed: Record<string, string> = {};
+    for (const name of config.env_allow) {
+      const value = options.env[name];
+      if (value !== undefined) allowed[name] = value;
+    }
+    const env = buildHarnessEnv({
+      base: { ...allowed, ...config.env, ...config.secrets },
+      projectRoot: dirs.checkout,
+      taskId: "DOCTOR",
+      role: command.role,
+      agentId: `doctor-${command.role}`,
+      action: command.action,
+      promptFile: dirs.prompt,
+      controlDir: dirs.control,
+      pathPrepend: [agentBinDir()],
+    });
+    const spec = runSandboxSpec({
+      id: `doctor-${path.basename(root)}-${n}`,
+      checkoutDir: dirs.checkout,
+      controlDir: dirs.control,
+      readOnlyBinds: [agentBinDir(), dirs.input, ...config.sandbox.read_only_paths],
+      hiddenPaths: [options.settings.dataDir],
+      env,
+      networkAllowHosts: config.network_allow_hosts,
+      pidsMax: config.sandbox.pids_max,
+      memoryMb: config.sandbox.memory_mb,
+      cpuSeconds: config.sandbox.cpu_seconds,
+    });
+    const prepared = await driver.prepare(argv, spec);
+    try {
+      const r = await runPreparedCommand(prepared, { stdin, timeoutMs: options.timeoutMs });
+      return { ...r, output: redact(`${r.stdout}${r.stderr ? `\n${r.stderr}` : ""}`) };
+    } finally {
+      await prepared.cleanup();
+    }
+  };
+  const failure = (output: string, fallback: string) => {
+    const cause = classifyFailure(output);
+    const tail = lastLines(output, 5).replace(/\n/g, " | ").slice(0, 400);
+    return {
+      detail: `${cause ? `${cause.message}; ` : ""}${tail || "no output"}`,
+      fix: cause ? cause.fix : fallback,
+    };
+  };
+
+  try {
+    const checks: DeepCheck[] = [];
+    // 1. version: the CLI starts inside the sandbox.
+    const cli = cliOf(command.argv);
+    const version = await inSandbox([cli, "--version"]);
+    if (version.exitCode === 0) {
+      checks.push({
+        name: `${label} version`,
+        status: "ok",
+        detail: `${cli}: ${lastLines(version.output, 1) || "(no output)"} (in the ${driver.name} sandbox)`,
+        required: true,
+      });
+    } else {
+      const why = failure(version.output, cliInSandboxFix(cli, projectId));
+      checks.push({
+        name: `${label} version`,
+        status: "fail",
+        detail: `${cli} --version ${version.timedOut ? "timed out" : `exited ${version.exitCode ?? version.signal}`} inside the sandbox: ${why.detail}`,
+        required: true,
+        fix: /not found|No such file|ENOENT|exited 127/.test(`${why.detail} exited ${version.exitCode}`)
+          ? cliInSandboxFix(cli, projectId)
+          : why.fix,
+      });
+    }
+
+    // 2. auth variables: which key variables arrive set inside the sandbox (names only).
+    const names = authVariableNames(config);
+    if (names.length === 0) {
+      checks.push({
+        name: `${label} auth variables`,
+        status: "warn",
+        detail: 'no key variable expected: no "secrets" and no preset "agent" in the runner config',
+        required: false,
+      });
+    } else {
+      const listed = await inSandbox([
+        "/bin/sh",
+        "-c",
+        'for n do eval "v=\\${$n-}"; [ -n "$v" ] && echo "$n"; done; exit 0',
+        "sh",
+        ...names,
+      ]);
+      const present = new Set(listed.stdout.split("\n").filter((line) => names.includes(line)));
+      const missing = names.filter((name) => !present.has(name));
+      checks.push(
+        missing.length === 0
+          ? {
+              name: `${label} auth variables`,
+              status: "ok",
+              detail: `set inside the sandbox: ${names.join(", ")}`,
+              required: true,
+            }
+          : {
+              name: `${label} auth variables`,
+              status: "fail",
+              detail: `not set inside the sandbox: ${missing.join(", ")}${present.size > 0 ? ` (set: ${[...present].join(", ")})` : ""}`,
+              required: true,
+              fix: authVariablesFix(projectId, missing, config.agent),
+            },
+      );
+    }
+
+    // 3. a non-mutating call through the egress proxy with the real key.
+    if (config.probe_argv.length === 0 || isVersionCall(config.probe_argv)) {
+      checks.push({
+        name: `${label} model call`,
+        status: "warn",
+        detail:
+          config.probe_argv.length === 0
+            ? 'no "probe_argv": nothing reaches the model API'
+            : `probe_argv only asks for the version (${config.probe_argv.join(" ")}): the model API is not reached`,
+        required: false,
+        fix: probeArgvFix(projectId),
+      });
+    } else {
+      const argv = expandArgv(config.probe_argv, {
+        root: dirs.checkout,
+        task: "DOCTOR",
+        role: command.role,
+        agent: `doctor-${command.role}`,
+        action: command.action,
+        prompt_file: dirs.prompt,
+      });
+      const call = await inSandbox(argv, PROBE_PROMPT);
+      const usage = harvestUsage(call.output, config.agent);
+      if (call.exitCode === 0 && !call.timedOut) {
+        checks.push({
+          name: `${label} model call`,
+          status: "ok",
+          detail: `${cliOf(argv)} answered in ${(call.durationMs / 1000).toFixed(1)} s${usage ? ` (${usage.tokensIn + usage.tokensOut} tokens, read from ${usage.source})` : ""}`,
+          required: true,
+        });
+      } else {
+        const why = failure(call.output, deepProbeFix(projectId));
+        checks.push({
+          name: `${label} model call`,
+          status: "fail",
+          detail: `${call.timedOut ? `timed out after ${Math.round(options.timeoutMs / 1000)} s` : `exit ${call.exitCode ?? call.signal}`}: ${why.detail}`,
+          required: true,
+          fix: why.fix,
+        });
+      }
+    }
+    return checks;
+  } catch (error) {
+    return [
+      {
+        name: `${label} deep probe`,
+        status: "fail",
+        detail: `the sandbox refused the probe: ${(error as Error).message}`,
+        required: true,
+        fix: "correct the project's sandbox settings (sandbox.read_only_paths, network_allow_hosts, limits) named above",
+      },
+    ];
+  } finally {
+    await rm(root, { recursive: true, force: true });
+  }
+}
+
+function isVersionCall(argv: readonly string[]): boolean {
+  return argv.length === 2 && (argv[1] === "--version" || argv[1] === "-v" || argv[1] === "version");
+}
