@@ -1,4 +1,5 @@
 import { applyTransition, listEvents } from "@overseer/db";
+import { TransitionApplier, updateProjectConfig } from "@overseer/transitions";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningGateway, startGateway } from "../src/index.ts";
 import {
@@ -190,6 +191,34 @@ describe("run log stream", () => {
     });
     const unknown = await fetch(`${gw.url}/api/runs/no-such-run/log/stream`, { headers: auth() });
     expect(unknown.status).toBe(404);
+  });
+});
+
+describe("changes made without Redis (the CLI)", () => {
+  it("reach an open event stream through the Postgres NOTIFY, with no Redis message and no safety poll", async () => {
+    await seedProject(fx, "quiet", [card("S00-001")]);
+    // Keep-alive (and with it the safety poll) far beyond the test: only the NOTIFY can wake the stream.
+    const quiet = await startGateway(fx.deps, { port: 0, keepAliveMs: 600_000, processMetrics: false });
+    try {
+      const stream = await openSse(`${quiet.url}/api/projects/quiet/events/stream`, auth());
+      await stream.waitForComment("connected");
+      // What `overseer init --update` does: a TransitionApplier without Redis.
+      await updateProjectConfig(
+        new TransitionApplier({ db: fx.scratch.db }),
+        "quiet",
+        { objective: "New" },
+        "cli",
+      );
+      const [event] = await stream.waitFor((e) => JSON.parse(e.data).type === "project.config_updated");
+      expect(JSON.parse(event?.data ?? "{}")).toMatchObject({
+        project_id: "quiet",
+        data: { changed: ["objective"], by: "cli" },
+      });
+      stream.close();
+      await stream.ended;
+    } finally {
+      await quiet.close();
+    }
   });
 });
 
