@@ -27,6 +27,14 @@ describe("docker-compose.yml", () => {
       expect(compose.services[name]).toBeDefined();
     expect(compose.services.postgres.healthcheck.test).toBeDefined();
     expect(compose.services.redis.healthcheck.test).toBeDefined();
-    expect(compose.services.worker.environment.OVERSEER_SANDBOX).toBe("docker");
+    const worker = compose.services.worker;
+    expect(worker.environment.OVERSEER_SANDBOX).toBe("bwrap");
+    // Runs are sandboxed by bwrap inside the worker container: no Docker socket, not privileged,
+    // a seccomp profile of its own and never an unconfined one (infra/README.md).
+    expect(JSON.stringify(worker.volumes ?? [])).not.toContain("docker.sock");
+    expect(worker.privileged ?? false).toBe(false);
+    expect(worker.security_opt).toContain("seccomp=infra/seccomp-bwrap.json");
+    expect(JSON.stringify(worker.security_opt)).not.toContain("unconfined");
+    expect(worker.cap_drop).toEqual(["ALL"]);
   });
 });
