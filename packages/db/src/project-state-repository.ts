@@ -1,4 +1,5 @@
 import type { Decision, ProjectState, Run, Task } from "@overseer/domain";
+import { sql } from "kysely";
 import type { Db } from "./connection.ts";
 import { NotFoundError } from "./db-errors.ts";
 import { decisionFromRow, projectControlFromRow, runFromRow, taskFromRow } from "./row-mappers.ts";
@@ -49,11 +50,25 @@ export async function loadProjectState(
       .selectFrom("decisions")
       .selectAll()
       .where("project_id", "=", projectId)
-      .where((eb) =>
-        decisionIds.length > 0
-          ? eb.or([eb("status", "=", "pending"), eb("id", "in", decisionIds)])
-          : eb("status", "=", "pending"),
-      )
+      .where((eb) => {
+        const wanted = [eb("status", "=", "pending")];
+        if (decisionIds.length > 0) wanted.push(eb("id", "in", decisionIds));
+        // The (resolved) card of a named run's task: a re-asked card must grow its revision
+        // instead of being inserted twice (decisionIdFor: `decision-<task>`).
+        if (runIds.length > 0)
+          wanted.push(
+            eb(
+              "id",
+              "in",
+              eb
+                .selectFrom("runs")
+                .select(sql<string>`'decision-' || runs.task_id`.as("card_id"))
+                .where("runs.project_id", "=", projectId)
+                .where("runs.id", "in", runIds),
+            ),
+          );
+        return eb.or(wanted);
+      })
       .execute(),
   ]);
   const prereqs = new Map<string, string[]>();

@@ -126,4 +126,58 @@ describe("missions in Postgres", () => {
     expect(row.mission).toMatchObject({ evidence: "npm test: 12 passed" });
     expect(row.budget_usd).toBeNull();
   });
+
+  it("a plan card re-asked after a rejection gets the next revision (its resolved card is loaded)", async () => {
+    await createProject(scratch.db, { id: "m3", repo: "/tmp/none", runnerConfig: {} });
+    await applyTransition(scratch.db, "m3", {
+      kind: "start-mission",
+      objective: "Operator-approved plans",
+      stage: "S01",
+      sessionsLimit: null,
+      maxRounds: 4,
+      by: "operator",
+    });
+    const reviewedPlan = async (cards: ReturnType<typeof card>[]) => {
+      await applyTransition(scratch.db, "m3", {
+        kind: "propose",
+        runId: await claimRun("m3", "MISSION-R1"),
+        proposal: { kind: "plan", tasks: cards },
+        commitSha: null,
+        branchHead: null,
+        maxAttempts: 3,
+      });
+      await applyTransition(scratch.db, "m3", {
+        kind: "approve",
+        runId: await claimRun("m3", "MISSION-R1"),
+        landedSha: null,
+        landedBranch: null,
+        planApproval: "operator",
+      });
+    };
+    await reviewedPlan([card("S01-001"), card("S01-002")]);
+    let state = await loadProjectState(scratch.db, "m3");
+    expect(state.decisions.get("decision-MISSION-R1")).toMatchObject({ status: "pending", revision: 1 });
+    await applyTransition(scratch.db, "m3", {
+      kind: "resolve-decision",
+      decisionId: "decision-MISSION-R1",
+      optionId: "reject_plan",
+      note: "smaller",
+      by: "operator",
+      resolutionId: "res-m3-1",
+    });
+    await reviewedPlan([card("S01-010")]);
+    state = await loadProjectState(scratch.db, "m3");
+    const decision = state.decisions.get("decision-MISSION-R1");
+    expect(decision).toMatchObject({ status: "pending", revision: 2, selectedOption: null });
+    expect(decision?.evidence.map((e) => e.label)).toEqual(["S01-010: Task S01-010"]);
+    await applyTransition(scratch.db, "m3", {
+      kind: "resolve-decision",
+      decisionId: "decision-MISSION-R1",
+      optionId: "approve_plan",
+      by: "operator",
+      resolutionId: "res-m3-2",
+    });
+    expect((await getTask(scratch.db, "m3", "S01-010"))?.status).toBe("todo");
+    expect(await getTask(scratch.db, "m3", "S01-001")).toBeUndefined();
+  });
 });
