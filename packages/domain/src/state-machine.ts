@@ -188,6 +188,15 @@ export function applyCommand(state: ProjectState, command: Command, ctx: DomainC
         reason: command.message,
         question: `${command.message} Fix the configuration, then continue.`,
       });
+      // The same config fails every other task the same way: the project stops claiming until
+      // the operator fixes it and starts it again (rule 7).
+      if (draft.project.status === "active") {
+        const first = command.message.split("\n")[0] ?? "";
+        draft.setProjectStatus(
+          "paused",
+          `${command.reason} in ${task.id}: ${first.length > 300 ? `${first.slice(0, 299)}…` : first}`,
+        );
+      }
       break;
     }
     case "scope-violation": {

@@ -1014,6 +1014,11 @@ describe("rule 7: awaiting_input waits for an operator; release-external; answer
     const card = decisionOf(result.state, "A");
     expect(card).toMatchObject({ status: "pending", title: "Harness not configured", optionsSource: "none" });
     expect(card?.options.map((o) => o.id)).toEqual(["continue", "custom", STOP_OPTION_ID]);
+    // Every other task would fail the same way: the project pauses naming the cause.
+    expect(result.state.project).toMatchObject({
+      status: "paused",
+      statusReason: "harness_not_configured in A: No argv is configured for role general.",
+    });
     expect(d.step(result.state, { kind: "claim" }).changes.runs).toEqual([]);
     const resumed = d.apply(result.state, {
       kind: "resolve-decision",
@@ -1039,6 +1044,8 @@ describe("rule 7: awaiting_input waits for an operator; release-external; answer
     expect(getTask(s, "A")).toMatchObject({ status: "awaiting_input", returnTo: "review" });
     s = d.apply(s, { kind: "answer", taskId: "A", text: "fixed", by: "op" });
     expect(getTask(s, "A").status).toBe("review");
+    expect(s.project.status).toBe("paused");
+    s = d.apply(s, { kind: "start-project", by: "op", stage: null, sessionsLimit: null });
     review = claimFor(d, s, "A");
     s = d.apply(review.state, cmd(review.run.id));
     expect(decisionOf(s, "A")).toMatchObject({ status: "pending", revision: 2 });

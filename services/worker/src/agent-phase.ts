@@ -9,6 +9,7 @@ import {
   type WrapCommand,
 } from "@overseer/harness";
 import type { RunJob, RunOutcome } from "@overseer/queue";
+import { SandboxSpecError } from "@overseer/sandbox";
 import { type DiskGuard, startDiskGuard } from "./disk-guard.ts";
 import { type HookResult, runHook } from "./hook-runner.ts";
 import {
@@ -63,7 +64,14 @@ export async function runAgent(
           },
         });
   try {
-    const phase = await runInSandbox(job, deps, paths, { ...ctx, signal });
+    let phase: Awaited<ReturnType<typeof runInSandbox>>;
+    try {
+      phase = await runInSandbox(job, deps, paths, { ...ctx, signal });
+    } catch (error) {
+      // The project's sandbox policy cannot be built: no retry can fix that.
+      if (error instanceof SandboxSpecError) return invalidSandboxSpec(job.projectId, error);
+      throw error;
+    }
     await guard?.stop();
     if (guard?.exceeded) return diskLimitReached(guard, phase.observed);
     if (phase.kind === "aborted") throw new WorkerShutdownError(job.runId);
@@ -71,6 +79,18 @@ export async function runAgent(
   } finally {
     await guard?.stop();
   }
+}
+
+function invalidSandboxSpec(projectId: string, error: SandboxSpecError): AgentPhase {
+  return {
+    kind: "ended",
+    outcome: {
+      kind: "misconfigured",
+      reason: "configuration_error",
+      message: `The project's sandbox cannot be built: ${error.message}. Fix: correct sandbox.* (read_only_paths, limits) or network_allow_hosts in the runner config, then \`overseer init --project ${projectId} --update --config runner.json\`.`,
+    },
+    observed: {},
+  };
 }
 
 function diskLimitReached(guard: DiskGuard, observed: Observed): AgentPhase {

@@ -49,6 +49,19 @@ describe("agent phase: hooks", () => {
   });
 });
 
+describe("agent phase: a sandbox policy that cannot be built", () => {
+  it("is a configuration error naming the field and the fix, not a failure to retry", async () => {
+    const result = await rig.run(
+      rig.job("echo never runs", { taskId: "S08-020", readOnlyPaths: ["/proc/self"] }),
+    );
+    expect(result.outcome).toMatchObject({ kind: "misconfigured", reason: "configuration_error" });
+    const message = result.outcome.kind === "misconfigured" ? result.outcome.message : "";
+    expect(message).toMatch(/^The project's sandbox cannot be built: invalid sandbox spec: readOnlyBinds/);
+    expect(message).toMatch(/Fix: correct sandbox\.\* .*overseer init --project p-/);
+    expect(result.output).toBe("");
+  });
+});
+
 describe("usage of runs that end without a transition", () => {
   it("a CLI that fails or times out still reports what it spent, read from its stream", async () => {
     const turn =
