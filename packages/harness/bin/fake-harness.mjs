@@ -21,6 +21,8 @@
 //   write PATH "CONTENT"          create/replace a file (path must stay inside the checkout)
 //   append PATH "CONTENT"         append to a file (same rule)
 //   delete PATH                   remove a file (same rule)
+//   expect PATH "TEXT"            the file must contain TEXT (same rule), else exit 3 with no
+//                                 transition: proves what the checkout held when the run started
 //   write-outside PATH "CONTENT"  deliberate out-of-scope write: no path check at all, PATH is
 //                                 relative to the checkout and may even leave it (a sandbox
 //                                 must then refuse it; the failure exits 3)
@@ -45,7 +47,7 @@
 // Exit codes: 0 done, 2 bad script or environment, 3 a file step failed, else overseer-agent's.
 
 import { spawn, spawnSync } from "node:child_process";
-import { appendFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -56,6 +58,7 @@ const STEP_ARITY = {
   write: [2, 2],
   append: [2, 2],
   delete: [1, 1],
+  expect: [2, 2],
   "write-outside": [2, 2],
   submit: [1, 1],
   approve: [0, 1],
@@ -238,6 +241,16 @@ async function runStep(name, args) {
       fileStep(`append ${args[0]}`, () => {
         mkdirSync(dirname(target), { recursive: true });
         appendFileSync(target, args[1]);
+      });
+      return;
+    }
+    case "expect": {
+      const target = insideCheckout(args[0]);
+      log(`expect ${args[0]}`);
+      fileStep(`expect ${args[0]}`, () => {
+        if (!readFileSync(target, "utf8").includes(args[1])) {
+          throw new Error(`${args[0]} does not contain ${JSON.stringify(args[1])}`);
+        }
       });
       return;
     }

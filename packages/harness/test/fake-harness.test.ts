@@ -90,6 +90,19 @@ describe("fake harness", () => {
     expect(result.output).toContain("done editing\n");
   });
 
+  it("expect passes on content the file holds and exits 3 without a transition otherwise", async () => {
+    const held = await runFake({
+      script: 'execute: write src/m.txt "a\\n<<<<<<< ours\\n"; expect src/m.txt "<<<<<<< "; submit "m"',
+    });
+    expect(held.result.transition).toMatchObject({ kind: "submit" });
+    const missing = await runFake({
+      script: 'execute: write src/m.txt "a"; expect src/m.txt "zzz"; submit "m"',
+    });
+    expect(missing.result.transition).toBeNull();
+    expect(missing.result.exitCode).toBe(3);
+    expect(missing.result.output).toMatch(/expect src\/m\.txt failed: src\/m\.txt does not contain "zzz"/);
+  });
+
   it("defaults: execute writes a note and submits, review approves", async () => {
     const execute = await runFake({});
     expect(execute.result.transition).toEqual({ version: 1, kind: "submit", message: "Work on S01-007" });

@@ -163,8 +163,8 @@ describe("commandForResult", () => {
     });
   });
 
-  it("turns a reject (a landing conflict included) into a reject carrying the feedback", () => {
-    const feedback = "The approved work could not land on main: merge conflict in a.ts.";
+  it("turns a reject into a reject carrying the feedback", () => {
+    const feedback = "Tests are missing for a.ts.";
     const command = commandForResult(
       result({ kind: "transition", transition: { version: 1, kind: "reject", feedback }, usage: undefined }),
       retry,

@@ -110,7 +110,7 @@ afterAll(async () => {
 });
 
 describe("Coordinator applying run results", () => {
-  it("turns a landing conflict reported by the worker into a reject: the task goes back to its executor with the feedback", async () => {
+  it("records an approve that could not land as land-failed: the task goes back to an executor with the files, in Postgres", async () => {
     const c = coordinator();
     const execute = await projectWithClaimedTask("conflict");
     await c.applyResultMessage(
@@ -126,22 +126,34 @@ describe("Coordinator applying run results", () => {
     expect(review?.action).toBe("review");
     if (!review) return;
 
-    // What the worker's git phase reports when the approved work cannot land.
-    const feedback =
-      "The approved work could not land on main: merge conflict in src/a.ts. Integrate the current main and resolve the conflict.\nCONFLICT (content)";
-    await c.applyResultMessage(
-      resultOf(review.id, "conflict", {
+    // What the worker reports when the approved work cannot land: the approve, and why not.
+    await c.applyResultMessage({
+      ...resultOf(review.id, "conflict", {
         kind: "transition",
-        transition: { version: 1, kind: "reject", feedback },
+        transition: { version: 1, kind: "approve" },
         usage: undefined,
       }),
-    );
+      landingFailure: {
+        reason: "conflict",
+        files: ["src/a.ts"],
+        details: "CONFLICT (content): Merge conflict in src/a.ts",
+      },
+    });
 
     const task = await getTask(scratch.db, "conflict", "S00-001");
-    expect(task).toMatchObject({ status: "todo", feedback, failures: 0 });
-    expect(await getRun(scratch.db, review.id)).toMatchObject({ status: "finished", transition: "reject" });
+    expect(task).toMatchObject({
+      status: "todo",
+      failures: 0,
+      landing: { reason: "conflict", files: ["src/a.ts"] },
+    });
+    expect(task?.feedback).toMatch(/could not land on main: it conflicts with main in src\/a\.ts/);
+    expect(await getRun(scratch.db, review.id)).toMatchObject({ status: "finished", transition: "approve" });
     const events = await listEvents(scratch.db, { projectId: "conflict" });
-    expect(events.some((e) => e.type === "task.rejected")).toBe(true);
+    expect(events.find((e) => e.type === "task.landing_failed")?.data).toMatchObject({
+      reason: "conflict",
+      files: ["src/a.ts"],
+    });
+    expect(events.some((e) => e.type === "task.approved" || e.type === "task.rejected")).toBe(false);
     const again = await applier.apply("conflict", { kind: "claim" });
     const next = again.changes.runs.find((r) => again.changes.createdRunIds.has(r.id));
     expect(next).toMatchObject({ taskId: "S00-001", action: "execute" });
