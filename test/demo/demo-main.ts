@@ -1,18 +1,21 @@
 /**
- * `npm run demo [-- --once]`: the local cluster with three demo projects.
+ * `npm run demo [-- --once]`: the local cluster with three demo projects and a demo mission.
  *
  * Starts a coordinator, two workers and the gateway as separate processes against a demo
  * database (`overseer_demo`, recreated each time) and a Redis key prefix of its own,
  * creates three local git repositories with task graphs that exercise approve, reject and
  * redo, an escalation whose resolver unblocks the original, and a decision card left
- * pending; prints every transition as it happens and a summary table at the end.
+ * pending, plus a mission (`demo-mission`) that goes from its objective to `completed` on its
+ * own: its planner proposes a 2-task plan, a fresh reviewer approves it, the tasks run, and the
+ * next round's planner declares the objective met; prints every transition as it happens and
+ * a summary table at the end.
  *
  * `--once` exits 0 as soon as every demo task is done or waiting for the operator
- * (awaiting_input, or blocked behind an awaiting_input resolver); without it the cluster
+ * (awaiting_input, or blocked behind an awaiting_input resolver) and the mission completed; without it the cluster
  * keeps running (resolve the pending card over HTTP and watch it finish) until Ctrl-C.
  */
 import { existsSync } from "node:fs";
-import { mkdir, rm } from "node:fs/promises";
+import { mkdir, readFile, rm } from "node:fs/promises";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { loadSettings, loadTaskFile, parseRunnerConfig } from "@overseer/config";
@@ -31,7 +34,7 @@ import { initBareRepo } from "@overseer/git";
 import { fakeHarnessPath } from "@overseer/harness";
 import { createRedis } from "@overseer/queue";
 import { detectDriver } from "@overseer/sandbox";
-import { importTasks, startProject, TransitionApplier } from "@overseer/transitions";
+import { importTasks, startMission, startProject, TransitionApplier } from "@overseer/transitions";
 import postgres from "postgres";
 import { REPO_ROOT, type ServiceProcess, startService } from "../support/service-process.ts";
 import { ensureLocalServices } from "./local-services.ts";
@@ -53,6 +56,14 @@ const DEMO_PROJECTS = [
     objective: "A storage decision only the operator can make.",
   },
 ] as const;
+
+/** The demo mission: its objective (with the fake planner's script) is a fixture file. */
+const DEMO_MISSION = {
+  id: "demo-mission",
+  file: "mission-objective.md",
+  objective: "A greeting library planned by the mission's own planner.",
+} as const;
+const ALL_DEMO_IDS = [...DEMO_PROJECTS.map((p) => p.id), DEMO_MISSION.id];
 
 const { values: args } = parseArgs({
   options: {
@@ -141,6 +152,13 @@ function summary(states: ProjectState[]): void {
   out(line(headers));
   out(line(widths.map((w) => "-".repeat(w))));
   for (const r of rows) out(line(r.map(String)));
+  for (const s of states) {
+    const m = s.project.mission;
+    if (m)
+      out(
+        `\nmission ${s.project.id}: ${s.project.status}, round ${m.round} of ${m.maxRounds}${m.evidence ? `; evidence: ${m.evidence}` : ""}`,
+      );
+  }
 }
 
 async function main(): Promise<number> {
@@ -172,6 +190,17 @@ async function main(): Promise<number> {
     });
     await importTasks(new TransitionApplier({ db: db.db }), p.id, tasks.tasks);
   }
+  const missionRepo = path.join(dataDir, "repos", `${DEMO_MISSION.id}.git`);
+  await initBareRepo(missionRepo, {
+    initialFiles: { "README.md": `# ${DEMO_MISSION.id}\n\n${DEMO_MISSION.objective}\n` },
+    branch: "main",
+  });
+  await createProject(db.db, {
+    id: DEMO_MISSION.id,
+    repo: missionRepo,
+    objective: DEMO_MISSION.objective,
+    runnerConfig: runnerConfig as unknown as Record<string, unknown>,
+  });
   const token = await createApiToken(db.db, { name: "demo-operator", scope: "admin" });
 
   const env = {
@@ -203,6 +232,12 @@ async function main(): Promise<number> {
   }
 
   for (const p of DEMO_PROJECTS) await startProject(new TransitionApplier({ db: db.db }), p.id);
+  await startMission(new TransitionApplier({ db: db.db }), DEMO_MISSION.id, {
+    objective: await readFile(path.join(REPO_ROOT, "test/demo/fixtures", DEMO_MISSION.file), "utf8"),
+    stage: "S01",
+    maxRounds: 3,
+    by: "demo",
+  });
   out();
 
   let cursor = 0;
@@ -216,8 +251,13 @@ async function main(): Promise<number> {
         cursor = Number(e.id);
         out(describeEvent(e.created_at, e.project_id, e.task_id, e.type, e.data));
       }
-      const states = await Promise.all(DEMO_PROJECTS.map((p) => loadProjectSnapshot(db.db, p.id)));
-      const settled = states.every(waitingOnOperator);
+      const states = await Promise.all(ALL_DEMO_IDS.map((id) => loadProjectSnapshot(db.db, id)));
+      // A mission has settled once it completed (or waits for the operator on a bound or card).
+      const settled = states.every((s) =>
+        s.project.mission
+          ? s.project.status !== "active" || s.project.mission.evidence !== null
+          : waitingOnOperator(s),
+      );
       if (settled && !settledOnce) {
         summary(states);
         settledOnce = true;
