@@ -13,9 +13,11 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { createApiToken } from "@overseer/db";
 import { runGit } from "@overseer/git";
+import { isProcessAlive } from "@overseer/process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ClusterFixture } from "../support/cluster-fixture.ts";
 import { REPO_ROOT, type ServiceProcess, startService } from "../support/service-process.ts";
+import { startUp } from "../support/up-process.ts";
 import { allTasks, waitForState } from "../support/wait-for.ts";
 
 const run = promisify(execFile);
@@ -141,5 +143,24 @@ describe("production build", () => {
       text: expect.stringContaining("no heartbeat file"),
     });
     expect(await probe("nonsense")).toMatchObject({ code: 2 });
+  });
+
+  it("runs `node dist/overseer.js up`: the built services, a working token, a clean stop on SIGTERM", async () => {
+    const up = startUp(["--workers", "1", "--port", "0"], cluster.env(), { builtDir: outDir });
+    try {
+      await up.waitFor(/starting from the production build/);
+      const url = (await up.waitFor(/overseer up: gateway (http:\/\/\S+)/))[1] as string;
+      const token = (await up.waitFor(/overseer up: token (ovr_\S+)/))[1] as string;
+      expect((await fetch(`${url}/readyz`, { headers: { Authorization: `Bearer ${token}` } })).status).toBe(
+        200,
+      );
+      up.child.kill("SIGTERM");
+      expect(await up.exited).toBe(0);
+      const pids = [...up.childPids().values()].flat();
+      expect(pids.length).toBe(3);
+      for (const pid of pids) expect(isProcessAlive(pid), `pid ${pid}`).toBe(false);
+    } finally {
+      if (up.child.exitCode === null) up.child.kill("SIGKILL");
+    }
   });
 });

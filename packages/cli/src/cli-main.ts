@@ -11,6 +11,7 @@ import { operatorCommands } from "./commands/operator-commands.ts";
 import { startCommand } from "./commands/start-command.ts";
 import { taskAddCommand, taskImportCommand, taskListCommand } from "./commands/task-commands.ts";
 import { tokenCreateCommand } from "./commands/token-create-command.ts";
+import { upCommand } from "./commands/up-command.ts";
 
 export const COMMANDS: readonly CliCommand[] = [
   initCommand,
@@ -22,6 +23,7 @@ export const COMMANDS: readonly CliCommand[] = [
   missionStartCommand,
   tokenCreateCommand,
   migrateCommand,
+  upCommand,
   ...operatorCommands,
 ];
 
