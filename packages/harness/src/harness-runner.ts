@@ -1,16 +1,18 @@
-import { type FSWatcher, statSync, watch } from "node:fs";
+import { statSync } from "node:fs";
 import { delimiter, resolve as resolvePath } from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
 import { createLogger, type Logger } from "@overseer/config";
 import { PROCESS_DEFAULTS } from "@overseer/process";
 import type { ControlTransition } from "@overseer/queue";
-import { execa } from "execa";
-import { type ActivityWatcher, watchActivity } from "./activity-watcher.ts";
 import { DEFAULT_CONTROL_MAX_BYTES, readControlDir } from "./control-dir-reader.ts";
+import { ControlWatcher } from "./control-watcher.ts";
 import { resolveExecutable } from "./executable-resolver.ts";
 import { HarnessNotConfiguredError } from "./harness-errors.ts";
-import { DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_OUTPUT_FLUSH_MS, OutputCollector } from "./output-collector.ts";
-import { DEFAULT_KILL_WAIT_MS, terminateProcessGroup } from "./process-group-killer.ts";
+import { epochNow, spawnHarness } from "./harness-spawner.ts";
+import { connectStdio, within } from "./harness-stdio.ts";
+import { DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_OUTPUT_FLUSH_MS } from "./output-collector.ts";
+import { DEFAULT_KILL_WAIT_MS } from "./process-group-killer.ts";
+import { armDeadlines } from "./run-deadlines.ts";
+import { type HarnessEndReason, RunEnder } from "./run-ender.ts";
 
 /** Default time between SIGTERM and SIGKILL when a run's process group is ended: 5 s. */
 export const DEFAULT_KILL_GRACE_MS = PROCESS_DEFAULTS.killGraceMs;
@@ -99,12 +101,7 @@ export interface RunHarnessOptions {
   logger?: Logger;
 }
 
-/**
- * Why the run ended: `exited` (by itself, without a transition), `transition` (a valid
- * transition was recorded: the group was ended for it, or the harness exited right after),
- * `timeout` / `stall` (hard timeout / idle watchdog), `aborted` (the caller's AbortSignal).
- */
-export type HarnessEndReason = "exited" | "transition" | "timeout" | "stall" | "aborted";
+export type { HarnessEndReason } from "./run-ender.ts";
 
 export interface HarnessRunResult {
   /** Exit code of the harness (or sandbox) process; null when it died by a signal. */
@@ -138,11 +135,6 @@ let defaultLogger: Logger | undefined;
 function sharedLogger(): Logger {
   defaultLogger ??= createLogger({ name: "harness" });
   return defaultLogger;
-}
-
-/** Wall-clock epoch milliseconds with the monotonic clock's sub-millisecond resolution. */
-function epochNow(): number {
-  return performance.timeOrigin + performance.now();
 }
 
 /**
@@ -227,241 +219,77 @@ interface Limits {
   logger: Logger;
 }
 
+/**
+ * One run, phase by phase (each phase is its own module with its own tests):
+ *   spawnHarness → connectStdio → RunEnder + ControlWatcher + armDeadlines → wait for the exit
+ *   → end the group → drain the pipes → last control read → the result.
+ */
 async function supervise(
   prepared: WrappedCommand,
   options: RunHarnessOptions,
   limits: Limits,
 ): Promise<HarnessRunResult> {
   const { logger } = limits;
-  const subprocess = execa(prepared.file, prepared.args, {
-    cwd: options.cwd,
-    env: prepared.env,
-    extendEnv: false,
-    detached: true,
-    cleanup: false,
-    stdin: "pipe",
-    stdout: "pipe",
-    stderr: "pipe",
-    buffer: false,
-    reject: false,
-    stripFinalNewline: false,
-  });
-  const pid = subprocess.pid;
-  if (pid === undefined) {
-    const failed = await subprocess;
-    const code = (failed as { code?: string }).code;
-    if (code === "ENOENT" || code === "EACCES") {
-      throw new HarnessNotConfiguredError(
-        prepared.file,
-        code === "ENOENT" ? "not_found" : "not_executable",
-        code === "ENOENT" ? "no such file, or its interpreter is missing" : "permission denied",
-      );
-    }
-    throw new Error(`cannot start harness "${prepared.file}": ${failed.message}`);
-  }
-  const spawnedAt = epochNow();
-  logger.info({ pid, file: prepared.file, cwd: options.cwd }, "harness spawned");
-
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-    subprocess.once("exit", (code, signal) => resolve({ code, signal }));
-  });
-  const settled = subprocess.then(
-    () => undefined,
-    () => undefined,
-  );
-
-  let lastActivity = performance.now();
-  const collector = new OutputCollector({
-    maxBytes: limits.maxOutputBytes,
+  const spawned = await spawnHarness(prepared, options.cwd, logger);
+  const { pid } = spawned;
+  const stdio = connectStdio(spawned, {
+    prompt: options.prompt,
+    maxOutputBytes: limits.maxOutputBytes,
     redact: options.redact,
-    onOutput: options.onOutput
-      ? (chunk) => {
-          try {
-            options.onOutput?.(chunk);
-          } catch (error) {
-            logger.warn({ pid, err: error }, "onOutput callback failed; output is still stored");
-          }
-        }
-      : undefined,
+    onOutput: options.onOutput,
     flushMs: limits.flushMs,
+    logger,
   });
-  const stdout = subprocess.stdout;
-  const stderr = subprocess.stderr;
-  for (const stream of [stdout, stderr]) {
-    const sink = collector.sink();
-    stream.on("data", (chunk: Buffer) => {
-      lastActivity = performance.now();
-      sink(chunk);
-    });
-    stream.on("error", () => undefined);
-  }
-  const drained = Promise.all(
-    [stdout, stderr].map(
-      (stream) =>
-        new Promise<void>((resolve) => {
-          if (stream.destroyed || stream.readableEnded) resolve();
-          else stream.once("close", () => resolve());
-        }),
-    ),
-  );
-  subprocess.stdin.on("error", () => undefined); // EPIPE when the harness never reads its prompt
-  subprocess.stdin.end(options.prompt, "utf8");
+  const onSpawnFailed = !notifySpawn(options, pid, logger);
+  const ender = new RunEnder({
+    pid,
+    exited: spawned.exited,
+    stop: prepared.stop,
+    killGraceMs: limits.killGraceMs,
+    transitionLingerMs: limits.transitionLingerMs,
+    logger,
+  });
+  const control = new ControlWatcher({
+    controlDir: options.controlDir,
+    maxBytes: limits.controlMaxBytes,
+    pollMs: limits.controlPollMs,
+    onTransition: (transition) => {
+      logger.info({ pid, kind: transition.kind }, "transition recorded");
+      ender.end("transition");
+    },
+  });
+  control.start();
+  const deadlines = armDeadlines({
+    timeoutMs: limits.timeoutMs,
+    idleTimeoutMs: limits.idleTimeoutMs,
+    watchPaths: options.watchPaths,
+    lastOutputAt: stdio.lastOutputAt,
+    signal: options.signal,
+    // A transition written just before the deadline wins over it.
+    onDeadline: (reason) =>
+      void control.check().then(() => {
+        if (!control.transition) ender.end(reason);
+      }),
+    onAbort: () => ender.end("aborted"),
+  });
+  if (onSpawnFailed) ender.end("aborted");
 
-  let onSpawnFailed = false;
-  try {
-    options.onSpawn?.(pid);
-  } catch (error) {
-    // The caller could not record the process (e.g. its pid for crash recovery): do not let
-    // an unrecorded process run on. The run ends as aborted once supervision is set up.
-    logger.error({ pid, err: error }, "onSpawn callback failed; ending the run");
-    onSpawnFailed = true;
-  }
-
-  // --- ending the run -------------------------------------------------------------------
-  // Mutable run state shared with the event handlers below.
-  const state = {
-    endReason: null as HarnessEndReason | null,
-    termination: null as Promise<unknown> | null,
-    transition: null as ControlTransition | null,
-    transitionAt: null as number | null,
-  };
-  const endRun = (reason: HarnessEndReason) => {
-    if (state.endReason !== null) return;
-    state.endReason = reason;
-    logger.info({ pid, reason }, "ending harness process group");
-    const sandboxStop = prepared.stop;
-    const stop = () =>
-      sandboxStop
-        ? sandboxStop(pid, { graceMs: limits.killGraceMs }).then(() => terminateProcessGroup(pid, 0))
-        : terminateProcessGroup(pid, limits.killGraceMs);
-    // After a transition the agent usually exits by itself within milliseconds (the shell
-    // `overseer-agent` ends it); give it `transitionLingerMs` to do so before stopping the
-    // group, which costs a /proc walk and a grace period. Leftovers are killed either way.
-    // A harness that already exited needs no graceful stop either: only leftovers in its
-    // group are killed (a sandbox's pid namespace died with it).
-    const linger =
-      reason === "exited"
-        ? Promise.resolve(true)
-        : reason === "transition" && limits.transitionLingerMs > 0
-          ? Promise.race([exited.then(() => true), sleep(limits.transitionLingerMs).then(() => false)])
-          : Promise.resolve(false);
-    state.termination = linger
-      .then((gone) => (gone ? terminateProcessGroup(pid, 0) : stop()))
-      .then((outcome) => {
-        if (outcome === "killed")
-          logger.warn({ pid, reason }, "harness ignored SIGTERM; process group killed");
-        if (outcome === "survived") logger.error({ pid, reason }, "harness process group survived SIGKILL");
-        return outcome;
-      });
-  };
-
-  // --- the control dir: event-driven, checks coalesced -----------------------------------
-  let checking: Promise<void> | null = null;
-  let recheck = false;
-  const checkControl = (): Promise<void> => {
-    if (state.transition) return Promise.resolve();
-    if (checking) {
-      recheck = true;
-      return checking;
-    }
-    checking = (async () => {
-      do {
-        recheck = false;
-        const read = await readControlDir(options.controlDir, { maxBytes: limits.controlMaxBytes });
-        if (read.ok && !state.transition) {
-          state.transition = read.transition;
-          state.transitionAt = epochNow();
-          logger.info({ pid, kind: read.transition.kind }, "transition recorded");
-          endRun("transition");
-        }
-      } while (recheck && !state.transition);
-    })().finally(() => {
-      checking = null;
-    });
-    return checking;
-  };
-  let controlWatcher: FSWatcher | null = null;
-  try {
-    controlWatcher = watch(options.controlDir, { persistent: false }, () => void checkControl());
-    controlWatcher.on("error", () => undefined);
-  } catch {
-    // No inotify here: the backup poll below still finds the transition.
-  }
-  const controlPoll = setInterval(() => void checkControl(), limits.controlPollMs);
-  void checkControl();
-
-  // --- deadlines: re-read the control dir first, a just-written transition wins ---------
-  const deadline = (reason: "timeout" | "stall") => {
-    void checkControl().then(() => {
-      if (!state.transition) endRun(reason);
-    });
-  };
-  const hardTimer = setTimeout(() => deadline("timeout"), limits.timeoutMs);
-  let idleTimer: NodeJS.Timeout | null = null;
-  let activityWatcher: ActivityWatcher | null = null;
-  if (limits.idleTimeoutMs > 0) {
-    if (options.watchPaths && options.watchPaths.length > 0) {
-      activityWatcher = watchActivity({
-        paths: options.watchPaths,
-        onActivity: () => {
-          lastActivity = performance.now();
-        },
-      });
-    }
-    const armIdle = (delay: number) => {
-      idleTimer = setTimeout(() => {
-        const idleFor = performance.now() - lastActivity;
-        if (idleFor >= limits.idleTimeoutMs) deadline("stall");
-        else armIdle(limits.idleTimeoutMs - idleFor);
-      }, delay);
-    };
-    armIdle(limits.idleTimeoutMs);
-  }
-  const onAbort = () => endRun("aborted");
-  options.signal?.addEventListener("abort", onAbort, { once: true });
-  if (onSpawnFailed || options.signal?.aborted) endRun("aborted");
-
-  // --- wait for the end -------------------------------------------------------------------
-  const exit = await exited;
-  clearTimeout(hardTimer);
-  if (idleTimer) clearTimeout(idleTimer);
-  options.signal?.removeEventListener("abort", onAbort);
-  if (state.endReason === null) endRun("exited");
-  await state.termination;
+  const exit = await spawned.exited;
+  deadlines.disarm();
+  ender.end("exited");
+  await ender.ended();
   const endedAt = epochNow();
-
-  const pipesClosed = await within(drained, limits.drainTimeoutMs);
-  if (!pipesClosed) {
-    // Something outside the group (a setsid escapee) still holds the pipes open.
-    logger.warn({ pid }, "output pipes still open after the process group ended; closing them");
-    stdout.destroy();
-    stderr.destroy();
-  }
-  await within(settled, DEFAULT_KILL_WAIT_MS);
-  collector.flush();
-
-  activityWatcher?.close();
-  controlWatcher?.close();
-  clearInterval(controlPoll);
-  while (checking) await checking;
-
-  let controlError: string | null = null;
-  if (!state.transition) {
-    const read = await readControlDir(options.controlDir, { maxBytes: limits.controlMaxBytes });
-    if (read.ok) {
-      state.transition = read.transition;
-      state.transitionAt = epochNow();
-    } else if (read.code !== "no_file") {
-      controlError = read.error;
-    }
-  }
+  await stdio.drain(limits.drainTimeoutMs);
+  await within(spawned.settled, DEFAULT_KILL_WAIT_MS);
+  stdio.collector.flush();
+  const controlError = await control.close();
 
   // A harness that records its transition and exits before the watcher reacts still ended
   // the run with that transition.
-  const reason =
-    state.endReason === "exited" && state.transition ? "transition" : (state.endReason ?? "exited");
+  const transition = control.transition;
+  const reason = ender.reason === "exited" && transition ? "transition" : (ender.reason ?? "exited");
   logger.info(
-    { pid, reason, exitCode: exit.code, signal: exit.signal, transition: state.transition?.kind ?? null },
+    { pid, reason, exitCode: exit.code, signal: exit.signal, transition: transition?.kind ?? null },
     "harness run ended",
   );
   return {
@@ -471,15 +299,29 @@ async function supervise(
     stalled: reason === "stall",
     aborted: reason === "aborted",
     endReason: reason,
-    transition: state.transition,
+    transition,
     controlError,
-    output: collector.text(),
-    outputTruncated: collector.truncated,
-    durationMs: endedAt - spawnedAt,
-    spawnedAt,
+    output: stdio.collector.text(),
+    outputTruncated: stdio.collector.truncated,
+    durationMs: endedAt - spawned.spawnedAt,
+    spawnedAt: spawned.spawnedAt,
     endedAt,
-    transitionAt: state.transitionAt,
+    transitionAt: control.transitionAt,
   };
+}
+
+/**
+ * Tells the caller the pid. False when its callback failed: the caller could not record the
+ * process (e.g. its pid for crash recovery), so an unrecorded process must not run on.
+ */
+function notifySpawn(options: RunHarnessOptions, pid: number, logger: Logger): boolean {
+  try {
+    options.onSpawn?.(pid);
+    return true;
+  } catch (error) {
+    logger.error({ pid, err: error }, "onSpawn callback failed; ending the run");
+    return false;
+  }
 }
 
 function preflightExecutable(file: string, path: string | undefined, cwd: string): void {
@@ -502,19 +344,6 @@ function preflightExecutable(file: string, path: string | undefined, cwd: string
     "not_found",
     file.includes("/") ? "no such file" : `not on the run's PATH ${path ?? "(unset)"}`,
   );
-}
-
-/** Waits for `promise` at most `ms`; true when it settled in time. Leaves no timer behind. */
-async function within(promise: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<false>((resolve) => {
-    timer = setTimeout(() => resolve(false), ms);
-  });
-  try {
-    return await Promise.race([promise.then(() => true), timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 function isDirectory(path: string): boolean {

@@ -1,0 +1,289 @@
+/**
+ * The phases `runHarness` composes, one `describe` each, every one against a real process:
+ * spawn, stdio, ending the group, watching the control dir, deadlines.
+ */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { createRedactor } from "@overseer/config";
+import { isProcessGroupAlive } from "@overseer/process";
+import { afterEach, describe, expect, it } from "vitest";
+import { ControlWatcher } from "../src/control-watcher.ts";
+import { HarnessNotConfiguredError } from "../src/harness-errors.ts";
+import { type SpawnedHarness, spawnHarness } from "../src/harness-spawner.ts";
+import { connectStdio } from "../src/harness-stdio.ts";
+import { buildHarnessEnv } from "../src/index.ts";
+import { armDeadlines } from "../src/run-deadlines.ts";
+import { type HarnessEndReason, RunEnder } from "../src/run-ender.ts";
+import { cleanupAll, makeRunDirs, type RunDirs, silentLogger, trackPid } from "./support/harness-fixtures.ts";
+
+afterEach(cleanupAll);
+
+const PATH = "/usr/bin:/bin";
+
+async function spawnSh(script: string, dirs: RunDirs, env: Record<string, string> = { PATH }) {
+  const spawned = await spawnHarness({ file: "sh", args: ["-c", script], env }, dirs.checkout, silentLogger);
+  trackPid(spawned.pid);
+  return spawned;
+}
+
+function enderFor(
+  spawned: SpawnedHarness,
+  fields: { killGraceMs?: number; transitionLingerMs?: number } = {},
+) {
+  return new RunEnder({
+    pid: spawned.pid,
+    exited: spawned.exited,
+    killGraceMs: fields.killGraceMs ?? 300,
+    transitionLingerMs: fields.transitionLingerMs ?? 0,
+    logger: silentLogger,
+  });
+}
+
+describe("spawnHarness", () => {
+  it("starts the command in its own process group with exactly the given environment", async () => {
+    const dirs = makeRunDirs();
+    const spawned = await spawnSh(
+      'echo "$OVERSEER_ONLY:$HOME" > env.txt; ps -o pgid= -p $$ > pgid.txt; exit 3',
+      dirs,
+      {
+        PATH,
+        OVERSEER_ONLY: "given",
+      },
+    );
+    expect(await spawned.exited).toEqual({ code: 3, signal: null });
+    await spawned.settled;
+    expect(readFileSync(join(dirs.checkout, "env.txt"), "utf8")).toBe("given:\n");
+    expect(Number(readFileSync(join(dirs.checkout, "pgid.txt"), "utf8").trim())).toBe(spawned.pid);
+    expect(spawned.spawnedAt).toBeGreaterThan(0);
+  });
+
+  it("reports a command that does not exist as HarnessNotConfiguredError (not_found)", async () => {
+    const dirs = makeRunDirs();
+    const error = await spawnHarness(
+      { file: "/nonexistent/agent", args: [], env: { PATH } },
+      dirs.checkout,
+      silentLogger,
+    ).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(HarnessNotConfiguredError);
+    expect((error as HarnessNotConfiguredError).message).toContain("/nonexistent/agent");
+  });
+});
+
+describe("connectStdio", () => {
+  it("feeds the prompt on stdin and collects stdout and stderr redacted", async () => {
+    const dirs = makeRunDirs();
+    const spawned = await spawnSh("cat; echo 'err canary-9' >&2", dirs);
+    const seen: string[] = [];
+    const stdio = connectStdio(spawned, {
+      prompt: "the prompt with canary-9\n",
+      maxOutputBytes: 1024,
+      redact: createRedactor(["canary-9"]),
+      onOutput: (chunk) => seen.push(chunk),
+      flushMs: 10,
+      logger: silentLogger,
+    });
+    const before = stdio.lastOutputAt();
+    await spawned.exited;
+    expect(await stdio.drain(2000)).toBe(true);
+    stdio.collector.flush();
+    expect(stdio.collector.text()).toBe("the prompt with [REDACTED]\nerr [REDACTED]\n");
+    expect(seen.join("")).toBe(stdio.collector.text());
+    expect(stdio.lastOutputAt()).toBeGreaterThan(before);
+  });
+
+  it("keeps the output when the live callback throws", async () => {
+    const dirs = makeRunDirs();
+    const spawned = await spawnSh("echo one; echo two", dirs);
+    const stdio = connectStdio(spawned, {
+      prompt: "",
+      maxOutputBytes: 1024,
+      redact: (t) => t,
+      onOutput: () => {
+        throw new Error("viewer gone");
+      },
+      flushMs: 10,
+      logger: silentLogger,
+    });
+    await spawned.exited;
+    await stdio.drain(2000);
+    stdio.collector.flush();
+    expect(stdio.collector.text()).toBe("one\ntwo\n");
+  });
+});
+
+describe("RunEnder", () => {
+  it("ends the whole group for the first reason only; a process ignoring SIGTERM is killed", async () => {
+    const dirs = makeRunDirs();
+    const spawned = await spawnSh("trap '' TERM; sleep 300 & trap '' TERM; wait", dirs);
+    const ender = enderFor(spawned);
+    expect(ender.reason).toBeNull();
+    ender.end("timeout");
+    ender.end("stall");
+    expect(ender.reason).toBe("timeout");
+    expect(await ender.ended()).toBe("killed");
+    expect(isProcessGroupAlive(spawned.pid)).toBe(false);
+    expect((await spawned.exited).signal).toBe("SIGKILL");
+  });
+
+  it("after a transition gives the harness its linger time to exit by itself", async () => {
+    const dirs = makeRunDirs();
+    const spawned = await spawnSh("sleep 0.1; exit 0", dirs);
+    const ender = enderFor(spawned, { transitionLingerMs: 20_000, killGraceMs: 20_000 });
+    ender.end("transition");
+    expect(await ender.ended()).toBe("gone");
+    expect(await spawned.exited).toEqual({ code: 0, signal: null });
+  });
+
+  it("after a natural exit kills what the harness left behind in its group", async () => {
+    const dirs = makeRunDirs();
+    const spawned = await spawnSh("sleep 300 & exit 0", dirs);
+    await spawned.exited;
+    expect(isProcessGroupAlive(spawned.pid)).toBe(true);
+    const ender = enderFor(spawned);
+    ender.end("exited");
+    // A harness that exited needs no grace: its leftovers get SIGTERM and SIGKILL at once.
+    expect(["terminated", "killed"]).toContain(await ender.ended());
+    expect(isProcessGroupAlive(spawned.pid)).toBe(false);
+  });
+});
+
+describe("ControlWatcher", () => {
+  function envFor(dirs: RunDirs): Record<string, string> {
+    return buildHarnessEnv({
+      base: { PATH },
+      projectRoot: dirs.checkout,
+      taskId: "S00-001",
+      role: "dev",
+      agentId: "execute-dev-0123456789ab",
+      action: "execute",
+      promptFile: dirs.promptFile,
+      controlDir: dirs.control,
+    });
+  }
+
+  it("sees the transition an agent records with overseer-agent, once", async () => {
+    const dirs = makeRunDirs();
+    const seen: string[] = [];
+    const watcher = new ControlWatcher({
+      controlDir: dirs.control,
+      maxBytes: 65536,
+      pollMs: 60_000,
+      onTransition: (t) => seen.push(t.kind),
+    });
+    watcher.start();
+    const spawned = await spawnSh(
+      'overseer-agent submit --message "Add a.txt"; sleep 300',
+      dirs,
+      envFor(dirs),
+    );
+    await expect.poll(() => seen, { timeout: 20_000 }).toEqual(["submit"]);
+    expect(watcher.transition?.kind).toBe("submit");
+    expect(watcher.transitionAt).not.toBeNull();
+    await watcher.check();
+    expect(seen).toEqual(["submit"]);
+    expect(await watcher.close()).toBeNull();
+    const ender = enderFor(spawned);
+    ender.end("transition");
+    await ender.ended();
+  });
+
+  it("reports an invalid control file when it closes, without a transition", async () => {
+    const dirs = makeRunDirs();
+    const seen: string[] = [];
+    const watcher = new ControlWatcher({
+      controlDir: dirs.control,
+      maxBytes: 65536,
+      pollMs: 60_000,
+      onTransition: (t) => seen.push(t.kind),
+    });
+    watcher.start();
+    const spawned = await spawnSh(
+      `printf '{"v":1,"kind":"nonsense"}' > '${join(dirs.control, "transition.json")}'`,
+      dirs,
+    );
+    await spawned.exited;
+    await watcher.check();
+    const error = await watcher.close();
+    expect(error).not.toBeNull();
+    expect(seen).toEqual([]);
+    expect(watcher.transition).toBeNull();
+  });
+
+  it("a transition written after the last check still counts at close", async () => {
+    const dirs = makeRunDirs();
+    const watcher = new ControlWatcher({
+      controlDir: dirs.control,
+      maxBytes: 65536,
+      pollMs: 60_000,
+      onTransition: () => undefined,
+    });
+    // Not started: only the final read can see it.
+    const spawned = await spawnSh('overseer-agent approve --feedback "ok"', dirs, envFor(dirs));
+    await spawned.exited;
+    expect(await watcher.close()).toBeNull();
+    expect(watcher.transition?.kind).toBe("approve");
+  });
+});
+
+describe("armDeadlines", () => {
+  async function deadlineOf(
+    script: string,
+    fields: { timeoutMs: number; idleTimeoutMs: number; signal?: AbortSignal },
+  ): Promise<HarnessEndReason> {
+    const dirs = makeRunDirs();
+    const spawned = await spawnSh(script, dirs);
+    const stdio = connectStdio(spawned, {
+      prompt: "",
+      maxOutputBytes: 4096,
+      redact: (t) => t,
+      flushMs: 10,
+      logger: silentLogger,
+    });
+    const ender = enderFor(spawned);
+    const deadlines = armDeadlines({
+      ...fields,
+      watchPaths: [dirs.checkout],
+      lastOutputAt: stdio.lastOutputAt,
+      onDeadline: (reason) => ender.end(reason),
+      onAbort: () => ender.end("aborted"),
+    });
+    await spawned.exited;
+    deadlines.disarm();
+    ender.end("exited");
+    await ender.ended();
+    await stdio.drain(2000);
+    return ender.reason ?? "exited";
+  }
+
+  it("ends a silent process at the idle limit (stall)", async () => {
+    expect(await deadlineOf("sleep 300", { timeoutMs: 60_000, idleTimeoutMs: 300 })).toBe("stall");
+  });
+
+  it("output keeps a process from stalling until the hard timeout", async () => {
+    const script = "while true; do echo tick; sleep 0.05; done";
+    expect(await deadlineOf(script, { timeoutMs: 3000, idleTimeoutMs: 1000 })).toBe("timeout");
+  });
+
+  it("file changes under the watched paths count as activity too", async () => {
+    const script = "i=0; while true; do i=$((i+1)); echo $i > progress.txt; sleep 0.05; done";
+    expect(await deadlineOf(script, { timeoutMs: 3000, idleTimeoutMs: 1000 })).toBe("timeout");
+  });
+
+  it("an abort ends the run; an already aborted signal at once", async () => {
+    const controller = new AbortController();
+    const pending = deadlineOf("sleep 300", {
+      timeoutMs: 60_000,
+      idleTimeoutMs: 0,
+      signal: controller.signal,
+    });
+    setTimeout(() => controller.abort(), 100);
+    expect(await pending).toBe("aborted");
+    expect(
+      await deadlineOf("sleep 300", { timeoutMs: 60_000, idleTimeoutMs: 0, signal: AbortSignal.abort() }),
+    ).toBe("aborted");
+  });
+
+  it("a process that exits first is never ended by a deadline", async () => {
+    expect(await deadlineOf("exit 0", { timeoutMs: 60_000, idleTimeoutMs: 60_000 })).toBe("exited");
+  });
+});
