@@ -1,4 +1,5 @@
 import {
+  LANDING_FAILURE_REASONS,
   MISSION_BOUNDS,
   MISSION_STATES,
   PROJECT_STATUSES,
@@ -321,6 +322,13 @@ export const TaskSchema = z
     answers: z.array(z.object({ question: z.string(), answer: z.string(), by: z.string(), at: isoTime })),
     executor_agent_id: z.string().nullable(),
     branch_head: z.string().nullable(),
+    landing: z
+      .object({ reason: z.enum(LANDING_FAILURE_REASONS), files: z.array(z.string()) })
+      .nullable()
+      .openapi({
+        description:
+          "The last approved landing that failed (a conflict with the main branch and its files, or a failed check command), until the next submit; its next executor starts with the main branch merged in.",
+      }),
     failures: z.number().int(),
     not_before: nullableIso,
     version: z.number().int(),

@@ -151,6 +151,7 @@ describe("tasks", () => {
       kind: "resolver",
       parent_id: "S00-001",
       status: "awaiting_input",
+      landing: null,
     });
     const none = await fx.request("GET", "/api/v1/projects/tl/tasks/S09-999");
     expect(none.status).toBe(404);

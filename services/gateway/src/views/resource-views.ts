@@ -118,6 +118,7 @@ export function taskView(t: Task): z.infer<typeof TaskSchema> {
     answers: t.answers.map((a) => ({ question: a.question, answer: a.answer, by: a.by, at: iso(a.at) })),
     executor_agent_id: t.executorAgentId,
     branch_head: t.branchHead,
+    landing: t.landing === null ? null : { reason: t.landing.reason, files: [...t.landing.files] },
     failures: t.failures,
     not_before: isoOrNull(t.notBefore),
     version: t.version,
