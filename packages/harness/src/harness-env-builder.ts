@@ -29,8 +29,9 @@ export interface HarnessEnvInput {
 /**
  * The complete environment of a harness process: the allow-listed base, then the run's
  * identity under the `OVERSEER_*` names and the Luma runner's `LUMA_*` aliases (these always
- * win over same-named base entries, so an allow-list cannot smuggle in a wrong task id), and a
- * PATH whose first entry is the dir of `overseer-agent`.
+ * win over same-named base entries, so an allow-list cannot smuggle in a wrong task id), a
+ * PATH whose first entry is the dir of `overseer-agent`, and `OVERSEER_AGENT_BIN`, its absolute
+ * path (bound at the same place inside the sandbox).
  */
 export function buildHarnessEnv(input: HarnessEnvInput): Record<string, string> {
   const env: Record<string, string> = {};
@@ -50,8 +51,11 @@ export function buildHarnessEnv(input: HarnessEnvInput): Record<string, string> 
     env[`OVERSEER_${suffix}`] = value;
     env[`LUMA_${suffix}`] = value;
   }
+  const binDir = input.agentBinDir ?? agentBinDir();
+  // Its absolute path, for wrappers and shells that reset PATH (the failure classifier's fix).
+  env.OVERSEER_AGENT_BIN = `${binDir}/overseer-agent`;
   const basePath = env.PATH && env.PATH.length > 0 ? env.PATH : DEFAULT_SYSTEM_PATH;
-  const first = [input.agentBinDir ?? agentBinDir(), ...(input.pathPrepend ?? [])];
+  const first = [binDir, ...(input.pathPrepend ?? [])];
   const rest = basePath.split(delimiter).filter((dir) => dir.length > 0 && !first.includes(dir));
   env.PATH = [...first, ...rest].join(delimiter);
   return env;

@@ -83,6 +83,7 @@ describe("buildHarnessEnv", () => {
       LUMA_ACTION: "review",
       LUMA_PROMPT_FILE: "/p.md",
       LUMA_CONTROL_DIR: "/ctl",
+      OVERSEER_AGENT_BIN: `${agentBinDir()}/overseer-agent`,
     });
   });
 

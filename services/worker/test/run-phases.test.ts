@@ -62,6 +62,21 @@ describe("agent phase: a sandbox policy that cannot be built", () => {
   });
 });
 
+describe("agent phase: overseer-agent by its absolute path", () => {
+  it("a wrapper that resets PATH still reaches overseer-agent through OVERSEER_AGENT_BIN inside the sandbox", async () => {
+    const result = await rig.run(
+      rig.job(
+        'export PATH=/usr/bin:/bin; command -v overseer-agent && exit 9; echo "Reset PATH" > /tmp/m; "$OVERSEER_AGENT_BIN" submit --message-file /tmp/m',
+        { taskId: "S08-030" },
+      ),
+    );
+    expect(result.outcome).toMatchObject({
+      kind: "transition",
+      transition: { kind: "submit", message: "Reset PATH\n" },
+    });
+  });
+});
+
 describe("usage of runs that end without a transition", () => {
   it("a CLI that fails or times out still reports what it spent, read from its stream", async () => {
     const turn =
