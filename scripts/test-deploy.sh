@@ -30,10 +30,12 @@ export OVERSEER_TEST_REDIS_PORT=${OVERSEER_TEST_REDIS_PORT:-56379}
 export OVERSEER_TEST_GATEWAY_PORT=${OVERSEER_TEST_GATEWAY_PORT:-57070}
 export POSTGRES_PASSWORD=${POSTGRES_PASSWORD:-overseer-test}
 PROJECT_NAME=overseer-deploy-test
+# Base image tags carry a hash of the files they are built from, so an edited recipe rebuilds.
+recipe() { cat "$@" | sha256sum | cut -c1-10; }
 DEBIAN_IMAGE=overseer-test-debian:bookworm
-NODE_IMAGE="overseer-test-node:$(node --version | tr -d v)"
-export OVERSEER_POSTGRES_IMAGE=overseer-test-postgres:15
-export OVERSEER_REDIS_IMAGE=overseer-test-redis:7
+NODE_IMAGE="overseer-test-node:$(node --version | tr -d v)-$(recipe infra/test/node.Dockerfile)"
+export OVERSEER_POSTGRES_IMAGE="overseer-test-postgres:15-$(recipe infra/test/postgres.Dockerfile infra/test/postgres-entrypoint.sh)"
+export OVERSEER_REDIS_IMAGE="overseer-test-redis:7-$(recipe infra/test/redis.Dockerfile)"
 export OVERSEER_IMAGE=overseer:test
 export OVERSEER_BASE_IMAGE=$NODE_IMAGE
 

@@ -40,7 +40,11 @@ const IMAGE_USER = "10001:10001";
 const FIRST_IDS = ["S00-001", "S00-002", "S00-003", "S00-004", "S00-005", "S00-006"];
 /** Wait for every first task, so runs are still in flight when the Postgres restart comes. */
 const LATE_IDS = ["S01-001", "S01-002"];
-const TASK_IDS = [...FIRST_IDS, ...LATE_IDS];
+/** After the late ones: a run of these is in flight when a worker container is stopped (drain). */
+const DRAIN_IDS = ["S02-001", "S02-002"];
+const TASK_IDS = [...FIRST_IDS, ...LATE_IDS, ...DRAIN_IDS];
+/** The worker's stop_grace_period in docker-compose.yml (above OVERSEER_WORKER_DRAIN_MS). */
+const WORKER_STOP_GRACE_SECONDS = 45;
 
 const started = Date.now();
 function progress(line: string): void {
@@ -182,7 +186,7 @@ describe("compose cluster (npm run test:deploy)", () => {
       title: `Task ${id}`,
       role: "backend",
       scope: ["src/**"],
-      prerequisites: LATE_IDS.includes(id) ? FIRST_IDS : [],
+      prerequisites: LATE_IDS.includes(id) ? FIRST_IDS : DRAIN_IDS.includes(id) ? LATE_IDS : [],
       body: `Scripted task.\n\`\`\`overseer-fake\nexecute: write src/${id}.txt "${i}"; sleep 8; submit "Add ${id}"\n\`\`\`\n`,
     }));
     await api("POST", `/api/v1/projects/${PROJECT}/tasks/import`, tasks);
@@ -229,6 +233,35 @@ describe("compose cluster (npm run test:deploy)", () => {
       180_000,
       1000,
     );
+
+    // Stop (SIGTERM) a worker container while it runs: it drains, finishing the run within
+    // OVERSEER_WORKER_DRAIN_MS, and exits by itself before Docker's SIGKILL.
+    const draining = await waitFor(
+      `a run of ${DRAIN_IDS.join(" or ")} in flight on a worker`,
+      async () =>
+        (await runningRuns()).find(
+          (r) => DRAIN_IDS.includes(r.task_id) && r.worker_id?.startsWith("worker-"),
+        ),
+      600_000,
+      250,
+    );
+    const drainedContainer = (draining.worker_id as string).split("-")[1] as string;
+    await docker(["stop", "-t", String(WORKER_STOP_GRACE_SECONDS), drainedContainer], 180_000);
+    const exit = JSON.parse(await docker(["inspect", "--format", "{{json .State}}", drainedContainer])) as {
+      ExitCode: number;
+      OOMKilled: boolean;
+    };
+    expect(exit.ExitCode, "the stopped worker exited by itself (137 would be Docker's SIGKILL)").toBe(0);
+    const [drainedRun] = await sql`SELECT status, worker_id FROM runs WHERE id = ${draining.id}`;
+    expect(drainedRun?.worker_id).toBe(draining.worker_id);
+    progress(
+      `stopped worker container ${drainedContainer} while it ran ${draining.id}: drained, exit code 0, run ${drainedRun?.status}`,
+    );
+    // Bring every stopped worker container back (the drained one; the killed one unless Docker's restart policy did).
+    for (const id of (await compose(["ps", "-q", "worker"])).split("\n").filter(Boolean)) {
+      const running = (await docker(["inspect", "--format", "{{.State.Running}}", id])).trim() === "true";
+      if (!running) await docker(["start", id]);
+    }
 
     const done = await waitFor(
       "every task done",
