@@ -9,7 +9,7 @@ import { REPO_ROOT } from "../support/service-process.ts";
 /**
  * The operator web app in a real Chromium (Debian's /usr/bin/chromium through playwright-core)
  * against the running demo cluster: sign in, the fleet, a run's live log, a decision resolved
- * by clicking an option, pause and resume, a task's diff; axe-core on every view; no console
+ * by clicking an option, pause and resume, a task's diff, a mission's status panel; axe-core on every view; no console
  * error anywhere. With SCREENSHOTS=1 each view is saved to docs/screenshots/.
  */
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
@@ -89,6 +89,22 @@ describe("operator web app against the demo cluster", () => {
     await shot(page, "project-board");
     await page.getByRole("tab", { name: "Prerequisites graph" }).click();
     await page.getByRole("img", { name: /Prerequisites of/ }).waitFor();
+  });
+
+  it("shows a mission's status on its project page until it completes with its evidence", async () => {
+    await page.goto(`${url}/#/project/demo-mission`);
+    const panel = page.getByTestId("mission-panel");
+    await panel.getByText("Completed", { exact: true }).waitFor({ timeout: 200_000 });
+    await panel
+      .getByTestId("mission-evidence")
+      .getByText(/landed on main/)
+      .waitFor();
+    const text = (await panel.textContent()) ?? "";
+    expect(text).toContain("Round 2 of 3");
+    expect(text).toContain("Completion evidence");
+    expect(await panel.getByTestId("mission-spend").textContent()).toMatch(/Spent \$[\d.]+ \(no budget\)/);
+    await checkAccessibility(page, "mission");
+    await shot(page, "mission");
   });
 
   it("opens a task's timeline and the syntax-highlighted diff of its commit", async () => {

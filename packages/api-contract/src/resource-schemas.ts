@@ -186,6 +186,12 @@ export const ProjectStatusSchema = z
     mission: MissionSchema.nullable().openapi({
       description: "The project's mission with its status; null without one.",
     }),
+    mission_notice: z.string().nullable().openapi({
+      example:
+        "mission paused at the budget bound: budget_usd 5 reached (spent 5.1000) (tasks: 3 done, 1 todo); start again to continue",
+      description:
+        "Set when the mission completed (`mission completed: <evidence>`) or stands paused at a bound (`mission paused at the <bound> bound: <summary>`): like waiting_for_you, a signal for operators that poll; null otherwise.",
+    }),
     text: z.string().openapi({ description: "Human-readable status, as `overseer status` prints it." }),
     generated_at: isoTime.openapi({ description: "When this status was read from Postgres." }),
   })
@@ -230,6 +236,7 @@ export const SnapshotSchema = z
     pending_count: z.number().int(),
     waiting_for_you: z.string().nullable(),
     mission: MissionSchema.nullable(),
+    mission_notice: z.string().nullable(),
     running: z.array(ActiveRunSchema).optional(),
     backlog: z.array(BacklogRowSchema).optional().openapi({ description: "Full snapshot only: every task." }),
     generated_at: isoTime,

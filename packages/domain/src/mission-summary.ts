@@ -113,6 +113,19 @@ export function summarizeMission(input: MissionSummaryInput): MissionSummary {
   };
 }
 
+/**
+ * What an operator polling the status must hear about the mission, like `waiting_for_you`:
+ * that it completed (with its evidence) or stands paused at a bound (with the bound's summary).
+ * Null while it runs or was paused by the operator.
+ */
+export function missionNotice(s: MissionSummary): string | null {
+  if (s.state === "completed")
+    return `mission completed: ${oneLine(s.evidence?.kind === "completion" ? s.evidence.text : "objective met", 300)}`;
+  if (s.state === "paused_by_bound" && s.bound)
+    return `mission paused at the ${s.bound.bound} bound: ${oneLine(s.bound.reason, 300)}`;
+  return null;
+}
+
 /** The mission's lines in the status text (`overseer status`, the Argus `text`). */
 export function missionSummaryLines(s: MissionSummary): string[] {
   const lines = [`mission: ${oneLine(s.objective, 200)}`];

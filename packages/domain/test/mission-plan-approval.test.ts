@@ -11,6 +11,7 @@ import {
   CUSTOM_OPTION_ID,
   DomainError,
   type MissionSummaryInput,
+  missionNotice,
   missionSummaryLines,
   type PlanCard,
   type ProjectState,
@@ -263,6 +264,7 @@ describe("summarizeMission", () => {
       at: 1000,
     });
     expect(missionSummaryLines(s).join("\n")).toContain("round 2 of 3, stage S01; running");
+    expect(missionNotice(s)).toBeNull();
   });
 
   it("paused_by_bound only while the bound's reason is still the status reason", () => {
@@ -278,6 +280,7 @@ describe("summarizeMission", () => {
     expect(missionSummaryLines(paused).join("\n")).toContain(
       "paused by the budget bound: budget_usd 10 reached",
     );
+    expect(missionNotice(paused)).toBe("mission paused at the budget bound: budget_usd 10 reached");
     const byOperator = summarizeMission({
       ...base,
       projectStatus: "paused",
@@ -297,6 +300,7 @@ describe("summarizeMission", () => {
     });
     expect(s.state).toBe("completed");
     expect(s.evidence).toEqual({ kind: "completion", text: "42 passed", taskId: null, at: 3000 });
+    expect(missionNotice(s)).toBe("mission completed: 42 passed");
   });
 });
 

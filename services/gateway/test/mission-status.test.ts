@@ -135,10 +135,13 @@ describe("mission status", () => {
     expect(paused.body.mission.bound).toMatchObject({ bound: "budget" });
     expect(paused.body.mission.bound.reason).toContain("budget_usd 5 reached");
     expect(paused.body.text).toContain("paused by the budget bound: budget_usd 5 reached");
+    expect(paused.body.mission_notice).toMatch(/^mission paused at the budget bound: budget_usd 5 reached/);
+    expect(paused.body.text).toContain(paused.body.mission_notice);
     const snapshot = await fx.request("GET", "/api/projects/mi/snapshot?compact=true", {
       token: fx.tokens.read,
     });
     expect(snapshot.body.mission).toEqual(paused.body.mission);
+    expect(snapshot.body.mission_notice).toBe(paused.body.mission_notice);
     const full = await fx.request("GET", "/api/projects/mi/snapshot", { token: fx.tokens.read });
     expect(full.body.mission.state).toBe("paused_by_bound");
     const view = await fx.request("GET", "/api/v1/projects/mi", { token: fx.tokens.read });
@@ -153,6 +156,7 @@ describe("mission status", () => {
     await fx.request("POST", "/api/v1/projects/mi/resume", { token: fx.tokens.operate, body: {} });
     const resumed = await statusWhen("mi", (s) => s.status === "active");
     expect(resumed.body.mission).toMatchObject({ state: "running", bound: null });
+    expect(resumed.body.mission_notice).toBeNull();
   });
 
   it("a project without a mission has mission null", async () => {

@@ -73,8 +73,8 @@ function DecisionCardView({ d, onResolved }: { d: PendingDecision; onResolved: (
       </p>
       {d.evidence.length ? (
         <ul>
-          {d.evidence.map((e) => (
-            <li key={e.path}>
+          {d.evidence.map((e, i) => (
+            <li key={`${i}:${e.label}`}>
               {e.label} <code>{e.path}</code> — {e.summary}
             </li>
           ))}

@@ -2,6 +2,7 @@ import { useMemo, useState } from "preact/hooks";
 import { client } from "../api/client.ts";
 import { TASK_STATUS_ORDER, type Task } from "../api/types.ts";
 import { ProgressBar, StatusPill } from "../components/bits.tsx";
+import { MissionPanel } from "../components/mission-panel.tsx";
 import { PrereqGraph } from "../components/prereq-graph.tsx";
 import { ProjectControls } from "../components/project-controls.tsx";
 import { Empty, Load } from "../components/states.tsx";
@@ -69,6 +70,7 @@ export function ProjectView({ projectId }: { projectId: string }) {
               running · {s.pending_count} need you{" "}
               {s.pending_count > 0 ? <a href={href.needs()}>(answer)</a> : null}
             </p>
+            {s.mission ? <MissionPanel mission={s.mission} /> : null}
           </header>
         )}
       </Load>

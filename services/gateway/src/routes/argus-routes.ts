@@ -102,6 +102,7 @@ export function registerArgusRoutes(app: RouteApp, ctx: RouteContext): void {
         pending_count: status.pending_count,
         waiting_for_you: status.waiting_for_you,
         mission: status.mission,
+        mission_notice: status.mission_notice,
         generated_at: status.generated_at,
       };
       if (compact) return c.json(base, 200);

@@ -1,7 +1,7 @@
 import type { z } from "@hono/zod-openapi";
 import type { ProjectStatusSchema } from "@overseer/api-contract";
 import type { ProjectStatusData } from "@overseer/db";
-import { missionSummaryLines, summarizeMission, TASK_STATUSES } from "@overseer/domain";
+import { missionNotice, missionSummaryLines, summarizeMission, TASK_STATUSES } from "@overseer/domain";
 import type { StatusSnapshot } from "../live/project-status-cache.ts";
 import { activeRunView, decisionCard, missionView } from "./resource-views.ts";
 
@@ -57,6 +57,7 @@ export function projectStatusView(
     pending_count: pending.length,
     waiting_for_you: waitingForYou(pending.length),
     mission: data.mission && mission ? missionView(data.mission.mission, mission) : null,
+    mission_notice: mission ? missionNotice(mission) : null,
     text: "",
     generated_at: now.toISOString(),
   };
@@ -84,6 +85,7 @@ function statusText(
     lines.push(
       `running: ${r.action} ${r.task_id} (${r.agent_id}) ${r.status}${r.worker_id ? ` on ${r.worker_id}` : ""}`,
     );
+  if (s.mission_notice) lines.push(s.mission_notice);
   if (s.waiting_for_you) {
     lines.push(s.waiting_for_you);
     for (const q of s.pending_questions) {
