@@ -550,7 +550,15 @@ function noTransition(draft: Draft, command: Extract<Command, { kind: "no-transi
   if (failures < command.maxAttempts) {
     const delay = command.backoffMs * 2 ** (failures - 1);
     const notBefore = draft.ctx.now + delay;
-    draft.putTask({ ...task, status: run.action === "review" ? "review" : "todo", failures, notBefore });
+    // The next run is told why this one ended (the detail carries the run's last lines).
+    const note = `The previous run (${run.agentId}) ${command.crashed ? "crashed" : "ended without a transition"}: ${command.detail}`;
+    draft.putTask({
+      ...task,
+      status: run.action === "review" ? "review" : "todo",
+      failures,
+      notBefore,
+      feedback: task.feedback ? `${task.feedback}\n\n${note}` : note,
+    });
     draft.event("task.retry_scheduled", run, {
       attempt: failures + 1,
       maxAttempts: command.maxAttempts,

@@ -1122,6 +1122,10 @@ describe("rule 9: no transition → retry with exponential backoff, then a remed
     expect(getTask(claimed.state, "A").notBefore).toBeNull();
     r = d.step(claimed.state, noTransition(claimed.run.id));
     expect(getTask(r.state, "A")).toMatchObject({ status: "todo", failures: 2, notBefore: d.ctx.now + 2000 });
+    // The next run is told why each earlier one ended, oldest first (the detail holds its last lines).
+    expect(getTask(r.state, "A").feedback).toMatch(
+      /^The previous run \(\S+\) ended without a transition: exit 1\n\nThe previous run \(\S+\) ended without a transition: exit 1$/,
+    );
 
     d.ctx.advance(1999);
     expect(d.step(r.state, { kind: "claim" }).changes.runs).toEqual([]);

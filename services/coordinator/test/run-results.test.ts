@@ -177,7 +177,14 @@ describe("Coordinator applying run results", () => {
     expect(run?.transition).toBeNull();
     expect(run?.failure).toContain("invalid transition");
     const task = await getTask(scratch.db, "refused", "S00-001");
-    expect(task).toMatchObject({ status: "todo", feedback: before?.feedback ?? null, failures: 1 });
+    expect(task).toMatchObject({ status: "todo", failures: 1 });
+    // The refused reject's words never become the task's feedback; the next run is told why
+    // this one failed.
+    expect(before?.feedback ?? null).toBeNull();
+    expect(task?.feedback).not.toContain("not mine to reject");
+    expect(task?.feedback).toMatch(
+      /^The previous run \(\S+\) ended without a transition: invalid transition/,
+    );
     const types = (await listEvents(scratch.db, { projectId: "refused" })).map((e) => e.type);
     expect(types).not.toContain("task.rejected");
     expect(types).toContain("task.retry_scheduled");
