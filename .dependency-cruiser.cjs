@@ -4,6 +4,7 @@
  *
  *   packages/domain      pure: imports nothing but itself (no node: modules, no npm packages)
  *   packages/process     leaf: node built-ins only
+ *   packages/input-errors leaf: zod only (the one zod-issue formatter, below config and sandbox)
  *   config, git, sandbox low-level: never import db, queue, harness, transitions or cli
  *   packages/api-contract the HTTP API's schemas: domain and zod only (no Hono, no service)
  *   packages/cli         talks to the gateway over HTTP only: never imports it
@@ -37,7 +38,7 @@ function exportedFiles() {
   return files;
 }
 
-const LOW_LEVEL = "^packages/(domain|process|config|git|sandbox|api-contract)/";
+const LOW_LEVEL = "^packages/(domain|process|input-errors|config|git|sandbox|api-contract)/";
 const ORCHESTRATION = "^packages/(db|queue|harness|transitions|cli)/";
 
 module.exports = {
@@ -77,6 +78,14 @@ module.exports = {
       comment: "packages/process answers liveness questions with node built-ins only.",
       from: { path: "^packages/process/src/" },
       to: { pathNot: "^packages/process/src/", dependencyTypesNot: ["core"] },
+    },
+    {
+      name: "input-errors-is-a-leaf",
+      severity: "error",
+      comment:
+        "packages/input-errors holds the one zod-issue formatter that config, sandbox and every boundary use: it imports no other workspace.",
+      from: { path: "^packages/input-errors/src/" },
+      to: { path: "^(packages|services)/", pathNot: "^packages/input-errors/src/" },
     },
     {
       name: "api-contract-is-schemas-only",

@@ -1,3 +1,16 @@
+// The one zod-issue formatter and the redactor live in @overseer/input-errors (below config and
+// sandbox, so both use them); config offers them to its users unchanged.
+export {
+  type ConfigIssue,
+  createRedactor,
+  describeReceived,
+  formatIssueLine,
+  formatZodIssues,
+  MIN_REDACTABLE_SECRET_LENGTH,
+  REDACTED,
+  valueAtPath,
+  zodIssuesToConfigIssues,
+} from "@overseer/input-errors";
 export { AGENT_KINDS, type AgentKind } from "./agent-kinds.ts";
 export {
   AGENT_PRESETS,
@@ -8,11 +21,10 @@ export {
   COPILOT_HOME_DIR,
   PRESET_TRANSITION_LINGER_SECONDS,
 } from "./agent-presets.ts";
-export { ConfigError, type ConfigIssue, formatConfigIssue, formatIssueLine } from "./config-error.ts";
+export { ConfigError, formatConfigIssue } from "./config-error.ts";
 export { findGlobProblem, SCOPE_GLOB_OPTIONS } from "./glob-validator.ts";
 export { createLogger, type Logger, type LoggerOptions } from "./logger.ts";
 export { QUEUE_DEFAULTS } from "./queue-defaults.ts";
-export { createRedactor, MIN_REDACTABLE_SECRET_LENGTH, REDACTED } from "./redactor.ts";
 export { findRepositoryLocationProblem } from "./repository-location.ts";
 export {
   commandForRole,
@@ -72,9 +84,3 @@ export {
   sanitizeValue,
   type UnsafeTextProblem,
 } from "./text-sanitizer.ts";
-export {
-  describeReceived,
-  formatZodIssues,
-  valueAtPath,
-  zodIssuesToConfigIssues,
-} from "./zod-issue-formatter.ts";

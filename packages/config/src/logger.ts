@@ -1,5 +1,5 @@
+import { createRedactor } from "@overseer/input-errors";
 import pino, { type Logger } from "pino";
-import { createRedactor } from "./redactor.ts";
 
 export type { Logger } from "pino";
 

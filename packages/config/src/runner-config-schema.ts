@@ -1,19 +1,20 @@
 import { readFile } from "node:fs/promises";
-import { EGRESS_HOST_EXPECTED, egressHostRuleSchema } from "@overseer/sandbox/egress-host-rule";
-import { z } from "zod";
-import { AGENT_KINDS } from "./agent-kinds.ts";
-import { ConfigError, type ConfigIssue } from "./config-error.ts";
-import { findGlobProblem, SCOPE_GLOB_EXPECTED } from "./glob-validator.ts";
-import { REDACTED } from "./redactor.ts";
-import { ALWAYS_EXEMPT_GLOBS } from "./scope-matcher.ts";
-import { SANDBOX_DRIVER_NAMES } from "./service-settings-schema.ts";
-import { formatFromExtension, formatSyntaxProblem, parseStructuredText } from "./structured-text-parser.ts";
+import type { ConfigIssue } from "@overseer/input-errors";
 import {
   describeReceived,
   expectedErrorMap,
   formatIssuePath,
+  REDACTED,
   zodIssuesToConfigIssues,
-} from "./zod-issue-formatter.ts";
+} from "@overseer/input-errors";
+import { EGRESS_HOST_EXPECTED, egressHostRuleSchema } from "@overseer/sandbox/egress-host-rule";
+import { z } from "zod";
+import { AGENT_KINDS } from "./agent-kinds.ts";
+import { ConfigError } from "./config-error.ts";
+import { findGlobProblem, SCOPE_GLOB_EXPECTED } from "./glob-validator.ts";
+import { ALWAYS_EXEMPT_GLOBS } from "./scope-matcher.ts";
+import { SANDBOX_DRIVER_NAMES } from "./service-settings-schema.ts";
+import { formatFromExtension, formatSyntaxProblem, parseStructuredText } from "./structured-text-parser.ts";
 
 /**
  * Per-project runner config (docs/runner-config.md).

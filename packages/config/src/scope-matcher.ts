@@ -1,8 +1,9 @@
 import path from "node:path";
+import type { ConfigIssue } from "@overseer/input-errors";
+import { describeReceived } from "@overseer/input-errors";
 import picomatch from "picomatch";
-import { ConfigError, type ConfigIssue } from "./config-error.ts";
+import { ConfigError } from "./config-error.ts";
 import { findGlobProblem, normalizeGlob, SCOPE_GLOB_EXPECTED, SCOPE_GLOB_OPTIONS } from "./glob-validator.ts";
-import { describeReceived } from "./zod-issue-formatter.ts";
 
 /**
  * Workflow metadata every run may write whatever its task scope (docs/state-machine.md rule 10). The

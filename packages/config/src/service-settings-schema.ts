@@ -1,12 +1,13 @@
 import os from "node:os";
 import path from "node:path";
+import type { ConfigIssue } from "@overseer/input-errors";
+import { describeReceived, expectedErrorMap } from "@overseer/input-errors";
 import { PROCESS_DEFAULTS } from "@overseer/process";
 import { SANDBOX_DRIVER_NAMES, type SandboxDriverName } from "@overseer/sandbox";
 import { parseCidr } from "@overseer/sandbox/egress-host-rule";
 import { z } from "zod";
-import { ConfigError, type ConfigIssue } from "./config-error.ts";
+import { ConfigError } from "./config-error.ts";
 import { QUEUE_DEFAULTS } from "./queue-defaults.ts";
-import { describeReceived, expectedErrorMap } from "./zod-issue-formatter.ts";
 
 /**
  * Process-wide settings of the coordinator, workers, gateway and CLI, read from environment

@@ -1,5 +1,11 @@
 import { readFile } from "node:fs/promises";
 import { TASK_DEFAULTS } from "@overseer/domain";
+import {
+  describeReceived,
+  expectedErrorMap,
+  formatIssuePath,
+  zodIssuesToConfigIssues,
+} from "@overseer/input-errors";
 import { z } from "zod";
 import { findGlobProblem, SCOPE_GLOB_EXPECTED } from "./glob-validator.ts";
 import { ROLE_PATTERN } from "./runner-config-schema.ts";
@@ -12,12 +18,6 @@ import {
 import { describeTask, type TaskFileProblem } from "./task-file-problem.ts";
 import { type TaskGraphNode, type TaskGraphOptions, validateTaskGraph } from "./task-graph-validator.ts";
 import { findUnsafeValue } from "./text-sanitizer.ts";
-import {
-  describeReceived,
-  expectedErrorMap,
-  formatIssuePath,
-  zodIssuesToConfigIssues,
-} from "./zod-issue-formatter.ts";
 
 /**
  * Task files (`overseer task import`): a top-level array of tasks, or `{ tasks: [...] }`, in

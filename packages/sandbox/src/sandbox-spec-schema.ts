@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { posix } from "node:path";
+import { formatZodIssues } from "@overseer/input-errors";
 import { z } from "zod";
 import { egressHostRuleSchema } from "./egress-host-rule.ts";
 import { SandboxSpecError } from "./sandbox-errors.ts";
@@ -55,21 +56,19 @@ export function normalizeAbsolutePath(path: string): string {
 
 const absolutePath = z
   .string()
-  .min(1, "expected an absolute path, received an empty string")
+  .min(1, { error: "expected an absolute path, received an empty string", abort: true })
   .refine((p) => p.startsWith("/"), {
     error: (issue) => `expected an absolute path, received ${JSON.stringify(issue.input)}`,
   })
-  .refine((p) => !/[\0\n]/.test(p), { message: "expected a path without NUL or newline characters" })
+  .refine((p) => !/[\0\n]/.test(p), { message: "a path without NUL or newline characters" })
   .transform(normalizeAbsolutePath);
 
 const writablePath = absolutePath.refine((p) => !SYSTEM_DIRS.some((d) => isUnder(p, d)) && p !== "/", {
-  error: (issue) =>
-    `refusing to make ${JSON.stringify(issue.input)} writable inside the sandbox: it is "/" or a system directory (${SYSTEM_DIRS.join(", ")}); pass the run's own checkout/control directory`,
+  error: `a directory the sandbox may make writable: not "/" nor a system directory (${SYSTEM_DIRS.join(" ")}) but the run's own checkout or control directory`,
 });
 
 const readOnlyPath = absolutePath.refine((p) => p !== "/" && !KERNEL_DIRS.some((d) => isUnder(p, d)), {
-  error: (issue) =>
-    `refusing to bind ${JSON.stringify(issue.input)} into the sandbox: binding "/" or ${KERNEL_DIRS.join(", ")} would expose the whole host or its kernel interfaces; bind the specific directories the run needs`,
+  error: `a specific directory the run needs: binding "/" or ${KERNEL_DIRS.join(" ")} would expose the whole host or its kernel interfaces`,
 });
 
 /** Host names as the egress proxy compares them: lower case, no trailing dot. */
@@ -84,25 +83,29 @@ const hostRule = egressHostRuleSchema.transform((h) => h.trim().toLowerCase());
 
 const port = z.number().int().min(1).max(65535);
 
-export const networkPolicySchema = z.discriminatedUnion("mode", [
-  z.object({ mode: z.literal("none") }),
-  z.object({
-    mode: z.literal("proxy"),
-    /** Host rules (`host`, `host:port`, `*.domain`; see egress-host-rule.ts) the run may reach through the egress proxy. */
-    allowHosts: z
-      .array(hostRule)
-      .min(1, 'proxy mode needs at least one host in allowHosts; use mode "none" for no network'),
-    /** Destination ports allowed for rules without a port. Default `[443, 80]`. */
-    allowPorts: z.array(port).min(1).optional(),
-  }),
-]);
+export const networkPolicySchema = z.discriminatedUnion(
+  "mode",
+  [
+    z.object({ mode: z.literal("none") }),
+    z.object({
+      mode: z.literal("proxy"),
+      /** Host rules (`host`, `host:port`, `*.domain`; see egress-host-rule.ts) the run may reach through the egress proxy. */
+      allowHosts: z
+        .array(hostRule)
+        .min(1, 'at least one host (proxy mode needs one; use mode "none" for no network)'),
+      /** Destination ports allowed for rules without a port. Default `[443, 80]`. */
+      allowPorts: z.array(port).min(1).optional(),
+    }),
+  ],
+  { error: 'a network mode: "none" or "proxy"' },
+);
 
 export const sandboxLimitsSchema = z.object({
   pidsMax: z.number().int().min(8).max(4_194_304).default(DEFAULT_SANDBOX_LIMITS.pidsMax),
   memoryBytes: z
     .number()
     .int()
-    .min(64 * 1024 ** 2, "memoryBytes below 64 MiB cannot run an agent; raise it")
+    .min(64 * 1024 ** 2, "at least 64 MiB (an agent cannot run in less)")
     .default(DEFAULT_SANDBOX_LIMITS.memoryBytes),
   cpuSeconds: z.number().int().min(1).default(DEFAULT_SANDBOX_LIMITS.cpuSeconds),
   /** CPU bandwidth (cores, e.g. 1.5) via cgroup cpu quota / `docker --cpus`. Default: not capped. */
@@ -124,9 +127,7 @@ const envName = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const sandboxEnvSchema = z
   .record(
     z.string(),
-    z
-      .string()
-      .refine((v) => !v.includes("\0"), { message: "environment values must not contain NUL characters" }),
+    z.string().refine((v) => !v.includes("\0"), { message: "an environment value without NUL characters" }),
   )
   .superRefine((env, ctx) => {
     for (const key of Object.keys(env)) {
@@ -134,7 +135,7 @@ const sandboxEnvSchema = z
         ctx.addIssue({
           code: "custom",
           path: [key],
-          message: `environment variable names must match [A-Za-z_][A-Za-z0-9_]*, received ${JSON.stringify(key)}`,
+          message: `an environment variable name matching [A-Za-z_][A-Za-z0-9_]*, received the name ${JSON.stringify(key)}`,
         });
       }
     }
@@ -143,14 +144,14 @@ const sandboxEnvSchema = z
 const unprivilegedId = z
   .number()
   .int()
-  .min(1, "id 0 (root) inside the sandbox is refused; choose an unprivileged uid/gid such as 1000 or 65534")
+  .min(1, "an unprivileged uid/gid such as 1000 or 65534 (id 0, root, is refused inside the sandbox)")
   .max(4_294_967_294);
 
 export const sandboxSpecSchema = z.object({
   /** Identifies the run: names the per-run cgroup and the Docker container. Default: 12 random hex chars. */
   runId: z
     .string()
-    .regex(/^[A-Za-z0-9_.-]{1,64}$/, "runId must be 1-64 characters of [A-Za-z0-9_.-]")
+    .regex(/^[A-Za-z0-9_.-]{1,64}$/, "a run id of 1-64 characters of [A-Za-z0-9_.-]")
     .default(() => randomBytes(6).toString("hex")),
   /** The run's checkout: writable, and the working directory of the command. */
   checkoutDir: writablePath,
@@ -180,18 +181,11 @@ export type ResolvedSandboxSpec = z.output<typeof sandboxSpecSchema>;
 export type SandboxLimits = z.output<typeof sandboxLimitsSchema>;
 export type NetworkPolicy = z.output<typeof networkPolicySchema>;
 
-/** Formats zod issues as `field: problem` lines, the way every error in this package reads. */
-export function formatIssues(issues: readonly z.core.$ZodIssue[]): string {
-  return issues
-    .map((issue) => `${issue.path.length > 0 ? issue.path.join(".") : "(root)"}: ${issue.message}`)
-    .join("; ");
-}
-
 /** Validates and defaults a spec; throws `SandboxSpecError` naming every bad field. */
 export function parseSandboxSpec(input: unknown): ResolvedSandboxSpec {
   const result = sandboxSpecSchema.safeParse(input);
   if (!result.success) {
-    throw new SandboxSpecError(`invalid sandbox spec: ${formatIssues(result.error.issues)}`);
+    throw new SandboxSpecError(`invalid sandbox spec: ${formatZodIssues(result.error.issues, input)}`);
   }
   return result.data;
 }

@@ -27,27 +27,48 @@ describe("parseSandboxSpec", () => {
 
   it.each([
     [{ checkoutDir: "relative/dir" }, /checkoutDir: expected an absolute path, received "relative\/dir"/],
-    [{ checkoutDir: "/" }, /checkoutDir: refusing to make "\/" writable/],
-    [{ controlDir: "/etc/overseer" }, /controlDir: refusing to make "\/etc\/overseer" writable/],
+    [
+      { checkoutDir: "/" },
+      /checkoutDir: expected a directory the sandbox may make writable.*, received "\/"/,
+    ],
+    [
+      { controlDir: "/etc/overseer" },
+      /controlDir: expected a directory the sandbox may make writable.*received "\/etc\/overseer"/,
+    ],
     [{ checkoutDir: "/usr/local/x" }, /system directory/],
-    [{ readOnlyBinds: ["/"] }, /readOnlyBinds.0: refusing to bind "\/"/],
-    [{ readOnlyBinds: ["/proc/1/root"] }, /readOnlyBinds.0: refusing to bind/],
-    [{ env: { "BAD-NAME": "x" } }, /env.BAD-NAME: environment variable names must match/],
-    [{ env: { A: "nul\0byte" } }, /env.A: environment values must not contain NUL/],
-    [{ uid: 0 }, /uid: id 0 \(root\) inside the sandbox is refused/],
+    [
+      { readOnlyBinds: ["/"] },
+      /readOnlyBinds\[0\]: expected a specific directory the run needs.*received "\/"/,
+    ],
+    [{ readOnlyBinds: ["/proc/1/root"] }, /readOnlyBinds\[0\]: expected a specific directory the run needs/],
+    [{ env: { "BAD-NAME": "x" } }, /env\["BAD-NAME"\]: expected an environment variable name matching/],
+    [{ env: { A: "nul\0byte" } }, /env.A: expected an environment value without NUL/],
+    [{ uid: 0 }, /uid: expected an unprivileged uid\/gid .*, received 0/],
     [
       { network: { mode: "proxy", allowHosts: [] } },
-      /network.allowHosts: proxy mode needs at least one host/,
+      /network.allowHosts: expected at least one host \(proxy mode needs one/,
     ],
     [
       { network: { mode: "proxy", allowHosts: ["https://x.com"] } },
-      /network.allowHosts.0: a host name or IP/,
+      /network.allowHosts\[0\]: expected a host name or IP/,
     ],
-    [{ network: { mode: "proxy", allowHosts: ["x.com:99999"] } }, /network.allowHosts.0: a host name or IP/],
-    [{ network: { mode: "proxy", allowHosts: ["*.com"] } }, /network.allowHosts.0: a host name or IP/],
-    [{ network: { mode: "open" } }, /network.mode/],
-    [{ limits: { memoryBytes: 1024 } }, /limits.memoryBytes: memoryBytes below 64 MiB/],
-    [{ runId: "../../etc" }, /runId must be 1-64 characters/],
+    [
+      { network: { mode: "proxy", allowHosts: ["x.com:99999"] } },
+      /network.allowHosts\[0\]: expected a host name or IP/,
+    ],
+    [
+      { network: { mode: "proxy", allowHosts: ["*.com"] } },
+      /network.allowHosts\[0\]: expected a host name or IP/,
+    ],
+    [
+      { network: { mode: "open" } },
+      /network.mode: expected a network mode: "none" or "proxy", received "open"/,
+    ],
+    [
+      { limits: { memoryBytes: 1024 } },
+      /limits.memoryBytes: expected at least 64 MiB \(an agent cannot run in less\), received 1024/,
+    ],
+    [{ runId: "../../etc" }, /runId: expected a run id of 1-64 characters/],
   ])("rejects %j", (patch, message) => {
     expect(() => parseSandboxSpec({ ...base, ...patch })).toThrow(SandboxSpecError);
     expect(() => parseSandboxSpec({ ...base, ...patch })).toThrow(message);

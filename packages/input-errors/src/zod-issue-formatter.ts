@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import { type ConfigIssue, formatIssueLine } from "./config-error.ts";
+import { type ConfigIssue, formatIssueLine } from "./config-issue.ts";
 import { createRedactor } from "./redactor.ts";
 
 /**
@@ -7,7 +7,7 @@ import { createRedactor } from "./redactor.ts";
  * config files and settings, gateway request validation, queue payloads, control files and
  * run jobs all report through it, so every boundary reads the same way.
  *
- * Every schema in this package is parsed with `expectedErrorMap`, so an issue's `message` is
+ * Every schema of `@overseer/config` is parsed with `expectedErrorMap`, so an issue's `message` is
  * always the *expected* half: either a phrase a schema set itself (`{ error: "an integer from
  * 1 to 256" }`, which wins by zod's precedence) or one derived here from the issue details.
  * Issues parsed without it (zod's own "Invalid input: expected string, received number") get
