@@ -8,7 +8,7 @@ import type { TestProject } from "vitest/node";
 import { REPO_ROOT } from "../support/service-process.ts";
 
 /**
- * Starts `npm run demo` (coordinator, two workers, gateway, three demo projects) on a free
+ * Starts `npm run demo` (coordinator, two workers, gateway, three demo projects and a demo mission) on a free
  * port with a database, Redis prefix and data directory of its own, hands the gateway URL
  * and the printed operator token to the tests, and removes all of it afterwards.
  */
