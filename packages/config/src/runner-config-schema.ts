@@ -113,8 +113,20 @@ const placedFileSchema = z
   .refine((f) => (f.from_secret === undefined) !== (f.content === undefined), { error: FILE_EXPECTED });
 
 const sandboxSchema = z.strictObject({
-  /** Driver for this project's runs; default: the worker's `OVERSEER_SANDBOX`. */
-  driver: z.enum(SANDBOX_DRIVER_NAMES, { error: `one of ${SANDBOX_DRIVER_NAMES.join(", ")}` }).optional(),
+  /**
+   * Driver for this project's runs; default: the worker's `OVERSEER_SANDBOX`. `bwrap` needs a
+   * bwrap worker; `none` runs only on a worker that allows it (`OVERSEER_SANDBOX_UNSAFE_NONE=1`).
+   * A worker that cannot honour it refuses the run as a configuration error (the project pauses
+   * with an incident); it never runs it under another driver.
+   */
+  driver: z
+    .enum(SANDBOX_DRIVER_NAMES, {
+      error: (issue) =>
+        issue.input === "docker"
+          ? `one of ${SANDBOX_DRIVER_NAMES.join(", ")} (the docker driver was removed: runs are sandboxed by bwrap, inside containers too)`
+          : `one of ${SANDBOX_DRIVER_NAMES.join(", ")}`,
+    })
+    .optional(),
   /** Most processes a run may have (pids cgroup / `--pids-limit`). Default 256. */
   pids_max: integer(1, 1_000_000).default(256),
   /** Memory limit of a run in MiB. Default 2048. */
@@ -140,8 +152,6 @@ const sandboxSchema = z.strictObject({
     .default([]),
   /** Disk a run may add to its checkout in MiB; the worker's OVERSEER_RUN_DISK_MB caps it. */
   disk_mb: integer(1, 1_048_576).optional(),
-  /** Image for the docker driver; default: the worker's bundled runtime image. */
-  docker_image: z.string().min(1).optional(),
 });
 
 const gitSchema = z.strictObject({

@@ -241,7 +241,8 @@ const SPECS: SpecTable = {
     name: "OVERSEER_SANDBOX",
     fallback: "bwrap",
     defaultLabel: "bwrap",
-    description: "Default sandbox driver: bwrap, docker or none (none needs OVERSEER_SANDBOX_UNSAFE_NONE).",
+    description:
+      "Sandbox driver of the worker's runs: bwrap, or none (needs OVERSEER_SANDBOX_UNSAFE_NONE). A project's sandbox.driver must match it (none: the worker must allow it).",
     schema: oneOf(SANDBOX_DRIVER_NAMES),
   },
   sandboxUnsafeNone: {
@@ -579,7 +580,7 @@ function crossCheck(values: Record<string, unknown>, env: NodeJS.ProcessEnv): Co
   if (sandbox === "none" && sandboxUnsafeNone === false) {
     issues.push({
       path: SPECS.sandbox.name,
-      expected: "bwrap or docker, or none together with OVERSEER_SANDBOX_UNSAFE_NONE=true",
+      expected: "bwrap, or none together with OVERSEER_SANDBOX_UNSAFE_NONE=true",
       received: describeReceived(normalizeRaw(env[SPECS.sandbox.name])),
       hint: "the none driver runs agents without isolation",
     });

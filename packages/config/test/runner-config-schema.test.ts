@@ -102,7 +102,7 @@ describe("parseRunnerConfig", () => {
         env_allow: ["HOME_CACHE", "_X1"],
         secrets: { API_KEY: "sk-secret-value-123" },
         network_allow_hosts: ["api.openai.com", "*.github.com", "10.0.0.1:8443"],
-        sandbox: { driver: "docker", pids_max: 64, memory_mb: 512, cpu_seconds: 60, docker_image: "node:20" },
+        sandbox: { driver: "none", pids_max: 64, memory_mb: 512, cpu_seconds: 60 },
         hooks: { setup: { argv: ["npm", "ci"] }, after_run: { argv: ["make", "lint"], timeout_seconds: 10 } },
         landing: { strategy: "rebase", check_command: { argv: ["npm", "test"] } },
         files: { ".env": { from_secret: "API_KEY" }, "config/local.json": { content: "{}" } },
@@ -122,7 +122,7 @@ describe("parseRunnerConfig", () => {
       strategy: "rebase",
       check_command: { argv: ["npm", "test"], timeout_seconds: 600 },
     });
-    expect(config.sandbox.driver).toBe("docker");
+    expect(config.sandbox.driver).toBe("none");
     expect(config.files[".env"]).toEqual({ from_secret: "API_KEY" });
     expect(config.budget_usd).toBe(25.5);
     expect(config.plan_approval).toBe("operator");
@@ -155,11 +155,11 @@ describe("parseRunnerConfig", () => {
     [{ secrets: { LUMA_TASK_ID: "x" } }, "secrets.LUMA_TASK_ID", "not starting with OVERSEER_ or LUMA_"],
     [{ secrets: { KEY: 12345 } }, "secrets.KEY", "a string"],
     [{ network_allow_hosts: ["https://api.example.com/v1"] }, "network_allow_hosts[0]", "a host name"],
-    [{ sandbox: { driver: "podman" } }, "sandbox.driver", "one of bwrap, docker, none"],
+    [{ sandbox: { driver: "podman" } }, "sandbox.driver", "one of bwrap, none"],
+    [{ sandbox: { driver: "docker" } }, "sandbox.driver", "the docker driver was removed"],
     [{ sandbox: { pids_max: 0 } }, "sandbox.pids_max", "an integer from 1"],
     [{ sandbox: { memory_mb: "2g" } }, "sandbox.memory_mb", "an integer from 16"],
     [{ sandbox: { cpu_seconds: 0 } }, "sandbox.cpu_seconds", "an integer from 1"],
-    [{ sandbox: { docker_image: "" } }, "sandbox.docker_image", "a non-empty string"],
     [{ hooks: { setup: { argv: [] } } }, "hooks.setup.argv", "a non-empty array"],
     [
       { hooks: { after_run: { argv: ["x"], timeout_seconds: 0 } } },

@@ -39,7 +39,7 @@ const TABLE: [string, keyof ServiceSettings, unknown, string, string][] = [
     "has space",
     "letters",
   ],
-  ["OVERSEER_SANDBOX", "sandbox", "bwrap", "podman", "one of bwrap, docker, none"],
+  ["OVERSEER_SANDBOX", "sandbox", "bwrap", "docker", "one of bwrap, none"],
   ["OVERSEER_SANDBOX_UNSAFE_NONE", "sandboxUnsafeNone", false, "on", "one of 1, 0, true, false, yes, no"],
   ["OVERSEER_LEASE_TTL_MS", "leaseTtlMs", 15000, "999", "an integer from 1000"],
   ["OVERSEER_RECONCILE_INTERVAL_MS", "reconcileIntervalMs", 5000, "-5", "an integer from 100"],
@@ -155,7 +155,8 @@ describe("loadSettings", () => {
       REDIS_URL: "rediss://cache:6380/2",
       OVERSEER_DATA_DIR: "relative/data",
       OVERSEER_WORKER_ID: "worker-a.1",
-      OVERSEER_SANDBOX: "docker",
+      OVERSEER_SANDBOX: "none",
+      OVERSEER_SANDBOX_UNSAFE_NONE: "1",
       OVERSEER_CORS_ORIGINS: "https://app.example.com, http://localhost:5173/",
       OVERSEER_TOKEN: "ovr_abcdefghijklmnopqrstuvwxyz",
       OVERSEER_URL: "https://overseer.example.com/",
@@ -165,7 +166,7 @@ describe("loadSettings", () => {
     expect(settings.dataDir).toBe(path.resolve("relative/data"));
     expect(path.isAbsolute(settings.dataDir)).toBe(true);
     expect(settings.workerId).toBe("worker-a.1");
-    expect(settings.sandbox).toBe("docker");
+    expect(settings.sandbox).toBe("none");
     expect(settings.corsOrigins).toEqual(["https://app.example.com", "http://localhost:5173"]);
     expect(settings.token).toBe("ovr_abcdefghijklmnopqrstuvwxyz");
     expect(settings.overseerUrl).toBe("https://overseer.example.com");

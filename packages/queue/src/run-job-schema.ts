@@ -73,7 +73,6 @@ export const runJobSchema = z.object({
     /** Disk the run may add to its checkout (MiB); the worker's own limit applies when lower. */
     diskMb: z.number().int().positive().optional(),
     networkAllowHosts: z.array(z.string()),
-    dockerImage: z.string().optional(),
   }),
   /** Epoch ms at enqueue time (orchestration-overhead measurement). */
   enqueuedAt: z.number(),

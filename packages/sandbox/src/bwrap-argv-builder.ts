@@ -27,7 +27,7 @@ import type { ResolvedSandboxSpec } from "./sandbox-spec-schema.ts";
  *   nothing else inside is writable.
  */
 
-/** HOME inside every bwrap/docker sandbox: a private tmpfs. */
+/** HOME inside every bwrap sandbox: a private tmpfs. */
 export const SANDBOX_HOME = "/home/agent";
 /** Where run-time files the driver provides (egress socket, bridge script) appear inside. */
 export const SANDBOX_RUNTIME_MOUNT = "/overseer";

@@ -1,5 +1,4 @@
 import { BwrapDriver, type BwrapDriverOptions } from "./bwrap-driver.ts";
-import { DockerDriver, type DockerDriverOptions } from "./docker-driver.ts";
 import { NoneDriver } from "./none-driver.ts";
 import { SANDBOX_DRIVER_NAMES, type SandboxDriver, type SandboxDriverName } from "./sandbox-driver.ts";
 import { SandboxSpecError, UnsafeSandboxRefusedError } from "./sandbox-errors.ts";
@@ -18,7 +17,6 @@ export interface CreateSandboxDriverOptions {
   /** Environment the unsafe switch is read from. Default `process.env`. */
   env?: Readonly<Record<string, string | undefined>>;
   bwrap?: BwrapDriverOptions;
-  docker?: DockerDriverOptions;
 }
 
 /** Whether `none` is allowed by the option or the environment switch. */
@@ -34,8 +32,6 @@ export function createSandboxDriver(
   switch (name) {
     case "bwrap":
       return new BwrapDriver(options.bwrap);
-    case "docker":
-      return new DockerDriver(options.docker);
     case "none":
       if (!isUnsafeNoneAllowed(options)) throw new UnsafeSandboxRefusedError();
       return new NoneDriver();
@@ -46,9 +42,9 @@ export function createSandboxDriver(
   }
 }
 
-/** `bwrap` on Linux, `docker` elsewhere. */
-export function defaultDriverName(platform: NodeJS.Platform = process.platform): SandboxDriverName {
-  return platform === "linux" ? "bwrap" : "docker";
+/** `bwrap`: the one real driver (Linux only; elsewhere nothing confines runs). */
+export function defaultDriverName(): SandboxDriverName {
+  return "bwrap";
 }
 
 export interface DriverAvailability {
@@ -61,17 +57,14 @@ export interface DriverAvailability {
 export interface DriverDetection {
   /** The platform default (`defaultDriverName()`). */
   defaultDriver: SandboxDriverName;
-  /** The first available of [default, the other real driver]; null when neither is. */
+  /** The default when it is available; null otherwise. */
   recommended: SandboxDriverName | null;
   drivers: Record<SandboxDriverName, DriverAvailability>;
 }
 
-/** Reports which drivers work on this host (runs `bwrap --version` and `docker version`). */
+/** Reports which drivers work on this host (runs `bwrap --version`). */
 export async function detectDriver(options: CreateSandboxDriverOptions = {}): Promise<DriverDetection> {
-  const [bwrapVersion, dockerVersion] = await Promise.all([
-    new BwrapDriver(options.bwrap).version(),
-    new DockerDriver(options.docker).version(),
-  ]);
+  const bwrapVersion = await new BwrapDriver(options.bwrap).version();
   const unsafeAllowed = isUnsafeNoneAllowed(options);
   const drivers: Record<SandboxDriverName, DriverAvailability> = {
     bwrap: {
@@ -84,14 +77,6 @@ export async function detectDriver(options: CreateSandboxDriverOptions = {}): Pr
             ? "bwrap needs Linux"
             : "bubblewrap not found (install the bubblewrap package)",
     },
-    docker: {
-      available: dockerVersion !== null,
-      version: dockerVersion,
-      detail:
-        dockerVersion !== null
-          ? "Docker engine reachable"
-          : "no Docker engine reachable (docker version failed)",
-    },
     none: {
       available: unsafeAllowed,
       version: null,
@@ -101,6 +86,5 @@ export async function detectDriver(options: CreateSandboxDriverOptions = {}): Pr
     },
   };
   const defaultDriver = defaultDriverName();
-  const order: SandboxDriverName[] = defaultDriver === "bwrap" ? ["bwrap", "docker"] : ["docker", "bwrap"];
-  return { defaultDriver, recommended: order.find((name) => drivers[name].available) ?? null, drivers };
+  return { defaultDriver, recommended: drivers[defaultDriver].available ? defaultDriver : null, drivers };
 }

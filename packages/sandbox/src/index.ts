@@ -1,7 +1,7 @@
 /**
  * @overseer/sandbox — runs an untrusted agent CLI confined to its checkout.
  *
- * Drivers: `bwrap` (default on Linux), `docker`, `none` (unsafe, refused by default). Callers
+ * Drivers: `bwrap` (the default; Linux), `none` (unsafe, refused by default). Callers
  * `prepare()` a command, spawn it detached (own process group) with exactly the returned
  * file/args/env/cwd, `stop()` it on timeout and `cleanup()` after exit; see `PreparedCommand`.
  */
@@ -13,16 +13,6 @@ export {
   BwrapDriver,
   type BwrapDriverOptions,
 } from "./bwrap-driver.ts";
-export {
-  buildDockerRunArgs,
-  DOCKER_DEFAULT_GID,
-  DOCKER_DEFAULT_IMAGE,
-  DOCKER_DEFAULT_UID,
-  DockerDriver,
-  type DockerDriverOptions,
-  type DockerRunInput,
-  dockerContainerName,
-} from "./docker-driver.ts";
 export {
   type CreateSandboxDriverOptions,
   createSandboxDriver,

@@ -2,7 +2,7 @@ import type { SandboxSpec } from "./sandbox-spec-schema.ts";
 
 /** The sandbox backends Overseer knows. */
 /** Every sandbox driver, defined once (settings, runner configs and run jobs validate against it). */
-export const SANDBOX_DRIVER_NAMES = ["bwrap", "docker", "none"] as const;
+export const SANDBOX_DRIVER_NAMES = ["bwrap", "none"] as const;
 export type SandboxDriverName = (typeof SANDBOX_DRIVER_NAMES)[number];
 
 /**
@@ -35,7 +35,7 @@ export interface PreparedCommand {
   /**
    * Ends the run: sends SIGTERM to every process of the run (inside the sandbox too), waits up to
    * `graceMs` for the spawned process to exit, then SIGKILLs its process group and applies the
-   * driver's own kill (cgroup kill, `docker rm -f`). Safe to call more than once and after exit.
+   * driver's own kill (cgroup kill). Safe to call more than once and after exit.
    */
   stop(pid: number | undefined, options?: StopOptions): Promise<void>;
   /** Releases host resources (cgroups, egress proxy, runtime files). Idempotent; call after exit. */
@@ -50,8 +50,8 @@ export interface StopOptions {
 /** How one resource limit is enforced by a driver on this host. */
 export interface LimitEnforcement {
   enforced: boolean;
-  /** Mechanism: `cgroup-v2`, `cgroup-v1`, `rlimit`, `pid-namespace`, `seccomp`, `docker`, or `none`. */
-  via: "cgroup-v2" | "cgroup-v1" | "rlimit" | "pid-namespace" | "seccomp" | "docker" | "none";
+  /** Mechanism: `cgroup-v2`, `cgroup-v1`, `rlimit`, `pid-namespace`, `seccomp`, or `none`. */
+  via: "cgroup-v2" | "cgroup-v1" | "rlimit" | "pid-namespace" | "seccomp" | "none";
   /** One line for `doctor`: what exactly is applied, or why nothing is. */
   detail: string;
 }
@@ -85,7 +85,7 @@ export interface ProbeReport {
   writeOutsideDenied: ProbeCheck;
   /** A TCP connection to a listener on the host's loopback failed and the listener saw nothing. */
   networkDenied: ProbeCheck;
-  /** Capabilities dropped and no_new_privs set inside (bwrap, docker). */
+  /** Capabilities dropped and no_new_privs set inside (bwrap). */
   privilegesDropped: ProbeCheck;
   limits: SandboxCapabilities;
   durationMs: number;
@@ -94,7 +94,7 @@ export interface ProbeReport {
 
 export interface SandboxDriver {
   readonly name: SandboxDriverName;
-  /** The backend's version (`bubblewrap 0.8.0`, the Docker engine version), or null if unavailable. */
+  /** The backend's version (`bubblewrap 0.8.0`), or null if unavailable. */
   version(): Promise<string | null>;
   /** Validates `spec`, sets up host resources and returns the command to spawn `argv` sandboxed. */
   prepare(argv: readonly string[], spec: SandboxSpec): Promise<PreparedCommand>;

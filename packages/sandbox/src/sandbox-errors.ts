@@ -19,7 +19,7 @@ export class UnsafeSandboxRefusedError extends SandboxError {
     super(
       'sandbox driver "none" runs agents with the worker\'s own privileges and is refused by default; ' +
         "set OVERSEER_SANDBOX_UNSAFE_NONE=1 in the worker environment (or pass the option allowUnsafeNone: true " +
-        'to createSandboxDriver) to accept that risk, or use the "bwrap" or "docker" driver',
+        'to createSandboxDriver) to accept that risk, or use the "bwrap" driver',
     );
   }
 }
@@ -29,7 +29,7 @@ export class SandboxSpecError extends SandboxError {
   override name = "SandboxSpecError";
 }
 
-/** The driver's backend is missing on this host (no bwrap binary, no Docker engine, unsupported platform). */
+/** The driver's backend is missing on this host (no bwrap binary, unsupported platform). */
 export class SandboxUnavailableError extends SandboxError {
   override name = "SandboxUnavailableError";
 }

@@ -45,7 +45,7 @@ export interface ProbeContext {
   unsafe: boolean;
   /** Extra spec fields for this driver's probe. */
   spec?: Partial<SandboxSpec>;
-  /** chmod applied to the probe's checkout and control dirs (docker: the container user is not their owner). */
+  /** chmod applied to the probe's checkout and control dirs (when the sandbox user is not their owner). */
   writableDirMode?: number;
   /** Runs after the command exited, before cleanup (e.g. to read the run cgroup's counters). */
   inspect?: (prepared: PreparedCommand, problems: string[]) => Promise<void>;

@@ -108,7 +108,7 @@ export const sandboxLimitsSchema = z.object({
     .min(64 * 1024 ** 2, "at least 64 MiB (an agent cannot run in less)")
     .default(DEFAULT_SANDBOX_LIMITS.memoryBytes),
   cpuSeconds: z.number().int().min(1).default(DEFAULT_SANDBOX_LIMITS.cpuSeconds),
-  /** CPU bandwidth (cores, e.g. 1.5) via cgroup cpu quota / `docker --cpus`. Default: not capped. */
+  /** CPU bandwidth (cores, e.g. 1.5) via the cgroup cpu quota. Default: not capped. */
   cpus: z.number().positive().max(1024).optional(),
   tmpfsBytes: z
     .number()
@@ -148,7 +148,7 @@ const unprivilegedId = z
   .max(4_294_967_294);
 
 export const sandboxSpecSchema = z.object({
-  /** Identifies the run: names the per-run cgroup and the Docker container. Default: 12 random hex chars. */
+  /** Identifies the run: names the per-run cgroup. Default: 12 random hex chars. */
   runId: z
     .string()
     .regex(/^[A-Za-z0-9_.-]{1,64}$/, "a run id of 1-64 characters of [A-Za-z0-9_.-]")
@@ -168,7 +168,7 @@ export const sandboxSpecSchema = z.object({
   env: sandboxEnvSchema,
   network: networkPolicySchema.default({ mode: "none" }),
   limits: sandboxLimitsSchema.default(() => sandboxLimitsSchema.parse({})),
-  /** Unprivileged uid inside the sandbox. Default: 1000 for bwrap, 65534 for docker (see each driver). */
+  /** Unprivileged uid inside the sandbox. Default: 1000 (bwrap). */
   uid: unprivilegedId.optional(),
   /** Unprivileged gid inside the sandbox. Default: same rule as `uid`. */
   gid: unprivilegedId.optional(),

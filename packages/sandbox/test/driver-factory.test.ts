@@ -2,7 +2,6 @@ import { describe, expect, it } from "vitest";
 import {
   BwrapDriver,
   createSandboxDriver,
-  DockerDriver,
   defaultDriverName,
   detectDriver,
   NoneDriver,
@@ -12,9 +11,8 @@ import {
 } from "../src/index.ts";
 
 describe("createSandboxDriver", () => {
-  it("creates bwrap and docker drivers", () => {
+  it("creates the bwrap driver", () => {
     expect(createSandboxDriver("bwrap")).toBeInstanceOf(BwrapDriver);
-    expect(createSandboxDriver("docker")).toBeInstanceOf(DockerDriver);
   });
 
   it("refuses none by default, naming both switches", () => {
@@ -34,23 +32,24 @@ describe("createSandboxDriver", () => {
 
   it("rejects unknown names listing the allowed ones", () => {
     expect(() => createSandboxDriver("firejail" as never)).toThrow(SandboxSpecError);
-    expect(() => createSandboxDriver("firejail" as never)).toThrow(/bwrap, docker, none.*"firejail"/);
+    expect(() => createSandboxDriver("firejail" as never)).toThrow(/bwrap, none.*"firejail"/);
+    // The docker driver was removed: a leftover setting is refused, never mapped to another driver.
+    expect(() => createSandboxDriver("docker" as never)).toThrow(/bwrap, none.*"docker"/);
   });
 });
 
 describe("defaultDriverName / detectDriver", () => {
-  it("defaults to bwrap on Linux and docker elsewhere", () => {
-    expect(defaultDriverName("linux")).toBe("bwrap");
-    expect(defaultDriverName("darwin")).toBe("docker");
+  it("defaults to bwrap", () => {
+    expect(defaultDriverName()).toBe("bwrap");
   });
 
-  it("reports bwrap available here, docker without an engine, none refused", async () => {
+  it("reports bwrap available here and none refused", async () => {
     const detection = await detectDriver({ env: {} });
     expect(detection.defaultDriver).toBe("bwrap");
     expect(detection.recommended).toBe("bwrap");
     expect(detection.drivers.bwrap.available).toBe(true);
     expect(detection.drivers.bwrap.version).toMatch(/^bubblewrap /);
-    expect(detection.drivers.docker.available).toBe(false);
+    expect(Object.keys(detection.drivers)).toEqual(["bwrap", "none"]);
     expect(detection.drivers.none.available).toBe(false);
     expect(detection.drivers.none.detail).toContain(UNSAFE_NONE_ENV);
   });

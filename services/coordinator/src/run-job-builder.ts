@@ -110,7 +110,6 @@ export function buildRunJob(
         cpuSeconds: config.sandbox.cpu_seconds,
         diskMb: config.sandbox.disk_mb,
         networkAllowHosts: [...config.network_allow_hosts],
-        dockerImage: config.sandbox.docker_image,
       },
       enqueuedAt: now,
       agent: config.agent,

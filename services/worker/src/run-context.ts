@@ -11,6 +11,11 @@ export interface RunExecutorDeps {
   mirrorFor(job: RunJob): RepoMirror;
   /** Builds the sandbox wrapper for this run (paths it must see), or undefined for none. */
   sandboxFor(job: RunJob, paths: RunPaths): Promise<WrapCommand | undefined>;
+  /**
+   * Why this worker cannot run the job under the sandbox driver its project asks for
+   * (sandbox-choice.ts), or null. A refusal ends the run as a configuration error before checkout.
+   */
+  sandboxRefusal?(job: RunJob): string | null;
   killGraceMs: number;
   maxOutputBytes: number;
   /**

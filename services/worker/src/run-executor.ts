@@ -62,6 +62,10 @@ export async function executeRun(
   let worktree: Worktree | null = null;
 
   try {
+    const refusal = deps.sandboxRefusal?.(job) ?? null;
+    if (refusal !== null) {
+      return finish({ kind: "misconfigured", reason: "configuration_error", message: refusal });
+    }
     const checkout = await prepareCheckout(job, deps, mirror, runDir, clock, (wt) => {
       worktree = wt;
     });

@@ -9,6 +9,7 @@ import { healthFilePath, startHeartbeatFile } from "@overseer/config/heartbeat-f
 import { createRedis, LiveChannel, RunQueues, WorkerRegistry } from "@overseer/queue";
 import { createSandboxDriver, type SandboxDriver } from "@overseer/sandbox";
 import { type Cidr, parseCidr } from "@overseer/sandbox/egress-host-rule";
+import { chooseSandbox, type WorkerSandbox } from "./sandbox-choice.ts";
 import { sandboxWrapFor } from "./sandbox-wrap.ts";
 import { WorkerService } from "./worker-service.ts";
 
@@ -28,7 +29,6 @@ try {
   driver = createSandboxDriver(settings.sandbox, {
     allowUnsafeNone: settings.sandboxUnsafeNone,
     bwrap: { egress },
-    docker: { egress },
   });
   if (settings.sandbox !== "none") {
     // A live probe before taking any job: the sandbox must actually confine (this also
@@ -47,6 +47,22 @@ try {
 } catch (error) {
   logger.fatal({ err: error }, `worker refuses to start: ${(error as Error).message}`);
   process.exit(2);
+}
+
+// A project's sandbox.driver is honoured or its runs are refused (sandbox-choice.ts): "none" runs
+// without isolation only where the operator allowed it on this worker.
+const workerSandbox: WorkerSandbox = {
+  driver: settings.sandbox,
+  allowUnsafeNone: settings.sandboxUnsafeNone,
+};
+let noneDriver: SandboxDriver | null = null;
+function driverFor(job: Parameters<typeof chooseSandbox>[0]): SandboxDriver {
+  const choice = chooseSandbox(job, workerSandbox);
+  if (choice.ok && choice.driver === "none" && driver.name !== "none") {
+    noneDriver ??= createSandboxDriver("none", { allowUnsafeNone: true });
+    return noneDriver;
+  }
+  return driver;
 }
 
 await mkdir(settings.dataDir, { recursive: true });
@@ -82,7 +98,11 @@ const service = new WorkerService(
     diskCheckMs: settings.diskCheckMs,
     sandboxName: driver.name,
     unsafe: driver.name === "none",
-    sandboxFor: async (job, paths) => sandboxWrapFor(driver, job, paths, settings.dataDir),
+    sandboxFor: async (job, paths) => sandboxWrapFor(driverFor(job), job, paths, settings.dataDir),
+    sandboxRefusal: (job) => {
+      const choice = chooseSandbox(job, workerSandbox);
+      return choice.ok ? null : choice.message;
+    },
   },
 );
 await service.start();

@@ -83,6 +83,8 @@ export interface WorkerServiceOptions {
   /** True when runs execute without isolation (`none`): shown loudly everywhere. */
   unsafe: boolean;
   sandboxFor(job: RunJob, paths: RunPaths): Promise<WrapCommand | undefined>;
+  /** Why a job's project asks for a sandbox driver this worker cannot honour (run-context.ts), or null. */
+  sandboxRefusal?(job: RunJob): string | null;
 }
 
 export interface WorkerServiceDeps {
@@ -141,6 +143,7 @@ export class WorkerService {
         void work.finally(() => this.background.delete(work));
       },
       sandboxFor: (job, paths) => options.sandboxFor(job, paths),
+      ...(options.sandboxRefusal ? { sandboxRefusal: options.sandboxRefusal } : {}),
       confirmOwnership: (job) => this.confirmOwnership(job.runId),
       onOutput: (job, chunk) => {
         let batcher = batchers.get(job.runId);

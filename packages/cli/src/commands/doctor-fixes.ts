@@ -40,9 +40,7 @@ export function sandboxDriverFix(driver: SandboxDriverName): string {
     case "bwrap":
       return process.platform === "linux"
         ? "install bubblewrap (Debian: `sudo apt-get install bubblewrap`)"
-        : "bubblewrap needs Linux: set OVERSEER_SANDBOX=docker on this host";
-    case "docker":
-      return "start a Docker engine the worker can reach (`docker version` must work), or set OVERSEER_SANDBOX=bwrap";
+        : "bubblewrap needs Linux: run the workers on a Linux host or in the compose cluster's Linux containers (docker-compose.yml)";
     case "none":
       return "set OVERSEER_SANDBOX=bwrap (recommended) or, knowingly, OVERSEER_SANDBOX_UNSAFE_NONE=1";
   }
@@ -51,8 +49,8 @@ export function sandboxDriverFix(driver: SandboxDriverName): string {
 /** A live sandbox probe failed: the driver runs but does not isolate as required. */
 export function sandboxProbeFix(driver: SandboxDriverName): string {
   return driver === "bwrap"
-    ? "allow unprivileged user namespaces (`sudo sysctl -w kernel.unprivileged_userns_clone=1`; on Ubuntu 24.04+ also `sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0`), see packages/sandbox/README.md"
-    : "run the worker's Docker engine with its default seccomp and user settings, see packages/sandbox/README.md";
+    ? "allow unprivileged user namespaces (`sudo sysctl -w kernel.unprivileged_userns_clone=1`; on Ubuntu 24.04+ also `sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0`); inside a container see docker-compose.yml; see packages/sandbox/README.md"
+    : "set OVERSEER_SANDBOX=bwrap";
 }
 
 export function runnerConfigFix(projectId: string): string {

@@ -1,0 +1,65 @@
+/**
+ * A project's `sandbox.driver` is honoured or its runs are refused as a configuration error,
+ * never run under another driver (sandbox-choice.ts); the refusal reaches the result queue
+ * through a real worker (Redis, git) before any checkout.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { chooseSandbox } from "../src/sandbox-choice.ts";
+import { WorkerRig } from "./support/worker-rig.ts";
+
+const job = (driver?: "bwrap" | "none") => ({
+  projectId: "p1",
+  sandbox: { pidsMax: 1, memoryMb: 16, cpuSeconds: 1, networkAllowHosts: [], ...(driver ? { driver } : {}) },
+});
+
+describe("chooseSandbox", () => {
+  const bwrapWorker = { driver: "bwrap" as const, allowUnsafeNone: false };
+
+  it("uses the worker's driver when the project asks for none in particular or for the same one", () => {
+    expect(chooseSandbox(job(), bwrapWorker)).toEqual({ ok: true, driver: "bwrap" });
+    expect(chooseSandbox(job("bwrap"), bwrapWorker)).toEqual({ ok: true, driver: "bwrap" });
+  });
+
+  it("runs a project without a sandbox only where the worker allows it", () => {
+    expect(chooseSandbox(job("none"), { driver: "bwrap", allowUnsafeNone: true })).toEqual({
+      ok: true,
+      driver: "none",
+    });
+    const refused = chooseSandbox(job("none"), bwrapWorker);
+    expect(refused.ok).toBe(false);
+    expect(refused.ok ? "" : refused.message).toContain("OVERSEER_SANDBOX_UNSAFE_NONE=1");
+  });
+
+  it("refuses bwrap on a worker that runs without a sandbox", () => {
+    const refused = chooseSandbox(job("bwrap"), { driver: "none", allowUnsafeNone: true });
+    expect(refused.ok ? "" : refused.message).toBe(
+      'Project p1 asks for sandbox.driver "bwrap", but this worker runs its jobs with "none" (OVERSEER_SANDBOX): run this project on a bwrap worker, or remove sandbox.driver from the runner config.',
+    );
+  });
+});
+
+describe("a worker that cannot honour the project's driver", () => {
+  const rig = new WorkerRig();
+  beforeAll(() =>
+    rig.setup({
+      sandboxRefusal: (run) => {
+        const choice = chooseSandbox(run, { driver: "bwrap", allowUnsafeNone: false });
+        return choice.ok ? null : choice.message;
+      },
+    }),
+  );
+  afterAll(() => rig.teardown());
+
+  it("ends the run as a configuration error naming the fix, and the agent never runs", async () => {
+    const base = rig.job("echo ran > src/ran.txt; echo m | overseer-agent submit --message-file -", {
+      taskId: "S03-001",
+    });
+    const result = await rig.run({ ...base, sandbox: { ...base.sandbox, driver: "none" } });
+    expect(result.outcome).toMatchObject({ kind: "misconfigured", reason: "configuration_error" });
+    expect(result.outcome.kind === "misconfigured" && result.outcome.message).toContain(
+      'asks for sandbox.driver "none"',
+    );
+    expect(result.timing.spawnedAt).toBeNull();
+    expect(await rig.head("overseer/task/S03-001")).toBeNull();
+  });
+});
