@@ -66,6 +66,8 @@ export interface TasksTable {
   proposal: ColumnType<Proposal | null, unknown, unknown>;
   /** The last approved landing that failed (conflict or check), until the next submit. */
   landing: ColumnType<LandingFailure | null, unknown, unknown>;
+  /** Failed landings in a row (domain `Task.landingFailures`). */
+  landing_failures: Defaulted<number>;
   failures: Defaulted<number>;
   not_before: NullableTimestamp;
   version: Defaulted<number>;

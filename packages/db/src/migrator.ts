@@ -5,6 +5,7 @@ import * as runsEndedIndex from "./migrations/0002-runs-ended-index.ts";
 import * as missions from "./migrations/0003-missions.ts";
 import * as runUsageDetail from "./migrations/0004-run-usage-detail.ts";
 import * as taskLanding from "./migrations/0005-task-landing.ts";
+import * as taskLandingFailures from "./migrations/0006-task-landing-failures.ts";
 
 /** Migrations in order. Add new ones at the end; never edit one that has shipped. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -13,6 +14,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "0003-missions": missions,
   "0004-run-usage-detail": runUsageDetail,
   "0005-task-landing": taskLanding,
+  "0006-task-landing-failures": taskLandingFailures,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

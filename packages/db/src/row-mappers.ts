@@ -32,6 +32,7 @@ export function taskFromRow(row: TaskRow, prerequisites: readonly string[]): Tas
     branchHead: row.branch_head,
     proposal: row.proposal ?? null,
     landing: row.landing ?? null,
+    landingFailures: row.landing_failures,
     failures: row.failures,
     notBefore: ms(row.not_before),
     version: row.version,
@@ -52,6 +53,7 @@ export function taskMutableColumns(task: Task) {
     branch_head: task.branchHead,
     proposal: task.proposal === null ? null : json(task.proposal),
     landing: task.landing === null ? null : json(task.landing),
+    landing_failures: task.landingFailures,
     failures: task.failures,
     not_before: task.notBefore === null ? null : new Date(task.notBefore),
   };

@@ -75,6 +75,11 @@ export type Command =
       branch: string;
       /** The reviewer's own approve feedback, if any. */
       reviewerFeedback?: string | undefined;
+      /**
+       * Failed landings in a row after which the task waits for an operator (reason `other`)
+       * instead of going back to an executor: the project's `attempts`.
+       */
+      maxAttempts: number;
       usage?: Usage | undefined;
     }
   | {

@@ -449,7 +449,14 @@ function approve(draft: Draft, command: Extract<Command, { kind: "approve" }>): 
   if (task.kind === "plan") {
     return approveProposal(draft, task, run, command.feedback, command.planApproval ?? "reviewer");
   }
-  draft.putTask({ ...task, status: "done", failures: 0, notBefore: null, statusReason: null });
+  draft.putTask({
+    ...task,
+    status: "done",
+    failures: 0,
+    notBefore: null,
+    statusReason: null,
+    landingFailures: 0,
+  });
   draft.event("task.approved", run, {
     feedback: command.feedback ?? null,
     landedSha: command.landedSha,
@@ -520,21 +527,40 @@ function landFailed(draft: Draft, command: Extract<Command, { kind: "land-failed
     .filter((part) => part !== "")
     .join("\n\n");
   draft.endRun(run, { status: "finished", transition: "approve" }, command.usage);
-  draft.putTask({
+  const landingFailures = task.landingFailures + 1;
+  const next: Task = {
     ...task,
     status: "todo",
     feedback,
     landing: { reason: command.reason, files },
+    landingFailures,
     failures: 0,
     notBefore: null,
     statusReason: null,
-  });
+  };
   draft.event("task.landing_failed", run, {
     reason: command.reason,
     files,
     details,
     branch,
     executorAgentId: task.executorAgentId,
+    attempt: landingFailures,
+    maxAttempts: command.maxAttempts,
+  });
+  if (landingFailures < command.maxAttempts) {
+    draft.putTask(next);
+    return draft.result("applied");
+  }
+  // The limit: an operator decides; releasing it starts a fresh count with main merged in.
+  const failure =
+    command.reason === "conflict"
+      ? `conflicts with ${branch} in ${files.join(", ") || "its history"}`
+      : "fails the check command once merged";
+  const reason = `Approved work of ${task.id} failed to land ${landingFailures} times in a row; it ${failure}.`;
+  awaitInput(draft, { ...next, landingFailures: 0 }, "todo", "other", {
+    title: "Landing keeps failing",
+    reason,
+    question: `${reason} Answer to send it to a new executor (with ${branch} merged in and your answer in its prompt), or stop it.`,
   });
   return draft.result("applied");
 }
@@ -1207,7 +1233,14 @@ function approveProposal(
     );
     return draft.result("applied");
   }
-  draft.putTask({ ...task, status: "done", failures: 0, notBefore: null, statusReason: null });
+  draft.putTask({
+    ...task,
+    status: "done",
+    failures: 0,
+    notBefore: null,
+    statusReason: null,
+    landingFailures: 0,
+  });
   draft.event("task.approved", run, {
     feedback: feedback ?? null,
     landedSha: null,

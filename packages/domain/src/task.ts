@@ -104,6 +104,11 @@ export interface Task {
    * task branch with the main branch merged in (conflict markers committed in `files`).
    */
   readonly landing: LandingFailure | null;
+  /**
+   * Failed landings in a row (a submit does not reset it; done, or an operator's release after
+   * the limit, does). At the project's `attempts` the task waits for an operator instead.
+   */
+  readonly landingFailures: number;
   /** Consecutive failed runs (no transition, crash) of the current action. */
   readonly failures: number;
   /** Not runnable before this epoch-ms (retry backoff). */
@@ -161,6 +166,7 @@ export function newTask(
     branchHead: null,
     proposal: null,
     landing: null,
+    landingFailures: 0,
     failures: 0,
     notBefore: null,
     version: 0,

@@ -391,6 +391,7 @@ describe("rule 3: an approve that does not land (land-failed) goes back to an ex
     details: "CONFLICT (content): Merge conflict in src/a.ts",
     branch: "trunk",
     reviewerFeedback: "looks good",
+    maxAttempts: 3,
   });
 
   it("returns the task to todo with the files recorded, feedback naming them, and an event", () => {
@@ -428,6 +429,34 @@ describe("rule 3: an approve that does not land (land-failed) goes back to an ex
     expect(getTask(submitted, "A")).toMatchObject({ status: "review", landing: null, feedback: null });
   });
 
+  it("the attempts-th failed landing in a row waits for an operator; the answer sends it back with main merged in", () => {
+    const d = createDriver();
+    let s = buildState({ tasks: [task("A")] });
+    const fail = (state: ProjectState): ProjectState => {
+      const reviewed = toReview(d, state, "A");
+      const review = claimFor(d, reviewed.state, "A");
+      return d.apply(review.state, { ...conflict(review.run.id), maxAttempts: 2 } as Command);
+    };
+    s = fail(s);
+    expect(getTask(s, "A")).toMatchObject({ status: "todo", landingFailures: 1 });
+    s = fail(s);
+    const a = getTask(s, "A");
+    expect(a).toMatchObject({
+      status: "awaiting_input",
+      awaitingReason: "other",
+      returnTo: "todo",
+      landingFailures: 0,
+      landing: { reason: "conflict", files: ["src/a.ts", "src/b.ts"] },
+    });
+    expect(a.statusReason).toBe(
+      "Approved work of A failed to land 2 times in a row; it conflicts with trunk in src/a.ts, src/b.ts.",
+    );
+    expect(decisionOf(s, "A")?.status).toBe("pending");
+    const answered = d.apply(s, { kind: "answer", taskId: "A", text: "keep both lines", by: "op" });
+    expect(getTask(answered, "A")).toMatchObject({ status: "todo", landing: { reason: "conflict" } });
+    expect(claimFor(d, answered, "A").run.action).toBe("execute");
+  });
+
   it("a failed check keeps its output's tail, bounded", () => {
     const d = createDriver();
     const reviewed = toReview(d, buildState({ tasks: [task("A")] }), "A");
@@ -440,6 +469,7 @@ describe("rule 3: an approve that does not land (land-failed) goes back to an ex
       files: [],
       details: output,
       branch: "main",
+      maxAttempts: 3,
     });
     const a = getTask(s, "A");
     expect(a.landing).toEqual({ reason: "check_failed", files: [] });

@@ -82,6 +82,7 @@ export function commandForResult(
               details: result.landingFailure.details,
               branch: mainBranch,
               reviewerFeedback: t.feedback,
+              maxAttempts: retry.maxAttempts,
               usage,
             };
           }

@@ -72,6 +72,7 @@ describe("commandForResult", () => {
       details: "CONFLICT (content): a.txt",
       branch: "trunk",
       reviewerFeedback: "fine",
+      maxAttempts: 3,
       usage: undefined,
     });
   });
