@@ -1,6 +1,7 @@
 import { Kysely, PostgresDialect, type PostgresPool, sql } from "kysely";
 import pg from "pg";
 import type { Database } from "./database-schema.ts";
+import { DB_DEFAULTS } from "./db-defaults.ts";
 import { createNotificationListener, type NotificationListener } from "./notification-listener.ts";
 
 export type Db = Kysely<Database>;
@@ -27,11 +28,11 @@ export interface ConnectOptions {
  * discarded by the pool instead of being handed out again; the next query opens a new one.
  */
 export function connectDatabase(url: string, options: ConnectOptions = {}): DbHandle {
-  const applicationName = options.applicationName ?? "overseer";
+  const applicationName = options.applicationName ?? DB_DEFAULTS.applicationName;
   const onError = options.onConnectionError ?? (() => {});
   const pool = new pg.Pool({
     connectionString: url,
-    max: options.max ?? 10,
+    max: options.max ?? DB_DEFAULTS.poolMax,
     application_name: applicationName,
   });
   // Without these listeners a connection error on an idle or checked-out client would be

@@ -1,6 +1,7 @@
 export { sql } from "kysely";
 export { type ConnectOptions, connectDatabase, type Db, type DbHandle, json } from "./connection.ts";
 export type * from "./database-schema.ts";
+export { DB_DEFAULTS } from "./db-defaults.ts";
 export {
   ConflictError,
   isSerializationFailure,

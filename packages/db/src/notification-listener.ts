@@ -1,4 +1,5 @@
 import pg from "pg";
+import { DB_DEFAULTS } from "./db-defaults.ts";
 
 /** One LISTEN subscription; `unlisten` stops it (the last one on a channel sends UNLISTEN). */
 export interface Subscription {
@@ -42,8 +43,8 @@ export function createNotificationListener(
   url: string,
   options: NotificationListenerOptions = {},
 ): NotificationListener {
-  const minBackoff = options.minBackoffMs ?? 100;
-  const maxBackoff = options.maxBackoffMs ?? 5000;
+  const minBackoff = options.minBackoffMs ?? DB_DEFAULTS.listenerMinBackoffMs;
+  const maxBackoff = options.maxBackoffMs ?? DB_DEFAULTS.listenerMaxBackoffMs;
   const subscribers = new Set<Subscriber>();
   let client: pg.Client | null = null;
   let connecting: Promise<pg.Client> | null = null;
@@ -82,7 +83,7 @@ export function createNotificationListener(
     if (connecting) return connecting;
     const c = new pg.Client({
       connectionString: url,
-      application_name: options.applicationName ?? "overseer",
+      application_name: options.applicationName ?? DB_DEFAULTS.applicationName,
     });
     c.on("error", (error) => dropClient(c, error));
     c.on("end", () => dropClient(c));

@@ -64,7 +64,14 @@ import {
 import type { DomainContext, ProjectControl, ProjectState } from "./project-state.ts";
 import { formatAgentId, isActiveRun, type Run, type RunAction } from "./run.ts";
 import { activeRunCount, nextAction, runnableTasks } from "./scheduler.ts";
-import { type AwaitingReason, newTask, type Task, TERMINAL_TASK_STATUSES, taskFromCard } from "./task.ts";
+import {
+  type AwaitingReason,
+  newTask,
+  TASK_DEFAULTS,
+  type Task,
+  TERMINAL_TASK_STATUSES,
+  taskFromCard,
+} from "./task.ts";
 
 /** Rule 6: a resolver deeper than this is created awaiting_input. */
 export const MAX_RESOLVER_DEPTH = 3;
@@ -1006,7 +1013,7 @@ function addPlanningRound(draft: Draft, feedback: string | null): Task {
   const planning = newTask({
     projectId: draft.project.id,
     id,
-    stage: mission.stage ?? "S00",
+    stage: mission.stage ?? TASK_DEFAULTS.stage,
     title: `Mission round ${round}: ${round === 1 ? "plan" : "continue"} — ${oneLine(mission.objective, 80)}`,
     body: mission.objective,
     role: PLANNER_ROLE,

@@ -341,17 +341,6 @@ function operatorReleases(state: ProjectState): Candidate[] {
     },
     expect: "ok",
   });
-  // Operator settings change (never below the runs already active: lowering concurrency under
-  // them is allowed, but then (f) holds only for new claims).
-  const concurrency = Math.max(activeRuns(state).length, 1 + (state.tasks.size % 3));
-  out.push({
-    command: { kind: "update-project-config", by, patch: { concurrency, objective: "Ship the parser" } },
-    expect: "ok",
-  });
-  out.push({
-    command: { kind: "update-project-config", by, patch: { runnerConfig: { attempts: 2 }, budgetUsd: null } },
-    expect: "ok",
-  });
   const planning = [...state.tasks.values()].some((t) => t.kind === "plan" && !isTerminal(t));
   out.push({
     command: {
@@ -385,7 +374,7 @@ function isTerminal(t: Task): boolean {
   return t.status === "done" || t.status === "cancelled";
 }
 
-/** Operator commands that end things: cancel, stop, stopping the project. Kept rare. */
+/** Operator commands that end things (cancel, stop, stopping the project) and settings changes. Kept rare. */
 function operatorEnds(state: ProjectState): Candidate[] {
   const out: Candidate[] = [];
   const by = "operator";
@@ -397,6 +386,18 @@ function operatorEnds(state: ProjectState): Candidate[] {
   if (state.project.status === "active") {
     out.push({ command: { kind: "set-project-status", status: "stopped", by }, expect: "ok" });
   }
+  // Operator settings changes, kept rare like the ends so the other operator paths keep their
+  // share. Never below the runs already active: lowering concurrency under them is allowed,
+  // but (f) then holds only for new claims.
+  const concurrency = Math.max(activeRuns(state).length, 1 + (state.tasks.size % 3));
+  out.push({
+    command: { kind: "update-project-config", by, patch: { concurrency, objective: "Ship the parser" } },
+    expect: "ok",
+  });
+  out.push({
+    command: { kind: "update-project-config", by, patch: { runnerConfig: { attempts: 2 }, budgetUsd: null } },
+    expect: "ok",
+  });
   return out;
 }
 

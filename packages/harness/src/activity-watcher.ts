@@ -1,11 +1,12 @@
 import { type FSWatcher, watch } from "node:fs";
 import { lstat, readdir } from "node:fs/promises";
 import { basename, join } from "node:path";
+import { HARNESS_DEFAULTS } from "./harness-defaults.ts";
 
 /** Directory names never watched by default (huge and agent-irrelevant, or git internals). */
 export const DEFAULT_WATCH_IGNORE = [".git", "node_modules"] as const;
 /** Default cap on watched directories (one inotify watch each): 4096. */
-export const DEFAULT_MAX_WATCHED_DIRS = 4096;
+export const DEFAULT_MAX_WATCHED_DIRS = HARNESS_DEFAULTS.maxWatchedDirs;
 
 export interface ActivityWatcherOptions {
   /** Directory trees whose file changes count as activity. */

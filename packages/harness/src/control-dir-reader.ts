@@ -3,9 +3,10 @@ import { open, readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { sanitizeValue } from "@overseer/config";
 import { type ControlTransition, parseControlTransition, TRANSITION_FILE_NAME } from "@overseer/queue";
+import { HARNESS_DEFAULTS } from "./harness-defaults.ts";
 
 /** Default cap on the control file size: 256 KiB (the largest valid file is about 150 KiB). */
-export const DEFAULT_CONTROL_MAX_BYTES = 256 * 1024;
+export const DEFAULT_CONTROL_MAX_BYTES = HARNESS_DEFAULTS.controlMaxBytes;
 
 export interface ReadControlDirOptions {
   /** Largest control file accepted, in bytes. Default {@link DEFAULT_CONTROL_MAX_BYTES} (256 KiB). */

@@ -1,11 +1,11 @@
 import { statSync } from "node:fs";
 import { delimiter, resolve as resolvePath } from "node:path";
 import { createLogger, type Logger } from "@overseer/config";
-import { PROCESS_DEFAULTS } from "@overseer/process";
 import type { ControlTransition } from "@overseer/queue";
 import { DEFAULT_CONTROL_MAX_BYTES, readControlDir } from "./control-dir-reader.ts";
 import { ControlWatcher } from "./control-watcher.ts";
 import { resolveExecutable } from "./executable-resolver.ts";
+import { HARNESS_DEFAULTS } from "./harness-defaults.ts";
 import { HarnessNotConfiguredError } from "./harness-errors.ts";
 import { epochNow, spawnHarness } from "./harness-spawner.ts";
 import { connectStdio, within } from "./harness-stdio.ts";
@@ -15,13 +15,13 @@ import { armDeadlines } from "./run-deadlines.ts";
 import { type HarnessEndReason, RunEnder } from "./run-ender.ts";
 
 /** Default time between SIGTERM and SIGKILL when a run's process group is ended: 5 s. */
-export const DEFAULT_KILL_GRACE_MS = PROCESS_DEFAULTS.killGraceMs;
+export const DEFAULT_KILL_GRACE_MS = HARNESS_DEFAULTS.killGraceMs;
 /** Default backup poll of the control dir, for filesystems without inotify: 1 s. */
-export const DEFAULT_CONTROL_POLL_MS = 1000;
+export const DEFAULT_CONTROL_POLL_MS = HARNESS_DEFAULTS.controlPollMs;
 /** Default bound on waiting for stdout/stderr to close once the group is gone: 2 s. */
-export const DEFAULT_DRAIN_TIMEOUT_MS = 2000;
+export const DEFAULT_DRAIN_TIMEOUT_MS = HARNESS_DEFAULTS.drainTimeoutMs;
 /** Default time a harness gets to exit by itself after its transition: 250 ms. */
-export const DEFAULT_TRANSITION_LINGER_MS = 250;
+export const DEFAULT_TRANSITION_LINGER_MS = HARNESS_DEFAULTS.transitionLingerMs;
 
 /**
  * The harness argv wrapped for spawning (distinct from the sandbox package's `PreparedCommand`,

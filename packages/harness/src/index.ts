@@ -38,6 +38,7 @@ export {
   type FailureCause,
   lastLines,
 } from "./failure-classifier.ts";
+export { HARNESS_DEFAULTS } from "./harness-defaults.ts";
 export { buildHarnessEnv, DEFAULT_SYSTEM_PATH, type HarnessEnvInput } from "./harness-env-builder.ts";
 export {
   HarnessNotConfiguredError,

@@ -1,10 +1,11 @@
 import { StringDecoder } from "node:string_decoder";
 import { sanitizeText } from "@overseer/config";
+import { HARNESS_DEFAULTS } from "./harness-defaults.ts";
 
 /** Default cap on stored output: 1 MiB. */
-export const DEFAULT_MAX_OUTPUT_BYTES = 1024 * 1024;
+export const DEFAULT_MAX_OUTPUT_BYTES = HARNESS_DEFAULTS.maxOutputBytes;
 /** Default delay before a partial line (no newline yet) is flushed: 100 ms. */
-export const DEFAULT_OUTPUT_FLUSH_MS = 100;
+export const DEFAULT_OUTPUT_FLUSH_MS = HARNESS_DEFAULTS.outputFlushMs;
 const EMPTY = Buffer.alloc(0);
 /** A partial line longer than this is flushed at once: 64 KiB of chars. */
 const MAX_PENDING_CHARS = 64 * 1024;

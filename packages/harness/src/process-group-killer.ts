@@ -1,8 +1,9 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { isProcessGroupAlive } from "@overseer/process";
+import { HARNESS_DEFAULTS } from "./harness-defaults.ts";
 
 /** How long to wait for a group to disappear after SIGKILL before giving up: 2 s. */
-export const DEFAULT_KILL_WAIT_MS = 2000;
+export const DEFAULT_KILL_WAIT_MS = HARNESS_DEFAULTS.killWaitMs;
 /** Liveness polling interval while waiting for a signalled group to exit: 20 ms. */
 const POLL_MS = 20;
 
