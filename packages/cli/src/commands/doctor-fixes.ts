@@ -84,7 +84,7 @@ export function authVariablesFix(
 ): string {
   const assign = missing.map((name) => `${name}=…`).join(" ");
   return agent
-    ? `export ${assign} and run \`overseer init --project ${projectId} --update --agent ${agent}\` (the key is stored in the project's secrets, redacted everywhere)`
+    ? `export ${assign} and run \`overseer init --project ${projectId} --update --agent ${agent}\` again with the same --model, --base-url and --config as before (the key is stored in the project's secrets, redacted everywhere)`
     : `set ${missing.join(", ")} in the runner config's "secrets" (or "env_allow" with the variable set on every worker), then \`overseer init --project ${projectId} --update --config runner.json\``;
 }
 
