@@ -6,14 +6,19 @@
 import { applyTransition, createProject, getTask } from "@overseer/db";
 import type { Command } from "@overseer/domain";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type RunningGateway, startGateway } from "../src/index.ts";
 import { card, createGatewayFixture, type GatewayFixture } from "./support/gateway-fixture.ts";
+import { openSse } from "./support/sse-client.ts";
 
 let fx: GatewayFixture;
+let gw: RunningGateway;
 
 beforeAll(async () => {
   fx = await createGatewayFixture();
+  gw = await startGateway(fx.deps, { port: 0, keepAliveMs: 300, logBlockMs: 200, processMetrics: false });
 });
 afterAll(async () => {
+  await gw?.close();
   await fx?.close();
 });
 
@@ -164,5 +169,63 @@ describe("mission status", () => {
     const status = await fx.request("GET", "/api/projects/plain/status", { token: fx.tokens.read });
     expect(status.body.mission).toBeNull();
     expect(status.body.text).not.toContain("mission:");
+  });
+
+  it("a bound pause and the completion are announced on the project's live event stream", async () => {
+    await createProject(fx.scratch.db, { id: "ms", repo: "/tmp/none", runnerConfig: {} });
+    await applyTransition(fx.scratch.db, "ms", {
+      kind: "start-mission",
+      objective: "Announce the end",
+      stage: null,
+      sessionsLimit: null,
+      maxRounds: 2,
+      by: "operator",
+    });
+    const stream = await openSse(`${gw.url}/api/projects/ms/events/stream`, {
+      Authorization: `Bearer ${fx.tokens.read}`,
+    });
+    await stream.waitForComment("connected");
+    const typeOf = (e: { data: string }) => JSON.parse(e.data).type as string;
+
+    await applyTransition(fx.scratch.db, "ms", {
+      kind: "set-project-status",
+      status: "paused",
+      by: "coordinator",
+      reason: "budget_usd 1 reached (spent 1.0000)",
+      bound: "budget",
+    });
+    const bound = (await stream.waitFor((e) => typeOf(e) === "mission.bound_reached")).find(
+      (e) => typeOf(e) === "mission.bound_reached",
+    );
+    expect(JSON.parse(bound?.data ?? "{}").data).toMatchObject({ bound: "budget" });
+    expect(JSON.parse(bound?.data ?? "{}").data.reason).toContain("budget_usd 1 reached");
+
+    await applyTransition(fx.scratch.db, "ms", {
+      kind: "set-project-status",
+      status: "active",
+      by: "operator",
+    });
+    await runOnce("ms", (runId) => ({
+      kind: "propose",
+      runId,
+      proposal: { kind: "complete", evidence: "announced: 3 checks pass" },
+      commitSha: null,
+      branchHead: null,
+      maxAttempts: 3,
+    }));
+    await runOnce("ms", (runId) => ({ kind: "approve", runId, landedSha: null, landedBranch: null }));
+    const completed = (await stream.waitFor((e) => typeOf(e) === "mission.completed")).find(
+      (e) => typeOf(e) === "mission.completed",
+    );
+    expect(JSON.parse(completed?.data ?? "{}").data).toMatchObject({ evidence: "announced: 3 checks pass" });
+    stream.close();
+    await stream.ended;
+
+    const status = await statusWhen("ms", (s) => s.status === "completed");
+    expect(status.body.mission_notice).toBe("mission completed: announced: 3 checks pass");
+    expect(status.body.mission).toMatchObject({
+      state: "completed",
+      last_evidence: { kind: "completion", text: "announced: 3 checks pass" },
+    });
   });
 });
