@@ -46,6 +46,12 @@ export {
   SandboxUnavailableError,
   UnsafeSandboxRefusedError,
 } from "./sandbox-errors.ts";
+export {
+  type ContainerDetection,
+  detectContainer,
+  detectSandboxHost,
+  type SandboxHost,
+} from "./sandbox-host.ts";
 export { type RunPreparedOptions, type RunPreparedResult, runPreparedCommand } from "./sandbox-runner.ts";
 export {
   DEFAULT_EGRESS_PORTS,

@@ -7,7 +7,7 @@ import { mkdir } from "node:fs/promises";
 import { createLogger, loadSettingsOrExit } from "@overseer/config";
 import { healthFilePath, startHeartbeatFile } from "@overseer/config/heartbeat-file";
 import { createRedis, LiveChannel, RunQueues, WorkerRegistry } from "@overseer/queue";
-import { createSandboxDriver, type SandboxDriver } from "@overseer/sandbox";
+import { createSandboxDriver, detectSandboxHost, type SandboxDriver } from "@overseer/sandbox";
 import { type Cidr, parseCidr } from "@overseer/sandbox/egress-host-rule";
 import { chooseSandbox, type WorkerSandbox } from "./sandbox-choice.ts";
 import { sandboxWrapFor } from "./sandbox-wrap.ts";
@@ -44,6 +44,12 @@ try {
       );
     }
   }
+  // What is enforced here: on a host or in a container, with or without delegated cgroups.
+  const host = await detectSandboxHost();
+  logger.info(
+    { container: host.container, cgroups: host.cgroups, sandbox: settings.sandbox },
+    `sandbox host: ${host.summary}`,
+  );
 } catch (error) {
   logger.fatal({ err: error }, `worker refuses to start: ${(error as Error).message}`);
   process.exit(2);

@@ -16,7 +16,12 @@ import {
 } from "@overseer/db";
 import { resolveExecutable } from "@overseer/harness";
 import { createRedis } from "@overseer/queue";
-import { createSandboxDriver, detectDriver, type SandboxDriverName } from "@overseer/sandbox";
+import {
+  createSandboxDriver,
+  detectDriver,
+  detectSandboxHost,
+  type SandboxDriverName,
+} from "@overseer/sandbox";
 import { execa } from "execa";
 import { parseCommandArgs, requirePositive } from "../arg-parser.ts";
 import { settingsFrom } from "../cli-context.ts";
@@ -226,6 +231,14 @@ async function checkSandbox(settings: ServiceSettings, add: Add): Promise<void> 
     required: false,
   });
   const probe = await createSandboxDriver(name).probe();
+  // After the probe, not beside it: both create and remove the per-worker parent cgroup.
+  const host = await detectSandboxHost();
+  add({
+    name: "sandbox host",
+    status: host.cgroups.delegated ? "ok" : "warn",
+    detail: host.summary,
+    required: false,
+  });
   add({
     name: `sandbox ${name}`,
     status: "ok",
