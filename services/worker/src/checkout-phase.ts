@@ -20,6 +20,11 @@ export type CheckoutPhase =
        * mirror only, conflict markers committed in `conflicts`); null otherwise.
        */
       mergedMain: { sha: string; conflicts: string[] } | null;
+      /**
+       * The prompt the agent gets: the job's, plus a note when the merge of the current main
+       * branch conflicts in files the recorded landing failure did not name (main moved since).
+       */
+      prompt: string;
     }
   | { kind: "misconfigured"; outcome: RunOutcome };
 
@@ -55,6 +60,7 @@ export async function prepareCheckout(
   }
   const mergedMain = await prepareMergedMain(job, mirror, taskHead, mainHead, runDir);
   if (mergedMain !== null) base = mergedMain.sha;
+  const prompt = promptWithConflicts(job, mergedMain);
   const paths: RunPaths = {
     runDir,
     checkout: path.join(runDir, "checkout"),
@@ -67,7 +73,7 @@ export async function prepareCheckout(
   };
   await mkdir(paths.controlDir, { recursive: true, mode: 0o700 });
   await mkdir(paths.inputDir, { recursive: true, mode: 0o700 });
-  await writeFile(paths.promptFile, job.prompt, { encoding: "utf8", mode: 0o600 });
+  await writeFile(paths.promptFile, prompt, { encoding: "utf8", mode: 0o600 });
   const worktree = await mirror.addWorktree({
     base,
     path: paths.checkout,
@@ -79,7 +85,30 @@ export async function prepareCheckout(
   paths.gitDirs = [...new Set([dirs.commonDir, dirs.worktreeGitDir])];
   await placeCheckoutFiles(paths.checkout, job.files);
   clock.lap("checkout");
-  return { kind: "ready", worktree, paths, taskHead, base, mergedMain };
+  return { kind: "ready", worktree, paths, taskHead, base, mergedMain, prompt };
+}
+
+/**
+ * The coordinator rendered the prompt with the files of the recorded landing failure; the main
+ * branch may have moved since. Files that conflict now but were not named are appended, so
+ * the agent never misses a marker.
+ */
+export function promptWithConflicts(
+  job: Pick<RunJob, "prompt" | "mergeMain" | "mainBranch">,
+  mergedMain: { conflicts: string[] } | null,
+): string {
+  const named = new Set(job.mergeMain?.files ?? []);
+  const unnamed = (mergedMain?.conflicts ?? []).filter((file) => !named.has(file));
+  if (unnamed.length === 0) return job.prompt;
+  return [
+    job.prompt.trimEnd(),
+    "",
+    "# Conflicts with the current main branch",
+    "",
+    `\`${job.mainBranch}\` moved since this task's landing failed: merging it now also left conflict markers in these files. Resolve them too:`,
+    ...unnamed.map((file) => `- ${file}`),
+    "",
+  ].join("\n");
 }
 
 /**

@@ -71,7 +71,8 @@ export async function executeRun(
     });
     if (checkout.kind === "misconfigured") return finish(checkout.outcome);
 
-    const agent = await runAgent(job, deps, checkout.paths, { redact, log, clock, signal });
+    const agentJob = checkout.prompt === job.prompt ? job : { ...job, prompt: checkout.prompt };
+    const agent = await runAgent(agentJob, deps, checkout.paths, { redact, log, clock, signal });
     // What the run spent counts whatever its outcome (read before its dirs go).
     const sessionFiles = await readSessionFiles(job.agent, checkout.paths.controlDir);
     const usage = runUsage(

@@ -7,6 +7,7 @@ import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { RepoMirror } from "@overseer/git";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { promptWithConflicts } from "../src/checkout-phase.ts";
 import { recordWork } from "../src/git-phase.ts";
 import { resultOfWork } from "../src/run-executor.ts";
 import { scopeViolations } from "../src/scope-checker.ts";
@@ -192,6 +193,47 @@ describe("git phase", () => {
       "Resolve the conflict with main",
     );
     expect(resolved.scopeViolations).toEqual([]);
+  });
+
+  it("names files that conflict now but were not recorded (main moved since the landing failed)", async () => {
+    const submit = await rig.run(
+      rig.job(
+        "echo T1 > src/p1.txt; echo T2 > src/p2.txt; echo 'Both' | overseer-agent submit --message-file -",
+        {
+          taskId: "S08-012",
+        },
+      ),
+    );
+    await rig.commitOnRemote("main", { "src/p1.txt": "M1\n", "src/p2.txt": "M2\n" }, "Main touches both");
+    const script = [
+      'grep -c "^- src/p2.txt$" "$OVERSEER_PROMPT_FILE"',
+      "grep -c '^<<<<<<< ' src/p1.txt src/p2.txt",
+      "echo both > src/p1.txt; echo both > src/p2.txt",
+      "echo 'Resolve' | overseer-agent submit --message-file -",
+    ].join("; ");
+    const resolved = await rig.run(
+      rig.job(script, {
+        taskId: "S08-012",
+        expectedTaskHead: submit.branchHead,
+        mergeMain: { reason: "conflict", files: ["src/p1.txt"] },
+        prompt: "Resolve the conflict in src/p1.txt",
+      }),
+    );
+    expect(resolved.outcome).toMatchObject({ kind: "transition", transition: { kind: "submit" } });
+    expect(resolved.output).toMatch(/^1\nsrc\/p1\.txt:1\nsrc\/p2\.txt:1\n/);
+  });
+
+  it("promptWithConflicts leaves the prompt alone when the recorded files cover the conflicts", () => {
+    const job = {
+      prompt: "P\n",
+      mergeMain: { reason: "conflict" as const, files: ["a"] },
+      mainBranch: "main",
+    };
+    expect(promptWithConflicts(job, { conflicts: ["a"] })).toBe("P\n");
+    expect(promptWithConflicts(job, null)).toBe("P\n");
+    expect(promptWithConflicts(job, { conflicts: ["a", "b"] })).toMatch(
+      /^P\n\n# Conflicts with the current main branch\n\n`main` moved since[^\n]*\n- b\n$/,
+    );
   });
 
   it("a failing check command on the merged tree lands nothing and reports the output's tail", async () => {
