@@ -117,7 +117,10 @@ export async function applyTransition(
       if (result.outcome === "already_applied") {
         // The run ended without this result (cancelled, stopped, or the result was delivered
         // before): what it spent still counts, once (addUsage skips a run that has usage).
-        if (usage && runId) await addUsage(trx, projectId, runId, usage);
+        if (usage && runId && (await addUsage(trx, projectId, runId, usage))) {
+          // The spend changed: the coordinator's next pass checks it against budget_usd.
+          await sql`SELECT pg_notify(${POSTGRES_NOTIFY_CHANNEL}, ${projectId})`.execute(trx);
+        }
         return { ...result, eventRows: [] };
       }
       // A command that changed nothing (a scheduling pass with nothing to claim) writes
@@ -475,15 +478,16 @@ async function storeRunReport(db: Db, runId: string, report: RunReport): Promise
 /**
  * Adds a run's usage to the run and its project, once per run: a run that already has usage
  * recorded (its `usage_source` is set) is left as it is, so a redelivered result never counts
- * twice. Cached input tokens are part of `tokens_in` and also summed on their own.
+ * twice. Cached input tokens are part of `tokens_in` and also summed on their own. True when
+ * something was added.
  */
-async function addUsage(db: Db, projectId: string, runId: string, usage: Usage): Promise<void> {
+async function addUsage(db: Db, projectId: string, runId: string, usage: Usage): Promise<boolean> {
   const count = (n: number | undefined) => Math.max(0, Math.round(n ?? 0));
   const tokensIn = count(usage.tokensIn);
   const tokensOut = count(usage.tokensOut);
   const tokensCached = Math.min(count(usage.tokensCached), tokensIn);
   const cost = Math.max(0, usage.costUsd ?? 0);
-  if (tokensIn === 0 && tokensOut === 0 && cost === 0) return;
+  if (tokensIn === 0 && tokensOut === 0 && cost === 0) return false;
   const updated = await db
     .updateTable("runs")
     .set({
@@ -498,7 +502,7 @@ async function addUsage(db: Db, projectId: string, runId: string, usage: Usage):
     .where("usage_source", "is", null)
     .returning("id")
     .executeTakeFirst();
-  if (!updated) return;
+  if (!updated) return false;
   await db
     .updateTable("projects")
     .set({
@@ -509,4 +513,5 @@ async function addUsage(db: Db, projectId: string, runId: string, usage: Usage):
     })
     .where("id", "=", projectId)
     .execute();
+  return true;
 }
