@@ -146,6 +146,13 @@ module.exports = {
       to: { path: "^(packages|services)/[^/]+/test/" },
     },
     {
+      name: "src-never-imports-test-support",
+      severity: "error",
+      comment: "packages/test-support holds fixtures for tests; production code never loads them.",
+      from: { path: "^(packages|services)/[^/]+/src/", pathNot: "^packages/test-support/" },
+      to: { path: "^packages/test-support/" },
+    },
+    {
       name: "not-to-unresolvable",
       severity: "error",
       comment: "An import that resolves to nothing: a missing file or an undeclared package.",

@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createLogger } from "@overseer/config";
@@ -11,7 +10,8 @@ import {
   type ScratchDatabase,
 } from "@overseer/db";
 import { type RunningGateway, startGateway } from "@overseer/gateway";
-import { createRedis, LiveChannel, type Redis, RunQueues, WorkerRegistry } from "@overseer/queue";
+import { LiveChannel, type Redis, RunQueues, WorkerRegistry } from "@overseer/queue";
+import { createTestRedis, deleteRedisKeys, uniqueRedisPrefix } from "@overseer/test-support";
 import { importTasks, startProject, TransitionApplier } from "@overseer/transitions";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CliIo } from "../src/cli-io.ts";
@@ -29,8 +29,8 @@ const tokens = { read: "", operate: "", admin: "" };
 
 beforeAll(async () => {
   scratch = await createScratchDatabase();
-  prefix = `${process.env.OVERSEER_TEST_RUN ?? "local"}-clitest-${randomBytes(5).toString("hex")}`;
-  redis = createRedis(process.env.REDIS_URL ?? "redis://127.0.0.1:6379");
+  prefix = uniqueRedisPrefix("clitest");
+  redis = createTestRedis();
   queues = new RunQueues(redis, { prefix });
   live = new LiveChannel(redis, { prefix });
   gateway = await startGateway(
@@ -53,8 +53,7 @@ afterAll(async () => {
   await gateway?.close();
   await queues?.close();
   if (redis) {
-    const keys = await redis.keys(`${prefix}:*`);
-    if (keys.length > 0) await redis.del(...keys);
+    await deleteRedisKeys(redis, prefix);
     redis.disconnect();
   }
   await scratch?.drop();

@@ -1,3 +1,4 @@
+import { taskCard } from "@overseer/test-support";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   acquireLeases,
@@ -21,17 +22,7 @@ import {
 
 let scratch: ScratchDatabase;
 
-const card = (id: string, prerequisites: string[] = []) => ({
-  id,
-  stage: "S00",
-  title: `Task ${id}`,
-  body: "",
-  role: "general",
-  scope: ["src/**"],
-  prerequisites,
-  acceptance: [],
-  priority: 0,
-});
+const card = taskCard;
 
 beforeAll(async () => {
   scratch = await createScratchDatabase();

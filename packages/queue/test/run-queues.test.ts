@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { deleteRedisKeys, runJobFixture, runResultFixture, uniqueRedisPrefix } from "@overseer/test-support";
 import { UnrecoverableError, Worker } from "bullmq";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -6,7 +6,6 @@ import {
   LiveChannel,
   RESULT_QUEUE,
   type Redis,
-  RUN_JOB_VERSION,
   RUN_QUEUE,
   type RunJob,
   RunQueues,
@@ -14,61 +13,14 @@ import {
   WorkerRegistry,
 } from "../src/index.ts";
 
-const prefix = `${process.env.OVERSEER_TEST_RUN ?? "local"}-qtest-${randomBytes(4).toString("hex")}`;
+const prefix = uniqueRedisPrefix("qtest");
 let redis: Redis;
 let queues: RunQueues;
 
-const job = (runId: string): RunJob => ({
-  v: RUN_JOB_VERSION,
-  kind: "run",
-  runId,
-  projectId: "p",
-  taskId: "S00-001",
-  agentId: "execute-general-0123456789ab",
-  action: "execute",
-  role: "general",
-  attempt: 1,
-  repo: "/tmp/repo.git",
-  mainBranch: "main",
-  taskBranch: "overseer/task/S00-001",
-  expectedTaskHead: null,
-  prompt: "Do it",
-  argv: ["/bin/true"],
-  env: {},
-  envAllow: [],
-  secretValues: [],
-  timeoutMs: 1000,
-  idleTimeoutMs: 0,
-  scope: ["**"],
-  metadataGlobs: [".overseer/**"],
-  gitCommits: true,
-  author: { name: "A", email: "a@b" },
-  hooks: {},
-  files: {},
-  sandbox: { pidsMax: 64, memoryMb: 256, cpuSeconds: 60, networkAllowHosts: [] },
-  enqueuedAt: Date.now(),
-});
+const job = (runId: string): RunJob => runJobFixture({ runId });
 
-const result = (runId: string): RunResult => ({
-  v: RUN_JOB_VERSION,
-  kind: "run-result",
-  runId,
-  projectId: "p",
-  workerId: "w",
-  outcome: { kind: "no-transition", detail: "x", crashed: false },
-  scopeViolations: [],
-  commitSha: null,
-  branchHead: null,
-  landedSha: null,
-  landedBranch: null,
-  checkpointRef: null,
-  exitCode: 0,
-  signal: null,
-  durationMs: 1,
-  output: "",
-  outputTruncated: false,
-  timing: { enqueuedAt: 1, pickedAt: 2, spawnedAt: 3, exitedAt: 4, reportedAt: 5 },
-});
+const result = (runId: string): RunResult =>
+  runResultFixture({ runId, outcome: { kind: "no-transition", detail: "x", crashed: false } });
 
 beforeAll(() => {
   redis = createRedis(process.env.REDIS_URL ?? "redis://127.0.0.1:6379");
@@ -79,8 +31,7 @@ afterAll(async () => {
   await queues.runs.obliterate({ force: true });
   await queues.results.obliterate({ force: true });
   await queues.close();
-  const keys = await redis.keys(`${prefix}:*`);
-  if (keys.length > 0) await redis.del(...keys);
+  await deleteRedisKeys(redis, prefix);
   redis.disconnect();
 });
 

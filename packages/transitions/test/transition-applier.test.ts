@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto";
 import {
   createProject,
   createScratchDatabase,
@@ -14,10 +13,10 @@ import {
   LiveChannel,
   type LiveEvent,
   type Redis,
-  RUN_JOB_VERSION,
   type RunJob,
   RunQueues,
 } from "@overseer/queue";
+import { deleteRedisKeys, runJobFixture, taskCard, uniqueRedisPrefix } from "@overseer/test-support";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   createProject as createProjectCommand,
@@ -27,7 +26,7 @@ import {
   updateProjectConfig,
 } from "../src/index.ts";
 
-const prefix = `${process.env.OVERSEER_TEST_RUN ?? "local"}-trtest-${randomBytes(4).toString("hex")}`;
+const prefix = uniqueRedisPrefix("trtest");
 let scratch: ScratchDatabase;
 let redis: Redis;
 let subscriber: Redis;
@@ -35,49 +34,10 @@ let live: LiveChannel;
 let queues: RunQueues;
 const received: LiveEvent[] = [];
 
-const card = (id: string, prerequisites: string[] = []) => ({
-  id,
-  stage: "S00",
-  title: `Task ${id}`,
-  body: "",
-  role: "general",
-  scope: ["src/**"],
-  prerequisites,
-  acceptance: [],
-  priority: 0,
-});
+const card = taskCard;
 
 function jobFor(runId: string, projectId: string, taskId: string): RunJob {
-  return {
-    v: RUN_JOB_VERSION,
-    kind: "run",
-    runId,
-    projectId,
-    taskId,
-    agentId: "execute-general-0123456789ab",
-    action: "execute",
-    role: "general",
-    attempt: 1,
-    repo: "/tmp/repo.git",
-    mainBranch: "main",
-    taskBranch: `overseer/task/${taskId}`,
-    expectedTaskHead: null,
-    prompt: "Do it",
-    argv: ["/bin/true"],
-    env: {},
-    envAllow: [],
-    secretValues: [],
-    timeoutMs: 1000,
-    idleTimeoutMs: 0,
-    scope: ["**"],
-    metadataGlobs: [".overseer/**"],
-    gitCommits: true,
-    author: { name: "A", email: "a@b" },
-    hooks: {},
-    files: {},
-    sandbox: { pidsMax: 64, memoryMb: 256, cpuSeconds: 60, networkAllowHosts: [] },
-    enqueuedAt: Date.now(),
-  };
+  return runJobFixture({ runId, projectId, taskId });
 }
 
 beforeAll(async () => {
@@ -92,8 +52,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await queues?.close();
-  const keys = await redis.keys(`${prefix}:*`);
-  if (keys.length > 0) await redis.del(...keys);
+  await deleteRedisKeys(redis, prefix);
   subscriber?.disconnect();
   redis?.disconnect();
   await scratch?.drop();

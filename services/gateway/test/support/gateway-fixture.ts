@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto";
 import { Writable } from "node:stream";
 import { createLogger, type Logger } from "@overseer/config";
 import {
@@ -9,7 +8,8 @@ import {
   type ScratchDatabase,
 } from "@overseer/db";
 import type { OptionCommandInput, TaskCardInput } from "@overseer/domain";
-import { createRedis, LiveChannel, type Redis, RunQueues, WorkerRegistry } from "@overseer/queue";
+import { LiveChannel, type Redis, RunQueues, WorkerRegistry } from "@overseer/queue";
+import { createTestRedis, deleteRedisKeys, taskCard, uniqueRedisPrefix } from "@overseer/test-support";
 import { importTasks, startProject, TransitionApplier } from "@overseer/transitions";
 import { createGatewayApp, type GatewayApp, type GatewayDeps, type GatewayOptions } from "../../src/index.ts";
 
@@ -45,19 +45,7 @@ export interface ApiResponse {
   text: string;
 }
 
-export function card(id: string, prerequisites: string[] = []): TaskCardInput {
-  return {
-    id,
-    stage: "S00",
-    title: `Task ${id}`,
-    body: "",
-    role: "general",
-    scope: ["src/**"],
-    prerequisites,
-    acceptance: [],
-    priority: 0,
-  };
-}
+export const card = taskCard;
 
 /**
  * `listen` (default true) gives the gateway the scratch database's notification listener, so it
@@ -68,8 +56,8 @@ export async function createGatewayFixture(
   fixture: { listen?: boolean } = {},
 ): Promise<GatewayFixture> {
   const scratch = await createScratchDatabase();
-  const prefix = `${process.env.OVERSEER_TEST_RUN ?? "local"}-gwtest-${randomBytes(5).toString("hex")}`;
-  const redis = createRedis(process.env.REDIS_URL ?? "redis://127.0.0.1:6379");
+  const prefix = uniqueRedisPrefix("gwtest");
+  const redis = createTestRedis();
   const logLines: string[] = [];
   const logger: Logger = createLogger({
     name: "gateway-test",
@@ -142,14 +130,7 @@ async function send(
   return { status: res.status, headers: res.headers, body: parsed, text };
 }
 
-export async function deleteKeys(redis: Redis, prefix: string): Promise<void> {
-  let cursor = "0";
-  do {
-    const [next, keys] = await redis.scan(cursor, "MATCH", `${prefix}:*`, "COUNT", 500);
-    cursor = next;
-    if (keys.length > 0) await redis.del(...keys);
-  } while (cursor !== "0");
-}
+export const deleteKeys = deleteRedisKeys;
 
 /** An active project with the given tasks. */
 export async function seedProject(

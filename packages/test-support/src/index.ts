@@ -1,0 +1,111 @@
+/**
+ * Test fixtures shared by the packages' and services' tests (never by production code): a
+ * unique Redis key prefix with its clean-up, a task card, a run job and a run result. Postgres
+ * fixtures stay with `createScratchDatabase` of `@overseer/db`.
+ */
+import { randomBytes } from "node:crypto";
+import type { TaskCardInput } from "@overseer/domain";
+import { createRedis, type Redis, RUN_JOB_VERSION, type RunJob, type RunResult } from "@overseer/queue";
+
+/** The Redis the tests use (`REDIS_URL`, else the local one). */
+export function testRedisUrl(): string {
+  return process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
+}
+
+/** A connection to the test Redis. */
+export function createTestRedis(): Redis {
+  return createRedis(testRedisUrl());
+}
+
+/**
+ * A key prefix no other test (or test run: `OVERSEER_TEST_RUN`) shares, so tests never see
+ * each other's queues and the leak check can find what a test left behind.
+ */
+export function uniqueRedisPrefix(name: string): string {
+  return `${process.env.OVERSEER_TEST_RUN ?? "local"}-${name}-${randomBytes(5).toString("hex")}`;
+}
+
+/** Deletes every key under `prefix` (SCAN, so it never blocks the shared Redis). */
+export async function deleteRedisKeys(redis: Redis, prefix: string): Promise<void> {
+  let cursor = "0";
+  do {
+    const [next, keys] = await redis.scan(cursor, "MATCH", `${prefix}:*`, "COUNT", 500);
+    cursor = next;
+    if (keys.length > 0) await redis.del(...keys);
+  } while (cursor !== "0");
+}
+
+/** A task card in stage S00 with `src/**` scope. */
+export function taskCard(id: string, prerequisites: string[] = []): TaskCardInput {
+  return {
+    id,
+    stage: "S00",
+    title: `Task ${id}`,
+    body: "",
+    role: "general",
+    scope: ["src/**"],
+    prerequisites,
+    acceptance: [],
+    priority: 0,
+  };
+}
+
+/** A valid run job of `/bin/true` for one run; `fields` override. */
+export function runJobFixture(fields: Partial<RunJob> & Pick<RunJob, "runId">): RunJob {
+  const taskId = fields.taskId ?? "S00-001";
+  return {
+    v: RUN_JOB_VERSION,
+    kind: "run",
+    projectId: "p",
+    taskId,
+    agentId: "execute-general-0123456789ab",
+    action: "execute",
+    role: "general",
+    attempt: 1,
+    repo: "/tmp/repo.git",
+    mainBranch: "main",
+    taskBranch: `overseer/task/${taskId}`,
+    expectedTaskHead: null,
+    prompt: "Do it",
+    argv: ["/bin/true"],
+    env: {},
+    envAllow: [],
+    secretValues: [],
+    timeoutMs: 1000,
+    idleTimeoutMs: 0,
+    scope: ["**"],
+    metadataGlobs: [".overseer/**"],
+    gitCommits: true,
+    author: { name: "A", email: "a@b" },
+    hooks: {},
+    files: {},
+    sandbox: { pidsMax: 64, memoryMb: 256, cpuSeconds: 60, networkAllowHosts: [] },
+    enqueuedAt: Date.now(),
+    ...fields,
+  };
+}
+
+/** A run result with nothing landed; `fields` override (the outcome above all). */
+export function runResultFixture(
+  fields: Partial<RunResult> & Pick<RunResult, "runId" | "outcome">,
+): RunResult {
+  return {
+    v: RUN_JOB_VERSION,
+    kind: "run-result",
+    projectId: "p",
+    workerId: "w",
+    scopeViolations: [],
+    commitSha: null,
+    branchHead: null,
+    landedSha: null,
+    landedBranch: null,
+    checkpointRef: null,
+    exitCode: 0,
+    signal: null,
+    durationMs: 1,
+    output: "",
+    outputTruncated: false,
+    timing: { enqueuedAt: 1, pickedAt: 2, spawnedAt: 3, exitedAt: 4, reportedAt: 5 },
+    ...fields,
+  };
+}
