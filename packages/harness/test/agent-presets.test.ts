@@ -10,8 +10,8 @@ import {
   parseRunnerConfig,
 } from "@overseer/config";
 import { afterEach, describe, expect, it } from "vitest";
-import { buildHarnessEnv, expandArgv, runHarness } from "../src/index.ts";
-import { cleanupAll, makeRunDirs, makeTempDir, silentLogger } from "./support/harness-fixtures.ts";
+import { expandArgv, runHarness } from "../src/index.ts";
+import { cleanupAll, makeRunDirs, makeTempDir, runEnv, silentLogger } from "./support/harness-fixtures.ts";
 
 /**
  * Each preset's runner config, run the way a run runs it (argv placeholders expanded, the prompt
@@ -60,16 +60,7 @@ async function runPreset(kind: AgentKind, options: { baseUrl?: string } = {}) {
     action: "execute",
     prompt_file: dirs.promptFile,
   });
-  const env = buildHarnessEnv({
-    base: { PATH: "/usr/bin:/bin", RECORD_DIR: record, ...config.env, ...config.secrets },
-    projectRoot: dirs.checkout,
-    taskId: "S00-001",
-    role: "dev",
-    agentId: "execute-dev-0123456789ab",
-    action: "execute",
-    promptFile: dirs.promptFile,
-    controlDir: dirs.control,
-  });
+  const env = runEnv(dirs, { PATH: "/usr/bin:/bin", RECORD_DIR: record, ...config.env, ...config.secrets });
   const result = await runHarness({
     argv,
     cwd: dirs.checkout,

@@ -11,10 +11,16 @@ import { ControlWatcher } from "../src/control-watcher.ts";
 import { HarnessNotConfiguredError } from "../src/harness-errors.ts";
 import { type SpawnedHarness, spawnHarness } from "../src/harness-spawner.ts";
 import { connectStdio } from "../src/harness-stdio.ts";
-import { buildHarnessEnv } from "../src/index.ts";
 import { armDeadlines } from "../src/run-deadlines.ts";
 import { type HarnessEndReason, RunEnder } from "../src/run-ender.ts";
-import { cleanupAll, makeRunDirs, type RunDirs, silentLogger, trackPid } from "./support/harness-fixtures.ts";
+import {
+  cleanupAll,
+  makeRunDirs,
+  type RunDirs,
+  runEnv,
+  silentLogger,
+  trackPid,
+} from "./support/harness-fixtures.ts";
 
 afterEach(cleanupAll);
 
@@ -148,19 +154,6 @@ describe("RunEnder", () => {
 });
 
 describe("ControlWatcher", () => {
-  function envFor(dirs: RunDirs): Record<string, string> {
-    return buildHarnessEnv({
-      base: { PATH },
-      projectRoot: dirs.checkout,
-      taskId: "S00-001",
-      role: "dev",
-      agentId: "execute-dev-0123456789ab",
-      action: "execute",
-      promptFile: dirs.promptFile,
-      controlDir: dirs.control,
-    });
-  }
-
   it("sees the transition an agent records with overseer-agent, once", async () => {
     const dirs = makeRunDirs();
     const seen: string[] = [];
@@ -174,7 +167,7 @@ describe("ControlWatcher", () => {
     const spawned = await spawnSh(
       'overseer-agent submit --message "Add a.txt"; sleep 300',
       dirs,
-      envFor(dirs),
+      runEnv(dirs),
     );
     await expect.poll(() => seen, { timeout: 20_000 }).toEqual(["submit"]);
     expect(watcher.transition?.kind).toBe("submit");
@@ -218,7 +211,7 @@ describe("ControlWatcher", () => {
       onTransition: () => undefined,
     });
     // Not started: only the final read can see it.
-    const spawned = await spawnSh('overseer-agent approve --feedback "ok"', dirs, envFor(dirs));
+    const spawned = await spawnSh('overseer-agent approve --feedback "ok"', dirs, runEnv(dirs));
     await spawned.exited;
     expect(await watcher.close()).toBeNull();
     expect(watcher.transition?.kind).toBe("approve");

@@ -3,31 +3,14 @@ import { join } from "node:path";
 import { createRedactor } from "@overseer/config";
 import { isProcessAlive, isProcessGroupAlive } from "@overseer/process";
 import { afterEach, describe, expect, it } from "vitest";
-import {
-  agentBinDir,
-  buildHarnessEnv,
-  HarnessNotConfiguredError,
-  type RunHarnessOptions,
-  runHarness,
-} from "../src/index.ts";
-import { cleanupAll, makeRunDirs, type RunDirs, silentLogger, trackPid } from "./support/harness-fixtures.ts";
+import { agentBinDir, HarnessNotConfiguredError, type RunHarnessOptions, runHarness } from "../src/index.ts";
+import { cleanupAll, makeRunDirs, runEnv, silentLogger, trackPid } from "./support/harness-fixtures.ts";
 
 afterEach(cleanupAll);
 
 const CANARY = "canary-secret-7f3a9c";
 
-function envFor(dirs: RunDirs, base: Record<string, string> = { PATH: "/usr/bin:/bin" }) {
-  return buildHarnessEnv({
-    base,
-    projectRoot: dirs.checkout,
-    taskId: "S00-001",
-    role: "dev",
-    agentId: "execute-dev-0123456789ab",
-    action: "execute",
-    promptFile: dirs.promptFile,
-    controlDir: dirs.control,
-  });
-}
+const envFor = runEnv;
 
 /** Runs `sh -c script` as the harness in fresh dirs. */
 async function runSh(script: string, overrides: Partial<RunHarnessOptions> = {}, dirs = makeRunDirs()) {

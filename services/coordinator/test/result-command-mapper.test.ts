@@ -1,31 +1,12 @@
 import type { RunResult } from "@overseer/queue";
+import { runResultFixture } from "@overseer/test-support";
 import { describe, expect, it } from "vitest";
 import { commandForResult } from "../src/result-command-mapper.ts";
 
 const retry = { maxAttempts: 3, backoffMs: 1000 };
 
 function result(outcome: RunResult["outcome"], extra: Partial<RunResult> = {}): RunResult {
-  return {
-    v: 1,
-    kind: "run-result",
-    runId: "r1",
-    projectId: "p",
-    workerId: "w",
-    outcome,
-    scopeViolations: [],
-    commitSha: null,
-    branchHead: null,
-    landedSha: null,
-    landedBranch: null,
-    checkpointRef: null,
-    exitCode: 0,
-    signal: null,
-    durationMs: 1,
-    output: "",
-    outputTruncated: false,
-    timing: { enqueuedAt: 0, pickedAt: 0, spawnedAt: null, exitedAt: null, reportedAt: 0 },
-    ...extra,
-  };
+  return runResultFixture({ runId: "r1", outcome, ...extra });
 }
 
 describe("commandForResult", () => {

@@ -14,20 +14,19 @@ import {
   requireProject,
   type ScratchDatabase,
 } from "@overseer/db";
+import { LiveChannel, type Redis, type RunOutcome, RunQueues, type RunResult } from "@overseer/queue";
 import {
-  createRedis,
-  LiveChannel,
-  type Redis,
-  RUN_JOB_VERSION,
-  type RunOutcome,
-  RunQueues,
-  type RunResult,
-} from "@overseer/queue";
+  createTestRedis,
+  deleteRedisKeys,
+  runResultFixture,
+  taskCard,
+  uniqueRedisPrefix,
+} from "@overseer/test-support";
 import { importTasks, startProject, TransitionApplier } from "@overseer/transitions";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Coordinator } from "../src/coordinator.ts";
 
-const prefix = `${process.env.OVERSEER_TEST_RUN ?? "local"}-coordtest-${randomBytes(4).toString("hex")}`;
+const prefix = uniqueRedisPrefix("coordtest");
 const logger = createLogger({ name: "coordinator-test", level: "silent" });
 let scratch: ScratchDatabase;
 let redis: Redis;
@@ -36,39 +35,19 @@ let live: LiveChannel;
 let applier: TransitionApplier;
 const coordinators: Coordinator[] = [];
 
-const card = (id: string) => ({
-  id,
-  stage: "S00",
-  title: `Task ${id}`,
-  body: "",
-  role: "general",
-  scope: ["src/**"],
-  prerequisites: [],
-  acceptance: [],
-  priority: 0,
-});
+const card = (id: string) => taskCard(id);
 
 function resultOf(runId: string, projectId: string, outcome: RunOutcome): RunResult {
-  return {
-    v: RUN_JOB_VERSION,
-    kind: "run-result",
+  return runResultFixture({
     runId,
     projectId,
-    workerId: "worker-test",
     outcome,
-    scopeViolations: [],
+    workerId: "worker-test",
     commitSha: "c0ffee",
     branchHead: "c0ffee",
-    landedSha: null,
-    landedBranch: null,
-    checkpointRef: null,
-    exitCode: 0,
-    signal: null,
     durationMs: 5,
     output: "done",
-    outputTruncated: false,
-    timing: { enqueuedAt: 1, pickedAt: 2, spawnedAt: 3, exitedAt: 4, reportedAt: 5 },
-  };
+  });
 }
 
 /** A coordinator on the test database that owns no lease until `renewLeases` is called. */
@@ -94,7 +73,7 @@ async function projectWithClaimedTask(projectId: string, budgetUsd: number | nul
 
 beforeAll(async () => {
   scratch = await createScratchDatabase();
-  redis = createRedis(process.env.REDIS_URL ?? "redis://127.0.0.1:6379");
+  redis = createTestRedis();
   queues = new RunQueues(redis, { prefix });
   live = new LiveChannel(redis, { prefix });
   applier = new TransitionApplier({ db: scratch.db, live, queues });
@@ -103,8 +82,7 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const c of coordinators) await c.stop();
   await queues?.close();
-  const keys = await redis.keys(`${prefix}:*`);
-  if (keys.length > 0) await redis.del(...keys);
+  await deleteRedisKeys(redis, prefix);
   redis?.disconnect();
   await scratch?.drop();
 });

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createLogger } from "@overseer/config";
 import { isProcessAlive } from "@overseer/process";
+import { buildHarnessEnv } from "../../src/index.ts";
 
 export const silentLogger = createLogger({ name: "harness-test", level: "silent" });
 
@@ -54,4 +55,21 @@ export function cleanupAll(): void {
 /** String.prototype.isWellFormed (ES2024) for an ES2023 lib: no lone surrogates. */
 export function isWellFormed(text: string): boolean {
   return !/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(text);
+}
+
+/** The run environment of a harness test: task S00-001, role dev, an execute run, these dirs. */
+export function runEnv(
+  dirs: RunDirs,
+  base: Record<string, string> = { PATH: "/usr/bin:/bin" },
+): Record<string, string> {
+  return buildHarnessEnv({
+    base,
+    projectRoot: dirs.checkout,
+    taskId: "S00-001",
+    role: "dev",
+    agentId: "execute-dev-0123456789ab",
+    action: "execute",
+    promptFile: dirs.promptFile,
+    controlDir: dirs.control,
+  });
 }
