@@ -8,7 +8,8 @@ import { decisionFromRow } from "./row-mappers.ts";
 /**
  * Read models of the HTTP gateway. The status route is the operator's polling loop (docs/argus-compatibility.md),
  * so it is one round trip: the project row plus three indexed
- * sub-selects (tasks by status, active runs, pending cards) aggregated as JSON.
+ * sub-selects (tasks by status, active runs, pending cards) aggregated as JSON; a project with
+ * a mission takes a second statement for its summary (`loadMissionSummaryInput`).
  */
 
 /** A queued or running run, without its prompt and output. */

@@ -71,10 +71,10 @@ export async function loadMissionEvidence(db: Db, projectId: string): Promise<Mi
   };
 }
 
+/** Newest submits with a summary searched for one of a done (approved) task. */
+const RECENT_SUMMARIES = 50;
 /** Events read back from the newest when looking for the bound that paused a mission. */
 const RECENT_EVENTS_FOR_BOUND = 200;
-/** Done tasks (newest first) searched for the last approved summary. */
-const RECENT_DONE_FOR_SUMMARY = 20;
 
 interface MissionSummaryRow {
   counts: Record<string, number>;
@@ -84,7 +84,8 @@ interface MissionSummaryRow {
 
 /**
  * What `summarizeMission` (packages/domain) needs beyond the project row, in one statement:
- * task counts (unless the caller has them), the last approved task with a summary, and the
+ * task counts (unless the caller has them), the last approved task with a summary (the newest
+ * of the last 50 summarised submits whose task is done), and the
  * latest `mission.bound_reached` among the project's recent events (a bound pause is the last
  * thing a paused mission records; only a paused project is looked at). Null without a mission.
  */
@@ -109,19 +110,15 @@ export async function loadMissionSummaryInput(
         mission.evidence !== null
           ? sql`NULL::jsonb`
           : sql`(
-        SELECT jsonb_build_object('task_id', t.id, 'title', t.title, 'summary', sub.summary, 'at', t.updated_at)
+        SELECT jsonb_build_object('task_id', t.id, 'title', t.title, 'summary', e.data->>'summary', 'at', e.created_at)
         FROM (
-          SELECT id, title, updated_at FROM tasks
-          WHERE project_id = ${project.id} AND status = 'done'
-          ORDER BY updated_at DESC, seq DESC LIMIT ${RECENT_DONE_FOR_SUMMARY}
-        ) t
-        CROSS JOIN LATERAL (
-          SELECT e.data->>'summary' AS summary FROM events e
-          WHERE e.project_id = ${project.id} AND e.task_id = t.id AND e.type = 'task.submitted'
-          ORDER BY e.id DESC LIMIT 1
-        ) sub
-        WHERE COALESCE(btrim(sub.summary), '') <> ''
-        ORDER BY t.updated_at DESC LIMIT 1
+          SELECT id, task_id, data, created_at FROM events
+          WHERE project_id = ${project.id} AND type = 'task.submitted'
+            AND COALESCE(btrim(data->>'summary'), '') <> ''
+          ORDER BY id DESC LIMIT ${RECENT_SUMMARIES}
+        ) e
+        JOIN tasks t ON t.project_id = ${project.id} AND t.id = e.task_id AND t.status = 'done'
+        ORDER BY e.id DESC LIMIT 1
       )`
       } AS last_approved,
       ${
