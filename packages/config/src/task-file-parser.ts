@@ -1,5 +1,5 @@
 import { readFile } from "node:fs/promises";
-import { TASK_DEFAULTS } from "@overseer/domain";
+import { TASK_DEFAULTS, type TaskCardInput } from "@overseer/domain";
 import {
   describeReceived,
   expectedErrorMap,
@@ -79,19 +79,8 @@ const TaskInputSchema = z.strictObject({
     .nullish(),
 });
 
-/** A validated task, defaults applied. */
-export interface TaskDefinition {
-  readonly id: string;
-  readonly stage: string;
-  readonly title: string;
-  readonly body: string;
-  readonly role: string;
-  readonly scope: readonly string[];
-  /** Unique, in file order. */
-  readonly prerequisites: readonly string[];
-  readonly acceptance: readonly string[];
-  readonly priority: number;
-}
+/** A validated task, defaults applied (prerequisites unique, in file order): a domain task card. */
+export type TaskDefinition = TaskCardInput;
 
 export type TaskFileResult =
   | { readonly ok: true; readonly tasks: readonly TaskDefinition[] }

@@ -8,5 +8,6 @@ export interface TaskCardInput {
   readonly scope: readonly string[];
   readonly prerequisites: readonly string[];
   readonly acceptance: readonly string[];
+  /** Higher runs first. */
   readonly priority: number;
 }

@@ -61,18 +61,9 @@ export interface OperatorAnswer {
   at: number;
 }
 
-export interface Task {
+/** A task: its card (id, stage, title, body, role, scope, prerequisites, acceptance, priority) and its state. */
+export interface Task extends TaskCardInput {
   readonly projectId: string;
-  readonly id: string;
-  readonly stage: string;
-  readonly title: string;
-  readonly body: string;
-  readonly role: string;
-  readonly scope: readonly string[];
-  readonly prerequisites: readonly string[];
-  readonly acceptance: readonly string[];
-  /** Higher runs first. */
-  readonly priority: number;
   readonly kind: TaskKind;
   /** For resolvers: the task whose blocker this resolver works on. */
   readonly parentId: string | null;
