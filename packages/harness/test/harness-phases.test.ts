@@ -154,8 +154,8 @@ describe("RunEnder", () => {
 });
 
 describe("ControlWatcher", () => {
-  it("sees the transition an agent records with overseer-agent, once", async () => {
-    const dirs = makeRunDirs();
+  /** A started watcher of the run's control dir (backup poll out of the way) and what it reported. */
+  function startedWatcher(dirs: RunDirs): { watcher: ControlWatcher; seen: string[] } {
     const seen: string[] = [];
     const watcher = new ControlWatcher({
       controlDir: dirs.control,
@@ -164,6 +164,12 @@ describe("ControlWatcher", () => {
       onTransition: (t) => seen.push(t.kind),
     });
     watcher.start();
+    return { watcher, seen };
+  }
+
+  it("sees the transition an agent records with overseer-agent, once", async () => {
+    const dirs = makeRunDirs();
+    const { watcher, seen } = startedWatcher(dirs);
     const spawned = await spawnSh(
       'overseer-agent submit --message "Add a.txt"; sleep 300',
       dirs,
@@ -182,14 +188,7 @@ describe("ControlWatcher", () => {
 
   it("reports an invalid control file when it closes, without a transition", async () => {
     const dirs = makeRunDirs();
-    const seen: string[] = [];
-    const watcher = new ControlWatcher({
-      controlDir: dirs.control,
-      maxBytes: 65536,
-      pollMs: 60_000,
-      onTransition: (t) => seen.push(t.kind),
-    });
-    watcher.start();
+    const { watcher, seen } = startedWatcher(dirs);
     const spawned = await spawnSh(
       `printf '{"v":1,"kind":"nonsense"}' > '${join(dirs.control, "transition.json")}'`,
       dirs,
