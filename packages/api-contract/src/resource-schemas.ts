@@ -111,7 +111,8 @@ const MissionSpendSchema = z
   .object({
     cost_usd: z.number(),
     budget_usd: z.number().nullable().openapi({ description: "The project's budget_usd; null = none." }),
-    tokens_in: z.number(),
+    tokens_in: z.number().openapi({ description: "Input tokens, cached ones included." }),
+    tokens_cached: z.number(),
     tokens_out: z.number(),
     sessions_used: z.number().int(),
     sessions_limit: z.number().int().nullable(),

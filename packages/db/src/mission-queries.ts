@@ -144,6 +144,7 @@ export async function loadMissionSummaryInput(
       costUsd: Number(project.cost_usd),
       budgetUsd: project.budget_usd === null ? null : Number(project.budget_usd),
       tokensIn: Number(project.tokens_in),
+      tokensCached: Number(project.tokens_cached),
       tokensOut: Number(project.tokens_out),
       sessionsUsed: project.sessions_used,
       sessionsLimit: project.sessions_limit,

@@ -28,7 +28,9 @@ export interface MissionSummaryInput {
 export interface MissionSpend {
   readonly costUsd: number;
   readonly budgetUsd: number | null;
+  /** Input tokens, cached ones included. */
   readonly tokensIn: number;
+  readonly tokensCached: number;
   readonly tokensOut: number;
   readonly sessionsUsed: number;
   readonly sessionsLimit: number | null;
@@ -143,7 +145,7 @@ export function missionSummaryLines(s: MissionSummary): string[] {
   const sessions =
     sp.sessionsLimit === null ? `${sp.sessionsUsed}` : `${sp.sessionsUsed} of ${sp.sessionsLimit}`;
   lines.push(
-    `  spend: $${sp.costUsd.toFixed(4)} (${budget}); tokens ${sp.tokensIn} in, ${sp.tokensOut} out; sessions ${sessions}`,
+    `  spend: $${sp.costUsd.toFixed(4)} (${budget}); tokens ${sp.tokensIn} in (${sp.tokensCached} cached), ${sp.tokensOut} out; sessions ${sessions}`,
   );
   if (s.evidence) {
     const what =

@@ -245,6 +245,7 @@ describe("summarizeMission", () => {
       costUsd: 1.5,
       budgetUsd: 10,
       tokensIn: 1000,
+      tokensCached: 400,
       tokensOut: 200,
       sessionsUsed: 7,
       sessionsLimit: 20,

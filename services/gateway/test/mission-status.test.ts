@@ -96,7 +96,7 @@ describe("mission status", () => {
     ]);
     expect(waiting.body.mission).toMatchObject({
       state: "running",
-      spend: { cost_usd: 0.25, tokens_in: 1000, tokens_out: 100, budget_usd: 5 },
+      spend: { cost_usd: 0.25, tokens_in: 1000, tokens_cached: 0, tokens_out: 100, budget_usd: 5 },
     });
     expect(waiting.body.text).toContain("mission: Ship the parser");
     expect(waiting.body.text).toContain("round 1 of 2, stage S01; running");

@@ -36,7 +36,8 @@ export function MissionPanel({ mission }: { mission: Mission }) {
         <p class="muted" data-testid="mission-spend">
           Spent {formatUsd(spend.cost_usd)}
           {spend.budget_usd === null ? " (no budget)" : ` of ${formatUsd(spend.budget_usd)}`} ·{" "}
-          {formatCount(spend.tokens_in + spend.tokens_out)} tokens · sessions {spend.sessions_used}
+          {formatCount(spend.tokens_in + spend.tokens_out)} tokens ({formatCount(spend.tokens_cached)} cached)
+          · sessions {spend.sessions_used}
           {spend.sessions_limit === null ? "" : ` of ${spend.sessions_limit}`}
         </p>
       ) : null}

@@ -278,6 +278,7 @@ export function missionView(
       cost_usd: sp.costUsd,
       budget_usd: sp.budgetUsd,
       tokens_in: sp.tokensIn,
+      tokens_cached: sp.tokensCached,
       tokens_out: sp.tokensOut,
       sessions_used: sp.sessionsUsed,
       sessions_limit: sp.sessionsLimit,
