@@ -11,7 +11,7 @@ import {
 } from "@overseer/db";
 import { type RunningGateway, startGateway } from "@overseer/gateway";
 import { LiveChannel, type Redis, RunQueues, WorkerRegistry } from "@overseer/queue";
-import { createTestRedis, deleteRedisKeys, uniqueRedisPrefix } from "@overseer/test-support";
+import { createTestRedis, deleteRedisKeys, taskCard, uniqueRedisPrefix } from "@overseer/test-support";
 import { importTasks, startProject, TransitionApplier } from "@overseer/transitions";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CliIo } from "../src/cli-io.ts";
@@ -69,17 +69,7 @@ async function seed(id: string, taskIds: string[]): Promise<void> {
   await importTasks(
     new TransitionApplier({ db: scratch.db }),
     id,
-    taskIds.map((t) => ({
-      id: t,
-      stage: "S00",
-      title: `Task ${t}`,
-      body: "",
-      role: "general",
-      scope: ["**"],
-      prerequisites: [],
-      acceptance: [],
-      priority: 0,
-    })),
+    taskIds.map((t) => ({ ...taskCard(t), scope: ["**"] })),
   );
   await startProject(new TransitionApplier({ db: scratch.db }), id);
 }
