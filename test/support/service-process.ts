@@ -35,15 +35,46 @@ export function startService(
   env: Record<string, string>,
   options: StartServiceOptions = {},
 ): ServiceProcess {
-  const args = options.builtDir
+  const entry = options.builtDir
     ? [path.join(options.builtDir, `${name}.js`)]
     : ["--import", "tsx", path.join(REPO_ROOT, ENTRY[name])];
-  const child = spawn(process.execPath, args, {
+  const { child, output, exited } = spawnNode(entry, env);
+  return {
+    name,
+    child,
+    output,
+    exited,
+    kill: async (signal = "SIGTERM", escalateAfterMs = 10_000) => {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      // A service that does not finish its graceful shutdown in time is killed.
+      const timer = setTimeout(() => child.kill("SIGKILL"), escalateAfterMs);
+      timer.unref();
+      const code = await exited;
+      clearTimeout(timer);
+      return code;
+    },
+  };
+}
+
+/** A Node child process of the test, its output (last 200 kB) and its end. */
+export interface SpawnedNode {
+  child: ChildProcess;
+  output(): string;
+  /** Resolves with the exit code (or signal) once the process is gone. */
+  exited: Promise<number | string | null>;
+}
+
+/**
+ * Runs `node ...argv` from the repository root with only PATH, HOME and `env` (plus the leak
+ * check's run id) in its environment, collecting stdout and stderr together.
+ */
+export function spawnNode(argv: string[], env: Record<string, string>): SpawnedNode {
+  const child = spawn(process.execPath, argv, {
     cwd: REPO_ROOT,
     env: {
       PATH: process.env.PATH ?? "/usr/bin:/bin",
       HOME: process.env.HOME ?? "/root",
-      // Lets the leak check (leak-check.ts) attribute the service process to this test run.
+      // Lets the leak check (leak-check.ts) attribute the process to this test run.
       ...(process.env.OVERSEER_TEST_RUN ? { OVERSEER_TEST_RUN: process.env.OVERSEER_TEST_RUN } : {}),
       ...env,
     },
@@ -58,19 +89,5 @@ export function startService(
   const exited = new Promise<number | string | null>((resolve) =>
     child.once("exit", (code, signal) => resolve(code ?? signal)),
   );
-  return {
-    name,
-    child,
-    output: () => out,
-    exited,
-    kill: async (signal = "SIGTERM", escalateAfterMs = 10_000) => {
-      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
-      // A service that does not finish its graceful shutdown in time is killed.
-      const timer = setTimeout(() => child.kill("SIGKILL"), escalateAfterMs);
-      timer.unref();
-      const code = await exited;
-      clearTimeout(timer);
-      return code;
-    },
-  };
+  return { child, output: () => out, exited };
 }

@@ -1,6 +1,6 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import path from "node:path";
-import { REPO_ROOT } from "./service-process.ts";
+import { REPO_ROOT, spawnNode } from "./service-process.ts";
 
 /**
  * `overseer up` as its own process: from the TypeScript sources through tsx, or from a
@@ -25,43 +25,25 @@ export function startUp(
   const entry = options.builtDir
     ? [path.join(options.builtDir, "overseer.js")]
     : ["--import", "tsx", path.join(REPO_ROOT, "packages/cli/src/bin.ts")];
-  const child = spawn(process.execPath, [...entry, "up", ...args], {
-    cwd: REPO_ROOT,
-    env: {
-      PATH: process.env.PATH ?? "/usr/bin:/bin",
-      HOME: process.env.HOME ?? "/root",
-      ...(process.env.OVERSEER_TEST_RUN ? { OVERSEER_TEST_RUN: process.env.OVERSEER_TEST_RUN } : {}),
-      ...env,
-    },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let out = "";
-  const keep = (chunk: Buffer) => {
-    out = (out + chunk.toString("utf8")).slice(-200_000);
-  };
-  child.stdout?.on("data", keep);
-  child.stderr?.on("data", keep);
-  const exited = new Promise<number | string | null>((resolve) =>
-    child.once("exit", (code, signal) => resolve(code ?? signal)),
-  );
+  const { child, output, exited } = spawnNode([...entry, "up", ...args], env);
   return {
     child,
-    output: () => out,
+    output,
     exited,
     async waitFor(pattern, timeoutMs = 90_000) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
-        const match = pattern.exec(out);
+        const match = pattern.exec(output());
         if (match) return match;
         if (child.exitCode !== null || child.signalCode !== null || Date.now() > deadline) {
-          throw new Error(`overseer up never printed ${pattern}:\n${out}`);
+          throw new Error(`overseer up never printed ${pattern}:\n${output()}`);
         }
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
     },
     childPids() {
       const pids = new Map<string, number[]>();
-      for (const match of out.matchAll(/overseer up: (?:started|restarted \(\d+\)) (\S+) pid (\d+)/g)) {
+      for (const match of output().matchAll(/overseer up: (?:started|restarted \(\d+\)) (\S+) pid (\d+)/g)) {
         const name = match[1] as string;
         pids.set(name, [...(pids.get(name) ?? []), Number(match[2])]);
       }
