@@ -1280,17 +1280,7 @@ function refuseProposal(
   intro: string,
   reasons: readonly string[],
 ): void {
-  draft.putTask({
-    ...draft.task(task.id),
-    status: "todo",
-    proposal: null,
-    failures: 0,
-    notBefore: null,
-    awaitingReason: null,
-    returnTo: null,
-    statusReason: null,
-    feedback: [intro, ...reasons.map((r) => `- ${r}`)].join("\n"),
-  });
+  replanWithFeedback(draft, task, [intro, ...reasons.map((r) => `- ${r}`)].join("\n"));
   draft.event(event, { taskId: task.id, id: run?.id ?? null }, { reasons });
 }
 
@@ -1406,8 +1396,8 @@ function approvePlanByOperator(draft: Draft, task: Task, by: string, note: strin
   );
 }
 
-/** The operator rejected the plan: nothing imported, a new planning run gets the feedback. */
-function rejectPlan(draft: Draft, task: Task, feedback: string, by: string): void {
+/** A planning task goes back to `todo` with no proposal and a fresh count; its next run reads `feedback`. */
+function replanWithFeedback(draft: Draft, task: Task, feedback: string): void {
   draft.putTask({
     ...draft.task(task.id),
     status: "todo",
@@ -1417,8 +1407,17 @@ function rejectPlan(draft: Draft, task: Task, feedback: string, by: string): voi
     awaitingReason: null,
     returnTo: null,
     statusReason: null,
-    feedback: `The operator (${by}) rejected your plan; nothing was imported. Their feedback:\n${feedback}`,
+    feedback,
   });
+}
+
+/** The operator rejected the plan: nothing imported, a new planning run gets the feedback. */
+function rejectPlan(draft: Draft, task: Task, feedback: string, by: string): void {
+  replanWithFeedback(
+    draft,
+    task,
+    `The operator (${by}) rejected your plan; nothing was imported. Their feedback:\n${feedback}`,
+  );
   draft.event("mission.plan_rejected", { taskId: task.id, id: null }, { by, feedback });
 }
 
