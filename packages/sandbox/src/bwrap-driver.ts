@@ -1,6 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { constants } from "node:fs";
-import { access, lstat, mkdir, readlink, realpath, rm, stat, writeFile } from "node:fs/promises";
+import { lstat, mkdir, readlink, realpath, rm, stat, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { PROCESS_DEFAULTS } from "@overseer/process";
 import { execa } from "execa";
@@ -27,6 +26,7 @@ import { DEFAULT_EGRESS_BRIDGE_PORT, EGRESS_BRIDGE_SOURCE } from "./egress-bridg
 import { EgressProxy, type EgressProxyOptions } from "./egress-proxy.ts";
 import { createEtcSnapshot, sweepDeadWorkerDirs } from "./etc-snapshot.ts";
 import { buildEgressLauncher, buildHostLauncher, pointAtEgressBridge } from "./launcher-script.ts";
+import { canAccess, findOnPath } from "./path-access.ts";
 import { stopProcessTree } from "./process-tree.ts";
 import { createRunDir, defaultRuntimeRoot, ensurePrivateDir } from "./runtime-dir.ts";
 import type {
@@ -79,29 +79,6 @@ export const BWRAP_DEFAULT_GID = 1000;
 const ETC_NEVER =
   /^(shadow|gshadow|shadow-|gshadow-|sudoers|sudoers\.d|ssh|ssl\/private|security|passwd|group)(\/|$)/;
 
-async function exists(path: string): Promise<boolean> {
-  try {
-    await access(path, constants.F_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-async function findOnPath(binary: string): Promise<string | null> {
-  for (const dir of (process.env.PATH ?? "/usr/bin:/bin").split(":")) {
-    if (dir === "") continue;
-    const candidate = join(dir, binary);
-    try {
-      await access(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      // next
-    }
-  }
-  return null;
-}
-
 /** Reads the host facts `buildBwrapArgs` needs. */
 export async function detectBwrapHostLayout(
   extraEtcEntries: readonly string[] = [],
@@ -123,12 +100,12 @@ export async function detectBwrapHostLayout(
         `extraEtcEntries: ${JSON.stringify(entry)} is not allowed (relative, no "..", never shadow/sudoers/ssh/ssl/private/passwd/group)`,
       );
     }
-    if (!etcEntries.includes(entry) && (await exists(`/etc/${entry}`))) etcEntries.push(entry);
+    if (!etcEntries.includes(entry) && (await canAccess(`/etc/${entry}`))) etcEntries.push(entry);
   }
   const procReadOnly: string[] = [];
-  for (const entry of PROC_READ_ONLY) if (await exists(`/proc/${entry}`)) procReadOnly.push(entry);
+  for (const entry of PROC_READ_ONLY) if (await canAccess(`/proc/${entry}`)) procReadOnly.push(entry);
   const procMasked: string[] = [];
-  for (const entry of PROC_MASKED_FILES) if (await exists(`/proc/${entry}`)) procMasked.push(entry);
+  for (const entry of PROC_MASKED_FILES) if (await canAccess(`/proc/${entry}`)) procMasked.push(entry);
   return { topLevel, etcEntries, procReadOnly, procMasked };
 }
 
@@ -250,8 +227,8 @@ export class BwrapDriver implements SandboxDriver {
   private bwrapPath(): Promise<string | null> {
     this.bwrapPathPromise ??= (async () => {
       if (this.options.bwrapPath !== undefined)
-        return (await exists(this.options.bwrapPath)) ? this.options.bwrapPath : null;
-      if (await exists("/usr/bin/bwrap")) return "/usr/bin/bwrap";
+        return (await canAccess(this.options.bwrapPath)) ? this.options.bwrapPath : null;
+      if (await canAccess("/usr/bin/bwrap")) return "/usr/bin/bwrap";
       return findOnPath("bwrap");
     })();
     return this.bwrapPathPromise;
@@ -318,13 +295,13 @@ export class BwrapDriver implements SandboxDriver {
 
   /** bash when present (it can close every inherited fd), else POSIX sh. */
   private launcherShell(): Promise<string> {
-    this.launcherShellPromise ??= exists("/bin/bash").then((bash) => (bash ? "/bin/bash" : "/bin/sh"));
+    this.launcherShellPromise ??= canAccess("/bin/bash").then((bash) => (bash ? "/bin/bash" : "/bin/sh"));
     return this.launcherShellPromise;
   }
 
   private async nodePath(): Promise<string> {
     if (this.options.nodePath !== undefined) return this.options.nodePath;
-    return (await exists("/usr/bin/node")) ? "/usr/bin/node" : process.execPath;
+    return (await canAccess("/usr/bin/node")) ? "/usr/bin/node" : process.execPath;
   }
 
   async version(): Promise<string | null> {

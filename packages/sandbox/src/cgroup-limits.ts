@@ -1,6 +1,7 @@
-import { access, constants, mkdir, readdir, readFile, rmdir, writeFile } from "node:fs/promises";
+import { constants, mkdir, readdir, readFile, rmdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { isProcessAlive } from "@overseer/process";
+import { canAccess } from "./path-access.ts";
 import type { LimitEnforcement } from "./sandbox-driver.ts";
 import type { SandboxLimits } from "./sandbox-spec-schema.ts";
 
@@ -114,24 +115,6 @@ const EMPTY_PLAN = (notes: string[]): CgroupPlan => ({
   notes,
 });
 
-async function isWritableDir(dir: string): Promise<boolean> {
-  try {
-    await access(dir, constants.W_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-async function fileExists(path: string): Promise<boolean> {
-  try {
-    await access(path, constants.F_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 const V1_PROBE_FILE: Record<Controller, string> = {
   pids: "pids.max",
   memory: "memory.limit_in_bytes",
@@ -191,7 +174,7 @@ export async function detectCgroupPlan(options: CgroupPlanOptions = {}): Promise
           );
         }
       }
-      if (await fileExists(join(parentDir, "cgroup.kill"))) plan.kill = home;
+      if (await canAccess(join(parentDir, "cgroup.kill"))) plan.kill = home;
       // Leave nothing behind: RunCgroup.create re-creates the parent (and re-enables the controllers).
       if (created !== undefined) await rmdir(parentDir).catch(() => undefined);
     } catch (error) {
@@ -211,7 +194,8 @@ export async function detectCgroupPlan(options: CgroupPlanOptions = {}): Promise
     try {
       const created = await mkdir(parentDir, { recursive: true });
       const usable =
-        (await isWritableDir(parentDir)) && (await fileExists(join(parentDir, V1_PROBE_FILE[controller])));
+        (await canAccess(parentDir, constants.W_OK)) &&
+        (await canAccess(join(parentDir, V1_PROBE_FILE[controller])));
       if (created !== undefined) await rmdir(parentDir).catch(() => undefined);
       if (!usable) {
         plan.notes.push(

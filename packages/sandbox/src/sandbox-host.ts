@@ -1,6 +1,7 @@
-import { access, constants, readFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { detectCgroupPlan } from "./cgroup-limits.ts";
+import { canAccess } from "./path-access.ts";
 
 /**
  * Where the sandbox runs: on a host or inside a container, and whether per-run cgroup limits
@@ -36,15 +37,6 @@ const CGROUP_RUNTIMES: [RegExp, string][] = [
   [/\/lxc\b|lxc\.payload/, "lxc"],
 ];
 
-async function exists(path: string): Promise<boolean> {
-  try {
-    await access(path, constants.F_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /**
  * Container signs under `root` (default `/`): `/.dockerenv` (Docker), `/run/.containerenv`
  * (Podman), runtime names in `/proc/1/cgroup`, and the `container` variable runtimes set.
@@ -56,11 +48,11 @@ export async function detectContainer(
   const env = options.env ?? process.env;
   const evidence: string[] = [];
   const runtimes: string[] = [];
-  if (await exists(join(root, ".dockerenv"))) {
+  if (await canAccess(join(root, ".dockerenv"))) {
     evidence.push("/.dockerenv");
     runtimes.push("docker");
   }
-  if (await exists(join(root, "run/.containerenv"))) {
+  if (await canAccess(join(root, "run/.containerenv"))) {
     evidence.push("/run/.containerenv");
     runtimes.push("podman");
   }
