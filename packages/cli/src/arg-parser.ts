@@ -24,3 +24,19 @@ export function requirePositive(value: string | undefined, flag: string): number
     throw new UsageError(`${flag} expects a positive integer, received "${value}"`);
   return n;
 }
+
+/**
+ * The one positional argument a verb takes. None or several, or a required flag missing
+ * (`flagsGiven` false), is a usage error that says `message` and the usage line.
+ */
+export function onePositional(
+  positionals: readonly string[],
+  message: string,
+  usage: string,
+  flagsGiven = true,
+): string {
+  const [only] = positionals;
+  if (positionals.length !== 1 || only === undefined || !flagsGiven)
+    throw new UsageError(`${message}\nUsage: ${usage}`);
+  return only;
+}

@@ -15,11 +15,12 @@ import {
   TokenListSchema,
   TokenRevokedSchema,
 } from "@overseer/api-contract";
-import { parseCommandArgs } from "../arg-parser.ts";
+import { onePositional, parseCommandArgs } from "../arg-parser.ts";
 import { CommandFailed, EXIT_OK, UsageError } from "../cli-errors.ts";
 import { type CliIo, formatTable } from "../cli-io.ts";
 import type { CliCommand } from "../command-registry.ts";
 import { eventData, GatewayClient, GatewayHttpError, toCliError } from "../gateway-client.ts";
+import { onlyProject } from "./project-selector.ts";
 
 /**
  * Operator verbs (docs/http-api.md), over the gateway's HTTP API with `OVERSEER_URL` and
@@ -47,13 +48,16 @@ async function withClient(io: CliIo, body: (client: GatewayClient) => Promise<nu
 async function selectProject(client: GatewayClient, requested: string | undefined): Promise<string> {
   if (requested) return requested;
   const { projects } = await client.get("/api/v1/projects", ProjectListSchema);
-  const only = projects.length === 1 ? projects[0] : undefined;
-  if (only) return only.id;
-  if (projects.length === 0)
-    throw new UsageError("No project exists yet; create one with `overseer init --project ID --repo PATH`.");
-  throw new UsageError(
-    `Several projects exist (${projects.map((p) => p.id).join(", ")}); choose one with --project.`,
-  );
+  return onlyProject(projects);
+}
+
+/** Runs a verb body with the client and its project (`--project P`, or the only one). */
+async function withProject(
+  io: CliIo,
+  requested: string | undefined,
+  body: (client: GatewayClient, project: string) => Promise<number>,
+): Promise<number> {
+  return withClient(io, async (client) => body(client, await selectProject(client, requested)));
 }
 
 function requireText(positionals: string[], what: string, usage: string): string {
@@ -75,8 +79,7 @@ export const statusCommand: CliCommand = {
       statusUsage,
       false,
     );
-    return withClient(io, async (client) => {
-      const project = await selectProject(client, values.project);
+    return withProject(io, values.project, async (client, project) => {
       const status = await client.get(`/api/projects/${enc(project)}/status`, ProjectStatusSchema);
       io.out(values.json ? JSON.stringify(status, null, 2) : status.text);
       return EXIT_OK;
@@ -93,8 +96,7 @@ export const notifyCommand: CliCommand = {
   async run(args, io) {
     const { values, positionals } = parseCommandArgs(args, { project: { type: "string" } }, notifyUsage);
     const text = requireText(positionals, "message text", notifyUsage);
-    return withClient(io, async (client) => {
-      const project = await selectProject(client, values.project);
+    return withProject(io, values.project, async (client, project) => {
       const r = await client.post(`/api/projects/${enc(project)}/message`, { text }, MessageResultSchema);
       io.out(
         `routed to ${r.decision_id} (item ${r.item_id}): resolved, resolution ${r.resolution_id}; ${r.item_id} is now ${r.task_status}`,
@@ -115,8 +117,7 @@ export const answerCommand: CliCommand = {
     const [item, ...rest] = positionals;
     if (!item) throw new UsageError(`Give the item (task) id and the answer.\nUsage: ${answerUsage}`);
     const text = requireText(rest, "answer text", answerUsage);
-    return withClient(io, async (client) => {
-      const project = await selectProject(client, values.project);
+    return withProject(io, values.project, async (client, project) => {
       const r = await client.post(
         `/api/projects/${enc(project)}/backlog/${enc(item)}/answer`,
         { text },
@@ -144,13 +145,15 @@ export const resolveCommand: CliCommand = {
       { project: { type: "string" }, option: { type: "string" }, note: { type: "string" } },
       resolveUsage,
     );
-    if (positionals.length !== 1 || !values.option)
-      throw new UsageError(`Give one decision id and --option.\nUsage: ${resolveUsage}`);
-    const given = positionals[0] as string;
+    const given = onePositional(
+      positionals,
+      "Give one decision id and --option.",
+      resolveUsage,
+      Boolean(values.option),
+    );
     // `decision-<item>` is the card id; the item id alone is accepted too.
     const decision = given.startsWith("decision-") ? given : `decision-${given}`;
-    return withClient(io, async (client) => {
-      const project = await selectProject(client, values.project);
+    return withProject(io, values.project, async (client, project) => {
       try {
         const r = await client.post(
           `/api/projects/${enc(project)}/decisions/${enc(decision)}/resolve`,
@@ -186,11 +189,13 @@ export const releaseExternalCommand: CliCommand = {
       { project: { type: "string" }, reason: { type: "string" } },
       releaseUsage,
     );
-    if (positionals.length !== 1 || !values.reason?.trim())
-      throw new UsageError(`Give one resolver id and --reason.\nUsage: ${releaseUsage}`);
-    const resolver = positionals[0] as string;
-    return withClient(io, async (client) => {
-      const project = await selectProject(client, values.project);
+    const resolver = onePositional(
+      positionals,
+      "Give one resolver id and --reason.",
+      releaseUsage,
+      Boolean(values.reason?.trim()),
+    );
+    return withProject(io, values.project, async (client, project) => {
       const r = await client.post(
         `/api/v1/projects/${enc(project)}/tasks/${enc(resolver)}/release-external`,
         { reason: values.reason },
@@ -216,8 +221,7 @@ export const logsCommand: CliCommand = {
       { project: { type: "string" }, follow: { type: "boolean", short: "f" } },
       logsUsage,
     );
-    if (positionals.length !== 1) throw new UsageError(`Give one run or task id.\nUsage: ${logsUsage}`);
-    const target = positionals[0] as string;
+    const target = onePositional(positionals, "Give one run or task id.", logsUsage);
     return withClient(io, async (client) => {
       const runId = await resolveRun(client, target, values.project);
       if (!values.follow) {
@@ -346,9 +350,7 @@ export const tokenRevokeCommand: CliCommand = {
   usage: tokenRevokeUsage,
   async run(args, io) {
     const { positionals } = parseCommandArgs(args, {}, tokenRevokeUsage);
-    if (positionals.length !== 1)
-      throw new UsageError(`Give one token id (see overseer token list).\nUsage: ${tokenRevokeUsage}`);
-    const id = positionals[0] as string;
+    const id = onePositional(positionals, "Give one token id (see overseer token list).", tokenRevokeUsage);
     return withClient(io, async (client) => {
       await client.delete(`/api/v1/tokens/${enc(id)}`, TokenRevokedSchema);
       io.out(`revoked token ${id}`);

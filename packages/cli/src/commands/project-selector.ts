@@ -11,7 +11,14 @@ export async function selectProject(db: Db, requested: string | undefined): Prom
     }
     return requested;
   }
-  const projects = await listProjects(db);
+  return onlyProject(await listProjects(db));
+}
+
+/**
+ * The id of the only project when no `--project` was given (the database's or the gateway's
+ * list): none or several is a usage error that says what to type.
+ */
+export function onlyProject(projects: readonly { id: string }[]): string {
   const [only] = projects;
   if (projects.length === 1 && only) return only.id;
   if (projects.length === 0)

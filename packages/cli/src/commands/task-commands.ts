@@ -3,7 +3,7 @@ import { formatProblems, loadTaskFile, validateTaskList } from "@overseer/config
 import { existingTaskIds, listTasks } from "@overseer/db";
 import { TASK_STATUSES } from "@overseer/domain";
 import { importTasks, TransitionApplier } from "@overseer/transitions";
-import { parseCommandArgs, requirePositive } from "../arg-parser.ts";
+import { onePositional, parseCommandArgs, requirePositive } from "../arg-parser.ts";
 import { withDatabase } from "../cli-context.ts";
 import { EXIT_OK, EXIT_USAGE, UsageError } from "../cli-errors.ts";
 import { formatTable } from "../cli-io.ts";
@@ -19,8 +19,7 @@ export const taskImportCommand: CliCommand = {
   usage: importUsage,
   async run(args, io) {
     const { values, positionals } = parseCommandArgs(args, { project: { type: "string" } }, importUsage);
-    if (positionals.length !== 1) throw new UsageError(`Give exactly one task file.\nUsage: ${importUsage}`);
-    const file = resolve(io.cwd, positionals[0] as string);
+    const file = resolve(io.cwd, onePositional(positionals, "Give exactly one task file.", importUsage));
     return withDatabase(io, { migrate: true }, async ({ db }) => {
       const projectId = await selectProject(db, values.project);
       const result = await loadTaskFile(file, { existingIds: await existingTaskIds(db, projectId) });
