@@ -140,6 +140,14 @@ function integer(min: number, max: number): z.ZodType<number, string> {
     .pipe(z.int({ error: expected }).min(min, { error: expected }).max(max, { error: expected }));
 }
 
+/** A comma-separated setting as its trimmed, non-empty items ("" is the empty list). */
+const commaList = z.string().transform((v) =>
+  v
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean),
+);
+
 const CIDR_EXPECTED = "a comma-separated list of CIDRs such as 10.0.0.0/8, 127.0.0.1/32 or fd00::/8";
 
 const BOOLEAN_EXPECTED = "one of 1, 0, true, false, yes, no";
@@ -362,14 +370,7 @@ const SPECS: SpecTable = {
     defaultLabel: "(empty: no internal destination)",
     description:
       "Comma-separated CIDRs (10.0.0.0/8, 127.0.0.1/32, fd00::/8) the worker's egress proxy may connect to for allow-listed hosts although they are loopback/private: an explicit opt-in for a model gateway on a private network or on the host.",
-    schema: z
-      .string()
-      .transform((v) =>
-        v
-          .split(",")
-          .map((s) => s.trim())
-          .filter(Boolean),
-      )
+    schema: commaList
       .pipe(z.array(z.string().refine((c) => parseCidr(c) !== null, { error: CIDR_EXPECTED })))
       .transform((list) => Object.freeze(list)),
   },
@@ -424,14 +425,7 @@ const SPECS: SpecTable = {
     fallback: "",
     defaultLabel: "(empty: no cross-origin access)",
     description: "Comma-separated origins allowed to call the API from a browser, or *.",
-    schema: z
-      .string()
-      .transform((v) =>
-        v
-          .split(",")
-          .map((s) => s.trim())
-          .filter(Boolean),
-      )
+    schema: commaList
       .pipe(
         z
           .array(z.string().refine(isOrigin, { error: ORIGIN_EXPECTED }))
