@@ -1,10 +1,13 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { withDatabase } from "@overseer/db";
+import { testRedisUrl } from "@overseer/test-support";
 import type { TestProject } from "vitest/node";
+import { dropDemoState } from "../demo/demo-state.ts";
+import { freePort } from "../support/private-redis.ts";
 import { REPO_ROOT } from "../support/service-process.ts";
 
 /**
@@ -19,23 +22,10 @@ declare module "vitest" {
   }
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const id = randomBytes(4).toString("hex");
   const base = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/overseer";
-  const dbUrl = new URL(base);
-  dbUrl.pathname = `/overseer_browser_${id}`;
+  const dbUrl = withDatabase(base, `overseer_browser_${id}`);
   const prefix = `overseer-browser-${id}`;
   const dataDir = await mkdtemp(path.join(tmpdir(), "overseer-browser-"));
   const port = await freePort();
@@ -54,7 +44,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
       cwd: REPO_ROOT,
       env: {
         ...process.env,
-        DEMO_DATABASE_URL: dbUrl.toString(),
+        DEMO_DATABASE_URL: dbUrl,
         DEMO_QUEUE_PREFIX: prefix,
         OVERSEER_DATA_DIR: dataDir,
         LOG_LEVEL: "warn",
@@ -103,31 +93,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     const timer = setTimeout(() => child.kill("SIGKILL"), 20_000);
     await exited;
     clearTimeout(timer);
-    await cleanUp(dbUrl, prefix);
+    await dropDemoState(dbUrl, testRedisUrl(), prefix);
     await rm(dataDir, { recursive: true, force: true });
   };
-}
-
-async function cleanUp(dbUrl: URL, prefix: string): Promise<void> {
-  const { default: postgres } = await import("postgres");
-  const adminUrl = new URL(dbUrl);
-  adminUrl.pathname = "/postgres";
-  const admin = postgres(adminUrl.toString(), { max: 1, onnotice: () => {} });
-  try {
-    await admin.unsafe(`DROP DATABASE IF EXISTS "${dbUrl.pathname.slice(1)}" WITH (FORCE)`);
-  } finally {
-    await admin.end();
-  }
-  const { createRedis } = await import("@overseer/queue");
-  const redis = createRedis(process.env.REDIS_URL ?? "redis://127.0.0.1:6379");
-  try {
-    let cursor = "0";
-    do {
-      const [next, keys] = await redis.scan(cursor, "MATCH", `${prefix}:*`, "COUNT", 1000);
-      cursor = next;
-      if (keys.length > 0) await redis.del(...keys);
-    } while (cursor !== "0");
-  } finally {
-    redis.disconnect();
-  }
 }

@@ -28,15 +28,15 @@ import {
   loadProjectSnapshot,
   migrateToLatest,
   POSTGRES_NOTIFY_CHANNEL,
+  withDatabase,
 } from "@overseer/db";
 import type { ProjectState } from "@overseer/domain";
 import { initBareRepo } from "@overseer/git";
 import { fakeHarnessPath } from "@overseer/harness";
-import { createRedis } from "@overseer/queue";
 import { detectDriver } from "@overseer/sandbox";
 import { importTasks, startMission, startProject, TransitionApplier } from "@overseer/transitions";
-import postgres from "postgres";
 import { REPO_ROOT, type ServiceProcess, startService } from "../support/service-process.ts";
+import { dropDemoState } from "./demo-state.ts";
 import { ensureLocalServices } from "./local-services.ts";
 
 const DEMO_PROJECTS = [
@@ -75,37 +75,15 @@ const { values: args } = parseArgs({
 
 const out = (line = "") => process.stdout.write(`${line}\n`);
 const settings = loadSettings();
-const demoDbUrl = process.env.DEMO_DATABASE_URL ?? withDatabaseName(settings.databaseUrl, "overseer_demo");
+const demoDbUrl = process.env.DEMO_DATABASE_URL ?? withDatabase(settings.databaseUrl, "overseer_demo");
 const prefix = process.env.DEMO_QUEUE_PREFIX ?? "overseer-demo";
 const dataDir = path.join(settings.dataDir, "demo");
 const port = args.port ?? process.env.OVERSEER_GATEWAY_PORT ?? "7070";
 const children: ServiceProcess[] = [];
 
-function withDatabaseName(url: string, name: string): string {
-  const u = new URL(url);
-  u.pathname = `/${name}`;
-  return u.toString();
-}
-
 async function resetDemoState(): Promise<void> {
-  const admin = postgres(withDatabaseName(demoDbUrl, "postgres"), { max: 1, onnotice: () => {} });
-  try {
-    await admin.unsafe(`DROP DATABASE IF EXISTS "${new URL(demoDbUrl).pathname.slice(1)}" WITH (FORCE)`);
-  } finally {
-    await admin.end();
-  }
+  await dropDemoState(demoDbUrl, settings.redisUrl, prefix);
   await ensureDatabaseExists(demoDbUrl);
-  const redis = createRedis(settings.redisUrl);
-  try {
-    let cursor = "0";
-    do {
-      const [next, keys] = await redis.scan(cursor, "MATCH", `${prefix}:*`, "COUNT", 1000);
-      cursor = next;
-      if (keys.length > 0) await redis.del(...keys);
-    } while (cursor !== "0");
-  } finally {
-    redis.disconnect();
-  }
   await rm(dataDir, { recursive: true, force: true });
   await mkdir(path.join(dataDir, "repos"), { recursive: true });
 }
