@@ -415,17 +415,7 @@ function submit(draft: Draft, command: Extract<Command, { kind: "submit" }>): Ap
   if (!run || !task) return draft.alreadyApplied();
   requireAction(run, ["execute", "resolve"], "submit");
   draft.endRun(run, { status: "finished", transition: "submit" }, command.usage);
-  draft.putTask({
-    ...task,
-    status: "review",
-    executorAgentId: run.agentId,
-    branchHead: command.branchHead ?? task.branchHead,
-    feedback: null,
-    landing: null,
-    failures: 0,
-    notBefore: null,
-    statusReason: null,
-  });
+  draft.putTask(inReview(task, run, command.branchHead));
   draft.event("task.submitted", run, {
     message: command.message,
     summary: command.summary ?? null,
@@ -433,6 +423,39 @@ function submit(draft: Draft, command: Extract<Command, { kind: "submit" }>): Ap
     branchHead: command.branchHead,
   });
   return draft.result("applied");
+}
+
+/** The task an executor's submission leaves: in review at its new head, feedback and retry state cleared. */
+function inReview(task: Task, run: Run, branchHead: string | null): Task {
+  return {
+    ...task,
+    status: "review",
+    executorAgentId: run.agentId,
+    branchHead: branchHead ?? task.branchHead,
+    feedback: null,
+    landing: null,
+    failures: 0,
+    notBefore: null,
+    statusReason: null,
+  };
+}
+
+/** A reviewer approved the task: it is done, and `task.approved` names its executor. */
+function markApproved(
+  draft: Draft,
+  task: Task,
+  run: Run,
+  approval: { feedback: string | null; landedSha: string | null; landedBranch: string | null },
+): void {
+  draft.putTask({
+    ...task,
+    status: "done",
+    failures: 0,
+    notBefore: null,
+    statusReason: null,
+    landingFailures: 0,
+  });
+  draft.event("task.approved", run, { ...approval, executorAgentId: task.executorAgentId });
 }
 
 function approve(draft: Draft, command: Extract<Command, { kind: "approve" }>): ApplyResult {
@@ -456,19 +479,10 @@ function approve(draft: Draft, command: Extract<Command, { kind: "approve" }>): 
   if (task.kind === "plan") {
     return approveProposal(draft, task, run, command.feedback, command.planApproval ?? "reviewer");
   }
-  draft.putTask({
-    ...task,
-    status: "done",
-    failures: 0,
-    notBefore: null,
-    statusReason: null,
-    landingFailures: 0,
-  });
-  draft.event("task.approved", run, {
+  markApproved(draft, task, run, {
     feedback: command.feedback ?? null,
     landedSha: command.landedSha,
     landedBranch: command.landedBranch,
-    executorAgentId: task.executorAgentId,
   });
   // Rule 5: only a done resolver unblocks its original.
   const parent = task.kind === "resolver" && task.parentId ? draft.tasks.get(task.parentId) : undefined;
@@ -1131,18 +1145,7 @@ function propose(draft: Draft, command: Extract<Command, { kind: "propose" }>): 
   }
   draft.endRun(run, { status: "finished", transition: "submit" }, command.usage);
   const kept = proposal as Proposal;
-  draft.putTask({
-    ...task,
-    status: "review",
-    executorAgentId: run.agentId,
-    branchHead: command.branchHead ?? task.branchHead,
-    proposal: kept,
-    feedback: null,
-    landing: null,
-    failures: 0,
-    notBefore: null,
-    statusReason: null,
-  });
+  draft.putTask({ ...inReview(task, run, command.branchHead), proposal: kept });
   draft.event("task.submitted", run, {
     message:
       kept.kind === "plan" ? `Plan of ${kept.tasks.length} task(s)` : "Objective met: completion evidence",
@@ -1240,20 +1243,7 @@ function approveProposal(
     );
     return draft.result("applied");
   }
-  draft.putTask({
-    ...task,
-    status: "done",
-    failures: 0,
-    notBefore: null,
-    statusReason: null,
-    landingFailures: 0,
-  });
-  draft.event("task.approved", run, {
-    feedback: feedback ?? null,
-    landedSha: null,
-    landedBranch: null,
-    executorAgentId: task.executorAgentId,
-  });
+  markApproved(draft, task, run, { feedback: feedback ?? null, landedSha: null, landedBranch: null });
   const mission = draft.project.mission;
   if (mission) {
     draft.project = {
