@@ -40,129 +40,101 @@ function exportedFiles() {
 
 const LOW_LEVEL = "^packages/(domain|process|input-errors|config|git|sandbox|api-contract)/";
 const ORCHESTRATION = "^packages/(db|queue|harness|transitions|cli)/";
+/** Every kind of npm dependency (declared or not) and node built-ins. */
+const THIRD_PARTY = ["npm", "npm-dev", "npm-optional", "npm-peer", "npm-no-pkg", "npm-unknown", "core"];
+
+/**
+ * The forbidden imports, one row a rule: name → [importing files, imported files]. Both are
+ * dependency-cruiser conditions; a string stands for `{ path: string }`. Every rule is an error.
+ */
+const FORBIDDEN = {
+  "no-circular": [{}, { circular: true }],
+  "packages-never-import-services": ["^packages/[^/]+/src/", "^services/"],
+  "services-never-import-services": ["^services/([^/]+)/", { path: "^services/", pathNot: "^services/$1/" }],
+  "domain-is-pure": ["^packages/domain/src/", { pathNot: "^packages/domain/src/" }],
+  "process-is-a-leaf": [
+    "^packages/process/src/",
+    { pathNot: "^packages/process/src/", dependencyTypesNot: ["core"] },
+  ],
+  "input-errors-is-a-leaf": [
+    "^packages/input-errors/src/",
+    { path: "^(packages|services)/", pathNot: "^packages/input-errors/src/" },
+  ],
+  "api-contract-is-schemas-only": [
+    "^packages/api-contract/src/",
+    { path: "^(packages|services)/", pathNot: "^packages/(api-contract|domain)/src/" },
+  ],
+  "api-contract-needs-only-zod": [
+    "^packages/api-contract/src/",
+    { dependencyTypes: THIRD_PARTY, pathNot: "node_modules/(zod|@asteasolutions/zod-to-openapi)/" },
+  ],
+  "cli-never-imports-the-gateway": ["^packages/cli/src/", "^services/gateway/"],
+  "low-level-never-imports-orchestration": [LOW_LEVEL, ORCHESTRATION],
+  "nothing-imports-the-cli": [{ path: "^(packages|services)/", pathNot: "^packages/cli/" }, "^packages/cli/"],
+  "only-through-index": [
+    "^(packages|services)/([^/]+)/",
+    { path: "^(packages|services)/[^/]+/src/", pathNot: ["^$1/$2/", ...exportedFiles()] },
+  ],
+  "src-never-imports-tests": ["^(packages|services)/[^/]+/src/", "^(packages|services)/[^/]+/test/"],
+  "src-never-imports-test-support": [
+    { path: "^(packages|services)/[^/]+/src/", pathNot: "^packages/test-support/" },
+    "^packages/test-support/",
+  ],
+  "not-to-unresolvable": [{}, { couldNotResolve: true }],
+};
+
+/** Why each rule exists: the message shown when it is broken. */
+const WHY = {
+  "no-circular": "An import cycle: split the shared part into its own module.",
+  "packages-never-import-services":
+    "Packages are libraries; services compose them. Move the shared code into a package. (A package's tests may start a service as a fixture, declared in its devDependencies.)",
+  "services-never-import-services":
+    "A service imports packages only; code two services share belongs in a package.",
+  "domain-is-pure": "packages/domain is the pure state machine: commands in, state and events out; no I/O.",
+  "process-is-a-leaf": "packages/process answers liveness questions with node built-ins only.",
+  "input-errors-is-a-leaf":
+    "packages/input-errors holds the one zod-issue formatter that config, sandbox and every boundary use: it imports no other workspace.",
+  "api-contract-is-schemas-only":
+    "packages/api-contract is the HTTP API's zod schemas, shared by the gateway, the CLI and the web app: it imports domain and zod, never a service, Hono or I/O packages.",
+  "api-contract-needs-only-zod":
+    "The contract's only third-party code is zod and its OpenAPI extension (the CLI loads it).",
+  "cli-never-imports-the-gateway":
+    "The CLI reaches the gateway over HTTP with the shared contract (@overseer/api-contract), never its code. (Its tests may start a gateway as a fixture.)",
+  "low-level-never-imports-orchestration":
+    "config, git, sandbox (and domain, process) sit below db, queue, harness, transitions and cli.",
+  "nothing-imports-the-cli":
+    "The CLI is a program at the top of the stack; share code through a package instead.",
+  "only-through-index":
+    "Another workspace is reached through its package name and exports map, never its internals.",
+  "src-never-imports-tests": "Production code must not depend on test code or fixtures.",
+  "src-never-imports-test-support":
+    "packages/test-support holds fixtures for tests; production code never loads them.",
+  "not-to-unresolvable": "An import that resolves to nothing: a missing file or an undeclared package.",
+};
+
+const condition = (value) => (typeof value === "string" ? { path: value } : value);
 
 module.exports = {
-  forbidden: [
-    {
-      name: "no-circular",
-      severity: "error",
-      comment: "An import cycle: split the shared part into its own module.",
-      from: {},
-      to: { circular: true },
-    },
-    {
-      name: "packages-never-import-services",
-      severity: "error",
-      comment:
-        "Packages are libraries; services compose them. Move the shared code into a package. (A package's tests may start a service as a fixture, declared in its devDependencies.)",
-      from: { path: "^packages/[^/]+/src/" },
-      to: { path: "^services/" },
-    },
-    {
-      name: "services-never-import-services",
-      severity: "error",
-      comment: "A service imports packages only; code two services share belongs in a package.",
-      from: { path: "^services/([^/]+)/" },
-      to: { path: "^services/", pathNot: "^services/$1/" },
-    },
-    {
-      name: "domain-is-pure",
-      severity: "error",
-      comment: "packages/domain is the pure state machine: commands in, state and events out; no I/O.",
-      from: { path: "^packages/domain/src/" },
-      to: { pathNot: "^packages/domain/src/" },
-    },
-    {
-      name: "process-is-a-leaf",
-      severity: "error",
-      comment: "packages/process answers liveness questions with node built-ins only.",
-      from: { path: "^packages/process/src/" },
-      to: { pathNot: "^packages/process/src/", dependencyTypesNot: ["core"] },
-    },
-    {
-      name: "input-errors-is-a-leaf",
-      severity: "error",
-      comment:
-        "packages/input-errors holds the one zod-issue formatter that config, sandbox and every boundary use: it imports no other workspace.",
-      from: { path: "^packages/input-errors/src/" },
-      to: { path: "^(packages|services)/", pathNot: "^packages/input-errors/src/" },
-    },
-    {
-      name: "api-contract-is-schemas-only",
-      severity: "error",
-      comment:
-        "packages/api-contract is the HTTP API's zod schemas, shared by the gateway, the CLI and the web app: it imports domain and zod, never a service, Hono or I/O packages.",
-      from: { path: "^packages/api-contract/src/" },
-      to: { path: "^(packages|services)/", pathNot: "^packages/(api-contract|domain)/src/" },
-    },
-    {
-      name: "api-contract-needs-only-zod",
-      severity: "error",
-      comment: "The contract's only third-party code is zod and its OpenAPI extension (the CLI loads it).",
-      from: { path: "^packages/api-contract/src/" },
-      to: {
-        dependencyTypes: ["npm", "npm-dev", "npm-optional", "npm-peer", "npm-no-pkg", "npm-unknown", "core"],
-        pathNot: "node_modules/(zod|@asteasolutions/zod-to-openapi)/",
-      },
-    },
-    {
-      name: "cli-never-imports-the-gateway",
-      severity: "error",
-      comment:
-        "The CLI reaches the gateway over HTTP with the shared contract (@overseer/api-contract), never its code. (Its tests may start a gateway as a fixture.)",
-      from: { path: "^packages/cli/src/" },
-      to: { path: "^services/gateway/" },
-    },
-    {
-      name: "low-level-never-imports-orchestration",
-      severity: "error",
-      comment:
-        "config, git, sandbox (and domain, process) sit below db, queue, harness, transitions and cli.",
-      from: { path: LOW_LEVEL },
-      to: { path: ORCHESTRATION },
-    },
-    {
-      name: "nothing-imports-the-cli",
-      severity: "error",
-      comment: "The CLI is a program at the top of the stack; share code through a package instead.",
-      from: { path: "^(packages|services)/", pathNot: "^packages/cli/" },
-      to: { path: "^packages/cli/" },
-    },
-    {
-      name: "only-through-index",
-      severity: "error",
-      comment: "Another workspace is reached through its package name and exports map, never its internals.",
-      from: { path: "^(packages|services)/([^/]+)/" },
-      to: {
-        path: "^(packages|services)/[^/]+/src/",
-        pathNot: ["^$1/$2/", ...exportedFiles()],
-      },
-    },
-    {
-      name: "src-never-imports-tests",
-      severity: "error",
-      comment: "Production code must not depend on test code or fixtures.",
-      from: { path: "^(packages|services)/[^/]+/src/" },
-      to: { path: "^(packages|services)/[^/]+/test/" },
-    },
-    {
-      name: "src-never-imports-test-support",
-      severity: "error",
-      comment: "packages/test-support holds fixtures for tests; production code never loads them.",
-      from: { path: "^(packages|services)/[^/]+/src/", pathNot: "^packages/test-support/" },
-      to: { path: "^packages/test-support/" },
-    },
-    {
-      name: "not-to-unresolvable",
-      severity: "error",
-      comment: "An import that resolves to nothing: a missing file or an undeclared package.",
-      from: {},
-      to: { couldNotResolve: true },
-    },
-  ],
+  forbidden: Object.entries(FORBIDDEN).map(([name, [from, to]]) => ({
+    name,
+    severity: "error",
+    comment: WHY[name],
+    from: condition(from),
+    to: condition(to),
+  })),
   options: {
     doNotFollow: { path: "node_modules" },
-    exclude: { path: ["node_modules", "/dist/", "\\.d\\.ts$"] },
+    // Build output and declaration files of the repository's own code only: a pattern such as
+    // "/dist/" or "\\.d\\.ts$" would also drop every npm package whose entry point lies in dist/
+    // or resolves to its types (hono, @asteasolutions/zod-to-openapi…), and the rules about npm
+    // imports (api-contract-needs-only-zod, domain-is-pure, process-is-a-leaf) would never see them.
+    exclude: {
+      path: [
+        "^dist/",
+        "^(packages|services|apps)/[^/]+/dist/",
+        "^(packages|services|test|scripts)/.*\\.d\\.ts$",
+      ],
+    },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: "tsconfig.json" },
     enhancedResolveOptions: {

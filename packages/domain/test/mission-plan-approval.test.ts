@@ -18,15 +18,7 @@ import {
   REJECT_PLAN_OPTION_ID,
   summarizeMission,
 } from "../src/index.ts";
-import {
-  buildState,
-  claimFor,
-  createDriver,
-  type Driver,
-  getTask,
-  task,
-  toDone,
-} from "./support/state-builder.ts";
+import { buildState, claimFor, createDriver, type Driver, getTask, toDone } from "./support/state-builder.ts";
 
 const card = (id: string, prerequisites: string[] = []): PlanCard => ({
   id,
