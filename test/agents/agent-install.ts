@@ -10,7 +10,7 @@ import { execa } from "execa";
  * package version, reused between runs. They are never dependencies of the repository.
  */
 export interface PinnedAgent {
-  kind: "codex" | "claude";
+  kind: "codex" | "claude" | "gemini";
   npmPackage: string;
   version: string;
   bin: string;
@@ -19,6 +19,7 @@ export interface PinnedAgent {
 export const PINNED_AGENTS: readonly PinnedAgent[] = [
   { kind: "codex", npmPackage: "@openai/codex", version: "0.171.0", bin: "codex" },
   { kind: "claude", npmPackage: "@anthropic-ai/claude-code", version: "2.1.332", bin: "claude" },
+  { kind: "gemini", npmPackage: "@google/gemini-cli", version: "0.61.0", bin: "gemini" },
 ];
 
 export interface InstalledAgent extends PinnedAgent {

@@ -1,10 +1,13 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { answerGemini, geminiMethod } from "./mock-gemini-protocol.ts";
 
 /**
  * A scripted MODEL for the real-CLI suite: the only test double in it. It speaks the two wire
  * protocols the CLIs use, streaming as they require:
  * - OpenAI Responses API (`POST /v1/responses`, server-sent events) for Codex;
- * - Anthropic Messages API (`POST /v1/messages`, server-sent events) for Claude Code.
+ * - Anthropic Messages API (`POST /v1/messages`, server-sent events) for Claude Code;
+ * - Gemini API (`POST /v1beta/models/MODEL:streamGenerateContent`, server-sent events) for the
+ *   Gemini CLI (mock-gemini-protocol.ts).
  *
  * Every conversation goes the same way: the first turn calls the CLI's shell tool with
  * {@link AGENT_SCRIPT} (work + `overseer-agent`), the turn after the tool result answers
@@ -64,7 +67,9 @@ export class MockModelServer {
       // not JSON: answered below as "other"
     }
     const path = (req.url ?? "").split("?")[0] ?? "";
-    const authorization = (req.headers.authorization ?? req.headers["x-api-key"]) as string | undefined;
+    const authorization = (req.headers.authorization ??
+      req.headers["x-api-key"] ??
+      req.headers["x-goog-api-key"]) as string | undefined;
     const record = (answered: MockModelRequest["answered"]) =>
       this.requests.push({ path, answered, authorization });
     if (req.method === "POST" && path.endsWith("/responses")) {
@@ -87,6 +92,11 @@ export class MockModelServer {
         return;
       }
       return sendSse(res, messagesEvents(answered));
+    }
+    const gemini = req.method === "POST" ? geminiMethod(path) : null;
+    if (gemini) {
+      record(answerGemini(res, gemini, path, body, AGENT_SCRIPT, RESPONSE_USAGE));
+      return;
     }
     record("other");
     res.writeHead(404, { "content-type": "application/json" }).end('{"error":{"message":"not mocked"}}');

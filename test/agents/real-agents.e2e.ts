@@ -1,5 +1,5 @@
 import { runCli } from "@overseer/cli";
-import { agentPresetConfig, parseRunnerConfig } from "@overseer/config";
+import { AGENT_PRESETS, agentPresetConfig, parseRunnerConfig } from "@overseer/config";
 import { runGit } from "@overseer/git";
 import { type Cidr, parseCidr } from "@overseer/sandbox/egress-host-rule";
 import { startProject, TransitionApplier } from "@overseer/transitions";
@@ -9,10 +9,10 @@ import { ensureAgent, type InstalledAgent, PINNED_AGENTS } from "./agent-install
 import { MockModelServer } from "./mock-model-server.ts";
 
 /**
- * The real Codex and Claude Code CLIs, installed from npm (pinned, cached outside the repo),
+ * The real agent CLIs of PINNED_AGENTS, installed from npm (pinned, cached outside the repo),
  * driven through a whole task by a real cluster: coordinator, worker, bwrap sandbox, egress
  * proxy, git, Postgres and Redis. The runner config is exactly what `overseer init --agent`
- * writes. Only the MODEL is a double: a local server speaking the Responses / Messages APIs,
+ * writes. Only the MODEL is a double: a local server speaking each CLI's API (mock-model-server.ts),
  * reached through the egress proxy like a company gateway on a private address, which the
  * worker opts in to (OVERSEER_EGRESS_ALLOW_PRIVATE).
  *
@@ -22,6 +22,12 @@ import { MockModelServer } from "./mock-model-server.ts";
  */
 
 const timings: Record<string, { installMs: number; cached: boolean; cycleMs?: number }> = {};
+/** Where each CLI's usage is read (usage-harvester.ts in @overseer/harness). */
+const USAGE_SOURCE: Record<string, string> = {
+  codex: "codex --json turn.completed",
+  claude: "claude stream-json result",
+  gemini: "gemini stream-json result",
+};
 const PRICE = { input_usd_per_mtok: 10, output_usd_per_mtok: 30, cached_input_usd_per_mtok: 1 };
 
 let model: MockModelServer;
@@ -154,9 +160,7 @@ describe.each(PINNED_AGENTS.map((a) => [a.kind] as const))("real agent CLI: %s",
       expect(Number(run.tokens_in), `${run.action} tokens in`).toBeGreaterThan(0);
       expect(Number(run.tokens_out), `${run.action} tokens out`).toBeGreaterThan(0);
       // Read from the CLI's own stream, not from what the agent passed to overseer-agent.
-      expect(run.usage_source, `${run.action} usage source`).toBe(
-        kind === "codex" ? "codex --json turn.completed" : "claude stream-json result",
-      );
+      expect(run.usage_source, `${run.action} usage source`).toBe(USAGE_SOURCE[kind]);
     }
     const project = await db
       .selectFrom("projects")
@@ -225,9 +229,7 @@ describe.each(PINNED_AGENTS.map((a) => [a.kind] as const))("real agent CLI: %s",
       ["model call", "ok"],
     ]);
     expect(probes[0]?.detail).toContain(agent.version);
-    expect(probes[1]?.detail).toBe(
-      `set inside the sandbox: ${kind === "codex" ? "OPENAI_API_KEY" : "ANTHROPIC_API_KEY"}`,
-    );
+    expect(probes[1]?.detail).toBe(`set inside the sandbox: ${AGENT_PRESETS[kind].keyEnv}`);
     // The call went through the egress proxy to the model with the project's key.
     expect(model.requests.length).toBeGreaterThan(answered);
     expect(code, JSON.stringify(report.checks.filter((c) => c.status === "fail"))).toBe(0);

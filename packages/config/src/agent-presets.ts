@@ -99,6 +99,22 @@ export const AGENT_PRESETS: Readonly<Record<AgentKind, AgentPresetInfo>> = {
 /** Copilot's home inside the run's control dir (the worker reads its session files there). */
 export const COPILOT_HOME_DIR = ".copilot-home";
 
+/**
+ * The Gemini CLI's user settings (`~/.gemini/settings.json`), written into the run's private
+ * HOME by the preset's command:
+ * - `security.auth.selectedType`: the API key. Without it the CLI picks its auth from the
+ *   environment, and with GOOGLE_GEMINI_BASE_URL set that is its "gateway" type, which its
+ *   headless mode refuses ("Invalid auth method selected."); with it, GEMINI_API_KEY is used and
+ *   GOOGLE_GEMINI_BASE_URL still sets where requests go;
+ * - no usage statistics (they go to a Google logging host the sandbox does not allow) and no
+ *   update checks.
+ */
+export const GEMINI_SETTINGS = {
+  security: { auth: { selectedType: "gemini-api-key" } },
+  privacy: { usageStatisticsEnabled: false },
+  general: { enableAutoUpdate: false, enableAutoUpdateNotification: false },
+} as const;
+
 /** Seconds a preset gives the CLI after the transition to print its final usage. */
 export const PRESET_TRANSITION_LINGER_SECONDS = 20;
 
@@ -207,8 +223,22 @@ function presetCommand(kind: AgentKind, options: AgentPresetOptions): RunnerConf
       return {
         ...common,
         // Not a TTY: the prompt arrives on stdin; --yolo approves tool calls (no nested sandbox).
-        argv: [bin, "--yolo", "--output-format", "stream-json", "-m", model],
-        env: { GOOGLE_GEMINI_BASE_URL: baseUrl, GEMINI_SANDBOX: "false" },
+        // The shell writes GEMINI_SETTINGS into the run's private HOME first (see there).
+        argv: [
+          "/bin/sh",
+          "-c",
+          'mkdir -p "$HOME/.gemini" && printf "%s\\n" "$1" > "$HOME/.gemini/settings.json" && shift && exec "$0" "$@"',
+          bin,
+          JSON.stringify(GEMINI_SETTINGS),
+          "--yolo",
+          "--output-format",
+          "stream-json",
+          "-m",
+          model,
+        ],
+        // GEMINI_CLI_TRUST_WORKSPACE: the checkout is trusted (an untrusted folder turns --yolo
+        // back into approval prompts, which a headless run cannot answer).
+        env: { GOOGLE_GEMINI_BASE_URL: baseUrl, GEMINI_SANDBOX: "false", GEMINI_CLI_TRUST_WORKSPACE: "true" },
       };
     case "copilot":
       return {

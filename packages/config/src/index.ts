@@ -19,6 +19,7 @@ export {
   agentPresetConfig,
   allowHostOf,
   COPILOT_HOME_DIR,
+  GEMINI_SETTINGS,
   PRESET_TRANSITION_LINGER_SECONDS,
 } from "./agent-presets.ts";
 export { ConfigError, formatConfigIssue } from "./config-error.ts";

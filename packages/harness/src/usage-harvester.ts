@@ -9,9 +9,11 @@
  * - claude: `claude -p --output-format stream-json|json` ends with `{"type":"result",
  *   "total_cost_usd", "usage":{input_tokens, cache_creation_input_tokens,
  *   cache_read_input_tokens, output_tokens}}` (the last one wins);
- * - gemini: `--output-format stream-json` ends with `{"type":"result","stats":{input_tokens,
- *   output_tokens, cached…}}`; `--output-format json` prints `{"response","stats":{"models":
- *   {NAME:{"tokens":{prompt, candidates, cached, thoughts}}}}}` (summed over models);
+ * - gemini: `--output-format stream-json` ends with `{"type":"result","stats":{total_tokens,
+ *   input_tokens, output_tokens, cached…}}` where output_tokens leaves out thinking tokens
+ *   (billed as output) that only total_tokens holds; `--output-format json` prints
+ *   `{"response","stats":{"models":{NAME:{"tokens":{prompt, candidates, cached, thoughts}}}}}`
+ *   (summed over models);
  * - opencode: `--format json` `step_finish` parts with `tokens` and `cost` (summed);
  * - copilot: no usage on its output; its session file `session-state/ID/events.jsonl` (under
  *   `COPILOT_HOME`, which the preset points into the run's control dir) ends each session with
@@ -136,10 +138,12 @@ const gemini: Reader = (lines) => {
     const stats = record(event?.stats);
     if (!event || !stats) continue;
     if (event.type === "result") {
-      // stream-json: input_tokens is the whole prompt, cached included.
+      // stream-json: input_tokens is the whole prompt, cached included; total_tokens (the API's
+      // totalTokenCount) adds the thinking tokens to input and output.
+      const tokensIn = num(stats.input_tokens);
       found = {
-        tokensIn: num(stats.input_tokens),
-        tokensOut: num(stats.output_tokens),
+        tokensIn,
+        tokensOut: Math.max(num(stats.output_tokens), num(stats.total_tokens) - tokensIn),
         tokensCached: num(stats.cached),
         source: "gemini stream-json result",
       };

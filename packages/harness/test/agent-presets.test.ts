@@ -7,6 +7,7 @@ import {
   agentPresetConfig,
   COPILOT_HOME_DIR,
   createRedactor,
+  GEMINI_SETTINGS,
   parseRunnerConfig,
 } from "@overseer/config";
 import { afterEach, describe, expect, it } from "vitest";
@@ -60,7 +61,15 @@ async function runPreset(kind: AgentKind, options: { baseUrl?: string } = {}) {
     action: "execute",
     prompt_file: dirs.promptFile,
   });
-  const env = runEnv(dirs, { PATH: "/usr/bin:/bin", RECORD_DIR: record, ...config.env, ...config.secrets });
+  // A run's HOME is the sandbox's private home; here a temp dir stands in for it.
+  const home = makeTempDir();
+  const env = runEnv(dirs, {
+    PATH: "/usr/bin:/bin",
+    HOME: home,
+    RECORD_DIR: record,
+    ...config.env,
+    ...config.secrets,
+  });
   const result = await runHarness({
     argv,
     cwd: dirs.checkout,
@@ -82,6 +91,7 @@ async function runPreset(kind: AgentKind, options: { baseUrl?: string } = {}) {
   return {
     config,
     dirs,
+    home,
     argv: readFileSync(join(record, "argv"), "utf8").split("\0").slice(0, -1),
     stdin: readFileSync(join(record, "stdin"), "utf8"),
     env: recordedEnv as Record<string, string>,
@@ -99,16 +109,21 @@ describe("agent presets as a run starts them", () => {
     expect(existsSync("/tmp/pwned")).toBe(false);
   });
 
-  it("gemini: headless with --yolo and stream-json, the prompt on stdin, its own sandbox off", async () => {
-    const run = await runPreset("gemini");
+  it("gemini: headless with --yolo and stream-json, the prompt on stdin, its own sandbox off, API-key auth in its settings", async () => {
+    const run = await runPreset("gemini", { baseUrl: "http://10.0.0.7:8080" });
     expect(run.argv).toEqual(["--yolo", "--output-format", "stream-json", "-m", "model-gemini"]);
     expect(run.stdin).toBe(PROMPT);
     expect(run.env).toMatchObject({
       GEMINI_API_KEY: KEY,
       GEMINI_SANDBOX: "false",
-      GOOGLE_GEMINI_BASE_URL: "https://generativelanguage.googleapis.com",
+      GEMINI_CLI_TRUST_WORKSPACE: "true",
+      GOOGLE_GEMINI_BASE_URL: "http://10.0.0.7:8080",
     });
-    expect(run.config.network_allow_hosts).toEqual(["generativelanguage.googleapis.com"]);
+    // Written into the run's HOME before the CLI starts.
+    const settings = readFileSync(join(run.home, ".gemini", "settings.json"), "utf8");
+    expect(JSON.parse(settings)).toEqual(GEMINI_SETTINGS);
+    expect(run.config.network_allow_hosts).toEqual(["10.0.0.7:8080"]);
+    expect(agentPresetConfig("gemini").network_allow_hosts).toEqual(["generativelanguage.googleapis.com"]);
   });
 
   it("copilot: -p with the prompt from the prompt file, tools allowed, COPILOT_HOME in the control dir", async () => {

@@ -49,6 +49,19 @@ describe("usage from each CLI's recorded output", () => {
     });
   });
 
+  it("gemini: thinking tokens, only in stream-json's total_tokens, count as output", () => {
+    // The result line of @google/gemini-cli 0.61.0 after two responses, each reporting
+    // promptTokenCount 1000 (200 cached), candidatesTokenCount 50 and thoughtsTokenCount 30.
+    const result =
+      '{"type":"result","timestamp":"2026-12-01T08:48:17.562Z","status":"success","stats":{"total_tokens":2160,"input_tokens":2000,"output_tokens":100,"cached":400,"input":1600,"duration_ms":1510,"tool_calls":1,"models":{"mock-gemini":{"total_tokens":2160,"input_tokens":2000,"output_tokens":100,"cached":400,"input":1600}}}}';
+    expect(harvestUsage(result, "gemini")).toEqual({
+      tokensIn: 2000,
+      tokensOut: 100 + 60,
+      tokensCached: 400,
+      source: "gemini stream-json result",
+    });
+  });
+
   it("gemini: the pretty-printed per-model stats of --output-format json, summed over models", () => {
     expect(harvestUsage(`Loaded cached credentials.\n${fixture("gemini.json")}`, "gemini")).toEqual({
       tokensIn: 24939 + 1200,
