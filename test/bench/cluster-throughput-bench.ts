@@ -8,6 +8,7 @@ import { readFile } from "node:fs/promises";
 import { listProjects, loadProjectSnapshot, POSTGRES_NOTIFY_CHANNEL, sql } from "@overseer/db";
 import { ClusterFixture } from "../support/cluster-fixture.ts";
 import { type ServiceProcess, startService } from "../support/service-process.ts";
+import { benchCluster } from "./bench-cluster.ts";
 import { type Percentiles, percentiles } from "./stats.ts";
 
 /** The whole harness: one `sh` process, finishing with the bundled shell `overseer-agent`. */
@@ -50,11 +51,7 @@ export interface ThroughputResult {
 }
 
 export async function benchThroughput(options: ThroughputOptions): Promise<ThroughputResult> {
-  const cluster = await new ClusterFixture({
-    sandbox: options.sandbox,
-    leaseTtlMs: 15_000,
-    reconcileIntervalMs: 5000,
-  }).setup();
+  const cluster = await benchCluster(options.sandbox);
   const processes: ServiceProcess[] = [];
   try {
     const config = ClusterFixture.fakeRunnerConfig({ argv: TRIVIAL_HARNESS, timeout_seconds: 120 });

@@ -9,6 +9,7 @@ import { WorkerRegistry } from "@overseer/queue";
 import { ClusterFixture } from "../support/cluster-fixture.ts";
 import { type ServiceProcess, startService } from "../support/service-process.ts";
 import { waitFor } from "../support/wait-for.ts";
+import { benchCluster } from "./bench-cluster.ts";
 import { type Percentiles, percentiles } from "./stats.ts";
 
 export interface DeadWorkerResult {
@@ -21,11 +22,7 @@ export interface DeadWorkerResult {
 
 export async function benchDeadWorker(runs = 8): Promise<DeadWorkerResult> {
   const defaults = loadSettings({});
-  const cluster = await new ClusterFixture({
-    sandbox: "bwrap",
-    leaseTtlMs: 15_000,
-    reconcileIntervalMs: 5000,
-  }).setup();
+  const cluster = await benchCluster();
   const processes: ServiceProcess[] = [];
   try {
     const env = cluster.env();

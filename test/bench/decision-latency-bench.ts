@@ -4,9 +4,10 @@
  * coordinator, queue and a sandboxed worker.
  */
 import { createApiToken } from "@overseer/db";
-import { ClusterFixture } from "../support/cluster-fixture.ts";
-import { type ServiceProcess, startService } from "../support/service-process.ts";
+import { startGatewayProcess } from "../support/gateway-process.ts";
+import type { ServiceProcess } from "../support/service-process.ts";
 import { waitForState } from "../support/wait-for.ts";
+import { benchCluster } from "./bench-cluster.ts";
 import { type Percentiles, percentiles } from "./stats.ts";
 
 export interface DecisionLatencyResult {
@@ -18,11 +19,7 @@ export interface DecisionLatencyResult {
 }
 
 export async function benchDecisionLatency(decisions = 10): Promise<DecisionLatencyResult> {
-  const cluster = await new ClusterFixture({
-    sandbox: "bwrap",
-    leaseTtlMs: 15_000,
-    reconcileIntervalMs: 5000,
-  }).setup();
+  const cluster = await benchCluster();
   const processes: ServiceProcess[] = [];
   try {
     await cluster.startCoordinator();
@@ -50,23 +47,19 @@ export async function benchDecisionLatency(decisions = 10): Promise<DecisionLate
         120_000,
       );
     }
-    const gateway = startService("gateway", cluster.env({ OVERSEER_GATEWAY_PORT: "0", LOG_LEVEL: "info" }));
-    processes.push(gateway);
-    const port = await listeningPort(gateway);
+    const gateway = await startGatewayProcess(cluster.env({ LOG_LEVEL: "info" }));
+    processes.push(gateway.service);
     const { token } = await createApiToken(cluster.scratch.db, { name: "bench", scope: "operate" });
     const sentAt = new Map<string, number>();
     const http: number[] = [];
     for (const id of ids) {
       const t0 = Date.now();
       const started = performance.now();
-      const res = await fetch(
-        `http://127.0.0.1:${port}/api/projects/${id}/decisions/decision-S00-001.R1/resolve`,
-        {
-          method: "POST",
-          headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
-          body: JSON.stringify({ option_id: "postgres", note: "bench" }),
-        },
-      );
+      const res = await fetch(`${gateway.url}/api/projects/${id}/decisions/decision-S00-001.R1/resolve`, {
+        method: "POST",
+        headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
+        body: JSON.stringify({ option_id: "postgres", note: "bench" }),
+      });
       http.push(performance.now() - started);
       if (!res.ok) throw new Error(`resolve failed: HTTP ${res.status} ${await res.text()}`);
       sentAt.set(id, t0);
@@ -120,15 +113,4 @@ export async function benchDecisionLatency(decisions = 10): Promise<DecisionLate
     await Promise.all(processes.map((p) => p.kill("SIGTERM")));
     await cluster.teardown();
   }
-}
-
-async function listeningPort(gateway: ServiceProcess, timeoutMs = 30_000): Promise<number> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const match =
-      /"port":(\d+)/.exec(gateway.output()) ?? /listening on http:\/\/[^:]+:(\d+)/.exec(gateway.output());
-    if (match) return Number(match[1]);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`gateway did not report its port:\n${gateway.output()}`);
 }

@@ -13,12 +13,12 @@ import os from "node:os";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
-import { applyTransition, createApiToken, createProject, createScratchDatabase } from "@overseer/db";
+import { createApiToken, createScratchDatabase } from "@overseer/db";
 import { GATEWAY_DEFAULTS } from "@overseer/gateway";
-import { createRedis } from "@overseer/queue";
-import { importTasks, startProject, TransitionApplier } from "@overseer/transitions";
+import { createTestRedis, deleteRedisKeys, testRedisUrl } from "@overseer/test-support";
 import autocannon from "autocannon";
-import { type ServiceProcess, startService } from "../support/service-process.ts";
+import { type GatewayProcess, startGatewayProcess } from "../support/gateway-process.ts";
+import { claimNext, raisePendingCard, seedActiveProject } from "./bench-seed.ts";
 
 export interface GatewayBenchOptions {
   /** Gateway base URL, no trailing slash. */
@@ -83,63 +83,25 @@ export interface StatusBenchSetup {
 export async function runGatewayStatusBench(setup: StatusBenchSetup) {
   const scratch = await createScratchDatabase(undefined, "overseer_bench");
   const prefix = `gwbench-${randomBytes(4).toString("hex")}`;
-  const redisUrl = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
-  let gateway: ServiceProcess | null = null;
+  let gateway: GatewayProcess | null = null;
   try {
-    await createProject(scratch.db, {
-      id: "bench",
-      repo: "/tmp/none",
-      runnerConfig: {},
+    await seedActiveProject(scratch.db, "bench", setup.tasks, {
       objective: "Benchmark project",
       concurrency: 2,
     });
-    await importTasks(
-      new TransitionApplier({ db: scratch.db }),
-      "bench",
-      Array.from({ length: setup.tasks }, (_, i) => ({
-        id: `S00-${String(i + 1).padStart(4, "0")}`,
-        stage: "S00",
-        title: `Bench task ${i + 1}`,
-        body: "",
-        role: "general",
-        scope: ["**"],
-        prerequisites: [],
-        acceptance: [],
-        priority: 0,
-      })),
-    );
-    await startProject(new TransitionApplier({ db: scratch.db }), "bench");
     // Two pending cards and two queued runs: the status answer carries real content.
-    for (let i = 0; i < 2; i++) {
-      const claimed = await applyTransition(scratch.db, "bench", { kind: "claim" });
-      const run = claimed.changes.runs[0];
-      if (!run) continue;
-      await applyTransition(scratch.db, "bench", {
-        kind: "escalate",
-        runId: run.id,
-        reason: "Needs a decision",
-        needsUser: true,
-        question: "Which way?",
-        options: [
-          { id: "a", label: "A" },
-          { id: "b", label: "B" },
-        ],
-      });
-    }
-    await applyTransition(scratch.db, "bench", { kind: "claim" });
+    for (let i = 0; i < 2; i++) await raisePendingCard(scratch.db, "bench");
+    await claimNext(scratch.db, "bench");
     const { token } = await createApiToken(scratch.db, { name: "bench", scope: "read" });
 
-    gateway = startService("gateway", {
+    gateway = await startGatewayProcess({
       DATABASE_URL: scratch.url,
-      REDIS_URL: redisUrl,
+      REDIS_URL: testRedisUrl(),
       OVERSEER_QUEUE_PREFIX: prefix,
-      OVERSEER_GATEWAY_HOST: "127.0.0.1",
-      OVERSEER_GATEWAY_PORT: "0",
       LOG_LEVEL: setup.logLevel ?? "info",
     });
-    const port = await listeningPort(gateway, 30_000);
     const result = await benchGatewayStatus({
-      url: `http://127.0.0.1:${port}`,
+      url: gateway.url,
       token,
       durationSeconds: setup.durationSeconds,
       connections: setup.connections,
@@ -163,34 +125,11 @@ export async function runGatewayStatusBench(setup: StatusBenchSetup) {
       result,
     };
   } finally {
-    if (gateway) await gateway.kill("SIGTERM");
-    const redis = createRedis(redisUrl);
-    const keys = await redis.keys(`${prefix}:*`);
-    if (keys.length > 0) await redis.del(...keys);
+    if (gateway) await gateway.service.kill("SIGTERM");
+    const redis = createTestRedis();
+    await deleteRedisKeys(redis, prefix);
     redis.disconnect();
     await scratch.drop();
-  }
-}
-
-/** The port from the gateway's `gateway listening` log line, waiting on its output with a bound. */
-async function listeningPort(service: ServiceProcess, timeoutMs: number): Promise<number> {
-  const deadline = Date.now() + timeoutMs;
-  const stdout = service.child.stdout;
-  for (;;) {
-    const match = /"port":(\d+)[^\n]*"msg":"gateway listening"/.exec(service.output());
-    if (match) return Number(match[1]);
-    if (service.child.exitCode !== null)
-      throw new Error(`the gateway exited early:\n${service.output().slice(-2000)}`);
-    const left = deadline - Date.now();
-    if (left <= 0 || !stdout)
-      throw new Error(`the gateway did not listen within ${timeoutMs} ms:\n${service.output().slice(-2000)}`);
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, left);
-      stdout.once("data", () => {
-        clearTimeout(timer);
-        resolve();
-      });
-    });
   }
 }
 

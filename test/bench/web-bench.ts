@@ -12,11 +12,12 @@ import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { gzipSync } from "node:zlib";
-import { applyTransition, createApiToken, createProject, createScratchDatabase } from "@overseer/db";
-import { createRedis } from "@overseer/queue";
-import { importTasks, startProject, TransitionApplier } from "@overseer/transitions";
+import { createApiToken, createScratchDatabase } from "@overseer/db";
+import { createTestRedis, deleteRedisKeys, testRedisUrl } from "@overseer/test-support";
 import { chromium } from "playwright-core";
-import { REPO_ROOT, type ServiceProcess, startService } from "../support/service-process.ts";
+import { type GatewayProcess, startGatewayProcess } from "../support/gateway-process.ts";
+import { REPO_ROOT } from "../support/service-process.ts";
+import { claimNext, seedActiveProject } from "./bench-seed.ts";
 
 const { values: args } = parseArgs({
   options: {
@@ -44,66 +45,32 @@ async function bundleSize(): Promise<Record<string, number>> {
   return { files: files.length + 1, raw_bytes: raw, gzip_bytes: gzip };
 }
 
-async function listeningPort(service: ServiceProcess, timeoutMs: number): Promise<number> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const match = /"port":(\d+)[^\n]*"msg":"gateway listening"/.exec(service.output());
-    if (match) return Number(match[1]);
-    if (service.child.exitCode !== null || Date.now() > deadline)
-      throw new Error(`the gateway did not report its port:\n${service.output().slice(-2000)}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 const scratch = await createScratchDatabase(undefined, "overseer_webbench");
 const prefix = `webbench-${randomBytes(4).toString("hex")}`;
-const redisUrl = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
-let gateway: ServiceProcess | null = null;
+let gateway: GatewayProcess | null = null;
 const browser = await chromium.launch({
   executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
   args: ["--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu"],
 });
-const applier = new TransitionApplier({ db: scratch.db });
 try {
   const seedStart = performance.now();
   for (let p = 0; p < projects; p++) {
     const id = `bench-${String(p).padStart(3, "0")}`;
-    await createProject(scratch.db, {
-      id,
-      repo: "/tmp/none",
-      runnerConfig: {},
-      objective: `Bench project ${p}`,
-    });
-    await importTasks(
-      applier,
-      id,
-      Array.from({ length: perProject }, (_, i) => ({
-        id: `S00-${String(i + 1).padStart(4, "0")}`,
-        stage: "S00",
-        title: `Task ${i + 1}`,
-        body: "",
-        role: "general",
-        scope: ["**"],
-        prerequisites: [],
-        acceptance: [],
-        priority: 0,
-      })),
-    );
-    await startProject(applier, id);
-    if (p % 4 === 0) await applyTransition(scratch.db, id, { kind: "claim" });
+    await seedActiveProject(scratch.db, id, perProject, { objective: `Bench project ${p}` });
+    if (p % 4 === 0) await claimNext(scratch.db, id);
   }
   const seedMs = performance.now() - seedStart;
   const { token } = await createApiToken(scratch.db, { name: "webbench", scope: "read" });
-  gateway = startService("gateway", {
-    DATABASE_URL: scratch.url,
-    REDIS_URL: redisUrl,
-    OVERSEER_QUEUE_PREFIX: prefix,
-    OVERSEER_GATEWAY_HOST: "127.0.0.1",
-    OVERSEER_GATEWAY_PORT: "0",
-    LOG_LEVEL: "info",
-  });
-  const port = await listeningPort(gateway, 60_000);
-  const url = `http://127.0.0.1:${port}`;
+  gateway = await startGatewayProcess(
+    {
+      DATABASE_URL: scratch.url,
+      REDIS_URL: testRedisUrl(),
+      OVERSEER_QUEUE_PREFIX: prefix,
+      LOG_LEVEL: "info",
+    },
+    60_000,
+  );
+  const url = gateway.url;
 
   const apiTimes: number[] = [];
   for (let i = 0; i < loads; i++) {
@@ -149,10 +116,9 @@ try {
   await writeFile(path.join(dir, `web-${new Date().toISOString().replace(/[:.]/g, "-")}.json`), `${json}\n`);
 } finally {
   await browser.close();
-  if (gateway) await gateway.kill("SIGTERM");
-  const redis = createRedis(redisUrl);
-  const keys = await redis.keys(`${prefix}:*`);
-  if (keys.length > 0) await redis.del(...keys);
+  if (gateway) await gateway.service.kill("SIGTERM");
+  const redis = createTestRedis();
+  await deleteRedisKeys(redis, prefix);
   redis.disconnect();
   await scratch.drop();
 }
