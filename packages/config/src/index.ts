@@ -41,6 +41,7 @@ export {
   runnerConfigSecretValues,
 } from "./runner-config-schema.ts";
 export { ALWAYS_EXEMPT_GLOBS, createScopeMatcher } from "./scope-matcher.ts";
+export { runUntilSignalled, type ServiceLifecycleOptions } from "./service-lifecycle.ts";
 export {
   LOG_LEVELS,
   type LogLevel,

@@ -4,8 +4,7 @@
  * leases are released so another replica takes over at once.
  */
 import { setTimeout as delay } from "node:timers/promises";
-import { createLogger, loadSettingsOrExit } from "@overseer/config";
-import { healthFilePath, startHeartbeatFile } from "@overseer/config/heartbeat-file";
+import { createLogger, loadSettingsOrExit, runUntilSignalled } from "@overseer/config";
 import { connectDatabase, ensureDatabaseExists, migrateToLatest } from "@overseer/db";
 import { createRedis, LiveChannel, RunQueues } from "@overseer/queue";
 import { Coordinator } from "./coordinator.ts";
@@ -38,26 +37,17 @@ const coordinator = new Coordinator(
   },
 );
 await coordinator.start();
-// Liveness for container health checks (`node dist/healthcheck.js coordinator`).
-const heartbeatFile = startHeartbeatFile({
-  file: healthFilePath("coordinator"),
+// Liveness for container health checks, then a graceful stop on SIGTERM/SIGINT.
+runUntilSignalled({
   service: "coordinator",
-  intervalMs: settings.heartbeatIntervalMs,
+  heartbeatIntervalMs: settings.heartbeatIntervalMs,
+  logger,
+  stop: () => coordinator.stop(),
+  release: async () => {
+    await queues.close();
+    redis.disconnect();
+    workerConnection.disconnect();
+    // Bounded: a pool close can wait on a query that started as the signal arrived.
+    await Promise.race([database.close(), delay(5000)]);
+  },
 });
-
-let stopping = false;
-async function shutdown(signal: string): Promise<void> {
-  if (stopping) return;
-  stopping = true;
-  logger.info({ signal }, "shutting down");
-  await coordinator.stop();
-  heartbeatFile.stop();
-  await queues.close();
-  redis.disconnect();
-  workerConnection.disconnect();
-  // Bounded: a pool close can wait on a query that started as the signal arrived.
-  await Promise.race([database.close(), delay(5000)]);
-  process.exit(0);
-}
-process.on("SIGTERM", () => void shutdown("SIGTERM"));
-process.on("SIGINT", () => void shutdown("SIGINT"));

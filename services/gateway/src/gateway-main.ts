@@ -6,8 +6,7 @@
  */
 import path from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
-import { createLogger, loadSettings } from "@overseer/config";
-import { healthFilePath, startHeartbeatFile } from "@overseer/config/heartbeat-file";
+import { createLogger, loadSettings, runUntilSignalled } from "@overseer/config";
 import { connectDatabase, ensureDatabaseExists, migrateToLatest } from "@overseer/db";
 import { createRedis, LiveChannel, RunQueues, WorkerRegistry } from "@overseer/queue";
 import { startGateway } from "./gateway-server.ts";
@@ -44,24 +43,15 @@ const gateway = await startGateway(
   },
 );
 
-// Liveness without a token (`node dist/healthcheck.js gateway`); /readyz also checks Postgres and Redis.
-const heartbeatFile = startHeartbeatFile({
-  file: healthFilePath("gateway"),
+// Liveness without a token (/readyz also checks Postgres and Redis), then a graceful stop on SIGTERM/SIGINT.
+runUntilSignalled({
   service: "gateway",
-  intervalMs: settings.heartbeatIntervalMs,
+  heartbeatIntervalMs: settings.heartbeatIntervalMs,
+  logger,
+  stop: () => gateway.close(),
+  release: async () => {
+    // Bounded: a pool that cannot end cleanly must not keep the process alive.
+    await Promise.race([Promise.all([queues.close(), database.close()]), delay(5000)]);
+    redis.disconnect();
+  },
 });
-
-let stopping = false;
-async function shutdown(signal: string): Promise<void> {
-  if (stopping) return;
-  stopping = true;
-  logger.info({ signal }, "shutting down");
-  await gateway.close();
-  heartbeatFile.stop();
-  // Bounded: a pool that cannot end cleanly must not keep the process alive.
-  await Promise.race([Promise.all([queues.close(), database.close()]), delay(5000)]);
-  redis.disconnect();
-  process.exit(0);
-}
-process.on("SIGTERM", () => void shutdown("SIGTERM"));
-process.on("SIGINT", () => void shutdown("SIGINT"));

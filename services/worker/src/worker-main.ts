@@ -4,8 +4,7 @@
  * sandbox unless OVERSEER_SANDBOX=none and OVERSEER_SANDBOX_UNSAFE_NONE=1 are both set.
  */
 import { mkdir } from "node:fs/promises";
-import { createLogger, loadSettingsOrExit } from "@overseer/config";
-import { healthFilePath, startHeartbeatFile } from "@overseer/config/heartbeat-file";
+import { createLogger, loadSettingsOrExit, runUntilSignalled } from "@overseer/config";
 import { createRedis, LiveChannel, RunQueues, WorkerRegistry } from "@overseer/queue";
 import { createSandboxDriver, detectSandboxHost, type SandboxDriver } from "@overseer/sandbox";
 import { type Cidr, parseCidr } from "@overseer/sandbox/egress-host-rule";
@@ -112,26 +111,15 @@ const service = new WorkerService(
   },
 );
 await service.start();
-// Liveness for container health checks (`node dist/healthcheck.js worker`); kept up while draining.
-const heartbeatFile = startHeartbeatFile({
-  file: healthFilePath("worker"),
+// Liveness for container health checks, kept up while draining; a graceful stop on SIGTERM/SIGINT.
+runUntilSignalled({
   service: "worker",
-  intervalMs: settings.heartbeatIntervalMs,
+  heartbeatIntervalMs: settings.heartbeatIntervalMs,
+  logger,
+  stop: async () => {
+    await service.stop();
+    await driver.dispose();
+  },
+  // A second signal ends the drain: running runs are aborted and handed back now.
+  onSignalWhileStopping: () => service.handBackNow(),
 });
-
-let stopping = false;
-async function shutdown(signal: string): Promise<void> {
-  if (stopping) {
-    // A second signal ends the drain: running runs are aborted and handed back now.
-    service.handBackNow();
-    return;
-  }
-  stopping = true;
-  logger.info({ signal }, "shutting down");
-  await service.stop();
-  await driver.dispose();
-  heartbeatFile.stop();
-  process.exit(0);
-}
-process.on("SIGTERM", () => void shutdown("SIGTERM"));
-process.on("SIGINT", () => void shutdown("SIGINT"));
