@@ -237,8 +237,15 @@ function presetCommand(kind: AgentKind, options: AgentPresetOptions): RunnerConf
           model,
         ],
         // GEMINI_CLI_TRUST_WORKSPACE: the checkout is trusted (an untrusted folder turns --yolo
-        // back into approval prompts, which a headless run cannot answer).
-        env: { GOOGLE_GEMINI_BASE_URL: baseUrl, GEMINI_SANDBOX: "false", GEMINI_CLI_TRUST_WORKSPACE: "true" },
+        // back into approval prompts, which a headless run cannot answer). GEMINI_CLI_NO_RELAUNCH:
+        // no second Node process whose heap is sized to half the HOST's memory (the sandbox's
+        // memory_mb is the cap that counts), one CLI start fewer per run.
+        env: {
+          GOOGLE_GEMINI_BASE_URL: baseUrl,
+          GEMINI_SANDBOX: "false",
+          GEMINI_CLI_TRUST_WORKSPACE: "true",
+          GEMINI_CLI_NO_RELAUNCH: "true",
+        },
       };
     case "copilot":
       return {

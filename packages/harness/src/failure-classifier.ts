@@ -36,6 +36,8 @@ const AUTH_FAILURE_SHAPES = new RegExp(
     // Google AI: "API key not valid. Please pass a valid API key." / reason API_KEY_INVALID
     String.raw`"reason"\s*:\s*"API_KEY_INVALID"`,
     String.raw`API key not valid\. Please pass a valid API key`,
+    // Gemini CLI without its key: "When using Gemini API, you must specify the GEMINI_API_KEY …"
+    "When using Gemini API, you must specify the GEMINI_API_KEY environment variable",
     // Codex: "unexpected status 401 Unauthorized: …", "exceeded retry limit, last status: 401 Unauthorized"
     "(?:unexpected status|last status:) 401 Unauthorized",
     // Claude Code: "API Error: 401 {…}", "Invalid API key · Please run /login"

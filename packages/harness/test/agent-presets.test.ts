@@ -117,6 +117,7 @@ describe("agent presets as a run starts them", () => {
       GEMINI_API_KEY: KEY,
       GEMINI_SANDBOX: "false",
       GEMINI_CLI_TRUST_WORKSPACE: "true",
+      GEMINI_CLI_NO_RELAUNCH: "true",
       GOOGLE_GEMINI_BASE_URL: "http://10.0.0.7:8080",
     });
     // Written into the run's HOME before the CLI starts.

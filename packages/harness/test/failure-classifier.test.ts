@@ -46,6 +46,10 @@ describe("classifyFailure: credentials refused", () => {
       '{"error":{"message":"Incorrect API key provided: sk-****1234.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}',
     "gemini body":
       '[API Error: {"error":{"code":400,"message":"API key not valid. Please pass a valid API key.","status":"INVALID_ARGUMENT","details":[{"reason":"API_KEY_INVALID"}]}}]',
+    "gemini stream-json result":
+      '{"type":"result","status":"error","error":{"type":"unknown","message":"[API Error: {\\"error\\":{\\"code\\":400,\\"message\\":\\"API key not valid. Please pass a valid API key.\\"}}]"}}',
+    "gemini without its key":
+      "When using Gemini API, you must specify the GEMINI_API_KEY environment variable.",
     opencode: "Error: ProviderAuthError: the provider openai refused the credentials",
     copilot: "Error: No authentication information found.",
   };
@@ -65,6 +69,7 @@ describe("classifyFailure: credentials refused", () => {
     "a test named after keys": "  ✗ rejects an invalid api key with 401",
     "a count": "Processed 401 files, 0 errors",
     "curl output": "HTTP/1.1 401 Unauthorized",
+    "a setup note": "You must specify the GEMINI_API_KEY environment variable to run the e2e tests",
   };
   for (const [name, line] of Object.entries(ordinary)) {
     it(`does not take ${name} for a refusal`, () => {
