@@ -10,7 +10,7 @@ import { execa } from "execa";
  * package version, reused between runs. They are never dependencies of the repository.
  */
 export interface PinnedAgent {
-  kind: "codex" | "claude" | "gemini";
+  kind: "codex" | "claude" | "gemini" | "copilot";
   npmPackage: string;
   version: string;
   bin: string;
@@ -20,7 +20,19 @@ export const PINNED_AGENTS: readonly PinnedAgent[] = [
   { kind: "codex", npmPackage: "@openai/codex", version: "0.171.0", bin: "codex" },
   { kind: "claude", npmPackage: "@anthropic-ai/claude-code", version: "2.1.332", bin: "claude" },
   { kind: "gemini", npmPackage: "@google/gemini-cli", version: "0.61.0", bin: "gemini" },
+  { kind: "copilot", npmPackage: "@github/copilot", version: "1.0.102", bin: "copilot" },
 ];
+
+/** The pinned agents a run drives: those named in `OVERSEER_AGENTS` (comma-separated), else all. */
+export function selectedAgents(
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): PinnedAgent[] {
+  const names =
+    env.OVERSEER_AGENTS?.split(",")
+      .map((name) => name.trim())
+      .filter(Boolean) ?? [];
+  return PINNED_AGENTS.filter((agent) => names.length === 0 || names.includes(agent.kind));
+}
 
 export interface InstalledAgent extends PinnedAgent {
   /** npm prefix holding the install (bound read-only into the sandbox). */

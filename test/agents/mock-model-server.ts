@@ -1,13 +1,16 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { COPILOT_BASE_PATH, copilotTurn } from "./mock-copilot-api.ts";
 import { answerGemini, geminiMethod } from "./mock-gemini-protocol.ts";
 
 /**
- * A scripted MODEL for the real-CLI suite: the only test double in it. It speaks the two wire
+ * A scripted MODEL for the real-CLI suite: the only test double in it. It speaks the wire
  * protocols the CLIs use, streaming as they require:
  * - OpenAI Responses API (`POST /v1/responses`, server-sent events) for Codex;
  * - Anthropic Messages API (`POST /v1/messages`, server-sent events) for Claude Code;
  * - Gemini API (`POST /v1beta/models/MODEL:streamGenerateContent`, server-sent events) for the
- *   Gemini CLI (mock-gemini-protocol.ts).
+ *   Gemini CLI (mock-gemini-protocol.ts);
+ * - Copilot CLI's bring-your-own-key provider (Responses API under `/copilot/v1`), in
+ *   mock-copilot-api.ts.
  *
  * Every conversation goes the same way: the first turn calls the CLI's shell tool with
  * {@link AGENT_SCRIPT} (work + `overseer-agent`), the turn after the tool result answers
@@ -72,6 +75,11 @@ export class MockModelServer {
       req.headers["x-goog-api-key"]) as string | undefined;
     const record = (answered: MockModelRequest["answered"]) =>
       this.requests.push({ path, answered, authorization });
+    if (req.method === "POST" && path === `${COPILOT_BASE_PATH}/responses`) {
+      const turn = copilotTurn(body, AGENT_SCRIPT, RESPONSE_USAGE);
+      record(turn.answered);
+      return sendSse(res, turn.events);
+    }
     if (req.method === "POST" && path.endsWith("/responses")) {
       const answered = responsesTurn(body);
       record(answered);

@@ -1,11 +1,12 @@
 import { runCli } from "@overseer/cli";
-import { AGENT_PRESETS, agentPresetConfig, parseRunnerConfig } from "@overseer/config";
+import { agentPresetConfig, parseRunnerConfig, presetKeyEnv } from "@overseer/config";
 import { runGit } from "@overseer/git";
 import { type Cidr, parseCidr } from "@overseer/sandbox/egress-host-rule";
 import { startProject, TransitionApplier } from "@overseer/transitions";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ClusterFixture } from "../support/cluster-fixture.ts";
-import { ensureAgent, type InstalledAgent, PINNED_AGENTS } from "./agent-install.ts";
+import { ensureAgent, type InstalledAgent, selectedAgents } from "./agent-install.ts";
+import { COPILOT_BASE_PATH } from "./mock-copilot-api.ts";
 import { MockModelServer } from "./mock-model-server.ts";
 
 /**
@@ -27,7 +28,11 @@ const USAGE_SOURCE: Record<string, string> = {
   codex: "codex --json turn.completed",
   claude: "claude stream-json result",
   gemini: "gemini stream-json result",
+  copilot: "copilot session-state events.jsonl",
 };
+/** Where each CLI's API is on the mock (its `--base-url`); `--base-url` selects Copilot's
+ * bring-your-own-key provider (mock-copilot-api.ts). */
+const BASE_PATH: Record<string, string> = { codex: "/v1", copilot: COPILOT_BASE_PATH };
 const PRICE = { input_usd_per_mtok: 10, output_usd_per_mtok: 30, cached_input_usd_per_mtok: 1 };
 
 let model: MockModelServer;
@@ -35,7 +40,7 @@ let cluster: ClusterFixture;
 const installed = new Map<string, InstalledAgent>();
 
 beforeAll(async () => {
-  for (const agent of PINNED_AGENTS) {
+  for (const agent of selectedAgents()) {
     const result = await ensureAgent(agent);
     installed.set(agent.kind, result);
     timings[agent.kind] = { installMs: result.installMs, cached: result.cached };
@@ -57,7 +62,7 @@ afterAll(async () => {
 function runnerConfigFor(agent: InstalledAgent, extra: Record<string, unknown> = {}) {
   const preset = agentPresetConfig(agent.kind, {
     model: `mock-${agent.kind}`,
-    baseUrl: agent.kind === "codex" ? `${model.origin}/v1` : model.origin,
+    baseUrl: `${model.origin}${BASE_PATH[agent.kind] ?? ""}`,
     bin: agent.binPath,
     apiKey: `sk-mock-${agent.kind}-0123456789`,
   });
@@ -107,7 +112,7 @@ async function describeProject(projectId: string): Promise<string> {
   return JSON.stringify({ project, tasks, events: events.slice(-8) }, null, 1).slice(0, 6000);
 }
 
-describe.each(PINNED_AGENTS.map((a) => [a.kind] as const))("real agent CLI: %s", (kind) => {
+describe.each(selectedAgents().map((a) => [a.kind] as const))("real agent CLI: %s", (kind) => {
   it("executes, is reviewed by a fresh agent, lands, and its usage is counted", async () => {
     const agent = installed.get(kind) as InstalledAgent;
     const projectId = `real-${kind}`;
@@ -229,7 +234,9 @@ describe.each(PINNED_AGENTS.map((a) => [a.kind] as const))("real agent CLI: %s",
       ["model call", "ok"],
     ]);
     expect(probes[0]?.detail).toContain(agent.version);
-    expect(probes[1]?.detail).toBe(`set inside the sandbox: ${AGENT_PRESETS[kind].keyEnv}`);
+    expect(probes[1]?.detail).toBe(
+      `set inside the sandbox: ${presetKeyEnv(kind, `${model.origin}${BASE_PATH[kind] ?? ""}`)}`,
+    );
     // The call went through the egress proxy to the model with the project's key.
     expect(model.requests.length).toBeGreaterThan(answered);
     expect(code, JSON.stringify(report.checks.filter((c) => c.status === "fail"))).toBe(0);

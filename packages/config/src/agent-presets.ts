@@ -34,6 +34,13 @@ export interface AgentPresetInfo {
   bin: string;
   /** Secret variable holding the API key. */
   keyEnv: string;
+  /**
+   * Secret variable holding the key when `--base-url` names a gateway that the CLI reaches
+   * instead of its vendor's sign-in (Copilot's bring-your-own-key provider). Default: `keyEnv`.
+   */
+  gatewayKeyEnv?: string;
+  /** Variable of the preset's `env` that names that gateway (so a config says which key it uses). */
+  gatewayBaseUrlEnv?: string;
   defaultModel: string;
   defaultBaseUrl: string;
   /** Hosts the CLI needs besides the API host (none for most). */
@@ -88,13 +95,31 @@ export const AGENT_PRESETS: Readonly<Record<AgentKind, AgentPresetInfo>> = {
     npmPackage: "@github/copilot",
     bin: "copilot",
     keyEnv: "COPILOT_GITHUB_TOKEN",
+    gatewayKeyEnv: "COPILOT_PROVIDER_API_KEY",
+    gatewayBaseUrlEnv: "COPILOT_PROVIDER_BASE_URL",
     defaultModel: "gpt-5",
     defaultBaseUrl: "https://api.githubcopilot.com",
-    extraHosts: ["api.github.com"],
+    // The token is checked at api.github.com (copilot_internal/user), which names the plan's
+    // model endpoint: api.githubcopilot.com or a subdomain (api.individual., api.business., …).
+    extraHosts: ["api.github.com", "*.githubcopilot.com"],
     usage:
       "its session file session-state/ID/events.jsonl (session.shutdown model metrics), kept in the run's control dir",
   },
 };
+
+/** The secret variable a preset's key goes in: the gateway's when `baseUrl` names one. */
+export function presetKeyEnv(kind: AgentKind, baseUrl?: string): string {
+  const info = AGENT_PRESETS[kind];
+  return baseUrl !== undefined && info.gatewayKeyEnv ? info.gatewayKeyEnv : info.keyEnv;
+}
+
+/** The key variable a runner config of `kind` authenticates with, judged from its `env`. */
+export function configKeyEnv(kind: AgentKind, env: Readonly<Record<string, string>>): string {
+  const info = AGENT_PRESETS[kind];
+  return info.gatewayBaseUrlEnv && env[info.gatewayBaseUrlEnv] !== undefined
+    ? presetKeyEnv(kind, env[info.gatewayBaseUrlEnv])
+    : info.keyEnv;
+}
 
 /** Copilot's home inside the run's control dir (the worker reads its session files there). */
 export const COPILOT_HOME_DIR = ".copilot-home";
@@ -152,12 +177,14 @@ function presetCommand(kind: AgentKind, options: AgentPresetOptions): RunnerConf
   const model = options.model ?? info.defaultModel;
   const baseUrl = options.baseUrl ?? info.defaultBaseUrl;
   const bin = options.bin ?? info.bin;
-  const key = options.apiKey ?? options.env?.[info.keyEnv];
-  const hosts = [allowHostOf(baseUrl), ...info.extraHosts];
+  const keyEnv = presetKeyEnv(kind, options.baseUrl);
+  const gateway = keyEnv !== info.keyEnv;
+  const key = options.apiKey ?? options.env?.[keyEnv];
+  const hosts = [allowHostOf(baseUrl), ...(gateway ? [] : info.extraHosts)];
   const common = {
     agent: kind,
     model,
-    secrets: key ? { [info.keyEnv]: key } : {},
+    secrets: key ? { [keyEnv]: key } : {},
     network_allow_hosts: [...new Set(hosts)],
     transition_linger_seconds: PRESET_TRANSITION_LINGER_SECONDS,
   } satisfies RunnerConfigInput;
@@ -250,17 +277,31 @@ function presetCommand(kind: AgentKind, options: AgentPresetOptions): RunnerConf
     case "copilot":
       return {
         ...common,
-        // `-p` takes the prompt as an argument: read from the prompt file. Copilot prints no
-        // usage; its session file does, so COPILOT_HOME sits in the run's control dir (a dot
-        // directory, never taken for a transition) where the worker reads it after the run.
+        // Not a TTY: the prompt arrives on stdin (no argument-length limit). --allow-all turns
+        // off Copilot's tool, path and URL approvals (the sandbox is the boundary), --no-ask-user
+        // keeps it from waiting for answers, and the key is hidden from the shells it starts.
+        // Copilot prints no token usage; its session file does, so COPILOT_HOME sits in the
+        // run's control dir (a dot directory, never taken for a transition) where the worker
+        // reads it after the run.
         argv: [
           "/bin/sh",
           "-c",
-          `COPILOT_HOME="$OVERSEER_CONTROL_DIR/${COPILOT_HOME_DIR}" exec "$0" --allow-all-tools --model "$1" -p "$(cat "$2")"`,
+          `COPILOT_HOME="$OVERSEER_CONTROL_DIR/${COPILOT_HOME_DIR}" exec "$0" --allow-all --no-ask-user --no-auto-update --disable-client-telemetry --secret-env-vars="$1" --model "$2"`,
           bin,
+          keyEnv,
           model,
-          "{prompt_file}",
         ],
+        // With --base-url: Copilot's bring-your-own-key provider (an OpenAI-compatible gateway
+        // speaking the Responses API), offline from GitHub (no sign-in, telemetry or updates).
+        env: gateway
+          ? {
+              COPILOT_PROVIDER_BASE_URL: baseUrl,
+              COPILOT_PROVIDER_TYPE: "openai",
+              COPILOT_PROVIDER_WIRE_API: "responses",
+              COPILOT_OFFLINE: "true",
+              COPILOT_AUTO_UPDATE: "false",
+            }
+          : { COPILOT_AUTO_UPDATE: "false" },
       };
   }
 }

@@ -19,8 +19,10 @@ export {
   agentPresetConfig,
   allowHostOf,
   COPILOT_HOME_DIR,
+  configKeyEnv,
   GEMINI_SETTINGS,
   PRESET_TRANSITION_LINGER_SECONDS,
+  presetKeyEnv,
 } from "./agent-presets.ts";
 export { ConfigError, formatConfigIssue } from "./config-error.ts";
 export { findGlobProblem, SCOPE_GLOB_OPTIONS } from "./glob-validator.ts";

@@ -6,6 +6,7 @@ import {
   type AgentKind,
   agentPresetConfig,
   COPILOT_HOME_DIR,
+  configKeyEnv,
   createRedactor,
   GEMINI_SETTINGS,
   parseRunnerConfig,
@@ -127,12 +128,51 @@ describe("agent presets as a run starts them", () => {
     expect(agentPresetConfig("gemini").network_allow_hosts).toEqual(["generativelanguage.googleapis.com"]);
   });
 
-  it("copilot: -p with the prompt from the prompt file, tools allowed, COPILOT_HOME in the control dir", async () => {
+  it("copilot: headless with every approval off, the prompt on stdin, COPILOT_HOME in the control dir", async () => {
     const run = await runPreset("copilot");
-    expect(run.argv).toEqual(["--allow-all-tools", "--model", "model-copilot", "-p", PROMPT.trimEnd()]);
+    expect(run.argv).toEqual([
+      "--allow-all",
+      "--no-ask-user",
+      "--no-auto-update",
+      "--disable-client-telemetry",
+      "--secret-env-vars=COPILOT_GITHUB_TOKEN",
+      "--model",
+      "model-copilot",
+    ]);
+    expect(run.stdin).toBe(PROMPT);
     expect(run.env.COPILOT_GITHUB_TOKEN).toBe(KEY);
+    expect(run.env.COPILOT_AUTO_UPDATE).toBe("false");
+    expect(run.env.COPILOT_PROVIDER_BASE_URL).toBeUndefined();
     expect(run.env.COPILOT_HOME).toBe(join(run.dirs.control, COPILOT_HOME_DIR));
-    expect(run.config.network_allow_hosts).toEqual(["api.githubcopilot.com", "api.github.com"]);
+    expect(run.config.network_allow_hosts).toEqual([
+      "api.githubcopilot.com",
+      "api.github.com",
+      "*.githubcopilot.com",
+    ]);
+    expect(configKeyEnv("copilot", run.config.env)).toBe("COPILOT_GITHUB_TOKEN");
+  });
+
+  it("copilot with --base-url: its bring-your-own-key provider, offline from GitHub", async () => {
+    const run = await runPreset("copilot", { baseUrl: "https://llm.corp.example:8443/v1" });
+    expect(run.argv).toContain("--secret-env-vars=COPILOT_PROVIDER_API_KEY");
+    expect(run.env).toMatchObject({
+      COPILOT_PROVIDER_BASE_URL: "https://llm.corp.example:8443/v1",
+      COPILOT_PROVIDER_TYPE: "openai",
+      COPILOT_PROVIDER_WIRE_API: "responses",
+      COPILOT_PROVIDER_API_KEY: KEY,
+      COPILOT_OFFLINE: "true",
+    });
+    expect(run.env.COPILOT_GITHUB_TOKEN).toBeUndefined();
+    expect(run.config.secrets).toEqual({ COPILOT_PROVIDER_API_KEY: KEY });
+    // No GitHub host: only the gateway is reachable.
+    expect(run.config.network_allow_hosts).toEqual(["llm.corp.example:8443"]);
+    expect(configKeyEnv("copilot", run.config.env)).toBe("COPILOT_PROVIDER_API_KEY");
+    expect(
+      agentPresetConfig("copilot", {
+        baseUrl: "https://llm.corp.example/v1",
+        env: { COPILOT_PROVIDER_API_KEY: "from-env", COPILOT_GITHUB_TOKEN: "ghu-unused" },
+      }).secrets,
+    ).toEqual({ COPILOT_PROVIDER_API_KEY: "from-env" });
   });
 
   it("codex and claude: the prompt on stdin, their own sandboxes bypassed", async () => {

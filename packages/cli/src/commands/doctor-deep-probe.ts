@@ -5,6 +5,7 @@ import {
   AGENT_PRESETS,
   type AgentKind,
   commandForRole,
+  configKeyEnv,
   createRedactor,
   type RunnerConfig,
   type ServiceSettings,
@@ -73,7 +74,7 @@ export function cliOf(argv: readonly string[]): string {
 export function authVariableNames(config: RunnerConfig): string[] {
   const names = new Set(Object.keys(config.secrets));
   const kind = config.agent as AgentKind | null;
-  if (kind && AGENT_PRESETS[kind]) names.add(AGENT_PRESETS[kind].keyEnv);
+  if (kind && AGENT_PRESETS[kind]) names.add(configKeyEnv(kind, config.env));
   return [...names].sort();
 }
 

@@ -3,7 +3,6 @@ import { tmpdir } from "node:os";
 import { dirname, resolve } from "node:path";
 import {
   AGENT_KINDS,
-  AGENT_PRESETS,
   type AgentKind,
   agentPresetConfig,
   ConfigError,
@@ -12,6 +11,7 @@ import {
   loadRunnerConfigFile,
   parseRunnerConfig,
   parseStructuredText,
+  presetKeyEnv,
   type RunnerConfig,
   type RunnerConfigInput,
 } from "@overseer/config";
@@ -154,7 +154,6 @@ async function buildConfig(
   if (!(AGENT_KINDS as readonly string[]).includes(sources.agent))
     throw new UsageError(`--agent must be one of ${AGENT_KINDS.join(", ")}, received "${sources.agent}".`);
   const kind = sources.agent as AgentKind;
-  const info = AGENT_PRESETS[kind];
   let preset: RunnerConfigInput;
   try {
     preset = agentPresetConfig(kind, {
@@ -170,9 +169,10 @@ async function buildConfig(
     const install = await installRootOf(sources.agentBin);
     if (install !== null) preset.sandbox = { ...preset.sandbox, read_only_paths: [install] };
   }
+  const keyEnv = presetKeyEnv(kind, sources.baseUrl);
   if (!preset.secrets || Object.keys(preset.secrets).length === 0)
     io.err(
-      `warning: ${info.keyEnv} is not set in this environment, so the project has no API key; set it and rerun with --update, or add secrets.${info.keyEnv} to --config.`,
+      `warning: ${keyEnv} is not set in this environment, so the project has no API key; set it and rerun with --update, or add secrets.${keyEnv} to --config.`,
     );
   const fromFile = sources.config ? await readRawConfig(sources.config) : {};
   return parseRunnerConfig(
