@@ -535,19 +535,15 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): ServiceSetti
 /** Relationships between variables, checked only when both sides parsed. */
 function crossCheck(values: Record<string, unknown>, env: NodeJS.ProcessEnv): ConfigIssue[] {
   const issues: ConfigIssue[] = [];
-  const { heartbeatIntervalMs, leaseTtlMs, sandbox, sandboxUnsafeNone, workerLockMs, workerLockRenewMs } =
-    values;
-  if (
-    typeof heartbeatIntervalMs === "number" &&
-    typeof leaseTtlMs === "number" &&
-    heartbeatIntervalMs >= leaseTtlMs
-  ) {
-    issues.push({
-      path: SPECS.heartbeatIntervalMs.name,
-      expected: `an interval below OVERSEER_LEASE_TTL_MS (${leaseTtlMs}) so a live owner renews before its lease expires`,
-      received: String(heartbeatIntervalMs),
-    });
-  }
+  const { sandbox, sandboxUnsafeNone } = values;
+  issues.push(
+    ...intervalBelow(
+      values,
+      "heartbeatIntervalMs",
+      "leaseTtlMs",
+      "so a live owner renews before its lease expires",
+    ),
+  );
   const { maxOutputBytes, liveLogEntries } = values;
   if (
     typeof maxOutputBytes === "number" &&
@@ -560,17 +556,14 @@ function crossCheck(values: Record<string, unknown>, env: NodeJS.ProcessEnv): Co
       received: String(liveLogEntries),
     });
   }
-  if (
-    typeof workerLockMs === "number" &&
-    typeof workerLockRenewMs === "number" &&
-    workerLockRenewMs >= workerLockMs
-  ) {
-    issues.push({
-      path: SPECS.workerLockRenewMs.name,
-      expected: `an interval below OVERSEER_WORKER_LOCK_MS (${workerLockMs}) so a live worker renews its job locks before they lapse`,
-      received: String(workerLockRenewMs),
-    });
-  }
+  issues.push(
+    ...intervalBelow(
+      values,
+      "workerLockRenewMs",
+      "workerLockMs",
+      "so a live worker renews its job locks before they lapse",
+    ),
+  );
   if (sandbox === "none" && sandboxUnsafeNone === false) {
     issues.push({
       path: SPECS.sandbox.name,
@@ -580,6 +573,25 @@ function crossCheck(values: Record<string, unknown>, env: NodeJS.ProcessEnv): Co
     });
   }
   return issues;
+}
+
+/** A renewal interval (`shorter`) must stay below the lifetime it renews (`longer`). */
+function intervalBelow(
+  values: Record<string, unknown>,
+  shorter: keyof ServiceSettings,
+  longer: keyof ServiceSettings,
+  why: string,
+): ConfigIssue[] {
+  const interval = values[shorter];
+  const lifetime = values[longer];
+  if (typeof interval !== "number" || typeof lifetime !== "number" || interval < lifetime) return [];
+  return [
+    {
+      path: SPECS[shorter].name,
+      expected: `an interval below ${SPECS[longer].name} (${lifetime}) ${why}`,
+      received: String(interval),
+    },
+  ];
 }
 
 function normalizeRaw(value: string | undefined): string | undefined {
