@@ -1,38 +1,15 @@
 import { getTask, listEvents } from "@overseer/db";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   card,
-  createGatewayFixture,
-  type GatewayFixture,
   raiseQuestion,
   seedProject,
-  stateSignature,
+  statusWhen,
+  useGatewayFixture,
 } from "./support/gateway-fixture.ts";
+import { stateSignature } from "./support/state-signature.ts";
 
-let fx: GatewayFixture;
-
-/** Polls the status route until `check` holds (bounded). */
-// biome-ignore lint/suspicious/noExplicitAny: status JSON
-async function statusWhen(projectId: string, check: (status: any) => boolean) {
-  let last = await fx.request("GET", `/api/projects/${projectId}/status`, { token: fx.tokens.read });
-  await expect
-    .poll(
-      async () => {
-        last = await fx.request("GET", `/api/projects/${projectId}/status`, { token: fx.tokens.read });
-        return check(last.body);
-      },
-      { timeout: 5000, interval: 20 },
-    )
-    .toBe(true);
-  return last;
-}
-
-beforeAll(async () => {
-  fx = await createGatewayFixture();
-});
-afterAll(async () => {
-  await fx?.close();
-});
+const fx = useGatewayFixture();
 
 describe("GET /api/projects/{id}/status", () => {
   it("reports objective, counts, running runs and the pending cards with the stop signal", async () => {
@@ -52,7 +29,7 @@ describe("GET /api/projects/{id}/status", () => {
 
     // Changes made by another process (here: directly in Postgres) show once their NOTIFY arrives.
     const q = await raiseQuestion(fx, "st");
-    const status = await statusWhen("st", (s) => s.pending_count === 1);
+    const status = await statusWhen(fx, "st", (s) => s.pending_count === 1);
     expect(status.body.waiting_for_you).toBe("waiting for you: 1 unanswered question(s)");
     expect(status.body.text).toContain("waiting for you: 1 unanswered question(s)");
     expect(status.body.counts).toMatchObject({ blocked: 1, awaiting_input: 1, todo: 1, total: 3 });
@@ -79,7 +56,7 @@ describe("GET /api/projects/{id}/status", () => {
     // A claimed run shows as running.
     const { applyTransition } = await import("@overseer/db");
     const claimed = await applyTransition(fx.scratch.db, "st", { kind: "claim" });
-    const after = await statusWhen("st", (s) => s.running.length === 1);
+    const after = await statusWhen(fx, "st", (s) => s.running.length === 1);
     expect(after.body.running).toEqual([
       expect.objectContaining({
         run_id: claimed.changes.runs[0]?.id,

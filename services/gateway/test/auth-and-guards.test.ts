@@ -1,25 +1,15 @@
 import { createApiToken, revokeApiToken } from "@overseer/db";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   card,
   createGatewayFixture,
-  type GatewayFixture,
-  type RaisedQuestion,
-  raiseQuestion,
   seedProject,
+  useGatewayFixture,
+  useRaisedQuestion,
 } from "./support/gateway-fixture.ts";
 
-let fx: GatewayFixture;
-let q: RaisedQuestion;
-
-beforeAll(async () => {
-  fx = await createGatewayFixture();
-  await seedProject(fx, "auth", [card("S00-001"), card("S00-002")]);
-  q = await raiseQuestion(fx, "auth");
-});
-afterAll(async () => {
-  await fx?.close();
-});
+const fx = useGatewayFixture();
+const q = useRaisedQuestion(fx, "auth");
 
 type Scope = "read" | "operate" | "admin";
 interface RouteCase {

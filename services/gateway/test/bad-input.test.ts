@@ -1,26 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  card,
-  createGatewayFixture,
-  type GatewayFixture,
-  type RaisedQuestion,
-  type RequestOptions,
-  raiseQuestion,
-  seedProject,
-  stateSignature,
-} from "./support/gateway-fixture.ts";
+import { describe, expect, it } from "vitest";
+import { type RequestOptions, useGatewayFixture, useRaisedQuestion } from "./support/gateway-fixture.ts";
+import { stateSignature } from "./support/state-signature.ts";
 
-let fx: GatewayFixture;
-let q: RaisedQuestion;
-
-beforeAll(async () => {
-  fx = await createGatewayFixture();
-  await seedProject(fx, "bad", [card("S00-001"), card("S00-002")]);
-  q = await raiseQuestion(fx, "bad");
-});
-afterAll(async () => {
-  await fx?.close();
-});
+const fx = useGatewayFixture();
+const q = useRaisedQuestion(fx, "bad");
 
 interface BadCase {
   name: string;

@@ -1,29 +1,11 @@
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import path from "node:path";
 import { applyTransition, createProject } from "@overseer/db";
 import { initBareRepo } from "@overseer/git";
 import { importTasks, startProject, TransitionApplier } from "@overseer/transitions";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  card,
-  createGatewayFixture,
-  type GatewayFixture,
-  raiseQuestion,
-  seedProject,
-} from "./support/gateway-fixture.ts";
+import { describe, expect, it } from "vitest";
+import { card, raiseQuestion, seedProject, useGatewayFixture } from "./support/gateway-fixture.ts";
 
-let fx: GatewayFixture;
-let dataDir: string;
-
-beforeAll(async () => {
-  dataDir = await mkdtemp(path.join(tmpdir(), "gw-fleet-"));
-  fx = await createGatewayFixture({ dataDir: path.join(dataDir, "gateway") });
-});
-afterAll(async () => {
-  await fx?.close();
-  if (dataDir) await rm(dataDir, { recursive: true, force: true });
-});
+const fx = useGatewayFixture();
 
 describe("web app read models and controls", () => {
   it("tells the caller its token's name and scope", async () => {
@@ -112,7 +94,7 @@ describe("web app read models and controls", () => {
   });
 
   it("answers the diff of a run's commit from the gateway's mirror, and says why when there is none", async () => {
-    const repo = path.join(dataDir, "repo.git");
+    const repo = path.join(fx.tempDir, "repo.git");
     const sha = await initBareRepo(repo, {
       initialFiles: { "src/app.ts": "export const answer = 42;\n" },
       branch: "main",

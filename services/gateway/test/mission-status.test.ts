@@ -5,37 +5,12 @@
  */
 import { applyTransition, createProject, getTask } from "@overseer/db";
 import type { Command } from "@overseer/domain";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type RunningGateway, startGateway } from "../src/index.ts";
-import { card, createGatewayFixture, type GatewayFixture } from "./support/gateway-fixture.ts";
+import { describe, expect, it } from "vitest";
+import { card, statusWhen, useGatewayFixture, useListeningGateway } from "./support/gateway-fixture.ts";
 import { openSse } from "./support/sse-client.ts";
 
-let fx: GatewayFixture;
-let gw: RunningGateway;
-
-beforeAll(async () => {
-  fx = await createGatewayFixture();
-  gw = await startGateway(fx.deps, { port: 0, keepAliveMs: 300, logBlockMs: 200, processMetrics: false });
-});
-afterAll(async () => {
-  await gw?.close();
-  await fx?.close();
-});
-
-// biome-ignore lint/suspicious/noExplicitAny: response JSON
-async function statusWhen(projectId: string, check: (status: any) => boolean) {
-  let last = await fx.request("GET", `/api/projects/${projectId}/status`, { token: fx.tokens.read });
-  await expect
-    .poll(
-      async () => {
-        last = await fx.request("GET", `/api/projects/${projectId}/status`, { token: fx.tokens.read });
-        return check(last.body);
-      },
-      { timeout: 5000, interval: 20 },
-    )
-    .toBe(true);
-  return last;
-}
+const fx = useGatewayFixture();
+const gw = useListeningGateway(fx);
 
 /** Claims the project's next run and applies `outcome(runId)` to it. */
 async function runOnce(projectId: string, outcome: (runId: string) => Command): Promise<void> {
@@ -82,7 +57,7 @@ describe("mission status", () => {
       landedBranch: null,
       planApproval: "operator",
     }));
-    const waiting = await statusWhen("mi", (s) => s.pending_count === 1);
+    const waiting = await statusWhen(fx, "mi", (s) => s.pending_count === 1);
     const [cardJson] = waiting.body.pending_questions;
     expect(cardJson).toMatchObject({ id: "decision-MISSION-R1", item_id: "MISSION-R1" });
     expect(cardJson.options.map((o: { id: string }) => o.id)).toEqual([
@@ -120,7 +95,7 @@ describe("mission status", () => {
       branchHead: "a".repeat(40),
     }));
     await runOnce("mi", (runId) => ({ kind: "approve", runId, landedSha: null, landedBranch: null }));
-    const progressed = await statusWhen("mi", (s) => s.mission?.tasks?.done === 2);
+    const progressed = await statusWhen(fx, "mi", (s) => s.mission?.tasks?.done === 2);
     expect(progressed.body.mission.last_evidence).toMatchObject({
       kind: "stage_summary",
       text: "parser handles nested lists; 12 tests",
@@ -136,7 +111,7 @@ describe("mission status", () => {
       reason: "budget_usd 5 reached (spent 5.1000)",
       bound: "budget",
     });
-    const paused = await statusWhen("mi", (s) => s.mission?.state === "paused_by_bound");
+    const paused = await statusWhen(fx, "mi", (s) => s.mission?.state === "paused_by_bound");
     expect(paused.body.mission.bound).toMatchObject({ bound: "budget" });
     expect(paused.body.mission.bound.reason).toContain("budget_usd 5 reached");
     expect(paused.body.text).toContain("paused by the budget bound: budget_usd 5 reached");
@@ -159,7 +134,7 @@ describe("mission status", () => {
 
     // Resumed by the operator: no longer paused by the bound.
     await fx.request("POST", "/api/v1/projects/mi/resume", { token: fx.tokens.operate, body: {} });
-    const resumed = await statusWhen("mi", (s) => s.status === "active");
+    const resumed = await statusWhen(fx, "mi", (s) => s.status === "active");
     expect(resumed.body.mission).toMatchObject({ state: "running", bound: null });
     expect(resumed.body.mission_notice).toBeNull();
   });
@@ -221,7 +196,7 @@ describe("mission status", () => {
     stream.close();
     await stream.ended;
 
-    const status = await statusWhen("ms", (s) => s.status === "completed");
+    const status = await statusWhen(fx, "ms", (s) => s.status === "completed");
     expect(status.body.mission_notice).toBe("mission completed: announced: 3 checks pass");
     expect(status.body.mission).toMatchObject({
       state: "completed",

@@ -1,23 +1,10 @@
 import { applyTransition, getProject, getTask } from "@overseer/db";
 import { runJobId } from "@overseer/queue";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  card,
-  createGatewayFixture,
-  type GatewayFixture,
-  raiseQuestion,
-  seedProject,
-  stateSignature,
-} from "./support/gateway-fixture.ts";
+import { describe, expect, it } from "vitest";
+import { card, raiseQuestion, seedProject, useGatewayFixture } from "./support/gateway-fixture.ts";
+import { stateSignature } from "./support/state-signature.ts";
 
-let fx: GatewayFixture;
-
-beforeAll(async () => {
-  fx = await createGatewayFixture();
-});
-afterAll(async () => {
-  await fx?.close();
-});
+const fx = useGatewayFixture();
 
 describe("projects", () => {
   it("creates with a validated runner config, answers it redacted, lists and gets it", async () => {

@@ -1,13 +1,7 @@
 import { applyTransition, createApiToken, sql } from "@overseer/db";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  card,
-  createGatewayFixture,
-  type GatewayFixture,
-  raiseQuestion,
-  seedProject,
-} from "./support/gateway-fixture.ts";
+import { card, raiseQuestion, seedProject, useGatewayFixture } from "./support/gateway-fixture.ts";
 import {
   type KnownIds,
   knownPathValue,
@@ -34,13 +28,12 @@ const RUNS = Number(process.env.OVERSEER_FUZZ_RUNS ?? 8);
 const BATCH = 8;
 const SEED = Number(process.env.OVERSEER_FUZZ_SEED ?? 20_261_201);
 
-let fx: GatewayFixture;
+const fx = useGatewayFixture({ rateLimitWritesPerMinute: 1_000_000, maxOpenStreams: 100_000 });
 let ids: KnownIds;
 let operations: Operation[];
 const tally = { requests: 0, serverErrors: 0, refused: 0, accepted: 0 };
 
 beforeAll(async () => {
-  fx = await createGatewayFixture({ rateLimitWritesPerMinute: 1_000_000, maxOpenStreams: 100_000 });
   await seedProject(fx, "fz", [card("S00-001"), card("S00-002"), card("S00-003")]);
   const q = await raiseQuestion(fx, "fz");
   const claimed = await applyTransition(fx.scratch.db, "fz", { kind: "claim" });
@@ -60,11 +53,10 @@ afterAll(async () => {
   console.log(
     `openapi bad-input suite: ${tally.requests} generated requests over ${operations?.length ?? 0} operations, ${tally.serverErrors} answered 5xx, ${tally.refused} refused (4xx), ${tally.accepted} accepted`,
   );
-  await fx?.close();
 });
 
 /**
- * What `stateSignature` of the fixture compares (row counts of every table, task, decision and
+ * What `stateSignature` (support/state-signature.ts) compares (row counts of every table, task, decision and
  * project versions and states, revoked tokens), read in one query so that hundreds of
  * requests stay fast.
  */

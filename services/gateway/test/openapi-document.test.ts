@@ -1,15 +1,8 @@
 import SwaggerParser from "@apidevtools/swagger-parser";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createGatewayFixture, type GatewayFixture } from "./support/gateway-fixture.ts";
+import { describe, expect, it } from "vitest";
+import { useGatewayFixture } from "./support/gateway-fixture.ts";
 
-let fx: GatewayFixture;
-
-beforeAll(async () => {
-  fx = await createGatewayFixture();
-});
-afterAll(async () => {
-  await fx?.close();
-});
+const fx = useGatewayFixture();
 
 const EXPECTED_OPERATIONS = [
   "get /api/projects/{id}/status",

@@ -1,23 +1,10 @@
 import { acquireLeases, applyTransition, connectDatabase } from "@overseer/db";
 import { createRedis, LiveChannel, RunQueues, WorkerRegistry } from "@overseer/queue";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createGatewayApp } from "../src/index.ts";
-import {
-  card,
-  createGatewayFixture,
-  type GatewayFixture,
-  raiseQuestion,
-  seedProject,
-} from "./support/gateway-fixture.ts";
+import { card, raiseQuestion, seedProject, useGatewayFixture } from "./support/gateway-fixture.ts";
 
-let fx: GatewayFixture;
-
-beforeAll(async () => {
-  fx = await createGatewayFixture({ metricsCacheMs: 0 });
-});
-afterAll(async () => {
-  await fx?.close();
-});
+const fx = useGatewayFixture({ metricsCacheMs: 0 });
 
 describe("health and readiness", () => {
   it("healthz and readyz answer with a read token", async () => {

@@ -1,15 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createGatewayApp, type GatewayApp } from "../src/index.ts";
-import { createGatewayFixture, type GatewayFixture } from "./support/gateway-fixture.ts";
+import { useGatewayFixture } from "./support/gateway-fixture.ts";
 
-let fx: GatewayFixture;
-
-beforeAll(async () => {
-  fx = await createGatewayFixture();
-});
-afterAll(async () => {
-  await fx?.close();
-});
+const fx = useGatewayFixture();
 
 /** Opens a board session with `token`; returns the response and the cookie pair to send back. */
 async function openSession(app: GatewayApp, token: string) {

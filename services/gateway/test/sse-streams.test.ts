@@ -1,27 +1,18 @@
 import { applyTransition, listEvents } from "@overseer/db";
 import { TransitionApplier, updateProjectConfig } from "@overseer/transitions";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type RunningGateway, startGateway } from "../src/index.ts";
+import { describe, expect, it } from "vitest";
+import { startGateway } from "../src/index.ts";
 import {
   card,
-  createGatewayFixture,
-  type GatewayFixture,
   raiseQuestion,
   seedProject,
+  useGatewayFixture,
+  useListeningGateway,
 } from "./support/gateway-fixture.ts";
 import { openSse } from "./support/sse-client.ts";
 
-let fx: GatewayFixture;
-let gw: RunningGateway;
-
-beforeAll(async () => {
-  fx = await createGatewayFixture();
-  gw = await startGateway(fx.deps, { port: 0, keepAliveMs: 300, logBlockMs: 200, processMetrics: false });
-});
-afterAll(async () => {
-  await gw?.close();
-  await fx?.close();
-});
+const fx = useGatewayFixture();
+const gw = useListeningGateway(fx);
 
 const auth = () => ({ Authorization: `Bearer ${fx.tokens.read}` });
 

@@ -1,12 +1,12 @@
 import { applyTransition, POSTGRES_NOTIFY_CHANNEL, sql } from "@overseer/db";
 import { importTasks, TransitionApplier } from "@overseer/transitions";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   card,
-  createGatewayFixture,
   type GatewayFixture,
   raiseQuestion,
   seedProject,
+  useGatewayFixture,
 } from "./support/gateway-fixture.ts";
 
 /**
@@ -14,15 +14,8 @@ import {
  * gateway, shows other processes' changes once notified (notify mode), and validates each
  * request against the project's change token when the gateway does not LISTEN (token mode).
  */
-let notify: GatewayFixture;
-let token: GatewayFixture;
-
-beforeAll(async () => {
-  [notify, token] = await Promise.all([createGatewayFixture(), createGatewayFixture({}, { listen: false })]);
-});
-afterAll(async () => {
-  await Promise.all([notify?.close(), token?.close()]);
-});
+const notify = useGatewayFixture();
+const token = useGatewayFixture({}, { listen: false });
 
 const get = (fx: GatewayFixture, id: string) =>
   fx.request("GET", `/api/projects/${id}/status`, { token: fx.tokens.read });

@@ -1,26 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  card,
-  createGatewayFixture,
-  type GatewayFixture,
-  seedProject,
-  stateSignature,
-} from "./support/gateway-fixture.ts";
+import { beforeAll, describe, expect, it } from "vitest";
+import { card, seedProject, useGatewayFixture } from "./support/gateway-fixture.ts";
+import { stateSignature } from "./support/state-signature.ts";
 
 /**
  * Large imports (issue 9: 20,000 tasks answered 500 `MAX_PARAMETERS_EXCEEDED`) are inserted in
  * batches, all or nothing, up to `maxImportTasks`; beyond it the import is refused with 422.
  */
 const MAX_IMPORT_TASKS = 25_000;
-let fx: GatewayFixture;
+const fx = useGatewayFixture({ maxBodyBytes: 8 * 1024 * 1024, maxImportTasks: MAX_IMPORT_TASKS });
 
 beforeAll(async () => {
-  fx = await createGatewayFixture({ maxBodyBytes: 8 * 1024 * 1024, maxImportTasks: MAX_IMPORT_TASKS });
   await seedProject(fx, "big", [card("S00-001")]);
   await seedProject(fx, "capped", [card("S00-001")]);
-});
-afterAll(async () => {
-  await fx?.close();
 });
 
 function taskFile(count: number, prefix: string): string {

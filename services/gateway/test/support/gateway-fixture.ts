@@ -1,3 +1,6 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { Writable } from "node:stream";
 import { createLogger, type Logger } from "@overseer/config";
 import {
@@ -11,14 +14,26 @@ import type { OptionCommandInput, TaskCardInput } from "@overseer/domain";
 import { LiveChannel, type Redis, RunQueues, WorkerRegistry } from "@overseer/queue";
 import { createTestRedis, deleteRedisKeys, taskCard, uniqueRedisPrefix } from "@overseer/test-support";
 import { importTasks, startProject, TransitionApplier } from "@overseer/transitions";
-import { createGatewayApp, type GatewayApp, type GatewayDeps, type GatewayOptions } from "../../src/index.ts";
+import { afterAll, beforeAll, expect } from "vitest";
+import {
+  createGatewayApp,
+  type GatewayApp,
+  type GatewayDeps,
+  type GatewayOptions,
+  type RunningGateway,
+  type ServerOptions,
+  startGateway,
+} from "../../src/index.ts";
 
 /**
- * A gateway over a fresh scratch database and a random Redis key prefix, with one token per
- * scope. Log lines are captured in memory (tests check what is and is not logged).
+ * A gateway over a fresh scratch database, a random Redis key prefix and a temporary directory
+ * (its data dir is `<tempDir>/gateway`), with one token per scope. Log lines are captured in
+ * memory (tests check what is and is not logged).
  */
 export interface GatewayFixture {
   readonly scratch: ScratchDatabase;
+  /** Removed on close; tests may put repositories in it. */
+  readonly tempDir: string;
   readonly redis: Redis;
   readonly prefix: string;
   readonly deps: GatewayDeps;
@@ -56,6 +71,7 @@ export async function createGatewayFixture(
   fixture: { listen?: boolean } = {},
 ): Promise<GatewayFixture> {
   const scratch = await createScratchDatabase();
+  const tempDir = await mkdtemp(path.join(tmpdir(), "gwtest-"));
   const prefix = uniqueRedisPrefix("gwtest");
   const redis = createTestRedis();
   const logLines: string[] = [];
@@ -78,7 +94,11 @@ export async function createGatewayFixture(
     logger,
     ...(fixture.listen === false ? {} : { notifications: scratch.notifications }),
   };
-  const app = createGatewayApp(deps, { processMetrics: false, ...options });
+  const app = createGatewayApp(deps, {
+    processMetrics: false,
+    dataDir: path.join(tempDir, "gateway"),
+    ...options,
+  });
   const tokens = {
     read: (await createApiToken(scratch.db, { name: "reader", scope: "read" })).token,
     operate: (await createApiToken(scratch.db, { name: "operator", scope: "operate" })).token,
@@ -86,6 +106,7 @@ export async function createGatewayFixture(
   };
   return {
     scratch,
+    tempDir,
     redis,
     prefix,
     deps,
@@ -99,8 +120,44 @@ export async function createGatewayFixture(
       await deleteKeys(redis, prefix);
       redis.disconnect();
       await scratch.drop();
+      await rm(tempDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * One fixture for the whole test file: created in `beforeAll`, closed in `afterAll`. The
+ * returned object is filled in when `beforeAll` has run, so tests and later hooks use it as is.
+ */
+export function useGatewayFixture(
+  options: GatewayOptions = {},
+  fixture: { listen?: boolean } = {},
+): GatewayFixture {
+  const handle = {} as GatewayFixture;
+  beforeAll(async () => {
+    Object.assign(handle, await createGatewayFixture(options, fixture));
+  });
+  afterAll(async () => {
+    await handle.close?.();
+  });
+  return handle;
+}
+
+/**
+ * The fixture's gateway listening on a free port for the whole test file (streams need a real
+ * HTTP server), with short SSE keep-alive and log-block intervals; closed in `afterAll`, before
+ * the fixture (Vitest runs `afterAll` hooks in reverse order).
+ */
+export function useListeningGateway(fx: GatewayFixture): RunningGateway {
+  const options: ServerOptions = { port: 0, keepAliveMs: 300, logBlockMs: 200, processMetrics: false };
+  const handle = {} as RunningGateway;
+  beforeAll(async () => {
+    Object.assign(handle, await startGateway(fx.deps, options));
+  });
+  afterAll(async () => {
+    await handle.close?.();
+  });
+  return handle;
 }
 
 async function send(
@@ -185,41 +242,35 @@ export async function raiseQuestion(
   return { taskId: run.taskId, runId: run.id, resolverId, decisionId: `decision-${resolverId}` };
 }
 
-/** Row counts of every table and the last event id: equal before and after means nothing changed. */
-export async function stateSignature(
-  fixture: Pick<GatewayFixture, "scratch">,
-): Promise<Record<string, unknown>> {
-  const db = fixture.scratch.db;
-  const count = async (
-    table: "projects" | "tasks" | "runs" | "events" | "decisions" | "incidents" | "api_tokens",
-  ) =>
-    Number(
-      (
-        await db
-          .selectFrom(table)
-          .select((eb) => eb.fn.countAll<string>().as("n"))
-          .executeTakeFirstOrThrow()
-      ).n,
-    );
-  const tables = ["projects", "tasks", "runs", "events", "decisions", "incidents", "api_tokens"] as const;
-  const out: Record<string, unknown> = {};
-  for (const t of tables) out[t] = await count(t);
-  out.task_versions = (
-    await db
-      .selectFrom("tasks")
-      .select(["project_id", "id", "version", "status"])
-      .orderBy("project_id")
-      .orderBy("id")
-      .execute()
-  ).map((r) => `${r.project_id}/${r.id}@${r.version}:${r.status}`);
-  out.decision_states = (
-    await db.selectFrom("decisions").select(["id", "status", "selected_option"]).orderBy("id").execute()
-  ).map((r) => `${r.id}:${r.status}:${r.selected_option}`);
-  out.project_states = (
-    await db.selectFrom("projects").select(["id", "status", "version"]).orderBy("id").execute()
-  ).map((r) => `${r.id}:${r.status}@${r.version}`);
-  out.revoked = (
-    await db.selectFrom("api_tokens").select("id").where("revoked_at", "is not", null).execute()
-  ).length;
-  return out;
+/**
+ * For the whole test file: project `projectId` seeded with S00-001 and S00-002, and a question
+ * raised on the first (`raiseQuestion`); the returned object is filled in when `beforeAll` has run.
+ */
+export function useRaisedQuestion(fx: GatewayFixture, projectId: string): RaisedQuestion {
+  const handle = {} as RaisedQuestion;
+  beforeAll(async () => {
+    await seedProject(fx, projectId, [card("S00-001"), card("S00-002")]);
+    Object.assign(handle, await raiseQuestion(fx, projectId));
+  });
+  return handle;
+}
+
+/** Polls the project's status route until `check` holds (bounded) and answers the last status. */
+export async function statusWhen(
+  fx: GatewayFixture,
+  projectId: string,
+  // biome-ignore lint/suspicious/noExplicitAny: status JSON
+  check: (status: any) => boolean,
+): Promise<ApiResponse> {
+  let last = await fx.request("GET", `/api/projects/${projectId}/status`, { token: fx.tokens.read });
+  await expect
+    .poll(
+      async () => {
+        last = await fx.request("GET", `/api/projects/${projectId}/status`, { token: fx.tokens.read });
+        return check(last.body);
+      },
+      { timeout: 5000, interval: 20 },
+    )
+    .toBe(true);
+  return last;
 }
