@@ -49,6 +49,7 @@ import {
   STOP_OPTION_ID,
   type Task,
 } from "../src/index.ts";
+import { planCard } from "./support/mission-builder.ts";
 import { activeRuns, buildState, task, testContext } from "./support/state-builder.ts";
 
 // ---------------------------------------------------------------------------------------
@@ -196,7 +197,7 @@ function runOutcomes(
       times(8, {
         kind: "propose",
         runId,
-        proposal: { kind: "plan", tasks: [planCard(fresh, []), planCard(`${fresh}b`, [fresh])] },
+        proposal: { kind: "plan", tasks: [proposedCard(fresh, []), proposedCard(`${fresh}b`, [fresh])] },
         commitSha: null,
         branchHead: null,
         maxAttempts,
@@ -204,7 +205,7 @@ function runOutcomes(
       times(2, {
         kind: "propose",
         runId,
-        proposal: { kind: "plan", tasks: [planCard(fresh, ["NOPE-1"])] },
+        proposal: { kind: "plan", tasks: [proposedCard(fresh, ["NOPE-1"])] },
         commitSha: null,
         branchHead: null,
         maxAttempts,
@@ -273,18 +274,9 @@ function runOutcomes(
   return out;
 }
 
-function planCard(id: string, prerequisites: readonly string[]) {
-  return {
-    id,
-    stage: "S05",
-    title: `Planned ${id}`,
-    body: "",
-    role: "general",
-    scope: ["src/planned/**"],
-    prerequisites,
-    acceptance: [],
-    priority: 0,
-  };
+/** A card the planner proposes in the generated runs. */
+function proposedCard(id: string, prerequisites: readonly string[]) {
+  return planCard(id, prerequisites, { stage: "S05", body: "", role: "general", scope: ["src/planned/**"] });
 }
 
 /** Operator commands that answer or release: the usual way out of awaiting_input and pauses. */
@@ -356,18 +348,16 @@ function operatorReleases(state: ProjectState): Candidate[] {
   return out;
 }
 
+/** A card the operator imports in the generated runs. */
 function importedCard(id: string, prerequisites: readonly string[]) {
-  return {
-    id,
+  return planCard(id, prerequisites, {
     stage: "S02",
     title: `Imported ${id}`,
     body: "",
     role: "general",
     scope: ["src/imported/**"],
-    prerequisites,
-    acceptance: [],
     priority: 1,
-  };
+  });
 }
 
 function isTerminal(t: Task): boolean {

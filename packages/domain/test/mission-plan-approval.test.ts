@@ -18,44 +18,13 @@ import {
   REJECT_PLAN_OPTION_ID,
   summarizeMission,
 } from "../src/index.ts";
+import { planCard, propose, review, startedMission } from "./support/mission-builder.ts";
 import { buildState, claimFor, createDriver, type Driver, getTask, toDone } from "./support/state-builder.ts";
-
-const card = (id: string, prerequisites: string[] = []): PlanCard => ({
-  id,
-  stage: "S01",
-  title: `Planned ${id}`,
-  body: `Do ${id}`,
-  role: "backend",
-  scope: ["src/**"],
-  prerequisites,
-  acceptance: [],
-  priority: 0,
-});
-
-function mission(d: Driver, fields: Partial<Extract<Command, { kind: "start-mission" }>> = {}, input = {}) {
-  return d.apply(buildState({ project: { status: "paused" }, ...input }), {
-    kind: "start-mission",
-    objective: "Ship the parser",
-    stage: "S01",
-    sessionsLimit: null,
-    maxRounds: 3,
-    by: "operator",
-    ...fields,
-  });
-}
 
 /** Planner proposes `cards`, a fresh reviewer approves with `plan_approval: operator`. */
 function reviewedPlan(d: Driver, s: ProjectState, cards: PlanCard[]) {
-  const planning = claimFor(d, s, "MISSION-R1");
-  const proposed = d.apply(planning.state, {
-    kind: "propose",
-    runId: planning.run.id,
-    proposal: { kind: "plan", tasks: cards },
-    commitSha: null,
-    branchHead: null,
-    maxAttempts: 3,
-  });
-  const review = claimFor(d, proposed, "MISSION-R1");
+  const proposed = propose(d, s, "MISSION-R1", { kind: "plan", tasks: cards });
+  const review = claimFor(d, proposed.state, "MISSION-R1");
   return d.step(review.state, {
     kind: "approve",
     runId: review.run.id,
@@ -78,7 +47,7 @@ const resolve = (optionId: string, note?: string): Command => ({
 describe("plan_approval: operator", () => {
   it("a reviewed plan becomes a decision card with the proposed graph; nothing is imported yet", () => {
     const d = createDriver();
-    const r = reviewedPlan(d, mission(d), [card("S01-1"), card("S01-2", ["S01-1"])]);
+    const r = reviewedPlan(d, startedMission(d), [planCard("S01-1"), planCard("S01-2", ["S01-1"])]);
     expect(getTask(r.state, "MISSION-R1")).toMatchObject({
       status: "awaiting_input",
       awaitingReason: "plan_approval",
@@ -101,7 +70,10 @@ describe("plan_approval: operator", () => {
 
   it("the operator's approve imports every task at once and finishes the planning task", () => {
     const d = createDriver();
-    const waiting = reviewedPlan(d, mission(d), [card("S01-1"), card("S01-2", ["S01-1"])]).state;
+    const waiting = reviewedPlan(d, startedMission(d), [
+      planCard("S01-1"),
+      planCard("S01-2", ["S01-1"]),
+    ]).state;
     const r = d.step(waiting, resolve(APPROVE_PLAN_OPTION_ID));
     expect(getTask(r.state, "MISSION-R1").status).toBe("done");
     expect(getTask(r.state, "S01-2")).toMatchObject({ status: "todo", prerequisites: ["S01-1"] });
@@ -113,11 +85,11 @@ describe("plan_approval: operator", () => {
 
   it("imports nothing when an id was taken meanwhile; the planner gets the reason", () => {
     const d = createDriver();
-    const waiting = reviewedPlan(d, mission(d), [card("S01-1"), card("S01-2")]).state;
+    const waiting = reviewedPlan(d, startedMission(d), [planCard("S01-1"), planCard("S01-2")]).state;
     const taken = d.apply(waiting, {
       kind: "import-tasks",
       by: "bob",
-      tasks: [card("S01-2")],
+      tasks: [planCard("S01-2")],
     });
     const r = d.step(taken, resolve(APPROVE_PLAN_OPTION_ID));
     expect(r.state.tasks.has("S01-1")).toBe(false);
@@ -127,7 +99,7 @@ describe("plan_approval: operator", () => {
 
   it("a rejection needs feedback and sends it to a new planning run; nothing is imported", () => {
     const d = createDriver();
-    const waiting = reviewedPlan(d, mission(d), [card("S01-1")]).state;
+    const waiting = reviewedPlan(d, startedMission(d), [planCard("S01-1")]).state;
     expect(() => d.apply(waiting, resolve(REJECT_PLAN_OPTION_ID))).toThrow(DomainError);
     const r = d.step(waiting, resolve(REJECT_PLAN_OPTION_ID, "split S01-1 into parser and tests"));
     const planning = getTask(r.state, "MISSION-R1");
@@ -142,7 +114,7 @@ describe("plan_approval: operator", () => {
 
   it("free text (custom option or an answer) is rejection feedback too", () => {
     const d = createDriver();
-    const waiting = reviewedPlan(d, mission(d), [card("S01-1")]).state;
+    const waiting = reviewedPlan(d, startedMission(d), [planCard("S01-1")]).state;
     const custom = d.apply(waiting, resolve(CUSTOM_OPTION_ID, "add a migration task"));
     expect(getTask(custom, "MISSION-R1").feedback).toContain("add a migration task");
     const answered = d.apply(waiting, { kind: "answer", taskId: "MISSION-R1", text: "too big", by: "bob" });
@@ -152,23 +124,11 @@ describe("plan_approval: operator", () => {
 
   it("with the default (reviewer) the reviewer's approve imports the plan", () => {
     const d = createDriver();
-    const s = mission(d);
-    const planning = claimFor(d, s, "MISSION-R1");
-    const proposed = d.apply(planning.state, {
-      kind: "propose",
-      runId: planning.run.id,
-      proposal: { kind: "plan", tasks: [card("S01-1")] },
-      commitSha: null,
-      branchHead: null,
-      maxAttempts: 3,
+    const proposed = propose(d, startedMission(d), "MISSION-R1", {
+      kind: "plan",
+      tasks: [planCard("S01-1")],
     });
-    const review = claimFor(d, proposed, "MISSION-R1");
-    const r = d.apply(review.state, {
-      kind: "approve",
-      runId: review.run.id,
-      landedSha: null,
-      landedBranch: null,
-    });
+    const r = review(d, proposed.state, "MISSION-R1").state;
     expect(getTask(r, "S01-1").status).toBe("todo");
     expect(r.decisions.size).toBe(0);
   });
@@ -177,22 +137,16 @@ describe("plan_approval: operator", () => {
 describe("bounds of a mission are recorded", () => {
   it("max_sessions and a budget pause record mission.bound_reached with the status reason", () => {
     const d = createDriver();
-    const s = mission(d, { sessionsLimit: 1 });
-    const claimed = claimFor(d, s, "MISSION-R1");
-    const proposed = d.apply(claimed.state, {
-      kind: "propose",
-      runId: claimed.run.id,
-      proposal: { kind: "plan", tasks: [card("S01-1")] },
-      commitSha: null,
-      branchHead: null,
-      maxAttempts: 3,
+    const proposed = propose(d, startedMission(d, { sessionsLimit: 1 }), "MISSION-R1", {
+      kind: "plan",
+      tasks: [planCard("S01-1")],
     });
-    const exhausted = d.step(proposed, { kind: "claim" });
+    const exhausted = d.step(proposed.state, { kind: "claim" });
     expect(exhausted.state.project.status).toBe("paused");
     const bound = exhausted.events.find((e) => e.type === "mission.bound_reached");
     expect(bound?.data).toMatchObject({ bound: "sessions", reason: exhausted.state.project.statusReason });
 
-    const budget = d.step(mission(d), {
+    const budget = d.step(startedMission(d), {
       kind: "set-project-status",
       status: "paused",
       by: "coordinator",
@@ -299,7 +253,7 @@ describe("summarizeMission", () => {
 
 it("tasks of a plan the operator approved run like any other", () => {
   const d = createDriver();
-  const waiting = reviewedPlan(d, mission(d), [card("S01-1")]).state;
+  const waiting = reviewedPlan(d, startedMission(d), [planCard("S01-1")]).state;
   const approved = d.apply(waiting, resolve(APPROVE_PLAN_OPTION_ID));
   expect(getTask(toDone(d, approved, "S01-1"), "S01-1").status).toBe("done");
 });

@@ -4,7 +4,8 @@
  * independent approval and nothing pending, replan, and `stop` ending the continuation.
  */
 import { describe, expect, it } from "vitest";
-import { type Command, DomainError, type PlanCard, type ProjectState, STOP_OPTION_ID } from "../src/index.ts";
+import { DomainError, type ProjectState, STOP_OPTION_ID } from "../src/index.ts";
+import { planCard, propose, review, startedMission, startMission } from "./support/mission-builder.ts";
 import {
   activeRunOf,
   buildState,
@@ -15,58 +16,6 @@ import {
   task,
   toDone,
 } from "./support/state-builder.ts";
-
-const card = (id: string, prerequisites: string[] = []): PlanCard => ({
-  id,
-  stage: "S01",
-  title: `Planned ${id}`,
-  body: "",
-  role: "backend",
-  scope: ["src/**"],
-  prerequisites,
-  acceptance: [],
-  priority: 0,
-});
-
-const startMission = (fields: Partial<Extract<Command, { kind: "start-mission" }>> = {}): Command => ({
-  kind: "start-mission",
-  objective: "Ship the parser",
-  stage: "S01",
-  sessionsLimit: null,
-  maxRounds: 3,
-  by: "operator",
-  ...fields,
-});
-
-function propose(
-  d: Driver,
-  s: ProjectState,
-  taskId: string,
-  proposal: Extract<Command, { kind: "propose" }>["proposal"],
-) {
-  const claimed = claimFor(d, s, taskId);
-  return d.step(claimed.state, {
-    kind: "propose",
-    runId: claimed.run.id,
-    proposal,
-    commitSha: null,
-    branchHead: null,
-    maxAttempts: 3,
-  });
-}
-
-function review(d: Driver, s: ProjectState, taskId: string, verdict: "approve" | "reject" = "approve") {
-  const claimed = claimFor(d, s, taskId);
-  const command: Command =
-    verdict === "approve"
-      ? { kind: "approve", runId: claimed.run.id, landedSha: null, landedBranch: null }
-      : { kind: "reject", runId: claimed.run.id, feedback: "too vague" };
-  return d.step(claimed.state, command);
-}
-
-function started(d: Driver, fields: Parameters<typeof startMission>[0] = {}, input = {}): ProjectState {
-  return d.apply(buildState({ project: { status: "paused" }, ...input }), startMission(fields));
-}
 
 describe("start-mission", () => {
   it("makes the project active and continuous with a planning task for the objective", () => {
@@ -93,7 +42,7 @@ describe("start-mission", () => {
   it("refuses an empty objective and a second mission while one is planning", () => {
     const d = createDriver();
     expect(() => d.apply(buildState(), startMission({ objective: "  " }))).toThrow(DomainError);
-    const s = started(d);
+    const s = startedMission(d);
     expect(() => d.apply(s, startMission())).toThrow(/MISSION-R1 is still todo/);
   });
 });
@@ -101,22 +50,25 @@ describe("start-mission", () => {
 describe("propose", () => {
   it("a valid plan goes to review with the proposal kept", () => {
     const d = createDriver();
-    const r = propose(d, started(d), "MISSION-R1", {
+    const r = propose(d, startedMission(d), "MISSION-R1", {
       kind: "plan",
-      tasks: [card("S01-1"), card("S01-2", ["S01-1"])],
+      tasks: [planCard("S01-1"), planCard("S01-2", ["S01-1"])],
     });
     const planning = getTask(r.state, "MISSION-R1");
     expect(planning.status).toBe("review");
-    expect(planning.proposal).toEqual({ kind: "plan", tasks: [card("S01-1"), card("S01-2", ["S01-1"])] });
+    expect(planning.proposal).toEqual({
+      kind: "plan",
+      tasks: [planCard("S01-1"), planCard("S01-2", ["S01-1"])],
+    });
     expect(r.state.tasks.has("S01-1")).toBe(false);
   });
 
   it("an invalid plan returns to a new planning run with every problem listed", () => {
     const d = createDriver();
-    const s = started(d, {}, { tasks: [task("S00-1", { status: "done" })] });
+    const s = startedMission(d, {}, { tasks: [task("S00-1", { status: "done" })] });
     const r = propose(d, s, "MISSION-R1", {
       kind: "plan",
-      tasks: [card("S00-1"), card("S01-2", ["NOPE"]), card("S01-2")],
+      tasks: [planCard("S00-1"), planCard("S01-2", ["NOPE"]), planCard("S01-2")],
     });
     const planning = getTask(r.state, "MISSION-R1");
     expect(planning.status).toBe("todo");
@@ -130,7 +82,7 @@ describe("propose", () => {
 
   it("validator problems count as failures; the last allowed attempt escalates", () => {
     const d = createDriver();
-    let s = started(d);
+    let s = startedMission(d);
     for (let attempt = 1; attempt <= 3; attempt++) {
       s = propose(d, s, "MISSION-R1", { kind: "problems", problems: [`problem ${attempt}`] }).state;
     }
@@ -157,9 +109,9 @@ describe("propose", () => {
 describe("approve of a plan: imported as one whole, or not at all", () => {
   it("imports every card and finishes the planning task", () => {
     const d = createDriver();
-    const proposed = propose(d, started(d), "MISSION-R1", {
+    const proposed = propose(d, startedMission(d), "MISSION-R1", {
       kind: "plan",
-      tasks: [card("S01-1"), card("S01-2", ["S01-1"])],
+      tasks: [planCard("S01-1"), planCard("S01-2", ["S01-1"])],
     });
     const r = review(d, proposed.state, "MISSION-R1");
     expect(getTask(r.state, "MISSION-R1").status).toBe("done");
@@ -173,9 +125,9 @@ describe("approve of a plan: imported as one whole, or not at all", () => {
 
   it("imports nothing when an id was taken meanwhile; the planner gets the reason", () => {
     const d = createDriver();
-    const proposed = propose(d, started(d), "MISSION-R1", {
+    const proposed = propose(d, startedMission(d), "MISSION-R1", {
       kind: "plan",
-      tasks: [card("S01-1"), card("S01-2")],
+      tasks: [planCard("S01-1"), planCard("S01-2")],
     });
     const taken = {
       ...proposed.state,
@@ -189,7 +141,10 @@ describe("approve of a plan: imported as one whole, or not at all", () => {
 
   it("a reject sends the planner back without importing", () => {
     const d = createDriver();
-    const proposed = propose(d, started(d), "MISSION-R1", { kind: "plan", tasks: [card("S01-1")] });
+    const proposed = propose(d, startedMission(d), "MISSION-R1", {
+      kind: "plan",
+      tasks: [planCard("S01-1")],
+    });
     const r = review(d, proposed.state, "MISSION-R1", "reject");
     expect(r.state.tasks.has("S01-1")).toBe(false);
     expect(getTask(r.state, "MISSION-R1").status).toBe("todo");
@@ -198,9 +153,9 @@ describe("approve of a plan: imported as one whole, or not at all", () => {
 
 describe("continuation", () => {
   function planned(d: Driver, maxRounds = 3): ProjectState {
-    const proposed = propose(d, started(d, { maxRounds }), "MISSION-R1", {
+    const proposed = propose(d, startedMission(d, { maxRounds }), "MISSION-R1", {
       kind: "plan",
-      tasks: [card("S01-1")],
+      tasks: [planCard("S01-1")],
     });
     return review(d, proposed.state, "MISSION-R1").state;
   }
@@ -269,7 +224,7 @@ describe("continuation", () => {
 
 describe("completion", () => {
   function completing(d: Driver, input = {}) {
-    return propose(d, started(d, {}, input), "MISSION-R1", {
+    return propose(d, startedMission(d, {}, input), "MISSION-R1", {
       kind: "complete",
       evidence: "all tests pass: 42 passed",
     });
