@@ -4,7 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { execa, type ResultPromise } from "execa";
-import { initBareRepo, runGit } from "../src/index.ts";
+import { initBareRepo, type LandBranchOptions, landBranch, RepoMirror, runGit } from "../src/index.ts";
 
 /** Test helpers: temp dirs that are always removed, plain git plumbing for arranging remotes. */
 
@@ -49,6 +49,42 @@ export async function makeRemote(
   const remote = path.join(dir, "remote.git");
   await initBareRepo(remote, { initialFiles: files, branch });
   return remote;
+}
+
+/** What a landing test's remote holds on `main` (`shared.txt` for conflicting edits). */
+export const LANDING_FILES = { "README.md": "hello\n", "shared.txt": "line 1\nline 2\nline 3\n" };
+
+/**
+ * In a new temp dir of `temp`: a remote (by default a bare one with `LANDING_FILES`; `makeRemoteIn`
+ * builds another kind in the dir), a fetched mirror of it for `projectId`, and a work dir to land in.
+ */
+export async function landingRig(
+  temp: ReturnType<typeof tempScope>,
+  projectId: string,
+  makeRemoteIn: (dir: string) => Promise<string> = (dir) => makeRemote(dir, LANDING_FILES),
+) {
+  const dir = await temp.make();
+  const remote = await makeRemoteIn(dir);
+  const mirror = new RepoMirror({ dataDir: path.join(dir, "data"), projectId, remote });
+  await mirror.ensure();
+  return { dir, remote, mirror, workDir: path.join(dir, "work") };
+}
+
+/** Lands `source` on `main` with the message `Merge <source>` by the test author; `extra` overrides. */
+export function landOnMain(
+  mirror: RepoMirror,
+  workDir: string,
+  source: string,
+  extra: Partial<LandBranchOptions> = {},
+) {
+  return landBranch(mirror, {
+    source,
+    target: "main",
+    workDir,
+    message: `Merge ${source}`,
+    author: TEST_AUTHOR,
+    ...extra,
+  });
 }
 
 const HOOKLESS_RECEIVE_PACK =

@@ -2,8 +2,16 @@ import { promises as fs } from "node:fs";
 import path from "node:path";
 import { execa } from "execa";
 import { afterEach, describe, expect, it } from "vitest";
-import { GitError, landBranch, pushBranch, RepoMirror } from "../src/index.ts";
-import { commitOnRemote, exists, git, makeRemote, TEST_AUTHOR, tempScope } from "./git-test-helpers.ts";
+import { GitError, pushBranch, RepoMirror } from "../src/index.ts";
+import {
+  commitOnRemote,
+  exists,
+  git,
+  landOnMain,
+  makeRemote,
+  TEST_AUTHOR,
+  tempScope,
+} from "./git-test-helpers.ts";
 
 /**
  * Everything git could be tricked into running — hooks, fsmonitor, filter/textconv/merge
@@ -150,24 +158,11 @@ async function runFlow(kind: "bare" | "non-bare") {
     await git(remote, "commit", "--quiet", "-am", message);
   };
   await moveMain("1\n2\n3\n4\nMAIN\n", "main moved");
-  const merged = await landBranch(mirror, {
-    source: "task/evil",
-    target: "main",
-    workDir: path.join(dir, "work"),
-    message: "land",
-    author: TEST_AUTHOR,
-    mergeMethod: "worktree",
-  });
+  const merged = await landOnMain(mirror, path.join(dir, "work"), "task/evil", { mergeMethod: "worktree" });
   expect(merged.kind).toBe("landed");
   await commitOnRemote(remote, "task/evil2", { "b.txt": "b\n" }, "second", "main");
   await moveMain("MAIN0\n2\n3\n4\nMAIN\n", "main again");
-  const merged2 = await landBranch(mirror, {
-    source: "task/evil2",
-    target: "main",
-    workDir: path.join(dir, "work"),
-    message: "land 2",
-    author: TEST_AUTHOR,
-  });
+  const merged2 = await landOnMain(mirror, path.join(dir, "work"), "task/evil2");
   expect(merged2.kind).toBe("landed");
   if (kind === "non-bare" && merged.kind === "landed") expect(merged.integration).toBe(true);
   await wt.remove();

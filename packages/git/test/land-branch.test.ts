@@ -1,12 +1,15 @@
 import { promises as fs } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { GitInputError, LandRaceError, landBranch, RepoMirror } from "../src/index.ts";
+import { GitInputError, LandRaceError, RepoMirror } from "../src/index.ts";
 import {
   commitOnRemote,
   git,
   headOf,
   isAncestor,
+  LANDING_FILES,
+  landingRig,
+  landOnMain,
   makeRemote,
   snapshotTree,
   TEST_AUTHOR,
@@ -16,49 +19,35 @@ import {
 const temp = tempScope();
 afterEach(() => temp.cleanup());
 
-const FILES = { "README.md": "hello\n", "shared.txt": "line 1\nline 2\nline 3\n" };
-
-async function setup(remoteOverride?: (dir: string) => Promise<string>) {
-  const dir = await temp.make();
-  const remote = remoteOverride ? await remoteOverride(dir) : await makeRemote(dir, FILES);
-  const mirror = new RepoMirror({ dataDir: path.join(dir, "data"), projectId: "land", remote });
-  await mirror.ensure();
-  return { dir, remote, mirror, workDir: path.join(dir, "work") };
-}
-
-const land = (mirror: RepoMirror, workDir: string, source: string, extra: object = {}) =>
-  landBranch(mirror, {
-    source,
-    target: "main",
-    workDir,
-    message: `Merge ${source}`,
-    author: TEST_AUTHOR,
-    ...extra,
-  });
+/**
+ * What landing answers when it fast-forwarded to `sha`: on `main`, or with `integration` (the
+ * user's repository is not bare) on `overseer/main`.
+ */
+const fastForwardTo = (sha: string, { integration = false } = {}) => ({
+  kind: "landed",
+  sha,
+  branch: integration ? "overseer/main" : "main",
+  integration,
+  fastForward: true,
+  method: "fast-forward",
+});
 
 for (const mergeMethod of ["merge-tree", "worktree"] as const) {
   describe(`landBranch (${mergeMethod})`, () => {
     it("fast-forwards when the target has not moved, and is idempotent", async () => {
-      const { remote, mirror, workDir } = await setup();
+      const { remote, mirror, workDir } = await landingRig(temp, "land");
       const task = await commitOnRemote(remote, "task/a", { "a.txt": "a\n" }, "task a");
-      const result = await land(mirror, workDir, "task/a", { mergeMethod });
-      expect(result).toEqual({
-        kind: "landed",
-        sha: task,
-        branch: "main",
-        integration: false,
-        fastForward: true,
-        method: "fast-forward",
-      });
+      const result = await landOnMain(mirror, workDir, "task/a", { mergeMethod });
+      expect(result).toEqual(fastForwardTo(task));
       expect(await headOf(remote, "main")).toBe(task);
-      expect(await land(mirror, workDir, "task/a", { mergeMethod })).toEqual(result);
+      expect(await landOnMain(mirror, workDir, "task/a", { mergeMethod })).toEqual(result);
     });
 
     it("creates a merge commit when both sides moved", async () => {
-      const { remote, mirror, workDir } = await setup();
+      const { remote, mirror, workDir } = await landingRig(temp, "land");
       const task = await commitOnRemote(remote, "task/b", { "b.txt": "b\n" }, "task b");
       const other = await commitOnRemote(remote, "main", { "c.txt": "c\n" }, "main moved");
-      const result = await land(mirror, workDir, "task/b", { mergeMethod });
+      const result = await landOnMain(mirror, workDir, "task/b", { mergeMethod });
       if (result.kind !== "landed") throw new Error(JSON.stringify(result));
       expect(result.fastForward).toBe(false);
       expect(await headOf(remote, "main")).toBe(result.sha);
@@ -72,7 +61,7 @@ for (const mergeMethod of ["merge-tree", "worktree"] as const) {
     });
 
     it("reports a conflict with the files and leaves the target unchanged", async () => {
-      const { remote, mirror, workDir } = await setup();
+      const { remote, mirror, workDir } = await landingRig(temp, "land");
       await commitOnRemote(
         remote,
         "task/c",
@@ -85,7 +74,7 @@ for (const mergeMethod of ["merge-tree", "worktree"] as const) {
         { "shared.txt": "line 1\nMAIN\nline 3\n" },
         "main edit",
       );
-      const result = await land(mirror, workDir, "task/c", { mergeMethod });
+      const result = await landOnMain(mirror, workDir, "task/c", { mergeMethod });
       expect(result.kind).toBe("conflict");
       if (result.kind !== "conflict") return;
       expect(result.files).toEqual(["shared.txt"]);
@@ -98,32 +87,25 @@ for (const mergeMethod of ["merge-tree", "worktree"] as const) {
 
 describe("landBranch of an approved commit", () => {
   it("lands exactly sourceSha even if the branch moved after the review", async () => {
-    const { remote, mirror, workDir } = await setup();
+    const { remote, mirror, workDir } = await landingRig(temp, "land");
     const reviewed = await commitOnRemote(remote, "task/p", { "p.txt": "reviewed\n" }, "reviewed");
     await commitOnRemote(remote, "task/p", { "p.txt": "later\n" }, "pushed after review");
-    const result = await land(mirror, workDir, "task/p", { sourceSha: reviewed });
-    expect(result).toEqual({
-      kind: "landed",
-      sha: reviewed,
-      branch: "main",
-      integration: false,
-      fastForward: true,
-      method: "fast-forward",
-    });
-    await expect(land(mirror, workDir, "task/p", { sourceSha: "f".repeat(40) })).rejects.toThrow(
+    const result = await landOnMain(mirror, workDir, "task/p", { sourceSha: reviewed });
+    expect(result).toEqual(fastForwardTo(reviewed));
+    await expect(landOnMain(mirror, workDir, "task/p", { sourceSha: "f".repeat(40) })).rejects.toThrow(
       GitInputError,
     );
-    await expect(land(mirror, workDir, "task/none")).rejects.toThrow(/does not exist/);
+    await expect(landOnMain(mirror, workDir, "task/none")).rejects.toThrow(/does not exist/);
   });
 });
 
 describe("landBranch races", () => {
   it("retries after losing the compare-and-swap and loses no commit", async () => {
-    const { remote, mirror, workDir } = await setup();
+    const { remote, mirror, workDir } = await landingRig(temp, "land");
     const task = await commitOnRemote(remote, "task/r", { "r.txt": "r\n" }, "task r");
     let concurrent = "";
     const attempts: number[] = [];
-    const result = await land(mirror, workDir, "task/r", {
+    const result = await landOnMain(mirror, workDir, "task/r", {
       onAttempt: async ({ attempt }: { attempt: number }) => {
         attempts.push(attempt);
         if (attempt === 1)
@@ -140,10 +122,10 @@ describe("landBranch races", () => {
   });
 
   it("gives up after maxAttempts without forcing", async () => {
-    const { remote, mirror, workDir } = await setup();
+    const { remote, mirror, workDir } = await landingRig(temp, "land");
     await commitOnRemote(remote, "task/s", { "s.txt": "s\n" }, "task s");
     let last = "";
-    const error = await land(mirror, workDir, "task/s", {
+    const error = await landOnMain(mirror, workDir, "task/s", {
       maxAttempts: 2,
       onAttempt: async ({ attempt }: { attempt: number }) => {
         last = await commitOnRemote(remote, "main", { [`n${attempt}.txt`]: "n\n" }, `move ${attempt}`);
@@ -154,15 +136,15 @@ describe("landBranch races", () => {
   });
 
   it("lands two concurrent approvals from two workers in sequence", async () => {
-    const { dir, remote, mirror, workDir } = await setup();
+    const { dir, remote, mirror, workDir } = await landingRig(temp, "land");
     const other = new RepoMirror({ dataDir: path.join(dir, "data2"), projectId: "land", remote });
     const a = await commitOnRemote(remote, "task/a", { "a.txt": "a\n" }, "task a");
     const b = await commitOnRemote(remote, "task/b", { "b.txt": "b\n" }, "task b");
     const c = await commitOnRemote(remote, "task/c", { "c.txt": "c\n" }, "task c");
     const results = await Promise.all([
-      land(mirror, workDir, "task/a"),
-      land(other, path.join(dir, "work2"), "task/b"),
-      land(mirror, workDir, "task/c", { mergeMethod: "worktree" }),
+      landOnMain(mirror, workDir, "task/a"),
+      landOnMain(other, path.join(dir, "work2"), "task/b"),
+      landOnMain(mirror, workDir, "task/c", { mergeMethod: "worktree" }),
     ]);
     for (const result of results) expect(result.kind).toBe("landed");
     const main = (await headOf(remote, "main")) as string;
@@ -178,8 +160,8 @@ describe("landBranch into a user's non-bare repository", () => {
       remote: user,
       mirror,
       workDir,
-    } = await setup(async (d) => {
-      const bare = await makeRemote(d, FILES);
+    } = await landingRig(temp, "land", async (d) => {
+      const bare = await makeRemote(d, LANDING_FILES);
       await git(d, "clone", "--quiet", bare, "user");
       return path.join(d, "user");
     });
@@ -203,15 +185,8 @@ describe("landBranch into a user's non-bare repository", () => {
     const { pushBranch } = await import("../src/index.ts");
     expect(await pushBranch(mirror, { branch: "task/f", sha, expectedOldSha: null })).toEqual({ ok: true });
 
-    const result = await land(mirror, workDir, "task/f");
-    expect(result).toEqual({
-      kind: "landed",
-      sha,
-      branch: "overseer/main",
-      integration: true,
-      fastForward: true,
-      method: "fast-forward",
-    });
+    const result = await landOnMain(mirror, workDir, "task/f");
+    expect(result).toEqual(fastForwardTo(sha, { integration: true }));
     expect(await headOf(user, "overseer/main")).toBe(sha);
     expect(await headOf(user, "main")).toBe(mainBefore);
     expect(await snapshotTree(user, [".git"])).toEqual(before);
@@ -220,15 +195,8 @@ describe("landBranch into a user's non-bare repository", () => {
 
     // The next approval builds on the integration branch, not on the user's main.
     const second = await commitOnRemote(user, "task/g", { "g.txt": "g\n" }, "task g", "overseer/main");
-    const again = await land(mirror, workDir, "task/g");
-    expect(again).toEqual({
-      kind: "landed",
-      sha: second,
-      branch: "overseer/main",
-      integration: true,
-      fastForward: true,
-      method: "fast-forward",
-    });
+    const again = await landOnMain(mirror, workDir, "task/g");
+    expect(again).toEqual(fastForwardTo(second, { integration: true }));
     expect(await snapshotTree(user, [".git"])).toEqual(before);
   });
 
@@ -237,23 +205,16 @@ describe("landBranch into a user's non-bare repository", () => {
       remote: user,
       mirror,
       workDir,
-    } = await setup(async (d) => {
-      const bare = await makeRemote(d, FILES);
+    } = await landingRig(temp, "land", async (d) => {
+      const bare = await makeRemote(d, LANDING_FILES);
       await git(d, "clone", "--quiet", bare, "user");
       const clone = path.join(d, "user");
       await git(clone, "checkout", "--quiet", "-b", "wip");
       return clone;
     });
     const task = await commitOnRemote(user, "task/h", { "h.txt": "h\n" }, "task h");
-    const result = await land(mirror, workDir, "task/h");
-    expect(result).toEqual({
-      kind: "landed",
-      sha: task,
-      branch: "main",
-      integration: false,
-      fastForward: true,
-      method: "fast-forward",
-    });
+    const result = await landOnMain(mirror, workDir, "task/h");
+    expect(result).toEqual(fastForwardTo(task));
     expect(await headOf(user, "main")).toBe(task);
   });
 });

@@ -1,41 +1,28 @@
 import { promises as fs } from "node:fs";
-import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { landBranch, mergeMainInto, pushBranch, RepoMirror } from "../src/index.ts";
-import { commitOnRemote, git, headOf, makeRemote, TEST_AUTHOR, tempScope } from "./git-test-helpers.ts";
+import { mergeMainInto, pushBranch } from "../src/index.ts";
+import {
+  commitOnRemote,
+  git,
+  headOf,
+  landingRig,
+  landOnMain,
+  TEST_AUTHOR,
+  tempScope,
+} from "./git-test-helpers.ts";
 
 const temp = tempScope();
 afterEach(() => temp.cleanup());
-
-const FILES = { "README.md": "hello\n", "shared.txt": "line 1\nline 2\nline 3\n" };
-
-async function setup() {
-  const dir = await temp.make();
-  const remote = await makeRemote(dir, FILES);
-  const mirror = new RepoMirror({ dataDir: path.join(dir, "data"), projectId: "strategies", remote });
-  await mirror.ensure();
-  return { dir, remote, mirror, workDir: path.join(dir, "work") };
-}
-
-const land = (mirror: RepoMirror, workDir: string, source: string, extra: object = {}) =>
-  landBranch(mirror, {
-    source,
-    target: "main",
-    workDir,
-    message: `Merge ${source}`,
-    author: TEST_AUTHOR,
-    ...extra,
-  });
 
 const parentsOf = async (repo: string, sha: string) =>
   (await git(repo, "rev-list", "--parents", "-n", "1", sha)).split(" ").slice(1);
 
 describe("landBranch with strategy rebase", () => {
   it("fast-forwards when main has not moved (no check, no new commit)", async () => {
-    const { remote, mirror, workDir } = await setup();
+    const { remote, mirror, workDir } = await landingRig(temp, "strategies");
     const task = await commitOnRemote(remote, "task/ff", { "a.txt": "a\n" }, "task ff");
     const checked: string[] = [];
-    const result = await land(mirror, workDir, "task/ff", {
+    const result = await landOnMain(mirror, workDir, "task/ff", {
       strategy: "rebase",
       check: async (sha: string) => {
         checked.push(sha);
@@ -48,11 +35,11 @@ describe("landBranch with strategy rebase", () => {
   });
 
   it("replays the task's commits onto the moved main: linear history, authors kept", async () => {
-    const { remote, mirror, workDir } = await setup();
+    const { remote, mirror, workDir } = await landingRig(temp, "strategies");
     await commitOnRemote(remote, "task/r", { "r1.txt": "one\n" }, "task r first");
     await commitOnRemote(remote, "task/r", { "r2.txt": "two\n" }, "task r second");
     const main = await commitOnRemote(remote, "main", { "m.txt": "main\n" }, "main moved");
-    const result = await land(mirror, workDir, "task/r", { strategy: "rebase" });
+    const result = await landOnMain(mirror, workDir, "task/r", { strategy: "rebase" });
     if (result.kind !== "landed") throw new Error(JSON.stringify(result));
     expect(result).toMatchObject({ fastForward: false, method: "rebase" });
     expect(await headOf(remote, "main")).toBe(result.sha);
@@ -74,7 +61,7 @@ describe("landBranch with strategy rebase", () => {
   });
 
   it("a conflicting rebase is a conflict with the files, and main is unchanged", async () => {
-    const { remote, mirror, workDir } = await setup();
+    const { remote, mirror, workDir } = await landingRig(temp, "strategies");
     await commitOnRemote(remote, "task/c", { "shared.txt": "line 1\nTASK\nline 3\n" }, "task c");
     const main = await commitOnRemote(
       remote,
@@ -82,7 +69,7 @@ describe("landBranch with strategy rebase", () => {
       { "shared.txt": "line 1\nMAIN\nline 3\n" },
       "main edit",
     );
-    const result = await land(mirror, workDir, "task/c", { strategy: "rebase" });
+    const result = await landOnMain(mirror, workDir, "task/c", { strategy: "rebase" });
     expect(result).toMatchObject({ kind: "conflict", files: ["shared.txt"], method: "rebase" });
     if (result.kind === "conflict") expect(result.details).toContain("shared.txt");
     expect(await headOf(remote, "main")).toBe(main);
@@ -90,7 +77,7 @@ describe("landBranch with strategy rebase", () => {
   });
 
   it("merges instead of replaying a branch that already merged main in", async () => {
-    const { remote, mirror, workDir } = await setup();
+    const { remote, mirror, workDir } = await landingRig(temp, "strategies");
     const taskHead = await commitOnRemote(
       remote,
       "task/m",
@@ -119,7 +106,7 @@ describe("landBranch with strategy rebase", () => {
       ok: true,
     });
     await commitOnRemote(remote, "main", { "other.txt": "x\n" }, "main moved again");
-    const result = await land(mirror, workDir, "task/m", { strategy: "rebase" });
+    const result = await landOnMain(mirror, workDir, "task/m", { strategy: "rebase" });
     if (result.kind !== "landed") throw new Error(JSON.stringify(result));
     expect(result.method).toBe("merge");
     expect(await parentsOf(remote, result.sha)).toHaveLength(2);
@@ -129,11 +116,11 @@ describe("landBranch with strategy rebase", () => {
 describe("landBranch check on the integrated tree", () => {
   for (const strategy of ["merge", "rebase"] as const) {
     it(`${strategy}: a passing check lands the commit it was given`, async () => {
-      const { remote, mirror, workDir } = await setup();
+      const { remote, mirror, workDir } = await landingRig(temp, "strategies");
       await commitOnRemote(remote, "task/p", { "p.txt": "p\n" }, "task p");
       await commitOnRemote(remote, "main", { "q.txt": "q\n" }, "main moved");
       const checked: string[] = [];
-      const result = await land(mirror, workDir, "task/p", {
+      const result = await landOnMain(mirror, workDir, "task/p", {
         strategy,
         check: async (sha: string) => {
           checked.push(sha);
@@ -146,10 +133,10 @@ describe("landBranch check on the integrated tree", () => {
     });
 
     it(`${strategy}: a failing check lands nothing and returns its output`, async () => {
-      const { remote, mirror, workDir } = await setup();
+      const { remote, mirror, workDir } = await landingRig(temp, "strategies");
       await commitOnRemote(remote, "task/f", { "f.txt": "f\n" }, "task f");
       const main = await commitOnRemote(remote, "main", { "g.txt": "g\n" }, "main moved");
-      const result = await land(mirror, workDir, "task/f", {
+      const result = await landOnMain(mirror, workDir, "task/f", {
         strategy,
         check: async (sha: string) => {
           // The integrated commit holds both sides and is in the mirror, not on the remote.
@@ -171,7 +158,7 @@ describe("landBranch check on the integrated tree", () => {
 for (const mergeMethod of ["merge-tree", "worktree"] as const) {
   describe(`mergeMainInto (${mergeMethod})`, () => {
     it("commits the merge with diff3 markers in the conflicted files, parents task then main", async () => {
-      const { remote, mirror, workDir } = await setup();
+      const { remote, mirror, workDir } = await landingRig(temp, "strategies");
       const taskHead = await commitOnRemote(
         remote,
         "task/x",
@@ -208,7 +195,7 @@ for (const mergeMethod of ["merge-tree", "worktree"] as const) {
     });
 
     it("a clean merge has no conflicts; main already in the branch is up to date", async () => {
-      const { remote, mirror, workDir } = await setup();
+      const { remote, mirror, workDir } = await landingRig(temp, "strategies");
       const taskHead = await commitOnRemote(remote, "task/y", { "y.txt": "y\n" }, "task y");
       const main = await commitOnRemote(remote, "main", { "z.txt": "z\n" }, "main moved");
       await mirror.ensure();
