@@ -131,13 +131,13 @@ export const COPILOT_HOME_DIR = ".copilot-home";
  *   environment, and with GOOGLE_GEMINI_BASE_URL set that is its "gateway" type, which its
  *   headless mode refuses ("Invalid auth method selected."); with it, GEMINI_API_KEY is used and
  *   GOOGLE_GEMINI_BASE_URL still sets where requests go;
- * - no usage statistics (they go to a Google logging host the sandbox does not allow) and no
- *   update checks.
+ * - no usage statistics (on by default, sent to a Google logging host the sandbox does not
+ *   allow). Update checks (interactive mode only) and the IDE integration (off unless
+ *   `ide.enabled`) need nothing.
  */
 export const GEMINI_SETTINGS = {
   security: { auth: { selectedType: "gemini-api-key" } },
   privacy: { usageStatisticsEnabled: false },
-  general: { enableAutoUpdate: false, enableAutoUpdateNotification: false },
 } as const;
 
 /** Seconds a preset gives the CLI after the transition to print its final usage. */
