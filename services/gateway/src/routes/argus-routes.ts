@@ -14,7 +14,7 @@ import {
   StaleErrorSchema,
   TextRequestSchema,
 } from "@overseer/api-contract";
-import { ConflictError, getDecision, getProject, getTask, listDecisions, listTasks } from "@overseer/db";
+import { ConflictError, getDecision, getTask, listDecisions, listTasks } from "@overseer/db";
 import { type Decision, normaliseOptionId, type Task } from "@overseer/domain";
 import { actorOf } from "../gateway-env.ts";
 import { ApiError } from "../http/api-error.ts";
@@ -23,6 +23,7 @@ import { projectStatusView, statusJson } from "../views/project-status-view.ts";
 import { decisionCard } from "../views/resource-views.ts";
 import {
   errorResponses,
+  existingProject,
   jsonResponse,
   projectNotFound,
   READ_ERRORS,
@@ -228,7 +229,7 @@ export function registerArgusRoutes(app: RouteApp, ctx: RouteContext): void {
     async (c) => {
       const { id } = c.req.valid("param");
       const { text } = c.req.valid("json");
-      if (!(await getProject(db, id))) throw projectNotFound(id);
+      await existingProject(db, id);
       const by = actorOf(c.get("token"));
       // The routing premise (exactly one pending card, its task at this version) is checked
       // again by the transition itself: a concurrent change makes it conflict, and routing

@@ -8,20 +8,19 @@ import {
   runIdSchema,
   taskIdSchema,
 } from "@overseer/api-contract";
-import { getProject, latestEventId, listEvents } from "@overseer/db";
-import { streamSSE } from "hono/streaming";
+import { latestEventId, listEvents } from "@overseer/db";
 import { requireScope } from "../http/request-guards.ts";
 import { streamProjectEvents } from "../live/project-event-stream.ts";
 import { eventView } from "../views/resource-views.ts";
 import {
   errorResponses,
+  existingProject,
   jsonResponse,
-  projectNotFound,
   READ_ERRORS,
   type RouteApp,
   type RouteContext,
 } from "./route-kit.ts";
-import { tooManyStreams } from "./run-routes.ts";
+import { sseResponse } from "./sse-response.ts";
 
 const EVENT_TYPE = /^[a-z_]+\.[a-z_]+$/;
 
@@ -80,7 +79,7 @@ export function registerEventRoutes(app: RouteApp, ctx: RouteContext): void {
     async (c) => {
       const { id } = c.req.valid("param");
       const q = c.req.valid("query");
-      if (!(await getProject(db, id))) throw projectNotFound(id);
+      await existingProject(db, id);
       const rows = await listEvents(db, {
         projectId: id,
         after: q.after ?? null,
@@ -114,30 +113,18 @@ export function registerEventRoutes(app: RouteApp, ctx: RouteContext): void {
     }),
     async (c) => {
       const { id } = c.req.valid("param");
-      if (!(await getProject(db, id))) throw projectNotFound(id);
+      await existingProject(db, id);
       const given = c.req.valid("header")["last-event-id"] ?? c.req.valid("query").after;
-      const handle = ctx.streams.open("events");
-      if (!handle) throw tooManyStreams(ctx);
-      return streamSSE(c, async (stream) => {
-        stream.onAbort(() => handle.end());
-        try {
-          const cursor = given ?? (await latestEventId(db, id)) ?? "0";
-          await streamProjectEvents(stream, handle, {
-            db,
-            subscriber: ctx.subscriber,
-            projectId: id,
-            cursor,
-            keepAliveMs: ctx.options.keepAliveMs,
-          });
-        } catch (error) {
-          if (!handle.ended)
-            ctx.deps.logger.warn(
-              { err: error, projectId: id, reqId: c.get("requestId") },
-              "event stream failed",
-            );
-        } finally {
-          handle.end();
-        }
+      const failure = { message: "event stream failed", fields: { projectId: id } };
+      return sseResponse(c, ctx, "events", failure, async (stream, handle) => {
+        const cursor = given ?? (await latestEventId(db, id)) ?? "0";
+        await streamProjectEvents(stream, handle, {
+          db,
+          subscriber: ctx.subscriber,
+          projectId: id,
+          cursor,
+          keepAliveMs: ctx.options.keepAliveMs,
+        });
       });
     },
   );

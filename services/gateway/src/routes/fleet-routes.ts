@@ -13,7 +13,6 @@ import {
   SessionSchema,
 } from "@overseer/api-contract";
 import {
-  getProject,
   getRun,
   listFleet,
   listPendingDecisionsAcrossProjects,
@@ -31,11 +30,12 @@ import { CommitDiffReader } from "../operations/commit-diff-reader.ts";
 import { decisionCard, incidentView, projectView } from "../views/resource-views.ts";
 import {
   errorResponses,
+  existingProject,
   jsonResponse,
-  projectNotFound,
   READ_ERRORS,
   type RouteApp,
   type RouteContext,
+  runNotFound,
   WRITE_ERRORS,
 } from "./route-kit.ts";
 
@@ -285,7 +285,7 @@ export function registerFleetRoutes(app: RouteApp, ctx: RouteContext): void {
     async (c) => {
       const { id } = c.req.valid("param");
       const body = c.req.valid("json") ?? {};
-      if (!(await getProject(db, id))) throw projectNotFound(id);
+      await existingProject(db, id);
       await startProject(ctx.transitions, id, {
         stage: body.stage ?? null,
         maxSessions: body.max_sessions ?? null,
@@ -318,16 +318,7 @@ export function registerFleetRoutes(app: RouteApp, ctx: RouteContext): void {
     async (c) => {
       const { id } = c.req.valid("param");
       const run = await getRun(db, id);
-      if (!run) {
-        throw new ApiError(
-          404,
-          "not_found",
-          `Run ${id} does not exist; list runs with GET /api/v1/projects/{id}/runs.`,
-          {
-            run_id: id,
-          },
-        );
-      }
+      if (!run) throw runNotFound(id);
       if (!run.commit_sha) {
         return c.json(
           {
@@ -343,8 +334,7 @@ export function registerFleetRoutes(app: RouteApp, ctx: RouteContext): void {
           200,
         );
       }
-      const project = await getProject(db, run.project_id);
-      if (!project) throw projectNotFound(run.project_id);
+      const project = await existingProject(db, run.project_id);
       const diff = await diffs.read(project.id, project.repo, run.commit_sha);
       return c.json({ run_id: id, commit_sha: run.commit_sha, ...diff }, 200);
     },

@@ -12,7 +12,6 @@ import {
 import { findRepositoryLocationProblem, parseRunnerConfig } from "@overseer/config";
 import {
   getDecision,
-  getProject,
   listDecisions,
   listIncidents,
   listProjects,
@@ -27,8 +26,8 @@ import { redactedRunnerConfig } from "../views/project-redaction.ts";
 import { decisionCard, incidentView, projectView } from "../views/resource-views.ts";
 import {
   errorResponses,
+  existingProject,
   jsonResponse,
-  projectNotFound,
   READ_ERRORS,
   type RouteApp,
   type RouteContext,
@@ -200,8 +199,7 @@ export function registerProjectRoutes(app: RouteApp, ctx: RouteContext): void {
     }),
     async (c) => {
       const { id } = c.req.valid("param");
-      const row = await getProject(db, id);
-      if (!row) throw projectNotFound(id);
+      const row = await existingProject(db, id);
       const mission = await loadMissionSummaryInput(db, row);
       return c.json(
         projectView(row, redactedRunnerConfig(row.runner_config), mission && summarizeMission(mission)),
@@ -252,8 +250,7 @@ export function registerProjectRoutes(app: RouteApp, ctx: RouteContext): void {
           by: actorOf(c.get("token")),
           reason: reason?.trim() || undefined,
         });
-        const row = await getProject(db, id);
-        if (!row) throw projectNotFound(id);
+        const row = await existingProject(db, id);
         return c.json({ project: projectView(row), application_status: result.outcome }, 200);
       },
     );
@@ -280,7 +277,7 @@ export function registerProjectRoutes(app: RouteApp, ctx: RouteContext): void {
     async (c) => {
       const { id } = c.req.valid("param");
       const body = c.req.valid("json");
-      if (!(await getProject(db, id))) throw projectNotFound(id);
+      await existingProject(db, id);
       const result = await startMission(ctx.transitions, id, {
         objective: body.objective.trim(),
         stage: body.stage ?? null,
@@ -289,8 +286,7 @@ export function registerProjectRoutes(app: RouteApp, ctx: RouteContext): void {
         maxRounds: body.max_rounds,
         by: actorOf(c.get("token")),
       });
-      const row = await getProject(db, id);
-      if (!row) throw projectNotFound(id);
+      const row = await existingProject(db, id);
       const mission = await loadMissionSummaryInput(db, row);
       return c.json(
         {
@@ -323,7 +319,7 @@ export function registerProjectRoutes(app: RouteApp, ctx: RouteContext): void {
     async (c) => {
       const { id } = c.req.valid("param");
       const { status } = c.req.valid("query");
-      if (!(await getProject(db, id))) throw projectNotFound(id);
+      await existingProject(db, id);
       const decisions = await listDecisions(db, id, status);
       return c.json({ decisions: decisions.map(decisionCard) }, 200);
     },
@@ -343,7 +339,7 @@ export function registerProjectRoutes(app: RouteApp, ctx: RouteContext): void {
       const { id, decision_id } = c.req.valid("param");
       const decision = await getDecision(db, id, decision_id);
       if (!decision) {
-        if (!(await getProject(db, id))) throw projectNotFound(id);
+        await existingProject(db, id);
         throw new ApiError(404, "not_found", `Decision ${decision_id} does not exist in project ${id}.`, {
           decision_id,
         });
@@ -369,7 +365,7 @@ export function registerProjectRoutes(app: RouteApp, ctx: RouteContext): void {
     async (c) => {
       const { id } = c.req.valid("param");
       const { limit } = c.req.valid("query");
-      if (!(await getProject(db, id))) throw projectNotFound(id);
+      await existingProject(db, id);
       const rows = await listIncidents(db, id, limit);
       return c.json({ incidents: rows.map(incidentView) }, 200);
     },

@@ -1,5 +1,6 @@
 import type { OpenAPIHono, z } from "@hono/zod-openapi";
 import { ErrorBodySchema } from "@overseer/api-contract";
+import { type Db, getProject, type ProjectRow } from "@overseer/db";
 import type { GatewayEnv } from "../gateway-env.ts";
 import type { GatewayDeps, ResolvedGatewayOptions } from "../gateway-options.ts";
 import { ApiError } from "../http/api-error.ts";
@@ -73,5 +74,22 @@ export function projectNotFound(id: string): ApiError {
     {
       project_id: id,
     },
+  );
+}
+
+/** The project with this id, or the 404 of {@link projectNotFound}. */
+export async function existingProject(db: Db, id: string): Promise<ProjectRow> {
+  const row = await getProject(db, id);
+  if (!row) throw projectNotFound(id);
+  return row;
+}
+
+/** 404 for an unknown run id, the same words on every route. */
+export function runNotFound(id: string): ApiError {
+  return new ApiError(
+    404,
+    "not_found",
+    `Run ${id} does not exist; list runs with GET /api/v1/projects/{id}/runs.`,
+    { run_id: id },
   );
 }

@@ -11,13 +11,20 @@ import {
 } from "@overseer/api-contract";
 import { getProject, getRun, listRuns, type RunRow } from "@overseer/db";
 import { RUN_STATUSES } from "@overseer/domain";
-import { streamSSE } from "hono/streaming";
-import { ApiError } from "../http/api-error.ts";
 import { requireScope } from "../http/request-guards.ts";
 import { streamRunLog } from "../live/run-log-stream.ts";
 import { projectRedactor } from "../views/project-redaction.ts";
 import { runSummaryView, runView } from "../views/resource-views.ts";
-import { errorResponses, jsonResponse, READ_ERRORS, type RouteApp, type RouteContext } from "./route-kit.ts";
+import {
+  errorResponses,
+  existingProject,
+  jsonResponse,
+  READ_ERRORS,
+  type RouteApp,
+  type RouteContext,
+  runNotFound,
+} from "./route-kit.ts";
+import { sseResponse } from "./sse-response.ts";
 
 const RUN_STATUS_EXPECTED = `a comma-separated list of run statuses (${RUN_STATUSES.join(", ")})`;
 
@@ -70,15 +77,6 @@ function isStorableTime(value: string): boolean {
   return !Number.isNaN(time) && time >= EARLIEST_TIME && time <= LATEST_TIME;
 }
 
-function runNotFound(id: string): ApiError {
-  return new ApiError(
-    404,
-    "not_found",
-    `Run ${id} does not exist; list runs with GET /api/v1/projects/{id}/runs.`,
-    { run_id: id },
-  );
-}
-
 /** Runs: list per project, one run (redacted), its prompt, its stored log, and the live log stream. */
 export function registerRunRoutes(app: RouteApp, ctx: RouteContext): void {
   const { db } = ctx.deps;
@@ -106,14 +104,7 @@ export function registerRunRoutes(app: RouteApp, ctx: RouteContext): void {
     async (c) => {
       const { id } = c.req.valid("param");
       const q = c.req.valid("query");
-      if (!(await getProject(db, id))) {
-        throw new ApiError(
-          404,
-          "not_found",
-          `Project ${id} does not exist; list projects with GET /api/v1/projects.`,
-          { project_id: id },
-        );
-      }
+      await existingProject(db, id);
       const rows = await listRuns(db, {
         projectId: id,
         taskId: q.task,
@@ -231,44 +222,19 @@ export function registerRunRoutes(app: RouteApp, ctx: RouteContext): void {
       const { id } = c.req.valid("param");
       const cursor = c.req.valid("header")["last-event-id"] ?? c.req.valid("query").after ?? "0";
       const { redact } = await loadRun(id);
-      const handle = ctx.streams.open("log");
-      if (!handle) throw tooManyStreams(ctx);
-      return streamSSE(c, async (stream) => {
-        stream.onAbort(() => handle.end());
-        try {
-          await streamRunLog(stream, handle, {
-            db,
-            redis: ctx.deps.redis,
-            live: ctx.deps.live,
-            runId: id,
-            cursor,
-            keepAliveMs: ctx.options.keepAliveMs,
-            blockMs: Math.min(ctx.options.logBlockMs, ctx.options.keepAliveMs),
-            redact,
-          });
-        } catch (error) {
-          if (!handle.ended)
-            ctx.deps.logger.warn(
-              { err: error, runId: id, reqId: c.get("requestId") },
-              "run log stream failed",
-            );
-        } finally {
-          handle.end();
-        }
-      });
+      const failure = { message: "run log stream failed", fields: { runId: id } };
+      return sseResponse(c, ctx, "log", failure, (stream, handle) =>
+        streamRunLog(stream, handle, {
+          db,
+          redis: ctx.deps.redis,
+          live: ctx.deps.live,
+          runId: id,
+          cursor,
+          keepAliveMs: ctx.options.keepAliveMs,
+          blockMs: Math.min(ctx.options.logBlockMs, ctx.options.keepAliveMs),
+          redact,
+        }),
+      );
     },
   );
-}
-
-export function tooManyStreams(ctx: RouteContext): ApiError {
-  return ctx.streams.isClosing
-    ? new ApiError(503, "shutting_down", "The gateway is shutting down; reconnect in a moment.")
-    : new ApiError(
-        503,
-        "too_many_streams",
-        `Too many open streams (limit ${ctx.options.maxOpenStreams}); retry later.`,
-        {
-          max_open_streams: ctx.options.maxOpenStreams,
-        },
-      );
 }

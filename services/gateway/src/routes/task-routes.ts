@@ -10,15 +10,7 @@ import {
   taskIdSchema,
 } from "@overseer/api-contract";
 import { parseStructuredText, parseTaskFile, type TaskFileProblem, validateTaskList } from "@overseer/config";
-import {
-  ConflictError,
-  existingTaskIds,
-  getDecision,
-  getProject,
-  getTask,
-  listTasks,
-  taskUsage,
-} from "@overseer/db";
+import { ConflictError, existingTaskIds, getDecision, getTask, listTasks, taskUsage } from "@overseer/db";
 import { decisionIdFor, isDomainError, TASK_KINDS, TASK_STATUSES, type TaskStatus } from "@overseer/domain";
 import { actorOf } from "../gateway-env.ts";
 import { ApiError } from "../http/api-error.ts";
@@ -26,8 +18,8 @@ import { requireScope } from "../http/request-guards.ts";
 import { decisionCard, taskView } from "../views/resource-views.ts";
 import {
   errorResponses,
+  existingProject,
   jsonResponse,
-  projectNotFound,
   READ_ERRORS,
   type RouteApp,
   type RouteContext,
@@ -150,7 +142,7 @@ export function registerTaskRoutes(app: RouteApp, ctx: RouteContext): void {
     async (c) => {
       const { id } = c.req.valid("param");
       const q = c.req.valid("query");
-      if (!(await getProject(db, id))) throw projectNotFound(id);
+      await existingProject(db, id);
       const page = await listTasks(db, id, {
         status: q.status ? (q.status.split(",") as TaskStatus[]) : undefined,
         stage: q.stage,
@@ -176,7 +168,7 @@ export function registerTaskRoutes(app: RouteApp, ctx: RouteContext): void {
       const { id, task_id } = c.req.valid("param");
       const task = await getTask(db, id, task_id);
       if (!task) {
-        if (!(await getProject(db, id))) throw projectNotFound(id);
+        await existingProject(db, id);
         throw new ApiError(404, "not_found", `Task ${task_id} does not exist in project ${id}.`, { task_id });
       }
       return c.json({ ...taskView(task), usage: await taskUsage(db, id, task_id) }, 200);
@@ -201,7 +193,7 @@ export function registerTaskRoutes(app: RouteApp, ctx: RouteContext): void {
     async (c) => {
       const { id } = c.req.valid("param");
       const body = c.req.valid("json");
-      if (!(await getProject(db, id))) throw projectNotFound(id);
+      await existingProject(db, id);
       const existing = new Set(await existingTaskIds(db, id));
       if (existing.has(body.id)) {
         throw new ApiError(
@@ -247,7 +239,7 @@ export function registerTaskRoutes(app: RouteApp, ctx: RouteContext): void {
     }),
     async (c) => {
       const { id } = c.req.valid("param");
-      if (!(await getProject(db, id))) throw projectNotFound(id);
+      await existingProject(db, id);
       const type = c.req.header("content-type") ?? "";
       const format = /yaml/i.test(type) ? "yaml" : "json";
       const text = await c.req.text();
