@@ -31,6 +31,14 @@ export function overseerAgentPath(): string {
   return `${bundledBinDir()}/overseer-agent`;
 }
 
+/**
+ * The commands every run's sandbox places where a process with no environment at all finds them
+ * (`env -i overseer-agent …`; the sandbox spec's `commands`): name → file in `binDir`.
+ */
+export function agentCommands(binDir: string = bundledBinDir()): Record<string, string> {
+  return { "overseer-agent": `${binDir}/overseer-agent` };
+}
+
 /** Absolute path of the scripted fake harness (`bin/fake-harness.mjs`, plain Node ESM). */
 export function fakeHarnessPath(): string {
   return `${bundledBinDir()}/fake-harness.mjs`;

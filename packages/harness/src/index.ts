@@ -23,7 +23,7 @@ export {
   DEFAULT_WATCH_IGNORE,
 } from "./activity-watcher.ts";
 export { type ArgvPlaceholders, expandArgv } from "./argv-expander.ts";
-export { agentBinDir, fakeHarnessPath, overseerAgentPath } from "./bundled-paths.ts";
+export { agentBinDir, agentCommands, fakeHarnessPath, overseerAgentPath } from "./bundled-paths.ts";
 export {
   type ControlDirErrorCode,
   DEFAULT_CONTROL_MAX_BYTES,

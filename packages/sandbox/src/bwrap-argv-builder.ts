@@ -25,12 +25,21 @@ import type { ResolvedSandboxSpec } from "./sandbox-spec-schema.ts";
  * - `--clearenv` + `--setenv`: the environment is exactly the spec's (HOME forced to the tmpfs home).
  * - Private size-capped tmpfs for /tmp, HOME and /dev/shm; `/` and `/dev` remounted read-only so
  *   nothing else inside is writable.
+ * - Fixed places for a process that lost its environment (`env -i`): the control dir is bound a
+ *   second time at SANDBOX_CONTROL_MOUNT (the same directory, no new writable path), and the
+ *   spec's commands sit read-only in /bin, which glibc's and the shells' PATH-less search reads
+ *   (bin-snapshot.ts).
  */
 
 /** HOME inside every bwrap sandbox: a private tmpfs. */
 export const SANDBOX_HOME = "/home/agent";
 /** Where run-time files the driver provides (egress socket, bridge script) appear inside. */
 export const SANDBOX_RUNTIME_MOUNT = "/overseer";
+/**
+ * The run's control dir, bound (writable) here as well as at its own path: a fixed place where a
+ * command that lost its environment (`env -i overseer-agent …`) still finds it.
+ */
+export const SANDBOX_CONTROL_MOUNT = `${SANDBOX_RUNTIME_MOUNT}/control`;
 /** Hostname inside the sandbox (its own UTS namespace). */
 export const SANDBOX_HOSTNAME = "overseer-sandbox";
 
@@ -121,8 +130,14 @@ export type UserMount =
 export interface BwrapRunFiles {
   /** Host directory bound read-only as /etc (allow-listed copies + synthetic passwd/group, see etc-snapshot.ts). */
   etcDir: string;
-  /** Host directory bound read-only at SANDBOX_RUNTIME_MOUNT (proxy mode), or null. */
+  /** Host directory bound read-only at SANDBOX_RUNTIME_MOUNT (proxy mode; holds a `control` mount point), or null. */
   runtimeDir: string | null;
+  /** The run's control dir on the host (resolved), bound writable at SANDBOX_CONTROL_MOUNT. */
+  controlDir: string;
+  /** Host directory bound read-only at /bin instead of the merged-/usr symlink (bin-snapshot.ts), or null. */
+  binDir: string | null;
+  /** Commands bound read-only at `/bin/NAME` over the bin dir's placeholders (only with a bin dir). */
+  commands: readonly { name: string; source: string }[];
   /** Whether a seccomp program is passed on fd `seccompFd`. */
   seccompFd: number | null;
 }
@@ -177,8 +192,12 @@ export function buildBwrapArgs(input: BwrapBuildInput): string[] {
 
   args.push("--ro-bind", "/usr", "/usr");
   for (const entry of layout.topLevel) {
-    if (entry.kind === "symlink") args.push("--symlink", entry.target, entry.path);
+    if (entry.path === "/bin" && files.binDir !== null) args.push("--ro-bind", files.binDir, "/bin");
+    else if (entry.kind === "symlink") args.push("--symlink", entry.target, entry.path);
     else args.push("--ro-bind", entry.path, entry.path);
+  }
+  if (files.binDir !== null) {
+    for (const command of files.commands) args.push("--ro-bind", command.source, `/bin/${command.name}`);
   }
   args.push("--ro-bind", files.etcDir, "/etc");
 
@@ -191,6 +210,7 @@ export function buildBwrapArgs(input: BwrapBuildInput): string[] {
   args.push("--dir", "/var", "--symlink", "/tmp", "/var/tmp");
   args.push("--size", size, "--tmpfs", SANDBOX_HOME);
   if (files.runtimeDir !== null) args.push("--ro-bind", files.runtimeDir, SANDBOX_RUNTIME_MOUNT);
+  args.push("--bind", files.controlDir, SANDBOX_CONTROL_MOUNT);
 
   for (const mount of orderUserMounts(input.userMounts)) {
     if (mount.kind === "bind") args.push(mount.writable ? "--bind" : "--ro-bind", mount.source, mount.dest);

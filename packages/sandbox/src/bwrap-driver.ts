@@ -1,8 +1,9 @@
 import { randomBytes } from "node:crypto";
 import { lstat, mkdir, readlink, realpath, rm, stat, writeFile } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { PROCESS_DEFAULTS } from "@overseer/process";
 import { execa } from "execa";
+import { createBinSnapshot } from "./bin-snapshot.ts";
 import {
   type BwrapHostLayout,
   buildBwrapArgs,
@@ -171,6 +172,30 @@ async function resolveUserMounts(
   return mounts;
 }
 
+/** The spec's commands with their host files resolved; each must be an existing regular file. */
+async function resolveCommands(spec: ResolvedSandboxSpec): Promise<{ name: string; source: string }[]> {
+  const commands: { name: string; source: string }[] = [];
+  for (const [name, path] of Object.entries(spec.commands)) {
+    const source = await realpath(path).catch(() => null);
+    const info = source === null ? null : await stat(source);
+    if (source === null || info === null || !info.isFile()) {
+      throw new SandboxSpecError(
+        `commands.${name}: ${path} is not an existing file; name the command's file`,
+      );
+    }
+    commands.push({ name, source });
+  }
+  return commands;
+}
+
+/** Where /bin points on a merged-/usr host (`/usr/bin`), or null when /bin is not such a symlink. */
+function mergedUsrBin(layout: BwrapHostLayout): string | null {
+  const bin = layout.topLevel.find((entry) => entry.path === "/bin");
+  if (bin?.kind !== "symlink") return null;
+  const target = resolve("/", bin.target);
+  return target.startsWith("/usr/") ? target : null;
+}
+
 class BwrapPreparedCommand implements PreparedCommand {
   readonly driver = "bwrap" as const;
   private cleaned = false;
@@ -219,6 +244,7 @@ export class BwrapDriver implements SandboxDriver {
   private seccompFilePromise: Promise<string | null> | null = null;
   private launcherShellPromise: Promise<string> | null = null;
   private readonly etcSnapshots = new Map<string, Promise<string>>();
+  private readonly binSnapshots = new Map<string, Promise<string>>();
 
   constructor(private readonly options: BwrapDriverOptions = {}) {
     this.runtimeRoot = options.runtimeRoot ?? defaultRuntimeRoot();
@@ -262,10 +288,13 @@ export class BwrapDriver implements SandboxDriver {
 
   async dispose(): Promise<void> {
     const files = [
-      ...(await Promise.all([...this.etcSnapshots.values()].map((p) => p.catch(() => null)))),
+      ...(await Promise.all(
+        [...this.etcSnapshots.values(), ...this.binSnapshots.values()].map((p) => p.catch(() => null)),
+      )),
       await (this.seccompFilePromise ?? Promise.resolve(null)).catch(() => null),
     ];
     this.etcSnapshots.clear();
+    this.binSnapshots.clear();
     this.seccompFilePromise = null;
     for (const path of files) if (path !== null) await rm(path, { recursive: true, force: true });
   }
@@ -289,6 +318,31 @@ export class BwrapDriver implements SandboxDriver {
       })();
       snapshot.catch(() => this.etcSnapshots.delete(key));
       this.etcSnapshots.set(key, snapshot);
+    }
+    return snapshot;
+  }
+
+  /**
+   * The read-only /bin holding `commandNames` (bin-snapshot.ts), or null when there are none or
+   * /bin is not a merged-/usr symlink (then the commands cannot be placed and /bin stays as it is).
+   * A changed /usr/bin (new mtime) gets a new snapshot; older ones stay until `dispose()`, since
+   * running sandboxes still show them.
+   */
+  private async binSnapshot(
+    layout: BwrapHostLayout,
+    commandNames: readonly string[],
+  ): Promise<string | null> {
+    const usrBin = mergedUsrBin(layout);
+    if (commandNames.length === 0 || usrBin === null) return null;
+    const key = `${(await stat(usrBin)).mtimeMs}:${[...commandNames].sort().join("/")}`;
+    let snapshot = this.binSnapshots.get(key);
+    if (snapshot === undefined) {
+      snapshot = (async () => {
+        await ensurePrivateDir(this.runtimeRoot);
+        return createBinSnapshot({ root: this.runtimeRoot, usrBin, commandNames });
+      })();
+      snapshot.catch(() => this.binSnapshots.delete(key));
+      this.binSnapshots.set(key, snapshot);
     }
     return snapshot;
   }
@@ -356,10 +410,15 @@ export class BwrapDriver implements SandboxDriver {
     const layout = await this.layout();
     const visibleRoots = ["/usr", ...layout.etcEntries.map((e) => `/etc/${e}`)];
     const userMounts = await resolveUserMounts(spec, visibleRoots);
+    const commands = await resolveCommands(spec);
     const uid = spec.uid ?? BWRAP_DEFAULT_UID;
     const gid = spec.gid ?? BWRAP_DEFAULT_GID;
 
     const etcDir = await this.etcSnapshot(layout, uid, gid);
+    const binDir = await this.binSnapshot(
+      layout,
+      commands.map((command) => command.name),
+    );
     const runDir = await createRunDir(this.runtimeRoot);
     let cgroup: RunCgroup | null = null;
     let proxy: EgressProxy | null = null;
@@ -371,6 +430,8 @@ export class BwrapDriver implements SandboxDriver {
       if (spec.network.mode === "proxy") {
         runtimeMountDir = join(runDir, "mount");
         await mkdir(runtimeMountDir, { mode: 0o755 });
+        // Mount point of the control dir's fixed bind (SANDBOX_CONTROL_MOUNT) inside this read-only bind.
+        await mkdir(join(runtimeMountDir, "control"), { mode: 0o755 });
         const bridge = join(runtimeMountDir, "egress-bridge.cjs");
         await writeFile(bridge, EGRESS_BRIDGE_SOURCE, { mode: 0o644 });
         proxy = new EgressProxy({
@@ -419,6 +480,9 @@ export class BwrapDriver implements SandboxDriver {
         files: {
           etcDir,
           runtimeDir: runtimeMountDir,
+          controlDir: await realpath(spec.controlDir),
+          binDir,
+          commands,
           seccompFd: seccompFile === null ? null : 4,
         },
       });

@@ -6,7 +6,7 @@
  * file/args/env/cwd, `stop()` it on timeout and `cleanup()` after exit; see `PreparedCommand`.
  */
 
-export { SANDBOX_HOME, SANDBOX_RUNTIME_MOUNT } from "./bwrap-argv-builder.ts";
+export { SANDBOX_CONTROL_MOUNT, SANDBOX_HOME, SANDBOX_RUNTIME_MOUNT } from "./bwrap-argv-builder.ts";
 export {
   BWRAP_DEFAULT_GID,
   BWRAP_DEFAULT_UID,

@@ -10,6 +10,8 @@ export interface RunSandboxInput {
   controlDir: string;
   /** Host paths bound read-only at the same place (git metadata, the prompt, overseer-agent, the CLI's install). */
   readOnlyBinds: readonly string[];
+  /** Commands runnable with no environment (`env -i overseer-agent`): name → host file. */
+  commands: Readonly<Record<string, string>>;
   /** Host paths masked inside (the worker's data dir: other projects' mirrors and checkouts). */
   hiddenPaths: readonly string[];
   /** The complete environment of the command. */
@@ -34,6 +36,7 @@ export function runSandboxSpec(input: RunSandboxInput): SandboxSpec {
     checkoutDir: input.checkoutDir,
     controlDir: input.controlDir,
     readOnlyBinds: [...input.readOnlyBinds],
+    commands: { ...input.commands },
     hiddenPaths: [...input.hiddenPaths],
     env: { ...input.env },
     network:

@@ -63,6 +63,14 @@ const absolutePath = z
   .refine((p) => !/[\0\n]/.test(p), { message: "a path without NUL or newline characters" })
   .transform(normalizeAbsolutePath);
 
+/** A file name that can stand in /bin: no slash, no leading dot or dash. */
+const commandName = z
+  .string()
+  .regex(
+    /^[A-Za-z0-9_][A-Za-z0-9_.+-]{0,63}$/,
+    "a command name of 1-64 characters of [A-Za-z0-9_.+-], not starting with . or -",
+  );
+
 const writablePath = absolutePath.refine((p) => !SYSTEM_DIRS.some((d) => isUnder(p, d)) && p !== "/", {
   error: `a directory the sandbox may make writable: not "/" nor a system directory (${SYSTEM_DIRS.join(" ")}) but the run's own checkout or control directory`,
 });
@@ -159,6 +167,13 @@ export const sandboxSpecSchema = z.object({
   controlDir: writablePath,
   /** Extra host paths visible read-only at the same path (git dirs, harness installs, `overseer-agent`). */
   readOnlyBinds: z.array(readOnlyPath).default([]),
+  /**
+   * Commands runnable by bare name even with no environment at all (`env -i NAME`, whose PATH-less
+   * search is glibc's `/bin:/usr/bin` or the shell's built-in default): command name → host file.
+   * bwrap binds each read-only at `/bin/NAME` (see bin-snapshot.ts); the `none` driver cannot
+   * place anything on the host and ignores them.
+   */
+  commands: z.record(commandName, absolutePath).default({}),
   /** Host paths masked inside the sandbox (only meaningful when they lie under a bound path). */
   hiddenPaths: z.array(absolutePath).default([]),
   /**

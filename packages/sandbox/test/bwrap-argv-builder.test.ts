@@ -30,7 +30,14 @@ function input(overrides: Partial<BwrapBuildInput> = {}): BwrapBuildInput {
       { kind: "bind", source: "/data/wt/run1", dest: "/data/wt/run1", writable: true },
       { kind: "bind", source: "/data/control/run1", dest: "/data/control/run1", writable: true },
     ],
-    files: { etcDir: "/rt/etc-1", runtimeDir: null, seccompFd: 4 },
+    files: {
+      etcDir: "/rt/etc-1",
+      runtimeDir: null,
+      controlDir: "/data/control/run1",
+      binDir: null,
+      commands: [],
+      seccompFd: 4,
+    },
     env: { PATH: "/usr/bin", HOME: "/home/agent" },
     ...overrides,
   };
@@ -71,6 +78,7 @@ describe("buildBwrapArgs", () => {
     ["--size", "1048576", "--tmpfs", "/dev/shm"],
     ["--bind", "/data/wt/run1", "/data/wt/run1"],
     ["--bind", "/data/control/run1", "/data/control/run1"],
+    ["--bind", "/data/control/run1", "/overseer/control"],
     ["--remount-ro", "/"],
     ["--chdir", "/data/wt/run1"],
     ["--seccomp", "4"],
@@ -105,11 +113,35 @@ describe("buildBwrapArgs", () => {
 
   it("binds the egress runtime dir at /overseer in proxy mode", () => {
     const proxied = buildBwrapArgs(
-      input({ files: { etcDir: "/rt/etc", runtimeDir: "/rt/run/mount", seccompFd: null } }),
+      input({ files: { ...input().files, runtimeDir: "/rt/run/mount", seccompFd: null } }),
     );
     expect(indexOf(proxied, "--ro-bind", "/rt/run/mount", "/overseer")).toBeGreaterThan(0);
+    // The control dir's fixed bind lands on the mount point inside that read-only bind, after it.
+    expect(indexOf(proxied, "--bind", "/data/control/run1", "/overseer/control")).toBeGreaterThan(
+      indexOf(proxied, "--ro-bind", "/rt/run/mount", "/overseer"),
+    );
     expect(proxied).not.toContain("--seccomp");
     expect(proxied).not.toContain("--share-net");
+  });
+});
+
+describe("buildBwrapArgs: commands for a process without environment", () => {
+  it("replaces the merged-/usr /bin symlink with the read-only bin dir and binds each command over its placeholder", () => {
+    const commands = [{ name: "overseer-agent", source: "/opt/overseer/bin/overseer-agent" }];
+    const args = buildBwrapArgs(input({ files: { ...input().files, binDir: "/rt/bin-1", commands } }));
+    expect(indexOf(args, "--symlink", "usr/bin", "/bin")).toBe(-1);
+    const bin = indexOf(args, "--ro-bind", "/rt/bin-1", "/bin");
+    const command = indexOf(args, "--ro-bind", "/opt/overseer/bin/overseer-agent", "/bin/overseer-agent");
+    expect(bin).toBeGreaterThan(indexOf(args, "--ro-bind", "/usr", "/usr"));
+    expect(command).toBeGreaterThan(bin);
+    expect(indexOf(args, "--bind", "/opt/overseer/bin/overseer-agent", "/bin/overseer-agent")).toBe(-1);
+  });
+
+  it("keeps /bin as it is when there is no bin dir (no commands, or /bin is not a merged-/usr symlink)", () => {
+    const commands = [{ name: "overseer-agent", source: "/opt/overseer/bin/overseer-agent" }];
+    const args = buildBwrapArgs(input({ files: { ...input().files, commands } }));
+    expect(indexOf(args, "--symlink", "usr/bin", "/bin")).toBeGreaterThan(0);
+    expect(args).not.toContain("/bin/overseer-agent");
   });
 });
 

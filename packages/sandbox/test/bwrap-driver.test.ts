@@ -10,6 +10,7 @@ import {
   type EgressDecision,
   LAUNCHER_SETUP_FAILED_EXIT,
   runPreparedCommand,
+  SANDBOX_CONTROL_MOUNT,
   SANDBOX_HOME,
   SandboxSpecError,
 } from "../src/index.ts";
@@ -90,6 +91,53 @@ describe("BwrapDriver: running commands", () => {
     } finally {
       await rm(tools, { recursive: true, force: true });
     }
+  });
+
+  it("finds spec.commands and the control dir with no environment at all (env -i, PATH-less shells, /bin path)", async () => {
+    const tools = await mkdtemp(join(tmpdir(), "overseer-commands-"));
+    try {
+      const script = `#!/bin/sh\necho "$0 $*" >> ${SANDBOX_CONTROL_MOUNT}/calls.txt\n`;
+      await writeFile(join(tools, "overseer-agent"), script, { mode: 0o755 });
+      const spec = ws.spec({
+        env: { PATH: "/usr/bin:/bin" },
+        commands: { "overseer-agent": join(tools, "overseer-agent") },
+      });
+      const result = await runShell(
+        driver,
+        [
+          "env -i overseer-agent execvp",
+          "env -i /bin/overseer-agent absolute",
+          "env -i /bin/sh -c 'overseer-agent dash'",
+          "env -i /bin/bash -c 'overseer-agent bash'",
+          "env -i /bin/sh -lc 'overseer-agent login'",
+          "test -L /bin/sh && /bin/sh -c 'echo sh-ok'",
+          "test -e /usr/bin/overseer-agent || echo usr-untouched",
+          "echo x > /bin/overseer-agent || echo command-read-only",
+          "touch /bin/planted || echo bin-read-only",
+        ].join("; "),
+        spec,
+      );
+      expect(result.stdout).toBe("sh-ok\nusr-untouched\ncommand-read-only\nbin-read-only\n");
+      expect(await readFile(join(ws.control, "calls.txt"), "utf8")).toBe(
+        [
+          "/bin/overseer-agent execvp",
+          "/bin/overseer-agent absolute",
+          "/bin/overseer-agent dash",
+          "/bin/overseer-agent bash",
+          "/bin/overseer-agent login",
+          "",
+        ].join("\n"),
+      );
+      expect(await readFile(join(tools, "overseer-agent"), "utf8")).toBe(script);
+    } finally {
+      await rm(tools, { recursive: true, force: true });
+    }
+  });
+
+  it("refuses a command whose file does not exist", async () => {
+    await expect(
+      driver.prepare(["/bin/true"], ws.spec({ commands: { "overseer-agent": join(ws.outside, "nope") } })),
+    ).rejects.toThrow(/commands\.overseer-agent: .*nope is not an existing file/);
   });
 
   it("honours a custom unprivileged uid/gid", async () => {
@@ -298,6 +346,17 @@ describe("BwrapDriver: network proxy mode", () => {
     expect(result.stdout).toContain("403");
     expect(targetHits).toBe(0);
     expect(decisions[0]?.reason).toContain("127.0.0.1");
+  });
+
+  it("binds the control dir at its fixed place inside the runtime mount as well", async () => {
+    const result = await runShell(
+      proxyDriver(),
+      `echo fixed > ${SANDBOX_CONTROL_MOUNT}/probe && test -S /overseer/egress.sock && echo ok`,
+      ws.spec({ network: { mode: "proxy", allowHosts: ["a.test"] } }),
+      { timeoutMs: 30_000 },
+    );
+    expect(result.stdout).toBe("ok\n");
+    expect(await readFile(join(ws.control, "probe"), "utf8")).toBe("fixed\n");
   });
 
   it("removes the proxy socket at cleanup", async () => {

@@ -1,4 +1,4 @@
-import type { WrapCommand } from "@overseer/harness";
+import { agentCommands, type WrapCommand } from "@overseer/harness";
 import type { RunJob } from "@overseer/queue";
 import { runSandboxSpec, type SandboxDriver } from "@overseer/sandbox";
 import type { RunPaths } from "./run-executor.ts";
@@ -8,7 +8,7 @@ const MIB = 1024 * 1024;
 /**
  * Adapts a sandbox driver to the harness's `wrap` hook for one run: the checkout and
  * control dir writable; the worktree's git metadata, the prompt and the bundled commands
- * read-only; the worker's data dir (other projects' mirrors and checkouts) masked; network
+ * read-only (`overseer-agent` also in the sandbox's /bin, for agents that drop the environment); the worker's data dir (other projects' mirrors and checkouts) masked; network
  * off unless the project allow-lists hosts (then only through the egress proxy).
  * Each prepared command is single-use: the setup hook, the agent and the after_run hook
  * each get their own (and their own cgroup).
@@ -27,6 +27,7 @@ export function sandboxWrapFor(
       checkoutDir: paths.checkout,
       controlDir: paths.controlDir,
       readOnlyBinds: [...paths.gitDirs, paths.agentBinDir, paths.inputDir, ...(job.readOnlyPaths ?? [])],
+      commands: agentCommands(paths.agentBinDir),
       hiddenPaths: [dataDir],
       env,
       networkAllowHosts: job.sandbox.networkAllowHosts,

@@ -63,11 +63,11 @@ describe("agent phase: a sandbox policy that cannot be built", () => {
   });
 });
 
-describe("agent phase: overseer-agent by its absolute path", () => {
+describe("agent phase: overseer-agent without PATH or environment", () => {
   it("a wrapper that resets PATH still reaches overseer-agent through OVERSEER_AGENT_BIN inside the sandbox", async () => {
     const result = await rig.run(
       rig.job(
-        'export PATH=/usr/bin:/bin; command -v overseer-agent && exit 9; echo "Reset PATH" > /tmp/m; "$OVERSEER_AGENT_BIN" submit --message-file /tmp/m',
+        'export PATH=/usr/bin; command -v overseer-agent && exit 9; echo "Reset PATH" > /tmp/m; "$OVERSEER_AGENT_BIN" submit --message-file /tmp/m',
         { taskId: "S08-030" },
       ),
     );
@@ -75,6 +75,37 @@ describe("agent phase: overseer-agent by its absolute path", () => {
       kind: "transition",
       transition: { kind: "submit", message: "Reset PATH\n" },
     });
+  });
+
+  it("env -i overseer-agent submit ends the run with the submit: found on the PATH-less search, the control dir at its fixed place", async () => {
+    const result = await rig.run(
+      rig.job(
+        'echo no-env > src/no-env.txt; echo "From env -i" > /tmp/m; env -i overseer-agent submit --message-file /tmp/m',
+        {
+          taskId: "S08-031",
+        },
+      ),
+    );
+    expect(result.outcome).toMatchObject({
+      kind: "transition",
+      transition: { kind: "submit", message: "From env -i\n" },
+    });
+    expect(await rig.head("overseer/task/S08-031")).not.toBeNull();
+  });
+
+  it("env -i with the absolute path (OVERSEER_AGENT_BIN or /bin/overseer-agent) ends the run too", async () => {
+    for (const [taskId, command] of [
+      ["S08-032", '"$OVERSEER_AGENT_BIN"'],
+      ["S08-033", "/bin/overseer-agent"],
+    ] as const) {
+      const result = await rig.run(
+        rig.job(`echo "Absolute" > /tmp/m; env -i ${command} submit --message-file /tmp/m`, { taskId }),
+      );
+      expect(result.outcome, command).toMatchObject({
+        kind: "transition",
+        transition: { kind: "submit", message: "Absolute\n" },
+      });
+    }
   });
 });
 

@@ -12,6 +12,7 @@ import {
 } from "@overseer/config";
 import {
   agentBinDir,
+  agentCommands,
   buildHarnessEnv,
   classifyFailure,
   expandArgv,
@@ -176,6 +177,7 @@ async function probeCommand(
       checkoutDir: dirs.checkout,
       controlDir: dirs.control,
       readOnlyBinds: [agentBinDir(), dirs.input, ...config.sandbox.read_only_paths],
+      commands: agentCommands(),
       hiddenPaths: [options.settings.dataDir],
       env,
       networkAllowHosts: config.network_allow_hosts,

@@ -1,0 +1,43 @@
+import { chmod, mkdtemp, readdir, symlink, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { sweepDeadWorkerDirs } from "./etc-snapshot.ts";
+
+/**
+ * The sandbox's /bin when a run has `commands` (the spec's commands runnable with no environment).
+ *
+ * A command started with no PATH at all is searched in fixed places only: glibc's execvp (what
+ * `env -i NAME` uses) looks in `/bin:/usr/bin`, dash and bash in their built-in default PATH, which
+ * holds `/usr/bin` and `/bin` too. Both are read-only binds of the host in a bwrap sandbox and
+ * bubblewrap 0.8 has no overlay mounts, so nothing can be added to them in place. On a merged-/usr
+ * host, though, `/bin` is only a symlink to `usr/bin`: the sandbox gets instead this directory,
+ * bound read-only at /bin, which holds a symlink `NAME -> /usr/bin/NAME` for every entry of the
+ * host's /usr/bin (so `/bin/sh`, `#!/bin/bash` and the rest resolve as before) and an empty
+ * placeholder file for each command, over which the driver binds the command's host file
+ * read-only (`--ro-bind FILE /bin/NAME`).
+ *
+ * A snapshot is taken once per driver instance, set of command names and state of /usr/bin (its
+ * mtime changes when an entry is added or removed, and a new snapshot is taken then), and removed
+ * by `dispose()`. Directories are named `bin-<workerPid>-*`; those of dead workers are removed when
+ * a new one is taken.
+ */
+
+export interface BinSnapshotInput {
+  /** Private runtime root to create the snapshot in. */
+  root: string;
+  /** The host directory /bin points to (`/usr/bin` on a merged-/usr host). */
+  usrBin: string;
+  /** Names of the commands to place; a host entry of the same name is shadowed by the command. */
+  commandNames: readonly string[];
+}
+
+/** Creates the snapshot directory and returns its path. */
+export async function createBinSnapshot(input: BinSnapshotInput): Promise<string> {
+  await sweepDeadWorkerDirs(input.root, "bin");
+  const dir = await mkdtemp(join(input.root, `bin-${process.pid}-`));
+  await chmod(dir, 0o755);
+  const commands = new Set(input.commandNames);
+  const entries = (await readdir(input.usrBin)).filter((entry) => !commands.has(entry));
+  await Promise.all(entries.map((entry) => symlink(join(input.usrBin, entry), join(dir, entry))));
+  await Promise.all([...commands].map((name) => writeFile(join(dir, name), "", { mode: 0o755 })));
+  return dir;
+}
