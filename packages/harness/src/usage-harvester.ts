@@ -15,10 +15,12 @@
  *   `{"response","stats":{"models":{NAME:{"tokens":{prompt, candidates, cached, thoughts}}}}}`
  *   (summed over models);
  * - opencode: `--format json` `step_finish` parts with `tokens` and `cost` (summed);
- * - copilot: no usage on its output; its session file `session-state/ID/events.jsonl` (under
- *   `COPILOT_HOME`, which the preset points into the run's control dir) ends each session with
- *   `{"type":"session.shutdown","data":{"modelMetrics":{NAME:{"usage":{inputTokens,
- *   outputTokens, cacheReadTokens, cacheWriteTokens}}}}}` (summed over models and sessions).
+ * - copilot: only a rounded human summary on its output; its session file
+ *   `session-state/ID/events.jsonl` (under `COPILOT_HOME`, which the preset points into the
+ *   run's control dir) has a `{"type":"session.usage_record","data":{"usage":{inputTokens,
+ *   outputTokens, cacheReadTokens, reasoningTokens}}}` per model call and ends each session with
+ *   `{"type":"session.shutdown","data":{"modelMetrics":{NAME:{"usage":{…}}}}}` (summed over
+ *   models and sessions; a session killed before its shutdown counts its calls' records).
  * Every reader only trusts lines that parse as the CLI's JSON events; an agent that echoes such
  * a line in a tool's output could inflate its own count, never hide spend already reported.
  */
@@ -184,23 +186,60 @@ const opencode: Reader = (lines) => {
     : null;
 };
 
+/** Tokens of one Copilot usage object ({inputTokens, outputTokens, reasoningTokens, cacheReadTokens}). */
+function copilotTokens(usage: Record<string, unknown>) {
+  // inputTokens is the whole prompt, cache reads and writes included.
+  return {
+    tokensIn: num(usage.inputTokens),
+    tokensOut: num(usage.outputTokens) + num(usage.reasoningTokens),
+    tokensCached: num(usage.cacheReadTokens),
+  };
+}
+
+type Tokens = ReturnType<typeof copilotTokens>;
+
+function addTokens(to: Tokens, from: Tokens): void {
+  to.tokensIn += from.tokensIn;
+  to.tokensOut += from.tokensOut;
+  to.tokensCached += from.tokensCached;
+}
+
 const copilot: Reader = (lines) => {
   let found = false;
-  const total = { tokensIn: 0, tokensOut: 0, tokensCached: 0 };
+  const total: Tokens = { tokensIn: 0, tokensOut: 0, tokensCached: 0 };
+  // Per-call records of the session segment not yet closed by a shutdown: a run killed before
+  // Copilot wrote its shutdown (SIGKILL after the grace period) still counts its calls.
+  let calls: Tokens = { tokensIn: 0, tokensOut: 0, tokensCached: 0 };
+  const closeSegment = (shutdown: Tokens | null) => {
+    // The larger of the shutdown's totals and the calls' sum, field by field: a line echoed
+    // into the file can inflate the count, never hide calls already recorded.
+    addTokens(total, {
+      tokensIn: Math.max(calls.tokensIn, shutdown?.tokensIn ?? 0),
+      tokensOut: Math.max(calls.tokensOut, shutdown?.tokensOut ?? 0),
+      tokensCached: Math.max(calls.tokensCached, shutdown?.tokensCached ?? 0),
+    });
+    calls = { tokensIn: 0, tokensOut: 0, tokensCached: 0 };
+  };
   for (const line of lines) {
     const event = record(line);
+    if (event?.type === "session.start") closeSegment(null);
+    if (event?.type === "session.usage_record") {
+      const usage = record(record(event.data)?.usage);
+      if (!usage) continue;
+      found = true;
+      addTokens(calls, copilotTokens(usage));
+      continue;
+    }
     if (event?.type !== "session.shutdown") continue;
     const models = record(record(event.data)?.modelMetrics);
     if (!models) continue;
     found = true;
-    for (const metrics of Object.values(models)) {
-      // inputTokens is the whole prompt, cache reads and writes included.
-      const usage = record(record(metrics)?.usage) ?? {};
-      total.tokensIn += num(usage.inputTokens);
-      total.tokensOut += num(usage.outputTokens) + num(usage.reasoningTokens);
-      total.tokensCached += num(usage.cacheReadTokens);
-    }
+    const shutdown: Tokens = { tokensIn: 0, tokensOut: 0, tokensCached: 0 };
+    for (const metrics of Object.values(models))
+      addTokens(shutdown, copilotTokens(record(record(metrics)?.usage) ?? {}));
+    closeSegment(shutdown);
   }
+  closeSegment(null);
   return found ? { ...total, source: "copilot session-state events.jsonl" } : null;
 };
 

@@ -71,20 +71,36 @@ describe("usage from each CLI's recorded output", () => {
     });
   });
 
-  it("copilot: nothing from its human summary; the session file's session.shutdown metrics", () => {
-    const stdout = fixture("copilot-stdout.txt");
-    expect(harvestUsage(stdout, "copilot")).toBeNull();
-    expect(harvestUsage(stdout, "copilot", null, [fixture("copilot-events.jsonl")])).toEqual({
-      tokensIn: 18400,
-      tokensOut: 512 + 128,
-      tokensCached: 12000,
+  // Copilot fixtures are the real files of @github/copilot 1.0.102 (the version test:agents pins),
+  // recorded against test/agents/mock-copilot-api.ts, whose every call reports 1000 input (200
+  // cached) and 50 output tokens; only the system prompt line is left out.
+  it("copilot: nothing from its rounded summary; the session file's session.shutdown metrics", () => {
+    const output = fixture("copilot-stdout.txt");
+    expect(harvestUsage(output, "copilot")).toBeNull();
+    expect(harvestUsage(output, "copilot", null, [fixture("copilot-events.jsonl")])).toEqual({
+      tokensIn: 2000,
+      tokensOut: 100,
+      tokensCached: 400,
       source: "copilot session-state events.jsonl",
     });
   });
 
-  it("copilot: a resumed session's shutdowns are summed", () => {
+  it("copilot: sessions are summed; a session killed before its shutdown counts its call records", () => {
     const events = fixture("copilot-events.jsonl");
-    expect(harvestUsage("", "copilot", null, [events, events])?.tokensIn).toBe(36800);
+    const killed = fixture("copilot-killed-events.jsonl");
+    expect(killed).not.toContain('"session.shutdown"');
+    expect(harvestUsage("", "copilot", null, [killed])).toMatchObject({ tokensIn: 1000, tokensOut: 50 });
+    expect(harvestUsage("", "copilot", null, [events, killed, events])).toMatchObject({
+      tokensIn: 5000,
+      tokensOut: 250,
+      tokensCached: 1000,
+    });
+  });
+
+  it("copilot: a shutdown line reporting less than the recorded calls hides none of them", () => {
+    const events = fixture("copilot-events.jsonl");
+    const understated = events.replace(/"inputTokens":2000/g, '"inputTokens":1');
+    expect(harvestUsage("", "copilot", null, [understated])?.tokensIn).toBe(2000);
   });
 
   it("an unknown agent tries every reader; a price table overrides the CLI's own cost", () => {
