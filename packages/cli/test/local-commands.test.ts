@@ -6,6 +6,7 @@ import {
   LATEST_MIGRATION,
   migrateDown,
   pendingMigrations,
+  requireProject,
   type ScratchDatabase,
 } from "@overseer/db";
 import { initBareRepo } from "@overseer/git";
@@ -118,12 +119,10 @@ describe("overseer CLI (local verbs)", () => {
     );
     expect(out.stderr).toEqual([]);
     expect(code).toBe(0);
-    const row = await scratch.db
-      .selectFrom("projects")
-      .select("runner_config")
-      .where("id", "=", "codex-preset")
-      .executeTakeFirstOrThrow();
-    const config = row.runner_config as Record<string, unknown>;
+    const config = (await requireProject(scratch.db, "codex-preset")).runner_config as Record<
+      string,
+      unknown
+    >;
     expect(config.agent).toBe("codex");
     expect(config.argv).toEqual(
       expect.arrayContaining([
@@ -159,12 +158,10 @@ describe("overseer CLI (local verbs)", () => {
     );
     expect(code).toBe(0);
     expect(out.stderr.join("\n")).toContain("ANTHROPIC_API_KEY is not set");
-    const row = await scratch.db
-      .selectFrom("projects")
-      .select("runner_config")
-      .where("id", "=", "claude-preset")
-      .executeTakeFirstOrThrow();
-    const config = row.runner_config as Record<string, unknown>;
+    const config = (await requireProject(scratch.db, "claude-preset")).runner_config as Record<
+      string,
+      unknown
+    >;
     expect(config.argv).toEqual(["my-claude-wrapper"]);
     expect(config.network_allow_hosts).toEqual(["api.anthropic.com"]);
     expect(config.env).toMatchObject({ IS_SANDBOX: "1", ANTHROPIC_BASE_URL: "https://api.anthropic.com" });
