@@ -125,8 +125,15 @@ export function configKeyEnv(kind: AgentKind, env: Readonly<Record<string, strin
 export const COPILOT_HOME_DIR = ".copilot-home";
 
 /**
- * The Gemini CLI's user settings (`~/.gemini/settings.json`), written into the run's private
- * HOME by the preset's command:
+ * The Gemini CLI's home (`GEMINI_CLI_HOME`) inside the run's control dir: a fresh directory per
+ * run whatever the sandbox driver (a driver that keeps the worker's HOME never sees its settings
+ * overwritten), never taken for a transition.
+ */
+export const GEMINI_HOME_DIR = ".gemini-home";
+
+/**
+ * The Gemini CLI's user settings (`$GEMINI_CLI_HOME/.gemini/settings.json`), written by the
+ * preset's command before the CLI starts:
  * - `security.auth.selectedType`: the API key. Without it the CLI picks its auth from the
  *   environment, and with GOOGLE_GEMINI_BASE_URL set that is its "gateway" type, which its
  *   headless mode refuses ("Invalid auth method selected."); with it, GEMINI_API_KEY is used and
@@ -250,11 +257,11 @@ function presetCommand(kind: AgentKind, options: AgentPresetOptions): RunnerConf
       return {
         ...common,
         // Not a TTY: the prompt arrives on stdin; --yolo approves tool calls (no nested sandbox).
-        // The shell writes GEMINI_SETTINGS into the run's private HOME first (see there).
+        // The shell writes GEMINI_SETTINGS into the CLI's home in the control dir first.
         argv: [
           "/bin/sh",
           "-c",
-          'mkdir -p "$HOME/.gemini" && printf "%s\\n" "$1" > "$HOME/.gemini/settings.json" && shift && exec "$0" "$@"',
+          `export GEMINI_CLI_HOME="$OVERSEER_CONTROL_DIR/${GEMINI_HOME_DIR}" && mkdir -p "$GEMINI_CLI_HOME/.gemini" && printf "%s\\n" "$1" > "$GEMINI_CLI_HOME/.gemini/settings.json" && shift && exec "$0" "$@"`,
           bin,
           JSON.stringify(GEMINI_SETTINGS),
           "--yolo",

@@ -20,6 +20,7 @@ export {
   allowHostOf,
   COPILOT_HOME_DIR,
   configKeyEnv,
+  GEMINI_HOME_DIR,
   GEMINI_SETTINGS,
   PRESET_TRANSITION_LINGER_SECONDS,
   presetKeyEnv,

@@ -8,6 +8,7 @@ import {
   COPILOT_HOME_DIR,
   configKeyEnv,
   createRedactor,
+  GEMINI_HOME_DIR,
   GEMINI_SETTINGS,
   parseRunnerConfig,
 } from "@overseer/config";
@@ -62,15 +63,7 @@ async function runPreset(kind: AgentKind, options: { baseUrl?: string } = {}) {
     action: "execute",
     prompt_file: dirs.promptFile,
   });
-  // A run's HOME is the sandbox's private home; here a temp dir stands in for it.
-  const home = makeTempDir();
-  const env = runEnv(dirs, {
-    PATH: "/usr/bin:/bin",
-    HOME: home,
-    RECORD_DIR: record,
-    ...config.env,
-    ...config.secrets,
-  });
+  const env = runEnv(dirs, { PATH: "/usr/bin:/bin", RECORD_DIR: record, ...config.env, ...config.secrets });
   const result = await runHarness({
     argv,
     cwd: dirs.checkout,
@@ -92,7 +85,6 @@ async function runPreset(kind: AgentKind, options: { baseUrl?: string } = {}) {
   return {
     config,
     dirs,
-    home,
     argv: readFileSync(join(record, "argv"), "utf8").split("\0").slice(0, -1),
     stdin: readFileSync(join(record, "stdin"), "utf8"),
     env: recordedEnv as Record<string, string>,
@@ -121,8 +113,12 @@ describe("agent presets as a run starts them", () => {
       GEMINI_CLI_NO_RELAUNCH: "true",
       GOOGLE_GEMINI_BASE_URL: "http://10.0.0.7:8080",
     });
-    // Written into the run's HOME before the CLI starts.
-    const settings = readFileSync(join(run.home, ".gemini", "settings.json"), "utf8");
+    // Its home is in the control dir, settings written before the CLI starts.
+    expect(run.env.GEMINI_CLI_HOME).toBe(join(run.dirs.control, GEMINI_HOME_DIR));
+    const settings = readFileSync(
+      join(run.dirs.control, GEMINI_HOME_DIR, ".gemini", "settings.json"),
+      "utf8",
+    );
     expect(JSON.parse(settings)).toEqual(GEMINI_SETTINGS);
     expect(run.config.network_allow_hosts).toEqual(["10.0.0.7:8080"]);
     expect(agentPresetConfig("gemini").network_allow_hosts).toEqual(["generativelanguage.googleapis.com"]);
