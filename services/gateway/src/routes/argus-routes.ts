@@ -24,6 +24,7 @@ import { decisionCard } from "../views/resource-views.ts";
 import {
   errorResponses,
   existingProject,
+  jsonBody,
   jsonResponse,
   projectNotFound,
   READ_ERRORS,
@@ -145,7 +146,7 @@ export function registerArgusRoutes(app: RouteApp, ctx: RouteContext): void {
       middleware: [requireScope("operate")] as const,
       request: {
         params: ProjectDecisionParams,
-        body: { content: { "application/json": { schema: ResolveRequestSchema } }, required: true },
+        body: jsonBody(ResolveRequestSchema),
       },
       responses: {
         200: jsonResponse(ResolveResultSchema, "Resolved (or already resolved with the same option)."),
@@ -193,7 +194,7 @@ export function registerArgusRoutes(app: RouteApp, ctx: RouteContext): void {
       middleware: [requireScope("operate")] as const,
       request: {
         params: ProjectItemParams,
-        body: { content: { "application/json": { schema: TextRequestSchema } }, required: true },
+        body: jsonBody(TextRequestSchema),
       },
       responses: {
         200: jsonResponse(AnswerResultSchema, "Answer recorded."),
@@ -218,7 +219,7 @@ export function registerArgusRoutes(app: RouteApp, ctx: RouteContext): void {
       middleware: [requireScope("operate")] as const,
       request: {
         params: ProjectParams,
-        body: { content: { "application/json": { schema: TextRequestSchema } }, required: true },
+        body: jsonBody(TextRequestSchema),
       },
       responses: {
         200: jsonResponse(MessageResultSchema, "Routed to the single pending question."),

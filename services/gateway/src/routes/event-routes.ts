@@ -20,7 +20,7 @@ import {
   type RouteApp,
   type RouteContext,
 } from "./route-kit.ts";
-import { sseResponse } from "./sse-response.ts";
+import { SSE_RESPONSES, sseResponse } from "./sse-response.ts";
 
 const EVENT_TYPE = /^[a-z_]+\.[a-z_]+$/;
 
@@ -103,13 +103,7 @@ export function registerEventRoutes(app: RouteApp, ctx: RouteContext): void {
         "Server-sent events, one per stored event (`data:` = the Event JSON, `id:` = its Postgres id). Without a cursor only new events are sent; with Last-Event-ID (or `after`) the missed events are replayed from Postgres first, exactly once and in order. Keep-alive comments are sent while nothing happens. EventSource clients may pass the token as `access_token`.",
       middleware: [requireScope("read")] as const,
       request: { params: ProjectParams, headers: StreamHeaders, query: StreamQuery },
-      responses: {
-        200: {
-          description: "text/event-stream",
-          content: { "text/event-stream": { schema: { type: "string" } } },
-        },
-        ...errorResponses(...READ_ERRORS, 503),
-      },
+      responses: SSE_RESPONSES,
     }),
     async (c) => {
       const { id } = c.req.valid("param");

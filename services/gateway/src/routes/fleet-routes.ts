@@ -31,6 +31,7 @@ import { decisionCard, incidentView, projectView } from "../views/resource-views
 import {
   errorResponses,
   existingProject,
+  jsonBody,
   jsonResponse,
   READ_ERRORS,
   type RouteApp,
@@ -275,7 +276,7 @@ export function registerFleetRoutes(app: RouteApp, ctx: RouteContext): void {
       middleware: [requireScope("operate")] as const,
       request: {
         params: ProjectParams,
-        body: { content: { "application/json": { schema: StartBody } }, required: false },
+        body: jsonBody(StartBody, false),
       },
       responses: {
         200: jsonResponse(z.object({ project: ProjectSchema }), "The started project."),

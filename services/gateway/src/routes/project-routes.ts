@@ -27,7 +27,9 @@ import { decisionCard, incidentView, projectView } from "../views/resource-views
 import {
   errorResponses,
   existingProject,
+  jsonBody,
   jsonResponse,
+  notFoundInProject,
   READ_ERRORS,
   type RouteApp,
   type RouteContext,
@@ -151,7 +153,7 @@ export function registerProjectRoutes(app: RouteApp, ctx: RouteContext): void {
       description:
         "Admin scope. The runner config is validated (422 lists every problem) and answered with secret values redacted.",
       middleware: [requireScope("admin")] as const,
-      request: { body: { content: { "application/json": { schema: ProjectCreateBody } }, required: true } },
+      request: { body: jsonBody(ProjectCreateBody) },
       responses: { 201: jsonResponse(ProjectSchema, "Created."), ...errorResponses(...WRITE_ERRORS) },
     }),
     async (c) => {
@@ -234,7 +236,7 @@ export function registerProjectRoutes(app: RouteApp, ctx: RouteContext): void {
         middleware: [requireScope(change.scope)] as const,
         request: {
           params: ProjectParams,
-          body: { content: { "application/json": { schema: ReasonBody } }, required: false },
+          body: jsonBody(ReasonBody, false),
         },
         responses: {
           200: jsonResponse(ProjectStatusChangeSchema, "New project state."),
@@ -267,7 +269,7 @@ export function registerProjectRoutes(app: RouteApp, ctx: RouteContext): void {
       middleware: [requireScope("operate")] as const,
       request: {
         params: ProjectParams,
-        body: { content: { "application/json": { schema: MissionStartBody } }, required: true },
+        body: jsonBody(MissionStartBody),
       },
       responses: {
         200: jsonResponse(ProjectStatusChangeSchema, "The project with its mission."),
@@ -338,12 +340,7 @@ export function registerProjectRoutes(app: RouteApp, ctx: RouteContext): void {
     async (c) => {
       const { id, decision_id } = c.req.valid("param");
       const decision = await getDecision(db, id, decision_id);
-      if (!decision) {
-        await existingProject(db, id);
-        throw new ApiError(404, "not_found", `Decision ${decision_id} does not exist in project ${id}.`, {
-          decision_id,
-        });
-      }
+      if (!decision) throw await notFoundInProject(db, id, "Decision", decision_id);
       return c.json(decisionCard(decision), 200);
     },
   );

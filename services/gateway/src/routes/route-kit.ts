@@ -30,6 +30,11 @@ export function jsonResponse<T extends z.ZodType>(schema: T, description: string
   return { content: { "application/json": { schema } }, description } as const;
 }
 
+/** A JSON request body of `schema`; `required: false` also accepts a request without one. */
+export function jsonBody<T extends z.ZodType, const R extends boolean = true>(schema: T, required?: R) {
+  return { content: { "application/json": { schema } }, required: (required ?? true) as R } as const;
+}
+
 const ERROR_DESCRIPTIONS = {
   400: "Invalid input: the message names each field, what was expected and what was received.",
   401: "Missing, unknown or revoked bearer token.",
@@ -82,6 +87,20 @@ export async function existingProject(db: Db, id: string): Promise<ProjectRow> {
   const row = await getProject(db, id);
   if (!row) throw projectNotFound(id);
   return row;
+}
+
+/** 404 for a task or decision missing from a project; the project's own 404 when the project is unknown. */
+export async function notFoundInProject(
+  db: Db,
+  projectId: string,
+  kind: "Task" | "Decision",
+  id: string,
+): Promise<ApiError> {
+  await existingProject(db, projectId);
+  const field = kind === "Task" ? "task_id" : "decision_id";
+  return new ApiError(404, "not_found", `${kind} ${id} does not exist in project ${projectId}.`, {
+    [field]: id,
+  });
 }
 
 /** 404 for an unknown run id, the same words on every route. */

@@ -24,7 +24,7 @@ import {
   type RouteContext,
   runNotFound,
 } from "./route-kit.ts";
-import { sseResponse } from "./sse-response.ts";
+import { SSE_RESPONSES, sseResponse } from "./sse-response.ts";
 
 const RUN_STATUS_EXPECTED = `a comma-separated list of run statuses (${RUN_STATUSES.join(", ")})`;
 
@@ -210,13 +210,7 @@ export function registerRunRoutes(app: RouteApp, ctx: RouteContext): void {
         'Server-sent events: `log` events (`data: {"text": …}`, `id:` = log entry id; resume with Last-Event-ID), then one `end` event with the run\'s final status, after which the server closes the stream. Keep-alive comments are sent while nothing happens. When the live stream is gone (expired, Redis flushed) the stored output is sent as one `log` event with id `stored`. EventSource clients may pass the token as `access_token`.',
       middleware: [requireScope("read")] as const,
       request: { params: RunParams, headers: LogStreamHeaders, query: LogStreamQuery },
-      responses: {
-        200: {
-          description: "text/event-stream",
-          content: { "text/event-stream": { schema: { type: "string" } } },
-        },
-        ...errorResponses(...READ_ERRORS, 503),
-      },
+      responses: SSE_RESPONSES,
     }),
     async (c) => {
       const { id } = c.req.valid("param");

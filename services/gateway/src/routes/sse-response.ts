@@ -3,7 +3,16 @@ import { type SSEStreamingApi, streamSSE } from "hono/streaming";
 import type { GatewayEnv } from "../gateway-env.ts";
 import { ApiError } from "../http/api-error.ts";
 import type { StreamHandle, StreamKind } from "../live/stream-registry.ts";
-import type { RouteContext } from "./route-kit.ts";
+import { errorResponses, READ_ERRORS, type RouteContext } from "./route-kit.ts";
+
+/** The responses of a stream route: the event stream, or a read's errors and 503 (too many streams). */
+export const SSE_RESPONSES = {
+  200: {
+    description: "text/event-stream",
+    content: { "text/event-stream": { schema: { type: "string" } } },
+  },
+  ...errorResponses(...READ_ERRORS, 503),
+} as const;
 
 /** What a stream logs when its pump fails while the client is still there. */
 export interface StreamFailureLog {

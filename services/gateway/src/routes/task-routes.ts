@@ -19,7 +19,9 @@ import { decisionCard, taskView } from "../views/resource-views.ts";
 import {
   errorResponses,
   existingProject,
+  jsonBody,
   jsonResponse,
+  notFoundInProject,
   READ_ERRORS,
   type RouteApp,
   type RouteContext,
@@ -167,10 +169,7 @@ export function registerTaskRoutes(app: RouteApp, ctx: RouteContext): void {
     async (c) => {
       const { id, task_id } = c.req.valid("param");
       const task = await getTask(db, id, task_id);
-      if (!task) {
-        await existingProject(db, id);
-        throw new ApiError(404, "not_found", `Task ${task_id} does not exist in project ${id}.`, { task_id });
-      }
+      if (!task) throw await notFoundInProject(db, id, "Task", task_id);
       return c.json({ ...taskView(task), usage: await taskUsage(db, id, task_id) }, 200);
     },
   );
@@ -186,7 +185,7 @@ export function registerTaskRoutes(app: RouteApp, ctx: RouteContext): void {
       middleware: [requireScope("operate")] as const,
       request: {
         params: ProjectParams,
-        body: { content: { "application/json": { schema: TaskCreateBody } }, required: true },
+        body: jsonBody(TaskCreateBody),
       },
       responses: { 201: jsonResponse(TaskSchema, "Created."), ...errorResponses(...WRITE_ERRORS) },
     }),
@@ -283,7 +282,7 @@ export function registerTaskRoutes(app: RouteApp, ctx: RouteContext): void {
       middleware: [requireScope("operate")] as const,
       request: {
         params: ProjectTaskParams,
-        body: { content: { "application/json": { schema: ReasonOptional } }, required: false },
+        body: jsonBody(ReasonOptional, false),
       },
       responses: { 200: jsonResponse(TaskChangeSchema, "Cancelled."), ...errorResponses(...WRITE_ERRORS) },
     }),
@@ -311,7 +310,7 @@ export function registerTaskRoutes(app: RouteApp, ctx: RouteContext): void {
       middleware: [requireScope("operate")] as const,
       request: {
         params: ProjectTaskParams,
-        body: { content: { "application/json": { schema: ReleaseRequestSchema } }, required: true },
+        body: jsonBody(ReleaseRequestSchema),
       },
       responses: { 200: jsonResponse(TaskChangeSchema, "Released."), ...errorResponses(...WRITE_ERRORS) },
     }),

@@ -4,7 +4,14 @@ import { createApiToken, listApiTokens, revokeApiToken, TOKEN_SCOPES } from "@ov
 import { ApiError } from "../http/api-error.ts";
 import { requireScope } from "../http/request-guards.ts";
 import { tokenView } from "../views/resource-views.ts";
-import { errorResponses, jsonResponse, type RouteApp, type RouteContext, WRITE_ERRORS } from "./route-kit.ts";
+import {
+  errorResponses,
+  jsonBody,
+  jsonResponse,
+  type RouteApp,
+  type RouteContext,
+  WRITE_ERRORS,
+} from "./route-kit.ts";
 
 const TokenCreateBody = z
   .strictObject({
@@ -57,7 +64,7 @@ export function registerTokenRoutes(app: RouteApp, ctx: RouteContext): void {
       tags: ["Tokens"],
       summary: "Create an API token",
       middleware: [requireScope("admin")] as const,
-      request: { body: { content: { "application/json": { schema: TokenCreateBody } }, required: true } },
+      request: { body: jsonBody(TokenCreateBody) },
       responses: {
         201: jsonResponse(CreatedTokenSchema, "Created; the secret is in `token`."),
         ...errorResponses(...WRITE_ERRORS),
