@@ -1,4 +1,3 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -8,7 +7,7 @@ import { testRedisUrl } from "@overseer/test-support";
 import type { TestProject } from "vitest/node";
 import { dropDemoState } from "../demo/demo-state.ts";
 import { freePort } from "../support/private-redis.ts";
-import { REPO_ROOT } from "../support/service-process.ts";
+import { REPO_ROOT, spawnNode } from "../support/service-process.ts";
 
 /**
  * Starts `npm run demo` (coordinator, two workers, gateway, three demo projects and a demo mission) on a free
@@ -29,8 +28,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const prefix = `overseer-browser-${id}`;
   const dataDir = await mkdtemp(path.join(tmpdir(), "overseer-browser-"));
   const port = await freePort();
-  const child: ChildProcess = spawn(
-    process.execPath,
+  // The demo inherits this environment (DATABASE_URL, REDIS_URL, sandbox settings…).
+  const { child, output, exited } = spawnNode(
     [
       "--import",
       "tsx",
@@ -41,34 +40,22 @@ export default async function setup(project: TestProject): Promise<() => Promise
       "900",
     ],
     {
-      cwd: REPO_ROOT,
-      env: {
-        ...process.env,
-        DEMO_DATABASE_URL: dbUrl,
-        DEMO_QUEUE_PREFIX: prefix,
-        OVERSEER_DATA_DIR: dataDir,
-        LOG_LEVEL: "warn",
-      },
-      stdio: ["ignore", "pipe", "pipe"],
+      ...(process.env as Record<string, string>),
+      DEMO_DATABASE_URL: dbUrl,
+      DEMO_QUEUE_PREFIX: prefix,
+      OVERSEER_DATA_DIR: dataDir,
+      LOG_LEVEL: "warn",
     },
   );
-  let output = "";
-  child.stdout?.on("data", (c: Buffer) => {
-    output = (output + c.toString("utf8")).slice(-100_000);
-  });
-  child.stderr?.on("data", (c: Buffer) => {
-    output = (output + c.toString("utf8")).slice(-100_000);
-  });
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
 
   const deadline = Date.now() + 240_000;
   let token = "";
   while (!token) {
-    token = /Operator token: (\S+)/.exec(output)?.[1] ?? "";
+    token = /Operator token: (\S+)/.exec(output())?.[1] ?? "";
     if (token) break;
     if (child.exitCode !== null || Date.now() > deadline) {
       child.kill("SIGKILL");
-      throw new Error(`the demo cluster did not start:\n${output.slice(-4000)}`);
+      throw new Error(`the demo cluster did not start:\n${output().slice(-4000)}`);
     }
     await new Promise((r) => setTimeout(r, 250));
   }
@@ -81,7 +68,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     if (ok) break;
     if (child.exitCode !== null || Date.now() > deadline) {
       child.kill("SIGKILL");
-      throw new Error(`the demo gateway did not answer on ${url}:\n${output.slice(-4000)}`);
+      throw new Error(`the demo gateway did not answer on ${url}:\n${output().slice(-4000)}`);
     }
     await new Promise((r) => setTimeout(r, 250));
   }
