@@ -19,6 +19,11 @@ import { parseSandboxSpec, type SandboxSpec } from "./sandbox-spec-schema.ts";
  * `spec.env` (callers must spawn with exactly `PreparedCommand.env`, e.g. execa `extendEnv:
  * false`). A process that calls setsid() escapes the process-group kill. `createSandboxDriver`
  * refuses this driver unless the unsafe switch is set, and `probe()` reports `unsafe: true`.
+ *
+ * It ignores `spec.commands` and has no fixed `/overseer/control`: without a mount namespace a
+ * per-run file at a fixed place would mean writing to the host's system directories, shared by
+ * every run. A process here finds `overseer-agent` and its control dir only through the
+ * environment it was given (PATH, OVERSEER_AGENT_BIN, OVERSEER_CONTROL_DIR).
  */
 
 const NOT_ENFORCED: LimitEnforcement = {

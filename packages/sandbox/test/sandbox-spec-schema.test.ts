@@ -16,6 +16,7 @@ describe("parseSandboxSpec", () => {
     expect(spec.limits).toEqual({ ...DEFAULT_SANDBOX_LIMITS });
     expect(spec.runId).toMatch(/^[0-9a-f]{12}$/);
     expect(spec.uid).toBeUndefined();
+    expect(spec.commands).toEqual({});
   });
 
   it("keeps partial limits and fills the rest", () => {
@@ -42,6 +43,14 @@ describe("parseSandboxSpec", () => {
     ],
     [{ readOnlyBinds: ["/proc/1/root"] }, /readOnlyBinds\[0\]: expected a specific directory the run needs/],
     [{ env: { "BAD-NAME": "x" } }, /env\["BAD-NAME"\]: expected an environment variable name matching/],
+    [
+      { commands: { "../escape": "/opt/x" } },
+      /commands\["\.\.\/escape"\]: expected a key that is a command name of 1-64 characters/,
+    ],
+    [
+      { commands: { "overseer-agent": "bin/overseer-agent" } },
+      /commands\["overseer-agent"\]: expected an absolute path, received "bin\/overseer-agent"/,
+    ],
     [{ env: { A: "nul\0byte" } }, /env.A: expected an environment value without NUL/],
     [{ uid: 0 }, /uid: expected an unprivileged uid\/gid .*, received 0/],
     [
