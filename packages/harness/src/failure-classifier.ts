@@ -49,6 +49,9 @@ const AUTH_FAILURE_SHAPES = new RegExp(
     // opencode (AI SDK) and Copilot CLI
     String.raw`ProviderAuthError\b`,
     "No authentication information found",
+    // Copilot CLI 1.0: its bring-your-own-key provider refused the key / GitHub refused the token
+    String.raw`Authentication failed with provider at \S+ \(HTTP 40[13]\)`,
+    "Your GitHub token may be invalid, expired, or lacking the required permissions",
   ]
     .map((shape) => `(?:${shape})`)
     .join("|")})[^\n]*`,

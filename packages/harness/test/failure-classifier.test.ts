@@ -52,6 +52,10 @@ describe("classifyFailure: credentials refused", () => {
       "When using Gemini API, you must specify the GEMINI_API_KEY environment variable.",
     opencode: "Error: ProviderAuthError: the provider openai refused the credentials",
     copilot: "Error: No authentication information found.",
+    // @github/copilot 1.0.102, recorded: a gateway answering 401, then GitHub refusing the token.
+    "copilot provider":
+      "Authentication failed with provider at https://llm.corp.example/v1 (HTTP 401).\n  Check your COPILOT_PROVIDER_API_KEY, COPILOT_PROVIDER_API_KEY_COMMAND, or COPILOT_PROVIDER_BEARER_TOKEN.",
+    "copilot GitHub token": "Your GitHub token may be invalid, expired, or lacking the required permissions.",
   };
   for (const [name, line] of Object.entries(refusals)) {
     it(`names ${name} as auth refused`, () => {
