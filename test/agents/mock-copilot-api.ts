@@ -22,6 +22,22 @@ export interface TurnUsage {
 /** Path prefix of the Copilot provider on the mock server (the base URL is ORIGIN + this). */
 export const COPILOT_BASE_PATH = "/copilot/v1";
 
+/** A key the gateway refuses: answered 401 with OpenAI's error body, as a real gateway does. */
+export const COPILOT_REFUSED_KEY = "sk-refused-by-the-gateway-0123456789";
+
+/** The 401 body for a request carrying {@link COPILOT_REFUSED_KEY}, else null. */
+export function copilotRefusal(authorization: string | undefined): string | null {
+  if (authorization !== `Bearer ${COPILOT_REFUSED_KEY}`) return null;
+  return JSON.stringify({
+    error: {
+      message: "Incorrect API key provided.",
+      type: "invalid_request_error",
+      param: null,
+      code: "invalid_api_key",
+    },
+  });
+}
+
 /** The streamed Responses events answering one Copilot turn, and what it was answered with. */
 export function copilotTurn(
   body: Record<string, unknown>,

@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import { COPILOT_BASE_PATH, copilotTurn } from "./mock-copilot-api.ts";
+import { COPILOT_BASE_PATH, copilotRefusal, copilotTurn } from "./mock-copilot-api.ts";
 import { answerGemini, geminiMethod } from "./mock-gemini-protocol.ts";
 
 /**
@@ -76,6 +76,12 @@ export class MockModelServer {
     const record = (answered: MockModelRequest["answered"]) =>
       this.requests.push({ path, answered, authorization });
     if (req.method === "POST" && path === `${COPILOT_BASE_PATH}/responses`) {
+      const refusal = copilotRefusal(authorization);
+      if (refusal !== null) {
+        record("other");
+        res.writeHead(401, { "content-type": "application/json" }).end(refusal);
+        return;
+      }
       const turn = copilotTurn(body, AGENT_SCRIPT, RESPONSE_USAGE);
       record(turn.answered);
       return sendSse(res, turn.events);

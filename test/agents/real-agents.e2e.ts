@@ -6,7 +6,7 @@ import { startProject, TransitionApplier } from "@overseer/transitions";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ClusterFixture } from "../support/cluster-fixture.ts";
 import { ensureAgent, type InstalledAgent, selectedAgents } from "./agent-install.ts";
-import { COPILOT_BASE_PATH } from "./mock-copilot-api.ts";
+import { COPILOT_BASE_PATH, COPILOT_REFUSED_KEY } from "./mock-copilot-api.ts";
 import { MockModelServer } from "./mock-model-server.ts";
 
 /**
@@ -237,8 +237,50 @@ describe.each(selectedAgents().map((a) => [a.kind] as const))("real agent CLI: %
     expect(probes[1]?.detail).toBe(
       `set inside the sandbox: ${presetKeyEnv(kind, `${model.origin}${BASE_PATH[kind] ?? ""}`)}`,
     );
+    // Copilot's usage comes from its session file, which doctor reads too.
+    if (kind === "copilot") expect(probes[2]?.detail).toContain(`read from ${USAGE_SOURCE.copilot}`);
     // The call went through the egress proxy to the model with the project's key.
     expect(model.requests.length).toBeGreaterThan(answered);
     expect(code, JSON.stringify(report.checks.filter((c) => c.status === "fail"))).toBe(0);
   });
 });
+
+describe.runIf(selectedAgents().some((a) => a.kind === "copilot"))(
+  "real agent CLI: copilot, its key refused by the gateway",
+  () => {
+    it("`overseer doctor --deep` names the refusal and its fix", async () => {
+      const agent = installed.get("copilot") as InstalledAgent;
+      const projectId = "refused-copilot";
+      await cluster.addProject({
+        id: projectId,
+        tasks: [TASK],
+        runnerConfig: {
+          ...runnerConfigFor(agent),
+          secrets: { COPILOT_PROVIDER_API_KEY: COPILOT_REFUSED_KEY },
+        },
+        start: false,
+      });
+      const stdout: string[] = [];
+      const code = await runCli(["doctor", "--deep", "--json", "--project", projectId], {
+        out: (line) => stdout.push(line),
+        err: () => undefined,
+        env: {
+          ...cluster.env({ OVERSEER_EGRESS_ALLOW_PRIVATE: "127.0.0.1/32" }),
+          PATH: process.env.PATH,
+        },
+        cwd: process.cwd(),
+      });
+      const report = JSON.parse(stdout.join("\n")) as {
+        checks: { name: string; status: string; detail: string; fix?: string }[];
+      };
+      const call = report.checks.find((c) => c.name === `${projectId}: general/execute model call`);
+      expect(call?.status, JSON.stringify(call)).toBe("fail");
+      // What the real CLI printed, classified: the refusal, not a network or sandbox problem.
+      expect(call?.detail).toContain("the model API refused the credentials");
+      expect(call?.detail).toContain("Authentication failed with provider at");
+      expect(call?.detail).not.toContain(COPILOT_REFUSED_KEY);
+      expect(call?.fix).toMatch(/set a valid key/);
+      expect(code).not.toBe(0);
+    });
+  },
+);

@@ -18,6 +18,7 @@ import {
   expandArgv,
   harvestUsage,
   lastLines,
+  readSessionFiles,
 } from "@overseer/harness";
 import {
   createSandboxDriver,
@@ -286,7 +287,12 @@ async function probeCommand(
         prompt_file: dirs.prompt,
       });
       const call = await inSandbox(argv, PROBE_PROMPT);
-      const usage = harvestUsage(call.output, config.agent);
+      const usage = harvestUsage(
+        call.output,
+        config.agent,
+        null,
+        await readSessionFiles(config.agent, dirs.control),
+      );
       if (call.exitCode === 0 && !call.timedOut) {
         checks.push({
           name: `${label} model call`,
