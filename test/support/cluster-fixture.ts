@@ -17,6 +17,7 @@ import { createSandboxDriver, type SandboxDriver } from "@overseer/sandbox";
 import type { Cidr } from "@overseer/sandbox/egress-host-rule";
 import { importTasks, startProject, TransitionApplier } from "@overseer/transitions";
 import { sandboxWrapFor, WorkerService } from "@overseer/worker";
+import { dropRunQueues } from "@overseer/test-support";
 import pino from "pino";
 
 export const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
@@ -220,12 +221,7 @@ export class ClusterFixture {
 
   async teardown(): Promise<void> {
     for (const close of this.closers.reverse()) await close().catch(() => undefined);
-    await this.queues?.runs.obliterate({ force: true }).catch(() => undefined);
-    await this.queues?.results.obliterate({ force: true }).catch(() => undefined);
-    await this.queues?.close().catch(() => undefined);
-    const keys = await this.redis?.keys(`${this.prefix}:*`).catch(() => [] as string[]);
-    if (keys && keys.length > 0) await this.redis.del(...keys).catch(() => undefined);
-    this.redis?.disconnect();
+    await dropRunQueues(this.queues, this.redis, this.prefix);
     await this.driver?.dispose().catch(() => undefined);
     await this.scratch?.drop().catch(() => undefined);
     if (this.dataDir) await rm(this.dataDir, { recursive: true, force: true }).catch(() => undefined);

@@ -5,7 +5,14 @@
  */
 import { randomBytes } from "node:crypto";
 import type { TaskCardInput } from "@overseer/domain";
-import { createRedis, type Redis, RUN_JOB_VERSION, type RunJob, type RunResult } from "@overseer/queue";
+import {
+  createRedis,
+  type Redis,
+  RUN_JOB_VERSION,
+  type RunJob,
+  type RunQueues,
+  type RunResult,
+} from "@overseer/queue";
 
 /** The Redis the tests use (`REDIS_URL`, else the local one). */
 export function testRedisUrl(): string {
@@ -33,6 +40,23 @@ export async function deleteRedisKeys(redis: Redis, prefix: string): Promise<voi
     cursor = next;
     if (keys.length > 0) await redis.del(...keys);
   } while (cursor !== "0");
+}
+
+/**
+ * Teardown of a rig's queues: empties and closes the run and result queues, deletes every key
+ * under `prefix` and disconnects `redis`. Either may be missing (setup failed early); errors
+ * are swallowed so that the rest of a teardown still runs.
+ */
+export async function dropRunQueues(
+  queues: RunQueues | undefined,
+  redis: Redis | undefined,
+  prefix: string,
+): Promise<void> {
+  await queues?.runs.obliterate({ force: true }).catch(() => undefined);
+  await queues?.results.obliterate({ force: true }).catch(() => undefined);
+  await queues?.close().catch(() => undefined);
+  if (redis) await deleteRedisKeys(redis, prefix).catch(() => undefined);
+  redis?.disconnect();
 }
 
 /** A task card in stage S00 with `src/**` scope. */

@@ -75,13 +75,7 @@ describe("breach 1: no unreviewed work reaches the target branch", () => {
     const { head, executor } = await submitted("S01-003");
     const main = await rig.head("main");
     const result = await rig.run(
-      rig.job("overseer-agent approve", {
-        taskId: "S01-003",
-        action: "review",
-        agentId: executor,
-        executorAgentId: executor,
-        expectedTaskHead: head,
-      }),
+      rig.approveJob("S01-003", head, { agentId: executor, executorAgentId: executor }),
     );
     expect(result.outcome).toMatchObject({ kind: "violation", violation: "forbidden_transition" });
     expect(await rig.head("main")).toBe(main);
@@ -93,14 +87,7 @@ describe("breach 1: no unreviewed work reaches the target branch", () => {
     const { head: moved } = await submitted("S01-004", "changed");
     expect(moved).not.toBe(head);
     const main = await rig.head("main");
-    const result = await rig.run(
-      rig.job("overseer-agent approve", {
-        taskId: "S01-004",
-        action: "review",
-        executorAgentId: executor,
-        expectedTaskHead: head,
-      }),
-    );
+    const result = await rig.run(rig.approveJob("S01-004", head, { executorAgentId: executor }));
     expect(result.outcome).toMatchObject({ kind: "violation", violation: "forbidden_transition" });
     expect(result.landedSha).toBeNull();
     expect(await rig.head("main")).toBe(main);
@@ -145,14 +132,7 @@ describe("breach 4: the trailers git reads on landed work are the ones Overseer 
     const ours = `Task: S04-001\nAgent: ${job.agentId}\nRole: backend\nAction: execute\nStatus: review`;
     expect(await trailersOf(head)).toBe(ours);
     // Landed by a fresh reviewer: the commit on main still carries Overseer's trailers only.
-    const review = await rig.run(
-      rig.job("overseer-agent approve", {
-        taskId: "S04-001",
-        action: "review",
-        executorAgentId: job.agentId,
-        expectedTaskHead: head,
-      }),
-    );
+    const review = await rig.run(rig.approveJob("S04-001", head, { executorAgentId: job.agentId }));
     expect(review.landedSha).toMatch(/^[0-9a-f]{40}$/);
     const log = await rig.git("log", "--format=%H", `${review.landedSha}`);
     expect(log.split("\n")).toContain(head);

@@ -165,14 +165,7 @@ describe("git phase", () => {
     const head = submit.branchHead;
     await rig.commitOnRemote("main", { "src/app.txt": "theirs\n" }, "Concurrent change on main");
     const main = await rig.head("main");
-    const review = await rig.run(
-      rig.job("overseer-agent approve", {
-        taskId: "S08-003",
-        action: "review",
-        expectedTaskHead: head,
-        executorAgentId: "someone-else",
-      }),
-    );
+    const review = await rig.run(rig.approveJob("S08-003", head, { executorAgentId: "someone-else" }));
     // The approve stands; the result says it did not land and why (the coordinator records
     // land-failed, and the next executor starts with main merged in).
     expect(review.outcome).toMatchObject({ kind: "transition", transition: { kind: "approve" } });
@@ -284,10 +277,7 @@ describe("git phase", () => {
       timeoutMs: 30_000,
     };
     const review = await rig.run(
-      rig.job("overseer-agent approve", {
-        taskId: "S08-011",
-        action: "review",
-        expectedTaskHead: submit.branchHead,
+      rig.approveJob("S08-011", submit.branchHead, {
         executorAgentId: "someone-else",
         landing: { strategy: "merge", check },
       }),
@@ -299,10 +289,7 @@ describe("git phase", () => {
 
     // The same check passing lands the merge.
     const passing = await rig.run(
-      rig.job("overseer-agent approve", {
-        taskId: "S08-011",
-        action: "review",
-        expectedTaskHead: submit.branchHead,
+      rig.approveJob("S08-011", submit.branchHead, {
         executorAgentId: "someone-else",
         landing: {
           strategy: "merge",

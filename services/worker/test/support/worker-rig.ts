@@ -24,6 +24,7 @@ import {
   WorkerRegistry,
 } from "@overseer/queue";
 import { createSandboxDriver, type SandboxDriver } from "@overseer/sandbox";
+import { dropRunQueues } from "@overseer/test-support";
 import { sandboxWrapFor } from "../../src/sandbox-wrap.ts";
 import { WorkerService, type WorkerServiceOptions } from "../../src/worker-service.ts";
 
@@ -105,12 +106,7 @@ export class WorkerRig {
 
   async teardown(): Promise<void> {
     for (const close of this.closers.reverse()) await close().catch(() => undefined);
-    await this.queues?.runs.obliterate({ force: true }).catch(() => undefined);
-    await this.queues?.results.obliterate({ force: true }).catch(() => undefined);
-    await this.queues?.close().catch(() => undefined);
-    const keys = await this.redis?.keys(`${this.prefix}:*`).catch(() => [] as string[]);
-    if (keys && keys.length > 0) await this.redis.del(...keys).catch(() => undefined);
-    this.redis?.disconnect();
+    await dropRunQueues(this.queues, this.redis, this.prefix);
     await this.driver?.dispose().catch(() => undefined);
     if (this.dir) await rm(this.dir, { recursive: true, force: true });
   }
@@ -152,6 +148,14 @@ export class WorkerRig {
       enqueuedAt: Date.now(),
       ...overrides,
     };
+  }
+
+  /**
+   * A fresh reviewer's job for `taskId` that runs `overseer-agent approve` on the submitted
+   * `expectedTaskHead`; `overrides` name the executor, the reviewer or the landing.
+   */
+  approveJob(taskId: string, expectedTaskHead: string | null, overrides: Partial<RunJob> = {}): RunJob {
+    return this.job("overseer-agent approve", { taskId, action: "review", expectedTaskHead, ...overrides });
   }
 
   /** Enqueues the job as a coordinator would and waits for the worker's reported result. */
