@@ -2,9 +2,9 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { listEvents } from "@overseer/db";
 import { runGit } from "@overseer/git";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import YAML from "yaml";
-import { ClusterFixture } from "../support/cluster-fixture.ts";
+import { useRunningCluster } from "../support/cluster-fixture.ts";
 import { allTasks, waitForState } from "../support/wait-for.ts";
 
 const fixtures = path.resolve(import.meta.dirname, "../demo/fixtures");
@@ -12,14 +12,7 @@ const tasksOf = (file: string) =>
   (YAML.parse(readFileSync(path.join(fixtures, file), "utf8")) as { tasks: unknown[] }).tasks;
 
 describe("cluster loop (coordinator + workers + bwrap + git)", () => {
-  const cluster = new ClusterFixture({ sandbox: "bwrap" });
-
-  beforeAll(async () => {
-    await cluster.setup();
-    await cluster.startCoordinator();
-    await cluster.startWorker(2);
-  });
-  afterAll(() => cluster.teardown());
+  const cluster = useRunningCluster({ sandbox: "bwrap" }, 2);
 
   it("executes, reviews with a fresh agent, and lands approved work on main", async () => {
     const repo = await cluster.addProject({ id: "approve", tasks: tasksOf("approve-project.yaml") });

@@ -8,22 +8,12 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { type Db, leaseOwners, listEvents } from "@overseer/db";
 import type { ProjectState } from "@overseer/domain";
-import { afterEach, describe, expect, it } from "vitest";
-import { ClusterFixture } from "../support/cluster-fixture.ts";
+import { describe, expect, it } from "vitest";
+import { ClusterFixture, scriptedTask, useTestResources } from "../support/cluster-fixture.ts";
 import { startPrivateRedis } from "../support/private-redis.ts";
-import { type ServiceProcess, startService } from "../support/service-process.ts";
 import { allTasks, waitFor, waitForState } from "../support/wait-for.ts";
 
 const git = promisify(execFile);
-
-const task = (id: string, script: string, extra: Record<string, unknown> = {}) => ({
-  id,
-  title: `Task ${id}`,
-  role: "backend",
-  scope: ["src/**"],
-  body: `Scripted task.\n\`\`\`overseer-fake\n${script}\n\`\`\`\n`,
-  ...extra,
-});
 
 const hasRunning = (s: ProjectState) => [...s.runs.values()].some((r) => r.status === "running");
 
@@ -64,30 +54,20 @@ async function expectEachTaskDoneOnce(db: Db, projectId: string, taskIds: string
   }
 }
 
-let cluster: ClusterFixture | null = null;
-const processes: ServiceProcess[] = [];
-const cleanups: (() => Promise<void>)[] = [];
-
-afterEach(async () => {
-  for (const p of processes.splice(0)) await p.kill("SIGKILL");
-  await cluster?.teardown();
-  cluster = null;
-  for (const c of cleanups.splice(0)) await c();
-});
+const resources = useTestResources();
 
 describe("failure behaviour", () => {
   it("a worker SIGKILLed mid-run: the job is redelivered and the task completes with no duplicate transition", async () => {
-    cluster = await new ClusterFixture().setup();
+    const cluster = await resources.cluster();
     await cluster.startCoordinator();
-    const first = startService("worker", cluster.env({ OVERSEER_WORKER_ID: "doomed" }));
-    processes.push(first);
+    const first = resources.service("worker", cluster.env({ OVERSEER_WORKER_ID: "doomed" }));
     await cluster.addProject({
       id: "crash",
-      tasks: [task("S00-001", 'execute: write src/a.txt "a"; sleep 2; submit "Add a"')],
+      tasks: [scriptedTask("S00-001", 'execute: write src/a.txt "a"; sleep 2; submit "Add a"')],
     });
     await waitForState(cluster.scratch.db, cluster.scratch.notifications, "crash", hasRunning);
     await first.kill("SIGKILL");
-    processes.push(startService("worker", cluster.env({ OVERSEER_WORKER_ID: "survivor" })));
+    resources.service("worker", cluster.env({ OVERSEER_WORKER_ID: "survivor" }));
     await waitForState(
       cluster.scratch.db,
       cluster.scratch.notifications,
@@ -109,13 +89,12 @@ describe("failure behaviour", () => {
   }, 120_000);
 
   it("a worker frozen past its lock (SIGSTOP) and resumed (SIGCONT) after the redo: its late outcome is dropped, nothing twice", async () => {
-    cluster = await new ClusterFixture().setup();
+    const cluster = await resources.cluster();
     await cluster.startCoordinator();
-    const frozen = startService("worker", cluster.env({ OVERSEER_WORKER_ID: "frozen" }));
-    processes.push(frozen);
+    const frozen = resources.service("worker", cluster.env({ OVERSEER_WORKER_ID: "frozen" }));
     const repo = await cluster.addProject({
       id: "freeze",
-      tasks: [task("S00-001", 'execute: write src/a.txt "a"; sleep 2; submit "Add a"')],
+      tasks: [scriptedTask("S00-001", 'execute: write src/a.txt "a"; sleep 2; submit "Add a"')],
     });
     const db = cluster.scratch.db;
     await waitFor("the run to start on the frozen worker", () => runningOn(db, "freeze", "frozen"), 60_000);
@@ -163,20 +142,21 @@ describe("failure behaviour", () => {
   }, 120_000);
 
   it("the coordinator killed and restarted: it carries on and nothing is enqueued twice", async () => {
-    cluster = await new ClusterFixture().setup();
+    const cluster = await resources.cluster();
     await cluster.startWorker(2);
-    const c1 = startService("coordinator", cluster.env({ OVERSEER_COORDINATOR_ID: "c1" }));
-    processes.push(c1);
+    const c1 = resources.service("coordinator", cluster.env({ OVERSEER_COORDINATOR_ID: "c1" }));
     await cluster.addProject({
       id: "restart",
       tasks: [
-        task("S00-001", 'execute: write src/a.txt "a"; sleep 1.5; submit "Add a"'),
-        task("S00-002", 'execute: write src/b.txt "b"; submit "Add b"', { prerequisites: ["S00-001"] }),
+        scriptedTask("S00-001", 'execute: write src/a.txt "a"; sleep 1.5; submit "Add a"'),
+        scriptedTask("S00-002", 'execute: write src/b.txt "b"; submit "Add b"', {
+          prerequisites: ["S00-001"],
+        }),
       ],
     });
     await waitForState(cluster.scratch.db, cluster.scratch.notifications, "restart", hasRunning);
     await c1.kill("SIGKILL");
-    processes.push(startService("coordinator", cluster.env({ OVERSEER_COORDINATOR_ID: "c2" })));
+    resources.service("coordinator", cluster.env({ OVERSEER_COORDINATOR_ID: "c2" }));
     await waitForState(
       cluster.scratch.db,
       cluster.scratch.notifications,
@@ -194,15 +174,17 @@ describe("failure behaviour", () => {
 
   it("Redis FLUSHALL mid-run: queues are rebuilt from Postgres and every task completes", async () => {
     const redis = await startPrivateRedis();
-    cleanups.push(redis.stop);
-    cluster = await new ClusterFixture({ redisUrl: redis.url }).setup();
+    resources.onRelease(redis.stop);
+    const cluster = await resources.cluster({ redisUrl: redis.url });
     await cluster.startCoordinator();
     await cluster.startWorker(2);
     await cluster.addProject({
       id: "flush",
       tasks: [
-        task("S00-001", 'execute: write src/a.txt "a"; sleep 1.5; submit "Add a"'),
-        task("S00-002", 'execute: write src/b.txt "b"; submit "Add b"', { prerequisites: ["S00-001"] }),
+        scriptedTask("S00-001", 'execute: write src/a.txt "a"; sleep 1.5; submit "Add a"'),
+        scriptedTask("S00-002", 'execute: write src/b.txt "b"; submit "Add b"', {
+          prerequisites: ["S00-001"],
+        }),
       ],
     });
     await waitForState(cluster.scratch.db, cluster.scratch.notifications, "flush", hasRunning);
@@ -220,14 +202,14 @@ describe("failure behaviour", () => {
   });
 
   it("a harness timeout kills the whole process group and creates a remediation", async () => {
-    cluster = await new ClusterFixture().setup();
+    const cluster = await resources.cluster();
     await cluster.startCoordinator();
     await cluster.startWorker(1);
     const marker = 900_000 + Math.floor(Math.random() * 90_000);
     await cluster.addProject({
       id: "timeout",
       runnerConfig: ClusterFixture.fakeRunnerConfig({ timeout_seconds: 1.5 }),
-      tasks: [task("S00-001", `execute: spawn-orphan ${marker}; sleep 60; submit "never"`)],
+      tasks: [scriptedTask("S00-001", `execute: spawn-orphan ${marker}; sleep 60; submit "never"`)],
     });
     const state = await waitForState(
       cluster.scratch.db,
@@ -249,13 +231,13 @@ describe("failure behaviour", () => {
   });
 
   it("a missing harness leaves the task awaiting input with a message saying what to set", async () => {
-    cluster = await new ClusterFixture().setup();
+    const cluster = await resources.cluster();
     await cluster.startCoordinator();
     await cluster.startWorker(1);
     await cluster.addProject({
       id: "noharness",
       runnerConfig: ClusterFixture.fakeRunnerConfig({ argv: ["/nonexistent/agent-cli", "--go"] }),
-      tasks: [task("S00-001", 'execute: submit "x"')],
+      tasks: [scriptedTask("S00-001", 'execute: submit "x"')],
     });
     const state = await waitForState(cluster.scratch.db, cluster.scratch.notifications, "noharness", (s) =>
       [...s.tasks.values()].some((t) => t.status === "awaiting_input"),
@@ -268,12 +250,12 @@ describe("failure behaviour", () => {
   });
 
   it("max_prompt_chars too small fails with an error naming both sizes", async () => {
-    cluster = await new ClusterFixture().setup();
+    const cluster = await resources.cluster();
     await cluster.startCoordinator();
     await cluster.addProject({
       id: "tiny",
       runnerConfig: ClusterFixture.fakeRunnerConfig({ max_prompt_chars: 100 }),
-      tasks: [task("S00-001", 'execute: submit "x"')],
+      tasks: [scriptedTask("S00-001", 'execute: submit "x"')],
     });
     const state = await waitForState(cluster.scratch.db, cluster.scratch.notifications, "tiny", (s) =>
       [...s.tasks.values()].some((t) => t.status === "awaiting_input"),
@@ -283,13 +265,16 @@ describe("failure behaviour", () => {
   });
 
   it("two coordinators: one owner per project, every task done once", async () => {
-    cluster = await new ClusterFixture().setup();
+    const cluster = await resources.cluster();
     await cluster.startCoordinator("c-a");
     await cluster.startCoordinator("c-b");
     await cluster.startWorker(2);
     const ids = ["p1", "p2", "p3"];
     for (const id of ids)
-      await cluster.addProject({ id, tasks: [task("S00-001", 'execute: write src/x.txt "x"; submit "x"')] });
+      await cluster.addProject({
+        id,
+        tasks: [scriptedTask("S00-001", 'execute: write src/x.txt "x"; submit "x"')],
+      });
     for (const id of ids) {
       await waitForState(
         cluster.scratch.db,

@@ -4,28 +4,13 @@
  */
 import { listEvents } from "@overseer/db";
 import { runGit } from "@overseer/git";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ClusterFixture } from "../support/cluster-fixture.ts";
+import { describe, expect, it } from "vitest";
+import { ClusterFixture, scriptedTask, useRunningCluster } from "../support/cluster-fixture.ts";
 import { startService } from "../support/service-process.ts";
 import { allTasks, waitForState } from "../support/wait-for.ts";
 
-const scripted = (id: string, script: string, extra: Record<string, unknown> = {}) => ({
-  id,
-  title: `Task ${id}`,
-  scope: ["src/**"],
-  body: `\`\`\`overseer-fake\n${script}\n\`\`\`\n`,
-  ...extra,
-});
-
 describe("fleet, scope and secrets", () => {
-  const cluster = new ClusterFixture({ sandbox: "bwrap" });
-
-  beforeAll(async () => {
-    await cluster.setup();
-    await cluster.startCoordinator();
-    await cluster.startWorker(3);
-  });
-  afterAll(() => cluster.teardown());
+  const cluster = useRunningCluster({ sandbox: "bwrap" }, 3);
 
   it("runs many projects at once, one run at a time per project by default, bounded by worker slots", async () => {
     const ids = ["fleet-a", "fleet-b", "fleet-c", "fleet-d"];
@@ -33,7 +18,7 @@ describe("fleet, scope and secrets", () => {
       await cluster.addProject({
         id,
         tasks: [1, 2, 3].map((n) =>
-          scripted(`S00-00${n}`, `execute: write src/f${n}.txt "${n}"; sleep 0.2; submit "f${n}"`),
+          scriptedTask(`S00-00${n}`, `execute: write src/f${n}.txt "${n}"; sleep 0.2; submit "f${n}"`),
         ),
       });
     }
@@ -79,7 +64,7 @@ describe("fleet, scope and secrets", () => {
     await cluster.addProject({
       id: "scope",
       tasks: [
-        scripted(
+        scriptedTask(
           "S00-001",
           'execute: write src/ok.txt "in scope"; write docs/leak.md "out of scope"; submit "Mixed"',
         ),
@@ -124,7 +109,7 @@ describe("fleet, scope and secrets", () => {
   it("a symlink pointing out of the checkout is a violation even inside the scope", async () => {
     await cluster.addProject({
       id: "symlink",
-      tasks: [scripted("S00-001", 'execute: submit "Link"')],
+      tasks: [scriptedTask("S00-001", 'execute: submit "Link"')],
       runnerConfig: ClusterFixture.fakeRunnerConfig({
         hooks: { setup: { argv: ["/bin/ln", "-s", "/etc/passwd", "src-link"], timeout_seconds: 10 } },
       }),

@@ -11,8 +11,8 @@
 import { listEvents } from "@overseer/db";
 import { runGit } from "@overseer/git";
 import { startProject, TransitionApplier } from "@overseer/transitions";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ClusterFixture } from "../support/cluster-fixture.ts";
+import { describe, expect, it } from "vitest";
+import { ClusterFixture, useRunningCluster } from "../support/cluster-fixture.ts";
 import { allTasks, waitForState } from "../support/wait-for.ts";
 
 const SHARED = "line 1\nline 2\nline 3\n";
@@ -51,14 +51,7 @@ function disjointTask(id: string, file: string) {
 }
 
 describe("landing: merge, rebase and conflict resolution (coordinator + workers + bwrap + git)", () => {
-  const cluster = new ClusterFixture({ sandbox: "bwrap" });
-
-  beforeAll(async () => {
-    await cluster.setup();
-    await cluster.startCoordinator();
-    await cluster.startWorker(2);
-  });
-  afterAll(() => cluster.teardown());
+  const cluster = useRunningCluster({ sandbox: "bwrap" }, 2);
 
   /** A project of two parallel tasks whose branches both start at the initial commit. */
   async function parallelProject(id: string, tasks: { id: string }[], extra: Record<string, unknown> = {}) {

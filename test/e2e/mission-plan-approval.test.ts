@@ -2,8 +2,8 @@ import { randomUUID } from "node:crypto";
 import { listEvents, loadMissionSummaryInput, requireProject } from "@overseer/db";
 import { APPROVE_PLAN_OPTION_ID, REJECT_PLAN_OPTION_ID, summarizeMission } from "@overseer/domain";
 import { startMission, TransitionApplier } from "@overseer/transitions";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ClusterFixture } from "../support/cluster-fixture.ts";
+import { describe, expect, it } from "vitest";
+import { ClusterFixture, useRunningCluster } from "../support/cluster-fixture.ts";
 import { waitForState } from "../support/wait-for.ts";
 
 /**
@@ -24,14 +24,7 @@ const OBJECTIVE = [
 ].join("\n");
 
 describe("missions with plan_approval: operator", () => {
-  const cluster = new ClusterFixture({ sandbox: "bwrap" });
-
-  beforeAll(async () => {
-    await cluster.setup();
-    await cluster.startCoordinator();
-    await cluster.startWorker(1);
-  });
-  afterAll(() => cluster.teardown());
+  const cluster = useRunningCluster({ sandbox: "bwrap" }, 1);
 
   it("needs the operator's approval of each reviewed plan; a rejection goes back to the planner", async () => {
     await cluster.addProject({

@@ -1,8 +1,8 @@
 import { listEvents, requireProject } from "@overseer/db";
 import { runGit } from "@overseer/git";
 import { startMission, TransitionApplier } from "@overseer/transitions";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ClusterFixture } from "../support/cluster-fixture.ts";
+import { describe, expect, it } from "vitest";
+import { useRunningCluster } from "../support/cluster-fixture.ts";
 import { waitForState } from "../support/wait-for.ts";
 
 /**
@@ -24,14 +24,7 @@ const OBJECTIVE = [
 ].join("\n");
 
 describe("missions (objective → plan → review → run → continue → complete)", () => {
-  const cluster = new ClusterFixture({ sandbox: "bwrap" });
-
-  beforeAll(async () => {
-    await cluster.setup();
-    await cluster.startCoordinator();
-    await cluster.startWorker(2);
-  });
-  afterAll(() => cluster.teardown());
+  const cluster = useRunningCluster({ sandbox: "bwrap" }, 2);
 
   it("plans, runs, continues and completes on an independent approval", async () => {
     const repo = await cluster.addProject({ id: "mission", tasks: [], start: false });

@@ -8,8 +8,8 @@
  *   attempts, and the project's other tasks carry on.
  */
 import { listEvents, sql } from "@overseer/db";
-import { afterEach, describe, expect, it } from "vitest";
-import { ClusterFixture } from "../support/cluster-fixture.ts";
+import { describe, expect, it } from "vitest";
+import { ClusterFixture, useTestResources } from "../support/cluster-fixture.ts";
 import { waitForState } from "../support/wait-for.ts";
 
 /** Reviewers approve; S00-001 writes a poisoned control file; S00-002 prints the refused marker. */
@@ -30,17 +30,13 @@ esac
 
 const task = (id: string) => ({ id, title: `Task ${id}`, scope: ["src/**"] });
 
-let cluster: ClusterFixture | null = null;
-afterEach(async () => {
-  await cluster?.teardown();
-  cluster = null;
-});
+const resources = useTestResources();
 
 describe("poison results", () => {
   it("NUL and lone surrogates in a transition are normalised; a result Postgres refuses ends its run with an incident", {
     timeout: 240_000,
   }, async () => {
-    cluster = await new ClusterFixture().setup();
+    const cluster = await resources.cluster();
     const { db, notifications } = cluster.scratch;
     await sql
       .raw(`

@@ -5,32 +5,14 @@
  */
 import { type Db, listEvents } from "@overseer/db";
 import type { ProjectState } from "@overseer/domain";
-import { afterEach, describe, expect, it } from "vitest";
-import { ClusterFixture } from "../support/cluster-fixture.ts";
+import { describe, expect, it } from "vitest";
+import { scriptedTask, useTestResources } from "../support/cluster-fixture.ts";
 import { startPrivatePostgres } from "../support/private-postgres.ts";
-import { type ServiceProcess, startService } from "../support/service-process.ts";
 import { allTasks, waitFor, waitForState } from "../support/wait-for.ts";
-
-const task = (id: string, script: string) => ({
-  id,
-  title: `Task ${id}`,
-  role: "backend",
-  scope: ["src/**"],
-  body: `Scripted task.\n\`\`\`overseer-fake\n${script}\n\`\`\`\n`,
-});
 
 const running = (s: ProjectState) => [...s.runs.values()].filter((r) => r.status === "running").length;
 
-let cluster: ClusterFixture | null = null;
-const processes: ServiceProcess[] = [];
-const cleanups: (() => Promise<void>)[] = [];
-
-afterEach(async () => {
-  for (const p of processes.splice(0)) await p.kill("SIGKILL");
-  await cluster?.teardown();
-  cluster = null;
-  for (const c of cleanups.splice(0)) await c();
-});
+const resources = useTestResources();
 
 async function eventCounts(db: Db, projectId: string) {
   const events = await listEvents(db, { projectId, limit: 1000 });
@@ -43,16 +25,17 @@ describe("Postgres restart", () => {
     timeout: 240_000,
   }, async () => {
     const postgres = await startPrivatePostgres();
-    cleanups.push(postgres.destroy);
-    cluster = await new ClusterFixture({ databaseUrl: postgres.url }).setup();
-    const coordinator = startService("coordinator", cluster.env({ OVERSEER_COORDINATOR_ID: "c1" }));
-    processes.push(coordinator);
+    resources.onRelease(postgres.destroy);
+    const cluster = await resources.cluster({ databaseUrl: postgres.url });
+    const coordinator = resources.service("coordinator", cluster.env({ OVERSEER_COORDINATOR_ID: "c1" }));
     await cluster.startWorker(3);
     const ids = ["S00-001", "S00-002", "S00-003"];
     await cluster.addProject({
       id: "pgrestart",
       concurrency: 3,
-      tasks: ids.map((id, i) => task(id, `execute: write src/${i}.txt "${i}"; sleep 2; submit "Add ${i}"`)),
+      tasks: ids.map((id, i) =>
+        scriptedTask(id, `execute: write src/${i}.txt "${i}"; sleep 2; submit "Add ${i}"`),
+      ),
     });
     const { db, notifications } = cluster.scratch;
     await waitForState(db, notifications, "pgrestart", (s) => running(s) === 3, 120_000);

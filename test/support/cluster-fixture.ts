@@ -15,10 +15,12 @@ import { fakeHarnessPath } from "@overseer/harness";
 import { createRedis, LiveChannel, type Redis, RunQueues, WorkerRegistry } from "@overseer/queue";
 import { createSandboxDriver, type SandboxDriver } from "@overseer/sandbox";
 import type { Cidr } from "@overseer/sandbox/egress-host-rule";
+import { dropRunQueues } from "@overseer/test-support";
 import { importTasks, startProject, TransitionApplier } from "@overseer/transitions";
 import { sandboxWrapFor, WorkerService } from "@overseer/worker";
-import { dropRunQueues } from "@overseer/test-support";
 import pino from "pino";
+import { afterAll, afterEach, beforeAll } from "vitest";
+import { type ServiceProcess, startService } from "./service-process.ts";
 
 export const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 
@@ -226,4 +228,71 @@ export class ClusterFixture {
     await this.scratch?.drop().catch(() => undefined);
     if (this.dataDir) await rm(this.dataDir, { recursive: true, force: true }).catch(() => undefined);
   }
+}
+
+/**
+ * A cluster for the enclosing `describe` block: set up with one in-process coordinator and a
+ * worker of `concurrency` slots in `beforeAll`, torn down in `afterAll`.
+ */
+export function useRunningCluster(options: ClusterOptions, concurrency: number): ClusterFixture {
+  const cluster = new ClusterFixture(options);
+  beforeAll(async () => {
+    await cluster.setup();
+    await cluster.startCoordinator();
+    await cluster.startWorker(concurrency);
+  });
+  afterAll(() => cluster.teardown());
+  return cluster;
+}
+
+/**
+ * What one test of a file starts for itself, released after each test in this order: service
+ * processes (killed), clusters (torn down), then `cleanups` (private servers it started).
+ */
+export class TestResources {
+  private readonly processes: ServiceProcess[] = [];
+  private readonly clusters: ClusterFixture[] = [];
+  private readonly cleanups: (() => Promise<void>)[] = [];
+
+  /** A cluster set up with `options` (no coordinator or worker yet). */
+  async cluster(options: ClusterOptions = {}): Promise<ClusterFixture> {
+    const cluster = new ClusterFixture(options);
+    this.clusters.push(cluster);
+    return cluster.setup();
+  }
+
+  /** A coordinator or worker process (`service-process.ts`), killed after the test. */
+  service(name: Parameters<typeof startService>[0], env: Record<string, string>): ServiceProcess {
+    const started = startService(name, env);
+    this.processes.push(started);
+    return started;
+  }
+
+  onRelease(cleanup: () => Promise<void>): void {
+    this.cleanups.push(cleanup);
+  }
+
+  async release(): Promise<void> {
+    for (const p of this.processes.splice(0)) await p.kill("SIGKILL");
+    for (const c of this.clusters.splice(0)) await c.teardown();
+    for (const c of this.cleanups.splice(0)) await c();
+  }
+}
+
+/** `TestResources` released after each test of the file. */
+export function useTestResources(): TestResources {
+  const resources = new TestResources();
+  afterEach(() => resources.release());
+  return resources;
+}
+
+/** A task (role `general`, scope `src/**`) whose fake agent follows `script`, its `overseer-fake` block. */
+export function scriptedTask(id: string, script: string, fields: Record<string, unknown> = {}) {
+  return {
+    id,
+    title: `Task ${id}`,
+    scope: ["src/**"],
+    body: `\`\`\`overseer-fake\n${script}\n\`\`\`\n`,
+    ...fields,
+  };
 }
