@@ -9,26 +9,151 @@ function result(outcome: RunResult["outcome"], extra: Partial<RunResult> = {}): 
   return runResultFixture({ runId: "r1", outcome, ...extra });
 }
 
-describe("commandForResult", () => {
-  it("turns a worker's refusal into a run-violation that keeps the checkpoint", () => {
-    const command = commandForResult(
-      result(
-        {
-          kind: "violation",
-          violation: "forbidden_transition",
-          detail: "an execute run may only submit, escalate",
-        },
-        { checkpointRef: "overseer/checkpoint/S1/a" },
-      ),
-      retry,
-    );
-    expect(command).toEqual({
+/** Outcomes whose command is fully determined by the result and the retry policy. */
+const MAPPINGS: {
+  name: string;
+  outcome: RunResult["outcome"];
+  extra?: Partial<RunResult>;
+  command: ReturnType<typeof commandForResult>;
+}[] = [
+  {
+    name: "turns a worker's refusal into a run-violation that keeps the checkpoint",
+    outcome: {
+      kind: "violation",
+      violation: "forbidden_transition",
+      detail: "an execute run may only submit, escalate",
+    },
+    extra: { checkpointRef: "overseer/checkpoint/S1/a" },
+    command: {
       kind: "run-violation",
       runId: "r1",
       violation: "forbidden_transition",
       detail: "an execute run may only submit, escalate",
       checkpointRef: "overseer/checkpoint/S1/a",
-    });
+    },
+  },
+  {
+    name: "turns a timeout into a timeout command that keeps the checkpoint",
+    outcome: { kind: "timeout", stalled: true, seconds: 90 },
+    extra: { checkpointRef: "overseer/checkpoint/x" },
+    command: {
+      kind: "timeout",
+      runId: "r1",
+      stalled: true,
+      seconds: 90,
+      checkpointRef: "overseer/checkpoint/x",
+    },
+  },
+  {
+    name: "gives a run without a transition the project's retry policy",
+    outcome: { kind: "no-transition", detail: "exit 1", crashed: true },
+    command: {
+      kind: "no-transition",
+      runId: "r1",
+      detail: "exit 1",
+      crashed: true,
+      maxAttempts: 3,
+      backoffMs: 1000,
+    },
+  },
+  {
+    name: "passes a misconfigured run's reason and message along",
+    outcome: { kind: "misconfigured", reason: "harness_not_configured", message: "no agent" },
+    command: {
+      kind: "run-misconfigured",
+      runId: "r1",
+      reason: "harness_not_configured",
+      message: "no agent",
+    },
+  },
+  {
+    name: "lets a scope violation take precedence over the agent's own transition",
+    outcome: {
+      kind: "transition",
+      transition: { version: 1, kind: "submit", message: "m" },
+      usage: undefined,
+    },
+    extra: { scopeViolations: ["secrets/key"] },
+    command: { kind: "scope-violation", runId: "r1", paths: ["secrets/key"] },
+  },
+  {
+    name: "turns a submit into a submit with the commit, the branch head and the usage",
+    outcome: {
+      kind: "transition",
+      transition: { version: 1, kind: "submit", message: "feat: x", summary: "did x" },
+      usage: { costUsd: 0.25 },
+    },
+    extra: { commitSha: "c1", branchHead: "h1" },
+    command: {
+      kind: "submit",
+      runId: "r1",
+      message: "feat: x",
+      summary: "did x",
+      commitSha: "c1",
+      branchHead: "h1",
+      usage: { costUsd: 0.25 },
+    },
+  },
+  {
+    name: "turns a reject into a reject carrying the feedback",
+    outcome: {
+      kind: "transition",
+      transition: { version: 1, kind: "reject", feedback: "Tests are missing for a.ts." },
+      usage: undefined,
+    },
+    command: { kind: "reject", runId: "r1", feedback: "Tests are missing for a.ts.", usage: undefined },
+  },
+  {
+    name: "turns an escalate into an escalate with the question, the options and the checkpoint",
+    outcome: {
+      kind: "transition",
+      transition: {
+        version: 1,
+        kind: "escalate",
+        reason: "which database?",
+        needs_user: true,
+        question: "Postgres or SQLite?",
+        options: [{ id: "pg", label: "Postgres", requires_note: false }],
+      },
+      usage: undefined,
+    },
+    extra: { checkpointRef: "overseer/checkpoint/y" },
+    command: {
+      kind: "escalate",
+      runId: "r1",
+      reason: "which database?",
+      needsUser: true,
+      category: undefined,
+      question: "Postgres or SQLite?",
+      options: [{ id: "pg", label: "Postgres", requires_note: false }],
+      checkpointRef: "overseer/checkpoint/y",
+      replan: undefined,
+      usage: undefined,
+    },
+  },
+  {
+    name: "turns a complete into a proposal of completion with the evidence",
+    outcome: {
+      kind: "transition",
+      transition: { version: 1, kind: "complete", evidence: "all tests pass" },
+      usage: undefined,
+    },
+    extra: { commitSha: "c2", branchHead: "h2" },
+    command: {
+      kind: "propose",
+      runId: "r1",
+      proposal: { kind: "complete", evidence: "all tests pass" },
+      commitSha: "c2",
+      branchHead: "h2",
+      maxAttempts: 3,
+      usage: undefined,
+    },
+  },
+];
+
+describe("commandForResult", () => {
+  it.each(MAPPINGS)("$name", ({ outcome, extra, command }) => {
+    expect(commandForResult(result(outcome, extra), retry)).toEqual(command);
   });
 
   it("records an approve that did not land as land-failed with the files, never as a landing", () => {
@@ -69,124 +194,6 @@ describe("commandForResult", () => {
     expect(command).toMatchObject({ kind: "approve", reviewedHead: "abc", landedSha: "def" });
   });
 
-  it("turns a timeout into a timeout command that keeps the checkpoint", () => {
-    const command = commandForResult(
-      result({ kind: "timeout", stalled: true, seconds: 90 }, { checkpointRef: "overseer/checkpoint/x" }),
-      retry,
-    );
-    expect(command).toEqual({
-      kind: "timeout",
-      runId: "r1",
-      stalled: true,
-      seconds: 90,
-      checkpointRef: "overseer/checkpoint/x",
-    });
-  });
-
-  it("gives a run without a transition the project's retry policy", () => {
-    const command = commandForResult(
-      result({ kind: "no-transition", detail: "exit 1", crashed: true }),
-      retry,
-    );
-    expect(command).toEqual({
-      kind: "no-transition",
-      runId: "r1",
-      detail: "exit 1",
-      crashed: true,
-      maxAttempts: 3,
-      backoffMs: 1000,
-    });
-  });
-
-  it("passes a misconfigured run's reason and message along", () => {
-    const command = commandForResult(
-      result({ kind: "misconfigured", reason: "harness_not_configured", message: "no agent" }),
-      retry,
-    );
-    expect(command).toEqual({
-      kind: "run-misconfigured",
-      runId: "r1",
-      reason: "harness_not_configured",
-      message: "no agent",
-    });
-  });
-
-  it("lets a scope violation take precedence over the agent's own transition", () => {
-    const command = commandForResult(
-      result(
-        { kind: "transition", transition: { version: 1, kind: "submit", message: "m" }, usage: undefined },
-        { scopeViolations: ["secrets/key"] },
-      ),
-      retry,
-    );
-    expect(command).toEqual({ kind: "scope-violation", runId: "r1", paths: ["secrets/key"] });
-  });
-
-  it("turns a submit into a submit with the commit, the branch head and the usage", () => {
-    const command = commandForResult(
-      result(
-        {
-          kind: "transition",
-          transition: { version: 1, kind: "submit", message: "feat: x", summary: "did x" },
-          usage: { costUsd: 0.25 },
-        },
-        { commitSha: "c1", branchHead: "h1" },
-      ),
-      retry,
-    );
-    expect(command).toEqual({
-      kind: "submit",
-      runId: "r1",
-      message: "feat: x",
-      summary: "did x",
-      commitSha: "c1",
-      branchHead: "h1",
-      usage: { costUsd: 0.25 },
-    });
-  });
-
-  it("turns a reject into a reject carrying the feedback", () => {
-    const feedback = "Tests are missing for a.ts.";
-    const command = commandForResult(
-      result({ kind: "transition", transition: { version: 1, kind: "reject", feedback }, usage: undefined }),
-      retry,
-    );
-    expect(command).toEqual({ kind: "reject", runId: "r1", feedback, usage: undefined });
-  });
-
-  it("turns an escalate into an escalate with the question, the options and the checkpoint", () => {
-    const command = commandForResult(
-      result(
-        {
-          kind: "transition",
-          transition: {
-            version: 1,
-            kind: "escalate",
-            reason: "which database?",
-            needs_user: true,
-            question: "Postgres or SQLite?",
-            options: [{ id: "pg", label: "Postgres", requires_note: false }],
-          },
-          usage: undefined,
-        },
-        { checkpointRef: "overseer/checkpoint/y" },
-      ),
-      retry,
-    );
-    expect(command).toEqual({
-      kind: "escalate",
-      runId: "r1",
-      reason: "which database?",
-      needsUser: true,
-      category: undefined,
-      question: "Postgres or SQLite?",
-      options: [{ id: "pg", label: "Postgres", requires_note: false }],
-      checkpointRef: "overseer/checkpoint/y",
-      replan: undefined,
-      usage: undefined,
-    });
-  });
-
   it("validates a planner's graph: a valid plan becomes a proposal of tasks", () => {
     const plan = [
       "tasks:",
@@ -218,28 +225,5 @@ describe("commandForResult", () => {
     if (command.kind !== "propose" || command.proposal.kind !== "problems")
       throw new Error("expected problems");
     expect(command.proposal.problems.join("\n")).toContain("S09-404");
-  });
-
-  it("turns a complete into a proposal of completion with the evidence", () => {
-    const command = commandForResult(
-      result(
-        {
-          kind: "transition",
-          transition: { version: 1, kind: "complete", evidence: "all tests pass" },
-          usage: undefined,
-        },
-        { commitSha: "c2", branchHead: "h2" },
-      ),
-      retry,
-    );
-    expect(command).toEqual({
-      kind: "propose",
-      runId: "r1",
-      proposal: { kind: "complete", evidence: "all tests pass" },
-      commitSha: "c2",
-      branchHead: "h2",
-      maxAttempts: 3,
-      usage: undefined,
-    });
   });
 });
