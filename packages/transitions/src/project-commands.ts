@@ -28,6 +28,17 @@ export interface StartProjectOptions {
   by?: string | undefined;
 }
 
+/** The session budget of a start: `maxSessions` when given, else the runner config's `max_sessions`, else unbounded. */
+async function sessionsLimitOf(
+  applier: CommandApplier,
+  projectId: string,
+  maxSessions: number | null | undefined,
+): Promise<number | null> {
+  const project = await requireProject(applier.db, projectId);
+  const configured = (project.runner_config as { max_sessions?: unknown }).max_sessions;
+  return maxSessions ?? (typeof configured === "number" ? configured : null);
+}
+
 /**
  * Starts a project (rule 12 in docs): active with a fresh session budget, limited to
  * `max_sessions` of this start (the option, else the runner config's, else unbounded).
@@ -37,13 +48,12 @@ export async function startProject(
   projectId: string,
   options: StartProjectOptions = {},
 ): Promise<AppliedTransition> {
-  const project = await requireProject(applier.db, projectId);
-  const configured = (project.runner_config as { max_sessions?: unknown }).max_sessions;
+  const sessionsLimit = await sessionsLimitOf(applier, projectId, options.maxSessions);
   return applier.apply(projectId, {
     kind: "start-project",
     by: options.by ?? "operator",
     stage: options.stage ?? null,
-    sessionsLimit: options.maxSessions ?? (typeof configured === "number" ? configured : null),
+    sessionsLimit,
     continuous: options.continuous,
   });
 }
@@ -82,13 +92,12 @@ export async function startMission(
   projectId: string,
   options: StartMissionOptions,
 ): Promise<AppliedTransition> {
-  const project = await requireProject(applier.db, projectId);
-  const configured = (project.runner_config as { max_sessions?: unknown }).max_sessions;
+  const sessionsLimit = await sessionsLimitOf(applier, projectId, options.maxSessions);
   return applier.apply(projectId, {
     kind: "start-mission",
     objective: options.objective,
     stage: options.stage ?? null,
-    sessionsLimit: options.maxSessions ?? (typeof configured === "number" ? configured : null),
+    sessionsLimit,
     maxRounds: options.maxRounds ?? DEFAULT_MISSION_MAX_ROUNDS,
     budgetUsd: options.budgetUsd,
     by: options.by ?? "operator",
