@@ -10,7 +10,7 @@ import { execa } from "execa";
  * package version, reused between runs. They are never dependencies of the repository.
  */
 export interface PinnedAgent {
-  kind: "codex" | "claude" | "gemini" | "copilot";
+  kind: "codex" | "claude" | "opencode" | "gemini" | "copilot";
   npmPackage: string;
   version: string;
   bin: string;
@@ -19,6 +19,8 @@ export interface PinnedAgent {
 export const PINNED_AGENTS: readonly PinnedAgent[] = [
   { kind: "codex", npmPackage: "@openai/codex", version: "0.171.0", bin: "codex" },
   { kind: "claude", npmPackage: "@anthropic-ai/claude-code", version: "2.1.332", bin: "claude" },
+  // The platform binary arrives through an optional dependency (opencode-linux-x64…).
+  { kind: "opencode", npmPackage: "opencode-ai", version: "1.18.33", bin: "opencode" },
   { kind: "gemini", npmPackage: "@google/gemini-cli", version: "0.61.0", bin: "gemini" },
   { kind: "copilot", npmPackage: "@github/copilot", version: "1.0.102", bin: "copilot" },
 ];

@@ -1,4 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { chatCompletionsTurn, sendChatCompletions } from "./mock-chat-completions.ts";
 import { COPILOT_BASE_PATH, copilotRefusal, copilotTurn } from "./mock-copilot-api.ts";
 import { answerGemini, geminiMethod } from "./mock-gemini-protocol.ts";
 
@@ -7,6 +8,8 @@ import { answerGemini, geminiMethod } from "./mock-gemini-protocol.ts";
  * protocols the CLIs use, streaming as they require:
  * - OpenAI Responses API (`POST /v1/responses`, server-sent events) for Codex;
  * - Anthropic Messages API (`POST /v1/messages`, server-sent events) for Claude Code;
+ * - OpenAI Chat Completions (`POST /v1/chat/completions`, server-sent events) for opencode
+ *   (mock-chat-completions.ts);
  * - Gemini API (`POST /v1beta/models/MODEL:streamGenerateContent`, server-sent events) for the
  *   Gemini CLI (mock-gemini-protocol.ts);
  * - Copilot CLI's bring-your-own-key provider (Responses API under `/copilot/v1`), in
@@ -90,6 +93,11 @@ export class MockModelServer {
       const answered = responsesTurn(body);
       record(answered);
       return sendSse(res, responsesEvents(answered));
+    }
+    if (req.method === "POST" && path.endsWith("/chat/completions")) {
+      const answered = chatCompletionsTurn(body);
+      record(answered);
+      return sendChatCompletions(res, body, answered, { script: AGENT_SCRIPT, usage: RESPONSE_USAGE });
     }
     if (req.method === "POST" && path.endsWith("/messages/count_tokens")) {
       record("other");

@@ -27,12 +27,13 @@ const timings: Record<string, { installMs: number; cached: boolean; cycleMs?: nu
 const USAGE_SOURCE: Record<string, string> = {
   codex: "codex --json turn.completed",
   claude: "claude stream-json result",
+  opencode: "opencode --format json step_finish",
   gemini: "gemini stream-json result",
   copilot: "copilot session-state events.jsonl",
 };
 /** Where each CLI's API is on the mock (its `--base-url`); `--base-url` selects Copilot's
  * bring-your-own-key provider (mock-copilot-api.ts). */
-const BASE_PATH: Record<string, string> = { codex: "/v1", copilot: COPILOT_BASE_PATH };
+const BASE_PATH: Record<string, string> = { codex: "/v1", opencode: "/v1", copilot: COPILOT_BASE_PATH };
 const PRICE = { input_usd_per_mtok: 10, output_usd_per_mtok: 30, cached_input_usd_per_mtok: 1 };
 
 let model: MockModelServer;

@@ -75,7 +75,7 @@ export const AGENT_PRESETS: Readonly<Record<AgentKind, AgentPresetInfo>> = {
     npmPackage: "opencode-ai",
     bin: "opencode",
     keyEnv: "OPENAI_API_KEY",
-    defaultModel: "openai/gpt-5",
+    defaultModel: "gpt-5",
     defaultBaseUrl: "https://api.openai.com/v1",
     extraHosts: [],
     usage: "`opencode run --format json` step_finish events",
@@ -146,6 +146,33 @@ export const GEMINI_SETTINGS = {
   security: { auth: { selectedType: "gemini-api-key" } },
   privacy: { usageStatisticsEnabled: false },
 } as const;
+
+/** Provider id the opencode preset defines in its inline config (models are `overseer/MODEL`). */
+const OPENCODE_PROVIDER_ID = "overseer";
+
+/**
+ * opencode's config (`OPENCODE_CONFIG_CONTENT`): one OpenAI-compatible provider (Chat
+ * Completions through the `@ai-sdk/openai-compatible` package bundled in the binary) at the base
+ * URL, its key read from the secret's variable, the model declared so no models.dev catalog is
+ * needed; no autoupdate, sharing or snapshot (a git copy of the checkout per step).
+ */
+function opencodeConfig(baseUrl: string, model: string, keyEnv: string): string {
+  return JSON.stringify({
+    $schema: "https://opencode.ai/config.json",
+    provider: {
+      [OPENCODE_PROVIDER_ID]: {
+        npm: "@ai-sdk/openai-compatible",
+        name: "Overseer preset",
+        options: { baseURL: baseUrl, apiKey: `{env:${keyEnv}}` },
+        models: { [model]: {} },
+      },
+    },
+    model: `${OPENCODE_PROVIDER_ID}/${model}`,
+    autoupdate: false,
+    share: "disabled",
+    snapshot: false,
+  });
+}
 
 /** Seconds a preset gives the CLI after the transition to print its final usage. */
 export const PRESET_TRANSITION_LINGER_SECONDS = 20;
@@ -242,16 +269,24 @@ function presetCommand(kind: AgentKind, options: AgentPresetOptions): RunnerConf
     case "opencode":
       return {
         ...common,
-        // `opencode run` takes the message as an argument: read from the prompt file.
+        // `opencode run` takes the message as an argument: read from the prompt file. --auto
+        // approves every permission the config does not deny (the sandbox is the boundary).
         argv: [
           "/bin/sh",
           "-c",
-          'exec "$0" run --format json --model "$1" "$(cat "$2")"',
+          'exec "$0" run --format json --auto --model "$1" "$(cat "$2")"',
           bin,
-          model,
+          `${OPENCODE_PROVIDER_ID}/${model}`,
           "{prompt_file}",
         ],
-        env: { OPENAI_BASE_URL: baseUrl },
+        // The inline config carries provider, base URL and model; the flags keep opencode off
+        // the internet (models.dev catalog, self-update, language-server downloads).
+        env: {
+          OPENCODE_CONFIG_CONTENT: opencodeConfig(baseUrl, model, keyEnv),
+          OPENCODE_DISABLE_MODELS_FETCH: "1",
+          OPENCODE_DISABLE_AUTOUPDATE: "1",
+          OPENCODE_DISABLE_LSP_DOWNLOAD: "1",
+        },
       };
     case "gemini":
       return {

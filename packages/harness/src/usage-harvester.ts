@@ -14,7 +14,9 @@
  *   (billed as output) that only total_tokens holds; `--output-format json` prints
  *   `{"response","stats":{"models":{NAME:{"tokens":{prompt, candidates, cached, thoughts}}}}}`
  *   (summed over models);
- * - opencode: `--format json` `step_finish` parts with `tokens` and `cost` (summed);
+ * - opencode: `opencode run --format json` prints `{"type":"step_finish","part":{"tokens":
+ *   {input, output, reasoning, cache:{read, write}}, "cost"}}` per step (summed; `input`
+ *   excludes the cache reads and writes, which are added to it);
  * - copilot: only a rounded human summary on its output; its session file
  *   `session-state/ID/events.jsonl` (under `COPILOT_HOME`, which the preset points into the
  *   run's control dir) has a `{"type":"session.usage_record","data":{"usage":{inputTokens,
@@ -176,7 +178,7 @@ const opencode: Reader = (lines) => {
     if (!tokens) continue;
     found = true;
     const cache = record(tokens.cache) ?? {};
-    total.tokensIn += num(tokens.input) + num(cache.read);
+    total.tokensIn += num(tokens.input) + num(cache.read) + num(cache.write);
     total.tokensOut += num(tokens.output) + num(tokens.reasoning);
     total.tokensCached += num(cache.read);
     cost += num(part.cost);

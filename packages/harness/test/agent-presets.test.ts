@@ -92,12 +92,39 @@ async function runPreset(kind: AgentKind, options: { baseUrl?: string } = {}) {
 }
 
 describe("agent presets as a run starts them", () => {
-  it("opencode: `run --format json --model M` with the prompt as one argument read from the prompt file", async () => {
+  it("opencode: `run --format json --auto --model overseer/M` with the prompt as one argument read from the prompt file", async () => {
     const run = await runPreset("opencode", { baseUrl: "https://llm.corp.example:8443/v1" });
     // $(cat) drops the trailing newline; everything else arrives byte for byte, unexpanded.
-    expect(run.argv).toEqual(["run", "--format", "json", "--model", "model-opencode", PROMPT.trimEnd()]);
-    expect(run.env.OPENAI_BASE_URL).toBe("https://llm.corp.example:8443/v1");
-    expect(run.env.OPENAI_API_KEY).toBe(KEY);
+    expect(run.argv).toEqual([
+      "run",
+      "--format",
+      "json",
+      "--auto",
+      "--model",
+      "overseer/model-opencode",
+      PROMPT.trimEnd(),
+    ]);
+    // The inline config defines the provider at the base URL; the key stays in its variable.
+    expect(JSON.parse(run.env.OPENCODE_CONFIG_CONTENT ?? "{}")).toMatchObject({
+      provider: {
+        overseer: {
+          npm: "@ai-sdk/openai-compatible",
+          options: { baseURL: "https://llm.corp.example:8443/v1", apiKey: "{env:OPENAI_API_KEY}" },
+          models: { "model-opencode": {} },
+        },
+      },
+      model: "overseer/model-opencode",
+      autoupdate: false,
+      share: "disabled",
+      snapshot: false,
+    });
+    expect(run.env.OPENCODE_CONFIG_CONTENT).not.toContain(KEY);
+    expect(run.env).toMatchObject({
+      OPENAI_API_KEY: KEY,
+      OPENCODE_DISABLE_MODELS_FETCH: "1",
+      OPENCODE_DISABLE_AUTOUPDATE: "1",
+      OPENCODE_DISABLE_LSP_DOWNLOAD: "1",
+    });
     expect(run.config.network_allow_hosts).toEqual(["llm.corp.example:8443"]);
     expect(existsSync("/tmp/pwned")).toBe(false);
   });

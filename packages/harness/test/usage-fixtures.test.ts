@@ -29,15 +29,26 @@ describe("usage from each CLI's recorded output", () => {
     });
   });
 
-  it("opencode: step_finish parts summed, reasoning counted as output, cost summed", () => {
+  it("opencode: step_finish parts summed, cache reads and writes counted as input, reasoning as output, cost summed", () => {
     const usage = harvestUsage(fixture("opencode-run.jsonl"), "opencode");
     expect(usage).toMatchObject({
-      tokensIn: 9800 + 4096 + 1200 + 10240,
+      tokensIn: 9800 + 4096 + 512 + 1200 + 10240,
       tokensOut: 210 + 64 + 40,
       tokensCached: 4096 + 10240,
       source: "opencode --format json step_finish",
     });
     expect(usage?.costUsd).toBeCloseTo(0.0168, 9);
+  });
+
+  it("opencode 1.18.33: its real `run --format json` output (two steps against the suite's mock model)", () => {
+    // Verbatim stdout of the pinned CLI (test/agents: 1000 prompt tokens of which 200 cached,
+    // 50 out per answer); opencode reports `input` without the cached part.
+    expect(harvestUsage(fixture("opencode-1.18.33-run.jsonl"), "opencode")).toEqual({
+      tokensIn: 2 * 1000,
+      tokensOut: 2 * 50,
+      tokensCached: 2 * 200,
+      source: "opencode --format json step_finish",
+    });
   });
 
   it("gemini: the result stats of stream-json", () => {
