@@ -167,6 +167,22 @@ describe("overseer CLI (local verbs)", () => {
     expect(config.env).toMatchObject({ IS_SANDBOX: "1", ANTHROPIC_BASE_URL: "https://api.anthropic.com" });
   });
 
+  it("init --agent copilot --base-url: the gateway's key variable is the one read and named", async () => {
+    const args = ["--agent", "copilot", "--base-url", "https://llm.corp.example/v1"];
+    const missing = io();
+    missing.env = { ...missing.env, COPILOT_GITHUB_TOKEN: "ghu-not-used-by-a-gateway" };
+    expect(await runCli(["init", "--project", "copilot-gw", "--repo", repo, ...args], missing)).toBe(0);
+    expect(missing.stderr.join("\n")).toContain("COPILOT_PROVIDER_API_KEY is not set");
+    const out = io();
+    out.env = { ...out.env, COPILOT_PROVIDER_API_KEY: "sk-gateway-key-123" };
+    expect(await runCli(["init", "--project", "copilot-gw2", "--repo", repo, ...args], out)).toBe(0);
+    expect(out.stderr).toEqual([]);
+    const config = (await requireProject(scratch.db, "copilot-gw2")).runner_config as Record<string, unknown>;
+    expect(config.secrets).toEqual({ COPILOT_PROVIDER_API_KEY: "sk-gateway-key-123" });
+    expect(config.env).toMatchObject({ COPILOT_PROVIDER_BASE_URL: "https://llm.corp.example/v1" });
+    expect(config.network_allow_hosts).toEqual(["llm.corp.example"]);
+  });
+
   it("init refuses an unknown agent and a host list the runs would refuse, with exit 2", async () => {
     const unknown = io();
     expect(await runCli(["init", "--project", "x1", "--repo", repo, "--agent", "cursor"], unknown)).toBe(2);
