@@ -44,6 +44,7 @@ import {
   MAX_REMEDIATIONS_PER_ROOT,
   MAX_RESOLVER_DEPTH,
   type PlanApproval,
+  type PlanCard,
   type ProjectState,
   RUN_OUTCOME_KINDS,
   STOP_OPTION_ID,
@@ -634,6 +635,27 @@ function ensure(condition: boolean, message: () => string): void {
   if (!condition) throw new Error(message());
 }
 
+/**
+ * (k) A plan is imported whole, its planning task then `done`, or not at all: `created` (sorted)
+ * against the plan's ids. Answers whether it was imported; `importer` names the step in messages.
+ */
+function ensureWholeImport(
+  plan: readonly PlanCard[],
+  created: readonly string[],
+  done: boolean,
+  via: (what: string) => () => string,
+  importer: string,
+): boolean {
+  const proposed = plan.map((c) => c.id).sort();
+  const imported = created.join() === proposed.join();
+  ensure(
+    imported || created.length === 0,
+    via(`plan imported partly: ${created.join()} of ${proposed.join()}`),
+  );
+  ensure(imported === done, via(`the planning task's end does not match ${importer}`));
+  return imported;
+}
+
 function checkStep(prev: ProjectState, command: Command, result: ApplyResult, history: History): void {
   const next = result.state;
   const via = (what: string) => () => `${what} (after ${JSON.stringify(command)})`;
@@ -920,17 +942,10 @@ function checkStep(prev: ProjectState, command: Command, result: ApplyResult, hi
     const proposal = planning?.proposal;
     const created = [...result.changes.createdTaskIds].sort();
     if (planning?.awaitingReason === "plan_approval" && proposal?.kind === "plan") {
-      const proposed = proposal.tasks.map((c) => c.id).sort();
-      const imported = created.join() === proposed.join();
-      ensure(
-        imported || created.length === 0,
-        via(`plan imported partly: ${created.join()} of ${proposed.join()}`),
-      );
-      ensure(
-        imported === (statusOf(next, planning.id) === "done"),
-        via("the planning task's end does not match the operator's import"),
-      );
-      if (imported) history.stats.operatorImported++;
+      const done = statusOf(next, planning.id) === "done";
+      if (ensureWholeImport(proposal.tasks, created, done, via, "the operator's import")) {
+        history.stats.operatorImported++;
+      }
     } else {
       ensure(created.length === 0, via("an approve_plan without a waiting plan created tasks"));
     }
@@ -944,17 +959,8 @@ function checkStep(prev: ProjectState, command: Command, result: ApplyResult, hi
     const proposal = planning?.kind === "plan" ? planning.proposal : null;
     const created = [...result.changes.createdTaskIds].sort();
     if (proposal?.kind === "plan" && result.outcome === "applied") {
-      const proposed = proposal.tasks.map((c) => c.id).sort();
-      const imported = created.join() === proposed.join();
-      ensure(
-        imported || created.length === 0,
-        via(`plan imported partly: ${created.join()} of ${proposed.join()}`),
-      );
-      ensure(
-        imported === (statusOf(next, planning?.id ?? null) === "done"),
-        via("the planning task's end does not match the import"),
-      );
-      if (imported) history.stats.imported++;
+      const done = statusOf(next, planning?.id ?? null) === "done";
+      if (ensureWholeImport(proposal.tasks, created, done, via, "the import")) history.stats.imported++;
     } else {
       ensure(created.length === 0, via("an approve that was not a plan created tasks"));
     }
