@@ -153,18 +153,16 @@ describe("landBranch races", () => {
   });
 });
 
+/** The user's own (non-bare) repository in `dir`: a clone of a bare remote with `LANDING_FILES`. */
+async function userClone(dir: string): Promise<string> {
+  const bare = await makeRemote(dir, LANDING_FILES);
+  await git(dir, "clone", "--quiet", bare, "user");
+  return path.join(dir, "user");
+}
+
 describe("landBranch into a user's non-bare repository", () => {
   it("lands on overseer/<target> and leaves the working tree byte-identical", async () => {
-    const {
-      dir,
-      remote: user,
-      mirror,
-      workDir,
-    } = await landingRig(temp, "land", async (d) => {
-      const bare = await makeRemote(d, LANDING_FILES);
-      await git(d, "clone", "--quiet", bare, "user");
-      return path.join(d, "user");
-    });
+    const { dir, remote: user, mirror, workDir } = await landingRig(temp, "land", userClone);
     // The user is mid-work: a dirty tracked file, a staged file, an untracked file.
     await fs.writeFile(path.join(user, "README.md"), "user is editing\n");
     await fs.writeFile(path.join(user, "staged.txt"), "staged\n");
@@ -206,9 +204,7 @@ describe("landBranch into a user's non-bare repository", () => {
       mirror,
       workDir,
     } = await landingRig(temp, "land", async (d) => {
-      const bare = await makeRemote(d, LANDING_FILES);
-      await git(d, "clone", "--quiet", bare, "user");
-      const clone = path.join(d, "user");
+      const clone = await userClone(d);
       await git(clone, "checkout", "--quiet", "-b", "wip");
       return clone;
     });
