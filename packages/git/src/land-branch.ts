@@ -1,5 +1,3 @@
-import { promises as fs } from "node:fs";
-import path from "node:path";
 import { checkedOutBranches } from "./checked-out-branches.ts";
 import { type CommitAuthor, identityEnv } from "./commit-identity.ts";
 import { buildCommitMessage } from "./commit-message-builder.ts";
@@ -8,7 +6,7 @@ import { hasMergeTreeWriteTree } from "./git-version.ts";
 import { pushBranch } from "./push-branch.ts";
 import { assertBranchName, assertSha, integrationBranchName } from "./ref-names.ts";
 import type { RepoMirror } from "./repo-mirror.ts";
-import { conflictLines, scratchGit, unmergedFiles } from "./scratch-git.ts";
+import { conflictLines, inScratchWorktree, unmergedFiles } from "./scratch-git.ts";
 
 /**
  * Lands an approved task branch on the project's main branch (docs/state-machine.md rule 3; docs/architecture.md, Git).
@@ -252,12 +250,10 @@ async function rebaseInWorktree(
   source: string,
   env: Record<string, string>,
 ): Promise<MergeOutcome> {
-  await fs.mkdir(workDir, { recursive: true });
-  const scratch = await fs.mkdtemp(path.join(path.resolve(workDir), "rebase-"));
-  try {
-    const worktree = await mirror.addWorktree({ base: source, path: path.join(scratch, "checkout") });
-    try {
-      const git = scratchGit(mirror, worktree, env);
+  return inScratchWorktree(
+    mirror,
+    { workDir, prefix: "rebase-", base: source, env },
+    async ({ git, worktree }) => {
       const rebased = await git(["rebase", "--no-autosquash", base], [1]);
       if (rebased.exitCode === 0) return { kind: "merged", sha: await worktree.head() };
       const files = await unmergedFiles(git);
@@ -275,12 +271,8 @@ async function rebaseInWorktree(
         );
       }
       return { kind: "conflict", files, details: conflictLines(`${rebased.stdout}${rebased.stderr}`) };
-    } finally {
-      await worktree.remove();
-    }
-  } finally {
-    await fs.rm(scratch, { recursive: true, force: true });
-  }
+    },
+  );
 }
 
 async function mergeWithMergeTree(
@@ -333,48 +325,37 @@ async function mergeInWorktree(
   message: string,
   env: Record<string, string>,
 ): Promise<MergeOutcome> {
-  await fs.mkdir(workDir, { recursive: true });
-  const scratch = await fs.mkdtemp(path.join(path.resolve(workDir), "land-"));
-  try {
-    const messageFile = path.join(scratch, "MERGE_MSG");
-    await fs.writeFile(messageFile, message);
-    const worktree = await mirror.addWorktree({ base, path: path.join(scratch, "checkout") });
-    try {
-      const git = scratchGit(mirror, worktree, env);
-      const merged = await git(
-        [
-          "merge",
-          "--no-ff",
-          "--no-verify",
-          "--no-edit",
-          "--no-log",
-          "--cleanup=verbatim",
-          "-F",
-          messageFile,
-          source,
-        ],
-        [1],
+  const scratch = { workDir, prefix: "land-", base, env, message };
+  return inScratchWorktree(mirror, scratch, async ({ git, worktree, messageFile }) => {
+    const merged = await git(
+      [
+        "merge",
+        "--no-ff",
+        "--no-verify",
+        "--no-edit",
+        "--no-log",
+        "--cleanup=verbatim",
+        "-F",
+        messageFile,
+        source,
+      ],
+      [1],
+    );
+    if (merged.exitCode === 0) return { kind: "merged", sha: await worktree.head() };
+    const files = await unmergedFiles(git);
+    if (files.length === 0) {
+      throw new GitError(
+        {
+          args: ["merge", source],
+          exitCode: 1,
+          stderr: merged.stderr,
+          stdout: merged.stdout,
+          cwd: worktree.path,
+        },
+        "merge failed without conflicts",
       );
-      if (merged.exitCode === 0) return { kind: "merged", sha: await worktree.head() };
-      const files = await unmergedFiles(git);
-      if (files.length === 0) {
-        throw new GitError(
-          {
-            args: ["merge", source],
-            exitCode: 1,
-            stderr: merged.stderr,
-            stdout: merged.stdout,
-            cwd: worktree.path,
-          },
-          "merge failed without conflicts",
-        );
-      }
-      const details = conflictLines(`${merged.stdout}${merged.stderr}`);
-      return { kind: "conflict", files, details };
-    } finally {
-      await worktree.remove();
     }
-  } finally {
-    await fs.rm(scratch, { recursive: true, force: true });
-  }
+    const details = conflictLines(`${merged.stdout}${merged.stderr}`);
+    return { kind: "conflict", files, details };
+  });
 }

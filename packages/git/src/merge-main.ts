@@ -1,12 +1,10 @@
-import { promises as fs } from "node:fs";
-import path from "node:path";
 import { type CommitAuthor, identityEnv } from "./commit-identity.ts";
 import { buildCommitMessage } from "./commit-message-builder.ts";
 import { GitInputError } from "./git-error.ts";
 import { hasMergeTreeWriteTree } from "./git-version.ts";
 import { assertSha } from "./ref-names.ts";
 import type { RepoMirror } from "./repo-mirror.ts";
-import { scratchGit, unmergedFiles } from "./scratch-git.ts";
+import { inScratchWorktree, unmergedFiles } from "./scratch-git.ts";
 
 /**
  * Prepares the checkout of an executor that must integrate the main branch after a landing
@@ -77,34 +75,15 @@ export async function mergeMainInto(mirror: RepoMirror, options: MergeMainOption
       `expected a directory path, received ${JSON.stringify(options.workDir)}`,
     );
   }
-  await fs.mkdir(options.workDir, { recursive: true });
-  const scratch = await fs.mkdtemp(path.join(path.resolve(options.workDir), "merge-main-"));
-  try {
-    const messageFile = path.join(scratch, "MERGE_MSG");
-    await fs.writeFile(messageFile, message);
-    const worktree = await mirror.addWorktree({ base: head, path: path.join(scratch, "checkout") });
-    try {
-      const git = scratchGit(mirror, worktree, env);
-      const merged = await git(
-        [...CONFLICT_STYLE, "merge", "--no-ff", "--no-commit", "--no-verify", "--no-log", main],
-        [1],
-      );
-      const conflicts = merged.exitCode === 0 ? [] : await unmergedFiles(git);
-      await git(["add", "--all"]);
-      await git([
-        "commit",
-        "--quiet",
-        "--no-verify",
-        "--no-gpg-sign",
-        "--cleanup=verbatim",
-        "-F",
-        messageFile,
-      ]);
-      return { kind: "merged", sha: await worktree.head(), conflicts };
-    } finally {
-      await worktree.remove();
-    }
-  } finally {
-    await fs.rm(scratch, { recursive: true, force: true });
-  }
+  const scratch = { workDir: options.workDir, prefix: "merge-main-", base: head, env, message };
+  return inScratchWorktree(mirror, scratch, async ({ git, worktree, messageFile }) => {
+    const merged = await git(
+      [...CONFLICT_STYLE, "merge", "--no-ff", "--no-commit", "--no-verify", "--no-log", main],
+      [1],
+    );
+    const conflicts = merged.exitCode === 0 ? [] : await unmergedFiles(git);
+    await git(["add", "--all"]);
+    await git(["commit", "--quiet", "--no-verify", "--no-gpg-sign", "--cleanup=verbatim", "-F", messageFile]);
+    return { kind: "merged", sha: await worktree.head(), conflicts };
+  });
 }

@@ -1,3 +1,5 @@
+import { promises as fs } from "node:fs";
+import path from "node:path";
 import type { RepoMirror } from "./repo-mirror.ts";
 import { runGit } from "./run-git.ts";
 import type { Worktree } from "./worktree.ts";
@@ -24,6 +26,40 @@ export function scratchGit(mirror: RepoMirror, worktree: Worktree, env: Record<s
       ],
       { cwd: worktree.path, env, okExitCodes, timeoutMs: mirror.gitTimeoutMs },
     );
+}
+
+/** What `inScratchWorktree` hands its work. */
+export interface ScratchWorktree {
+  readonly git: ScratchGit;
+  readonly worktree: Worktree;
+  /** `MERGE_MSG` in the scratch directory, outside the checkout (written when a message is given). */
+  readonly messageFile: string;
+}
+
+/**
+ * Runs `work` in a temporary detached worktree of the mirror at `base`, inside a fresh scratch
+ * directory `<workDir>/<prefix>XXXXXX`; the worktree and the directory are removed afterwards,
+ * whatever happens.
+ */
+export async function inScratchWorktree<T>(
+  mirror: RepoMirror,
+  options: { workDir: string; prefix: string; base: string; env: Record<string, string>; message?: string },
+  work: (scratch: ScratchWorktree) => Promise<T>,
+): Promise<T> {
+  await fs.mkdir(options.workDir, { recursive: true });
+  const scratch = await fs.mkdtemp(path.join(path.resolve(options.workDir), options.prefix));
+  try {
+    const messageFile = path.join(scratch, "MERGE_MSG");
+    if (options.message !== undefined) await fs.writeFile(messageFile, options.message);
+    const worktree = await mirror.addWorktree({ base: options.base, path: path.join(scratch, "checkout") });
+    try {
+      return await work({ git: scratchGit(mirror, worktree, options.env), worktree, messageFile });
+    } finally {
+      await worktree.remove();
+    }
+  } finally {
+    await fs.rm(scratch, { recursive: true, force: true });
+  }
 }
 
 export async function unmergedFiles(git: ScratchGit): Promise<string[]> {
