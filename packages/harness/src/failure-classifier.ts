@@ -46,6 +46,9 @@ const AUTH_FAILURE_SHAPES = new RegExp(
     // The vendors' own messages inside a body the CLI printed
     "Incorrect API key provided: ",
     "invalid x-api-key",
+    // opencode `run --format json`: {"type":"error",…,"error":{"name":"APIError","data":
+    // {"message":"…","statusCode":401,…}}} (whatever body the API sent)
+    String.raw`"name"\s*:\s*"APIError"\s*,\s*"data"\s*:\s*\{\s*"message"\s*:\s*"(?:[^"\\]|\\.)*"\s*,\s*"statusCode"\s*:\s*401\b`,
     // opencode (AI SDK) and Copilot CLI
     String.raw`ProviderAuthError\b`,
     "No authentication information found",

@@ -51,6 +51,9 @@ describe("classifyFailure: credentials refused", () => {
     "gemini without its key":
       "When using Gemini API, you must specify the GEMINI_API_KEY environment variable.",
     opencode: "Error: ProviderAuthError: the provider openai refused the credentials",
+    // opencode 1.18.33 `run --format json`, verbatim, when a server answers 401 with a bare body
+    "opencode --format json error":
+      '{"type":"error","timestamp":1796117525274,"sessionID":"ses_dcf0dbefeffezn7rOmvQqz1dAb","error":{"name":"APIError","data":{"message":"Unauthorized: {\\"error\\":{\\"message\\":\\"Unauthorized\\"}}","statusCode":401,"isRetryable":false,"responseHeaders":{"connection":"keep-alive","content-type":"application/json","date":"Tue, 01 Dec 2026 09:32:04 GMT","keep-alive":"timeout=5","transfer-encoding":"chunked"},"responseBody":"{\\"error\\":{\\"message\\":\\"Unauthorized\\"}}","metadata":{"url":"http://127.0.0.1:18778/v1/chat/completions"}}}}',
     copilot: "Error: No authentication information found.",
     // @github/copilot 1.0.102, recorded: a gateway answering 401, then GitHub refusing the token.
     "copilot provider":
@@ -74,6 +77,8 @@ describe("classifyFailure: credentials refused", () => {
     "a count": "Processed 401 files, 0 errors",
     "curl output": "HTTP/1.1 401 Unauthorized",
     "a setup note": "You must specify the GEMINI_API_KEY environment variable to run the e2e tests",
+    "an opencode error of another status":
+      '{"type":"error","error":{"name":"APIError","data":{"message":"Rate limited","statusCode":429,"isRetryable":true}}}',
   };
   for (const [name, line] of Object.entries(ordinary)) {
     it(`does not take ${name} for a refusal`, () => {
