@@ -103,7 +103,7 @@ export const AGENT_PRESETS: Readonly<Record<AgentKind, AgentPresetInfo>> = {
     // model endpoint: api.githubcopilot.com or a subdomain (api.individual., api.business., …).
     extraHosts: ["api.github.com", "*.githubcopilot.com"],
     usage:
-      "its session file session-state/ID/events.jsonl (session.shutdown model metrics), kept in the run's control dir",
+      "its session file session-state/ID/events.jsonl (session.shutdown model metrics, or the per-call usage records of a session killed before it), kept in the run's control dir",
   },
 };
 
