@@ -133,6 +133,26 @@ export async function commitOnRemote(
   }
 }
 
+/**
+ * Rewrites line 2 of `shared.txt` (`LANDING_FILES`) as TASK on `branch`, then as MAIN on
+ * `main`, so that the two conflict; `extra` adds files to either side. Answers both commits.
+ */
+export async function conflictingEdits(
+  remote: string,
+  branch: string,
+  extra: { task?: Record<string, string>; main?: Record<string, string> } = {},
+): Promise<{ taskHead: string; main: string }> {
+  const task = { "shared.txt": "line 1\nTASK\nline 3\n", ...extra.task };
+  const taskHead = await commitOnRemote(remote, branch, task, `${branch} edit`);
+  const main = await commitOnRemote(
+    remote,
+    "main",
+    { "shared.txt": "line 1\nMAIN\nline 3\n", ...extra.main },
+    "main edit",
+  );
+  return { taskHead, main };
+}
+
 /** The commit id of `branch` in the repository at `repo`, or null. */
 export async function headOf(repo: string, branch: string): Promise<string | null> {
   const result = await runGit(["rev-parse", "--verify", "--quiet", `refs/heads/${branch}^{commit}`], {

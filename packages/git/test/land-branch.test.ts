@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { GitInputError, LandRaceError, RepoMirror } from "../src/index.ts";
 import {
   commitOnRemote,
+  conflictingEdits,
   git,
   headOf,
   isAncestor,
@@ -62,18 +63,7 @@ for (const mergeMethod of ["merge-tree", "worktree"] as const) {
 
     it("reports a conflict with the files and leaves the target unchanged", async () => {
       const { remote, mirror, workDir } = await landingRig(temp, "land");
-      await commitOnRemote(
-        remote,
-        "task/c",
-        { "shared.txt": "line 1\nTASK\nline 3\n", "ok.txt": "ok\n" },
-        "task c",
-      );
-      const main = await commitOnRemote(
-        remote,
-        "main",
-        { "shared.txt": "line 1\nMAIN\nline 3\n" },
-        "main edit",
-      );
+      const { main } = await conflictingEdits(remote, "task/c", { task: { "ok.txt": "ok\n" } });
       const result = await landOnMain(mirror, workDir, "task/c", { mergeMethod });
       expect(result.kind).toBe("conflict");
       if (result.kind !== "conflict") return;

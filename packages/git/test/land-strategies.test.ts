@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { mergeMainInto, pushBranch } from "../src/index.ts";
 import {
   commitOnRemote,
+  conflictingEdits,
   git,
   headOf,
   landingRig,
@@ -62,13 +63,7 @@ describe("landBranch with strategy rebase", () => {
 
   it("a conflicting rebase is a conflict with the files, and main is unchanged", async () => {
     const { remote, mirror, workDir } = await landingRig(temp, "strategies");
-    await commitOnRemote(remote, "task/c", { "shared.txt": "line 1\nTASK\nline 3\n" }, "task c");
-    const main = await commitOnRemote(
-      remote,
-      "main",
-      { "shared.txt": "line 1\nMAIN\nline 3\n" },
-      "main edit",
-    );
+    const { main } = await conflictingEdits(remote, "task/c");
     const result = await landOnMain(mirror, workDir, "task/c", { strategy: "rebase" });
     expect(result).toMatchObject({ kind: "conflict", files: ["shared.txt"], method: "rebase" });
     if (result.kind === "conflict") expect(result.details).toContain("shared.txt");
@@ -78,18 +73,7 @@ describe("landBranch with strategy rebase", () => {
 
   it("merges instead of replaying a branch that already merged main in", async () => {
     const { remote, mirror, workDir } = await landingRig(temp, "strategies");
-    const taskHead = await commitOnRemote(
-      remote,
-      "task/m",
-      { "shared.txt": "line 1\nTASK\nline 3\n" },
-      "task m",
-    );
-    const main1 = await commitOnRemote(
-      remote,
-      "main",
-      { "shared.txt": "line 1\nMAIN\nline 3\n" },
-      "main edit",
-    );
+    const { taskHead, main: main1 } = await conflictingEdits(remote, "task/m");
     await mirror.ensure();
     const prepared = await mergeMainInto(mirror, {
       head: taskHead,
@@ -159,18 +143,10 @@ for (const mergeMethod of ["merge-tree", "worktree"] as const) {
   describe(`mergeMainInto (${mergeMethod})`, () => {
     it("commits the merge with diff3 markers in the conflicted files, parents task then main", async () => {
       const { remote, mirror, workDir } = await landingRig(temp, "strategies");
-      const taskHead = await commitOnRemote(
-        remote,
-        "task/x",
-        { "shared.txt": "line 1\nTASK\nline 3\n", "t.txt": "t\n" },
-        "task x",
-      );
-      const main = await commitOnRemote(
-        remote,
-        "main",
-        { "shared.txt": "line 1\nMAIN\nline 3\n", "m.txt": "m\n" },
-        "main edit",
-      );
+      const { taskHead, main } = await conflictingEdits(remote, "task/x", {
+        task: { "t.txt": "t\n" },
+        main: { "m.txt": "m\n" },
+      });
       await mirror.ensure();
       const result = await mergeMainInto(mirror, {
         head: taskHead,
