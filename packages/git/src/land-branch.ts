@@ -1,12 +1,12 @@
 import { checkedOutBranches } from "./checked-out-branches.ts";
 import { type CommitAuthor, identityEnv } from "./commit-identity.ts";
 import { buildCommitMessage } from "./commit-message-builder.ts";
-import { GitError, GitInputError, LandRaceError } from "./git-error.ts";
+import { GitInputError, LandRaceError } from "./git-error.ts";
 import { hasMergeTreeWriteTree } from "./git-version.ts";
 import { pushBranch } from "./push-branch.ts";
 import { assertBranchName, assertSha, integrationBranchName } from "./ref-names.ts";
 import type { RepoMirror } from "./repo-mirror.ts";
-import { conflictLines, inScratchWorktree, unmergedFiles } from "./scratch-git.ts";
+import { conflictLines, failedWithoutConflicts, inScratchWorktree, unmergedFiles } from "./scratch-git.ts";
 
 /**
  * Lands an approved task branch on the project's main branch (docs/state-machine.md rule 3; docs/architecture.md, Git).
@@ -258,18 +258,7 @@ async function rebaseInWorktree(
       if (rebased.exitCode === 0) return { kind: "merged", sha: await worktree.head() };
       const files = await unmergedFiles(git);
       await git(["rebase", "--abort"], [1, 128]);
-      if (files.length === 0) {
-        throw new GitError(
-          {
-            args: ["rebase", base],
-            exitCode: 1,
-            stderr: rebased.stderr,
-            stdout: rebased.stdout,
-            cwd: worktree.path,
-          },
-          "rebase failed without conflicts",
-        );
-      }
+      if (files.length === 0) throw failedWithoutConflicts(["rebase", base], rebased, worktree);
       return { kind: "conflict", files, details: conflictLines(`${rebased.stdout}${rebased.stderr}`) };
     },
   );
@@ -343,18 +332,7 @@ async function mergeInWorktree(
     );
     if (merged.exitCode === 0) return { kind: "merged", sha: await worktree.head() };
     const files = await unmergedFiles(git);
-    if (files.length === 0) {
-      throw new GitError(
-        {
-          args: ["merge", source],
-          exitCode: 1,
-          stderr: merged.stderr,
-          stdout: merged.stdout,
-          cwd: worktree.path,
-        },
-        "merge failed without conflicts",
-      );
-    }
+    if (files.length === 0) throw failedWithoutConflicts(["merge", source], merged, worktree);
     const details = conflictLines(`${merged.stdout}${merged.stderr}`);
     return { kind: "conflict", files, details };
   });

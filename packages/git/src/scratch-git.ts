@@ -1,5 +1,6 @@
 import { promises as fs } from "node:fs";
 import path from "node:path";
+import { GitError } from "./git-error.ts";
 import type { RepoMirror } from "./repo-mirror.ts";
 import { runGit } from "./run-git.ts";
 import type { Worktree } from "./worktree.ts";
@@ -72,6 +73,18 @@ export async function unmergedFiles(git: ScratchGit): Promise<string[]> {
     "--no-textconv",
   ]);
   return [...new Set(conflicted.stdout.split("\0").filter((f) => f !== ""))];
+}
+
+/** A merge or rebase that stopped (exit code 1) with no unmerged file: a failure, not a conflict. */
+export function failedWithoutConflicts(
+  args: readonly [string, ...string[]],
+  output: { stdout: string; stderr: string },
+  worktree: Worktree,
+): GitError {
+  return new GitError(
+    { args: [...args], exitCode: 1, stderr: output.stderr, stdout: output.stdout, cwd: worktree.path },
+    `${args[0]} failed without conflicts`,
+  );
 }
 
 export function conflictLines(output: string): string {
