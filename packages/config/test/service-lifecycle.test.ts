@@ -43,34 +43,41 @@ describe("runUntilSignalled", () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it("keeps a heartbeat until SIGTERM, then stops, removes the heartbeat, releases and exits 0", async () => {
-    const service = startService(dir, "plain");
+  /** Starts the fixture, sends SIGTERM once it is ready (in `drain` mode SIGINT once it stops), and waits for its exit. */
+  async function shutDown(mode: "plain" | "drain") {
+    const service = startService(dir, mode);
     child = service.child;
     await service.lineStarting("ready");
     service.child.kill("SIGTERM");
-    expect(await service.exited).toBe(0);
-    expect(service.lines).toEqual([
-      "ready heartbeat=true",
-      'log shutting down {"signal":"SIGTERM"}',
-      "stop heartbeat=true",
-      "release heartbeat=false",
-    ]);
+    if (mode === "drain") {
+      await service.lineStarting("stop");
+      service.child.kill("SIGINT");
+    }
+    return { code: await service.exited, lines: service.lines };
+  }
+
+  it("keeps a heartbeat until SIGTERM, then stops, removes the heartbeat, releases and exits 0", async () => {
+    expect(await shutDown("plain")).toEqual({
+      code: 0,
+      lines: [
+        "ready heartbeat=true",
+        'log shutting down {"signal":"SIGTERM"}',
+        "stop heartbeat=true",
+        "release heartbeat=false",
+      ],
+    });
   }, 60_000);
 
   it("hands a signal that arrives while stopping to onSignalWhileStopping", async () => {
-    const service = startService(dir, "drain");
-    child = service.child;
-    await service.lineStarting("ready");
-    service.child.kill("SIGTERM");
-    await service.lineStarting("stop");
-    service.child.kill("SIGINT");
-    expect(await service.exited).toBe(0);
-    expect(service.lines).toEqual([
-      "ready heartbeat=true",
-      'log shutting down {"signal":"SIGTERM"}',
-      "stop heartbeat=true",
-      "second signal",
-      "release heartbeat=false",
-    ]);
+    expect(await shutDown("drain")).toEqual({
+      code: 0,
+      lines: [
+        "ready heartbeat=true",
+        'log shutting down {"signal":"SIGTERM"}',
+        "stop heartbeat=true",
+        "second signal",
+        "release heartbeat=false",
+      ],
+    });
   }, 60_000);
 });
