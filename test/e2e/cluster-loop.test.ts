@@ -5,7 +5,7 @@ import { runGit } from "@overseer/git";
 import { describe, expect, it } from "vitest";
 import YAML from "yaml";
 import { useRunningCluster } from "../support/cluster-fixture.ts";
-import { allTasks, waitForState } from "../support/wait-for.ts";
+import { allTasks } from "../support/wait-for.ts";
 
 const fixtures = path.resolve(import.meta.dirname, "../demo/fixtures");
 const tasksOf = (file: string) =>
@@ -16,9 +16,7 @@ describe("cluster loop (coordinator + workers + bwrap + git)", () => {
 
   it("executes, reviews with a fresh agent, and lands approved work on main", async () => {
     const repo = await cluster.addProject({ id: "approve", tasks: tasksOf("approve-project.yaml") });
-    const state = await waitForState(cluster.scratch.db, cluster.scratch.notifications, "approve", (s) =>
-      allTasks(s, ["done"]),
-    );
+    const state = await cluster.waitForProject("approve", (s) => allTasks(s, ["done"]));
     expect(state.tasks.size).toBe(2);
     const log = await runGit(["log", "--format=%s%n%b", "main"], { cwd: repo });
     expect(log.stdout).toContain("Add greeting text");
@@ -33,13 +31,7 @@ describe("cluster loop (coordinator + workers + bwrap + git)", () => {
 
   it("redoes rejected work with the feedback and unblocks an escalated task through its resolver", async () => {
     await cluster.addProject({ id: "reject", tasks: tasksOf("reject-escalate-project.yaml") });
-    const state = await waitForState(
-      cluster.scratch.db,
-      cluster.scratch.notifications,
-      "reject",
-      (s) => allTasks(s, ["done"]),
-      60_000,
-    );
+    const state = await cluster.waitForProject("reject", (s) => allTasks(s, ["done"]), 60_000);
     expect(state.tasks.get("S00-002.R1")?.kind).toBe("resolver");
     const rejected = await listEvents(cluster.scratch.db, { projectId: "reject", types: ["task.rejected"] });
     expect(rejected.map((e) => e.task_id)).toEqual(["S00-001"]);
@@ -52,7 +44,7 @@ describe("cluster loop (coordinator + workers + bwrap + git)", () => {
 
   it("leaves a decision card pending when the agent needs the user", async () => {
     await cluster.addProject({ id: "decide", tasks: tasksOf("decision-project.yaml") });
-    const state = await waitForState(cluster.scratch.db, cluster.scratch.notifications, "decide", (s) =>
+    const state = await cluster.waitForProject("decide", (s) =>
       [...s.decisions.values()].some((d) => d.status === "pending"),
     );
     const card = [...state.decisions.values()][0]!;

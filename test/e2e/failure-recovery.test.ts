@@ -11,7 +11,7 @@ import type { ProjectState } from "@overseer/domain";
 import { describe, expect, it } from "vitest";
 import { ClusterFixture, scriptedTask, useTestResources } from "../support/cluster-fixture.ts";
 import { startPrivateRedis } from "../support/private-redis.ts";
-import { allTasks, waitFor, waitForState } from "../support/wait-for.ts";
+import { allTasks, waitFor } from "../support/wait-for.ts";
 
 const git = promisify(execFile);
 
@@ -65,16 +65,10 @@ describe("failure behaviour", () => {
       id: "crash",
       tasks: [scriptedTask("S00-001", 'execute: write src/a.txt "a"; sleep 2; submit "Add a"')],
     });
-    await waitForState(cluster.scratch.db, cluster.scratch.notifications, "crash", hasRunning);
+    await cluster.waitForProject("crash", hasRunning);
     await first.kill("SIGKILL");
     resources.service("worker", cluster.env({ OVERSEER_WORKER_ID: "survivor" }));
-    await waitForState(
-      cluster.scratch.db,
-      cluster.scratch.notifications,
-      "crash",
-      (s) => allTasks(s, ["done"]),
-      60_000,
-    );
+    await cluster.waitForProject("crash", (s) => allTasks(s, ["done"]), 60_000);
     const { runs, count, events } = await countRows(cluster.scratch.db, "crash");
     expect(runs.map((r) => `${r.action}:${r.status}`).sort()).toEqual([
       "execute:finished",
@@ -118,7 +112,7 @@ describe("failure behaviour", () => {
     ).catch((error) => {
       throw new Error(`${(error as Error).message}; its log:\n${frozen.output()}`);
     });
-    await waitForState(db, cluster.scratch.notifications, "freeze", (s) => allTasks(s, ["done"]), 60_000);
+    await cluster.waitForProject("freeze", (s) => allTasks(s, ["done"]), 60_000);
     await expectEachTaskDoneOnce(db, "freeze", ["S00-001"]);
     const { runs, events } = await countRows(db, "freeze");
     expect(runs.map((r) => `${r.action}:${r.status}`).sort()).toEqual([
@@ -154,16 +148,10 @@ describe("failure behaviour", () => {
         }),
       ],
     });
-    await waitForState(cluster.scratch.db, cluster.scratch.notifications, "restart", hasRunning);
+    await cluster.waitForProject("restart", hasRunning);
     await c1.kill("SIGKILL");
     resources.service("coordinator", cluster.env({ OVERSEER_COORDINATOR_ID: "c2" }));
-    await waitForState(
-      cluster.scratch.db,
-      cluster.scratch.notifications,
-      "restart",
-      (s) => allTasks(s, ["done"]),
-      60_000,
-    );
+    await cluster.waitForProject("restart", (s) => allTasks(s, ["done"]), 60_000);
     const { runs, count } = await countRows(cluster.scratch.db, "restart");
     expect(runs).toHaveLength(4);
     expect(runs.every((r) => r.status === "finished")).toBe(true);
@@ -187,15 +175,9 @@ describe("failure behaviour", () => {
         }),
       ],
     });
-    await waitForState(cluster.scratch.db, cluster.scratch.notifications, "flush", hasRunning);
+    await cluster.waitForProject("flush", hasRunning);
     await cluster.redis.flushall();
-    await waitForState(
-      cluster.scratch.db,
-      cluster.scratch.notifications,
-      "flush",
-      (s) => allTasks(s, ["done"]),
-      60_000,
-    );
+    await cluster.waitForProject("flush", (s) => allTasks(s, ["done"]), 60_000);
     const { count } = await countRows(cluster.scratch.db, "flush");
     expect(count("task.approved")).toBe(2);
     expect(count("task.submitted", "S00-001")).toBe(1);
@@ -211,13 +193,7 @@ describe("failure behaviour", () => {
       runnerConfig: ClusterFixture.fakeRunnerConfig({ timeout_seconds: 1.5 }),
       tasks: [scriptedTask("S00-001", `execute: spawn-orphan ${marker}; sleep 60; submit "never"`)],
     });
-    const state = await waitForState(
-      cluster.scratch.db,
-      cluster.scratch.notifications,
-      "timeout",
-      (s) => s.tasks.has("S00-001.R1"),
-      60_000,
-    );
+    const state = await cluster.waitForProject("timeout", (s) => s.tasks.has("S00-001.R1"), 60_000);
     expect(state.tasks.get("S00-001")?.status).toBe("blocked");
     expect(state.tasks.get("S00-001")?.statusReason).toMatch(/timed out after/);
     const incidents = await cluster.scratch.db
@@ -239,7 +215,7 @@ describe("failure behaviour", () => {
       runnerConfig: ClusterFixture.fakeRunnerConfig({ argv: ["/nonexistent/agent-cli", "--go"] }),
       tasks: [scriptedTask("S00-001", 'execute: submit "x"')],
     });
-    const state = await waitForState(cluster.scratch.db, cluster.scratch.notifications, "noharness", (s) =>
+    const state = await cluster.waitForProject("noharness", (s) =>
       [...s.tasks.values()].some((t) => t.status === "awaiting_input"),
     );
     const t = state.tasks.get("S00-001");
@@ -257,7 +233,7 @@ describe("failure behaviour", () => {
       runnerConfig: ClusterFixture.fakeRunnerConfig({ max_prompt_chars: 100 }),
       tasks: [scriptedTask("S00-001", 'execute: submit "x"')],
     });
-    const state = await waitForState(cluster.scratch.db, cluster.scratch.notifications, "tiny", (s) =>
+    const state = await cluster.waitForProject("tiny", (s) =>
       [...s.tasks.values()].some((t) => t.status === "awaiting_input"),
     );
     const reason = state.tasks.get("S00-001")?.statusReason ?? "";
@@ -276,13 +252,7 @@ describe("failure behaviour", () => {
         tasks: [scriptedTask("S00-001", 'execute: write src/x.txt "x"; submit "x"')],
       });
     for (const id of ids) {
-      await waitForState(
-        cluster.scratch.db,
-        cluster.scratch.notifications,
-        id,
-        (s) => allTasks(s, ["done"]),
-        60_000,
-      );
+      await cluster.waitForProject(id, (s) => allTasks(s, ["done"]), 60_000);
       const { runs } = await countRows(cluster.scratch.db, id);
       expect(runs).toHaveLength(2);
     }

@@ -7,7 +7,7 @@ import { runGit } from "@overseer/git";
 import { describe, expect, it } from "vitest";
 import { ClusterFixture, scriptedTask, useRunningCluster } from "../support/cluster-fixture.ts";
 import { startService } from "../support/service-process.ts";
-import { allTasks, waitForState } from "../support/wait-for.ts";
+import { allTasks } from "../support/wait-for.ts";
 
 describe("fleet, scope and secrets", () => {
   const cluster = useRunningCluster({ sandbox: "bwrap" }, 3);
@@ -22,14 +22,7 @@ describe("fleet, scope and secrets", () => {
         ),
       });
     }
-    for (const id of ids)
-      await waitForState(
-        cluster.scratch.db,
-        cluster.scratch.notifications,
-        id,
-        (s) => allTasks(s, ["done"]),
-        120_000,
-      );
+    for (const id of ids) await cluster.waitForProject(id, (s) => allTasks(s, ["done"]), 120_000);
     const runs = await cluster.scratch.db
       .selectFrom("runs")
       .select(["project_id", "timing"])
@@ -70,12 +63,7 @@ describe("fleet, scope and secrets", () => {
         ),
       ],
     });
-    const state = await waitForState(
-      cluster.scratch.db,
-      cluster.scratch.notifications,
-      "scope",
-      (s) => s.project.status === "paused",
-    );
+    const state = await cluster.waitForProject("scope", (s) => s.project.status === "paused");
     expect(state.project.statusReason).toMatch(/scope violation in S00-001/);
     expect(state.tasks.get("S00-001")?.status).toBe("blocked");
     const resolver = state.tasks.get("S00-001.R1");
@@ -115,12 +103,7 @@ describe("fleet, scope and secrets", () => {
       }),
     });
     // The setup hook runs inside the sandbox, in the checkout, like the agent.
-    const state = await waitForState(
-      cluster.scratch.db,
-      cluster.scratch.notifications,
-      "symlink",
-      (s) => s.project.status === "paused",
-    );
+    const state = await cluster.waitForProject("symlink", (s) => s.project.status === "paused");
     const incidents = await cluster.scratch.db
       .selectFrom("incidents")
       .selectAll()
@@ -146,9 +129,7 @@ describe("fleet, scope and secrets", () => {
       }),
       tasks: [{ id: "S00-001", title: "Use the secret", scope: ["**"] }],
     });
-    await waitForState(
-      cluster.scratch.db,
-      cluster.scratch.notifications,
+    await cluster.waitForProject(
       "secret",
       (s) => s.tasks.get("S00-001")?.status !== "in_progress" && s.tasks.get("S00-001")?.status !== "todo",
     );

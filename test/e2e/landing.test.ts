@@ -13,7 +13,7 @@ import { runGit } from "@overseer/git";
 import { startProject, TransitionApplier } from "@overseer/transitions";
 import { describe, expect, it } from "vitest";
 import { ClusterFixture, useRunningCluster } from "../support/cluster-fixture.ts";
-import { allTasks, waitForState } from "../support/wait-for.ts";
+import { allTasks } from "../support/wait-for.ts";
 
 const SHARED = "line 1\nline 2\nline 3\n";
 const RESOLVED = "line 1\nA and B\nline 3\n";
@@ -91,13 +91,7 @@ describe("landing: merge, rebase and conflict resolution (coordinator + workers 
           landing: { strategy },
         },
       );
-      await waitForState(
-        cluster.scratch.db,
-        cluster.scratch.notifications,
-        id,
-        (s) => allTasks(s, ["done"]),
-        90_000,
-      );
+      await cluster.waitForProject(id, (s) => allTasks(s, ["done"]), 90_000);
       const runs = await runsOf(id);
       expect(count(runs, "execute")).toBe(2);
       expect(count(runs, "review")).toBe(2);
@@ -122,13 +116,7 @@ describe("landing: merge, rebase and conflict resolution (coordinator + workers 
       conflictingTask("S00-001", "A"),
       conflictingTask("S00-002", "B"),
     ]);
-    const state = await waitForState(
-      cluster.scratch.db,
-      cluster.scratch.notifications,
-      id,
-      (s) => allTasks(s, ["done"]),
-      120_000,
-    );
+    const state = await cluster.waitForProject(id, (s) => allTasks(s, ["done"]), 120_000);
     for (const task of state.tasks.values()) expect(task.landing).toBeNull();
 
     const failed = await listEvents(cluster.scratch.db, { projectId: id, types: ["task.landing_failed"] });

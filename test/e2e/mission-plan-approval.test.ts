@@ -4,7 +4,6 @@ import { APPROVE_PLAN_OPTION_ID, REJECT_PLAN_OPTION_ID, summarizeMission } from 
 import { startMission, TransitionApplier } from "@overseer/transitions";
 import { describe, expect, it } from "vitest";
 import { ClusterFixture, useRunningCluster } from "../support/cluster-fixture.ts";
-import { waitForState } from "../support/wait-for.ts";
 
 /**
  * `plan_approval: operator` end to end with the fake harness (coordinator + worker + bwrap +
@@ -41,9 +40,7 @@ describe("missions with plan_approval: operator", () => {
     await startMission(applier, "approval", { objective: OBJECTIVE, stage: "S01", maxRounds: 4, by: "test" });
     const db = cluster.scratch.db;
     const waitingPlan = (revision: number) =>
-      waitForState(
-        db,
-        cluster.scratch.notifications,
+      cluster.waitForProject(
         "approval",
         (s) =>
           s.decisions.get("decision-MISSION-R1")?.revision === revision &&
@@ -98,13 +95,7 @@ describe("missions with plan_approval: operator", () => {
       by: "operator",
       resolutionId: randomUUID(),
     });
-    const done = await waitForState(
-      db,
-      cluster.scratch.notifications,
-      "approval",
-      (s) => s.project.status === "completed",
-      100_000,
-    );
+    const done = await cluster.waitForProject("approval", (s) => s.project.status === "completed", 100_000);
     expect(done.tasks.get("S01-010")?.status).toBe("done");
     expect([...done.tasks.keys()].filter((id) => id.startsWith("S01-"))).toEqual(["S01-010"]);
 

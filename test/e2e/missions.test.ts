@@ -3,7 +3,6 @@ import { runGit } from "@overseer/git";
 import { startMission, TransitionApplier } from "@overseer/transitions";
 import { describe, expect, it } from "vitest";
 import { useRunningCluster } from "../support/cluster-fixture.ts";
-import { waitForState } from "../support/wait-for.ts";
 
 /**
  * A mission end to end with the fake harness (coordinator + workers + bwrap + git): the
@@ -35,13 +34,7 @@ describe("missions (objective → plan → review → run → continue → compl
     });
     await startMission(applier, "mission", { objective: OBJECTIVE, stage: "S01", maxRounds: 5, by: "test" });
 
-    const state = await waitForState(
-      cluster.scratch.db,
-      cluster.scratch.notifications,
-      "mission",
-      (s) => s.project.status === "completed",
-      180_000,
-    );
+    const state = await cluster.waitForProject("mission", (s) => s.project.status === "completed", 180_000);
     expect(state.project.mission).toMatchObject({
       round: 3,
       evidence: "All four tasks are done and landed on main; S01 and S02 notes exist.",

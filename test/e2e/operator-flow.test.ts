@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import YAML from "yaml";
 import { ClusterFixture } from "../support/cluster-fixture.ts";
 import { type ServiceProcess, startService } from "../support/service-process.ts";
-import { allTasks, waitForState } from "../support/wait-for.ts";
+import { allTasks } from "../support/wait-for.ts";
 
 const fixture = path.resolve(import.meta.dirname, "../demo/fixtures/decision-project.yaml");
 
@@ -50,7 +50,7 @@ describe("operator flow over HTTP", () => {
   it("status → compact snapshot → resolve → the task resumes and finishes", async () => {
     const tasks = (YAML.parse(readFileSync(fixture, "utf8")) as { tasks: unknown[] }).tasks;
     await cluster.addProject({ id: "demo-decision", tasks });
-    await waitForState(cluster.scratch.db, cluster.scratch.notifications, "demo-decision", (s) =>
+    await cluster.waitForProject("demo-decision", (s) =>
       [...s.decisions.values()].some((d) => d.status === "pending"),
     );
 
@@ -83,13 +83,7 @@ describe("operator flow over HTTP", () => {
     expect(stale.status).toBe(409);
     expect(stale.body).toMatchObject({ application_status: "stale" });
 
-    await waitForState(
-      cluster.scratch.db,
-      cluster.scratch.notifications,
-      "demo-decision",
-      (s) => allTasks(s, ["done"]),
-      60_000,
-    );
+    await cluster.waitForProject("demo-decision", (s) => allTasks(s, ["done"]), 60_000);
     const resolverRun = await cluster.scratch.db
       .selectFrom("runs")
       .select("prompt")

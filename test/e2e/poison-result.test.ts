@@ -10,7 +10,6 @@
 import { listEvents, sql } from "@overseer/db";
 import { describe, expect, it } from "vitest";
 import { ClusterFixture, useTestResources } from "../support/cluster-fixture.ts";
-import { waitForState } from "../support/wait-for.ts";
 
 /** Reviewers approve; S00-001 writes a poisoned control file; S00-002 prints the refused marker. */
 const AGENT = `set -e
@@ -37,7 +36,7 @@ describe("poison results", () => {
     timeout: 240_000,
   }, async () => {
     const cluster = await resources.cluster();
-    const { db, notifications } = cluster.scratch;
+    const { db } = cluster.scratch;
     await sql
       .raw(`
       CREATE TABLE poison_flag (armed boolean);
@@ -69,9 +68,7 @@ describe("poison results", () => {
         .where("kind", "=", "result_unapplicable")
         .orderBy("id")
         .execute();
-    await waitForState(
-      db,
-      notifications,
+    await cluster.waitForProject(
       "poison",
       (s) => s.tasks.get("S00-001")?.status === "done" && s.tasks.get("S00-003")?.status === "done",
       180_000,
@@ -93,13 +90,7 @@ describe("poison results", () => {
 
     // Once Postgres accepts it again, the retried task completes too.
     await sql`DELETE FROM poison_flag`.execute(db);
-    await waitForState(
-      db,
-      notifications,
-      "poison",
-      (s) => s.tasks.get("S00-002")?.status === "done",
-      120_000,
-    );
+    await cluster.waitForProject("poison", (s) => s.tasks.get("S00-002")?.status === "done", 120_000);
 
     // The poisoned text was normalised at the boundary, not dropped.
     const events = await listEvents(db, { projectId: "poison", limit: 1000 });

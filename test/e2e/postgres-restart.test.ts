@@ -8,7 +8,7 @@ import type { ProjectState } from "@overseer/domain";
 import { describe, expect, it } from "vitest";
 import { scriptedTask, useTestResources } from "../support/cluster-fixture.ts";
 import { startPrivatePostgres } from "../support/private-postgres.ts";
-import { allTasks, waitFor, waitForState } from "../support/wait-for.ts";
+import { allTasks, waitFor } from "../support/wait-for.ts";
 
 const running = (s: ProjectState) => [...s.runs.values()].filter((r) => r.status === "running").length;
 
@@ -37,8 +37,8 @@ describe("Postgres restart", () => {
         scriptedTask(id, `execute: write src/${i}.txt "${i}"; sleep 2; submit "Add ${i}"`),
       ),
     });
-    const { db, notifications } = cluster.scratch;
-    await waitForState(db, notifications, "pgrestart", (s) => running(s) === 3, 120_000);
+    const { db } = cluster.scratch;
+    await cluster.waitForProject("pgrestart", (s) => running(s) === 3, 120_000);
 
     await postgres.stop();
     // A result reaches Redis while Postgres is down (the coordinator cannot apply it yet).
@@ -53,7 +53,7 @@ describe("Postgres restart", () => {
     );
     await postgres.start();
 
-    const state = await waitForState(db, notifications, "pgrestart", (s) => allTasks(s, ["done"]), 180_000);
+    const state = await cluster.waitForProject("pgrestart", (s) => allTasks(s, ["done"]), 180_000);
     expect(allTasks(state, ["done"])).toBe(true);
     const runs = await db
       .selectFrom("runs")

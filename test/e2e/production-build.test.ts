@@ -18,7 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ClusterFixture } from "../support/cluster-fixture.ts";
 import { REPO_ROOT, type ServiceProcess, startService } from "../support/service-process.ts";
 import { startUp } from "../support/up-process.ts";
-import { allTasks, waitForState } from "../support/wait-for.ts";
+import { allTasks } from "../support/wait-for.ts";
 
 const run = promisify(execFile);
 
@@ -113,13 +113,7 @@ describe("production build", () => {
         argv: [process.execPath, path.join(outDir, "bin", "fake-harness.mjs")],
       }),
     });
-    await waitForState(
-      cluster.scratch.db,
-      cluster.scratch.notifications,
-      "built",
-      (s) => allTasks(s, ["done"]),
-      90_000,
-    );
+    await cluster.waitForProject("built", (s) => allTasks(s, ["done"]), 90_000);
     const landed = await runGit(["show", "main:src/built.txt"], { cwd: repo });
     expect(landed.stdout.trim()).toBe("from the build");
 

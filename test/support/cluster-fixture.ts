@@ -10,6 +10,7 @@ import path from "node:path";
 import { createLogger, type Logger, parseRunnerConfig, validateTaskList } from "@overseer/config";
 import { Coordinator } from "@overseer/coordinator";
 import { createProject, createScratchDatabase, type ScratchDatabase } from "@overseer/db";
+import type { ProjectState } from "@overseer/domain";
 import { initBareRepo } from "@overseer/git";
 import { fakeHarnessPath } from "@overseer/harness";
 import { createRedis, LiveChannel, type Redis, RunQueues, WorkerRegistry } from "@overseer/queue";
@@ -21,6 +22,7 @@ import { sandboxWrapFor, WorkerService } from "@overseer/worker";
 import pino from "pino";
 import { afterAll, afterEach, beforeAll } from "vitest";
 import { type ServiceProcess, startService } from "./service-process.ts";
+import { waitForState } from "./wait-for.ts";
 
 export const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 
@@ -215,6 +217,15 @@ export class ClusterFixture {
       subscriber.disconnect();
     });
     return worker;
+  }
+
+  /** `waitForState` on this cluster's database: the project's state once `check` holds. */
+  waitForProject(
+    projectId: string,
+    check: (state: ProjectState) => boolean,
+    timeoutMs?: number,
+  ): Promise<ProjectState> {
+    return waitForState(this.scratch.db, this.scratch.notifications, projectId, check, timeoutMs);
   }
 
   onClose(fn: () => Promise<void>): void {
