@@ -1,3 +1,4 @@
+import type { Command } from "@overseer/domain";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   applyTransition,
@@ -37,6 +38,31 @@ async function claimRun(projectId: string, taskId: string): Promise<string> {
   return run.id;
 }
 
+type Proposal = Extract<Command, { kind: "propose" }>["proposal"];
+
+/** The mission's planning task is claimed and its run proposes `proposal`. */
+async function proposeFromPlanner(projectId: string, proposal: Proposal): Promise<void> {
+  await applyTransition(scratch.db, projectId, {
+    kind: "propose",
+    runId: await claimRun(projectId, "MISSION-R1"),
+    proposal,
+    commitSha: null,
+    branchHead: null,
+    maxAttempts: 3,
+  });
+}
+
+/** A reviewer run of the planning task approves the proposal (`planApproval` when given). */
+async function approveByReviewer(projectId: string, planApproval?: "operator"): Promise<void> {
+  await applyTransition(scratch.db, projectId, {
+    kind: "approve",
+    runId: await claimRun(projectId, "MISSION-R1"),
+    landedSha: null,
+    landedBranch: null,
+    ...(planApproval ? { planApproval } : {}),
+  });
+}
+
 describe("missions in Postgres", () => {
   it("start, propose, approve: the mission, the proposal and the imported graph persist", async () => {
     await createProject(scratch.db, { id: "m1", repo: "/tmp/none", runnerConfig: {} });
@@ -63,27 +89,13 @@ describe("missions in Postgres", () => {
       evidence: null,
     });
 
-    const planner = await claimRun("m1", "MISSION-R1");
-    await applyTransition(scratch.db, "m1", {
-      kind: "propose",
-      runId: planner,
-      proposal: { kind: "plan", tasks: [card("S01-1"), card("S01-2", ["S01-1"])] },
-      commitSha: null,
-      branchHead: null,
-      maxAttempts: 3,
-    });
+    await proposeFromPlanner("m1", { kind: "plan", tasks: [card("S01-1"), card("S01-2", ["S01-1"])] });
     expect((await getTask(scratch.db, "m1", "MISSION-R1"))?.proposal).toEqual({
       kind: "plan",
       tasks: [card("S01-1"), card("S01-2", ["S01-1"])],
     });
 
-    const reviewer = await claimRun("m1", "MISSION-R1");
-    await applyTransition(scratch.db, "m1", {
-      kind: "approve",
-      runId: reviewer,
-      landedSha: null,
-      landedBranch: null,
-    });
+    await approveByReviewer("m1");
     const state = await loadProjectState(scratch.db, "m1");
     expect(state.tasks.get("MISSION-R1")?.status).toBe("done");
     expect(state.tasks.get("S01-2")).toMatchObject({
@@ -104,22 +116,8 @@ describe("missions in Postgres", () => {
       maxRounds: 2,
       by: "operator",
     });
-    const planner = await claimRun("m2", "MISSION-R1");
-    await applyTransition(scratch.db, "m2", {
-      kind: "propose",
-      runId: planner,
-      proposal: { kind: "complete", evidence: "npm test: 12 passed" },
-      commitSha: null,
-      branchHead: null,
-      maxAttempts: 3,
-    });
-    const reviewer = await claimRun("m2", "MISSION-R1");
-    await applyTransition(scratch.db, "m2", {
-      kind: "approve",
-      runId: reviewer,
-      landedSha: null,
-      landedBranch: null,
-    });
+    await proposeFromPlanner("m2", { kind: "complete", evidence: "npm test: 12 passed" });
+    await approveByReviewer("m2");
     const row = await requireProject(scratch.db, "m2");
     expect(row.status).toBe("completed");
     expect(row.continuous).toBe(false);
@@ -138,21 +136,8 @@ describe("missions in Postgres", () => {
       by: "operator",
     });
     const reviewedPlan = async (cards: ReturnType<typeof card>[]) => {
-      await applyTransition(scratch.db, "m3", {
-        kind: "propose",
-        runId: await claimRun("m3", "MISSION-R1"),
-        proposal: { kind: "plan", tasks: cards },
-        commitSha: null,
-        branchHead: null,
-        maxAttempts: 3,
-      });
-      await applyTransition(scratch.db, "m3", {
-        kind: "approve",
-        runId: await claimRun("m3", "MISSION-R1"),
-        landedSha: null,
-        landedBranch: null,
-        planApproval: "operator",
-      });
+      await proposeFromPlanner("m3", { kind: "plan", tasks: cards });
+      await approveByReviewer("m3", "operator");
     };
     await reviewedPlan([card("S01-001"), card("S01-002")]);
     let state = await loadProjectState(scratch.db, "m3");
