@@ -15,7 +15,6 @@ import {
   LiveChannel,
   type LiveOptions,
   type Redis,
-  RUN_JOB_VERSION,
   type RunJob,
   RunQueues,
   type RunResult,
@@ -24,7 +23,7 @@ import {
   WorkerRegistry,
 } from "@overseer/queue";
 import { createSandboxDriver, type SandboxDriver } from "@overseer/sandbox";
-import { dropRunQueues } from "@overseer/test-support";
+import { dropRunQueues, runJobFixture } from "@overseer/test-support";
 import { sandboxWrapFor } from "../../src/sandbox-wrap.ts";
 import { WorkerService, type WorkerServiceOptions } from "../../src/worker-service.ts";
 
@@ -116,38 +115,24 @@ export class WorkerRig {
     this.runs += 1;
     const taskId = overrides.taskId ?? "S00-001";
     const action = overrides.action ?? "execute";
-    return {
-      v: RUN_JOB_VERSION,
-      kind: "run",
+    return runJobFixture({
       runId: `run-${this.prefix}-${this.runs}`,
       projectId: `p-${this.prefix}`,
       taskId,
       agentId: `${action}-backend-${this.prefix}${this.runs}`,
       action,
       role: "backend",
-      attempt: 1,
       repo: this.remote,
-      mainBranch: "main",
-      taskBranch: `overseer/task/${taskId}`,
-      expectedTaskHead: null,
       executorAgentId: null,
       prompt: "Do the task.\n",
       argv: ["sh", "-c", script],
-      env: {},
-      envAllow: [],
-      secretValues: [],
       timeoutMs: 60_000,
-      idleTimeoutMs: 0,
       scope: ["src/**"],
       metadataGlobs: [],
-      gitCommits: true,
       author: { name: "Overseer Agent", email: "agent@overseer.local" },
-      hooks: {},
-      files: {},
       sandbox: { pidsMax: 256, memoryMb: 2048, cpuSeconds: 600, networkAllowHosts: [] },
-      enqueuedAt: Date.now(),
       ...overrides,
-    };
+    });
   }
 
   /**
