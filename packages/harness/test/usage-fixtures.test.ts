@@ -9,24 +9,85 @@ import { harvestUsage } from "../src/usage-harvester.ts";
 const fixture = (name: string) =>
   readFileSync(new URL(`./fixtures/agent-output/${name}`, import.meta.url), "utf8");
 
-describe("usage from each CLI's recorded output", () => {
-  it("codex: turn.completed of `codex exec --json`", () => {
-    expect(harvestUsage(fixture("codex-exec.jsonl"), "codex")).toEqual({
+/** CLIs whose output alone gives the whole usage record. */
+const RECORDED: { name: string; agent: string; output: string; usage: ReturnType<typeof harvestUsage> }[] = [
+  {
+    name: "codex: turn.completed of `codex exec --json`",
+    agent: "codex",
+    output: fixture("codex-exec.jsonl"),
+    usage: {
       tokensIn: 24763,
       tokensOut: 122,
       tokensCached: 24448,
       source: "codex --json turn.completed",
-    });
-  });
-
-  it("claude: the result event of stream-json with its cost (per-message usage is not summed)", () => {
-    expect(harvestUsage(fixture("claude-stream.jsonl"), "claude")).toEqual({
+    },
+  },
+  {
+    name: "claude: the result event of stream-json with its cost (per-message usage is not summed)",
+    agent: "claude",
+    output: fixture("claude-stream.jsonl"),
+    usage: {
       tokensIn: 12 + 2312 + 35565,
       tokensOut: 158,
       tokensCached: 35565,
       costUsd: 0.0212,
       source: "claude stream-json result",
-    });
+    },
+  },
+  // Verbatim stdout of the pinned CLI (test/agents: 1000 prompt tokens of which 200 cached,
+  // 50 out per answer); opencode reports `input` without the cached part.
+  {
+    name: "opencode 1.18.33: its real `run --format json` output (two steps against the suite's mock model)",
+    agent: "opencode",
+    output: fixture("opencode-1.18.33-run.jsonl"),
+    usage: {
+      tokensIn: 2 * 1000,
+      tokensOut: 2 * 50,
+      tokensCached: 2 * 200,
+      source: "opencode --format json step_finish",
+    },
+  },
+  {
+    name: "gemini: the result stats of stream-json",
+    agent: "gemini",
+    output: fixture("gemini-stream.jsonl"),
+    usage: {
+      tokensIn: 24939,
+      tokensOut: 174,
+      tokensCached: 21263,
+      source: "gemini stream-json result",
+    },
+  },
+  // The result line of @google/gemini-cli 0.61.0 after two responses, each reporting
+  // promptTokenCount 1000 (200 cached), candidatesTokenCount 50 and thoughtsTokenCount 30.
+  {
+    name: "gemini: thinking tokens, only in stream-json's total_tokens, count as output",
+    agent: "gemini",
+    output:
+      '{"type":"result","timestamp":"2026-12-01T08:48:17.562Z","status":"success","stats":{"total_tokens":2160,"input_tokens":2000,"output_tokens":100,"cached":400,"input":1600,"duration_ms":1510,"tool_calls":1,"models":{"mock-gemini":{"total_tokens":2160,"input_tokens":2000,"output_tokens":100,"cached":400,"input":1600}}}}',
+    usage: {
+      tokensIn: 2000,
+      tokensOut: 100 + 60,
+      tokensCached: 400,
+      source: "gemini stream-json result",
+    },
+  },
+  {
+    name: "gemini: the pretty-printed per-model stats of --output-format json, summed over models",
+    agent: "gemini",
+    output: `Loaded cached credentials.\n${fixture("gemini.json")}`,
+    usage: {
+      tokensIn: 24939 + 1200,
+      tokensOut: 20 + 154 + 35,
+      tokensCached: 21263,
+      source: "gemini json stats",
+    },
+  },
+];
+
+describe("usage from each CLI's recorded output", () => {
+  it.each(RECORDED)("$name", ({ output, agent, usage }) => {
+    expect(harvestUsage(output, agent)).toEqual(usage);
   });
 
   it("opencode: step_finish parts summed, cache reads and writes counted as input, reasoning as output, cost summed", () => {
@@ -38,48 +99,6 @@ describe("usage from each CLI's recorded output", () => {
       source: "opencode --format json step_finish",
     });
     expect(usage?.costUsd).toBeCloseTo(0.0168, 9);
-  });
-
-  it("opencode 1.18.33: its real `run --format json` output (two steps against the suite's mock model)", () => {
-    // Verbatim stdout of the pinned CLI (test/agents: 1000 prompt tokens of which 200 cached,
-    // 50 out per answer); opencode reports `input` without the cached part.
-    expect(harvestUsage(fixture("opencode-1.18.33-run.jsonl"), "opencode")).toEqual({
-      tokensIn: 2 * 1000,
-      tokensOut: 2 * 50,
-      tokensCached: 2 * 200,
-      source: "opencode --format json step_finish",
-    });
-  });
-
-  it("gemini: the result stats of stream-json", () => {
-    expect(harvestUsage(fixture("gemini-stream.jsonl"), "gemini")).toEqual({
-      tokensIn: 24939,
-      tokensOut: 174,
-      tokensCached: 21263,
-      source: "gemini stream-json result",
-    });
-  });
-
-  it("gemini: thinking tokens, only in stream-json's total_tokens, count as output", () => {
-    // The result line of @google/gemini-cli 0.61.0 after two responses, each reporting
-    // promptTokenCount 1000 (200 cached), candidatesTokenCount 50 and thoughtsTokenCount 30.
-    const result =
-      '{"type":"result","timestamp":"2026-12-01T08:48:17.562Z","status":"success","stats":{"total_tokens":2160,"input_tokens":2000,"output_tokens":100,"cached":400,"input":1600,"duration_ms":1510,"tool_calls":1,"models":{"mock-gemini":{"total_tokens":2160,"input_tokens":2000,"output_tokens":100,"cached":400,"input":1600}}}}';
-    expect(harvestUsage(result, "gemini")).toEqual({
-      tokensIn: 2000,
-      tokensOut: 100 + 60,
-      tokensCached: 400,
-      source: "gemini stream-json result",
-    });
-  });
-
-  it("gemini: the pretty-printed per-model stats of --output-format json, summed over models", () => {
-    expect(harvestUsage(`Loaded cached credentials.\n${fixture("gemini.json")}`, "gemini")).toEqual({
-      tokensIn: 24939 + 1200,
-      tokensOut: 20 + 154 + 35,
-      tokensCached: 21263,
-      source: "gemini json stats",
-    });
   });
 
   // Copilot fixtures are the real files of @github/copilot 1.0.102 (the version test:agents pins),
