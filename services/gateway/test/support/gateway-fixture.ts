@@ -178,13 +178,17 @@ async function send(
   }
   const res = await app.request(path, { method, headers, body });
   const text = await res.text();
-  let parsed: unknown = null;
+  return { status: res.status, headers: res.headers, body: jsonOrNull(text), text };
+}
+
+/** The answer's JSON, or null when it is empty or not JSON (tests then read `text`). */
+function jsonOrNull(text: string): unknown {
+  if (!text) return null;
   try {
-    parsed = text ? JSON.parse(text) : null;
+    return JSON.parse(text);
   } catch {
-    parsed = null;
+    return null;
   }
-  return { status: res.status, headers: res.headers, body: parsed, text };
 }
 
 export const deleteKeys = deleteRedisKeys;
