@@ -2,12 +2,11 @@ import { promises as fs } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { acquireFileLock, LockTimeoutError, withFileLock } from "../src/index.ts";
-import { runFixture, tempScope, waitForLine } from "./git-test-helpers.ts";
+import { runFixture, useTempScope, waitForLine } from "./git-test-helpers.ts";
 
-const temp = tempScope();
-afterEach(() => temp.cleanup());
+const temp = useTempScope();
 
 describe("file lock", () => {
   it("gives mutual exclusion to concurrent holders in one process", async () => {

@@ -4,6 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { execa, type ResultPromise } from "execa";
+import { afterEach } from "vitest";
 import { initBareRepo, type LandBranchOptions, landBranch, RepoMirror, runGit } from "../src/index.ts";
 
 /** Test helpers: temp dirs that are always removed, plain git plumbing for arranging remotes. */
@@ -32,6 +33,13 @@ export function tempScope() {
       for (const dir of dirs.splice(0)) await fs.rm(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** A `tempScope` whose dirs are removed after each test of the file. */
+export function useTempScope() {
+  const temp = tempScope();
+  afterEach(() => temp.cleanup());
+  return temp;
 }
 
 /** `git <args>` in `cwd` through the hardened runner; returns trimmed stdout. */

@@ -1,7 +1,7 @@
 import { promises as fs } from "node:fs";
 import path from "node:path";
 import { execa } from "execa";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { GitError, pushBranch, RepoMirror } from "../src/index.ts";
 import {
   commitOnRemote,
@@ -10,7 +10,7 @@ import {
   landOnMain,
   makeRemote,
   TEST_AUTHOR,
-  tempScope,
+  useTempScope,
 } from "./git-test-helpers.ts";
 
 /**
@@ -20,8 +20,7 @@ import {
  * control tests run plain git on the same plantings to prove the markers do fire.
  */
 
-const temp = tempScope();
-afterEach(() => temp.cleanup());
+const temp = useTempScope();
 
 const HOOKS = [
   "applypatch-msg",

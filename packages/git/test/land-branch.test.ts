@@ -1,6 +1,6 @@
 import { promises as fs } from "node:fs";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { GitInputError, LandRaceError, RepoMirror } from "../src/index.ts";
 import {
   commitOnRemote,
@@ -14,11 +14,10 @@ import {
   makeRemote,
   snapshotTree,
   TEST_AUTHOR,
-  tempScope,
+  useTempScope,
 } from "./git-test-helpers.ts";
 
-const temp = tempScope();
-afterEach(() => temp.cleanup());
+const temp = useTempScope();
 
 /**
  * What landing answers when it fast-forwarded to `sha`: on `main`, or with `integration` (the

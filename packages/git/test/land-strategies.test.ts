@@ -1,5 +1,5 @@
 import { promises as fs } from "node:fs";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { mergeMainInto, pushBranch } from "../src/index.ts";
 import {
   commitOnRemote,
@@ -9,11 +9,10 @@ import {
   landingRig,
   landOnMain,
   TEST_AUTHOR,
-  tempScope,
+  useTempScope,
 } from "./git-test-helpers.ts";
 
-const temp = tempScope();
-afterEach(() => temp.cleanup());
+const temp = useTempScope();
 
 const parentsOf = async (repo: string, sha: string) =>
   (await git(repo, "rev-list", "--parents", "-n", "1", sha)).split(" ").slice(1);

@@ -1,11 +1,10 @@
 import { promises as fs } from "node:fs";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { checkpointRef, GitError, GitInputError, pushBranch, RepoMirror } from "../src/index.ts";
-import { commitOnRemote, git, headOf, makeRemote, TEST_AUTHOR, tempScope } from "./git-test-helpers.ts";
+import { commitOnRemote, git, headOf, makeRemote, TEST_AUTHOR, useTempScope } from "./git-test-helpers.ts";
 
-const temp = tempScope();
-afterEach(() => temp.cleanup());
+const temp = useTempScope();
 
 async function setup() {
   const dir = await temp.make();

@@ -1,6 +1,6 @@
 import { promises as fs } from "node:fs";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { GitInputError, pushBranch, RepoMirror } from "../src/index.ts";
 import {
   commitOnRemote,
@@ -10,12 +10,11 @@ import {
   makeRemote,
   runFixture,
   TEST_AUTHOR,
-  tempScope,
+  useTempScope,
   waitForLine,
 } from "./git-test-helpers.ts";
 
-const temp = tempScope();
-afterEach(() => temp.cleanup());
+const temp = useTempScope();
 
 async function setup() {
   const dir = await temp.make();

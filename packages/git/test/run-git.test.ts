@@ -1,10 +1,9 @@
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { GitError, HARDENING_CONFIG, redactUrlCredentials, runGit } from "../src/index.ts";
-import { makeRemote, tempScope } from "./git-test-helpers.ts";
+import { makeRemote, useTempScope } from "./git-test-helpers.ts";
 
-const temp = tempScope();
-afterEach(() => temp.cleanup());
+const temp = useTempScope();
 
 describe("runGit", () => {
   it("throws a GitError with the args, exit code and stderr", async () => {
