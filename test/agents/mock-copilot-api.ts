@@ -5,19 +5,9 @@
  * turn to `BASE/responses` (OpenAI Responses API, streamed) with the key as a bearer token, and
  * needs no GitHub sign-in (`COPILOT_OFFLINE=true` keeps it off GitHub entirely).
  *
- * Served under {@link COPILOT_BASE_PATH} by mock-model-server.ts, which passes its script and
- * usage in. A turn that offers Copilot's `bash` tool is answered with a call of it running the
- * script; the turn carrying its output is answered "Done."; anything else (no `bash` tool) is
- * auxiliary and answered "ok". Every response reports `usage`.
+ * Served under {@link COPILOT_BASE_PATH} by mock-model-server.ts; the turns themselves are the
+ * Responses protocol of mock-responses-protocol.ts with Copilot's `bash` tool.
  */
-
-type Answer = "tool-call" | "final" | "auxiliary";
-
-export interface TurnUsage {
-  input: number;
-  cached: number;
-  output: number;
-}
 
 /** Path prefix of the Copilot provider on the mock server (the base URL is ORIGIN + this). */
 export const COPILOT_BASE_PATH = "/copilot/v1";
@@ -36,68 +26,4 @@ export function copilotRefusal(authorization: string | undefined): string | null
       code: "invalid_api_key",
     },
   });
-}
-
-/** The streamed Responses events answering one Copilot turn, and what it was answered with. */
-export function copilotTurn(
-  body: Record<string, unknown>,
-  script: string,
-  turnUsage: TurnUsage,
-): { answered: Answer; events: { event: string; data: unknown }[] } {
-  const answered = copilotAnswer(body);
-  return { answered, events: copilotEvents(answered, script, turnUsage) };
-}
-
-function copilotAnswer(body: Record<string, unknown>): Answer {
-  const tools = Array.isArray(body.tools) ? (body.tools as { name?: string }[]) : [];
-  const input = Array.isArray(body.input) ? (body.input as { type?: string }[]) : [];
-  if (!tools.some((t) => t.name === "bash")) return "auxiliary";
-  return input.some((item) => item.type === "function_call_output") ? "final" : "tool-call";
-}
-
-function copilotEvents(answered: Answer, script: string, turnUsage: TurnUsage) {
-  const id = `resp_${Math.random().toString(16).slice(2)}`;
-  const item =
-    answered === "tool-call"
-      ? {
-          type: "function_call",
-          id: `fc_${id}`,
-          call_id: `call_${id}`,
-          name: "bash",
-          arguments: JSON.stringify({ command: script, description: "Do the task" }),
-          status: "completed",
-        }
-      : {
-          type: "message",
-          id: `msg_${id}`,
-          role: "assistant",
-          status: "completed",
-          content: [{ type: "output_text", text: answered === "final" ? "Done." : "ok", annotations: [] }],
-        };
-  const usage = {
-    input_tokens: turnUsage.input,
-    input_tokens_details: { cached_tokens: turnUsage.cached },
-    output_tokens: turnUsage.output,
-    output_tokens_details: { reasoning_tokens: 0 },
-    total_tokens: turnUsage.input + turnUsage.output,
-  };
-  const response = { id, object: "response", model: "mock-copilot", status: "completed" };
-  return [
-    {
-      event: "response.created",
-      data: { type: "response.created", response: { ...response, status: "in_progress", output: [] } },
-    },
-    {
-      event: "response.output_item.added",
-      data: { type: "response.output_item.added", output_index: 0, item },
-    },
-    {
-      event: "response.output_item.done",
-      data: { type: "response.output_item.done", output_index: 0, item },
-    },
-    {
-      event: "response.completed",
-      data: { type: "response.completed", response: { ...response, output: [item], usage } },
-    },
-  ];
 }

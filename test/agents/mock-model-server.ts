@@ -1,7 +1,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { chatCompletionsTurn, sendChatCompletions } from "./mock-chat-completions.ts";
-import { COPILOT_BASE_PATH, copilotRefusal, copilotTurn } from "./mock-copilot-api.ts";
+import { COPILOT_BASE_PATH, copilotRefusal } from "./mock-copilot-api.ts";
 import { answerGemini, geminiMethod } from "./mock-gemini-protocol.ts";
+import { CODEX_SHELL_TOOL, COPILOT_SHELL_TOOL, responsesTurn } from "./mock-responses-protocol.ts";
 
 /**
  * A scripted MODEL for the real-CLI suite: the only test double in it. It speaks the wire
@@ -85,14 +86,14 @@ export class MockModelServer {
         res.writeHead(401, { "content-type": "application/json" }).end(refusal);
         return;
       }
-      const turn = copilotTurn(body, AGENT_SCRIPT, RESPONSE_USAGE);
+      const turn = responsesTurn(body, COPILOT_SHELL_TOOL, AGENT_SCRIPT, RESPONSE_USAGE);
       record(turn.answered);
       return sendSse(res, turn.events);
     }
     if (req.method === "POST" && path.endsWith("/responses")) {
-      const answered = responsesTurn(body);
-      record(answered);
-      return sendSse(res, responsesEvents(answered));
+      const turn = responsesTurn(body, CODEX_SHELL_TOOL, AGENT_SCRIPT, RESPONSE_USAGE);
+      record(turn.answered);
+      return sendSse(res, turn.events);
     }
     if (req.method === "POST" && path.endsWith("/chat/completions")) {
       const answered = chatCompletionsTurn(body);
@@ -133,63 +134,6 @@ function sendSse(res: ServerResponse, events: readonly { event: string; data: un
   });
   for (const e of events) res.write(`event: ${e.event}\ndata: ${JSON.stringify(e.data)}\n\n`);
   res.end();
-}
-
-// --- OpenAI Responses (Codex) ---------------------------------------------------------------
-
-function responsesTurn(body: Record<string, unknown>): MockModelRequest["answered"] {
-  const tools = Array.isArray(body.tools) ? (body.tools as { name?: string }[]) : [];
-  const input = Array.isArray(body.input) ? (body.input as { type?: string }[]) : [];
-  if (input.some((item) => item.type === "function_call_output")) return "final";
-  return tools.some((t) => t.name === "exec_command" || t.name === "shell" || t.name === "shell_command")
-    ? "tool-call"
-    : "auxiliary";
-}
-
-function responsesEvents(answered: MockModelRequest["answered"]) {
-  const id = `resp_${Math.random().toString(16).slice(2)}`;
-  const item =
-    answered === "tool-call"
-      ? {
-          type: "function_call",
-          id: `fc_${id}`,
-          call_id: `call_${id}`,
-          name: "exec_command",
-          arguments: JSON.stringify({ cmd: AGENT_SCRIPT }),
-        }
-      : {
-          type: "message",
-          id: `msg_${id}`,
-          role: "assistant",
-          content: [{ type: "output_text", text: "Done.", annotations: [] }],
-        };
-  return [
-    { event: "response.created", data: { type: "response.created", response: { id } } },
-    {
-      event: "response.output_item.added",
-      data: { type: "response.output_item.added", output_index: 0, item },
-    },
-    {
-      event: "response.output_item.done",
-      data: { type: "response.output_item.done", output_index: 0, item },
-    },
-    {
-      event: "response.completed",
-      data: {
-        type: "response.completed",
-        response: {
-          id,
-          usage: {
-            input_tokens: RESPONSE_USAGE.input,
-            input_tokens_details: { cached_tokens: RESPONSE_USAGE.cached },
-            output_tokens: RESPONSE_USAGE.output,
-            output_tokens_details: { reasoning_tokens: 0 },
-            total_tokens: RESPONSE_USAGE.input + RESPONSE_USAGE.output,
-          },
-        },
-      },
-    },
-  ];
 }
 
 // --- Anthropic Messages (Claude Code) -------------------------------------------------------

@@ -99,6 +99,24 @@ async function waitFor<T>(what: string, read: () => Promise<T | undefined>, time
   }
 }
 
+/** `overseer doctor --deep --json` for one project, as an operator on the worker's host runs it. */
+async function doctorDeep(projectId: string) {
+  const stdout: string[] = [];
+  const code = await runCli(["doctor", "--deep", "--json", "--project", projectId], {
+    out: (line) => stdout.push(line),
+    err: () => undefined,
+    env: {
+      ...cluster.env({ OVERSEER_EGRESS_ALLOW_PRIVATE: "127.0.0.1/32" }),
+      PATH: process.env.PATH,
+    },
+    cwd: process.cwd(),
+  });
+  const report = JSON.parse(stdout.join("\n")) as {
+    checks: { name: string; status: string; detail: string; fix?: string }[];
+  };
+  return { code, report };
+}
+
 async function describeProject(projectId: string): Promise<string> {
   const db = cluster.scratch.db;
   const [project, tasks, events] = await Promise.all([
@@ -215,19 +233,7 @@ describe.each(selectedAgents().map((a) => [a.kind] as const))("real agent CLI: %
       start: false,
     });
     const answered = model.requests.length;
-    const stdout: string[] = [];
-    const code = await runCli(["doctor", "--deep", "--json", "--project", projectId], {
-      out: (line) => stdout.push(line),
-      err: () => undefined,
-      env: {
-        ...cluster.env({ OVERSEER_EGRESS_ALLOW_PRIVATE: "127.0.0.1/32" }),
-        PATH: process.env.PATH,
-      },
-      cwd: process.cwd(),
-    });
-    const report = JSON.parse(stdout.join("\n")) as {
-      checks: { name: string; status: string; detail: string; fix?: string }[];
-    };
+    const { code, report } = await doctorDeep(projectId);
     const probes = report.checks.filter((c) => c.name.startsWith(`${projectId}: general/execute `));
     expect(probes.map((c) => [c.name.slice(projectId.length + 18), c.status])).toEqual([
       ["version", "ok"],
@@ -261,19 +267,7 @@ describe.runIf(selectedAgents().some((a) => a.kind === "copilot"))(
         },
         start: false,
       });
-      const stdout: string[] = [];
-      const code = await runCli(["doctor", "--deep", "--json", "--project", projectId], {
-        out: (line) => stdout.push(line),
-        err: () => undefined,
-        env: {
-          ...cluster.env({ OVERSEER_EGRESS_ALLOW_PRIVATE: "127.0.0.1/32" }),
-          PATH: process.env.PATH,
-        },
-        cwd: process.cwd(),
-      });
-      const report = JSON.parse(stdout.join("\n")) as {
-        checks: { name: string; status: string; detail: string; fix?: string }[];
-      };
+      const { code, report } = await doctorDeep(projectId);
       const call = report.checks.find((c) => c.name === `${projectId}: general/execute model call`);
       expect(call?.status, JSON.stringify(call)).toBe("fail");
       // What the real CLI printed, classified: the refusal, not a network or sandbox problem.
