@@ -56,6 +56,18 @@ function record(value: unknown): Record<string, unknown> | null {
     : null;
 }
 
+type Tokens = Pick<HarvestedUsage, "tokensIn" | "tokensOut" | "tokensCached">;
+
+function noTokens(): Tokens {
+  return { tokensIn: 0, tokensOut: 0, tokensCached: 0 };
+}
+
+function addTokens(to: Tokens, from: Tokens): void {
+  to.tokensIn += from.tokensIn;
+  to.tokensOut += from.tokensOut;
+  to.tokensCached += from.tokensCached;
+}
+
 /**
  * JSON objects of the output: every line that is one, and every pretty-printed object that
  * opens with a `{` line and closes with a `}` line at the start of a line (`--output-format
@@ -93,16 +105,18 @@ function parseInto(out: unknown[], text: string): void {
 
 const codex: Reader = (lines, text) => {
   let found = false;
-  const total = { tokensIn: 0, tokensOut: 0, tokensCached: 0 };
+  const total = noTokens();
   for (const line of lines) {
     const event = record(line);
     if (event?.type !== "turn.completed") continue;
     const usage = record(event.usage);
     if (!usage) continue;
     found = true;
-    total.tokensIn += num(usage.input_tokens);
-    total.tokensCached += num(usage.cached_input_tokens);
-    total.tokensOut += num(usage.output_tokens);
+    addTokens(total, {
+      tokensIn: num(usage.input_tokens),
+      tokensOut: num(usage.output_tokens),
+      tokensCached: num(usage.cached_input_tokens),
+    });
   }
   if (found) return { ...total, source: "codex --json turn.completed" };
   // Human output: "tokens used\n2,580" (or "tokens used: 2,580"); the last report wins.
@@ -153,12 +167,14 @@ const gemini: Reader = (lines) => {
       };
     } else if ("response" in event && record(stats.models)) {
       // json: the CLI's own per-model metrics; thoughts are billed as output.
-      const total = { tokensIn: 0, tokensOut: 0, tokensCached: 0 };
+      const total = noTokens();
       for (const metrics of Object.values(record(stats.models) ?? {})) {
         const tokens = record(record(metrics)?.tokens) ?? {};
-        total.tokensIn += num(tokens.prompt);
-        total.tokensOut += num(tokens.candidates) + num(tokens.thoughts);
-        total.tokensCached += num(tokens.cached);
+        addTokens(total, {
+          tokensIn: num(tokens.prompt),
+          tokensOut: num(tokens.candidates) + num(tokens.thoughts),
+          tokensCached: num(tokens.cached),
+        });
       }
       found = { ...total, source: "gemini json stats" };
     }
@@ -169,7 +185,7 @@ const gemini: Reader = (lines) => {
 const opencode: Reader = (lines) => {
   let found = false;
   let cost = 0;
-  const total = { tokensIn: 0, tokensOut: 0, tokensCached: 0 };
+  const total = noTokens();
   for (const line of lines) {
     const event = record(line);
     if (event?.type !== "step_finish") continue;
@@ -178,9 +194,11 @@ const opencode: Reader = (lines) => {
     if (!tokens) continue;
     found = true;
     const cache = record(tokens.cache) ?? {};
-    total.tokensIn += num(tokens.input) + num(cache.read) + num(cache.write);
-    total.tokensOut += num(tokens.output) + num(tokens.reasoning);
-    total.tokensCached += num(cache.read);
+    addTokens(total, {
+      tokensIn: num(tokens.input) + num(cache.read) + num(cache.write),
+      tokensOut: num(tokens.output) + num(tokens.reasoning),
+      tokensCached: num(cache.read),
+    });
     cost += num(part.cost);
   }
   return found
@@ -189,7 +207,7 @@ const opencode: Reader = (lines) => {
 };
 
 /** Tokens of one Copilot usage object ({inputTokens, outputTokens, reasoningTokens, cacheReadTokens}). */
-function copilotTokens(usage: Record<string, unknown>) {
+function copilotTokens(usage: Record<string, unknown>): Tokens {
   // inputTokens is the whole prompt, cache reads and writes included.
   return {
     tokensIn: num(usage.inputTokens),
@@ -198,20 +216,12 @@ function copilotTokens(usage: Record<string, unknown>) {
   };
 }
 
-type Tokens = ReturnType<typeof copilotTokens>;
-
-function addTokens(to: Tokens, from: Tokens): void {
-  to.tokensIn += from.tokensIn;
-  to.tokensOut += from.tokensOut;
-  to.tokensCached += from.tokensCached;
-}
-
 const copilot: Reader = (lines) => {
   let found = false;
-  const total: Tokens = { tokensIn: 0, tokensOut: 0, tokensCached: 0 };
+  const total = noTokens();
   // Per-call records of the session segment not yet closed by a shutdown: a run killed before
   // Copilot wrote its shutdown (SIGKILL after the grace period) still counts its calls.
-  let calls: Tokens = { tokensIn: 0, tokensOut: 0, tokensCached: 0 };
+  let calls = noTokens();
   const closeSegment = (shutdown: Tokens | null) => {
     // The larger of the shutdown's totals and the calls' sum, field by field: a line echoed
     // into the file can inflate the count, never hide calls already recorded.
@@ -220,7 +230,7 @@ const copilot: Reader = (lines) => {
       tokensOut: Math.max(calls.tokensOut, shutdown?.tokensOut ?? 0),
       tokensCached: Math.max(calls.tokensCached, shutdown?.tokensCached ?? 0),
     });
-    calls = { tokensIn: 0, tokensOut: 0, tokensCached: 0 };
+    calls = noTokens();
   };
   for (const line of lines) {
     const event = record(line);
@@ -236,7 +246,7 @@ const copilot: Reader = (lines) => {
     const models = record(record(event.data)?.modelMetrics);
     if (!models) continue;
     found = true;
-    const shutdown: Tokens = { tokensIn: 0, tokensOut: 0, tokensCached: 0 };
+    const shutdown = noTokens();
     for (const metrics of Object.values(models))
       addTokens(shutdown, copilotTokens(record(record(metrics)?.usage) ?? {}));
     closeSegment(shutdown);
