@@ -196,6 +196,24 @@ function mergedUsrBin(layout: BwrapHostLayout): string | null {
   return target.startsWith("/usr/") ? target : null;
 }
 
+/**
+ * The snapshot directory cached under `key`, created by `create` on first use; a failed creation
+ * is forgotten, so the next run tries again.
+ */
+function snapshotOnce(
+  cache: Map<string, Promise<string>>,
+  key: string,
+  create: () => Promise<string>,
+): Promise<string> {
+  let snapshot = cache.get(key);
+  if (snapshot === undefined) {
+    snapshot = create();
+    snapshot.catch(() => cache.delete(key));
+    cache.set(key, snapshot);
+  }
+  return snapshot;
+}
+
 class BwrapPreparedCommand implements PreparedCommand {
   readonly driver = "bwrap" as const;
   private cleaned = false;
@@ -301,25 +319,18 @@ export class BwrapDriver implements SandboxDriver {
 
   /** The read-only /etc for `uid:gid`, created on first use. */
   private etcSnapshot(layout: BwrapHostLayout, uid: number, gid: number): Promise<string> {
-    const key = `${uid}:${gid}`;
-    let snapshot = this.etcSnapshots.get(key);
-    if (snapshot === undefined) {
-      snapshot = (async () => {
-        await ensurePrivateDir(this.runtimeRoot);
-        await sweepDeadWorkerDirs(this.runtimeRoot, "run");
-        await sweepDeadWorkerDirs(this.runtimeRoot, "seccomp");
-        return createEtcSnapshot({
-          root: this.runtimeRoot,
-          entries: layout.etcEntries,
-          uid,
-          gid,
-          home: SANDBOX_HOME,
-        });
-      })();
-      snapshot.catch(() => this.etcSnapshots.delete(key));
-      this.etcSnapshots.set(key, snapshot);
-    }
-    return snapshot;
+    return snapshotOnce(this.etcSnapshots, `${uid}:${gid}`, async () => {
+      await ensurePrivateDir(this.runtimeRoot);
+      await sweepDeadWorkerDirs(this.runtimeRoot, "run");
+      await sweepDeadWorkerDirs(this.runtimeRoot, "seccomp");
+      return createEtcSnapshot({
+        root: this.runtimeRoot,
+        entries: layout.etcEntries,
+        uid,
+        gid,
+        home: SANDBOX_HOME,
+      });
+    });
   }
 
   /**
@@ -335,16 +346,10 @@ export class BwrapDriver implements SandboxDriver {
     const usrBin = mergedUsrBin(layout);
     if (commandNames.length === 0 || usrBin === null) return null;
     const key = `${(await stat(usrBin)).mtimeMs}:${[...commandNames].sort().join("/")}`;
-    let snapshot = this.binSnapshots.get(key);
-    if (snapshot === undefined) {
-      snapshot = (async () => {
-        await ensurePrivateDir(this.runtimeRoot);
-        return createBinSnapshot({ root: this.runtimeRoot, usrBin, commandNames });
-      })();
-      snapshot.catch(() => this.binSnapshots.delete(key));
-      this.binSnapshots.set(key, snapshot);
-    }
-    return snapshot;
+    return snapshotOnce(this.binSnapshots, key, async () => {
+      await ensurePrivateDir(this.runtimeRoot);
+      return createBinSnapshot({ root: this.runtimeRoot, usrBin, commandNames });
+    });
   }
 
   /** bash when present (it can close every inherited fd), else POSIX sh. */
