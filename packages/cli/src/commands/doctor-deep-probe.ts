@@ -241,6 +241,7 @@ async function probeCommand(
       const listed = await inSandbox([
         "/bin/sh",
         "-c",
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell parameter expansion, not a JS template
         'for n do eval "v=\\${$n-}"; [ -n "$v" ] && echo "$n"; done; exit 0',
         "sh",
         ...names,
