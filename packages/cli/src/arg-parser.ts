@@ -27,16 +27,16 @@ export function requirePositive(value: string | undefined, flag: string): number
 
 /**
  * The one positional argument a verb takes. None or several, or a required flag missing
- * (`flagsGiven` false), is a usage error that says `message` and the usage line.
+ * (`requiredFlagGiven: false`), is a usage error that says `message` and the usage line.
  */
 export function onePositional(
   positionals: readonly string[],
   message: string,
   usage: string,
-  flagsGiven = true,
+  { requiredFlagGiven = true }: { requiredFlagGiven?: boolean } = {},
 ): string {
   const [only] = positionals;
-  if (positionals.length !== 1 || only === undefined || !flagsGiven)
+  if (positionals.length !== 1 || only === undefined || !requiredFlagGiven)
     throw new UsageError(`${message}\nUsage: ${usage}`);
   return only;
 }

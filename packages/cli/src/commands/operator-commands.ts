@@ -145,12 +145,9 @@ export const resolveCommand: CliCommand = {
       { project: { type: "string" }, option: { type: "string" }, note: { type: "string" } },
       resolveUsage,
     );
-    const given = onePositional(
-      positionals,
-      "Give one decision id and --option.",
-      resolveUsage,
-      Boolean(values.option),
-    );
+    const given = onePositional(positionals, "Give one decision id and --option.", resolveUsage, {
+      requiredFlagGiven: Boolean(values.option),
+    });
     // `decision-<item>` is the card id; the item id alone is accepted too.
     const decision = given.startsWith("decision-") ? given : `decision-${given}`;
     return withProject(io, values.project, async (client, project) => {
@@ -189,12 +186,9 @@ export const releaseExternalCommand: CliCommand = {
       { project: { type: "string" }, reason: { type: "string" } },
       releaseUsage,
     );
-    const resolver = onePositional(
-      positionals,
-      "Give one resolver id and --reason.",
-      releaseUsage,
-      Boolean(values.reason?.trim()),
-    );
+    const resolver = onePositional(positionals, "Give one resolver id and --reason.", releaseUsage, {
+      requiredFlagGiven: Boolean(values.reason?.trim()),
+    });
     return withProject(io, values.project, async (client, project) => {
       const r = await client.post(
         `/api/v1/projects/${enc(project)}/tasks/${enc(resolver)}/release-external`,
