@@ -9,12 +9,19 @@ import { GitInputError } from "./git-error.ts";
  * `--cleanup=verbatim`, so what this returns is what the commit object holds.
  *
  * Forged trailers. The message is the agent's text, so it must never decide which trailers
- * git reads. Git ends a message for trailer parsing at the first line that starts with `---`
- * followed by whitespace or the line end (the patch divider of `git interpret-trailers`,
- * `%(trailers)` and `git log --format`), and reads the last paragraph before it. A body line
- * like that is indented by one space, so the divider cannot occur in the body and Overseer's
- * trailer block is always the last paragraph git sees: `Task: … / Agent: … / Status: …` lines
- * the agent wrote stay plain text in the body.
+ * git reads (`git interpret-trailers`, `%(trailers)` of `git log --format`). Git reads the last
+ * paragraph before the end of the message, and ends the message early at two kinds of line:
+ * - the patch divider: the first line that starts with `---` followed by whitespace or the line
+ *   end. A body line like that is indented by one space;
+ * - the scissors line: the comment string (core.commentChar / core.commentString, `#` unless
+ *   the reader's repository sets another), a space and `------------------------ >8
+ *   ------------------------` (24 dashes each side). Everything from it on is dropped, trailers
+ *   included. Whatever comment string a reader uses, it is followed by a space and those 24
+ *   dashes, so every run of 24 dashes after a space and before ` >8 ` gets one more dash: the
+ *   line reads the same, and no comment string makes it a scissors line.
+ * Comment lines (which git skips) and trailer-like lines in the body cannot end the message, and
+ * Overseer's block follows them after a blank line, so it is always the last paragraph git sees:
+ * `Task: … / Agent: … / Status: …` lines the agent wrote stay plain text in the body.
  *
  * Trailer order: the trailer keys of docs/architecture.md (Git) first in their fixed order `Task, Agent, Role, Action,
  * Status` (whatever the object's key order), then any other keys in insertion order. Values are
@@ -26,6 +33,8 @@ export const STANDARD_TRAILER_ORDER = ["Task", "Agent", "Role", "Action", "Statu
 
 /** A line git takes as the end of the message when it looks for trailers (see above). */
 const DIVIDER_LINE = /^---(?=\s|$)/gm;
+/** The first dashes of git's scissors line, whatever comment string precedes them (see above). */
+const SCISSORS_DASHES = /(?<= )-{24}(?= >8 -{24})/g;
 
 const TRAILER_KEY = /^[A-Za-z0-9][A-Za-z0-9-]*$/;
 
@@ -38,7 +47,8 @@ export function buildCommitMessage(message: string, trailers: Record<string, str
     .replace(/\r\n?/g, "\n")
     .replace(/^(?:[ \t]*\n)+/, "")
     .replace(/\s+$/, "")
-    .replace(DIVIDER_LINE, " $&");
+    .replace(DIVIDER_LINE, " $&")
+    .replace(SCISSORS_DASHES, "-$&");
   if (body === "") {
     throw new GitInputError(
       "message",

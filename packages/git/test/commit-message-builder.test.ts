@@ -41,6 +41,15 @@ describe("buildCommitMessage", () => {
     );
   });
 
+  it("adds one dash to a scissors line, whatever comment string precedes it, and nothing else", () => {
+    const cut = "------------------------ >8 ------------------------";
+    const text = buildCommitMessage(`Fix\n\n# ${cut}\n;; ${cut} x\n${cut}\n-- >8 --`, { Task: "T" });
+    expect(text).toBe(`Fix\n\n# -${cut}\n;; -${cut} x\n${cut}\n-- >8 --\n\nTask: T\n`);
+    // Idempotent: a message built from a built one's body keeps it as it is.
+    const body = text.slice(0, text.indexOf("\n\nTask: T"));
+    expect(buildCommitMessage(body, { Task: "T" })).toBe(text);
+  });
+
   it("rejects empty messages and bad keys with the field named", () => {
     expect(() => buildCommitMessage(" \n ", { Task: "x" })).toThrow(GitInputError);
     expect(() => buildCommitMessage("m", { "Bad key": "x" })).toThrow(/trailers\.Bad key/);
