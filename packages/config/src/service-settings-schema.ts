@@ -71,6 +71,8 @@ export interface ServiceSettings {
    * private and link-local destinations are refused. An explicit operator opt-in, logged at start.
    */
   readonly egressAllowPrivate: readonly string[];
+  /** `OVERSEER_EGRESS_IDLE_TIMEOUT_MS`: an egress tunnel or forwarded request quiet both ways for this long is closed. Default `300000`. */
+  readonly egressIdleTimeoutMs: number;
   /** `OVERSEER_RUN_DISK_MB`: disk a run may add to its checkout before it is stopped. Default `2048`. */
   readonly runDiskMb: number;
   /** `OVERSEER_DISK_CHECK_MS`: pause between two disk measurements of a running run. Default `250`. */
@@ -373,6 +375,14 @@ const SPECS: SpecTable = {
     schema: commaList
       .pipe(z.array(z.string().refine((c) => parseCidr(c) !== null, { error: CIDR_EXPECTED })))
       .transform((list) => Object.freeze(list)),
+  },
+  egressIdleTimeoutMs: {
+    name: "OVERSEER_EGRESS_IDLE_TIMEOUT_MS",
+    fallback: "300000",
+    defaultLabel: "300000 (5 min)",
+    description:
+      "A CONNECT tunnel or forwarded plain-HTTP request of a run's egress proxy that carries no byte either way for this long is closed on both sides, so a streamed model response may pause for anything shorter (a hung gateway ends here). Connecting has its own 10 s limit; the run's idle_timeout_seconds and timeout_seconds still apply.",
+    schema: integer(1000, MS_MAX),
   },
   runDiskMb: {
     name: "OVERSEER_RUN_DISK_MB",

@@ -35,6 +35,12 @@ import { DEFAULT_EGRESS_PORTS, normalizeHostName } from "./sandbox-spec-schema.t
  *    `allowPrivateCidrs`, then connects to the address it checked, so a second DNS answer
  *    (rebinding) can never redirect the connection.
  * CONNECT tunnels are the main path (HTTPS); absolute-form plain HTTP requests are forwarded too.
+ *
+ * Timeouts (the same for both paths): `connectTimeoutMs` bounds only the TCP connect to the
+ * upstream. Once connected, a tunnel or a forwarded request/response lives as long as bytes move
+ * in either direction; `idleTimeoutMs` of silence (a hung model, a dead gateway) closes both sides.
+ * A streamed model response may therefore pause for anything below the idle timeout (default
+ * 300 s, OVERSEER_EGRESS_IDLE_TIMEOUT_MS); the run's own idle and hard timeouts still apply on top.
  */
 
 export interface EgressDecision {
@@ -66,7 +72,11 @@ export interface EgressProxyOptions {
   isForbiddenAddress?: (address: string) => boolean;
   /** Upper bound on establishing the upstream TCP connection. Default 10 000 ms. */
   connectTimeoutMs?: number;
-  /** A tunnel or request with no traffic for this long is closed. Default 300 000 ms. */
+  /**
+   * A tunnel or forwarded request whose upstream connection carried no byte either way for this
+   * long is closed on both sides (a streamed response may pause for anything shorter). Default
+   * 300 000 ms.
+   */
   idleTimeoutMs?: number;
   /** Simultaneous client connections accepted; more are refused. Default 256. */
   maxConnections?: number;
@@ -213,15 +223,21 @@ export class EgressProxy {
     return decision;
   }
 
+  /** Connects to the checked address within the connect timeout; the socket then has the idle timeout. */
   private connectUpstream(address: string, port: number): Promise<Socket> {
     return new Promise((resolve, reject) => {
       const upstream = connect({ host: address, port });
       const timer = setTimeout(() => {
         upstream.destroy();
-        reject(new Error(`connect timeout after ${this.connectTimeoutMs} ms`));
+        reject(new Error(`connect to ${address}:${port} timed out after ${this.connectTimeoutMs} ms`));
       }, this.connectTimeoutMs);
       upstream.once("connect", () => {
         clearTimeout(timer);
+        upstream.off("error", reject);
+        this.track(upstream);
+        upstream.setTimeout(this.idleTimeoutMs, () =>
+          upstream.destroy(new EgressIdleError(this.idleTimeoutMs)),
+        );
         resolve(upstream);
       });
       upstream.once("error", (error) => {
@@ -258,8 +274,6 @@ export class EgressProxy {
       upstream.destroy();
       return;
     }
-    this.track(upstream);
-    upstream.setTimeout(this.idleTimeoutMs, () => upstream.destroy());
     client.on("close", () => upstream.destroy());
     upstream.on("close", () => client.destroy());
     client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
@@ -297,17 +311,25 @@ export class EgressProxy {
     }
     headers.host = url.host;
     headers.connection = "close";
+    let socket: Socket;
+    try {
+      socket = await this.connectUpstream(decision.address as string, port);
+    } catch (error) {
+      res
+        .writeHead(502, { "content-type": "text/plain" })
+        .end(`overseer egress proxy: ${(error as Error).message}\n`);
+      return;
+    }
     const upstream = httpRequest({
-      host: decision.address,
-      port,
       method: req.method,
       path: `${url.pathname}${url.search}`,
       headers,
       setHost: false,
-      agent: false,
-      timeout: this.connectTimeoutMs,
+      // No agent: this one request owns the connection the checked address was dialled on.
+      createConnection: () => socket,
     });
-    upstream.on("timeout", () => upstream.destroy(new Error("upstream timeout")));
+    // The client going away ends the upstream request too (and the reverse, below).
+    res.on("close", () => upstream.destroy());
     upstream.on("response", (upstreamRes) => {
       const responseHeaders: Record<string, string | string[]> = {};
       for (const [name, value] of Object.entries(upstreamRes.headers)) {
@@ -315,13 +337,33 @@ export class EgressProxy {
       }
       res.writeHead(upstreamRes.statusCode ?? 502, responseHeaders);
       upstreamRes.pipe(res);
+      // An upstream cut mid-body (idle timeout, reset) is passed on as a cut, never as a complete body.
+      upstreamRes.on("error", () => res.destroy());
+      upstreamRes.on("close", () => {
+        if (!upstreamRes.complete) res.destroy();
+      });
     });
     upstream.on("error", (error) => {
-      if (!res.headersSent) {
-        res.writeHead(502, { "content-type": "text/plain" }).end(`overseer egress proxy: ${error.message}\n`);
-      } else res.destroy();
+      if (res.headersSent) {
+        res.destroy();
+        return;
+      }
+      const status = error instanceof EgressIdleError ? 504 : 502;
+      res
+        .writeHead(status, { "content-type": "text/plain", connection: "close" })
+        .end(`overseer egress proxy: ${error.message}\n`);
     });
     req.pipe(upstream);
+  }
+}
+
+/** The upstream connection carried nothing for the idle timeout; both sides are closed. */
+class EgressIdleError extends Error {
+  constructor(idleTimeoutMs: number) {
+    super(
+      `upstream sent and received nothing for ${idleTimeoutMs} ms (the egress idle timeout, OVERSEER_EGRESS_IDLE_TIMEOUT_MS); connection closed`,
+    );
+    this.name = "EgressIdleError";
   }
 }
 

@@ -24,7 +24,7 @@ try {
       "egress proxy may reach these internal ranges for allow-listed hosts (OVERSEER_EGRESS_ALLOW_PRIVATE)",
     );
   }
-  const egress = { allowPrivateCidrs };
+  const egress = { allowPrivateCidrs, idleTimeoutMs: settings.egressIdleTimeoutMs };
   driver = createSandboxDriver(settings.sandbox, {
     allowUnsafeNone: settings.sandboxUnsafeNone,
     bwrap: { egress },
