@@ -3,6 +3,7 @@
  * request bodies and responses. The gateway wires them into its routes and OpenAPI document;
  * the CLI parses every answer with them; the web app infers its types from them.
  */
+export * from "./authorization.ts";
 export * from "./fleet-schemas.ts";
 export * from "./id-schemas.ts";
 export * from "./operator-schemas.ts";

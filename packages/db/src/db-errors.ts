@@ -20,6 +20,23 @@ export class LeaseLostError extends Error {
   }
 }
 
+/**
+ * The project was not in a state the caller allowed (`ApplyOptions.projectStatusIn`) when the
+ * transaction read it; nothing was written.
+ */
+export class ProjectStatusRefusedError extends Error {
+  override readonly name = "ProjectStatusRefusedError";
+  constructor(
+    readonly projectId: string,
+    readonly status: string,
+    readonly allowed: readonly string[],
+  ) {
+    super(
+      `Project ${projectId} is ${status}; this change was allowed only while it is ${allowed.join(" or ")}.`,
+    );
+  }
+}
+
 export class NotFoundError extends Error {
   override readonly name = "NotFoundError";
 }

@@ -8,6 +8,7 @@ export {
   isUniqueViolation,
   LeaseLostError,
   NotFoundError,
+  ProjectStatusRefusedError,
 } from "./db-errors.ts";
 export * from "./decision-repository.ts";
 export * from "./event-repository.ts";

@@ -6,11 +6,6 @@ import type { ApiTokenRow } from "./database-schema.ts";
 export const TOKEN_SCOPES = ["read", "operate", "admin"] as const;
 export type TokenScope = (typeof TOKEN_SCOPES)[number];
 
-/** read < operate < admin: a scope grants everything below it. */
-export function scopeAllows(granted: TokenScope, required: TokenScope): boolean {
-  return TOKEN_SCOPES.indexOf(granted) >= TOKEN_SCOPES.indexOf(required);
-}
-
 function hashToken(token: string): string {
   return createHash("sha256").update(token, "utf8").digest("hex");
 }

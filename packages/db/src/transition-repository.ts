@@ -6,12 +6,19 @@ import {
   type Command,
   commandRunId,
   type DomainContext,
+  type ProjectStatus,
   type Usage,
 } from "@overseer/domain";
 import { sql } from "kysely";
 import { type Db, json } from "./connection.ts";
 import type { EventRow } from "./database-schema.ts";
-import { ConflictError, isSerializationFailure, isUniqueViolation, LeaseLostError } from "./db-errors.ts";
+import {
+  ConflictError,
+  isSerializationFailure,
+  isUniqueViolation,
+  LeaseLostError,
+  ProjectStatusRefusedError,
+} from "./db-errors.ts";
 import { insertBatches } from "./insert-batches.ts";
 import { loadProjectState } from "./project-state-repository.ts";
 import { taskMutableColumns } from "./row-mappers.ts";
@@ -45,6 +52,12 @@ export interface ApplyOptions {
    * this task still has this version when read and when written.
    */
   expectedTask?: { taskId: string; version: number };
+  /**
+   * The project states the caller may act in (the gateway's authorization table): the
+   * transition applies only if the project is in one of them when read, in the same
+   * transaction as the write (ProjectStatusRefusedError otherwise).
+   */
+  projectStatusIn?: readonly ProjectStatus[];
 }
 
 export const POSTGRES_NOTIFY_CHANNEL = "overseer_events";
@@ -98,6 +111,9 @@ export async function applyTransition(
         runIds: runId ? [runId] : [],
         decisionIds: command.kind === "resolve-decision" ? [command.decisionId] : [],
       });
+      const allowed = options.projectStatusIn;
+      if (allowed && !allowed.includes(state.project.status))
+        throw new ProjectStatusRefusedError(projectId, state.project.status, allowed);
       if (options.expectedTask) {
         const { taskId, version } = options.expectedTask;
         const current = state.tasks.get(taskId)?.version;

@@ -1,5 +1,6 @@
 import {
   type AppliedTransition,
+  type ApplyOptions,
   type CreateProjectInput,
   type Db,
   newProjectOf,
@@ -16,10 +17,20 @@ import {
 /** What the helpers need: the TransitionApplier, or a caller's wrapper around it (gateway metrics). */
 export interface CommandApplier {
   readonly db: Db;
-  apply(projectId: string, command: Command): Promise<AppliedTransition>;
+  apply(
+    projectId: string,
+    command: Command,
+    options?: Pick<ApplyOptions, "projectStatusIn">,
+  ): Promise<AppliedTransition>;
 }
 
-export interface StartProjectOptions {
+/** Where the caller's authority depends on the project's state: the states it may act in. */
+interface ProjectStatusGuard {
+  /** The transition applies only while the project is in one of them (checked in its transaction). */
+  projectStatusIn?: ApplyOptions["projectStatusIn"];
+}
+
+export interface StartProjectOptions extends ProjectStatusGuard {
   stage?: string | null | undefined;
   /** Overrides the runner config's max_sessions for this start. */
   maxSessions?: number | null | undefined;
@@ -49,13 +60,17 @@ export async function startProject(
   options: StartProjectOptions = {},
 ): Promise<AppliedTransition> {
   const sessionsLimit = await sessionsLimitOf(applier, projectId, options.maxSessions);
-  return applier.apply(projectId, {
-    kind: "start-project",
-    by: options.by ?? "operator",
-    stage: options.stage ?? null,
-    sessionsLimit,
-    continuous: options.continuous,
-  });
+  return applier.apply(
+    projectId,
+    {
+      kind: "start-project",
+      by: options.by ?? "operator",
+      stage: options.stage ?? null,
+      sessionsLimit,
+      continuous: options.continuous,
+    },
+    guardOf(options),
+  );
 }
 
 /** Imports a validated task graph (all cards or none); returns how many tasks were created. */
@@ -70,7 +85,7 @@ export async function importTasks(
   return tasks.length;
 }
 
-export interface StartMissionOptions {
+export interface StartMissionOptions extends ProjectStatusGuard {
   objective: string;
   /** Stage the planner starts from; null = the planner chooses. */
   stage?: string | null | undefined;
@@ -93,15 +108,23 @@ export async function startMission(
   options: StartMissionOptions,
 ): Promise<AppliedTransition> {
   const sessionsLimit = await sessionsLimitOf(applier, projectId, options.maxSessions);
-  return applier.apply(projectId, {
-    kind: "start-mission",
-    objective: options.objective,
-    stage: options.stage ?? null,
-    sessionsLimit,
-    maxRounds: options.maxRounds ?? DEFAULT_MISSION_MAX_ROUNDS,
-    budgetUsd: options.budgetUsd,
-    by: options.by ?? "operator",
-  });
+  return applier.apply(
+    projectId,
+    {
+      kind: "start-mission",
+      objective: options.objective,
+      stage: options.stage ?? null,
+      sessionsLimit,
+      maxRounds: options.maxRounds ?? DEFAULT_MISSION_MAX_ROUNDS,
+      budgetUsd: options.budgetUsd,
+      by: options.by ?? "operator",
+    },
+    guardOf(options),
+  );
+}
+
+function guardOf(options: ProjectStatusGuard): Pick<ApplyOptions, "projectStatusIn"> {
+  return options.projectStatusIn ? { projectStatusIn: options.projectStatusIn } : {};
 }
 
 /**

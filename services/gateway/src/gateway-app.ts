@@ -10,6 +10,7 @@ import {
 } from "./gateway-options.ts";
 import { accessLog } from "./http/access-log.ts";
 import { ApiError, toApiError } from "./http/api-error.ts";
+import { authorizationGuard } from "./http/authorization-guard.ts";
 import { guardBodyText } from "./http/body-text-guard.ts";
 import { InFlightRequests } from "./http/in-flight-requests.ts";
 import {
@@ -98,6 +99,7 @@ export function createGatewayApp(deps: GatewayDeps, options: GatewayOptions = {}
     metrics,
     verifier,
     statusCache,
+    authorize: authorizationGuard(deps.db),
   };
   const unlisten = listenForChanges(deps, statusCache, subscriber);
 

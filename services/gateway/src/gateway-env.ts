@@ -1,4 +1,5 @@
 import type { TokenScope } from "@overseer/db";
+import type { ProjectStatus } from "@overseer/domain";
 
 /** The verified caller of a request. The token's secret never leaves the auth middleware. */
 export interface AuthenticatedToken {
@@ -14,6 +15,11 @@ export type GatewayEnv = {
     requestId: string;
     /** Set by the auth middleware on every route except the public page shells. */
     token: AuthenticatedToken | undefined;
+    /**
+     * Set by the authorization guard on routes whose scope depends on the project's state: the
+     * states this token may act in, for the handler's transition to re-check (`projectStatusIn`).
+     */
+    projectStatuses: readonly ProjectStatus[] | undefined;
   };
 };
 

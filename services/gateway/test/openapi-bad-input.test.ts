@@ -1,4 +1,4 @@
-import { applyTransition, createApiToken, sql } from "@overseer/db";
+import { applyTransition, createApiToken } from "@overseer/db";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { card, raiseQuestion, seedProject, useGatewayFixture } from "./support/gateway-fixture.ts";
@@ -14,6 +14,7 @@ import {
   sweptMutations,
   toJsonText,
 } from "./support/openapi-fuzz.ts";
+import { stateDigest } from "./support/state-signature.ts";
 
 /**
  * Bad input generated from `/openapi.json`: for every operation, requests whose parameters
@@ -56,33 +57,6 @@ afterAll(async () => {
 });
 
 /**
- * What `stateSignature` (support/state-signature.ts) compares (row counts of every table, task, decision and
- * project versions and states, revoked tokens), read in one query so that hundreds of
- * requests stay fast.
- */
-async function stateSignature(): Promise<unknown> {
-  const { rows } = await sql<Record<string, unknown>>`
-    SELECT
-      (SELECT count(*) FROM projects) AS projects,
-      (SELECT count(*) FROM tasks) AS tasks,
-      (SELECT count(*) FROM task_dependencies) AS task_dependencies,
-      (SELECT count(*) FROM runs) AS runs,
-      (SELECT count(*) FROM events) AS events,
-      (SELECT max(id) FROM events) AS last_event,
-      (SELECT count(*) FROM decisions) AS decisions,
-      (SELECT count(*) FROM incidents) AS incidents,
-      (SELECT count(*) FROM api_tokens) AS api_tokens,
-      (SELECT count(*) FROM api_tokens WHERE revoked_at IS NOT NULL) AS revoked,
-      (SELECT md5(string_agg(project_id || '/' || id || '@' || version || ':' || status, ',' ORDER BY project_id, id)) FROM tasks) AS task_versions,
-      (SELECT md5(string_agg(id || ':' || status || ':' || coalesce(selected_option, ''), ',' ORDER BY id)) FROM decisions) AS decision_states,
-      (SELECT md5(string_agg(id || ':' || status || '@' || version, ',' ORDER BY id)) FROM projects) AS project_states,
-      (SELECT md5(string_agg(id || ':' || status, ',' ORDER BY id)) FROM runs) AS run_states`.execute(
-    fx.scratch.db,
-  );
-  return { ...rows[0] };
-}
-
-/**
  * Sends one mutated request of `op` and checks the answer: never 5xx; a refusal is a JSON
  * error and, when `compareState`, left Postgres as it was.
  */
@@ -93,7 +67,7 @@ async function check(
 ): Promise<number | undefined> {
   const request = build(op, mutations);
   if (!request) return undefined;
-  const before = compareState ? await stateSignature() : undefined;
+  const before = compareState ? await stateDigest(fx) : undefined;
   const res = await send(request);
   tally.requests++;
   if (res.status >= 500) tally.serverErrors++;
@@ -101,7 +75,7 @@ async function check(
   expect(res.status, where).toBeLessThan(500);
   if (res.status >= 400) {
     tally.refused++;
-    if (compareState) expect(await stateSignature(), where).toEqual(before);
+    if (compareState) expect(await stateDigest(fx), where).toEqual(before);
     if (res.status !== 404 || request.url.startsWith("/api"))
       expect(JSON.parse(res.text).error?.code, where).toEqual(expect.any(String));
   } else tally.accepted++;
@@ -178,11 +152,11 @@ describe("bad input generated from the OpenAPI document", () => {
         // it, nor may refused writes. When a write in the batch was accepted (a legitimate
         // change), its refused neighbours are checked again one by one.
         const batch = cases.slice(i, i + BATCH);
-        const before = await stateSignature();
+        const before = await stateDigest(fx);
         const statuses = await Promise.all(batch.map((m) => check(op, m, false)));
         const allRefused = statuses.every((st) => st === undefined || st >= 400);
         if (op.method === "GET" || allRefused)
-          expect(await stateSignature(), `${op.method} ${op.path}`).toEqual(before);
+          expect(await stateDigest(fx), `${op.method} ${op.path}`).toEqual(before);
         else for (const [j, m] of batch.entries()) if ((statuses[j] ?? 0) >= 400) await check(op, m, true);
       }
     }

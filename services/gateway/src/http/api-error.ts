@@ -1,5 +1,5 @@
 import { ConfigError } from "@overseer/config";
-import { ConflictError, NotFoundError } from "@overseer/db";
+import { ConflictError, NotFoundError, ProjectStatusRefusedError } from "@overseer/db";
 import { type DomainErrorCode, isDomainError } from "@overseer/domain";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
@@ -57,6 +57,17 @@ export function toApiError(error: unknown): ApiError | null {
     return new ApiError(DOMAIN_STATUS[error.code], error.code, error.message, error.details, extra);
   }
   if (error instanceof NotFoundError) return new ApiError(404, "not_found", error.message);
+  if (error instanceof ProjectStatusRefusedError) {
+    return new ApiError(
+      403,
+      "forbidden",
+      `${error.message} Ask a token whose scope allows it (docs/http-api.md).`,
+      {
+        project_status: error.status,
+        allowed_project_statuses: error.allowed,
+      },
+    );
+  }
   if (error instanceof ConflictError) {
     return new ApiError(
       409,

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { scopeAllows, type TokenScope } from "@overseer/db";
+import { AUTHORIZATION_TABLE } from "@overseer/api-contract";
 import type { MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type { GatewayEnv } from "../gateway-env.ts";
@@ -13,7 +13,8 @@ import type { WriteRateLimiter } from "./write-rate-limiter.ts";
  *   request id → access log/metrics → security headers → CORS (only when configured)
  *   → authenticate (401) → write rate limit (429) → content type (415) → body size (413)
  *   → body text: UTF-8, nesting depth, no NUL or lone surrogate (400, `body-text-guard.ts`)
- *   → per route: scope (403) → zod validation of params, query, body (400) → handler
+ *   → per route: the authorization table's guard (403, `authorization-guard.ts`)
+ *   → zod validation of params, query, body (400) → handler
  *
  * Authentication comes before anything reads the body, so an anonymous caller cannot make
  * the gateway buffer a megabyte. The scope check is per route and runs before validation,
@@ -50,12 +51,17 @@ export function securityHeaders(): MiddlewareHandler<GatewayEnv> {
 }
 
 /**
- * Paths served without a token: the web app and API-reference page shells. They contain no data
- * (a browser navigation cannot carry a bearer header); the pages ask for a token and send it
- * with every data request. Everything else, `/healthz` `/readyz` `/metrics` `/openapi.json`
- * included, needs a token (docs/http-api.md: all HTTP routes need a bearer token).
+ * Paths served without a token: the rows of the authorization table whose access is `public`
+ * (the web app and API-reference page shells). They contain no data (a browser navigation
+ * cannot carry a bearer header); the pages ask for a token and send it with every data
+ * request. Everything else, `/healthz` `/readyz` `/metrics` `/openapi.json` included, needs a
+ * token (docs/http-api.md).
  */
-export const PUBLIC_PAGE_PATHS: ReadonlySet<string> = new Set(["/", "/docs"]);
+const PUBLIC_PAGE_PATHS: ReadonlySet<string> = new Set(
+  Object.values(AUTHORIZATION_TABLE)
+    .filter((rule) => rule.scope === "public" && rule.method === "get")
+    .map((rule) => rule.path),
+);
 
 /** The page shells and the web app's built assets (`/assets/<name>`, code and styles only). */
 function isPublicPath(path: string): boolean {
@@ -116,25 +122,8 @@ export function authenticate(verifier: TokenVerifier): MiddlewareHandler<Gateway
   };
 }
 
-function unauthorized(code: string, message: string): ApiError {
+export function unauthorized(code: string, message: string): ApiError {
   return new ApiError(401, code, message, {}, {}, { "WWW-Authenticate": 'Bearer realm="overseer"' });
-}
-
-/** Route middleware: the token's scope must grant `required` (read < operate < admin). */
-export function requireScope(required: TokenScope): MiddlewareHandler<GatewayEnv> {
-  return async (c, next) => {
-    const token = c.get("token");
-    if (!token) throw unauthorized("unauthorized", "This route needs a bearer token.");
-    if (!scopeAllows(token.scope, required)) {
-      throw new ApiError(
-        403,
-        "forbidden",
-        `This route needs a token with scope "${required}"; this token (${token.name}) has "${token.scope}".`,
-        { required_scope: required, token_scope: token.scope },
-      );
-    }
-    await next();
-  };
 }
 
 export function rateLimitWrites(limiter: WriteRateLimiter): MiddlewareHandler<GatewayEnv> {

@@ -43,7 +43,7 @@ export class OperatorTransitions {
   async apply(
     projectId: string,
     command: Command,
-    options: Pick<ApplyCommandOptions, "expectedTask" | "retryOnConflict"> = {},
+    options: Pick<ApplyCommandOptions, "expectedTask" | "retryOnConflict" | "projectStatusIn"> = {},
   ): Promise<AppliedTransition> {
     try {
       const result = await this.applier.apply(projectId, command, options);

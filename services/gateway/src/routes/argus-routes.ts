@@ -18,7 +18,6 @@ import { ConflictError, getDecision, getTask, listDecisions, listTasks } from "@
 import { type Decision, normaliseOptionId, type Task } from "@overseer/domain";
 import { actorOf } from "../gateway-env.ts";
 import { ApiError } from "../http/api-error.ts";
-import { requireScope } from "../http/request-guards.ts";
 import { projectStatusView, statusJson } from "../views/project-status-view.ts";
 import { decisionCard } from "../views/resource-views.ts";
 import {
@@ -30,6 +29,7 @@ import {
   READ_ERRORS,
   type RouteApp,
   type RouteContext,
+  tableRoute,
   WRITE_ERRORS,
 } from "./route-kit.ts";
 
@@ -51,20 +51,21 @@ export function registerArgusRoutes(app: RouteApp, ctx: RouteContext): void {
   const { db } = ctx.deps;
 
   app.openapi(
-    createRoute({
-      method: "get",
-      path: "/api/projects/{id}/status",
-      tags: ["Argus"],
-      summary: "Project status with pending questions",
-      description:
-        "Objective, stage, task counts by status, running runs and the pending decision cards. `waiting_for_you` is `waiting for you: N unanswered question(s)` when N > 0: a stop signal for operators.",
-      middleware: [requireScope("read")] as const,
-      request: { params: ProjectParams },
-      responses: {
-        200: jsonResponse(ProjectStatusSchema, "Current status."),
-        ...errorResponses(...READ_ERRORS),
-      },
-    }),
+    createRoute(
+      tableRoute(ctx, "getArgusStatus", {
+        method: "get",
+        path: "/api/projects/{id}/status",
+        tags: ["Argus"],
+        summary: "Project status with pending questions",
+        description:
+          "Objective, stage, task counts by status, running runs and the pending decision cards. `waiting_for_you` is `waiting for you: N unanswered question(s)` when N > 0: a stop signal for operators.",
+        request: { params: ProjectParams },
+        responses: {
+          200: jsonResponse(ProjectStatusSchema, "Current status."),
+          ...errorResponses(...READ_ERRORS),
+        },
+      }),
+    ),
     async (c) => {
       const { id } = c.req.valid("param");
       const snapshot = await ctx.statusCache.get(id);
@@ -75,17 +76,18 @@ export function registerArgusRoutes(app: RouteApp, ctx: RouteContext): void {
   );
 
   app.openapi(
-    createRoute({
-      method: "get",
-      path: "/api/projects/{id}/snapshot",
-      tags: ["Argus"],
-      summary: "Project snapshot (compact or with the full backlog)",
-      description:
-        "`compact=true`: counts and `pending_questions`. Otherwise also `backlog`: every task with `pending_question` (the pending card's question or null) and `operator_decision` (its latest card).",
-      middleware: [requireScope("read")] as const,
-      request: { params: ProjectParams, query: SnapshotQuery },
-      responses: { 200: jsonResponse(SnapshotSchema, "Snapshot."), ...errorResponses(...READ_ERRORS) },
-    }),
+    createRoute(
+      tableRoute(ctx, "getArgusSnapshot", {
+        method: "get",
+        path: "/api/projects/{id}/snapshot",
+        tags: ["Argus"],
+        summary: "Project snapshot (compact or with the full backlog)",
+        description:
+          "`compact=true`: counts and `pending_questions`. Otherwise also `backlog`: every task with `pending_question` (the pending card's question or null) and `operator_decision` (its latest card).",
+        request: { params: ProjectParams, query: SnapshotQuery },
+        responses: { 200: jsonResponse(SnapshotSchema, "Snapshot."), ...errorResponses(...READ_ERRORS) },
+      }),
+    ),
     async (c) => {
       const { id } = c.req.valid("param");
       const compact = ["true", "1"].includes(c.req.valid("query").compact ?? "false");
@@ -136,27 +138,28 @@ export function registerArgusRoutes(app: RouteApp, ctx: RouteContext): void {
   );
 
   app.openapi(
-    createRoute({
-      method: "post",
-      path: "/api/projects/{id}/decisions/{decision_id}/resolve",
-      tags: ["Argus"],
-      summary: "Resolve a decision card",
-      description:
-        "Records `option_id` (and `note`) on a pending card and makes its task runnable again (`stop` cancels the item). Resolving again with the same option answers `already_applied` with the same `resolution_id`; another option after resolution answers 409 with `application_status: stale` and changes nothing.",
-      middleware: [requireScope("operate")] as const,
-      request: {
-        params: ProjectDecisionParams,
-        body: jsonBody(ResolveRequestSchema),
-      },
-      responses: {
-        200: jsonResponse(ResolveResultSchema, "Resolved (or already resolved with the same option)."),
-        ...errorResponses(...WRITE_ERRORS),
-        409: jsonResponse(
-          StaleErrorSchema,
-          "Already resolved with another option (stale), or a concurrent change.",
-        ),
-      },
-    }),
+    createRoute(
+      tableRoute(ctx, "resolveDecision", {
+        method: "post",
+        path: "/api/projects/{id}/decisions/{decision_id}/resolve",
+        tags: ["Argus"],
+        summary: "Resolve a decision card",
+        description:
+          "Records `option_id` (and `note`) on a pending card and makes its task runnable again (`stop` cancels the item). Resolving again with the same option answers `already_applied` with the same `resolution_id`; another option after resolution answers 409 with `application_status: stale` and changes nothing.",
+        request: {
+          params: ProjectDecisionParams,
+          body: jsonBody(ResolveRequestSchema),
+        },
+        responses: {
+          200: jsonResponse(ResolveResultSchema, "Resolved (or already resolved with the same option)."),
+          ...errorResponses(...WRITE_ERRORS),
+          409: jsonResponse(
+            StaleErrorSchema,
+            "Already resolved with another option (stale), or a concurrent change.",
+          ),
+        },
+      }),
+    ),
     async (c) => {
       const { id, decision_id } = c.req.valid("param");
       const body = c.req.valid("json");
@@ -184,23 +187,24 @@ export function registerArgusRoutes(app: RouteApp, ctx: RouteContext): void {
   );
 
   app.openapi(
-    createRoute({
-      method: "post",
-      path: "/api/projects/{id}/backlog/{item_id}/answer",
-      tags: ["Argus"],
-      summary: "Answer a backlog item",
-      description:
-        "Records `text` as the operator's answer for the item's next run. When the item has a pending card it is resolved with option `custom` and the item becomes runnable again.",
-      middleware: [requireScope("operate")] as const,
-      request: {
-        params: ProjectItemParams,
-        body: jsonBody(TextRequestSchema),
-      },
-      responses: {
-        200: jsonResponse(AnswerResultSchema, "Answer recorded."),
-        ...errorResponses(...WRITE_ERRORS),
-      },
-    }),
+    createRoute(
+      tableRoute(ctx, "answerBacklogItem", {
+        method: "post",
+        path: "/api/projects/{id}/backlog/{item_id}/answer",
+        tags: ["Argus"],
+        summary: "Answer a backlog item",
+        description:
+          "Records `text` as the operator's answer for the item's next run. When the item has a pending card it is resolved with option `custom` and the item becomes runnable again.",
+        request: {
+          params: ProjectItemParams,
+          body: jsonBody(TextRequestSchema),
+        },
+        responses: {
+          200: jsonResponse(AnswerResultSchema, "Answer recorded."),
+          ...errorResponses(...WRITE_ERRORS),
+        },
+      }),
+    ),
     async (c) => {
       const { id, item_id } = c.req.valid("param");
       const { text } = c.req.valid("json");
@@ -209,24 +213,25 @@ export function registerArgusRoutes(app: RouteApp, ctx: RouteContext): void {
   );
 
   app.openapi(
-    createRoute({
-      method: "post",
-      path: "/api/projects/{id}/message",
-      tags: ["Argus"],
-      summary: "Route a message to the only pending question",
-      description:
-        "Answers the pending card when exactly one is pending. With none, or with several, nothing changes and the answer is 409 listing `pending_questions`: address a specific card or item instead.",
-      middleware: [requireScope("operate")] as const,
-      request: {
-        params: ProjectParams,
-        body: jsonBody(TextRequestSchema),
-      },
-      responses: {
-        200: jsonResponse(MessageResultSchema, "Routed to the single pending question."),
-        ...errorResponses(...WRITE_ERRORS),
-        409: jsonResponse(MessageConflictSchema, "Zero or several questions pending: not routed."),
-      },
-    }),
+    createRoute(
+      tableRoute(ctx, "routeMessage", {
+        method: "post",
+        path: "/api/projects/{id}/message",
+        tags: ["Argus"],
+        summary: "Route a message to the only pending question",
+        description:
+          "Answers the pending card when exactly one is pending. With none, or with several, nothing changes and the answer is 409 listing `pending_questions`: address a specific card or item instead.",
+        request: {
+          params: ProjectParams,
+          body: jsonBody(TextRequestSchema),
+        },
+        responses: {
+          200: jsonResponse(MessageResultSchema, "Routed to the single pending question."),
+          ...errorResponses(...WRITE_ERRORS),
+          409: jsonResponse(MessageConflictSchema, "Zero or several questions pending: not routed."),
+        },
+      }),
+    ),
     async (c) => {
       const { id } = c.req.valid("param");
       const { text } = c.req.valid("json");

@@ -9,7 +9,6 @@ import {
   taskIdSchema,
 } from "@overseer/api-contract";
 import { latestEventId, listEvents } from "@overseer/db";
-import { requireScope } from "../http/request-guards.ts";
 import { streamProjectEvents } from "../live/project-event-stream.ts";
 import { eventView } from "../views/resource-views.ts";
 import {
@@ -19,6 +18,7 @@ import {
   READ_ERRORS,
   type RouteApp,
   type RouteContext,
+  tableRoute,
 } from "./route-kit.ts";
 import { SSE_RESPONSES, sseResponse } from "./sse-response.ts";
 
@@ -60,22 +60,23 @@ export function registerEventRoutes(app: RouteApp, ctx: RouteContext): void {
   const { db } = ctx.deps;
 
   app.openapi(
-    createRoute({
-      method: "get",
-      path: "/api/v1/projects/{id}/events",
-      tags: ["Events"],
-      summary: "List events after a cursor",
-      description: "In id order. Pass `next_after` back as `after` to continue.",
-      middleware: [requireScope("read")] as const,
-      request: { params: ProjectParams, query: EventListQuery },
-      responses: {
-        200: jsonResponse(
-          z.object({ events: z.array(EventSchema), next_after: z.string().nullable() }),
-          "One page of events.",
-        ),
-        ...errorResponses(...READ_ERRORS),
-      },
-    }),
+    createRoute(
+      tableRoute(ctx, "listProjectEvents", {
+        method: "get",
+        path: "/api/v1/projects/{id}/events",
+        tags: ["Events"],
+        summary: "List events after a cursor",
+        description: "In id order. Pass `next_after` back as `after` to continue.",
+        request: { params: ProjectParams, query: EventListQuery },
+        responses: {
+          200: jsonResponse(
+            z.object({ events: z.array(EventSchema), next_after: z.string().nullable() }),
+            "One page of events.",
+          ),
+          ...errorResponses(...READ_ERRORS),
+        },
+      }),
+    ),
     async (c) => {
       const { id } = c.req.valid("param");
       const q = c.req.valid("query");
@@ -94,17 +95,18 @@ export function registerEventRoutes(app: RouteApp, ctx: RouteContext): void {
   );
 
   app.openapi(
-    createRoute({
-      method: "get",
-      path: "/api/projects/{id}/events/stream",
-      tags: ["Live"],
-      summary: "Follow a project's events (SSE)",
-      description:
-        "Server-sent events, one per stored event (`data:` = the Event JSON, `id:` = its Postgres id). Without a cursor only new events are sent; with Last-Event-ID (or `after`) the missed events are replayed from Postgres first, exactly once and in order. Keep-alive comments are sent while nothing happens. EventSource clients may pass the token as `access_token`.",
-      middleware: [requireScope("read")] as const,
-      request: { params: ProjectParams, headers: StreamHeaders, query: StreamQuery },
-      responses: SSE_RESPONSES,
-    }),
+    createRoute(
+      tableRoute(ctx, "streamProjectEvents", {
+        method: "get",
+        path: "/api/projects/{id}/events/stream",
+        tags: ["Live"],
+        summary: "Follow a project's events (SSE)",
+        description:
+          "Server-sent events, one per stored event (`data:` = the Event JSON, `id:` = its Postgres id). Without a cursor only new events are sent; with Last-Event-ID (or `after`) the missed events are replayed from Postgres first, exactly once and in order. Keep-alive comments are sent while nothing happens. EventSource clients may pass the token as `access_token`.",
+        request: { params: ProjectParams, headers: StreamHeaders, query: StreamQuery },
+        responses: SSE_RESPONSES,
+      }),
+    ),
     async (c) => {
       const { id } = c.req.valid("param");
       await existingProject(db, id);

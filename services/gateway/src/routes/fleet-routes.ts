@@ -11,6 +11,7 @@ import {
   RunParams,
   RunStatsSchema,
   SessionSchema,
+  scopeGrants,
 } from "@overseer/api-contract";
 import {
   getRun,
@@ -20,12 +21,10 @@ import {
   requireProject,
   runStats,
   runThroughput,
-  scopeAllows,
 } from "@overseer/db";
 import { startProject } from "@overseer/transitions";
 import { actorOf } from "../gateway-env.ts";
 import { ApiError } from "../http/api-error.ts";
-import { requireScope } from "../http/request-guards.ts";
 import { CommitDiffReader } from "../operations/commit-diff-reader.ts";
 import { decisionCard, incidentView, projectView } from "../views/resource-views.ts";
 import {
@@ -37,6 +36,7 @@ import {
   type RouteApp,
   type RouteContext,
   runNotFound,
+  tableRoute,
   WRITE_ERRORS,
 } from "./route-kit.ts";
 
@@ -91,17 +91,18 @@ export function registerFleetRoutes(app: RouteApp, ctx: RouteContext): void {
   const diffs = new CommitDiffReader(ctx.options.dataDir, MAX_PATCH_BYTES);
 
   app.openapi(
-    createRoute({
-      method: "get",
-      path: "/api/v1/session",
-      tags: ["Operations"],
-      summary: "The caller's token name and scope",
-      middleware: [requireScope("read")] as const,
-      responses: {
-        200: jsonResponse(SessionSchema, "Who is calling and what the token allows."),
-        ...errorResponses(401, 403),
-      },
-    }),
+    createRoute(
+      tableRoute(ctx, "getSession", {
+        method: "get",
+        path: "/api/v1/session",
+        tags: ["Operations"],
+        summary: "The caller's token name and scope",
+        responses: {
+          200: jsonResponse(SessionSchema, "Who is calling and what the token allows."),
+          ...errorResponses(401, 403),
+        },
+      }),
+    ),
     (c) => {
       const token = c.get("token");
       if (!token) throw new ApiError(401, "unauthorized", "This route needs a bearer token.");
@@ -109,8 +110,8 @@ export function registerFleetRoutes(app: RouteApp, ctx: RouteContext): void {
         {
           token_name: token.name,
           scope: token.scope,
-          can_operate: scopeAllows(token.scope, "operate"),
-          can_admin: scopeAllows(token.scope, "admin"),
+          can_operate: scopeGrants(token.scope, "operate"),
+          can_admin: scopeGrants(token.scope, "admin"),
         },
         200,
       );
@@ -118,17 +119,18 @@ export function registerFleetRoutes(app: RouteApp, ctx: RouteContext): void {
   );
 
   app.openapi(
-    createRoute({
-      method: "get",
-      path: "/api/v1/fleet",
-      tags: ["Projects"],
-      summary: "Every project with task counts, active runs, pending cards, spend and throughput",
-      middleware: [requireScope("read")] as const,
-      responses: {
-        200: jsonResponse(FleetSchema, "Projects ordered by id."),
-        ...errorResponses(401, 403),
-      },
-    }),
+    createRoute(
+      tableRoute(ctx, "getFleet", {
+        method: "get",
+        path: "/api/v1/fleet",
+        tags: ["Projects"],
+        summary: "Every project with task counts, active runs, pending cards, spend and throughput",
+        responses: {
+          200: jsonResponse(FleetSchema, "Projects ordered by id."),
+          ...errorResponses(401, 403),
+        },
+      }),
+    ),
     async (c) => {
       const [rows, throughput] = await Promise.all([
         listFleet(db),
@@ -181,18 +183,19 @@ export function registerFleetRoutes(app: RouteApp, ctx: RouteContext): void {
   );
 
   app.openapi(
-    createRoute({
-      method: "get",
-      path: "/api/v1/decisions",
-      tags: ["Decisions"],
-      summary: "Every pending decision card across projects (oldest first)",
-      middleware: [requireScope("read")] as const,
-      request: { query: z.object({ limit: limitSchema(1000, 500) }) },
-      responses: {
-        200: jsonResponse(z.object({ decisions: z.array(PendingDecisionSchema) }), "Pending cards."),
-        ...errorResponses(...READ_ERRORS),
-      },
-    }),
+    createRoute(
+      tableRoute(ctx, "listFleetDecisions", {
+        method: "get",
+        path: "/api/v1/decisions",
+        tags: ["Decisions"],
+        summary: "Every pending decision card across projects (oldest first)",
+        request: { query: z.object({ limit: limitSchema(1000, 500) }) },
+        responses: {
+          200: jsonResponse(z.object({ decisions: z.array(PendingDecisionSchema) }), "Pending cards."),
+          ...errorResponses(...READ_ERRORS),
+        },
+      }),
+    ),
     async (c) => {
       const { limit } = c.req.valid("query");
       const rows = await listPendingDecisionsAcrossProjects(db, limit);
@@ -201,18 +204,19 @@ export function registerFleetRoutes(app: RouteApp, ctx: RouteContext): void {
   );
 
   app.openapi(
-    createRoute({
-      method: "get",
-      path: "/api/v1/incidents",
-      tags: ["Projects"],
-      summary: "The newest incidents of every project (newest first)",
-      middleware: [requireScope("read")] as const,
-      request: { query: z.object({ limit: limitSchema(1000, 200) }) },
-      responses: {
-        200: jsonResponse(z.object({ incidents: z.array(IncidentSchema) }), "Incidents."),
-        ...errorResponses(...READ_ERRORS),
-      },
-    }),
+    createRoute(
+      tableRoute(ctx, "listFleetIncidents", {
+        method: "get",
+        path: "/api/v1/incidents",
+        tags: ["Projects"],
+        summary: "The newest incidents of every project (newest first)",
+        request: { query: z.object({ limit: limitSchema(1000, 200) }) },
+        responses: {
+          200: jsonResponse(z.object({ incidents: z.array(IncidentSchema) }), "Incidents."),
+          ...errorResponses(...READ_ERRORS),
+        },
+      }),
+    ),
     async (c) => {
       const { limit } = c.req.valid("query");
       const rows = await listRecentIncidents(db, limit);
@@ -221,18 +225,19 @@ export function registerFleetRoutes(app: RouteApp, ctx: RouteContext): void {
   );
 
   app.openapi(
-    createRoute({
-      method: "get",
-      path: "/api/v1/stats/runs",
-      tags: ["Runs"],
-      summary: "Ended runs per time bucket: count, failures, duration percentiles, cost per project",
-      middleware: [requireScope("read")] as const,
-      request: { query: StatsQuery },
-      responses: {
-        200: jsonResponse(RunStatsSchema, "Buckets oldest first."),
-        ...errorResponses(...READ_ERRORS),
-      },
-    }),
+    createRoute(
+      tableRoute(ctx, "getRunStats", {
+        method: "get",
+        path: "/api/v1/stats/runs",
+        tags: ["Runs"],
+        summary: "Ended runs per time bucket: count, failures, duration percentiles, cost per project",
+        request: { query: StatsQuery },
+        responses: {
+          200: jsonResponse(RunStatsSchema, "Buckets oldest first."),
+          ...errorResponses(...READ_ERRORS),
+        },
+      }),
+    ),
     async (c) => {
       const q = c.req.valid("query");
       const since = new Date(Date.now() - q.minutes * 60_000);
@@ -266,23 +271,24 @@ export function registerFleetRoutes(app: RouteApp, ctx: RouteContext): void {
   );
 
   app.openapi(
-    createRoute({
-      method: "post",
-      path: "/api/v1/projects/{id}/start",
-      tags: ["Projects"],
-      summary: "Start the project (optionally one stage) with a fresh session budget",
-      description:
-        "Makes the project active, restarts its session counter and sets the budget of new agent processes for this start (`max_sessions`, default the runner config's). Scope operate.",
-      middleware: [requireScope("operate")] as const,
-      request: {
-        params: ProjectParams,
-        body: jsonBody(StartBody, false),
-      },
-      responses: {
-        200: jsonResponse(z.object({ project: ProjectSchema }), "The started project."),
-        ...errorResponses(...WRITE_ERRORS),
-      },
-    }),
+    createRoute(
+      tableRoute(ctx, "startProject", {
+        method: "post",
+        path: "/api/v1/projects/{id}/start",
+        tags: ["Projects"],
+        summary: "Start the project (optionally one stage) with a fresh session budget",
+        description:
+          "Makes the project active, restarts its session counter and sets the budget of new agent processes for this start (`max_sessions`, default the runner config's).",
+        request: {
+          params: ProjectParams,
+          body: jsonBody(StartBody, false),
+        },
+        responses: {
+          200: jsonResponse(z.object({ project: ProjectSchema }), "The started project."),
+          ...errorResponses(...WRITE_ERRORS),
+        },
+      }),
+    ),
     async (c) => {
       const { id } = c.req.valid("param");
       const body = c.req.valid("json") ?? {};
@@ -291,6 +297,7 @@ export function registerFleetRoutes(app: RouteApp, ctx: RouteContext): void {
         stage: body.stage ?? null,
         maxSessions: body.max_sessions ?? null,
         by: actorOf(c.get("token")),
+        projectStatusIn: c.get("projectStatuses"),
       });
       const row = await requireProject(db, id);
       ctx.deps.logger.info(
@@ -302,20 +309,21 @@ export function registerFleetRoutes(app: RouteApp, ctx: RouteContext): void {
   );
 
   app.openapi(
-    createRoute({
-      method: "get",
-      path: "/api/v1/runs/{id}/diff",
-      tags: ["Runs"],
-      summary: "The diff of the commit a run made",
-      description:
-        "Read from the gateway's own mirror of the project repository; `available: false` with a reason when the run made no commit or the commit cannot be read.",
-      middleware: [requireScope("read")] as const,
-      request: { params: RunParams },
-      responses: {
-        200: jsonResponse(CommitDiffSchema, "The commit's message, changed files and patch."),
-        ...errorResponses(...READ_ERRORS),
-      },
-    }),
+    createRoute(
+      tableRoute(ctx, "getRunDiff", {
+        method: "get",
+        path: "/api/v1/runs/{id}/diff",
+        tags: ["Runs"],
+        summary: "The diff of the commit a run made",
+        description:
+          "Read from the gateway's own mirror of the project repository; `available: false` with a reason when the run made no commit or the commit cannot be read.",
+        request: { params: RunParams },
+        responses: {
+          200: jsonResponse(CommitDiffSchema, "The commit's message, changed files and patch."),
+          ...errorResponses(...READ_ERRORS),
+        },
+      }),
+    ),
     async (c) => {
       const { id } = c.req.valid("param");
       const run = await getRun(db, id);

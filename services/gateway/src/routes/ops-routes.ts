@@ -1,10 +1,9 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { WorkerSchema } from "@overseer/api-contract";
 import { pingDatabase } from "@overseer/db";
-import { requireScope } from "../http/request-guards.ts";
 import { withTimeout } from "../http/with-timeout.ts";
 import { workerView } from "../views/resource-views.ts";
-import { errorResponses, jsonResponse, type RouteApp, type RouteContext } from "./route-kit.ts";
+import { errorResponses, jsonResponse, type RouteApp, type RouteContext, tableRoute } from "./route-kit.ts";
 
 const CheckSchema = z.object({ ok: z.boolean(), ms: z.number(), error: z.string().optional() });
 const ReadySchema = z
@@ -31,34 +30,36 @@ export function registerOpsRoutes(app: RouteApp, ctx: RouteContext): void {
   const startedAt = Date.now();
 
   app.openapi(
-    createRoute({
-      method: "get",
-      path: "/healthz",
-      tags: ["Operations"],
-      summary: "Liveness: the process answers",
-      middleware: [requireScope("read")] as const,
-      responses: {
-        200: jsonResponse(z.object({ status: z.literal("ok"), uptime_seconds: z.number() }), "Alive."),
-        ...errorResponses(401, 403),
-      },
-    }),
+    createRoute(
+      tableRoute(ctx, "getHealth", {
+        method: "get",
+        path: "/healthz",
+        tags: ["Operations"],
+        summary: "Liveness: the process answers",
+        responses: {
+          200: jsonResponse(z.object({ status: z.literal("ok"), uptime_seconds: z.number() }), "Alive."),
+          ...errorResponses(401, 403),
+        },
+      }),
+    ),
     (c) =>
       c.json({ status: "ok" as const, uptime_seconds: Math.round((Date.now() - startedAt) / 1000) }, 200),
   );
 
   app.openapi(
-    createRoute({
-      method: "get",
-      path: "/readyz",
-      tags: ["Operations"],
-      summary: "Readiness: Postgres and Redis reachable",
-      middleware: [requireScope("read")] as const,
-      responses: {
-        200: jsonResponse(ReadySchema, "Both reachable."),
-        503: jsonResponse(ReadySchema, "At least one is unreachable."),
-        ...errorResponses(401, 403),
-      },
-    }),
+    createRoute(
+      tableRoute(ctx, "getReadiness", {
+        method: "get",
+        path: "/readyz",
+        tags: ["Operations"],
+        summary: "Readiness: Postgres and Redis reachable",
+        responses: {
+          200: jsonResponse(ReadySchema, "Both reachable."),
+          503: jsonResponse(ReadySchema, "At least one is unreachable."),
+          ...errorResponses(401, 403),
+        },
+      }),
+    ),
     async (c) => {
       const limit = ctx.options.readyTimeoutMs;
       const [postgres, redisCheck] = await Promise.all([
@@ -75,22 +76,23 @@ export function registerOpsRoutes(app: RouteApp, ctx: RouteContext): void {
   );
 
   app.openapi(
-    createRoute({
-      method: "get",
-      path: "/metrics",
-      tags: ["Operations"],
-      summary: "Prometheus metrics",
-      description:
-        "Queue depths by state, run outcomes and transitions (from events), run duration histogram (ended runs), pending decisions, lease owners, HTTP latency by route and status, open streams.",
-      middleware: [requireScope("read")] as const,
-      responses: {
-        200: {
-          description: "Prometheus text exposition format.",
-          content: { "text/plain": { schema: { type: "string" } } },
+    createRoute(
+      tableRoute(ctx, "getMetrics", {
+        method: "get",
+        path: "/metrics",
+        tags: ["Operations"],
+        summary: "Prometheus metrics",
+        description:
+          "Queue depths by state, run outcomes and transitions (from events), run duration histogram (ended runs), pending decisions, lease owners, HTTP latency by route and status, open streams.",
+        responses: {
+          200: {
+            description: "Prometheus text exposition format.",
+            content: { "text/plain": { schema: { type: "string" } } },
+          },
+          ...errorResponses(401, 403),
         },
-        ...errorResponses(401, 403),
-      },
-    }),
+      }),
+    ),
     async (c) => {
       const { contentType, body } = await ctx.metrics.render();
       // Prometheus text is not JSON; the route's typed responses only describe zod (JSON) bodies.
@@ -99,20 +101,21 @@ export function registerOpsRoutes(app: RouteApp, ctx: RouteContext): void {
   );
 
   app.openapi(
-    createRoute({
-      method: "get",
-      path: "/api/v1/workers",
-      tags: ["Cluster"],
-      summary: "Live workers (heartbeats)",
-      middleware: [requireScope("read")] as const,
-      responses: {
-        200: jsonResponse(
-          z.object({ workers: z.array(WorkerSchema), stale_after_ms: z.number().int() }),
-          "Workers that beat recently.",
-        ),
-        ...errorResponses(401, 403, 503),
-      },
-    }),
+    createRoute(
+      tableRoute(ctx, "listWorkers", {
+        method: "get",
+        path: "/api/v1/workers",
+        tags: ["Cluster"],
+        summary: "Live workers (heartbeats)",
+        responses: {
+          200: jsonResponse(
+            z.object({ workers: z.array(WorkerSchema), stale_after_ms: z.number().int() }),
+            "Workers that beat recently.",
+          ),
+          ...errorResponses(401, 403, 503),
+        },
+      }),
+    ),
     async (c) => {
       const workers = await withTimeout(
         registry.list(ctx.options.workerStaleAfterMs),
@@ -127,17 +130,18 @@ export function registerOpsRoutes(app: RouteApp, ctx: RouteContext): void {
   );
 
   app.openapi(
-    createRoute({
-      method: "get",
-      path: "/api/v1/queues",
-      tags: ["Cluster"],
-      summary: "Job counts of the run and result queues, by state",
-      middleware: [requireScope("read")] as const,
-      responses: {
-        200: jsonResponse(QueueCountsSchema, "Counts by state."),
-        ...errorResponses(401, 403, 503),
-      },
-    }),
+    createRoute(
+      tableRoute(ctx, "listQueues", {
+        method: "get",
+        path: "/api/v1/queues",
+        tags: ["Cluster"],
+        summary: "Job counts of the run and result queues, by state",
+        responses: {
+          200: jsonResponse(QueueCountsSchema, "Counts by state."),
+          ...errorResponses(401, 403, 503),
+        },
+      }),
+    ),
     async (c) => c.json(await withTimeout(queues.counts(), ctx.options.readyTimeoutMs, "Redis"), 200),
   );
 }

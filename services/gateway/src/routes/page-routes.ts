@@ -1,9 +1,8 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { GatewayEnv } from "../gateway-env.ts";
-import { requireScope } from "../http/request-guards.ts";
 import { APP_CSP, DOCS_CSP, loadWebAssets, notBuiltPage } from "../views/web-assets.ts";
-import { errorResponses, type RouteApp, type RouteContext } from "./route-kit.ts";
+import { errorResponses, type RouteApp, type RouteContext, tableRoute } from "./route-kit.ts";
 
 const html = (description: string) => ({
   description,
@@ -26,20 +25,21 @@ export function registerPageRoutes(
   if (!web.built) ctx.deps.logger.warn({ dir: web.dir }, "web app not built: / explains how to build it");
 
   app.openapi(
-    createRoute({
-      method: "get",
-      path: "/openapi.json",
-      tags: ["Operations"],
-      summary: "This OpenAPI document",
-      middleware: [requireScope("read")] as const,
-      responses: {
-        200: {
-          description: "OpenAPI 3.0 document.",
-          content: { "application/json": { schema: z.record(z.string(), z.unknown()) } },
+    createRoute(
+      tableRoute(ctx, "getOpenApiDocument", {
+        method: "get",
+        path: "/openapi.json",
+        tags: ["Operations"],
+        summary: "This OpenAPI document",
+        responses: {
+          200: {
+            description: "OpenAPI 3.0 document.",
+            content: { "application/json": { schema: z.record(z.string(), z.unknown()) } },
+          },
+          ...errorResponses(401, 403),
         },
-        ...errorResponses(401, 403),
-      },
-    }),
+      }),
+    ),
     (c) => {
       cached ??= document();
       return c.json(cached, 200);
@@ -55,31 +55,35 @@ export function registerPageRoutes(
   };
 
   app.openapi(
-    createRoute({
-      method: "get",
-      path: "/",
-      tags: ["Pages"],
-      summary: "Operator web app (page shell, no token needed; it asks for one)",
-      security: [],
-      responses: {
-        200: html("The app's HTML entry point (apps/web)."),
-        503: html("The web app is not built; the page says how to build it."),
-      },
-    }),
+    createRoute(
+      tableRoute(ctx, "getWebApp", {
+        method: "get",
+        path: "/",
+        tags: ["Pages"],
+        summary: "Operator web app (page shell, no token needed; it asks for one)",
+        security: [],
+        responses: {
+          200: html("The app's HTML entry point (apps/web)."),
+          503: html("The web app is not built; the page says how to build it."),
+        },
+      }),
+    ),
     page("index.html", APP_CSP),
   );
   app.openapi(
-    createRoute({
-      method: "get",
-      path: "/docs",
-      tags: ["Pages"],
-      summary: "API reference (Swagger UI from local assets, no token needed; it asks for one)",
-      security: [],
-      responses: {
-        200: html("Swagger UI rendering /openapi.json."),
-        503: html("The web app is not built; the page says how to build it."),
-      },
-    }),
+    createRoute(
+      tableRoute(ctx, "getApiReference", {
+        method: "get",
+        path: "/docs",
+        tags: ["Pages"],
+        summary: "API reference (Swagger UI from local assets, no token needed; it asks for one)",
+        security: [],
+        responses: {
+          200: html("Swagger UI rendering /openapi.json."),
+          503: html("The web app is not built; the page says how to build it."),
+        },
+      }),
+    ),
     page("docs.html", DOCS_CSP),
   );
 

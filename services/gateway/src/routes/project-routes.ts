@@ -21,7 +21,6 @@ import { isDomainError, PROJECT_STATUSES, summarizeMission } from "@overseer/dom
 import { createProject, startMission } from "@overseer/transitions";
 import { actorOf } from "../gateway-env.ts";
 import { ApiError } from "../http/api-error.ts";
-import { requireScope } from "../http/request-guards.ts";
 import { redactedRunnerConfig } from "../views/project-redaction.ts";
 import { decisionCard, incidentView, projectView } from "../views/resource-views.ts";
 import {
@@ -33,6 +32,7 @@ import {
   READ_ERRORS,
   type RouteApp,
   type RouteContext,
+  tableRoute,
   WRITE_ERRORS,
 } from "./route-kit.ts";
 
@@ -125,18 +125,19 @@ export function registerProjectRoutes(app: RouteApp, ctx: RouteContext): void {
   const { db } = ctx.deps;
 
   app.openapi(
-    createRoute({
-      method: "get",
-      path: "/api/v1/projects",
-      tags: ["Projects"],
-      summary: "List projects",
-      middleware: [requireScope("read")] as const,
-      request: { query: ProjectListQuery },
-      responses: {
-        200: jsonResponse(ProjectListSchema, "Projects, by id."),
-        ...errorResponses(400, 401, 403),
-      },
-    }),
+    createRoute(
+      tableRoute(ctx, "listProjects", {
+        method: "get",
+        path: "/api/v1/projects",
+        tags: ["Projects"],
+        summary: "List projects",
+        request: { query: ProjectListQuery },
+        responses: {
+          200: jsonResponse(ProjectListSchema, "Projects, by id."),
+          ...errorResponses(400, 401, 403),
+        },
+      }),
+    ),
     async (c) => {
       const { status } = c.req.valid("query");
       const rows = await listProjects(db, status ? { status } : {});
@@ -145,17 +146,18 @@ export function registerProjectRoutes(app: RouteApp, ctx: RouteContext): void {
   );
 
   app.openapi(
-    createRoute({
-      method: "post",
-      path: "/api/v1/projects",
-      tags: ["Projects"],
-      summary: "Create a project",
-      description:
-        "Admin scope. The runner config is validated (422 lists every problem) and answered with secret values redacted.",
-      middleware: [requireScope("admin")] as const,
-      request: { body: jsonBody(ProjectCreateBody) },
-      responses: { 201: jsonResponse(ProjectSchema, "Created."), ...errorResponses(...WRITE_ERRORS) },
-    }),
+    createRoute(
+      tableRoute(ctx, "createProject", {
+        method: "post",
+        path: "/api/v1/projects",
+        tags: ["Projects"],
+        summary: "Create a project",
+        description:
+          "The runner config is validated (422 lists every problem) and answered with secret values redacted.",
+        request: { body: jsonBody(ProjectCreateBody) },
+        responses: { 201: jsonResponse(ProjectSchema, "Created."), ...errorResponses(...WRITE_ERRORS) },
+      }),
+    ),
     async (c) => {
       const body = c.req.valid("json");
       const rawConfig = body.runner_config ?? {};
@@ -190,15 +192,16 @@ export function registerProjectRoutes(app: RouteApp, ctx: RouteContext): void {
   );
 
   app.openapi(
-    createRoute({
-      method: "get",
-      path: "/api/v1/projects/{id}",
-      tags: ["Projects"],
-      summary: "Get a project (runner config redacted)",
-      middleware: [requireScope("read")] as const,
-      request: { params: ProjectParams },
-      responses: { 200: jsonResponse(ProjectSchema, "The project."), ...errorResponses(...READ_ERRORS) },
-    }),
+    createRoute(
+      tableRoute(ctx, "getProject", {
+        method: "get",
+        path: "/api/v1/projects/{id}",
+        tags: ["Projects"],
+        summary: "Get a project (runner config redacted)",
+        request: { params: ProjectParams },
+        responses: { 200: jsonResponse(ProjectSchema, "The project."), ...errorResponses(...READ_ERRORS) },
+      }),
+    ),
     async (c) => {
       const { id } = c.req.valid("param");
       const row = await existingProject(db, id);
@@ -211,47 +214,57 @@ export function registerProjectRoutes(app: RouteApp, ctx: RouteContext): void {
   );
 
   const statusChanges = [
-    { verb: "pause", status: "paused", scope: "operate", summary: "Pause scheduling (running runs finish)" },
+    {
+      verb: "pause",
+      operationId: "pauseProject",
+      status: "paused",
+      summary: "Pause scheduling (running runs finish)",
+    },
     {
       verb: "resume",
+      operationId: "resumeProject",
       status: "active",
-      scope: "operate",
       summary: "Resume scheduling (session budget restarts)",
     },
     {
       verb: "stop",
+      operationId: "stopProject",
       status: "stopped",
-      scope: "admin",
       summary: "Stop the project (active runs are cancelled)",
     },
   ] as const;
   for (const change of statusChanges) {
     app.openapi(
-      createRoute({
-        method: "post",
-        path: `/api/v1/projects/{id}/${change.verb}`,
-        tags: ["Projects"],
-        summary: change.summary,
-        description: `Applies \`set-project-status ${change.status}\` as a transition (recorded in events). Scope ${change.scope}.`,
-        middleware: [requireScope(change.scope)] as const,
-        request: {
-          params: ProjectParams,
-          body: jsonBody(ReasonBody, false),
-        },
-        responses: {
-          200: jsonResponse(ProjectStatusChangeSchema, "New project state."),
-          ...errorResponses(...WRITE_ERRORS),
-        },
-      }),
+      createRoute(
+        tableRoute(ctx, change.operationId, {
+          method: "post",
+          path: `/api/v1/projects/{id}/${change.verb}`,
+          tags: ["Projects"],
+          summary: change.summary,
+          description: `Applies \`set-project-status ${change.status}\` as a transition (recorded in events).`,
+          request: {
+            params: ProjectParams,
+            body: jsonBody(ReasonBody, false),
+          },
+          responses: {
+            200: jsonResponse(ProjectStatusChangeSchema, "New project state."),
+            ...errorResponses(...WRITE_ERRORS),
+          },
+        }),
+      ),
       async (c) => {
         const { id } = c.req.valid("param");
         const { reason } = c.req.valid("json");
-        const result = await ctx.transitions.apply(id, {
-          kind: "set-project-status",
-          status: change.status,
-          by: actorOf(c.get("token")),
-          reason: reason?.trim() || undefined,
-        });
+        const result = await ctx.transitions.apply(
+          id,
+          {
+            kind: "set-project-status",
+            status: change.status,
+            by: actorOf(c.get("token")),
+            reason: reason?.trim() || undefined,
+          },
+          { projectStatusIn: c.get("projectStatuses") },
+        );
         const row = await existingProject(db, id);
         return c.json({ project: projectView(row), application_status: result.outcome }, 200);
       },
@@ -259,23 +272,24 @@ export function registerProjectRoutes(app: RouteApp, ctx: RouteContext): void {
   }
 
   app.openapi(
-    createRoute({
-      method: "post",
-      path: "/api/v1/projects/{id}/mission",
-      tags: ["Projects"],
-      summary: "Start a mission",
-      description:
-        "Applies `start-mission`: the project becomes active and continuous with a fresh session budget and a planning task for the objective; plans are reviewed, imported as one whole, and continued until an independent reviewer approves completion or a bound (max_sessions, budget_usd, max_rounds) pauses it. Scope operate.",
-      middleware: [requireScope("operate")] as const,
-      request: {
-        params: ProjectParams,
-        body: jsonBody(MissionStartBody),
-      },
-      responses: {
-        200: jsonResponse(ProjectStatusChangeSchema, "The project with its mission."),
-        ...errorResponses(...WRITE_ERRORS),
-      },
-    }),
+    createRoute(
+      tableRoute(ctx, "startMission", {
+        method: "post",
+        path: "/api/v1/projects/{id}/mission",
+        tags: ["Projects"],
+        summary: "Start a mission",
+        description:
+          "Applies `start-mission`: the project becomes active and continuous with a fresh session budget and a planning task for the objective; plans are reviewed, imported as one whole, and continued until an independent reviewer approves completion or a bound (max_sessions, budget_usd, max_rounds) pauses it.",
+        request: {
+          params: ProjectParams,
+          body: jsonBody(MissionStartBody),
+        },
+        responses: {
+          200: jsonResponse(ProjectStatusChangeSchema, "The project with its mission."),
+          ...errorResponses(...WRITE_ERRORS),
+        },
+      }),
+    ),
     async (c) => {
       const { id } = c.req.valid("param");
       const body = c.req.valid("json");
@@ -287,6 +301,7 @@ export function registerProjectRoutes(app: RouteApp, ctx: RouteContext): void {
         budgetUsd: body.budget_usd === undefined ? undefined : body.budget_usd,
         maxRounds: body.max_rounds,
         by: actorOf(c.get("token")),
+        projectStatusIn: c.get("projectStatuses"),
       });
       const row = await existingProject(db, id);
       const mission = await loadMissionSummaryInput(db, row);
@@ -301,23 +316,24 @@ export function registerProjectRoutes(app: RouteApp, ctx: RouteContext): void {
   );
 
   app.openapi(
-    createRoute({
-      method: "get",
-      path: "/api/v1/projects/{id}/decisions",
-      tags: ["Decisions"],
-      summary: "List decision cards",
-      middleware: [requireScope("read")] as const,
-      request: {
-        params: ProjectParams,
-        query: z.object({
-          status: z.enum(["pending", "resolved"], { error: "pending or resolved" }).optional(),
-        }),
-      },
-      responses: {
-        200: jsonResponse(z.object({ decisions: z.array(DecisionCardSchema) }), "Cards, oldest first."),
-        ...errorResponses(...READ_ERRORS),
-      },
-    }),
+    createRoute(
+      tableRoute(ctx, "listDecisions", {
+        method: "get",
+        path: "/api/v1/projects/{id}/decisions",
+        tags: ["Decisions"],
+        summary: "List decision cards",
+        request: {
+          params: ProjectParams,
+          query: z.object({
+            status: z.enum(["pending", "resolved"], { error: "pending or resolved" }).optional(),
+          }),
+        },
+        responses: {
+          200: jsonResponse(z.object({ decisions: z.array(DecisionCardSchema) }), "Cards, oldest first."),
+          ...errorResponses(...READ_ERRORS),
+        },
+      }),
+    ),
     async (c) => {
       const { id } = c.req.valid("param");
       const { status } = c.req.valid("query");
@@ -328,15 +344,16 @@ export function registerProjectRoutes(app: RouteApp, ctx: RouteContext): void {
   );
 
   app.openapi(
-    createRoute({
-      method: "get",
-      path: "/api/v1/projects/{id}/decisions/{decision_id}",
-      tags: ["Decisions"],
-      summary: "Get a decision card",
-      middleware: [requireScope("read")] as const,
-      request: { params: ProjectDecisionParams },
-      responses: { 200: jsonResponse(DecisionCardSchema, "The card."), ...errorResponses(...READ_ERRORS) },
-    }),
+    createRoute(
+      tableRoute(ctx, "getDecision", {
+        method: "get",
+        path: "/api/v1/projects/{id}/decisions/{decision_id}",
+        tags: ["Decisions"],
+        summary: "Get a decision card",
+        request: { params: ProjectDecisionParams },
+        responses: { 200: jsonResponse(DecisionCardSchema, "The card."), ...errorResponses(...READ_ERRORS) },
+      }),
+    ),
     async (c) => {
       const { id, decision_id } = c.req.valid("param");
       const decision = await getDecision(db, id, decision_id);
@@ -346,19 +363,20 @@ export function registerProjectRoutes(app: RouteApp, ctx: RouteContext): void {
   );
 
   app.openapi(
-    createRoute({
-      method: "get",
-      path: "/api/v1/projects/{id}/incidents",
-      tags: ["Projects"],
-      summary: "List incidents (newest first)",
-      description: "Scope violations, timeouts, stalls, harness not configured, harness crashes.",
-      middleware: [requireScope("read")] as const,
-      request: { params: ProjectParams, query: z.object({ limit: limitSchema(1000, 100) }) },
-      responses: {
-        200: jsonResponse(z.object({ incidents: z.array(IncidentSchema) }), "Incidents."),
-        ...errorResponses(...READ_ERRORS),
-      },
-    }),
+    createRoute(
+      tableRoute(ctx, "listIncidents", {
+        method: "get",
+        path: "/api/v1/projects/{id}/incidents",
+        tags: ["Projects"],
+        summary: "List incidents (newest first)",
+        description: "Scope violations, timeouts, stalls, harness not configured, harness crashes.",
+        request: { params: ProjectParams, query: z.object({ limit: limitSchema(1000, 100) }) },
+        responses: {
+          200: jsonResponse(z.object({ incidents: z.array(IncidentSchema) }), "Incidents."),
+          ...errorResponses(...READ_ERRORS),
+        },
+      }),
+    ),
     async (c) => {
       const { id } = c.req.valid("param");
       const { limit } = c.req.valid("query");

@@ -7,8 +7,7 @@ import { Hono, type MiddlewareHandler } from "hono";
 import { getCookie, setCookie } from "hono/cookie";
 import { BoardSessions } from "../admin/board-sessions.ts";
 import { ApiError } from "../http/api-error.ts";
-import { requireScope } from "../http/request-guards.ts";
-import { errorResponses, jsonResponse, type RouteApp, type RouteContext } from "./route-kit.ts";
+import { errorResponses, jsonResponse, type RouteApp, type RouteContext, tableRoute } from "./route-kit.ts";
 
 /** Where the Bull Board is mounted; its session cookie is scoped to this path only. */
 export const QUEUE_BOARD_PATH = "/admin/queues";
@@ -50,19 +49,20 @@ export function registerQueueBoardRoutes(app: RouteApp, ctx: RouteContext): void
   const sessions = new BoardSessions(ctx.deps.redis, ctx.deps.live.prefix, ctx.options.boardSessionTtlMs);
 
   app.openapi(
-    createRoute({
-      method: "post",
-      path: "/api/v1/admin/queues/session",
-      tags: ["Operations"],
-      summary: "Open a Bull Board session (sets the /admin/queues cookie)",
-      description:
-        "Admin scope. Sets an HttpOnly, SameSite=Strict cookie scoped to /admin/queues holding an opaque session id (the token itself is never put in the cookie); then open /admin/queues.",
-      middleware: [requireScope("admin")] as const,
-      responses: {
-        200: jsonResponse(BoardSessionSchema, "Session opened; the cookie is set."),
-        ...errorResponses(401, 403, 429),
-      },
-    }),
+    createRoute(
+      tableRoute(ctx, "openQueueBoardSession", {
+        method: "post",
+        path: "/api/v1/admin/queues/session",
+        tags: ["Operations"],
+        summary: "Open a Bull Board session (sets the /admin/queues cookie)",
+        description:
+          "Sets an HttpOnly, SameSite=Strict cookie scoped to /admin/queues holding an opaque session id (the token itself is never put in the cookie); then open /admin/queues.",
+        responses: {
+          200: jsonResponse(BoardSessionSchema, "Session opened; the cookie is set."),
+          ...errorResponses(401, 403, 429),
+        },
+      }),
+    ),
     async (c) => {
       const token = c.get("token");
       if (!token) throw new ApiError(401, "unauthorized", "This route needs a bearer token.");

@@ -1,6 +1,12 @@
-import type { OpenAPIHono, z } from "@hono/zod-openapi";
-import { ErrorBodySchema } from "@overseer/api-contract";
+import type { OpenAPIHono, RouteConfig, z } from "@hono/zod-openapi";
+import {
+  AUTHORIZATION_TABLE,
+  type AuthorizationRule,
+  ErrorBodySchema,
+  type OperationId,
+} from "@overseer/api-contract";
 import { type Db, getProject, type ProjectRow } from "@overseer/db";
+import type { MiddlewareHandler } from "hono";
 import type { GatewayEnv } from "../gateway-env.ts";
 import type { GatewayDeps, ResolvedGatewayOptions } from "../gateway-options.ts";
 import { ApiError } from "../http/api-error.ts";
@@ -21,10 +27,47 @@ export interface RouteContext {
   readonly metrics: GatewayMetrics;
   readonly verifier: TokenVerifier;
   readonly statusCache: ProjectStatusCache;
+  /** The authorization table's guard of an operation (`http/authorization-guard.ts`). */
+  readonly authorize: (operationId: OperationId) => MiddlewareHandler<GatewayEnv>;
 }
 
 /** The bare router every route module registers on (the full app, with its controls, is `GatewayApp`). */
 export type RouteApp = OpenAPIHono<GatewayEnv>;
+
+/**
+ * A route of the authorization table: it gets its operation id and, as its only middleware,
+ * the table's guard; its method and path must be the table's (a mismatch fails at startup).
+ */
+export function tableRoute<
+  P extends string,
+  R extends Omit<RouteConfig, "path" | "middleware" | "operationId"> & { path: P },
+>(
+  ctx: Pick<RouteContext, "authorize">,
+  operationId: OperationId,
+  route: R,
+): R & {
+  operationId: OperationId;
+  description: string;
+  middleware: [MiddlewareHandler<GatewayEnv>];
+} {
+  const rule: AuthorizationRule = AUTHORIZATION_TABLE[operationId];
+  if (rule.method !== route.method || rule.path !== route.path) {
+    throw new Error(
+      `Operation ${operationId} is ${rule.method} ${rule.path} in the authorization table, not ${route.method} ${route.path}.`,
+    );
+  }
+  const description = [route.description, accessSentence(rule)].filter(Boolean).join(" ");
+  return { ...route, operationId, description, middleware: [ctx.authorize(operationId)] };
+}
+
+/** What the OpenAPI document says of a row's access, from the table itself. */
+function accessSentence(rule: AuthorizationRule): string {
+  if (rule.scope === "public") return "No token needed.";
+  const states = Object.entries(rule.byProjectStatus ?? {}).map(
+    ([status, scope]) => `${scope} while the project is ${status}`,
+  );
+  return `Scope ${rule.scope}${states.length ? ` (${states.join(", ")})` : ""}.`;
+}
 
 export function jsonResponse<T extends z.ZodType>(schema: T, description: string) {
   return { content: { "application/json": { schema } }, description } as const;

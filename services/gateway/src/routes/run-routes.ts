@@ -11,7 +11,6 @@ import {
 } from "@overseer/api-contract";
 import { getProject, getRun, listRuns, type RunRow } from "@overseer/db";
 import { RUN_STATUSES } from "@overseer/domain";
-import { requireScope } from "../http/request-guards.ts";
 import { streamRunLog } from "../live/run-log-stream.ts";
 import { projectRedactor } from "../views/project-redaction.ts";
 import { runSummaryView, runView } from "../views/resource-views.ts";
@@ -23,6 +22,7 @@ import {
   type RouteApp,
   type RouteContext,
   runNotFound,
+  tableRoute,
 } from "./route-kit.ts";
 import { SSE_RESPONSES, sseResponse } from "./sse-response.ts";
 
@@ -89,18 +89,19 @@ export function registerRunRoutes(app: RouteApp, ctx: RouteContext): void {
   }
 
   app.openapi(
-    createRoute({
-      method: "get",
-      path: "/api/v1/projects/{id}/runs",
-      tags: ["Runs"],
-      summary: "List runs (newest first)",
-      middleware: [requireScope("read")] as const,
-      request: { params: ProjectParams, query: RunListQuery },
-      responses: {
-        200: jsonResponse(RunListSchema, "One page of runs; pass next_before as before for the next."),
-        ...errorResponses(...READ_ERRORS),
-      },
-    }),
+    createRoute(
+      tableRoute(ctx, "listRuns", {
+        method: "get",
+        path: "/api/v1/projects/{id}/runs",
+        tags: ["Runs"],
+        summary: "List runs (newest first)",
+        request: { params: ProjectParams, query: RunListQuery },
+        responses: {
+          200: jsonResponse(RunListSchema, "One page of runs; pass next_before as before for the next."),
+          ...errorResponses(...READ_ERRORS),
+        },
+      }),
+    ),
     async (c) => {
       const { id } = c.req.valid("param");
       const q = c.req.valid("query");
@@ -124,15 +125,16 @@ export function registerRunRoutes(app: RouteApp, ctx: RouteContext): void {
   );
 
   app.openapi(
-    createRoute({
-      method: "get",
-      path: "/api/v1/runs/{id}",
-      tags: ["Runs"],
-      summary: "Get a run (output redacted)",
-      middleware: [requireScope("read")] as const,
-      request: { params: RunParams },
-      responses: { 200: jsonResponse(RunSchema, "The run."), ...errorResponses(...READ_ERRORS) },
-    }),
+    createRoute(
+      tableRoute(ctx, "getRun", {
+        method: "get",
+        path: "/api/v1/runs/{id}",
+        tags: ["Runs"],
+        summary: "Get a run (output redacted)",
+        request: { params: RunParams },
+        responses: { 200: jsonResponse(RunSchema, "The run."), ...errorResponses(...READ_ERRORS) },
+      }),
+    ),
     async (c) => {
       const { run, redact } = await loadRun(c.req.valid("param").id);
       return c.json(runView(run, redact), 200);
@@ -140,25 +142,26 @@ export function registerRunRoutes(app: RouteApp, ctx: RouteContext): void {
   );
 
   app.openapi(
-    createRoute({
-      method: "get",
-      path: "/api/v1/runs/{id}/prompt",
-      tags: ["Runs"],
-      summary: "The prompt a run received (redacted)",
-      middleware: [requireScope("read")] as const,
-      request: { params: RunParams },
-      responses: {
-        200: jsonResponse(
-          z.object({
-            run_id: z.string(),
-            prompt: z.string().nullable(),
-            prompt_chars: z.number().int().nullable(),
-          }),
-          "The stored prompt; null until the worker reported it.",
-        ),
-        ...errorResponses(...READ_ERRORS),
-      },
-    }),
+    createRoute(
+      tableRoute(ctx, "getRunPrompt", {
+        method: "get",
+        path: "/api/v1/runs/{id}/prompt",
+        tags: ["Runs"],
+        summary: "The prompt a run received (redacted)",
+        request: { params: RunParams },
+        responses: {
+          200: jsonResponse(
+            z.object({
+              run_id: z.string(),
+              prompt: z.string().nullable(),
+              prompt_chars: z.number().int().nullable(),
+            }),
+            "The stored prompt; null until the worker reported it.",
+          ),
+          ...errorResponses(...READ_ERRORS),
+        },
+      }),
+    ),
     async (c) => {
       const { run, redact } = await loadRun(c.req.valid("param").id);
       return c.json(
@@ -173,19 +176,20 @@ export function registerRunRoutes(app: RouteApp, ctx: RouteContext): void {
   );
 
   app.openapi(
-    createRoute({
-      method: "get",
-      path: "/api/v1/runs/{id}/log",
-      tags: ["Runs"],
-      summary: "The stored output of a run (redacted)",
-      description: "What Postgres keeps (capped). For live output use GET /api/runs/{id}/log/stream.",
-      middleware: [requireScope("read")] as const,
-      request: { params: RunParams },
-      responses: {
-        200: jsonResponse(RunLogSchema, "Stored output; null until the run ended."),
-        ...errorResponses(...READ_ERRORS),
-      },
-    }),
+    createRoute(
+      tableRoute(ctx, "getRunLog", {
+        method: "get",
+        path: "/api/v1/runs/{id}/log",
+        tags: ["Runs"],
+        summary: "The stored output of a run (redacted)",
+        description: "What Postgres keeps (capped). For live output use GET /api/runs/{id}/log/stream.",
+        request: { params: RunParams },
+        responses: {
+          200: jsonResponse(RunLogSchema, "Stored output; null until the run ended."),
+          ...errorResponses(...READ_ERRORS),
+        },
+      }),
+    ),
     async (c) => {
       const { run, redact } = await loadRun(c.req.valid("param").id);
       return c.json(
@@ -201,17 +205,18 @@ export function registerRunRoutes(app: RouteApp, ctx: RouteContext): void {
   );
 
   app.openapi(
-    createRoute({
-      method: "get",
-      path: "/api/runs/{id}/log/stream",
-      tags: ["Live"],
-      summary: "Follow a run's output (SSE)",
-      description:
-        'Server-sent events: `log` events (`data: {"text": …}`, `id:` = log entry id; resume with Last-Event-ID), then one `end` event with the run\'s final status, after which the server closes the stream. Keep-alive comments are sent while nothing happens. When the live stream is gone (expired, Redis flushed) the stored output is sent as one `log` event with id `stored`. EventSource clients may pass the token as `access_token`.',
-      middleware: [requireScope("read")] as const,
-      request: { params: RunParams, headers: LogStreamHeaders, query: LogStreamQuery },
-      responses: SSE_RESPONSES,
-    }),
+    createRoute(
+      tableRoute(ctx, "streamRunLog", {
+        method: "get",
+        path: "/api/runs/{id}/log/stream",
+        tags: ["Live"],
+        summary: "Follow a run's output (SSE)",
+        description:
+          'Server-sent events: `log` events (`data: {"text": …}`, `id:` = log entry id; resume with Last-Event-ID), then one `end` event with the run\'s final status, after which the server closes the stream. Keep-alive comments are sent while nothing happens. When the live stream is gone (expired, Redis flushed) the stored output is sent as one `log` event with id `stored`. EventSource clients may pass the token as `access_token`.',
+        request: { params: RunParams, headers: LogStreamHeaders, query: LogStreamQuery },
+        responses: SSE_RESPONSES,
+      }),
+    ),
     async (c) => {
       const { id } = c.req.valid("param");
       const cursor = c.req.valid("header")["last-event-id"] ?? c.req.valid("query").after ?? "0";

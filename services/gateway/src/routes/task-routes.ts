@@ -14,7 +14,6 @@ import { ConflictError, existingTaskIds, getDecision, getTask, listTasks, taskUs
 import { decisionIdFor, isDomainError, TASK_KINDS, TASK_STATUSES, type TaskStatus } from "@overseer/domain";
 import { actorOf } from "../gateway-env.ts";
 import { ApiError } from "../http/api-error.ts";
-import { requireScope } from "../http/request-guards.ts";
 import { decisionCard, taskView } from "../views/resource-views.ts";
 import {
   errorResponses,
@@ -25,6 +24,7 @@ import {
   READ_ERRORS,
   type RouteApp,
   type RouteContext,
+  tableRoute,
   WRITE_ERRORS,
 } from "./route-kit.ts";
 
@@ -124,23 +124,24 @@ export function registerTaskRoutes(app: RouteApp, ctx: RouteContext): void {
   const { db } = ctx.deps;
 
   app.openapi(
-    createRoute({
-      method: "get",
-      path: "/api/v1/projects/{id}/tasks",
-      tags: ["Tasks"],
-      summary: "List tasks (filters, cursor pagination)",
-      description:
-        "In creation order. Pass `next_cursor` back as `cursor` for the next page; null means the last page.",
-      middleware: [requireScope("read")] as const,
-      request: { params: ProjectParams, query: TaskListQuery },
-      responses: {
-        200: jsonResponse(
-          z.object({ tasks: z.array(TaskSchema), next_cursor: z.string().nullable() }),
-          "One page of tasks.",
-        ),
-        ...errorResponses(...READ_ERRORS),
-      },
-    }),
+    createRoute(
+      tableRoute(ctx, "listTasks", {
+        method: "get",
+        path: "/api/v1/projects/{id}/tasks",
+        tags: ["Tasks"],
+        summary: "List tasks (filters, cursor pagination)",
+        description:
+          "In creation order. Pass `next_cursor` back as `cursor` for the next page; null means the last page.",
+        request: { params: ProjectParams, query: TaskListQuery },
+        responses: {
+          200: jsonResponse(
+            z.object({ tasks: z.array(TaskSchema), next_cursor: z.string().nullable() }),
+            "One page of tasks.",
+          ),
+          ...errorResponses(...READ_ERRORS),
+        },
+      }),
+    ),
     async (c) => {
       const { id } = c.req.valid("param");
       const q = c.req.valid("query");
@@ -157,15 +158,16 @@ export function registerTaskRoutes(app: RouteApp, ctx: RouteContext): void {
   );
 
   app.openapi(
-    createRoute({
-      method: "get",
-      path: "/api/v1/projects/{id}/tasks/{task_id}",
-      tags: ["Tasks"],
-      summary: "Get a task",
-      middleware: [requireScope("read")] as const,
-      request: { params: ProjectTaskParams },
-      responses: { 200: jsonResponse(TaskSchema, "The task."), ...errorResponses(...READ_ERRORS) },
-    }),
+    createRoute(
+      tableRoute(ctx, "getTask", {
+        method: "get",
+        path: "/api/v1/projects/{id}/tasks/{task_id}",
+        tags: ["Tasks"],
+        summary: "Get a task",
+        request: { params: ProjectTaskParams },
+        responses: { 200: jsonResponse(TaskSchema, "The task."), ...errorResponses(...READ_ERRORS) },
+      }),
+    ),
     async (c) => {
       const { id, task_id } = c.req.valid("param");
       const task = await getTask(db, id, task_id);
@@ -175,20 +177,21 @@ export function registerTaskRoutes(app: RouteApp, ctx: RouteContext): void {
   );
 
   app.openapi(
-    createRoute({
-      method: "post",
-      path: "/api/v1/projects/{id}/tasks",
-      tags: ["Tasks"],
-      summary: "Create one task",
-      description:
-        "Validated like a task file entry (422 lists every problem); prerequisites must name existing tasks.",
-      middleware: [requireScope("operate")] as const,
-      request: {
-        params: ProjectParams,
-        body: jsonBody(TaskCreateBody),
-      },
-      responses: { 201: jsonResponse(TaskSchema, "Created."), ...errorResponses(...WRITE_ERRORS) },
-    }),
+    createRoute(
+      tableRoute(ctx, "createTask", {
+        method: "post",
+        path: "/api/v1/projects/{id}/tasks",
+        tags: ["Tasks"],
+        summary: "Create one task",
+        description:
+          "Validated like a task file entry (422 lists every problem); prerequisites must name existing tasks.",
+        request: {
+          params: ProjectParams,
+          body: jsonBody(TaskCreateBody),
+        },
+        responses: { 201: jsonResponse(TaskSchema, "Created."), ...errorResponses(...WRITE_ERRORS) },
+      }),
+    ),
     async (c) => {
       const { id } = c.req.valid("param");
       const body = c.req.valid("json");
@@ -216,26 +219,27 @@ export function registerTaskRoutes(app: RouteApp, ctx: RouteContext): void {
   );
 
   app.openapi(
-    createRoute({
-      method: "post",
-      path: "/api/v1/projects/{id}/tasks/import",
-      tags: ["Tasks"],
-      summary: "Import a task file (JSON or YAML), all or nothing",
-      description:
-        "The body is a task file: an array of tasks or `{ tasks: [...] }`, as `application/json` or `application/yaml`, with at least one task and at most `maxImportTasks` (OVERSEER_MAX_IMPORT_TASKS, default 50000). Every problem (syntax, fields, duplicate or existing ids, unknown prerequisites, cycles, globs) is reported at once with 422 and nothing is imported.",
-      middleware: [requireScope("operate")] as const,
-      request: {
-        params: ProjectParams,
-        body: {
-          content: {
-            "application/json": { schema: { type: "array", items: { type: "object" } } },
-            "application/yaml": { schema: { type: "string" } },
+    createRoute(
+      tableRoute(ctx, "importTasks", {
+        method: "post",
+        path: "/api/v1/projects/{id}/tasks/import",
+        tags: ["Tasks"],
+        summary: "Import a task file (JSON or YAML), all or nothing",
+        description:
+          "The body is a task file: an array of tasks or `{ tasks: [...] }`, as `application/json` or `application/yaml`, with at least one task and at most `maxImportTasks` (OVERSEER_MAX_IMPORT_TASKS, default 50000). Every problem (syntax, fields, duplicate or existing ids, unknown prerequisites, cycles, globs) is reported at once with 422 and nothing is imported.",
+        request: {
+          params: ProjectParams,
+          body: {
+            content: {
+              "application/json": { schema: { type: "array", items: { type: "object" } } },
+              "application/yaml": { schema: { type: "string" } },
+            },
+            required: true,
           },
-          required: true,
         },
-      },
-      responses: { 201: jsonResponse(ImportResultSchema, "Imported."), ...errorResponses(...WRITE_ERRORS) },
-    }),
+        responses: { 201: jsonResponse(ImportResultSchema, "Imported."), ...errorResponses(...WRITE_ERRORS) },
+      }),
+    ),
     async (c) => {
       const { id } = c.req.valid("param");
       await existingProject(db, id);
@@ -272,20 +276,21 @@ export function registerTaskRoutes(app: RouteApp, ctx: RouteContext): void {
   );
 
   app.openapi(
-    createRoute({
-      method: "post",
-      path: "/api/v1/projects/{id}/tasks/{task_id}/cancel",
-      tags: ["Tasks"],
-      summary: "Cancel a task",
-      description:
-        "Cancels the task and its active runs (their queued jobs are removed); a blocked original waiting on a cancelled resolver gets a card.",
-      middleware: [requireScope("operate")] as const,
-      request: {
-        params: ProjectTaskParams,
-        body: jsonBody(ReasonOptional, false),
-      },
-      responses: { 200: jsonResponse(TaskChangeSchema, "Cancelled."), ...errorResponses(...WRITE_ERRORS) },
-    }),
+    createRoute(
+      tableRoute(ctx, "cancelTask", {
+        method: "post",
+        path: "/api/v1/projects/{id}/tasks/{task_id}/cancel",
+        tags: ["Tasks"],
+        summary: "Cancel a task",
+        description:
+          "Cancels the task and its active runs (their queued jobs are removed); a blocked original waiting on a cancelled resolver gets a card.",
+        request: {
+          params: ProjectTaskParams,
+          body: jsonBody(ReasonOptional, false),
+        },
+        responses: { 200: jsonResponse(TaskChangeSchema, "Cancelled."), ...errorResponses(...WRITE_ERRORS) },
+      }),
+    ),
     async (c) => {
       const { id, task_id } = c.req.valid("param");
       const { reason } = c.req.valid("json");
@@ -300,20 +305,21 @@ export function registerTaskRoutes(app: RouteApp, ctx: RouteContext): void {
   );
 
   app.openapi(
-    createRoute({
-      method: "post",
-      path: "/api/v1/projects/{id}/tasks/{task_id}/release-external",
-      tags: ["Tasks"],
-      summary: "Release a resolver awaiting an external action",
-      description:
-        "docs/state-machine.md rule 7: makes an awaiting_input resolver runnable again with `reason` in its next prompt. It does not complete the resolver nor unblock the original.",
-      middleware: [requireScope("operate")] as const,
-      request: {
-        params: ProjectTaskParams,
-        body: jsonBody(ReleaseRequestSchema),
-      },
-      responses: { 200: jsonResponse(TaskChangeSchema, "Released."), ...errorResponses(...WRITE_ERRORS) },
-    }),
+    createRoute(
+      tableRoute(ctx, "releaseExternalTask", {
+        method: "post",
+        path: "/api/v1/projects/{id}/tasks/{task_id}/release-external",
+        tags: ["Tasks"],
+        summary: "Release a resolver awaiting an external action",
+        description:
+          "docs/state-machine.md rule 7: makes an awaiting_input resolver runnable again with `reason` in its next prompt. It does not complete the resolver nor unblock the original.",
+        request: {
+          params: ProjectTaskParams,
+          body: jsonBody(ReleaseRequestSchema),
+        },
+        responses: { 200: jsonResponse(TaskChangeSchema, "Released."), ...errorResponses(...WRITE_ERRORS) },
+      }),
+    ),
     async (c) => {
       const { id, task_id } = c.req.valid("param");
       const { reason } = c.req.valid("json");

@@ -2,7 +2,6 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { TokenListSchema, TokenParams, TokenRevokedSchema } from "@overseer/api-contract";
 import { createApiToken, listApiTokens, revokeApiToken, TOKEN_SCOPES } from "@overseer/db";
 import { ApiError } from "../http/api-error.ts";
-import { requireScope } from "../http/request-guards.ts";
 import { tokenView } from "../views/resource-views.ts";
 import {
   errorResponses,
@@ -10,6 +9,7 @@ import {
   jsonResponse,
   type RouteApp,
   type RouteContext,
+  tableRoute,
   WRITE_ERRORS,
 } from "./route-kit.ts";
 
@@ -43,33 +43,35 @@ export function registerTokenRoutes(app: RouteApp, ctx: RouteContext): void {
   const { db } = ctx.deps;
 
   app.openapi(
-    createRoute({
-      method: "get",
-      path: "/api/v1/tokens",
-      tags: ["Tokens"],
-      summary: "List API tokens (never their secrets)",
-      middleware: [requireScope("admin")] as const,
-      responses: {
-        200: jsonResponse(TokenListSchema, "Tokens, oldest first."),
-        ...errorResponses(401, 403),
-      },
-    }),
+    createRoute(
+      tableRoute(ctx, "listTokens", {
+        method: "get",
+        path: "/api/v1/tokens",
+        tags: ["Tokens"],
+        summary: "List API tokens (never their secrets)",
+        responses: {
+          200: jsonResponse(TokenListSchema, "Tokens, oldest first."),
+          ...errorResponses(401, 403),
+        },
+      }),
+    ),
     async (c) => c.json({ tokens: (await listApiTokens(db)).map(tokenView) }, 200),
   );
 
   app.openapi(
-    createRoute({
-      method: "post",
-      path: "/api/v1/tokens",
-      tags: ["Tokens"],
-      summary: "Create an API token",
-      middleware: [requireScope("admin")] as const,
-      request: { body: jsonBody(TokenCreateBody) },
-      responses: {
-        201: jsonResponse(CreatedTokenSchema, "Created; the secret is in `token`."),
-        ...errorResponses(...WRITE_ERRORS),
-      },
-    }),
+    createRoute(
+      tableRoute(ctx, "createToken", {
+        method: "post",
+        path: "/api/v1/tokens",
+        tags: ["Tokens"],
+        summary: "Create an API token",
+        request: { body: jsonBody(TokenCreateBody) },
+        responses: {
+          201: jsonResponse(CreatedTokenSchema, "Created; the secret is in `token`."),
+          ...errorResponses(...WRITE_ERRORS),
+        },
+      }),
+    ),
     async (c) => {
       const body = c.req.valid("json");
       const created = await createApiToken(db, { name: body.name, scope: body.scope });
@@ -78,18 +80,19 @@ export function registerTokenRoutes(app: RouteApp, ctx: RouteContext): void {
   );
 
   app.openapi(
-    createRoute({
-      method: "delete",
-      path: "/api/v1/tokens/{token_id}",
-      tags: ["Tokens"],
-      summary: "Revoke an API token",
-      middleware: [requireScope("admin")] as const,
-      request: { params: TokenParams },
-      responses: {
-        200: jsonResponse(TokenRevokedSchema, "Revoked."),
-        ...errorResponses(400, 401, 403, 404, 429),
-      },
-    }),
+    createRoute(
+      tableRoute(ctx, "revokeToken", {
+        method: "delete",
+        path: "/api/v1/tokens/{token_id}",
+        tags: ["Tokens"],
+        summary: "Revoke an API token",
+        request: { params: TokenParams },
+        responses: {
+          200: jsonResponse(TokenRevokedSchema, "Revoked."),
+          ...errorResponses(400, 401, 403, 404, 429),
+        },
+      }),
+    ),
     async (c) => {
       const { token_id } = c.req.valid("param");
       const revoked = await revokeApiToken(db, token_id);

@@ -15,6 +15,8 @@ export interface OperationParameter {
 }
 
 export interface Operation {
+  /** `operationId`: the operation's row in the authorization table. */
+  readonly operationId: string;
   readonly method: string;
   /** OpenAPI path template, `/api/v1/projects/{id}`. */
   readonly path: string;
@@ -37,6 +39,7 @@ export function operationsOf(doc: Record<string, unknown>): Operation[] {
     for (const [method, op] of Object.entries(byMethod)) {
       const content = (op.requestBody as Schema | undefined)?.content as Record<string, Schema> | undefined;
       operations.push({
+        operationId: String(op.operationId),
         method: method.toUpperCase(),
         path,
         parameters: ((op.parameters ?? []) as Schema[]).map((p) => ({
