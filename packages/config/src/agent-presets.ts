@@ -58,7 +58,8 @@ export const AGENT_PRESETS: Readonly<Record<AgentKind, AgentPresetInfo>> = {
     defaultModel: "gpt-5-codex",
     defaultBaseUrl: "https://api.openai.com/v1",
     extraHosts: [],
-    usage: "`codex exec --json` turn.completed events (input, cached, output tokens)",
+    usage:
+      "its session rollout (a token_usage_record per model call, kept in the run's control dir) and `codex exec --json` turn.completed events",
   },
   claude: {
     kind: "claude",
@@ -68,7 +69,8 @@ export const AGENT_PRESETS: Readonly<Record<AgentKind, AgentPresetInfo>> = {
     defaultModel: "claude-sonnet-4-5",
     defaultBaseUrl: "https://api.anthropic.com",
     extraHosts: [],
-    usage: "`claude -p --output-format stream-json` result event (tokens and total_cost_usd)",
+    usage:
+      "`claude -p --output-format stream-json` assistant events (per message) and its result event (tokens and total_cost_usd)",
   },
   opencode: {
     kind: "opencode",
@@ -120,6 +122,13 @@ export function configKeyEnv(kind: AgentKind, env: Readonly<Record<string, strin
     ? presetKeyEnv(kind, env[info.gatewayBaseUrlEnv])
     : info.keyEnv;
 }
+
+/**
+ * Codex's home (`CODEX_HOME`) inside the run's control dir: the worker reads the session
+ * rollout there (`sessions/…/rollout-*.jsonl`, a usage record per model call, written as each
+ * call ends), so a run stopped mid-turn keeps what it spent.
+ */
+export const CODEX_HOME_DIR = ".codex-home";
 
 /** Copilot's home inside the run's control dir (the worker reads its session files there). */
 export const COPILOT_HOME_DIR = ".copilot-home";
@@ -228,13 +237,17 @@ function presetCommand(kind: AgentKind, options: AgentPresetOptions): RunnerConf
         ...common,
         // `exec` reads the prompt from stdin with `-`; --json prints usage per turn; the bypass
         // turns off Codex's own (nested, failing) sandbox; a custom provider carries the base URL.
+        // CODEX_HOME in the control dir keeps the session rollout (a usage record per model
+        // call) where the worker reads it, fresh for every run.
         argv: [
+          "/bin/sh",
+          "-c",
+          `export CODEX_HOME="$OVERSEER_CONTROL_DIR/${CODEX_HOME_DIR}" && mkdir -p "$CODEX_HOME" && exec "$0" "$@"`,
           bin,
           "exec",
           "--json",
           "--dangerously-bypass-approvals-and-sandbox",
           "--skip-git-repo-check",
-          "--ephemeral",
           "-c",
           "model_provider=overseer",
           "-c",

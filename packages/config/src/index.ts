@@ -18,6 +18,7 @@ export {
   type AgentPresetOptions,
   agentPresetConfig,
   allowHostOf,
+  CODEX_HOME_DIR,
   COPILOT_HOME_DIR,
   configKeyEnv,
   GEMINI_HOME_DIR,
@@ -28,6 +29,13 @@ export {
 export { ConfigError, formatConfigIssue } from "./config-error.ts";
 export { findGlobProblem, SCOPE_GLOB_OPTIONS } from "./glob-validator.ts";
 export { createLogger, type Logger, type LoggerOptions } from "./logger.ts";
+export {
+  PRICE_TABLE,
+  PRICE_TABLE_DATE,
+  type ResolvedPrice,
+  resolvePrice,
+  type TokenPrice,
+} from "./price-table.ts";
 export { QUEUE_DEFAULTS } from "./queue-defaults.ts";
 export { findRepositoryLocationProblem } from "./repository-location.ts";
 export {

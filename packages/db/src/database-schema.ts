@@ -32,6 +32,8 @@ export interface ProjectsTable {
   tokens_out: BigIntColumn;
   /** Input tokens served from the provider's cache (part of tokens_in). */
   tokens_cached: BigIntColumn;
+  /** Tokens no price covered (neither the price table nor the CLI): shown as unpriced, never $0. */
+  tokens_unpriced: BigIntColumn;
   version: Defaulted<number>;
   created_at: Timestamp;
   updated_at: Timestamp;
@@ -107,6 +109,8 @@ export interface RunsTable {
   tokens_out: BigIntColumn;
   /** Input tokens served from the provider's cache (part of tokens_in). */
   tokens_cached: BigIntColumn;
+  /** Tokens no price covered (neither the price table nor the CLI): shown as unpriced, never $0. */
+  tokens_unpriced: BigIntColumn;
   cost_usd: Defaulted<number>;
   /** Where the usage was read (`overseer-agent`, the CLI's stream or session file); null = none recorded. */
   usage_source: ColumnType<string | null, string | null | undefined, string | null>;

@@ -59,4 +59,5 @@ export {
   defaultDomainContext,
   POSTGRES_NOTIFY_CHANNEL,
   type RunReport,
+  recordUsageReport,
 } from "./transition-repository.ts";

@@ -6,6 +6,7 @@ import * as missions from "./migrations/0003-missions.ts";
 import * as runUsageDetail from "./migrations/0004-run-usage-detail.ts";
 import * as taskLanding from "./migrations/0005-task-landing.ts";
 import * as taskLandingFailures from "./migrations/0006-task-landing-failures.ts";
+import * as unpricedUsage from "./migrations/0007-unpriced-usage.ts";
 
 /** Migrations in order. Add new ones at the end; never edit one that has shipped. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -15,6 +16,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "0004-run-usage-detail": runUsageDetail,
   "0005-task-landing": taskLanding,
   "0006-task-landing-failures": taskLandingFailures,
+  "0007-unpriced-usage": unpricedUsage,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

@@ -22,6 +22,7 @@ import {
 import { insertBatches } from "./insert-batches.ts";
 import { loadProjectState } from "./project-state-repository.ts";
 import { taskMutableColumns } from "./row-mappers.ts";
+import { recordRunUsage } from "./usage-repository.ts";
 
 /** What a worker observed about a run, stored with the run's outcome in the same transaction. */
 export interface RunReport {
@@ -132,8 +133,8 @@ export async function applyTransition(
       const usage = "usage" in command ? command.usage : undefined;
       if (result.outcome === "already_applied") {
         // The run ended without this result (cancelled, stopped, or the result was delivered
-        // before): what it spent still counts, once (addUsage skips a run that has usage).
-        if (usage && runId && (await addUsage(trx, projectId, runId, usage))) {
+        // before): what it spent still counts, once (recorded as the largest report).
+        if (usage && runId && (await recordRunUsage(trx, projectId, runId, usage))) {
           // The spend changed: the coordinator's next pass checks it against budget_usd.
           await sql`SELECT pg_notify(${POSTGRES_NOTIFY_CHANNEL}, ${projectId})`.execute(trx);
         }
@@ -153,7 +154,7 @@ export async function applyTransition(
           .execute();
       }
       if (runId && options.runReport) await storeRunReport(trx, runId, options.runReport);
-      if (usage && runId) await addUsage(trx, projectId, runId, usage);
+      if (usage && runId) await recordRunUsage(trx, projectId, runId, usage);
       await sql`SELECT pg_notify(${POSTGRES_NOTIFY_CHANNEL}, ${projectId})`.execute(trx);
       return { ...result, eventRows };
     })
@@ -492,42 +493,19 @@ async function storeRunReport(db: Db, runId: string, report: RunReport): Promise
 }
 
 /**
- * Adds a run's usage to the run and its project, once per run: a run that already has usage
- * recorded (its `usage_source` is set) is left as it is, so a redelivered result never counts
- * twice. Cached input tokens are part of `tokens_in` and also summed on their own. True when
- * something was added.
+ * A running run's usage report (the worker's `run-usage` message): recorded as the largest of
+ * what the run has (recordRunUsage), and when the spend grew, the project's coordinator is woken
+ * to check it against the budgets. True when it grew.
  */
-async function addUsage(db: Db, projectId: string, runId: string, usage: Usage): Promise<boolean> {
-  const count = (n: number | undefined) => Math.max(0, Math.round(n ?? 0));
-  const tokensIn = count(usage.tokensIn);
-  const tokensOut = count(usage.tokensOut);
-  const tokensCached = Math.min(count(usage.tokensCached), tokensIn);
-  const cost = Math.max(0, usage.costUsd ?? 0);
-  if (tokensIn === 0 && tokensOut === 0 && cost === 0) return false;
-  const updated = await db
-    .updateTable("runs")
-    .set({
-      tokens_in: sql`tokens_in + ${tokensIn}`,
-      tokens_out: sql`tokens_out + ${tokensOut}`,
-      tokens_cached: sql`tokens_cached + ${tokensCached}`,
-      cost_usd: sql`cost_usd + ${cost}`,
-      usage_source: usage.source ?? "unknown",
-    })
-    .where("id", "=", runId)
-    .where("project_id", "=", projectId)
-    .where("usage_source", "is", null)
-    .returning("id")
-    .executeTakeFirst();
-  if (!updated) return false;
-  await db
-    .updateTable("projects")
-    .set({
-      tokens_in: sql`tokens_in + ${tokensIn}`,
-      tokens_out: sql`tokens_out + ${tokensOut}`,
-      tokens_cached: sql`tokens_cached + ${tokensCached}`,
-      cost_usd: sql`cost_usd + ${cost}`,
-    })
-    .where("id", "=", projectId)
-    .execute();
-  return true;
+export async function recordUsageReport(
+  db: Db,
+  projectId: string,
+  runId: string,
+  usage: Usage,
+): Promise<boolean> {
+  return db.transaction().execute(async (trx) => {
+    const grown = await recordRunUsage(trx, projectId, runId, usage);
+    if (grown) await sql`SELECT pg_notify(${POSTGRES_NOTIFY_CHANNEL}, ${projectId})`.execute(trx);
+    return grown;
+  });
 }

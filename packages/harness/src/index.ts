@@ -74,4 +74,4 @@ export {
 } from "./prompt-renderer.ts";
 export { type MissionPromptEvidence, renderRunPrompt } from "./run-prompt.ts";
 export { readSessionFiles } from "./session-files.ts";
-export { costOf, type HarvestedUsage, harvestUsage, type ModelPrice } from "./usage-harvester.ts";
+export { costOf, type HarvestedUsage, harvestUsage, type ModelPrice, UsageMeter } from "./usage-harvester.ts";

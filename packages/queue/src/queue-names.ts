@@ -21,3 +21,8 @@ export function resultJobId(runId: string): string {
 export function startedJobId(runId: string, workerId: string): string {
   return `started-${runId}-${workerId}`;
 }
+
+/** One usage report of a running run per worker and report number (see runUsageMessageSchema). */
+export function usageJobId(runId: string, workerId: string, seq: number): string {
+  return `usage-${runId}-${workerId}-${seq}`;
+}

@@ -86,6 +86,8 @@ export const runJobSchema = z.object({
       input_usd_per_mtok: z.number(),
       output_usd_per_mtok: z.number(),
       cached_input_usd_per_mtok: z.number().optional(),
+      /** `project`: the runner config's `prices` (replaces the CLI's figure); `table`: Overseer's price table. */
+      source: z.enum(["project", "table"]).optional(),
     })
     .nullable()
     .optional(),
@@ -106,18 +108,21 @@ export const runJobSchema = z.object({
 });
 export type RunJob = z.infer<typeof runJobSchema>;
 
-/** What a run consumed, measured by the worker (the control file's usage, or the agent CLI's own report). */
-const usageSchema = z
-  .object({
-    tokensIn: z.number().optional(),
-    tokensOut: z.number().optional(),
-    /** Input tokens served from the provider's cache (part of tokensIn). */
-    tokensCached: z.number().optional(),
-    costUsd: z.number().optional(),
-    /** Where the numbers came from: `overseer-agent` (its flags) or the CLI's stream or session file. */
-    source: z.string().optional(),
-  })
-  .optional();
+/**
+ * What a run consumed, measured by the worker (the agent CLI's own report as it streamed, or
+ * the control file's usage). No `costUsd`: nothing priced it (neither a price nor the CLI).
+ */
+const runUsageSchema = z.object({
+  tokensIn: z.number().optional(),
+  tokensOut: z.number().optional(),
+  /** Input tokens served from the provider's cache (part of tokensIn). */
+  tokensCached: z.number().optional(),
+  costUsd: z.number().optional(),
+  /** Where the numbers came from: `overseer-agent` (its flags) or the CLI's stream or session file. */
+  source: z.string().optional(),
+});
+export type RunUsage = z.infer<typeof runUsageSchema>;
+const usageSchema = runUsageSchema.optional();
 
 /** How a run ended, as the worker saw it. */
 export const runOutcomeSchema = z.discriminatedUnion("kind", [
@@ -190,5 +195,26 @@ export const runStartedSchema = z.object({
 });
 export type RunStarted = z.infer<typeof runStartedSchema>;
 
-export const resultMessageSchema = z.discriminatedUnion("kind", [runResultSchema, runStartedSchema]);
+/**
+ * A running run's usage so far (cumulative, sent when it changed): applied as the largest of
+ * what the run has recorded, so repeats, reordering and redelivery never count twice and a
+ * later, smaller report lowers nothing.
+ */
+export const runUsageMessageSchema = z.object({
+  v: z.literal(RUN_JOB_VERSION),
+  kind: z.literal("run-usage"),
+  runId: z.string(),
+  projectId: z.string(),
+  workerId: z.string(),
+  /** This worker's report number for the run (the message's job id). */
+  seq: z.number().int().nonnegative(),
+  usage: runUsageSchema,
+});
+export type RunUsageMessage = z.infer<typeof runUsageMessageSchema>;
+
+export const resultMessageSchema = z.discriminatedUnion("kind", [
+  runResultSchema,
+  runStartedSchema,
+  runUsageMessageSchema,
+]);
 export type ResultMessage = z.infer<typeof resultMessageSchema>;

@@ -9,6 +9,7 @@ import {
   resultJobId,
   runJobId,
   startedJobId,
+  usageJobId,
 } from "./queue-names.ts";
 import { type ResultMessage, type RunJob, resultMessageSchema, runJobSchema } from "./run-job-schema.ts";
 
@@ -56,7 +57,9 @@ export class RunQueues {
     const jobId =
       payload.kind === "run-result"
         ? resultJobId(payload.runId)
-        : startedJobId(payload.runId, payload.workerId);
+        : payload.kind === "run-usage"
+          ? usageJobId(payload.runId, payload.workerId, payload.seq)
+          : startedJobId(payload.runId, payload.workerId);
     await this.results.add(payload.kind, payload, {
       jobId,
       attempts: 5,

@@ -34,6 +34,7 @@ import {
   type NotificationListener,
   POSTGRES_NOTIFY_CHANNEL,
   type ProjectRow,
+  recordUsageReport,
   releaseLeases,
   requireProject,
   storeRunPrompt,
@@ -338,6 +339,12 @@ export class Coordinator {
 
   async applyResultMessage(message: ResultMessage): Promise<void> {
     const { projectId, runId } = message;
+    if (message.kind === "run-usage") {
+      // Outside the project's serializer: a row lock orders usage reports, and the budget check
+      // runs on the NOTIFY a grown spend sends.
+      await recordUsageReport(this.deps.db, projectId, runId, message.usage);
+      return;
+    }
     await this.serializer.run(projectId, async () => {
       if (message.kind === "run-started") {
         await this.apply(

@@ -4,6 +4,7 @@ import {
   exemptGlobsFor,
   parseRunnerConfig,
   type RunnerConfig,
+  resolvePrice,
 } from "@overseer/config";
 import type { MissionEvidence, ProjectRow } from "@overseer/db";
 import { type PlanApproval, type ProjectState, type Run, taskBranch } from "@overseer/domain";
@@ -113,7 +114,7 @@ export function buildRunJob(
       },
       enqueuedAt: now,
       agent: config.agent,
-      price: config.model !== null ? (config.prices[config.model] ?? null) : null,
+      price: resolvePrice(config),
       transitionLingerMs: Math.round(config.transition_linger_seconds * 1000),
       readOnlyPaths: [...config.sandbox.read_only_paths],
       landing: {

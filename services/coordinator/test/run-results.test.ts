@@ -274,4 +274,64 @@ describe("Coordinator counting what failed runs spent", () => {
     });
     expect((await requireProject(scratch.db, "spent-cancelled")).tokens_in).toBe("500");
   });
+  it("usage reports of a running run only ever raise its spend, whatever their order, and the result adds nothing twice", async () => {
+    const c = coordinator();
+    const run = await projectWithClaimedTask("spent-reports");
+    const report = (seq: number, tokensIn: number, costUsd?: number) =>
+      c.applyResultMessage({
+        v: 1,
+        kind: "run-usage",
+        runId: run.id,
+        projectId: "spent-reports",
+        workerId: "w1",
+        seq,
+        usage: {
+          tokensIn,
+          tokensOut: tokensIn / 10,
+          ...(costUsd === undefined ? {} : { costUsd }),
+          source: "s",
+        },
+      });
+    await report(1, 100, 0.1);
+    await report(3, 300, 0.3);
+    await report(2, 200, 0.2); // late, smaller: lowers nothing
+    await report(3, 300, 0.3); // redelivered: counts once
+    await report(4, 0, 0); // a forged zero: lowers nothing
+    await c.applyResultMessage({
+      ...resultOf(run.id, "spent-reports", { kind: "timeout", stalled: true, seconds: 45 }),
+      usage: { tokensIn: 250, tokensOut: 25, costUsd: 0.25, source: "s" },
+    });
+    expect(await getRun(scratch.db, run.id)).toMatchObject({
+      tokens_in: "300",
+      tokens_out: "30",
+      cost_usd: 0.3,
+    });
+    const project = await requireProject(scratch.db, "spent-reports");
+    expect(project).toMatchObject({
+      tokens_in: "300",
+      tokens_out: "30",
+      cost_usd: 0.3,
+      tokens_unpriced: "0",
+    });
+  });
+
+  it("usage nothing prices is counted as unpriced tokens, not as $0 of spend", async () => {
+    const c = coordinator();
+    const run = await projectWithClaimedTask("spent-unpriced");
+    await c.applyResultMessage({
+      v: 1,
+      kind: "run-usage",
+      runId: run.id,
+      projectId: "spent-unpriced",
+      workerId: "w1",
+      seq: 1,
+      usage: { tokensIn: 1234, tokensOut: 7, source: "claude stream-json assistant messages" },
+    });
+    expect(await getRun(scratch.db, run.id)).toMatchObject({
+      tokens_in: "1234",
+      tokens_unpriced: "1241",
+      cost_usd: 0,
+    });
+    expect((await requireProject(scratch.db, "spent-unpriced")).tokens_unpriced).toBe("1241");
+  });
 });

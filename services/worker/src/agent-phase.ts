@@ -19,6 +19,7 @@ import {
   type RunPaths,
   WorkerShutdownError,
 } from "./run-context.ts";
+import type { RunUsageTracker } from "./usage-tracker.ts";
 
 export type AgentPhase =
   /** The agent ran to its end (with or without a transition). */
@@ -32,6 +33,8 @@ export interface AgentPhaseContext {
   clock: PhaseClock;
   /** Aborted on worker shutdown or operator cancel. */
   signal?: AbortSignal | undefined;
+  /** Counts the agent's usage as its output streams. */
+  usage?: RunUsageTracker | undefined;
 }
 
 const DEFAULT_DISK_CHECK_MS = 250;
@@ -152,7 +155,10 @@ async function runInSandbox(
       watchPaths: job.idleTimeoutMs > 0 ? [paths.checkout] : [],
       maxOutputBytes: deps.maxOutputBytes,
       ...(job.transitionLingerMs !== undefined ? { transitionLingerMs: job.transitionLingerMs } : {}),
-      onOutput: deps.onOutput ? (chunk) => deps.onOutput?.(job, chunk) : undefined,
+      onOutput: (chunk) => {
+        ctx.usage?.write(chunk);
+        deps.onOutput?.(job, chunk);
+      },
       redact: ctx.redact,
       wrap,
       checkExecutable: wrap === undefined,

@@ -1,15 +1,12 @@
 import { formatZodIssues, type Logger } from "@overseer/config";
+import { type ControlTransition, classifyFailure, type HarnessRunResult, lastLines } from "@overseer/harness";
 import {
-  type ControlTransition,
-  classifyFailure,
-  type HarnessRunResult,
-  harvestUsage,
-  lastLines,
-} from "@overseer/harness";
-import { ControlTransitionSchema, type RunJob, type RunOutcome, type RunResult } from "@overseer/queue";
+  ControlTransitionSchema,
+  type RunJob,
+  type RunOutcome,
+  type RunUsage,
+} from "@overseer/queue";
 import { refusedTransition } from "./transition-policy.ts";
-
-type RunUsage = NonNullable<RunResult["usage"]>;
 
 /**
  * Phase 3: what the run amounts to. The agent's transition (its words redacted), a timeout or
@@ -118,26 +115,15 @@ function redactTransition(t: ControlTransition, redact: (text: string) => string
 }
 
 /**
- * What the run spent, whatever its outcome: what the CLI printed or left in its session files
- * (its own counts, see usage-harvester.ts in @overseer/harness) when it reported any, else what
- * the agent passed to overseer-agent.
+ * What the run spent, whatever its outcome: what the CLI reported as its output streamed or in
+ * its session files (its own counts, usage-tracker.ts) when it reported any, else what the
+ * agent passed to overseer-agent.
  */
 export function runUsage(
-  job: RunJob,
-  output: string,
+  counted: RunUsage | undefined,
   transition: ControlTransition | null,
-  sessionFiles: readonly string[],
 ): RunUsage | undefined {
-  const harvested = harvestUsage(output, job.agent, job.price, sessionFiles);
-  if (harvested) {
-    return {
-      tokensIn: harvested.tokensIn,
-      tokensOut: harvested.tokensOut,
-      tokensCached: harvested.tokensCached,
-      ...(harvested.costUsd !== undefined ? { costUsd: harvested.costUsd } : {}),
-      source: harvested.source,
-    };
-  }
+  if (counted) return counted;
   const u = transition?.usage;
   if (!u) return undefined;
   return { tokensIn: u.tokens_in, tokensOut: u.tokens_out, costUsd: u.cost_usd, source: "overseer-agent" };

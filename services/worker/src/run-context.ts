@@ -28,6 +28,13 @@ export interface RunExecutorDeps {
   /** Live output sink (already redacted). */
   onOutput?(job: RunJob, chunk: string): void;
   /**
+   * Sends a running run's usage so far (usage-tracker.ts): while it runs, whenever it changed
+   * (at most every `usageReportMs`), and once more when a run ends without a result (cancel).
+   */
+  reportUsage?(job: RunJob, usage: NonNullable<RunResult["usage"]>): Promise<void>;
+  /** Pause between two usage reports of a running run. Default 5000 ms; 0: only at the end. */
+  usageReportMs?: number;
+  /**
    * Mirror freshness per project: when it was last fetched or pushed, and how recent is
    * recent enough to skip the fetch before a new task's checkout (0 = always fetch).
    */

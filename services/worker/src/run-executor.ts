@@ -19,7 +19,6 @@ import { rm } from "node:fs/promises";
 import path from "node:path";
 import { createRedactor } from "@overseer/config";
 import type { Worktree } from "@overseer/git";
-import { readSessionFiles } from "@overseer/harness";
 import type { RunJob, RunOutcome, RunResult } from "@overseer/queue";
 import { runAgent } from "./agent-phase.ts";
 import { prepareCheckout } from "./checkout-phase.ts";
@@ -34,6 +33,7 @@ import {
   type RunExecutorDeps,
 } from "./run-context.ts";
 import { scopeViolations } from "./scope-checker.ts";
+import { RunUsageTracker } from "./usage-tracker.ts";
 
 export {
   type RunExecutorDeps,
@@ -60,6 +60,12 @@ export async function executeRun(
   const finish = (outcome: RunOutcome, extra: ResultExtra = {}) =>
     buildRunResult(job, deps.workerId, clock, outcome, extra);
   let worktree: Worktree | null = null;
+  const usage = new RunUsageTracker(
+    job,
+    deps.reportUsage ? (u) => deps.reportUsage?.(job, u) ?? Promise.resolve() : undefined,
+    log,
+    deps.usageReportMs,
+  );
 
   try {
     const refusal = deps.sandboxRefusal?.(job) ?? null;
@@ -72,16 +78,18 @@ export async function executeRun(
     if (checkout.kind === "misconfigured") return finish(checkout.outcome);
 
     const agentJob = checkout.prompt === job.prompt ? job : { ...job, prompt: checkout.prompt };
-    const agent = await runAgent(agentJob, deps, checkout.paths, { redact, log, clock, signal });
-    // What the run spent counts whatever its outcome (read before its dirs go).
-    const sessionFiles = await readSessionFiles(job.agent, checkout.paths.controlDir);
-    const usage = runUsage(
-      job,
-      agent.observed.output ?? "",
-      agent.kind === "finished" ? agent.harness.transition : null,
-      sessionFiles,
+    usage.start(checkout.paths.controlDir);
+    const agent = await runAgent(agentJob, deps, checkout.paths, { redact, log, clock, signal, usage }).catch(
+      async (error: unknown) => {
+        // Cancelled or shut down mid-run: no result follows, so what it spent is reported now
+        // (read before its dirs go).
+        await usage.finish();
+        throw error;
+      },
     );
-    if (agent.kind === "ended") return finish(agent.outcome, { ...agent.observed, usage });
+    // What the run spent counts whatever its outcome.
+    const spent = runUsage(await usage.finish(), agent.kind === "finished" ? agent.harness.transition : null);
+    if (agent.kind === "ended") return finish(agent.outcome, { ...agent.observed, usage: spent });
 
     const outcome = decideOutcome(job, agent.harness, checkout.taskHead, redact, log);
     const violations =
@@ -101,7 +109,7 @@ export async function executeRun(
     });
     clock.lap("git");
     const [finalOutcome, extra] = resultOfWork(work, outcome, agent.observed, violations);
-    return finish(finalOutcome, { ...extra, usage });
+    return finish(finalOutcome, { ...extra, usage: spent });
   } finally {
     // Cleanup is off the critical path: the result is reported while the checkout goes.
     const wt = worktree as Worktree | null;

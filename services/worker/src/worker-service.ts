@@ -76,6 +76,8 @@ export interface WorkerServiceOptions {
   diskLimitBytes?: number;
   /** Pause between two disk measurements of a running run. Default 250 ms. */
   diskCheckMs?: number;
+  /** Pause between two usage reports of a running run (sent only when it changed). Default 5000 ms. */
+  usageReportMs?: number;
   /** On stop, how long running runs may go on before they are aborted and handed back. Default 30000 ms. */
   drainMs?: number;
   /** Sandbox driver name, for heartbeats. */
@@ -145,6 +147,20 @@ export class WorkerService {
       sandboxFor: (job, paths) => options.sandboxFor(job, paths),
       ...(options.sandboxRefusal ? { sandboxRefusal: options.sandboxRefusal } : {}),
       confirmOwnership: (job) => this.confirmOwnership(job.runId),
+      // A usage report of a run this delivery no longer owns still counts: the spend is real.
+      reportUsage: (job, usage) => {
+        this.usageReports += 1;
+        return this.deps.queues.reportResult({
+          v: RUN_JOB_VERSION,
+          kind: "run-usage",
+          runId: job.runId,
+          projectId: job.projectId,
+          workerId: this.id,
+          seq: this.usageReports,
+          usage,
+        });
+      },
+      ...(options.usageReportMs === undefined ? {} : { usageReportMs: options.usageReportMs }),
       onOutput: (job, chunk) => {
         let batcher = batchers.get(job.runId);
         if (!batcher) {
@@ -161,6 +177,8 @@ export class WorkerService {
   }
 
   private readonly flushLog: (runId: string) => Promise<void>;
+  /** Usage reports sent (their job ids): from the clock, so a restarted worker never reuses one. */
+  private usageReports = Date.now();
 
   async start(): Promise<void> {
     const { logger } = this.deps;
