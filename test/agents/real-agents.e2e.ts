@@ -25,7 +25,7 @@ import { MockModelServer } from "./mock-model-server.ts";
 const timings: Record<string, { installMs: number; cached: boolean; cycleMs?: number }> = {};
 /** Where each CLI's usage is read (usage-harvester.ts in @overseer/harness). */
 const USAGE_SOURCE: Record<string, string> = {
-  codex: "codex --json turn.completed",
+  codex: "codex session rollout token_usage_record",
   claude: "claude stream-json result",
   opencode: "opencode --format json step_finish",
   gemini: "gemini stream-json result",
