@@ -1,11 +1,6 @@
 import { formatZodIssues, type Logger } from "@overseer/config";
 import { type ControlTransition, classifyFailure, type HarnessRunResult, lastLines } from "@overseer/harness";
-import {
-  ControlTransitionSchema,
-  type RunJob,
-  type RunOutcome,
-  type RunUsage,
-} from "@overseer/queue";
+import { ControlTransitionSchema, type RunJob, type RunOutcome, type RunUsage } from "@overseer/queue";
 import { refusedTransition } from "./transition-policy.ts";
 
 /**
