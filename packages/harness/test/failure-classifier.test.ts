@@ -1,5 +1,81 @@
+import { readdirSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { classifyFailure, lastLines } from "../src/failure-classifier.ts";
+import { classifyFailure, lastLines, readableLine } from "../src/failure-classifier.ts";
+
+/**
+ * Output of the pinned real CLIs (test/agents/agent-install.ts), recorded with their preset's
+ * command against a model API answering as the vendors document their errors
+ * (test/agents/mock-failing-model.ts): 401 (key refused), 429 (rate limit, quota), 404 (model
+ * not found), and a closed port behind Overseer's egress proxy (gateway unreachable); and what
+ * bwrap and the presets' `sh -c exec` wrappers print for a CLI the sandbox cannot see.
+ */
+const FIXTURES = new URL("./fixtures/cli-failures/", import.meta.url);
+const recorded = (name: string) => readFileSync(new URL(name, FIXTURES), "utf8");
+
+const EXPECTED_CODE: Record<string, string> = {
+  auth: "auth_refused",
+  model_not_found: "model_not_found",
+  quota: "quota_exhausted",
+  rate_limit: "rate_limited",
+  unreachable: "gateway_unreachable",
+};
+
+describe("classifyFailure: recorded output of the pinned CLIs", () => {
+  const files = readdirSync(FIXTURES).filter((f) => /^[a-z]+-\d[\d.]*-[a-z_]+\.txt$/.test(f));
+  it("has a sample of every failure for every CLI that prints one", () => {
+    // opencode retries a 429 and an unreachable host silently until the run's own limits end it.
+    expect(files).toHaveLength(5 * 5 - 3);
+  });
+  for (const file of files) {
+    const failure = /-([a-z_]+)\.txt$/.exec(file)?.[1] as string;
+    // Gemini's API answers a rate limit with its quota message (429 RESOURCE_EXHAUSTED).
+    const expected =
+      file.startsWith("gemini-") && failure === "rate_limit" ? "quota_exhausted" : EXPECTED_CODE[failure];
+    it(`names ${file} as ${expected}, a configuration cause`, () => {
+      const cause = classifyFailure(recorded(file));
+      expect(cause).toMatchObject({ code: expected, configuration: true });
+      // The operator reads the CLI's message, not a JSON event.
+      expect(cause?.message).not.toMatch(/"type"\s*:/);
+      expect(cause?.fix).toMatch(/overseer start --project/);
+    });
+  }
+
+  it("reads Claude Code's first refused retry as a refused key", () => {
+    const firstRetry = recorded("claude-2.1.332-auth.txt")
+      .split("\n")
+      .find((line) => line.includes('"subtype":"api_retry"')) as string;
+    expect(classifyFailure(firstRetry)).toMatchObject({
+      code: "auth_refused",
+      message:
+        "the model API refused the credentials: API call failed (HTTP 401, authentication_failed); retry 1 of 10",
+    });
+  });
+
+  it("names an unreachable gateway behind the proxy, not a refusal by the proxy", () => {
+    const cause = classifyFailure(recorded("codex-0.171.0-unreachable.txt"));
+    expect(cause?.message).toContain("overseer egress proxy: connect ECONNREFUSED 127.0.0.1:");
+    expect(cause?.fix).not.toContain("network_allow_hosts");
+  });
+
+  for (const file of ["bwrap-execvp.txt", "sh-exec-missing.txt"]) {
+    it(`names ${file} as a CLI the sandbox cannot see`, () => {
+      expect(classifyFailure(recorded(file))).toMatchObject({ code: "cli_missing", configuration: true });
+    });
+  }
+});
+
+describe("readableLine", () => {
+  it("reads the message of a CLI's JSON event and leaves text alone", () => {
+    expect(readableLine('{"type":"turn.failed","error":{"message":"Quota exceeded."}}')).toBe(
+      "Quota exceeded.",
+    );
+    expect(readableLine('{"type":"result","result":"Invalid API key","api_error_status":401}')).toBe(
+      "Invalid API key (HTTP 401)",
+    );
+    expect(readableLine("plain text")).toBe("plain text");
+    expect(readableLine("{not json")).toBe("{not json");
+  });
+});
 
 describe("classifyFailure", () => {
   it("names a nested sandbox as a configuration cause", () => {
@@ -64,7 +140,7 @@ describe("classifyFailure: credentials refused", () => {
     it(`names ${name} as auth refused`, () => {
       const cause = classifyFailure(`working on it\n${line}\n`);
       expect(cause).toMatchObject({ code: "auth_refused", configuration: true });
-      expect(cause?.message).toContain(line.slice(0, 40));
+      expect(cause?.message).toContain(readableLine(line.split("\n")[0] as string).slice(0, 30));
     });
   }
 
@@ -77,9 +153,14 @@ describe("classifyFailure: credentials refused", () => {
     "a count": "Processed 401 files, 0 errors",
     "curl output": "HTTP/1.1 401 Unauthorized",
     "a setup note": "You must specify the GEMINI_API_KEY environment variable to run the e2e tests",
-    "an opencode error of another status":
-      '{"type":"error","error":{"name":"APIError","data":{"message":"Rate limited","statusCode":429,"isRetryable":true}}}',
   };
+  it("takes an opencode error of another status for that cause, not a refusal", () => {
+    expect(
+      classifyFailure(
+        '{"type":"error","error":{"name":"APIError","data":{"message":"Rate limited","statusCode":429,"isRetryable":true}}}',
+      )?.code,
+    ).toBe("rate_limited");
+  });
   for (const [name, line] of Object.entries(ordinary)) {
     it(`does not take ${name} for a refusal`, () => {
       expect(classifyFailure(`running tests\n${line}\ndone\n`)).toBeNull();
