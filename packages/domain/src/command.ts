@@ -115,7 +115,10 @@ export type Command =
       kind: "timeout";
       runId: string;
       stalled: boolean;
+      /** How long the run ran. */
       seconds: number;
+      /** A stall: how long it had been idle when the watchdog ended it (`idle_timeout_seconds`). */
+      idleSeconds?: number | undefined;
       checkpointRef?: string | null | undefined;
       usage?: Usage | undefined;
     }
@@ -127,6 +130,12 @@ export type Command =
       crashed: boolean;
       /** Recorded as an incident of this kind (a crash is always `harness_crash`). */
       incident?: "result_unapplicable" | undefined;
+      /**
+       * The agent ended by itself (exit 0) without calling overseer-agent: the model does not
+       * follow the protocol. When no retry is left this pauses the project with one incident
+       * instead of escalating to a resolver (whose runs would do the same).
+       */
+      protocolNotFollowed?: boolean | undefined;
       maxAttempts: number;
       backoffMs: number;
       usage?: Usage | undefined;

@@ -56,7 +56,8 @@ export type IncidentKind =
   | "harness_not_configured"
   | "harness_crash"
   | "result_unapplicable"
-  | "configuration_error";
+  | "configuration_error"
+  | "protocol_not_followed";
 
 export interface Incident {
   readonly kind: IncidentKind;

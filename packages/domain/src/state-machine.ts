@@ -170,12 +170,13 @@ export function applyCommand(state: ProjectState, command: Command, ctx: DomainC
       const { run, task } = draft.outcomeTarget(command.runId, ["in_progress", "review"]) ?? {};
       if (!run || !task) return draft.alreadyApplied();
       const what = command.stalled
-        ? `stalled (no output and no file change for ${command.seconds} s)`
+        ? `stalled (no output and no file change for ${command.idleSeconds ?? command.seconds} s${command.idleSeconds !== undefined ? `, after ${command.seconds} s of run` : ""})`
         : `timed out after ${command.seconds} s`;
       const reason = `Run ${run.agentId} ${what}; its process group was killed.`;
       draft.endRun(run, { status: "failed", failure: reason }, command.usage);
       draft.incident(command.stalled ? "stall" : "timeout", task, run, reason, {
         seconds: command.seconds,
+        ...(command.idleSeconds !== undefined ? { idleSeconds: command.idleSeconds } : {}),
         checkpointRef: command.checkpointRef ?? null,
       });
       escalateTask(draft, task, run, { reason });
@@ -189,21 +190,12 @@ export function applyCommand(state: ProjectState, command: Command, ctx: DomainC
       const { run, task } = draft.outcomeTarget(command.runId, ["in_progress", "review"]) ?? {};
       if (!run || !task) return draft.alreadyApplied();
       draft.endRun(run, { status: "failed", failure: command.message }, command.usage);
-      draft.incident(command.reason, task, run, command.message, {});
-      awaitInput(draft, task, run.action === "review" ? "review" : "todo", command.reason, {
+      pauseForConfiguration(draft, task, run, {
+        incident: command.reason,
+        reason: command.reason,
         title: command.reason === "harness_not_configured" ? "Harness not configured" : "Configuration error",
-        reason: command.message,
-        question: `${command.message} Fix the configuration, then continue.`,
+        message: command.message,
       });
-      // The same config fails every other task the same way: the project stops claiming until
-      // the operator fixes it and starts it again (rule 7).
-      if (draft.project.status === "active") {
-        const first = command.message.split("\n")[0] ?? "";
-        draft.setProjectStatus(
-          "paused",
-          `${command.reason} in ${task.id}: ${first.length > 300 ? `${first.slice(0, 299)}…` : first}`,
-        );
-      }
       break;
     }
     case "scope-violation": {
@@ -355,8 +347,26 @@ export function applyProjectCreation(
   return draft.result("applied");
 }
 
+/** Cards `overseer start` answers: the operator fixed the configuration and started again. */
+const CONFIGURATION_REASONS: ReadonlySet<AwaitingReason> = new Set([
+  "configuration_error",
+  "harness_not_configured",
+]);
+
 function startProject(draft: Draft, command: Extract<Command, { kind: "start-project" }>): void {
   const from = draft.project.status;
+  for (const task of [...draft.tasks.values()]) {
+    if (
+      task.status !== "awaiting_input" ||
+      !task.awaitingReason ||
+      !CONFIGURATION_REASONS.has(task.awaitingReason)
+    )
+      continue;
+    const pending = pendingDecisionOf(draft, task.id);
+    const answer = "Continue: the configuration was fixed and the project started again.";
+    if (pending) draft.resolveCard(pending, "continue", answer, command.by, draft.ctx.newRunId());
+    releaseWithAnswer(draft, task, pending?.question ?? task.statusReason ?? "", answer, command.by);
+  }
   draft.project = {
     ...draft.project,
     status: "active",
@@ -612,12 +622,49 @@ function noTransition(draft: Draft, command: Extract<Command, { kind: "no-transi
       delayMs: delay,
       reason,
     });
+  } else if (command.protocolNotFollowed) {
+    // A resolver's runs would end the same way: one incident, the project paused.
+    pauseForConfiguration(draft, { ...task, failures: 0, notBefore: null }, run, {
+      incident: "protocol_not_followed",
+      reason: "configuration_error",
+      title: "The agent does not follow the protocol",
+      message: `The agent does not follow the protocol: ${failures} runs of ${task.id} in a row ended without calling overseer-agent (the last: ${run.agentId}, ${command.detail}). Fix: use a model that runs shell commands and follows the prompt's overseer-agent instructions (overseer init --project ${task.projectId} --agent NAME --model MODEL --update), or correct the runner config's prompt; then \`overseer start --project ${task.projectId}\` resumes the project and this task.`,
+    });
   } else {
     escalateTask(draft, { ...task, failures: 0, notBefore: null }, run, {
       reason: `${reason} (attempt ${failures} of ${command.maxAttempts}; no retries left)`,
     });
   }
   return draft.result("applied");
+}
+
+interface ConfigurationPause {
+  incident: "harness_not_configured" | "configuration_error" | "protocol_not_followed";
+  reason: Extract<AwaitingReason, "harness_not_configured" | "configuration_error">;
+  title: string;
+  /** Cause and fix, then what the run said. */
+  message: string;
+}
+
+/**
+ * Rule 7: a cause no retry can fix (the same config fails every task the same way). ONE
+ * incident, the task waits with a card naming cause and fix, and the project stops claiming.
+ * `overseer start` after the fix releases the card and resumes (see startProject): one step.
+ */
+function pauseForConfiguration(draft: Draft, task: Task, run: Run, pause: ConfigurationPause): void {
+  draft.incident(pause.incident, task, run, pause.message, {});
+  awaitInput(draft, task, run.action === "review" ? "review" : "todo", pause.reason, {
+    title: pause.title,
+    reason: pause.message,
+    question: `${pause.message}\nFix the configuration, then run \`overseer start --project ${task.projectId}\` (or choose Continue here): either one releases this task and resumes the project.`,
+  });
+  if (draft.project.status === "active") {
+    const first = pause.message.split("\n")[0] ?? "";
+    draft.setProjectStatus(
+      "paused",
+      `${pause.incident} in ${task.id}: ${first.length > 300 ? `${first.slice(0, 299)}…` : first}`,
+    );
+  }
 }
 
 function requireAction(run: Run, allowed: readonly RunAction[], transition: string): void {
@@ -892,6 +939,10 @@ function resolveDecision(draft: Draft, command: Extract<Command, { kind: "resolv
   draft.resolveCard(decision, option.id, note || null, command.by, command.resolutionId);
   draft.resolution = { decisionId: decision.id, resolutionId: command.resolutionId, optionId: option.id };
   const task = draft.task(decision.itemId);
+  const configuration =
+    task.status === "awaiting_input" &&
+    task.awaitingReason !== null &&
+    CONFIGURATION_REASONS.has(task.awaitingReason);
   if (option.id === STOP_OPTION_ID) {
     stopItem(draft, task, command.by);
   } else if (awaitsPlanApproval(task)) {
@@ -905,8 +956,26 @@ function resolveDecision(draft: Draft, command: Extract<Command, { kind: "resolv
       note ? `${option.label}: ${note}` : option.label,
       command.by,
     );
+    if (configuration) resumeAfterConfiguration(draft, command.by);
   }
   return draft.result("applied");
+}
+
+/**
+ * Continuing a configuration card is the operator saying it is fixed: the project that paused
+ * for it claims again (as `overseer start` would), unless another such card still waits.
+ */
+function resumeAfterConfiguration(draft: Draft, by: string): void {
+  if (draft.project.status !== "paused") return;
+  for (const t of draft.tasks.values()) {
+    if (
+      t.status === "awaiting_input" &&
+      t.awaitingReason !== null &&
+      CONFIGURATION_REASONS.has(t.awaitingReason)
+    )
+      return;
+  }
+  draft.setProjectStatus("active", null, by);
 }
 
 /** Rule 12: cancel the item (and the blocked originals waiting on it), keep its work, continuous off. */
@@ -1613,10 +1682,14 @@ class Draft {
     );
   }
 
-  setProjectStatus(status: ProjectControl["status"], reason: string): void {
+  setProjectStatus(status: ProjectControl["status"], reason: string | null, by?: string): void {
     if (this.project.status === status) return;
     this.project = { ...this.project, status, statusReason: reason };
-    this.event("project.status_changed", { taskId: null, id: null }, { status, reason });
+    this.event(
+      "project.status_changed",
+      { taskId: null, id: null },
+      { status, reason, ...(by !== undefined ? { by } : {}) },
+    );
   }
 
   event(

@@ -789,7 +789,15 @@ function checkStep(prev: ProjectState, command: Command, result: ApplyResult, hi
 
     // (e) awaiting_input is left only through an operator command.
     if (before?.status === "awaiting_input" && after.status !== "awaiting_input") {
-      ensure(OPERATOR_RELEASES.has(command.kind), via(`${after.id} left awaiting_input for ${after.status}`));
+      // `start` is the one step after a configuration fix: it releases configuration cards only.
+      const viaStart =
+        command.kind === "start-project" &&
+        (before.awaitingReason === "configuration_error" ||
+          before.awaitingReason === "harness_not_configured");
+      ensure(
+        OPERATOR_RELEASES.has(command.kind) || viaStart,
+        via(`${after.id} left awaiting_input for ${after.status}`),
+      );
     }
 
     // (k) planning rounds: only from a start, a continuous claim with all finished, or a replan.

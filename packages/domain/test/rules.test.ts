@@ -1058,6 +1058,30 @@ describe("rule 7: awaiting_input waits for an operator; release-external; answer
       resolutionId: "res-1",
     });
     expect(getTask(resumed, "A").status).toBe("todo");
+    // Continuing the card is the fix's one step: the project claims again.
+    expect(resumed.project.status).toBe("active");
+  });
+
+  it("`start` after a configuration fix releases the card and resumes, in one step", () => {
+    const d = createDriver();
+    const claimed = claimFor(d, buildState({ tasks: [task("A"), task("B")] }), "A");
+    const paused = d.apply(claimed.state, {
+      kind: "run-misconfigured",
+      runId: claimed.run.id,
+      reason: "configuration_error",
+      message: "the model API refused the credentials: Invalid API key (HTTP 401). Fix: set a valid key.",
+    });
+    expect(decisionOf(paused, "A")?.question).toContain("`overseer start --project");
+    const started = d.step(paused, { kind: "start-project", by: "op", stage: null, sessionsLimit: null });
+    expect(started.state.project.status).toBe("active");
+    expect(getTask(started.state, "A")).toMatchObject({ status: "todo", awaitingReason: null });
+    expect(decisionOf(started.state, "A")).toMatchObject({
+      status: "resolved",
+      selectedOption: "continue",
+      resolvedBy: "op",
+    });
+    expect(getTask(started.state, "A").answers.at(-1)?.answer).toMatch(/configuration was fixed/);
+    expect(ids(runnableTasks(started.state, d.ctx.now))).toEqual(["A", "B"]);
   });
 
   it("a misconfigured review run returns to review once the operator continues, and gets a new card revision next time", () => {
@@ -1117,6 +1141,22 @@ describe("rule 8: timeout kills the run and creates a remediation with the timeo
     });
     expect(result.incidents.map((i) => i.kind)).toEqual(["stall"]);
     expect(result.state.runs.get(claimed.run.id)?.failure).toContain("stalled");
+  });
+
+  it("a stall names the idle time that triggered it, not the run's whole duration", () => {
+    const d = createDriver();
+    const claimed = claimFor(d, buildState({ tasks: [task("A")] }), "A");
+    const result = d.step(claimed.state, {
+      kind: "timeout",
+      runId: claimed.run.id,
+      stalled: true,
+      seconds: 100,
+      idleSeconds: 45,
+    });
+    expect(result.incidents[0]?.message).toContain(
+      "no output and no file change for 45 s, after 100 s of run",
+    );
+    expect(result.incidents[0]?.details).toMatchObject({ seconds: 100, idleSeconds: 45 });
   });
 });
 
@@ -1197,6 +1237,42 @@ describe("rule 9: no transition → retry with exponential backoff, then a remed
     expect(claimed.run.attempt).toBe(1);
     s = d.apply(claimed.state, twice(claimed.run.id));
     expect(getTask(s, "A")).toMatchObject({ status: "todo", failures: 1 });
+  });
+
+  it("runs that keep ending without calling overseer-agent pause the project with one incident, no resolver", () => {
+    const d = createDriver();
+    const protocol = (runId: string): Command =>
+      ({
+        ...noTransition(runId),
+        detail: "exit 0 without calling overseer-agent. The model's last message: I have created hello.txt.",
+        protocolNotFollowed: true,
+      }) as Command;
+    let s = buildState({ tasks: [task("A"), task("B")] });
+    const incidents: string[] = [];
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      const claimed = claimFor(d, s, "A");
+      const r = d.step(claimed.state, protocol(claimed.run.id));
+      incidents.push(...r.incidents.map((i) => i.kind));
+      s = r.state;
+      d.ctx.advance(10_000);
+    }
+    expect(incidents).toEqual(["protocol_not_followed"]);
+    expect(resolversOf(s, "A")).toEqual([]);
+    expect(getTask(s, "A")).toMatchObject({
+      status: "awaiting_input",
+      awaitingReason: "configuration_error",
+    });
+    const card = decisionOf(s, "A");
+    expect(card?.title).toBe("The agent does not follow the protocol");
+    expect(card?.reason).toContain("3 runs of A in a row ended without calling overseer-agent");
+    expect(card?.reason).toContain("The model's last message: I have created hello.txt.");
+    expect(s.project.status).toBe("paused");
+    expect(s.project.statusReason).toMatch(
+      /^protocol_not_followed in A: The agent does not follow the protocol/,
+    );
+    // After the fix, start alone runs A again.
+    s = d.apply(s, { kind: "start-project", by: "op", stage: null, sessionsLimit: null });
+    expect(claimFor(d, s, "A").run.attempt).toBe(1);
   });
 
   it("a successful transition resets the failure count", () => {

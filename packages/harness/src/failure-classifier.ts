@@ -311,3 +311,27 @@ function assistantText(e: Record<string, unknown>): string | null {
     .trim();
   return text === "" ? null : text;
 }
+
+/** Causes a CLI's own retries cannot fix: seeing one while it retries ends the run at once. */
+const FATAL_WHILE_RETRYING: ReadonlySet<FailureCause["code"]> = new Set([
+  "auth_refused",
+  "model_not_found",
+  "quota_exhausted",
+]);
+
+/**
+ * True for a line on which the run should end now instead of when the CLI's retries run out:
+ * Claude Code 2.1 retries a refused key ten times over minutes, printing
+ * `{"type":"system","subtype":"api_retry",…,"error_status":401,"error":"authentication_failed"}`
+ * each time. Only the CLI's own retry events count (never what the agent's commands print).
+ */
+export function endsRunEarly(line: string): boolean {
+  if (!line.startsWith("{") || !/"subtype"\s*:\s*"api_retry"/.test(line)) return false;
+  const cause = classifyFailure(line);
+  return cause !== null && FATAL_WHILE_RETRYING.has(cause.code);
+}
+
+/** A cause's fix with the project named (the fixes say PROJECT where its id goes). */
+export function fixFor(cause: FailureCause, projectId: string): string {
+  return cause.fix.replaceAll("PROJECT", projectId);
+}

@@ -70,6 +70,11 @@ export interface RunHarnessOptions {
   maxOutputBytes?: number;
   /** Live output, already redacted, stdout and stderr interleaved, uncapped. */
   onOutput?: (chunk: string) => void;
+  /**
+   * A line of output (redacted) on which the run is ended at once: the CLI keeps retrying what
+   * no retry fixes (Claude Code's refused key). The run then ends with `endReason` "fatal_output".
+   */
+  endOnOutput?: (line: string) => boolean;
   /** Applied to all output before it is stored or streamed. */
   redact: (text: string) => string;
   /** Sandbox hook; without it the harness runs directly (no isolation). */
@@ -232,16 +237,17 @@ async function supervise(
   const { logger } = limits;
   const spawned = await spawnHarness(prepared, options.cwd, logger);
   const { pid } = spawned;
+  let ender: RunEnder | null = null;
   const stdio = connectStdio(spawned, {
     prompt: options.prompt,
     maxOutputBytes: limits.maxOutputBytes,
     redact: options.redact,
-    onOutput: options.onOutput,
+    onOutput: withLineWatch(options.onOutput, options.endOnOutput, () => ender?.end("fatal_output")),
     flushMs: limits.flushMs,
     logger,
   });
   const onSpawnFailed = !notifySpawn(options, pid, logger);
-  const ender = new RunEnder({
+  ender = new RunEnder({
     pid,
     exited: spawned.exited,
     stop: prepared.stop,
@@ -307,6 +313,22 @@ async function supervise(
     spawnedAt: spawned.spawnedAt,
     endedAt,
     transitionAt: control.transitionAt,
+  };
+}
+
+/** The live output callback, plus `endOnOutput` looked at line by line (chunks may split lines). */
+function withLineWatch(
+  onOutput: ((chunk: string) => void) | undefined,
+  endOnOutput: ((line: string) => boolean) | undefined,
+  end: () => void,
+): ((chunk: string) => void) | undefined {
+  if (!endOnOutput) return onOutput;
+  let carry = "";
+  return (chunk) => {
+    onOutput?.(chunk);
+    const lines = (carry + chunk).split("\n");
+    carry = (lines.pop() ?? "").slice(-64 * 1024);
+    if (lines.some((line) => endOnOutput(line))) end();
   };
 }
 

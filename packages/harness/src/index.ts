@@ -34,8 +34,10 @@ export {
 export { resolveExecutable } from "./executable-resolver.ts";
 export {
   classifyFailure,
+  endsRunEarly,
   FAILURE_TAIL_LINES,
   type FailureCause,
+  fixFor,
   lastLines,
 } from "./failure-classifier.ts";
 export { HARNESS_DEFAULTS } from "./harness-defaults.ts";
@@ -73,5 +75,6 @@ export {
   renderPrompt,
 } from "./prompt-renderer.ts";
 export { type MissionPromptEvidence, renderRunPrompt } from "./run-prompt.ts";
+export { describeRunOutput, type LastWords, lastWords } from "./run-transcript.ts";
 export { readSessionFiles } from "./session-files.ts";
 export { costOf, type HarvestedUsage, harvestUsage, type ModelPrice, UsageMeter } from "./usage-harvester.ts";

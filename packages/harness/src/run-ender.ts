@@ -6,9 +6,10 @@ import { type TerminateOutcome, terminateProcessGroup } from "./process-group-ki
 /**
  * Why the run ended: `exited` (by itself, without a transition), `transition` (a valid
  * transition was recorded: the group was ended for it, or the harness exited right after),
- * `timeout` / `stall` (hard timeout / idle watchdog), `aborted` (the caller's AbortSignal).
+ * `timeout` / `stall` (hard timeout / idle watchdog), `aborted` (the caller's AbortSignal),
+ * `fatal_output` (a line of output showed a failure no retry of the CLI can fix).
  */
-export type HarnessEndReason = "exited" | "transition" | "timeout" | "stall" | "aborted";
+export type HarnessEndReason = "exited" | "transition" | "timeout" | "stall" | "aborted" | "fatal_output";
 
 export interface RunEnderOptions {
   readonly pid: number;

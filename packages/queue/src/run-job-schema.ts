@@ -131,8 +131,21 @@ export const runOutcomeSchema = z.discriminatedUnion("kind", [
    * `usage` here is what older workers sent; the result's own `usage` covers every outcome.
    */
   z.object({ kind: z.literal("transition"), transition: ControlTransitionSchema, usage: usageSchema }),
-  z.object({ kind: z.literal("timeout"), stalled: z.boolean(), seconds: z.number() }),
-  z.object({ kind: z.literal("no-transition"), detail: z.string(), crashed: z.boolean() }),
+  z.object({
+    kind: z.literal("timeout"),
+    stalled: z.boolean(),
+    /** How long the run ran. */
+    seconds: z.number(),
+    /** A stall: how long it had been idle when the watchdog ended it. */
+    idleSeconds: z.number().optional(),
+  }),
+  z.object({
+    kind: z.literal("no-transition"),
+    detail: z.string(),
+    crashed: z.boolean(),
+    /** The agent exited 0 by itself without calling overseer-agent (no known cause in its output). */
+    protocolNotFollowed: z.boolean().optional(),
+  }),
   /** The worker refused or stopped the run for breaking a run rule (nothing was landed). */
   z.object({
     kind: z.literal("violation"),

@@ -35,6 +35,7 @@ export function commandForResult(
         runId,
         stalled: outcome.stalled,
         seconds: outcome.seconds,
+        ...(outcome.idleSeconds !== undefined ? { idleSeconds: outcome.idleSeconds } : {}),
         checkpointRef: result.checkpointRef,
         usage,
       };
@@ -44,6 +45,7 @@ export function commandForResult(
         runId,
         detail: outcome.detail,
         crashed: outcome.crashed,
+        ...(outcome.protocolNotFollowed ? { protocolNotFollowed: true } : {}),
         maxAttempts: retry.maxAttempts,
         backoffMs: retry.backoffMs,
         usage,

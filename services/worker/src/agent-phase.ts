@@ -1,6 +1,7 @@
 import type { Logger } from "@overseer/config";
 import {
   buildHarnessEnv,
+  endsRunEarly,
   expandArgv,
   HarnessNotConfiguredError,
   type HarnessRunResult,
@@ -159,6 +160,8 @@ async function runInSandbox(
         ctx.usage?.write(chunk);
         deps.onOutput?.(job, chunk);
       },
+      // A refused key the CLI would retry for minutes ends the run on its first retry.
+      endOnOutput: endsRunEarly,
       redact: ctx.redact,
       wrap,
       checkExecutable: wrap === undefined,

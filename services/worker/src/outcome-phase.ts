@@ -1,5 +1,11 @@
 import { formatZodIssues, type Logger } from "@overseer/config";
-import { type ControlTransition, classifyFailure, type HarnessRunResult, lastLines } from "@overseer/harness";
+import {
+  type ControlTransition,
+  classifyFailure,
+  describeRunOutput,
+  fixFor,
+  type HarnessRunResult,
+} from "@overseer/harness";
 import { ControlTransitionSchema, type RunJob, type RunOutcome, type RunUsage } from "@overseer/queue";
 import { refusedTransition } from "./transition-policy.ts";
 
@@ -15,10 +21,10 @@ export function decideOutcome(
   redact: (text: string) => string,
   log: Logger,
 ): RunOutcome {
-  return refuseForbidden(job, outcomeOf(harness, redact), taskHead, log);
+  return refuseForbidden(job, outcomeOf(job, harness, redact), taskHead, log);
 }
 
-function outcomeOf(harness: HarnessRunResult, redact: (text: string) => string): RunOutcome {
+function outcomeOf(job: RunJob, harness: HarnessRunResult, redact: (text: string) => string): RunOutcome {
   if (harness.transition) {
     // Redaction may lengthen text ([REDACTED] is longer than a short secret): the result must
     // still satisfy the contract the coordinator parses it with.
@@ -33,27 +39,37 @@ function outcomeOf(harness: HarnessRunResult, redact: (text: string) => string):
       detail: `the harness's ${harness.transition.kind} no longer fits the control file limits once secrets are redacted (${formatZodIssues(checked.error.issues, redacted)}); shorten its text`,
     };
   }
+  // What the run said, read the way its CLI prints it (not a tail of raw JSON events).
+  const said = describeRunOutput(harness.output, job.agent);
+  // Name the cause from the run's last lines; a cause no retry can fix stops the project, also
+  // when the CLI retried it until a time limit or the worker ended the run on seeing it.
+  const cause = classifyFailure(harness.output);
+  if (cause?.configuration) {
+    return {
+      kind: "misconfigured",
+      reason: "configuration_error",
+      message: `${cause.message}. Fix: ${fixFor(cause, job.projectId)}.\n${said}`,
+    };
+  }
   if (harness.timedOut || harness.stalled) {
-    return { kind: "timeout", stalled: harness.stalled, seconds: Math.round(harness.durationMs / 1000) };
+    return {
+      kind: "timeout",
+      stalled: harness.stalled,
+      seconds: Math.round(harness.durationMs / 1000),
+      ...(harness.stalled ? { idleSeconds: Math.round(job.idleTimeoutMs / 1000) } : {}),
+    };
   }
   const crashed = harness.signal !== null && harness.signal !== "SIGTERM";
   const why = harness.controlError
     ? `its control file was refused: ${harness.controlError}`
     : `exit ${harness.exitCode ?? "-"}${harness.signal ? ` (signal ${harness.signal})` : ""} without calling overseer-agent`;
-  // Name the cause from the run's last lines; a cause no retry can fix stops the project.
-  const cause = classifyFailure(harness.output);
-  const tail = lastLines(harness.output);
-  if (cause?.configuration) {
-    return {
-      kind: "misconfigured",
-      reason: "configuration_error",
-      message: `${cause.message}. Fix: ${cause.fix}.\nLast lines of the run:\n${tail}`,
-    };
-  }
+  // The model ended by itself and never called overseer-agent, with nothing else to blame.
+  const protocolNotFollowed = cause === null && harness.controlError === null && harness.exitCode === 0;
   return {
     kind: "no-transition",
     crashed,
-    detail: `${cause ? `${cause.message} (${cause.fix}); ` : ""}the harness ended without a transition: ${why}${tail ? `\nLast lines of the run:\n${tail}` : ""}`,
+    detail: `${cause ? `${cause.message} (${fixFor(cause, job.projectId)}); ` : ""}the harness ended without a transition: ${why}.\n${said}`,
+    ...(protocolNotFollowed ? { protocolNotFollowed: true } : {}),
   };
 }
 

@@ -3,7 +3,9 @@
  * branches the end-to-end loop rarely reaches — a hook failing, a landing conflict, a lost
  * compare-and-swap push — and the scope check itself.
  */
-import { writeFile } from "node:fs/promises";
+import { readFileSync } from "node:fs";
+import { mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { RepoMirror } from "@overseer/git";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -382,5 +384,71 @@ describe("outcome phase: scopeViolations", () => {
 
   it("is empty when every change is in scope", () => {
     expect(scopeViolations([change("src/x/y.ts")], ["src/**"], [])).toEqual([]);
+  });
+});
+
+describe("outcome phase: causes no retry can fix, read from the CLI's real output", () => {
+  const recorded = (name: string) =>
+    readFileSync(
+      new URL(`../../../packages/harness/test/fixtures/cli-failures/${name}`, import.meta.url),
+      "utf8",
+    );
+
+  it("Claude Code's first refused retry ends the run at once as a configuration error", async () => {
+    // What claude 2.1.332 printed before its second retry; then it would retry for minutes.
+    const lines = recorded("claude-2.1.332-auth.txt").split("\n");
+    const firstRetry = lines.findIndex((line) => line.includes('"subtype":"api_retry"'));
+    const fake = await mkdtemp(path.join(tmpdir(), "fake-claude-"));
+    await writeFile(path.join(fake, "start.jsonl"), `${lines.slice(0, firstRetry + 1).join("\n")}\n`);
+    const result = await rig.run(
+      rig.job(`cat ${fake}/start.jsonl; sleep 600; echo still-retrying`, {
+        taskId: "S08-040",
+        agent: "claude",
+        timeoutMs: 900_000,
+        readOnlyPaths: [fake],
+      }),
+    );
+    expect(result.outcome).toMatchObject({ kind: "misconfigured", reason: "configuration_error" });
+    const message = result.outcome.kind === "misconfigured" ? result.outcome.message : "";
+    expect(message).toMatch(
+      /^the model API refused the credentials: API call failed \(HTTP 401, authentication_failed\); retry 1 of 10\. Fix: set a valid key/,
+    );
+    expect(message).toContain(`overseer start --project ${result.projectId}`);
+    expect(result.output).not.toContain("still-retrying");
+    expect(message).not.toContain('"session_id"');
+  });
+
+  it("a CLI the sandbox cannot see is a configuration error (cli_missing), not a failure to retry", async () => {
+    // On the worker's host, outside every path bound into the sandbox.
+    const outside = await mkdtemp(path.join(tmpdir(), "invisible-cli-"));
+    const cli = path.join(outside, "agent-cli");
+    await writeFile(cli, "#!/bin/sh\necho hello\n", { mode: 0o755 });
+    const result = await rig.run({ ...rig.job("unused", { taskId: "S08-041" }), argv: [cli, "exec"] });
+    expect(result.outcome).toMatchObject({ kind: "misconfigured", reason: "configuration_error" });
+    const message = result.outcome.kind === "misconfigured" ? result.outcome.message : "";
+    expect(message).toContain(`the agent CLI cannot be started inside the sandbox: bwrap: execvp ${cli}`);
+    expect(message).toContain("sandbox.read_only_paths");
+  });
+
+  it("a model that ends without calling overseer-agent is marked as not following the protocol, with its last words", async () => {
+    const said =
+      '{"type":"item.completed","item":{"id":"item_3","type":"agent_message","text":"I created hello.txt."}}';
+    const ran =
+      '{"type":"item.completed","item":{"id":"item_2","type":"command_execution","command":"bash -lc \\"echo hello > hello.txt\\"","aggregated_output":"","exit_code":0,"status":"completed"}}';
+    const result = await rig.run(
+      rig.job(`echo '{"type":"thread.started","thread_id":"t1"}'; echo '${ran}'; echo '${said}'; exit 0`, {
+        taskId: "S08-042",
+        agent: "codex",
+      }),
+    );
+    expect(result.outcome).toMatchObject({
+      kind: "no-transition",
+      crashed: false,
+      protocolNotFollowed: true,
+    });
+    const detail = result.outcome.kind === "no-transition" ? result.outcome.detail : "";
+    expect(detail).toBe(
+      'the harness ended without a transition: exit 0 without calling overseer-agent.\nThe model\'s last message: I created hello.txt.\nIts last command: bash -lc "echo hello > hello.txt" (exit 0)',
+    );
   });
 });

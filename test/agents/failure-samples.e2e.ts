@@ -1,0 +1,143 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { connect, createServer, type Server } from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { agentPresetConfig } from "@overseer/config";
+import { classifyFailure, expandArgv } from "@overseer/harness";
+import { EgressProxy } from "@overseer/sandbox";
+import { type Cidr, parseCidr } from "@overseer/sandbox/egress-host-rule";
+import { execa } from "execa";
+import { describe, expect, it } from "vitest";
+import { ensureAgent, selectedAgents } from "./agent-install.ts";
+import { COPILOT_BASE_PATH } from "./mock-copilot-api.ts";
+import { closedPort, FailingModelServer, type ModelFailure } from "./mock-failing-model.ts";
+
+/**
+ * What each pinned CLI prints, run with its preset's command, when the model API refuses it
+ * (mock-failing-model.ts) or the gateway behind Overseer's egress proxy is down; and that the
+ * failure classifier (@overseer/harness) names the cause from that output. With
+ * OVERSEER_RECORD_FIXTURES=1 the output is written to packages/harness/test/fixtures/cli-failures,
+ * the samples the classifier's unit tests read.
+ */
+
+const BASE_PATH: Record<string, string> = { codex: "/v1", opencode: "/v1", copilot: COPILOT_BASE_PATH };
+type Case = ModelFailure | "unreachable";
+const EXPECTED: Record<Case, string> = {
+  auth: "auth_refused",
+  model_not_found: "model_not_found",
+  quota: "quota_exhausted",
+  rate_limit: "rate_limited",
+  unreachable: "gateway_unreachable",
+};
+/** Cases a CLI retries silently (nothing to classify) until the run's own limits end it. */
+const SILENT = new Set(["opencode:rate_limit", "opencode:quota", "opencode:unreachable"]);
+/** Long enough for every CLI's own retries of a refusal; Claude's go on for minutes. */
+const RUN_MS = 90_000;
+
+/** The egress proxy as a run reaches it: a loopback TCP port forwarded to its Unix socket. */
+async function proxied(root: string, origin: string): Promise<{ url: string; close: () => Promise<void> }> {
+  const socketPath = path.join(root, "egress.sock");
+  const proxy = new EgressProxy({
+    socketPath,
+    allowHosts: [new URL(origin).host],
+    allowPrivateCidrs: [parseCidr("127.0.0.1/32") as Cidr],
+  });
+  await proxy.start();
+  const bridge: Server = createServer((client) => {
+    const upstream = connect(socketPath);
+    client.pipe(upstream).pipe(client);
+    upstream.on("error", () => client.destroy());
+    client.on("error", () => upstream.destroy());
+  });
+  await new Promise<void>((resolve) => bridge.listen(0, "127.0.0.1", resolve));
+  const port = (bridge.address() as { port: number }).port;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: async () => {
+      await new Promise<void>((resolve) => bridge.close(() => resolve()));
+      await proxy.close();
+    },
+  };
+}
+
+async function sample(kind: string, failure: Case): Promise<string> {
+  const agent = await ensureAgent(selectedAgents().find((a) => a.kind === kind) as never);
+  const model = `mock-${kind}`;
+  const server = failure === "unreachable" ? null : await new FailingModelServer(failure, model).start();
+  const origin = server?.origin ?? `http://127.0.0.1:${await closedPort()}`;
+  const root = mkdtempSync(path.join(tmpdir(), "cli-failure-"));
+  const proxy = await proxied(root, origin);
+  try {
+    const config = agentPresetConfig(agent.kind, {
+      model,
+      baseUrl: `${origin}${BASE_PATH[kind] ?? ""}`,
+      bin: agent.binPath,
+      apiKey: `sk-mock-${kind}-0123456789`,
+    });
+    const dirs = {
+      checkout: path.join(root, "checkout"),
+      control: path.join(root, "control"),
+      home: path.join(root, "home"),
+    };
+    for (const dir of Object.values(dirs)) mkdirSync(dir);
+    const prompt =
+      "Create hello.txt with a greeting, then run `overseer-agent submit --message 'Add hello.txt'`.";
+    writeFileSync(path.join(root, "prompt.md"), prompt);
+    const argv = expandArgv(config.argv ?? [], {
+      root: dirs.checkout,
+      task: "S00-001",
+      role: "general",
+      agent: "execute-general-000000000000",
+      action: "execute",
+      prompt_file: path.join(root, "prompt.md"),
+    });
+    const env: Record<string, string> = {
+      PATH: `${path.dirname(process.execPath)}:/usr/bin:/bin`,
+      HOME: dirs.home,
+      OVERSEER_CONTROL_DIR: dirs.control,
+      ...config.env,
+      ...config.secrets,
+    };
+    for (const name of ["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"])
+      env[name] = proxy.url;
+    const run = await execa(argv[0] as string, argv.slice(1), {
+      cwd: dirs.checkout,
+      env,
+      extendEnv: false,
+      input: prompt,
+      all: true,
+      reject: false,
+      timeout: RUN_MS,
+    });
+    return run.all ?? "";
+  } finally {
+    await proxy.close();
+    await server?.close();
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+describe.each(selectedAgents().map((a) => [a.kind, a.version] as const))(
+  "failure samples: %s %s",
+  (kind, version) => {
+    for (const failure of Object.keys(EXPECTED) as Case[]) {
+      it.runIf(!SILENT.has(`${kind}:${failure}`))(
+        `names ${failure} as ${EXPECTED[failure]}`,
+        async () => {
+          const output = await sample(kind, failure);
+          if (process.env.OVERSEER_RECORD_FIXTURES === "1") {
+            const dir = new URL("../../packages/harness/test/fixtures/cli-failures/", import.meta.url);
+            writeFileSync(new URL(`${kind}-${version}-${failure}.txt`, dir), output);
+          }
+          const cause = classifyFailure(output);
+          // Gemini's API answers a rate limit with its quota message (429 RESOURCE_EXHAUSTED).
+          const expected =
+            kind === "gemini" && failure === "rate_limit" ? "quota_exhausted" : EXPECTED[failure];
+          expect(cause?.code, output.slice(-2000)).toBe(expected);
+          expect(cause?.configuration).toBe(true);
+        },
+        RUN_MS + 30_000,
+      );
+    }
+  },
+);
