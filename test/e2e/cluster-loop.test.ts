@@ -30,11 +30,38 @@ describe("cluster loop (coordinator + workers + bwrap + git)", () => {
   });
 
   it("redoes rejected work with the feedback and unblocks an escalated task through its resolver", async () => {
-    await cluster.addProject({ id: "reject", tasks: tasksOf("reject-escalate-project.yaml") });
+    const repo = await cluster.addProject({ id: "reject", tasks: tasksOf("reject-escalate-project.yaml") });
     const state = await cluster.waitForProject("reject", (s) => allTasks(s, ["done"]), 60_000);
     expect(state.tasks.get("S00-002.R1")?.kind).toBe("resolver");
     const rejected = await listEvents(cluster.scratch.db, { projectId: "reject", types: ["task.rejected"] });
     expect(rejected.map((e) => e.task_id)).toEqual(["S00-001"]);
+    // Only the approved head's tree landed: the rejected attempt is no ancestor of main, and the
+    // landed commit carries the worker's trailers and names the reviewed head.
+    const submitted = await listEvents(cluster.scratch.db, {
+      projectId: "reject",
+      types: ["task.submitted"],
+    });
+    const heads = submitted.filter((e) => e.task_id === "S00-001").map((e) => e.data.branchHead as string);
+    expect(heads).toHaveLength(2);
+    for (const head of heads) {
+      const ancestor = await runGit(["merge-base", "--is-ancestor", head, "main"], {
+        cwd: repo,
+        okExitCodes: [1],
+      });
+      expect(ancestor.exitCode, `${head} is an ancestor of main`).toBe(1);
+    }
+    const landed = await runGit(
+      [
+        "log",
+        "--format=%s|%(trailers:key=Task,valueonly,separator=%x2C)|%(trailers:key=Reviewed-head,valueonly,separator=%x2C)",
+        "main",
+      ],
+      { cwd: repo },
+    );
+    expect(landed.stdout.split("\n")).toContain(`Add parser test|S00-001|${heads[1]}`);
+    expect((await runGit(["log", "--format=%s", "main"], { cwd: repo })).stdout).not.toContain(
+      "Add parser\n",
+    );
     const unblocked = await listEvents(cluster.scratch.db, {
       projectId: "reject",
       types: ["task.unblocked"],

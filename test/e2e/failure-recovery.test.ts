@@ -130,9 +130,18 @@ describe("failure behaviour", () => {
     expect(events.filter((e) => e.type === "run.redelivered").map((e) => e.data)).toEqual([
       { workerId: survivor, previousWorkerId: "frozen" },
     ]);
-    // One commit of the agent's work reached the repository: the late worker pushed nothing.
-    const { stdout } = await git("git", ["--git-dir", repo, "log", "--all", "--format=%s"]);
-    expect(stdout.split("\n").filter((subject) => subject === "Add a")).toHaveLength(1);
+    // One commit of the agent's work reached the task branch (the late worker pushed nothing),
+    // and one landed commit carries it on main.
+    const { stdout } = await git("git", [
+      "--git-dir",
+      repo,
+      "log",
+      "--all",
+      "--format=%s|%(trailers:key=Status,valueonly,separator=%x2C)",
+    ]);
+    const subjects = stdout.split("\n");
+    expect(subjects.filter((subject) => subject === "Add a|review")).toHaveLength(1);
+    expect(subjects.filter((subject) => subject === "Add a|approved")).toHaveLength(1);
   }, 120_000);
 
   it("the coordinator killed and restarted: it carries on and nothing is enqueued twice", async () => {

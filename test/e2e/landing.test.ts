@@ -1,7 +1,7 @@
 /**
  * Landing that resolves what it can (docs/runner-config.md, Landing), end to end with the fake
  * harness, bwrap and real git: parallel tasks on disjoint files land without any agent run
- * (merge and rebase), and a real textual conflict costs exactly one extra executor run whose
+ * (squash and merge), and a real textual conflict costs exactly one extra executor run whose
  * checkout has main merged in and whose prompt lists the file, then a review, then it lands.
  *
  * Both task branches are created at the initial commit before the project starts, so the two
@@ -50,7 +50,7 @@ function disjointTask(id: string, file: string) {
   };
 }
 
-describe("landing: merge, rebase and conflict resolution (coordinator + workers + bwrap + git)", () => {
+describe("landing: squash, merge and conflict resolution (coordinator + workers + bwrap + git)", () => {
   const cluster = useRunningCluster({ sandbox: "bwrap" }, 2);
 
   /** A project of two parallel tasks whose branches both start at the initial commit. */
@@ -81,7 +81,7 @@ describe("landing: merge, rebase and conflict resolution (coordinator + workers 
   const count = (runs: { action: string }[], action: string) =>
     runs.filter((r) => r.action === action).length;
 
-  for (const strategy of ["merge", "rebase"] as const) {
+  for (const strategy of ["squash", "merge"] as const) {
     it(`${strategy}: two parallel tasks on disjoint files both land with no extra agent run`, async () => {
       const id = `disjoint-${strategy}`;
       const repo = await parallelProject(
@@ -103,7 +103,7 @@ describe("landing: merge, rebase and conflict resolution (coordinator + workers 
       expect(await show("c.txt")).toBe("S00-001\n");
       expect(await show("d.txt")).toBe("S00-002\n");
       expect(await show("shared.txt")).toBe(SHARED);
-      // The second landing could not fast-forward: a merge commit, or a replayed (linear) commit.
+      // The second landing could not fast-forward: a merge commit, or one squashed (linear) commit.
       const merges = (await runGit(["rev-list", "--merges", "main"], { cwd: repo })).stdout.trim();
       if (strategy === "merge") expect(merges.split("\n")).toHaveLength(1);
       else expect(merges).toBe("");
@@ -135,14 +135,12 @@ describe("landing: merge, rebase and conflict resolution (coordinator + workers 
     expect(prompt).toContain("\n- shared.txt\n");
     expect(prompt).toContain("- Attempt: 2");
 
-    // The resolution is one merge commit (loser's first head, the winner's main) that main now
-    // holds; no commit with conflict markers reached main.
+    // The resolution lands squashed (the default): one linear commit with the resolved tree, and
+    // no commit with conflict markers (nor the loser's first attempt) reached main.
     expect((await runGit(["show", "main:shared.txt"], { cwd: repo })).stdout).toBe(RESOLVED);
-    const resolution = (
-      await runGit(["log", "--format=%H %P|%s", "--merges", "main"], { cwd: repo })
-    ).stdout.trim();
-    expect(resolution.split("\n")).toHaveLength(1);
-    expect(resolution).toMatch(/^[0-9a-f]{40} [0-9a-f]{40} [0-9a-f]{40}\|Resolve the conflict on line 2$/);
+    expect((await runGit(["log", "--format=%H", "--merges", "main"], { cwd: repo })).stdout.trim()).toBe("");
+    const subjects = (await runGit(["log", "--format=%s", "main"], { cwd: repo })).stdout.split("\n");
+    expect(subjects.filter((s) => s === "Resolve the conflict on line 2")).toHaveLength(1);
     const everyVersion = await runGit(["log", "-p", "--format=%H", "main", "--", "shared.txt"], {
       cwd: repo,
     });

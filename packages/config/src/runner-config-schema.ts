@@ -266,10 +266,19 @@ export const RunnerConfigSchema = z.strictObject({
   landing: z
     .strictObject({
       /**
-       * A task branch that cannot fast-forward is integrated by a merge commit (`merge`) or by
-       * replaying its commits onto the main branch (`rebase`). Default merge.
+       * Only the reviewed head's tree lands, never the task branch's history (rejected attempts
+       * stay off the main branch): `squash` (one commit with the task's trailers on the main
+       * branch) or `merge` (that commit on the task's branch point, merged by a merge commit).
+       * Default squash.
        */
-      strategy: z.enum(["merge", "rebase"], { error: 'one of "merge", "rebase"' }).default("merge"),
+      strategy: z
+        .enum(["squash", "merge"], {
+          error: (issue) =>
+            issue.input === "rebase"
+              ? 'one of "squash", "merge" (rebase was removed: it replayed attempts a reviewer rejected onto the main branch; squash keeps a linear history)'
+              : 'one of "squash", "merge"',
+        })
+        .default("squash"),
       /**
        * Run in the sandbox on the integrated tree of a non-fast-forward landing, before it is
        * pushed; a failure lands nothing and sends the task back to an executor with the output's
@@ -277,7 +286,7 @@ export const RunnerConfigSchema = z.strictObject({
        */
       check_command: hookSchema(600).optional(),
     })
-    .default({ strategy: "merge" }),
+    .default({ strategy: "squash" }),
   /** Files placed into each checkout (path → source), never committed. Default {}. */
   files: z
     .record(z.string().refine(isCheckoutPath, { error: CHECKOUT_PATH_EXPECTED }), placedFileSchema, {

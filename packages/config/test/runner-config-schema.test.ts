@@ -66,7 +66,7 @@ describe("parseRunnerConfig", () => {
       network_allow_hosts: [],
       sandbox: { pids_max: 256, memory_mb: 2048, cpu_seconds: 3600, read_only_paths: [] },
       hooks: {},
-      landing: { strategy: "merge" },
+      landing: { strategy: "squash" },
       files: {},
       probe_argv: [],
       metadata_globs: [],
@@ -104,7 +104,7 @@ describe("parseRunnerConfig", () => {
         network_allow_hosts: ["api.openai.com", "*.github.com", "10.0.0.1:8443"],
         sandbox: { driver: "none", pids_max: 64, memory_mb: 512, cpu_seconds: 60 },
         hooks: { setup: { argv: ["npm", "ci"] }, after_run: { argv: ["make", "lint"], timeout_seconds: 10 } },
-        landing: { strategy: "rebase", check_command: { argv: ["npm", "test"] } },
+        landing: { strategy: "merge", check_command: { argv: ["npm", "test"] } },
         files: { ".env": { from_secret: "API_KEY" }, "config/local.json": { content: "{}" } },
         probe_argv: ["agent", "--version"],
         metadata_globs: ["docs/generated/**", "*.lock"],
@@ -119,7 +119,7 @@ describe("parseRunnerConfig", () => {
     expect(config.hooks.setup).toEqual({ argv: ["npm", "ci"], timeout_seconds: 600 });
     expect(config.hooks.after_run).toEqual({ argv: ["make", "lint"], timeout_seconds: 10 });
     expect(config.landing).toEqual({
-      strategy: "rebase",
+      strategy: "merge",
       check_command: { argv: ["npm", "test"], timeout_seconds: 600 },
     });
     expect(config.sandbox.driver).toBe("none");
@@ -166,7 +166,12 @@ describe("parseRunnerConfig", () => {
       "hooks.after_run.timeout_seconds",
       "seconds > 0",
     ],
-    [{ landing: { strategy: "squash" } }, "landing.strategy", 'one of "merge", "rebase"'],
+    [{ landing: { strategy: "octopus" } }, "landing.strategy", 'one of "squash", "merge"'],
+    [
+      { landing: { strategy: "rebase" } },
+      "landing.strategy",
+      "rebase was removed: it replayed attempts a reviewer rejected",
+    ],
     [
       { landing: { check_command: { argv: "npm test" } } },
       "landing.check_command.argv",

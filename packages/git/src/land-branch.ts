@@ -3,6 +3,7 @@ import { type CommitAuthor, identityEnv } from "./commit-identity.ts";
 import { buildCommitMessage } from "./commit-message-builder.ts";
 import { GitInputError, LandRaceError } from "./git-error.ts";
 import { hasMergeTreeWriteTree } from "./git-version.ts";
+import { alreadyLanded, commitReviewedWork, readReviewedHead } from "./landed-commit.ts";
 import { pushBranch } from "./push-branch.ts";
 import { assertBranchName, assertSha, integrationBranchName } from "./ref-names.ts";
 import type { RepoMirror } from "./repo-mirror.ts";
@@ -10,6 +11,12 @@ import { conflictLines, failedWithoutConflicts, inScratchWorktree, unmergedFiles
 
 /**
  * Lands an approved task branch on the project's main branch (docs/state-machine.md rule 3; docs/architecture.md, Git).
+ *
+ * What. Only the reviewed head's tree, never the task branch's history: the task branch holds
+ * every attempt, rejected ones included, and none of them may become an ancestor of the main
+ * branch (a later rebase or merge of main would replay them). The work arrives as one new
+ * commit (landed-commit.ts) with the reviewed head's tree, the head's message and trailers
+ * (`extraTrailers` over them) and `Reviewed-head: <sha>`.
  *
  * Where. Normally on `target`. When the remote is a local non-bare repository with `target`
  * checked out in one of its working trees, on `overseer/<target>` instead (`integration: true`):
@@ -19,22 +26,24 @@ import { conflictLines, failedWithoutConflicts, inScratchWorktree, unmergedFiles
  *
  * How, per attempt, against a freshly fetched mirror:
  * 1. read source, target and landing branch (one `for-each-ref`), and their merge base;
- * 2. landing branch already contains source → done, nothing pushed (a redelivered approve job
- *    lands once); landing branch is an ancestor of source → fast-forward to source;
- *    otherwise, by `strategy`:
- *    - `merge` (default): a merge commit (`--no-ff` shape: parents landing, source) made with
- *      `git merge-tree --write-tree` + `commit-tree` — no checkout at all — or, on git < 2.38 or
- *      with `mergeMethod: "worktree"`, in a temporary worktree under `workDir`;
- *    - `rebase`: the source's commits replayed onto the landing branch in a temporary worktree
- *      (`git rebase`), a linear history. A source that already holds merge commits (main merged
- *      in to resolve an earlier conflict) is merged instead: replaying it would drop the
- *      resolution and bring the conflict back;
- * 3. a non-fast-forward result is handed to `check` (the project's check command on the
- *    integrated tree) before anything is pushed; a failing check lands nothing;
- * 4. push with compare-and-swap on the landing branch's old value (pushBranch). A lost race
+ * 2. the landing branch already holds the head (a commit since the merge base carries its
+ *    `Reviewed-head`, or the head is an ancestor) → done, nothing pushed: a redelivered approve
+ *    job lands once;
+ * 3. the integrated tree: the head's own when the landing branch has not moved since the task
+ *    branched (`fastForward`: exactly the reviewed tree), else the three-way merge of the two
+ *    (`git merge-tree --write-tree`, no checkout; on git < 2.38 or with
+ *    `mergeMethod: "worktree"`, a merge in a temporary worktree under `workDir`). A conflict is
+ *    an answer, not an error: the files and git's messages are returned, nothing is pushed;
+ * 4. by `strategy`:
+ *    - `squash` (default): one commit on the landing branch with the integrated tree — a
+ *      linear history, one commit per task;
+ *    - `merge` (a reviewed-range merge): the work commit on the merge base with the reviewed
+ *      tree, then a merge commit (`message`; parents: landing branch, work commit) with the
+ *      integrated tree — or the work commit alone when the landing branch has not moved;
+ * 5. a result that is not exactly the reviewed tree is handed to `check` (the project's check
+ *    command) before anything is pushed; a failing check lands nothing;
+ * 6. push with compare-and-swap on the landing branch's old value (pushBranch). A lost race
  *    re-fetches and starts over, at most `maxAttempts` times; nothing is ever forced.
- * A conflict (a merge's, or any commit's of a rebase) is an answer, not an error: the
- * conflicted files and git's messages are returned and the landing branch is left as it was.
  *
  * Merges read `.gitattributes` from the trees being merged, so a `merge=<driver>` attribute the
  * agent wrote can name a driver — but the program behind a driver comes from configuration
@@ -53,20 +62,25 @@ export interface LandBranchOptions {
   sourceSha?: string;
   /** Scratch directory for worktree merges (created if missing; nothing is left in it). */
   workDir: string;
-  /** Message of the merge commit when one is needed. */
+  /**
+   * Message of the merge commit a `merge` landing makes, and of the work commit when the
+   * reviewed head has no message of its own.
+   */
   message: string;
-  /** Author and committer of the merge commit. */
+  /** Trailers of the landed work commit, over the reviewed head's own (e.g. `Status`, `Reviewed-by`). */
+  extraTrailers?: Record<string, string>;
+  /** Author and committer of the commits landing makes. */
   author: CommitAuthor;
   /** Attempts before giving up on a branch that keeps moving. Default 5. */
   maxAttempts?: number;
   /** `auto` (default): merge-tree when git ≥ 2.38, else a temporary worktree. */
   mergeMethod?: "auto" | "merge-tree" | "worktree";
-  /** How a branch that cannot fast-forward is integrated. Default `merge`. */
+  /** How the reviewed work lands: `squash` (one commit) or `merge` (a reviewed-range merge). Default `squash`. */
   strategy?: LandStrategy;
   /**
-   * Verifies a non-fast-forward integration (a commit in the mirror that is not pushed yet)
-   * before it is pushed, e.g. by running the project's check command on its tree. Not called
-   * for a fast-forward: that tree is exactly the reviewed one. Default none.
+   * Verifies an integration (a commit in the mirror that is not pushed yet) before it is pushed,
+   * e.g. by running the project's check command on its tree. Not called when the landed tree is
+   * exactly the reviewed one (the landing branch had not moved). Default none.
    */
   check?: (sha: string) => Promise<LandCheckOutcome>;
   /**
@@ -75,7 +89,7 @@ export interface LandBranchOptions {
   onAttempt?: (attempt: LandAttempt) => void | Promise<void>;
 }
 
-export const LAND_STRATEGIES = ["merge", "rebase"] as const;
+export const LAND_STRATEGIES = ["squash", "merge"] as const;
 export type LandStrategy = (typeof LAND_STRATEGIES)[number];
 
 export type LandCheckOutcome = { ok: true } | { ok: false; output: string };
@@ -100,10 +114,13 @@ export type LandBranchResult =
       /** The branch that received the work: `target`, or `overseer/<target>` when `integration`. */
       branch: string;
       integration: boolean;
-      /** No merge commit was needed (fast-forward, or the work was already there). */
+      /**
+       * The landed tree is exactly the reviewed one (the landing branch had not moved since the
+       * task branched), or the work was already there: nothing was integrated or checked.
+       */
       fastForward: boolean;
-      /** How the work was integrated: `fast-forward`, `merge` or `rebase`. */
-      method: "fast-forward" | LandStrategy;
+      /** How the work landed. */
+      method: LandStrategy;
     }
   | { kind: "conflict"; files: string[]; details: string; method: LandStrategy }
   /** The integrated commit `sha` failed `check`; nothing was pushed. */
@@ -111,14 +128,12 @@ export type LandBranchResult =
 
 export const DEFAULT_LAND_ATTEMPTS = 5;
 
-type MergeOutcome = { kind: "merged"; sha: string } | { kind: "conflict"; files: string[]; details: string };
+type MergeOutcome = { kind: "merged"; tree: string } | { kind: "conflict"; files: string[]; details: string };
 
 export async function landBranch(mirror: RepoMirror, options: LandBranchOptions): Promise<LandBranchResult> {
   const source = assertBranchName(options.source, "source");
   const target = assertBranchName(options.target, "target");
   const sourceSha = options.sourceSha === undefined ? undefined : assertSha(options.sourceSha, "sourceSha");
-  const env = identityEnv(options.author);
-  const message = buildCommitMessage(options.message, {});
   const maxAttempts = options.maxAttempts ?? DEFAULT_LAND_ATTEMPTS;
   if (!Number.isInteger(maxAttempts) || maxAttempts < 1) {
     throw new GitInputError(
@@ -132,11 +147,7 @@ export async function landBranch(mirror: RepoMirror, options: LandBranchOptions)
       `expected a directory path, received ${JSON.stringify(options.workDir)}`,
     );
   }
-  const useMergeTree =
-    options.mergeMethod === "merge-tree" ||
-    ((options.mergeMethod ?? "auto") === "auto" && (await hasMergeTreeWriteTree()));
-
-  const strategy = options.strategy ?? "merge";
+  const strategy = options.strategy ?? "squash";
   if (!LAND_STRATEGIES.includes(strategy)) {
     throw new GitInputError(
       "strategy",
@@ -147,6 +158,17 @@ export async function landBranch(mirror: RepoMirror, options: LandBranchOptions)
     mirror.location.kind === "local" &&
     (await checkedOutBranches(mirror.location.path, mirror.gitTimeoutMs)).branches.has(target);
   const landing = integration ? integrationBranchName(target) : target;
+  const land: Landing = {
+    options,
+    strategy,
+    landing,
+    integration,
+    env: identityEnv(options.author),
+    mergeMessage: buildCommitMessage(options.message, {}),
+    useMergeTree:
+      options.mergeMethod === "merge-tree" ||
+      ((options.mergeMethod ?? "auto") === "auto" && (await hasMergeTreeWriteTree())),
+  };
 
   for (let attempt = 1; attempt <= maxAttempts; attempt++) {
     await mirror.ensure();
@@ -168,48 +190,91 @@ export async function landBranch(mirror: RepoMirror, options: LandBranchOptions)
     const base = current ?? heads.get(target);
     if (!base) throw new GitInputError("target", `branch "${target}" does not exist on the remote`);
 
-    const mergeBase = await readMergeBase(mirror, base, sourceHead);
-    let next: string;
-    let method: "fast-forward" | LandStrategy = "fast-forward";
-    if (mergeBase === sourceHead) {
-      if (current !== null)
-        return { kind: "landed", sha: current, branch: landing, integration, fastForward: true, method };
-      next = base; // the integration branch does not exist yet: create it at target
-    } else if (mergeBase === base) {
-      next = sourceHead;
-    } else if (mergeBase === null) {
-      return {
-        kind: "conflict",
-        files: [],
-        details: `"${source}" and "${landing}" have no common history; refusing to merge unrelated histories`,
-        method: strategy,
-      };
-    } else {
-      const rebase = strategy === "rebase" && !(await hasMergeCommits(mirror, base, sourceHead));
-      method = rebase ? "rebase" : "merge";
-      const integrated = rebase
-        ? await rebaseInWorktree(mirror, options.workDir, base, sourceHead, env)
-        : useMergeTree
-          ? await mergeWithMergeTree(mirror, base, sourceHead, message, env)
-          : await mergeInWorktree(mirror, options.workDir, base, sourceHead, message, env);
-      if (integrated.kind === "conflict") return { ...integrated, method };
-      next = integrated.sha;
-      if (next === current) {
-        // Every commit of the source was already on the landing branch (a rebase dropped them).
-        return { kind: "landed", sha: current, branch: landing, integration, fastForward: true, method };
-      }
-      if (options.check) {
-        const checked = await options.check(next);
-        if (!checked.ok) return { kind: "check_failed", sha: next, output: checked.output, method };
-      }
-    }
-
-    const fastForward = method === "fast-forward";
+    const step = await nextLanding(mirror, land, { sourceHead, current, base });
+    if (step.kind !== "push") return step.result;
+    const { next, fastForward } = step;
     await options.onAttempt?.({ attempt, branch: landing, expectedOldSha: current, sha: next, fastForward });
     const pushed = await pushBranch(mirror, { branch: landing, sha: next, expectedOldSha: current });
-    if (pushed.ok) return { kind: "landed", sha: next, branch: landing, integration, fastForward, method };
+    if (pushed.ok)
+      return { kind: "landed", sha: next, branch: landing, integration, fastForward, method: strategy };
   }
   throw new LandRaceError(landing, maxAttempts);
+}
+
+/** What one landing holds for all its attempts. */
+interface Landing {
+  options: LandBranchOptions;
+  strategy: LandStrategy;
+  landing: string;
+  integration: boolean;
+  env: Record<string, string>;
+  mergeMessage: string;
+  useMergeTree: boolean;
+}
+
+type LandingStep =
+  | { kind: "push"; next: string; fastForward: boolean }
+  | { kind: "done"; result: LandBranchResult };
+
+/** The commit one attempt pushes (made in the mirror, checked), or the answer without a push. */
+async function nextLanding(
+  mirror: RepoMirror,
+  land: Landing,
+  at: { sourceHead: string; current: string | null; base: string },
+): Promise<LandingStep> {
+  const { sourceHead, current, base } = at;
+  const { strategy, landing, integration } = land;
+  const done = (sha: string): LandingStep => ({
+    kind: "done",
+    result: { kind: "landed", sha, branch: landing, integration, fastForward: true, method: strategy },
+  });
+  const mergeBase = await readMergeBase(mirror, base, sourceHead);
+  if (mergeBase === null) {
+    const details = `"${land.options.source}" and "${landing}" have no common history; refusing to merge unrelated histories`;
+    return { kind: "done", result: { kind: "conflict", files: [], details, method: strategy } };
+  }
+  // The work is there already: the head itself (a task branch without commits of its own), or
+  // a landed commit naming it.
+  if (mergeBase === sourceHead || (await alreadyLanded(mirror, mergeBase, base, sourceHead))) {
+    // The integration branch does not exist yet: create it at target.
+    return current === null ? { kind: "push", next: base, fastForward: true } : done(current);
+  }
+  const head = await readReviewedHead(mirror, sourceHead);
+  const fastForward = mergeBase === base;
+  let tree = head.tree;
+  if (!fastForward) {
+    const merged = land.useMergeTree
+      ? await mergeWithMergeTree(mirror, base, sourceHead)
+      : await mergeInWorktree(mirror, land.options.workDir, base, sourceHead, land.mergeMessage, land.env);
+    if (merged.kind === "conflict") return { kind: "done", result: { ...merged, method: strategy } };
+    tree = merged.tree;
+  }
+  // Everything the head changes is on the landing branch already.
+  if (current !== null && tree === (await treeOf(mirror, base))) return done(current);
+  const work = (parent: string, workTree: string) =>
+    commitReviewedWork(mirror, head, {
+      tree: workTree,
+      parent,
+      extra: land.options.extraTrailers ?? {},
+      fallbackMessage: land.options.message,
+      env: land.env,
+    });
+  let next: string;
+  if (strategy === "squash" || fastForward) next = await work(base, tree);
+  else {
+    const reviewed = await work(mergeBase, head.tree);
+    next = await commitTree(mirror, tree, [base, reviewed], land.mergeMessage, land.env);
+  }
+  if (!fastForward && land.options.check) {
+    const checked = await land.options.check(next);
+    if (!checked.ok) {
+      return {
+        kind: "done",
+        result: { kind: "check_failed", sha: next, output: checked.output, method: strategy },
+      };
+    }
+  }
+  return { kind: "push", next, fastForward };
 }
 
 /** The heads of `branches` in the mirror (one process). Missing branches are absent from the map. */
@@ -232,45 +297,26 @@ async function readMergeBase(mirror: RepoMirror, a: string, b: string): Promise<
   return result.exitCode === 0 && sha !== "" ? sha : null;
 }
 
-/** Whether `base..head` holds a merge commit (one process). */
-async function hasMergeCommits(mirror: RepoMirror, base: string, head: string): Promise<boolean> {
-  const result = await mirror.git(["rev-list", "--merges", "--max-count=1", `${base}..${head}`]);
-  return result.stdout.trim() !== "";
+async function treeOf(mirror: RepoMirror, commit: string): Promise<string> {
+  return (await mirror.git(["rev-parse", "--verify", "--end-of-options", `${commit}^{tree}`])).stdout.trim();
 }
 
-/**
- * Replays `base..source` onto `base` in a temporary worktree (`git rebase`, committer =
- * `env`'s identity, authors kept). A conflict in any commit aborts the rebase and reports the
- * files of that commit.
- */
-async function rebaseInWorktree(
+async function commitTree(
   mirror: RepoMirror,
-  workDir: string,
-  base: string,
-  source: string,
-  env: Record<string, string>,
-): Promise<MergeOutcome> {
-  return inScratchWorktree(
-    mirror,
-    { workDir, prefix: "rebase-", base: source, env },
-    async ({ git, worktree }) => {
-      const rebased = await git(["rebase", "--no-autosquash", base], [1]);
-      if (rebased.exitCode === 0) return { kind: "merged", sha: await worktree.head() };
-      const files = await unmergedFiles(git);
-      await git(["rebase", "--abort"], [1, 128]);
-      if (files.length === 0) throw failedWithoutConflicts(["rebase", base], rebased, worktree);
-      return { kind: "conflict", files, details: conflictLines(`${rebased.stdout}${rebased.stderr}`) };
-    },
-  );
-}
-
-async function mergeWithMergeTree(
-  mirror: RepoMirror,
-  base: string,
-  source: string,
+  tree: string,
+  parents: readonly string[],
   message: string,
   env: Record<string, string>,
-): Promise<MergeOutcome> {
+): Promise<string> {
+  const commit = await mirror.git(
+    ["commit-tree", assertSha(tree, "merged tree"), ...parents.flatMap((p) => ["-p", p]), "-F", "-"],
+    { input: message, env },
+  );
+  return assertSha(commit.stdout.trim(), "commit-tree result");
+}
+
+/** The three-way merge of `base` and `source` as a tree (`git merge-tree --write-tree`, no checkout). */
+async function mergeWithMergeTree(mirror: RepoMirror, base: string, source: string): Promise<MergeOutcome> {
   const result = await mirror.git(
     ["merge-tree", "--write-tree", "--messages", "-z", "--name-only", base, source],
     {
@@ -299,13 +345,10 @@ async function mergeWithMergeTree(
     }
     return { kind: "conflict", files, details: messages.join("\n") };
   }
-  const commit = await mirror.git(
-    ["commit-tree", assertSha(tree, "merge-tree result"), "-p", base, "-p", source, "-F", "-"],
-    { input: message, env },
-  );
-  return { kind: "merged", sha: assertSha(commit.stdout.trim(), "commit-tree result") };
+  return { kind: "merged", tree: assertSha(tree, "merge-tree result") };
 }
 
+/** The same merge in a temporary worktree (git < 2.38); its merge commit is a scratch object, never pushed. */
 async function mergeInWorktree(
   mirror: RepoMirror,
   workDir: string,
@@ -330,7 +373,7 @@ async function mergeInWorktree(
       ],
       [1],
     );
-    if (merged.exitCode === 0) return { kind: "merged", sha: await worktree.head() };
+    if (merged.exitCode === 0) return { kind: "merged", tree: await treeOf(mirror, await worktree.head()) };
     const files = await unmergedFiles(git);
     if (files.length === 0) throw failedWithoutConflicts(["merge", source], merged, worktree);
     const details = conflictLines(`${merged.stdout}${merged.stderr}`);

@@ -5,7 +5,7 @@ import type { RepoMirror } from "./repo-mirror.ts";
 import { runGit } from "./run-git.ts";
 import type { Worktree } from "./worktree.ts";
 
-/** Helpers for git in a temporary worktree of the mirror (landing merges and rebases). */
+/** Helpers for git in a temporary worktree of the mirror (landing and merge-main merges). */
 
 export type ScratchGit = (args: string[], okExitCodes?: number[]) => ReturnType<typeof runGit>;
 

@@ -178,6 +178,27 @@ export async function isAncestor(repo: string, ancestor: string, descendant: str
   return result.exitCode === 0;
 }
 
+/**
+ * Asserts what a landing that did not need to integrate anything leaves on `branch`: one new
+ * commit on `parent` with exactly the tree of the reviewed commit, which itself is no ancestor.
+ */
+export async function expectLandedExactly(
+  repo: string,
+  branch: string,
+  reviewed: string,
+  parent: string,
+): Promise<string> {
+  const landed = (await headOf(repo, branch)) as string;
+  const [tree, parents] = (await git(repo, "show", "-s", "--format=%T|%P", landed)).split("|");
+  const reviewedTree = await git(repo, "rev-parse", `${reviewed}^{tree}`);
+  if (tree !== reviewedTree || parents !== parent || (await isAncestor(repo, reviewed, landed))) {
+    throw new Error(
+      `${branch} is ${landed} (tree ${tree}, parents ${parents}); expected tree ${reviewedTree} on ${parent}, without ${reviewed} as an ancestor`,
+    );
+  }
+  return landed;
+}
+
 /** Content hash, mode, mtime and link text of every entry under `dir` except top-level `skip` names. */
 export async function snapshotTree(
   dir: string,

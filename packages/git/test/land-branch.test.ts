@@ -5,6 +5,7 @@ import { GitInputError, LandRaceError, RepoMirror } from "../src/index.ts";
 import {
   commitOnRemote,
   conflictingEdits,
+  expectLandedExactly,
   git,
   headOf,
   isAncestor,
@@ -20,44 +21,75 @@ import {
 const temp = useTempScope();
 
 /**
- * What landing answers when it fast-forwarded to `sha`: on `main`, or with `integration` (the
- * user's repository is not bare) on `overseer/main`.
+ * What landing answers when the landing branch had not moved, so the reviewed tree landed as it
+ * is: on `main`, or with `integration` (the user's repository is not bare) on `overseer/main`.
  */
-const fastForwardTo = (sha: string, { integration = false } = {}) => ({
+const landedAsReviewed = (sha: string, { integration = false } = {}) => ({
   kind: "landed",
   sha,
   branch: integration ? "overseer/main" : "main",
   integration,
   fastForward: true,
-  method: "fast-forward",
+  method: "squash",
 });
 
 for (const mergeMethod of ["merge-tree", "worktree"] as const) {
   describe(`landBranch (${mergeMethod})`, () => {
-    it("fast-forwards when the target has not moved, and is idempotent", async () => {
+    it("lands the reviewed tree as one commit when the target has not moved, and is idempotent", async () => {
       const { remote, mirror, workDir } = await landingRig(temp, "land");
+      const main = (await headOf(remote, "main")) as string;
       const task = await commitOnRemote(remote, "task/a", { "a.txt": "a\n" }, "task a");
       const result = await landOnMain(mirror, workDir, "task/a", { mergeMethod });
-      expect(result).toEqual(fastForwardTo(task));
-      expect(await headOf(remote, "main")).toBe(task);
+      const landed = await expectLandedExactly(remote, "main", task, main);
+      expect(result).toEqual(landedAsReviewed(landed));
+      expect(
+        await git(remote, "log", "-1", "--format=%s|%(trailers:key=Reviewed-head,valueonly)", landed),
+      ).toBe(`task a|${task}`);
       expect(await landOnMain(mirror, workDir, "task/a", { mergeMethod })).toEqual(result);
+      expect(await headOf(remote, "main")).toBe(landed);
     });
 
-    it("creates a merge commit when both sides moved", async () => {
+    it("squashes onto a moved target: one commit holding both sides", async () => {
       const { remote, mirror, workDir } = await landingRig(temp, "land");
       const task = await commitOnRemote(remote, "task/b", { "b.txt": "b\n" }, "task b");
       const other = await commitOnRemote(remote, "main", { "c.txt": "c\n" }, "main moved");
       const result = await landOnMain(mirror, workDir, "task/b", { mergeMethod });
       if (result.kind !== "landed") throw new Error(JSON.stringify(result));
-      expect(result.fastForward).toBe(false);
+      expect(result).toMatchObject({ fastForward: false, method: "squash" });
       expect(await headOf(remote, "main")).toBe(result.sha);
       const raw = await git(remote, "cat-file", "commit", result.sha);
-      expect(raw).toContain(`parent ${other}\nparent ${task}\n`);
+      expect(raw).toContain(`\nparent ${other}\nauthor `);
       expect(raw).toMatch(/^committer Overseer Test <test@overseer\.local> /m);
-      expect(raw.endsWith("\n\nMerge task/b")).toBe(true);
+      expect(raw).toContain("\n\ntask b\n\nReviewed-head: ");
       expect(await git(remote, "show", `${result.sha}:b.txt`)).toBe("b");
       expect(await git(remote, "show", `${result.sha}:c.txt`)).toBe("c");
+      expect(await isAncestor(remote, task, result.sha)).toBe(false);
       expect((await fs.readdir(workDir).catch(() => [])).length).toBe(0);
+    });
+
+    it("a reviewed-range merge: the reviewed tree on the branch point, merged into the moved target", async () => {
+      const { remote, mirror, workDir } = await landingRig(temp, "land");
+      const base = (await headOf(remote, "main")) as string;
+      const task = await commitOnRemote(remote, "task/b", { "b.txt": "b\n" }, "task b");
+      const other = await commitOnRemote(remote, "main", { "c.txt": "c\n" }, "main moved");
+      const result = await landOnMain(mirror, workDir, "task/b", { mergeMethod, strategy: "merge" });
+      if (result.kind !== "landed") throw new Error(JSON.stringify(result));
+      expect(result).toMatchObject({ fastForward: false, method: "merge" });
+      const raw = await git(remote, "cat-file", "commit", result.sha);
+      expect(raw.endsWith("\n\nMerge task/b")).toBe(true);
+      const [, work] = (await git(remote, "show", "-s", "--format=%P", result.sha)).split(" ");
+      expect(raw).toContain(`parent ${other}\nparent ${work}\n`);
+      expect(await git(remote, "show", "-s", "--format=%P|%T|%s", work as string)).toBe(
+        `${base}|${await git(remote, "rev-parse", `${task}^{tree}`)}|task b`,
+      );
+      expect(await git(remote, "show", `${result.sha}:b.txt`)).toBe("b");
+      expect(await git(remote, "show", `${result.sha}:c.txt`)).toBe("c");
+      expect(await isAncestor(remote, task, result.sha)).toBe(false);
+      // Redelivered: the work commit names the head, nothing is landed twice.
+      expect(await landOnMain(mirror, workDir, "task/b", { mergeMethod, strategy: "merge" })).toMatchObject({
+        kind: "landed",
+        sha: result.sha,
+      });
     });
 
     it("reports a conflict with the files and leaves the target unchanged", async () => {
@@ -77,14 +109,26 @@ for (const mergeMethod of ["merge-tree", "worktree"] as const) {
 describe("landBranch of an approved commit", () => {
   it("lands exactly sourceSha even if the branch moved after the review", async () => {
     const { remote, mirror, workDir } = await landingRig(temp, "land");
+    const main = (await headOf(remote, "main")) as string;
     const reviewed = await commitOnRemote(remote, "task/p", { "p.txt": "reviewed\n" }, "reviewed");
     await commitOnRemote(remote, "task/p", { "p.txt": "later\n" }, "pushed after review");
     const result = await landOnMain(mirror, workDir, "task/p", { sourceSha: reviewed });
-    expect(result).toEqual(fastForwardTo(reviewed));
+    expect(result).toEqual(landedAsReviewed(await expectLandedExactly(remote, "main", reviewed, main)));
     await expect(landOnMain(mirror, workDir, "task/p", { sourceSha: "f".repeat(40) })).rejects.toThrow(
       GitInputError,
     );
     await expect(landOnMain(mirror, workDir, "task/none")).rejects.toThrow(/does not exist/);
+  });
+
+  it("a redelivered approve lands once even after main moved over the landed lines", async () => {
+    const { remote, mirror, workDir } = await landingRig(temp, "land");
+    await commitOnRemote(remote, "task/q", { "shared.txt": "line 1\nTASK\nline 3\n" }, "task q");
+    const first = await landOnMain(mirror, workDir, "task/q");
+    expect(first.kind).toBe("landed");
+    // Another task rewrites the line this one landed: a second landing would conflict.
+    const moved = await commitOnRemote(remote, "main", { "shared.txt": "line 1\nLATER\nline 3\n" }, "later");
+    expect(await landOnMain(mirror, workDir, "task/q")).toMatchObject({ kind: "landed", sha: moved });
+    expect(await headOf(remote, "main")).toBe(moved);
   });
 });
 
@@ -107,7 +151,8 @@ describe("landBranch races", () => {
     const main = (await headOf(remote, "main")) as string;
     expect(main).toBe(result.sha);
     expect(await isAncestor(remote, concurrent, main)).toBe(true);
-    expect(await isAncestor(remote, task, main)).toBe(true);
+    expect(await git(remote, "show", `${main}:r.txt`)).toBe("r");
+    expect(await isAncestor(remote, task, main)).toBe(false);
   });
 
   it("gives up after maxAttempts without forcing", async () => {
@@ -127,9 +172,9 @@ describe("landBranch races", () => {
   it("lands two concurrent approvals from two workers in sequence", async () => {
     const { dir, remote, mirror, workDir } = await landingRig(temp, "land");
     const other = new RepoMirror({ dataDir: path.join(dir, "data2"), projectId: "land", remote });
-    const a = await commitOnRemote(remote, "task/a", { "a.txt": "a\n" }, "task a");
-    const b = await commitOnRemote(remote, "task/b", { "b.txt": "b\n" }, "task b");
-    const c = await commitOnRemote(remote, "task/c", { "c.txt": "c\n" }, "task c");
+    for (const name of ["a", "b", "c"]) {
+      await commitOnRemote(remote, `task/${name}`, { [`${name}.txt`]: `${name}\n` }, `task ${name}`);
+    }
     const results = await Promise.all([
       landOnMain(mirror, workDir, "task/a"),
       landOnMain(other, path.join(dir, "work2"), "task/b"),
@@ -137,7 +182,7 @@ describe("landBranch races", () => {
     ]);
     for (const result of results) expect(result.kind).toBe("landed");
     const main = (await headOf(remote, "main")) as string;
-    for (const sha of [a, b, c]) expect(await isAncestor(remote, sha, main)).toBe(true);
+    for (const name of ["a", "b", "c"]) expect(await git(remote, "show", `${main}:${name}.txt`)).toBe(name);
     await git(remote, "fsck", "--no-progress");
   });
 });
@@ -173,8 +218,8 @@ describe("landBranch into a user's non-bare repository", () => {
     expect(await pushBranch(mirror, { branch: "task/f", sha, expectedOldSha: null })).toEqual({ ok: true });
 
     const result = await landOnMain(mirror, workDir, "task/f");
-    expect(result).toEqual(fastForwardTo(sha, { integration: true }));
-    expect(await headOf(user, "overseer/main")).toBe(sha);
+    const landed = await expectLandedExactly(user, "overseer/main", sha, mainBefore as string);
+    expect(result).toEqual(landedAsReviewed(landed, { integration: true }));
     expect(await headOf(user, "main")).toBe(mainBefore);
     expect(await snapshotTree(user, [".git"])).toEqual(before);
     expect(await fs.readFile(path.join(user, ".git", "index"))).toEqual(indexBefore);
@@ -183,7 +228,8 @@ describe("landBranch into a user's non-bare repository", () => {
     // The next approval builds on the integration branch, not on the user's main.
     const second = await commitOnRemote(user, "task/g", { "g.txt": "g\n" }, "task g", "overseer/main");
     const again = await landOnMain(mirror, workDir, "task/g");
-    expect(again).toEqual(fastForwardTo(second, { integration: true }));
+    const landedAgain = await expectLandedExactly(user, "overseer/main", second, landed);
+    expect(again).toEqual(landedAsReviewed(landedAgain, { integration: true }));
     expect(await snapshotTree(user, [".git"])).toEqual(before);
   });
 
@@ -197,9 +243,9 @@ describe("landBranch into a user's non-bare repository", () => {
       await git(clone, "checkout", "--quiet", "-b", "wip");
       return clone;
     });
+    const main = (await headOf(user, "main")) as string;
     const task = await commitOnRemote(user, "task/h", { "h.txt": "h\n" }, "task h");
     const result = await landOnMain(mirror, workDir, "task/h");
-    expect(result).toEqual(fastForwardTo(task));
-    expect(await headOf(user, "main")).toBe(task);
+    expect(result).toEqual(landedAsReviewed(await expectLandedExactly(user, "main", task, main)));
   });
 });

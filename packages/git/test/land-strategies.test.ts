@@ -4,8 +4,10 @@ import { mergeMainInto, pushBranch } from "../src/index.ts";
 import {
   commitOnRemote,
   conflictingEdits,
+  expectLandedExactly,
   git,
   headOf,
+  isAncestor,
   landingRig,
   landOnMain,
   TEST_AUTHOR,
@@ -17,87 +19,100 @@ const temp = useTempScope();
 const parentsOf = async (repo: string, sha: string) =>
   (await git(repo, "rev-list", "--parents", "-n", "1", sha)).split(" ").slice(1);
 
-describe("landBranch with strategy rebase", () => {
-  it("fast-forwards when main has not moved (no check, no new commit)", async () => {
-    const { remote, mirror, workDir } = await landingRig(temp, "strategies");
-    const task = await commitOnRemote(remote, "task/ff", { "a.txt": "a\n" }, "task ff");
-    const checked: string[] = [];
-    const result = await landOnMain(mirror, workDir, "task/ff", {
-      strategy: "rebase",
-      check: async (sha: string) => {
-        checked.push(sha);
-        return { ok: true };
-      },
+for (const strategy of ["squash", "merge"] as const) {
+  describe(`landBranch with strategy ${strategy}: only the reviewed head's tree lands`, () => {
+    it("a rejected attempt on the task branch is never an ancestor of main, nor in any of its commits", async () => {
+      const { remote, mirror, workDir } = await landingRig(temp, "strategies");
+      const rejected = await commitOnRemote(
+        remote,
+        "task/r",
+        { "r.txt": "first try\n", "rejected.txt": "what the reviewer refused\n" },
+        "first attempt",
+      );
+      const reviewed = await commitOnRemote(
+        remote,
+        "task/r",
+        { "r.txt": "second try\n", "rejected.txt": null },
+        "redo",
+      );
+      const moved = await commitOnRemote(remote, "main", { "m.txt": "main\n" }, "main moved");
+      const result = await landOnMain(mirror, workDir, "task/r", { strategy, sourceSha: reviewed });
+      if (result.kind !== "landed") throw new Error(JSON.stringify(result));
+      expect(result).toMatchObject({ method: strategy, fastForward: false });
+      const main = (await headOf(remote, "main")) as string;
+      for (const attempt of [rejected, reviewed]) expect(await isAncestor(remote, attempt, main)).toBe(false);
+      expect(await git(remote, "log", "--format=%H", main, "--", "rejected.txt")).toBe("");
+      expect(await git(remote, "show", `${main}:r.txt`)).toBe("second try");
+      expect(await git(remote, "show", `${main}:m.txt`)).toBe("main");
+      // One commit (squash) or a work commit and its merge (merge) on top of main.
+      expect((await git(remote, "rev-list", `${moved}..${main}`)).split("\n")).toHaveLength(
+        strategy === "squash" ? 1 : 2,
+      );
+      expect(await parentsOf(remote, main)).toHaveLength(strategy === "squash" ? 1 : 2);
+      // The work commit carries the reviewed head's message and names it.
+      const work = strategy === "squash" ? main : ((await parentsOf(remote, main))[1] as string);
+      expect(
+        await git(remote, "log", "-1", "--format=%s|%(trailers:key=Reviewed-head,valueonly)", work),
+      ).toBe(`redo|${reviewed}`);
     });
-    expect(result).toMatchObject({ kind: "landed", sha: task, fastForward: true, method: "fast-forward" });
-    expect(checked).toEqual([]);
-    expect(await headOf(remote, "main")).toBe(task);
-  });
 
-  it("replays the task's commits onto the moved main: linear history, authors kept", async () => {
-    const { remote, mirror, workDir } = await landingRig(temp, "strategies");
-    await commitOnRemote(remote, "task/r", { "r1.txt": "one\n" }, "task r first");
-    await commitOnRemote(remote, "task/r", { "r2.txt": "two\n" }, "task r second");
-    const main = await commitOnRemote(remote, "main", { "m.txt": "main\n" }, "main moved");
-    const result = await landOnMain(mirror, workDir, "task/r", { strategy: "rebase" });
-    if (result.kind !== "landed") throw new Error(JSON.stringify(result));
-    expect(result).toMatchObject({ fastForward: false, method: "rebase" });
-    expect(await headOf(remote, "main")).toBe(result.sha);
-    // Two commits on top of main, each with one parent; the subjects are the task's own.
-    const log = (await git(remote, "log", "--format=%s|%P", `${main}..${result.sha}`)).split("\n");
-    expect(log.map((l) => l.split("|")[0])).toEqual(["task r second", "task r first"]);
-    expect(log.every((l) => (l.split("|")[1] ?? "").split(" ").length === 1)).toBe(true);
-    expect(await parentsOf(remote, (await git(remote, "rev-parse", `${result.sha}~1`)).trim())).toEqual([
-      main,
-    ]);
-    for (const [file, content] of [
-      ["r1.txt", "one"],
-      ["r2.txt", "two"],
-      ["m.txt", "main"],
-    ] as const) {
-      expect(await git(remote, "show", `${result.sha}:${file}`)).toBe(content);
-    }
-    expect((await fs.readdir(workDir).catch(() => [])).length).toBe(0);
-  });
-
-  it("a conflicting rebase is a conflict with the files, and main is unchanged", async () => {
-    const { remote, mirror, workDir } = await landingRig(temp, "strategies");
-    const { main } = await conflictingEdits(remote, "task/c");
-    const result = await landOnMain(mirror, workDir, "task/c", { strategy: "rebase" });
-    expect(result).toMatchObject({ kind: "conflict", files: ["shared.txt"], method: "rebase" });
-    if (result.kind === "conflict") expect(result.details).toContain("shared.txt");
-    expect(await headOf(remote, "main")).toBe(main);
-    expect((await fs.readdir(workDir).catch(() => [])).length).toBe(0);
-  });
-
-  it("merges instead of replaying a branch that already merged main in", async () => {
-    const { remote, mirror, workDir } = await landingRig(temp, "strategies");
-    const { taskHead, main: main1 } = await conflictingEdits(remote, "task/m");
-    await mirror.ensure();
-    const prepared = await mergeMainInto(mirror, {
-      head: taskHead,
-      main: main1,
-      message: "Merge main",
-      author: TEST_AUTHOR,
-      workDir,
+    it("an unmoved main gets one commit with exactly the reviewed tree, checked by no one", async () => {
+      const { remote, mirror, workDir } = await landingRig(temp, "strategies");
+      const main = (await headOf(remote, "main")) as string;
+      await commitOnRemote(remote, "task/ff", { "a.txt": "rejected\n" }, "rejected");
+      const task = await commitOnRemote(remote, "task/ff", { "a.txt": "a\n" }, "task ff");
+      const checked: string[] = [];
+      const result = await landOnMain(mirror, workDir, "task/ff", {
+        strategy,
+        check: async (sha: string) => {
+          checked.push(sha);
+          return { ok: true };
+        },
+      });
+      const landed = await expectLandedExactly(remote, "main", task, main);
+      expect(result).toMatchObject({ kind: "landed", sha: landed, fastForward: true, method: strategy });
+      expect(checked).toEqual([]);
     });
-    if (prepared.kind !== "merged") throw new Error("expected a merge");
-    // Publish the prepared merge as the resolved task branch (markers kept: only the shape matters).
-    expect(
-      await pushBranch(mirror, { branch: "task/m", sha: prepared.sha, expectedOldSha: taskHead }),
-    ).toMatchObject({
-      ok: true,
+
+    it("a conflict is a conflict with the files, and main is unchanged", async () => {
+      const { remote, mirror, workDir } = await landingRig(temp, "strategies");
+      const { main } = await conflictingEdits(remote, "task/c");
+      const result = await landOnMain(mirror, workDir, "task/c", { strategy });
+      expect(result).toMatchObject({ kind: "conflict", files: ["shared.txt"], method: strategy });
+      if (result.kind === "conflict") expect(result.details).toContain("shared.txt");
+      expect(await headOf(remote, "main")).toBe(main);
+      expect((await fs.readdir(workDir).catch(() => [])).length).toBe(0);
     });
-    await commitOnRemote(remote, "main", { "other.txt": "x\n" }, "main moved again");
-    const result = await landOnMain(mirror, workDir, "task/m", { strategy: "rebase" });
-    if (result.kind !== "landed") throw new Error(JSON.stringify(result));
-    expect(result.method).toBe("merge");
-    expect(await parentsOf(remote, result.sha)).toHaveLength(2);
+
+    it("lands a branch that merged main in to resolve a conflict with the resolution", async () => {
+      const { remote, mirror, workDir } = await landingRig(temp, "strategies");
+      const { taskHead, main: main1 } = await conflictingEdits(remote, "task/m");
+      await mirror.ensure();
+      const prepared = await mergeMainInto(mirror, {
+        head: taskHead,
+        main: main1,
+        message: "Merge main",
+        author: TEST_AUTHOR,
+        workDir,
+      });
+      if (prepared.kind !== "merged") throw new Error("expected a merge");
+      // Publish the prepared merge as the resolved task branch (markers kept: only the shape matters).
+      expect(
+        await pushBranch(mirror, { branch: "task/m", sha: prepared.sha, expectedOldSha: taskHead }),
+      ).toMatchObject({ ok: true });
+      await commitOnRemote(remote, "main", { "other.txt": "x\n" }, "main moved again");
+      const result = await landOnMain(mirror, workDir, "task/m", { strategy });
+      if (result.kind !== "landed") throw new Error(JSON.stringify(result));
+      expect(await git(remote, "show", `${result.sha}:shared.txt`)).toBe(
+        await git(remote, "show", `${prepared.sha}:shared.txt`),
+      );
+      expect(await isAncestor(remote, taskHead, result.sha)).toBe(false);
+    });
   });
-});
+}
 
 describe("landBranch check on the integrated tree", () => {
-  for (const strategy of ["merge", "rebase"] as const) {
+  for (const strategy of ["squash", "merge"] as const) {
     it(`${strategy}: a passing check lands the commit it was given`, async () => {
       const { remote, mirror, workDir } = await landingRig(temp, "strategies");
       await commitOnRemote(remote, "task/p", { "p.txt": "p\n" }, "task p");

@@ -94,11 +94,10 @@ export const runJobSchema = z.object({
   /** Host paths bound read-only into the sandbox (the CLI's install outside /usr). */
   readOnlyPaths: z.array(z.string()).optional(),
   /**
-   * How an approve lands (runner config `landing`): the strategy for a branch that cannot
-   * fast-forward, and the check command run on the integrated tree before the push.
-   * Absent: merge, no check.
+   * How an approve lands (runner config `landing`): `squash` or a reviewed-range `merge`, and
+   * the check command run on the integrated tree before the push. Absent: squash, no check.
    */
-  landing: z.object({ strategy: z.enum(["merge", "rebase"]), check: hookSchema.optional() }).optional(),
+  landing: z.object({ strategy: z.enum(["squash", "merge"]), check: hookSchema.optional() }).optional(),
   /**
    * Execute and resolve runs after a failed landing: merge the main branch into the task branch
    * before the agent starts (conflict markers committed in the conflicting files). Absent or

@@ -54,8 +54,10 @@ export async function recordWork(
       sourceSha: ctx.taskHead,
       workDir: path.join(ctx.runDir, "land"),
       message: `Land ${job.taskId} on ${job.mainBranch}\n\nApproved by ${job.agentId}.`,
+      // The landed commit keeps the worker's trailers of the reviewed head; the task is its own.
+      extraTrailers: { Task: job.taskId, Status: "approved", "Reviewed-by": job.agentId },
       author: job.author,
-      strategy: job.landing?.strategy ?? "merge",
+      strategy: job.landing?.strategy ?? "squash",
       ...(ctx.check ? { check: ctx.check } : {}),
     });
     if (landed.kind === "conflict") {

@@ -106,7 +106,13 @@ describe("breach 1: no unreviewed work reaches the target branch", () => {
     expect(result.outcome).toMatchObject({ kind: "transition", transition: { kind: "approve" } });
     expect(result.landedSha).toMatch(/^[0-9a-f]{40}$/);
     expect(await rig.head("main")).toBe(result.landedSha);
-    expect(await rig.git("merge-base", "--is-ancestor", head, "main").then(() => true)).toBe(true);
+    // The submitted head's tree landed as one new commit; the task branch is no ancestor of main.
+    expect(await rig.git("show", "main:src/S01-005.txt")).toBe(
+      await rig.git("show", `${head}:src/S01-005.txt`),
+    );
+    expect(await rig.git("merge-base", "--is-ancestor", head, "main").catch(() => "not an ancestor")).toBe(
+      "not an ancestor",
+    );
   });
 });
 
@@ -132,10 +138,13 @@ describe("breach 4: the trailers git reads on landed work are the ones Overseer 
     const ours = `Task: S04-001\nAgent: ${job.agentId}\nRole: backend\nAction: execute\nStatus: review`;
     expect(await trailersOf(head)).toBe(ours);
     // Landed by a fresh reviewer: the commit on main still carries Overseer's trailers only.
-    const review = await rig.run(rig.approveJob("S04-001", head, { executorAgentId: job.agentId }));
+    const reviewer = rig.approveJob("S04-001", head, { executorAgentId: job.agentId });
+    const review = await rig.run(reviewer);
     expect(review.landedSha).toMatch(/^[0-9a-f]{40}$/);
-    const log = await rig.git("log", "--format=%H", `${review.landedSha}`);
-    expect(log.split("\n")).toContain(head);
+    // The landed commit keeps the worker's trailers of the head (not the forged ones) and names it.
+    expect(await trailersOf(review.landedSha as string)).toBe(
+      `${ours.replace("Status: review", "Status: approved")}\nReviewed-by: ${reviewer.agentId}\nReviewed-head: ${head}`,
+    );
     expect(await trailersOf(head)).not.toContain("forged-agent");
     expect(await rig.git("log", "-1", "--format=%(trailers:key=Agent,valueonly)", head)).toBe(job.agentId);
   });
