@@ -124,6 +124,13 @@ export const AUTHORIZATION_TABLE = {
 export type OperationId = keyof typeof AUTHORIZATION_TABLE;
 
 /**
+ * The Bull Board's scope, for its page, its reads and its writes alike (pausing the
+ * cluster-wide `runs` queue, retrying, cleaning or removing jobs are admin decisions): a
+ * session is opened by an admin token and lives only while that token is unrevoked and admin.
+ */
+export const QUEUE_BOARD_SCOPE = "admin" satisfies ApiScope;
+
+/**
  * Paths outside the OpenAPI document, with how they are authorized (shown with the table):
  * the web app's hashed assets, and the Bull Board, which a browser opens with a session
  * cookie from `openQueueBoardSession` instead of a bearer header.
@@ -132,8 +139,8 @@ export const UNLISTED_PATHS = [
   { path: "/assets/{name}", access: "public", note: "the web app's built code and styles; no data" },
   {
     path: "/admin/queues/…",
-    access: "admin",
-    note: "Bull Board: a session cookie bound to the admin token that opened it; every request checks that the token is still unrevoked and admin; writes also need a same-origin Origin",
+    access: QUEUE_BOARD_SCOPE,
+    note: "Bull Board, reads and writes: a session cookie bound to the admin token that opened it (one per token); every request checks that the token is still unrevoked and admin; writes (and `POST /admin/queues/logout`) need a same-origin `Origin`",
   },
 ] as const satisfies readonly { path: string; access: Access; note: string }[];
 

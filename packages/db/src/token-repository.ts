@@ -34,6 +34,20 @@ export async function verifyApiToken(db: Db, token: string): Promise<ApiTokenRow
   return row;
 }
 
+/** The token of this id while it is not revoked (what a session bound to it may still do), else null. */
+export async function findActiveApiToken(
+  db: Db,
+  id: string,
+): Promise<{ id: string; name: string; scope: TokenScope } | null> {
+  const row = await db
+    .selectFrom("api_tokens")
+    .select(["id", "name", "scope"])
+    .where("id", "=", id)
+    .where("revoked_at", "is", null)
+    .executeTakeFirst();
+  return row ?? null;
+}
+
 export async function touchApiToken(db: Db, id: string): Promise<void> {
   await db.updateTable("api_tokens").set({ last_used_at: sql`now()` }).where("id", "=", id).execute();
 }

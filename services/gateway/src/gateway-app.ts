@@ -1,6 +1,7 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { POSTGRES_NOTIFY_CHANNEL } from "@overseer/db";
 import { cors } from "hono/cors";
+import { BoardSessions } from "./admin/board-sessions.ts";
 import type { GatewayEnv } from "./gateway-env.ts";
 import {
   type GatewayDeps,
@@ -100,6 +101,7 @@ export function createGatewayApp(deps: GatewayDeps, options: GatewayOptions = {}
     verifier,
     statusCache,
     authorize: authorizationGuard(deps.db),
+    boardSessions: new BoardSessions(deps.redis, deps.live.prefix, settings.boardSessionTtlMs),
   };
   const unlisten = listenForChanges(deps, statusCache, subscriber);
 

@@ -1,3 +1,4 @@
+import { createApiToken, revokeApiToken } from "@overseer/db";
 import { describe, expect, it } from "vitest";
 import { createGatewayApp, type GatewayApp } from "../src/index.ts";
 import { useGatewayFixture } from "./support/gateway-fixture.ts";
@@ -5,10 +6,14 @@ import { useGatewayFixture } from "./support/gateway-fixture.ts";
 const fx = useGatewayFixture();
 
 /** Opens a board session with `token`; returns the response and the cookie pair to send back. */
-async function openSession(app: GatewayApp, token: string) {
+async function openSession(app: GatewayApp, token: string, body?: string) {
   const res = await app.request("/api/v1/admin/queues/session", {
     method: "POST",
-    headers: { Authorization: `Bearer ${token}` },
+    headers: {
+      Authorization: `Bearer ${token}`,
+      ...(body === undefined ? {} : { "Content-Type": "application/json" }),
+    },
+    ...(body === undefined ? {} : { body }),
   });
   const setCookie = res.headers.get("set-cookie") ?? "";
   return { res, setCookie, cookie: setCookie.split(";")[0] ?? "" };
@@ -83,5 +88,95 @@ describe("Bull Board at /admin/queues", () => {
     } finally {
       await shortLived.shutdown();
     }
+  });
+
+  it("a session ends when its token is revoked, through the gateway or elsewhere (issue 19, hole 2)", async () => {
+    for (const via of ["gateway", "postgres"] as const) {
+      const admin = await createApiToken(fx.scratch.db, { name: `board-${via}`, scope: "admin" });
+      const { cookie } = await openSession(fx.app, admin.token);
+      const api = () => fx.app.request("/admin/queues/api/queues", { headers: { Cookie: cookie } });
+      expect((await api()).status).toBe(200);
+      if (via === "gateway") {
+        const revoked = await fx.request("DELETE", `/api/v1/tokens/${admin.id}`, { token: fx.tokens.admin });
+        expect(revoked.status).toBe(200);
+      } else await revokeApiToken(fx.scratch.db, admin.id);
+      const after = await api();
+      expect(after.status, via).toBe(401);
+      expect(await after.text()).not.toContain("<html");
+      // A write of the revoked session (pausing the cluster-wide runs queue) is refused too.
+      const pause = await fx.app.request("/admin/queues/api/queues/runs/pause", {
+        method: "PUT",
+        headers: { Cookie: cookie, Origin: "http://localhost" },
+      });
+      expect(pause.status, via).toBe(401);
+      expect(await fx.deps.queues.runs.isPaused()).toBe(false);
+    }
+  });
+
+  it("board writes need a same-origin Origin; reads do not", async () => {
+    const { cookie } = await openSession(fx.app, fx.tokens.admin);
+    const pause = (headers: Record<string, string>) =>
+      fx.app.request("http://localhost/admin/queues/api/queues/runs/pause", {
+        method: "PUT",
+        headers: { Cookie: cookie, ...headers },
+      });
+    const foreign: Record<string, string>[] = [
+      {},
+      { Origin: "https://evil.example.com" },
+      { Origin: "null" },
+    ];
+    for (const headers of foreign) {
+      const refused = await pause(headers);
+      expect(refused.status, JSON.stringify(headers)).toBe(403);
+      expect(((await refused.json()) as { error: { code: string } }).error.code).toBe("forbidden_origin");
+      expect(await fx.deps.queues.runs.isPaused()).toBe(false);
+    }
+    const allowed = await pause({ Origin: "http://localhost" });
+    expect(allowed.status).toBe(200);
+    expect(await fx.deps.queues.runs.isPaused()).toBe(true);
+    const resumed = await fx.app.request("http://localhost/admin/queues/api/queues/runs/resume", {
+      method: "PUT",
+      headers: { Cookie: cookie, Origin: "http://localhost" },
+    });
+    expect(resumed.status).toBe(200);
+    expect(await fx.deps.queues.runs.isPaused()).toBe(false);
+  });
+
+  it("logs out: the session ends and its cookie is cleared", async () => {
+    const { cookie } = await openSession(fx.app, fx.tokens.admin);
+    const foreign = await fx.app.request("http://localhost/admin/queues/logout", {
+      method: "POST",
+      headers: { Cookie: cookie, Origin: "https://evil.example.com" },
+    });
+    expect(foreign.status).toBe(403);
+    const out = await fx.app.request("http://localhost/admin/queues/logout", {
+      method: "POST",
+      headers: { Cookie: cookie, Origin: "http://localhost" },
+    });
+    expect(out.status).toBe(200);
+    expect(out.headers.get("set-cookie")).toMatch(/overseer_board=;.*Max-Age=0/i);
+    expect((await fx.app.request("/admin/queues/api/queues", { headers: { Cookie: cookie } })).status).toBe(
+      401,
+    );
+  });
+
+  it("opening validates its body strictly and keeps one session per token", async () => {
+    for (const body of ['{"ttl": 99999999}', "[]", '"x"', "null"]) {
+      const bad = await openSession(fx.app, fx.tokens.admin, body);
+      expect(bad.res.status, body).toBe(400);
+      expect(bad.setCookie).toBe("");
+    }
+    const token = await createApiToken(fx.scratch.db, { name: "board-once", scope: "admin" });
+    const first = await openSession(fx.app, token.token, "{}");
+    expect(first.res.status).toBe(200);
+    const second = await openSession(fx.app, token.token);
+    expect(second.res.status).toBe(200);
+    const api = (cookie: string) =>
+      fx.app.request("/admin/queues/api/queues", { headers: { Cookie: cookie } });
+    expect((await api(second.cookie)).status).toBe(200);
+    expect((await api(first.cookie)).status).toBe(401);
+    const keys = await fx.redis.keys(`${fx.prefix}:board-session:*`);
+    const live = await Promise.all(keys.map((k) => fx.redis.get(k)));
+    expect(live.filter((v) => v?.includes(token.id))).toHaveLength(1);
   });
 });

@@ -7,6 +7,7 @@ import {
 } from "@overseer/api-contract";
 import { type Db, getProject, type ProjectRow } from "@overseer/db";
 import type { MiddlewareHandler } from "hono";
+import type { BoardSessions } from "../admin/board-sessions.ts";
 import type { GatewayEnv } from "../gateway-env.ts";
 import type { GatewayDeps, ResolvedGatewayOptions } from "../gateway-options.ts";
 import { ApiError } from "../http/api-error.ts";
@@ -27,6 +28,8 @@ export interface RouteContext {
   readonly metrics: GatewayMetrics;
   readonly verifier: TokenVerifier;
   readonly statusCache: ProjectStatusCache;
+  /** Bull Board sessions (ended on revocation by the token routes). */
+  readonly boardSessions: BoardSessions;
   /** The authorization table's guard of an operation (`http/authorization-guard.ts`). */
   readonly authorize: (operationId: OperationId) => MiddlewareHandler<GatewayEnv>;
 }

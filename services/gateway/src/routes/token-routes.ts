@@ -97,6 +97,7 @@ export function registerTokenRoutes(app: RouteApp, ctx: RouteContext): void {
       const { token_id } = c.req.valid("param");
       const revoked = await revokeApiToken(db, token_id);
       ctx.verifier.evictTokenId(token_id);
+      await ctx.boardSessions.endForToken(token_id);
       if (!revoked) {
         throw new ApiError(
           404,
