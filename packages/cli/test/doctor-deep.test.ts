@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { chmod, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -5,7 +6,7 @@ import { loadSettings, parseRunnerConfig } from "@overseer/config";
 import { createProject, createScratchDatabase, type ScratchDatabase } from "@overseer/db";
 import { BWRAP_DEFAULT_UID, SANDBOX_HOME } from "@overseer/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { deepProbeProject } from "../src/commands/doctor-deep-probe.ts";
+import { deepProbeProject, sandboxVisibilityChecks } from "../src/commands/doctor-deep-probe.ts";
 import { type CliIo, runCli } from "../src/index.ts";
 
 /**
@@ -61,15 +62,17 @@ function config(overrides: Record<string, unknown> = {}) {
   );
 }
 
-async function probe(overrides: Record<string, unknown> = {}) {
-  const checks = await deepProbeProject({
-    projectId: "deep",
-    config: config(overrides),
-    roles: ["general"],
-    settings: { ...loadSettings({}), sandbox: "bwrap", dataDir: path.join(dir, "data") },
-    env: {},
-    timeoutMs: 30_000,
-  });
+const probeOptions = (overrides: Record<string, unknown>, timeoutMs = 30_000) => ({
+  projectId: "deep",
+  config: config(overrides),
+  roles: ["general"],
+  settings: { ...loadSettings({}), sandbox: "bwrap" as const, dataDir: path.join(dir, "data") },
+  env: {},
+  timeoutMs,
+});
+
+async function probe(overrides: Record<string, unknown> = {}, timeoutMs = 30_000) {
+  const checks = await deepProbeProject(probeOptions(overrides, timeoutMs));
   return new Map(checks.map((c) => [c.name.replace(/^deep: general\/execute /, ""), c]));
 }
 
@@ -101,6 +104,39 @@ describe("doctor --deep probes each role's CLI through the run's sandbox", () =>
     expect(call?.detail).toContain("the model API refused the credentials");
     expect(call?.fix).toMatch(/set a valid key in the project's secrets/);
     expect(JSON.stringify(call)).not.toContain("wrong-key-0123456789");
+  });
+
+  it("a CLI that keeps retrying a refused key (Claude 2.1) is named refused, not timed out", async () => {
+    // Claude Code 2.1.332's own retry line, then it retries on past the probe's limit.
+    const retrying = path.join(dir, "bin", "retrying-agent");
+    const retry = readFileSync(
+      new URL("../../harness/test/fixtures/cli-failures/claude-2.1.332-auth.txt", import.meta.url),
+      "utf8",
+    )
+      .split("\n")
+      .find((line) => line.includes('"subtype":"api_retry"')) as string;
+    await writeFile(retrying, `#!/bin/sh\n[ "$1" = --version ] && exit 0\necho '${retry}'\nexec sleep 600\n`);
+    await chmod(retrying, 0o755);
+    const checks = await probe({ argv: [retrying, "-p"], probe_argv: [retrying, "-p"] }, 3_000);
+    const call = checks.get("model call");
+    expect(call?.status).toBe("fail");
+    expect(call?.detail).toBe(
+      "the model API refused the credentials: API call failed (HTTP 401, authentication_failed); retry 1 of 10 (the CLI was still retrying after 3 s)",
+    );
+    expect(call?.fix).toMatch(/^set a valid key in the project's secrets \(overseer init --project deep /);
+  });
+
+  it("plain doctor finds each role's CLI inside the sandbox, and names one the sandbox cannot see", async () => {
+    const [visible] = await sandboxVisibilityChecks(probeOptions({}));
+    expect(visible).toMatchObject({
+      name: "deep: general/execute in the sandbox",
+      status: "ok",
+      detail: `${cli} is visible as ${cli} inside the bwrap sandbox`,
+    });
+    const [hidden] = await sandboxVisibilityChecks(probeOptions({ sandbox: {} }));
+    expect(hidden?.status).toBe("fail");
+    expect(hidden?.detail).toContain(`${cli} is not visible inside the bwrap sandbox`);
+    expect(hidden?.fix).toMatch(/sandbox\.read_only_paths/);
   });
 
   it("a key variable that does not arrive set is named with its fix", async () => {
@@ -157,6 +193,7 @@ describe("doctor --deep probes each role's CLI through the run's sandbox", () =>
     };
     const statuses = Object.fromEntries(report.checks.map((c) => [c.name, c.status]));
     expect(statuses).toMatchObject({
+      "deep: general/execute in the sandbox": "ok",
       "deep: general/execute version": "ok",
       "deep: general/execute auth variables": "ok",
       "deep: general/execute model call": "ok",

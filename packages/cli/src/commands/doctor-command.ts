@@ -28,7 +28,7 @@ import { settingsFrom } from "../cli-context.ts";
 import { EXIT_FAILURE, EXIT_OK } from "../cli-errors.ts";
 import type { CliIo } from "../cli-io.ts";
 import type { CliCommand } from "../command-registry.ts";
-import { deepProbeProject } from "./doctor-deep-probe.ts";
+import { deepProbeProject, sandboxVisibilityChecks } from "./doctor-deep-probe.ts";
 import {
   GIT_FIX,
   harnessNotConfiguredFix,
@@ -56,7 +56,7 @@ export interface DoctorCheck {
 /**
  * Preflight: one line per check, exit 1 if a required check fails. Checks Postgres and
  * migrations, Redis, git, the sandbox driver with a live probe, and each project's harness
- * executables (per role). `--deep` also probes each role's real CLI through the sandbox a run uses
+ * executables (per role), found on the host and inside the sandbox a run uses. `--deep` also probes each role's real CLI through the sandbox a run uses
  * (doctor-deep-probe.ts): its version, its auth variables and a non-mutating call (`probe_argv`).
  */
 export const doctorCommand: CliCommand = {
@@ -335,16 +335,16 @@ async function checkProjects(
         );
       }
     }
-    if (options.deep) {
-      const checks = await deepProbeProject({
-        projectId: project.id,
-        config,
-        roles: [...roles].sort(),
-        settings: options.settings,
-        env: io.env,
-        timeoutMs: options.probeTimeoutMs,
-      });
-      for (const check of checks) add(check);
-    }
+    const probe = {
+      projectId: project.id,
+      config,
+      roles: [...roles].sort(),
+      settings: options.settings,
+      env: io.env,
+      timeoutMs: options.probeTimeoutMs,
+    };
+    // The host finding the CLI is not enough: a run execs it inside the sandbox.
+    for (const check of await sandboxVisibilityChecks(probe)) add(check);
+    if (options.deep) for (const check of await deepProbeProject(probe)) add(check);
   }
 }
