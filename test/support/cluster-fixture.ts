@@ -18,7 +18,7 @@ import { createSandboxDriver, type SandboxDriver } from "@overseer/sandbox";
 import type { Cidr } from "@overseer/sandbox/egress-host-rule";
 import { dropRunQueues } from "@overseer/test-support";
 import { importTasks, startProject, TransitionApplier } from "@overseer/transitions";
-import { sandboxWrapFor, WorkerService } from "@overseer/worker";
+import { postgresRunFence, sandboxWrapFor, WorkerService } from "@overseer/worker";
 import pino from "pino";
 import { afterAll, afterEach, beforeAll } from "vitest";
 import { type ServiceProcess, startService } from "./service-process.ts";
@@ -193,6 +193,7 @@ export class ClusterFixture {
         live: this.live,
         registry: new WorkerRegistry(this.redis, this.prefix),
         logger: this.logger,
+        fence: postgresRunFence(this.scratch.db),
       },
       {
         id: `worker-${this.workers.length}`,

@@ -240,6 +240,7 @@ export function applyCommand(state: ProjectState, command: Command, ctx: DomainC
           },
         );
       }
+      refuseIfLanded(draft, task);
       cancelTask(draft, task, command.by, command.reason ?? "cancelled by operator");
       const parent = task.parentId ? draft.tasks.get(task.parentId) : undefined;
       if (parent && parent.status === "blocked" && parent.blockedBy === task.id) {
@@ -286,7 +287,8 @@ export function applyCommand(state: ProjectState, command: Command, ctx: DomainC
         // The runs are cancelled but their tasks are not: an executor's task goes back to
         // `todo` (a reviewer's stays in `review`) so a later start schedules it again.
         for (const run of draft.runs.values()) {
-          if (!isActiveRun(run)) continue;
+          // A landed run is past cancelling: its result finishes its task (refuseIfLanded).
+          if (!isActiveRun(run) || run.transition === "approve") continue;
           cancelRun(draft, run, "project stopped");
           const task = draft.tasks.get(run.taskId);
           if (task?.status === "in_progress") draft.putTask({ ...task, status: "todo" });
@@ -983,6 +985,7 @@ function stopItem(draft: Draft, task: Task, by: string): void {
   if (TERMINAL_TASK_STATUSES.has(task.status)) {
     throw new DomainError("invalid_transition", `Task ${task.id} is already ${task.status}.`);
   }
+  refuseIfLanded(draft, task);
   let current: Task | undefined = task;
   while (current) {
     cancelTask(draft, current, by, "stopped by operator; its work is kept on its branch");
@@ -990,6 +993,23 @@ function stopItem(draft: Draft, task: Task, by: string): void {
     current = parent && parent.status === "blocked" && parent.blockedBy === current.id ? parent : undefined;
   }
   if (draft.project.continuous) draft.project = { ...draft.project, continuous: false };
+}
+
+/**
+ * A review run whose landing push went through is recorded with its `approve` while it still
+ * runs (the worker's run fence, in the transaction around the push): the work is on the
+ * landing branch, so its task can no longer be cancelled or stopped; the run's result
+ * finishes it.
+ */
+function refuseIfLanded(draft: Draft, task: Task): void {
+  for (const run of draft.runs.values()) {
+    if (run.taskId !== task.id || !isActiveRun(run) || run.transition !== "approve") continue;
+    throw new DomainError(
+      "invalid_transition",
+      `Task ${task.id}'s approved work has already landed (run ${run.id} pushed it); it can no longer be cancelled and is done once that run's result is applied.`,
+      { runId: run.id, status: task.status },
+    );
+  }
 }
 
 function cancelTask(draft: Draft, task: Task, by: string, reason: string): void {

@@ -21,7 +21,7 @@ export {
   landBranch,
 } from "./land-branch.ts";
 export { type MergeMainOptions, type MergeMainResult, mergeMainInto } from "./merge-main.ts";
-export { type PushBranchOptions, type PushBranchResult, pushBranch } from "./push-branch.ts";
+export { type PushBranchOptions, type PushBranchResult, type PushGuard, pushBranch } from "./push-branch.ts";
 export { branchNameProblem, checkpointRef, integrationBranchName, isFullSha } from "./ref-names.ts";
 export { parseRemoteLocation, type RemoteLocation } from "./remote-location.ts";
 export { type AddWorktreeOptions, RepoMirror, type RepoMirrorOptions } from "./repo-mirror.ts";

@@ -4,7 +4,7 @@ import { buildCommitMessage } from "./commit-message-builder.ts";
 import { GitInputError, LandRaceError } from "./git-error.ts";
 import { hasMergeTreeWriteTree } from "./git-version.ts";
 import { alreadyLanded, commitReviewedWork, readReviewedHead } from "./landed-commit.ts";
-import { pushBranch } from "./push-branch.ts";
+import { type PushGuard, pushBranch } from "./push-branch.ts";
 import { assertBranchName, assertSha, integrationBranchName } from "./ref-names.ts";
 import type { RepoMirror } from "./repo-mirror.ts";
 import { conflictLines, failedWithoutConflicts, inScratchWorktree, unmergedFiles } from "./scratch-git.ts";
@@ -87,6 +87,8 @@ export interface LandBranchOptions {
    * Called (and awaited) before each compare-and-swap push, e.g. to log retries. Default none.
    */
   onAttempt?: (attempt: LandAttempt) => void | Promise<void>;
+  /** Wraps each push of the landing branch (pushBranch's `guard`: the worker's run fence). */
+  guard?: PushGuard | undefined;
 }
 
 export const LAND_STRATEGIES = ["squash", "merge"] as const;
@@ -194,7 +196,12 @@ export async function landBranch(mirror: RepoMirror, options: LandBranchOptions)
     if (step.kind !== "push") return step.result;
     const { next, fastForward } = step;
     await options.onAttempt?.({ attempt, branch: landing, expectedOldSha: current, sha: next, fastForward });
-    const pushed = await pushBranch(mirror, { branch: landing, sha: next, expectedOldSha: current });
+    const pushed = await pushBranch(mirror, {
+      branch: landing,
+      sha: next,
+      expectedOldSha: current,
+      guard: options.guard,
+    });
     if (pushed.ok)
       return { kind: "landed", sha: next, branch: landing, integration, fastForward, method: strategy };
   }

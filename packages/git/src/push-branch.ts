@@ -27,7 +27,16 @@ export interface PushBranchOptions {
   sha: string;
   /** The commit the branch must currently point at, or `null` if it must not exist. */
   expectedOldSha: string | null;
+  /**
+   * Wraps the push itself (the remote's compare-and-swap and the read of a refusal), e.g. the
+   * worker's run fence, which allows it only while Postgres says the run is live and holds
+   * that answer until the push is over. It may throw instead of pushing. Default: push.
+   */
+  guard?: PushGuard | undefined;
 }
+
+/** Runs `push` (or refuses to, by throwing) around a ref move; see `PushBranchOptions.guard`. */
+export type PushGuard = (push: () => Promise<PushBranchResult>) => Promise<PushBranchResult>;
 
 export type PushBranchResult =
   | { ok: true }
@@ -35,6 +44,11 @@ export type PushBranchResult =
   | { ok: false; reason: "stale"; actualSha: string | null };
 
 export async function pushBranch(mirror: RepoMirror, options: PushBranchOptions): Promise<PushBranchResult> {
+  const push = () => casPush(mirror, options);
+  return options.guard ? options.guard(push) : push();
+}
+
+async function casPush(mirror: RepoMirror, options: PushBranchOptions): Promise<PushBranchResult> {
   const branch = assertBranchName(options.branch, "branch");
   const sha = assertSha(options.sha, "sha");
   const expected =

@@ -45,3 +45,15 @@ export class PromptTooLargeError extends Error {
     this.max = max;
   }
 }
+
+/**
+ * The run was aborted (operator cancel, worker shutdown, lost lock) before its harness was
+ * started: nothing ran. The caller ends the run the way it ends an aborted harness, never as
+ * a failure to retry.
+ */
+export class HarnessAbortedError extends Error {
+  override readonly name = "HarnessAbortedError";
+  constructor() {
+    super("run aborted before the harness was started");
+  }
+}

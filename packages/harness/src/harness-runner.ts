@@ -6,7 +6,7 @@ import { DEFAULT_CONTROL_MAX_BYTES, readControlDir } from "./control-dir-reader.
 import { ControlWatcher } from "./control-watcher.ts";
 import { resolveExecutable } from "./executable-resolver.ts";
 import { HARNESS_DEFAULTS } from "./harness-defaults.ts";
-import { HarnessNotConfiguredError } from "./harness-errors.ts";
+import { HarnessAbortedError, HarnessNotConfiguredError } from "./harness-errors.ts";
 import { epochNow, spawnHarness } from "./harness-spawner.ts";
 import { connectStdio, within } from "./harness-stdio.ts";
 import { DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_OUTPUT_FLUSH_MS } from "./output-collector.ts";
@@ -188,7 +188,7 @@ export async function runHarness(options: RunHarnessOptions): Promise<HarnessRun
       `control dir ${options.controlDir} must exist and be empty before a run (${before.ok ? "it already holds a transition" : before.error}); give every run a fresh control dir`,
     );
   }
-  if (options.signal?.aborted) throw new Error("run aborted before the harness was started");
+  if (options.signal?.aborted) throw new HarnessAbortedError();
 
   const prepared: WrappedCommand = options.wrap
     ? await options.wrap(options.argv, options.env)

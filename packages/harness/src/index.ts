@@ -43,6 +43,7 @@ export {
 export { HARNESS_DEFAULTS } from "./harness-defaults.ts";
 export { buildHarnessEnv, DEFAULT_SYSTEM_PATH, type HarnessEnvInput } from "./harness-env-builder.ts";
 export {
+  HarnessAbortedError,
   HarnessNotConfiguredError,
   type HarnessNotConfiguredReason,
   PromptTooLargeError,

@@ -3,6 +3,7 @@ import {
   buildHarnessEnv,
   endsRunEarly,
   expandArgv,
+  HarnessAbortedError,
   HarnessNotConfiguredError,
   type HarnessRunResult,
   resolveExecutable,
@@ -121,8 +122,11 @@ async function runInSandbox(
   const env = runEnv(job, paths);
   const hook = hookRunner(deps, paths, env, wrap, ctx);
 
+  // Aborted (a cancel, a shutdown) before or while the setup hook ran: nothing of the run counts.
+  if (ctx.signal?.aborted) return { kind: "aborted", observed: {} };
   if (job.hooks.setup) {
     const setup = await hook(job.hooks.setup);
+    if (ctx.signal?.aborted) return { kind: "aborted", observed: { output: setup.output } };
     if (!setup.ok) return hookFailed("setup", setup, { output: setup.output });
   }
 
@@ -170,6 +174,7 @@ async function runInSandbox(
     });
   } catch (error) {
     if (error instanceof HarnessNotConfiguredError) return notConfigured(error.message);
+    if (error instanceof HarnessAbortedError) return { kind: "aborted", observed: {} };
     throw error;
   }
   ctx.clock.lap("harness");
@@ -186,6 +191,7 @@ async function runInSandbox(
 
   if (job.hooks.afterRun) {
     const after = await hook(job.hooks.afterRun);
+    if (ctx.signal?.aborted) return { kind: "aborted", observed };
     if (!after.ok)
       return hookFailed("after_run", after, { ...observed, output: `${harness.output}\n${after.output}` });
   }

@@ -22,7 +22,7 @@ export type WorkRecord =
  */
 export async function recordWork(
   job: RunJob,
-  deps: Pick<RunExecutorDeps, "logger" | "mirrorFreshness">,
+  deps: Pick<RunExecutorDeps, "logger" | "mirrorFreshness" | "fence">,
   mirror: RepoMirror,
   worktree: Worktree,
   outcome: RunOutcome,
@@ -58,6 +58,7 @@ export async function recordWork(
       extraTrailers: { Task: job.taskId, Status: "approved", "Reviewed-by": job.agentId },
       author: job.author,
       strategy: job.landing?.strategy ?? "squash",
+      guard: deps.fence?.guard(job, { sourceSha: ctx.taskHead }),
       ...(ctx.check ? { check: ctx.check } : {}),
     });
     if (landed.kind === "conflict") {
@@ -104,6 +105,7 @@ export async function recordWork(
         branch: job.taskBranch,
         sha: head,
         expectedOldSha: ctx.taskHead,
+        guard: deps.fence?.guard(job),
       });
       if (!pushed.ok) {
         return {
@@ -124,7 +126,12 @@ export async function recordWork(
   const sha = await worktree.commit({ message, trailers: trailers("blocked"), author: job.author });
   if (sha === null) return { kind: "ok", commits: { ...NO_COMMITS, branchHead: ctx.taskHead } };
   const ref = checkpointRef(job.taskId, job.agentId);
-  const pushed = await pushBranch(mirror, { branch: ref, sha, expectedOldSha: null });
+  const pushed = await pushBranch(mirror, {
+    branch: ref,
+    sha,
+    expectedOldSha: null,
+    guard: deps.fence?.guard(job),
+  });
   if (!pushed.ok)
     deps.logger.warn({ runId: job.runId, ref }, "checkpoint branch already existed; kept the existing one");
   return {

@@ -1,4 +1,5 @@
 export { executeRun, type RunExecutorDeps, type RunPaths, WorkerShutdownError } from "./run-executor.ts";
+export { postgresRunFence, type RunFence } from "./run-fence.ts";
 export { sandboxWrapFor } from "./sandbox-wrap.ts";
 export { scopeViolations } from "./scope-checker.ts";
 export { WorkerService, type WorkerServiceDeps, type WorkerServiceOptions } from "./worker-service.ts";

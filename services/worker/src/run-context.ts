@@ -2,6 +2,7 @@ import type { Logger } from "@overseer/config";
 import type { RepoMirror } from "@overseer/git";
 import type { WrapCommand } from "@overseer/harness";
 import { RUN_JOB_VERSION, type RunJob, type RunOutcome, type RunResult } from "@overseer/queue";
+import type { RunFence } from "./run-fence.ts";
 
 /** What a worker gives every run: where to work, how to sandbox it, its limits. */
 export interface RunExecutorDeps {
@@ -46,6 +47,12 @@ export interface RunExecutorDeps {
    * when this delivery no longer owns the run (its job was redelivered elsewhere).
    */
   confirmOwnership?(job: RunJob): Promise<void>;
+  /**
+   * Postgres's word on the run (run-fence.ts): every push of the run goes through its guard,
+   * which pushes only while the run is live. Absent only in service tests without a database;
+   * worker-main always sets it.
+   */
+  fence?: RunFence;
 }
 
 export interface RunPaths {

@@ -1,13 +1,16 @@
 /**
- * Entry point: `tsx services/worker/src/worker-main.ts`. A worker needs Redis and git access
- * to the projects' repositories, never Postgres. It refuses to start without a working
+ * Entry point: `tsx services/worker/src/worker-main.ts`. A worker needs Redis, git access to
+ * the projects' repositories and Postgres for one thing only: the run fence (run-fence.ts), the
+ * check that a run is still live before it starts and around every push. It refuses to start without a working
  * sandbox unless OVERSEER_SANDBOX=none and OVERSEER_SANDBOX_UNSAFE_NONE=1 are both set.
  */
 import { mkdir } from "node:fs/promises";
 import { createLogger, loadSettingsOrExit, runUntilSignalled } from "@overseer/config";
+import { connectDatabase } from "@overseer/db";
 import { createRedis, LiveChannel, RunQueues, WorkerRegistry } from "@overseer/queue";
 import { createSandboxDriver, detectSandboxHost, type SandboxDriver } from "@overseer/sandbox";
 import { type Cidr, parseCidr } from "@overseer/sandbox/egress-host-rule";
+import { postgresRunFence } from "./run-fence.ts";
 import { chooseSandbox, type WorkerSandbox } from "./sandbox-choice.ts";
 import { sandboxWrapFor } from "./sandbox-wrap.ts";
 import { WorkerService } from "./worker-service.ts";
@@ -72,6 +75,12 @@ function driverFor(job: Parameters<typeof chooseSandbox>[0]): SandboxDriver {
 
 await mkdir(settings.dataDir, { recursive: true });
 const redis = createRedis(settings.redisUrl);
+// One connection per slot (a push holds its run's rows locked) and one to spare.
+const database = connectDatabase(settings.databaseUrl, {
+  applicationName: "overseer-worker",
+  max: settings.workerConcurrency + 1,
+  onConnectionError: (error) => logger.warn({ err: error }, "Postgres connection failed; it is reopened"),
+});
 const service = new WorkerService(
   {
     workerConnection: createRedis(settings.redisUrl),
@@ -84,6 +93,7 @@ const service = new WorkerService(
     }),
     registry: new WorkerRegistry(redis, settings.queuePrefix),
     logger,
+    fence: postgresRunFence(database.db),
   },
   {
     id: settings.workerId,
@@ -119,6 +129,7 @@ runUntilSignalled({
   stop: async () => {
     await service.stop();
     await driver.dispose();
+    await database.close();
   },
   // A second signal ends the drain: running runs are aborted and handed back now.
   onSignalWhileStopping: () => service.handBackNow(),

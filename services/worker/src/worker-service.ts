@@ -17,7 +17,15 @@
  * of pushing, landing or reporting it. A failed lock renewal aborts the run at once.
  *
  * Cancellation: the worker listens to the live event channel; a `run.cancelled` event for
- * a run it holds aborts that run (its process group is killed).
+ * a run it holds aborts that run (its process group is killed) and the job ends there,
+ * completed with nothing reported (the cancel already ended the run in Postgres), whatever
+ * the abort interrupted: never a failure that BullMQ would retry.
+ *
+ * The run fence (run-fence.ts): Postgres, not the job lock, decides whether a run still
+ * counts. A delivery whose run is no longer live there (cancelled, ended, its task done or
+ * cancelled, its project stopped) does nothing, and every push goes through the fence, which
+ * pushes only while the run is live. A cancel event this worker missed therefore stops the
+ * run at its first ref move, on any retry, on any worker.
  *
  * Shutdown (SIGTERM) drains: the worker takes no new job, lets its running runs finish for up
  * to `drainMs`, then aborts the rest and hands each job straight back to the queue (moved back
@@ -27,6 +35,7 @@
  */
 import { hostname } from "node:os";
 import { formatZodIssues, type Logger } from "@overseer/config";
+import { RunNotLiveError } from "@overseer/db";
 import { RepoMirror } from "@overseer/git";
 import { DEFAULT_KILL_GRACE_MS, type WrapCommand } from "@overseer/harness";
 import {
@@ -51,6 +60,7 @@ import {
   type RunPaths,
   WorkerShutdownError,
 } from "./run-executor.ts";
+import type { RunFence } from "./run-fence.ts";
 
 export interface WorkerServiceOptions {
   id?: string;
@@ -98,6 +108,8 @@ export interface WorkerServiceDeps {
   live: LiveChannel;
   registry: WorkerRegistry;
   logger: Logger;
+  /** Postgres's word on each run before it acts and around each push (run-fence.ts). */
+  fence?: RunFence;
 }
 
 export class WorkerService {
@@ -161,6 +173,7 @@ export class WorkerService {
         });
       },
       ...(options.usageReportMs === undefined ? {} : { usageReportMs: options.usageReportMs }),
+      ...(deps.fence ? { fence: deps.fence } : {}),
       onOutput: (job, chunk) => {
         let batcher = batchers.get(job.runId);
         if (!batcher) {
@@ -278,6 +291,15 @@ export class WorkerService {
     // Redelivered after this run's result was already reported (a crash between the two).
     if (await this.deps.queues.hasResult(run.runId)) return;
     if (!token) throw new UnrecoverableError(`run job ${job.id} was delivered without a lock token`);
+    // A retried or redelivered job of a run Postgres no longer counts: nothing to do.
+    const refusal = await this.deps.fence?.refusal(run);
+    if (refusal) {
+      this.deps.logger.info(
+        { runId: run.runId, reason: refusal },
+        "run is no longer live; its job ends here",
+      );
+      return;
+    }
     if (this.draining) {
       await job.moveToWait(token);
       throw new WaitingError(`run ${run.runId} left for another worker: this one is draining`);
@@ -314,12 +336,20 @@ export class WorkerService {
         );
       const result = await executeRun(run, this.executorDeps, abort.signal);
       await started;
+      // Cancelled while it ran: the cancel ended the run; whatever it made of it counts for nothing.
+      if (entry.cancelled) return;
       await this.flushLog(run.runId);
       await this.confirmOwnership(run.runId);
       await this.deps.queues.reportResult(result);
     } catch (error) {
-      // A cancelled run is over: nothing to report (the cancel transition already ended it).
-      if (error instanceof WorkerShutdownError && entry.cancelled) return;
+      // A cancelled run is over: nothing to report (the cancel transition already ended it),
+      // whatever the abort interrupted (checkout, hook, agent, landing check).
+      if (entry.cancelled) return;
+      if (error instanceof RunNotLiveError) {
+        // The fence refused a push: Postgres no longer counts the run, nothing was moved.
+        this.deps.logger.info({ runId: run.runId, reason: error.reason }, error.message);
+        return;
+      }
       if (error instanceof RunOwnershipLostError || entry.lockLost) {
         // The job is (or will be) redelivered: its new owner reports the outcome. Whatever
         // ended this delivery (the fence, or the abort after a failed lock renewal), finishing

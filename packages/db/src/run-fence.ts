@@ -1,0 +1,111 @@
+import { sql } from "kysely";
+import type { Db } from "./connection.ts";
+
+/**
+ * The fence around every ref a worker moves (docs/architecture.md, Trust model: the run fence).
+ * Redis fences a delivery by its job lock; only Postgres knows whether the run still counts.
+ * A run may move a ref only while Postgres says:
+ *
+ *   - the run is active (queued or running: the run-started notice may not be applied yet);
+ *   - its task is neither done nor cancelled, and its project is not stopped;
+ *   - for a landing, the run is the task's review, the task is in review, and the head being
+ *     landed is the head Postgres recorded at the submit (the work the reviewer approved).
+ *
+ * `withLiveRun` reads that in one query that also locks the run and task rows (FOR NO KEY
+ * UPDATE), keeps the lock while `move` runs (the push), and commits after it. A cancel or a
+ * stop writes both rows, so it waits for the push and is ordered after it; a cancel committed
+ * first makes the read fail and nothing is pushed. A landing that went through is recorded
+ * in the same transaction (`runs.transition = 'approve'` while the run is still running), so
+ * the cancel that waited is then refused: the work is on the branch, the run's result will
+ * finish the task. Bound: a worker that dies after the remote took the push and before this
+ * commit leaves a ref Postgres does not know of (the window of one commit).
+ */
+export interface RunFenceCheck {
+  projectId: string;
+  runId: string;
+  /** Set for a landing: the task head the reviewer approved, which must be the one recorded. */
+  landing?: { sourceSha: string } | undefined;
+}
+
+/** The run may not move a ref: `reason` says what Postgres holds instead. */
+export class RunNotLiveError extends Error {
+  override readonly name = "RunNotLiveError";
+  constructor(
+    readonly runId: string,
+    readonly reason: string,
+  ) {
+    super(`run ${runId} may not move a ref: ${reason}`);
+  }
+}
+
+interface FenceRow {
+  run_status: string;
+  action: string;
+  task_id: string;
+  task_status: string;
+  branch_head: string | null;
+  project_status: string;
+}
+
+/** Why the run may not move a ref now, or null when it may. */
+export function fenceRefusal(row: FenceRow | undefined, check: RunFenceCheck): string | null {
+  if (!row) return "Postgres has no such run";
+  if (row.run_status !== "queued" && row.run_status !== "running") return `the run is ${row.run_status}`;
+  if (row.task_status === "cancelled" || row.task_status === "done") {
+    return `task ${row.task_id} is ${row.task_status}`;
+  }
+  if (row.project_status === "stopped") return "the project is stopped";
+  if (!check.landing) return null;
+  if (row.action !== "review" || row.task_status !== "review") {
+    return `a landing needs the task's review run on a task in review (run: ${row.action}, task: ${row.task_status})`;
+  }
+  if (row.branch_head !== check.landing.sourceSha) {
+    return `the head to land (${check.landing.sourceSha}) is not the submitted head Postgres recorded (${row.branch_head ?? "none"})`;
+  }
+  return null;
+}
+
+async function readFence(db: Db, check: RunFenceCheck, lock: boolean): Promise<FenceRow | undefined> {
+  const forLock = lock ? sql`FOR NO KEY UPDATE OF r, t` : sql``;
+  const result = await sql<FenceRow>`
+    SELECT r.status AS run_status, r.action, r.task_id, t.status AS task_status, t.branch_head,
+           p.status AS project_status
+    FROM runs r
+    JOIN tasks t ON t.project_id = r.project_id AND t.id = r.task_id
+    JOIN projects p ON p.id = r.project_id
+    WHERE r.id = ${check.runId} AND r.project_id = ${check.projectId}
+    ${forLock}`.execute(db);
+  return result.rows[0];
+}
+
+/** Why the run may not move a ref now (no lock taken), or null: for a delivery deciding whether to start. */
+export async function runRefusal(db: Db, check: RunFenceCheck): Promise<string | null> {
+  return fenceRefusal(await readFence(db, check, false), check);
+}
+
+/**
+ * Runs `move` (a push) only while the run is live, holding its run and task rows locked until
+ * `move` returns; throws RunNotLiveError (nothing moved) otherwise. `moved(value)` says
+ * whether the push went through; a landing that did is recorded before the commit.
+ */
+export async function withLiveRun<T>(
+  db: Db,
+  check: RunFenceCheck,
+  move: () => Promise<T>,
+  moved: (value: T) => boolean,
+): Promise<T> {
+  return db.transaction().execute(async (trx) => {
+    const refusal = fenceRefusal(await readFence(trx, check, true), check);
+    if (refusal !== null) throw new RunNotLiveError(check.runId, refusal);
+    const value = await move();
+    if (check.landing && moved(value)) {
+      await trx
+        .updateTable("runs")
+        .set({ transition: "approve" })
+        .where("id", "=", check.runId)
+        .where("status", "in", ["queued", "running"])
+        .execute();
+    }
+    return value;
+  });
+}

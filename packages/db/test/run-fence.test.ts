@@ -1,0 +1,153 @@
+/**
+ * The run fence against real Postgres (docs/architecture.md, Trust model): a push runs only
+ * while the run is live, a cancel committed first refuses it, and a cancel arriving during a
+ * landing push waits for it and is then refused, so Postgres never says "cancelled" about work
+ * that reached the landing branch.
+ */
+import { taskCard } from "@overseer/test-support";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  applyTransition,
+  createProject,
+  createScratchDatabase,
+  getRun,
+  getTask,
+  RunNotLiveError,
+  runRefusal,
+  type ScratchDatabase,
+  withLiveRun,
+} from "../src/index.ts";
+
+let scratch: ScratchDatabase;
+beforeAll(async () => {
+  scratch = await createScratchDatabase();
+});
+afterAll(async () => {
+  await scratch?.drop();
+});
+
+const HEAD = "a".repeat(40);
+
+/** A project whose task S00-001 was submitted at HEAD and has a review run; returns its id. */
+async function inReview(projectId: string): Promise<string> {
+  await createProject(scratch.db, { id: projectId, repo: "/tmp/none", runnerConfig: {} });
+  await applyTransition(scratch.db, projectId, {
+    kind: "import-tasks",
+    tasks: [taskCard("S00-001")],
+    by: "t",
+  });
+  await applyTransition(scratch.db, projectId, {
+    kind: "start-project",
+    by: "t",
+    stage: null,
+    sessionsLimit: null,
+  });
+  const execute = (await applyTransition(scratch.db, projectId, { kind: "claim" })).changes.runs[0];
+  await applyTransition(scratch.db, projectId, {
+    kind: "submit",
+    runId: execute?.id as string,
+    message: "work",
+    commitSha: HEAD,
+    branchHead: HEAD,
+  });
+  const review = (await applyTransition(scratch.db, projectId, { kind: "claim" })).changes.runs.find(
+    (r) => r.action === "review",
+  );
+  expect(review).toBeDefined();
+  return review?.id as string;
+}
+
+const cancel = (projectId: string) =>
+  applyTransition(scratch.db, projectId, { kind: "cancel", taskId: "S00-001", by: "operator" });
+
+describe("run fence", () => {
+  it("refuses every push of a run whose task was cancelled first, and says why", async () => {
+    const runId = await inReview("fence-first");
+    const check = { projectId: "fence-first", runId, landing: { sourceSha: HEAD } };
+    expect(await runRefusal(scratch.db, check)).toBeNull();
+    await cancel("fence-first");
+    expect(await runRefusal(scratch.db, check)).toBe("the run is cancelled");
+    let pushed = false;
+    const attempt = withLiveRun(
+      scratch.db,
+      check,
+      async () => {
+        pushed = true;
+        return { ok: true };
+      },
+      (r) => r.ok,
+    );
+    await expect(attempt).rejects.toBeInstanceOf(RunNotLiveError);
+    expect(pushed).toBe(false);
+  });
+
+  it("refuses a landing of any head but the one recorded at the submit", async () => {
+    const runId = await inReview("fence-head");
+    const other = { projectId: "fence-head", runId, landing: { sourceSha: "b".repeat(40) } };
+    await expect(
+      withLiveRun(
+        scratch.db,
+        other,
+        async () => ({ ok: true }),
+        (r) => r.ok,
+      ),
+    ).rejects.toThrow(/not the submitted head Postgres recorded/);
+  });
+
+  it("a cancel during a landing push waits for it, then is refused: the task finishes as landed", async () => {
+    const runId = await inReview("fence-during");
+    const check = { projectId: "fence-during", runId, landing: { sourceSha: HEAD } };
+    let release: () => void = () => {};
+    let pushing: () => void = () => {};
+    const started = new Promise<void>((resolve) => {
+      pushing = resolve;
+    });
+    const landing = withLiveRun(
+      scratch.db,
+      check,
+      async () => {
+        pushing();
+        await new Promise<void>((resolve) => {
+          release = resolve;
+        });
+        return { ok: true };
+      },
+      (r) => r.ok,
+    );
+    await started;
+    let cancelSettled = false;
+    const cancelled = cancel("fence-during").finally(() => {
+      cancelSettled = true;
+    });
+    // The cancel cannot commit while the push holds the run's rows.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(cancelSettled).toBe(false);
+    release();
+    await landing;
+    await expect(cancelled).rejects.toThrow(/already landed|concurrent transition/);
+    expect((await getTask(scratch.db, "fence-during", "S00-001"))?.status).toBe("review");
+    expect((await getRun(scratch.db, runId))?.transition).toBe("approve");
+    // The run's result then finishes the task.
+    await applyTransition(scratch.db, "fence-during", {
+      kind: "approve",
+      runId,
+      landedSha: "c".repeat(40),
+      landedBranch: "main",
+    });
+    expect((await getTask(scratch.db, "fence-during", "S00-001"))?.status).toBe("done");
+    await expect(cancel("fence-during")).rejects.toThrow(/already done/);
+  });
+
+  it("a cancel once the landing is recorded is refused with the reason", async () => {
+    const runId = await inReview("fence-after");
+    const check = { projectId: "fence-after", runId, landing: { sourceSha: HEAD } };
+    await withLiveRun(
+      scratch.db,
+      check,
+      async () => ({ ok: true }),
+      (r) => r.ok,
+    );
+    await expect(cancel("fence-after")).rejects.toThrow(/approved work has already landed/);
+    expect((await getTask(scratch.db, "fence-after", "S00-001"))?.status).toBe("review");
+  });
+});
