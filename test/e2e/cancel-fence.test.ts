@@ -8,10 +8,12 @@
  */
 import { access, readdir } from "node:fs/promises";
 import path from "node:path";
+import { sql } from "@overseer/db";
 import { runGit } from "@overseer/git";
 import { TransitionApplier } from "@overseer/transitions";
 import { describe, expect, it } from "vitest";
 import { ClusterFixture, scriptedTask, useTestResources } from "../support/cluster-fixture.ts";
+import { startSlowGitServer } from "../support/slow-git-server.ts";
 import { waitFor } from "../support/wait-for.ts";
 
 const resources = useTestResources();
@@ -235,5 +237,43 @@ describe("a cancel at any moment never moves a ref", () => {
     await settled(cluster, reviewRun);
     expect(await refsOf(repo)).toBe(before);
     expect(await taskStatus(cluster, "retried", "S00-001")).toBe("cancelled");
+  });
+
+  it("during the push: the cancel waits for the landing push, then is refused; Postgres and git agree", async () => {
+    const cluster = await runningCluster(1);
+    const server = await startSlowGitServer(path.join(cluster.dataDir, "repos"));
+    resources.onRelease(async () => {
+      server.release();
+      await server.close();
+    });
+    const repo = await cluster.addProject({
+      id: "pushing",
+      tasks: [scriptedTask("S00-001", 'execute: write src/a.txt "a"; submit "Add a"\nreview: approve')],
+      remote: (repoPath) => server.url(repoPath),
+    });
+    await activeRun(cluster, "pushing", "review");
+    // The executor's push is done (its submit made the review); the landing push is held.
+    await server.holdPushes();
+    const before = await refsOf(repo);
+    const refused = cancel(cluster, "pushing", "S00-001").then(
+      () => null,
+      (error: Error) => error.message,
+    );
+    await waitFor("the cancel to wait on the pushing run's rows", async () => {
+      const waits = await sql<{
+        n: number;
+      }>`SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted`.execute(cluster.scratch.db);
+      return (waits.rows[0]?.n ?? 0) > 0;
+    });
+    expect(await refsOf(repo)).toBe(before);
+    server.release();
+    expect(await refused).toMatch(/approved work has already landed/);
+    // The run's result finishes the task: the landing and Postgres agree.
+    await cluster.waitForProject("pushing", (s) => s.tasks.get("S00-001")?.status === "done", 60_000);
+    const head = (
+      await runGit(["rev-parse", "refs/heads/overseer/task/S00-001"], { cwd: repo })
+    ).stdout.trim();
+    await runGit(["merge-base", "--is-ancestor", head, "refs/heads/main"], { cwd: repo });
+    expect(await refsOf(repo)).not.toBe(before);
   });
 });

@@ -48,6 +48,8 @@ export interface ProjectSpec {
   concurrency?: number;
   files?: Record<string, string>;
   start?: boolean;
+  /** The remote the project names for its bare repository (default: the repository's path). */
+  remote?: (repoPath: string) => string;
 }
 
 export class ClusterFixture {
@@ -132,7 +134,7 @@ export class ClusterFixture {
     const runnerConfig = spec.runnerConfig ?? ClusterFixture.fakeRunnerConfig();
     await createProject(this.scratch.db, {
       id: spec.id,
-      repo,
+      repo: spec.remote ? spec.remote(repo) : repo,
       runnerConfig,
       concurrency: spec.concurrency ?? 1,
       objective: `Test project ${spec.id}`,
