@@ -1,10 +1,14 @@
 /**
  * Postgres restarted with runs in flight (private server, never the shared one): the
- * coordinator process and the worker reconnect, results produced during the outage are
- * applied afterwards, every task completes, and no transition is lost or applied twice.
+ * coordinator process and the worker reconnect, runs whose agents finished during the outage
+ * push nothing until Postgres answers their run fence, then finish, every task completes,
+ * and no transition is lost or applied twice.
  */
+import { readdir } from "node:fs/promises";
+import path from "node:path";
 import { type Db, listEvents } from "@overseer/db";
 import type { ProjectState } from "@overseer/domain";
+import { runGit } from "@overseer/git";
 import { describe, expect, it } from "vitest";
 import { scriptedTask, useTestResources } from "../support/cluster-fixture.ts";
 import { startPrivatePostgres } from "../support/private-postgres.ts";
@@ -13,6 +17,17 @@ import { allTasks, waitFor } from "../support/wait-for.ts";
 const running = (s: ProjectState) => [...s.runs.values()].filter((r) => r.status === "running").length;
 
 const resources = useTestResources();
+
+/** Runs on the worker whose control dir holds a transition file. */
+async function handedIn(dataDir: string): Promise<number> {
+  const runs = path.join(dataDir, "runs");
+  let n = 0;
+  for (const dir of await readdir(runs).catch(() => [])) {
+    const control = await readdir(path.join(runs, dir, "control")).catch(() => []);
+    if (control.some((f) => f.endsWith(".json") && !f.startsWith("."))) n += 1;
+  }
+  return n;
+}
 
 async function eventCounts(db: Db, projectId: string) {
   const events = await listEvents(db, { projectId, limit: 1000 });
@@ -40,17 +55,18 @@ describe("Postgres restart", () => {
     const { db } = cluster.scratch;
     await cluster.waitForProject("pgrestart", (s) => running(s) === 3, 120_000);
 
+    const repo = (
+      await db.selectFrom("projects").select("repo").where("id", "=", "pgrestart").executeTakeFirst()
+    )?.repo as string;
     await postgres.stop();
-    // A result reaches Redis while Postgres is down (the coordinator cannot apply it yet).
-    const resultKeys = [`${cluster.prefix}:results:wait`, `${cluster.prefix}:results:active`];
+    // Every agent hands its work in during the outage; without Postgres's word nothing is pushed.
     await waitFor(
-      "a run result queued during the outage",
-      async () => {
-        for (const key of resultKeys) if ((await cluster!.redis.llen(key)) > 0) return true;
-        return (await cluster!.redis.zcard(`${cluster!.prefix}:results:delayed`)) > 0;
-      },
+      "the three agents to hand in their work",
+      async () => (await handedIn(cluster.dataDir)) === 3,
       60_000,
     );
+    const { stdout } = await runGit(["for-each-ref", "refs/heads/overseer/"], { cwd: repo });
+    expect(stdout.trim()).toBe("");
     await postgres.start();
 
     const state = await cluster.waitForProject("pgrestart", (s) => allTasks(s, ["done"]), 180_000);

@@ -65,6 +65,8 @@ export interface ServiceSettings {
   readonly killGraceMs: number;
   /** `OVERSEER_WORKER_DRAIN_MS`: on SIGTERM, how long running runs may finish before they are handed back. Default `30000`. */
   readonly workerDrainMs: number;
+  /** `OVERSEER_FENCE_WAIT_MS`: how long a run waits for Postgres to answer its run fence before its job fails. Default `120000`. */
+  readonly fenceWaitMs: number;
   /**
    * `OVERSEER_EGRESS_ALLOW_PRIVATE`: internal ranges (CIDRs) this worker's egress proxy may reach
    * for allow-listed hosts: a model gateway on 10.x, Ollama on the host. Default empty: loopback,
@@ -364,6 +366,14 @@ const SPECS: SpecTable = {
     defaultLabel: "30000 (30 s)",
     description:
       "On SIGTERM a worker takes no new job and lets its running runs finish for this long; then it aborts the rest and hands their jobs straight back to the queue (a second signal cuts the wait short).",
+    schema: integer(0, 86_400_000),
+  },
+  fenceWaitMs: {
+    name: "OVERSEER_FENCE_WAIT_MS",
+    fallback: "120000",
+    defaultLabel: "120000 (2 min)",
+    description:
+      "A worker moves no ref without Postgres's word that the run is live (the run fence); while Postgres cannot answer, the run waits for it this long, then its job fails and is retried.",
     schema: integer(0, 86_400_000),
   },
   egressAllowPrivate: {

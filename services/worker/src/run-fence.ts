@@ -1,5 +1,6 @@
-import { type Db, type RunFenceCheck, runRefusal, withLiveRun } from "@overseer/db";
-import type { PushGuard } from "@overseer/git";
+import { setTimeout as sleep } from "node:timers/promises";
+import { type Db, type RunFenceCheck, RunNotLiveError, runRefusal, withLiveRun } from "@overseer/db";
+import type { PushBranchResult, PushGuard } from "@overseer/git";
 import type { RunJob } from "@overseer/queue";
 
 /**
@@ -15,15 +16,66 @@ export interface RunFence {
   guard(job: RunJob, landing?: { sourceSha: string }): PushGuard;
 }
 
-/** The run fence on the project's Postgres (@overseer/db run-fence.ts holds the query and the lock). */
-export function postgresRunFence(db: Db): RunFence {
+export interface PostgresRunFenceOptions {
+  /** How long a fence waits for Postgres to answer (an outage, a restart) before it fails. Default 120000 ms. */
+  waitMs?: number;
+  /** Pause between two tries while Postgres does not answer. Default 500 ms. */
+  retryMs?: number;
+  onRetry?(error: unknown): void;
+}
+
+/**
+ * The run fence on the project's Postgres (@overseer/db run-fence.ts holds the query and the
+ * lock). While Postgres cannot answer, the fence waits for it (`waitMs`) rather than failing
+ * the run: nothing is pushed meanwhile. A failure of the push itself is never retried here.
+ */
+export function postgresRunFence(db: Db, options: PostgresRunFenceOptions = {}): RunFence {
   const checkOf = (job: RunJob, landing?: { sourceSha: string }): RunFenceCheck => ({
     projectId: job.projectId,
     runId: job.runId,
     landing,
   });
+  const patiently = <T>(attempt: () => Promise<T>, retryable: (error: unknown) => boolean) =>
+    untilAnswered(attempt, retryable, options);
   return {
-    refusal: (job) => runRefusal(db, checkOf(job)),
-    guard: (job, landing) => (push) => withLiveRun(db, checkOf(job, landing), push, (pushed) => pushed.ok),
+    refusal: (job) =>
+      patiently(
+        () => runRefusal(db, checkOf(job)),
+        () => true,
+      ),
+    guard: (job, landing) => async (push) => {
+      let pushFailed = false;
+      const once = () =>
+        withLiveRun(
+          db,
+          checkOf(job, landing),
+          () =>
+            push().catch((error: unknown): PushBranchResult => {
+              pushFailed = true;
+              throw error;
+            }),
+          (pushed) => pushed.ok,
+        );
+      // A retry after the push went through (the commit failed) pushes the same sha again,
+      // which the compare-and-swap push answers as done.
+      return patiently(once, (error) => !pushFailed && !(error instanceof RunNotLiveError));
+    },
   };
+}
+
+async function untilAnswered<T>(
+  attempt: () => Promise<T>,
+  retryable: (error: unknown) => boolean,
+  options: PostgresRunFenceOptions,
+): Promise<T> {
+  const deadline = Date.now() + (options.waitMs ?? 120_000);
+  for (;;) {
+    try {
+      return await attempt();
+    } catch (error) {
+      if (!retryable(error) || Date.now() >= deadline) throw error;
+      options.onRetry?.(error);
+      await sleep(options.retryMs ?? 500);
+    }
+  }
 }

@@ -93,7 +93,11 @@ const service = new WorkerService(
     }),
     registry: new WorkerRegistry(redis, settings.queuePrefix),
     logger,
-    fence: postgresRunFence(database.db),
+    fence: postgresRunFence(database.db, {
+      waitMs: settings.fenceWaitMs,
+      onRetry: (error) =>
+        logger.warn({ err: error }, "Postgres does not answer the run fence; waiting for it"),
+    }),
   },
   {
     id: settings.workerId,
