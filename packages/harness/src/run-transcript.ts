@@ -140,28 +140,19 @@ function copilotWords(output: string): LastWords {
 const bounded = (value: string | null): string | null =>
   value === null ? null : value.length > MAX_TEXT ? `${value.slice(0, MAX_TEXT - 1)}…` : value;
 
+/** How each preset CLI's output is read. */
+const READERS: Readonly<Record<string, (output: string) => LastWords>> = {
+  codex: (output) => codexWords(events(output)),
+  claude: (output) => claudeWords(events(output)),
+  opencode: (output) => opencodeWords(events(output)),
+  gemini: (output) => geminiWords(events(output)),
+  copilot: copilotWords,
+};
+
 /** The model's last message and command in a run's output, read the way its CLI prints them. */
 export function lastWords(output: string, agent: string | null | undefined): LastWords {
-  let words: LastWords;
-  switch (agent) {
-    case "codex":
-      words = codexWords(events(output));
-      break;
-    case "claude":
-      words = claudeWords(events(output));
-      break;
-    case "opencode":
-      words = opencodeWords(events(output));
-      break;
-    case "gemini":
-      words = geminiWords(events(output));
-      break;
-    case "copilot":
-      words = copilotWords(output);
-      break;
-    default:
-      words = { message: null, command: null };
-  }
+  const read = agent && Object.hasOwn(READERS, agent) ? READERS[agent] : undefined;
+  const words = read ? read(output) : { message: null, command: null };
   return { message: bounded(words.message), command: bounded(words.command) };
 }
 
