@@ -148,4 +148,43 @@ describe("landing: squash, merge and conflict resolution (coordinator + workers 
     const approved = await listEvents(cluster.scratch.db, { projectId: id, types: ["task.approved"] });
     expect(approved.map((e) => e.task_id).sort()).toEqual(["S00-001", "S00-002"]);
   });
+
+  it("a resolution that keeps the conflict markers is refused before any push; the next one lands", async () => {
+    const id = "markers";
+    /** Like conflictingTask, but its first resolution keeps the markers and adds an unrelated file. */
+    const keeping = (taskId: string, line: string) => ({
+      ...conflictingTask(taskId, line),
+      scope: ["shared.txt", "unrelated.txt"],
+      body: [
+        "```overseer-fake",
+        `execute: write shared.txt "line 1\\n${line}\\nline 3\\n"; submit "Line 2 is ${line}"`,
+        'execute#2: expect shared.txt "<<<<<<< "; write unrelated.txt "x\\n"; submit "Resolved (not really)"',
+        `execute#3: expect shared.txt "<<<<<<< "; write shared.txt "${RESOLVED.replaceAll("\n", "\\n")}"; submit "Resolve the conflict on line 2"`,
+        "review: approve",
+        "```",
+      ].join("\n"),
+    });
+    const repo = await parallelProject(id, [keeping("S00-001", "A"), keeping("S00-002", "B")]);
+    await cluster.waitForProject(id, (s) => allTasks(s, ["done"]), 180_000);
+    // No branch of the repository ever received a commit with markers, nor the unrelated file.
+    const everyVersion = await runGit(["log", "-p", "--all", "--format=%H", "--", "shared.txt"], {
+      cwd: repo,
+    });
+    expect(everyVersion.stdout).not.toMatch(/^\+(<{7}|>{7}|\|{7}) /m);
+    expect((await runGit(["log", "--all", "--format=%H", "--", "unrelated.txt"], { cwd: repo })).stdout).toBe(
+      "",
+    );
+    expect((await runGit(["show", "main:shared.txt"], { cwd: repo })).stdout).toBe(RESOLVED);
+    const runs = await cluster.scratch.db
+      .selectFrom("runs")
+      .select(["task_id", "action", "status", "failure"])
+      .where("project_id", "=", id)
+      .orderBy("created_at")
+      .execute();
+    // The loser's keeping run failed with the files named; its retry resolved and landed.
+    const refused = runs.filter((r) => r.failure?.includes("conflict markers remain in shared.txt"));
+    expect(refused).toHaveLength(1);
+    expect(refused[0]).toMatchObject({ action: "execute", status: "failed" });
+    expect(runs.filter((r) => r.action === "execute")).toHaveLength(4);
+  });
 });

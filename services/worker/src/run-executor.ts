@@ -22,6 +22,7 @@ import type { Worktree } from "@overseer/git";
 import type { RunJob, RunOutcome, RunResult } from "@overseer/queue";
 import { runAgent } from "./agent-phase.ts";
 import { prepareCheckout } from "./checkout-phase.ts";
+import { filesWithMarkers, markerRefusal } from "./conflict-markers.ts";
 import { recordWork, type WorkRecord } from "./git-phase.ts";
 import { landingCheck } from "./landing-check.ts";
 import { decideOutcome, runUsage } from "./outcome-phase.ts";
@@ -92,6 +93,14 @@ export async function executeRun(
     if (agent.kind === "ended") return finish(agent.outcome, { ...agent.observed, usage: spent });
 
     const outcome = decideOutcome(job, agent.harness, checkout.taskHead, redact, log);
+    if (
+      checkout.mergedMain !== null &&
+      outcome.kind === "transition" &&
+      outcome.transition.kind === "submit"
+    ) {
+      const marked = await filesWithMarkers(checkout.paths.checkout, checkout.mergedMain.conflicts);
+      if (marked.length > 0) return finish(markerRefusal(marked), { ...agent.observed, usage: spent });
+    }
     const violations =
       job.action === "review"
         ? []
