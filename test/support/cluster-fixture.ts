@@ -4,14 +4,14 @@
  * coordinator and workers (or none, when a test spawns them as processes).
  */
 import { randomBytes } from "node:crypto";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { createLogger, type Logger, parseRunnerConfig, validateTaskList } from "@overseer/config";
 import { Coordinator } from "@overseer/coordinator";
 import { createProject, createScratchDatabase, type ScratchDatabase } from "@overseer/db";
 import type { ProjectState } from "@overseer/domain";
-import { initBareRepo } from "@overseer/git";
+import { initBareRepo, runGit } from "@overseer/git";
 import { fakeHarnessPath } from "@overseer/harness";
 import { createRedis, LiveChannel, type Redis, RunQueues, WorkerRegistry } from "@overseer/queue";
 import { createSandboxDriver, type SandboxDriver } from "@overseer/sandbox";
@@ -50,6 +50,11 @@ export interface ProjectSpec {
   start?: boolean;
   /** The remote the project names for its bare repository (default: the repository's path). */
   remote?: (repoPath: string) => string;
+  /**
+   * Register a non-bare clone with `main` checked out (a user's working copy) instead of a
+   * bare repository. Default false.
+   */
+  workingCopy?: boolean;
 }
 
 export class ClusterFixture {
@@ -116,6 +121,21 @@ export class ClusterFixture {
     return repo;
   }
 
+  /**
+   * A user's working copy: a non-bare clone of a fresh bare repository (`createRepo`), with
+   * `main` checked out. Returns the clone's path.
+   */
+  async createWorkingCopy(
+    name: string,
+    files: Record<string, string> = { "README.md": `# ${name}\n` },
+  ): Promise<string> {
+    const origin = await this.createRepo(`${name}-origin`, files);
+    const copy = path.join(this.dataDir, "copies", name);
+    await mkdir(path.dirname(copy), { recursive: true });
+    await runGit(["clone", "--quiet", "--", origin, copy], { cwd: path.dirname(copy) });
+    return copy;
+  }
+
   /** Runner config using the bundled fake harness. */
   static fakeRunnerConfig(extra: Record<string, unknown> = {}): Record<string, unknown> {
     return parseRunnerConfig(
@@ -130,7 +150,9 @@ export class ClusterFixture {
   }
 
   async addProject(spec: ProjectSpec): Promise<string> {
-    const repo = await this.createRepo(spec.id, spec.files);
+    const repo = spec.workingCopy
+      ? await this.createWorkingCopy(spec.id, spec.files)
+      : await this.createRepo(spec.id, spec.files);
     const runnerConfig = spec.runnerConfig ?? ClusterFixture.fakeRunnerConfig();
     await createProject(this.scratch.db, {
       id: spec.id,
