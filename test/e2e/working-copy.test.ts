@@ -56,7 +56,7 @@ const TASKS = [
 ];
 
 /** Everything of a working copy that Overseer must leave alone, read without writing anything. */
-async function workingCopyState(repo: string) {
+async function workingCopyState(repo: string, files = ["README.md", "src/calc.js", "notes.txt"]) {
   // GIT_OPTIONAL_LOCKS=0 (runGit's default) keeps `status` from refreshing the index.
   const git = async (...args: string[]) => (await runGit(args, { cwd: repo })).stdout;
   const hash = async (file: string) =>
@@ -71,7 +71,7 @@ async function workingCopyState(repo: string) {
     index: await hash(".git/index"),
     files: Object.fromEntries(
       await Promise.all(
-        ["README.md", "src/calc.js", "notes.txt"].map(async (f) => [f, await hash(f)] as const),
+        files.map(async (f) => [f, await hash(f)] as const),
       ),
     ),
   };
@@ -137,5 +137,55 @@ describe("working copy: dependent and same-file tasks land on overseer/main (coo
 
     // Byte for byte: HEAD, main, index, status and the files of the user's working copy.
     expect(await workingCopyState(repo)).toEqual(before);
+  }, 120_000);
+
+  it("a real conflict merges overseer/main (not main) into the loser's checkout, costs one extra executor run, then lands", async () => {
+    const id = "wc-conflict";
+    const line = (text: string) => `line 1\\n${text}\\nline 3\\n`;
+    const task = (taskId: string, text: string) =>
+      scriptedTask(
+        taskId,
+        [
+          `execute: write src/shared.txt "${line(text)}"; submit "Line 2 is ${text}"`,
+          `execute#2: expect src/shared.txt "<<<<<<< "; write src/shared.txt "${line("A and B")}"; submit "Resolve line 2"`,
+          "review: approve",
+        ].join("\n"),
+      );
+    const repo = await cluster.addProject({
+      id,
+      tasks: [task("S00-001", "A"), task("S00-002", "B")],
+      concurrency: 2,
+      files: { "README.md": "# mine\n", "src/shared.txt": "line 1\nline 2\nline 3\n" },
+      workingCopy: true,
+      start: false,
+    });
+    // Both task branches start at the same commit, so exactly one of them conflicts.
+    for (const taskId of ["S00-001", "S00-002"])
+      await runGit(["branch", `overseer/task/${taskId}`, "main"], { cwd: repo });
+    const before = await workingCopyState(repo, ["README.md", "src/shared.txt"]);
+    await startProject(new TransitionApplier({ db: cluster.scratch.db }), id);
+    await cluster.waitForProject(
+      id,
+      (s) => allTasks(s, ["done"]) || s.tasks.size > 2 || [...s.tasks.values()].some((t) => t.failures > 0),
+      100_000,
+    );
+
+    const failed = await listEvents(cluster.scratch.db, { projectId: id, types: ["task.landing_failed"] });
+    expect(failed).toHaveLength(1);
+    expect(failed[0]?.data).toMatchObject({ reason: "conflict", files: ["src/shared.txt"], branch: "overseer/main" });
+    const prompts = await cluster.scratch.db
+      .selectFrom("runs")
+      .select(["action", "prompt"])
+      .where("project_id", "=", id)
+      .where("task_id", "=", failed[0]?.task_id as string)
+      .orderBy("created_at")
+      .execute();
+    expect(prompts.map((r) => r.action)).toEqual(["execute", "review", "execute", "review"]);
+    expect(prompts[1]?.prompt).toContain("git diff overseer/main...HEAD");
+    expect(prompts[2]?.prompt).toContain("Your checkout is the task branch with `overseer/main` merged in");
+
+    const show = async (ref: string) => (await runGit(["show", ref], { cwd: repo })).stdout;
+    expect(await show("refs/heads/overseer/main:src/shared.txt")).toBe(line("A and B").replaceAll("\\n", "\n"));
+    expect(await workingCopyState(repo, ["README.md", "src/shared.txt"])).toEqual(before);
   }, 120_000);
 });

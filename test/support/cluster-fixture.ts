@@ -11,7 +11,7 @@ import { createLogger, type Logger, parseRunnerConfig, validateTaskList } from "
 import { Coordinator } from "@overseer/coordinator";
 import { createProject, createScratchDatabase, type ScratchDatabase } from "@overseer/db";
 import type { ProjectState } from "@overseer/domain";
-import { initBareRepo, runGit } from "@overseer/git";
+import { initBareRepo, repoKindOf, runGit } from "@overseer/git";
 import { fakeHarnessPath } from "@overseer/harness";
 import { createRedis, LiveChannel, type Redis, RunQueues, WorkerRegistry } from "@overseer/queue";
 import { createSandboxDriver, type SandboxDriver } from "@overseer/sandbox";
@@ -157,6 +157,8 @@ export class ClusterFixture {
     await createProject(this.scratch.db, {
       id: spec.id,
       repo: spec.remote ? spec.remote(repo) : repo,
+      // What `overseer init` records: a working copy's work lands on overseer/main.
+      repoKind: await repoKindOf(repo, "main"),
       runnerConfig,
       concurrency: spec.concurrency ?? 1,
       objective: `Test project ${spec.id}`,

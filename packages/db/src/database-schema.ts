@@ -1,4 +1,4 @@
-import type { LandingFailure, MissionState, Proposal } from "@overseer/domain";
+import type { LandingFailure, MissionState, Proposal, RepoKind } from "@overseer/domain";
 import type { ColumnType, Generated, Insertable, Selectable } from "kysely";
 
 /** Columns Postgres fills by default on insert. */
@@ -15,6 +15,8 @@ export interface ProjectsTable {
   name: string;
   repo: string;
   branch: Defaulted<string>;
+  /** What the repository was at registration (domain `RepoKind`); decides where work lands. */
+  repo_kind: Defaulted<RepoKind>;
   objective: Defaulted<string>;
   runner_config: Json<Record<string, unknown>>;
   status: Defaulted<"active" | "paused" | "stopped" | "completed">;

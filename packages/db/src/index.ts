@@ -42,7 +42,13 @@ export {
 export type { NotificationListener, Subscription } from "./notification-listener.ts";
 export * from "./project-repository.ts";
 export { type LoadStateOptions, loadProjectSnapshot, loadProjectState } from "./project-state-repository.ts";
-export { decisionFromRow, projectControlFromRow, runFromRow, taskFromRow } from "./row-mappers.ts";
+export {
+  decisionFromRow,
+  landingBranchOf,
+  projectControlFromRow,
+  runFromRow,
+  taskFromRow,
+} from "./row-mappers.ts";
 export { type RunFenceCheck, RunNotLiveError, runRefusal, withLiveRun } from "./run-fence.ts";
 export * from "./run-repository.ts";
 export {

@@ -7,6 +7,7 @@ import * as runUsageDetail from "./migrations/0004-run-usage-detail.ts";
 import * as taskLanding from "./migrations/0005-task-landing.ts";
 import * as taskLandingFailures from "./migrations/0006-task-landing-failures.ts";
 import * as unpricedUsage from "./migrations/0007-unpriced-usage.ts";
+import * as projectRepoKind from "./migrations/0008-project-repo-kind.ts";
 
 /** Migrations in order. Add new ones at the end; never edit one that has shipped. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -17,6 +18,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "0005-task-landing": taskLanding,
   "0006-task-landing-failures": taskLandingFailures,
   "0007-unpriced-usage": unpricedUsage,
+  "0008-project-repo-kind": projectRepoKind,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

@@ -1,4 +1,4 @@
-import { type NewProject, PROJECT_DEFAULTS } from "@overseer/domain";
+import { type NewProject, PROJECT_DEFAULTS, type RepoKind } from "@overseer/domain";
 import type { Db } from "./connection.ts";
 import type { ProjectRow } from "./database-schema.ts";
 import { NotFoundError } from "./db-errors.ts";
@@ -9,6 +9,8 @@ export interface CreateProjectInput {
   name?: string;
   repo: string;
   branch?: string;
+  /** What the repository is (`repoKindOf` of @overseer/git); default `remote`. */
+  repoKind?: RepoKind;
   objective?: string;
   runnerConfig: Record<string, unknown>;
   concurrency?: number;
@@ -24,6 +26,7 @@ export function newProjectOf(input: CreateProjectInput): NewProject {
     name: input.name ?? input.id,
     repo: input.repo,
     branch: input.branch ?? PROJECT_DEFAULTS.branch,
+    repoKind: input.repoKind ?? PROJECT_DEFAULTS.repoKind,
     objective: input.objective ?? PROJECT_DEFAULTS.objective,
     runnerConfig: input.runnerConfig,
     concurrency: input.concurrency ?? PROJECT_DEFAULTS.concurrency,

@@ -1,8 +1,21 @@
-import type { AwaitingReason, Decision, OperatorAnswer, ProjectControl, Run, Task } from "@overseer/domain";
+import {
+  type AwaitingReason,
+  type Decision,
+  landingBranch,
+  type OperatorAnswer,
+  type ProjectControl,
+  type Run,
+  type Task,
+} from "@overseer/domain";
 import { json } from "./connection.ts";
 import type { DecisionRow, ProjectRow, RunRow, TaskRow } from "./database-schema.ts";
 
 const ms = (d: Date | null): number | null => (d ? d.getTime() : null);
+
+/** The branch a project's approved work lands on (domain `landingBranch` of the row). */
+export function landingBranchOf(row: Pick<ProjectRow, "repo_kind" | "branch">): string {
+  return landingBranch({ repoKind: row.repo_kind, branch: row.branch });
+}
 
 export function taskFromRow(row: TaskRow, prerequisites: readonly string[]): Task {
   return {

@@ -340,6 +340,7 @@ export function applyProjectCreation(
       name: project.name,
       repo: project.repo,
       branch: project.branch,
+      repoKind: project.repoKind,
       status: project.status,
       concurrency: project.concurrency,
       runnerConfigKeys: Object.keys(project.runnerConfig).sort(),

@@ -409,6 +409,7 @@ function invalidCommands(state: ProjectState): Candidate[] {
         name: "again",
         repo: "/srv/repo",
         branch: "main",
+        repoKind: "bare",
         objective: "",
         runnerConfig: {},
         concurrency: 1,

@@ -7,6 +7,8 @@ import {
   applyCommand,
   applyProjectCreation,
   DomainError,
+  landingBranch,
+  landingHint,
   type NewProject,
   PROJECT_DEFAULTS,
 } from "../src/index.ts";
@@ -18,6 +20,7 @@ function newProject(fields: Partial<NewProject> = {}): NewProject {
     name: "Parser",
     repo: "/srv/git/parser.git",
     branch: PROJECT_DEFAULTS.branch,
+    repoKind: "bare",
     objective: "Parse everything",
     runnerConfig: { argv: ["agent"], env: { TOKEN: "secret-value" } },
     concurrency: 2,
@@ -62,6 +65,7 @@ describe("create-project", () => {
           name: "Parser",
           repo: "/srv/git/parser.git",
           branch: "main",
+          repoKind: "bare",
           status: "paused",
           concurrency: 2,
           runnerConfigKeys: ["argv", "env"],
@@ -127,5 +131,20 @@ describe("update-project-config", () => {
       applyCommand(state, { kind: "update-project-config", patch, by: "op" }, testContext());
     expect(refusal(update({ concurrency: 0 })).code).toBe("invalid_settings");
     expect(refusal(update({ budgetUsd: -0.5 })).code).toBe("invalid_settings");
+  });
+});
+
+describe("landingBranch", () => {
+  it("is the project's branch for a remote or a bare repository, overseer/<branch> for a working copy", () => {
+    expect(landingBranch({ repoKind: "remote", branch: "main" })).toBe("main");
+    expect(landingBranch({ repoKind: "bare", branch: "release/2" })).toBe("release/2");
+    expect(landingBranch({ repoKind: "working_copy", branch: "main" })).toBe("overseer/main");
+  });
+
+  it("hints how to bring an integration branch into one's own branch, and only then", () => {
+    expect(landingHint({ repoKind: "bare", branch: "main" })).toBeNull();
+    expect(landingHint({ repoKind: "working_copy", branch: "dev" })).toBe(
+      "approved work lands on overseer/dev; bring it into your branch with `git merge overseer/dev`",
+    );
   });
 });

@@ -22,8 +22,9 @@ export {
 } from "./land-branch.ts";
 export { type MergeMainOptions, type MergeMainResult, mergeMainInto } from "./merge-main.ts";
 export { type PushBranchOptions, type PushBranchResult, type PushGuard, pushBranch } from "./push-branch.ts";
-export { branchNameProblem, checkpointRef, integrationBranchName, isFullSha } from "./ref-names.ts";
+export { branchNameProblem, checkpointRef, isFullSha } from "./ref-names.ts";
 export { parseRemoteLocation, type RemoteLocation } from "./remote-location.ts";
+export { createIntegrationBranch, repoKindOf } from "./repo-kind.ts";
 export { type AddWorktreeOptions, RepoMirror, type RepoMirrorOptions } from "./repo-mirror.ts";
 export {
   DEFAULT_GIT_TIMEOUT_MS,

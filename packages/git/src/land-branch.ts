@@ -5,7 +5,7 @@ import { GitInputError, LandRaceError } from "./git-error.ts";
 import { hasMergeTreeWriteTree } from "./git-version.ts";
 import { alreadyLanded, commitReviewedWork, readReviewedHead } from "./landed-commit.ts";
 import { type PushGuard, pushBranch } from "./push-branch.ts";
-import { assertBranchName, assertSha, integrationBranchName } from "./ref-names.ts";
+import { assertBranchName, assertSha } from "./ref-names.ts";
 import type { RepoMirror } from "./repo-mirror.ts";
 import { conflictLines, failedWithoutConflicts, inScratchWorktree, unmergedFiles } from "./scratch-git.ts";
 
@@ -18,11 +18,13 @@ import { conflictLines, failedWithoutConflicts, inScratchWorktree, unmergedFiles
  * commit (landed-commit.ts) with the reviewed head's tree, the head's message and trailers
  * (`extraTrailers` over them) and `Reviewed-head: <sha>`.
  *
- * Where. Normally on `target`. When the remote is a local non-bare repository with `target`
- * checked out in one of its working trees, on `overseer/<target>` instead (`integration: true`):
- * Overseer never writes to a user's working tree, and pushing to a checked-out branch would
- * either be refused or (with `receive.denyCurrentBranch=updateInstead`) rewrite it. The
- * integration branch starts at `target` the first time and afterwards builds on itself.
+ * Where: on `landing`, the branch the caller decided once from the project's repository kind
+ * (domain `landingBranch`): `target` itself, or for a user's working copy the integration
+ * branch `overseer/<target>` (`integration: true`), which starts at `target` the first time and
+ * afterwards builds on itself. Overseer never writes to a user's working tree, and pushing to a
+ * checked-out branch would either be refused or (with `receive.denyCurrentBranch=updateInstead`)
+ * rewrite it, so landing on `target` while a working tree of the local remote has it checked
+ * out is refused with the fix (a project registered before repository kinds were recorded).
  *
  * How, per attempt, against a freshly fetched mirror:
  * 1. read source, target and landing branch (one `for-each-ref`), and their merge base;
@@ -53,8 +55,10 @@ import { conflictLines, failedWithoutConflicts, inScratchWorktree, unmergedFiles
 export interface LandBranchOptions {
   /** The task branch to land. */
   source: string;
-  /** The branch to land on (the project's main branch). */
+  /** The project's main branch: where `landing` starts when it does not exist yet. */
   target: string;
+  /** The branch to land on (domain `landingBranch`). Default `target`. */
+  landing?: string;
   /**
    * Land exactly this commit (the one the reviewer approved) instead of whatever `source` points
    * at now. It must be in the mirror after a fetch. Default: the source branch's head.
@@ -156,10 +160,9 @@ export async function landBranch(mirror: RepoMirror, options: LandBranchOptions)
       `expected one of ${LAND_STRATEGIES.join(", ")}, received ${JSON.stringify(strategy)}`,
     );
   }
-  const integration =
-    mirror.location.kind === "local" &&
-    (await checkedOutBranches(mirror.location.path, mirror.gitTimeoutMs)).branches.has(target);
-  const landing = integration ? integrationBranchName(target) : target;
+  const landing = options.landing === undefined ? target : assertBranchName(options.landing, "landing");
+  const integration = landing !== target;
+  if (!integration) await refuseCheckedOutTarget(mirror, target);
   const land: Landing = {
     options,
     strategy,
@@ -282,6 +285,17 @@ async function nextLanding(
     }
   }
   return { kind: "push", next, fastForward };
+}
+
+/** Pushing to a branch checked out in a working tree of the local remote would rewrite the user's work. */
+async function refuseCheckedOutTarget(mirror: RepoMirror, target: string): Promise<void> {
+  if (mirror.location.kind !== "local") return;
+  const { branches } = await checkedOutBranches(mirror.location.path, mirror.gitTimeoutMs);
+  if (!branches.has(target)) return;
+  throw new GitInputError(
+    "target",
+    `branch "${target}" is checked out in the working copy ${mirror.location.path}, and Overseer never writes to a working tree; run \`overseer init --project ID --update\` so the project is recorded as a working copy and its work lands on overseer/${target}`,
+  );
 }
 
 /** The heads of `branches` in the mirror (one process). Missing branches are absent from the map. */

@@ -75,8 +75,3 @@ export function assertRevision(value: unknown, field: string): string {
 export function checkpointRef(taskId: string, agentId: string): string {
   return assertBranchName(`overseer/checkpoint/${taskId}/${agentId}`, "checkpointRef(taskId, agentId)");
 }
-
-/** The branch approved work lands on when the target is checked out in the user's repository (docs/architecture.md, Git). */
-export function integrationBranchName(target: string): string {
-  return `overseer/${assertBranchName(target, "target")}`;
-}

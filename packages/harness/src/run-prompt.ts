@@ -15,7 +15,8 @@ export type MissionPromptEvidence = Pick<
  * Shared by real runs and `overseer start --dry-run`, so a dry run shows the real size.
  */
 export function renderRunPrompt(
-  project: { id: string; objective: string; branch: string },
+  /** `landingBranch`: where approved work lands (domain `landingBranch`), the base of reviews and merges. */
+  project: { id: string; objective: string; landingBranch: string },
   config: RunnerConfig,
   state: ProjectState,
   task: Task,
@@ -46,11 +47,11 @@ export function renderRunPrompt(
     parentContext: parent ? { id: parent.id, title: parent.title, reason: parent.statusReason ?? "" } : null,
     answers: task.answers.map((a) => ({ question: a.question, answer: a.answer })),
     maxChars: config.max_prompt_chars,
-    reviewBase: action === "review" ? project.branch : undefined,
+    reviewBase: action === "review" ? project.landingBranch : undefined,
     attempt: actionRunNumber,
     landing:
       action !== "review" && task.landing !== null
-        ? { reason: task.landing.reason, files: [...task.landing.files], branch: project.branch }
+        ? { reason: task.landing.reason, files: [...task.landing.files], branch: project.landingBranch }
         : null,
     mission: mission && mission.evidence === null ? missionPromptContext(mission, task, evidence) : null,
   });

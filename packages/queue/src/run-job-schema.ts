@@ -31,8 +31,14 @@ export const runJobSchema = z.object({
   attempt: z.number().int().positive(),
   /** Git remote: local path or URL. */
   repo: z.string().min(1),
-  /** The project's main branch, where approved work lands. */
+  /** The project's main branch: where `landingBranch` starts before anything landed on it. */
   mainBranch: z.string().min(1),
+  /**
+   * Where approved work lands (domain `landingBranch`): `mainBranch`, or `overseer/<main>` for a
+   * working copy. Checkouts, the merge of the main branch after a failed landing and the landing
+   * itself all build on it. Absent (a job from an older coordinator): `mainBranch`.
+   */
+  landingBranch: z.string().min(1).optional(),
   /** The task's own branch (`overseer/task/<id>`). */
   taskBranch: z.string().min(1),
   /**
@@ -106,6 +112,11 @@ export const runJobSchema = z.object({
   mergeMain: landingFailureSchema.nullable().optional(),
 });
 export type RunJob = z.infer<typeof runJobSchema>;
+
+/** The branch a job's work builds on and lands on (`landingBranch`, else `mainBranch`). */
+export function jobLandingBranch(job: Pick<RunJob, "landingBranch" | "mainBranch">): string {
+  return job.landingBranch ?? job.mainBranch;
+}
 
 /**
  * What a run consumed, measured by the worker (the agent CLI's own report as it streamed, or

@@ -28,6 +28,7 @@ import {
   existingTaskIds,
   getRun,
   LeaseLostError,
+  landingBranchOf,
   loadMissionEvidence,
   loadProjectSnapshot,
   NotFoundError,
@@ -379,7 +380,7 @@ export class Coordinator {
   private async commandFor(result: RunResult, project: ProjectRow): Promise<Command> {
     const planning = result.outcome.kind === "transition" && result.outcome.transition.kind === "plan";
     const taskIds = planning ? await existingTaskIds(this.deps.db, project.id) : [];
-    return commandForResult(result, retryPolicyOf(project), taskIds, planApprovalOf(project), project.branch);
+    return commandForResult(result, retryPolicyOf(project), taskIds, planApprovalOf(project), landingBranchOf(project));
   }
 
   /**

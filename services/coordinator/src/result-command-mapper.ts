@@ -19,7 +19,7 @@ export function commandForResult(
   existingTaskIds: Iterable<string> = [],
   /** The project's `plan_approval`, carried by approves (the domain reads it only for plans). */
   planApproval: PlanApproval = DEFAULT_PLAN_APPROVAL,
-  /** The project's main branch (named in a failed landing's feedback). */
+  /** The branch the work was to land on (domain `landingBranch`; named in a failed landing's feedback). */
   mainBranch = "main",
 ): Command {
   const runId = result.runId;

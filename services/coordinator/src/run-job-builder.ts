@@ -6,7 +6,7 @@ import {
   type RunnerConfig,
   resolvePrice,
 } from "@overseer/config";
-import type { MissionEvidence, ProjectRow } from "@overseer/db";
+import { landingBranchOf, type MissionEvidence, type ProjectRow } from "@overseer/db";
 import { type PlanApproval, type ProjectState, type Run, taskBranch } from "@overseer/domain";
 import { renderRunPrompt } from "@overseer/harness";
 import { RUN_JOB_VERSION, type RunJob } from "@overseer/queue";
@@ -45,8 +45,9 @@ export function buildRunJob(
       message: `No harness command for role "${task.role}" (${run.action}) in project ${project.id}: set "argv" or "commands_by_role.${run.action === "review" ? "reviewer" : task.role}" in its runner config.`,
     };
   }
+  const landing = landingBranchOf(project);
   const rendered = renderRunPrompt(
-    project,
+    { id: project.id, objective: project.objective, landingBranch: landing },
     config,
     state,
     task,
@@ -78,6 +79,7 @@ export function buildRunJob(
       attempt: actionRunNumber,
       repo: project.repo,
       mainBranch: project.branch,
+      landingBranch: landing,
       taskBranch: taskBranch(task.id),
       expectedTaskHead: task.branchHead,
       executorAgentId: run.action === "review" ? task.executorAgentId : null,

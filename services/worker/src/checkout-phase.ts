@@ -2,7 +2,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { mergeMainInto, type RepoMirror, type Worktree } from "@overseer/git";
 import { agentBinDir } from "@overseer/harness";
-import type { RunJob, RunOutcome } from "@overseer/queue";
+import { jobLandingBranch, type RunJob, type RunOutcome } from "@overseer/queue";
 import { placeCheckoutFiles } from "./checkout-files.ts";
 import type { PhaseClock, RunExecutorDeps, RunPaths } from "./run-context.ts";
 
@@ -13,10 +13,10 @@ export type CheckoutPhase =
       paths: RunPaths;
       /** The task branch head the checkout started from (null: no branch yet). */
       taskHead: string | null;
-      /** The commit checked out: the task head, else the main branch head, or the prepared merge. */
+      /** The commit checked out: the task head, else the landing branch's head, or the prepared merge. */
       base: string;
       /**
-       * After a failed landing: the main branch was merged into the task head (a commit in the
+       * After a failed landing: the landing branch was merged into the task head (a commit in the
        * mirror only, conflict markers committed in `conflicts`); null otherwise.
        */
       mergedMain: { sha: string; conflicts: string[] } | null;
@@ -45,7 +45,7 @@ export async function prepareCheckout(
   clock.lap("fetch");
   const [taskHead, mainHead] = await Promise.all([
     unchanged ? unchanged.taskHead : mirror.resolveRef(job.taskBranch),
-    mirror.resolveRef(job.mainBranch),
+    landingHead(job, mirror),
   ]);
   let base = taskHead ?? mainHead;
   if (base === null) {
@@ -89,12 +89,22 @@ export async function prepareCheckout(
 }
 
 /**
+ * The head every checkout builds on: the landing branch (`overseer/<main>` for a working copy),
+ * or, before anything landed there, the main branch it will start from (land-branch.ts).
+ */
+async function landingHead(job: RunJob, mirror: RepoMirror): Promise<string | null> {
+  const landing = jobLandingBranch(job);
+  const head = await mirror.resolveRef(landing);
+  return head === null && landing !== job.mainBranch ? mirror.resolveRef(job.mainBranch) : head;
+}
+
+/**
  * The coordinator rendered the prompt with the files of the recorded landing failure; the main
  * branch may have moved since. Files that conflict now but were not named are appended, so
  * the agent never misses a marker.
  */
 export function promptWithConflicts(
-  job: Pick<RunJob, "prompt" | "mergeMain" | "mainBranch">,
+  job: Pick<RunJob, "prompt" | "mergeMain" | "mainBranch" | "landingBranch">,
   mergedMain: { conflicts: string[] } | null,
 ): string {
   const named = new Set(job.mergeMain?.files ?? []);
@@ -105,7 +115,7 @@ export function promptWithConflicts(
     "",
     "# Conflicts with the current main branch",
     "",
-    `\`${job.mainBranch}\` moved since this task's landing failed: merging it now also left conflict markers in these files. Resolve them too:`,
+    `\`${jobLandingBranch(job)}\` moved since this task's landing failed: merging it now also left conflict markers in these files. Resolve them too:`,
     ...unnamed.map((file) => `- ${file}`),
     "",
   ].join("\n");
@@ -130,7 +140,7 @@ async function prepareMergedMain(
   const merged = await mergeMainInto(mirror, {
     head: taskHead,
     main: mainHead,
-    message: `Merge ${job.mainBranch} into ${job.taskBranch}`,
+    message: `Merge ${jobLandingBranch(job)} into ${job.taskBranch}`,
     author: job.author,
     workDir: path.join(runDir, "merge-main"),
   });

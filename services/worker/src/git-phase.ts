@@ -7,7 +7,7 @@ import {
   type RepoMirror,
   type Worktree,
 } from "@overseer/git";
-import type { RunJob, RunOutcome } from "@overseer/queue";
+import { jobLandingBranch, type RunJob, type RunOutcome } from "@overseer/queue";
 import { type Commits, NO_COMMITS, type RunExecutorDeps } from "./run-context.ts";
 
 export type WorkRecord =
@@ -51,9 +51,10 @@ export async function recordWork(
     const landed = await landBranch(mirror, {
       source: job.taskBranch,
       target: job.mainBranch,
+      landing: jobLandingBranch(job),
       sourceSha: ctx.taskHead,
       workDir: path.join(ctx.runDir, "land"),
-      message: `Land ${job.taskId} on ${job.mainBranch}\n\nApproved by ${job.agentId}.`,
+      message: `Land ${job.taskId} on ${jobLandingBranch(job)}\n\nApproved by ${job.agentId}.`,
       // The landed commit keeps the worker's trailers of the reviewed head; the task is its own.
       extraTrailers: { Task: job.taskId, Status: "approved", "Reviewed-by": job.agentId },
       author: job.author,

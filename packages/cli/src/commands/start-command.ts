@@ -1,6 +1,7 @@
 import { ConfigError, parseRunnerConfig, type RunnerConfig } from "@overseer/config";
 import {
   type Db,
+  landingBranchOf,
   latestEventId,
   listEvents,
   listProjects,
@@ -98,7 +99,8 @@ async function dryRun(db: Db, io: CliIo, projectId: string, stage: string | null
   }
   const action = nextAction(task);
   const agentId = formatAgentId(action, task.role, "000000000000");
-  const rendered = renderRunPrompt(project, config, state, task, action, agentId, 1);
+  const landing = { id: project.id, objective: project.objective, landingBranch: landingBranchOf(project) };
+  const rendered = renderRunPrompt(landing, config, state, task, action, agentId, 1);
   const queued = runnableTasks(state, Date.now(), stage).length;
   if (!rendered.ok) {
     io.out(
