@@ -157,11 +157,15 @@ async function runFlow(kind: "bare" | "non-bare") {
     await git(remote, "commit", "--quiet", "-am", message);
   };
   await moveMain("1\n2\n3\n4\nMAIN\n", "main moved");
-  const merged = await landOnMain(mirror, path.join(dir, "work"), "task/evil", { mergeMethod: "worktree" });
+  const landing = kind === "non-bare" ? "overseer/main" : "main";
+  const merged = await landOnMain(mirror, path.join(dir, "work"), "task/evil", {
+    mergeMethod: "worktree",
+    landing,
+  });
   expect(merged.kind).toBe("landed");
   await commitOnRemote(remote, "task/evil2", { "b.txt": "b\n" }, "second", "main");
   await moveMain("MAIN0\n2\n3\n4\nMAIN\n", "main again");
-  const merged2 = await landOnMain(mirror, path.join(dir, "work"), "task/evil2");
+  const merged2 = await landOnMain(mirror, path.join(dir, "work"), "task/evil2", { landing });
   expect(merged2.kind).toBe("landed");
   if (kind === "non-bare" && merged.kind === "landed") expect(merged.integration).toBe(true);
   await wt.remove();

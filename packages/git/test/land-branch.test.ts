@@ -217,7 +217,7 @@ describe("landBranch into a user's non-bare repository", () => {
     const { pushBranch } = await import("../src/index.ts");
     expect(await pushBranch(mirror, { branch: "task/f", sha, expectedOldSha: null })).toEqual({ ok: true });
 
-    const result = await landOnMain(mirror, workDir, "task/f");
+    const result = await landOnMain(mirror, workDir, "task/f", { landing: "overseer/main" });
     const landed = await expectLandedExactly(user, "overseer/main", sha, mainBefore as string);
     expect(result).toEqual(landedAsReviewed(landed, { integration: true }));
     expect(await headOf(user, "main")).toBe(mainBefore);
@@ -227,10 +227,21 @@ describe("landBranch into a user's non-bare repository", () => {
 
     // The next approval builds on the integration branch, not on the user's main.
     const second = await commitOnRemote(user, "task/g", { "g.txt": "g\n" }, "task g", "overseer/main");
-    const again = await landOnMain(mirror, workDir, "task/g");
+    const again = await landOnMain(mirror, workDir, "task/g", { landing: "overseer/main" });
     const landedAgain = await expectLandedExactly(user, "overseer/main", second, landed);
     expect(again).toEqual(landedAsReviewed(landedAgain, { integration: true }));
     expect(await snapshotTree(user, [".git"])).toEqual(before);
+  });
+
+  it("refuses to land on the checked-out branch itself (a project recorded before repository kinds), naming the fix", async () => {
+    const { remote: user, mirror, workDir } = await landingRig(temp, "land", userClone);
+    const task = await commitOnRemote(user, "task/k", { "k.txt": "k\n" }, "task k");
+    const mainBefore = await headOf(user, "main");
+    await expect(landOnMain(mirror, workDir, "task/k")).rejects.toThrow(
+      /branch "main" is checked out in the working copy .*overseer init --project ID --update.*overseer\/main/,
+    );
+    expect(await headOf(user, "main")).toBe(mainBefore);
+    expect(await headOf(user, "task/k")).toBe(task);
   });
 
   it("lands on the target itself when the user's repository has another branch checked out", async () => {
