@@ -3,6 +3,7 @@ import {
   MISSION_BOUNDS,
   MISSION_STATES,
   PROJECT_STATUSES,
+  REPO_KINDS,
   RUN_ACTIONS,
   RUN_STATUSES,
   TASK_KINDS,
@@ -165,10 +166,31 @@ export const MissionSchema = z
   })
   .openapi("Mission");
 
+/** Where a project's approved work lands (domain `landingBranch`), shared by the project and its status. */
+const landingFields = {
+  repo_kind: z.enum(REPO_KINDS).openapi({
+    description:
+      "What the repository was when the project was registered: `remote` (a URL), `bare` (a local bare repository) or `working_copy` (a local repository with a working tree, which Overseer never writes to).",
+  }),
+  landing_branch: z.string().openapi({
+    description:
+      "Where approved work lands, and what every checkout, review and merge builds on: `branch`, or `overseer/<branch>` for a working copy.",
+    example: "overseer/main",
+  }),
+  landing_hint: z
+    .string()
+    .nullable()
+    .openapi({
+      description:
+        "How to bring the landed work into your own branch (e.g. `git merge overseer/main`), or null when it lands on `branch` itself.",
+    }),
+};
+
 export const ProjectStatusSchema = z
   .object({
     project_id: z.string(),
     name: z.string(),
+    ...landingFields,
     status: z.enum(PROJECT_STATUSES),
     status_reason: z.string().nullable(),
     objective: z.string(),
@@ -283,6 +305,7 @@ export const ProjectSchema = z
     name: z.string(),
     repo: z.string(),
     branch: z.string(),
+    ...landingFields,
     objective: z.string(),
     status: z.enum(PROJECT_STATUSES),
     status_reason: z.string().nullable(),

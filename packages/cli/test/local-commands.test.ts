@@ -9,7 +9,7 @@ import {
   requireProject,
   type ScratchDatabase,
 } from "@overseer/db";
-import { initBareRepo } from "@overseer/git";
+import { initBareRepo, runGit } from "@overseer/git";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type CliIo, runCli } from "../src/index.ts";
 
@@ -86,7 +86,29 @@ describe("overseer CLI (local verbs)", () => {
     expect(out.stderr).toEqual([]);
     expect(code).toBe(0);
     const project = await scratch.db.selectFrom("projects").selectAll().executeTakeFirstOrThrow();
-    expect(project).toMatchObject({ id: "demo", repo, branch: "main", objective: "Ship it" });
+    expect(project).toMatchObject({ id: "demo", repo, branch: "main", objective: "Ship it", repo_kind: "bare" });
+    expect(out.stdout.join("\n")).not.toContain("overseer/main");
+  });
+
+  it("init on a working copy records it, creates overseer/main at main and says how to merge it; --update keeps it", async () => {
+    const copy = path.join(dir, "copy");
+    await runGit(["clone", "--quiet", "--", repo, copy], { cwd: dir });
+    const out = io();
+    expect(await runCli(["init", "--project", "mine", "--repo", copy, "--config", "runner.json"], out)).toBe(0);
+    expect(out.stderr).toEqual([]);
+    expect(out.stdout.join("\n")).toContain(
+      `${copy} is a working copy, which Overseer never writes to: approved work lands on overseer/main; bring it into your branch with \`git merge overseer/main\`.`,
+    );
+    expect(await requireProject(scratch.db, "mine")).toMatchObject({ repo_kind: "working_copy", branch: "main" });
+    const heads = await runGit(["rev-parse", "refs/heads/main", "refs/heads/overseer/main"], { cwd: copy });
+    const [main, integration] = heads.stdout.trim().split("\n");
+    expect(integration).toBe(main);
+    expect((await runGit(["symbolic-ref", "HEAD"], { cwd: copy })).stdout.trim()).toBe("refs/heads/main");
+
+    // A project recorded as remote before repository kinds existed is corrected by --update.
+    await scratch.db.updateTable("projects").set({ repo_kind: "remote" }).where("id", "=", "mine").execute();
+    expect(await runCli(["init", "--project", "mine", "--update"], io())).toBe(0);
+    expect((await requireProject(scratch.db, "mine")).repo_kind).toBe("working_copy");
   });
 
   it("init refuses a bad project id and an invalid runner config with exit 2", async () => {

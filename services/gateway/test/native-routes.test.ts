@@ -1,4 +1,8 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { applyTransition, getProject, getTask } from "@overseer/db";
+import { initBareRepo, runGit } from "@overseer/git";
 import { runJobId } from "@overseer/queue";
 import { describe, expect, it } from "vitest";
 import { card, raiseQuestion, seedProject, useGatewayFixture } from "./support/gateway-fixture.ts";
@@ -47,6 +51,48 @@ describe("projects", () => {
     const duplicate = await fx.request("POST", "/api/v1/projects", { body: { id: "alpha", repo: "/x" } });
     expect(duplicate.status).toBe(409);
     expect(duplicate.body.error.code).toBe("already_exists");
+  });
+
+  it("records a working copy, names overseer/<branch> and how to merge it in the project and its status", async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), "overseer-gw-wc-"));
+    try {
+      const bare = path.join(dir, "origin.git");
+      await initBareRepo(bare, { initialFiles: { "a.txt": "a\n" }, branch: "main" });
+      await runGit(["clone", "--quiet", "--", bare, path.join(dir, "copy")], { cwd: dir });
+      const mine = await fx.request("POST", "/api/v1/projects", {
+        token: fx.tokens.admin,
+        body: { id: "mine", repo: path.join(dir, "copy") },
+      });
+      expect(mine.status).toBe(201);
+      expect(mine.body).toMatchObject({
+        branch: "main",
+        repo_kind: "working_copy",
+        landing_branch: "overseer/main",
+        landing_hint: "approved work lands on overseer/main; bring it into your branch with `git merge overseer/main`",
+      });
+      const status = await fx.request("GET", "/api/projects/mine/status", { token: fx.tokens.read });
+      expect(status.body).toMatchObject({ landing_branch: "overseer/main", repo_kind: "working_copy" });
+      expect(status.body.text).toContain(
+        "landing: approved work lands on overseer/main; bring it into your branch with `git merge overseer/main`",
+      );
+      // Registering reads the repository and writes nothing to it.
+      expect((await runGit(["branch", "--list"], { cwd: path.join(dir, "copy") })).stdout.trim()).toBe("* main");
+
+      const bareProject = await fx.request("POST", "/api/v1/projects", {
+        token: fx.tokens.admin,
+        body: { id: "shared", repo: bare },
+      });
+      expect(bareProject.body).toMatchObject({ repo_kind: "bare", landing_branch: "main", landing_hint: null });
+      const url = await fx.request("POST", "/api/v1/projects", {
+        token: fx.tokens.admin,
+        body: { id: "hosted", repo: "https://git.example.invalid/x.git" },
+      });
+      expect(url.body).toMatchObject({ repo_kind: "remote", landing_branch: "main" });
+      const status2 = await fx.request("GET", "/api/projects/shared/status", { token: fx.tokens.read });
+      expect(status2.body.text).toContain("landing: approved work lands on main\n");
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it("refuses an invalid runner config with 422 listing every problem, without echoing secrets, creating nothing", async () => {

@@ -61,6 +61,16 @@ export function ProjectView({ projectId }: { projectId: string }) {
             />
             {s.status_reason ? <p class="muted">{s.status_reason}</p> : null}
             {s.objective ? <p>{s.objective}</p> : null}
+            <p class="muted" data-testid="landing">
+              Approved work lands on <code>{s.landing_branch}</code>
+              {s.landing_hint ? (
+                <>
+                  {" "}
+                  (a working copy, never written to): bring it into your branch with{" "}
+                  <code>git merge {s.landing_branch}</code>
+                </>
+              ) : null}
+            </p>
             <ProgressBar counts={s.counts} />
             <p class="muted">
               Sessions {s.sessions.used}/{s.sessions.limit ?? "∞"} ·{" "}

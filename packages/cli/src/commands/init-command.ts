@@ -16,8 +16,8 @@ import {
   type RunnerConfigInput,
 } from "@overseer/config";
 import { getProject } from "@overseer/db";
-import { PROJECT_ID_PATTERN } from "@overseer/domain";
-import { runGit } from "@overseer/git";
+import { landingBranch, landingHint, PROJECT_ID_PATTERN, type RepoKind } from "@overseer/domain";
+import { createIntegrationBranch, repoKindOf, runGit } from "@overseer/git";
 import { createProject, TransitionApplier, updateProjectConfig } from "@overseer/transitions";
 import { parseCommandArgs, requirePositive } from "../arg-parser.ts";
 import { withDatabase } from "../cli-context.ts";
@@ -97,6 +97,13 @@ export const initCommand: CliCommand = {
       if (existing && !values.update) {
         throw new UsageError(`Project "${values.project}" already exists; pass --update to change it.`);
       }
+      const registered = existing ?? { repo: repo as string, branch };
+      // Read again on --update (a project registered before repository kinds were recorded);
+      // a repository this host cannot open keeps what was recorded.
+      const repoKind = await repoKindOf(registered.repo, registered.branch).catch((error: Error) => {
+        if (existing) return existing.repo_kind;
+        throw new CommandFailed(`Cannot read repository ${registered.repo}: ${error.message}`);
+      });
       const runnerConfig = config ?? (existing ? undefined : parseRunnerConfig({}, "defaults"));
       // Both go through the TransitionApplier: one transaction with the event and the NOTIFY
       // that wakes the coordinator and the gateway's watchers.
@@ -107,6 +114,7 @@ export const initCommand: CliCommand = {
           objective: values.objective,
           concurrency: concurrency ?? config?.concurrency,
           ...(config ? { budgetUsd: config.budget_usd } : {}),
+          ...(repoKind !== existing.repo_kind ? { repoKind } : {}),
         });
         io.out(`updated project ${existing.id}`);
       } else {
@@ -115,6 +123,7 @@ export const initCommand: CliCommand = {
           name: values.name,
           repo: repo as string,
           branch,
+          repoKind,
           objective: values.objective ?? "",
           runnerConfig: runnerConfig as Record<string, unknown>,
           concurrency: concurrency ?? runnerConfig?.concurrency ?? 1,
@@ -124,10 +133,27 @@ export const initCommand: CliCommand = {
           `created project ${values.project} (${repo}, branch ${branch}); import tasks with \`overseer task import FILE --project ${values.project}\``,
         );
       }
+      await announceLanding(io, registered.repo, { repoKind, branch: registered.branch });
       return EXIT_OK;
     });
   },
 };
+
+/**
+ * Says where approved work lands when it is not the branch itself (a working copy), and creates
+ * that integration branch at the branch's head so `git merge` and reviews can name it at once.
+ */
+async function announceLanding(
+  io: { out(text: string): void },
+  repo: string,
+  project: { repoKind: RepoKind; branch: string },
+): Promise<void> {
+  const hint = landingHint(project);
+  if (hint === null) return;
+  const landing = landingBranch(project);
+  await createIntegrationBranch(repo, project.branch, landing);
+  io.out(`${repo} is a working copy, which Overseer never writes to: ${hint}.`);
+}
 
 interface ConfigSources {
   config?: string;

@@ -17,7 +17,8 @@ import {
   listProjects,
   loadMissionSummaryInput,
 } from "@overseer/db";
-import { isDomainError, PROJECT_STATUSES, summarizeMission } from "@overseer/domain";
+import { isDomainError, PROJECT_DEFAULTS, PROJECT_STATUSES, summarizeMission } from "@overseer/domain";
+import { repoKindOf } from "@overseer/git";
 import { createProject, startMission } from "@overseer/transitions";
 import { actorOf } from "../gateway-env.ts";
 import { ApiError } from "../http/api-error.ts";
@@ -153,7 +154,7 @@ export function registerProjectRoutes(app: RouteApp, ctx: RouteContext): void {
         tags: ["Projects"],
         summary: "Create a project",
         description:
-          "The runner config is validated (422 lists every problem) and answered with secret values redacted.",
+          "The runner config is validated (422 lists every problem) and answered with secret values redacted. A local repository with a working tree is recorded as `working_copy`: its work lands on `overseer/<branch>` (`landing_branch`), never on the checked-out branch.",
         request: { body: jsonBody(ProjectCreateBody) },
         responses: { 201: jsonResponse(ProjectSchema, "Created."), ...errorResponses(...WRITE_ERRORS) },
       }),
@@ -162,6 +163,9 @@ export function registerProjectRoutes(app: RouteApp, ctx: RouteContext): void {
       const body = c.req.valid("json");
       const rawConfig = body.runner_config ?? {};
       const config = parseRunnerConfig(rawConfig, "runner_config");
+      const branch = body.branch ?? PROJECT_DEFAULTS.branch;
+      // A path the gateway cannot open (it may exist on the workers only) is landed on like a remote.
+      const repoKind = await repoKindOf(body.repo, branch).catch(() => "remote" as const);
       try {
         const row = await createProject(
           ctx.transitions,
@@ -169,7 +173,8 @@ export function registerProjectRoutes(app: RouteApp, ctx: RouteContext): void {
             id: body.id,
             name: body.name,
             repo: body.repo,
-            branch: body.branch,
+            branch,
+            repoKind,
             objective: body.objective,
             runnerConfig: rawConfig,
             concurrency: body.concurrency ?? config.concurrency,

@@ -3,7 +3,7 @@ import type { ProjectStatusSchema } from "@overseer/api-contract";
 import type { ProjectStatusData } from "@overseer/db";
 import { missionNotice, missionSummaryLines, summarizeMission, TASK_STATUSES } from "@overseer/domain";
 import type { StatusSnapshot } from "../live/project-status-cache.ts";
-import { activeRunView, decisionCard, missionView } from "./resource-views.ts";
+import { activeRunView, decisionCard, landingView, missionView } from "./resource-views.ts";
 
 /**
  * The Argus status answer. `waiting_for_you` carries the Argus stop signal (docs/argus-compatibility.md)
@@ -38,6 +38,7 @@ export function projectStatusView(
   const view = {
     project_id: project.id,
     name: project.name,
+    ...landingView(project),
     status: project.status,
     status_reason: project.status_reason,
     objective: project.objective,
@@ -74,6 +75,7 @@ function statusText(
   const reason = s.status_reason ? ` (${s.status_reason})` : "";
   lines.push(`project ${s.project_id}: ${s.status}${reason}${stage}`);
   if (s.objective.trim()) lines.push(`objective: ${oneLine(s.objective, 200)}`);
+  lines.push(`landing: ${s.landing_hint ?? `approved work lands on ${s.landing_branch}`}`);
   const counts = TASK_STATUSES.filter((st) => (s.counts[st] ?? 0) > 0).map((st) => `${s.counts[st]} ${st}`);
   lines.push(`tasks: ${counts.length > 0 ? counts.join(", ") : "none"} (${s.counts.total ?? 0} total)`);
   const limit = s.sessions.limit === null ? "unbounded" : String(s.sessions.limit);

@@ -13,7 +13,14 @@ import type {
   WorkerSchema,
 } from "@overseer/api-contract";
 import type { ActiveRunSummary, EventRow, IncidentRow, ProjectRow, RunRow } from "@overseer/db";
-import type { Decision, MissionState, MissionSummary, Task } from "@overseer/domain";
+import {
+  type Decision,
+  landingBranch,
+  landingHint,
+  type MissionState,
+  type MissionSummary,
+  type Task,
+} from "@overseer/domain";
 import type { WorkerHeartbeat } from "@overseer/queue";
 
 /** Row and domain objects → API shapes (snake_case, ISO times, bigints as numbers). */
@@ -73,6 +80,7 @@ export function projectView(
     name: row.name,
     repo: row.repo,
     branch: row.branch,
+    ...landingView(row),
     objective: row.objective,
     status: row.status,
     status_reason: row.status_reason,
@@ -90,6 +98,16 @@ export function projectView(
     created_at: iso(row.created_at),
     updated_at: iso(row.updated_at),
     ...(runnerConfig ? { runner_config: runnerConfig } : {}),
+  };
+}
+
+/** `repo_kind`, `landing_branch` and `landing_hint` of a project (domain `landingBranch`). */
+export function landingView(row: Pick<ProjectRow, "repo_kind" | "branch">) {
+  const project = { repoKind: row.repo_kind, branch: row.branch };
+  return {
+    repo_kind: row.repo_kind,
+    landing_branch: landingBranch(project),
+    landing_hint: landingHint(project),
   };
 }
 
