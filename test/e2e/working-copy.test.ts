@@ -69,11 +69,7 @@ async function workingCopyState(repo: string, files = ["README.md", "src/calc.js
     main: await git("rev-parse", "refs/heads/main"),
     status: await git("status", "--porcelain=v1", "-z", "--untracked-files=all"),
     index: await hash(".git/index"),
-    files: Object.fromEntries(
-      await Promise.all(
-        files.map(async (f) => [f, await hash(f)] as const),
-      ),
-    ),
+    files: Object.fromEntries(await Promise.all(files.map(async (f) => [f, await hash(f)] as const))),
   };
 }
 
@@ -172,7 +168,11 @@ describe("working copy: dependent and same-file tasks land on overseer/main (coo
 
     const failed = await listEvents(cluster.scratch.db, { projectId: id, types: ["task.landing_failed"] });
     expect(failed).toHaveLength(1);
-    expect(failed[0]?.data).toMatchObject({ reason: "conflict", files: ["src/shared.txt"], branch: "overseer/main" });
+    expect(failed[0]?.data).toMatchObject({
+      reason: "conflict",
+      files: ["src/shared.txt"],
+      branch: "overseer/main",
+    });
     const prompts = await cluster.scratch.db
       .selectFrom("runs")
       .select(["action", "prompt"])
@@ -185,7 +185,9 @@ describe("working copy: dependent and same-file tasks land on overseer/main (coo
     expect(prompts[2]?.prompt).toContain("Your checkout is the task branch with `overseer/main` merged in");
 
     const show = async (ref: string) => (await runGit(["show", ref], { cwd: repo })).stdout;
-    expect(await show("refs/heads/overseer/main:src/shared.txt")).toBe(line("A and B").replaceAll("\\n", "\n"));
+    expect(await show("refs/heads/overseer/main:src/shared.txt")).toBe(
+      line("A and B").replaceAll("\\n", "\n"),
+    );
     expect(await workingCopyState(repo, ["README.md", "src/shared.txt"])).toEqual(before);
   }, 120_000);
 });

@@ -177,13 +177,10 @@ const landingFields = {
       "Where approved work lands, and what every checkout, review and merge builds on: `branch`, or `overseer/<branch>` for a working copy.",
     example: "overseer/main",
   }),
-  landing_hint: z
-    .string()
-    .nullable()
-    .openapi({
-      description:
-        "How to bring the landed work into your own branch (e.g. `git merge overseer/main`), or null when it lands on `branch` itself.",
-    }),
+  landing_hint: z.string().nullable().openapi({
+    description:
+      "How to bring the landed work into your own branch (e.g. `git merge overseer/main`), or null when it lands on `branch` itself.",
+  }),
 };
 
 export const ProjectStatusSchema = z

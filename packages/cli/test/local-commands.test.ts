@@ -86,7 +86,13 @@ describe("overseer CLI (local verbs)", () => {
     expect(out.stderr).toEqual([]);
     expect(code).toBe(0);
     const project = await scratch.db.selectFrom("projects").selectAll().executeTakeFirstOrThrow();
-    expect(project).toMatchObject({ id: "demo", repo, branch: "main", objective: "Ship it", repo_kind: "bare" });
+    expect(project).toMatchObject({
+      id: "demo",
+      repo,
+      branch: "main",
+      objective: "Ship it",
+      repo_kind: "bare",
+    });
     expect(out.stdout.join("\n")).not.toContain("overseer/main");
   });
 
@@ -94,12 +100,17 @@ describe("overseer CLI (local verbs)", () => {
     const copy = path.join(dir, "copy");
     await runGit(["clone", "--quiet", "--", repo, copy], { cwd: dir });
     const out = io();
-    expect(await runCli(["init", "--project", "mine", "--repo", copy, "--config", "runner.json"], out)).toBe(0);
+    expect(await runCli(["init", "--project", "mine", "--repo", copy, "--config", "runner.json"], out)).toBe(
+      0,
+    );
     expect(out.stderr).toEqual([]);
     expect(out.stdout.join("\n")).toContain(
       `${copy} is a working copy, which Overseer never writes to: approved work lands on overseer/main; bring it into your branch with \`git merge overseer/main\`.`,
     );
-    expect(await requireProject(scratch.db, "mine")).toMatchObject({ repo_kind: "working_copy", branch: "main" });
+    expect(await requireProject(scratch.db, "mine")).toMatchObject({
+      repo_kind: "working_copy",
+      branch: "main",
+    });
     const heads = await runGit(["rev-parse", "refs/heads/main", "refs/heads/overseer/main"], { cwd: copy });
     const [main, integration] = heads.stdout.trim().split("\n");
     expect(integration).toBe(main);

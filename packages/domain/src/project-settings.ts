@@ -26,7 +26,10 @@ export function landingBranch(project: { readonly repoKind: RepoKind; readonly b
  * How a user brings the landed work into their own branch, or null when it lands on that
  * branch itself (a one-line hint for `init`, `status`, the API and the dashboard).
  */
-export function landingHint(project: { readonly repoKind: RepoKind; readonly branch: string }): string | null {
+export function landingHint(project: {
+  readonly repoKind: RepoKind;
+  readonly branch: string;
+}): string | null {
   const landing = landingBranch(project);
   return landing === project.branch
     ? null

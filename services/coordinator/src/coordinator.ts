@@ -380,7 +380,13 @@ export class Coordinator {
   private async commandFor(result: RunResult, project: ProjectRow): Promise<Command> {
     const planning = result.outcome.kind === "transition" && result.outcome.transition.kind === "plan";
     const taskIds = planning ? await existingTaskIds(this.deps.db, project.id) : [];
-    return commandForResult(result, retryPolicyOf(project), taskIds, planApprovalOf(project), landingBranchOf(project));
+    return commandForResult(
+      result,
+      retryPolicyOf(project),
+      taskIds,
+      planApprovalOf(project),
+      landingBranchOf(project),
+    );
   }
 
   /**

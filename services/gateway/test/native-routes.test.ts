@@ -68,7 +68,8 @@ describe("projects", () => {
         branch: "main",
         repo_kind: "working_copy",
         landing_branch: "overseer/main",
-        landing_hint: "approved work lands on overseer/main; bring it into your branch with `git merge overseer/main`",
+        landing_hint:
+          "approved work lands on overseer/main; bring it into your branch with `git merge overseer/main`",
       });
       const status = await fx.request("GET", "/api/projects/mine/status", { token: fx.tokens.read });
       expect(status.body).toMatchObject({ landing_branch: "overseer/main", repo_kind: "working_copy" });
@@ -76,13 +77,19 @@ describe("projects", () => {
         "landing: approved work lands on overseer/main; bring it into your branch with `git merge overseer/main`",
       );
       // Registering reads the repository and writes nothing to it.
-      expect((await runGit(["branch", "--list"], { cwd: path.join(dir, "copy") })).stdout.trim()).toBe("* main");
+      expect((await runGit(["branch", "--list"], { cwd: path.join(dir, "copy") })).stdout.trim()).toBe(
+        "* main",
+      );
 
       const bareProject = await fx.request("POST", "/api/v1/projects", {
         token: fx.tokens.admin,
         body: { id: "shared", repo: bare },
       });
-      expect(bareProject.body).toMatchObject({ repo_kind: "bare", landing_branch: "main", landing_hint: null });
+      expect(bareProject.body).toMatchObject({
+        repo_kind: "bare",
+        landing_branch: "main",
+        landing_hint: null,
+      });
       const url = await fx.request("POST", "/api/v1/projects", {
         token: fx.tokens.admin,
         body: { id: "hosted", repo: "https://git.example.invalid/x.git" },
