@@ -79,6 +79,10 @@ export interface ServiceSettings {
   readonly runDiskMb: number;
   /** `OVERSEER_DISK_CHECK_MS`: pause between two disk measurements of a running run. Default `250`. */
   readonly diskCheckMs: number;
+  /** `OVERSEER_RUN_MAX_FILES`: files and directories a run may add to its checkout before it is stopped. Default `100000`. */
+  readonly runMaxFiles: number;
+  /** `OVERSEER_GIT_TIMEOUT_MS`: bound of each host-side git step of a run (add, commit, checkout, merge). Default `120000`. */
+  readonly gitTimeoutMs: number;
   /** `OVERSEER_MAX_OUTPUT_BYTES`: run output kept per run; the rest is dropped with a marker. Default `1048576`. */
   readonly maxOutputBytes: number;
   /** `OVERSEER_LIVE_LOG_ENTRIES`: entries of a run's live log stream in Redis (its bytes are bounded by `maxOutputBytes`). Default `256`. */
@@ -399,7 +403,7 @@ const SPECS: SpecTable = {
     fallback: "2048",
     defaultLabel: "2048",
     description:
-      "Disk (MiB) a run may add to its checkout and control dir; beyond it the run is stopped and recorded as a disk_limit incident, and no single file may grow past it. A project's sandbox.disk_mb can only lower it.",
+      "Disk (MiB, apparent size: a sparse file counts in full) a run may add to its checkout and control dir; beyond it the run is stopped and recorded as a disk_limit incident, and no single file may grow past it. A project's sandbox.disk_mb can only lower it.",
     schema: integer(1, 1_048_576),
   },
   diskCheckMs: {
@@ -409,6 +413,22 @@ const SPECS: SpecTable = {
     description:
       "Pause between two measurements of a running run's disk use (a huge checkout is measured less often).",
     schema: integer(10, 60_000),
+  },
+  runMaxFiles: {
+    name: "OVERSEER_RUN_MAX_FILES",
+    fallback: "100000",
+    defaultLabel: "100000",
+    description:
+      "Files and directories (empty ones too) a run may add to its checkout and control dir; beyond it the run is stopped and recorded as a disk_limit incident (each one costs the host-side git add, commit and every later checkout).",
+    schema: integer(1, 100_000_000),
+  },
+  gitTimeoutMs: {
+    name: "OVERSEER_GIT_TIMEOUT_MS",
+    fallback: "120000",
+    defaultLabel: "120000",
+    description:
+      "Bound of each host-side git step of a run (add, commit, checkout, merge; not fetch or push, which talk to the remote); a step past it is stopped and the run recorded as a disk_limit incident.",
+    schema: integer(1000, MS_MAX),
   },
   maxOutputBytes: {
     name: "OVERSEER_MAX_OUTPUT_BYTES",

@@ -44,7 +44,7 @@ const DEFAULT_DISK_CHECK_MS = 250;
 /**
  * Phase 2: everything that runs inside the sandbox — the setup hook, the agent with the prompt
  * on stdin, the after_run hook — while a disk guard measures what the run adds to its checkout
- * and control dir. Crossing the disk limit ends the process group at once and the run as a
+ * and control dir (apparent bytes and files). Crossing a limit ends the process group at once and the run as a
  * `disk_limit` violation (nothing of it is committed: the flood would land in the mirror).
  * Throws WorkerShutdownError when `signal` aborts the agent.
  */
@@ -56,12 +56,14 @@ export async function runAgent(
 ): Promise<AgentPhase> {
   const stop = new AbortController();
   const signal = ctx.signal ? AbortSignal.any([ctx.signal, stop.signal]) : stop.signal;
+  const maxFiles = deps.maxFiles ?? null;
   const guard =
-    paths.diskLimitBytes === null
+    paths.diskLimitBytes === null && maxFiles === null
       ? null
       : await startDiskGuard({
           paths: [paths.checkout, paths.controlDir],
           limitBytes: paths.diskLimitBytes,
+          maxFiles,
           intervalMs: deps.diskCheckMs ?? DEFAULT_DISK_CHECK_MS,
           onExceeded: (usage) => {
             ctx.log.warn(usage, "run exceeded its disk limit; ending its process group");
@@ -100,13 +102,17 @@ function invalidSandboxSpec(projectId: string, error: SandboxSpecError): AgentPh
 
 function diskLimitReached(guard: DiskGuard, observed: Observed): AgentPhase {
   const mib = (bytes: number) => (bytes / (1024 * 1024)).toFixed(1);
-  const { addedBytes, limitBytes } = guard.exceeded ?? { addedBytes: 0, limitBytes: 0 };
+  const breach = guard.exceeded;
+  const what =
+    breach?.over === "files"
+      ? `added ${breach.addedFiles} files and directories to its checkout, over its limit of ${breach.maxFiles} new files`
+      : `wrote ${mib(breach?.addedBytes ?? 0)} MiB (apparent size: sparse files count in full) into its checkout, over its disk limit of ${mib(breach?.limitBytes ?? 0)} MiB`;
   return {
     kind: "ended",
     outcome: {
       kind: "violation",
       violation: "disk_limit",
-      detail: `the run wrote ${mib(addedBytes)} MiB into its checkout, over its disk limit of ${mib(limitBytes)} MiB; its process group was ended and nothing of it was committed`,
+      detail: `the run ${what}; its process group was ended and nothing of it was committed`,
     },
     observed,
   };

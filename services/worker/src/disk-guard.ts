@@ -1,14 +1,25 @@
 import { lstat, readdir } from "node:fs/promises";
 import path from "node:path";
 
+/** What directory trees hold, as the host-side git will meet it. */
+export interface TreeUsage {
+  /**
+   * Apparent bytes (`st_size`: what `git add` reads and hashes, so a sparse file counts its full
+   * length, not the few blocks it holds), each inode once (hard links).
+   */
+  bytes: number;
+  /** Entries (files, directories, links: every path a commit or a checkout walks). */
+  files: number;
+}
+
 /**
- * Disk used by directory trees: allocated blocks (`st_blocks` × 512, so a sparse file counts
- * what it really takes), each inode once (hard links), symlinks never followed. Entries that
- * vanish while the walk runs are skipped.
+ * Usage of directory trees (see TreeUsage); symlinks are never followed. Entries that vanish
+ * while the walk runs are skipped.
  */
-export async function diskUsage(roots: readonly string[]): Promise<number> {
+export async function diskUsage(roots: readonly string[]): Promise<TreeUsage> {
   const seen = new Set<string>();
-  let total = 0;
+  let bytes = 0;
+  let files = 0;
   const visit = async (entry: string): Promise<void> => {
     let stat: Awaited<ReturnType<typeof lstat>>;
     try {
@@ -16,11 +27,14 @@ export async function diskUsage(roots: readonly string[]): Promise<number> {
     } catch {
       return;
     }
+    files += 1;
     const key = `${stat.dev}:${stat.ino}`;
     if (seen.has(key)) return;
     seen.add(key);
-    total += stat.blocks * 512;
-    if (!stat.isDirectory()) return;
+    if (!stat.isDirectory()) {
+      bytes += stat.size;
+      return;
+    }
     let names: string[];
     try {
       names = await readdir(entry);
@@ -33,43 +47,58 @@ export async function diskUsage(roots: readonly string[]): Promise<number> {
     }
   };
   for (const root of roots) await visit(root);
-  return total;
+  return { bytes, files };
 }
 
 export interface DiskGuardOptions {
   /** Trees the run may write (its checkout and control dir). */
   paths: readonly string[];
-  /** Bytes the run may add to what `paths` held when the guard started. */
-  limitBytes: number;
+  /** Apparent bytes the run may add to what `paths` held when the guard started; null: no limit. */
+  limitBytes: number | null;
+  /** Entries the run may add (the file cap); null: no cap. */
+  maxFiles: number | null;
   /** Pause between two measurements. A measurement that takes longer spaces them out further. */
   intervalMs: number;
-  /** Called once, as soon as a measurement exceeds the limit. */
-  onExceeded(usage: { addedBytes: number; limitBytes: number }): void;
+  /** Called once, as soon as a measurement exceeds a limit. */
+  onExceeded(usage: DiskBreach): void;
+}
+
+/** The first measurement over a limit: what the run added, and which limit it crossed. */
+export interface DiskBreach {
+  over: "bytes" | "files";
+  addedBytes: number;
+  limitBytes: number | null;
+  addedFiles: number;
+  maxFiles: number | null;
 }
 
 export interface DiskGuard {
-  /** The breach, once one was seen; null while the run stays within its limit. */
-  readonly exceeded: { addedBytes: number; limitBytes: number } | null;
+  /** The breach, once one was seen; null while the run stays within its limits. */
+  readonly exceeded: DiskBreach | null;
   /** Measures once more (a write just before the end is not missed), then stops watching. */
   stop(): Promise<void>;
 }
 
 /**
- * Watches how much disk a run adds to its checkout and control dir while it runs, and reports
- * the first measurement over the limit (the caller then ends the run's process group).
+ * Watches how much a run adds to its checkout and control dir while it runs — apparent bytes
+ * and entries, what the host-side `git add`, commit, push and the next checkout will have to
+ * read and write — and reports the first measurement over a limit (the caller then ends the
+ * run's process group).
  *
  * Why polling: an unprivileged worker cannot mount a size-limited filesystem for each checkout
  * (a loop device or tmpfs needs root, and a tmpfs would hold the checkout in memory), and Linux
  * has no per-directory quota without XFS project quotas set up by an administrator. So the
- * guard measures allocated blocks every `intervalMs`, and the sandbox caps every single file at
- * the same limit with RLIMIT_FSIZE (sandbox-wrap.ts), which bounds a one-file flood exactly.
- * A flood spread over many files can overshoot by what the agent writes in one interval plus
- * one measurement. The next measurement starts `intervalMs` after the previous one ended, so a
- * huge tree is measured less often instead of keeping a core busy.
+ * guard measures every `intervalMs`, and the sandbox caps every single file just above the byte
+ * limit with RLIMIT_FSIZE (sandbox-wrap.ts), which bounds a one-file flood (sparse or not)
+ * exactly. A flood spread over many files can overshoot by what the agent writes in one
+ * interval plus one measurement. The next measurement starts `intervalMs` after the previous one
+ * ended, so a huge tree is measured less often instead of keeping a core busy. Hard links count
+ * their bytes once: what they make git read again is bounded by the time bound of each host-side
+ * git step (run-executor.ts).
  */
 export async function startDiskGuard(options: DiskGuardOptions): Promise<DiskGuard> {
   const baseline = await diskUsage(options.paths);
-  let exceeded: DiskGuard["exceeded"] = null;
+  let exceeded: DiskBreach | null = null;
   let stopped = false;
   let timer: NodeJS.Timeout | null = null;
   let pending: Promise<void> = Promise.resolve();
@@ -77,9 +106,19 @@ export async function startDiskGuard(options: DiskGuardOptions): Promise<DiskGua
 
   const measure = async (): Promise<void> => {
     if (exceeded) return;
-    const addedBytes = (await diskUsage(options.paths)) - baseline;
-    if (addedBytes > options.limitBytes && !exceeded) {
-      exceeded = { addedBytes, limitBytes: options.limitBytes };
+    const now = await diskUsage(options.paths);
+    const addedBytes = now.bytes - baseline.bytes;
+    const addedFiles = now.files - baseline.files;
+    const overBytes = options.limitBytes !== null && addedBytes > options.limitBytes;
+    const overFiles = options.maxFiles !== null && addedFiles > options.maxFiles;
+    if ((overBytes || overFiles) && !exceeded) {
+      exceeded = {
+        over: overBytes ? "bytes" : "files",
+        addedBytes,
+        limitBytes: options.limitBytes,
+        addedFiles,
+        maxFiles: options.maxFiles,
+      };
       options.onExceeded(exceeded);
     }
   };

@@ -26,6 +26,8 @@ export interface RunExecutorDeps {
   diskLimitBytes?: number;
   /** Pause between two disk measurements of a running run. Default 250 ms. */
   diskCheckMs?: number;
+  /** Files and directories a run may add to its checkout and control dir (OVERSEER_RUN_MAX_FILES). Undefined: no cap. */
+  maxFiles?: number;
   /** Live output sink (already redacted). */
   onOutput?(job: RunJob, chunk: string): void;
   /**

@@ -10,6 +10,9 @@
  *   4. git (git-phase.ts): commit + CAS push (submit), checkpoint (escalate, timeout, failure,
  *      violation) or land (approve)
  *
+ * Every host-side git step is bounded by the mirror's `gitTimeoutMs`; one past it ends the run
+ * as a `disk_limit` violation (git-step-bound.ts).
+ *
  * → RunResult. Nothing here touches Postgres: the coordinator applies the result. Git always runs
  * on the host with hardened settings (no hooks, fsmonitor, filters from the checkout); the agent
  * only ever runs inside the sandbox.
@@ -24,6 +27,7 @@ import { runAgent } from "./agent-phase.ts";
 import { prepareCheckout } from "./checkout-phase.ts";
 import { filesWithMarkers, markerRefusal } from "./conflict-markers.ts";
 import { recordWork, type WorkRecord } from "./git-phase.ts";
+import { gitStepBreach } from "./git-step-bound.ts";
 import { landingCheck } from "./landing-check.ts";
 import { decideOutcome, runUsage } from "./outcome-phase.ts";
 import {
@@ -119,6 +123,12 @@ export async function executeRun(
     clock.lap("git");
     const [finalOutcome, extra] = resultOfWork(work, outcome, agent.observed, violations);
     return finish(finalOutcome, { ...extra, usage: spent });
+  } catch (error) {
+    // A host-side git step past its bound ends the run as a disk_limit violation.
+    const breach = gitStepBreach(error, mirror);
+    if (breach === null) throw error;
+    log.warn({ err: error }, "a host-side git step of the run ran past its bound");
+    return finish(breach, { usage: usage.usage() });
   } finally {
     // Cleanup is off the critical path: the result is reported while the checkout goes.
     const wt = worktree as Worktree | null;

@@ -115,6 +115,8 @@ const service = new WorkerService(
     maxOutputBytes: settings.maxOutputBytes,
     diskLimitBytes: settings.runDiskMb * 1024 * 1024,
     diskCheckMs: settings.diskCheckMs,
+    maxFiles: settings.runMaxFiles,
+    gitTimeoutMs: settings.gitTimeoutMs,
     sandboxName: driver.name,
     unsafe: driver.name === "none",
     sandboxFor: async (job, paths) => sandboxWrapFor(driverFor(job), job, paths, settings.dataDir),

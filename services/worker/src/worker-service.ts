@@ -86,6 +86,10 @@ export interface WorkerServiceOptions {
   diskLimitBytes?: number;
   /** Pause between two disk measurements of a running run. Default 250 ms. */
   diskCheckMs?: number;
+  /** Files a run may add to its checkout. Default: no cap (worker-main sets OVERSEER_RUN_MAX_FILES). */
+  maxFiles?: number;
+  /** Bound of each host-side git step of a run (add, commit, checkout, merge). Default the git package's. */
+  gitTimeoutMs?: number;
   /** Pause between two usage reports of a running run (sent only when it changed). Default 5000 ms. */
   usageReportMs?: number;
   /** On stop, how long running runs may go on before they are aborted and handed back. Default 30000 ms. */
@@ -150,6 +154,7 @@ export class WorkerService {
       maxOutputBytes: options.maxOutputBytes ?? 1024 * 1024,
       ...(options.diskLimitBytes === undefined ? {} : { diskLimitBytes: options.diskLimitBytes }),
       ...(options.diskCheckMs === undefined ? {} : { diskCheckMs: options.diskCheckMs }),
+      ...(options.maxFiles === undefined ? {} : { maxFiles: options.maxFiles }),
       mirrorFor: (job) => this.mirrorFor(job),
       mirrorFreshness: { lastSync: new Map(), freshMs: options.mirrorFreshMs ?? 5000 },
       defer: (work) => {
@@ -413,7 +418,12 @@ export class WorkerService {
   private mirrorFor(job: RunJob): RepoMirror {
     let mirror = this.mirrors.get(job.projectId);
     if (!mirror) {
-      mirror = new RepoMirror({ dataDir: this.options.dataDir, projectId: job.projectId, remote: job.repo });
+      mirror = new RepoMirror({
+        dataDir: this.options.dataDir,
+        projectId: job.projectId,
+        remote: job.repo,
+        ...(this.options.gitTimeoutMs === undefined ? {} : { gitTimeoutMs: this.options.gitTimeoutMs }),
+      });
       this.mirrors.set(job.projectId, mirror);
     }
     return mirror;

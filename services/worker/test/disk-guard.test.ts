@@ -2,7 +2,7 @@ import { link, mkdir, mkdtemp, open, rm, symlink, writeFile } from "node:fs/prom
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { diskUsage, startDiskGuard } from "../src/disk-guard.ts";
+import { type DiskBreach, diskUsage, startDiskGuard } from "../src/disk-guard.ts";
 
 let dir = "";
 beforeEach(async () => {
@@ -13,29 +13,33 @@ afterEach(() => rm(dir, { recursive: true, force: true }));
 const MIB = 1024 * 1024;
 
 describe("diskUsage", () => {
-  it("counts allocated blocks: a sparse file costs what it holds, a hard link counts once, a symlink is not followed", async () => {
+  it("counts apparent sizes (a sparse file in full, a hard link once) and every entry; a symlink is not followed", async () => {
     await mkdir(path.join(dir, "tree"));
     await writeFile(path.join(dir, "tree", "data"), Buffer.alloc(4 * MIB, 1));
     const before = await diskUsage([path.join(dir, "tree")]);
-    expect(before).toBeGreaterThanOrEqual(4 * MIB);
+    expect(before).toEqual({ bytes: 4 * MIB, files: 2 });
     const sparse = await open(path.join(dir, "tree", "sparse"), "w");
     await sparse.truncate(1024 * MIB);
     await sparse.close();
+    for (let i = 0; i < 8; i++)
+      await link(path.join(dir, "tree", "sparse"), path.join(dir, "tree", `sparse-${i}`));
     await link(path.join(dir, "tree", "data"), path.join(dir, "tree", "data-again"));
     await writeFile(path.join(dir, "outside"), Buffer.alloc(8 * MIB, 1));
     await symlink(path.join(dir, "outside"), path.join(dir, "tree", "to-outside"));
     const after = await diskUsage([path.join(dir, "tree")]);
-    expect(after - before).toBeLessThan(MIB);
+    const linkBytes = path.join(dir, "outside").length;
+    expect(after).toEqual({ bytes: 4 * MIB + 1024 * MIB + linkBytes, files: 2 + 1 + 8 + 1 + 1 });
   });
 });
 
 describe("startDiskGuard", () => {
   it("reports growth beyond the limit once, measured against what was there at the start", async () => {
     await writeFile(path.join(dir, "existing"), Buffer.alloc(8 * MIB, 1));
-    const breaches: { addedBytes: number; limitBytes: number }[] = [];
+    const breaches: DiskBreach[] = [];
     const guard = await startDiskGuard({
       paths: [dir],
       limitBytes: 2 * MIB,
+      maxFiles: null,
       intervalMs: 10,
       onExceeded: (usage) => breaches.push(usage),
     });
@@ -51,11 +55,29 @@ describe("startDiskGuard", () => {
     const guard = await startDiskGuard({
       paths: [dir],
       limitBytes: 4 * MIB,
+      maxFiles: 10,
       intervalMs: 10,
       onExceeded: () => {},
     });
     await writeFile(path.join(dir, "fits"), Buffer.alloc(MIB, 1));
     await guard.stop();
     expect(guard.exceeded).toBeNull();
+  });
+
+  it("reports more new entries than the file cap, empty files included", async () => {
+    await mkdir(path.join(dir, "existing"));
+    const guard = await startDiskGuard({
+      paths: [dir],
+      limitBytes: null,
+      maxFiles: 50,
+      intervalMs: 10,
+      onExceeded: () => {},
+    });
+    await mkdir(path.join(dir, "many"));
+    for (let i = 0; i < 60; i++) await writeFile(path.join(dir, "many", `f${i}`), "");
+    await guard.stop();
+    // The first measurement over the cap (the writes may still be going on then).
+    expect(guard.exceeded).toMatchObject({ over: "files", addedBytes: 0, limitBytes: null, maxFiles: 50 });
+    expect(guard.exceeded?.addedFiles).toBeGreaterThan(50);
   });
 });
