@@ -55,6 +55,7 @@ const TABLE: [string, keyof ServiceSettings, unknown, string, string][] = [
   ["OVERSEER_MIRROR_FRESH_MS", "mirrorFreshMs", 5000, "-1", "an integer from 0"],
   ["OVERSEER_KILL_GRACE_MS", "killGraceMs", 5000, "1.5", "an integer from 0"],
   ["OVERSEER_WORKER_DRAIN_MS", "workerDrainMs", 30000, "-5", "an integer from 0"],
+  ["OVERSEER_FENCE_WAIT_MS", "fenceWaitMs", 120000, "-5", "an integer from 0"],
   ["OVERSEER_EGRESS_ALLOW_PRIVATE", "egressAllowPrivate", [], "10.0.0.0/99", "CIDRs"],
   ["OVERSEER_EGRESS_IDLE_TIMEOUT_MS", "egressIdleTimeoutMs", 300000, "999", "an integer from 1000"],
   ["OVERSEER_RUN_DISK_MB", "runDiskMb", 2048, "0", "an integer from 1"],
