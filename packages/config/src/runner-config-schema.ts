@@ -304,6 +304,16 @@ export const RunnerConfigSchema = z.strictObject({
     .nullable()
     .default(null),
   /**
+   * Tokens (input + output of every run, priced or not) at which scheduling pauses; null: no
+   * token budget. Bounds a model no price covers, which budget_usd cannot see. Default null.
+   */
+  budget_tokens: z
+    .number({ error: "a whole number of tokens >= 1, or null" })
+    .int({ error: "a whole number of tokens >= 1, or null" })
+    .min(1, { error: "a whole number of tokens >= 1, or null" })
+    .nullable()
+    .default(null),
+  /**
    * Who approves a mission planner's task graph: `reviewer` (the fresh reviewer's approve
    * imports it) or `operator` (after the reviewer's approve, a "Needs you" card with the
    * proposed tasks; only the operator's approve imports it). Default reviewer.

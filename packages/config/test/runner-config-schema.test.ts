@@ -71,6 +71,7 @@ describe("parseRunnerConfig", () => {
       probe_argv: [],
       metadata_globs: [],
       budget_usd: null,
+      budget_tokens: null,
       plan_approval: "reviewer",
       master_prompt: "",
       role_notes: {},
@@ -227,7 +228,7 @@ describe("parseRunnerConfig", () => {
     const typo = error.issues.find((i) => i.path === "timeout_second");
     expect(typo?.hint).toBe('did you mean "timeout_seconds"?');
     expect(typo?.expected).toContain(
-      "one of the known keys: agent, argv, attempts, budget_usd, commands_by_role",
+      "one of the known keys: agent, argv, attempts, budget_tokens, budget_usd, commands_by_role",
     );
     for (const key of ["max_sessions", "max_prompt_chars", "git_commits", "sandbox", "hooks", "secrets"]) {
       expect(error.message).toContain(key);

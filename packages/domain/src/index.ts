@@ -1,3 +1,4 @@
+export * from "./budget.ts";
 export * from "./command.ts";
 export * from "./decision.ts";
 export * from "./domain-error.ts";

@@ -40,7 +40,14 @@ import {
   requireProject,
   storeRunPrompt,
 } from "@overseer/db";
-import { type Command, isDomainError, nextWakeAt, type ProjectState, type Run } from "@overseer/domain";
+import {
+  budgetReached,
+  type Command,
+  isDomainError,
+  nextWakeAt,
+  type ProjectState,
+  type Run,
+} from "@overseer/domain";
 import {
   type LiveChannel,
   QUEUE_DEFAULTS,
@@ -240,16 +247,27 @@ export class Coordinator {
     if (freed) this.kick(projectId);
   }
 
-  /** An active project whose spending reached `budget_usd` is paused, with the reason; nothing is claimed. */
+  /**
+   * An active project whose spend reached `budget_usd` or its runner config's `budget_tokens`
+   * (budgetReached) is paused, with the reason; nothing is claimed.
+   */
   private async pauseIfOverBudget(project: ProjectRow): Promise<boolean> {
-    if (project.status !== "active" || project.budget_usd === null || project.cost_usd < project.budget_usd) {
-      return false;
-    }
+    if (project.status !== "active") return false;
+    const reason = budgetReached(
+      {
+        costUsd: project.cost_usd,
+        tokensIn: Number(project.tokens_in),
+        tokensOut: Number(project.tokens_out),
+        tokensUnpriced: Number(project.tokens_unpriced),
+      },
+      { budgetUsd: project.budget_usd, budgetTokens: budgetTokensOf(project) },
+    );
+    if (reason === null) return false;
     await this.apply(project.id, {
       kind: "set-project-status",
       status: "paused",
       by: this.id,
-      reason: `budget_usd ${project.budget_usd} reached (spent ${project.cost_usd.toFixed(4)})`,
+      reason,
       bound: "budget",
     });
     return true;
@@ -493,4 +511,11 @@ export class Coordinator {
   private onPassError(projectId: string, error: unknown): void {
     this.deps.logger.error({ err: error, projectId }, "scheduling pass failed");
   }
+}
+
+/** The runner config's `budget_tokens` (validated when the config was stored), or null. */
+function budgetTokensOf(project: ProjectRow): number | null {
+  const config = project.runner_config as { budget_tokens?: unknown } | null;
+  const value = config?.budget_tokens;
+  return typeof value === "number" && Number.isFinite(value) && value > 0 ? value : null;
 }

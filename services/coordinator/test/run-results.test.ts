@@ -61,8 +61,12 @@ function coordinator(): Coordinator {
 }
 
 /** An active project with one task, and the run a claim created for it. */
-async function projectWithClaimedTask(projectId: string, budgetUsd: number | null = null) {
-  await createProject(scratch.db, { id: projectId, repo: "/tmp/none", runnerConfig: {}, budgetUsd });
+async function projectWithClaimedTask(
+  projectId: string,
+  budgetUsd: number | null = null,
+  runnerConfig: Record<string, unknown> = {},
+) {
+  await createProject(scratch.db, { id: projectId, repo: "/tmp/none", runnerConfig, budgetUsd });
   await importTasks(applier, projectId, [card("S00-001")]);
   await startProject(applier, projectId, { by: "test" });
   const claimed = await applier.apply(projectId, { kind: "claim" });
@@ -192,7 +196,7 @@ describe("Coordinator scheduling pass", () => {
     await c.idle();
     const project = await requireProject(scratch.db, "budget");
     expect(project.status).toBe("paused");
-    expect(project.status_reason).toContain("budget_usd 0.5 reached (spent 0.7500)");
+    expect(project.status_reason).toContain("budget_usd 0.5 reached (spent $0.7500)");
     const events = await listEvents(scratch.db, { projectId: "budget", types: ["project.status_changed"] });
     expect(events.at(-1)?.data).toMatchObject({ status: "paused", reason: project.status_reason });
     // No reviewer was claimed once the budget was reached.
@@ -333,5 +337,30 @@ describe("Coordinator counting what failed runs spent", () => {
       cost_usd: 0,
     });
     expect((await requireProject(scratch.db, "spent-unpriced")).tokens_unpriced).toBe("1241");
+  });
+  it("pauses a project at budget_tokens on usage no price covers (budget_usd cannot see it)", async () => {
+    const c = coordinator();
+    const run = await projectWithClaimedTask("spent-tokens", 1, { budget_tokens: 1000 });
+    await c.applyResultMessage({
+      v: 1,
+      kind: "run-usage",
+      runId: run.id,
+      projectId: "spent-tokens",
+      workerId: "w1",
+      seq: 1,
+      usage: { tokensIn: 990, tokensOut: 20, source: "codex --json turn.completed" },
+    });
+    await c.applyResultMessage({
+      ...resultOf(run.id, "spent-tokens", { kind: "timeout", stalled: true, seconds: 45 }),
+      usage: { tokensIn: 900, tokensOut: 10, source: "codex --json turn.completed" },
+    });
+    await c.renewLeases();
+    await expect
+      .poll(async () => (await requireProject(scratch.db, "spent-tokens")).status, { timeout: 30_000 })
+      .toBe("paused");
+    await c.idle();
+    expect((await requireProject(scratch.db, "spent-tokens")).status_reason).toBe(
+      "budget_tokens 1000 reached (1010 tokens used)",
+    );
   });
 });
