@@ -83,6 +83,17 @@ export const LogChunkEventSchema = z.object({
 });
 
 /** `data` of the final `end` event of GET /api/runs/{id}/log/stream. */
+/** `usage` event of a run's log stream: the run's recorded usage, sent whenever it changed. */
+export const LogUsageEventSchema = z.object({
+  tokens_in: z.number(),
+  tokens_out: z.number(),
+  tokens_cached: z.number(),
+  tokens_unpriced: z.number(),
+  cost_usd: z.number(),
+  /** For people: "$0.2500", "unpriced (1,241 tokens)", or both. */
+  cost: z.string(),
+});
+
 export const LogEndEventSchema = z.object({
   run_id: z.string(),
   status: z.string(),

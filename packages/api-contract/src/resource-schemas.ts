@@ -101,7 +101,16 @@ export const UsageTotalsSchema = z
     tokens_in: z.number().openapi({ description: "Input tokens, cached ones included." }),
     tokens_out: z.number(),
     tokens_cached: z.number().openapi({ description: "Input tokens served from the provider's cache." }),
-    cost_usd: z.number(),
+    cost_usd: z.number().openapi({ description: "Priced spend in USD (rounded to a millionth)." }),
+    tokens_unpriced: z.number().openapi({
+      description:
+        "Tokens no price covered (neither the price table, the runner config's prices, nor the CLI).",
+    }),
+    cost: z.string().openapi({
+      description:
+        'The spend for people: "$0.2500", "unpriced (1,241 tokens)", or both; never $0 for unpriced usage.',
+      example: "$0.2500 + unpriced (1,241 tokens)",
+    }),
   })
   .openapi("UsageTotals", {
     description:
@@ -316,6 +325,15 @@ export const ProjectSchema = z
     tokens_in: z.number(),
     tokens_out: z.number(),
     tokens_cached: z.number(),
+    tokens_unpriced: z.number().openapi({
+      description:
+        "Tokens no price covered (neither the price table, the runner config's prices, nor the CLI).",
+    }),
+    cost: z.string().openapi({
+      description:
+        'The spend for people: "$0.2500", "unpriced (1,241 tokens)", or both; never $0 for unpriced usage.',
+      example: "$0.2500 + unpriced (1,241 tokens)",
+    }),
     mission: MissionSchema.nullable(),
     created_at: isoTime,
     updated_at: isoTime,
@@ -389,6 +407,15 @@ export const RunSummarySchema = z
     tokens_out: z.number(),
     tokens_cached: z.number(),
     cost_usd: z.number(),
+    tokens_unpriced: z.number().openapi({
+      description:
+        "Tokens no price covered (neither the price table, the runner config's prices, nor the CLI).",
+    }),
+    cost: z.string().openapi({
+      description:
+        'The spend for people: "$0.2500", "unpriced (1,241 tokens)", or both; never $0 for unpriced usage.',
+      example: "$0.2500 + unpriced (1,241 tokens)",
+    }),
     usage_source: z.string().nullable().openapi({
       description:
         "Where the usage was read: `overseer-agent`, or the CLI's stream or session file (`codex --json turn.completed`, `claude stream-json result`, `copilot session-state events.jsonl`…); null = none reported.",

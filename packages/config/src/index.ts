@@ -35,6 +35,7 @@ export {
   type ResolvedPrice,
   resolvePrice,
   type TokenPrice,
+  unpricedBudgetWarning,
 } from "./price-table.ts";
 export { QUEUE_DEFAULTS } from "./queue-defaults.ts";
 export { findRepositoryLocationProblem } from "./repository-location.ts";

@@ -56,3 +56,26 @@ export function resolvePrice(config: {
   const table = PRICE_TABLE[config.model];
   return table ? { ...table, source: "table" } : null;
 }
+
+/** CLIs that print a cost of their own (usage-readers.ts in @overseer/harness). */
+const REPORTS_COST: ReadonlySet<string> = new Set<AgentKind>(["claude", "opencode"]);
+
+/**
+ * Why `budget_usd` cannot trigger for a project, or null: a budget is set but nothing prices
+ * its model (no `prices` entry, not in the price table, a CLI that reports no cost), so its
+ * spend stays unpriced. Said at `init`, by `doctor` and on the dashboard.
+ */
+export function unpricedBudgetWarning(
+  config: {
+    agent: string | null;
+    model: string | null;
+    prices: Readonly<Record<string, TokenPrice>>;
+    budget_usd: number | null;
+  },
+  budgetUsd: number | null = config.budget_usd,
+): string | null {
+  if (budgetUsd === null || config.agent === null || REPORTS_COST.has(config.agent)) return null;
+  if (resolvePrice(config) !== null) return null;
+  const model = config.model === null ? "its model (no `model` set)" : `model "${config.model}"`;
+  return `budget_usd ${budgetUsd} can never be reached: nothing prices ${model} (${config.agent} reports no cost, the price table of ${PRICE_TABLE_DATE} has no entry). Fix: add "prices": {"${config.model ?? "MODEL"}": {"input_usd_per_mtok": …, "output_usd_per_mtok": …}} to the runner config, or set "budget_tokens".`;
+}

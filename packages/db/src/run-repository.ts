@@ -53,6 +53,7 @@ export async function listRuns(db: Db, filter: ListRunsFilter = {}) {
       "tokens_out",
       "tokens_cached",
       "cost_usd",
+      "tokens_unpriced",
       "usage_source",
       "created_at",
       "started_at",
@@ -95,7 +96,14 @@ export async function taskUsage(
   db: Db,
   projectId: string,
   taskId: string,
-): Promise<{ runs: number; tokens_in: number; tokens_out: number; tokens_cached: number; cost_usd: number }> {
+): Promise<{
+  runs: number;
+  tokens_in: number;
+  tokens_out: number;
+  tokens_cached: number;
+  tokens_unpriced: number;
+  cost_usd: number;
+}> {
   const row = await db
     .selectFrom("runs")
     .select((eb) => [
@@ -103,6 +111,7 @@ export async function taskUsage(
       eb.fn.coalesce(eb.fn.sum<string>("tokens_in"), eb.lit(0)).as("tokens_in"),
       eb.fn.coalesce(eb.fn.sum<string>("tokens_out"), eb.lit(0)).as("tokens_out"),
       eb.fn.coalesce(eb.fn.sum<string>("tokens_cached"), eb.lit(0)).as("tokens_cached"),
+      eb.fn.coalesce(eb.fn.sum<string>("tokens_unpriced"), eb.lit(0)).as("tokens_unpriced"),
       eb.fn.coalesce(eb.fn.sum<number>("cost_usd"), eb.lit(0)).as("cost_usd"),
     ])
     .where("project_id", "=", projectId)
@@ -113,6 +122,7 @@ export async function taskUsage(
     tokens_in: Number(row.tokens_in),
     tokens_out: Number(row.tokens_out),
     tokens_cached: Number(row.tokens_cached),
+    tokens_unpriced: Number(row.tokens_unpriced),
     cost_usd: Number(row.cost_usd),
   };
 }

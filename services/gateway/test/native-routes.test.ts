@@ -428,6 +428,8 @@ describe("runs, events, decisions, incidents", () => {
       tokens_out: 150,
       tokens_cached: 2000,
       cost_usd: 0.75,
+      tokens_unpriced: 0,
+      cost: "$0.7500",
     });
     const project = await fx.request("GET", "/api/v1/projects/us", { token: fx.tokens.read });
     expect(project.body).toMatchObject({
@@ -442,6 +444,8 @@ describe("runs, events, decisions, incidents", () => {
       tokens_out: 150,
       tokens_cached: 2000,
       cost_usd: 0.75,
+      tokens_unpriced: 0,
+      cost: "$0.7500",
       budget_usd: 5,
     });
     expect(status.body.text).toContain(

@@ -75,11 +75,18 @@ export function ProjectView({ projectId }: { projectId: string }) {
             <p class="muted">
               Sessions {s.sessions.used}/{s.sessions.limit ?? "∞"} ·{" "}
               {formatCount(s.usage.tokens_in + s.usage.tokens_out)} tokens (
-              {formatCount(s.usage.tokens_cached)} cached) · {formatUsd(s.usage.cost_usd)}
+              {formatCount(s.usage.tokens_cached)} cached) ·{" "}
+              <span data-testid="project-cost">{s.usage.cost}</span>
               {s.usage.budget_usd === null ? "" : ` of ${formatUsd(s.usage.budget_usd)}`} · {s.running.length}{" "}
               running · {s.pending_count} need you{" "}
               {s.pending_count > 0 ? <a href={href.needs()}>(answer)</a> : null}
             </p>
+            {s.usage.budget_usd !== null && s.usage.tokens_unpriced > 0 ? (
+              <p class="warn" data-testid="unpriced-budget-warning">
+                budget_usd cannot see {formatCount(s.usage.tokens_unpriced)} unpriced tokens: set{" "}
+                <code>prices</code> for the model in the runner config, or a <code>budget_tokens</code>.
+              </p>
+            ) : null}
             {s.mission ? <MissionPanel mission={s.mission} /> : null}
           </header>
         )}

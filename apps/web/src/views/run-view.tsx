@@ -1,14 +1,17 @@
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { client } from "../api/client.ts";
+import type { Run } from "../api/types.ts";
 import { StatusPill } from "../components/bits.tsx";
 import { CommitDiffToggle } from "../components/diff-view.tsx";
 import { Load } from "../components/states.tsx";
-import { formatCount, formatDuration, formatTime, formatUsd } from "../lib/format.ts";
+import { formatCount, formatDuration, formatTime } from "../lib/format.ts";
 import { useLoad } from "../lib/hooks.ts";
 import { href } from "../lib/router.ts";
 import { openSse } from "../lib/sse.ts";
 
 const MAX_LOG_CHARS = 2_000_000;
+
+type LiveUsage = Pick<Run, "tokens_in" | "tokens_out" | "tokens_cached" | "cost">;
 
 /** One run: facts, prompt, and the live log (SSE) with auto-scroll and search. */
 export function RunView({ runId }: { runId: string }) {
@@ -16,14 +19,19 @@ export function RunView({ runId }: { runId: string }) {
   const workers = useLoad(() => client.workers(), `workers:${runId}`);
   const [log, setLog] = useState("");
   const [streamState, setStreamState] = useState("connecting");
+  /** The live token/cost counter: the stream's `usage` events (the run's recorded usage as it grows). */
+  const [liveUsage, setLiveUsage] = useState<LiveUsage | null>(null);
   useEffect(() => {
     setLog("");
+    setLiveUsage(null);
     const close = openSse(`/api/runs/${encodeURIComponent(runId)}/log/stream`, {
       lastEventId: "0",
       onMessage: (m) => {
         if (m.event === "log") {
           const { text } = JSON.parse(m.data) as { text: string };
           setLog((prev) => (prev + text).slice(-MAX_LOG_CHARS));
+        } else if (m.event === "usage") {
+          setLiveUsage(JSON.parse(m.data) as LiveUsage);
         } else if (m.event === "end") {
           run.reload();
         }
@@ -46,6 +54,7 @@ export function RunView({ runId }: { runId: string }) {
       <Load state={run} what={`run ${runId}`}>
         {(r) => {
           const worker = workers.data?.workers.find((w) => w.id === r.worker_id);
+          const u = liveUsage ?? r;
           return (
             <>
               <p class="crumbs">
@@ -87,10 +96,10 @@ export function RunView({ runId }: { runId: string }) {
                     ? `violations: ${r.scope_violations.join(", ")}`
                     : "every change within scope"}
                 </dd>
-                <dt>Usage</dt>
-                <dd>
-                  {formatCount(r.tokens_in)} in ({formatCount(r.tokens_cached)} cached) ·{" "}
-                  {formatCount(r.tokens_out)} out · {formatUsd(r.cost_usd)}
+                <dt>Usage{liveUsage && streamState === "live" ? " (live)" : ""}</dt>
+                <dd data-testid="run-usage">
+                  {formatCount(u.tokens_in)} in ({formatCount(u.tokens_cached)} cached) ·{" "}
+                  {formatCount(u.tokens_out)} out · {u.cost}
                 </dd>
                 <dt>Usage read from</dt>
                 <dd>{r.usage_source ?? "nothing reported"}</dd>

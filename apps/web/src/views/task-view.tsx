@@ -5,7 +5,7 @@ import { StatusPill } from "../components/bits.tsx";
 import { ConfirmButton } from "../components/confirm-button.tsx";
 import { CommitDiffToggle } from "../components/diff-view.tsx";
 import { Empty, Load } from "../components/states.tsx";
-import { formatCount, formatDuration, formatTime, formatUsd } from "../lib/format.ts";
+import { formatCount, formatDuration, formatTime } from "../lib/format.ts";
 import { useLoad, useProjectEvents, useSession } from "../lib/hooks.ts";
 import { href } from "../lib/router.ts";
 
@@ -117,7 +117,7 @@ function TaskCard({ task: t, projectId, onChange }: { task: Task; projectId: str
             <dt>Usage</dt>
             <dd>
               {formatCount(t.usage.tokens_in)} in ({formatCount(t.usage.tokens_cached)} cached) ·{" "}
-              {formatCount(t.usage.tokens_out)} out · {formatUsd(t.usage.cost_usd)} over {t.usage.runs} run
+              {formatCount(t.usage.tokens_out)} out · {t.usage.cost} over {t.usage.runs} run
               {t.usage.runs === 1 ? "" : "s"}
             </dd>
           </>
@@ -220,8 +220,8 @@ function Timeline({ runs, events }: { runs: RunSummary[]; events: ProjectEvent[]
               {e.run.transition ? <span class="pill">{e.run.transition}</span> : null}
               <span class="muted small">
                 {" "}
-                {formatTime(e.run.created_at)} · {formatDuration(e.run.duration_ms)} ·{" "}
-                {formatUsd(e.run.cost_usd)} · <code>{e.run.agent_id}</code>
+                {formatTime(e.run.created_at)} · {formatDuration(e.run.duration_ms)} · {e.run.cost} ·{" "}
+                <code>{e.run.agent_id}</code>
               </span>
             </div>
             {e.run.failure ? <p class="error small">{e.run.failure}</p> : null}

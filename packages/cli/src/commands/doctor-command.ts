@@ -5,6 +5,7 @@ import {
   parseRunnerConfig,
   type RunnerConfig,
   type ServiceSettings,
+  unpricedBudgetWarning,
 } from "@overseer/config";
 import {
   connectDatabase,
@@ -301,6 +302,10 @@ async function checkProjects(
         fix: runnerConfigFix(project.id),
       });
       continue;
+    }
+    const unpriced = unpricedBudgetWarning(config, project.budget_usd);
+    if (unpriced) {
+      add({ name: `${project.id}: budget`, status: "warn", detail: unpriced, required: false });
     }
     const roles = new Set<string>([DEFAULT_ROLE, ...Object.keys(config.commands_by_role)]);
     for (const role of await distinctTaskRoles(db, project.id)) roles.add(role);

@@ -14,6 +14,7 @@ import {
   presetKeyEnv,
   type RunnerConfig,
   type RunnerConfigInput,
+  unpricedBudgetWarning,
 } from "@overseer/config";
 import { getProject } from "@overseer/db";
 import { landingBranch, landingHint, PROJECT_ID_PATTERN, type RepoKind } from "@overseer/domain";
@@ -105,6 +106,8 @@ export const initCommand: CliCommand = {
         throw new CommandFailed(`Cannot read repository ${registered.repo}: ${error.message}`);
       });
       const runnerConfig = config ?? (existing ? undefined : parseRunnerConfig({}, "defaults"));
+      const unpriced = runnerConfig ? unpricedBudgetWarning(runnerConfig) : null;
+      if (unpriced) io.err(`warning: ${unpriced}`);
       // Both go through the TransitionApplier: one transaction with the event and the NOTIFY
       // that wakes the coordinator and the gateway's watchers.
       const applier = new TransitionApplier({ db });

@@ -3,6 +3,7 @@ import {
   AnswerResultSchema,
   LogChunkEventSchema,
   LogEndEventSchema,
+  LogUsageEventSchema,
   MessageResultSchema,
   ProjectListSchema,
   ProjectStatusSchema,
@@ -266,6 +267,12 @@ async function followLog(client: GatewayClient, io: CliIo, runId: string): Promi
         if (message.event === "log") {
           lines.write(eventData(message, LogChunkEventSchema).text);
           if (message.id) lastId = message.id;
+        } else if (message.event === "usage") {
+          // The live token/cost counter, beside the output (stderr).
+          const u = eventData(message, LogUsageEventSchema);
+          io.err(
+            `[usage] ${u.tokens_in.toLocaleString("en-US")} tokens in (${u.tokens_cached.toLocaleString("en-US")} cached), ${u.tokens_out.toLocaleString("en-US")} out, ${u.cost}`,
+          );
         } else if (message.event === "end") {
           lines.flush();
           const end = eventData(message, LogEndEventSchema);

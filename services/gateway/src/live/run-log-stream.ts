@@ -1,6 +1,7 @@
 import { type Db, getRun } from "@overseer/db";
 import type { LiveChannel, Redis } from "@overseer/queue";
 import type { SSEStreamingApi } from "hono/streaming";
+import { spendView } from "../views/resource-views.ts";
 import type { StreamHandle } from "./stream-registry.ts";
 
 export interface RunLogStreamInput {
@@ -20,7 +21,9 @@ const ENDED = new Set(["finished", "failed", "cancelled"]);
 /**
  * Streams a run's output as SSE `log` events (`data: {"text": …}`, `id:` = Redis stream
  * entry id, so Last-Event-ID resumes exactly after the last chunk received), then one `end`
- * event with the run's final status.
+ * event with the run's final status. A `usage` event (`data: {tokens_in, tokens_out,
+ * tokens_cached, tokens_unpriced, cost_usd, cost}`) is sent whenever the run's recorded usage
+ * changed (the worker reports it as the run goes): the live token/cost counter.
  *
  *   loop { drain entries after the cursor (XRANGE);
  *          run ended? → (stream gone and nothing sent: stored `runs.output`, id `stored`) → end;
@@ -55,6 +58,20 @@ export async function streamRunLog(
     }
   };
 
+  let usageSent = "";
+  const sendUsage = async (run: NonNullable<Awaited<ReturnType<typeof getRun>>>) => {
+    const usage = {
+      tokens_in: Number(run.tokens_in),
+      tokens_out: Number(run.tokens_out),
+      tokens_cached: Number(run.tokens_cached),
+      ...spendView(run),
+    };
+    const data = JSON.stringify(usage);
+    if (data === usageSent || (usageSent === "" && usage.tokens_in + usage.tokens_out === 0)) return;
+    usageSent = data;
+    await stream.writeSSE({ event: "usage", data });
+  };
+
   while (!handle.ended) {
     if (cursor !== "stored") {
       const entries = await input.live.readLog(input.runId, cursor, 1000);
@@ -64,6 +81,7 @@ export async function streamRunLog(
       }
     }
     const run = await getRun(input.db, input.runId);
+    if (run) await sendUsage(run);
     if (!run || ENDED.has(run.status)) {
       if (
         run &&

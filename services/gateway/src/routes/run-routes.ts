@@ -212,7 +212,7 @@ export function registerRunRoutes(app: RouteApp, ctx: RouteContext): void {
         tags: ["Live"],
         summary: "Follow a run's output (SSE)",
         description:
-          'Server-sent events: `log` events (`data: {"text": …}`, `id:` = log entry id; resume with Last-Event-ID), then one `end` event with the run\'s final status, after which the server closes the stream. Keep-alive comments are sent while nothing happens. When the live stream is gone (expired, Redis flushed) the stored output is sent as one `log` event with id `stored`. EventSource clients may pass the token as `access_token`.',
+          "Server-sent events: `log` events (`data: {\"text\": …}`, `id:` = log entry id; resume with Last-Event-ID), a `usage` event (`data: {tokens_in, tokens_out, tokens_cached, tokens_unpriced, cost_usd, cost}`) whenever the run's recorded usage changed (the live token/cost counter), then one `end` event with the run's final status, after which the server closes the stream. Keep-alive comments are sent while nothing happens. When the live stream is gone (expired, Redis flushed) the stored output is sent as one `log` event with id `stored`. EventSource clients may pass the token as `access_token`.",
         request: { params: RunParams, headers: LogStreamHeaders, query: LogStreamQuery },
         responses: SSE_RESPONSES,
       }),

@@ -14,7 +14,7 @@ import { ConflictError, existingTaskIds, getDecision, getTask, listTasks, taskUs
 import { decisionIdFor, isDomainError, TASK_KINDS, TASK_STATUSES, type TaskStatus } from "@overseer/domain";
 import { actorOf } from "../gateway-env.ts";
 import { ApiError } from "../http/api-error.ts";
-import { decisionCard, taskView } from "../views/resource-views.ts";
+import { decisionCard, spendView, taskView } from "../views/resource-views.ts";
 import {
   errorResponses,
   existingProject,
@@ -172,7 +172,8 @@ export function registerTaskRoutes(app: RouteApp, ctx: RouteContext): void {
       const { id, task_id } = c.req.valid("param");
       const task = await getTask(db, id, task_id);
       if (!task) throw await notFoundInProject(db, id, "Task", task_id);
-      return c.json({ ...taskView(task), usage: await taskUsage(db, id, task_id) }, 200);
+      const usage = await taskUsage(db, id, task_id);
+      return c.json({ ...taskView(task), usage: { ...usage, ...spendView(usage) } }, 200);
     },
   );
 

@@ -1,9 +1,15 @@
 import type { z } from "@hono/zod-openapi";
 import type { ProjectStatusSchema } from "@overseer/api-contract";
 import type { ProjectStatusData } from "@overseer/db";
-import { missionNotice, missionSummaryLines, summarizeMission, TASK_STATUSES } from "@overseer/domain";
+import {
+  formatUsd,
+  missionNotice,
+  missionSummaryLines,
+  summarizeMission,
+  TASK_STATUSES,
+} from "@overseer/domain";
 import type { StatusSnapshot } from "../live/project-status-cache.ts";
-import { activeRunView, decisionCard, landingView, missionView } from "./resource-views.ts";
+import { activeRunView, decisionCard, landingView, missionView, spendView } from "./resource-views.ts";
 
 /**
  * The Argus status answer. `waiting_for_you` carries the Argus stop signal (docs/argus-compatibility.md)
@@ -49,7 +55,7 @@ export function projectStatusView(
       tokens_in: Number(project.tokens_in),
       tokens_out: Number(project.tokens_out),
       tokens_cached: Number(project.tokens_cached),
-      cost_usd: Number(project.cost_usd),
+      ...spendView(project),
       budget_usd: project.budget_usd,
     },
     counts,
@@ -102,11 +108,18 @@ function statusText(
   return lines.join("\n");
 }
 
-/** "usage: 31,200 tokens in (20,000 cached), 1,200 out, $0.2500 of budget $0.50". */
+/**
+ * "usage: 31,200 tokens in (20,000 cached), 1,200 out, $0.2500 of budget $0.50"; unpriced usage
+ * says so ("unpriced (32,400 tokens) of budget $1.00: budget_usd cannot see unpriced usage").
+ */
 function usageLine(u: z.infer<typeof ProjectStatusSchema>["usage"]): string {
   const n = (value: number) => value.toLocaleString("en-US");
-  const budget = u.budget_usd === null ? "no budget" : `of budget $${u.budget_usd.toFixed(2)}`;
-  return `usage: ${n(u.tokens_in)} tokens in (${n(u.tokens_cached)} cached), ${n(u.tokens_out)} out, $${u.cost_usd.toFixed(4)} ${budget}`;
+  const budget = u.budget_usd === null ? "no budget" : `of budget ${formatUsd(u.budget_usd)}`;
+  const blind =
+    u.budget_usd !== null && u.tokens_unpriced > 0
+      ? " (budget_usd cannot see unpriced usage: set prices for the model, or budget_tokens)"
+      : "";
+  return `usage: ${n(u.tokens_in)} tokens in (${n(u.tokens_cached)} cached), ${n(u.tokens_out)} out, ${u.cost} ${budget}${blind}`;
 }
 
 function oneLine(text: string, max: number): string {

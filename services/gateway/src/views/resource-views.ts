@@ -15,10 +15,12 @@ import type {
 import type { ActiveRunSummary, EventRow, IncidentRow, ProjectRow, RunRow } from "@overseer/db";
 import {
   type Decision,
+  formatSpend,
   landingBranch,
   landingHint,
   type MissionState,
   type MissionSummary,
+  roundUsd,
   type Task,
 } from "@overseer/domain";
 import type { WorkerHeartbeat } from "@overseer/queue";
@@ -90,10 +92,10 @@ export function projectView(
     sessions_used: row.sessions_used,
     sessions_limit: row.sessions_limit,
     budget_usd: row.budget_usd,
-    cost_usd: Number(row.cost_usd),
     tokens_in: Number(row.tokens_in),
     tokens_out: Number(row.tokens_out),
     tokens_cached: Number(row.tokens_cached),
+    ...spendView(row),
     mission: row.mission ? missionView(row.mission, mission ?? null) : null,
     created_at: iso(row.created_at),
     updated_at: iso(row.updated_at),
@@ -166,6 +168,7 @@ type RunSummaryRow = Pick<
   | "tokens_out"
   | "tokens_cached"
   | "cost_usd"
+  | "tokens_unpriced"
   | "usage_source"
   | "created_at"
   | "started_at"
@@ -194,7 +197,7 @@ export function runSummaryView(r: RunSummaryRow): z.infer<typeof RunSummarySchem
     tokens_in: Number(r.tokens_in),
     tokens_out: Number(r.tokens_out),
     tokens_cached: Number(r.tokens_cached),
-    cost_usd: Number(r.cost_usd),
+    ...spendView(r),
     usage_source: r.usage_source,
     created_at: iso(r.created_at),
     started_at: isoOrNull(r.started_at),
@@ -313,4 +316,19 @@ export function missionView(
       ? { bound: summary.bound.bound, reason: summary.bound.reason, at: iso(summary.bound.at) }
       : null,
   };
+}
+
+/**
+ * A stored spend as the API gives it: `cost_usd` rounded to a millionth of a dollar (storage
+ * keeps it exact), the tokens nothing priced, and `cost` for people, which says "unpriced"
+ * rather than $0 (formatSpend).
+ */
+export function spendView(row: { cost_usd: number | string; tokens_unpriced: number | string | bigint }): {
+  cost_usd: number;
+  tokens_unpriced: number;
+  cost: string;
+} {
+  const cost = Number(row.cost_usd);
+  const unpriced = Number(row.tokens_unpriced);
+  return { cost_usd: roundUsd(cost), tokens_unpriced: unpriced, cost: formatSpend(cost, unpriced) };
 }
