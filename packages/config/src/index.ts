@@ -28,6 +28,7 @@ export {
 } from "./agent-presets.ts";
 export { ConfigError, formatConfigIssue } from "./config-error.ts";
 export { findGlobProblem, SCOPE_GLOB_OPTIONS } from "./glob-validator.ts";
+export { DEFAULT_MAX_IMPORT_TASKS } from "./import-limits.ts";
 export { createLogger, type Logger, type LoggerOptions } from "./logger.ts";
 export {
   PRICE_TABLE,

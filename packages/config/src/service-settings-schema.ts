@@ -7,6 +7,7 @@ import { SANDBOX_DRIVER_NAMES, type SandboxDriverName } from "@overseer/sandbox"
 import { parseCidr } from "@overseer/sandbox/egress-host-rule";
 import { z } from "zod";
 import { ConfigError } from "./config-error.ts";
+import { DEFAULT_MAX_IMPORT_TASKS } from "./import-limits.ts";
 import { QUEUE_DEFAULTS } from "./queue-defaults.ts";
 
 /**
@@ -99,7 +100,7 @@ export interface ServiceSettings {
   readonly maxBodyBytes: number;
   /** `OVERSEER_MAX_BODY_DEPTH`: deepest nesting of arrays and objects in an HTTP request body. Default `64`. */
   readonly maxBodyDepth: number;
-  /** `OVERSEER_MAX_IMPORT_TASKS`: most tasks one import request may hold. Default `50000`. */
+  /** `OVERSEER_MAX_IMPORT_TASKS`: most tasks one import request or one mission plan may hold. Default `50000`. */
   readonly maxImportTasks: number;
   /** `OVERSEER_BOARD_SESSION_TTL_MS`: lifetime of a Bull Board session (`/admin/queues`). Default `900000`. */
   readonly boardSessionTtlMs: number;
@@ -497,10 +498,10 @@ const SPECS: SpecTable = {
   },
   maxImportTasks: {
     name: "OVERSEER_MAX_IMPORT_TASKS",
-    fallback: "50000",
-    defaultLabel: "50000",
+    fallback: String(DEFAULT_MAX_IMPORT_TASKS),
+    defaultLabel: String(DEFAULT_MAX_IMPORT_TASKS),
     description:
-      "Most tasks one task import request may hold (they are inserted in batches, all or nothing); more gets 422 asking to split the file.",
+      "Most tasks one task import request or one mission plan may hold (they are inserted in batches, all or nothing); more gets 422 asking to split the file, and a larger plan is refused back to its planner. Read by the gateway and the coordinator.",
     schema: integer(1, 1_000_000),
   },
   boardSessionTtlMs: {

@@ -8,6 +8,7 @@ import {
 } from "@overseer/input-errors";
 import { z } from "zod";
 import { findGlobProblem, SCOPE_GLOB_EXPECTED } from "./glob-validator.ts";
+import { DEFAULT_MAX_IMPORT_TASKS } from "./import-limits.ts";
 import { ROLE_PATTERN } from "./runner-config-schema.ts";
 import {
   formatFromExtension,
@@ -87,7 +88,7 @@ export type TaskFileResult =
   | { readonly ok: false; readonly problems: readonly TaskFileProblem[] };
 
 export interface TaskFileOptions extends TaskGraphOptions {
-  /** Most tasks one file may hold; more is one `shape` problem. Default: no limit. */
+  /** Most tasks one file may hold; more is one `shape` problem. Default DEFAULT_MAX_IMPORT_TASKS. */
   readonly maxTasks?: number;
   /** Whether a file without tasks is valid. Default true (an API import refuses it). */
   readonly allowEmpty?: boolean;
@@ -144,8 +145,9 @@ export function validateTaskList(
 ): TaskFileResult {
   const entries = topLevelTasks(value);
   if (!Array.isArray(entries)) return { ok: false, problems: [{ kind: "shape", source, message: entries }] };
-  if (options.maxTasks !== undefined && entries.length > options.maxTasks) {
-    const message = `expected at most ${options.maxTasks} tasks in one file, received ${entries.length}; split the file into several imports`;
+  const maxTasks = options.maxTasks ?? DEFAULT_MAX_IMPORT_TASKS;
+  if (entries.length > maxTasks) {
+    const message = `expected at most ${maxTasks} tasks in one file, received ${entries.length}; split the file into several imports (a plan: plan the next stage only)`;
     return { ok: false, problems: [{ kind: "shape", source, message }] };
   }
   if (options.allowEmpty === false && entries.length === 0) {

@@ -59,7 +59,12 @@ export {
   type WrapCommand,
   type WrappedCommand,
 } from "./harness-runner.ts";
-export { type MissionPromptContext, missionSection } from "./mission-prompt.ts";
+export {
+  type MissionPromptContext,
+  missionSection,
+  PLAN_REVIEW_MAX_CHARS,
+  planDigest,
+} from "./mission-prompt.ts";
 export { DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_OUTPUT_FLUSH_MS } from "./output-collector.ts";
 export {
   type TerminateOutcome,

@@ -105,9 +105,7 @@ export function planReviewInstructions(
       : [
           "The planner proposes these tasks (already validated as a task file):",
           "",
-          "```json",
-          JSON.stringify(proposal?.kind === "plan" ? proposal.tasks : [], null, 2),
-          "```",
+          planDigest(proposal?.kind === "plan" ? proposal.tasks : []),
           "",
           "Check that the tasks move the objective forward, are small, correctly scoped and ordered, and have checkable acceptance criteria. Approve to import them all at once.",
         ];
@@ -122,6 +120,89 @@ export function planReviewInstructions(
     ...escalateLines,
     ...closing,
   ].join("\n");
+}
+
+/**
+ * Most characters of a plan shown to its reviewer: the proposal part of a plan review's prompt
+ * stays within this whatever the plan holds (the plan itself is capped by the import bound,
+ * OVERSEER_MAX_IMPORT_TASKS).
+ */
+export const PLAN_REVIEW_MAX_CHARS = 40_000;
+
+/** Most characters of one field of a task in the digest. */
+const DIGEST_FIELD_CHARS = 120;
+/** Most stages or roles counted by name in the digest's header. */
+const DIGEST_GROUPS = 20;
+
+/**
+ * The plan as its reviewer sees it: the whole task file as JSON when that fits in `maxChars`;
+ * otherwise a digest that does: the task count, tasks per stage and per role, then one line per
+ * task (id, role, title, prerequisites, scope, each cut short) for as many tasks as fit, and how
+ * many were left out.
+ */
+export function planDigest(tasks: readonly unknown[], maxChars = PLAN_REVIEW_MAX_CHARS): string {
+  const full = ["```json", JSON.stringify(tasks, null, 2), "```"].join("\n");
+  if (full.length <= maxChars) return full;
+  const cards = tasks.map(digestCard);
+  const header = [
+    `The plan is too large to show whole (${tasks.length} tasks, ${full.length} characters as JSON); this is a digest of it.`,
+    `Tasks per stage: ${groupCounts(cards.map((c) => c.stage))}`,
+    `Tasks per role: ${groupCounts(cards.map((c) => c.role))}`,
+    "",
+  ];
+  const lines: string[] = [];
+  const reserve = 300; // the closing line
+  let used = header.join("\n").length;
+  for (const c of cards) {
+    const line = `- ${c.id} [${c.role}] ${c.title}${c.prerequisites ? ` — after: ${c.prerequisites}` : ""}${c.scope ? ` — scope: ${c.scope}` : ""}`;
+    if (used + line.length + 1 > maxChars - reserve) break;
+    lines.push(line);
+    used += line.length + 1;
+  }
+  const left = cards.length - lines.length;
+  const closing =
+    left > 0
+      ? `… and ${left} more tasks not shown. A plan too large to review whole is itself a reason to reject it: ask for the next stage only.`
+      : "(every task is listed; bodies and acceptance criteria are left out)";
+  return [...header, ...lines, "", closing].join("\n");
+}
+
+interface DigestCard {
+  readonly id: string;
+  readonly role: string;
+  readonly stage: string;
+  readonly title: string;
+  readonly prerequisites: string;
+  readonly scope: string;
+}
+
+function digestCard(task: unknown): DigestCard {
+  const t = (task !== null && typeof task === "object" ? task : {}) as Record<string, unknown>;
+  const text = (value: unknown) => cut(typeof value === "string" ? oneLine(value) : "?", DIGEST_FIELD_CHARS);
+  const list = (value: unknown) =>
+    cut(Array.isArray(value) ? value.map((v) => String(v)).join(", ") : "", DIGEST_FIELD_CHARS);
+  return {
+    id: cut(text(t.id), 40),
+    role: cut(text(t.role), 40),
+    stage: cut(text(t.stage), 40),
+    title: text(t.title),
+    prerequisites: list(t.prerequisites),
+    scope: list(t.scope),
+  };
+}
+
+/** `S01 (12), S02 (3)`: the most frequent names first, at most DIGEST_GROUPS of them. */
+function groupCounts(names: readonly string[]): string {
+  const counts = new Map<string, number>();
+  for (const name of names) counts.set(name, (counts.get(name) ?? 0) + 1);
+  const sorted = [...counts].sort((a, b) => b[1] - a[1]);
+  const shown = sorted.slice(0, DIGEST_GROUPS).map(([name, n]) => `${name} (${n})`);
+  const more = sorted.length - shown.length;
+  return `${shown.join(", ")}${more > 0 ? `, and ${more} more` : ""}`;
+}
+
+function cut(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
 
 /** Offered to executors and reviewers of a mission's ordinary tasks. */

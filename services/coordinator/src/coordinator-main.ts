@@ -34,6 +34,7 @@ const coordinator = new Coordinator(
     prefix: settings.queuePrefix,
     resultConcurrency: settings.resultConcurrency,
     resultAttempts: settings.resultAttempts,
+    maxPlanTasks: settings.maxImportTasks,
   },
 );
 await coordinator.start();

@@ -86,6 +86,8 @@ export interface CoordinatorOptions {
    * a `result_unapplicable` incident. Default 5.
    */
   resultAttempts?: number;
+  /** Most tasks a planner's plan may hold (OVERSEER_MAX_IMPORT_TASKS, the import bound). */
+  maxPlanTasks?: number;
 }
 
 export interface CoordinatorDeps {
@@ -404,6 +406,7 @@ export class Coordinator {
       taskIds,
       planApprovalOf(project),
       landingBranchOf(project),
+      this.options.maxPlanTasks,
     );
   }
 

@@ -1,4 +1,4 @@
-import { parseTaskFile } from "@overseer/config";
+import { DEFAULT_MAX_IMPORT_TASKS, parseTaskFile } from "@overseer/config";
 import { type Command, DEFAULT_PLAN_APPROVAL, type PlanApproval } from "@overseer/domain";
 import type { RunResult } from "@overseer/queue";
 
@@ -21,6 +21,8 @@ export function commandForResult(
   planApproval: PlanApproval = DEFAULT_PLAN_APPROVAL,
   /** The branch the work was to land on (domain `landingBranch`; named in a failed landing's feedback). */
   mainBranch = "main",
+  /** Most tasks a planner's plan may hold: the import bound (OVERSEER_MAX_IMPORT_TASKS). */
+  maxPlanTasks = DEFAULT_MAX_IMPORT_TASKS,
 ): Command {
   const runId = result.runId;
   const outcome = result.outcome;
@@ -118,6 +120,7 @@ export function commandForResult(
           const parsed = parseTaskFile(t.plan, "yaml", "plan", {
             existingIds: existingTaskIds,
             allowEmpty: false,
+            maxTasks: maxPlanTasks,
           });
           return {
             kind: "propose",

@@ -51,10 +51,10 @@ function resultOf(runId: string, projectId: string, outcome: RunOutcome): RunRes
 }
 
 /** A coordinator on the test database that owns no lease until `renewLeases` is called. */
-function coordinator(): Coordinator {
+function coordinator(options: { maxPlanTasks?: number } = {}): Coordinator {
   const created = new Coordinator(
     { db: scratch.db, notifications: scratch.notifications, workerConnection: redis, queues, live, logger },
-    { id: `coord-${randomBytes(3).toString("hex")}`, prefix },
+    { id: `coord-${randomBytes(3).toString("hex")}`, prefix, ...options },
   );
   coordinators.push(created);
   return created;
@@ -172,6 +172,56 @@ describe("Coordinator applying run results", () => {
     expect(types).toContain("task.retry_scheduled");
     const project = await requireProject(scratch.db, "refused");
     expect(project.status).toBe("active");
+  });
+});
+
+describe("a planner's plan through the coordinator (issue 19, breach 6)", () => {
+  /** A mission project whose planning task MISSION-R1 is claimed; answers the planning run. */
+  async function claimedPlanningRun(projectId: string) {
+    await createProject(scratch.db, { id: projectId, repo: "/tmp/none", runnerConfig: {} });
+    await applier.apply(projectId, {
+      kind: "start-mission",
+      objective: "Build the parser",
+      stage: null,
+      sessionsLimit: null,
+      maxRounds: 3,
+      by: "test",
+    });
+    const claimed = await applier.apply(projectId, { kind: "claim" });
+    const run = claimed.changes.runs.find((r) => claimed.changes.createdRunIds.has(r.id));
+    if (!run) throw new Error(`the claim created no run for ${projectId}`);
+    return run;
+  }
+  const planOf = (count: number) =>
+    [
+      "tasks:",
+      ...Array.from(
+        { length: count },
+        (_, i) => `  - id: S01-${String(i + 1).padStart(3, "0")}\n    title: Step ${i + 1}`,
+      ),
+    ].join("\n");
+  const planned = (runId: string, projectId: string, count: number) =>
+    resultOf(runId, projectId, {
+      kind: "transition",
+      transition: { version: 1, kind: "plan", plan: planOf(count) },
+      usage: undefined,
+    });
+
+  it("refuses a plan over the import bound back to its planner, importing nothing", async () => {
+    const run = await claimedPlanningRun("bigplan");
+    await coordinator({ maxPlanTasks: 3 }).applyResultMessage(planned(run.id, "bigplan", 4));
+    const task = await getTask(scratch.db, "bigplan", "MISSION-R1");
+    expect(task?.status).toBe("todo");
+    expect(task?.feedback).toContain("expected at most 3 tasks in one file, received 4");
+    expect(await getTask(scratch.db, "bigplan", "S01-001")).toBeFalsy();
+    const types = (await listEvents(scratch.db, { projectId: "bigplan" })).map((e) => e.type);
+    expect(types).toContain("mission.plan_invalid");
+  });
+
+  it("accepts a plan within the bound for review", async () => {
+    const run = await claimedPlanningRun("smallplan");
+    await coordinator({ maxPlanTasks: 3 }).applyResultMessage(planned(run.id, "smallplan", 3));
+    expect((await getTask(scratch.db, "smallplan", "MISSION-R1"))?.status).toBe("review");
   });
 });
 

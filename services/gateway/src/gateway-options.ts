@@ -1,5 +1,5 @@
 import path from "node:path";
-import type { Logger } from "@overseer/config";
+import { DEFAULT_MAX_IMPORT_TASKS, type Logger } from "@overseer/config";
 import type { Db, DbHandle } from "@overseer/db";
 import type { LiveChannel, Redis, RunQueues, WorkerRegistry } from "@overseer/queue";
 import { defaultWebDir } from "./views/web-assets.ts";
@@ -91,7 +91,7 @@ export const GATEWAY_DEFAULTS: ResolvedGatewayOptions = Object.freeze({
   rateLimitWritesPerMinute: 120,
   maxBodyBytes: 1_048_576,
   maxBodyDepth: 64,
-  maxImportTasks: 50_000,
+  maxImportTasks: DEFAULT_MAX_IMPORT_TASKS,
   tokenCacheTtlMs: 5000,
   tokenCacheMaxEntries: 10_000,
   keepAliveMs: 15_000,
