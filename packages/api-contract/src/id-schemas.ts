@@ -72,7 +72,29 @@ export const eventCursorSchema = eventIdSchema().openapi({
 });
 
 /** Redis stream entry ids (`<ms>-<seq>`), `0` for the beginning, or `stored` for the stored output. */
-export const LOG_CURSOR_PATTERN = /^(0|[0-9]{1,20}-[0-9]{1,20}|stored)$/;
+const LOG_CURSOR_PATTERN = /^(0|[0-9]{1,20}-[0-9]{1,20}|stored)$/;
+/** Largest part of a Redis stream id (each of `<ms>` and `<seq>` is an unsigned 64-bit integer). */
+const STREAM_ID_PART_MAX = 18_446_744_073_709_551_615n;
+const LOG_CURSOR_EXPECTED = `a log entry id such as 1700000000000-0 (each part at most ${STREAM_ID_PART_MAX}), 0, or stored`;
+
+/**
+ * A run-log cursor (query `after`, header `Last-Event-ID`): the pattern, and each part within
+ * Redis's stream-id range, so a cursor Redis would refuse is a 400 rather than a stream that
+ * never delivers.
+ */
+export function logCursorSchema() {
+  return z
+    .string()
+    .regex(LOG_CURSOR_PATTERN, { error: LOG_CURSOR_EXPECTED })
+    .refine(
+      (v) =>
+        v === "stored" ||
+        (LOG_CURSOR_PATTERN.test(v) && v.split("-").every((part) => BigInt(part) <= STREAM_ID_PART_MAX)),
+      {
+        error: LOG_CURSOR_EXPECTED,
+      },
+    );
+}
 
 /** Task list cursor (the `seq` of the last task of the previous page). */
 export const taskCursorSchema = z
@@ -81,18 +103,21 @@ export const taskCursorSchema = z
   .refine(withinBigint, { error: "the next_cursor value of the previous page" })
   .openapi({ description: "Opaque cursor from `next_cursor` of the previous page." });
 
-export function limitSchema(max: number, fallback: number) {
-  return z.coerce
-    .number({ error: `an integer from 1 to ${max}` })
-    .int({ error: `an integer from 1 to ${max}` })
-    .min(1, { error: `an integer from 1 to ${max}` })
-    .max(max, { error: `an integer from 1 to ${max}` })
+/**
+ * An integer query parameter: decimal digits only (no sign, no `0x10`, `1e1`, `16.0` or spaces,
+ * which `Number()` would accept), within `min`..`max`, `fallback` when absent.
+ */
+export function integerQuerySchema(min: number, max: number, fallback: number, description: string) {
+  const expected = `an integer from ${min} to ${max} (decimal digits only)`;
+  return z
+    .string()
+    .regex(/^[0-9]{1,16}$/, { error: expected })
+    .transform(Number)
+    .pipe(z.int({ error: expected }).min(min, { error: expected }).max(max, { error: expected }))
     .default(fallback)
-    .openapi({
-      type: "integer",
-      minimum: 1,
-      maximum: max,
-      default: fallback,
-      description: `Page size (at most ${max}).`,
-    });
+    .openapi({ type: "integer", minimum: min, maximum: max, default: fallback, description });
+}
+
+export function limitSchema(max: number, fallback: number) {
+  return integerQuerySchema(1, max, fallback, `Page size (at most ${max}).`);
 }

@@ -29,6 +29,7 @@ export {
 export { ConfigError, formatConfigIssue } from "./config-error.ts";
 export { findGlobProblem, SCOPE_GLOB_OPTIONS } from "./glob-validator.ts";
 export { DEFAULT_MAX_IMPORT_TASKS } from "./import-limits.ts";
+export { DEFAULT_MAX_TITLE_CHARS } from "./task-limits.ts";
 export { createLogger, type Logger, type LoggerOptions } from "./logger.ts";
 export {
   PRICE_TABLE,

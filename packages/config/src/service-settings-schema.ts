@@ -9,6 +9,7 @@ import { z } from "zod";
 import { ConfigError } from "./config-error.ts";
 import { DEFAULT_MAX_IMPORT_TASKS } from "./import-limits.ts";
 import { QUEUE_DEFAULTS } from "./queue-defaults.ts";
+import { DEFAULT_MAX_TITLE_CHARS } from "./task-limits.ts";
 
 /**
  * Process-wide settings of the coordinator, workers, gateway and CLI, read from environment
@@ -100,8 +101,16 @@ export interface ServiceSettings {
   readonly maxBodyBytes: number;
   /** `OVERSEER_MAX_BODY_DEPTH`: deepest nesting of arrays and objects in an HTTP request body. Default `64`. */
   readonly maxBodyDepth: number;
-  /** `OVERSEER_MAX_IMPORT_TASKS`: most tasks one import request or one mission plan may hold. Default `50000`. */
+  /** `OVERSEER_MAX_IMPORT_TASKS`: most tasks one import request or one mission plan may hold; must fit in the body limit. Default `10000`. */
   readonly maxImportTasks: number;
+  /** `OVERSEER_MAX_TITLE_CHARS`: longest task title accepted by the gateway (imports, new tasks). Default `500`. */
+  readonly maxTitleChars: number;
+  /** `OVERSEER_MAX_OPEN_STREAMS`: SSE streams one gateway keeps open, all clients together (then 503). Default `1000`. */
+  readonly maxOpenStreams: number;
+  /** `OVERSEER_MAX_STREAMS_PER_TOKEN`: SSE streams one token may keep open (then 429). Default `50`. */
+  readonly maxStreamsPerToken: number;
+  /** `OVERSEER_MAX_STREAMS_PER_ADDRESS`: SSE streams non-admin tokens may keep open from one client address (then 429). Default `100`. */
+  readonly maxStreamsPerAddress: number;
   /** `OVERSEER_BOARD_SESSION_TTL_MS`: lifetime of a Bull Board session (`/admin/queues`). Default `900000`. */
   readonly boardSessionTtlMs: number;
   /** `OVERSEER_URL`: gateway URL the CLI talks to, no trailing slash. Default `http://<gateway host>:<gateway port>` (`http://127.0.0.1:7070`). */
@@ -188,6 +197,8 @@ function isOrigin(value: string): boolean {
 }
 
 const MS_MAX = 3_600_000;
+/** Smallest JSON text of one imported task (`{"id":"S01-00001","title":"t"},`), for the import/body check. */
+const MIN_TASK_BYTES = 32;
 const BYTES_MAX = 1_073_741_824;
 
 function defaultWorkerId(): string {
@@ -500,8 +511,39 @@ const SPECS: SpecTable = {
     name: "OVERSEER_MAX_IMPORT_TASKS",
     fallback: String(DEFAULT_MAX_IMPORT_TASKS),
     defaultLabel: String(DEFAULT_MAX_IMPORT_TASKS),
+    description: `Most tasks one task import request or one mission plan may hold (they are inserted in batches, all or nothing); more gets 422 asking to split the file, and a larger plan is refused back to its planner. Read by the gateway and the coordinator. An import of this many tasks must fit in OVERSEER_MAX_BODY_BYTES at ${MIN_TASK_BYTES} bytes a task (the default 10000 leaves about 100 bytes a task in 1 MiB).`,
+    schema: integer(1, 1_000_000),
+  },
+  maxTitleChars: {
+    name: "OVERSEER_MAX_TITLE_CHARS",
+    fallback: String(DEFAULT_MAX_TITLE_CHARS),
+    defaultLabel: String(DEFAULT_MAX_TITLE_CHARS),
     description:
-      "Most tasks one task import request or one mission plan may hold (they are inserted in batches, all or nothing); more gets 422 asking to split the file, and a larger plan is refused back to its planner. Read by the gateway and the coordinator.",
+      "Longest task title the gateway accepts in an import or a new task (422 beyond it; details go in the body). Task files and planner plans use the same validator with this default.",
+    schema: integer(1, 100_000),
+  },
+  maxOpenStreams: {
+    name: "OVERSEER_MAX_OPEN_STREAMS",
+    fallback: "1000",
+    defaultLabel: "1000",
+    description:
+      "SSE streams (events, run logs) one gateway keeps open, all clients together; beyond it a new stream gets 503 with Retry-After. The per-token and per-address caps come first.",
+    schema: integer(1, 1_000_000),
+  },
+  maxStreamsPerToken: {
+    name: "OVERSEER_MAX_STREAMS_PER_TOKEN",
+    fallback: "50",
+    defaultLabel: "50",
+    description:
+      "SSE streams one token may keep open at once; beyond it that token's new streams get 429 with Retry-After, so one token cannot take every stream slot.",
+    schema: integer(1, 1_000_000),
+  },
+  maxStreamsPerAddress: {
+    name: "OVERSEER_MAX_STREAMS_PER_ADDRESS",
+    fallback: "100",
+    defaultLabel: "100",
+    description:
+      "SSE streams read and operate tokens may keep open from one client address (the connection's address: behind a reverse proxy, the proxy's); beyond it 429 with Retry-After. Admin tokens are held only by their token cap, so an admin still gets a stream.",
     schema: integer(1, 1_000_000),
   },
   boardSessionTtlMs: {
@@ -605,6 +647,18 @@ function crossCheck(values: Record<string, unknown>, env: NodeJS.ProcessEnv): Co
       "so a live worker renews its job locks before they lapse",
     ),
   );
+  const { maxImportTasks, maxBodyBytes } = values;
+  if (
+    typeof maxImportTasks === "number" &&
+    typeof maxBodyBytes === "number" &&
+    maxImportTasks * MIN_TASK_BYTES > maxBodyBytes
+  ) {
+    issues.push({
+      path: SPECS.maxImportTasks.name,
+      expected: `at most ${Math.floor(maxBodyBytes / MIN_TASK_BYTES)} tasks (${MIN_TASK_BYTES} bytes each must fit in OVERSEER_MAX_BODY_BYTES, ${maxBodyBytes}), or a larger body limit`,
+      received: String(maxImportTasks),
+    });
+  }
   if (sandbox === "none" && sandboxUnsafeNone === false) {
     issues.push({
       path: SPECS.sandbox.name,

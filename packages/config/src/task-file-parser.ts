@@ -18,6 +18,7 @@ import {
 } from "./structured-text-parser.ts";
 import { describeTask, type TaskFileProblem } from "./task-file-problem.ts";
 import { type TaskGraphNode, type TaskGraphOptions, validateTaskGraph } from "./task-graph-validator.ts";
+import { DEFAULT_MAX_TITLE_CHARS } from "./task-limits.ts";
 import { findUnsafeValue } from "./text-sanitizer.ts";
 
 /**
@@ -92,6 +93,8 @@ export interface TaskFileOptions extends TaskGraphOptions {
   readonly maxTasks?: number;
   /** Whether a file without tasks is valid. Default true (an API import refuses it). */
   readonly allowEmpty?: boolean;
+  /** Longest task title, in characters. Default `DEFAULT_MAX_TITLE_CHARS` (500). */
+  readonly maxTitleChars?: number;
 }
 
 /** Parses and validates task file text. Never throws for bad input: problems are returned. */
@@ -158,6 +161,7 @@ export function validateTaskList(
   const problems: TaskFileProblem[] = [];
   const tasks: TaskDefinition[] = [];
   const nodes: TaskGraphNode[] = [];
+  const maxTitleChars = options.maxTitleChars ?? DEFAULT_MAX_TITLE_CHARS;
 
   entries.forEach((entry, index) => {
     const rawId =
@@ -194,6 +198,16 @@ export function validateTaskList(
         });
       }
     }
+    const titleProblem = titleTooLong(entry, maxTitleChars);
+    if (titleProblem)
+      problems.push({
+        kind: "schema",
+        source,
+        index,
+        taskId: rawId,
+        field: "title",
+        message: `${who}: ${titleProblem}`,
+      });
     if (isRecord(entry) && entry.prerequisites != null && entry.prereqs != null) {
       problems.push({
         kind: "schema",
@@ -219,11 +233,17 @@ export function validateTaskList(
           });
       });
     }
-    if (result.success && !unsafe) tasks.push(normalizeTask(result.data));
+    if (result.success && !unsafe && !titleProblem) tasks.push(normalizeTask(result.data));
   });
 
   problems.push(...validateTaskGraph(nodes, source, options));
   return problems.length > 0 ? { ok: false, problems } : { ok: true, tasks };
+}
+
+/** The problem of a title longer than `max` characters, or null. */
+function titleTooLong(entry: unknown, max: number): string | null {
+  if (!isRecord(entry) || typeof entry.title !== "string" || entry.title.length <= max) return null;
+  return `title: expected at most ${max} characters (put the details in body), received ${entry.title.length}`;
 }
 
 function topLevelTasks(value: unknown): unknown[] | string {

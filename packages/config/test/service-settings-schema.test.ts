@@ -70,7 +70,11 @@ const TABLE: [string, keyof ServiceSettings, unknown, string, string][] = [
   ["OVERSEER_RATE_LIMIT_WRITES_PER_MINUTE", "rateLimitWritesPerMinute", 120, "0", "an integer from 1"],
   ["OVERSEER_MAX_BODY_BYTES", "maxBodyBytes", 1048576, "100", "an integer from 1024"],
   ["OVERSEER_MAX_BODY_DEPTH", "maxBodyDepth", 64, "1", "an integer from 2"],
-  ["OVERSEER_MAX_IMPORT_TASKS", "maxImportTasks", 50000, "0", "an integer from 1"],
+  ["OVERSEER_MAX_IMPORT_TASKS", "maxImportTasks", 10000, "0", "an integer from 1"],
+  ["OVERSEER_MAX_TITLE_CHARS", "maxTitleChars", 500, "0", "an integer from 1"],
+  ["OVERSEER_MAX_OPEN_STREAMS", "maxOpenStreams", 1000, "0", "an integer from 1"],
+  ["OVERSEER_MAX_STREAMS_PER_TOKEN", "maxStreamsPerToken", 50, "0x10", "an integer from 1"],
+  ["OVERSEER_MAX_STREAMS_PER_ADDRESS", "maxStreamsPerAddress", 100, "-1", "an integer from 1"],
   ["OVERSEER_BOARD_SESSION_TTL_MS", "boardSessionTtlMs", 900000, "10", "an integer from 1000"],
   ["OVERSEER_URL", "overseerUrl", "http://127.0.0.1:7070", "ftp://example.com", "http:// or https://"],
   ["OVERSEER_TOKEN", "token", undefined, "two words", "without whitespace"],
@@ -211,6 +215,19 @@ describe("loadSettings", () => {
     expect(error.issues[0]?.expected).toContain("OVERSEER_WORKER_LOCK_MS (1500)");
     const settings = loadSettings({ OVERSEER_WORKER_LOCK_MS: "1500", OVERSEER_WORKER_LOCK_RENEW_MS: "400" });
     expect([settings.workerLockMs, settings.workerLockRenewMs]).toEqual([1500, 400]);
+  });
+
+  it("requires a full task import to fit in the body limit (the defaults do)", () => {
+    const defaults = loadSettings({});
+    expect(defaults.maxImportTasks * 32).toBeLessThanOrEqual(defaults.maxBodyBytes);
+    const error = settingsError({ OVERSEER_MAX_IMPORT_TASKS: "50000" });
+    expect(error.issues).toEqual([
+      expect.objectContaining({ path: "OVERSEER_MAX_IMPORT_TASKS", received: "50000" }),
+    ]);
+    expect(error.issues[0]?.expected).toContain("at most 32768 tasks");
+    expect(
+      loadSettings({ OVERSEER_MAX_IMPORT_TASKS: "50000", OVERSEER_MAX_BODY_BYTES: "2000000" }).maxImportTasks,
+    ).toBe(50_000);
   });
 
   it("refuses the none sandbox unless the unsafe flag is set", () => {

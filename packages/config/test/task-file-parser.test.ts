@@ -200,6 +200,24 @@ describe("parseTaskFile", () => {
     expect(problems.map((p) => [p.kind, p.field])).toEqual([["schema", "title"]]);
   });
 
+  it("bounds titles (default 500 characters, or maxTitleChars) and returns no task for a longer one", () => {
+    const file = (title: string) => JSON.stringify([{ id: "S00-001", title }]);
+    expect(parseTaskFile(file("t".repeat(500)), "json", "f.json").ok).toBe(true);
+    const long = parseTaskFile(file("t".repeat(250_000)), "json", "f.json");
+    expect(long.ok).toBe(false);
+    if (!long.ok)
+      expect(long.problems).toEqual([
+        expect.objectContaining({
+          kind: "schema",
+          field: "title",
+          message: expect.stringContaining(
+            "title: expected at most 500 characters (put the details in body), received 250000",
+          ),
+        }),
+      ]);
+    expect(parseTaskFile(file("t".repeat(21)), "json", "f.json", { maxTitleChars: 20 }).ok).toBe(false);
+  });
+
   it("validates each field", () => {
     const cases: [Record<string, unknown>, string, string][] = [
       [{ id: "bad id" }, "id", "a task id"],

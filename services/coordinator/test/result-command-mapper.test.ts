@@ -226,4 +226,16 @@ describe("commandForResult", () => {
       throw new Error("expected problems");
     expect(command.proposal.problems.join("\n")).toContain("S09-404");
   });
+
+  it("bounds a planned task's title as imports do (a 250 K title is a problem, not a task)", () => {
+    const plan = ["tasks:", "  - id: S01-001", `    title: ${"x".repeat(250_000)}`].join("\n");
+    const command = commandForResult(
+      result({ kind: "transition", transition: { version: 1, kind: "plan", plan }, usage: undefined }),
+      retry,
+      [],
+    );
+    if (command.kind !== "propose" || command.proposal.kind !== "problems")
+      throw new Error("expected problems");
+    expect(command.proposal.problems.join("\n")).toContain("title: expected at most 500 characters");
+  });
 });

@@ -16,6 +16,7 @@ import { guardBodyText } from "./http/body-text-guard.ts";
 import { InFlightRequests } from "./http/in-flight-requests.ts";
 import {
   authenticate,
+  closeIfBodyUnread,
   limitBodies,
   rateLimitWrites,
   requestId,
@@ -83,7 +84,14 @@ export function createGatewayApp(deps: GatewayDeps, options: GatewayOptions = {}
     settings.tokenCacheTtlMs,
     settings.tokenCacheMaxEntries,
   );
-  const streams = new StreamRegistry(settings.maxOpenStreams, metrics);
+  const streams = new StreamRegistry(
+    {
+      maxOpen: settings.maxOpenStreams,
+      perToken: settings.maxStreamsPerToken,
+      perAddress: settings.maxStreamsPerAddress,
+    },
+    metrics,
+  );
   const subscriber = new ProjectEventSubscriber(deps.redis, deps.live, deps.logger);
   const statusCache = new ProjectStatusCache(deps.db, settings.statusCacheTtlMs);
   const transitions = new OperatorTransitions(deps, metrics, {
@@ -134,6 +142,7 @@ export function createGatewayApp(deps: GatewayDeps, options: GatewayOptions = {}
     const api = toApiError(error);
     if (api) {
       for (const [name, value] of Object.entries(api.headers)) c.header(name, value);
+      closeIfBodyUnread(c, api.status);
       return c.json(api.body(), api.status);
     }
     const reqId = c.get("requestId");

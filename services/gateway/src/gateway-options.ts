@@ -1,5 +1,5 @@
 import path from "node:path";
-import { DEFAULT_MAX_IMPORT_TASKS, type Logger } from "@overseer/config";
+import { DEFAULT_MAX_IMPORT_TASKS, DEFAULT_MAX_TITLE_CHARS, type Logger } from "@overseer/config";
 import type { Db, DbHandle } from "@overseer/db";
 import type { LiveChannel, Redis, RunQueues, WorkerRegistry } from "@overseer/queue";
 import { defaultWebDir } from "./views/web-assets.ts";
@@ -32,8 +32,10 @@ export interface GatewayOptions {
   maxBodyBytes?: number;
   /** Deepest nesting of arrays and objects in a request body; deeper bodies get 400 before parsing. Default 64. */
   maxBodyDepth?: number;
-  /** Most tasks one `tasks/import` request may hold; more gets 422. Default 50000. */
+  /** Most tasks one `tasks/import` request may hold; more gets 422. Default 10000 (fits the default body limit). */
   maxImportTasks?: number;
+  /** Longest task title in an import or a new task, in characters; longer gets 422. Default 500. */
+  maxTitleChars?: number;
   /**
    * How long a verified token is trusted without asking Postgres again, in ms. Revoking a
    * token through this gateway evicts it at once; a revocation made elsewhere (CLI, another
@@ -48,6 +50,13 @@ export interface GatewayOptions {
   logBlockMs?: number;
   /** Open SSE streams at once, all clients together; beyond it new streams get 503. Default 1000. */
   maxOpenStreams?: number;
+  /** Open SSE streams of one token; beyond it that token's new streams get 429. Default 50. */
+  maxStreamsPerToken?: number;
+  /**
+   * Open SSE streams of non-admin tokens from one client address (the socket's remote address:
+   * a reverse proxy counts as one); beyond it new streams get 429. Default 100.
+   */
+  maxStreamsPerAddress?: number;
   /** Heartbeats older than this are not listed as live workers, in ms. Default 30000. */
   workerStaleAfterMs?: number;
   /** Attempts of an operator transition that meets a concurrent change, before answering 409. Default 5. */
@@ -92,11 +101,14 @@ export const GATEWAY_DEFAULTS: ResolvedGatewayOptions = Object.freeze({
   maxBodyBytes: 1_048_576,
   maxBodyDepth: 64,
   maxImportTasks: DEFAULT_MAX_IMPORT_TASKS,
+  maxTitleChars: DEFAULT_MAX_TITLE_CHARS,
   tokenCacheTtlMs: 5000,
   tokenCacheMaxEntries: 10_000,
   keepAliveMs: 15_000,
   logBlockMs: 2000,
   maxOpenStreams: 1000,
+  maxStreamsPerToken: 50,
+  maxStreamsPerAddress: 100,
   workerStaleAfterMs: 30_000,
   conflictRetries: 5,
   readyTimeoutMs: 2000,
@@ -118,10 +130,13 @@ export function resolveGatewayOptions(options: GatewayOptions = {}): ResolvedGat
     "maxBodyBytes",
     "maxBodyDepth",
     "maxImportTasks",
+    "maxTitleChars",
     "tokenCacheMaxEntries",
     "keepAliveMs",
     "logBlockMs",
     "maxOpenStreams",
+    "maxStreamsPerToken",
+    "maxStreamsPerAddress",
     "workerStaleAfterMs",
     "conflictRetries",
     "readyTimeoutMs",

@@ -29,7 +29,12 @@ const RUNS = Number(process.env.OVERSEER_FUZZ_RUNS ?? 8);
 const BATCH = 8;
 const SEED = Number(process.env.OVERSEER_FUZZ_SEED ?? 20_261_201);
 
-const fx = useGatewayFixture({ rateLimitWritesPerMinute: 1_000_000, maxOpenStreams: 100_000 });
+const fx = useGatewayFixture({
+  rateLimitWritesPerMinute: 1_000_000,
+  maxOpenStreams: 100_000,
+  maxStreamsPerToken: 100_000,
+  maxStreamsPerAddress: 100_000,
+});
 let ids: KnownIds;
 let operations: Operation[];
 const tally = { requests: 0, serverErrors: 0, refused: 0, accepted: 0 };
@@ -179,5 +184,101 @@ describe("bad input generated from the OpenAPI document", () => {
 
   it("logged no unexpected error", () => {
     expect(fx.logLines.filter((l) => l.includes('"level":50')).map((l) => l.slice(0, 300))).toEqual([]);
+  });
+});
+
+/** The operation's path with the seeded ids filled in. */
+function pathOf(op: Operation): string {
+  return op.path.replace(/\{(\w+)\}/g, (_, name: string) => knownPathValue(op, name, ids));
+}
+
+function authorized(op: Operation): RequestInit {
+  return { method: op.method, headers: { Authorization: `Bearer ${fx.tokens.admin}` } };
+}
+
+function withJson(op: Operation, body: string): RequestInit {
+  const init = authorized(op);
+  (init.headers as Record<string, string>)["Content-Type"] = "application/json";
+  init.body = body;
+  return init;
+}
+
+describe("HTTP holes, generated from the OpenAPI document (issue 19)", () => {
+  it("every integer query parameter takes decimal digits only (0x10, 1e1, +16 are 400)", async () => {
+    const integers = operations.flatMap((op) =>
+      op.parameters.filter((p) => p.in === "query" && p.schema.type === "integer").map((p) => ({ op, p })),
+    );
+    expect(integers.length).toBeGreaterThanOrEqual(5);
+    for (const { op, p } of integers) {
+      for (const value of ["0x10", "1e1", "+16", "%2016", "16.0", "0b1", "1_0", "0o7"]) {
+        const res = await send({ url: `${pathOf(op)}?${p.name}=${value}`, init: authorized(op) });
+        const where = `${op.method} ${op.path} ?${p.name}=${value} → ${res.status} ${res.text.slice(0, 200)}`;
+        expect(res.status, where).toBe(400);
+        expect(JSON.parse(res.text).error.message, where).toContain("decimal digits only");
+      }
+      const fine = await send({
+        url: `${pathOf(op)}?${p.name}=${p.schema.minimum ?? 1}`,
+        init: authorized(op),
+      });
+      expect(fine.status, `${op.path} ?${p.name}=${p.schema.minimum}`).toBeLessThan(300);
+    }
+  });
+
+  it("a stream cursor beyond its store's range is 400 on every stream, never a 200 that delivers nothing", async () => {
+    const streams = operations.filter((op) => op.streams);
+    expect(streams.length).toBeGreaterThanOrEqual(2);
+    for (const op of streams) {
+      const cursors = op.parameters.filter((p) => p.name === "after" || p.name === "last-event-id");
+      expect(cursors.length, op.path).toBeGreaterThanOrEqual(2);
+      for (const p of cursors)
+        for (const value of [
+          "18446744073709551616-0",
+          "0-18446744073709551616",
+          "99999999999999999999-99999999999999999999",
+          "9223372036854775808",
+        ]) {
+          const init = authorized(op);
+          let url = pathOf(op);
+          if (p.in === "header") (init.headers as Record<string, string>)[p.name] = value;
+          else url += `?${p.name}=${encodeURIComponent(value)}`;
+          const res = await send({ url, init });
+          expect(res.status, `${op.path} ${p.in} ${p.name}=${value} → ${res.text.slice(0, 200)}`).toBe(400);
+        }
+    }
+  });
+
+  it("a task title is bounded on every operation a task enters by (422, nothing stored)", async () => {
+    const taking = operations.filter(
+      (op) => op.acceptsYaml || Object.hasOwn((op.bodySchema?.properties ?? {}) as object, "title"),
+    );
+    expect(taking.length).toBeGreaterThanOrEqual(2);
+    const max = fx.app.settings.maxTitleChars;
+    expect(max).toBe(500);
+    for (const [i, op] of taking.entries()) {
+      const body = (title: string, n: number) => {
+        const task = { id: `S07-${i}${n}`, title };
+        return JSON.stringify(op.acceptsYaml ? [task] : task);
+      };
+      const before = await stateDigest(fx);
+      for (const long of [max + 1, 250_000]) {
+        const res = await send({ url: pathOf(op), init: withJson(op, body("x".repeat(long), 1)) });
+        expect(res.status, `${op.path} → ${res.text.slice(0, 300)}`).toBe(422);
+        expect(res.text).toContain(`title: expected at most ${max} characters`);
+      }
+      expect(await stateDigest(fx)).toEqual(before);
+      const atMax = await send({ url: pathOf(op), init: withJson(op, body("y".repeat(max), 2)) });
+      expect(atMax.status, `${op.path} → ${atMax.text.slice(0, 300)}`).toBe(201);
+    }
+  });
+
+  it("every write answers an over-limit body with 413 and Connection: close", async () => {
+    const writes = operations.filter((op) => op.method !== "GET" && op.method !== "DELETE");
+    const huge = `"${"x".repeat(fx.app.settings.maxBodyBytes + 1)}"`;
+    for (const op of writes) {
+      const res = await fx.app.request(pathOf(op), withJson(op, huge));
+      await res.text();
+      expect(res.status, `${op.method} ${op.path}`).toBe(413);
+      expect(res.headers.get("connection"), `${op.method} ${op.path}`).toBe("close");
+    }
   });
 });

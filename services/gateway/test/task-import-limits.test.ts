@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
+import { createGatewayApp, GATEWAY_DEFAULTS } from "../src/index.ts";
 import { card, seedProject, useGatewayFixture } from "./support/gateway-fixture.ts";
 import { stateSignature } from "./support/state-signature.ts";
 
@@ -59,5 +60,33 @@ describe("task import size", () => {
     expect(res.body.error.message).toContain(`at most ${MAX_IMPORT_TASKS} tasks`);
     expect(res.body.error.message).toContain("split the file");
     expect(await stateSignature(fx)).toEqual(before);
+  });
+});
+
+describe("task import defaults", () => {
+  it("a maxImportTasks-size import fits under the default body limit and imports", {
+    timeout: 120_000,
+  }, async () => {
+    await seedProject(fx, "defaults", [card("S00-001")]);
+    const app = createGatewayApp(fx.deps, { processMetrics: false, dataDir: fx.tempDir });
+    try {
+      const max = GATEWAY_DEFAULTS.maxImportTasks;
+      expect(app.settings.maxImportTasks).toBe(max);
+      const tasks = Array.from({ length: max }, (_, i) => ({
+        id: `S01-${String(i).padStart(5, "0")}`,
+        title: `Task ${i}`,
+      }));
+      const body = JSON.stringify(tasks);
+      expect(Buffer.byteLength(body)).toBeLessThanOrEqual(app.settings.maxBodyBytes);
+      const res = await app.request("/api/v1/projects/defaults/tasks/import", {
+        method: "POST",
+        headers: { Authorization: `Bearer ${fx.tokens.operate}`, "Content-Type": "application/json" },
+        body,
+      });
+      expect(res.status, (await res.clone().text()).slice(0, 300)).toBe(201);
+      expect(await taskCount("defaults")).toBe(max + 1);
+    } finally {
+      await app.shutdown();
+    }
   });
 });

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
+import type { IncomingMessage } from "node:http";
 import { AUTHORIZATION_TABLE } from "@overseer/api-contract";
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type { GatewayEnv } from "../gateway-env.ts";
 import { ApiError } from "./api-error.ts";
@@ -196,6 +197,22 @@ async function hasBody(request: Request): Promise<boolean> {
   } finally {
     reader.cancel().catch(() => undefined);
   }
+}
+
+/**
+ * An error answered before the request body was read to its end (413, or a 401/415/429 that
+ * refused the request before its body) ends the connection: the rest of the body is still on
+ * the socket, and the server stops draining it after a moment, so the answer says
+ * `Connection: close` rather than offering a keep-alive it would break (a client's next request
+ * on that socket would fail).
+ */
+export function closeIfBodyUnread(c: Context<GatewayEnv>, status: number): void {
+  if (!WRITE_METHODS.has(c.req.method)) return;
+  const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
+  const unread = incoming ? !incoming.readableEnded : status === 413;
+  const declared =
+    c.req.header("content-length") !== undefined || c.req.header("transfer-encoding") !== undefined;
+  if (unread && (declared || status === 413)) c.header("Connection", "close");
 }
 
 export function limitBodies(maxBytes: number): MiddlewareHandler<GatewayEnv> {

@@ -67,27 +67,60 @@ export class StreamHandle {
   }
 }
 
+/** Who opens a stream: the caps are counted per token and per client address. */
+export interface StreamOwner {
+  readonly tokenId: string;
+  /** Remote address of the connection (the proxy's, behind a reverse proxy); null when unknown. */
+  readonly address: string | null;
+  /** Admin streams are not counted against the per-address cap (their token cap still holds). */
+  readonly admin: boolean;
+}
+
+export interface StreamCaps {
+  /** All streams of this gateway together. */
+  readonly maxOpen: number;
+  /** Streams of one token. */
+  readonly perToken: number;
+  /** Streams of non-admin tokens from one client address. */
+  readonly perAddress: number;
+}
+
+/** Why a stream was refused: the cap that was reached. */
+export type StreamRefusal = "closing" | "token" | "address" | "global";
+
 /**
- * Every open SSE stream of this gateway: bounds how many may be open at once and ends them
- * all on shutdown, so `server.close()` is not held open by long-lived responses.
+ * Every open SSE stream of this gateway: bounds how many may be open at once (per token, per
+ * client address, then all together), and ends them all on shutdown, so `server.close()` is
+ * not held open by long-lived responses. The per-token and per-address caps come first, so one
+ * token (or one host with many read tokens) cannot take every slot of the global cap.
  */
 export class StreamRegistry {
   private readonly streams = new Set<StreamHandle>();
+  private readonly byToken = new Map<string, number>();
+  private readonly byAddress = new Map<string, number>();
   private closing = false;
 
   constructor(
-    private readonly maxOpen: number,
+    readonly caps: StreamCaps,
     private readonly metrics: GatewayMetrics,
   ) {}
 
-  /** A handle for a new stream, or null when the limit is reached or the gateway is shutting down. */
-  open(kind: StreamKind): StreamHandle | null {
-    if (this.closing || this.streams.size >= this.maxOpen) return null;
+  /** A handle for a new stream of `owner`, or the cap that refuses it. */
+  open(kind: StreamKind, owner: StreamOwner): StreamHandle | StreamRefusal {
+    if (this.closing) return "closing";
+    if ((this.byToken.get(owner.tokenId) ?? 0) >= this.caps.perToken) return "token";
+    const address = owner.admin ? null : owner.address;
+    if (address !== null && (this.byAddress.get(address) ?? 0) >= this.caps.perAddress) return "address";
+    if (this.streams.size >= this.caps.maxOpen) return "global";
     const handle = new StreamHandle(kind);
     this.streams.add(handle);
+    bump(this.byToken, owner.tokenId, 1);
+    if (address !== null) bump(this.byAddress, address, 1);
     this.metrics.openStreams.inc({ kind });
     handle.onEnd(() => {
       this.streams.delete(handle);
+      bump(this.byToken, owner.tokenId, -1);
+      if (address !== null) bump(this.byAddress, address, -1);
       this.metrics.openStreams.dec({ kind });
     });
     return handle;
@@ -106,4 +139,11 @@ export class StreamRegistry {
     this.closing = true;
     for (const handle of [...this.streams]) handle.end();
   }
+}
+
+/** Adds `delta` to a counter, forgetting it at zero (the maps hold only owners with open streams). */
+function bump(counts: Map<string, number>, key: string, delta: number): void {
+  const next = (counts.get(key) ?? 0) + delta;
+  if (next <= 0) counts.delete(key);
+  else counts.set(key, next);
 }

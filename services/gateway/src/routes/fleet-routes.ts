@@ -3,6 +3,7 @@ import {
   CommitDiffSchema,
   FleetSchema,
   IncidentSchema,
+  integerQuerySchema,
   limitSchema,
   PendingDecisionSchema,
   ProjectParams,
@@ -64,20 +65,8 @@ const StartBody = z.strictObject({
 });
 
 const StatsQuery = z.object({
-  minutes: z.coerce
-    .number({ error: "an integer from 5 to 10080 (minutes of history)" })
-    .int({ error: "an integer from 5 to 10080" })
-    .min(5, { error: "an integer from 5 to 10080" })
-    .max(10_080, { error: "an integer from 5 to 10080" })
-    .default(60)
-    .openapi({ type: "integer", description: "History to cover, in minutes (default 60)." }),
-  bucket_seconds: z.coerce
-    .number({ error: "an integer from 10 to 86400" })
-    .int({ error: "an integer from 10 to 86400" })
-    .min(10, { error: "an integer from 10 to 86400" })
-    .max(86_400, { error: "an integer from 10 to 86400" })
-    .default(60)
-    .openapi({ type: "integer", description: "Bucket width in seconds (default 60)." }),
+  minutes: integerQuerySchema(5, 10_080, 60, "History to cover, in minutes (default 60)."),
+  bucket_seconds: integerQuerySchema(10, 86_400, 60, "Bucket width in seconds (default 60)."),
   project: projectIdSchema.optional().openapi({ description: "Only this project's runs." }),
 });
 

@@ -1,7 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import {
-  LOG_CURSOR_PATTERN,
   limitSchema,
+  logCursorSchema,
   ProjectParams,
   RunListSchema,
   RunLogSchema,
@@ -48,17 +48,13 @@ const RunListQuery = z.object({
 });
 
 const LogStreamHeaders = z.object({
-  "last-event-id": z
-    .string()
-    .regex(LOG_CURSOR_PATTERN, { error: "a log entry id such as 1700000000000-0, 0, or stored" })
+  "last-event-id": logCursorSchema()
     .optional()
     .openapi({ description: "Resume after this log entry (sent by EventSource on reconnection)." }),
 });
 
 const LogStreamQuery = z.object({
-  after: z
-    .string()
-    .regex(LOG_CURSOR_PATTERN, { error: "a log entry id such as 1700000000000-0, 0, or stored" })
+  after: logCursorSchema()
     .optional()
     .openapi({ description: "Same as Last-Event-ID, for clients that cannot set headers." }),
   access_token: z

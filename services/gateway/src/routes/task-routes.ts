@@ -206,7 +206,10 @@ export function registerTaskRoutes(app: RouteApp, ctx: RouteContext): void {
           { task_id: body.id },
         );
       }
-      const checked = validateTaskList([body], "request body", { existingIds: existing });
+      const checked = validateTaskList([body], "request body", {
+        existingIds: existing,
+        maxTitleChars: ctx.options.maxTitleChars,
+      });
       if (!checked.ok) throw rejectedFile(checked.problems);
       await ctx.transitions.apply(id, {
         kind: "import-tasks",
@@ -227,7 +230,7 @@ export function registerTaskRoutes(app: RouteApp, ctx: RouteContext): void {
         tags: ["Tasks"],
         summary: "Import a task file (JSON or YAML), all or nothing",
         description:
-          "The body is a task file: an array of tasks or `{ tasks: [...] }`, as `application/json` or `application/yaml`, with at least one task and at most `maxImportTasks` (OVERSEER_MAX_IMPORT_TASKS, default 50000). Every problem (syntax, fields, duplicate or existing ids, unknown prerequisites, cycles, globs) is reported at once with 422 and nothing is imported.",
+          "The body is a task file: an array of tasks or `{ tasks: [...] }`, as `application/json` or `application/yaml`, with at least one task and at most `maxImportTasks` (OVERSEER_MAX_IMPORT_TASKS, default 10000), titles of at most OVERSEER_MAX_TITLE_CHARS (default 500). Every problem (syntax, fields, duplicate or existing ids, unknown prerequisites, cycles, globs) is reported at once with 422 and nothing is imported.",
         request: {
           params: ProjectParams,
           body: {
@@ -251,6 +254,7 @@ export function registerTaskRoutes(app: RouteApp, ctx: RouteContext): void {
       const parsed = parseTaskFile(text, format, "request body", {
         existingIds: existing,
         maxTasks: ctx.options.maxImportTasks,
+        maxTitleChars: ctx.options.maxTitleChars,
         allowEmpty: false,
       });
       const clashes = existingIdProblems(idsInFile(text, format), existing, id, "request body");

@@ -12,6 +12,8 @@ type Schema = Record<string, unknown>;
 export interface OperationParameter {
   readonly name: string;
   readonly in: "path" | "query" | "header";
+  /** The parameter's declared schema (`type: "integer"` for counts and page sizes). */
+  readonly schema: Schema;
 }
 
 export interface Operation {
@@ -24,6 +26,8 @@ export interface Operation {
   /** Resolved JSON body schema, when the operation takes a body. */
   readonly bodySchema: Schema | undefined;
   readonly acceptsYaml: boolean;
+  /** Answers with a server-sent event stream (`text/event-stream`). */
+  readonly streams: boolean;
 }
 
 /** Every operation of the document, body schemas resolved through `components.schemas`. */
@@ -38,6 +42,7 @@ export function operationsOf(doc: Record<string, unknown>): Operation[] {
   for (const [path, byMethod] of Object.entries(paths)) {
     for (const [method, op] of Object.entries(byMethod)) {
       const content = (op.requestBody as Schema | undefined)?.content as Record<string, Schema> | undefined;
+      const responses = Object.values((op.responses ?? {}) as Record<string, Schema>);
       operations.push({
         operationId: String(op.operationId),
         method: method.toUpperCase(),
@@ -45,9 +50,11 @@ export function operationsOf(doc: Record<string, unknown>): Operation[] {
         parameters: ((op.parameters ?? []) as Schema[]).map((p) => ({
           name: String(p.name),
           in: p.in as OperationParameter["in"],
+          schema: (p.schema ?? {}) as Schema,
         })),
         bodySchema: content ? resolve(content["application/json"]?.schema as Schema) : undefined,
         acceptsYaml: content !== undefined && "application/yaml" in content,
+        streams: responses.some((r) => "text/event-stream" in ((r.content ?? {}) as Schema)),
       });
     }
   }
