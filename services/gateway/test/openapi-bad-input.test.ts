@@ -1,6 +1,9 @@
+import { Agent, request as httpRequest } from "node:http";
+import { connect } from "node:net";
 import { applyTransition, createApiToken } from "@overseer/db";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startGateway } from "../src/index.ts";
 import { card, raiseQuestion, seedProject, useGatewayFixture } from "./support/gateway-fixture.ts";
 import {
   type KnownIds,
@@ -282,3 +285,164 @@ describe("HTTP holes, generated from the OpenAPI document (issue 19)", () => {
     }
   });
 });
+
+describe("HTTP holes over real connections, generated from the OpenAPI document (issue 19)", () => {
+  it("stream caps: a read token stops at its cap (429, Retry-After), then its address; an admin still gets a stream", {
+    timeout: 60_000,
+  }, async () => {
+    const gateway = await startGateway(fx.deps, {
+      port: 0,
+      processMetrics: false,
+      keepAliveMs: 300,
+      logBlockMs: 200,
+      maxStreamsPerToken: 2,
+      maxStreamsPerAddress: 3,
+      maxOpenStreams: 4,
+    });
+    const other = await createApiToken(fx.scratch.db, { name: "second-reader", scope: "read" });
+    const third = await createApiToken(fx.scratch.db, { name: "third-reader", scope: "read" });
+    const open: AbortController[] = [];
+    const stream = async (op: Operation, token: string): Promise<Response> => {
+      const controller = new AbortController();
+      const res = await fetch(`${gateway.url}${pathOf(op)}`, {
+        headers: { Accept: "text/event-stream", Authorization: `Bearer ${token}` },
+        signal: controller.signal,
+      });
+      if (res.status === 200) open.push(controller);
+      return res;
+    };
+    try {
+      for (const op of operations.filter((o) => o.streams)) {
+        const where = `${op.method} ${op.path}`;
+        for (let i = 0; i < 2; i++) expect((await stream(op, fx.tokens.read)).status, where).toBe(200);
+        const capped = await stream(op, fx.tokens.read);
+        expect(capped.status, where).toBe(429);
+        expect(capped.headers.get("retry-after"), where).toBe("10");
+        expect(await capped.json(), where).toMatchObject({
+          error: { code: "too_many_streams", details: { limit: "per_token", max_streams_per_token: 2 } },
+        });
+        // The token's own cap leaves the other read tokens of this address one more stream.
+        expect((await stream(op, other.token)).status, where).toBe(200);
+        const byAddress = await stream(op, third.token);
+        expect(byAddress.status, where).toBe(429);
+        expect(await byAddress.json(), where).toMatchObject({ error: { details: { limit: "per_address" } } });
+        // The admin is held by its own token cap only (not its address's), then by the global cap.
+        expect((await stream(op, fx.tokens.admin)).status, where).toBe(200);
+        const full = await stream(op, fx.tokens.admin);
+        expect(full.status, where).toBe(503);
+        expect(full.headers.get("retry-after"), where).toBe("10");
+        for (const controller of open.splice(0)) controller.abort();
+        await expect.poll(() => gateway.app.openStreamCount(), { timeout: 5000 }).toBe(0);
+      }
+    } finally {
+      for (const controller of open) controller.abort();
+      await gateway.close();
+    }
+  });
+
+  it("after a 413 a keep-alive client's next request on the same agent succeeds", {
+    timeout: 60_000,
+  }, async () => {
+    const gateway = await startGateway(fx.deps, { port: 0, processMetrics: false });
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      for (const op of operations.filter((o) => o.method === "POST").slice(0, 5)) {
+        const where = `${op.method} ${op.path}`;
+        // The client sends the headers and the first part of a body larger than the limit, as a
+        // client does that stops uploading once the server has answered.
+        const first = await rawRequest(agent, gateway.port, op.method, pathOf(op), {
+          "Content-Length": String(100 * 1024 * 1024),
+        });
+        expect(first.status, where).toBe(413);
+        expect(first.headers.connection, where).toBe("close");
+        const second = await rawRequest(agent, gateway.port, "GET", "/healthz", {});
+        expect(second.status, where).toBe(200);
+      }
+    } finally {
+      agent.destroy();
+      await gateway.close();
+    }
+  });
+
+  it("a malformed chunked body is answered, logged and counted as 400 on every write", {
+    timeout: 60_000,
+  }, async () => {
+    const gateway = await startGateway(fx.deps, { port: 0, processMetrics: false });
+    try {
+      for (const [i, op] of operations.filter((o) => o.method === "POST").entries()) {
+        const reqId = `chunked-${i}`;
+        const answer = await rawSocket(
+          gateway.port,
+          `${op.method} ${pathOf(op)} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${fx.tokens.admin}\r\nContent-Type: application/json\r\nX-Request-Id: ${reqId}\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{"a":\r\nzz\r\n\r\n`,
+        );
+        expect(answer.split("\r\n")[0], `${op.path}: ${answer.slice(0, 200)}`).toMatch(/^HTTP\/1\.1 400 /);
+        await expect
+          .poll(() => fx.logLines.find((l) => l.includes(`"reqId":"${reqId}"`) && l.includes('"status"')))
+          .toBeDefined();
+        const line = JSON.parse(
+          fx.logLines.find((l) => l.includes(`"reqId":"${reqId}"`) && l.includes('"status"')) ?? "{}",
+        );
+        expect(line.status, `${op.path}: ${JSON.stringify(line)}`).toBe(400);
+      }
+      const metrics = await fetch(`${gateway.url}/metrics`, {
+        headers: { Authorization: `Bearer ${fx.tokens.admin}` },
+      });
+      expect(await metrics.text()).not.toMatch(/http_request_duration_seconds_count\{[^}]*status="503"/);
+    } finally {
+      await gateway.close();
+    }
+  });
+});
+
+interface RawAnswer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+}
+
+/** One request through `agent` with a body that is declared but never fully sent. */
+function rawRequest(
+  agent: Agent,
+  port: number,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+): Promise<RawAnswer> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      {
+        agent,
+        port,
+        host: "127.0.0.1",
+        method,
+        path,
+        headers: {
+          Authorization: `Bearer ${fx.tokens.admin}`,
+          "Content-Type": "application/json",
+          ...headers,
+        },
+      },
+      (res) => {
+        res.resume();
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers }));
+      },
+    );
+    req.on("error", reject);
+    if (method === "POST") req.write(`"${"x".repeat(2 * 1024 * 1024)}`);
+    else req.end();
+  });
+}
+
+/** Writes `text` on a fresh socket and returns everything the server sent before closing it. */
+function rawSocket(port: number, text: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, "127.0.0.1");
+    let data = "";
+    socket.on("data", (chunk) => {
+      data += chunk.toString();
+    });
+    socket.on("error", reject);
+    socket.on("close", () => resolve(data));
+    socket.write(text);
+    setTimeout(() => socket.end(), 1000);
+  });
+}

@@ -1,8 +1,8 @@
 import { decodeStrictUtf8, findUnsafeValue, nestingDepth } from "@overseer/config";
-import type { MiddlewareHandler } from "hono";
+import type { HonoRequest, MiddlewareHandler } from "hono";
 import type { GatewayEnv } from "../gateway-env.ts";
 import { ApiError } from "./api-error.ts";
-import { WRITE_METHODS } from "./request-guards.ts";
+import { unreadableBody, WRITE_METHODS } from "./request-guards.ts";
 
 /**
  * The HTTP boundary for body text (after the content-type and size checks): a write's body
@@ -15,7 +15,7 @@ import { WRITE_METHODS } from "./request-guards.ts";
 export function guardBodyText(maxDepth: number): MiddlewareHandler<GatewayEnv> {
   return async (c, next) => {
     if (!WRITE_METHODS.has(c.req.method)) return next();
-    const bytes = new Uint8Array(await c.req.arrayBuffer());
+    const bytes = await readBody(c.req);
     if (bytes.byteLength === 0) return next();
     const text = decodeStrictUtf8(bytes);
     if (text === undefined)
@@ -50,4 +50,14 @@ export function guardBodyText(maxDepth: number): MiddlewareHandler<GatewayEnv> {
     }
     await next();
   };
+}
+
+/** The whole body (see `unreadableBody` for a body the connection cannot deliver). */
+async function readBody(request: HonoRequest): Promise<Uint8Array> {
+  try {
+    // Through Hono's request, which keeps the bytes for the route's own parsing.
+    return new Uint8Array(await request.arrayBuffer());
+  } catch (error) {
+    throw error instanceof ApiError ? error : unreadableBody();
+  }
 }

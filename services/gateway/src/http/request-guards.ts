@@ -224,5 +224,30 @@ export function limitBodies(maxBytes: number): MiddlewareHandler<GatewayEnv> {
       });
     },
   });
-  return async (c, next) => (WRITE_METHODS.has(c.req.method) ? limit(c, next) : next());
+  return async (c, next) => {
+    if (!WRITE_METHODS.has(c.req.method)) return next();
+    // The limit reads a chunked body itself: a failure before it hands on is the body's.
+    let handedOn = false;
+    try {
+      return await limit(c, () => {
+        handedOn = true;
+        return next();
+      });
+    } catch (error) {
+      throw handedOn || error instanceof ApiError ? error : unreadableBody();
+    }
+  };
+}
+
+/**
+ * A body the connection cannot deliver (malformed chunked encoding, a client that hung up
+ * mid-body) is the client's fault: 400, the status the HTTP server itself answers on that
+ * socket, so logs and metrics count what the client got (not a 503 for a dependency).
+ */
+export function unreadableBody(): ApiError {
+  return new ApiError(
+    400,
+    "malformed_body",
+    "The request body could not be read (malformed chunked encoding, or the connection closed mid-body); send it again, whole.",
+  );
 }
