@@ -190,9 +190,9 @@ describe("bad input generated from the OpenAPI document", () => {
   });
 });
 
-/** The operation's path with the seeded ids filled in. */
-function pathOf(op: Operation): string {
-  return op.path.replace(/\{(\w+)\}/g, (_, name: string) => knownPathValue(op, name, ids));
+/** The operation's path with the seeded ids (or `known`) filled in. */
+function pathOf(op: Operation, known: KnownIds = ids): string {
+  return op.path.replace(/\{(\w+)\}/g, (_, name: string) => knownPathValue(op, name, known));
 }
 
 function authorized(op: Operation): RequestInit {
@@ -299,12 +299,16 @@ describe("HTTP holes over real connections, generated from the OpenAPI document 
       maxStreamsPerAddress: 3,
       maxOpenStreams: 4,
     });
+    // A project of its own with a live run, whatever the sweeps above did to the seeded one.
+    await seedProject(fx, "caps", [card("S00-001")]);
+    const claimed = await applyTransition(fx.scratch.db, "caps", { kind: "claim" });
+    const live = { ...ids, projectId: "caps", runId: claimed.changes.runs[0]?.id ?? "" };
     const other = await createApiToken(fx.scratch.db, { name: "second-reader", scope: "read" });
     const third = await createApiToken(fx.scratch.db, { name: "third-reader", scope: "read" });
     const open: AbortController[] = [];
     const stream = async (op: Operation, token: string): Promise<Response> => {
       const controller = new AbortController();
-      const res = await fetch(`${gateway.url}${pathOf(op)}`, {
+      const res = await fetch(`${gateway.url}${pathOf(op, live)}`, {
         headers: { Accept: "text/event-stream", Authorization: `Bearer ${token}` },
         signal: controller.signal,
       });
