@@ -29,7 +29,6 @@ export {
 export { ConfigError, formatConfigIssue } from "./config-error.ts";
 export { findGlobProblem, SCOPE_GLOB_OPTIONS } from "./glob-validator.ts";
 export { DEFAULT_MAX_IMPORT_TASKS } from "./import-limits.ts";
-export { DEFAULT_MAX_TITLE_CHARS } from "./task-limits.ts";
 export { createLogger, type Logger, type LoggerOptions } from "./logger.ts";
 export {
   PRICE_TABLE,
@@ -89,6 +88,7 @@ export {
   type TaskGraphOptions,
   validateTaskGraph,
 } from "./task-graph-validator.ts";
+export { DEFAULT_MAX_TITLE_CHARS } from "./task-limits.ts";
 export {
   decodeStrictUtf8,
   decodeUtf8,
