@@ -1,4 +1,4 @@
-import { PROJECT_ID_PATTERN } from "@overseer/domain";
+import { PROJECT_ID_PATTERN, STAGE_EXPECTED, STAGE_PATTERN } from "@overseer/domain";
 import { z } from "./openapi-zod.ts";
 
 /**
@@ -18,6 +18,12 @@ export const projectIdSchema = z
   .string()
   .regex(PROJECT_ID_PATTERN, { error: PROJECT_ID_EXPECTED })
   .openapi({ example: "demo", description: "Project id (slug)." });
+
+/** A stage name (`start`, missions, task cards): the domain's STAGE_PATTERN, no control characters. */
+export const stageSchema = z
+  .string({ error: STAGE_EXPECTED })
+  .regex(STAGE_PATTERN, { error: STAGE_EXPECTED })
+  .openapi({ example: "S01", description: "Stage name." });
 
 function safeId(description: string, example: string) {
   return z.string().regex(SAFE_ID_PATTERN, { error: SAFE_ID_EXPECTED }).openapi({ example, description });

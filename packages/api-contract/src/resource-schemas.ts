@@ -343,6 +343,14 @@ export const ProjectSchema = z
   })
   .openapi("Project");
 
+/** A start, pause, resume, stop or mission start: the project afterwards, and whether it changed. */
+export const ProjectStatusChangeSchema = z
+  .object({ project: ProjectSchema, application_status: z.enum(["applied", "already_applied"]) })
+  .openapi("ProjectStatusChange");
+
+/** POST /api/v1/projects/{id}/start. */
+export const ProjectStartedSchema = z.object({ project: ProjectSchema }).openapi("ProjectStarted");
+
 export const TaskSchema = z
   .object({
     id: z.string(),
@@ -443,6 +451,11 @@ export const EventSchema = z
   })
   .openapi("Event");
 
+/** One page of GET /api/v1/projects/{id}/events: pass `next_after` back as `after`. */
+export const EventPageSchema = z
+  .object({ events: z.array(EventSchema), next_after: z.string().nullable() })
+  .openapi("EventPage");
+
 export const IncidentSchema = z
   .object({
     id: z.string(),
@@ -488,3 +501,13 @@ export const TokenSchema = z
     last_used_at: nullableIso,
   })
   .openapi("ApiToken");
+
+/** One page of GET /api/v1/projects/{id}/tasks; `next_cursor` null on the last page. */
+export const TaskPageSchema = z
+  .object({ tasks: z.array(TaskSchema), next_cursor: z.string().nullable() })
+  .openapi("TaskPage");
+
+/** POST /api/v1/projects/{id}/tasks/import. */
+export const ImportResultSchema = z
+  .object({ imported: z.number().int(), task_ids: z.array(z.string()) })
+  .openapi("ImportResult");

@@ -1,3 +1,5 @@
+import { terminalSafe } from "./terminal-text.ts";
+
 /** Output of a command: lines for people, JSON for scripts. Injected so tests capture it. */
 export interface CliIo {
   out(line: string): void;
@@ -12,6 +14,16 @@ export const processIo: CliIo = {
   env: process.env,
   cwd: process.cwd(),
 };
+
+/** `io` whose every printed line goes through terminalSafe (runCli gives every verb this one). */
+export function terminalSafeIo(io: CliIo): CliIo {
+  return {
+    out: (line) => io.out(terminalSafe(line)),
+    err: (line) => io.err(terminalSafe(line)),
+    env: io.env,
+    cwd: io.cwd,
+  };
+}
 
 /** Fixed-width table for terminal output. */
 export function formatTable(headers: readonly string[], rows: readonly (readonly string[])[]): string[] {

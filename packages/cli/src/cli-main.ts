@@ -1,13 +1,14 @@
 import { ConfigError } from "@overseer/config";
 import { ConflictError, NotFoundError } from "@overseer/db";
 import { CommandFailed, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, UsageError } from "./cli-errors.ts";
-import type { CliIo } from "./cli-io.ts";
+import { type CliIo, terminalSafeIo } from "./cli-io.ts";
 import { type CliCommand, findCommand, helpText } from "./command-registry.ts";
 import { doctorCommand } from "./commands/doctor-command.ts";
 import { initCommand } from "./commands/init-command.ts";
 import { migrateCommand } from "./commands/migrate-command.ts";
 import { missionStartCommand } from "./commands/mission-command.ts";
 import { operatorCommands } from "./commands/operator-commands.ts";
+import { projectControlCommands } from "./commands/project-control-commands.ts";
 import { startCommand } from "./commands/start-command.ts";
 import { taskAddCommand, taskImportCommand, taskListCommand } from "./commands/task-commands.ts";
 import { tokenCreateCommand } from "./commands/token-create-command.ts";
@@ -21,6 +22,7 @@ export const COMMANDS: readonly CliCommand[] = [
   taskListCommand,
   startCommand,
   missionStartCommand,
+  ...projectControlCommands,
   tokenCreateCommand,
   migrateCommand,
   upCommand,
@@ -35,7 +37,9 @@ function applyAliases(argv: string[]): string[] {
 }
 
 /** Runs one CLI invocation and returns its exit code (0 ok, 1 failure, 2 usage/config). */
-export async function runCli(rawArgv: string[], io: CliIo): Promise<number> {
+export async function runCli(rawArgv: string[], terminal: CliIo): Promise<number> {
+  // Every line a verb prints, its own and the server's strings, passes the one sanitizer.
+  const io = terminalSafeIo(terminal);
   const argv = applyAliases(rawArgv);
   if (argv.length === 0 || argv[0] === "--help" || argv[0] === "-h" || argv[0] === "help") {
     io.out(helpText(COMMANDS));

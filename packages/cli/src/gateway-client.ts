@@ -58,8 +58,11 @@ export class GatewayClient {
   static fromIo(io: CliIo): GatewayClient {
     const settings = settingsFrom(io);
     if (!settings.token) {
+      const url = io.env.OVERSEER_URL?.trim();
       throw new UsageError(
-        "OVERSEER_TOKEN is not set: create a token with `overseer token create --scope operate` and export OVERSEER_TOKEN=<token> (OVERSEER_URL selects the gateway).",
+        url
+          ? `OVERSEER_URL is set (${settings.overseerUrl}) but OVERSEER_TOKEN is not: this command goes through that gateway and never falls back to DATABASE_URL. Export OVERSEER_TOKEN=<token> (printed by \`overseer up\`, or \`overseer token create --scope operate\`), or unset OVERSEER_URL to use the local database.`
+          : "OVERSEER_TOKEN is not set: create a token with `overseer token create --scope operate` and export OVERSEER_TOKEN=<token> (OVERSEER_URL selects the gateway).",
       );
     }
     return new GatewayClient({ baseUrl: settings.overseerUrl, token: settings.token });
@@ -76,7 +79,21 @@ export class GatewayClient {
 
   /** POST `body` as JSON to `path`, the answer parsed with `schema`. */
   async post<S extends z.ZodType>(path: string, body: unknown, schema: S): Promise<z.output<S>> {
-    return this.parsed("POST", path, schema, await this.request("POST", path, body));
+    return this.parsed("POST", path, schema, await this.request("POST", path, json(body)));
+  }
+
+  /** PATCH `body` as JSON to `path`, the answer parsed with `schema`. */
+  async patch<S extends z.ZodType>(path: string, body: unknown, schema: S): Promise<z.output<S>> {
+    return this.parsed("PATCH", path, schema, await this.request("PATCH", path, json(body)));
+  }
+
+  /** POST a document (a task file) as it is, with its Content-Type, the answer parsed with `schema`. */
+  async postDocument<S extends z.ZodType>(
+    path: string,
+    document: { text: string; contentType: string },
+    schema: S,
+  ): Promise<z.output<S>> {
+    return this.parsed("POST", path, schema, await this.request("POST", path, document));
   }
 
   /** DELETE `path`, the answer parsed with `schema`. */
@@ -92,18 +109,23 @@ export class GatewayClient {
     );
   }
 
-  private async request(method: string, path: string, body?: unknown): Promise<unknown> {
+  /** One request; `body` is the payload as sent, with its Content-Type. */
+  private async request(
+    method: string,
+    path: string,
+    body?: { text: string; contentType: string },
+  ): Promise<unknown> {
     const headers: Record<string, string> = {
       Authorization: `Bearer ${this.options.token}`,
       Accept: "application/json",
     };
-    if (body !== undefined) headers["Content-Type"] = "application/json";
+    if (body) headers["Content-Type"] = body.contentType;
     let res: Response;
     try {
       res = await fetch(`${this.options.baseUrl}${path}`, {
         method,
         headers,
-        body: body === undefined ? undefined : JSON.stringify(body),
+        body: body?.text,
         signal: AbortSignal.timeout(this.timeoutMs),
       });
     } catch (error) {
@@ -178,6 +200,10 @@ export class GatewayClient {
   }
 }
 
+function json(body: unknown): { text: string; contentType: string } {
+  return { text: JSON.stringify(body), contentType: "application/json" };
+}
+
 function httpError(status: number, body: unknown, text: string): GatewayHttpError {
   const error = (body as { error?: { code?: string; message?: string } } | null)?.error;
   const message = error?.message ?? (text.trim().slice(0, 300) || `HTTP ${status}`);
@@ -187,7 +213,11 @@ function httpError(status: number, body: unknown, text: string): GatewayHttpErro
 /** Turns a gateway error into the CLI's error classes (400/422 → exit 2, else exit 1). */
 export function toCliError(error: unknown): unknown {
   if (!(error instanceof GatewayHttpError)) return error;
-  const message = `${error.message} (HTTP ${error.status} ${error.code})`;
+  const refused =
+    error.status === 401
+      ? " The gateway refused OVERSEER_TOKEN: export a valid, unrevoked token (`overseer token create --scope operate` on the cluster host, or the one `overseer up` printed)."
+      : "";
+  const message = `${error.message} (HTTP ${error.status} ${error.code})${refused}`;
   return error.status === 400 || error.status === 422 ? new UsageError(message) : new CommandFailed(message);
 }
 

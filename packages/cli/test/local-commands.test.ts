@@ -30,6 +30,9 @@ function io(): CliIo & { stdout: string[]; stderr: string[] } {
   };
 }
 
+/** The one stderr line of a verb on the local path: it names the database it used. */
+const VIA_LOCAL = expect.stringMatching(/^via the local database 127\.0\.0\.1:5432\/\S+ \(DATABASE_URL; /);
+
 /** Every row of every table, to prove a command wrote nothing. */
 async function snapshot(): Promise<string> {
   const tables = [
@@ -83,7 +86,7 @@ describe("overseer CLI (local verbs)", () => {
       ["init", "--project", "demo", "--repo", repo, "--config", "runner.json", "--objective", "Ship it"],
       out,
     );
-    expect(out.stderr).toEqual([]);
+    expect(out.stderr).toEqual([VIA_LOCAL]);
     expect(code).toBe(0);
     const project = await scratch.db.selectFrom("projects").selectAll().executeTakeFirstOrThrow();
     expect(project).toMatchObject({
@@ -150,7 +153,7 @@ describe("overseer CLI (local verbs)", () => {
       ],
       out,
     );
-    expect(out.stderr).toEqual([]);
+    expect(out.stderr).toEqual([VIA_LOCAL]);
     expect(code).toBe(0);
     const config = (await requireProject(scratch.db, "codex-preset")).runner_config as Record<
       string,
@@ -209,7 +212,7 @@ describe("overseer CLI (local verbs)", () => {
     const out = io();
     out.env = { ...out.env, COPILOT_PROVIDER_API_KEY: "sk-gateway-key-123" };
     expect(await runCli(["init", "--project", "copilot-gw2", "--repo", repo, ...args], out)).toBe(0);
-    expect(out.stderr).toEqual([]);
+    expect(out.stderr).toEqual([VIA_LOCAL]);
     const config = (await requireProject(scratch.db, "copilot-gw2")).runner_config as Record<string, unknown>;
     expect(config.secrets).toEqual({ COPILOT_PROVIDER_API_KEY: "sk-gateway-key-123" });
     expect(config.env).toMatchObject({ COPILOT_PROVIDER_BASE_URL: "https://llm.corp.example/v1" });

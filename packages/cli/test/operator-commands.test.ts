@@ -161,9 +161,12 @@ describe("notify, answer, resolve, release-external", () => {
     expect(ambiguous.code).toBe(1);
     expect(ambiguous.err).toContain(a.decisionId);
     expect(ambiguous.err).toContain(b.decisionId);
-    const noProject = await cli(["status"], tokens.read);
-    expect(noProject.code).toBe(2);
-    expect(noProject.err).toContain("--project");
+    // Without --project, status lists every project (solo and duo here), in id order.
+    const every = await cli(["status"], tokens.read);
+    expect(every.code).toBe(0);
+    expect(every.out).toMatch(/project duo: active[\s\S]*project solo: active/);
+    const everyJson = JSON.parse((await cli(["status", "--json"], tokens.read)).out);
+    expect(everyJson.map((s: { project_id: string }) => s.project_id)).toEqual(["duo", "solo"]);
 
     const answered = await cli(["answer", a.resolverId, "Wait", "for", "QA", "--project", "duo"]);
     expect(answered.code).toBe(0);

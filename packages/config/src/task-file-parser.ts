@@ -1,5 +1,5 @@
 import { readFile } from "node:fs/promises";
-import { TASK_DEFAULTS, type TaskCardInput } from "@overseer/domain";
+import { STAGE_EXPECTED, STAGE_PATTERN, TASK_DEFAULTS, type TaskCardInput } from "@overseer/domain";
 import {
   describeReceived,
   expectedErrorMap,
@@ -31,7 +31,6 @@ import { findUnsafeValue } from "./text-sanitizer.ts";
 /** Task ids such as `S00-028`. */
 export const TASK_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 const TASK_ID_EXPECTED = "a task id of letters, digits, ., _ or - (at most 64, like S00-028)";
-const STAGE_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,31}$/;
 /** Stage of a task whose id has no `S<digits>-` prefix and that names none. */
 export const DEFAULT_STAGE = TASK_DEFAULTS.stage;
 export const DEFAULT_ROLE = TASK_DEFAULTS.role;
@@ -48,7 +47,7 @@ const idList = z.array(taskId, { error: "an array of task ids" });
 const TaskInputSchema = z.strictObject({
   id: taskId,
   /** Default: the id's prefix before the first `-` when it looks like `S<digits>`, else `S00`. */
-  stage: z.string().regex(STAGE_PATTERN, { error: "a stage name such as S01" }).nullish(),
+  stage: z.string().regex(STAGE_PATTERN, { error: STAGE_EXPECTED }).nullish(),
   title: z
     .string({ error: "a non-empty single-line string" })
     .refine((t) => t.trim() !== "" && !/[\r\n]/.test(t), { error: "a non-empty single-line string" }),

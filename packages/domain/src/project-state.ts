@@ -10,6 +10,15 @@ export type ProjectStatus = (typeof PROJECT_STATUSES)[number];
 /** A project id: a lowercase slug (it names branches, Redis keys and URLs), at most 63 characters. */
 export const PROJECT_ID_PATTERN = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 
+/**
+ * A stage name (`S01`): the one pattern for task stages, `start --stage` and a mission's
+ * stage, wherever they come from. It is printed in terminals and the dashboard, so it admits
+ * no control characters, spaces or escape sequences.
+ */
+export const STAGE_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,31}$/;
+export const STAGE_EXPECTED =
+  "a stage name such as S01: a letter or digit, then at most 31 letters, digits, ., _ or -";
+
 /** The part of a project the state machine reads and changes. */
 export interface ProjectControl {
   readonly id: string;

@@ -61,7 +61,13 @@ import {
   type NewProject,
   type ProjectSettingsPatch,
 } from "./project-settings.ts";
-import type { DomainContext, ProjectControl, ProjectState } from "./project-state.ts";
+import {
+  type DomainContext,
+  type ProjectControl,
+  type ProjectState,
+  STAGE_EXPECTED,
+  STAGE_PATTERN,
+} from "./project-state.ts";
 import { formatAgentId, isActiveRun, type Run, type RunAction } from "./run.ts";
 import { activeRunCount, nextAction, runnableTasks } from "./scheduler.ts";
 import {
@@ -356,7 +362,20 @@ const CONFIGURATION_REASONS: ReadonlySet<AwaitingReason> = new Set([
   "harness_not_configured",
 ]);
 
+/** A stage given to `start` or a mission must be a stage name (STAGE_PATTERN), whoever sends it. */
+function requireStageName(stage: string | null): void {
+  if (stage !== null && !STAGE_PATTERN.test(stage))
+    throw new DomainError(
+      "invalid_settings",
+      `The stage must be ${STAGE_EXPECTED}; received ${JSON.stringify(stage)}.`,
+      {
+        stage,
+      },
+    );
+}
+
 function startProject(draft: Draft, command: Extract<Command, { kind: "start-project" }>): void {
+  requireStageName(command.stage);
   const from = draft.project.status;
   for (const task of [...draft.tasks.values()]) {
     if (
@@ -1048,6 +1067,7 @@ function missionOpen(project: ProjectControl): project is ProjectControl & { mis
 }
 
 function startMission(draft: Draft, command: Extract<Command, { kind: "start-mission" }>): void {
+  requireStageName(command.stage);
   const objective = command.objective.trim();
   if (objective === "") {
     throw new DomainError("invalid_transition", "A mission needs an objective; pass the objective text.");

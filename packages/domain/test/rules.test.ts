@@ -1657,3 +1657,32 @@ function scripted(values: readonly string[]): () => string {
   let i = 0;
   return () => values[i++] ?? (0x1000 + i).toString(16).padStart(12, "0");
 }
+
+describe("start and mission stages are stage names (issue 19 hole 5)", () => {
+  it("refuses a stage with escape sequences, spaces or newlines from any caller, and accepts S01", () => {
+    const d = createDriver();
+    const s = buildState({ tasks: [task("A")] });
+    for (const stage of ["\u001b[31mS01", "S01 x", "S01\n", "\u009b2J", "", "x".repeat(33)]) {
+      const error = expectDomainError(
+        () => d.apply(s, { kind: "start-project", by: "op", stage, sessionsLimit: null }),
+        "invalid_settings",
+      );
+      expect(error.message).toContain("a stage name such as S01");
+      expectDomainError(
+        () =>
+          d.apply(s, {
+            kind: "start-mission",
+            by: "op",
+            objective: "o",
+            stage,
+            sessionsLimit: null,
+            maxRounds: 1,
+          }),
+        "invalid_settings",
+      );
+    }
+    expect(
+      d.apply(s, { kind: "start-project", by: "op", stage: "S01", sessionsLimit: null }).project.stage,
+    ).toBe("S01");
+  });
+});

@@ -93,6 +93,22 @@ describe("web app read models and controls", () => {
     expect(missing.status).toBe(404);
   });
 
+  it("refuses a stage with escape sequences or spaces on /start and /mission with the one stage schema", async () => {
+    await seedProject(fx, "fstage", [card("S00-001")]);
+    for (const stage of ["\u001b[2J\u001b]0;owned\u0007", "S01 extra", "S01\n", "x".repeat(40)]) {
+      for (const route of ["start", "mission"]) {
+        const res = await fx.request("POST", `/api/v1/projects/fstage/${route}`, {
+          token: fx.tokens.operate,
+          body: route === "start" ? { stage } : { objective: "o", stage },
+        });
+        expect(res.status, `${route} ${JSON.stringify(stage)}`).toBe(400);
+        expect(res.body.error.message).toContain("a stage name such as S01");
+      }
+    }
+    const project = await fx.request("GET", "/api/v1/projects/fstage", { token: fx.tokens.read });
+    expect(project.body.stage).toBeNull();
+  });
+
   it("answers the diff of a run's commit from the gateway's mirror, and says why when there is none", async () => {
     const repo = path.join(fx.tempDir, "repo.git");
     const sha = await initBareRepo(repo, {

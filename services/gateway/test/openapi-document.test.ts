@@ -15,6 +15,7 @@ const EXPECTED_OPERATIONS = [
   "get /api/v1/projects",
   "post /api/v1/projects",
   "get /api/v1/projects/{id}",
+  "patch /api/v1/projects/{id}",
   "post /api/v1/projects/{id}/pause",
   "post /api/v1/projects/{id}/resume",
   "post /api/v1/projects/{id}/stop",

@@ -1,3 +1,4 @@
+import { ProjectListSchema, ProjectSchema, TaskPageSchema } from "@overseer/api-contract";
 import {
   ConfigError,
   commandForRole,
@@ -10,6 +11,7 @@ import {
 import {
   connectDatabase,
   type Db,
+  type DbHandle,
   distinctTaskRoles,
   listProjects,
   pendingMigrations,
@@ -24,11 +26,14 @@ import {
   type SandboxDriverName,
 } from "@overseer/sandbox";
 import { execa } from "execa";
+import type { z } from "zod";
 import { parseCommandArgs, requirePositive } from "../arg-parser.ts";
 import { settingsFrom } from "../cli-context.ts";
-import { EXIT_FAILURE, EXIT_OK } from "../cli-errors.ts";
+import { EXIT_FAILURE, EXIT_OK, UsageError } from "../cli-errors.ts";
 import type { CliIo } from "../cli-io.ts";
 import type { CliCommand } from "../command-registry.ts";
+import { commandTarget, databaseLabel, describeTarget } from "../command-target.ts";
+import { type GatewayClient, toCliError } from "../gateway-client.ts";
 import { deepProbeProject, sandboxVisibilityChecks } from "./doctor-deep-probe.ts";
 import {
   GIT_FIX,
@@ -85,20 +90,34 @@ export const doctorCommand: CliCommand = {
       const fix = check.status !== "ok" && check.fix ? ` -> fix: ${check.fix}` : "";
       io.out(`${check.status.toUpperCase().padEnd(4)}  ${check.name.padEnd(28)} ${check.detail}${fix}`);
     };
-    const database = connectDatabase(settings.databaseUrl, { max: 2, applicationName: "overseer-doctor" });
+    const deep = values.deep ?? false;
+    const target = commandTarget(io);
+    // --deep runs each role's CLI with the project's secrets, which the gateway never serves:
+    // it reads them from DATABASE_URL, and only when that is set explicitly next to a gateway.
+    if (target.kind === "gateway" && deep && !io.env.DATABASE_URL?.trim())
+      throw new UsageError(
+        `doctor --deep runs each role's CLI with the project's secrets, which the gateway at ${target.client.baseUrl} never serves: run it on the cluster host with DATABASE_URL set (it reads the runner config from that database), or without --deep to check through the gateway.`,
+      );
+    const client = target.kind === "gateway" && !deep ? target.client : null;
+    io.err(
+      client
+        ? describeTarget({ kind: "gateway", client })
+        : describeTarget({ kind: "local", database: databaseLabel(settings.databaseUrl) }),
+    );
+    const database = client
+      ? null
+      : connectDatabase(settings.databaseUrl, { max: 2, applicationName: "overseer-doctor" });
     try {
-      await checkPostgres(database.db, settings, add);
+      if (database) await checkPostgres(database.db, settings, add);
+      const reachable = client ? await checkGateway(client, add) : true;
       await checkRedis(settings, add);
       await checkGit(add);
       await checkSandbox(settings, add);
-      await checkProjects(database.db, io, add, {
-        deep: values.deep ?? false,
-        project: values.project,
-        probeTimeoutMs,
-        settings,
-      });
+      const source = client ? gatewayProjects(client) : databaseProjects((database as DbHandle).db);
+      if (reachable)
+        await checkProjects(source, io, add, { deep, project: values.project, probeTimeoutMs, settings });
     } finally {
-      await database.close();
+      await database?.close();
     }
     if (values.json)
       io.out(JSON.stringify({ ok: !checks.some((c) => c.required && c.status === "fail"), checks }, null, 2));
@@ -107,6 +126,83 @@ export const doctorCommand: CliCommand = {
 };
 
 type Add = (check: DoctorCheck) => void;
+
+/** A project as doctor checks it: its id and stored runner config. */
+interface StoredProject {
+  readonly id: string;
+  readonly runnerConfig: unknown;
+  readonly budgetUsd: number | null;
+}
+
+/** Where doctor reads projects and their roles: the local database or the gateway. */
+interface ProjectSource {
+  projects(): Promise<StoredProject[]>;
+  roles(projectId: string): Promise<string[]>;
+}
+
+function databaseProjects(db: Db): ProjectSource {
+  return {
+    projects: async () =>
+      (await listProjects(db)).map((p) => ({
+        id: p.id,
+        runnerConfig: p.runner_config,
+        budgetUsd: p.budget_usd,
+      })),
+    roles: (projectId) => distinctTaskRoles(db, projectId),
+  };
+}
+
+/** Through the gateway: the runner config comes redacted (secret names kept, values hidden). */
+function gatewayProjects(client: GatewayClient): ProjectSource {
+  const enc = encodeURIComponent;
+  return {
+    async projects() {
+      const { projects } = await client.get("/api/v1/projects", ProjectListSchema);
+      const out: StoredProject[] = [];
+      for (const { id } of projects) {
+        const project = await client.get(`/api/v1/projects/${enc(id)}`, ProjectSchema);
+        out.push({ id, runnerConfig: project.runner_config ?? {}, budgetUsd: project.budget_usd });
+      }
+      return out;
+    },
+    async roles(projectId) {
+      const roles = new Set<string>();
+      let cursor: string | null = null;
+      do {
+        const page: z.output<typeof TaskPageSchema> = await client.get(
+          `/api/v1/projects/${enc(projectId)}/tasks?limit=1000${cursor ? `&cursor=${enc(cursor)}` : ""}`,
+          TaskPageSchema,
+        );
+        for (const task of page.tasks) roles.add(task.role);
+        cursor = page.next_cursor;
+      } while (cursor);
+      return [...roles].sort();
+    },
+  };
+}
+
+/** The gateway answers with this token (it replaces the Postgres checks: the gateway owns them). */
+async function checkGateway(client: GatewayClient, add: Add): Promise<boolean> {
+  try {
+    const { projects } = await client.get("/api/v1/projects", ProjectListSchema);
+    add({
+      name: "gateway",
+      status: "ok",
+      detail: `${client.baseUrl} answers with OVERSEER_TOKEN (${projects.length} project(s))`,
+      required: true,
+    });
+    return true;
+  } catch (error) {
+    add({
+      name: "gateway",
+      status: "fail",
+      detail: (toCliError(error) as Error).message,
+      required: true,
+      fix: "start the cluster (`overseer up`) and export the OVERSEER_URL and OVERSEER_TOKEN it prints",
+    });
+    return false;
+  }
+}
 
 async function checkPostgres(db: Db, settings: ServiceSettings, add: Add): Promise<void> {
   const where = new URL(settings.databaseUrl);
@@ -272,7 +368,7 @@ async function checkSandbox(settings: ServiceSettings, add: Add): Promise<void> 
 }
 
 async function checkProjects(
-  db: Db,
+  source: ProjectSource,
   io: CliIo,
   add: Add,
   options: {
@@ -282,9 +378,9 @@ async function checkProjects(
     settings: ServiceSettings;
   },
 ): Promise<void> {
-  let projects: Awaited<ReturnType<typeof listProjects>>;
+  let projects: StoredProject[];
   try {
-    projects = await listProjects(db);
+    projects = await source.projects();
   } catch {
     return;
   }
@@ -292,7 +388,7 @@ async function checkProjects(
     if (options.project && project.id !== options.project) continue;
     let config: RunnerConfig;
     try {
-      config = parseRunnerConfig(project.runner_config, `runner config of ${project.id}`);
+      config = parseRunnerConfig(project.runnerConfig, `runner config of ${project.id}`);
     } catch (error) {
       add({
         name: `${project.id}: runner config`,
@@ -303,12 +399,12 @@ async function checkProjects(
       });
       continue;
     }
-    const unpriced = unpricedBudgetWarning(config, project.budget_usd);
+    const unpriced = unpricedBudgetWarning(config, project.budgetUsd);
     if (unpriced) {
       add({ name: `${project.id}: budget`, status: "warn", detail: unpriced, required: false });
     }
     const roles = new Set<string>([DEFAULT_ROLE, ...Object.keys(config.commands_by_role)]);
-    for (const role of await distinctTaskRoles(db, project.id)) roles.add(role);
+    for (const role of await source.roles(project.id)) roles.add(role);
     for (const role of [...roles].sort()) {
       for (const action of ["execute", "review"] as const) {
         const argv = commandForRole(config, role, action);

@@ -1,6 +1,7 @@
 import { readFile, realpath } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, resolve } from "node:path";
+import { ProjectSchema } from "@overseer/api-contract";
 import {
   AGENT_KINDS,
   type AgentKind,
@@ -20,10 +21,14 @@ import { getProject } from "@overseer/db";
 import { landingBranch, landingHint, PROJECT_ID_PATTERN, type RepoKind } from "@overseer/domain";
 import { createIntegrationBranch, repoKindOf, runGit } from "@overseer/git";
 import { createProject, TransitionApplier, updateProjectConfig } from "@overseer/transitions";
+import type { z } from "zod";
 import { parseCommandArgs, requirePositive } from "../arg-parser.ts";
 import { withDatabase } from "../cli-context.ts";
 import { CommandFailed, EXIT_OK, UsageError } from "../cli-errors.ts";
+import type { CliIo } from "../cli-io.ts";
 import type { CliCommand } from "../command-registry.ts";
+import { commandTarget, describeTarget, withGateway } from "../command-target.ts";
+import { type GatewayClient, GatewayHttpError } from "../gateway-client.ts";
 
 const usage =
   "overseer init --project ID --repo PATH|URL [--branch main] [--agent codex|claude|opencode|gemini|copilot [--model M] [--base-url URL] [--agent-bin PATH]] [--config runner.json] [--objective TEXT] [--name NAME] [--concurrency N] [--update]";
@@ -93,54 +98,131 @@ export const initCommand: CliCommand = {
           `warning: branch "${branch}" does not exist yet in ${repo}; the first approved task will create it.`,
         );
     }
-    return withDatabase(io, { migrate: true }, async ({ db }) => {
-      const existing = await getProject(db, values.project as string);
-      if (existing && !values.update) {
-        throw new UsageError(`Project "${values.project}" already exists; pass --update to change it.`);
-      }
-      const registered = existing ?? { repo: repo as string, branch };
-      // Read again on --update (a project registered before repository kinds were recorded);
-      // a repository this host cannot open keeps what was recorded.
-      const repoKind = await repoKindOf(registered.repo, registered.branch).catch((error: Error) => {
-        if (existing) return existing.repo_kind;
-        throw new CommandFailed(`Cannot read repository ${registered.repo}: ${error.message}`);
-      });
-      const runnerConfig = config ?? (existing ? undefined : parseRunnerConfig({}, "defaults"));
-      const unpriced = runnerConfig ? unpricedBudgetWarning(runnerConfig) : null;
-      if (unpriced) io.err(`warning: ${unpriced}`);
-      // Both go through the TransitionApplier: one transaction with the event and the NOTIFY
-      // that wakes the coordinator and the gateway's watchers.
-      const applier = new TransitionApplier({ db });
-      if (existing) {
-        await updateProjectConfig(applier, existing.id, {
-          runnerConfig: runnerConfig as Record<string, unknown> | undefined,
-          objective: values.objective,
-          concurrency: concurrency ?? config?.concurrency,
-          ...(config ? { budgetUsd: config.budget_usd } : {}),
-          ...(repoKind !== existing.repo_kind ? { repoKind } : {}),
-        });
-        io.out(`updated project ${existing.id}`);
-      } else {
-        await createProject(applier, {
-          id: values.project as string,
-          name: values.name,
-          repo: repo as string,
-          branch,
-          repoKind,
-          objective: values.objective ?? "",
-          runnerConfig: runnerConfig as Record<string, unknown>,
-          concurrency: concurrency ?? runnerConfig?.concurrency ?? 1,
-          budgetUsd: runnerConfig?.budget_usd ?? null,
-        });
-        io.out(
-          `created project ${values.project} (${repo}, branch ${branch}); import tasks with \`overseer task import FILE --project ${values.project}\``,
-        );
-      }
-      await announceLanding(io, registered.repo, { repoKind, branch: registered.branch });
-      return EXIT_OK;
-    });
+    const settings: InitSettings = {
+      id: values.project,
+      name: values.name,
+      repo,
+      branch,
+      objective: values.objective,
+      concurrency,
+      config,
+      update: values.update ?? false,
+    };
+    const unpriced = config ? unpricedBudgetWarning(config) : null;
+    if (unpriced) io.err(`warning: ${unpriced}`);
+    const target = commandTarget(io);
+    io.err(describeTarget(target));
+    return target.kind === "gateway"
+      ? initThroughGateway(target.client, io, settings)
+      : initInDatabase(io, settings);
   },
 };
+
+/** What `init` registers or changes, validated. */
+interface InitSettings {
+  id: string;
+  name: string | undefined;
+  repo: string | undefined;
+  branch: string;
+  objective: string | undefined;
+  concurrency: number | undefined;
+  config: RunnerConfig | undefined;
+  update: boolean;
+}
+
+function createdLine(s: InitSettings): string {
+  return `created project ${s.id} (${s.repo}, branch ${s.branch}); import tasks with \`overseer task import FILE --project ${s.id}\``;
+}
+
+/** POST /api/v1/projects (admin), or PATCH /api/v1/projects/{id} with --update. */
+async function initThroughGateway(client: GatewayClient, io: CliIo, s: InitSettings): Promise<number> {
+  return withGateway(async () => {
+    if (s.update) {
+      const body = {
+        ...(s.config ? { runner_config: s.config, budget_usd: s.config.budget_usd } : {}),
+        ...(s.objective !== undefined ? { objective: s.objective } : {}),
+        ...((s.concurrency ?? s.config?.concurrency) !== undefined
+          ? { concurrency: s.concurrency ?? s.config?.concurrency }
+          : {}),
+      };
+      const project = await client.patch(`/api/v1/projects/${encodeURIComponent(s.id)}`, body, ProjectSchema);
+      io.out(`updated project ${s.id}`);
+      await announceLanding(io, project.repo, { repoKind: project.repo_kind, branch: project.branch });
+      return EXIT_OK;
+    }
+    const runnerConfig = s.config ?? parseRunnerConfig({}, "defaults");
+    let project: z.output<typeof ProjectSchema>;
+    try {
+      project = await client.post(
+        "/api/v1/projects",
+        {
+          id: s.id,
+          ...(s.name !== undefined ? { name: s.name } : {}),
+          repo: s.repo,
+          branch: s.branch,
+          objective: s.objective ?? "",
+          runner_config: runnerConfig,
+          concurrency: s.concurrency ?? runnerConfig.concurrency,
+          budget_usd: runnerConfig.budget_usd,
+        },
+        ProjectSchema,
+      );
+    } catch (error) {
+      if (error instanceof GatewayHttpError && error.code === "already_exists")
+        throw new UsageError(`Project "${s.id}" already exists; pass --update to change it.`);
+      throw error;
+    }
+    io.out(createdLine(s));
+    await announceLanding(io, project.repo, { repoKind: project.repo_kind, branch: project.branch });
+    return EXIT_OK;
+  });
+}
+
+/** The local path: Postgres at DATABASE_URL (created and migrated when needed). */
+async function initInDatabase(io: CliIo, s: InitSettings): Promise<number> {
+  return withDatabase(io, { migrate: true }, async ({ db }) => {
+    const existing = await getProject(db, s.id);
+    if (existing && !s.update) {
+      throw new UsageError(`Project "${s.id}" already exists; pass --update to change it.`);
+    }
+    const registered = existing ?? { repo: s.repo as string, branch: s.branch };
+    // Read again on --update (a project registered before repository kinds were recorded);
+    // a repository this host cannot open keeps what was recorded.
+    const repoKind = await repoKindOf(registered.repo, registered.branch).catch((error: Error) => {
+      if (existing) return existing.repo_kind;
+      throw new CommandFailed(`Cannot read repository ${registered.repo}: ${error.message}`);
+    });
+    const runnerConfig = s.config ?? (existing ? undefined : parseRunnerConfig({}, "defaults"));
+    // Both go through the TransitionApplier: one transaction with the event and the NOTIFY
+    // that wakes the coordinator and the gateway's watchers.
+    const applier = new TransitionApplier({ db });
+    if (existing) {
+      await updateProjectConfig(applier, existing.id, {
+        runnerConfig: runnerConfig as Record<string, unknown> | undefined,
+        objective: s.objective,
+        concurrency: s.concurrency ?? s.config?.concurrency,
+        ...(s.config ? { budgetUsd: s.config.budget_usd } : {}),
+        ...(repoKind !== existing.repo_kind ? { repoKind } : {}),
+      });
+      io.out(`updated project ${existing.id}`);
+    } else {
+      await createProject(applier, {
+        id: s.id,
+        name: s.name,
+        repo: s.repo as string,
+        branch: s.branch,
+        repoKind,
+        objective: s.objective ?? "",
+        runnerConfig: runnerConfig as Record<string, unknown>,
+        concurrency: s.concurrency ?? runnerConfig?.concurrency ?? 1,
+        budgetUsd: runnerConfig?.budget_usd ?? null,
+      });
+      io.out(createdLine(s));
+    }
+    await announceLanding(io, registered.repo, { repoKind, branch: registered.branch });
+    return EXIT_OK;
+  });
+}
 
 /**
  * Says where approved work lands when it is not the branch itself (a working copy), and creates

@@ -20,7 +20,8 @@ import { onePositional, parseCommandArgs } from "../arg-parser.ts";
 import { CommandFailed, EXIT_OK, UsageError } from "../cli-errors.ts";
 import { type CliIo, formatTable } from "../cli-io.ts";
 import type { CliCommand } from "../command-registry.ts";
-import { eventData, GatewayClient, GatewayHttpError, toCliError } from "../gateway-client.ts";
+import { selectGatewayProject, withGateway } from "../command-target.ts";
+import { eventData, GatewayClient, GatewayHttpError } from "../gateway-client.ts";
 import { onlyProject } from "./project-selector.ts";
 
 /**
@@ -28,28 +29,18 @@ import { onlyProject } from "./project-selector.ts";
  * `OVERSEER_TOKEN`: the same routes Argus-style operator skills use, so the CLI and those
  * skills see and change exactly the same things.
  *
- * - Without `--project`, the only project is used; with none or several, exit 2.
+ * - Without `--project`, the only project is used; with none or several, exit 2 (`status`
+ *   then prints every project).
  * - Exit codes: 0 ok; 2 when the gateway refuses the input (HTTP 400/422) or the invocation
  *   is wrong; 1 for every other refusal (401/403/404/409/429…) or an unreachable gateway.
  */
 
 const enc = encodeURIComponent;
 
-/** Runs a verb body with the client, mapping gateway errors to exit codes. */
+/** Runs a verb body with the gateway client (operator verbs always go through the gateway). */
 async function withClient(io: CliIo, body: (client: GatewayClient) => Promise<number>): Promise<number> {
   const client = GatewayClient.fromIo(io);
-  try {
-    return await body(client);
-  } catch (error) {
-    throw toCliError(error);
-  }
-}
-
-/** `--project P`, or the only project the gateway knows. */
-async function selectProject(client: GatewayClient, requested: string | undefined): Promise<string> {
-  if (requested) return requested;
-  const { projects } = await client.get("/api/v1/projects", ProjectListSchema);
-  return onlyProject(projects);
+  return withGateway(() => body(client));
 }
 
 /** Runs a verb body with the client and its project (`--project P`, or the only one). */
@@ -58,7 +49,7 @@ async function withProject(
   requested: string | undefined,
   body: (client: GatewayClient, project: string) => Promise<number>,
 ): Promise<number> {
-  return withClient(io, async (client) => body(client, await selectProject(client, requested)));
+  return withClient(io, async (client) => body(client, await selectGatewayProject(client, requested)));
 }
 
 function requireText(positionals: string[], what: string, usage: string): string {
@@ -71,7 +62,7 @@ const statusUsage = "overseer status [--project P] [--json]   (alias: overseer -
 
 export const statusCommand: CliCommand = {
   path: ["status"],
-  summary: "project status: counts, running runs, unanswered questions",
+  summary: "project status (every project without --project): counts, running runs, unanswered questions",
   usage: statusUsage,
   async run(args, io) {
     const { values } = parseCommandArgs(
@@ -80,9 +71,17 @@ export const statusCommand: CliCommand = {
       statusUsage,
       false,
     );
-    return withProject(io, values.project, async (client, project) => {
-      const status = await client.get(`/api/projects/${enc(project)}/status`, ProjectStatusSchema);
-      io.out(values.json ? JSON.stringify(status, null, 2) : status.text);
+    return withClient(io, async (client) => {
+      // Without --project: every project, in id order (one status each; a JSON array).
+      const ids = values.project
+        ? [values.project]
+        : (await client.get("/api/v1/projects", ProjectListSchema)).projects.map((p) => p.id);
+      if (ids.length === 0) onlyProject([]);
+      const statuses = [];
+      for (const id of ids)
+        statuses.push(await client.get(`/api/projects/${enc(id)}/status`, ProjectStatusSchema));
+      if (values.json) io.out(JSON.stringify(values.project ? statuses[0] : statuses, null, 2));
+      else io.out(statuses.map((status) => status.text).join("\n\n"));
       return EXIT_OK;
     });
   },
@@ -242,7 +241,7 @@ async function resolveRun(
   } catch (error) {
     if (!(error instanceof GatewayHttpError) || error.status !== 404) throw error;
   }
-  const projectId = await selectProject(client, project);
+  const projectId = await selectGatewayProject(client, project);
   const { runs } = await client.get(
     `/api/v1/projects/${enc(projectId)}/runs?task=${enc(target)}&limit=1`,
     RunListSchema,

@@ -10,7 +10,15 @@ import {
   POSTGRES_NOTIFY_CHANNEL,
   requireProject,
 } from "@overseer/db";
-import { activeRunCount, firstRunnable, formatAgentId, nextAction, runnableTasks } from "@overseer/domain";
+import {
+  activeRunCount,
+  firstRunnable,
+  formatAgentId,
+  nextAction,
+  runnableTasks,
+  STAGE_EXPECTED,
+  STAGE_PATTERN,
+} from "@overseer/domain";
 import { renderRunPrompt } from "@overseer/harness";
 import { startProject, TransitionApplier } from "@overseer/transitions";
 import { parseCommandArgs, requirePositive } from "../arg-parser.ts";
@@ -18,6 +26,8 @@ import { withDatabase } from "../cli-context.ts";
 import { EXIT_OK, UsageError } from "../cli-errors.ts";
 import type { CliIo } from "../cli-io.ts";
 import type { CliCommand } from "../command-registry.ts";
+import { commandTarget, describeTarget } from "../command-target.ts";
+import { startedLine, startThroughGateway } from "./start-through-gateway.ts";
 
 const usage =
   "overseer start [--project P] [--stage S] [--max-sessions N] [--continuous] [--dry-run] [--follow]";
@@ -46,6 +56,25 @@ export const startCommand: CliCommand = {
       false,
     );
     const maxSessions = requirePositive(values["max-sessions"], "--max-sessions");
+    const stage = values.stage ?? null;
+    if (stage !== null && !STAGE_PATTERN.test(stage))
+      throw new UsageError(`--stage must be ${STAGE_EXPECTED}; received ${JSON.stringify(stage)}.`);
+    const target = commandTarget(io);
+    if (target.kind === "gateway") {
+      if (values["dry-run"])
+        throw new UsageError(
+          "start --dry-run renders prompts from the stored runner config, which only the cluster's database holds: run it on the cluster host with DATABASE_URL and without OVERSEER_URL/OVERSEER_TOKEN.",
+        );
+      io.err(describeTarget(target));
+      return startThroughGateway(target.client, io, {
+        project: values.project,
+        stage,
+        maxSessions,
+        continuous: values.continuous,
+        follow: values.follow ?? false,
+      });
+    }
+    io.err(describeTarget(target));
     return withDatabase(io, {}, async ({ db, notifications }) => {
       const projectIds = values.project
         ? [(await requireProject(db, values.project)).id]
@@ -53,7 +82,7 @@ export const startCommand: CliCommand = {
       if (projectIds.length === 0)
         throw new UsageError("No project exists yet; create one with `overseer init`.");
       if (values["dry-run"]) {
-        for (const id of projectIds) await dryRun(db, io, id, values.stage ?? null);
+        for (const id of projectIds) await dryRun(db, io, id, stage);
         return EXIT_OK;
       }
       const since = await lastEventId(db);
@@ -61,14 +90,12 @@ export const startCommand: CliCommand = {
       const applier = new TransitionApplier({ db });
       for (const id of projectIds) {
         const { state } = await startProject(applier, id, {
-          stage: values.stage ?? null,
+          stage,
           maxSessions: maxSessions ?? null,
           continuous: values.continuous,
           by: "cli",
         });
-        io.out(
-          `started ${id}${state.project.stage ? ` (stage ${state.project.stage})` : ""}, max_sessions ${state.project.sessionsLimit ?? "unbounded"}`,
-        );
+        io.out(startedLine(id, state.project.stage, state.project.sessionsLimit));
       }
       if (!values.follow) return EXIT_OK;
       return follow(db, notifications, io, projectIds, since);

@@ -1,6 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import {
-  EventSchema,
+  EventPageSchema,
   eventCursorSchema,
   eventIdSchema,
   limitSchema,
@@ -69,10 +69,7 @@ export function registerEventRoutes(app: RouteApp, ctx: RouteContext): void {
         description: "In id order. Pass `next_after` back as `after` to continue.",
         request: { params: ProjectParams, query: EventListQuery },
         responses: {
-          200: jsonResponse(
-            z.object({ events: z.array(EventSchema), next_after: z.string().nullable() }),
-            "One page of events.",
-          ),
+          200: jsonResponse(EventPageSchema, "One page of events."),
           ...errorResponses(...READ_ERRORS),
         },
       }),

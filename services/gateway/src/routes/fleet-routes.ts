@@ -7,12 +7,13 @@ import {
   limitSchema,
   PendingDecisionSchema,
   ProjectParams,
-  ProjectSchema,
+  ProjectStartedSchema,
   projectIdSchema,
   RunParams,
   RunStatsSchema,
   SessionSchema,
   scopeGrants,
+  stageSchema,
 } from "@overseer/api-contract";
 import {
   getRun,
@@ -48,12 +49,9 @@ const THROUGHPUT_BUCKET_SECONDS = 300;
 const MAX_PATCH_BYTES = 512 * 1024;
 
 const StartBody = z.strictObject({
-  stage: z
-    .string()
-    .trim()
-    .min(1, { error: "a stage name such as S01, or omit it for every stage" })
-    .max(64, { error: "a stage name of at most 64 characters" })
-    .nullable()
+  stage: stageSchema.nullable().optional(),
+  continuous: z
+    .boolean({ error: "true or false (keep the project active when its work is done)" })
     .optional(),
   max_sessions: z
     .number({ error: "an integer from 1 to 100000 (new agent processes for this start)" })
@@ -273,7 +271,7 @@ export function registerFleetRoutes(app: RouteApp, ctx: RouteContext): void {
           body: jsonBody(StartBody, false),
         },
         responses: {
-          200: jsonResponse(z.object({ project: ProjectSchema }), "The started project."),
+          200: jsonResponse(ProjectStartedSchema, "The started project."),
           ...errorResponses(...WRITE_ERRORS),
         },
       }),
@@ -285,6 +283,7 @@ export function registerFleetRoutes(app: RouteApp, ctx: RouteContext): void {
       await startProject(ctx.transitions, id, {
         stage: body.stage ?? null,
         maxSessions: body.max_sessions ?? null,
+        continuous: body.continuous,
         by: actorOf(c.get("token")),
         projectStatusIn: c.get("projectStatuses"),
       });

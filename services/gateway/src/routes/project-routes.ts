@@ -7,7 +7,9 @@ import {
   ProjectListSchema,
   ProjectParams,
   ProjectSchema,
+  ProjectStatusChangeSchema,
   projectIdSchema,
+  stageSchema,
 } from "@overseer/api-contract";
 import { findRepositoryLocationProblem, parseRunnerConfig } from "@overseer/config";
 import {
@@ -19,7 +21,7 @@ import {
 } from "@overseer/db";
 import { isDomainError, PROJECT_DEFAULTS, PROJECT_STATUSES, summarizeMission } from "@overseer/domain";
 import { repoKindOf } from "@overseer/git";
-import { createProject, startMission } from "@overseer/transitions";
+import { createProject, startMission, updateProjectConfig } from "@overseer/transitions";
 import { actorOf } from "../gateway-env.ts";
 import { ApiError } from "../http/api-error.ts";
 import { redactedRunnerConfig } from "../views/project-redaction.ts";
@@ -93,13 +95,16 @@ const ProjectCreateBody = z
   })
   .openapi("ProjectCreateRequest");
 
+const ProjectUpdateBody = ProjectCreateBody.pick({
+  objective: true,
+  runner_config: true,
+  concurrency: true,
+  budget_usd: true,
+}).openapi("ProjectUpdateRequest");
+
 const ReasonBody = z
   .strictObject({ reason: z.string().max(2000, { error: "at most 2000 characters" }).optional() })
   .openapi("ReasonRequest");
-
-const ProjectStatusChangeSchema = z
-  .object({ project: ProjectSchema, application_status: z.enum(["applied", "already_applied"]) })
-  .openapi("ProjectStatusChange");
 
 const MissionStartBody = z
   .strictObject({
@@ -107,10 +112,7 @@ const MissionStartBody = z
       .string()
       .max(20000, { error: "at most 20000 characters" })
       .refine((t) => t.trim() !== "", { error: "a non-empty objective" }),
-    stage: z
-      .string()
-      .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,31}$/, { error: "a stage name such as S01" })
-      .nullish(),
+    stage: stageSchema.nullish(),
     max_sessions: z.number().int().positive().max(1_000_000).nullish(),
     budget_usd: z.number().positive().max(1_000_000).nullish(),
     max_rounds: z.number().int().positive().max(1000).optional(),
@@ -215,6 +217,43 @@ export function registerProjectRoutes(app: RouteApp, ctx: RouteContext): void {
         projectView(row, redactedRunnerConfig(row.runner_config), mission && summarizeMission(mission)),
         200,
       );
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: "patch",
+      path: "/api/v1/projects/{id}",
+      tags: ["Projects"],
+      summary: "Change a project's settings (runner config, objective, concurrency, budget)",
+      description:
+        "Admin scope. Applies `update-project-config` (event `project.config_updated` naming the changed keys); absent keys keep their value. A runner config is validated like on create (422 lists every problem) and replaces the stored one; the answer redacts secret values.",
+      middleware: [requireScope("admin")] as const,
+      request: { params: ProjectParams, body: jsonBody(ProjectUpdateBody) },
+      responses: {
+        200: jsonResponse(ProjectSchema, "The changed project."),
+        ...errorResponses(...WRITE_ERRORS),
+      },
+    }),
+    async (c) => {
+      const { id } = c.req.valid("param");
+      const body = c.req.valid("json");
+      await existingProject(db, id);
+      const config = body.runner_config ? parseRunnerConfig(body.runner_config, "runner_config") : undefined;
+      // An explicit budget wins; a new runner config brings its own budget_usd.
+      const budgetUsd = body.budget_usd !== undefined ? body.budget_usd : config?.budget_usd;
+      const row = await updateProjectConfig(
+        ctx.transitions,
+        id,
+        {
+          runnerConfig: body.runner_config,
+          objective: body.objective,
+          concurrency: body.concurrency ?? config?.concurrency,
+          ...(budgetUsd !== undefined ? { budgetUsd } : {}),
+        },
+        actorOf(c.get("token")),
+      );
+      return c.json(projectView(row, redactedRunnerConfig(row.runner_config)), 200);
     },
   );
 

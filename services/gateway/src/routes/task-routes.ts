@@ -1,10 +1,12 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import {
+  ImportResultSchema,
   limitSchema,
   ProjectParams,
   ProjectTaskParams,
   ReleaseRequestSchema,
   TaskChangeSchema,
+  TaskPageSchema,
   TaskSchema,
   taskCursorSchema,
   taskIdSchema,
@@ -68,10 +70,6 @@ const ReasonOptional = z.strictObject({
   reason: z.string().max(2000, { error: "at most 2000 characters" }).optional(),
 });
 
-const ImportResultSchema = z
-  .object({ imported: z.number().int(), task_ids: z.array(z.string()) })
-  .openapi("ImportResult");
-
 function rejectedFile(problems: readonly TaskFileProblem[]): ApiError {
   const count = problems.length === 1 ? "1 problem" : `${problems.length} problems`;
   const lines = problems.map((p) => p.message);
@@ -134,10 +132,7 @@ export function registerTaskRoutes(app: RouteApp, ctx: RouteContext): void {
           "In creation order. Pass `next_cursor` back as `cursor` for the next page; null means the last page.",
         request: { params: ProjectParams, query: TaskListQuery },
         responses: {
-          200: jsonResponse(
-            z.object({ tasks: z.array(TaskSchema), next_cursor: z.string().nullable() }),
-            "One page of tasks.",
-          ),
+          200: jsonResponse(TaskPageSchema, "One page of tasks."),
           ...errorResponses(...READ_ERRORS),
         },
       }),
