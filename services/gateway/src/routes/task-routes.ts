@@ -5,6 +5,7 @@ import {
   ProjectParams,
   ProjectTaskParams,
   ReleaseRequestSchema,
+  stageSchema,
   TaskChangeSchema,
   TaskPageSchema,
   TaskSchema,
@@ -40,10 +41,7 @@ const TaskListQuery = z.object({
     })
     .optional()
     .openapi({ example: "todo,awaiting_input" }),
-  stage: z
-    .string()
-    .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,31}$/, { error: "a stage name such as S01" })
-    .optional(),
+  stage: stageSchema.optional(),
   kind: z.enum(TASK_KINDS, { error: `one of ${TASK_KINDS.join(", ")}` }).optional(),
   cursor: taskCursorSchema.optional(),
   limit: limitSchema(1000, 200),
