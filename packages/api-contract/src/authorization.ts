@@ -16,7 +16,7 @@ export type ApiScope = (typeof API_SCOPES)[number];
 export type Access = "public" | ApiScope;
 
 export interface AuthorizationRule {
-  readonly method: "get" | "post" | "delete";
+  readonly method: "get" | "post" | "patch" | "delete";
   /** OpenAPI path template. */
   readonly path: string;
   /** Least scope in every project state (or when the route names no project). */
@@ -53,6 +53,7 @@ export const AUTHORIZATION_TABLE = {
   listProjects: { method: "get", path: "/api/v1/projects", scope: "read" },
   createProject: { method: "post", path: "/api/v1/projects", scope: "admin" },
   getProject: { method: "get", path: "/api/v1/projects/{id}", scope: "read" },
+  updateProject: { method: "patch", path: "/api/v1/projects/{id}", scope: "admin" },
   pauseProject: {
     method: "post",
     path: "/api/v1/projects/{id}/pause",

@@ -169,10 +169,12 @@ describe("the CLI as a gateway client", () => {
     expect(refused.err).toContain('scope "admin"');
     expect((await terminal(["stop", "second"], as("admin"))).out).toBe("second stopped; status stopped");
 
-    const mission = await terminal(
-      ["mission", "start", "--project", "second", "--objective", "Add a CSV export", "--max-rounds", "2"],
-      as("operate"),
-    );
+    const missionArgs = ["mission", "start", "--project", "second", "--objective", "Add a CSV export"];
+    // Leaving `stopped` is the admin's (the authorization table), the CLI only relays it.
+    const operateMission = await terminal([...missionArgs, "--max-rounds", "2"], as("operate"));
+    expect(operateMission.code).toBe(1);
+    expect(operateMission.err).toContain("while the project is stopped");
+    const mission = await terminal([...missionArgs, "--max-rounds", "2"], as("admin"));
     expect(mission, mission.err).toMatchObject({ code: 0 });
     expect(mission.out).toContain("planning task MISSION-R1, at most 2 round(s)");
 

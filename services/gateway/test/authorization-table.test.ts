@@ -72,7 +72,7 @@ async function call(op: Operation, ids: KnownIds, caller: Caller): Promise<{ sta
   const token = tokenOf(caller);
   if (token !== null) headers.Authorization = `Bearer ${token}`;
   const init: RequestInit = { method: op.method, headers };
-  if (op.bodySchema && op.method === "POST") {
+  if (op.bodySchema && (op.method === "POST" || op.method === "PATCH")) {
     headers["Content-Type"] = "application/json";
     init.body = JSON.stringify(plausibleBody(op.bodySchema, ids) ?? {});
   }

@@ -221,20 +221,21 @@ export function registerProjectRoutes(app: RouteApp, ctx: RouteContext): void {
   );
 
   app.openapi(
-    createRoute({
-      method: "patch",
-      path: "/api/v1/projects/{id}",
-      tags: ["Projects"],
-      summary: "Change a project's settings (runner config, objective, concurrency, budget)",
-      description:
-        "Admin scope. Applies `update-project-config` (event `project.config_updated` naming the changed keys); absent keys keep their value. A runner config is validated like on create (422 lists every problem) and replaces the stored one; the answer redacts secret values.",
-      middleware: [requireScope("admin")] as const,
-      request: { params: ProjectParams, body: jsonBody(ProjectUpdateBody) },
-      responses: {
-        200: jsonResponse(ProjectSchema, "The changed project."),
-        ...errorResponses(...WRITE_ERRORS),
-      },
-    }),
+    createRoute(
+      tableRoute(ctx, "updateProject", {
+        method: "patch",
+        path: "/api/v1/projects/{id}",
+        tags: ["Projects"],
+        summary: "Change a project's settings (runner config, objective, concurrency, budget)",
+        description:
+          "Applies `update-project-config` (event `project.config_updated` naming the changed keys); absent keys keep their value. A runner config is validated like on create (422 lists every problem) and replaces the stored one; the answer redacts secret values.",
+        request: { params: ProjectParams, body: jsonBody(ProjectUpdateBody) },
+        responses: {
+          200: jsonResponse(ProjectSchema, "The changed project."),
+          ...errorResponses(...WRITE_ERRORS),
+        },
+      }),
+    ),
     async (c) => {
       const { id } = c.req.valid("param");
       const body = c.req.valid("json");
