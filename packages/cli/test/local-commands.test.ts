@@ -106,7 +106,7 @@ describe("overseer CLI (local verbs)", () => {
     expect(await runCli(["init", "--project", "mine", "--repo", copy, "--config", "runner.json"], out)).toBe(
       0,
     );
-    expect(out.stderr).toEqual([]);
+    expect(out.stderr).toEqual([VIA_LOCAL]);
     expect(out.stdout.join("\n")).toContain(
       `${copy} is a working copy, which Overseer never writes to: approved work lands on overseer/main; bring it into your branch with \`git merge overseer/main\`.`,
     );
