@@ -236,16 +236,18 @@ describe.each(selectedAgents().map((a) => [a.kind] as const))("real agent CLI: %
     const { code, report } = await doctorDeep(projectId);
     const probes = report.checks.filter((c) => c.name.startsWith(`${projectId}: general/execute `));
     expect(probes.map((c) => [c.name.slice(projectId.length + 18), c.status])).toEqual([
+      // Plain doctor's check that the role's CLI is visible inside the run's sandbox comes first.
+      ["in the sandbox", "ok"],
       ["version", "ok"],
       ["auth variables", "ok"],
       ["model call", "ok"],
     ]);
-    expect(probes[0]?.detail).toContain(agent.version);
-    expect(probes[1]?.detail).toBe(
+    expect(probes[1]?.detail).toContain(agent.version);
+    expect(probes[2]?.detail).toBe(
       `set inside the sandbox: ${presetKeyEnv(kind, `${model.origin}${BASE_PATH[kind] ?? ""}`)}`,
     );
     // Copilot's usage comes from its session file, which doctor reads too.
-    if (kind === "copilot") expect(probes[2]?.detail).toContain(`read from ${USAGE_SOURCE.copilot}`);
+    if (kind === "copilot") expect(probes[3]?.detail).toContain(`read from ${USAGE_SOURCE.copilot}`);
     // The call went through the egress proxy to the model with the project's key.
     expect(model.requests.length).toBeGreaterThan(answered);
     expect(code, JSON.stringify(report.checks.filter((c) => c.status === "fail"))).toBe(0);
