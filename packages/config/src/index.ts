@@ -58,14 +58,11 @@ export { runUntilSignalled, type ServiceLifecycleOptions } from "./service-lifec
 export {
   LOG_LEVELS,
   type LogLevel,
-  loadSettings,
-  loadSettingsOrExit,
-  SANDBOX_DRIVER_NAMES,
-  type SandboxDriverName,
-  SETTINGS_REFERENCE,
   type ServiceSettings,
   type SettingReference,
-} from "./service-settings-schema.ts";
+} from "./service-settings.ts";
+export { SETTINGS_REFERENCE } from "./service-settings-schema.ts";
+export { loadSettings, loadSettingsOrExit } from "./settings-loader.ts";
 export { renderSettingsMarkdown } from "./settings-markdown-renderer.ts";
 export { formatFromExtension, parseStructuredText, type StructuredFormat } from "./structured-text-parser.ts";
 export {

@@ -7,13 +7,13 @@ import {
   REDACTED,
   zodIssuesToConfigIssues,
 } from "@overseer/input-errors";
+import { SANDBOX_DRIVER_NAMES } from "@overseer/sandbox";
 import { EGRESS_HOST_EXPECTED, egressHostRuleSchema } from "@overseer/sandbox/egress-host-rule";
 import { z } from "zod";
 import { AGENT_KINDS } from "./agent-kinds.ts";
 import { ConfigError } from "./config-error.ts";
 import { findGlobProblem, SCOPE_GLOB_EXPECTED } from "./glob-validator.ts";
 import { ALWAYS_EXEMPT_GLOBS } from "./scope-matcher.ts";
-import { SANDBOX_DRIVER_NAMES } from "./service-settings-schema.ts";
 import { formatFromExtension, formatSyntaxProblem, parseStructuredText } from "./structured-text-parser.ts";
 
 /**

@@ -1,138 +1,30 @@
-import os from "node:os";
 import path from "node:path";
-import type { ConfigIssue } from "@overseer/input-errors";
-import { describeReceived, expectedErrorMap } from "@overseer/input-errors";
 import { PROCESS_DEFAULTS } from "@overseer/process";
-import { SANDBOX_DRIVER_NAMES, type SandboxDriverName } from "@overseer/sandbox";
+import { SANDBOX_DRIVER_NAMES } from "@overseer/sandbox";
 import { parseCidr } from "@overseer/sandbox/egress-host-rule";
 import { z } from "zod";
-import { ConfigError } from "./config-error.ts";
 import { DEFAULT_MAX_IMPORT_TASKS } from "./import-limits.ts";
 import { QUEUE_DEFAULTS } from "./queue-defaults.ts";
+import { LOG_LEVELS, type ServiceSettings, type SettingReference } from "./service-settings.ts";
+import {
+  BYTES_MAX,
+  booleanSetting,
+  CIDR_EXPECTED,
+  commaList,
+  defaultWorkerId,
+  integer,
+  isOrigin,
+  MIN_TASK_BYTES,
+  MS_MAX,
+  NAME_PATTERN,
+  ORIGIN_EXPECTED,
+  oneOf,
+  url,
+} from "./setting-value-schemas.ts";
 import { DEFAULT_MAX_TITLE_CHARS } from "./task-limits.ts";
 
-/**
- * Process-wide settings of the coordinator, workers, gateway and CLI, read from environment
- * variables. Every variable has a default that works on a developer machine with local
- * Postgres and Redis, so `loadSettings()` with an empty environment succeeds.
- *
- * Rules shared by every variable: surrounding whitespace is trimmed, and an empty value
- * counts as unset (compose files often pass `VAR=` through). Invalid values are all reported
- * together in one `ConfigError`, each with what was expected and what was received.
- */
-export interface ServiceSettings {
-  /** `DATABASE_URL`: Postgres connection URL. Default `postgres://postgres@127.0.0.1:5432/overseer`. */
-  readonly databaseUrl: string;
-  /** `REDIS_URL`: Redis connection URL (`redis:` or `rediss:`). Default `redis://127.0.0.1:6379`. */
-  readonly redisUrl: string;
-  /** `OVERSEER_DATA_DIR`: worker mirrors, run logs, temp files; absolute. Default `./.overseer-data` resolved against the working directory. */
-  readonly dataDir: string;
-  /** `OVERSEER_QUEUE_PREFIX`: BullMQ key prefix, to share one Redis between clusters. Default `overseer`. */
-  readonly queuePrefix: string;
-  /** `LOG_LEVEL`: pino level. Default `info`. */
-  readonly logLevel: LogLevel;
-  /** `OVERSEER_WORKER_CONCURRENCY`: runs one worker process executes at once. Default `2`. */
-  readonly workerConcurrency: number;
-  /** `OVERSEER_WORKER_ID`: stable worker name in heartbeats and run rows. Default `<hostname>-<pid>`. */
-  readonly workerId: string;
-  /** `OVERSEER_SANDBOX`: default sandbox driver for runs. Default `bwrap`. */
-  readonly sandbox: SandboxDriverName;
-  /** `OVERSEER_SANDBOX_UNSAFE_NONE`: allow the `none` driver (no isolation). Default `false`. */
-  readonly sandboxUnsafeNone: boolean;
-  /** `OVERSEER_LEASE_TTL_MS`: project ownership lease lifetime; a dead owner is replaced after this. Default `15000`. */
-  readonly leaseTtlMs: number;
-  /** `OVERSEER_RECONCILE_INTERVAL_MS`: how often the coordinator re-reads Postgres and repairs queues. Default `5000`. */
-  readonly reconcileIntervalMs: number;
-  /** `OVERSEER_HEARTBEAT_INTERVAL_MS`: how often leases and worker heartbeats are renewed; below the lease TTL. Default `5000`. */
-  readonly heartbeatIntervalMs: number;
-  /** `OVERSEER_JOB_ATTEMPTS`: default attempts per failing run before a remediation is created. Default `3`. */
-  readonly jobAttempts: number;
-  /** `OVERSEER_RETRY_BACKOFF_MS`: base delay before a failed run is retried. Default `1000`. */
-  readonly retryBackoffMs: number;
-  /** `OVERSEER_WORKER_LOCK_MS`: job lock a worker renews while a run lasts; redelivery after a worker death waits for it to lapse. Default `6000`. */
-  readonly workerLockMs: number;
-  /** `OVERSEER_WORKER_LOCK_RENEW_MS`: how often a worker renews the locks of its running jobs; below the lock. Default `1500`. */
-  readonly workerLockRenewMs: number;
-  /** `OVERSEER_STALLED_INTERVAL_MS`: how often workers check for jobs of dead workers. Default `1000`. */
-  readonly stalledIntervalMs: number;
-  /** `OVERSEER_MAX_STALLED_COUNT`: redeliveries after worker deaths before the run is failed. Default `3`. */
-  readonly maxStalledCount: number;
-  /** `OVERSEER_RESULT_CONCURRENCY`: run results a coordinator applies in parallel. Default `8`. */
-  readonly resultConcurrency: number;
-  /** `OVERSEER_RESULT_ATTEMPTS`: failed applications of one run result before its run is ended as failed with an incident. Default `5`. */
-  readonly resultAttempts: number;
-  /** `OVERSEER_MIRROR_FRESH_MS`: skip the pre-checkout fetch of a new task when the mirror is this fresh. Default `5000`. */
-  readonly mirrorFreshMs: number;
-  /** `OVERSEER_KILL_GRACE_MS`: time between SIGTERM and SIGKILL of a run's process group. Default `5000`. */
-  readonly killGraceMs: number;
-  /** `OVERSEER_WORKER_DRAIN_MS`: on SIGTERM, how long running runs may finish before they are handed back. Default `30000`. */
-  readonly workerDrainMs: number;
-  /** `OVERSEER_FENCE_WAIT_MS`: how long a run waits for Postgres to answer its run fence before its job fails. Default `120000`. */
-  readonly fenceWaitMs: number;
-  /**
-   * `OVERSEER_EGRESS_ALLOW_PRIVATE`: internal ranges (CIDRs) this worker's egress proxy may reach
-   * for allow-listed hosts: a model gateway on 10.x, Ollama on the host. Default empty: loopback,
-   * private and link-local destinations are refused. An explicit operator opt-in, logged at start.
-   */
-  readonly egressAllowPrivate: readonly string[];
-  /** `OVERSEER_EGRESS_IDLE_TIMEOUT_MS`: an egress tunnel or forwarded request quiet both ways for this long is closed. Default `300000`. */
-  readonly egressIdleTimeoutMs: number;
-  /** `OVERSEER_RUN_DISK_MB`: disk a run may add to its checkout before it is stopped. Default `2048`. */
-  readonly runDiskMb: number;
-  /** `OVERSEER_DISK_CHECK_MS`: pause between two disk measurements of a running run. Default `250`. */
-  readonly diskCheckMs: number;
-  /** `OVERSEER_RUN_MAX_FILES`: files and directories a run may add to its checkout before it is stopped. Default `100000`. */
-  readonly runMaxFiles: number;
-  /** `OVERSEER_GIT_TIMEOUT_MS`: bound of each host-side git step of a run (add, commit, checkout, merge). Default `120000`. */
-  readonly gitTimeoutMs: number;
-  /** `OVERSEER_MAX_OUTPUT_BYTES`: run output kept per run; the rest is dropped with a marker. Default `1048576`. */
-  readonly maxOutputBytes: number;
-  /** `OVERSEER_LIVE_LOG_ENTRIES`: entries of a run's live log stream in Redis (its bytes are bounded by `maxOutputBytes`). Default `256`. */
-  readonly liveLogEntries: number;
-  /** `OVERSEER_GATEWAY_HOST`: address the HTTP gateway listens on. Default `127.0.0.1`. */
-  readonly gatewayHost: string;
-  /** `OVERSEER_GATEWAY_PORT`: gateway port (`0` picks a free one). Default `7070`. */
-  readonly gatewayPort: number;
-  /** `OVERSEER_CORS_ORIGINS`: origins allowed cross-origin access (comma-separated). Default empty: closed. */
-  readonly corsOrigins: readonly string[];
-  /** `OVERSEER_RATE_LIMIT_WRITES_PER_MINUTE`: write requests per token per minute. Default `120`. */
-  readonly rateLimitWritesPerMinute: number;
-  /** `OVERSEER_MAX_BODY_BYTES`: largest accepted HTTP request body. Default `1048576`. */
-  readonly maxBodyBytes: number;
-  /** `OVERSEER_MAX_BODY_DEPTH`: deepest nesting of arrays and objects in an HTTP request body. Default `64`. */
-  readonly maxBodyDepth: number;
-  /** `OVERSEER_MAX_IMPORT_TASKS`: most tasks one import request or one mission plan may hold; must fit in the body limit. Default `10000`. */
-  readonly maxImportTasks: number;
-  /** `OVERSEER_MAX_TITLE_CHARS`: longest task title accepted by the gateway (imports, new tasks). Default `500`. */
-  readonly maxTitleChars: number;
-  /** `OVERSEER_MAX_OPEN_STREAMS`: SSE streams one gateway keeps open, all clients together (then 503). Default `1000`. */
-  readonly maxOpenStreams: number;
-  /** `OVERSEER_MAX_STREAMS_PER_TOKEN`: SSE streams one token may keep open (then 429). Default `50`. */
-  readonly maxStreamsPerToken: number;
-  /** `OVERSEER_MAX_STREAMS_PER_ADDRESS`: SSE streams non-admin tokens may keep open from one client address (then 429). Default `100`. */
-  readonly maxStreamsPerAddress: number;
-  /** `OVERSEER_BOARD_SESSION_TTL_MS`: lifetime of a Bull Board session (`/admin/queues`). Default `900000`. */
-  readonly boardSessionTtlMs: number;
-  /** `OVERSEER_URL`: gateway URL the CLI talks to, no trailing slash. Default `http://<gateway host>:<gateway port>` (`http://127.0.0.1:7070`). */
-  readonly overseerUrl: string;
-  /** `OVERSEER_TOKEN`: bearer token the CLI sends. Default none. Secret: never printed. */
-  readonly token: string | undefined;
-}
-
-export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
-export type LogLevel = (typeof LOG_LEVELS)[number];
-
-export { SANDBOX_DRIVER_NAMES, type SandboxDriverName };
-
-/** One row of the configuration reference (README table). */
-export interface SettingReference {
-  readonly name: string;
-  /** Default as shown to users; dynamic defaults are described in words. */
-  readonly default: string;
-  readonly description: string;
-}
-
-interface SettingSpec<T> {
+/** How one variable is read: its name, its fallback, its schema and its row of the reference. */
+export interface SettingSpec<T> {
   readonly name: string;
   /** Raw value used when the variable is unset; it goes through the same schema. */
   readonly fallback: string | (() => string) | undefined;
@@ -149,68 +41,7 @@ type SpecTable = {
   >;
 };
 
-function integer(min: number, max: number): z.ZodType<number, string> {
-  const expected = `an integer from ${min} to ${max}`;
-  return z
-    .string()
-    .regex(/^\d+$/, { error: expected })
-    .transform(Number)
-    .pipe(z.int({ error: expected }).min(min, { error: expected }).max(max, { error: expected }));
-}
-
-/** A comma-separated setting as its trimmed, non-empty items ("" is the empty list). */
-const commaList = z.string().transform((v) =>
-  v
-    .split(",")
-    .map((s) => s.trim())
-    .filter(Boolean),
-);
-
-const CIDR_EXPECTED = "a comma-separated list of CIDRs such as 10.0.0.0/8, 127.0.0.1/32 or fd00::/8";
-
-const BOOLEAN_EXPECTED = "one of 1, 0, true, false, yes, no";
-const booleanSetting: z.ZodType<boolean, string> = z.stringbool({
-  truthy: ["1", "true", "yes"],
-  falsy: ["0", "false", "no"],
-  case: "insensitive",
-  error: BOOLEAN_EXPECTED,
-});
-
-function url(protocols: readonly string[], expected: string): z.ZodType<string, string> {
-  return z
-    .string()
-    .refine((v) => URL.canParse(v) && protocols.includes(new URL(v).protocol), { error: expected });
-}
-
-function oneOf<const T extends readonly [string, ...string[]]>(values: T): z.ZodType<T[number], string> {
-  return z.enum(values, { error: `one of ${values.join(", ")}` });
-}
-
-const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
-const ORIGIN_EXPECTED = "a comma-separated list of origins such as https://app.example.com, or *";
-
-function isOrigin(value: string): boolean {
-  if (value === "*") return true;
-  if (!URL.canParse(value)) return false;
-  const u = new URL(value);
-  return (u.protocol === "http:" || u.protocol === "https:") && u.origin === value.replace(/\/$/, "");
-}
-
-const MS_MAX = 3_600_000;
-/** Smallest JSON text of one imported task (`{"id":"S01-00001","title":"t"},`), for the import/body check. */
-const MIN_TASK_BYTES = 32;
-const BYTES_MAX = 1_073_741_824;
-
-function defaultWorkerId(): string {
-  const host =
-    os
-      .hostname()
-      .replace(/[^A-Za-z0-9._-]/g, "-")
-      .replace(/^[^A-Za-z0-9]+/, "") || "worker";
-  return `${host.slice(0, 100)}-${process.pid}`;
-}
-
-const SPECS: SpecTable = {
+export const SPECS: SpecTable = {
   databaseUrl: {
     name: "DATABASE_URL",
     fallback: "postgres://postgres@127.0.0.1:5432/overseer",
@@ -580,142 +411,3 @@ export const SETTINGS_REFERENCE: readonly SettingReference[] = Object.freeze(
     Object.freeze({ name: s.name, default: s.defaultLabel, description: s.description }),
   ),
 );
-
-/**
- * Reads and validates every setting from `env`. Throws `ConfigError` (source `environment`)
- * listing every invalid variable at once.
- */
-export function loadSettings(env: NodeJS.ProcessEnv = process.env): ServiceSettings {
-  const values: Record<string, unknown> = {};
-  const issues: ConfigIssue[] = [];
-  for (const [key, spec] of Object.entries(SPECS) as [keyof ServiceSettings, SettingSpec<unknown>][]) {
-    const raw = normalizeRaw(env[spec.name]);
-    const input = raw ?? (typeof spec.fallback === "function" ? spec.fallback() : spec.fallback);
-    if (input === undefined) {
-      values[key] = undefined;
-      continue;
-    }
-    const result = spec.schema.safeParse(input, { error: expectedErrorMap });
-    if (result.success) values[key] = result.data;
-    else
-      issues.push({
-        path: spec.name,
-        expected: result.error.issues[0]?.message ?? "a valid value",
-        received: describeSetting(spec, input),
-      });
-  }
-  issues.push(...crossCheck(values, env));
-  if (issues.length > 0)
-    throw new ConfigError(
-      "environment",
-      issues,
-      "Fix or unset these variables; the configuration reference lists every variable and its default.",
-    );
-  values.overseerUrl ??= defaultOverseerUrl(values.gatewayHost as string, values.gatewayPort as number);
-  return Object.freeze(values) as unknown as ServiceSettings;
-}
-
-/** Relationships between variables, checked only when both sides parsed. */
-function crossCheck(values: Record<string, unknown>, env: NodeJS.ProcessEnv): ConfigIssue[] {
-  const issues: ConfigIssue[] = [];
-  const { sandbox, sandboxUnsafeNone } = values;
-  issues.push(
-    ...intervalBelow(
-      values,
-      "heartbeatIntervalMs",
-      "leaseTtlMs",
-      "so a live owner renews before its lease expires",
-    ),
-  );
-  const { maxOutputBytes, liveLogEntries } = values;
-  if (
-    typeof maxOutputBytes === "number" &&
-    typeof liveLogEntries === "number" &&
-    maxOutputBytes / liveLogEntries < 16
-  ) {
-    issues.push({
-      path: SPECS.liveLogEntries.name,
-      expected: `at most ${Math.floor(maxOutputBytes / 16)} entries (16 bytes each within OVERSEER_MAX_OUTPUT_BYTES, ${maxOutputBytes})`,
-      received: String(liveLogEntries),
-    });
-  }
-  issues.push(
-    ...intervalBelow(
-      values,
-      "workerLockRenewMs",
-      "workerLockMs",
-      "so a live worker renews its job locks before they lapse",
-    ),
-  );
-  const { maxImportTasks, maxBodyBytes } = values;
-  if (
-    typeof maxImportTasks === "number" &&
-    typeof maxBodyBytes === "number" &&
-    maxImportTasks * MIN_TASK_BYTES > maxBodyBytes
-  ) {
-    issues.push({
-      path: SPECS.maxImportTasks.name,
-      expected: `at most ${Math.floor(maxBodyBytes / MIN_TASK_BYTES)} tasks (${MIN_TASK_BYTES} bytes each must fit in OVERSEER_MAX_BODY_BYTES, ${maxBodyBytes}), or a larger body limit`,
-      received: String(maxImportTasks),
-    });
-  }
-  if (sandbox === "none" && sandboxUnsafeNone === false) {
-    issues.push({
-      path: SPECS.sandbox.name,
-      expected: "bwrap, or none together with OVERSEER_SANDBOX_UNSAFE_NONE=true",
-      received: describeReceived(normalizeRaw(env[SPECS.sandbox.name])),
-      hint: "the none driver runs agents without isolation",
-    });
-  }
-  return issues;
-}
-
-/** A renewal interval (`shorter`) must stay below the lifetime it renews (`longer`). */
-function intervalBelow(
-  values: Record<string, unknown>,
-  shorter: keyof ServiceSettings,
-  longer: keyof ServiceSettings,
-  why: string,
-): ConfigIssue[] {
-  const interval = values[shorter];
-  const lifetime = values[longer];
-  if (typeof interval !== "number" || typeof lifetime !== "number" || interval < lifetime) return [];
-  return [
-    {
-      path: SPECS[shorter].name,
-      expected: `an interval below ${SPECS[longer].name} (${lifetime}) ${why}`,
-      received: String(interval),
-    },
-  ];
-}
-
-function normalizeRaw(value: string | undefined): string | undefined {
-  const trimmed = value?.trim();
-  return trimmed === undefined || trimmed === "" ? undefined : trimmed;
-}
-
-/** Received text for a setting: secrets hidden, URL passwords masked. */
-function describeSetting(spec: SettingSpec<unknown>, raw: string): string {
-  if (spec.secret) return `a value of ${raw.length} characters (secret, hidden)`;
-  return describeReceived(raw.replace(/(\/\/[^/:@]*:)[^@/]*@/, "$1[REDACTED]@"));
-}
-
-function defaultOverseerUrl(host: string, port: number): string {
-  const reachable = host === "0.0.0.0" || host === "::" || host === "[::]" ? "127.0.0.1" : host;
-  const bracketed = reachable.includes(":") && !reachable.startsWith("[") ? `[${reachable}]` : reachable;
-  return `http://${bracketed}:${port}`;
-}
-
-/**
- * For service entry points: the settings, or — on a bad value — every problem on stderr and
- * exit code 2 (configuration error), before anything starts.
- */
-export function loadSettingsOrExit(service: string, env: NodeJS.ProcessEnv = process.env): ServiceSettings {
-  try {
-    return loadSettings(env);
-  } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
-    process.stderr.write(`${service}: refusing to start: ${error.message}\n`);
-    process.exit(2);
-  }
-}

@@ -1,4 +1,5 @@
-import { SETTINGS_REFERENCE, type SettingReference } from "./service-settings-schema.ts";
+import type { SettingReference } from "./service-settings.ts";
+import { SETTINGS_REFERENCE } from "./service-settings-schema.ts";
 
 /**
  * The README's configuration reference: a markdown table with one row per environment
