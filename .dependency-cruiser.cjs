@@ -38,7 +38,8 @@ function exportedFiles() {
   return files;
 }
 
-const LOW_LEVEL = "^packages/(domain|process|input-errors|config|git|sandbox|api-contract)/";
+const LOW_LEVEL =
+  "^packages/(domain|process|input-errors|settings|task-files|project-config|runtime|git|sandbox|api-contract)/";
 const ORCHESTRATION = "^packages/(db|queue|harness|transitions|cli)/";
 /** Every kind of npm dependency (declared or not) and node built-ins. */
 const THIRD_PARTY = ["npm", "npm-dev", "npm-optional", "npm-peer", "npm-no-pkg", "npm-unknown", "core"];

@@ -1,6 +1,6 @@
 import { runCli } from "@overseer/cli";
-import { agentPresetConfig, parseRunnerConfig, presetKeyEnv } from "@overseer/config";
 import { runGit } from "@overseer/git";
+import { agentPresetConfig, parseRunnerConfig, presetKeyEnv } from "@overseer/project-config";
 import { type Cidr, parseCidr } from "@overseer/sandbox/egress-host-rule";
 import { startProject, TransitionApplier } from "@overseer/transitions";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

@@ -4,7 +4,7 @@
  * OVERSEER_RECONCILE_INTERVAL_MS) instead of the fixture's short test ones, so the numbers
  * are those of a production cluster.
  */
-import { loadSettings } from "@overseer/config";
+import { loadSettings } from "@overseer/settings";
 import { ClusterFixture } from "../support/cluster-fixture.ts";
 
 export function benchCluster(sandbox: "bwrap" | "none" = "bwrap"): Promise<ClusterFixture> {

@@ -4,8 +4,9 @@
  * (`run.redelivered`). Workers run with the production lock settings (the defaults of
  * OVERSEER_WORKER_LOCK_MS, OVERSEER_WORKER_LOCK_RENEW_MS and OVERSEER_STALLED_INTERVAL_MS).
  */
-import { loadSettings } from "@overseer/config";
+
 import { WorkerRegistry } from "@overseer/queue";
+import { loadSettings } from "@overseer/settings";
 import { ClusterFixture } from "../support/cluster-fixture.ts";
 import { type ServiceProcess, startService } from "../support/service-process.ts";
 import { waitFor } from "../support/wait-for.ts";

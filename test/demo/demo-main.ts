@@ -18,7 +18,6 @@ import { existsSync } from "node:fs";
 import { mkdir, readFile, rm } from "node:fs/promises";
 import path from "node:path";
 import { parseArgs } from "node:util";
-import { loadSettings, loadTaskFile, parseRunnerConfig } from "@overseer/config";
 import {
   connectDatabase,
   createApiToken,
@@ -33,7 +32,10 @@ import {
 import type { ProjectState } from "@overseer/domain";
 import { initBareRepo } from "@overseer/git";
 import { fakeHarnessPath } from "@overseer/harness";
+import { parseRunnerConfig } from "@overseer/project-config";
 import { detectDriver } from "@overseer/sandbox";
+import { loadSettings } from "@overseer/settings";
+import { loadTaskFile } from "@overseer/task-files";
 import { importTasks, startMission, startProject, TransitionApplier } from "@overseer/transitions";
 import { REPO_ROOT, type ServiceProcess, startService } from "../support/service-process.ts";
 import { dropDemoState } from "./demo-state.ts";

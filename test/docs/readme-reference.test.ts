@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { renderSettingsMarkdown } from "@overseer/config";
+import { renderSettingsMarkdown } from "@overseer/settings";
 import { describe, expect, it } from "vitest";
 import YAML from "yaml";
 import { REPO_ROOT } from "../support/service-process.ts";

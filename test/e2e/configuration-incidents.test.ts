@@ -8,7 +8,7 @@ import { readFileSync } from "node:fs";
 import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { parseRunnerConfig } from "@overseer/config";
+import { parseRunnerConfig } from "@overseer/project-config";
 import { startProject, TransitionApplier } from "@overseer/transitions";
 import { describe, expect, it } from "vitest";
 import { type ClusterFixture, useTestResources } from "../support/cluster-fixture.ts";

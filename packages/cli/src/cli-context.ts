@@ -1,5 +1,6 @@
-import { ConfigError, loadSettings, type ServiceSettings } from "@overseer/config";
 import { connectDatabase, type DbHandle, ensureDatabaseExists, migrateToLatest } from "@overseer/db";
+import { ConfigError } from "@overseer/input-errors";
+import { loadSettings, type ServiceSettings } from "@overseer/settings";
 import { UsageError } from "./cli-errors.ts";
 import type { CliIo } from "./cli-io.ts";
 

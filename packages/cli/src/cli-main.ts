@@ -1,5 +1,5 @@
-import { ConfigError } from "@overseer/config";
 import { ConflictError, NotFoundError } from "@overseer/db";
+import { ConfigError } from "@overseer/input-errors";
 import { CommandFailed, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, UsageError } from "./cli-errors.ts";
 import { type CliIo, terminalSafeIo } from "./cli-io.ts";
 import { type CliCommand, findCommand, helpText } from "./command-registry.ts";

@@ -1,4 +1,4 @@
-import { formatZodIssues } from "@overseer/config";
+import { formatZodIssues } from "@overseer/input-errors";
 import type { z } from "zod";
 import { settingsFrom } from "./cli-context.ts";
 import { CommandFailed, UsageError } from "./cli-errors.ts";

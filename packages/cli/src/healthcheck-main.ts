@@ -2,10 +2,10 @@
  * `node dist/healthcheck.js coordinator|gateway|worker [--file PATH] [--max-age-ms N]`: exit 0
  * when the service's heartbeat file is fresh, 1 (with the reason on stderr) when it is stale or
  * missing, 2 on a usage error. Meant for a container HEALTHCHECK: it loads Node built-ins only
- * (no npm dependency, no connection), see packages/config/src/heartbeat-file.ts.
+ * (no npm dependency, no connection), see packages/runtime/src/heartbeat-file.ts.
  */
 import { parseArgs } from "node:util";
-import { checkHeartbeatFile, HEALTH_SERVICES, healthFilePath } from "@overseer/config/heartbeat-file";
+import { checkHeartbeatFile, HEALTH_SERVICES, healthFilePath } from "@overseer/runtime/heartbeat-file";
 
 function main(argv: string[]): number {
   let parsed: ReturnType<typeof parse>;

@@ -1,7 +1,6 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { createLogger } from "@overseer/config";
 import {
   createApiToken,
   createScratchDatabase,
@@ -13,6 +12,7 @@ import {
 import { type RunningGateway, startGateway } from "@overseer/gateway";
 import { initBareRepo } from "@overseer/git";
 import { LiveChannel, type Redis, RunQueues, WorkerRegistry } from "@overseer/queue";
+import { createLogger } from "@overseer/runtime";
 import { createTestRedis, deleteRedisKeys, uniqueRedisPrefix } from "@overseer/test-support";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CliIo } from "../src/cli-io.ts";

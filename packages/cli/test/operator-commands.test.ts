@@ -1,6 +1,5 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { createLogger } from "@overseer/config";
 import {
   applyTransition,
   createApiToken,
@@ -11,6 +10,7 @@ import {
 } from "@overseer/db";
 import { type RunningGateway, startGateway } from "@overseer/gateway";
 import { LiveChannel, type Redis, RunQueues, WorkerRegistry } from "@overseer/queue";
+import { createLogger } from "@overseer/runtime";
 import { createTestRedis, deleteRedisKeys, taskCard, uniqueRedisPrefix } from "@overseer/test-support";
 import { importTasks, startProject, TransitionApplier } from "@overseer/transitions";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

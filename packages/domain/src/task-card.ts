@@ -1,4 +1,4 @@
-/** One card of a task file (validated by `@overseer/config`) as the domain imports it. */
+/** One card of a task file (validated by `@overseer/task-files`) as the domain imports it. */
 export interface TaskCardInput {
   readonly id: string;
   readonly stage: string;

@@ -1,8 +1,8 @@
 import { constants as fsConstants } from "node:fs";
 import { open, readdir } from "node:fs/promises";
 import { join } from "node:path";
-import { sanitizeValue } from "@overseer/config";
 import { type ControlTransition, parseControlTransition, TRANSITION_FILE_NAME } from "@overseer/queue";
+import { sanitizeValue } from "@overseer/task-files";
 import { HARNESS_DEFAULTS } from "./harness-defaults.ts";
 
 /** Default cap on the control file size: 256 KiB (the largest valid file is about 150 KiB). */

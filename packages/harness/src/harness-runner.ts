@@ -1,7 +1,7 @@
 import { statSync } from "node:fs";
 import { delimiter, resolve as resolvePath } from "node:path";
-import { createLogger, type Logger } from "@overseer/config";
 import type { ControlTransition } from "@overseer/queue";
+import { createLogger, type Logger } from "@overseer/runtime";
 import { DEFAULT_CONTROL_MAX_BYTES, readControlDir } from "./control-dir-reader.ts";
 import { ControlWatcher } from "./control-watcher.ts";
 import { resolveExecutable } from "./executable-resolver.ts";

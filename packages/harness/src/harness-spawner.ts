@@ -1,5 +1,5 @@
 import type { Readable, Writable } from "node:stream";
-import type { Logger } from "@overseer/config";
+import type { Logger } from "@overseer/runtime";
 import { execa } from "execa";
 import { HarnessNotConfiguredError } from "./harness-errors.ts";
 

@@ -1,4 +1,4 @@
-import type { Logger } from "@overseer/config";
+import type { Logger } from "@overseer/runtime";
 import type { SpawnedHarness } from "./harness-spawner.ts";
 import { OutputCollector } from "./output-collector.ts";
 

@@ -1,5 +1,5 @@
 import { StringDecoder } from "node:string_decoder";
-import { sanitizeText } from "@overseer/config";
+import { sanitizeText } from "@overseer/task-files";
 import { HARNESS_DEFAULTS } from "./harness-defaults.ts";
 
 /** Default cap on stored output: 1 MiB. */

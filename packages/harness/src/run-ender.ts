@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import type { Logger } from "@overseer/config";
+import type { Logger } from "@overseer/runtime";
 import type { HarnessExit } from "./harness-spawner.ts";
 import { type TerminateOutcome, terminateProcessGroup } from "./process-group-killer.ts";
 

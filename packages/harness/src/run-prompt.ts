@@ -1,5 +1,5 @@
-import type { RunnerConfig } from "@overseer/config";
 import type { MissionState, ProjectState, RunAction, Task } from "@overseer/domain";
+import type { RunnerConfig } from "@overseer/project-config";
 import type { MissionPromptContext } from "./mission-prompt.ts";
 import { type PromptRenderResult, renderPrompt } from "./prompt-renderer.ts";
 

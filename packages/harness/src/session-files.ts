@@ -1,7 +1,7 @@
 import { constants as fsConstants } from "node:fs";
 import { open, readdir } from "node:fs/promises";
 import { join } from "node:path";
-import { CODEX_HOME_DIR, COPILOT_HOME_DIR } from "@overseer/config";
+import { CODEX_HOME_DIR, COPILOT_HOME_DIR } from "@overseer/project-config";
 
 /** Bytes of session files read per run (the rest is not read). */
 export const SESSION_FILES_MAX_BYTES = 8 * 1024 * 1024;

@@ -1,5 +1,6 @@
 import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { createRedactor } from "@overseer/input-errors";
 import {
   AGENT_KINDS,
   AGENT_PRESETS,
@@ -7,11 +8,10 @@ import {
   agentPresetConfig,
   COPILOT_HOME_DIR,
   configKeyEnv,
-  createRedactor,
   GEMINI_HOME_DIR,
   GEMINI_SETTINGS,
   parseRunnerConfig,
-} from "@overseer/config";
+} from "@overseer/project-config";
 import { afterEach, describe, expect, it } from "vitest";
 import { expandArgv, runHarness } from "../src/index.ts";
 import { cleanupAll, makeRunDirs, makeTempDir, runEnv, silentLogger } from "./support/harness-fixtures.ts";

@@ -4,7 +4,7 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { createRedactor } from "@overseer/config";
+import { createRedactor } from "@overseer/input-errors";
 import { isProcessGroupAlive } from "@overseer/process";
 import { afterEach, describe, expect, it } from "vitest";
 import { ControlWatcher } from "../src/control-watcher.ts";

@@ -1,6 +1,6 @@
 import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { createRedactor } from "@overseer/config";
+import { createRedactor } from "@overseer/input-errors";
 import { isProcessAlive, isProcessGroupAlive } from "@overseer/process";
 import { afterEach, describe, expect, it } from "vitest";
 import { agentBinDir, HarnessNotConfiguredError, type RunHarnessOptions, runHarness } from "../src/index.ts";

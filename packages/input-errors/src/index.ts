@@ -1,3 +1,4 @@
+export { ConfigError, formatConfigIssue } from "./config-error.ts";
 export { type ConfigIssue, formatIssueLine } from "./config-issue.ts";
 export { createRedactor, MIN_REDACTABLE_SECRET_LENGTH, REDACTED } from "./redactor.ts";
 export {

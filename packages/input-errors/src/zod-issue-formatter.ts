@@ -7,9 +7,10 @@ import { createRedactor } from "./redactor.ts";
  * config files and settings, gateway request validation, queue payloads, control files and
  * run jobs all report through it, so every boundary reads the same way.
  *
- * Every schema of `@overseer/config` is parsed with `expectedErrorMap`, so an issue's `message` is
- * always the *expected* half: either a phrase a schema set itself (`{ error: "an integer from
- * 1 to 256" }`, which wins by zod's precedence) or one derived here from the issue details.
+ * Every schema of the settings, the runner config and task files is parsed with
+ * `expectedErrorMap`, so an issue's `message` is always the *expected* half: either a phrase a
+ * schema set itself (`{ error: "an integer from 1 to 256" }`, which wins by zod's precedence)
+ * or one derived here from the issue details.
  * Issues parsed without it (zod's own "Invalid input: expected string, received number") get
  * the same derived phrase, so callers outside this package need no special parse options.
  * The *received* half is computed from the raw input at the issue's path, never from zod's

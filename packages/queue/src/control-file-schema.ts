@@ -1,5 +1,5 @@
-import { describeReceived, formatZodIssues } from "@overseer/config";
 import type { AwaitingReason } from "@overseer/domain";
+import { describeReceived, formatZodIssues } from "@overseer/input-errors";
 import { z } from "zod";
 
 /**

@@ -1,4 +1,4 @@
-import { QUEUE_DEFAULTS } from "@overseer/config";
+import { QUEUE_DEFAULTS } from "@overseer/settings";
 
 export { QUEUE_DEFAULTS };
 

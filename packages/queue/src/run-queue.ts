@@ -1,4 +1,4 @@
-import { formatZodIssues } from "@overseer/config";
+import { formatZodIssues } from "@overseer/input-errors";
 import { type JobsOptions, Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import type { z } from "zod";

@@ -1,4 +1,3 @@
-import type { Logger } from "@overseer/config";
 import {
   type AppliedTransition,
   type ApplyOptions,
@@ -9,6 +8,7 @@ import {
 } from "@overseer/db";
 import type { Command } from "@overseer/domain";
 import type { LiveChannel, LiveEvent, RunQueues } from "@overseer/queue";
+import type { Logger } from "@overseer/runtime";
 
 /** Defaults of the apply-and-publish path, defined once. */
 export const TRANSITION_DEFAULTS = Object.freeze({

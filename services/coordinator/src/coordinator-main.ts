@@ -4,9 +4,10 @@
  * leases are released so another replica takes over at once.
  */
 import { setTimeout as delay } from "node:timers/promises";
-import { createLogger, loadSettingsOrExit, runUntilSignalled } from "@overseer/config";
 import { connectDatabase, ensureDatabaseExists, migrateToLatest } from "@overseer/db";
 import { createRedis, LiveChannel, RunQueues } from "@overseer/queue";
+import { createLogger, runUntilSignalled } from "@overseer/runtime";
+import { loadSettingsOrExit } from "@overseer/settings";
 import { Coordinator } from "./coordinator.ts";
 
 const settings = loadSettingsOrExit("coordinator");

@@ -17,7 +17,6 @@
  * protected by optimistic concurrency, so double delivery is harmless.
  */
 import { hostname } from "node:os";
-import { formatZodIssues, type Logger, sanitizeValue } from "@overseer/config";
 import {
   type AppliedTransition,
   type ApplyOptions,
@@ -48,6 +47,7 @@ import {
   type ProjectState,
   type Run,
 } from "@overseer/domain";
+import { formatZodIssues } from "@overseer/input-errors";
 import {
   type LiveChannel,
   QUEUE_DEFAULTS,
@@ -57,6 +57,8 @@ import {
   type RunResult,
   resultMessageSchema,
 } from "@overseer/queue";
+import type { Logger } from "@overseer/runtime";
+import { sanitizeValue } from "@overseer/task-files";
 import { type ApplyCommandOptions, TRANSITION_DEFAULTS, TransitionApplier } from "@overseer/transitions";
 import { Worker } from "bullmq";
 import type { Redis } from "ioredis";

@@ -1,6 +1,6 @@
-import { DEFAULT_MAX_IMPORT_TASKS, parseTaskFile } from "@overseer/config";
 import { type Command, DEFAULT_PLAN_APPROVAL, type PlanApproval } from "@overseer/domain";
 import type { RunResult } from "@overseer/queue";
+import { DEFAULT_MAX_IMPORT_TASKS, parseTaskFile } from "@overseer/task-files";
 
 export interface RetryPolicy {
   maxAttempts: number;

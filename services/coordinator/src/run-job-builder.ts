@@ -1,14 +1,14 @@
+import { landingBranchOf, type MissionEvidence, type ProjectRow } from "@overseer/db";
+import { type PlanApproval, type ProjectState, type Run, taskBranch } from "@overseer/domain";
+import { renderRunPrompt } from "@overseer/harness";
+import { ConfigError } from "@overseer/input-errors";
 import {
-  ConfigError,
   commandForRole,
   exemptGlobsFor,
   parseRunnerConfig,
   type RunnerConfig,
   resolvePrice,
-} from "@overseer/config";
-import { landingBranchOf, type MissionEvidence, type ProjectRow } from "@overseer/db";
-import { type PlanApproval, type ProjectState, type Run, taskBranch } from "@overseer/domain";
-import { renderRunPrompt } from "@overseer/harness";
+} from "@overseer/project-config";
 import { RUN_JOB_VERSION, type RunJob } from "@overseer/queue";
 
 export type JobBuild =

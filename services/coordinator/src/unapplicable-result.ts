@@ -1,6 +1,6 @@
-import { sanitizeText } from "@overseer/config";
 import type { Command } from "@overseer/domain";
 import type { RunResult } from "@overseer/queue";
+import { sanitizeText } from "@overseer/task-files";
 
 /** Failed applications of one result before its run is ended as failed. Default of `resultAttempts`. */
 export const DEFAULT_RESULT_ATTEMPTS = 5;

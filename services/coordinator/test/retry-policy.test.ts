@@ -1,4 +1,3 @@
-import { ConfigError } from "@overseer/config";
 import {
   createProject,
   createScratchDatabase,
@@ -6,6 +5,7 @@ import {
   requireProject,
   type ScratchDatabase,
 } from "@overseer/db";
+import { ConfigError } from "@overseer/input-errors";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { retryPolicyOf } from "../src/run-job-builder.ts";
 

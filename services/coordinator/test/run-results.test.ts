@@ -4,7 +4,6 @@
  * what Postgres holds afterwards is checked.
  */
 import { randomBytes } from "node:crypto";
-import { createLogger } from "@overseer/config";
 import {
   createProject,
   createScratchDatabase,
@@ -15,6 +14,7 @@ import {
   type ScratchDatabase,
 } from "@overseer/db";
 import { LiveChannel, type Redis, type RunOutcome, RunQueues, type RunResult } from "@overseer/queue";
+import { createLogger } from "@overseer/runtime";
 import {
   createTestRedis,
   deleteRedisKeys,

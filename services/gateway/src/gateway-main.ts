@@ -6,9 +6,10 @@
  */
 import path from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
-import { createLogger, loadSettings, runUntilSignalled } from "@overseer/config";
 import { connectDatabase, ensureDatabaseExists, migrateToLatest } from "@overseer/db";
 import { createRedis, LiveChannel, RunQueues, WorkerRegistry } from "@overseer/queue";
+import { createLogger, runUntilSignalled } from "@overseer/runtime";
+import { loadSettings } from "@overseer/settings";
 import { startGateway } from "./gateway-server.ts";
 
 const settings = loadSettings();

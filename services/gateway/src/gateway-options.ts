@@ -1,7 +1,8 @@
 import path from "node:path";
-import { DEFAULT_MAX_IMPORT_TASKS, DEFAULT_MAX_TITLE_CHARS, type Logger } from "@overseer/config";
 import type { Db, DbHandle } from "@overseer/db";
 import type { LiveChannel, Redis, RunQueues, WorkerRegistry } from "@overseer/queue";
+import type { Logger } from "@overseer/runtime";
+import { DEFAULT_MAX_IMPORT_TASKS, DEFAULT_MAX_TITLE_CHARS } from "@overseer/task-files";
 import { defaultWebDir } from "./views/web-assets.ts";
 
 /** What the gateway talks to. The caller owns these connections and closes them. */

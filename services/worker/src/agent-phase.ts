@@ -1,4 +1,3 @@
-import type { Logger } from "@overseer/config";
 import {
   buildHarnessEnv,
   endsRunEarly,
@@ -11,6 +10,7 @@ import {
   type WrapCommand,
 } from "@overseer/harness";
 import type { RunJob, RunOutcome } from "@overseer/queue";
+import type { Logger } from "@overseer/runtime";
 import { SandboxSpecError } from "@overseer/sandbox";
 import { type DiskGuard, startDiskGuard } from "./disk-guard.ts";
 import { type HookResult, runHook } from "./hook-runner.ts";

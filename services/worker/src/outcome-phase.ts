@@ -1,4 +1,3 @@
-import { formatZodIssues, type Logger } from "@overseer/config";
 import {
   type ControlTransition,
   classifyFailure,
@@ -6,7 +5,9 @@ import {
   fixFor,
   type HarnessRunResult,
 } from "@overseer/harness";
+import { formatZodIssues } from "@overseer/input-errors";
 import { ControlTransitionSchema, type RunJob, type RunOutcome, type RunUsage } from "@overseer/queue";
+import type { Logger } from "@overseer/runtime";
 import { refusedTransition } from "./transition-policy.ts";
 
 /**

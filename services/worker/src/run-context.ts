@@ -1,7 +1,7 @@
-import type { Logger } from "@overseer/config";
 import type { RepoMirror } from "@overseer/git";
 import type { WrapCommand } from "@overseer/harness";
 import { RUN_JOB_VERSION, type RunJob, type RunOutcome, type RunResult } from "@overseer/queue";
+import type { Logger } from "@overseer/runtime";
 import type { RunFence } from "./run-fence.ts";
 
 /** What a worker gives every run: where to work, how to sandbox it, its limits. */

@@ -20,8 +20,8 @@
 import { randomBytes } from "node:crypto";
 import { rm } from "node:fs/promises";
 import path from "node:path";
-import { createRedactor } from "@overseer/config";
 import type { Worktree } from "@overseer/git";
+import { createRedactor } from "@overseer/input-errors";
 import type { RunJob, RunOutcome, RunResult } from "@overseer/queue";
 import { runAgent } from "./agent-phase.ts";
 import { prepareCheckout } from "./checkout-phase.ts";

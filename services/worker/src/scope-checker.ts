@@ -1,6 +1,6 @@
 import path from "node:path";
-import { createScopeMatcher } from "@overseer/config";
 import type { ChangedPath } from "@overseer/git";
+import { createScopeMatcher } from "@overseer/task-files";
 
 /**
  * docs/state-machine.md rule 10: every changed, added, deleted and renamed path (both sides of a rename),

@@ -1,6 +1,6 @@
-import type { Logger } from "@overseer/config";
 import { type HarvestedUsage, readSessionFiles, UsageMeter } from "@overseer/harness";
 import type { RunJob, RunUsage } from "@overseer/queue";
+import type { Logger } from "@overseer/runtime";
 
 /** Default pause between two usage reports of a running run (only sent when it changed). */
 export const DEFAULT_USAGE_REPORT_MS = 5000;

@@ -5,11 +5,12 @@
  * sandbox unless OVERSEER_SANDBOX=none and OVERSEER_SANDBOX_UNSAFE_NONE=1 are both set.
  */
 import { mkdir } from "node:fs/promises";
-import { createLogger, loadSettingsOrExit, runUntilSignalled } from "@overseer/config";
 import { connectDatabase } from "@overseer/db";
 import { createRedis, LiveChannel, RunQueues, WorkerRegistry } from "@overseer/queue";
+import { createLogger, runUntilSignalled } from "@overseer/runtime";
 import { createSandboxDriver, detectSandboxHost, type SandboxDriver } from "@overseer/sandbox";
 import { type Cidr, parseCidr } from "@overseer/sandbox/egress-host-rule";
+import { loadSettingsOrExit } from "@overseer/settings";
 import { postgresRunFence } from "./run-fence.ts";
 import { chooseSandbox, type WorkerSandbox } from "./sandbox-choice.ts";
 import { sandboxWrapFor } from "./sandbox-wrap.ts";

@@ -34,10 +34,10 @@
  * delivery reports its own start and result (the coordinator applies each result once).
  */
 import { hostname } from "node:os";
-import { formatZodIssues, type Logger } from "@overseer/config";
 import { RunNotLiveError } from "@overseer/db";
 import { RepoMirror } from "@overseer/git";
 import { DEFAULT_KILL_GRACE_MS, type WrapCommand } from "@overseer/harness";
+import { formatZodIssues } from "@overseer/input-errors";
 import {
   type LiveChannel,
   QUEUE_DEFAULTS,
@@ -50,6 +50,7 @@ import {
   type WorkerHeartbeat,
   type WorkerRegistry,
 } from "@overseer/queue";
+import type { Logger } from "@overseer/runtime";
 import { type Job, UnrecoverableError, WaitingError, Worker } from "bullmq";
 import type { Redis } from "ioredis";
 import { LiveLogBatcher } from "./live-log-batcher.ts";

@@ -1,14 +1,5 @@
 import { ProjectListSchema, ProjectSchema, TaskPageSchema } from "@overseer/api-contract";
 import {
-  ConfigError,
-  commandForRole,
-  DEFAULT_ROLE,
-  parseRunnerConfig,
-  type RunnerConfig,
-  type ServiceSettings,
-  unpricedBudgetWarning,
-} from "@overseer/config";
-import {
   connectDatabase,
   type Db,
   type DbHandle,
@@ -18,6 +9,13 @@ import {
   pingDatabase,
 } from "@overseer/db";
 import { resolveExecutable } from "@overseer/harness";
+import { ConfigError } from "@overseer/input-errors";
+import {
+  commandForRole,
+  parseRunnerConfig,
+  type RunnerConfig,
+  unpricedBudgetWarning,
+} from "@overseer/project-config";
 import { createRedis } from "@overseer/queue";
 import {
   createSandboxDriver,
@@ -25,6 +23,8 @@ import {
   detectSandboxHost,
   type SandboxDriverName,
 } from "@overseer/sandbox";
+import type { ServiceSettings } from "@overseer/settings";
+import { DEFAULT_ROLE } from "@overseer/task-files";
 import { execa } from "execa";
 import type { z } from "zod";
 import { parseCommandArgs, requirePositive } from "../arg-parser.ts";

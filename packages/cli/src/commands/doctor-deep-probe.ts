@@ -2,15 +2,6 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import {
-  AGENT_PRESETS,
-  type AgentKind,
-  commandForRole,
-  configKeyEnv,
-  createRedactor,
-  type RunnerConfig,
-  type ServiceSettings,
-} from "@overseer/config";
-import {
   agentBinDir,
   agentCommands,
   buildHarnessEnv,
@@ -21,6 +12,14 @@ import {
   lastLines,
   readSessionFiles,
 } from "@overseer/harness";
+import { createRedactor } from "@overseer/input-errors";
+import {
+  AGENT_PRESETS,
+  type AgentKind,
+  commandForRole,
+  configKeyEnv,
+  type RunnerConfig,
+} from "@overseer/project-config";
 import {
   createSandboxDriver,
   runPreparedCommand,
@@ -29,6 +28,7 @@ import {
   type SandboxDriverName,
 } from "@overseer/sandbox";
 import { type Cidr, parseCidr } from "@overseer/sandbox/egress-host-rule";
+import type { ServiceSettings } from "@overseer/settings";
 import {
   authVariablesFix,
   cliInSandboxFix,

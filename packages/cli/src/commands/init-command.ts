@@ -2,24 +2,23 @@ import { readFile, realpath } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, resolve } from "node:path";
 import { ProjectSchema } from "@overseer/api-contract";
+import { getProject } from "@overseer/db";
+import { landingBranch, landingHint, PROJECT_ID_PATTERN, type RepoKind } from "@overseer/domain";
+import { createIntegrationBranch, repoKindOf, runGit } from "@overseer/git";
+import { ConfigError } from "@overseer/input-errors";
 import {
   AGENT_KINDS,
   type AgentKind,
   agentPresetConfig,
-  ConfigError,
   findRepositoryLocationProblem,
-  formatFromExtension,
   loadRunnerConfigFile,
   parseRunnerConfig,
-  parseStructuredText,
   presetKeyEnv,
   type RunnerConfig,
   type RunnerConfigInput,
   unpricedBudgetWarning,
-} from "@overseer/config";
-import { getProject } from "@overseer/db";
-import { landingBranch, landingHint, PROJECT_ID_PATTERN, type RepoKind } from "@overseer/domain";
-import { createIntegrationBranch, repoKindOf, runGit } from "@overseer/git";
+} from "@overseer/project-config";
+import { formatFromExtension, parseStructuredText } from "@overseer/task-files";
 import { createProject, TransitionApplier, updateProjectConfig } from "@overseer/transitions";
 import type { z } from "zod";
 import { parseCommandArgs, requirePositive } from "../arg-parser.ts";

@@ -1,4 +1,3 @@
-import { ConfigError, parseRunnerConfig, type RunnerConfig } from "@overseer/config";
 import {
   type Db,
   landingBranchOf,
@@ -20,6 +19,8 @@ import {
   STAGE_PATTERN,
 } from "@overseer/domain";
 import { renderRunPrompt } from "@overseer/harness";
+import { ConfigError } from "@overseer/input-errors";
+import { parseRunnerConfig, type RunnerConfig } from "@overseer/project-config";
 import { startProject, TransitionApplier } from "@overseer/transitions";
 import { parseCommandArgs, requirePositive } from "../arg-parser.ts";
 import { withDatabase } from "../cli-context.ts";

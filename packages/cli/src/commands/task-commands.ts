@@ -1,9 +1,9 @@
 import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import { ImportResultSchema, TaskPageSchema, TaskSchema } from "@overseer/api-contract";
-import { formatFromExtension, formatProblems, loadTaskFile, validateTaskList } from "@overseer/config";
 import { existingTaskIds, listTasks } from "@overseer/db";
 import { TASK_STATUSES } from "@overseer/domain";
+import { formatFromExtension, formatProblems, loadTaskFile, validateTaskList } from "@overseer/task-files";
 import { importTasks, TransitionApplier } from "@overseer/transitions";
 import type { z } from "zod";
 import { onePositional, parseCommandArgs, requirePositive } from "../arg-parser.ts";

@@ -1,8 +1,8 @@
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createLogger } from "@overseer/config";
 import { isProcessAlive } from "@overseer/process";
+import { createLogger } from "@overseer/runtime";
 import { buildHarnessEnv } from "../../src/index.ts";
 
 export const silentLogger = createLogger({ name: "harness-test", level: "silent" });

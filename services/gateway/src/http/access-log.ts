@@ -1,4 +1,4 @@
-import type { Logger } from "@overseer/config";
+import type { Logger } from "@overseer/runtime";
 import type { MiddlewareHandler } from "hono";
 import { routePath } from "hono/route";
 import type { GatewayEnv } from "../gateway-env.ts";

@@ -1,6 +1,6 @@
-import { ConfigError } from "@overseer/config";
 import { ConflictError, NotFoundError, ProjectStatusRefusedError } from "@overseer/db";
 import { type DomainErrorCode, isDomainError } from "@overseer/domain";
+import { ConfigError } from "@overseer/input-errors";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { DependencyTimeoutError } from "./with-timeout.ts";

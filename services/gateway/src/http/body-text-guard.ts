@@ -1,4 +1,4 @@
-import { decodeStrictUtf8, findUnsafeValue, nestingDepth } from "@overseer/config";
+import { decodeStrictUtf8, findUnsafeValue, nestingDepth } from "@overseer/task-files";
 import type { HonoRequest, MiddlewareHandler } from "hono";
 import type { GatewayEnv } from "../gateway-env.ts";
 import { ApiError } from "./api-error.ts";

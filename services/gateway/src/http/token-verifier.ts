@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
-import type { Logger } from "@overseer/config";
 import { type Db, touchApiToken, verifyApiToken } from "@overseer/db";
+import type { Logger } from "@overseer/runtime";
 import type { AuthenticatedToken } from "../gateway-env.ts";
 
 interface CacheEntry {

@@ -1,5 +1,5 @@
 import type { OpenAPIHonoOptions } from "@hono/zod-openapi";
-import { formatIssueLine, valueAtPath, zodIssuesToConfigIssues } from "@overseer/config";
+import { formatIssueLine, valueAtPath, zodIssuesToConfigIssues } from "@overseer/input-errors";
 import type { GatewayEnv } from "../gateway-env.ts";
 import { ApiError } from "./api-error.ts";
 
@@ -25,7 +25,7 @@ export interface FieldProblem {
 /**
  * Turns a zod failure on any request part into 400 `invalid_request`, naming every field with
  * what was expected and what was received, through the shared zod-issue formatter of
- * `@overseer/config` (received values are short JSON excerpts: long strings are cut and
+ * `@overseer/input-errors` (received values are short JSON excerpts: long strings are cut and
  * control characters escaped, so a hostile value cannot forge log lines or pages).
  */
 export const validationHook: Hook = async (result, c) => {

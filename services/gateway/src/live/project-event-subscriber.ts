@@ -1,5 +1,5 @@
-import type { Logger } from "@overseer/config";
 import type { LiveChannel, Redis } from "@overseer/queue";
+import type { Logger } from "@overseer/runtime";
 
 type Listener = () => void;
 

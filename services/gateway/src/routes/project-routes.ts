@@ -11,7 +11,6 @@ import {
   projectIdSchema,
   stageSchema,
 } from "@overseer/api-contract";
-import { findRepositoryLocationProblem, parseRunnerConfig } from "@overseer/config";
 import {
   getDecision,
   listDecisions,
@@ -21,6 +20,7 @@ import {
 } from "@overseer/db";
 import { isDomainError, PROJECT_DEFAULTS, PROJECT_STATUSES, summarizeMission } from "@overseer/domain";
 import { repoKindOf } from "@overseer/git";
+import { findRepositoryLocationProblem, parseRunnerConfig } from "@overseer/project-config";
 import { createProject, startMission, updateProjectConfig } from "@overseer/transitions";
 import { actorOf } from "../gateway-env.ts";
 import { ApiError } from "../http/api-error.ts";

@@ -12,9 +12,14 @@ import {
   taskCursorSchema,
   taskIdSchema,
 } from "@overseer/api-contract";
-import { parseStructuredText, parseTaskFile, type TaskFileProblem, validateTaskList } from "@overseer/config";
 import { ConflictError, existingTaskIds, getDecision, getTask, listTasks, taskUsage } from "@overseer/db";
 import { decisionIdFor, isDomainError, TASK_KINDS, TASK_STATUSES, type TaskStatus } from "@overseer/domain";
+import {
+  parseStructuredText,
+  parseTaskFile,
+  type TaskFileProblem,
+  validateTaskList,
+} from "@overseer/task-files";
 import { actorOf } from "../gateway-env.ts";
 import { ApiError } from "../http/api-error.ts";
 import { decisionCard, spendView, taskView } from "../views/resource-views.ts";

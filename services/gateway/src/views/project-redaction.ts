@@ -1,10 +1,5 @@
-import {
-  createRedactor,
-  parseRunnerConfig,
-  REDACTED,
-  redactRunnerConfig,
-  runnerConfigSecretValues,
-} from "@overseer/config";
+import { createRedactor, REDACTED } from "@overseer/input-errors";
+import { parseRunnerConfig, redactRunnerConfig, runnerConfigSecretValues } from "@overseer/project-config";
 
 /**
  * Secrets never leave the gateway: runner configs are answered with secret values replaced,

@@ -2,7 +2,6 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { Writable } from "node:stream";
-import { createLogger, type Logger } from "@overseer/config";
 import {
   applyTransition,
   createApiToken,
@@ -12,6 +11,7 @@ import {
 } from "@overseer/db";
 import type { OptionCommandInput, TaskCardInput } from "@overseer/domain";
 import { LiveChannel, type Redis, RunQueues, WorkerRegistry } from "@overseer/queue";
+import { createLogger, type Logger } from "@overseer/runtime";
 import { createTestRedis, deleteRedisKeys, taskCard, uniqueRedisPrefix } from "@overseer/test-support";
 import { importTasks, startProject, TransitionApplier } from "@overseer/transitions";
 import { afterAll, beforeAll, expect } from "vitest";

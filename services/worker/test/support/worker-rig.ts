@@ -8,7 +8,6 @@ import { randomBytes } from "node:crypto";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { createLogger } from "@overseer/config";
 import { initBareRepo, runGit } from "@overseer/git";
 import {
   createRedis,
@@ -22,6 +21,7 @@ import {
   runResultSchema,
   WorkerRegistry,
 } from "@overseer/queue";
+import { createLogger } from "@overseer/runtime";
 import { createSandboxDriver, type SandboxDriver } from "@overseer/sandbox";
 import { dropRunQueues, runJobFixture } from "@overseer/test-support";
 import { sandboxWrapFor } from "../../src/sandbox-wrap.ts";

@@ -1,6 +1,7 @@
 import { readFile } from "node:fs/promises";
 import type { ConfigIssue } from "@overseer/input-errors";
 import {
+  ConfigError,
   describeReceived,
   expectedErrorMap,
   formatIssuePath,
@@ -9,12 +10,17 @@ import {
 } from "@overseer/input-errors";
 import { SANDBOX_DRIVER_NAMES } from "@overseer/sandbox";
 import { EGRESS_HOST_EXPECTED, egressHostRuleSchema } from "@overseer/sandbox/egress-host-rule";
+import {
+  ALWAYS_EXEMPT_GLOBS,
+  findGlobProblem,
+  formatFromExtension,
+  formatSyntaxProblem,
+  parseStructuredText,
+  ROLE_PATTERN,
+  SCOPE_GLOB_EXPECTED,
+} from "@overseer/task-files";
 import { z } from "zod";
 import { AGENT_KINDS } from "./agent-kinds.ts";
-import { ConfigError } from "./config-error.ts";
-import { findGlobProblem, SCOPE_GLOB_EXPECTED } from "./glob-validator.ts";
-import { ALWAYS_EXEMPT_GLOBS } from "./scope-matcher.ts";
-import { formatFromExtension, formatSyntaxProblem, parseStructuredText } from "./structured-text-parser.ts";
 
 /**
  * Per-project runner config (docs/runner-config.md).
@@ -31,8 +37,6 @@ import { formatFromExtension, formatSyntaxProblem, parseStructuredText } from ".
  * overridden, so a project cannot read the worker's token or spoof the run identity.
  */
 
-/** Role names: `ci-cd`, `security`, `reviewer`… They end up in agent ids and branch names. */
-export const ROLE_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 const ROLE_EXPECTED = "a role name of letters, digits, ., _ or - (at most 64)";
 
 const ENV_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;

@@ -1,6 +1,5 @@
 import type { ConfigIssue } from "@overseer/input-errors";
-import { describeReceived, expectedErrorMap } from "@overseer/input-errors";
-import { ConfigError } from "./config-error.ts";
+import { ConfigError, describeReceived, expectedErrorMap } from "@overseer/input-errors";
 import type { ServiceSettings } from "./service-settings.ts";
 import { type SettingSpec, SPECS } from "./service-settings-schema.ts";
 import { MIN_TASK_BYTES } from "./setting-value-schemas.ts";

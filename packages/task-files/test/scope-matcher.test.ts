@@ -1,5 +1,6 @@
+import { ConfigError } from "@overseer/input-errors";
 import { describe, expect, it } from "vitest";
-import { ALWAYS_EXEMPT_GLOBS, ConfigError, createScopeMatcher, findGlobProblem } from "../src/index.ts";
+import { ALWAYS_EXEMPT_GLOBS, createScopeMatcher, findGlobProblem } from "../src/index.ts";
 
 describe("createScopeMatcher", () => {
   it("** allows every path, dotfiles and nested ones included", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { findGlobProblem, findRepositoryLocationProblem } from "../src/index.ts";
+import { findRepositoryLocationProblem } from "../src/index.ts";
 
 describe("repository locations", () => {
   it.each([
@@ -27,14 +27,5 @@ describe("repository locations", () => {
     ["/x\n/y", "control characters"],
   ])("refuses %s", (location, phrase) => {
     expect(findRepositoryLocationProblem(location)).toContain(phrase);
-  });
-});
-
-describe("scope globs with an unclosed [", () => {
-  it("refuses an unclosed [, accepts balanced and escaped ones", () => {
-    expect(findGlobProblem("[[[")).toContain("unclosed [");
-    expect(findGlobProblem("src/[a")).toContain("unclosed [");
-    expect(findGlobProblem("src/[a-z]/*.{ts,js}")).toBeUndefined();
-    expect(findGlobProblem("src/\\[x")).toBeUndefined();
   });
 });

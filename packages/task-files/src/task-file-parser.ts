@@ -9,7 +9,7 @@ import {
 import { z } from "zod";
 import { findGlobProblem, SCOPE_GLOB_EXPECTED } from "./glob-validator.ts";
 import { DEFAULT_MAX_IMPORT_TASKS } from "./import-limits.ts";
-import { ROLE_PATTERN } from "./runner-config-schema.ts";
+import { ROLE_PATTERN } from "./role-pattern.ts";
 import {
   formatFromExtension,
   formatSyntaxProblem,

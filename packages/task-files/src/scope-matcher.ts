@@ -1,8 +1,7 @@
 import path from "node:path";
 import type { ConfigIssue } from "@overseer/input-errors";
-import { describeReceived } from "@overseer/input-errors";
+import { ConfigError, describeReceived } from "@overseer/input-errors";
 import picomatch from "picomatch";
-import { ConfigError } from "./config-error.ts";
 import { findGlobProblem, normalizeGlob, SCOPE_GLOB_EXPECTED, SCOPE_GLOB_OPTIONS } from "./glob-validator.ts";
 
 /**

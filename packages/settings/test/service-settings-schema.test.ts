@@ -1,7 +1,7 @@
 import path from "node:path";
+import { ConfigError } from "@overseer/input-errors";
 import { describe, expect, it } from "vitest";
 import {
-  ConfigError,
   loadSettings,
   renderSettingsMarkdown,
   SETTINGS_REFERENCE,

@@ -1,4 +1,4 @@
-import { type ConfigIssue, formatIssueLine } from "@overseer/input-errors";
+import { type ConfigIssue, formatIssueLine } from "./config-issue.ts";
 
 /**
  * Raised for any invalid configuration: environment settings, runner config files, structured

@@ -2,8 +2,8 @@ import path from "node:path";
 import { PROCESS_DEFAULTS } from "@overseer/process";
 import { SANDBOX_DRIVER_NAMES } from "@overseer/sandbox";
 import { parseCidr } from "@overseer/sandbox/egress-host-rule";
+import { DEFAULT_MAX_IMPORT_TASKS, DEFAULT_MAX_TITLE_CHARS } from "@overseer/task-files";
 import { z } from "zod";
-import { DEFAULT_MAX_IMPORT_TASKS } from "./import-limits.ts";
 import { QUEUE_DEFAULTS } from "./queue-defaults.ts";
 import { LOG_LEVELS, type ServiceSettings, type SettingReference } from "./service-settings.ts";
 import {
@@ -21,7 +21,6 @@ import {
   oneOf,
   url,
 } from "./setting-value-schemas.ts";
-import { DEFAULT_MAX_TITLE_CHARS } from "./task-limits.ts";
 
 /** How one variable is read: its name, its fallback, its schema and its row of the reference. */
 export interface SettingSpec<T> {

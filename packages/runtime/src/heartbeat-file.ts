@@ -7,7 +7,7 @@ import path from "node:path";
  * and `node dist/healthcheck.js <service>` — or a shell `find FILE -newermt '-15 seconds'` —
  * says whether it is fresh. A blocked event loop or a hung process stops the rewrites.
  *
- * Node built-ins only: the health check imports this file alone (`@overseer/config/heartbeat-file`),
+ * Node built-ins only: the health check imports this file alone (`@overseer/runtime/heartbeat-file`),
  * so a probe starts no npm dependency.
  */
 

@@ -1,9 +1,9 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
+import { ConfigError } from "@overseer/input-errors";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
-  ConfigError,
   commandForRole,
   exemptGlobsFor,
   loadRunnerConfigFile,

@@ -1,0 +1,36 @@
+export { AGENT_KINDS, type AgentKind } from "./agent-kinds.ts";
+export {
+  AGENT_PRESETS,
+  type AgentPresetInfo,
+  type AgentPresetOptions,
+  agentPresetConfig,
+  allowHostOf,
+  CODEX_HOME_DIR,
+  COPILOT_HOME_DIR,
+  configKeyEnv,
+  GEMINI_HOME_DIR,
+  GEMINI_SETTINGS,
+  PRESET_TRANSITION_LINGER_SECONDS,
+  presetKeyEnv,
+} from "./agent-presets.ts";
+export {
+  PRICE_TABLE,
+  PRICE_TABLE_DATE,
+  type ResolvedPrice,
+  resolvePrice,
+  type TokenPrice,
+  unpricedBudgetWarning,
+} from "./price-table.ts";
+export { findRepositoryLocationProblem } from "./repository-location.ts";
+export {
+  commandForRole,
+  exemptGlobsFor,
+  loadRunnerConfigFile,
+  parseRunnerConfig,
+  type RunnerAction,
+  type RunnerConfig,
+  type RunnerConfigInput,
+  RunnerConfigSchema,
+  redactRunnerConfig,
+  runnerConfigSecretValues,
+} from "./runner-config-schema.ts";
