@@ -33,7 +33,7 @@ import { GatewayMetrics } from "./metrics/gateway-metrics.ts";
 import { OperatorTransitions } from "./operations/operator-transitions.ts";
 import { registerArgusRoutes } from "./routes/argus-routes.ts";
 import { registerEventRoutes } from "./routes/event-routes.ts";
-import { registerFleetRoutes } from "./routes/fleet-routes.ts";
+import { registerFleetRoutes } from "./routes/fleet/register.ts";
 import { registerOpsRoutes } from "./routes/ops-routes.ts";
 import { registerPageRoutes } from "./routes/page-routes.ts";
 import { registerProjectRoutes } from "./routes/project-routes.ts";

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import {
   AnswerResultSchema,
   MessageConflictSchema,
@@ -23,6 +23,7 @@ import { decisionCard } from "../views/resource-views.ts";
 import {
   errorResponses,
   existingProject,
+  guarded,
   jsonBody,
   jsonResponse,
   projectNotFound,
@@ -51,8 +52,9 @@ export function registerArgusRoutes(app: RouteApp, ctx: RouteContext): void {
   const { db } = ctx.deps;
 
   app.openapi(
-    createRoute(
-      tableRoute(ctx, "getArgusStatus", {
+    guarded(
+      ctx,
+      tableRoute("getArgusStatus", {
         method: "get",
         path: "/api/projects/{id}/status",
         tags: ["Argus"],
@@ -76,8 +78,9 @@ export function registerArgusRoutes(app: RouteApp, ctx: RouteContext): void {
   );
 
   app.openapi(
-    createRoute(
-      tableRoute(ctx, "getArgusSnapshot", {
+    guarded(
+      ctx,
+      tableRoute("getArgusSnapshot", {
         method: "get",
         path: "/api/projects/{id}/snapshot",
         tags: ["Argus"],
@@ -138,8 +141,9 @@ export function registerArgusRoutes(app: RouteApp, ctx: RouteContext): void {
   );
 
   app.openapi(
-    createRoute(
-      tableRoute(ctx, "resolveDecision", {
+    guarded(
+      ctx,
+      tableRoute("resolveDecision", {
         method: "post",
         path: "/api/projects/{id}/decisions/{decision_id}/resolve",
         tags: ["Argus"],
@@ -187,8 +191,9 @@ export function registerArgusRoutes(app: RouteApp, ctx: RouteContext): void {
   );
 
   app.openapi(
-    createRoute(
-      tableRoute(ctx, "answerBacklogItem", {
+    guarded(
+      ctx,
+      tableRoute("answerBacklogItem", {
         method: "post",
         path: "/api/projects/{id}/backlog/{item_id}/answer",
         tags: ["Argus"],
@@ -213,8 +218,9 @@ export function registerArgusRoutes(app: RouteApp, ctx: RouteContext): void {
   );
 
   app.openapi(
-    createRoute(
-      tableRoute(ctx, "routeMessage", {
+    guarded(
+      ctx,
+      tableRoute("routeMessage", {
         method: "post",
         path: "/api/projects/{id}/message",
         tags: ["Argus"],

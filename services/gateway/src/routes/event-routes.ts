@@ -1,4 +1,4 @@
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import {
   EventPageSchema,
   eventCursorSchema,
@@ -14,6 +14,7 @@ import { eventView } from "../views/resource-views.ts";
 import {
   errorResponses,
   existingProject,
+  guarded,
   jsonResponse,
   READ_ERRORS,
   type RouteApp,
@@ -60,8 +61,9 @@ export function registerEventRoutes(app: RouteApp, ctx: RouteContext): void {
   const { db } = ctx.deps;
 
   app.openapi(
-    createRoute(
-      tableRoute(ctx, "listProjectEvents", {
+    guarded(
+      ctx,
+      tableRoute("listProjectEvents", {
         method: "get",
         path: "/api/v1/projects/{id}/events",
         tags: ["Events"],
@@ -92,8 +94,9 @@ export function registerEventRoutes(app: RouteApp, ctx: RouteContext): void {
   );
 
   app.openapi(
-    createRoute(
-      tableRoute(ctx, "streamProjectEvents", {
+    guarded(
+      ctx,
+      tableRoute("streamProjectEvents", {
         method: "get",
         path: "/api/projects/{id}/events/stream",
         tags: ["Live"],

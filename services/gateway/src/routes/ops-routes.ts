@@ -1,9 +1,16 @@
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { WorkerSchema } from "@overseer/api-contract";
 import { pingDatabase } from "@overseer/db";
 import { withTimeout } from "../http/with-timeout.ts";
 import { workerView } from "../views/resource-views.ts";
-import { errorResponses, jsonResponse, type RouteApp, type RouteContext, tableRoute } from "./route-kit.ts";
+import {
+  errorResponses,
+  guarded,
+  jsonResponse,
+  type RouteApp,
+  type RouteContext,
+  tableRoute,
+} from "./route-kit.ts";
 
 const CheckSchema = z.object({ ok: z.boolean(), ms: z.number(), error: z.string().optional() });
 const ReadySchema = z
@@ -30,8 +37,9 @@ export function registerOpsRoutes(app: RouteApp, ctx: RouteContext): void {
   const startedAt = Date.now();
 
   app.openapi(
-    createRoute(
-      tableRoute(ctx, "getHealth", {
+    guarded(
+      ctx,
+      tableRoute("getHealth", {
         method: "get",
         path: "/healthz",
         tags: ["Operations"],
@@ -47,8 +55,9 @@ export function registerOpsRoutes(app: RouteApp, ctx: RouteContext): void {
   );
 
   app.openapi(
-    createRoute(
-      tableRoute(ctx, "getReadiness", {
+    guarded(
+      ctx,
+      tableRoute("getReadiness", {
         method: "get",
         path: "/readyz",
         tags: ["Operations"],
@@ -76,8 +85,9 @@ export function registerOpsRoutes(app: RouteApp, ctx: RouteContext): void {
   );
 
   app.openapi(
-    createRoute(
-      tableRoute(ctx, "getMetrics", {
+    guarded(
+      ctx,
+      tableRoute("getMetrics", {
         method: "get",
         path: "/metrics",
         tags: ["Operations"],
@@ -101,8 +111,9 @@ export function registerOpsRoutes(app: RouteApp, ctx: RouteContext): void {
   );
 
   app.openapi(
-    createRoute(
-      tableRoute(ctx, "listWorkers", {
+    guarded(
+      ctx,
+      tableRoute("listWorkers", {
         method: "get",
         path: "/api/v1/workers",
         tags: ["Cluster"],
@@ -130,8 +141,9 @@ export function registerOpsRoutes(app: RouteApp, ctx: RouteContext): void {
   );
 
   app.openapi(
-    createRoute(
-      tableRoute(ctx, "listQueues", {
+    guarded(
+      ctx,
+      tableRoute("listQueues", {
         method: "get",
         path: "/api/v1/queues",
         tags: ["Cluster"],

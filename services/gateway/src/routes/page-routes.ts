@@ -1,8 +1,8 @@
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { GatewayEnv } from "../gateway-env.ts";
 import { APP_CSP, DOCS_CSP, loadWebAssets, notBuiltPage } from "../views/web-assets.ts";
-import { errorResponses, type RouteApp, type RouteContext, tableRoute } from "./route-kit.ts";
+import { errorResponses, guarded, type RouteApp, type RouteContext, tableRoute } from "./route-kit.ts";
 
 const html = (description: string) => ({
   description,
@@ -25,8 +25,9 @@ export function registerPageRoutes(
   if (!web.built) ctx.deps.logger.warn({ dir: web.dir }, "web app not built: / explains how to build it");
 
   app.openapi(
-    createRoute(
-      tableRoute(ctx, "getOpenApiDocument", {
+    guarded(
+      ctx,
+      tableRoute("getOpenApiDocument", {
         method: "get",
         path: "/openapi.json",
         tags: ["Operations"],
@@ -55,8 +56,9 @@ export function registerPageRoutes(
   };
 
   app.openapi(
-    createRoute(
-      tableRoute(ctx, "getWebApp", {
+    guarded(
+      ctx,
+      tableRoute("getWebApp", {
         method: "get",
         path: "/",
         tags: ["Pages"],
@@ -71,8 +73,9 @@ export function registerPageRoutes(
     page("index.html", APP_CSP),
   );
   app.openapi(
-    createRoute(
-      tableRoute(ctx, "getApiReference", {
+    guarded(
+      ctx,
+      tableRoute("getApiReference", {
         method: "get",
         path: "/docs",
         tags: ["Pages"],

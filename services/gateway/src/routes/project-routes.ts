@@ -1,4 +1,4 @@
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import {
   DecisionCardSchema,
   IncidentSchema,
@@ -29,6 +29,7 @@ import { decisionCard, incidentView, projectView } from "../views/resource-views
 import {
   errorResponses,
   existingProject,
+  guarded,
   jsonBody,
   jsonResponse,
   notFoundInProject,
@@ -128,8 +129,9 @@ export function registerProjectRoutes(app: RouteApp, ctx: RouteContext): void {
   const { db } = ctx.deps;
 
   app.openapi(
-    createRoute(
-      tableRoute(ctx, "listProjects", {
+    guarded(
+      ctx,
+      tableRoute("listProjects", {
         method: "get",
         path: "/api/v1/projects",
         tags: ["Projects"],
@@ -149,8 +151,9 @@ export function registerProjectRoutes(app: RouteApp, ctx: RouteContext): void {
   );
 
   app.openapi(
-    createRoute(
-      tableRoute(ctx, "createProject", {
+    guarded(
+      ctx,
+      tableRoute("createProject", {
         method: "post",
         path: "/api/v1/projects",
         tags: ["Projects"],
@@ -199,8 +202,9 @@ export function registerProjectRoutes(app: RouteApp, ctx: RouteContext): void {
   );
 
   app.openapi(
-    createRoute(
-      tableRoute(ctx, "getProject", {
+    guarded(
+      ctx,
+      tableRoute("getProject", {
         method: "get",
         path: "/api/v1/projects/{id}",
         tags: ["Projects"],
@@ -221,8 +225,9 @@ export function registerProjectRoutes(app: RouteApp, ctx: RouteContext): void {
   );
 
   app.openapi(
-    createRoute(
-      tableRoute(ctx, "updateProject", {
+    guarded(
+      ctx,
+      tableRoute("updateProject", {
         method: "patch",
         path: "/api/v1/projects/{id}",
         tags: ["Projects"],
@@ -280,8 +285,9 @@ export function registerProjectRoutes(app: RouteApp, ctx: RouteContext): void {
   ] as const;
   for (const change of statusChanges) {
     app.openapi(
-      createRoute(
-        tableRoute(ctx, change.operationId, {
+      guarded(
+        ctx,
+        tableRoute(change.operationId, {
           method: "post",
           path: `/api/v1/projects/{id}/${change.verb}`,
           tags: ["Projects"],
@@ -317,8 +323,9 @@ export function registerProjectRoutes(app: RouteApp, ctx: RouteContext): void {
   }
 
   app.openapi(
-    createRoute(
-      tableRoute(ctx, "startMission", {
+    guarded(
+      ctx,
+      tableRoute("startMission", {
         method: "post",
         path: "/api/v1/projects/{id}/mission",
         tags: ["Projects"],
@@ -361,8 +368,9 @@ export function registerProjectRoutes(app: RouteApp, ctx: RouteContext): void {
   );
 
   app.openapi(
-    createRoute(
-      tableRoute(ctx, "listDecisions", {
+    guarded(
+      ctx,
+      tableRoute("listDecisions", {
         method: "get",
         path: "/api/v1/projects/{id}/decisions",
         tags: ["Decisions"],
@@ -389,8 +397,9 @@ export function registerProjectRoutes(app: RouteApp, ctx: RouteContext): void {
   );
 
   app.openapi(
-    createRoute(
-      tableRoute(ctx, "getDecision", {
+    guarded(
+      ctx,
+      tableRoute("getDecision", {
         method: "get",
         path: "/api/v1/projects/{id}/decisions/{decision_id}",
         tags: ["Decisions"],
@@ -408,8 +417,9 @@ export function registerProjectRoutes(app: RouteApp, ctx: RouteContext): void {
   );
 
   app.openapi(
-    createRoute(
-      tableRoute(ctx, "listIncidents", {
+    guarded(
+      ctx,
+      tableRoute("listIncidents", {
         method: "get",
         path: "/api/v1/projects/{id}/incidents",
         tags: ["Projects"],

@@ -2,7 +2,7 @@ import { createBullBoard } from "@bull-board/api";
 import { BullMQAdapter } from "@bull-board/api/bullMQAdapter";
 import { HonoAdapter } from "@bull-board/hono";
 import { serveStatic } from "@hono/node-server/serve-static";
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { QUEUE_BOARD_SCOPE, scopeGrants } from "@overseer/api-contract";
 import { type Db, findActiveApiToken } from "@overseer/db";
 import { Hono, type MiddlewareHandler } from "hono";
@@ -11,6 +11,7 @@ import type { BoardSession, BoardSessions } from "../admin/board-sessions.ts";
 import { ApiError } from "../http/api-error.ts";
 import {
   errorResponses,
+  guarded,
   jsonBody,
   jsonResponse,
   type RouteApp,
@@ -73,8 +74,9 @@ export function registerQueueBoardRoutes(app: RouteApp, ctx: RouteContext): void
   const sessions = ctx.boardSessions;
 
   app.openapi(
-    createRoute(
-      tableRoute(ctx, "openQueueBoardSession", {
+    guarded(
+      ctx,
+      tableRoute("openQueueBoardSession", {
         method: "post",
         path: "/api/v1/admin/queues/session",
         tags: ["Operations"],

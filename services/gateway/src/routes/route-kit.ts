@@ -1,4 +1,10 @@
-import type { OpenAPIHono, RouteConfig, z } from "@hono/zod-openapi";
+import {
+  createRoute,
+  type OpenAPIHono,
+  type RouteConfig,
+  type RouteHandler,
+  type z,
+} from "@hono/zod-openapi";
 import {
   AUTHORIZATION_TABLE,
   type AuthorizationRule,
@@ -38,21 +44,16 @@ export interface RouteContext {
 export type RouteApp = OpenAPIHono<GatewayEnv>;
 
 /**
- * A route of the authorization table: it gets its operation id and, as its only middleware,
- * the table's guard; its method and path must be the table's (a mismatch fails at startup).
+ * A route definition of the authorization table (`createRoute` of `@hono/zod-openapi`): it gets
+ * its operation id, and the table's access sentence ends its description; its method and path
+ * must be the table's (a mismatch throws when the definitions module loads, so at startup).
+ * The table's guard is attached when the route is registered ({@link guarded}).
  */
 export function tableRoute<
+  const Id extends OperationId,
   P extends string,
   R extends Omit<RouteConfig, "path" | "middleware" | "operationId"> & { path: P },
->(
-  ctx: Pick<RouteContext, "authorize">,
-  operationId: OperationId,
-  route: R,
-): R & {
-  operationId: OperationId;
-  description: string;
-  middleware: [MiddlewareHandler<GatewayEnv>];
-} {
+>(operationId: Id, route: R) {
   const rule: AuthorizationRule = AUTHORIZATION_TABLE[operationId];
   if (rule.method !== route.method || rule.path !== route.path) {
     throw new Error(
@@ -60,8 +61,22 @@ export function tableRoute<
     );
   }
   const description = [route.description, accessSentence(rule)].filter(Boolean).join(" ");
-  return { ...route, operationId, description, middleware: [ctx.authorize(operationId)] };
+  return createRoute({ ...route, operationId, description });
 }
+
+/** A route of the table, as {@link tableRoute} defines it. */
+export type TableRoute = RouteConfig & { operationId: OperationId };
+
+/** The route with the table's guard of its operation as its only middleware, ready for `app.openapi`. */
+export function guarded<R extends TableRoute>(
+  ctx: Pick<RouteContext, "authorize">,
+  route: R,
+): R & { middleware: [MiddlewareHandler<GatewayEnv>] } {
+  return { ...route, middleware: [ctx.authorize(route.operationId)] };
+}
+
+/** A route's handler over the gateway's context variables. */
+export type GatewayHandler<R extends RouteConfig> = RouteHandler<R, GatewayEnv>;
 
 /** What the OpenAPI document says of a row's access, from the table itself. */
 function accessSentence(rule: AuthorizationRule): string {

@@ -1,4 +1,4 @@
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import {
   limitSchema,
   logCursorSchema,
@@ -17,6 +17,7 @@ import { runSummaryView, runView } from "../views/resource-views.ts";
 import {
   errorResponses,
   existingProject,
+  guarded,
   jsonResponse,
   READ_ERRORS,
   type RouteApp,
@@ -85,8 +86,9 @@ export function registerRunRoutes(app: RouteApp, ctx: RouteContext): void {
   }
 
   app.openapi(
-    createRoute(
-      tableRoute(ctx, "listRuns", {
+    guarded(
+      ctx,
+      tableRoute("listRuns", {
         method: "get",
         path: "/api/v1/projects/{id}/runs",
         tags: ["Runs"],
@@ -121,8 +123,9 @@ export function registerRunRoutes(app: RouteApp, ctx: RouteContext): void {
   );
 
   app.openapi(
-    createRoute(
-      tableRoute(ctx, "getRun", {
+    guarded(
+      ctx,
+      tableRoute("getRun", {
         method: "get",
         path: "/api/v1/runs/{id}",
         tags: ["Runs"],
@@ -138,8 +141,9 @@ export function registerRunRoutes(app: RouteApp, ctx: RouteContext): void {
   );
 
   app.openapi(
-    createRoute(
-      tableRoute(ctx, "getRunPrompt", {
+    guarded(
+      ctx,
+      tableRoute("getRunPrompt", {
         method: "get",
         path: "/api/v1/runs/{id}/prompt",
         tags: ["Runs"],
@@ -172,8 +176,9 @@ export function registerRunRoutes(app: RouteApp, ctx: RouteContext): void {
   );
 
   app.openapi(
-    createRoute(
-      tableRoute(ctx, "getRunLog", {
+    guarded(
+      ctx,
+      tableRoute("getRunLog", {
         method: "get",
         path: "/api/v1/runs/{id}/log",
         tags: ["Runs"],
@@ -201,8 +206,9 @@ export function registerRunRoutes(app: RouteApp, ctx: RouteContext): void {
   );
 
   app.openapi(
-    createRoute(
-      tableRoute(ctx, "streamRunLog", {
+    guarded(
+      ctx,
+      tableRoute("streamRunLog", {
         method: "get",
         path: "/api/runs/{id}/log/stream",
         tags: ["Live"],

@@ -1,4 +1,4 @@
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import {
   ImportResultSchema,
   limitSchema,
@@ -26,6 +26,7 @@ import { decisionCard, spendView, taskView } from "../views/resource-views.ts";
 import {
   errorResponses,
   existingProject,
+  guarded,
   jsonBody,
   jsonResponse,
   notFoundInProject,
@@ -125,8 +126,9 @@ export function registerTaskRoutes(app: RouteApp, ctx: RouteContext): void {
   const { db } = ctx.deps;
 
   app.openapi(
-    createRoute(
-      tableRoute(ctx, "listTasks", {
+    guarded(
+      ctx,
+      tableRoute("listTasks", {
         method: "get",
         path: "/api/v1/projects/{id}/tasks",
         tags: ["Tasks"],
@@ -156,8 +158,9 @@ export function registerTaskRoutes(app: RouteApp, ctx: RouteContext): void {
   );
 
   app.openapi(
-    createRoute(
-      tableRoute(ctx, "getTask", {
+    guarded(
+      ctx,
+      tableRoute("getTask", {
         method: "get",
         path: "/api/v1/projects/{id}/tasks/{task_id}",
         tags: ["Tasks"],
@@ -176,8 +179,9 @@ export function registerTaskRoutes(app: RouteApp, ctx: RouteContext): void {
   );
 
   app.openapi(
-    createRoute(
-      tableRoute(ctx, "createTask", {
+    guarded(
+      ctx,
+      tableRoute("createTask", {
         method: "post",
         path: "/api/v1/projects/{id}/tasks",
         tags: ["Tasks"],
@@ -221,8 +225,9 @@ export function registerTaskRoutes(app: RouteApp, ctx: RouteContext): void {
   );
 
   app.openapi(
-    createRoute(
-      tableRoute(ctx, "importTasks", {
+    guarded(
+      ctx,
+      tableRoute("importTasks", {
         method: "post",
         path: "/api/v1/projects/{id}/tasks/import",
         tags: ["Tasks"],
@@ -279,8 +284,9 @@ export function registerTaskRoutes(app: RouteApp, ctx: RouteContext): void {
   );
 
   app.openapi(
-    createRoute(
-      tableRoute(ctx, "cancelTask", {
+    guarded(
+      ctx,
+      tableRoute("cancelTask", {
         method: "post",
         path: "/api/v1/projects/{id}/tasks/{task_id}/cancel",
         tags: ["Tasks"],
@@ -308,8 +314,9 @@ export function registerTaskRoutes(app: RouteApp, ctx: RouteContext): void {
   );
 
   app.openapi(
-    createRoute(
-      tableRoute(ctx, "releaseExternalTask", {
+    guarded(
+      ctx,
+      tableRoute("releaseExternalTask", {
         method: "post",
         path: "/api/v1/projects/{id}/tasks/{task_id}/release-external",
         tags: ["Tasks"],

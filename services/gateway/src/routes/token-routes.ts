@@ -1,10 +1,11 @@
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { TokenListSchema, TokenParams, TokenRevokedSchema } from "@overseer/api-contract";
 import { createApiToken, listApiTokens, revokeApiToken, TOKEN_SCOPES } from "@overseer/db";
 import { ApiError } from "../http/api-error.ts";
 import { tokenView } from "../views/resource-views.ts";
 import {
   errorResponses,
+  guarded,
   jsonBody,
   jsonResponse,
   type RouteApp,
@@ -43,8 +44,9 @@ export function registerTokenRoutes(app: RouteApp, ctx: RouteContext): void {
   const { db } = ctx.deps;
 
   app.openapi(
-    createRoute(
-      tableRoute(ctx, "listTokens", {
+    guarded(
+      ctx,
+      tableRoute("listTokens", {
         method: "get",
         path: "/api/v1/tokens",
         tags: ["Tokens"],
@@ -59,8 +61,9 @@ export function registerTokenRoutes(app: RouteApp, ctx: RouteContext): void {
   );
 
   app.openapi(
-    createRoute(
-      tableRoute(ctx, "createToken", {
+    guarded(
+      ctx,
+      tableRoute("createToken", {
         method: "post",
         path: "/api/v1/tokens",
         tags: ["Tokens"],
@@ -80,8 +83,9 @@ export function registerTokenRoutes(app: RouteApp, ctx: RouteContext): void {
   );
 
   app.openapi(
-    createRoute(
-      tableRoute(ctx, "revokeToken", {
+    guarded(
+      ctx,
+      tableRoute("revokeToken", {
         method: "delete",
         path: "/api/v1/tokens/{token_id}",
         tags: ["Tokens"],

@@ -1,0 +1,128 @@
+import type { FleetProjectRow } from "@overseer/db";
+import { describe, expect, it } from "vitest";
+import { fleetView, runStatsView, throughputSeries } from "../../src/views/fleet-view.ts";
+
+const HOUR = { windowSeconds: 3600, bucketSeconds: 300 };
+
+function row(id: string, over: Partial<FleetProjectRow> = {}): FleetProjectRow {
+  return {
+    id,
+    name: `Project ${id}`,
+    status: "active",
+    status_reason: null,
+    stage: null,
+    objective: "",
+    sessions_used: 3,
+    sessions_limit: 10,
+    budget_usd: 5,
+    cost_usd: 1.25,
+    tokens_in: "1200",
+    tokens_out: 340,
+    updated_at: new Date("2026-01-02T03:04:05.000Z"),
+    counts: {},
+    running: 0,
+    pending: 0,
+    ...over,
+  };
+}
+
+describe("throughputSeries", () => {
+  it("puts bucket 0 (the most recent) last and fills the other buckets with zeros", () => {
+    const series = throughputSeries(
+      [
+        { project_id: "a", bucket: 0, runs: 4 },
+        { project_id: "a", bucket: 11, runs: 1 },
+        { project_id: "b", bucket: 2, runs: 7 },
+      ],
+      HOUR,
+    );
+    expect(series.get("a")).toEqual([1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4]);
+    expect(series.get("b")).toEqual([0, 0, 0, 0, 0, 0, 0, 0, 0, 7, 0, 0]);
+  });
+
+  it("drops rows outside the window (a run ending on the window's edge or a clock ahead of Postgres)", () => {
+    const series = throughputSeries(
+      [
+        { project_id: "a", bucket: 12, runs: 9 },
+        { project_id: "a", bucket: -1, runs: 9 },
+      ],
+      HOUR,
+    );
+    expect(series.size).toBe(0);
+  });
+});
+
+describe("fleetView", () => {
+  const now = new Date("2026-01-02T04:00:00.000Z");
+
+  it("adds the total to the counts, turns numerics into numbers and times into ISO strings", () => {
+    const fleet = fleetView(
+      [row("a", { counts: { todo: 2, done: 5 }, running: 1, pending: 2 })],
+      [{ project_id: "a", bucket: 0, runs: 3 }],
+      HOUR,
+      now,
+    );
+    expect(fleet).toEqual({
+      projects: [
+        {
+          id: "a",
+          name: "Project a",
+          status: "active",
+          status_reason: null,
+          stage: null,
+          objective: "",
+          counts: { todo: 2, done: 5, total: 7 },
+          running: 1,
+          pending_decisions: 2,
+          sessions: { used: 3, limit: 10 },
+          budget_usd: 5,
+          cost_usd: 1.25,
+          tokens_in: 1200,
+          tokens_out: 340,
+          throughput: [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 3],
+          updated_at: "2026-01-02T03:04:05.000Z",
+        },
+      ],
+      window_seconds: 3600,
+      bucket_seconds: 300,
+      generated_at: "2026-01-02T04:00:00.000Z",
+    });
+  });
+
+  it("gives a project without ended runs a series of zeros and an empty count a total of 0", () => {
+    const [project] = fleetView([row("quiet")], [], HOUR, now).projects;
+    expect(project?.throughput).toEqual(new Array(12).fill(0));
+    expect(project?.counts).toEqual({ total: 0 });
+  });
+});
+
+describe("runStatsView", () => {
+  it("answers each bucket and each project's cost per bucket with ISO times, keeping null percentiles", () => {
+    const at = new Date("2026-01-02T03:00:00.000Z");
+    const stats = runStatsView(
+      {
+        buckets: [
+          {
+            at,
+            runs: 4,
+            failed: 1,
+            p50_ms: 1500.5,
+            p90_ms: 3000,
+            p99_ms: null,
+          },
+        ],
+        cost: [{ at, project_id: "a", cost_usd: 0.75 }],
+      },
+      new Date("2026-01-02T02:00:00.000Z"),
+      60,
+    );
+    expect(stats).toEqual({
+      since: "2026-01-02T02:00:00.000Z",
+      bucket_seconds: 60,
+      buckets: [
+        { at: "2026-01-02T03:00:00.000Z", runs: 4, failed: 1, p50_ms: 1500.5, p90_ms: 3000, p99_ms: null },
+      ],
+      cost: [{ at: "2026-01-02T03:00:00.000Z", project_id: "a", cost_usd: 0.75 }],
+    });
+  });
+});
