@@ -1,0 +1,104 @@
+/**
+ * The task state machine (docs/state-machine.md) as one pure function:
+ *
+ *   applyCommand(state, command, ctx) → { state', changes, events, incidents }
+ *
+ * Nothing here performs I/O. Callers load a ProjectState, apply one command, and persist
+ * `changes` in a single transaction (optimistic concurrency on each changed task's
+ * version). Time and ids come from `ctx`, so every sequence is replayable in tests.
+ *
+ * Transitions at a glance (the handler's module in brackets):
+ *
+ *   claim            todo → in_progress (execute/resolve run queued); review → review run queued
+ *                                                                           [claim-transitions]
+ *   submit           in_progress → review                      (executor/resolver run)
+ *   approve          review → done; a done resolver returns its original to todo/review
+ *   reject           review → todo with the reviewer's feedback
+ *   land-failed      review → todo: approved but a real conflict or a failed check kept it
+ *                    from landing; the next executor integrates the main branch
+ *   timeout          like escalate, reason = the timeout (rule 8)
+ *   no-transition    retry with backoff up to maxAttempts, then escalate (rule 9)
+ *   scope-violation  incident + awaiting_input resolver + project paused (rule 10)
+ *   run-violation    incident + escalate (a forbidden transition or the disk limit; nothing landed)
+ *   run-misconfigured awaiting_input with a card saying what to set     [run-outcome-transitions]
+ *   escalate         in_progress|review → blocked + resolver (todo, or awaiting_input at the
+ *                    depth-3 / 6-remediation limits or when the agent needs the user)
+ *                                                                      [escalation-transitions]
+ *   operator         release-external, answer, resolve-decision, cancel, stop
+ *                                                                        [decision-transitions]
+ *   start-mission    active + continuous, planning task for the objective (mission.ts)
+ *   propose          planning task in_progress → review with its plan or completion evidence
+ *                    (after review: plan-approval.ts)                      [mission-transitions]
+ *   start-project    active with a fresh session budget (rule 12), records project.started
+ *   import-tasks     new todo tasks from a validated task file, all or none
+ *   create-project   a new project (applyProjectCreation; against an existing one: already_exists)
+ *   update-project-config  operator settings (runner config, objective, concurrency, budget)
+ *   set-project-status     pause, stop (active runs cancelled) or resume
+ *                                                                 [project-control-transitions]
+ *
+ * `awaiting_input` is left only through an operator command.
+ */
+import type { Command, CommandKind } from "../command.ts";
+import type { DomainContext, ProjectState } from "../project-state.ts";
+import type { ApplyResult } from "./apply-result.ts";
+import { claim } from "./claim-transitions.ts";
+import { answer, cancel, releaseExternal, resolveDecision, stop } from "./decision-transitions.ts";
+import { Draft } from "./draft.ts";
+import { escalate } from "./escalation-transitions.ts";
+import type { CommandOf, Handler } from "./handler.ts";
+import { propose, startMission } from "./mission-transitions.ts";
+import {
+  createProject,
+  importTasks,
+  setProjectStatus,
+  startProject,
+  updateProjectConfig,
+} from "./project-control-transitions.ts";
+import {
+  approve,
+  landFailed,
+  noTransition,
+  reject,
+  runMisconfigured,
+  runStarted,
+  runViolation,
+  scopeViolation,
+  submit,
+  timeout,
+} from "./run-outcome-transitions.ts";
+
+/** One handler per command kind: a kind without one does not compile. */
+const HANDLERS = {
+  claim,
+  "run-started": runStarted,
+  submit,
+  approve,
+  reject,
+  "land-failed": landFailed,
+  escalate,
+  timeout,
+  "no-transition": noTransition,
+  "run-misconfigured": runMisconfigured,
+  "scope-violation": scopeViolation,
+  "run-violation": runViolation,
+  propose,
+  "release-external": releaseExternal,
+  answer,
+  "resolve-decision": resolveDecision,
+  cancel,
+  stop,
+  "start-project": startProject,
+  "import-tasks": importTasks,
+  "start-mission": startMission,
+  "create-project": createProject,
+  "update-project-config": updateProjectConfig,
+  "set-project-status": setProjectStatus,
+} satisfies { [K in CommandKind]: Handler<K> };
+
+export function applyCommand(state: ProjectState, command: Command, ctx: DomainContext): ApplyResult {
+  return dispatch(new Draft(state, ctx), command);
+}
+
+function dispatch<K extends CommandKind>(draft: Draft, command: CommandOf<K>): ApplyResult {
+  return (HANDLERS[command.kind] as Handler<K>)(draft, command);
+}

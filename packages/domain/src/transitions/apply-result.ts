@@ -1,0 +1,36 @@
+import type { Decision } from "../decision.ts";
+import type { DomainEvent, Incident } from "../domain-event.ts";
+import type { NewProject, ProjectSettingsPatch } from "../project-settings.ts";
+import type { ProjectControl, ProjectState } from "../project-state.ts";
+import type { Run } from "../run.ts";
+import type { Task } from "../task.ts";
+
+export interface Changes {
+  readonly project: ProjectControl | null;
+  /** create-project: the project row to insert (before anything else). */
+  readonly createdProject: NewProject | null;
+  /** update-project-config: the operator settings to write with the project row. */
+  readonly settings: ProjectSettingsPatch | null;
+  /** Tasks whose fields changed; `version` is still the loaded one (the expected version). */
+  readonly tasks: readonly Task[];
+  readonly createdTaskIds: ReadonlySet<string>;
+  readonly runs: readonly Run[];
+  readonly createdRunIds: ReadonlySet<string>;
+  readonly decisions: readonly Decision[];
+  readonly createdDecisionIds: ReadonlySet<string>;
+}
+
+export interface ApplyResult {
+  /** `already_applied`: the command was a redelivery (its run had already ended, or the same resolution). */
+  readonly outcome: "applied" | "already_applied";
+  readonly state: ProjectState;
+  readonly changes: Changes;
+  readonly events: readonly DomainEvent[];
+  readonly incidents: readonly Incident[];
+  /** For resolve-decision / answer: the resolution that holds now. */
+  readonly resolution: {
+    readonly decisionId: string;
+    readonly resolutionId: string;
+    readonly optionId: string;
+  } | null;
+}

@@ -1,0 +1,72 @@
+/**
+ * Claim (rule 1, the scheduler's tick): a continuous mission plans its next round, then the
+ * runnable tasks get runs up to the project's free slots and its session budget.
+ */
+import type { Run } from "../run.ts";
+import { activeRunCount, nextAction, runnableTasks } from "../scheduler.ts";
+import type { ApplyResult } from "./apply-result.ts";
+import type { Draft } from "./draft.ts";
+import type { CommandOf } from "./handler.ts";
+import { continueMission, missionOpen, pauseAtBound, statusCounts } from "./mission-rounds.ts";
+
+/** Claims for the command's stage, or the stage the project was started with. */
+export function claim(draft: Draft, command: CommandOf<"claim">): ApplyResult {
+  claimRuns(draft, command.stage ?? draft.project.stage);
+  return draft.result("applied");
+}
+
+function claimRuns(draft: Draft, stage: string | null): void {
+  const project = draft.project;
+  if (project.status !== "active") return;
+  continueMission(draft);
+  if (draft.project.status !== "active") return;
+  const state = draft.snapshot();
+  const candidates = runnableTasks(state, draft.ctx.now, stage);
+  if (candidates.length === 0) return;
+  let free = project.concurrency - activeRunCount(state);
+  for (const task of candidates) {
+    if (free <= 0) break;
+    const p = draft.project;
+    if (p.sessionsLimit !== null && p.sessionsUsed >= p.sessionsLimit) {
+      if (activeRunCount(draft.snapshot()) === 0) {
+        if (missionOpen(p)) pauseAtBound(draft, "sessions", `max_sessions (${p.sessionsLimit}) reached`);
+        else
+          draft.setProjectStatus(
+            "paused",
+            `max_sessions (${p.sessionsLimit}) reached; start again to continue`,
+          );
+        draft.event(
+          "project.sessions_exhausted",
+          { taskId: null, id: null },
+          {
+            sessionsLimit: p.sessionsLimit,
+            summary: statusCounts(draft),
+          },
+        );
+      }
+      return;
+    }
+    const action = nextAction(task);
+    const run: Run = {
+      id: draft.ctx.newRunId(),
+      projectId: task.projectId,
+      taskId: task.id,
+      agentId: draft.mintAgentId(action, task),
+      action,
+      attempt: task.failures + 1,
+      status: "queued",
+      transition: null,
+      failure: null,
+      notBefore: null,
+      createdAt: draft.ctx.now,
+      workerId: null,
+      startedAt: null,
+    };
+    draft.addRun(run);
+    if (task.status === "todo") draft.putTask({ ...task, status: "in_progress", notBefore: null });
+    else if (task.notBefore !== null) draft.putTask({ ...task, notBefore: null });
+    draft.project = { ...draft.project, sessionsUsed: draft.project.sessionsUsed + 1 };
+    draft.event("run.queued", run, { action, agentId: run.agentId, attempt: run.attempt });
+    free--;
+  }
+}
