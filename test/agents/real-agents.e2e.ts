@@ -1,7 +1,7 @@
 import { runCli } from "@overseer/cli";
 import { runGit } from "@overseer/git";
 import { agentPresetConfig, parseRunnerConfig, presetKeyEnv } from "@overseer/project-config";
-import { type Cidr, parseCidr } from "@overseer/sandbox/egress-host-rule";
+import { type Cidr, parseCidr } from "@overseer/run-contract";
 import { startProject, TransitionApplier } from "@overseer/transitions";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ClusterFixture } from "../support/cluster-fixture.ts";

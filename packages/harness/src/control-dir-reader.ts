@@ -1,7 +1,7 @@
 import { constants as fsConstants } from "node:fs";
 import { open, readdir } from "node:fs/promises";
 import { join } from "node:path";
-import { type ControlTransition, parseControlTransition, TRANSITION_FILE_NAME } from "@overseer/queue";
+import { type ControlTransition, parseControlTransition, TRANSITION_FILE_NAME } from "@overseer/run-contract";
 import { sanitizeValue } from "@overseer/task-files";
 import { HARNESS_DEFAULTS } from "./harness-defaults.ts";
 

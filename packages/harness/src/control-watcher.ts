@@ -1,5 +1,5 @@
 import { type FSWatcher, watch } from "node:fs";
-import type { ControlTransition } from "@overseer/queue";
+import type { ControlTransition } from "@overseer/run-contract";
 import { readControlDir } from "./control-dir-reader.ts";
 import { epochNow } from "./harness-spawner.ts";
 

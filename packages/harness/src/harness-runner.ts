@@ -1,6 +1,6 @@
 import { statSync } from "node:fs";
 import { delimiter, resolve as resolvePath } from "node:path";
-import type { ControlTransition } from "@overseer/queue";
+import type { ControlTransition } from "@overseer/run-contract";
 import { createLogger, type Logger } from "@overseer/runtime";
 import { DEFAULT_CONTROL_MAX_BYTES, readControlDir } from "./control-dir-reader.ts";
 import { ControlWatcher } from "./control-watcher.ts";

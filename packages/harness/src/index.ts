@@ -1,24 +1,4 @@
 export {
-  type ApproveTransition,
-  CONTROL_KINDS,
-  CONTROL_LIMITS,
-  type ControlKind,
-  type ControlParseResult,
-  type ControlTransition,
-  ControlTransitionSchema,
-  type DecisionOption,
-  ESCALATION_CATEGORIES,
-  type EscalateTransition,
-  type EscalationCategory,
-  normalizeOptionId,
-  parseControlTransition,
-  type RejectTransition,
-  type SubmitTransition,
-  TRANSITION_FILE_NAME,
-  type Usage,
-  UsageSchema,
-} from "@overseer/queue";
-export {
   DEFAULT_MAX_WATCHED_DIRS,
   DEFAULT_WATCH_IGNORE,
 } from "./activity-watcher.ts";

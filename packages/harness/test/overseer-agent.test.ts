@@ -9,16 +9,11 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { CONTROL_LIMITS, type ControlTransition, parseControlTransition } from "@overseer/run-contract";
 import { execa } from "execa";
 import fc from "fast-check";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import {
-  CONTROL_LIMITS,
-  type ControlTransition,
-  overseerAgentPath,
-  parseControlTransition,
-  readControlDir,
-} from "../src/index.ts";
+import { overseerAgentPath, readControlDir } from "../src/index.ts";
 import { cleanupAll, isWellFormed, makeTempDir } from "./support/harness-fixtures.ts";
 
 afterEach(cleanupAll);

@@ -8,8 +8,7 @@ import {
   REDACTED,
   zodIssuesToConfigIssues,
 } from "@overseer/input-errors";
-import { SANDBOX_DRIVER_NAMES } from "@overseer/sandbox";
-import { EGRESS_HOST_EXPECTED, egressHostRuleSchema } from "@overseer/sandbox/egress-host-rule";
+import { EGRESS_HOST_EXPECTED, egressHostRuleSchema, SANDBOX_DRIVER_NAMES } from "@overseer/run-contract";
 import {
   ALWAYS_EXEMPT_GLOBS,
   findGlobProblem,
@@ -86,7 +85,7 @@ const globList = z.array(
 );
 
 const HOST_EXPECTED = EGRESS_HOST_EXPECTED;
-/** The same schema the sandbox spec uses (egress-host-rule.ts in @overseer/sandbox): one grammar everywhere. */
+/** The same schema the sandbox spec uses (egress-host-rule.ts in @overseer/run-contract): one grammar everywhere. */
 const hostPattern = egressHostRuleSchema;
 
 const CHECKOUT_PATH_EXPECTED =

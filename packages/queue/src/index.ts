@@ -1,4 +1,3 @@
-export * from "./control-file-schema.ts";
 export {
   boundedPieces,
   DEFAULT_LIVE_LOG_BYTES,
@@ -9,6 +8,5 @@ export {
 } from "./live-channel.ts";
 export * from "./queue-names.ts";
 export { createRedis, type Redis } from "./redis-connection.ts";
-export * from "./run-job-schema.ts";
 export { type QueueOptions, RunQueues } from "./run-queue.ts";
 export { type WorkerHeartbeat, WorkerRegistry } from "./worker-registry.ts";

@@ -1,4 +1,5 @@
 import { formatZodIssues } from "@overseer/input-errors";
+import { type ResultMessage, type RunJob, resultMessageSchema, runJobSchema } from "@overseer/run-contract";
 import { type JobsOptions, Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import type { z } from "zod";
@@ -11,7 +12,6 @@ import {
   startedJobId,
   usageJobId,
 } from "./queue-names.ts";
-import { type ResultMessage, type RunJob, resultMessageSchema, runJobSchema } from "./run-job-schema.ts";
 
 export interface QueueOptions {
   /** Redis key prefix for every queue; default `overseer`. */

@@ -1,3 +1,4 @@
+import type { RunJob, RunResult } from "@overseer/run-contract";
 import { deleteRedisKeys, runJobFixture, runResultFixture, uniqueRedisPrefix } from "@overseer/test-support";
 import { UnrecoverableError, Worker } from "bullmq";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -7,9 +8,7 @@ import {
   RESULT_QUEUE,
   type Redis,
   RUN_QUEUE,
-  type RunJob,
   RunQueues,
-  type RunResult,
   WorkerRegistry,
 } from "../src/index.ts";
 

@@ -1,6 +1,7 @@
+import { SANDBOX_DRIVER_NAMES, type SandboxDriverName } from "@overseer/run-contract";
 import { BwrapDriver, type BwrapDriverOptions } from "./bwrap-driver.ts";
 import { NoneDriver } from "./none-driver.ts";
-import { SANDBOX_DRIVER_NAMES, type SandboxDriver, type SandboxDriverName } from "./sandbox-driver.ts";
+import type { SandboxDriver } from "./sandbox-driver.ts";
 import { SandboxSpecError, UnsafeSandboxRefusedError } from "./sandbox-errors.ts";
 
 /**

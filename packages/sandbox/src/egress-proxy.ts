@@ -16,7 +16,7 @@ import {
   egressRuleMatches,
   formatEgressHostRule,
   parseEgressHostRules,
-} from "./egress-host-rule.ts";
+} from "@overseer/run-contract";
 import { isForbiddenAddress as defaultIsForbiddenAddress } from "./forbidden-address.ts";
 import { SandboxSetupError } from "./sandbox-errors.ts";
 import { DEFAULT_EGRESS_PORTS, normalizeHostName } from "./sandbox-spec-schema.ts";
@@ -27,7 +27,7 @@ import { DEFAULT_EGRESS_PORTS, normalizeHostName } from "./sandbox-spec-schema.t
  * route anywhere); an in-sandbox bridge exposes it as http://127.0.0.1:<port> for ordinary clients.
  *
  * Decision for every request, in order (the first failing rule answers 403):
- * 1. a rule of `allowHosts` matches host and port (egress-host-rule.ts): `host` on `allowPorts`,
+ * 1. a rule of `allowHosts` matches host and port (the run contract's egress-host-rule.ts): `host` on `allowPorts`,
  *    `host:port` on that port only, `*.domain` for subdomains; case-insensitive, trailing dot
  *    ignored; a raw IP literal only when that literal itself is listed;
  * 2. the proxy resolves the name itself and refuses if ANY resolved address is forbidden
@@ -57,7 +57,7 @@ export interface EgressDecision {
 export interface EgressProxyOptions {
   /** Unix socket path to listen on (created by `start`, removed by `close`). */
   socketPath: string;
-  /** Host rules allowed (`host`, `host:port`, `*.domain`; see egress-host-rule.ts). */
+  /** Host rules allowed (`host`, `host:port`, `*.domain`; see the run contract's egress-host-rule.ts). */
   allowHosts: readonly string[];
   /** Destination ports allowed for rules without a port. Default `[443, 80]`. */
   allowPorts?: readonly number[];

@@ -35,10 +35,8 @@ export type {
   ProbeReport,
   SandboxCapabilities,
   SandboxDriver,
-  SandboxDriverName,
   StopOptions,
 } from "./sandbox-driver.ts";
-export { SANDBOX_DRIVER_NAMES } from "./sandbox-driver.ts";
 export {
   SandboxError,
   SandboxSetupError,

@@ -1,9 +1,5 @@
+import type { SandboxDriverName } from "@overseer/run-contract";
 import type { SandboxSpec } from "./sandbox-spec-schema.ts";
-
-/** The sandbox backends Overseer knows. */
-/** Every sandbox driver, defined once (settings, runner configs and run jobs validate against it). */
-export const SANDBOX_DRIVER_NAMES = ["bwrap", "none"] as const;
-export type SandboxDriverName = (typeof SANDBOX_DRIVER_NAMES)[number];
 
 /**
  * A command ready to spawn, produced by `SandboxDriver.prepare`. It is SINGLE-USE: spawn it once,

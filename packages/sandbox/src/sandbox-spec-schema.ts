@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { posix } from "node:path";
 import { formatZodIssues } from "@overseer/input-errors";
+import { egressHostRuleSchema } from "@overseer/run-contract";
 import { z } from "zod";
-import { egressHostRuleSchema } from "./egress-host-rule.ts";
 import { SandboxSpecError } from "./sandbox-errors.ts";
 
 /**
@@ -97,7 +97,7 @@ export const networkPolicySchema = z.discriminatedUnion(
     z.object({ mode: z.literal("none") }),
     z.object({
       mode: z.literal("proxy"),
-      /** Host rules (`host`, `host:port`, `*.domain`; see egress-host-rule.ts) the run may reach through the egress proxy. */
+      /** Host rules (`host`, `host:port`, `*.domain`; see the run contract's egress-host-rule.ts) the run may reach through the egress proxy. */
       allowHosts: z
         .array(hostRule)
         .min(1, 'at least one host (proxy mode needs one; use mode "none" for no network)'),

@@ -3,8 +3,8 @@ import { createServer, request, type Server } from "node:http";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { type Cidr, parseCidr } from "@overseer/run-contract";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { type Cidr, parseCidr } from "../src/egress-host-rule.ts";
 import { type EgressDecision, EgressProxy, type EgressProxyOptions } from "../src/index.ts";
 
 /**

@@ -1,7 +1,6 @@
 import path from "node:path";
 import { PROCESS_DEFAULTS } from "@overseer/process";
-import { SANDBOX_DRIVER_NAMES } from "@overseer/sandbox";
-import { parseCidr } from "@overseer/sandbox/egress-host-rule";
+import { parseCidr, SANDBOX_DRIVER_NAMES } from "@overseer/run-contract";
 import { DEFAULT_MAX_IMPORT_TASKS, DEFAULT_MAX_TITLE_CHARS } from "@overseer/task-files";
 import { z } from "zod";
 import { QUEUE_DEFAULTS } from "./queue-defaults.ts";

@@ -1,4 +1,4 @@
-import type { SandboxDriverName } from "@overseer/sandbox";
+import type { SandboxDriverName } from "@overseer/run-contract";
 
 /**
  * Process-wide settings of the coordinator, workers, gateway and CLI, read from environment

@@ -5,14 +5,8 @@
  */
 import { randomBytes } from "node:crypto";
 import type { TaskCardInput } from "@overseer/domain";
-import {
-  createRedis,
-  type Redis,
-  RUN_JOB_VERSION,
-  type RunJob,
-  type RunQueues,
-  type RunResult,
-} from "@overseer/queue";
+import { createRedis, type Redis, type RunQueues } from "@overseer/queue";
+import { RUN_JOB_VERSION, type RunJob, type RunResult } from "@overseer/run-contract";
 
 /** The Redis the tests use (`REDIS_URL`, else the local one). */
 export function testRedisUrl(): string {

@@ -8,14 +8,8 @@ import {
   type ScratchDatabase,
 } from "@overseer/db";
 import { DomainError } from "@overseer/domain";
-import {
-  createRedis,
-  LiveChannel,
-  type LiveEvent,
-  type Redis,
-  type RunJob,
-  RunQueues,
-} from "@overseer/queue";
+import { createRedis, LiveChannel, type LiveEvent, type Redis, RunQueues } from "@overseer/queue";
+import type { RunJob } from "@overseer/run-contract";
 import { deleteRedisKeys, runJobFixture, taskCard, uniqueRedisPrefix } from "@overseer/test-support";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {

@@ -48,15 +48,8 @@ import {
   type Run,
 } from "@overseer/domain";
 import { formatZodIssues } from "@overseer/input-errors";
-import {
-  type LiveChannel,
-  QUEUE_DEFAULTS,
-  RESULT_QUEUE,
-  type ResultMessage,
-  type RunQueues,
-  type RunResult,
-  resultMessageSchema,
-} from "@overseer/queue";
+import { type LiveChannel, QUEUE_DEFAULTS, RESULT_QUEUE, type RunQueues } from "@overseer/queue";
+import { type ResultMessage, type RunResult, resultMessageSchema } from "@overseer/run-contract";
 import type { Logger } from "@overseer/runtime";
 import { sanitizeValue } from "@overseer/task-files";
 import { type ApplyCommandOptions, TRANSITION_DEFAULTS, TransitionApplier } from "@overseer/transitions";

@@ -1,5 +1,5 @@
 import { type Command, DEFAULT_PLAN_APPROVAL, type PlanApproval } from "@overseer/domain";
-import type { RunResult } from "@overseer/queue";
+import type { RunResult } from "@overseer/run-contract";
 import { DEFAULT_MAX_IMPORT_TASKS, parseTaskFile } from "@overseer/task-files";
 
 export interface RetryPolicy {

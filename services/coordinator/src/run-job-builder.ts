@@ -9,7 +9,7 @@ import {
   type RunnerConfig,
   resolvePrice,
 } from "@overseer/project-config";
-import { RUN_JOB_VERSION, type RunJob } from "@overseer/queue";
+import { RUN_JOB_VERSION, type RunJob } from "@overseer/run-contract";
 
 export type JobBuild =
   | { ok: true; job: RunJob }

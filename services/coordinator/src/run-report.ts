@@ -1,5 +1,5 @@
 import type { ApplyOptions } from "@overseer/db";
-import type { RunResult } from "@overseer/queue";
+import type { RunResult } from "@overseer/run-contract";
 
 /** What the runs row keeps of a worker's result, whatever command the result becomes. */
 export function runReportOf(result: RunResult, receivedAt: number): NonNullable<ApplyOptions["runReport"]> {

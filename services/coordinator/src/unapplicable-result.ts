@@ -1,5 +1,5 @@
 import type { Command } from "@overseer/domain";
-import type { RunResult } from "@overseer/queue";
+import type { RunResult } from "@overseer/run-contract";
 import { sanitizeText } from "@overseer/task-files";
 
 /** Failed applications of one result before its run is ended as failed. Default of `resultAttempts`. */

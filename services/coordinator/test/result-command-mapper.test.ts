@@ -1,4 +1,4 @@
-import type { RunResult } from "@overseer/queue";
+import type { RunResult } from "@overseer/run-contract";
 import { runResultFixture } from "@overseer/test-support";
 import { describe, expect, it } from "vitest";
 import { commandForResult } from "../src/result-command-mapper.ts";

@@ -13,7 +13,8 @@ import {
   requireProject,
   type ScratchDatabase,
 } from "@overseer/db";
-import { LiveChannel, type Redis, type RunOutcome, RunQueues, type RunResult } from "@overseer/queue";
+import { LiveChannel, type Redis, RunQueues } from "@overseer/queue";
+import type { RunOutcome, RunResult } from "@overseer/run-contract";
 import { createLogger } from "@overseer/runtime";
 import {
   createTestRedis,

@@ -9,7 +9,7 @@ import {
   runHarness,
   type WrapCommand,
 } from "@overseer/harness";
-import type { RunJob, RunOutcome } from "@overseer/queue";
+import type { RunJob, RunOutcome } from "@overseer/run-contract";
 import type { Logger } from "@overseer/runtime";
 import { SandboxSpecError } from "@overseer/sandbox";
 import { type DiskGuard, startDiskGuard } from "./disk-guard.ts";

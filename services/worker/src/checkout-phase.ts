@@ -2,7 +2,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { mergeMainInto, type RepoMirror, type Worktree } from "@overseer/git";
 import { agentBinDir } from "@overseer/harness";
-import { jobLandingBranch, type RunJob, type RunOutcome } from "@overseer/queue";
+import { jobLandingBranch, type RunJob, type RunOutcome } from "@overseer/run-contract";
 import { placeCheckoutFiles } from "./checkout-files.ts";
 import type { PhaseClock, RunExecutorDeps, RunPaths } from "./run-context.ts";
 

@@ -1,6 +1,6 @@
 import { lstat, readFile } from "node:fs/promises";
 import path from "node:path";
-import type { RunOutcome } from "@overseer/queue";
+import type { RunOutcome } from "@overseer/run-contract";
 
 /** A line git writes as a conflict marker (diff3 style): `<<<<<<< x`, `||||||| x`, `=======`, `>>>>>>> x`. */
 const MARKER = /^(?:<{7}|\|{7}|>{7})(?: |$)|^={7}$/m;

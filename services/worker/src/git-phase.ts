@@ -7,7 +7,7 @@ import {
   type RepoMirror,
   type Worktree,
 } from "@overseer/git";
-import { jobLandingBranch, type RunJob, type RunOutcome } from "@overseer/queue";
+import { jobLandingBranch, type RunJob, type RunOutcome } from "@overseer/run-contract";
 import { type Commits, NO_COMMITS, type RunExecutorDeps } from "./run-context.ts";
 
 export type WorkRecord =

@@ -1,5 +1,5 @@
 import { GitError, type RepoMirror } from "@overseer/git";
-import type { RunOutcome } from "@overseer/queue";
+import type { RunOutcome } from "@overseer/run-contract";
 
 /** Git commands that talk to the remote: their time is the network's, bounded apart (networkTimeoutMs). */
 const REMOTE_COMMANDS = new Set(["fetch", "push", "clone", "ls-remote"]);

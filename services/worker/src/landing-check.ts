@@ -1,7 +1,7 @@
 import { mkdir, rm } from "node:fs/promises";
 import path from "node:path";
 import type { LandCheckOutcome, RepoMirror } from "@overseer/git";
-import type { RunJob } from "@overseer/queue";
+import type { RunJob } from "@overseer/run-contract";
 import { hookRunner, runEnv } from "./agent-phase.ts";
 import { placeCheckoutFiles } from "./checkout-files.ts";
 import type { RunExecutorDeps, RunPaths } from "./run-context.ts";

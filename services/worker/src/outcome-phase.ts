@@ -1,12 +1,12 @@
+import { classifyFailure, describeRunOutput, fixFor, type HarnessRunResult } from "@overseer/harness";
+import { formatZodIssues } from "@overseer/input-errors";
 import {
   type ControlTransition,
-  classifyFailure,
-  describeRunOutput,
-  fixFor,
-  type HarnessRunResult,
-} from "@overseer/harness";
-import { formatZodIssues } from "@overseer/input-errors";
-import { ControlTransitionSchema, type RunJob, type RunOutcome, type RunUsage } from "@overseer/queue";
+  ControlTransitionSchema,
+  type RunJob,
+  type RunOutcome,
+  type RunUsage,
+} from "@overseer/run-contract";
 import type { Logger } from "@overseer/runtime";
 import { refusedTransition } from "./transition-policy.ts";
 

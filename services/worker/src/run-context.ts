@@ -1,6 +1,6 @@
 import type { RepoMirror } from "@overseer/git";
 import type { WrapCommand } from "@overseer/harness";
-import { RUN_JOB_VERSION, type RunJob, type RunOutcome, type RunResult } from "@overseer/queue";
+import { RUN_JOB_VERSION, type RunJob, type RunOutcome, type RunResult } from "@overseer/run-contract";
 import type { Logger } from "@overseer/runtime";
 import type { RunFence } from "./run-fence.ts";
 

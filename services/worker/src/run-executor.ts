@@ -22,7 +22,7 @@ import { rm } from "node:fs/promises";
 import path from "node:path";
 import type { Worktree } from "@overseer/git";
 import { createRedactor } from "@overseer/input-errors";
-import type { RunJob, RunOutcome, RunResult } from "@overseer/queue";
+import type { RunJob, RunOutcome, RunResult } from "@overseer/run-contract";
 import { runAgent } from "./agent-phase.ts";
 import { prepareCheckout } from "./checkout-phase.ts";
 import { filesWithMarkers, markerRefusal } from "./conflict-markers.ts";

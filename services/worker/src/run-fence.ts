@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { type Db, type RunFenceCheck, RunNotLiveError, runRefusal, withLiveRun } from "@overseer/db";
 import type { PushBranchResult, PushGuard } from "@overseer/git";
-import type { RunJob } from "@overseer/queue";
+import type { RunJob } from "@overseer/run-contract";
 
 /**
  * What Postgres says about a run before the worker acts on it (docs/architecture.md, Trust

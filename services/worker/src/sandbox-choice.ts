@@ -1,5 +1,4 @@
-import type { RunJob } from "@overseer/queue";
-import type { SandboxDriverName } from "@overseer/sandbox";
+import type { RunJob, SandboxDriverName } from "@overseer/run-contract";
 
 /** What this worker can sandbox runs with. */
 export interface WorkerSandbox {

@@ -1,5 +1,5 @@
 import { agentCommands, type WrapCommand } from "@overseer/harness";
-import type { RunJob } from "@overseer/queue";
+import type { RunJob } from "@overseer/run-contract";
 import { runSandboxSpec, type SandboxDriver } from "@overseer/sandbox";
 import type { RunPaths } from "./run-executor.ts";
 

@@ -1,4 +1,4 @@
-import type { RunJob, RunOutcome } from "@overseer/queue";
+import type { RunJob, RunOutcome } from "@overseer/run-contract";
 
 type TransitionKind = Extract<RunOutcome, { kind: "transition" }>["transition"]["kind"];
 

@@ -1,5 +1,5 @@
 import { type HarvestedUsage, readSessionFiles, UsageMeter } from "@overseer/harness";
-import type { RunJob, RunUsage } from "@overseer/queue";
+import type { RunJob, RunUsage } from "@overseer/run-contract";
 import type { Logger } from "@overseer/runtime";
 
 /** Default pause between two usage reports of a running run (only sent when it changed). */

@@ -7,9 +7,9 @@
 import { mkdir } from "node:fs/promises";
 import { connectDatabase } from "@overseer/db";
 import { createRedis, LiveChannel, RunQueues, WorkerRegistry } from "@overseer/queue";
+import { type Cidr, parseCidr } from "@overseer/run-contract";
 import { createLogger, runUntilSignalled } from "@overseer/runtime";
 import { createSandboxDriver, detectSandboxHost, type SandboxDriver } from "@overseer/sandbox";
-import { type Cidr, parseCidr } from "@overseer/sandbox/egress-host-rule";
 import { loadSettingsOrExit } from "@overseer/settings";
 import { postgresRunFence } from "./run-fence.ts";
 import { chooseSandbox, type WorkerSandbox } from "./sandbox-choice.ts";

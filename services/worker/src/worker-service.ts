@@ -41,15 +41,13 @@ import { formatZodIssues } from "@overseer/input-errors";
 import {
   type LiveChannel,
   QUEUE_DEFAULTS,
-  RUN_JOB_VERSION,
   RUN_QUEUE,
-  type RunJob,
   type RunQueues,
   runJobId,
-  runJobSchema,
   type WorkerHeartbeat,
   type WorkerRegistry,
 } from "@overseer/queue";
+import { RUN_JOB_VERSION, type RunJob, runJobSchema } from "@overseer/run-contract";
 import type { Logger } from "@overseer/runtime";
 import { type Job, UnrecoverableError, WaitingError, Worker } from "bullmq";
 import type { Redis } from "ioredis";

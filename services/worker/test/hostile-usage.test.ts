@@ -4,7 +4,7 @@
  * same output or session files. The recorded spend is never lowered, and a run stopped mid-way
  * (cancelled, timed out) keeps what it spent through the worker's usage reports.
  */
-import { type RunUsageMessage, runUsageMessageSchema } from "@overseer/queue";
+import { type RunUsageMessage, runUsageMessageSchema } from "@overseer/run-contract";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WorkerRig } from "./support/worker-rig.ts";
 

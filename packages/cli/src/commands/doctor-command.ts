@@ -17,12 +17,8 @@ import {
   unpricedBudgetWarning,
 } from "@overseer/project-config";
 import { createRedis } from "@overseer/queue";
-import {
-  createSandboxDriver,
-  detectDriver,
-  detectSandboxHost,
-  type SandboxDriverName,
-} from "@overseer/sandbox";
+import type { SandboxDriverName } from "@overseer/run-contract";
+import { createSandboxDriver, detectDriver, detectSandboxHost } from "@overseer/sandbox";
 import type { ServiceSettings } from "@overseer/settings";
 import { DEFAULT_ROLE } from "@overseer/task-files";
 import { execa } from "execa";

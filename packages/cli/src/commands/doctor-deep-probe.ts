@@ -20,14 +20,13 @@ import {
   configKeyEnv,
   type RunnerConfig,
 } from "@overseer/project-config";
+import { type Cidr, parseCidr, type SandboxDriverName } from "@overseer/run-contract";
 import {
   createSandboxDriver,
   runPreparedCommand,
   runSandboxSpec,
   type SandboxDriver,
-  type SandboxDriverName,
 } from "@overseer/sandbox";
-import { type Cidr, parseCidr } from "@overseer/sandbox/egress-host-rule";
 import type { ServiceSettings } from "@overseer/settings";
 import {
   authVariablesFix,

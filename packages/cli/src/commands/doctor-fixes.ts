@@ -1,4 +1,4 @@
-import type { SandboxDriverName } from "@overseer/sandbox";
+import type { SandboxDriverName } from "@overseer/run-contract";
 
 /**
  * The command (or the edit) that fixes each kind of failed doctor check. Every failing check

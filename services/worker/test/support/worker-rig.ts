@@ -14,13 +14,11 @@ import {
   LiveChannel,
   type LiveOptions,
   type Redis,
-  type RunJob,
   RunQueues,
-  type RunResult,
   resultJobId,
-  runResultSchema,
   WorkerRegistry,
 } from "@overseer/queue";
+import { type RunJob, type RunResult, runResultSchema } from "@overseer/run-contract";
 import { createLogger } from "@overseer/runtime";
 import { createSandboxDriver, type SandboxDriver } from "@overseer/sandbox";
 import { dropRunQueues, runJobFixture } from "@overseer/test-support";

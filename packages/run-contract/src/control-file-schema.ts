@@ -1,4 +1,3 @@
-import type { AwaitingReason } from "@overseer/domain";
 import { describeReceived, formatZodIssues } from "@overseer/input-errors";
 import { z } from "zod";
 
@@ -47,14 +46,18 @@ export const CONTROL_LIMITS = {
   evidenceBytes: 64 * 1024,
 } as const;
 
-/** Categories of an escalation that needs the user (docs/state-machine.md rule 7). */
+/**
+ * Categories of an escalation that needs the user (docs/state-machine.md rule 7). Each is one of
+ * the domain's awaiting reasons: the coordinator hands the category to the domain as one, so the
+ * compiler keeps the two lists in step there.
+ */
 export const ESCALATION_CATEGORIES = [
   "credentials",
   "payment",
   "product_question",
   "external_admin",
   "other",
-] as const satisfies readonly AwaitingReason[];
+] as const;
 export type EscalationCategory = (typeof ESCALATION_CATEGORIES)[number];
 
 export const CONTROL_KINDS = ["submit", "approve", "reject", "escalate", "plan", "complete"] as const;

@@ -6,7 +6,7 @@ import {
   formatEgressHostRule,
   parseCidr,
   parseEgressHostRule,
-} from "../src/egress-host-rule.ts";
+} from "../src/index.ts";
 
 describe("egress host rules", () => {
   it.each([

@@ -1,6 +1,6 @@
-import { SANDBOX_DRIVER_NAMES } from "@overseer/sandbox";
 import { z } from "zod";
 import { ControlTransitionSchema } from "./control-file-schema.ts";
+import { runSandboxSchema } from "./sandbox-request-schema.ts";
 
 /**
  * Queue payloads are versioned tagged unions (`v`, `kind`). A worker needs nothing but
@@ -71,15 +71,7 @@ export const runJobSchema = z.object({
   hooks: z.object({ setup: hookSchema.optional(), afterRun: hookSchema.optional() }),
   /** Files placed into the checkout, never committed (e.g. `.env` from the secret store). */
   files: z.record(z.string(), z.string()),
-  sandbox: z.object({
-    driver: z.enum(SANDBOX_DRIVER_NAMES).optional(),
-    pidsMax: z.number().int().positive(),
-    memoryMb: z.number().int().positive(),
-    cpuSeconds: z.number().int().positive(),
-    /** Disk the run may add to its checkout (MiB); the worker's own limit applies when lower. */
-    diskMb: z.number().int().positive().optional(),
-    networkAllowHosts: z.array(z.string()),
-  }),
+  sandbox: runSandboxSchema,
   /** Epoch ms at enqueue time (orchestration-overhead measurement). */
   enqueuedAt: z.number(),
   /** The agent CLI (runner config `agent`): how usage and failure causes are read from its output. */

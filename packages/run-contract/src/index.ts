@@ -1,0 +1,65 @@
+/**
+ * @overseer/run-contract — what crosses the wire between the coordinator, the queue, the worker,
+ * the harness and the agent: the run job and its results, the control file an agent ends its run
+ * with, the sandbox a run asks for and the egress host rules. Schemas only (zod): no transport,
+ * no I/O; every side validates with these.
+ */
+export {
+  type ApproveTransition,
+  CONTROL_KINDS,
+  CONTROL_LIMITS,
+  type CompleteTransition,
+  type ControlKind,
+  type ControlParseResult,
+  type ControlTransition,
+  ControlTransitionSchema,
+  type DecisionOption,
+  ESCALATION_CATEGORIES,
+  type EscalateTransition,
+  type EscalationCategory,
+  normalizeOptionId,
+  type PlanTransition,
+  parseControlTransition,
+  type RejectTransition,
+  type SubmitTransition,
+  TRANSITION_FILE_NAME,
+  type Usage,
+  UsageSchema,
+} from "./control-file-schema.ts";
+export {
+  type Cidr,
+  cidrContains,
+  EGRESS_HOST_EXPECTED,
+  type EgressHostRule,
+  egressHostRuleSchema,
+  egressRuleMatches,
+  formatEgressHostRule,
+  parseCidr,
+  parseEgressHostRule,
+  parseEgressHostRules,
+} from "./egress-host-rule.ts";
+export {
+  hookSchema,
+  jobLandingBranch,
+  landingFailureSchema,
+  type ResultMessage,
+  RUN_JOB_VERSION,
+  type RunJob,
+  type RunOutcome,
+  type RunResult,
+  type RunStarted,
+  type RunUsage,
+  type RunUsageMessage,
+  resultMessageSchema,
+  runJobSchema,
+  runOutcomeSchema,
+  runResultSchema,
+  runStartedSchema,
+  runUsageMessageSchema,
+} from "./run-job-schema.ts";
+export {
+  type RunSandbox,
+  runSandboxSchema,
+  SANDBOX_DRIVER_NAMES,
+  type SandboxDriverName,
+} from "./sandbox-request-schema.ts";
