@@ -41,6 +41,55 @@ export async function releaseLeases(db: Db, owner: string, projectIds?: readonly
   await q.execute();
 }
 
+/** A lease its owner's last renewal did not keep, with what became of its project. */
+export interface DroppedLease {
+  projectId: string;
+  /** The project's name and status; null when the project no longer exists. */
+  name: string | null;
+  status: string | null;
+  /** The replica that holds the lease now; null when nobody does. */
+  holder: string | null;
+}
+
+/**
+ * Settles the leases `owner` held on `projectIds` that its renewal (acquireLeases) did not keep.
+ * A project that left `active` (paused, stopped, completed) is not lost but done with: its lease
+ * is deleted here, so a later start is leased at once by whichever replica hears of it. Each
+ * project comes back with its status and the lease's holder now, so the caller tells a release
+ * from a loss (another replica took an expired lease).
+ */
+export async function settleDroppedLeases(
+  db: Db,
+  owner: string,
+  projectIds: readonly string[],
+): Promise<DroppedLease[]> {
+  if (projectIds.length === 0) return [];
+  const ids = [...projectIds];
+  const rows = await sql<{
+    project_id: string;
+    name: string | null;
+    status: string | null;
+    holder: string | null;
+  }>`
+    WITH released AS (
+      DELETE FROM leases l USING projects p
+      WHERE l.project_id = p.id AND l.owner = ${owner} AND l.project_id = ANY(${ids}::text[])
+        AND p.status <> 'active'
+      RETURNING l.project_id
+    )
+    SELECT ids.id AS project_id, p.name, p.status, l.owner AS holder
+    FROM unnest(${ids}::text[]) AS ids(id)
+    LEFT JOIN projects p ON p.id = ids.id
+    LEFT JOIN leases l ON l.project_id = ids.id AND l.project_id NOT IN (SELECT project_id FROM released)
+    ORDER BY ids.id`.execute(db);
+  return rows.rows.map((r) => ({
+    projectId: r.project_id,
+    name: r.name,
+    status: r.status,
+    holder: r.holder,
+  }));
+}
+
 export async function leaseOwners(db: Db): Promise<{ projectId: string; owner: string; expiresAt: Date }[]> {
   const rows = await db.selectFrom("leases").selectAll().where("expires_at", ">", sql<Date>`now()`).execute();
   return rows.map((r) => ({ projectId: r.project_id, owner: r.owner, expiresAt: r.expires_at }));

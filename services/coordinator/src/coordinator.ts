@@ -24,6 +24,7 @@ import {
   activeRuns,
   countRunsOfAction,
   type Db,
+  type DroppedLease,
   existingTaskIds,
   getRun,
   LeaseLostError,
@@ -37,6 +38,7 @@ import {
   recordUsageReport,
   releaseLeases,
   requireProject,
+  settleDroppedLeases,
   storeRunPrompt,
 } from "@overseer/db";
 import {
@@ -191,9 +193,7 @@ export class Coordinator {
       const now = new Set(
         await acquireLeases(this.deps.db, this.id, this.leaseTtlMs, this.options.maxProjects),
       );
-      for (const projectId of this.owned) {
-        if (!now.has(projectId)) this.loseProject(projectId);
-      }
+      await this.settleDropped([...this.owned].filter((projectId) => !now.has(projectId)));
       for (const projectId of now) {
         if (this.owned.has(projectId)) continue;
         this.owned.add(projectId);
@@ -218,12 +218,34 @@ export class Coordinator {
     }, 250).unref();
   }
 
-  private loseProject(projectId: string): void {
+  private async settleDropped(projectIds: readonly string[]): Promise<void> {
+    for (const lease of await settleDroppedLeases(this.deps.db, this.id, projectIds)) this.dropProject(lease);
+  }
+
+  /**
+   * A project whose lease was not kept (by the renewal, or found gone by a claim): paused,
+   * stopped or completed is a clean release (its lease was just deleted); an active project
+   * another replica leased is a loss, warned about with the project and the new holder named.
+   * Still ours and active (resumed between the renewal and this check): kept, the next
+   * renewal extends it.
+   */
+  private dropProject(lease: DroppedLease): void {
+    const { projectId } = lease;
+    if (lease.status === "active" && lease.holder === this.id) return;
     this.owned.delete(projectId);
     const timer = this.wakeTimers.get(projectId);
     if (timer) clearTimeout(timer);
     this.wakeTimers.delete(projectId);
-    this.deps.logger.warn({ projectId, coordinator: this.id }, "lease lost");
+    const log = { projectId, coordinator: this.id, status: lease.status, holder: lease.holder };
+    if (lease.status !== "active") {
+      this.deps.logger.info(log, `lease released: project ${projectId} is ${lease.status ?? "deleted"}`);
+    } else {
+      const to = lease.holder === null ? "its lease expired before renewal" : `now leased by ${lease.holder}`;
+      this.deps.logger.warn(
+        log,
+        `lease lost: project ${projectId} is ${to}; this replica stops scheduling it`,
+      );
+    }
   }
 
   // -------------------------------------------------------------------------------------
@@ -499,7 +521,7 @@ export class Coordinator {
       return await this.transitions.apply(projectId, command, options);
     } catch (error) {
       if (error instanceof LeaseLostError && options.leaseOwner !== undefined) {
-        this.loseProject(projectId);
+        await this.settleDropped([projectId]);
         return null;
       }
       throw error;

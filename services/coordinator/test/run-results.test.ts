@@ -5,11 +5,14 @@
  */
 import { randomBytes } from "node:crypto";
 import {
+  acquireLeases,
   createProject,
   createScratchDatabase,
   getRun,
   getTask,
+  leaseOwners,
   listEvents,
+  releaseLeases,
   requireProject,
   type ScratchDatabase,
 } from "@overseer/db";
@@ -52,13 +55,31 @@ function resultOf(runId: string, projectId: string, outcome: RunOutcome): RunRes
 }
 
 /** A coordinator on the test database that owns no lease until `renewLeases` is called. */
-function coordinator(options: { maxPlanTasks?: number } = {}): Coordinator {
+function coordinator(options: { maxPlanTasks?: number } = {}, log = logger): Coordinator {
   const created = new Coordinator(
-    { db: scratch.db, notifications: scratch.notifications, workerConnection: redis, queues, live, logger },
+    {
+      db: scratch.db,
+      notifications: scratch.notifications,
+      workerConnection: redis,
+      queues,
+      live,
+      logger: log,
+    },
     { id: `coord-${randomBytes(3).toString("hex")}`, prefix, ...options },
   );
   coordinators.push(created);
   return created;
+}
+
+/** An active project with one task. */
+async function startedProject(
+  projectId: string,
+  budgetUsd: number | null = null,
+  runnerConfig: Record<string, unknown> = {},
+): Promise<void> {
+  await createProject(scratch.db, { id: projectId, repo: "/tmp/none", runnerConfig, budgetUsd });
+  await importTasks(applier, projectId, [card("S00-001")]);
+  await startProject(applier, projectId, { by: "test" });
 }
 
 /** An active project with one task, and the run a claim created for it. */
@@ -67,9 +88,7 @@ async function projectWithClaimedTask(
   budgetUsd: number | null = null,
   runnerConfig: Record<string, unknown> = {},
 ) {
-  await createProject(scratch.db, { id: projectId, repo: "/tmp/none", runnerConfig, budgetUsd });
-  await importTasks(applier, projectId, [card("S00-001")]);
-  await startProject(applier, projectId, { by: "test" });
+  await startedProject(projectId, budgetUsd, runnerConfig);
   const claimed = await applier.apply(projectId, { kind: "claim" });
   const run = claimed.changes.runs.find((r) => claimed.changes.createdRunIds.has(r.id));
   if (!run) throw new Error(`the claim created no run for ${projectId}`);
@@ -413,5 +432,63 @@ describe("Coordinator counting what failed runs spent", () => {
     expect((await requireProject(scratch.db, "spent-tokens")).status_reason).toBe(
       "budget_tokens 1000 reached (1010 tokens used)",
     );
+  });
+});
+
+/** A logger whose lines (level, msg) are kept for the test to read. */
+function recordingLogger(): {
+  logger: typeof logger;
+  lines: { level: number; msg: string; projectId?: string }[];
+} {
+  const lines: { level: number; msg: string; projectId?: string }[] = [];
+  const log = createLogger({
+    name: "coordinator-test",
+    level: "info",
+    destination: { write: (line: string) => void lines.push(JSON.parse(line)) },
+  });
+  return { logger: log, lines };
+}
+
+describe("Coordinator leases", () => {
+  it("releases the lease of a project that paused, without a warning; a later start is leased again", async () => {
+    const { logger: log, lines } = recordingLogger();
+    const c = coordinator({}, log);
+    await startedProject("lease-paused", null, { argv: ["true"] });
+    await c.renewLeases();
+    expect(c.ownedProjects).toContain("lease-paused");
+    await c.idle();
+
+    await applier.apply("lease-paused", { kind: "set-project-status", status: "paused", by: "test" });
+    await c.renewLeases();
+    expect(c.ownedProjects).not.toContain("lease-paused");
+    // What `overseer up` echoes (warn and above): nothing.
+    expect(lines.filter((l) => l.level >= 40)).toEqual([]);
+    expect(lines.map((l) => l.msg)).toContain("lease released: project lease-paused is paused");
+    expect((await leaseOwners(scratch.db)).map((l) => l.projectId)).not.toContain("lease-paused");
+
+    await startProject(applier, "lease-paused", { by: "test" });
+    await c.renewLeases();
+    expect(c.ownedProjects).toContain("lease-paused");
+    await c.idle();
+  });
+
+  it("warns, naming the project and its new holder, when another replica took an expired lease", async () => {
+    const { logger: log, lines } = recordingLogger();
+    const c = coordinator({}, log);
+    await startedProject("lease-taken", null, { argv: ["true"] });
+    await c.renewLeases();
+    expect(c.ownedProjects).toContain("lease-taken");
+    await c.idle();
+    // This replica stalled past its lease, which another one took.
+    await releaseLeases(scratch.db, c.id, ["lease-taken"]);
+    expect(await acquireLeases(scratch.db, "coord-other", 60_000)).toContain("lease-taken");
+
+    await c.renewLeases();
+    expect(c.ownedProjects).not.toContain("lease-taken");
+    const warnings = lines.filter((l) => l.level >= 40);
+    expect(warnings.map((l) => l.msg)).toEqual([
+      "lease lost: project lease-taken is now leased by coord-other; this replica stops scheduling it",
+    ]);
+    await c.idle();
   });
 });
