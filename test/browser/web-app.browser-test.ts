@@ -120,8 +120,8 @@ describe("operator web app against the demo cluster", () => {
 
   it("follows a run's log over SSE, with search", async () => {
     await page.goto(`${url}/#/project/demo-approve/task/S00-002`);
-    await page.getByRole("link", { name: /execute run #1/ }).click();
-    await page.getByRole("heading", { name: /execute run #1/ }).waitFor();
+    await page.getByRole("link", { name: /execute #1/ }).click();
+    await page.getByRole("heading", { name: /execute #1/ }).waitFor();
     await page
       .getByTestId("run-log")
       .getByText(/fake-harness/)

@@ -84,6 +84,10 @@ export const ActiveRunSchema = z
     agent_id: z.string(),
     action: z.enum(RUN_ACTIONS),
     attempt: z.number().int(),
+    number: z.number().int().openapi({
+      description:
+        "The run's number among its task's runs of the same action, counted from the stored runs: execute #1, execute #2, review #1… (`attempt` is the failure-retry attempt).",
+    }),
     status: z.enum(RUN_STATUSES),
     worker_id: z.string().nullable(),
     created_at: isoTime,
@@ -400,6 +404,10 @@ export const RunSummarySchema = z
     agent_id: z.string(),
     action: z.string(),
     attempt: z.number().int(),
+    number: z.number().int().openapi({
+      description:
+        "The run's number among its task's runs of the same action, counted from the stored runs: execute #1, execute #2, review #1… (`attempt` is the failure-retry attempt).",
+    }),
     status: z.string(),
     transition: z.string().nullable(),
     failure: z.string().nullable(),

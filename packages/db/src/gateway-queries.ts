@@ -4,6 +4,7 @@ import type { Db } from "./connection.ts";
 import type { DecisionRow, ProjectRow } from "./database-schema.ts";
 import { loadMissionSummaryInput } from "./mission-queries.ts";
 import { decisionFromRow } from "./row-mappers.ts";
+import { runNumberSql } from "./run-repository.ts";
 
 /**
  * Read models of the HTTP gateway. The status route is the operator's polling loop (docs/argus-compatibility.md),
@@ -19,6 +20,8 @@ export interface ActiveRunSummary {
   readonly agentId: string;
   readonly action: string;
   readonly attempt: number;
+  /** Its number among the task's runs of this action (runNumberSql). */
+  readonly number: number;
   readonly status: string;
   readonly workerId: string | null;
   readonly createdAt: Date;
@@ -45,6 +48,7 @@ interface StatusRow extends ProjectRow {
     agent_id: string;
     action: string;
     attempt: number;
+    number: number;
     status: string;
     worker_id: string | null;
     created_at: string;
@@ -67,7 +71,7 @@ export async function loadProjectStatus(db: Db, projectId: string): Promise<Proj
       COALESCE((
         SELECT jsonb_agg(jsonb_build_object(
           'id', r.id, 'task_id', r.task_id, 'agent_id', r.agent_id, 'action', r.action,
-          'attempt', r.attempt, 'status', r.status, 'worker_id', r.worker_id,
+          'attempt', r.attempt, 'number', ${runNumberSql("r")}, 'status', r.status, 'worker_id', r.worker_id,
           'created_at', r.created_at, 'started_at', r.started_at
         ) ORDER BY r.created_at, r.id)
         FROM runs r WHERE r.project_id = p.id AND r.status IN ('queued', 'running')
@@ -92,6 +96,7 @@ export async function loadProjectStatus(db: Db, projectId: string): Promise<Proj
       agentId: r.agent_id,
       action: r.action,
       attempt: r.attempt,
+      number: r.number,
       status: r.status,
       workerId: r.worker_id,
       createdAt: new Date(r.created_at),

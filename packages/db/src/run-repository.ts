@@ -1,3 +1,4 @@
+import { sql } from "kysely";
 import type { Db } from "./connection.ts";
 import type { RunRow } from "./database-schema.ts";
 
@@ -13,8 +14,28 @@ export async function activeRuns(db: Db, projectIds: readonly string[]): Promise
     .execute();
 }
 
-export async function getRun(db: Db, runId: string): Promise<RunRow | undefined> {
-  return db.selectFrom("runs").selectAll().where("id", "=", runId).executeTakeFirst();
+/**
+ * SQL of a run's number among its task's runs of the same action, from the stored runs (1 = the
+ * first): "execute #2" is the task's second executor run, whatever attempt of a failure retry
+ * it was. `alias` names the run's table in the statement. Indexed by runs_task_idx.
+ */
+export function runNumberSql(alias: string) {
+  const run = sql.table(alias);
+  return sql<number>`(SELECT count(*)::int FROM runs AS same
+    WHERE same.project_id = ${run}.project_id AND same.task_id = ${run}.task_id
+      AND same.action = ${run}.action AND (same.created_at, same.id) <= (${run}.created_at, ${run}.id))`;
+}
+
+/** A run with its `number` among the task's runs of its action (runNumberSql). */
+export type NumberedRunRow = RunRow & { number: number };
+
+export async function getRun(db: Db, runId: string): Promise<NumberedRunRow | undefined> {
+  return db
+    .selectFrom("runs")
+    .selectAll()
+    .select(runNumberSql("runs").as("number"))
+    .where("id", "=", runId)
+    .executeTakeFirst();
 }
 
 export interface ListRunsFilter {
@@ -26,7 +47,7 @@ export interface ListRunsFilter {
   before?: string | null;
 }
 
-/** Newest first; `prompt` and `output` are left out of listings (fetch one run for them). */
+/** Newest first, each with its `number`; `prompt` and `output` are left out of listings (fetch one run for them). */
 export async function listRuns(db: Db, filter: ListRunsFilter = {}) {
   const limit = Math.min(Math.max(filter.limit ?? 100, 1), 500);
   let q = db
@@ -58,6 +79,7 @@ export async function listRuns(db: Db, filter: ListRunsFilter = {}) {
       "created_at",
       "started_at",
       "ended_at",
+      runNumberSql("runs").as("number"),
     ])
     .orderBy("created_at", "desc")
     .orderBy("id", "desc")

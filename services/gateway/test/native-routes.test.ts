@@ -374,6 +374,65 @@ describe("runs, events, decisions, incidents", () => {
     expect(missing.status).toBe(404);
   });
 
+  it("numbers each run among its task's runs of the same action (not the failure-retry attempt), in the list, the run and the status", async () => {
+    await seedProject(fx, "numbered", [card("S00-001")]);
+    const claim = async () =>
+      (await applyTransition(fx.scratch.db, "numbered", { kind: "claim" })).changes.runs[0]?.id ?? "";
+    const execute1 = await claim();
+    await applyTransition(fx.scratch.db, "numbered", {
+      kind: "submit",
+      runId: execute1,
+      message: "feat: first try",
+      commitSha: "abc",
+      branchHead: "abc",
+    });
+    const review1 = await claim();
+    await applyTransition(fx.scratch.db, "numbered", {
+      kind: "reject",
+      runId: review1,
+      feedback: "add a test",
+    });
+    // The second executor run after the reject is attempt 1 again (a new round), and its
+    // failure's retry is attempt 2: "execute run #1" twice was the attempt, not the run.
+    const execute2 = await claim();
+    await applyTransition(fx.scratch.db, "numbered", {
+      kind: "no-transition",
+      runId: execute2,
+      detail: "exit 1",
+      crashed: false,
+      maxAttempts: 3,
+      backoffMs: 0,
+    });
+    const execute3 = await claim();
+
+    const list = await fx.request("GET", "/api/v1/projects/numbered/runs?task=S00-001", {
+      token: fx.tokens.read,
+    });
+    const shown = (list.body.runs as { id: string; action: string; number: number; attempt: number }[])
+      .map((r) => ({ id: r.id, action: r.action, number: r.number, attempt: r.attempt }))
+      .reverse();
+    expect(shown).toEqual([
+      { id: execute1, action: "execute", number: 1, attempt: 1 },
+      { id: review1, action: "review", number: 1, attempt: 1 },
+      { id: execute2, action: "execute", number: 2, attempt: 1 },
+      { id: execute3, action: "execute", number: 3, attempt: 2 },
+    ]);
+    // One page of one run still counts the runs before it.
+    const page = await fx.request("GET", "/api/v1/projects/numbered/runs?task=S00-001&limit=1", {
+      token: fx.tokens.read,
+    });
+    expect(page.body.runs[0]).toMatchObject({ id: execute3, number: 3 });
+    expect((await fx.request("GET", `/api/v1/runs/${execute2}`)).body).toMatchObject({
+      number: 2,
+      attempt: 1,
+    });
+    const status = await fx.request("GET", "/api/projects/numbered/status", { token: fx.tokens.read });
+    expect(status.body.running).toEqual([
+      expect.objectContaining({ run_id: execute3, number: 3, attempt: 2 }),
+    ]);
+    expect(status.body.text).toContain("running: execute #3 of S00-001");
+  });
+
   it("answers usage per run (cached tokens, source), per task and per project, failed runs included", async () => {
     await seedProject(fx, "us", [card("S00-001")]);
     await fx.scratch.db.updateTable("projects").set({ budget_usd: 5 }).where("id", "=", "us").execute();

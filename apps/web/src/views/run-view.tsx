@@ -62,7 +62,7 @@ export function RunView({ runId }: { runId: string }) {
                 <a href={href.task(r.project_id, r.task_id)}>{r.task_id}</a> /
               </p>
               <h1 id="run-title">
-                {r.action} run #{r.attempt} <StatusPill status={r.status} />
+                {r.action} #{r.number} <StatusPill status={r.status} />
                 {r.transition ? <span class="pill">{r.transition}</span> : null}
               </h1>
               <dl class="facts">

@@ -214,7 +214,7 @@ function Timeline({ runs, events }: { runs: RunSummary[]; events: ProjectEvent[]
           <li key={`r-${e.run.id}`} class="tl-run">
             <div>
               <a href={href.run(e.run.id)}>
-                <strong>{e.run.action}</strong> run #{e.run.attempt}
+                <strong>{e.run.action}</strong> #{e.run.number}
               </a>{" "}
               <StatusPill status={e.run.status} />
               {e.run.transition ? <span class="pill">{e.run.transition}</span> : null}

@@ -9,7 +9,7 @@ import {
   RunSchema,
   taskIdSchema,
 } from "@overseer/api-contract";
-import { getProject, getRun, listRuns, type RunRow } from "@overseer/db";
+import { getProject, getRun, listRuns, type NumberedRunRow } from "@overseer/db";
 import { RUN_STATUSES } from "@overseer/domain";
 import { streamRunLog } from "../live/run-log-stream.ts";
 import { projectRedactor } from "../views/project-redaction.ts";
@@ -78,7 +78,7 @@ function isStorableTime(value: string): boolean {
 export function registerRunRoutes(app: RouteApp, ctx: RouteContext): void {
   const { db } = ctx.deps;
 
-  async function loadRun(id: string): Promise<{ run: RunRow; redact: (text: string) => string }> {
+  async function loadRun(id: string): Promise<{ run: NumberedRunRow; redact: (text: string) => string }> {
     const run = await getRun(db, id);
     if (!run) throw runNotFound(id);
     const project = await getProject(db, run.project_id);

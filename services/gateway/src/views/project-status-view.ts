@@ -91,7 +91,7 @@ function statusText(
   if (s.running.length === 0) lines.push("running: none");
   for (const r of s.running)
     lines.push(
-      `running: ${r.action} ${r.task_id} (${r.agent_id}) ${r.status}${r.worker_id ? ` on ${r.worker_id}` : ""}`,
+      `running: ${r.action} #${r.number} of ${r.task_id} (${r.agent_id}) ${r.status}${r.worker_id ? ` on ${r.worker_id}` : ""}`,
     );
   if (s.mission_notice) lines.push(s.mission_notice);
   if (s.waiting_for_you) {

@@ -12,7 +12,14 @@ import type {
   TokenSchema,
   WorkerSchema,
 } from "@overseer/api-contract";
-import type { ActiveRunSummary, EventRow, IncidentRow, ProjectRow, RunRow } from "@overseer/db";
+import type {
+  ActiveRunSummary,
+  EventRow,
+  IncidentRow,
+  NumberedRunRow,
+  ProjectRow,
+  RunRow,
+} from "@overseer/db";
 import {
   type Decision,
   formatSpend,
@@ -64,6 +71,7 @@ export function activeRunView(r: ActiveRunSummary): z.infer<typeof ActiveRunSche
     agent_id: r.agentId,
     action: r.action as z.infer<typeof ActiveRunSchema>["action"],
     attempt: r.attempt,
+    number: r.number,
     status: r.status as z.infer<typeof ActiveRunSchema>["status"],
     worker_id: r.workerId,
     created_at: iso(r.createdAt),
@@ -145,7 +153,7 @@ export function taskView(t: Task): z.infer<typeof TaskSchema> {
   };
 }
 
-type RunSummaryRow = Pick<
+type RunSummaryRow = { number: number } & Pick<
   RunRow,
   | "id"
   | "project_id"
@@ -183,6 +191,7 @@ export function runSummaryView(r: RunSummaryRow): z.infer<typeof RunSummarySchem
     agent_id: r.agent_id,
     action: r.action,
     attempt: r.attempt,
+    number: r.number,
     status: r.status,
     transition: r.transition,
     failure: r.failure,
@@ -205,7 +214,7 @@ export function runSummaryView(r: RunSummaryRow): z.infer<typeof RunSummarySchem
   };
 }
 
-export function runView(r: RunRow, redact: (text: string) => string): z.infer<typeof RunSchema> {
+export function runView(r: NumberedRunRow, redact: (text: string) => string): z.infer<typeof RunSchema> {
   return {
     ...runSummaryView(r),
     output: r.output === null ? null : redact(r.output),
