@@ -5,10 +5,12 @@
 //   dist/coordinator.js   services/coordinator/src/coordinator-main.ts
 //   dist/gateway.js       services/gateway/src/gateway-main.ts
 //   dist/worker.js        services/worker/src/worker-main.ts
-//   dist/overseer.js      packages/cli/src/bin.ts (the `overseer` CLI)
+//   dist/overseer.js      packages/cli/src/bin.ts (the `overseer` CLI, executable, `#!/usr/bin/env node`)
 //   dist/healthcheck.js   packages/cli/src/healthcheck-main.ts (container liveness probe)
 //   dist/bin/             overseer-agent and the fake harness (bound into every sandboxed run)
 //   dist/web/             the built operator web app (apps/web/dist), served by the gateway
+//   dist/package.json     the installable CLI package: `npm install -g ./dist` puts `overseer` on
+//                         PATH (a link to this dir, so a rebuild updates it)
 //
 // The workspace packages (@overseer/*) are compiled into each file; every npm dependency stays
 // an import resolved from node_modules at run time (`npm ci --omit=dev` is enough to run them).
@@ -17,7 +19,7 @@
 // (services/gateway/src/views/web-assets.ts). Database migrations are compiled in.
 //
 // Options: --out-dir DIR (default dist), --no-web (skip copying the web app, for quick tests).
-import { chmod, cp, mkdir, readFile, rm, stat } from "node:fs/promises";
+import { chmod, cp, mkdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
@@ -46,6 +48,23 @@ const externalDependencies = {
     });
   },
 };
+
+/**
+ * dist/package.json: what `npm install -g ./dist` (or `npm link` inside dist/) installs: the
+ * `overseer` bin. It has no dependencies of its own: the bundles resolve theirs from the
+ * node_modules above dist/ (npm links a local directory, it does not copy it).
+ */
+function cliPackage(manifest) {
+  return {
+    name: manifest.name,
+    version: manifest.version,
+    description: manifest.description,
+    private: true,
+    type: "module",
+    engines: manifest.engines,
+    bin: { overseer: "overseer.js" },
+  };
+}
 
 async function exists(path) {
   return stat(path).then(
@@ -89,6 +108,10 @@ async function main() {
     await chmod(target, 0o755);
   }
 
+  const manifest = JSON.parse(await readFile(join(ROOT, "package.json"), "utf8"));
+  await chmod(join(outDir, "overseer.js"), 0o755);
+  await writeFile(join(outDir, "package.json"), `${JSON.stringify(cliPackage(manifest), null, 2)}\n`);
+
   if (!values["no-web"]) {
     const webDist = join(ROOT, "apps/web/dist");
     if (!(await exists(join(webDist, "index.html")))) {
@@ -101,7 +124,6 @@ async function main() {
   const outputs = Object.entries(result.metafile.outputs)
     .filter(([file]) => file.endsWith(".js"))
     .map(([file, info]) => `${file} ${(info.bytes / 1024).toFixed(0)} KiB`);
-  const manifest = JSON.parse(await readFile(join(ROOT, "package.json"), "utf8"));
   process.stdout.write(
     `build: ${manifest.name} ${manifest.version} → ${outDir} in ${Math.round(performance.now() - started)} ms\n` +
       outputs.map((line) => `  ${line}\n`).join(""),

@@ -3,32 +3,29 @@
  * `node`, no tsx, and still find what they load from disk at run time (migrations, the web
  * app, `overseer-agent` and the fake harness bound into each sandboxed run). One task goes
  * through the built coordinator, worker (bwrap) and gateway against real Postgres and Redis, and
- * the built liveness probe (`dist/healthcheck.js`) reads their heartbeat files.
+ * the built liveness probe (`dist/healthcheck.js`) reads their heartbeat files. `npm install -g`
+ * of the output dir puts the `overseer` command on PATH.
  */
 import { execFile } from "node:child_process";
-import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
-import { rm, stat } from "node:fs/promises";
+import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { createApiToken } from "@overseer/db";
 import { runGit } from "@overseer/git";
 import { isProcessAlive } from "@overseer/process";
+import { execa } from "execa";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ClusterFixture } from "../support/cluster-fixture.ts";
-import { REPO_ROOT, type ServiceProcess, startService } from "../support/service-process.ts";
+import { buildProduction, productionBuildDir } from "../support/production-build.ts";
+import { type ServiceProcess, startService } from "../support/service-process.ts";
 import { startUp } from "../support/up-process.ts";
 import { allTasks } from "../support/wait-for.ts";
 
 const run = promisify(execFile);
 
-/** Inside the repository, so the bundles resolve their npm dependencies from its node_modules. */
-const outDir = path.join(
-  REPO_ROOT,
-  "node_modules",
-  ".cache",
-  `overseer-build-${randomBytes(4).toString("hex")}`,
-);
+const outDir = productionBuildDir();
 
 async function waitForOutput(
   service: ServiceProcess,
@@ -51,10 +48,7 @@ describe("production build", () => {
   const services: ServiceProcess[] = [];
 
   beforeAll(async () => {
-    const { stdout } = await run(process.execPath, ["scripts/build.mjs", "--out-dir", outDir], {
-      cwd: REPO_ROOT,
-    });
-    expect(stdout).toContain("worker.js");
+    expect(await buildProduction(outDir)).toContain("worker.js");
     await cluster.setup();
   });
   afterAll(async () => {
@@ -79,6 +73,27 @@ describe("production build", () => {
     }
     const { stdout } = await run(process.execPath, [path.join(outDir, "overseer.js"), "--help"]);
     expect(stdout).toContain("overseer");
+  });
+
+  it("installs as the `overseer` command: `npm install -g ./dist` puts it on PATH", async () => {
+    const manifest = JSON.parse(await readFile(path.join(outDir, "package.json"), "utf8"));
+    expect(manifest.bin).toEqual({ overseer: "overseer.js" });
+    const prefix = await mkdtemp(path.join(tmpdir(), "overseer-prefix-"));
+    try {
+      await execa("npm", ["install", "-g", "--prefix", prefix, outDir], { cwd: prefix });
+      const env = { PATH: `${path.join(prefix, "bin")}:${process.env.PATH ?? "/usr/bin:/bin"}` };
+      const overseer = (...args: string[]) =>
+        execa("overseer", args, { env, extendEnv: false, cwd: prefix, reject: false });
+      const help = await overseer("--help");
+      expect(help.exitCode).toBe(0);
+      expect(help.stdout).toMatch(/^Usage: overseer <command>/);
+      // An operator verb without a token: the command runs and says what to export.
+      const status = await overseer("status");
+      expect(status.exitCode).toBe(2);
+      expect(status.stderr).toContain("OVERSEER_TOKEN is not set");
+    } finally {
+      await rm(prefix, { recursive: true, force: true });
+    }
   });
 
   it("runs a task end to end on the built coordinator, worker and gateway with plain node", async () => {
