@@ -15,9 +15,12 @@ import { closedPort, FailingModelServer, type ModelFailure } from "./mock-failin
 /**
  * What each pinned CLI prints, run with its preset's command, when the model API refuses it
  * (mock-failing-model.ts) or the gateway behind Overseer's egress proxy is down; and that the
- * failure classifier (@overseer/harness) names the cause from that output. With
- * OVERSEER_RECORD_FIXTURES=1 the output is written to packages/harness/test/fixtures/cli-failures,
- * the samples the classifier's unit tests read.
+ * failure classifier (@overseer/harness) names the cause from that output. A CLI is stopped
+ * {@link SETTLE_MS} after its output first names a configuration cause, as a worker would end
+ * it (some retry a refusal for minutes), so a case lasts as long as the CLI takes to say what is
+ * wrong. With OVERSEER_RECORD_FIXTURES=1 each CLI runs to its own end (or {@link RUN_MS}) and its
+ * whole output is written to packages/harness/test/fixtures/cli-failures, the samples the
+ * classifier's unit tests read.
  */
 
 const BASE_PATH: Record<string, string> = { codex: "/v1", opencode: "/v1", copilot: COPILOT_BASE_PATH };
@@ -31,8 +34,11 @@ const EXPECTED: Record<Case, string> = {
 };
 /** Cases a CLI retries silently (nothing to classify) until the run's own limits end it. */
 const SILENT = new Set(["opencode:rate_limit", "opencode:quota", "opencode:unreachable"]);
-/** Long enough for every CLI's own retries of a refusal; Claude's go on for minutes. */
+const RECORDING = process.env.OVERSEER_RECORD_FIXTURES === "1";
+/** The bound of one CLI run: long enough for every CLI's own retries of a refusal when recording. */
 const RUN_MS = 90_000;
+/** How long a CLI may go on printing once its output names a cause (the rest of its report). */
+const SETTLE_MS = 1_000;
 
 /** The egress proxy as a run reaches it: a loopback TCP port forwarded to its Unix socket. */
 async function proxied(root: string, origin: string): Promise<{ url: string; close: () => Promise<void> }> {
@@ -100,7 +106,7 @@ async function sample(kind: string, failure: Case): Promise<string> {
     };
     for (const name of ["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"])
       env[name] = proxy.url;
-    const run = await execa(argv[0] as string, argv.slice(1), {
+    const cli = execa(argv[0] as string, argv.slice(1), {
       cwd: dirs.checkout,
       env,
       extendEnv: false,
@@ -109,7 +115,17 @@ async function sample(kind: string, failure: Case): Promise<string> {
       reject: false,
       timeout: RUN_MS,
     });
-    return run.all ?? "";
+    if (!RECORDING) {
+      let printed = "";
+      let stopping: NodeJS.Timeout | undefined;
+      cli.all?.on("data", (chunk: Buffer) => {
+        printed += chunk.toString("utf8");
+        if (stopping === undefined && classifyFailure(printed)?.configuration)
+          stopping = setTimeout(() => cli.kill("SIGTERM"), SETTLE_MS);
+      });
+      void cli.finally(() => clearTimeout(stopping));
+    }
+    return (await cli).all ?? "";
   } finally {
     await proxy.close();
     await server?.close();
@@ -125,7 +141,7 @@ describe.each(selectedAgents().map((a) => [a.kind, a.version] as const))(
         `names ${failure} as ${EXPECTED[failure]}`,
         async () => {
           const output = await sample(kind, failure);
-          if (process.env.OVERSEER_RECORD_FIXTURES === "1") {
+          if (RECORDING) {
             const dir = new URL("../../packages/harness/test/fixtures/cli-failures/", import.meta.url);
             writeFileSync(new URL(`${kind}-${version}-${failure}.txt`, dir), output);
           }
