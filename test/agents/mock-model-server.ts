@@ -1,4 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { setTimeout as delay } from "node:timers/promises";
 import { chatCompletionsTurn, sendChatCompletions } from "./mock-chat-completions.ts";
 import { COPILOT_BASE_PATH, copilotRefusal } from "./mock-copilot-api.ts";
 import { answerGemini, geminiMethod } from "./mock-gemini-protocol.ts";
@@ -16,9 +17,12 @@ import { CODEX_SHELL_TOOL, COPILOT_SHELL_TOOL, responsesTurn } from "./mock-resp
  * - Copilot CLI's bring-your-own-key provider (Responses API under `/copilot/v1`), in
  *   mock-copilot-api.ts.
  *
- * Every conversation goes the same way: the first turn calls the CLI's shell tool with
- * {@link AGENT_SCRIPT} (work + `overseer-agent`), the turn after the tool result answers
- * "Done." Each response reports fixed usage, so the suite can check what Overseer harvested.
+ * Every conversation goes the same way: the first turn calls the CLI's shell tool with the
+ * script ({@link AGENT_SCRIPT} unless {@link MockModelOptions.script} says otherwise: work +
+ * `overseer-agent`), the turn after the tool result answers "Done." Each response reports fixed
+ * usage, so the suite can check what Overseer harvested. Over the streamed Responses and
+ * Messages protocols the model can also think aloud ({@link MockModelOptions.pauseMs}) or hang
+ * ({@link MockModelOptions.hangAfter}), as real models and gateways do.
  */
 
 /** What the "model" runs: an executor writes a file and submits; a reviewer approves. */
@@ -40,12 +44,34 @@ export interface MockModelRequest {
   /** `tool-call`, `final` or `auxiliary` (a request without the shell tool). */
   answered: "tool-call" | "final" | "auxiliary" | "other";
   authorization: string | undefined;
+  /** Answered by hanging ({@link MockModelOptions.hangAfter}). */
+  hung: boolean;
+}
+
+export interface MockModelOptions {
+  /** What the model's tool call runs (default {@link AGENT_SCRIPT}). */
+  script?: string;
+  /**
+   * A streamed turn that calls the tool sends its first event, then nothing for this long, then
+   * the rest: a model thinking before it answers (Responses and Messages protocols). Default 0.
+   */
+  pauseMs?: number;
+  /**
+   * A turn whose request carries this text (in the tool output the script printed) sends its
+   * first event, then nothing until the client goes away: a hung model (Responses and Messages).
+   */
+  hangAfter?: string;
 }
 
 export class MockModelServer {
   readonly requests: MockModelRequest[] = [];
   private server: Server | null = null;
+  private readonly script: string;
   port = 0;
+
+  constructor(private readonly options: MockModelOptions = {}) {
+    this.script = options.script ?? AGENT_SCRIPT;
+  }
 
   async start(): Promise<this> {
     this.server = createServer((req, res) => void this.handle(req, res));
@@ -67,9 +93,10 @@ export class MockModelServer {
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
+    const text = Buffer.concat(chunks).toString("utf8");
     let body: Record<string, unknown> = {};
     try {
-      body = JSON.parse(Buffer.concat(chunks).toString("utf8") || "{}") as Record<string, unknown>;
+      body = JSON.parse(text || "{}") as Record<string, unknown>;
     } catch {
       // not JSON: answered below as "other"
     }
@@ -78,7 +105,14 @@ export class MockModelServer {
       req.headers["x-api-key"] ??
       req.headers["x-goog-api-key"]) as string | undefined;
     const record = (answered: MockModelRequest["answered"]) =>
-      this.requests.push({ path, answered, authorization });
+      this.requests.push({ path, answered, authorization, hung: false });
+    const stream = (answered: MockModelRequest["answered"], events: readonly SseEvent[]) => {
+      const hang = this.options.hangAfter !== undefined && text.includes(this.options.hangAfter);
+      const request = this.requests.at(-1);
+      if (request) request.hung = hang;
+      const pauseMs = answered === "tool-call" ? (this.options.pauseMs ?? 0) : 0;
+      return sendSse(res, events, { pauseMs, hang });
+    };
     if (req.method === "POST" && path === `${COPILOT_BASE_PATH}/responses`) {
       const refusal = copilotRefusal(authorization);
       if (refusal !== null) {
@@ -86,19 +120,19 @@ export class MockModelServer {
         res.writeHead(401, { "content-type": "application/json" }).end(refusal);
         return;
       }
-      const turn = responsesTurn(body, COPILOT_SHELL_TOOL, AGENT_SCRIPT, RESPONSE_USAGE);
+      const turn = responsesTurn(body, COPILOT_SHELL_TOOL, this.script, RESPONSE_USAGE);
       record(turn.answered);
-      return sendSse(res, turn.events);
+      return stream(turn.answered, turn.events);
     }
     if (req.method === "POST" && path.endsWith("/responses")) {
-      const turn = responsesTurn(body, CODEX_SHELL_TOOL, AGENT_SCRIPT, RESPONSE_USAGE);
+      const turn = responsesTurn(body, CODEX_SHELL_TOOL, this.script, RESPONSE_USAGE);
       record(turn.answered);
-      return sendSse(res, turn.events);
+      return stream(turn.answered, turn.events);
     }
     if (req.method === "POST" && path.endsWith("/chat/completions")) {
       const answered = chatCompletionsTurn(body);
       record(answered);
-      return sendChatCompletions(res, body, answered, { script: AGENT_SCRIPT, usage: RESPONSE_USAGE });
+      return sendChatCompletions(res, body, answered, { script: this.script, usage: RESPONSE_USAGE });
     }
     if (req.method === "POST" && path.endsWith("/messages/count_tokens")) {
       record("other");
@@ -111,14 +145,14 @@ export class MockModelServer {
       if (body.stream !== true) {
         res
           .writeHead(200, { "content-type": "application/json" })
-          .end(JSON.stringify(messagesJson(answered)));
+          .end(JSON.stringify(messagesJson(answered, this.script)));
         return;
       }
-      return sendSse(res, messagesEvents(answered));
+      return stream(answered, messagesEvents(answered, this.script));
     }
     const gemini = req.method === "POST" ? geminiMethod(path) : null;
     if (gemini) {
-      record(answerGemini(res, gemini, path, body, AGENT_SCRIPT, RESPONSE_USAGE));
+      record(answerGemini(res, gemini, path, body, this.script, RESPONSE_USAGE));
       return;
     }
     record("other");
@@ -126,13 +160,29 @@ export class MockModelServer {
   }
 }
 
-function sendSse(res: ServerResponse, events: readonly { event: string; data: unknown }[]): void {
+interface SseEvent {
+  event: string;
+  data: unknown;
+}
+
+/** Streams `events`; after the first one, pauses `pauseMs`, or stops for good when `hang`. */
+async function sendSse(
+  res: ServerResponse,
+  events: readonly SseEvent[],
+  timing: { pauseMs: number; hang: boolean },
+): Promise<void> {
   res.writeHead(200, {
     "content-type": "text/event-stream",
     "cache-control": "no-cache",
     connection: "close",
   });
-  for (const e of events) res.write(`event: ${e.event}\ndata: ${JSON.stringify(e.data)}\n\n`);
+  const write = (e: SseEvent) => res.write(`event: ${e.event}\ndata: ${JSON.stringify(e.data)}\n\n`);
+  const [first, ...rest] = events;
+  if (first) write(first);
+  // A hung model: the connection stays open, silent, until the client (or close()) ends it.
+  if (timing.hang) return;
+  if (timing.pauseMs > 0) await delay(timing.pauseMs);
+  for (const e of rest) write(e);
   res.end();
 }
 
@@ -151,24 +201,24 @@ function messagesTurn(body: Record<string, unknown>): MockModelRequest["answered
   return hasToolResult ? "final" : "tool-call";
 }
 
-function messagesContent(answered: MockModelRequest["answered"]) {
+function messagesContent(answered: MockModelRequest["answered"], script: string) {
   return answered === "tool-call"
     ? {
         type: "tool_use",
         id: `toolu_${Math.random().toString(16).slice(2)}`,
         name: "Bash",
-        input: { command: AGENT_SCRIPT },
+        input: { command: script },
       }
     : { type: "text", text: answered === "final" ? "Done." : "ok" };
 }
 
-function messagesJson(answered: MockModelRequest["answered"]) {
+function messagesJson(answered: MockModelRequest["answered"], script: string) {
   return {
     id: `msg_${Math.random().toString(16).slice(2)}`,
     type: "message",
     role: "assistant",
     model: "mock-claude",
-    content: [messagesContent(answered)],
+    content: [messagesContent(answered, script)],
     stop_reason: answered === "tool-call" ? "tool_use" : "end_turn",
     stop_sequence: null,
     usage: {
@@ -180,8 +230,8 @@ function messagesJson(answered: MockModelRequest["answered"]) {
   };
 }
 
-function messagesEvents(answered: MockModelRequest["answered"]) {
-  const message = messagesJson(answered);
+function messagesEvents(answered: MockModelRequest["answered"], script: string) {
+  const message = messagesJson(answered, script);
   const content = message.content[0] as { type: string; input?: unknown };
   const start = content.type === "tool_use" ? { ...content, input: {} } : { ...content, text: "" };
   const delta =

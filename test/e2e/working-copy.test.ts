@@ -9,8 +9,7 @@
  * End to end: coordinator, workers, bwrap, real git, Postgres and Redis; the agent is the fake
  * harness, each run scripted by its task body.
  */
-import { createHash } from "node:crypto";
-import { readFile, writeFile } from "node:fs/promises";
+import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { listEvents } from "@overseer/db";
 import { runGit } from "@overseer/git";
@@ -18,6 +17,7 @@ import { startProject, TransitionApplier } from "@overseer/transitions";
 import { describe, expect, it } from "vitest";
 import { scriptedTask, useRunningCluster } from "../support/cluster-fixture.ts";
 import { allTasks } from "../support/wait-for.ts";
+import { workingCopyState } from "../support/working-copy-state.ts";
 
 const CALC = "export const add = (a, b) => a + b;\n";
 const SUB = "export const sub = (a, b) => a - b;\n";
@@ -54,24 +54,6 @@ const TASKS = [
     { prerequisites: ["S00-002"] },
   ),
 ];
-
-/** Everything of a working copy that Overseer must leave alone, read without writing anything. */
-async function workingCopyState(repo: string, files = ["README.md", "src/calc.js", "notes.txt"]) {
-  // GIT_OPTIONAL_LOCKS=0 (runGit's default) keeps `status` from refreshing the index.
-  const git = async (...args: string[]) => (await runGit(args, { cwd: repo })).stdout;
-  const hash = async (file: string) =>
-    createHash("sha256")
-      .update(await readFile(path.join(repo, file)))
-      .digest("hex");
-  return {
-    head: await git("symbolic-ref", "HEAD"),
-    headSha: await git("rev-parse", "HEAD"),
-    main: await git("rev-parse", "refs/heads/main"),
-    status: await git("status", "--porcelain=v1", "-z", "--untracked-files=all"),
-    index: await hash(".git/index"),
-    files: Object.fromEntries(await Promise.all(files.map(async (f) => [f, await hash(f)] as const))),
-  };
-}
 
 describe("working copy: dependent and same-file tasks land on overseer/main (coordinator + workers + bwrap + git)", () => {
   const cluster = useRunningCluster({ sandbox: "bwrap" }, 2);

@@ -69,7 +69,12 @@ export interface SpawnedNode {
  * check's run id) in its environment, collecting stdout and stderr together.
  */
 export function spawnNode(argv: string[], env: Record<string, string>): SpawnedNode {
-  const child = spawn(process.execPath, argv, {
+  return spawnCommand(process.execPath, argv, env);
+}
+
+/** {@link spawnNode} for any command: `file` is a path, or a name looked up on `env`'s PATH. */
+export function spawnCommand(file: string, argv: string[], env: Record<string, string>): SpawnedNode {
+  const child = spawn(file, argv, {
     cwd: REPO_ROOT,
     env: {
       PATH: process.env.PATH ?? "/usr/bin:/bin",

@@ -1,10 +1,10 @@
 import type { ChildProcess } from "node:child_process";
 import path from "node:path";
-import { REPO_ROOT, spawnNode } from "./service-process.ts";
+import { REPO_ROOT, spawnCommand, spawnNode } from "./service-process.ts";
 
 /**
- * `overseer up` as its own process: from the TypeScript sources through tsx, or from a
- * production build (`node DIR/overseer.js up`). Collects its output; tells the gateway URL,
+ * `overseer up` as its own process: from the TypeScript sources through tsx, from a
+ * production build (`node DIR/overseer.js up`), or as the installed `overseer` on PATH. Collects its output; tells the gateway URL,
  * the token and the children's pids once printed.
  */
 export interface UpProcess {
@@ -20,12 +20,18 @@ export interface UpProcess {
 export function startUp(
   args: string[],
   env: Record<string, string>,
-  options: { builtDir?: string } = {},
+  options: {
+    builtDir?: string;
+    /** Run the installed `overseer` bin found on `env.PATH` (`npm install -g ./dist`). */
+    installed?: boolean;
+  } = {},
 ): UpProcess {
   const entry = options.builtDir
     ? [path.join(options.builtDir, "overseer.js")]
     : ["--import", "tsx", path.join(REPO_ROOT, "packages/cli/src/bin.ts")];
-  const { child, output, exited } = spawnNode([...entry, "up", ...args], env);
+  const { child, output, exited } = options.installed
+    ? spawnCommand("overseer", ["up", ...args], env)
+    : spawnNode([...entry, "up", ...args], env);
   return {
     child,
     output,
