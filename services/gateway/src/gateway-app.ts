@@ -36,7 +36,7 @@ import { registerEventRoutes } from "./routes/event-routes.ts";
 import { registerFleetRoutes } from "./routes/fleet/register.ts";
 import { registerOpsRoutes } from "./routes/ops-routes.ts";
 import { registerPageRoutes } from "./routes/page-routes.ts";
-import { registerProjectRoutes } from "./routes/project-routes.ts";
+import { registerProjectRoutes } from "./routes/project/register.ts";
 import { registerQueueBoardRoutes } from "./routes/queue-board-routes.ts";
 import type { RouteContext } from "./routes/route-kit.ts";
 import { registerRunRoutes } from "./routes/run-routes.ts";
