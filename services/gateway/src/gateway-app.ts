@@ -40,7 +40,7 @@ import { registerProjectRoutes } from "./routes/project/register.ts";
 import { registerQueueBoardRoutes } from "./routes/queue-board-routes.ts";
 import type { RouteContext } from "./routes/route-kit.ts";
 import { registerRunRoutes } from "./routes/run-routes.ts";
-import { registerTaskRoutes } from "./routes/task-routes.ts";
+import { registerTaskRoutes } from "./routes/task/register.ts";
 import { registerTokenRoutes } from "./routes/token-routes.ts";
 
 /** Title and version of the generated OpenAPI document. */
