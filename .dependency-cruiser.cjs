@@ -1,12 +1,12 @@
 /**
  * The layering of the repository, checked by `npm run check:boundaries` (part of `npm test`).
- * docs/architecture.md explains the layers; each package's README says what it must not import.
+ * docs/architecture.md draws it and each package's README says what it must not import;
+ * test/docs/layering.test.ts reads the rules below and holds both to them.
  *
- *   packages/domain      pure: imports nothing but itself (no node: modules, no npm packages)
- *   packages/process     leaf: node built-ins only
- *   packages/input-errors leaf: zod only (the one zod-issue formatter, below config and sandbox)
- *   config, git, sandbox low-level: never import db, queue, harness, transitions or cli
- *   packages/api-contract the HTTP API's schemas: domain and zod only (no Hono, no service)
+ *   MAY_IMPORT           one row a package: the only workspaces its src may import
+ *   packages/domain      pure: imports nothing (no node: modules, no npm packages)
+ *   packages/process     node built-ins only
+ *   run-contract, api-contract  the wire contracts: zod only (run-contract: and node:net)
  *   packages/cli         talks to the gateway over HTTP only: never imports it
  *   packages/*           never import services/*
  *   services/*           never import another service
@@ -38,9 +38,52 @@ function exportedFiles() {
   return files;
 }
 
-const LOW_LEVEL =
-  "^packages/(domain|process|input-errors|settings|task-files|project-config|runtime|git|sandbox|api-contract)/";
-const ORCHESTRATION = "^packages/(db|queue|harness|transitions|cli)/";
+/**
+ * The layers of the house, bottom up: the workspaces each package's src may import, nothing else
+ * (rule `layer-<package>`). A package imports only from its own layer or the ones below; the
+ * programs on top (services, cli, test-support) may use any package (rules further down).
+ *
+ *   leaves         domain, process, input-errors
+ *   contracts      run-contract, api-contract
+ *   configuration  task-files, project-config, settings, runtime
+ *   execution      git, sandbox
+ *   orchestration  db, queue, harness, transitions
+ */
+const MAY_IMPORT = {
+  domain: [],
+  process: [],
+  "input-errors": [],
+  "run-contract": ["input-errors"],
+  "api-contract": ["domain"],
+  "task-files": ["domain", "input-errors"],
+  "project-config": ["input-errors", "run-contract", "task-files"],
+  settings: ["input-errors", "process", "run-contract", "task-files"],
+  runtime: ["input-errors"],
+  git: ["domain", "process"],
+  sandbox: ["input-errors", "process", "run-contract"],
+  db: ["domain"],
+  queue: ["input-errors", "run-contract", "settings"],
+  harness: ["domain", "process", "project-config", "run-contract", "runtime", "task-files"],
+  transitions: ["db", "domain", "queue", "runtime"],
+};
+
+/** One rule a row of MAY_IMPORT: the package's src reaches no workspace outside its row. */
+const LAYER_RULES = Object.fromEntries(
+  Object.entries(MAY_IMPORT).map(([name, allowed]) => [
+    `layer-${name}`,
+    [
+      `^packages/${name}/src/`,
+      { path: "^(packages|services)/", pathNot: `^packages/(${[name, ...allowed].join("|")})/` },
+    ],
+  ]),
+);
+const LAYER_WHY = Object.fromEntries(
+  Object.entries(MAY_IMPORT).map(([name, allowed]) => [
+    `layer-${name}`,
+    `packages/${name} may import ${allowed.length === 0 ? "no other workspace" : allowed.join(", ")} (its row of MAY_IMPORT): move the shared code down a layer, or change the row and docs/architecture.md together.`,
+  ]),
+);
+
 /** Every kind of npm dependency (declared or not) and node built-ins. */
 const THIRD_PARTY = ["npm", "npm-dev", "npm-optional", "npm-peer", "npm-no-pkg", "npm-unknown", "core"];
 
@@ -57,20 +100,16 @@ const FORBIDDEN = {
     "^packages/process/src/",
     { pathNot: "^packages/process/src/", dependencyTypesNot: ["core"] },
   ],
-  "input-errors-is-a-leaf": [
-    "^packages/input-errors/src/",
-    { path: "^(packages|services)/", pathNot: "^packages/input-errors/src/" },
-  ],
-  "api-contract-is-schemas-only": [
-    "^packages/api-contract/src/",
-    { path: "^(packages|services)/", pathNot: "^packages/(api-contract|domain)/src/" },
-  ],
+  ...LAYER_RULES,
   "api-contract-needs-only-zod": [
     "^packages/api-contract/src/",
     { dependencyTypes: THIRD_PARTY, pathNot: "node_modules/(zod|@asteasolutions/zod-to-openapi)/" },
   ],
+  "run-contract-needs-only-zod": [
+    "^packages/run-contract/src/",
+    { dependencyTypes: THIRD_PARTY, pathNot: ["node_modules/zod/", "^(node:)?net$"] },
+  ],
   "cli-never-imports-the-gateway": ["^packages/cli/src/", "^services/gateway/"],
-  "low-level-never-imports-orchestration": [LOW_LEVEL, ORCHESTRATION],
   "nothing-imports-the-cli": [{ path: "^(packages|services)/", pathNot: "^packages/cli/" }, "^packages/cli/"],
   "only-through-index": [
     "^(packages|services)/([^/]+)/",
@@ -93,16 +132,13 @@ const WHY = {
     "A service imports packages only; code two services share belongs in a package.",
   "domain-is-pure": "packages/domain is the pure state machine: commands in, state and events out; no I/O.",
   "process-is-a-leaf": "packages/process answers liveness questions with node built-ins only.",
-  "input-errors-is-a-leaf":
-    "packages/input-errors holds the one zod-issue formatter that config, sandbox and every boundary use: it imports no other workspace.",
-  "api-contract-is-schemas-only":
-    "packages/api-contract is the HTTP API's zod schemas, shared by the gateway, the CLI and the web app: it imports domain and zod, never a service, Hono or I/O packages.",
+  ...LAYER_WHY,
   "api-contract-needs-only-zod":
     "The contract's only third-party code is zod and its OpenAPI extension (the CLI loads it).",
+  "run-contract-needs-only-zod":
+    "The run contract is schemas only: zod, and node:net to tell IP literals apart; no I/O, so every side (worker, coordinator, harness, sandbox) can load it.",
   "cli-never-imports-the-gateway":
     "The CLI reaches the gateway over HTTP with the shared contract (@overseer/api-contract), never its code. (Its tests may start a gateway as a fixture.)",
-  "low-level-never-imports-orchestration":
-    "config, git, sandbox (and domain, process) sit below db, queue, harness, transitions and cli.",
   "nothing-imports-the-cli":
     "The CLI is a program at the top of the stack; share code through a package instead.",
   "only-through-index":

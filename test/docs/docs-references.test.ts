@@ -94,16 +94,3 @@ describe("references stay inside the repository", () => {
     expect(unknown).toEqual([]);
   });
 });
-
-describe("each package and service has a README", () => {
-  it("saying what it owns and what it must not import", () => {
-    const workspaces = files
-      .filter((f) => /^(packages|services)\/[^/]+\/package\.json$/.test(f))
-      .map((f) => path.dirname(f));
-    const lacking = workspaces.filter((w) => {
-      const readme = path.join(REPO_ROOT, w, "README.md");
-      return !existsSync(readme) || !/must not import/i.test(readFileSync(readme, "utf8"));
-    });
-    expect(lacking).toEqual([]);
-  });
-});
