@@ -21,6 +21,23 @@ export interface Usage {
   source?: string | undefined;
 }
 
+/** The project's retry policy: runner config `attempts` and `retry_backoff_seconds`. */
+export interface RetryPolicy {
+  maxAttempts: number;
+  backoffMs: number;
+}
+
+/**
+ * What a worker's result adds to the outcome it reports. With `retry` (the coordinator sends the
+ * project's policy), an outcome the state machine refuses as an invalid transition (an
+ * executor's approve, a reviewer's submit, a planner's proposal from a work task) is applied in
+ * the same command as the failed run it is: the no-transition branch under that policy, with the
+ * refusal as the detail. Without it the refusal is thrown.
+ */
+export interface ResultOutcome {
+  retry?: RetryPolicy | undefined;
+}
+
 export interface OptionCommandInput {
   id: string;
   label?: string | undefined;
@@ -33,7 +50,7 @@ export type Command =
   | { kind: "claim"; stage?: string | null | undefined }
   /** A worker picked the run up. */
   | { kind: "run-started"; runId: string; workerId: string }
-  | {
+  | ({
       kind: "submit";
       runId: string;
       message: string;
@@ -41,8 +58,8 @@ export type Command =
       commitSha: string | null;
       branchHead: string | null;
       usage?: Usage | undefined;
-    }
-  | {
+    } & ResultOutcome)
+  | ({
       kind: "approve";
       runId: string;
       feedback?: string | undefined;
@@ -56,14 +73,14 @@ export type Command =
       /** The project's `plan_approval`; `operator` turns an approved plan into a decision card. Default reviewer. */
       planApproval?: PlanApproval | undefined;
       usage?: Usage | undefined;
-    }
-  | { kind: "reject"; runId: string; feedback: string; usage?: Usage | undefined }
+    } & ResultOutcome)
+  | ({ kind: "reject"; runId: string; feedback: string; usage?: Usage | undefined } & ResultOutcome)
   /**
    * A fresh reviewer approved, but the work did not land (rule 3): a real conflict with the
    * main branch, or the project's check command failed on the integrated tree. The task goes
    * back to `todo` for an executor whose checkout has the main branch merged in.
    */
-  | {
+  | ({
       kind: "land-failed";
       runId: string;
       reason: LandingFailureReason;
@@ -81,8 +98,8 @@ export type Command =
        */
       maxAttempts: number;
       usage?: Usage | undefined;
-    }
-  | {
+    } & ResultOutcome)
+  | ({
       kind: "escalate";
       runId: string;
       reason: string;
@@ -94,13 +111,13 @@ export type Command =
       /** Ask the mission for a new planning round instead of a resolver (`escalate --replan`). */
       replan?: boolean | undefined;
       usage?: Usage | undefined;
-    }
+    } & ResultOutcome)
   /**
    * A planning run's outcome (`overseer-agent plan` / `complete`): a validated task graph or
    * completion evidence goes to review; `problems` (the graph failed validation) sends every
    * problem back to a new planning run, up to `maxAttempts` in a row.
    */
-  | {
+  | ({
       kind: "propose";
       runId: string;
       proposal: Proposal | { kind: "problems"; problems: readonly string[] };
@@ -109,9 +126,9 @@ export type Command =
       branchHead: string | null;
       maxAttempts: number;
       usage?: Usage | undefined;
-    }
+    } & ResultOutcome)
   /** Hard timeout or idle stall: the process group was killed (rule 8). */
-  | {
+  | ({
       kind: "timeout";
       runId: string;
       stalled: boolean;
@@ -121,7 +138,7 @@ export type Command =
       idleSeconds?: number | undefined;
       checkpointRef?: string | null | undefined;
       usage?: Usage | undefined;
-    }
+    } & ResultOutcome)
   /** The harness exited without a transition or crashed (rule 9). */
   | {
       kind: "no-transition";
@@ -141,28 +158,33 @@ export type Command =
       usage?: Usage | undefined;
     }
   /** The run could not start for a reason only an operator can fix. */
-  | {
+  | ({
       kind: "run-misconfigured";
       runId: string;
       reason: Extract<AwaitingReason, "harness_not_configured" | "configuration_error">;
       message: string;
       usage?: Usage | undefined;
-    }
+    } & ResultOutcome)
   /**
    * The worker stopped or refused the run for breaking a run rule: a transition its action may
    * not make (an executor's approve), or the per-run disk limit. Nothing landed; the work is
    * kept as a checkpoint.
    */
-  | {
+  | ({
       kind: "run-violation";
       runId: string;
       violation: RunViolationKind;
       detail: string;
       checkpointRef?: string | null | undefined;
       usage?: Usage | undefined;
-    }
+    } & ResultOutcome)
   /** Changed paths outside the task scope (rule 10). The run's work is kept. */
-  | { kind: "scope-violation"; runId: string; paths: readonly string[]; usage?: Usage | undefined }
+  | ({
+      kind: "scope-violation";
+      runId: string;
+      paths: readonly string[];
+      usage?: Usage | undefined;
+    } & ResultOutcome)
   | { kind: "release-external"; taskId: string; reason: string; by: string }
   | { kind: "answer"; taskId: string; text: string; by: string }
   | {

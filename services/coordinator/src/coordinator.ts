@@ -19,7 +19,6 @@
 import { hostname } from "node:os";
 import {
   type AppliedTransition,
-  type ApplyOptions,
   acquireLeases,
   activeRuns,
   countRunsOfAction,
@@ -41,14 +40,7 @@ import {
   settleDroppedLeases,
   storeRunPrompt,
 } from "@overseer/db";
-import {
-  budgetReached,
-  type Command,
-  isDomainError,
-  nextWakeAt,
-  type ProjectState,
-  type Run,
-} from "@overseer/domain";
+import { budgetReached, type Command, nextWakeAt, type ProjectState, type Run } from "@overseer/domain";
 import { formatZodIssues } from "@overseer/input-errors";
 import { type LiveChannel, QUEUE_DEFAULTS, RESULT_QUEUE, type RunQueues } from "@overseer/queue";
 import { type ResultMessage, type RunResult, resultMessageSchema } from "@overseer/run-contract";
@@ -397,12 +389,16 @@ export class Coordinator {
     this.kick(projectId);
   }
 
-  /** Phases: load the project, map the result to its command, apply it (or fail the run). */
+  /**
+   * Phases: load the project, map the result to its command, apply it. One result is one
+   * command in one transaction: an outcome the state machine refuses (a reviewer that
+   * submitted, say) is failed by the domain itself under the project's retry policy.
+   */
   private async applyRunResult(result: RunResult): Promise<void> {
     const project = await this.projectIfExists(result.projectId);
     if (!project) return;
     const command = await this.commandFor(result, project);
-    await this.applyOrFailRun(project, command, result.runId, runReportOf(result, Date.now()));
+    await this.apply(project.id, command, { runReport: runReportOf(result, Date.now()) });
   }
 
   /** A result for a project deleted meanwhile is dropped. */
@@ -425,36 +421,6 @@ export class Coordinator {
       landingBranchOf(project),
       this.options.maxPlanTasks,
     );
-  }
-
-  /**
-   * Applies the result's command. An outcome the state machine refuses (a reviewer that
-   * submitted, say) is a failed run under the project's retry policy instead.
-   */
-  private async applyOrFailRun(
-    project: ProjectRow,
-    command: Command,
-    runId: string,
-    runReport: ApplyOptions["runReport"],
-  ): Promise<void> {
-    try {
-      await this.apply(project.id, command, { runReport });
-    } catch (error) {
-      if (!isDomainError(error) || error.code !== "invalid_transition") throw error;
-      const retry = retryPolicyOf(project);
-      await this.apply(
-        project.id,
-        {
-          kind: "no-transition",
-          runId,
-          detail: `invalid transition: ${error.message}`,
-          crashed: false,
-          maxAttempts: retry.maxAttempts,
-          backoffMs: retry.backoffMs,
-        },
-        { runReport },
-      );
-    }
   }
 
   // -------------------------------------------------------------------------------------

@@ -1,16 +1,12 @@
-import { type Command, DEFAULT_PLAN_APPROVAL, type PlanApproval } from "@overseer/domain";
+import { type Command, DEFAULT_PLAN_APPROVAL, type PlanApproval, type RetryPolicy } from "@overseer/domain";
 import type { RunResult } from "@overseer/run-contract";
 import { DEFAULT_MAX_IMPORT_TASKS, parseTaskFile } from "@overseer/task-files";
-
-export interface RetryPolicy {
-  maxAttempts: number;
-  backoffMs: number;
-}
 
 /**
  * Turns what a worker observed into the one command that records it. A scope violation
  * takes precedence over the agent's own transition (docs/state-machine.md rule 10: the work is kept, the
- * project pauses, a remediation waits for the operator).
+ * project pauses, a remediation waits for the operator). Every outcome carries the retry policy:
+ * one the state machine refuses is then applied as a failed run in the same command.
  */
 export function commandForResult(
   result: RunResult,
@@ -29,7 +25,7 @@ export function commandForResult(
   // Every outcome carries what the run spent; an older worker sent it with the transition only.
   const usage = result.usage ?? (outcome.kind === "transition" ? outcome.usage : undefined);
   if (result.scopeViolations.length > 0)
-    return { kind: "scope-violation", runId, paths: result.scopeViolations, usage };
+    return { kind: "scope-violation", runId, paths: result.scopeViolations, usage, retry };
   switch (outcome.kind) {
     case "timeout":
       return {
@@ -40,6 +36,7 @@ export function commandForResult(
         ...(outcome.idleSeconds !== undefined ? { idleSeconds: outcome.idleSeconds } : {}),
         checkpointRef: result.checkpointRef,
         usage,
+        retry,
       };
     case "no-transition":
       return {
@@ -60,9 +57,17 @@ export function commandForResult(
         detail: outcome.detail,
         checkpointRef: result.checkpointRef,
         usage,
+        retry,
       };
     case "misconfigured":
-      return { kind: "run-misconfigured", runId, reason: outcome.reason, message: outcome.message, usage };
+      return {
+        kind: "run-misconfigured",
+        runId,
+        reason: outcome.reason,
+        message: outcome.message,
+        usage,
+        retry,
+      };
     case "transition": {
       const t = outcome.transition;
       switch (t.kind) {
@@ -75,6 +80,7 @@ export function commandForResult(
             commitSha: result.commitSha,
             branchHead: result.branchHead,
             usage,
+            retry,
           };
         case "approve":
           if (result.landingFailure) {
@@ -88,6 +94,7 @@ export function commandForResult(
               reviewerFeedback: t.feedback,
               maxAttempts: retry.maxAttempts,
               usage,
+              retry,
             };
           }
           return {
@@ -99,9 +106,10 @@ export function commandForResult(
             reviewedHead: result.branchHead,
             planApproval,
             usage,
+            retry,
           };
         case "reject":
-          return { kind: "reject", runId, feedback: t.feedback, usage };
+          return { kind: "reject", runId, feedback: t.feedback, usage, retry };
         case "escalate":
           return {
             kind: "escalate",
@@ -114,6 +122,7 @@ export function commandForResult(
             checkpointRef: result.checkpointRef,
             replan: t.replan,
             usage,
+            retry,
           };
         case "plan": {
           // The same validator as `overseer task import`: every problem at once, or the graph.
@@ -133,6 +142,7 @@ export function commandForResult(
             branchHead: result.branchHead,
             maxAttempts: retry.maxAttempts,
             usage,
+            retry,
           };
         }
         case "complete":
@@ -144,6 +154,7 @@ export function commandForResult(
             branchHead: result.branchHead,
             maxAttempts: retry.maxAttempts,
             usage,
+            retry,
           };
       }
     }

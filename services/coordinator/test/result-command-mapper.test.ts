@@ -30,6 +30,7 @@ const MAPPINGS: {
       violation: "forbidden_transition",
       detail: "an execute run may only submit, escalate",
       checkpointRef: "overseer/checkpoint/S1/a",
+      retry,
     },
   },
   {
@@ -42,6 +43,7 @@ const MAPPINGS: {
       stalled: true,
       seconds: 90,
       checkpointRef: "overseer/checkpoint/x",
+      retry,
     },
   },
   {
@@ -64,6 +66,7 @@ const MAPPINGS: {
       runId: "r1",
       reason: "harness_not_configured",
       message: "no agent",
+      retry,
     },
   },
   {
@@ -74,7 +77,7 @@ const MAPPINGS: {
       usage: undefined,
     },
     extra: { scopeViolations: ["secrets/key"] },
-    command: { kind: "scope-violation", runId: "r1", paths: ["secrets/key"] },
+    command: { kind: "scope-violation", runId: "r1", paths: ["secrets/key"], retry },
   },
   {
     name: "turns a submit into a submit with the commit, the branch head and the usage",
@@ -92,6 +95,7 @@ const MAPPINGS: {
       commitSha: "c1",
       branchHead: "h1",
       usage: { costUsd: 0.25 },
+      retry,
     },
   },
   {
@@ -101,7 +105,13 @@ const MAPPINGS: {
       transition: { version: 1, kind: "reject", feedback: "Tests are missing for a.ts." },
       usage: undefined,
     },
-    command: { kind: "reject", runId: "r1", feedback: "Tests are missing for a.ts.", usage: undefined },
+    command: {
+      kind: "reject",
+      runId: "r1",
+      feedback: "Tests are missing for a.ts.",
+      usage: undefined,
+      retry,
+    },
   },
   {
     name: "turns an escalate into an escalate with the question, the options and the checkpoint",
@@ -129,6 +139,7 @@ const MAPPINGS: {
       checkpointRef: "overseer/checkpoint/y",
       replan: undefined,
       usage: undefined,
+      retry,
     },
   },
   {
@@ -147,6 +158,7 @@ const MAPPINGS: {
       branchHead: "h2",
       maxAttempts: 3,
       usage: undefined,
+      retry,
     },
   },
 ];
@@ -180,6 +192,7 @@ describe("commandForResult", () => {
       reviewerFeedback: "fine",
       maxAttempts: 3,
       usage: undefined,
+      retry,
     });
   });
 

@@ -8,6 +8,7 @@ import {
   acquireLeases,
   createProject,
   createScratchDatabase,
+  type Db,
   getRun,
   getTask,
   leaseOwners,
@@ -54,11 +55,31 @@ function resultOf(runId: string, projectId: string, outcome: RunOutcome): RunRes
   });
 }
 
+/**
+ * The test database, counting the transactions opened through it: `db.transaction()` is the
+ * one way a command is applied (applyTransition), so the count is the number of transactions.
+ */
+function countingTransactions(db: Db): { db: Db; count: () => number } {
+  let transactions = 0;
+  const counting = new Proxy(db, {
+    get(target, property) {
+      if (property === "transaction") transactions++;
+      const value = Reflect.get(target, property, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  return { db: counting, count: () => transactions };
+}
+
 /** A coordinator on the test database that owns no lease until `renewLeases` is called. */
-function coordinator(options: { maxPlanTasks?: number } = {}, log = logger): Coordinator {
+function coordinator(
+  options: { maxPlanTasks?: number } = {},
+  log = logger,
+  db: Db = scratch.db,
+): Coordinator {
   const created = new Coordinator(
     {
-      db: scratch.db,
+      db,
       notifications: scratch.notifications,
       workerConnection: redis,
       queues,
@@ -192,6 +213,55 @@ describe("Coordinator applying run results", () => {
     expect(types).toContain("task.retry_scheduled");
     const project = await requireProject(scratch.db, "refused");
     expect(project.status).toBe("active");
+  });
+});
+
+describe("one result, one command, one transaction", () => {
+  it("applies a refused result as the failed run in one transaction, counting what the run spent", async () => {
+    const counting = countingTransactions(scratch.db);
+    const c = coordinator({}, logger, counting.db);
+    const execute = await projectWithClaimedTask("refused-once", null, {
+      attempts: 3,
+      retry_backoff_seconds: 7,
+    });
+    const eventsBefore = (await listEvents(scratch.db, { projectId: "refused-once" })).length;
+    await c.applyResultMessage({
+      ...resultOf(execute.id, "refused-once", {
+        kind: "transition",
+        transition: { version: 1, kind: "approve", feedback: "an executor approving its own work" },
+        usage: undefined,
+      }),
+      usage: { tokensIn: 1500, tokensOut: 250, costUsd: 0.03 },
+    });
+
+    expect(counting.count()).toBe(1);
+    const run = await getRun(scratch.db, execute.id);
+    expect(run).toMatchObject({ status: "failed", transition: null });
+    expect(run?.failure).toContain("invalid transition");
+    // The refused outcome's usage is recorded with the failed run, in the same transaction.
+    expect(Number(run?.tokens_in)).toBe(1500);
+    expect(Number(run?.tokens_out)).toBe(250);
+    const task = await getTask(scratch.db, "refused-once", "S00-001");
+    expect(task).toMatchObject({ status: "todo", failures: 1 });
+    // The project's retry policy (retry_backoff_seconds 7) decided the backoff.
+    const events = (await listEvents(scratch.db, { projectId: "refused-once" })).slice(eventsBefore);
+    expect(events.map((e) => e.type)).toEqual(["run.failed", "task.retry_scheduled"]);
+    expect(events[1]?.data).toMatchObject({ attempt: 2, maxAttempts: 3, delayMs: 7000 });
+  });
+
+  it("applies an accepted result in one transaction too", async () => {
+    const counting = countingTransactions(scratch.db);
+    const c = coordinator({}, logger, counting.db);
+    const execute = await projectWithClaimedTask("accepted-once");
+    await c.applyResultMessage(
+      resultOf(execute.id, "accepted-once", {
+        kind: "transition",
+        transition: { version: 1, kind: "submit", message: "feat: the work" },
+        usage: undefined,
+      }),
+    );
+    expect(counting.count()).toBe(1);
+    expect((await getTask(scratch.db, "accepted-once", "S00-001"))?.status).toBe("review");
   });
 });
 

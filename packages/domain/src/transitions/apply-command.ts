@@ -20,7 +20,11 @@
  *   no-transition    retry with backoff up to maxAttempts, then escalate (rule 9)
  *   scope-violation  incident + awaiting_input resolver + project paused (rule 10)
  *   run-violation    incident + escalate (a forbidden transition or the disk limit; nothing landed)
- *   run-misconfigured awaiting_input with a card saying what to set     [run-outcome-transitions]
+ *   run-misconfigured awaiting_input with a card saying what to set
+ *   (refused)        an outcome with the project's retry policy (`retry`, as the coordinator
+ *                    sends a worker's result) that the machine refuses as an invalid transition
+ *                    is the failed-run branch of no-transition, in the same command
+ *                                                                     [run-outcome-transitions]
  *   escalate         in_progress|review → blocked + resolver (todo, or awaiting_input at the
  *                    depth-3 / 6-remediation limits or when the agent needs the user)
  *                                                                      [escalation-transitions]
@@ -58,6 +62,7 @@ import {
   approve,
   landFailed,
   noTransition,
+  refusedOutcomeAsFailedRun,
   reject,
   runMisconfigured,
   runStarted,
@@ -96,7 +101,14 @@ const HANDLERS = {
 } satisfies { [K in CommandKind]: Handler<K> };
 
 export function applyCommand(state: ProjectState, command: Command, ctx: DomainContext): ApplyResult {
-  return dispatch(new Draft(state, ctx), command);
+  try {
+    return dispatch(new Draft(state, ctx), command);
+  } catch (error) {
+    // A worker's outcome the machine refuses is the run failing: decided here, in this command.
+    const failed = refusedOutcomeAsFailedRun(command, error);
+    if (failed === null) throw error;
+    return dispatch(new Draft(state, ctx), failed);
+  }
 }
 
 function dispatch<K extends CommandKind>(draft: Draft, command: CommandOf<K>): ApplyResult {

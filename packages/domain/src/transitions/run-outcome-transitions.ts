@@ -3,7 +3,8 @@
  * (a redelivered outcome of an ended run is `already_applied`) and moves its task on.
  * Escalations are in escalation-transitions.ts, a planner's proposal in mission-transitions.ts.
  */
-import { DomainError } from "../domain-error.ts";
+import type { Command } from "../command.ts";
+import { DomainError, isDomainError } from "../domain-error.ts";
 import type { Run } from "../run.ts";
 import type { AwaitingReason, Task } from "../task.ts";
 import type { ApplyResult } from "./apply-result.ts";
@@ -239,6 +240,30 @@ export function noTransition(draft: Draft, command: CommandOf<"no-transition">):
     });
   }
   return draft.result("applied");
+}
+
+/**
+ * A worker's outcome the state machine refuses as an invalid transition (a transition its run
+ * may not make, or one its task is no longer in a state for) is a failed run: the no-transition
+ * command that applies it, under the project's retry policy, with the refusal as the detail and
+ * the outcome's usage. Null when the command carries no policy (`retry`, only a worker's result
+ * has one) or the error is another refusal: the caller then throws it.
+ */
+export function refusedOutcomeAsFailedRun(
+  command: Command,
+  error: unknown,
+): CommandOf<"no-transition"> | null {
+  if (!isDomainError(error) || error.code !== "invalid_transition") return null;
+  if (!("retry" in command) || command.retry === undefined) return null;
+  return {
+    kind: "no-transition",
+    runId: command.runId,
+    detail: `invalid transition: ${error.message}`,
+    crashed: false,
+    maxAttempts: command.retry.maxAttempts,
+    backoffMs: command.retry.backoffMs,
+    usage: command.usage,
+  };
 }
 
 /** The run could not start for a reason only an operator can fix (rule 7). */

@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { type Command, nextWakeAt } from "../../src/index.ts";
+import { expectDomainError } from "../support/rule-helpers.ts";
 import {
   activeRunOf,
   buildState,
@@ -269,5 +270,77 @@ describe("rule 10: scope violation → incident, awaiting remediation, project p
     expect(result.events.map((e) => e.type)).not.toContain("run.cancelled");
     // Paused: nothing new starts.
     expect(d.step(result.state, { kind: "claim" }).changes.runs).toEqual([]);
+  });
+});
+
+describe("rule 9: a worker's outcome the machine refuses is a failed run, decided in the same command", () => {
+  const retry = { maxAttempts: 2, backoffMs: 1000 };
+  const usage = { tokensIn: 1200, tokensOut: 300, costUsd: 0.02 };
+
+  it("an execute run's reject with the retry policy fails the run and schedules a retry; nothing of the reject is kept", () => {
+    const d = createDriver();
+    const claimed = claimFor(d, buildState({ tasks: [task("A")] }), "A");
+    const result = d.step(claimed.state, {
+      kind: "reject",
+      runId: claimed.run.id,
+      feedback: "not mine to reject",
+      usage,
+      retry,
+    });
+    expect(result.outcome).toBe("applied");
+    expect(result.state.runs.get(claimed.run.id)).toMatchObject({ status: "failed", transition: null });
+    expect(result.state.runs.get(claimed.run.id)?.failure).toMatch(
+      /ended without a transition: invalid transition: Task A is in_progress; a execute run.s outcome needs it in review\./,
+    );
+    const a = getTask(result.state, "A");
+    expect(a).toMatchObject({ status: "todo", failures: 1, notBefore: d.ctx.now + 1000 });
+    expect(a.feedback).toMatch(/^The previous run \(\S+\) ended without a transition: invalid transition/);
+    expect(a.feedback).not.toContain("not mine to reject");
+    expect(result.events.map((e) => e.type)).toEqual(["run.failed", "task.retry_scheduled"]);
+    // The refused outcome's usage is the failed run's: what it spent is counted once.
+    expect(result.events[0]?.data).toMatchObject({ usage });
+  });
+
+  it("at the last attempt the refused outcome escalates like any run that ended without a transition", () => {
+    const d = createDriver();
+    const claimed = claimFor(d, buildState({ tasks: [task("A", { failures: 1 })] }), "A");
+    const result = d.step(claimed.state, {
+      kind: "approve",
+      runId: claimed.run.id,
+      landedSha: null,
+      landedBranch: null,
+      retry,
+    });
+    expect(result.state.runs.get(claimed.run.id)?.status).toBe("failed");
+    expect(getTask(result.state, "A")).toMatchObject({ status: "blocked", failures: 0 });
+    expect(resolversOf(result.state, "A")).toHaveLength(1);
+  });
+
+  it("a redelivered refused outcome is already applied, and without the policy the refusal is thrown", () => {
+    const d = createDriver();
+    const claimed = claimFor(d, buildState({ tasks: [task("A")] }), "A");
+    const submit: Command = {
+      kind: "propose",
+      runId: claimed.run.id,
+      proposal: { kind: "complete", evidence: "done" },
+      commitSha: null,
+      branchHead: null,
+      maxAttempts: 2,
+    };
+    expectDomainError(() => d.step(claimed.state, submit), "invalid_transition");
+    const failed = d.step(claimed.state, { ...submit, retry });
+    expect(failed.state.runs.get(claimed.run.id)?.status).toBe("failed");
+    const again = d.step(failed.state, { ...submit, retry });
+    expect(again.outcome).toBe("already_applied");
+    expect(again.state).toBe(failed.state);
+  });
+
+  it("a refusal other than an invalid transition (an unknown run) is thrown even with the policy", () => {
+    const d = createDriver();
+    const s = buildState({ tasks: [task("A")] });
+    expectDomainError(
+      () => d.step(s, { kind: "reject", runId: "run-unknown", feedback: "f", retry }),
+      "not_found",
+    );
   });
 });
