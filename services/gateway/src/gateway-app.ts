@@ -31,7 +31,7 @@ import { ProjectStatusCache } from "./live/project-status-cache.ts";
 import { StreamRegistry } from "./live/stream-registry.ts";
 import { GatewayMetrics } from "./metrics/gateway-metrics.ts";
 import { OperatorTransitions } from "./operations/operator-transitions.ts";
-import { registerArgusRoutes } from "./routes/argus-routes.ts";
+import { registerArgusRoutes } from "./routes/argus/register.ts";
 import { registerEventRoutes } from "./routes/event-routes.ts";
 import { registerFleetRoutes } from "./routes/fleet/register.ts";
 import { registerOpsRoutes } from "./routes/ops-routes.ts";
