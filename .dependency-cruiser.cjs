@@ -57,7 +57,7 @@ const MAY_IMPORT = {
   "api-contract": ["domain"],
   "task-files": ["domain", "input-errors"],
   "project-config": ["input-errors", "run-contract", "task-files"],
-  settings: ["input-errors", "process", "run-contract", "task-files"],
+  settings: ["input-errors", "process", "run-contract", "runtime", "task-files"],
   runtime: ["input-errors"],
   git: ["domain", "process"],
   sandbox: ["input-errors", "process", "run-contract"],

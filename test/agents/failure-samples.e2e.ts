@@ -5,7 +5,7 @@ import path from "node:path";
 import { classifyFailure, expandArgv } from "@overseer/harness";
 import { agentPresetConfig } from "@overseer/project-config";
 import { type Cidr, parseCidr } from "@overseer/run-contract";
-import { EgressProxy } from "@overseer/sandbox";
+import { EgressProxy, resolveEgressProxyOptions } from "@overseer/sandbox";
 import { execa } from "execa";
 import { describe, expect, it } from "vitest";
 import { ensureAgent, selectedAgents } from "./agent-install.ts";
@@ -43,11 +43,13 @@ const SETTLE_MS = 1_000;
 /** The egress proxy as a run reaches it: a loopback TCP port forwarded to its Unix socket. */
 async function proxied(root: string, origin: string): Promise<{ url: string; close: () => Promise<void> }> {
   const socketPath = path.join(root, "egress.sock");
-  const proxy = new EgressProxy({
-    socketPath,
-    allowHosts: [new URL(origin).host],
-    allowPrivateCidrs: [parseCidr("127.0.0.1/32") as Cidr],
-  });
+  const proxy = new EgressProxy(
+    resolveEgressProxyOptions({
+      socketPath,
+      allowHosts: [new URL(origin).host],
+      allowPrivateCidrs: [parseCidr("127.0.0.1/32") as Cidr],
+    }),
+  );
   await proxy.start();
   const bridge: Server = createServer((client) => {
     const upstream = connect(socketPath);

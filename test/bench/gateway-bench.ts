@@ -14,7 +14,7 @@ import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { createApiToken, createScratchDatabase } from "@overseer/db";
-import { GATEWAY_DEFAULTS } from "@overseer/gateway";
+import { GATEWAY_DEFAULTS } from "@overseer/settings";
 import { createTestRedis, deleteRedisKeys, testRedisUrl } from "@overseer/test-support";
 import autocannon from "autocannon";
 import { type GatewayProcess, startGatewayProcess } from "../support/gateway-process.ts";

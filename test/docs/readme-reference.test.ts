@@ -1,6 +1,19 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { renderSettingsMarkdown } from "@overseer/settings";
+import { EGRESS_DEFAULTS } from "@overseer/run-contract";
+import { LOGGER_DEFAULTS } from "@overseer/runtime";
+import {
+  CLUSTER_DEFAULTS,
+  COORDINATOR_DEFAULTS,
+  GATEWAY_DEFAULTS,
+  loadSettings,
+  QUEUE_DEFAULTS,
+  RUN_FENCE_DEFAULTS,
+  renderSettingsMarkdown,
+  SETTINGS_REFERENCE,
+  type ServiceSettings,
+  WORKER_DEFAULTS,
+} from "@overseer/settings";
 import { describe, expect, it } from "vitest";
 import YAML from "yaml";
 import { REPO_ROOT } from "../support/service-process.ts";
@@ -11,6 +24,22 @@ describe("README", () => {
   it("documents every service setting exactly as the code defines it", () => {
     const section = /<!-- settings:begin -->\n([\s\S]*?)\n<!-- settings:end -->/.exec(readme)?.[1];
     expect(section?.trim()).toBe(renderSettingsMarkdown().trim());
+  });
+
+  it("gives every setting's fallback from the constant its service merges its options over", () => {
+    const defaults = loadSettings({});
+    const rows = new Map(
+      [...readme.matchAll(/^\| `([A-Z_]+)` \| ([^|]*) \|/gm)].map((m) => [m[1], (m[2] ?? "").trim()]),
+    );
+    for (const { name } of SETTINGS_REFERENCE) {
+      if (name in WITHOUT_CONSTANT) continue;
+      const entry = SETTING_CONSTANTS[name];
+      expect(entry, `${name} has no constant in SETTING_CONSTANTS`).toBeDefined();
+      const [key, constant] = entry as [keyof ServiceSettings, string | number | boolean | readonly string[]];
+      expect(defaults[key], name).toEqual(key === "dataDir" ? path.resolve(String(constant)) : constant);
+      const shown = Array.isArray(constant) ? "(empty" : `\`${String(constant)}\``;
+      expect(rows.get(name), name).toMatch(new RegExp(`^${shown.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}`));
+    }
   });
 
   it("quick start has the demo and the test command that .ci/run calls", () => {
@@ -38,3 +67,60 @@ describe("docker-compose.yml", () => {
     expect(worker.cap_drop).toEqual(["ALL"]);
   });
 });
+
+/** Settings without a constant default, and why. */
+const WITHOUT_CONSTANT: Readonly<Record<string, string>> = {
+  OVERSEER_WORKER_ID: "the host name and process id",
+  OVERSEER_EGRESS_ALLOW_PRIVATE: "empty: no internal destination",
+  OVERSEER_URL: "made of the gateway's host and port",
+  OVERSEER_TOKEN: "none",
+};
+
+/** Each setting with a default: the field it fills and the constant its service reads. */
+const SETTING_CONSTANTS: Readonly<Record<string, readonly [keyof ServiceSettings, unknown]>> = {
+  DATABASE_URL: ["databaseUrl", CLUSTER_DEFAULTS.databaseUrl],
+  REDIS_URL: ["redisUrl", CLUSTER_DEFAULTS.redisUrl],
+  OVERSEER_DATA_DIR: ["dataDir", CLUSTER_DEFAULTS.dataDir],
+  OVERSEER_QUEUE_PREFIX: ["queuePrefix", QUEUE_DEFAULTS.prefix],
+  LOG_LEVEL: ["logLevel", LOGGER_DEFAULTS.level],
+  OVERSEER_WORKER_CONCURRENCY: ["workerConcurrency", WORKER_DEFAULTS.concurrency],
+  OVERSEER_SANDBOX: ["sandbox", CLUSTER_DEFAULTS.sandbox],
+  OVERSEER_SANDBOX_UNSAFE_NONE: ["sandboxUnsafeNone", CLUSTER_DEFAULTS.sandboxUnsafeNone],
+  OVERSEER_LEASE_TTL_MS: ["leaseTtlMs", COORDINATOR_DEFAULTS.leaseTtlMs],
+  OVERSEER_RECONCILE_INTERVAL_MS: ["reconcileIntervalMs", COORDINATOR_DEFAULTS.reconcileIntervalMs],
+  OVERSEER_HEARTBEAT_INTERVAL_MS: ["heartbeatIntervalMs", WORKER_DEFAULTS.heartbeatIntervalMs],
+  OVERSEER_JOB_ATTEMPTS: ["jobAttempts", QUEUE_DEFAULTS.infraAttempts],
+  OVERSEER_RETRY_BACKOFF_MS: ["retryBackoffMs", QUEUE_DEFAULTS.infraBackoffMs],
+  OVERSEER_WORKER_LOCK_MS: ["workerLockMs", WORKER_DEFAULTS.lockDurationMs],
+  OVERSEER_WORKER_LOCK_RENEW_MS: ["workerLockRenewMs", WORKER_DEFAULTS.lockRenewMs],
+  OVERSEER_STALLED_INTERVAL_MS: ["stalledIntervalMs", WORKER_DEFAULTS.stalledIntervalMs],
+  OVERSEER_MAX_STALLED_COUNT: ["maxStalledCount", WORKER_DEFAULTS.maxStalledCount],
+  OVERSEER_RESULT_CONCURRENCY: ["resultConcurrency", COORDINATOR_DEFAULTS.resultConcurrency],
+  OVERSEER_RESULT_ATTEMPTS: ["resultAttempts", COORDINATOR_DEFAULTS.resultAttempts],
+  OVERSEER_MIRROR_FRESH_MS: ["mirrorFreshMs", WORKER_DEFAULTS.mirrorFreshMs],
+  OVERSEER_KILL_GRACE_MS: ["killGraceMs", WORKER_DEFAULTS.killGraceMs],
+  OVERSEER_WORKER_DRAIN_MS: ["workerDrainMs", WORKER_DEFAULTS.drainMs],
+  OVERSEER_FENCE_WAIT_MS: ["fenceWaitMs", RUN_FENCE_DEFAULTS.waitMs],
+  OVERSEER_EGRESS_IDLE_TIMEOUT_MS: ["egressIdleTimeoutMs", EGRESS_DEFAULTS.idleTimeoutMs],
+  OVERSEER_RUN_DISK_MB: ["runDiskMb", WORKER_DEFAULTS.diskLimitBytes / 1024 / 1024],
+  OVERSEER_DISK_CHECK_MS: ["diskCheckMs", WORKER_DEFAULTS.diskCheckMs],
+  OVERSEER_RUN_MAX_FILES: ["runMaxFiles", WORKER_DEFAULTS.maxFiles],
+  OVERSEER_GIT_TIMEOUT_MS: ["gitTimeoutMs", WORKER_DEFAULTS.gitTimeoutMs],
+  OVERSEER_MAX_OUTPUT_BYTES: ["maxOutputBytes", WORKER_DEFAULTS.maxOutputBytes],
+  OVERSEER_LIVE_LOG_ENTRIES: ["liveLogEntries", QUEUE_DEFAULTS.maxLogEntries],
+  OVERSEER_GATEWAY_HOST: ["gatewayHost", GATEWAY_DEFAULTS.host],
+  OVERSEER_GATEWAY_PORT: ["gatewayPort", GATEWAY_DEFAULTS.port],
+  OVERSEER_CORS_ORIGINS: ["corsOrigins", GATEWAY_DEFAULTS.corsOrigins],
+  OVERSEER_RATE_LIMIT_WRITES_PER_MINUTE: [
+    "rateLimitWritesPerMinute",
+    GATEWAY_DEFAULTS.rateLimitWritesPerMinute,
+  ],
+  OVERSEER_MAX_BODY_BYTES: ["maxBodyBytes", GATEWAY_DEFAULTS.maxBodyBytes],
+  OVERSEER_MAX_BODY_DEPTH: ["maxBodyDepth", GATEWAY_DEFAULTS.maxBodyDepth],
+  OVERSEER_MAX_IMPORT_TASKS: ["maxImportTasks", GATEWAY_DEFAULTS.maxImportTasks],
+  OVERSEER_MAX_TITLE_CHARS: ["maxTitleChars", GATEWAY_DEFAULTS.maxTitleChars],
+  OVERSEER_MAX_OPEN_STREAMS: ["maxOpenStreams", GATEWAY_DEFAULTS.maxOpenStreams],
+  OVERSEER_MAX_STREAMS_PER_TOKEN: ["maxStreamsPerToken", GATEWAY_DEFAULTS.maxStreamsPerToken],
+  OVERSEER_MAX_STREAMS_PER_ADDRESS: ["maxStreamsPerAddress", GATEWAY_DEFAULTS.maxStreamsPerAddress],
+  OVERSEER_BOARD_SESSION_TTL_MS: ["boardSessionTtlMs", GATEWAY_DEFAULTS.boardSessionTtlMs],
+};

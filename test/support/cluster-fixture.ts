@@ -7,20 +7,28 @@ import { randomBytes } from "node:crypto";
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { Coordinator } from "@overseer/coordinator";
+import { Coordinator, resolveCoordinatorOptions } from "@overseer/coordinator";
 import { createProject, createScratchDatabase, type ScratchDatabase } from "@overseer/db";
 import type { ProjectState } from "@overseer/domain";
 import { initBareRepo, repoKindOf, runGit } from "@overseer/git";
 import { fakeHarnessPath } from "@overseer/harness";
 import { parseRunnerConfig } from "@overseer/project-config";
-import { createRedis, LiveChannel, type Redis, RunQueues, WorkerRegistry } from "@overseer/queue";
+import {
+  createRedis,
+  LiveChannel,
+  type Redis,
+  RunQueues,
+  resolveLiveOptions,
+  resolveQueueOptions,
+  WorkerRegistry,
+} from "@overseer/queue";
 import type { Cidr } from "@overseer/run-contract";
 import { createLogger, type Logger } from "@overseer/runtime";
 import { createSandboxDriver, type SandboxDriver } from "@overseer/sandbox";
 import { validateTaskList } from "@overseer/task-files";
 import { dropRunQueues } from "@overseer/test-support";
 import { importTasks, startProject, TransitionApplier } from "@overseer/transitions";
-import { postgresRunFence, sandboxWrapFor, WorkerService } from "@overseer/worker";
+import { postgresRunFence, resolveWorkerOptions, sandboxWrapFor, WorkerService } from "@overseer/worker";
 import pino from "pino";
 import { afterAll, afterEach, beforeAll } from "vitest";
 import { type ServiceProcess, startService } from "./service-process.ts";
@@ -85,8 +93,11 @@ export class ClusterFixture {
     this.scratch = await createScratchDatabase(this.options.databaseUrl);
     this.dataDir = await mkdtemp(path.join(tmpdir(), "overseer-e2e-"));
     this.redis = createRedis(this.redisUrl);
-    this.queues = new RunQueues(this.redis, { prefix: this.prefix, infraBackoffMs: 200 });
-    this.live = new LiveChannel(this.redis, { prefix: this.prefix });
+    this.queues = new RunQueues(
+      this.redis,
+      resolveQueueOptions({ prefix: this.prefix, infraBackoffMs: 200 }),
+    );
+    this.live = new LiveChannel(this.redis, resolveLiveOptions({ prefix: this.prefix }));
     return this;
   }
 
@@ -183,12 +194,12 @@ export class ClusterFixture {
         live: this.live,
         logger: this.logger,
       },
-      {
+      resolveCoordinatorOptions({
         id,
         prefix: this.prefix,
         leaseTtlMs: this.options.leaseTtlMs ?? 3000,
         reconcileIntervalMs: this.options.reconcileIntervalMs ?? 1000,
-      },
+      }),
     );
     await coordinator.start();
     this.coordinators.push(coordinator);
@@ -223,7 +234,7 @@ export class ClusterFixture {
         logger: this.logger,
         fence: postgresRunFence(this.scratch.db),
       },
-      {
+      resolveWorkerOptions({
         id: `worker-${this.workers.length}`,
         concurrency,
         dataDir: this.dataDir,
@@ -236,7 +247,7 @@ export class ClusterFixture {
         sandboxName: driver.name,
         unsafe: driver.name === "none",
         sandboxFor: async (job, paths) => sandboxWrapFor(driver, job, paths, this.dataDir),
-      },
+      }),
     );
     await worker.start();
     this.workers.push(worker);

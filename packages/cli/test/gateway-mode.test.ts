@@ -11,7 +11,14 @@ import {
 } from "@overseer/db";
 import { type RunningGateway, startGateway } from "@overseer/gateway";
 import { initBareRepo } from "@overseer/git";
-import { LiveChannel, type Redis, RunQueues, WorkerRegistry } from "@overseer/queue";
+import {
+  LiveChannel,
+  type Redis,
+  RunQueues,
+  resolveLiveOptions,
+  resolveQueueOptions,
+  WorkerRegistry,
+} from "@overseer/queue";
 import { createLogger } from "@overseer/runtime";
 import { createTestRedis, deleteRedisKeys, uniqueRedisPrefix } from "@overseer/test-support";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -38,13 +45,13 @@ beforeAll(async () => {
   [cluster, decoy] = await Promise.all([createScratchDatabase(), createScratchDatabase()]);
   prefix = uniqueRedisPrefix("cligw");
   redis = createTestRedis();
-  queues = new RunQueues(redis, { prefix });
+  queues = new RunQueues(redis, resolveQueueOptions({ prefix }));
   gateway = await startGateway(
     {
       db: cluster.db,
       redis,
       queues,
-      live: new LiveChannel(redis, { prefix }),
+      live: new LiveChannel(redis, resolveLiveOptions({ prefix })),
       registry: new WorkerRegistry(redis, prefix),
       logger: createLogger({ name: "cli-gateway-mode", level: "silent" }),
     },

@@ -9,7 +9,14 @@ import {
   type ScratchDatabase,
 } from "@overseer/db";
 import { type RunningGateway, startGateway } from "@overseer/gateway";
-import { LiveChannel, type Redis, RunQueues, WorkerRegistry } from "@overseer/queue";
+import {
+  LiveChannel,
+  type Redis,
+  RunQueues,
+  resolveLiveOptions,
+  resolveQueueOptions,
+  WorkerRegistry,
+} from "@overseer/queue";
 import { createLogger } from "@overseer/runtime";
 import { createTestRedis, deleteRedisKeys, taskCard, uniqueRedisPrefix } from "@overseer/test-support";
 import { importTasks, startProject, TransitionApplier } from "@overseer/transitions";
@@ -31,8 +38,8 @@ beforeAll(async () => {
   scratch = await createScratchDatabase();
   prefix = uniqueRedisPrefix("clitest");
   redis = createTestRedis();
-  queues = new RunQueues(redis, { prefix });
-  live = new LiveChannel(redis, { prefix });
+  queues = new RunQueues(redis, resolveQueueOptions({ prefix }));
+  live = new LiveChannel(redis, resolveLiveOptions({ prefix }));
   gateway = await startGateway(
     {
       db: scratch.db,

@@ -8,7 +8,12 @@ import {
   REDACTED,
   zodIssuesToConfigIssues,
 } from "@overseer/input-errors";
-import { EGRESS_HOST_EXPECTED, egressHostRuleSchema, SANDBOX_DRIVER_NAMES } from "@overseer/run-contract";
+import {
+  DEFAULT_SANDBOX_LIMITS,
+  EGRESS_HOST_EXPECTED,
+  egressHostRuleSchema,
+  SANDBOX_DRIVER_NAMES,
+} from "@overseer/run-contract";
 import {
   ALWAYS_EXEMPT_GLOBS,
   findGlobProblem,
@@ -60,6 +65,7 @@ const requiredArgv = argvSchema.min(1, { error: "a non-empty array of strings (p
 
 /** Longest duration any seconds field accepts: one year. */
 const MAX_SECONDS = 31_536_000;
+const MIB = 1024 * 1024;
 
 function positive(expected: string) {
   const phrase = `${expected} (at most ${MAX_SECONDS})`;
@@ -130,12 +136,12 @@ const sandboxSchema = z.strictObject({
           : `one of ${SANDBOX_DRIVER_NAMES.join(", ")}`,
     })
     .optional(),
-  /** Most processes a run may have (pids cgroup / `--pids-limit`). Default 256. */
-  pids_max: integer(1, 1_000_000).default(256),
-  /** Memory limit of a run in MiB. Default 2048. */
-  memory_mb: integer(16, 1_048_576).default(2048),
-  /** CPU time limit of a run in seconds (RLIMIT_CPU). Default 3600. */
-  cpu_seconds: integer(1, MAX_SECONDS).default(3600),
+  /** Most processes and threads a run may have (pids cgroup). Default 512 (`DEFAULT_SANDBOX_LIMITS`). */
+  pids_max: integer(1, 1_000_000).default(DEFAULT_SANDBOX_LIMITS.pidsMax),
+  /** Memory limit of a run in MiB. Default 4096 (`DEFAULT_SANDBOX_LIMITS`). */
+  memory_mb: integer(16, 1_048_576).default(DEFAULT_SANDBOX_LIMITS.memoryBytes / MIB),
+  /** CPU time limit of a run in seconds (RLIMIT_CPU). Default 3600 (`DEFAULT_SANDBOX_LIMITS`). */
+  cpu_seconds: integer(1, MAX_SECONDS).default(DEFAULT_SANDBOX_LIMITS.cpuSeconds),
   /**
    * Host paths bound read-only at the same place (the agent CLI's install when it is outside
    * /usr, e.g. a per-version npm prefix). Never `/`, /proc, /sys or /dev. Default [].

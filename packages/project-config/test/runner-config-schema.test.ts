@@ -2,6 +2,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { ConfigError } from "@overseer/input-errors";
+import { DEFAULT_SANDBOX_LIMITS } from "@overseer/run-contract";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   commandForRole,
@@ -43,6 +44,13 @@ function configError(input: unknown, source = "runner.json"): ConfigError {
 }
 
 describe("parseRunnerConfig", () => {
+  it("defaults the sandbox limits to the sandbox's own, the one default of every layer", () => {
+    const { sandbox } = parseRunnerConfig({ argv: ["agent", "{prompt_file}"] }, "runner.json");
+    expect(sandbox.pids_max).toBe(DEFAULT_SANDBOX_LIMITS.pidsMax);
+    expect(sandbox.memory_mb * 1024 * 1024).toBe(DEFAULT_SANDBOX_LIMITS.memoryBytes);
+    expect(sandbox.cpu_seconds).toBe(DEFAULT_SANDBOX_LIMITS.cpuSeconds);
+  });
+
   it("accepts the Luma runner JSON as is and fills every Overseer default", () => {
     const config = parseRunnerConfig(JSON.parse(SEED_JSON), "runner.local.json");
     expect(config).toEqual({
@@ -64,7 +72,7 @@ describe("parseRunnerConfig", () => {
       env_allow: [],
       secrets: {},
       network_allow_hosts: [],
-      sandbox: { pids_max: 256, memory_mb: 2048, cpu_seconds: 3600, read_only_paths: [] },
+      sandbox: { pids_max: 512, memory_mb: 4096, cpu_seconds: 3600, read_only_paths: [] },
       hooks: {},
       landing: { strategy: "squash" },
       files: {},

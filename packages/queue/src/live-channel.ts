@@ -20,10 +20,33 @@ export interface LiveOptions {
   logTtlSeconds?: number;
 }
 
-/** Default bytes of one run's live log: the default of stored output (1 MiB). */
-export const DEFAULT_LIVE_LOG_BYTES = 1024 * 1024;
-/** Default entries of one run's live log. */
-export const DEFAULT_LIVE_LOG_ENTRIES = 256;
+/** Every option after defaults: what `LiveChannel` accepts. */
+export type ResolvedLiveOptions = Readonly<Required<LiveOptions>>;
+
+/**
+ * Merges options over `QUEUE_DEFAULTS` once and checks them right after (key, rule, value
+ * received): each of the `maxLogEntries` entries must hold at least 16 bytes of `maxLogBytes`.
+ */
+export function resolveLiveOptions(options: LiveOptions = {}): ResolvedLiveOptions {
+  const defined = Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined));
+  const { prefix, maxLogBytes, maxLogEntries, logTtlSeconds } = QUEUE_DEFAULTS;
+  const resolved: ResolvedLiveOptions = Object.freeze({
+    prefix,
+    maxLogBytes,
+    maxLogEntries,
+    logTtlSeconds,
+    ...(defined as LiveOptions),
+  });
+  if (!Number.isInteger(resolved.maxLogEntries) || resolved.maxLogEntries < 1)
+    throw new RangeError(`maxLogEntries must be a positive integer, received ${resolved.maxLogEntries}`);
+  if (!Number.isInteger(resolved.maxLogBytes) || resolved.maxLogBytes / resolved.maxLogEntries < 16)
+    throw new RangeError(
+      `maxLogBytes must be an integer of at least 16 bytes per entry (${resolved.maxLogEntries} entries), received ${resolved.maxLogBytes}`,
+    );
+  if (!Number.isInteger(resolved.logTtlSeconds) || resolved.logTtlSeconds < 1)
+    throw new RangeError(`logTtlSeconds must be a positive integer, received ${resolved.logTtlSeconds}`);
+  return resolved;
+}
 
 /**
  * `text` cut into at most `maxPieces` pieces of at most `maxBytes` UTF-8 bytes each, never
@@ -69,21 +92,15 @@ export class LiveChannel {
   private readonly maxEntryBytes: number;
   private readonly logTtl: number;
 
+  /** Takes options resolved once by `resolveLiveOptions`. */
   constructor(
     private readonly redis: Redis,
-    options: LiveOptions = {},
+    options: ResolvedLiveOptions,
   ) {
-    this.prefix = options.prefix ?? QUEUE_DEFAULTS.prefix;
-    this.maxLogEntries = options.maxLogEntries ?? DEFAULT_LIVE_LOG_ENTRIES;
-    const maxLogBytes = options.maxLogBytes ?? DEFAULT_LIVE_LOG_BYTES;
-    if (!Number.isInteger(this.maxLogEntries) || this.maxLogEntries < 1)
-      throw new RangeError(`maxLogEntries must be a positive integer, received ${this.maxLogEntries}`);
-    this.maxEntryBytes = Math.floor(maxLogBytes / this.maxLogEntries);
-    if (!Number.isInteger(maxLogBytes) || this.maxEntryBytes < 16)
-      throw new RangeError(
-        `maxLogBytes must be an integer of at least 16 bytes per entry (${this.maxLogEntries} entries), received ${maxLogBytes}`,
-      );
-    this.logTtl = options.logTtlSeconds ?? 86_400;
+    this.prefix = options.prefix;
+    this.maxLogEntries = options.maxLogEntries;
+    this.maxEntryBytes = Math.floor(options.maxLogBytes / options.maxLogEntries);
+    this.logTtl = options.logTtlSeconds;
   }
 
   logKey(runId: string): string {

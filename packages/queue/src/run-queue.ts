@@ -25,6 +25,28 @@ export interface QueueOptions {
   infraBackoffMs?: number;
 }
 
+/** Every option after defaults: what `RunQueues` accepts. */
+export type ResolvedQueueOptions = Readonly<Required<QueueOptions>>;
+
+/** Merges options over `QUEUE_DEFAULTS` once and checks them right after (key, rule, value received). */
+export function resolveQueueOptions(options: QueueOptions = {}): ResolvedQueueOptions {
+  const defined = Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined));
+  const { prefix, infraAttempts, infraBackoffMs } = QUEUE_DEFAULTS;
+  const resolved: ResolvedQueueOptions = Object.freeze({
+    prefix,
+    infraAttempts,
+    infraBackoffMs,
+    ...(defined as QueueOptions),
+  });
+  if (!Number.isInteger(resolved.infraAttempts) || resolved.infraAttempts < 1)
+    throw new RangeError(
+      `infraAttempts must be an integer of at least 1, received ${resolved.infraAttempts}`,
+    );
+  if (!Number.isInteger(resolved.infraBackoffMs) || resolved.infraBackoffMs < 0)
+    throw new RangeError(`infraBackoffMs must be an integer >= 0, received ${resolved.infraBackoffMs}`);
+  return resolved;
+}
+
 /**
  * Producer side of the run and result queues. Job ids are derived from run ids, so enqueueing
  * the same run twice (a repeated tick, a reconcile, a restarted coordinator) adds one job.
@@ -34,13 +56,14 @@ export class RunQueues {
   readonly results: Queue;
   private readonly jobOptions: JobsOptions;
 
-  constructor(connection: Redis, options: QueueOptions = {}) {
-    const prefix = options.prefix ?? QUEUE_DEFAULTS.prefix;
+  /** Takes options resolved once by `resolveQueueOptions`. */
+  constructor(connection: Redis, options: ResolvedQueueOptions) {
+    const { prefix } = options;
     this.runs = new Queue(RUN_QUEUE, { connection, prefix });
     this.results = new Queue(RESULT_QUEUE, { connection, prefix });
     this.jobOptions = {
-      attempts: options.infraAttempts ?? 3,
-      backoff: { type: "exponential", delay: options.infraBackoffMs ?? 1000 },
+      attempts: options.infraAttempts,
+      backoff: { type: "exponential", delay: options.infraBackoffMs },
       removeOnComplete: true,
       removeOnFail: { age: 7 * 24 * 3600 },
     };

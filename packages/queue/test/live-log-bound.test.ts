@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { boundedPieces, createRedis, LiveChannel, type Redis } from "../src/index.ts";
+import { boundedPieces, createRedis, LiveChannel, type Redis, resolveLiveOptions } from "../src/index.ts";
 
 /**
  * Issue 9, breach 3: a 1.5 GB flood left 1.08 GB in one run's live log stream. The stream
@@ -14,7 +14,10 @@ let live: LiveChannel;
 
 beforeAll(() => {
   redis = createRedis(process.env.REDIS_URL ?? "redis://127.0.0.1:6379");
-  live = new LiveChannel(redis, { prefix, maxLogBytes: MAX_BYTES, maxLogEntries: MAX_ENTRIES });
+  live = new LiveChannel(
+    redis,
+    resolveLiveOptions({ prefix, maxLogBytes: MAX_BYTES, maxLogEntries: MAX_ENTRIES }),
+  );
 });
 afterAll(async () => {
   const keys = await redis.keys(`${prefix}:*`);

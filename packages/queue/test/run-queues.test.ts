@@ -9,6 +9,8 @@ import {
   type Redis,
   RUN_QUEUE,
   RunQueues,
+  resolveLiveOptions,
+  resolveQueueOptions,
   WorkerRegistry,
 } from "../src/index.ts";
 
@@ -23,7 +25,7 @@ const result = (runId: string): RunResult =>
 
 beforeAll(() => {
   redis = createRedis(process.env.REDIS_URL ?? "redis://127.0.0.1:6379");
-  queues = new RunQueues(redis, { prefix });
+  queues = new RunQueues(redis, resolveQueueOptions({ prefix }));
 });
 
 afterAll(async () => {
@@ -74,7 +76,7 @@ describe("run job ownership", () => {
   it("a delivery owns its job only while the lock holds its token; a lapsed lock moves the job to another worker", async () => {
     const own = `${prefix}-own`;
     const url = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
-    const ownQueues = new RunQueues(redis, { prefix: own });
+    const ownQueues = new RunQueues(redis, resolveQueueOptions({ prefix: own }));
     const workers: Worker[] = [];
     const connections: Redis[] = [];
     const tokens: { worker: string; token: string }[] = [];
@@ -133,7 +135,7 @@ describe("run job ownership", () => {
 
 describe("LiveChannel and WorkerRegistry", () => {
   it("appends and reads a run's log stream, resumable by entry id", async () => {
-    const live = new LiveChannel(redis, { prefix });
+    const live = new LiveChannel(redis, resolveLiveOptions({ prefix }));
     await live.appendLog("run-x", "one\n");
     await live.appendLog("run-x", "two\n");
     const all = await live.readLog("run-x");

@@ -26,6 +26,7 @@ export {
   type Usage,
   UsageSchema,
 } from "./control-file-schema.ts";
+export { EGRESS_DEFAULTS } from "./egress-defaults.ts";
 export {
   type Cidr,
   cidrContains,
@@ -57,6 +58,7 @@ export {
   runStartedSchema,
   runUsageMessageSchema,
 } from "./run-job-schema.ts";
+export { DEFAULT_SANDBOX_LIMITS } from "./sandbox-limits.ts";
 export {
   type RunSandbox,
   runSandboxSchema,

@@ -30,6 +30,12 @@ const REDACTED_PATHS = [
   "*.env",
 ];
 
+/** Defaults of the logger, defined once (`LOG_LEVEL`'s fallback too). */
+export const LOGGER_DEFAULTS = Object.freeze({
+  /** pino level when neither the options nor `LOG_LEVEL` give one. */
+  level: "info",
+});
+
 /**
  * Structured logger shared by every service. Secrets are removed twice: by field path
  * (tokens, passwords, env maps) and by value (any configured secret appearing inside a
@@ -40,7 +46,7 @@ export function createLogger(options: LoggerOptions): Logger {
   return pino(
     {
       name: options.name,
-      level: options.level ?? process.env.LOG_LEVEL ?? "info",
+      level: options.level ?? process.env.LOG_LEVEL ?? LOGGER_DEFAULTS.level,
       redact: { paths: REDACTED_PATHS, censor: "[REDACTED]" },
       hooks: {
         streamWrite: (line) => redact(line),

@@ -24,7 +24,8 @@ import {
   RunCgroup,
 } from "./cgroup-limits.ts";
 import { DEFAULT_EGRESS_BRIDGE_PORT, EGRESS_BRIDGE_SOURCE } from "./egress-bridge-script.ts";
-import { EgressProxy, type EgressProxyOptions } from "./egress-proxy.ts";
+import { EgressProxy } from "./egress-proxy.ts";
+import { type EgressProxyOptions, resolveEgressProxyOptions } from "./egress-proxy-options.ts";
 import { createEtcSnapshot, sweepDeadWorkerDirs } from "./etc-snapshot.ts";
 import { buildEgressLauncher, buildHostLauncher, pointAtEgressBridge } from "./launcher-script.ts";
 import { canAccess, findOnPath } from "./path-access.ts";
@@ -439,12 +440,14 @@ export class BwrapDriver implements SandboxDriver {
         await mkdir(join(runtimeMountDir, "control"), { mode: 0o755 });
         const bridge = join(runtimeMountDir, "egress-bridge.cjs");
         await writeFile(bridge, EGRESS_BRIDGE_SOURCE, { mode: 0o644 });
-        proxy = new EgressProxy({
-          ...this.options.egress,
-          socketPath: join(runtimeMountDir, "egress.sock"),
-          allowHosts: spec.network.allowHosts,
-          ...(spec.network.allowPorts ? { allowPorts: spec.network.allowPorts } : {}),
-        });
+        proxy = new EgressProxy(
+          resolveEgressProxyOptions({
+            ...this.options.egress,
+            socketPath: join(runtimeMountDir, "egress.sock"),
+            allowHosts: spec.network.allowHosts,
+            ...(spec.network.allowPorts ? { allowPorts: spec.network.allowPorts } : {}),
+          }),
+        );
         await proxy.start();
         const port = this.options.egressBridgePort ?? DEFAULT_EGRESS_BRIDGE_PORT;
         const nodePath = await this.nodePath();

@@ -1,4 +1,3 @@
-import { lookup } from "node:dns/promises";
 import { chmod, rm } from "node:fs/promises";
 import {
   createServer,
@@ -17,9 +16,9 @@ import {
   formatEgressHostRule,
   parseEgressHostRules,
 } from "@overseer/run-contract";
-import { isForbiddenAddress as defaultIsForbiddenAddress } from "./forbidden-address.ts";
+import type { EgressDecision, ResolvedEgressProxyOptions } from "./egress-proxy-options.ts";
 import { SandboxSetupError } from "./sandbox-errors.ts";
-import { DEFAULT_EGRESS_PORTS, normalizeHostName } from "./sandbox-spec-schema.ts";
+import { normalizeHostName } from "./sandbox-spec-schema.ts";
 
 /**
  * The filtering HTTP proxy a run in network mode "proxy" talks to. The worker runs one per run,
@@ -43,47 +42,6 @@ import { DEFAULT_EGRESS_PORTS, normalizeHostName } from "./sandbox-spec-schema.t
  * 300 s, OVERSEER_EGRESS_IDLE_TIMEOUT_MS); the run's own idle and hard timeouts still apply on top.
  */
 
-export interface EgressDecision {
-  allowed: boolean;
-  method: "CONNECT" | "HTTP";
-  host: string;
-  port: number;
-  /** The address connected to (allowed decisions only). */
-  address?: string;
-  /** Why, in one line (shown to the client on 403 as well). */
-  reason: string;
-}
-
-export interface EgressProxyOptions {
-  /** Unix socket path to listen on (created by `start`, removed by `close`). */
-  socketPath: string;
-  /** Host rules allowed (`host`, `host:port`, `*.domain`; see the run contract's egress-host-rule.ts). */
-  allowHosts: readonly string[];
-  /** Destination ports allowed for rules without a port. Default `[443, 80]`. */
-  allowPorts?: readonly number[];
-  /**
-   * Internal ranges the operator opted in to (a model gateway on 10.x, Ollama on the host):
-   * resolved addresses inside them are not refused. Empty by default: nothing internal.
-   */
-  allowPrivateCidrs?: readonly Cidr[];
-  /** Name → addresses. Default: the system resolver (`dns.lookup`, all addresses). */
-  resolve?: (host: string) => Promise<string[]>;
-  /** Address check applied to every resolved address. Default: `isForbiddenAddress` (production rule). */
-  isForbiddenAddress?: (address: string) => boolean;
-  /** Upper bound on establishing the upstream TCP connection. Default 10 000 ms. */
-  connectTimeoutMs?: number;
-  /**
-   * A tunnel or forwarded request whose upstream connection carried no byte either way for this
-   * long is closed on both sides (a streamed response may pause for anything shorter). Default
-   * 300 000 ms.
-   */
-  idleTimeoutMs?: number;
-  /** Simultaneous client connections accepted; more are refused. Default 256. */
-  maxConnections?: number;
-  /** Called for every allow/deny decision (the worker logs these into the run log). */
-  onDecision?: (decision: EgressDecision) => void;
-}
-
 const HOP_BY_HOP = new Set([
   "connection",
   "proxy-connection",
@@ -95,11 +53,6 @@ const HOP_BY_HOP = new Set([
   "transfer-encoding",
   "upgrade",
 ]);
-
-async function systemResolve(host: string): Promise<string[]> {
-  const results = await lookup(host, { all: true, verbatim: true });
-  return results.map((r) => r.address);
-}
 
 /** Splits a CONNECT authority `host:port` / `[v6]:port`. */
 function parseAuthority(authority: string): { host: string; port: number } | null {
@@ -122,16 +75,17 @@ export class EgressProxy {
   private readonly sockets = new Set<Duplex>();
   private started = false;
 
-  constructor(private readonly options: EgressProxyOptions) {
+  /** Takes options resolved once by `resolveEgressProxyOptions`. */
+  constructor(private readonly options: ResolvedEgressProxyOptions) {
     this.rules = parseEgressHostRules(options.allowHosts);
-    this.allowPorts = [...(options.allowPorts ?? DEFAULT_EGRESS_PORTS)];
-    this.privateCidrs = options.allowPrivateCidrs ?? [];
-    this.resolve = options.resolve ?? systemResolve;
-    this.forbidden = options.isForbiddenAddress ?? defaultIsForbiddenAddress;
-    this.connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
-    this.idleTimeoutMs = options.idleTimeoutMs ?? 300_000;
+    this.allowPorts = options.allowPorts;
+    this.privateCidrs = options.allowPrivateCidrs;
+    this.resolve = options.resolve;
+    this.forbidden = options.isForbiddenAddress;
+    this.connectTimeoutMs = options.connectTimeoutMs;
+    this.idleTimeoutMs = options.idleTimeoutMs;
     this.server = createServer((req, res) => void this.handleRequest(req, res));
-    this.server.maxConnections = options.maxConnections ?? 256;
+    this.server.maxConnections = options.maxConnections;
     this.server.on("connect", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
       void this.handleConnect(req, socket, head);
     });
@@ -219,7 +173,7 @@ export class EgressProxy {
   }
 
   private report(decision: EgressDecision): EgressDecision {
-    this.options.onDecision?.(decision);
+    this.options.onDecision(decision);
     return decision;
   }
 

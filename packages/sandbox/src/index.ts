@@ -23,7 +23,13 @@ export {
   isUnsafeNoneAllowed,
   UNSAFE_NONE_ENV,
 } from "./driver-factory.ts";
-export { type EgressDecision, EgressProxy, type EgressProxyOptions } from "./egress-proxy.ts";
+export { EgressProxy } from "./egress-proxy.ts";
+export {
+  type EgressDecision,
+  type EgressProxyOptions,
+  type ResolvedEgressProxyOptions,
+  resolveEgressProxyOptions,
+} from "./egress-proxy-options.ts";
 export { isForbiddenAddress } from "./forbidden-address.ts";
 export { LAUNCHER_SETUP_FAILED_EXIT } from "./launcher-script.ts";
 export { NoneDriver } from "./none-driver.ts";
@@ -52,8 +58,6 @@ export {
 } from "./sandbox-host.ts";
 export { type RunPreparedOptions, type RunPreparedResult, runPreparedCommand } from "./sandbox-runner.ts";
 export {
-  DEFAULT_EGRESS_PORTS,
-  DEFAULT_SANDBOX_LIMITS,
   type NetworkPolicy,
   parseSandboxSpec,
   type ResolvedSandboxSpec,

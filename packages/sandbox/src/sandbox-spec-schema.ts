@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { posix } from "node:path";
 import { formatZodIssues } from "@overseer/input-errors";
-import { egressHostRuleSchema } from "@overseer/run-contract";
+import { DEFAULT_SANDBOX_LIMITS, egressHostRuleSchema } from "@overseer/run-contract";
 import { z } from "zod";
 import { SandboxSpecError } from "./sandbox-errors.ts";
 
@@ -10,21 +10,6 @@ import { SandboxSpecError } from "./sandbox-errors.ts";
  * parsed (defaulted, normalised) form, so path normalisation and safety refusals live here and
  * nowhere else.
  */
-
-/** Defaults for `SandboxSpec.limits`; each can be overridden per run. */
-export const DEFAULT_SANDBOX_LIMITS = {
-  /** Maximum number of processes/threads alive in the sandbox at once. Default 512. */
-  pidsMax: 512,
-  /** Memory ceiling for everything in the sandbox (tmpfs contents included). Default 4 GiB. */
-  memoryBytes: 4 * 1024 ** 3,
-  /** CPU-time budget per process (RLIMIT_CPU): SIGKILL when exceeded. Default 3600 s. */
-  cpuSeconds: 3600,
-  /** Size cap of each private tmpfs (`/tmp`, `$HOME`, `/dev/shm`). Default 1 GiB. */
-  tmpfsBytes: 1024 ** 3,
-} as const;
-
-/** Ports the egress proxy lets a CONNECT (or plain HTTP request) reach unless the spec says otherwise. */
-export const DEFAULT_EGRESS_PORTS: readonly number[] = [443, 80];
 
 /** Directories that may never be made writable inside a sandbox (the system and kernel interfaces). */
 const SYSTEM_DIRS = [

@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
+import { DEFAULT_SANDBOX_LIMITS } from "@overseer/run-contract";
 import { describe, expect, it } from "vitest";
 import {
   describeCgroupPlan,
@@ -9,7 +10,6 @@ import {
   parseOwnCgroups,
   RunCgroup,
 } from "../src/cgroup-limits.ts";
-import { DEFAULT_SANDBOX_LIMITS } from "../src/index.ts";
 
 const HYBRID_MOUNTINFO = `31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755
 32 31 0:29 / /sys/fs/cgroup/cpu,cpuacct rw,relatime - cgroup cgroup rw,cpu,cpuacct

@@ -5,7 +5,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Cidr, parseCidr } from "@overseer/run-contract";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { type EgressDecision, EgressProxy, type EgressProxyOptions } from "../src/index.ts";
+import {
+  type EgressDecision,
+  EgressProxy,
+  type EgressProxyOptions,
+  resolveEgressProxyOptions,
+} from "../src/index.ts";
 
 /**
  * The egress proxy against a local target server. No internet: an allow-listed test name is
@@ -49,18 +54,20 @@ afterEach(async () => {
 });
 
 async function startProxy(options: Partial<EgressProxyOptions> = {}): Promise<EgressProxy> {
-  proxy = new EgressProxy({
-    socketPath: join(dir, "egress.sock"),
-    allowHosts: ["allowed.test", "127.0.0.1"],
-    allowPorts: [targetPort],
-    resolve: async (host) => {
-      if (host === "allowed.test" || host === "loopback.test") return ["127.0.0.1"];
-      throw Object.assign(new Error("no such host"), { code: "ENOTFOUND" });
-    },
-    isForbiddenAddress: () => false,
-    onDecision: (decision) => decisions.push(decision),
-    ...options,
-  });
+  proxy = new EgressProxy(
+    resolveEgressProxyOptions({
+      socketPath: join(dir, "egress.sock"),
+      allowHosts: ["allowed.test", "127.0.0.1"],
+      allowPorts: [targetPort],
+      resolve: async (host) => {
+        if (host === "allowed.test" || host === "loopback.test") return ["127.0.0.1"];
+        throw Object.assign(new Error("no such host"), { code: "ENOTFOUND" });
+      },
+      isForbiddenAddress: () => false,
+      onDecision: (decision) => decisions.push(decision),
+      ...options,
+    }),
+  );
   await proxy.start();
   return proxy;
 }

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { connect as tlsConnect } from "node:tls";
 import { promisify } from "node:util";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { EgressProxy, type EgressProxyOptions } from "../src/index.ts";
+import { EgressProxy, type EgressProxyOptions, resolveEgressProxyOptions } from "../src/index.ts";
 
 /**
  * Streamed model traffic through the egress proxy (issue 18, item 2): a model gateway that sends
@@ -99,14 +99,16 @@ afterEach(async () => {
 
 async function startProxy(options: Partial<EgressProxyOptions> = {}): Promise<string> {
   const socketPath = join(dir, `egress-${Date.now()}-${Math.random().toString(36).slice(2)}.sock`);
-  proxy = new EgressProxy({
-    socketPath,
-    allowHosts: [HOST],
-    allowPorts: [plainPort, securePort],
-    resolve: async () => ["127.0.0.1"],
-    isForbiddenAddress: () => false,
-    ...options,
-  });
+  proxy = new EgressProxy(
+    resolveEgressProxyOptions({
+      socketPath,
+      allowHosts: [HOST],
+      allowPorts: [plainPort, securePort],
+      resolve: async () => ["127.0.0.1"],
+      isForbiddenAddress: () => false,
+      ...options,
+    }),
+  );
   await proxy.start();
   return socketPath;
 }

@@ -1,5 +1,6 @@
+import { DEFAULT_SANDBOX_LIMITS } from "@overseer/run-contract";
 import { describe, expect, it } from "vitest";
-import { DEFAULT_SANDBOX_LIMITS, parseSandboxSpec, SandboxSpecError } from "../src/index.ts";
+import { parseSandboxSpec, SandboxSpecError } from "../src/index.ts";
 
 const base = { checkoutDir: "/data/wt/run1", controlDir: "/data/control/run1", env: { PATH: "/usr/bin" } };
 

@@ -1,3 +1,6 @@
+export { CLUSTER_DEFAULTS } from "./cluster-defaults.ts";
+export { COORDINATOR_DEFAULTS } from "./coordinator-defaults.ts";
+export { GATEWAY_DEFAULTS } from "./gateway-defaults.ts";
 export { QUEUE_DEFAULTS } from "./queue-defaults.ts";
 export {
   LOG_LEVELS,
@@ -6,5 +9,7 @@ export {
   type SettingReference,
 } from "./service-settings.ts";
 export { SETTINGS_REFERENCE } from "./service-settings-schema.ts";
+export { defaultWorkerId } from "./setting-value-schemas.ts";
 export { loadSettings, loadSettingsOrExit } from "./settings-loader.ts";
 export { renderSettingsMarkdown } from "./settings-markdown-renderer.ts";
+export { RUN_FENCE_DEFAULTS, WORKER_DEFAULTS } from "./worker-defaults.ts";

@@ -1,8 +1,10 @@
 import path from "node:path";
-import { PROCESS_DEFAULTS } from "@overseer/process";
-import { parseCidr, SANDBOX_DRIVER_NAMES } from "@overseer/run-contract";
-import { DEFAULT_MAX_IMPORT_TASKS, DEFAULT_MAX_TITLE_CHARS } from "@overseer/task-files";
+import { EGRESS_DEFAULTS, parseCidr, SANDBOX_DRIVER_NAMES } from "@overseer/run-contract";
+import { LOGGER_DEFAULTS } from "@overseer/runtime";
 import { z } from "zod";
+import { CLUSTER_DEFAULTS } from "./cluster-defaults.ts";
+import { COORDINATOR_DEFAULTS } from "./coordinator-defaults.ts";
+import { GATEWAY_DEFAULTS } from "./gateway-defaults.ts";
 import { QUEUE_DEFAULTS } from "./queue-defaults.ts";
 import { LOG_LEVELS, type ServiceSettings, type SettingReference } from "./service-settings.ts";
 import {
@@ -11,8 +13,10 @@ import {
   CIDR_EXPECTED,
   commaList,
   defaultWorkerId,
+  durationLabel,
   integer,
   isOrigin,
+  MIB,
   MIN_TASK_BYTES,
   MS_MAX,
   NAME_PATTERN,
@@ -20,13 +24,18 @@ import {
   oneOf,
   url,
 } from "./setting-value-schemas.ts";
+import { RUN_FENCE_DEFAULTS, WORKER_DEFAULTS } from "./worker-defaults.ts";
 
 /** How one variable is read: its name, its fallback, its schema and its row of the reference. */
 export interface SettingSpec<T> {
   readonly name: string;
-  /** Raw value used when the variable is unset; it goes through the same schema. */
+  /**
+   * Raw value used when the variable is unset; it goes through the same schema. Taken from the
+   * `*_DEFAULTS` constant the service itself merges its options over, never written twice.
+   */
   readonly fallback: string | (() => string) | undefined;
-  readonly defaultLabel: string;
+  /** The default as the reference shows it. Default: the fallback. */
+  readonly defaultLabel?: string;
   readonly description: string;
   readonly schema: z.ZodType<T, string>;
   /** Never echo the value in errors. */
@@ -42,22 +51,20 @@ type SpecTable = {
 export const SPECS: SpecTable = {
   databaseUrl: {
     name: "DATABASE_URL",
-    fallback: "postgres://postgres@127.0.0.1:5432/overseer",
-    defaultLabel: "postgres://postgres@127.0.0.1:5432/overseer",
+    fallback: CLUSTER_DEFAULTS.databaseUrl,
     description: "Postgres connection URL; Postgres is the source of truth.",
     schema: url(["postgres:", "postgresql:"], "a postgres:// or postgresql:// URL"),
   },
   redisUrl: {
     name: "REDIS_URL",
-    fallback: "redis://127.0.0.1:6379",
-    defaultLabel: "redis://127.0.0.1:6379",
+    fallback: CLUSTER_DEFAULTS.redisUrl,
     description: "Redis connection URL (queues and live events only).",
     schema: url(["redis:", "rediss:"], "a redis:// or rediss:// URL"),
   },
   dataDir: {
     name: "OVERSEER_DATA_DIR",
-    fallback: "./.overseer-data",
-    defaultLabel: "./.overseer-data (made absolute against the working directory)",
+    fallback: CLUSTER_DEFAULTS.dataDir,
+    defaultLabel: `${CLUSTER_DEFAULTS.dataDir} (made absolute against the working directory)`,
     description: "Directory for worker repository mirrors, checkouts and run logs.",
     schema: z
       .string()
@@ -67,7 +74,6 @@ export const SPECS: SpecTable = {
   queuePrefix: {
     name: "OVERSEER_QUEUE_PREFIX",
     fallback: QUEUE_DEFAULTS.prefix,
-    defaultLabel: QUEUE_DEFAULTS.prefix,
     description: "Prefix of every Redis key, so several clusters can share one Redis.",
     schema: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/, {
       error: "letters, digits, _ or - (at most 64, no colon)",
@@ -75,15 +81,13 @@ export const SPECS: SpecTable = {
   },
   logLevel: {
     name: "LOG_LEVEL",
-    fallback: "info",
-    defaultLabel: "info",
+    fallback: LOGGER_DEFAULTS.level,
     description: `Log level: ${LOG_LEVELS.join(", ")}.`,
     schema: oneOf(LOG_LEVELS),
   },
   workerConcurrency: {
     name: "OVERSEER_WORKER_CONCURRENCY",
-    fallback: "2",
-    defaultLabel: "2",
+    fallback: String(WORKER_DEFAULTS.concurrency),
     description: "Runs one worker process executes at the same time.",
     schema: integer(1, 256),
   },
@@ -96,127 +100,113 @@ export const SPECS: SpecTable = {
   },
   sandbox: {
     name: "OVERSEER_SANDBOX",
-    fallback: "bwrap",
-    defaultLabel: "bwrap",
+    fallback: CLUSTER_DEFAULTS.sandbox,
     description:
       "Sandbox driver of the worker's runs: bwrap, or none (needs OVERSEER_SANDBOX_UNSAFE_NONE). A project's sandbox.driver must match it (none: the worker must allow it).",
     schema: oneOf(SANDBOX_DRIVER_NAMES),
   },
   sandboxUnsafeNone: {
     name: "OVERSEER_SANDBOX_UNSAFE_NONE",
-    fallback: "false",
-    defaultLabel: "false",
+    fallback: String(CLUSTER_DEFAULTS.sandboxUnsafeNone),
     description: "Allow the none driver: agents then run with the worker's own rights.",
     schema: booleanSetting,
   },
   leaseTtlMs: {
     name: "OVERSEER_LEASE_TTL_MS",
-    fallback: "15000",
-    defaultLabel: "15000",
+    fallback: String(COORDINATOR_DEFAULTS.leaseTtlMs),
     description: "Lifetime of a coordinator's lease on a project; a crashed owner is replaced after it.",
     schema: integer(1000, MS_MAX),
   },
   reconcileIntervalMs: {
     name: "OVERSEER_RECONCILE_INTERVAL_MS",
-    fallback: "5000",
-    defaultLabel: "5000",
+    fallback: String(COORDINATOR_DEFAULTS.reconcileIntervalMs),
     description: "How often the coordinator re-reads Postgres and re-enqueues missing jobs.",
     schema: integer(100, MS_MAX),
   },
   heartbeatIntervalMs: {
     name: "OVERSEER_HEARTBEAT_INTERVAL_MS",
-    fallback: "5000",
-    defaultLabel: "5000",
+    fallback: String(WORKER_DEFAULTS.heartbeatIntervalMs),
     description: "How often leases and worker heartbeats are renewed; must be below the lease TTL.",
     schema: integer(100, MS_MAX),
   },
   jobAttempts: {
     name: "OVERSEER_JOB_ATTEMPTS",
-    fallback: "3",
-    defaultLabel: "3",
-    description: "Attempts of a failing run before a remediation is created (projects may override).",
+    fallback: String(QUEUE_DEFAULTS.infraAttempts),
+    description:
+      "Attempts of a run job whose worker failed for an infrastructure reason (git remote down, disk full) before the coordinator records the run as failed; the task then follows its project's retry policy (runner config attempts).",
     schema: integer(1, 100),
   },
   retryBackoffMs: {
     name: "OVERSEER_RETRY_BACKOFF_MS",
-    fallback: "1000",
-    defaultLabel: "1000",
-    description: "Base delay before a failed run is retried (exponential).",
+    fallback: String(QUEUE_DEFAULTS.infraBackoffMs),
+    description: "First delay before such a run job is tried again; doubled each attempt.",
     schema: integer(0, MS_MAX),
   },
   workerLockMs: {
     name: "OVERSEER_WORKER_LOCK_MS",
-    fallback: "6000",
-    defaultLabel: "6000",
+    fallback: String(WORKER_DEFAULTS.lockDurationMs),
     description:
       "Lock a worker holds on a running job, renewed while it runs; a dead or frozen worker's job is redelivered to another worker once it lapses (a worker that stalls longer than this loses its run, which is then redone).",
     schema: integer(1000, MS_MAX),
   },
   workerLockRenewMs: {
     name: "OVERSEER_WORKER_LOCK_RENEW_MS",
-    fallback: "1500",
-    defaultLabel: "1500",
+    fallback: String(WORKER_DEFAULTS.lockRenewMs),
     description:
       "How often a worker renews the locks of its running jobs; must be below OVERSEER_WORKER_LOCK_MS (the gap is how long a live worker may stall without losing its runs).",
     schema: integer(100, MS_MAX),
   },
   stalledIntervalMs: {
     name: "OVERSEER_STALLED_INTERVAL_MS",
-    fallback: "1000",
-    defaultLabel: "1000",
+    fallback: String(WORKER_DEFAULTS.stalledIntervalMs),
     description:
       "How often workers look for jobs whose lock lapsed (dead or frozen worker) and redeliver them; one check per interval runs across the fleet.",
     schema: integer(500, MS_MAX),
   },
   maxStalledCount: {
     name: "OVERSEER_MAX_STALLED_COUNT",
-    fallback: "3",
-    defaultLabel: "3",
+    fallback: String(WORKER_DEFAULTS.maxStalledCount),
     description: "Redeliveries of a job after worker deaths before it is recorded as a failed run.",
     schema: integer(1, 100),
   },
   resultConcurrency: {
     name: "OVERSEER_RESULT_CONCURRENCY",
-    fallback: "8",
-    defaultLabel: "8",
+    fallback: String(COORDINATOR_DEFAULTS.resultConcurrency),
     description: "Run results a coordinator applies in parallel (different projects).",
     schema: integer(1, 256),
   },
   resultAttempts: {
     name: "OVERSEER_RESULT_ATTEMPTS",
-    fallback: "5",
-    defaultLabel: "5",
+    fallback: String(COORDINATOR_DEFAULTS.resultAttempts),
     description:
       "Failed applications of one run result (a result Postgres keeps refusing) before its run is ended as failed with a result_unapplicable incident, so the project carries on.",
     schema: integer(1, 1000),
   },
   mirrorFreshMs: {
     name: "OVERSEER_MIRROR_FRESH_MS",
-    fallback: "5000",
-    defaultLabel: "5000",
+    fallback: String(WORKER_DEFAULTS.mirrorFreshMs),
     description:
       "A worker skips the fetch before a new task's checkout when its mirror was fetched or pushed this recently (0 always fetches).",
     schema: integer(0, MS_MAX),
   },
   killGraceMs: {
     name: "OVERSEER_KILL_GRACE_MS",
-    fallback: String(PROCESS_DEFAULTS.killGraceMs),
-    defaultLabel: String(PROCESS_DEFAULTS.killGraceMs),
+    fallback: String(WORKER_DEFAULTS.killGraceMs),
     description: "Delay between SIGTERM and SIGKILL when a run's process group is stopped.",
     schema: integer(0, 600_000),
   },
   workerDrainMs: {
     name: "OVERSEER_WORKER_DRAIN_MS",
-    fallback: "30000",
-    defaultLabel: "30000 (30 s)",
+    fallback: String(WORKER_DEFAULTS.drainMs),
+    defaultLabel: durationLabel(WORKER_DEFAULTS.drainMs),
     description:
       "On SIGTERM a worker takes no new job and lets its running runs finish for this long; then it aborts the rest and hands their jobs straight back to the queue (a second signal cuts the wait short).",
     schema: integer(0, 86_400_000),
   },
   fenceWaitMs: {
     name: "OVERSEER_FENCE_WAIT_MS",
-    fallback: "120000",
-    defaultLabel: "120000 (2 min)",
+    fallback: String(RUN_FENCE_DEFAULTS.waitMs),
+    defaultLabel: durationLabel(RUN_FENCE_DEFAULTS.waitMs),
     description:
       "A worker moves no ref without Postgres's word that the run is live (the run fence); while Postgres cannot answer, the run waits for it this long, then its job fails and is retried.",
     schema: integer(0, 86_400_000),
@@ -233,77 +223,68 @@ export const SPECS: SpecTable = {
   },
   egressIdleTimeoutMs: {
     name: "OVERSEER_EGRESS_IDLE_TIMEOUT_MS",
-    fallback: "300000",
-    defaultLabel: "300000 (5 min)",
-    description:
-      "A CONNECT tunnel or forwarded plain-HTTP request of a run's egress proxy that carries no byte either way for this long is closed on both sides, so a streamed model response may pause for anything shorter (a hung gateway ends here). Connecting has its own 10 s limit; the run's idle_timeout_seconds and timeout_seconds still apply.",
+    fallback: String(EGRESS_DEFAULTS.idleTimeoutMs),
+    defaultLabel: durationLabel(EGRESS_DEFAULTS.idleTimeoutMs),
+    description: `A CONNECT tunnel or forwarded plain-HTTP request of a run's egress proxy that carries no byte either way for this long is closed on both sides, so a streamed model response may pause for anything shorter (a hung gateway ends here). Connecting has its own ${EGRESS_DEFAULTS.connectTimeoutMs / 1000} s limit; the run's idle_timeout_seconds and timeout_seconds still apply.`,
     schema: integer(1000, MS_MAX),
   },
   runDiskMb: {
     name: "OVERSEER_RUN_DISK_MB",
-    fallback: "2048",
-    defaultLabel: "2048",
+    fallback: String(WORKER_DEFAULTS.diskLimitBytes / MIB),
     description:
       "Disk (MiB, apparent size: a sparse file counts in full) a run may add to its checkout and control dir; beyond it the run is stopped and recorded as a disk_limit incident, and no single file may grow past it. A project's sandbox.disk_mb can only lower it.",
     schema: integer(1, 1_048_576),
   },
   diskCheckMs: {
     name: "OVERSEER_DISK_CHECK_MS",
-    fallback: "250",
-    defaultLabel: "250",
+    fallback: String(WORKER_DEFAULTS.diskCheckMs),
     description:
       "Pause between two measurements of a running run's disk use (a huge checkout is measured less often).",
     schema: integer(10, 60_000),
   },
   runMaxFiles: {
     name: "OVERSEER_RUN_MAX_FILES",
-    fallback: "100000",
-    defaultLabel: "100000",
+    fallback: String(WORKER_DEFAULTS.maxFiles),
     description:
       "Files and directories (empty ones too) a run may add to its checkout and control dir; beyond it the run is stopped and recorded as a disk_limit incident (each one costs the host-side git add, commit and every later checkout).",
     schema: integer(1, 100_000_000),
   },
   gitTimeoutMs: {
     name: "OVERSEER_GIT_TIMEOUT_MS",
-    fallback: "120000",
-    defaultLabel: "120000",
+    fallback: String(WORKER_DEFAULTS.gitTimeoutMs),
     description:
       "Bound of each host-side git step of a run (add, commit, checkout, merge; not fetch or push, which talk to the remote); a step past it is stopped and the run recorded as a disk_limit incident.",
     schema: integer(1000, MS_MAX),
   },
   maxOutputBytes: {
     name: "OVERSEER_MAX_OUTPUT_BYTES",
-    fallback: "1048576",
-    defaultLabel: "1048576",
+    fallback: String(WORKER_DEFAULTS.maxOutputBytes),
     description:
       "Run output kept per run, in Postgres and in the live log stream in Redis; beyond it the oldest output is dropped with a marker.",
     schema: integer(1024, BYTES_MAX),
   },
   liveLogEntries: {
     name: "OVERSEER_LIVE_LOG_ENTRIES",
-    fallback: "256",
-    defaultLabel: "256",
+    fallback: String(QUEUE_DEFAULTS.maxLogEntries),
     description:
       "Entries of one run's live log stream in Redis (trimmed exactly); each entry holds at most OVERSEER_MAX_OUTPUT_BYTES / this many bytes.",
     schema: integer(1, 65_536),
   },
   gatewayHost: {
     name: "OVERSEER_GATEWAY_HOST",
-    fallback: "127.0.0.1",
-    defaultLabel: "127.0.0.1",
+    fallback: GATEWAY_DEFAULTS.host,
     description: "Address the HTTP gateway listens on (0.0.0.0 to expose it).",
     schema: z.string().regex(/^[A-Za-z0-9.:[\]-]{1,253}$/, { error: "a host name or IP address" }),
   },
   gatewayPort: {
     name: "OVERSEER_GATEWAY_PORT",
-    fallback: "7070",
-    defaultLabel: "7070",
+    fallback: String(GATEWAY_DEFAULTS.port),
     description: "Port of the HTTP gateway (0 picks a free port).",
     schema: integer(0, 65535),
   },
   corsOrigins: {
     name: "OVERSEER_CORS_ORIGINS",
-    fallback: "",
+    fallback: GATEWAY_DEFAULTS.corsOrigins.join(","),
     defaultLabel: "(empty: no cross-origin access)",
     description: "Comma-separated origins allowed to call the API from a browser, or *.",
     schema: commaList
@@ -316,69 +297,61 @@ export const SPECS: SpecTable = {
   },
   rateLimitWritesPerMinute: {
     name: "OVERSEER_RATE_LIMIT_WRITES_PER_MINUTE",
-    fallback: "120",
-    defaultLabel: "120",
+    fallback: String(GATEWAY_DEFAULTS.rateLimitWritesPerMinute),
     description: "Write requests (POST/PUT/PATCH/DELETE) allowed per token per minute.",
     schema: integer(1, 1_000_000),
   },
   maxBodyBytes: {
     name: "OVERSEER_MAX_BODY_BYTES",
-    fallback: "1048576",
-    defaultLabel: "1048576",
+    fallback: String(GATEWAY_DEFAULTS.maxBodyBytes),
     description: "Largest HTTP request body the gateway accepts.",
     schema: integer(1024, BYTES_MAX),
   },
   maxBodyDepth: {
     name: "OVERSEER_MAX_BODY_DEPTH",
-    fallback: "64",
-    defaultLabel: "64",
+    fallback: String(GATEWAY_DEFAULTS.maxBodyDepth),
     description:
       "Deepest nesting of arrays and objects the gateway accepts in a request body; deeper bodies get 400 before they are parsed.",
     schema: integer(2, 10_000),
   },
   maxImportTasks: {
     name: "OVERSEER_MAX_IMPORT_TASKS",
-    fallback: String(DEFAULT_MAX_IMPORT_TASKS),
-    defaultLabel: String(DEFAULT_MAX_IMPORT_TASKS),
-    description: `Most tasks one task import request or one mission plan may hold (they are inserted in batches, all or nothing); more gets 422 asking to split the file, and a larger plan is refused back to its planner. Read by the gateway and the coordinator. An import of this many tasks must fit in OVERSEER_MAX_BODY_BYTES at ${MIN_TASK_BYTES} bytes a task (the default 10000 leaves about 100 bytes a task in 1 MiB).`,
+    fallback: String(GATEWAY_DEFAULTS.maxImportTasks),
+    description: `Most tasks one task import request or one mission plan may hold (they are inserted in batches, all or nothing); more gets 422 asking to split the file, and a larger plan is refused back to its planner. Read by the gateway and the coordinator. An import of this many tasks must fit in OVERSEER_MAX_BODY_BYTES at ${MIN_TASK_BYTES} bytes a task (the default ${GATEWAY_DEFAULTS.maxImportTasks} leaves about ${Math.round(GATEWAY_DEFAULTS.maxBodyBytes / GATEWAY_DEFAULTS.maxImportTasks / 10) * 10} bytes a task in ${GATEWAY_DEFAULTS.maxBodyBytes / MIB} MiB).`,
     schema: integer(1, 1_000_000),
   },
   maxTitleChars: {
     name: "OVERSEER_MAX_TITLE_CHARS",
-    fallback: String(DEFAULT_MAX_TITLE_CHARS),
-    defaultLabel: String(DEFAULT_MAX_TITLE_CHARS),
+    fallback: String(GATEWAY_DEFAULTS.maxTitleChars),
     description:
       "Longest task title the gateway accepts in an import or a new task (422 beyond it; details go in the body). Task files and planner plans use the same validator with this default.",
     schema: integer(1, 100_000),
   },
   maxOpenStreams: {
     name: "OVERSEER_MAX_OPEN_STREAMS",
-    fallback: "1000",
-    defaultLabel: "1000",
+    fallback: String(GATEWAY_DEFAULTS.maxOpenStreams),
     description:
       "SSE streams (events, run logs) one gateway keeps open, all clients together; beyond it a new stream gets 503 with Retry-After. The per-token and per-address caps come first.",
     schema: integer(1, 1_000_000),
   },
   maxStreamsPerToken: {
     name: "OVERSEER_MAX_STREAMS_PER_TOKEN",
-    fallback: "50",
-    defaultLabel: "50",
+    fallback: String(GATEWAY_DEFAULTS.maxStreamsPerToken),
     description:
       "SSE streams one token may keep open at once; beyond it that token's new streams get 429 with Retry-After, so one token cannot take every stream slot.",
     schema: integer(1, 1_000_000),
   },
   maxStreamsPerAddress: {
     name: "OVERSEER_MAX_STREAMS_PER_ADDRESS",
-    fallback: "100",
-    defaultLabel: "100",
+    fallback: String(GATEWAY_DEFAULTS.maxStreamsPerAddress),
     description:
       "SSE streams read and operate tokens may keep open from one client address (the connection's address: behind a reverse proxy, the proxy's); beyond it 429 with Retry-After. Admin tokens are held only by their token cap, so an admin still gets a stream.",
     schema: integer(1, 1_000_000),
   },
   boardSessionTtlMs: {
     name: "OVERSEER_BOARD_SESSION_TTL_MS",
-    fallback: "900000",
-    defaultLabel: "900000 (15 min)",
+    fallback: String(GATEWAY_DEFAULTS.boardSessionTtlMs),
+    defaultLabel: durationLabel(GATEWAY_DEFAULTS.boardSessionTtlMs),
     description:
       "Lifetime of a Bull Board session at /admin/queues, opened by an admin token from the web app; the session then ends and the board answers 401.",
     schema: integer(1000, 86_400_000),
@@ -386,7 +359,7 @@ export const SPECS: SpecTable = {
   overseerUrl: {
     name: "OVERSEER_URL",
     fallback: undefined,
-    defaultLabel: "http://<OVERSEER_GATEWAY_HOST>:<OVERSEER_GATEWAY_PORT> (http://127.0.0.1:7070)",
+    defaultLabel: `http://<OVERSEER_GATEWAY_HOST>:<OVERSEER_GATEWAY_PORT> (http://${GATEWAY_DEFAULTS.host}:${GATEWAY_DEFAULTS.port})`,
     description: "Gateway URL used by the CLI.",
     schema: url(["http:", "https:"], "an http:// or https:// URL").transform((v) => v.replace(/\/+$/, "")),
   },
@@ -406,6 +379,10 @@ export const SPECS: SpecTable = {
  */
 export const SETTINGS_REFERENCE: readonly SettingReference[] = Object.freeze(
   Object.values(SPECS).map((s: SettingSpec<unknown>) =>
-    Object.freeze({ name: s.name, default: s.defaultLabel, description: s.description }),
+    Object.freeze({
+      name: s.name,
+      default: s.defaultLabel ?? String(s.fallback),
+      description: s.description,
+    }),
   ),
 );

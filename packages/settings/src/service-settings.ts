@@ -34,9 +34,9 @@ export interface ServiceSettings {
   readonly reconcileIntervalMs: number;
   /** `OVERSEER_HEARTBEAT_INTERVAL_MS`: how often leases and worker heartbeats are renewed; below the lease TTL. Default `5000`. */
   readonly heartbeatIntervalMs: number;
-  /** `OVERSEER_JOB_ATTEMPTS`: default attempts per failing run before a remediation is created. Default `3`. */
+  /** `OVERSEER_JOB_ATTEMPTS`: attempts of a run job whose worker failed for an infrastructure reason. Default `3`. */
   readonly jobAttempts: number;
-  /** `OVERSEER_RETRY_BACKOFF_MS`: base delay before a failed run is retried. Default `1000`. */
+  /** `OVERSEER_RETRY_BACKOFF_MS`: first delay before such a job is tried again, doubled each attempt. Default `1000`. */
   readonly retryBackoffMs: number;
   /** `OVERSEER_WORKER_LOCK_MS`: job lock a worker renews while a run lasts; redelivery after a worker death waits for it to lapse. Default `6000`. */
   readonly workerLockMs: number;

@@ -56,6 +56,13 @@ export const MS_MAX = 3_600_000;
 /** Smallest JSON text of one imported task (`{"id":"S01-00001","title":"t"},`), for the import/body check. */
 export const MIN_TASK_BYTES = 32;
 export const BYTES_MAX = 1_073_741_824;
+export const MIB = 1024 * 1024;
+
+/** A duration default as the reference shows it: `30000 (30 s)`, `900000 (15 min)`. */
+export function durationLabel(ms: number): string {
+  const seconds = ms / 1000;
+  return seconds >= 60 && seconds % 60 === 0 ? `${ms} (${seconds / 60} min)` : `${ms} (${seconds} s)`;
+}
 
 export function defaultWorkerId(): string {
   const host =

@@ -8,7 +8,15 @@ import {
   type ScratchDatabase,
 } from "@overseer/db";
 import { DomainError } from "@overseer/domain";
-import { createRedis, LiveChannel, type LiveEvent, type Redis, RunQueues } from "@overseer/queue";
+import {
+  createRedis,
+  LiveChannel,
+  type LiveEvent,
+  type Redis,
+  RunQueues,
+  resolveLiveOptions,
+  resolveQueueOptions,
+} from "@overseer/queue";
 import type { RunJob } from "@overseer/run-contract";
 import { deleteRedisKeys, runJobFixture, taskCard, uniqueRedisPrefix } from "@overseer/test-support";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -38,8 +46,8 @@ beforeAll(async () => {
   scratch = await createScratchDatabase();
   redis = createRedis(process.env.REDIS_URL ?? "redis://127.0.0.1:6379");
   subscriber = createRedis(process.env.REDIS_URL ?? "redis://127.0.0.1:6379");
-  live = new LiveChannel(redis, { prefix });
-  queues = new RunQueues(redis, { prefix });
+  live = new LiveChannel(redis, resolveLiveOptions({ prefix }));
+  queues = new RunQueues(redis, resolveQueueOptions({ prefix }));
   await subscriber.subscribe(live.allEventsChannel);
   subscriber.on("message", (_channel, message: string) => received.push(JSON.parse(message) as LiveEvent));
 });
@@ -99,7 +107,7 @@ describe("TransitionApplier", () => {
     });
     const failures: unknown[] = [];
     const applier = new TransitionApplier(
-      { db: scratch.db, live: new LiveChannel(broken, { prefix }) },
+      { db: scratch.db, live: new LiveChannel(broken, resolveLiveOptions({ prefix })) },
       {
         boundRedis: (call) =>
           call.catch((error: unknown) => {

@@ -5,10 +5,17 @@
  */
 import { setTimeout as delay } from "node:timers/promises";
 import { connectDatabase, ensureDatabaseExists, migrateToLatest } from "@overseer/db";
-import { createRedis, LiveChannel, RunQueues } from "@overseer/queue";
+import {
+  createRedis,
+  LiveChannel,
+  RunQueues,
+  resolveLiveOptions,
+  resolveQueueOptions,
+} from "@overseer/queue";
 import { createLogger, runUntilSignalled } from "@overseer/runtime";
 import { loadSettingsOrExit } from "@overseer/settings";
 import { Coordinator } from "./coordinator.ts";
+import { resolveCoordinatorOptions } from "./coordinator-options.ts";
 
 const settings = loadSettingsOrExit("coordinator");
 const logger = createLogger({ name: "coordinator", level: settings.logLevel });
@@ -18,17 +25,24 @@ const database = connectDatabase(settings.databaseUrl, { applicationName: "overs
 await migrateToLatest(database.db);
 const redis = createRedis(settings.redisUrl);
 const workerConnection = createRedis(settings.redisUrl);
-const queues = new RunQueues(redis, { prefix: settings.queuePrefix });
+const queues = new RunQueues(
+  redis,
+  resolveQueueOptions({
+    prefix: settings.queuePrefix,
+    infraAttempts: settings.jobAttempts,
+    infraBackoffMs: settings.retryBackoffMs,
+  }),
+);
 const coordinator = new Coordinator(
   {
     db: database.db,
     notifications: database.notifications,
     workerConnection,
     queues,
-    live: new LiveChannel(redis, { prefix: settings.queuePrefix }),
+    live: new LiveChannel(redis, resolveLiveOptions({ prefix: settings.queuePrefix })),
     logger,
   },
-  {
+  resolveCoordinatorOptions({
     id: process.env.OVERSEER_COORDINATOR_ID || undefined,
     leaseTtlMs: settings.leaseTtlMs,
     reconcileIntervalMs: settings.reconcileIntervalMs,
@@ -36,7 +50,7 @@ const coordinator = new Coordinator(
     resultConcurrency: settings.resultConcurrency,
     resultAttempts: settings.resultAttempts,
     maxPlanTasks: settings.maxImportTasks,
-  },
+  }),
 );
 await coordinator.start();
 // Liveness for container health checks, then a graceful stop on SIGTERM/SIGINT.

@@ -16,7 +16,6 @@
  * Results may be applied by any replica: transitions are idempotent by run id and
  * protected by optimistic concurrency, so double delivery is harmless.
  */
-import { hostname } from "node:os";
 import {
   type AppliedTransition,
   acquireLeases,
@@ -42,42 +41,19 @@ import {
 } from "@overseer/db";
 import { budgetReached, type Command, nextWakeAt, type ProjectState, type Run } from "@overseer/domain";
 import { formatZodIssues } from "@overseer/input-errors";
-import { type LiveChannel, QUEUE_DEFAULTS, RESULT_QUEUE, type RunQueues } from "@overseer/queue";
+import { type LiveChannel, RESULT_QUEUE, type RunQueues } from "@overseer/queue";
 import { type ResultMessage, type RunResult, resultMessageSchema } from "@overseer/run-contract";
 import type { Logger } from "@overseer/runtime";
 import { sanitizeValue } from "@overseer/task-files";
-import { type ApplyCommandOptions, TRANSITION_DEFAULTS, TransitionApplier } from "@overseer/transitions";
+import { type ApplyCommandOptions, TransitionApplier } from "@overseer/transitions";
 import { Worker } from "bullmq";
 import type { Redis } from "ioredis";
+import type { ResolvedCoordinatorOptions } from "./coordinator-options.ts";
 import { ProjectSerializer } from "./project-serializer.ts";
 import { commandForResult } from "./result-command-mapper.ts";
 import { buildRunJob, planApprovalOf, retryPolicyOf } from "./run-job-builder.ts";
 import { runReportOf } from "./run-report.ts";
-import { DEFAULT_RESULT_ATTEMPTS, unapplicableResultCommand } from "./unapplicable-result.ts";
-
-export interface CoordinatorOptions {
-  /** Unique id of this replica (lease owner). Default `coordinator-<host>-<pid>`. */
-  id?: string;
-  /** Lease time-to-live; renewed every third of it. Default 15000 ms. */
-  leaseTtlMs?: number;
-  /** Safety-net reconcile period. Default 5000 ms. */
-  reconcileIntervalMs?: number;
-  /** Results applied in parallel (different projects). Default 8. */
-  resultConcurrency?: number;
-  /** BullMQ key prefix. Default `overseer`. */
-  prefix?: string;
-  /** Most projects this replica leases; default unlimited. */
-  maxProjects?: number;
-  /** Attempts to apply a transition that hit a concurrent change. Default 8. */
-  conflictRetries?: number;
-  /**
-   * Failed applications of one run result (any error) before the run is ended as failed with
-   * a `result_unapplicable` incident. Default 5.
-   */
-  resultAttempts?: number;
-  /** Most tasks a planner's plan may hold (OVERSEER_MAX_IMPORT_TASKS, the import bound). */
-  maxPlanTasks?: number;
-}
+import { unapplicableResultCommand } from "./unapplicable-result.ts";
 
 export interface CoordinatorDeps {
   db: Db;
@@ -105,19 +81,18 @@ export class Coordinator {
   private stopped = false;
   private leaseRenewalPending = false;
 
+  /** Takes options resolved once by `resolveCoordinatorOptions`. */
   constructor(
     private readonly deps: CoordinatorDeps,
-    private readonly options: CoordinatorOptions = {},
+    private readonly options: ResolvedCoordinatorOptions,
   ) {
-    this.id = options.id ?? `coordinator-${hostname()}-${process.pid}`;
-    this.leaseTtlMs = options.leaseTtlMs ?? 15_000;
-    this.reconcileIntervalMs = options.reconcileIntervalMs ?? 5_000;
+    this.id = options.id;
+    this.leaseTtlMs = options.leaseTtlMs;
+    this.reconcileIntervalMs = options.reconcileIntervalMs;
     this.transitions = new TransitionApplier(
       { db: deps.db, live: deps.live, queues: deps.queues, logger: deps.logger },
-      { conflictRetries: options.conflictRetries ?? TRANSITION_DEFAULTS.conflictRetries },
+      { conflictRetries: options.conflictRetries },
     );
-    if (this.leaseTtlMs < 1000) throw new RangeError("leaseTtlMs must be at least 1000");
-    if (this.reconcileIntervalMs <= 0) throw new RangeError("reconcileIntervalMs must be greater than 0");
     this.serializer = new ProjectSerializer((projectId, error) => this.onPassError(projectId, error));
   }
 
@@ -141,8 +116,8 @@ export class Coordinator {
     await this.renewLeases();
     this.resultsWorker = new Worker(RESULT_QUEUE, (job) => this.onResultMessage(job.data), {
       connection: this.deps.workerConnection,
-      prefix: this.options.prefix ?? QUEUE_DEFAULTS.prefix,
-      concurrency: this.options.resultConcurrency ?? 8,
+      prefix: this.options.prefix,
+      concurrency: this.options.resultConcurrency,
       autorun: true,
     });
     this.resultsWorker.on("error", (error) => log.error({ err: error }, "results worker error"));
@@ -183,7 +158,7 @@ export class Coordinator {
     if (this.stopped) return;
     try {
       const now = new Set(
-        await acquireLeases(this.deps.db, this.id, this.leaseTtlMs, this.options.maxProjects),
+        await acquireLeases(this.deps.db, this.id, this.leaseTtlMs, this.options.maxProjects ?? undefined),
       );
       await this.settleDropped([...this.owned].filter((projectId) => !now.has(projectId)));
       for (const projectId of now) {
@@ -353,7 +328,7 @@ export class Coordinator {
    */
   private async endRunIfResultExhausted(result: RunResult, error: unknown): Promise<void> {
     const failures = await this.deps.queues.countResultFailure(result.runId);
-    const limit = this.options.resultAttempts ?? DEFAULT_RESULT_ATTEMPTS;
+    const limit = this.options.resultAttempts;
     if (failures < limit) throw error;
     const { projectId, runId } = result;
     this.deps.logger.error(

@@ -1,4 +1,9 @@
-export { Coordinator, type CoordinatorDeps, type CoordinatorOptions } from "./coordinator.ts";
+export { Coordinator, type CoordinatorDeps } from "./coordinator.ts";
+export {
+  type CoordinatorOptions,
+  type ResolvedCoordinatorOptions,
+  resolveCoordinatorOptions,
+} from "./coordinator-options.ts";
 export { ProjectSerializer } from "./project-serializer.ts";
 export { commandForResult } from "./result-command-mapper.ts";
 export { buildRunJob, type JobBuild, retryPolicyOf } from "./run-job-builder.ts";

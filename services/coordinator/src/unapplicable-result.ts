@@ -2,9 +2,6 @@ import type { Command } from "@overseer/domain";
 import type { RunResult } from "@overseer/run-contract";
 import { sanitizeText } from "@overseer/task-files";
 
-/** Failed applications of one result before its run is ended as failed. Default of `resultAttempts`. */
-export const DEFAULT_RESULT_ATTEMPTS = 5;
-
 /**
  * The command that ends a run whose result Postgres keeps refusing (a poison result): the
  * run fails with a `result_unapplicable` incident and its task follows the project's retry

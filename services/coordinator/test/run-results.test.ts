@@ -17,7 +17,7 @@ import {
   requireProject,
   type ScratchDatabase,
 } from "@overseer/db";
-import { LiveChannel, type Redis, RunQueues } from "@overseer/queue";
+import { LiveChannel, type Redis, RunQueues, resolveLiveOptions, resolveQueueOptions } from "@overseer/queue";
 import type { RunOutcome, RunResult } from "@overseer/run-contract";
 import { createLogger } from "@overseer/runtime";
 import {
@@ -30,6 +30,7 @@ import {
 import { importTasks, startProject, TransitionApplier } from "@overseer/transitions";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Coordinator } from "../src/coordinator.ts";
+import { resolveCoordinatorOptions } from "../src/coordinator-options.ts";
 
 const prefix = uniqueRedisPrefix("coordtest");
 const logger = createLogger({ name: "coordinator-test", level: "silent" });
@@ -86,7 +87,7 @@ function coordinator(
       live,
       logger: log,
     },
-    { id: `coord-${randomBytes(3).toString("hex")}`, prefix, ...options },
+    resolveCoordinatorOptions({ id: `coord-${randomBytes(3).toString("hex")}`, prefix, ...options }),
   );
   coordinators.push(created);
   return created;
@@ -119,8 +120,8 @@ async function projectWithClaimedTask(
 beforeAll(async () => {
   scratch = await createScratchDatabase();
   redis = createTestRedis();
-  queues = new RunQueues(redis, { prefix });
-  live = new LiveChannel(redis, { prefix });
+  queues = new RunQueues(redis, resolveQueueOptions({ prefix }));
+  live = new LiveChannel(redis, resolveLiveOptions({ prefix }));
   applier = new TransitionApplier({ db: scratch.db, live, queues });
 });
 

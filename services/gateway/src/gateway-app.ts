@@ -3,12 +3,7 @@ import { POSTGRES_NOTIFY_CHANNEL } from "@overseer/db";
 import { cors } from "hono/cors";
 import { BoardSessions } from "./admin/board-sessions.ts";
 import type { GatewayEnv } from "./gateway-env.ts";
-import {
-  type GatewayDeps,
-  type GatewayOptions,
-  type ResolvedGatewayOptions,
-  resolveGatewayOptions,
-} from "./gateway-options.ts";
+import type { GatewayDeps, ResolvedGatewayOptions } from "./gateway-options.ts";
 import { accessLog } from "./http/access-log.ts";
 import { ApiError, toApiError } from "./http/api-error.ts";
 import { authorizationGuard } from "./http/authorization-guard.ts";
@@ -69,9 +64,9 @@ export type GatewayApp = OpenAPIHono<GatewayEnv> & GatewayControls;
  * Builds the gateway: middleware pipeline (see `request-guards.ts`), then the route modules
  * (Argus-compatible `/api/projects/…`, native REST `/api/v1/…`, live SSE, operations, pages).
  * It opens no connection of its own until an SSE client subscribes; the caller owns `deps`.
+ * Takes options resolved once by `resolveGatewayOptions` (`startGateway` does that).
  */
-export function createGatewayApp(deps: GatewayDeps, options: GatewayOptions = {}): GatewayApp {
-  const settings = resolveGatewayOptions(options);
+export function createGatewayApp(deps: GatewayDeps, settings: ResolvedGatewayOptions): GatewayApp {
   const metrics = new GatewayMetrics(
     deps,
     settings.metricsCacheMs,

@@ -7,7 +7,14 @@
 import path from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import { connectDatabase, ensureDatabaseExists, migrateToLatest } from "@overseer/db";
-import { createRedis, LiveChannel, RunQueues, WorkerRegistry } from "@overseer/queue";
+import {
+  createRedis,
+  LiveChannel,
+  RunQueues,
+  resolveLiveOptions,
+  resolveQueueOptions,
+  WorkerRegistry,
+} from "@overseer/queue";
 import { createLogger, runUntilSignalled } from "@overseer/runtime";
 import { loadSettings } from "@overseer/settings";
 import { startGateway } from "./gateway-server.ts";
@@ -20,13 +27,13 @@ const database = connectDatabase(settings.databaseUrl, { applicationName: "overs
 await migrateToLatest(database.db);
 // Requests must fail fast when Redis is away (readiness says so) rather than queue forever.
 const redis = createRedis(settings.redisUrl, { maxRetriesPerRequest: 2 });
-const queues = new RunQueues(redis, { prefix: settings.queuePrefix });
+const queues = new RunQueues(redis, resolveQueueOptions({ prefix: settings.queuePrefix }));
 const gateway = await startGateway(
   {
     db: database.db,
     redis,
     queues,
-    live: new LiveChannel(redis, { prefix: settings.queuePrefix }),
+    live: new LiveChannel(redis, resolveLiveOptions({ prefix: settings.queuePrefix })),
     registry: new WorkerRegistry(redis, settings.queuePrefix),
     logger,
     notifications: database.notifications,

@@ -2,7 +2,7 @@ import path from "node:path";
 import type { Db, DbHandle } from "@overseer/db";
 import type { LiveChannel, Redis, RunQueues, WorkerRegistry } from "@overseer/queue";
 import type { Logger } from "@overseer/runtime";
-import { DEFAULT_MAX_IMPORT_TASKS, DEFAULT_MAX_TITLE_CHARS } from "@overseer/task-files";
+import { CLUSTER_DEFAULTS, GATEWAY_DEFAULTS } from "@overseer/settings";
 import { defaultWebDir } from "./views/web-assets.ts";
 
 /** What the gateway talks to. The caller owns these connections and closes them. */
@@ -23,8 +23,14 @@ export interface GatewayDeps {
   readonly notifications?: DbHandle["notifications"];
 }
 
-/** Limits and behaviour of the HTTP surface. Every field has a default. */
+/** Limits and behaviour of the HTTP surface. Every field has a default (`GATEWAY_DEFAULTS`). */
 export interface GatewayOptions {
+  /** Address to listen on. Default `127.0.0.1` (loopback only; set `0.0.0.0` deliberately to expose it). */
+  host?: string;
+  /** Port; 0 picks a free one. Default 7070. */
+  port?: number;
+  /** After shutdown began, connections still open after this many ms are destroyed. Default 5000. */
+  shutdownGraceMs?: number;
   /** Origins allowed cross-origin access; `["*"]` for any. Default `[]`: no CORS headers at all (closed). */
   corsOrigins?: readonly string[];
   /** Write requests (POST/PUT/PATCH/DELETE) per token per fixed one-minute window. Default 120. */
@@ -92,68 +98,66 @@ export interface GatewayOptions {
   boardSessionTtlMs?: number;
 }
 
-export type ResolvedGatewayOptions = Required<{
-  [K in keyof GatewayOptions]: NonNullable<GatewayOptions[K]>;
-}>;
+export type ResolvedGatewayOptions = Readonly<
+  Required<{
+    [K in keyof GatewayOptions]: NonNullable<GatewayOptions[K]>;
+  }>
+>;
 
-export const GATEWAY_DEFAULTS: ResolvedGatewayOptions = Object.freeze({
-  corsOrigins: [],
-  rateLimitWritesPerMinute: 120,
-  maxBodyBytes: 1_048_576,
-  maxBodyDepth: 64,
-  maxImportTasks: DEFAULT_MAX_IMPORT_TASKS,
-  maxTitleChars: DEFAULT_MAX_TITLE_CHARS,
-  tokenCacheTtlMs: 5000,
-  tokenCacheMaxEntries: 10_000,
-  keepAliveMs: 15_000,
-  logBlockMs: 2000,
-  maxOpenStreams: 1000,
-  maxStreamsPerToken: 50,
-  maxStreamsPerAddress: 100,
-  workerStaleAfterMs: 30_000,
-  conflictRetries: 5,
-  readyTimeoutMs: 2000,
-  metricsCacheMs: 5000,
-  statusCacheTtlMs: 2000,
-  shutdownDrainMs: 5000,
-  processMetrics: true,
+/** Where the gateway's files are unless told otherwise; every other default is `GATEWAY_DEFAULTS`. */
+export const GATEWAY_LOCATION_DEFAULTS = Object.freeze({
   webDir: defaultWebDir(),
-  dataDir: path.resolve(".overseer-data", "gateway"),
-  boardSessionTtlMs: 900_000,
+  dataDir: path.resolve(CLUSTER_DEFAULTS.dataDir, "gateway"),
 });
 
-/** Merges options over the defaults once, and checks them right after. */
+/** Options that must be numbers greater than 0. */
+const POSITIVE = [
+  "shutdownGraceMs",
+  "rateLimitWritesPerMinute",
+  "maxBodyBytes",
+  "maxBodyDepth",
+  "maxImportTasks",
+  "maxTitleChars",
+  "tokenCacheMaxEntries",
+  "keepAliveMs",
+  "logBlockMs",
+  "maxOpenStreams",
+  "maxStreamsPerToken",
+  "maxStreamsPerAddress",
+  "workerStaleAfterMs",
+  "conflictRetries",
+  "readyTimeoutMs",
+  "shutdownDrainMs",
+  "boardSessionTtlMs",
+] as const satisfies readonly (keyof ResolvedGatewayOptions)[];
+
+/** Options that may be 0 (0 turns the cache off). */
+const NON_NEGATIVE = ["tokenCacheTtlMs", "metricsCacheMs", "statusCacheTtlMs"] as const;
+
+/**
+ * Merges options over `GATEWAY_DEFAULTS` (and `GATEWAY_LOCATION_DEFAULTS`) once, and checks them
+ * right after with messages that name the key, the rule and the value received (BullMQ's pattern).
+ */
 export function resolveGatewayOptions(options: GatewayOptions = {}): ResolvedGatewayOptions {
   const defined = Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined));
-  const resolved = { ...GATEWAY_DEFAULTS, ...defined } as ResolvedGatewayOptions;
-  const positive: (keyof ResolvedGatewayOptions)[] = [
-    "rateLimitWritesPerMinute",
-    "maxBodyBytes",
-    "maxBodyDepth",
-    "maxImportTasks",
-    "maxTitleChars",
-    "tokenCacheMaxEntries",
-    "keepAliveMs",
-    "logBlockMs",
-    "maxOpenStreams",
-    "maxStreamsPerToken",
-    "maxStreamsPerAddress",
-    "workerStaleAfterMs",
-    "conflictRetries",
-    "readyTimeoutMs",
-    "shutdownDrainMs",
-    "boardSessionTtlMs",
-  ];
-  for (const key of positive) {
+  const resolved: ResolvedGatewayOptions = Object.freeze({
+    ...GATEWAY_DEFAULTS,
+    ...GATEWAY_LOCATION_DEFAULTS,
+    ...(defined as GatewayOptions),
+  });
+  for (const key of POSITIVE) {
     const value = resolved[key];
     if (typeof value !== "number" || !Number.isFinite(value) || value <= 0) {
       throw new RangeError(`${key} must be a number greater than 0, received ${String(value)}`);
     }
   }
-  for (const key of ["tokenCacheTtlMs", "metricsCacheMs", "statusCacheTtlMs"] as const) {
+  for (const key of NON_NEGATIVE) {
     if (!Number.isFinite(resolved[key]) || resolved[key] < 0) {
       throw new RangeError(`${key} must be a number >= 0, received ${String(resolved[key])}`);
     }
+  }
+  if (!Number.isInteger(resolved.port) || resolved.port < 0 || resolved.port > 65535) {
+    throw new RangeError(`port must be an integer from 0 to 65535, received ${String(resolved.port)}`);
   }
   return resolved;
 }

@@ -2,16 +2,7 @@ import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { serve } from "@hono/node-server";
 import { createGatewayApp, type GatewayApp } from "./gateway-app.ts";
-import type { GatewayDeps, GatewayOptions } from "./gateway-options.ts";
-
-export interface ServerOptions extends GatewayOptions {
-  /** Address to listen on. Default `127.0.0.1` (loopback only; set `0.0.0.0` deliberately to expose it). */
-  host?: string;
-  /** Port; 0 picks a free one. Default 7070. */
-  port?: number;
-  /** After shutdown began, connections still open after this many ms are destroyed. Default 5000. */
-  shutdownGraceMs?: number;
-}
+import { type GatewayDeps, type GatewayOptions, resolveGatewayOptions } from "./gateway-options.ts";
 
 export interface RunningGateway {
   readonly app: GatewayApp;
@@ -28,13 +19,13 @@ export interface RunningGateway {
   close(): Promise<void>;
 }
 
-/** Starts the gateway HTTP server and resolves once it listens. */
-export async function startGateway(deps: GatewayDeps, options: ServerOptions = {}): Promise<RunningGateway> {
-  const host = options.host ?? "127.0.0.1";
-  const graceMs = options.shutdownGraceMs ?? 5000;
-  const app = createGatewayApp(deps, options);
+/** Starts the gateway HTTP server and resolves once it listens. Options are resolved here, once. */
+export async function startGateway(deps: GatewayDeps, options: GatewayOptions = {}): Promise<RunningGateway> {
+  const settings = resolveGatewayOptions(options);
+  const { host, shutdownGraceMs: graceMs } = settings;
+  const app = createGatewayApp(deps, settings);
   const server = await new Promise<Server>((resolve, reject) => {
-    const s = serve({ fetch: app.fetch, hostname: host, port: options.port ?? 7070 }, () =>
+    const s = serve({ fetch: app.fetch, hostname: host, port: settings.port }, () =>
       resolve(s as Server),
     ) as Server;
     s.once("error", reject);

@@ -7,9 +7,9 @@ export {
 } from "./gateway-app.ts";
 export type { AuthenticatedToken, GatewayEnv } from "./gateway-env.ts";
 export {
-  GATEWAY_DEFAULTS,
   type GatewayDeps,
   type GatewayOptions,
+  type ResolvedGatewayOptions,
   resolveGatewayOptions,
 } from "./gateway-options.ts";
-export { type RunningGateway, type ServerOptions, startGateway } from "./gateway-server.ts";
+export { type RunningGateway, startGateway } from "./gateway-server.ts";

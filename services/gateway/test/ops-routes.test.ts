@@ -1,7 +1,14 @@
 import { acquireLeases, applyTransition, connectDatabase } from "@overseer/db";
-import { createRedis, LiveChannel, RunQueues, WorkerRegistry } from "@overseer/queue";
+import {
+  createRedis,
+  LiveChannel,
+  RunQueues,
+  resolveLiveOptions,
+  resolveQueueOptions,
+  WorkerRegistry,
+} from "@overseer/queue";
 import { describe, expect, it } from "vitest";
-import { createGatewayApp } from "../src/index.ts";
+import { createGatewayApp, resolveGatewayOptions } from "../src/index.ts";
 import { card, raiseQuestion, seedProject, useGatewayFixture } from "./support/gateway-fixture.ts";
 
 const fx = useGatewayFixture({ metricsCacheMs: 0 });
@@ -34,15 +41,15 @@ describe("health and readiness", () => {
       {
         ...fx.deps,
         redis: deadRedis,
-        queues: new RunQueues(deadRedis, { prefix: "dead" }),
-        live: new LiveChannel(deadRedis, { prefix: "dead" }),
+        queues: new RunQueues(deadRedis, resolveQueueOptions({ prefix: "dead" })),
+        live: new LiveChannel(deadRedis, resolveLiveOptions({ prefix: "dead" })),
         registry: new WorkerRegistry(deadRedis, "dead"),
       },
-      { readyTimeoutMs: 1000, processMetrics: false },
+      resolveGatewayOptions({ readyTimeoutMs: 1000, processMetrics: false }),
     );
     const mixed = createGatewayApp(
       { ...fx.deps, db: deadDb.db },
-      { readyTimeoutMs: 1000, processMetrics: false },
+      resolveGatewayOptions({ readyTimeoutMs: 1000, processMetrics: false }),
     );
     try {
       const auth = { Authorization: `Bearer ${fx.tokens.read}` };

@@ -1,6 +1,6 @@
 import { createApiToken, revokeApiToken } from "@overseer/db";
 import { describe, expect, it } from "vitest";
-import { createGatewayApp, type GatewayApp } from "../src/index.ts";
+import { createGatewayApp, type GatewayApp, resolveGatewayOptions } from "../src/index.ts";
 import { useGatewayFixture } from "./support/gateway-fixture.ts";
 
 const fx = useGatewayFixture();
@@ -73,7 +73,10 @@ describe("Bull Board at /admin/queues", () => {
   });
 
   it("an expired session is refused", async () => {
-    const shortLived = createGatewayApp(fx.deps, { processMetrics: false, boardSessionTtlMs: 50 });
+    const shortLived = createGatewayApp(
+      fx.deps,
+      resolveGatewayOptions({ processMetrics: false, boardSessionTtlMs: 50 }),
+    );
     try {
       const { res, cookie } = await openSession(shortLived, fx.tokens.admin);
       expect(res.status).toBe(200);

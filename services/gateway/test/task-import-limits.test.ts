@@ -1,5 +1,6 @@
+import { GATEWAY_DEFAULTS } from "@overseer/settings";
 import { beforeAll, describe, expect, it } from "vitest";
-import { createGatewayApp, GATEWAY_DEFAULTS } from "../src/index.ts";
+import { createGatewayApp, resolveGatewayOptions } from "../src/index.ts";
 import { card, seedProject, useGatewayFixture } from "./support/gateway-fixture.ts";
 import { stateSignature } from "./support/state-signature.ts";
 
@@ -68,7 +69,10 @@ describe("task import defaults", () => {
     timeout: 120_000,
   }, async () => {
     await seedProject(fx, "defaults", [card("S00-001")]);
-    const app = createGatewayApp(fx.deps, { processMetrics: false, dataDir: fx.tempDir });
+    const app = createGatewayApp(
+      fx.deps,
+      resolveGatewayOptions({ processMetrics: false, dataDir: fx.tempDir }),
+    );
     try {
       const max = GATEWAY_DEFAULTS.maxImportTasks;
       expect(app.settings.maxImportTasks).toBe(max);

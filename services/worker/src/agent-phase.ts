@@ -39,8 +39,6 @@ export interface AgentPhaseContext {
   usage?: RunUsageTracker | undefined;
 }
 
-const DEFAULT_DISK_CHECK_MS = 250;
-
 /**
  * Phase 2: everything that runs inside the sandbox — the setup hook, the agent with the prompt
  * on stdin, the after_run hook — while a disk guard measures what the run adds to its checkout
@@ -56,20 +54,16 @@ export async function runAgent(
 ): Promise<AgentPhase> {
   const stop = new AbortController();
   const signal = ctx.signal ? AbortSignal.any([ctx.signal, stop.signal]) : stop.signal;
-  const maxFiles = deps.maxFiles ?? null;
-  const guard =
-    paths.diskLimitBytes === null && maxFiles === null
-      ? null
-      : await startDiskGuard({
-          paths: [paths.checkout, paths.controlDir],
-          limitBytes: paths.diskLimitBytes,
-          maxFiles,
-          intervalMs: deps.diskCheckMs ?? DEFAULT_DISK_CHECK_MS,
-          onExceeded: (usage) => {
-            ctx.log.warn(usage, "run exceeded its disk limit; ending its process group");
-            stop.abort();
-          },
-        });
+  const guard = await startDiskGuard({
+    paths: [paths.checkout, paths.controlDir],
+    limitBytes: paths.diskLimitBytes,
+    maxFiles: deps.maxFiles,
+    intervalMs: deps.diskCheckMs,
+    onExceeded: (usage) => {
+      ctx.log.warn(usage, "run exceeded its disk limit; ending its process group");
+      stop.abort();
+    },
+  });
   try {
     let phase: Awaited<ReturnType<typeof runInSandbox>>;
     try {
@@ -79,12 +73,12 @@ export async function runAgent(
       if (error instanceof SandboxSpecError) return invalidSandboxSpec(job.projectId, error);
       throw error;
     }
-    await guard?.stop();
-    if (guard?.exceeded) return diskLimitReached(guard, phase.observed);
+    await guard.stop();
+    if (guard.exceeded) return diskLimitReached(guard, phase.observed);
     if (phase.kind === "aborted") throw new WorkerShutdownError(job.runId);
     return phase;
   } finally {
-    await guard?.stop();
+    await guard.stop();
   }
 }
 

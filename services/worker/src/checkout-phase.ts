@@ -147,14 +147,11 @@ async function prepareMergedMain(
   return merged.kind === "merged" ? { sha: merged.sha, conflicts: merged.conflicts } : null;
 }
 
-/** The smaller of the worker's disk limit and the project's; null when neither sets one. */
-export function diskLimitOf(job: RunJob, deps: Pick<RunExecutorDeps, "diskLimitBytes">): number | null {
-  const limits = [
-    deps.diskLimitBytes,
-    job.sandbox.diskMb === undefined ? undefined : job.sandbox.diskMb * 1024 * 1024,
-  ];
-  const set = limits.filter((l): l is number => l !== undefined);
-  return set.length === 0 ? null : Math.min(...set);
+/** The smaller of the worker's disk limit and the project's. */
+export function diskLimitOf(job: RunJob, deps: Pick<RunExecutorDeps, "diskLimitBytes">): number {
+  return job.sandbox.diskMb === undefined
+    ? deps.diskLimitBytes
+    : Math.min(deps.diskLimitBytes, job.sandbox.diskMb * 1024 * 1024);
 }
 
 /**
@@ -174,12 +171,9 @@ async function refreshMirror(
   const local = job.mergeMain ? undefined : await mirror.resolveRef(job.taskBranch).catch(() => undefined);
   if (local !== undefined) {
     if (job.expectedTaskHead !== null && local === job.expectedTaskHead) return { taskHead: local };
-    const lastSync = freshness?.lastSync.get(job.projectId);
+    const lastSync = freshness.lastSync.get(job.projectId);
     const fresh =
-      freshness !== undefined &&
-      freshness.freshMs > 0 &&
-      lastSync !== undefined &&
-      Date.now() - lastSync < freshness.freshMs;
+      freshness.freshMs > 0 && lastSync !== undefined && Date.now() - lastSync < freshness.freshMs;
     if (job.expectedTaskHead === null && local === null && fresh) return { taskHead: null };
   }
   await mirror.ensure();

@@ -68,7 +68,7 @@ export async function recordWork(
     if (landed.kind === "check_failed") {
       return { kind: "land-failed", reason: "check_failed", files: [], details: landed.output };
     }
-    deps.mirrorFreshness?.lastSync.set(job.projectId, Date.now());
+    deps.mirrorFreshness.lastSync.set(job.projectId, Date.now());
     return {
       kind: "ok",
       commits: {

@@ -2,4 +2,9 @@ export { executeRun, type RunExecutorDeps, type RunPaths, WorkerShutdownError } 
 export { postgresRunFence, type RunFence } from "./run-fence.ts";
 export { sandboxWrapFor } from "./sandbox-wrap.ts";
 export { scopeViolations } from "./scope-checker.ts";
-export { WorkerService, type WorkerServiceDeps, type WorkerServiceOptions } from "./worker-service.ts";
+export {
+  type ResolvedWorkerOptions,
+  resolveWorkerOptions,
+  type WorkerServiceOptions,
+} from "./worker-options.ts";
+export { WorkerService, type WorkerServiceDeps } from "./worker-service.ts";

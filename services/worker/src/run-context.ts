@@ -16,18 +16,18 @@ export interface RunExecutorDeps {
    * Why this worker cannot run the job under the sandbox driver its project asks for
    * (sandbox-choice.ts), or null. A refusal ends the run as a configuration error before checkout.
    */
-  sandboxRefusal?(job: RunJob): string | null;
+  sandboxRefusal(job: RunJob): string | null;
   killGraceMs: number;
   maxOutputBytes: number;
   /**
    * Disk a run may add to its checkout and control dir, in bytes (the worker's
-   * OVERSEER_RUN_DISK_MB; a project's `sandbox.disk_mb` may only lower it). Undefined: no limit.
+   * OVERSEER_RUN_DISK_MB; a project's `sandbox.disk_mb` may only lower it).
    */
-  diskLimitBytes?: number;
-  /** Pause between two disk measurements of a running run. Default 250 ms. */
-  diskCheckMs?: number;
-  /** Files and directories a run may add to its checkout and control dir (OVERSEER_RUN_MAX_FILES). Undefined: no cap. */
-  maxFiles?: number;
+  diskLimitBytes: number;
+  /** Pause between two disk measurements of a running run. */
+  diskCheckMs: number;
+  /** Files and directories a run may add to its checkout and control dir (OVERSEER_RUN_MAX_FILES). */
+  maxFiles: number;
   /** Live output sink (already redacted). */
   onOutput?(job: RunJob, chunk: string): void;
   /**
@@ -35,13 +35,13 @@ export interface RunExecutorDeps {
    * (at most every `usageReportMs`), and once more when a run ends without a result (cancel).
    */
   reportUsage?(job: RunJob, usage: NonNullable<RunResult["usage"]>): Promise<void>;
-  /** Pause between two usage reports of a running run. Default 5000 ms; 0: only at the end. */
-  usageReportMs?: number;
+  /** Pause between two usage reports of a running run; 0: only at the end. */
+  usageReportMs: number;
   /**
    * Mirror freshness per project: when it was last fetched or pushed, and how recent is
    * recent enough to skip the fetch before a new task's checkout (0 = always fetch).
    */
-  mirrorFreshness?: { lastSync: Map<string, number>; freshMs: number };
+  mirrorFreshness: { lastSync: Map<string, number>; freshMs: number };
   /** Takes background work (checkout removal) the caller awaits before shutting down. */
   defer?(work: Promise<unknown>): void;
   /**

@@ -73,7 +73,7 @@ export async function executeRun(
   );
 
   try {
-    const refusal = deps.sandboxRefusal?.(job) ?? null;
+    const refusal = deps.sandboxRefusal(job);
     if (refusal !== null) {
       return finish({ kind: "misconfigured", reason: "configuration_error", message: refusal });
     }

@@ -2,6 +2,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { type Db, type RunFenceCheck, RunNotLiveError, runRefusal, withLiveRun } from "@overseer/db";
 import type { PushBranchResult, PushGuard } from "@overseer/git";
 import type { RunJob } from "@overseer/run-contract";
+import { RUN_FENCE_DEFAULTS } from "@overseer/settings";
 
 /**
  * What Postgres says about a run before the worker acts on it (docs/architecture.md, Trust
@@ -29,7 +30,8 @@ export interface PostgresRunFenceOptions {
  * lock). While Postgres cannot answer, the fence waits for it (`waitMs`) rather than failing
  * the run: nothing is pushed meanwhile. A failure of the push itself is never retried here.
  */
-export function postgresRunFence(db: Db, options: PostgresRunFenceOptions = {}): RunFence {
+export function postgresRunFence(db: Db, given: PostgresRunFenceOptions = {}): RunFence {
+  const options = resolveRunFenceOptions(given);
   const checkOf = (job: RunJob, landing?: { sourceSha: string }): RunFenceCheck => ({
     projectId: job.projectId,
     runId: job.runId,
@@ -63,19 +65,32 @@ export function postgresRunFence(db: Db, options: PostgresRunFenceOptions = {}):
   };
 }
 
+type ResolvedRunFenceOptions = Readonly<Required<PostgresRunFenceOptions>>;
+
+/** Merges the options over `RUN_FENCE_DEFAULTS` once and checks them (key, rule, value received). */
+function resolveRunFenceOptions(options: PostgresRunFenceOptions): ResolvedRunFenceOptions {
+  const defined = Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined));
+  const resolved: ResolvedRunFenceOptions = { ...RUN_FENCE_DEFAULTS, onRetry: () => undefined, ...defined };
+  for (const key of ["waitMs", "retryMs"] as const) {
+    if (!Number.isInteger(resolved[key]) || resolved[key] < 0)
+      throw new RangeError(`${key} must be an integer >= 0, received ${String(resolved[key])}`);
+  }
+  return resolved;
+}
+
 async function untilAnswered<T>(
   attempt: () => Promise<T>,
   retryable: (error: unknown) => boolean,
-  options: PostgresRunFenceOptions,
+  options: ResolvedRunFenceOptions,
 ): Promise<T> {
-  const deadline = Date.now() + (options.waitMs ?? 120_000);
+  const deadline = Date.now() + options.waitMs;
   for (;;) {
     try {
       return await attempt();
     } catch (error) {
       if (!retryable(error) || Date.now() >= deadline) throw error;
-      options.onRetry?.(error);
-      await sleep(options.retryMs ?? 500);
+      options.onRetry(error);
+      await sleep(options.retryMs);
     }
   }
 }

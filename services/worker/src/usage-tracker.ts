@@ -2,9 +2,6 @@ import { type HarvestedUsage, readSessionFiles, UsageMeter } from "@overseer/har
 import type { RunJob, RunUsage } from "@overseer/run-contract";
 import type { Logger } from "@overseer/runtime";
 
-/** Default pause between two usage reports of a running run (only sent when it changed). */
-export const DEFAULT_USAGE_REPORT_MS = 5000;
-
 /**
  * What one run spends, counted as it goes: the agent's output is fed to a usage meter as it
  * streams, and the CLI's session files (in the control dir) are read every `intervalMs`; a
@@ -23,7 +20,8 @@ export class RunUsageTracker {
     private readonly job: RunJob,
     private readonly report: ((usage: RunUsage) => Promise<void>) | undefined,
     private readonly log: Logger,
-    private readonly intervalMs = DEFAULT_USAGE_REPORT_MS,
+    /** Pause between two reports (only sent when it changed); 0: only at the end. */
+    private readonly intervalMs: number,
   ) {
     this.#meter = new UsageMeter(job.agent);
   }

@@ -6,7 +6,14 @@
  */
 import { mkdir } from "node:fs/promises";
 import { connectDatabase } from "@overseer/db";
-import { createRedis, LiveChannel, RunQueues, WorkerRegistry } from "@overseer/queue";
+import {
+  createRedis,
+  LiveChannel,
+  RunQueues,
+  resolveLiveOptions,
+  resolveQueueOptions,
+  WorkerRegistry,
+} from "@overseer/queue";
 import { type Cidr, parseCidr } from "@overseer/run-contract";
 import { createLogger, runUntilSignalled } from "@overseer/runtime";
 import { createSandboxDriver, detectSandboxHost, type SandboxDriver } from "@overseer/sandbox";
@@ -14,6 +21,7 @@ import { loadSettingsOrExit } from "@overseer/settings";
 import { postgresRunFence } from "./run-fence.ts";
 import { chooseSandbox, type WorkerSandbox } from "./sandbox-choice.ts";
 import { sandboxWrapFor } from "./sandbox-wrap.ts";
+import { resolveWorkerOptions } from "./worker-options.ts";
 import { WorkerService } from "./worker-service.ts";
 
 const settings = loadSettingsOrExit("worker");
@@ -86,12 +94,15 @@ const service = new WorkerService(
   {
     workerConnection: createRedis(settings.redisUrl),
     subscriber: createRedis(settings.redisUrl),
-    queues: new RunQueues(redis, { prefix: settings.queuePrefix }),
-    live: new LiveChannel(redis, {
-      prefix: settings.queuePrefix,
-      maxLogBytes: settings.maxOutputBytes,
-      maxLogEntries: settings.liveLogEntries,
-    }),
+    queues: new RunQueues(redis, resolveQueueOptions({ prefix: settings.queuePrefix })),
+    live: new LiveChannel(
+      redis,
+      resolveLiveOptions({
+        prefix: settings.queuePrefix,
+        maxLogBytes: settings.maxOutputBytes,
+        maxLogEntries: settings.liveLogEntries,
+      }),
+    ),
     registry: new WorkerRegistry(redis, settings.queuePrefix),
     logger,
     fence: postgresRunFence(database.db, {
@@ -100,7 +111,7 @@ const service = new WorkerService(
         logger.warn({ err: error }, "Postgres does not answer the run fence; waiting for it"),
     }),
   },
-  {
+  resolveWorkerOptions({
     id: settings.workerId,
     concurrency: settings.workerConcurrency,
     dataDir: settings.dataDir,
@@ -125,7 +136,7 @@ const service = new WorkerService(
       const choice = chooseSandbox(job, workerSandbox);
       return choice.ok ? null : choice.message;
     },
-  },
+  }),
 );
 await service.start();
 // Liveness for container health checks, kept up while draining; a graceful stop on SIGTERM/SIGINT.

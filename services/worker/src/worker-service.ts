@@ -36,11 +36,9 @@
 import { hostname } from "node:os";
 import { RunNotLiveError } from "@overseer/db";
 import { RepoMirror } from "@overseer/git";
-import { DEFAULT_KILL_GRACE_MS, type WrapCommand } from "@overseer/harness";
 import { formatZodIssues } from "@overseer/input-errors";
 import {
   type LiveChannel,
-  QUEUE_DEFAULTS,
   RUN_QUEUE,
   type RunQueues,
   runJobId,
@@ -56,51 +54,10 @@ import {
   executeRun,
   type RunExecutorDeps,
   RunOwnershipLostError,
-  type RunPaths,
   WorkerShutdownError,
 } from "./run-executor.ts";
 import type { RunFence } from "./run-fence.ts";
-
-export interface WorkerServiceOptions {
-  id?: string;
-  /** Runs at once in this process. Default 2. */
-  concurrency?: number;
-  dataDir: string;
-  prefix?: string;
-  /** Heartbeat period. Default 5000 ms. */
-  heartbeatIntervalMs?: number;
-  /** BullMQ job lock, renewed while a run lasts; a dead worker's runs are redelivered once it lapses. Default 6000 ms. */
-  lockDurationMs?: number;
-  /** How often the locks of running jobs are renewed; below `lockDurationMs`. Default 1500 ms. */
-  lockRenewMs?: number;
-  /** How often jobs with a lapsed lock (dead or frozen worker) are looked for. Default 1000 ms. */
-  stalledIntervalMs?: number;
-  /** Redeliveries after worker deaths before a job fails. Default 3. */
-  maxStalledCount?: number;
-  /** Skip the pre-checkout fetch of a new task when the mirror is this fresh. Default 5000 ms. */
-  mirrorFreshMs?: number;
-  killGraceMs?: number;
-  maxOutputBytes?: number;
-  /** Disk a run may add to its checkout, in bytes. Default: no limit (worker-main sets OVERSEER_RUN_DISK_MB). */
-  diskLimitBytes?: number;
-  /** Pause between two disk measurements of a running run. Default 250 ms. */
-  diskCheckMs?: number;
-  /** Files a run may add to its checkout. Default: no cap (worker-main sets OVERSEER_RUN_MAX_FILES). */
-  maxFiles?: number;
-  /** Bound of each host-side git step of a run (add, commit, checkout, merge). Default the git package's. */
-  gitTimeoutMs?: number;
-  /** Pause between two usage reports of a running run (sent only when it changed). Default 5000 ms. */
-  usageReportMs?: number;
-  /** On stop, how long running runs may go on before they are aborted and handed back. Default 30000 ms. */
-  drainMs?: number;
-  /** Sandbox driver name, for heartbeats. */
-  sandboxName: string;
-  /** True when runs execute without isolation (`none`): shown loudly everywhere. */
-  unsafe: boolean;
-  sandboxFor(job: RunJob, paths: RunPaths): Promise<WrapCommand | undefined>;
-  /** Why a job's project asks for a sandbox driver this worker cannot honour (run-context.ts), or null. */
-  sandboxRefusal?(job: RunJob): string | null;
-}
+import type { ResolvedWorkerOptions } from "./worker-options.ts";
 
 export interface WorkerServiceDeps {
   /** Blocking connection for the BullMQ worker. */
@@ -139,29 +96,30 @@ export class WorkerService {
   private readonly background = new Set<Promise<unknown>>();
   private readonly executorDeps: RunExecutorDeps;
 
+  /** Takes options resolved once by `resolveWorkerOptions`. */
   constructor(
     private readonly deps: WorkerServiceDeps,
-    private readonly options: WorkerServiceOptions,
+    private readonly options: ResolvedWorkerOptions,
   ) {
-    this.id = options.id ?? `${hostname()}-${process.pid}`;
+    this.id = options.id;
     const batchers = new Map<string, LiveLogBatcher>();
     this.executorDeps = {
       workerId: this.id,
       dataDir: options.dataDir,
       logger: deps.logger,
-      killGraceMs: options.killGraceMs ?? DEFAULT_KILL_GRACE_MS,
-      maxOutputBytes: options.maxOutputBytes ?? 1024 * 1024,
-      ...(options.diskLimitBytes === undefined ? {} : { diskLimitBytes: options.diskLimitBytes }),
-      ...(options.diskCheckMs === undefined ? {} : { diskCheckMs: options.diskCheckMs }),
-      ...(options.maxFiles === undefined ? {} : { maxFiles: options.maxFiles }),
+      killGraceMs: options.killGraceMs,
+      maxOutputBytes: options.maxOutputBytes,
+      diskLimitBytes: options.diskLimitBytes,
+      diskCheckMs: options.diskCheckMs,
+      maxFiles: options.maxFiles,
       mirrorFor: (job) => this.mirrorFor(job),
-      mirrorFreshness: { lastSync: new Map(), freshMs: options.mirrorFreshMs ?? 5000 },
+      mirrorFreshness: { lastSync: new Map(), freshMs: options.mirrorFreshMs },
       defer: (work) => {
         this.background.add(work);
         void work.finally(() => this.background.delete(work));
       },
       sandboxFor: (job, paths) => options.sandboxFor(job, paths),
-      ...(options.sandboxRefusal ? { sandboxRefusal: options.sandboxRefusal } : {}),
+      sandboxRefusal: (job) => options.sandboxRefusal(job),
       confirmOwnership: (job) => this.confirmOwnership(job.runId),
       // A usage report of a run this delivery no longer owns still counts: the spend is real.
       reportUsage: (job, usage) => {
@@ -176,7 +134,7 @@ export class WorkerService {
           usage,
         });
       },
-      ...(options.usageReportMs === undefined ? {} : { usageReportMs: options.usageReportMs }),
+      usageReportMs: options.usageReportMs,
       ...(deps.fence ? { fence: deps.fence } : {}),
       onOutput: (job, chunk) => {
         let batcher = batchers.get(job.runId);
@@ -207,27 +165,24 @@ export class WorkerService {
     }
     await this.deps.subscriber.subscribe(this.deps.live.allEventsChannel);
     this.deps.subscriber.on("message", (_channel, message) => this.onLiveEvent(message));
-    const lockDuration = this.options.lockDurationMs ?? 6000;
-    const lockRenewTime = this.options.lockRenewMs ?? Math.min(1500, Math.floor(lockDuration / 4));
-    if (lockRenewTime >= lockDuration) throw new RangeError("lockRenewMs must be below lockDurationMs");
     this.worker = new Worker(RUN_QUEUE, (job, token) => this.process(job, token), {
       connection: this.deps.workerConnection,
-      prefix: this.options.prefix ?? QUEUE_DEFAULTS.prefix,
-      concurrency: this.options.concurrency ?? 2,
-      lockDuration,
-      lockRenewTime,
-      stalledInterval: this.options.stalledIntervalMs ?? 1000,
-      maxStalledCount: this.options.maxStalledCount ?? 3,
+      prefix: this.options.prefix,
+      concurrency: this.options.concurrency,
+      lockDuration: this.options.lockDurationMs,
+      lockRenewTime: this.options.lockRenewMs,
+      stalledInterval: this.options.stalledIntervalMs,
+      maxStalledCount: this.options.maxStalledCount,
       autorun: true,
     });
     this.worker.on("error", (error) => logger.error({ err: error }, "run worker error"));
     this.worker.on("lockRenewalFailed", (jobIds) => this.onLockLost(jobIds));
     this.worker.on("failed", (job, error) => logger.warn({ jobId: job?.id, err: error }, "run job failed"));
     await this.beat();
-    this.heartbeatTimer = setInterval(() => void this.beat(), this.options.heartbeatIntervalMs ?? 5000);
+    this.heartbeatTimer = setInterval(() => void this.beat(), this.options.heartbeatIntervalMs);
     this.heartbeatTimer.unref();
     logger.info(
-      { worker: this.id, concurrency: this.options.concurrency ?? 2, sandbox: this.options.sandboxName },
+      { worker: this.id, concurrency: this.options.concurrency, sandbox: this.options.sandboxName },
       "worker started",
     );
   }
@@ -237,7 +192,7 @@ export class WorkerService {
    * the `drainMs` option), then aborts the rest and hands their jobs back to the queue; removes
    * the heartbeat last. `handBackNow()` cuts a drain short (a second signal).
    */
-  async stop(drainMs = this.options.drainMs ?? 30_000): Promise<void> {
+  async stop(drainMs = this.options.drainMs): Promise<void> {
     this.draining = true;
     const closed = this.worker?.close() ?? Promise.resolve();
     if (this.current.size > 0) {
@@ -421,7 +376,7 @@ export class WorkerService {
         dataDir: this.options.dataDir,
         projectId: job.projectId,
         remote: job.repo,
-        ...(this.options.gitTimeoutMs === undefined ? {} : { gitTimeoutMs: this.options.gitTimeoutMs }),
+        gitTimeoutMs: this.options.gitTimeoutMs,
       });
       this.mirrors.set(job.projectId, mirror);
     }
@@ -433,7 +388,7 @@ export class WorkerService {
       id: this.id,
       host: hostname(),
       pid: process.pid,
-      slots: this.options.concurrency ?? 2,
+      slots: this.options.concurrency,
       sandbox: this.options.sandboxName,
       unsafe: this.options.unsafe,
       currentJobs: [...this.current.values()].map((c) => ({

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { createRedis, LiveChannel, type Redis } from "@overseer/queue";
+import { createRedis, LiveChannel, type Redis, resolveLiveOptions } from "@overseer/queue";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LiveLogBatcher } from "../src/live-log-batcher.ts";
 
@@ -15,7 +15,7 @@ let live: LiveChannel;
 
 beforeAll(() => {
   redis = createRedis(process.env.REDIS_URL ?? "redis://127.0.0.1:6379");
-  live = new LiveChannel(redis, { prefix, maxLogBytes: MAX, maxLogEntries: 64 });
+  live = new LiveChannel(redis, resolveLiveOptions({ prefix, maxLogBytes: MAX, maxLogEntries: 64 }));
 });
 afterAll(async () => {
   const keys = await redis.keys(`${prefix}:*`);

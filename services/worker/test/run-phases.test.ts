@@ -325,12 +325,19 @@ describe("git phase", () => {
       kind: "transition" as const,
       transition: { version: 1 as const, kind: "submit" as const, message: "Mine" },
     };
-    const work = await recordWork(job, { logger: rig.logger }, mirror, worktree, outcome, {
-      taskHead: null,
-      base,
-      runDir: path.join(rig.dir, "cas"),
-      violations: [],
-    });
+    const work = await recordWork(
+      job,
+      { logger: rig.logger, mirrorFreshness: { lastSync: new Map(), freshMs: 0 } },
+      mirror,
+      worktree,
+      outcome,
+      {
+        taskHead: null,
+        base,
+        runDir: path.join(rig.dir, "cas"),
+        violations: [],
+      },
+    );
     expect(work.kind).toBe("lost-race");
     expect(await rig.head("overseer/task/S08-004")).toBe(winner);
     const [asOutcome] = resultOfWork(work, outcome, {}, []);

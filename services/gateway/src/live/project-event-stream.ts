@@ -11,9 +11,10 @@ export interface ProjectEventStreamInput {
   /** Last event id the client has (Last-Event-ID); events after it are sent. */
   readonly cursor: string;
   readonly keepAliveMs: number;
-  /** Events read from Postgres per query. */
-  readonly pageSize?: number;
 }
+
+/** Events read from Postgres per query of a stream's catch-up. */
+const PAGE_SIZE = 500;
 
 /** Reconnection delay suggested to EventSource clients, in ms. */
 export const SSE_RETRY_MS = 2000;
@@ -40,20 +41,19 @@ export async function streamProjectEvents(
   handle: StreamHandle,
   input: ProjectEventStreamInput,
 ): Promise<void> {
-  const pageSize = input.pageSize ?? 500;
   const unsubscribe = await input.subscriber.subscribe(input.projectId, () => handle.wake());
   handle.onEnd(unsubscribe);
   let cursor = input.cursor;
   await stream.write(`retry: ${SSE_RETRY_MS}\n: connected\n\n`);
   while (!handle.ended) {
-    const rows = await listEvents(input.db, { projectId: input.projectId, after: cursor, limit: pageSize });
+    const rows = await listEvents(input.db, { projectId: input.projectId, after: cursor, limit: PAGE_SIZE });
     for (const row of rows) {
       if (handle.ended) return;
       const event = eventView(row);
       await stream.writeSSE({ id: event.id, data: JSON.stringify(event) });
       cursor = event.id;
     }
-    if (rows.length === pageSize) continue;
+    if (rows.length === PAGE_SIZE) continue;
     const result = await handle.wait(input.keepAliveMs);
     if (result === "timeout") await stream.write(": keep-alive\n\n");
   }

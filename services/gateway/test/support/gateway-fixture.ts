@@ -10,7 +10,14 @@ import {
   type ScratchDatabase,
 } from "@overseer/db";
 import type { OptionCommandInput, TaskCardInput } from "@overseer/domain";
-import { LiveChannel, type Redis, RunQueues, WorkerRegistry } from "@overseer/queue";
+import {
+  LiveChannel,
+  type Redis,
+  RunQueues,
+  resolveLiveOptions,
+  resolveQueueOptions,
+  WorkerRegistry,
+} from "@overseer/queue";
 import { createLogger, type Logger } from "@overseer/runtime";
 import { createTestRedis, deleteRedisKeys, taskCard, uniqueRedisPrefix } from "@overseer/test-support";
 import { importTasks, startProject, TransitionApplier } from "@overseer/transitions";
@@ -21,7 +28,7 @@ import {
   type GatewayDeps,
   type GatewayOptions,
   type RunningGateway,
-  type ServerOptions,
+  resolveGatewayOptions,
   startGateway,
 } from "../../src/index.ts";
 
@@ -88,17 +95,16 @@ export async function createGatewayFixture(
   const deps: GatewayDeps = {
     db: scratch.db,
     redis,
-    queues: new RunQueues(redis, { prefix }),
-    live: new LiveChannel(redis, { prefix }),
+    queues: new RunQueues(redis, resolveQueueOptions({ prefix })),
+    live: new LiveChannel(redis, resolveLiveOptions({ prefix })),
     registry: new WorkerRegistry(redis, prefix),
     logger,
     ...(fixture.listen === false ? {} : { notifications: scratch.notifications }),
   };
-  const app = createGatewayApp(deps, {
-    processMetrics: false,
-    dataDir: path.join(tempDir, "gateway"),
-    ...options,
-  });
+  const app = createGatewayApp(
+    deps,
+    resolveGatewayOptions({ processMetrics: false, dataDir: path.join(tempDir, "gateway"), ...options }),
+  );
   const tokens = {
     read: (await createApiToken(scratch.db, { name: "reader", scope: "read" })).token,
     operate: (await createApiToken(scratch.db, { name: "operator", scope: "operate" })).token,
@@ -149,7 +155,7 @@ export function useGatewayFixture(
  * the fixture (Vitest runs `afterAll` hooks in reverse order).
  */
 export function useListeningGateway(fx: GatewayFixture): RunningGateway {
-  const options: ServerOptions = { port: 0, keepAliveMs: 300, logBlockMs: 200, processMetrics: false };
+  const options: GatewayOptions = { port: 0, keepAliveMs: 300, logBlockMs: 200, processMetrics: false };
   const handle = {} as RunningGateway;
   beforeAll(async () => {
     Object.assign(handle, await startGateway(fx.deps, options));

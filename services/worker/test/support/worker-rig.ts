@@ -15,6 +15,8 @@ import {
   type LiveOptions,
   type Redis,
   RunQueues,
+  resolveLiveOptions,
+  resolveQueueOptions,
   resultJobId,
   WorkerRegistry,
 } from "@overseer/queue";
@@ -23,7 +25,8 @@ import { createLogger } from "@overseer/runtime";
 import { createSandboxDriver, type SandboxDriver } from "@overseer/sandbox";
 import { dropRunQueues, runJobFixture } from "@overseer/test-support";
 import { sandboxWrapFor } from "../../src/sandbox-wrap.ts";
-import { WorkerService, type WorkerServiceOptions } from "../../src/worker-service.ts";
+import { resolveWorkerOptions, type WorkerServiceOptions } from "../../src/worker-options.ts";
+import { WorkerService } from "../../src/worker-service.ts";
 
 export const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 
@@ -59,12 +62,15 @@ export class WorkerRig {
       branch: "main",
     });
     this.redis = createRedis(REDIS_URL);
-    this.queues = new RunQueues(this.redis, { prefix: this.prefix, infraBackoffMs: 200 });
+    this.queues = new RunQueues(
+      this.redis,
+      resolveQueueOptions({ prefix: this.prefix, infraBackoffMs: 200 }),
+    );
     this.driver = createSandboxDriver("bwrap");
     const workerConnection = createRedis(REDIS_URL);
     const subscriber = createRedis(REDIS_URL);
     const driver = this.driver;
-    this.live = new LiveChannel(this.redis, { ...live, prefix: this.prefix });
+    this.live = new LiveChannel(this.redis, resolveLiveOptions({ ...live, prefix: this.prefix }));
     this.worker = new WorkerService(
       {
         workerConnection,
@@ -74,7 +80,7 @@ export class WorkerRig {
         registry: new WorkerRegistry(this.redis, this.prefix),
         logger: this.logger,
       },
-      {
+      resolveWorkerOptions({
         id: `worker-test-${this.prefix}`,
         concurrency: 1,
         dataDir: this.dataDir,
@@ -89,7 +95,7 @@ export class WorkerRig {
         unsafe: false,
         sandboxFor: async (job, paths) => sandboxWrapFor(driver, job, paths, this.dataDir),
         ...options,
-      },
+      }),
     );
     await this.worker.start();
     this.closers.push(async () => {

@@ -1,0 +1,17 @@
+/**
+ * Defaults every process of a cluster shares (connections, data directory, sandbox driver),
+ * defined once: the settings take their fallbacks from them, and services that need one when
+ * no setting is passed (the gateway's data directory) read it here.
+ */
+export const CLUSTER_DEFAULTS = Object.freeze({
+  /** Postgres, the source of truth (`DATABASE_URL`). */
+  databaseUrl: "postgres://postgres@127.0.0.1:5432/overseer",
+  /** Redis: queues and live events (`REDIS_URL`). */
+  redisUrl: "redis://127.0.0.1:6379",
+  /** Worker mirrors, checkouts, run logs; relative to the working directory (`OVERSEER_DATA_DIR`). */
+  dataDir: "./.overseer-data",
+  /** Sandbox driver of a worker's runs (`OVERSEER_SANDBOX`). */
+  sandbox: "bwrap",
+  /** Whether the `none` driver (no isolation) is allowed (`OVERSEER_SANDBOX_UNSAFE_NONE`). */
+  sandboxUnsafeNone: false,
+});

@@ -1,0 +1,24 @@
+import { DEFAULT_MAX_IMPORT_TASKS } from "@overseer/task-files";
+import { QUEUE_DEFAULTS } from "./queue-defaults.ts";
+
+/**
+ * Defaults of the coordinator, defined once. The service merges its options over them
+ * (`resolveCoordinatorOptions`), and the settings take their fallbacks from them. They live in
+ * config, below the service, because the settings schema needs them.
+ */
+export const COORDINATOR_DEFAULTS = Object.freeze({
+  /** Lifetime of a project lease; renewed every third of it (`OVERSEER_LEASE_TTL_MS`). */
+  leaseTtlMs: 15_000,
+  /** Safety-net reconcile period (`OVERSEER_RECONCILE_INTERVAL_MS`). */
+  reconcileIntervalMs: 5_000,
+  /** Run results applied in parallel, different projects (`OVERSEER_RESULT_CONCURRENCY`). */
+  resultConcurrency: 8,
+  /** Failed applications of one run result before its run is ended as failed (`OVERSEER_RESULT_ATTEMPTS`). */
+  resultAttempts: 5,
+  /** Most tasks a planner's plan may hold: the import bound (`OVERSEER_MAX_IMPORT_TASKS`). */
+  maxPlanTasks: DEFAULT_MAX_IMPORT_TASKS,
+  /** BullMQ key prefix (`OVERSEER_QUEUE_PREFIX`). */
+  prefix: QUEUE_DEFAULTS.prefix,
+  /** Most projects one replica leases; null: no bound. */
+  maxProjects: null as number | null,
+});

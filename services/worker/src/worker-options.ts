@@ -1,0 +1,110 @@
+import type { WrapCommand } from "@overseer/harness";
+import type { RunJob } from "@overseer/run-contract";
+import { defaultWorkerId, WORKER_DEFAULTS } from "@overseer/settings";
+import type { RunPaths } from "./run-context.ts";
+
+/**
+ * How a worker process behaves. Every field but the data directory and the sandbox has a
+ * default (`WORKER_DEFAULTS` of `@overseer/config`, whose values the settings share).
+ */
+export interface WorkerServiceOptions {
+  /** Name in heartbeats, runs and logs. Default `<hostname>-<pid>`. */
+  id?: string;
+  /** Runs at once in this process. Default 2. */
+  concurrency?: number;
+  dataDir: string;
+  /** BullMQ key prefix. Default `overseer`. */
+  prefix?: string;
+  /** Heartbeat period. Default 5000 ms. */
+  heartbeatIntervalMs?: number;
+  /** BullMQ job lock, renewed while a run lasts; a dead worker's runs are redelivered once it lapses. Default 6000 ms. */
+  lockDurationMs?: number;
+  /** How often the locks of running jobs are renewed; below `lockDurationMs`. Default 1500 ms, at most a quarter of the lock. */
+  lockRenewMs?: number;
+  /** How often jobs with a lapsed lock (dead or frozen worker) are looked for. Default 1000 ms. */
+  stalledIntervalMs?: number;
+  /** Redeliveries after worker deaths before a job fails. Default 3. */
+  maxStalledCount?: number;
+  /** Skip the pre-checkout fetch of a new task when the mirror is this fresh (0 always fetches). Default 5000 ms. */
+  mirrorFreshMs?: number;
+  /** SIGTERM to SIGKILL of a run's process group. Default 5000 ms. */
+  killGraceMs?: number;
+  /** Run output kept per run. Default 1048576 bytes. */
+  maxOutputBytes?: number;
+  /** Disk a run may add to its checkout, in bytes (a project's `sandbox.disk_mb` may only lower it). Default 2048 MiB. */
+  diskLimitBytes?: number;
+  /** Pause between two disk measurements of a running run. Default 250 ms. */
+  diskCheckMs?: number;
+  /** Files and directories a run may add to its checkout. Default 100000. */
+  maxFiles?: number;
+  /** Bound of each host-side git step of a run (add, commit, checkout, merge). Default 120000 ms. */
+  gitTimeoutMs?: number;
+  /** Pause between two usage reports of a running run (sent only when it changed); 0: only at the end. Default 5000 ms. */
+  usageReportMs?: number;
+  /** On stop, how long running runs may go on before they are aborted and handed back. Default 30000 ms. */
+  drainMs?: number;
+  /** Sandbox driver name, for heartbeats. */
+  sandboxName: string;
+  /** True when runs execute without isolation (`none`): shown loudly everywhere. */
+  unsafe: boolean;
+  sandboxFor(job: RunJob, paths: RunPaths): Promise<WrapCommand | undefined>;
+  /** Why a job's project asks for a sandbox driver this worker cannot honour (run-context.ts), or null. Default: never. */
+  sandboxRefusal?(job: RunJob): string | null;
+}
+
+/** Every option after defaults: what `WorkerService` accepts. */
+export type ResolvedWorkerOptions = Readonly<Required<WorkerServiceOptions>>;
+
+type WorkerDefaultKey = Exclude<
+  keyof WorkerServiceOptions,
+  "id" | "dataDir" | "sandboxName" | "unsafe" | "sandboxFor" | "sandboxRefusal"
+>;
+
+/** Each number option and the least value it accepts. */
+const MINIMA: Readonly<Record<Exclude<WorkerDefaultKey, "prefix">, number>> = Object.freeze({
+  concurrency: 1,
+  heartbeatIntervalMs: 1,
+  lockDurationMs: 1,
+  lockRenewMs: 1,
+  stalledIntervalMs: 1,
+  maxStalledCount: 0,
+  mirrorFreshMs: 0,
+  killGraceMs: 0,
+  maxOutputBytes: 1024,
+  diskLimitBytes: 1,
+  diskCheckMs: 1,
+  maxFiles: 1,
+  gitTimeoutMs: 1,
+  usageReportMs: 0,
+  drainMs: 0,
+});
+
+/**
+ * Merges options over `WORKER_DEFAULTS` once and checks them right after; an error names the
+ * key, the rule and the value received. Without `lockRenewMs`, a short `lockDurationMs` is
+ * renewed four times per lock (BullMQ's own ratio) rather than at the default.
+ */
+export function resolveWorkerOptions(options: WorkerServiceOptions): ResolvedWorkerOptions {
+  const defined = Object.fromEntries(
+    Object.entries(options).filter(([, v]) => v !== undefined),
+  ) as WorkerServiceOptions;
+  const lockDurationMs = defined.lockDurationMs ?? WORKER_DEFAULTS.lockDurationMs;
+  const resolved: ResolvedWorkerOptions = Object.freeze({
+    ...WORKER_DEFAULTS,
+    id: defaultWorkerId(),
+    lockRenewMs: Math.min(WORKER_DEFAULTS.lockRenewMs, Math.floor(lockDurationMs / 4)),
+    sandboxRefusal: () => null,
+    ...defined,
+  });
+  for (const [key, min] of Object.entries(MINIMA) as [keyof typeof MINIMA, number][]) {
+    const value = resolved[key];
+    if (!Number.isInteger(value) || value < min)
+      throw new RangeError(`${key} must be an integer of at least ${min}, received ${String(value)}`);
+  }
+  if (resolved.lockRenewMs >= resolved.lockDurationMs)
+    throw new RangeError(
+      `lockRenewMs must be below lockDurationMs (${resolved.lockDurationMs}), received ${resolved.lockRenewMs}`,
+    );
+  if (resolved.dataDir === "") throw new RangeError('dataDir must be a directory path, received ""');
+  return resolved;
+}
