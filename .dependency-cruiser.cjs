@@ -46,7 +46,7 @@ function exportedFiles() {
  *   leaves         domain, process, input-errors
  *   contracts      run-contract, api-contract
  *   configuration  task-files, project-config, settings, runtime
- *   execution      git, sandbox
+ *   execution      git, sandbox, forge
  *   orchestration  db, queue, harness, transitions
  */
 const MAY_IMPORT = {
@@ -61,6 +61,7 @@ const MAY_IMPORT = {
   runtime: ["input-errors"],
   git: ["domain", "process"],
   sandbox: ["input-errors", "process", "run-contract"],
+  forge: [],
   db: ["domain"],
   queue: ["input-errors", "run-contract", "settings"],
   harness: ["domain", "process", "project-config", "run-contract", "runtime", "task-files"],

@@ -127,3 +127,8 @@ export function runResultFixture(
     ...fields,
   };
 }
+
+export { DoubleGit } from "./forge-double/double-git.ts";
+export type { ApiRequest, Fault } from "./forge-double/double-server.ts";
+export { serveGitHttp } from "./forge-double/git-http-backend.ts";
+export { type DoublePull, GitHubDouble, type GitHubDoubleUser } from "./forge-double/github-double.ts";

@@ -1,0 +1,73 @@
+/**
+ * One adapter from a project's forge settings: the forge kind, its URL and the repository's
+ * path on it, and the token read host-side (service environment or secret store; never from
+ * the sandbox).
+ */
+import type { ForgeAdapter, ForgeKind } from "./forge-adapter.ts";
+import type { ForgeCallCounter } from "./forge-call-counter.ts";
+import { GiteaAdapter } from "./gitea-adapter.ts";
+import { GitHubAdapter, type GitHubAuth } from "./github-adapter.ts";
+import { GitLabAdapter } from "./gitlab-adapter.ts";
+import type { RetryPolicy } from "./retrying-fetch.ts";
+
+export interface ForgeConnection {
+  readonly forge: ForgeKind;
+  /**
+   * The forge's web URL: `https://github.com` (API at api.github.com), a GitHub Enterprise
+   * Server (`https://ghe.example`, API at `/api/v3`), `https://gitlab.com` or a self-hosted
+   * GitLab, a Gitea/Forgejo instance.
+   */
+  readonly url: string;
+  /** The repository's path on the forge: `owner/repo` (GitLab: `group/sub/project`). */
+  readonly repository: string;
+  readonly auth: GitHubAuth;
+  readonly counter?: ForgeCallCounter;
+  /** Retries of a 5xx or rate-limited request (GitLab/Gitea policy; GitHub's retry count). */
+  readonly retry?: Partial<RetryPolicy>;
+}
+
+/** The REST base of a GitHub web URL: api.github.com for github.com, `/api/v3` for Enterprise Server. */
+export function githubApiUrl(url: string): string {
+  const web = new URL(url);
+  if (web.hostname === "github.com" || web.hostname === "www.github.com") return "https://api.github.com";
+  if (web.hostname.startsWith("api.")) return url.replace(/\/+$/, "");
+  return `${web.origin}${web.pathname.replace(/\/+$/, "")}/api/v3`;
+}
+
+export function createForgeAdapter(connection: ForgeConnection): ForgeAdapter {
+  const [owner = "", ...rest] = connection.repository.split("/");
+  const repo = rest.join("/");
+  const counter = connection.counter ? { counter: connection.counter } : {};
+  const retry = connection.retry ? { retry: connection.retry } : {};
+  if (connection.forge === "github") {
+    return new GitHubAdapter({
+      apiUrl: githubApiUrl(connection.url),
+      owner,
+      repo,
+      auth: connection.auth,
+      ...counter,
+      ...(connection.retry?.retries !== undefined ? { retries: connection.retry.retries } : {}),
+      ...(connection.retry?.baseDelayMs !== undefined ? { retryBaseMs: connection.retry.baseDelayMs } : {}),
+    });
+  }
+  if (connection.auth.kind !== "token") {
+    throw new Error(`${connection.forge} takes an access token, not GitHub App credentials.`);
+  }
+  if (connection.forge === "gitlab") {
+    return new GitLabAdapter({
+      host: connection.url,
+      project: connection.repository,
+      token: connection.auth.token,
+      ...counter,
+      ...retry,
+    });
+  }
+  return new GiteaAdapter({
+    url: connection.url,
+    owner,
+    repo,
+    token: connection.auth.token,
+    ...counter,
+    ...retry,
+  });
+}

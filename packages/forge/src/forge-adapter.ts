@@ -1,0 +1,150 @@
+/**
+ * The one interface Overseer speaks to a forge through (GitHub, GitLab, Gitea/Forgejo). Every
+ * method is safe to call again after a crash or a retried job: pull requests are found by their
+ * head branch and the body marker Overseer owns, never by a number remembered elsewhere, so a
+ * second `ensurePullRequest` for the same head updates the first instead of opening another.
+ *
+ * Words: a "pull request" is GitLab's merge request too; its `number` is GitHub's number,
+ * GitLab's `iid` and Gitea's `index`.
+ */
+import type { ForgeCallCounter } from "./forge-call-counter.ts";
+
+export const FORGE_KINDS = ["github", "gitlab", "gitea"] as const;
+export type ForgeKind = (typeof FORGE_KINDS)[number];
+
+export const MERGE_METHODS = ["merge", "squash", "rebase"] as const;
+export type MergeMethod = (typeof MERGE_METHODS)[number];
+
+/** What Overseer wants a task's pull request to be. */
+export interface PullRequestDraft {
+  /** The task branch (`overseer/task/T-1`). */
+  readonly head: string;
+  /** The branch it merges into (`main`). */
+  readonly base: string;
+  readonly title: string;
+  /** Overseer's part of the body (summary, acceptance criteria, verdict, run links). */
+  readonly body: string;
+  /** The key of the body marker, unique per task (`task:T-1`); see `pull-request-marker.ts`. */
+  readonly marker: string;
+  /** Labels added to the pull request (never removed: people may add their own). */
+  readonly labels?: readonly string[];
+}
+
+export type PullRequestStatus = "open" | "closed" | "merged";
+
+export interface PullRequestState {
+  readonly number: number;
+  readonly url: string;
+  readonly head: string;
+  readonly headSha: string;
+  readonly base: string;
+  readonly title: string;
+  readonly body: string;
+  readonly status: PullRequestStatus;
+  /** The merge (or squash/rebase result) commit once merged, else `null`. */
+  readonly mergeCommitSha: string | null;
+  /** Who merged it (login), when the forge says. */
+  readonly mergedBy: string | null;
+}
+
+export interface EnsuredPullRequest {
+  readonly pullRequest: PullRequestState;
+  /** `created`, `updated` (title/body/base/labels changed) or `unchanged`. */
+  readonly outcome: "created" | "updated" | "unchanged";
+}
+
+/** A check run, commit status or pipeline job, one vocabulary for all forges. */
+export type CheckConclusion = "pending" | "success" | "failure" | "neutral" | "skipped" | "cancelled";
+
+export interface CheckState {
+  readonly name: string;
+  readonly conclusion: CheckConclusion;
+  readonly url: string | null;
+  /** Where it comes from: a GitHub check run, a commit status, or a GitLab/Gitea job. */
+  readonly source: "check_run" | "status" | "job";
+  /** The job whose log `failingLogTail` can read, when the forge has one. */
+  readonly jobId: number | null;
+}
+
+export type ReviewVerdict = "approved" | "changes_requested" | "commented" | "dismissed" | "pending";
+
+export interface ReviewState {
+  readonly id: number;
+  readonly author: string;
+  readonly verdict: ReviewVerdict;
+  readonly body: string;
+  /** The head sha the review was given on, when the forge says. */
+  readonly commitSha: string | null;
+  readonly submittedAt: string | null;
+}
+
+export interface ReviewComment {
+  readonly id: number;
+  readonly author: string;
+  readonly body: string;
+  readonly createdAt: string;
+}
+
+/** An inline review thread: its first comment and every reply, in order. */
+export interface ReviewThread {
+  readonly id: string;
+  readonly path: string;
+  /** The line on the pull request's head the thread is on (`null` when outdated). */
+  readonly line: number | null;
+  readonly resolved: boolean;
+  readonly comments: readonly ReviewComment[];
+}
+
+export interface MergeRequest {
+  readonly method: MergeMethod;
+  /** Refuse to merge unless the head is still this sha (the one that was approved and green). */
+  readonly sha: string;
+  /** The commit title for merge/squash methods, when the forge lets us choose. */
+  readonly commitTitle?: string;
+}
+
+export type MergeOutcome =
+  /** Merged now, with the resulting commit on the base branch. */
+  | { readonly kind: "merged"; readonly sha: string }
+  /** Handed to the forge's own queue (GitHub auto-merge / merge queue, GitLab merge when pipeline succeeds / merge train). */
+  | { readonly kind: "queued" }
+  /** The forge refused (not mergeable, head moved, checks required, protection); the message says why. */
+  | { readonly kind: "refused"; readonly reason: string };
+
+/** A right the coordinator and workers need on the repository (README: Land through pull requests). */
+export type ForgeRight = "read" | "push" | "pull_requests" | "checks_read" | "merge";
+
+export interface TokenRights {
+  /** The account the token acts as (Overseer skips its own reviews and comments by it). */
+  readonly login: string;
+  readonly granted: readonly ForgeRight[];
+  readonly missing: readonly ForgeRight[];
+  /** One sentence per missing right: what it is for and what to grant. */
+  readonly advice: readonly string[];
+}
+
+export interface ForgeAdapter {
+  readonly kind: ForgeKind;
+  /** The counter every HTTP request of this adapter is recorded in (by operation). */
+  readonly calls: ForgeCallCounter;
+  /** Opens the task's pull request, or updates the open one Overseer owns for this head. */
+  ensurePullRequest(draft: PullRequestDraft): Promise<EnsuredPullRequest>;
+  /** The newest pull request (any status) for `head` whose body holds `marker`, or `null`. */
+  findPullRequest(head: string, marker: string): Promise<PullRequestState | null>;
+  getPullRequest(number: number): Promise<PullRequestState>;
+  /** Check runs, commit statuses or pipeline jobs of a head sha (the latest of each name). */
+  listChecks(sha: string): Promise<readonly CheckState[]>;
+  listReviews(number: number): Promise<readonly ReviewState[]>;
+  /** Every inline review thread, resolved ones included (filter on `resolved`). */
+  listReviewThreads(number: number): Promise<readonly ReviewThread[]>;
+  /** Merges now with `method`; never bypasses branch protection. */
+  merge(number: number, request: MergeRequest): Promise<MergeOutcome>;
+  /** Hands the merge to the forge's own queue (auto-merge, merge queue, merge train). */
+  enableAutoMerge(number: number, request: MergeRequest): Promise<MergeOutcome>;
+  /** The last `maxBytes` of a failing job's log, or `null` when the forge keeps none for it. */
+  failingLogTail(check: CheckState, maxBytes: number): Promise<string | null>;
+  /** Which rights the token has on the repository, and what each missing one is for. */
+  checkTokenRights(): Promise<TokenRights>;
+  /** Closes a pull request without merging (used when a task is cancelled). */
+  closePullRequest(number: number): Promise<void>;
+}

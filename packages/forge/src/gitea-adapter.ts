@@ -1,0 +1,394 @@
+/**
+ * The Gitea / Forgejo adapter: gitea-js (generated from Gitea's swagger) over Overseer's
+ * retrying, counting fetch, with an access token. Checks are commit statuses (Gitea Actions
+ * report as statuses too); review threads are a review's inline comments on one line, resolved
+ * when Gitea names a resolver. Gitea's API gives no job log to a token, so `failingLogTail`
+ * answers `null` and the executor gets the status's link instead.
+ */
+import { giteaApi } from "gitea-js";
+import type {
+  CheckState,
+  EnsuredPullRequest,
+  ForgeAdapter,
+  ForgeRight,
+  MergeOutcome,
+  MergeRequest,
+  PullRequestDraft,
+  PullRequestState,
+  ReviewState,
+  ReviewThread,
+  ReviewVerdict,
+  TokenRights,
+} from "./forge-adapter.ts";
+import { asOperation, ForgeCallCounter } from "./forge-call-counter.ts";
+import { codeOfStatus, ForgeError } from "./forge-errors.ts";
+import { parseForgeResponse } from "./forge-response.ts";
+import {
+  type GiteaPull,
+  GiteaPullSchema,
+  GiteaRepoSchema,
+  GiteaReviewCommentsSchema,
+  GiteaReviewsSchema,
+  GiteaStatusesSchema,
+  GiteaUserSchema,
+} from "./gitea-schemas.ts";
+import { hasMarker, withMarkedContent } from "./pull-request-marker.ts";
+import { RETRY_POLICY_DEFAULTS, type RetryPolicy, retryingFetch } from "./retrying-fetch.ts";
+import { FORGE_RIGHTS, rightsAdvice } from "./token-rights.ts";
+
+export interface GiteaAdapterOptions {
+  /** The instance root (`https://gitea.example`, `https://codeberg.org`), without `/api/v1`. */
+  readonly url: string;
+  readonly owner: string;
+  readonly repo: string;
+  readonly token: string;
+  readonly counter?: ForgeCallCounter;
+  readonly retry?: Partial<RetryPolicy>;
+  /** Pages of 50 pull requests `findPullRequest` looks through (newest first). Default 10. */
+  readonly maxFindPages?: number;
+}
+
+const PAGE = 50;
+
+export class GiteaAdapter implements ForgeAdapter {
+  readonly kind = "gitea" as const;
+  readonly calls: ForgeCallCounter;
+  readonly #api: ReturnType<typeof giteaApi>;
+  readonly #owner: string;
+  readonly #repo: string;
+  readonly #maxFindPages: number;
+
+  constructor(options: GiteaAdapterOptions) {
+    this.calls = options.counter ?? new ForgeCallCounter();
+    this.#owner = options.owner;
+    this.#repo = options.repo;
+    this.#maxFindPages = options.maxFindPages ?? 10;
+    const send = retryingFetch(this.calls, { ...RETRY_POLICY_DEFAULTS, ...options.retry });
+    this.#api = giteaApi(options.url.replace(/\/+$/, ""), { token: options.token, customFetch: send });
+  }
+
+  ensurePullRequest(draft: PullRequestDraft): Promise<EnsuredPullRequest> {
+    return this.#op("ensurePullRequest", async () => {
+      const existing = await this.#openPull(draft.head, draft.marker);
+      if (existing) return this.#update(existing, draft);
+      try {
+        const labels = await this.#labelIds(draft.labels ?? []);
+        const { data } = await this.#api.repos.repoCreatePullRequest(this.#owner, this.#repo, {
+          head: draft.head,
+          base: draft.base,
+          title: draft.title,
+          body: withMarkedContent("", draft.marker, draft.body),
+          ...(labels.length ? { labels } : {}),
+        });
+        return { pullRequest: toState(pull(data, "POST pulls")), outcome: "created" };
+      } catch (error) {
+        // "pull request already exists for these targets": a create that was retried.
+        const failure = giteaError("ensurePullRequest", error);
+        if (failure.status !== 409) throw failure;
+        const raced = await this.#openPull(draft.head, draft.marker);
+        if (!raced) throw failure;
+        return this.#update(raced, draft);
+      }
+    });
+  }
+
+  findPullRequest(head: string, marker: string): Promise<PullRequestState | null> {
+    return this.#op("findPullRequest", async () => {
+      for (let page = 1; page <= this.#maxFindPages; page++) {
+        const pulls = await this.#list("all", page);
+        const ours = pulls.find((p) => p.head.ref === head && hasMarker(p.body ?? "", marker));
+        if (ours) return toState(ours);
+        if (pulls.length < PAGE) break;
+      }
+      return null;
+    });
+  }
+
+  getPullRequest(number: number): Promise<PullRequestState> {
+    return this.#op("getPullRequest", async () => toState(await this.#pull(number)));
+  }
+
+  listChecks(sha: string): Promise<readonly CheckState[]> {
+    return this.#op("listChecks", async () => {
+      const { data } = await this.#api.repos.repoListStatusesByRef(this.#owner, this.#repo, sha, {
+        limit: 100,
+      });
+      const statuses = parseForgeResponse("gitea", GiteaStatusesSchema, data, "GET statuses");
+      const latest = new Map<string, (typeof statuses)[number]>();
+      for (const status of statuses) {
+        const seen = latest.get(status.context);
+        if (!seen || seen.id < status.id) latest.set(status.context, status);
+      }
+      return [...latest.values()].map(
+        (status): CheckState => ({
+          name: status.context,
+          conclusion:
+            status.status === "error" || status.status === "failure"
+              ? "failure"
+              : status.status === "warning"
+                ? "neutral"
+                : status.status,
+          url: status.target_url ?? null,
+          source: "status",
+          jobId: null,
+        }),
+      );
+    });
+  }
+
+  listReviews(number: number): Promise<readonly ReviewState[]> {
+    return this.#op("listReviews", async () =>
+      (await this.#reviews(number)).map((review) => ({
+        id: review.id,
+        author: review.user?.login ?? "ghost",
+        verdict: reviewVerdict(review.state),
+        body: review.body ?? "",
+        commitSha: review.commit_id ?? null,
+        submittedAt: review.submitted_at ?? null,
+      })),
+    );
+  }
+
+  listReviewThreads(number: number): Promise<readonly ReviewThread[]> {
+    return this.#op("listReviewThreads", async () => {
+      const threads = new Map<string, ReviewThread & { comments: ReviewThread["comments"][number][] }>();
+      for (const review of await this.#reviews(number)) {
+        const { data } = await this.#api.repos.repoGetPullReviewComments(
+          this.#owner,
+          this.#repo,
+          number,
+          review.id,
+        );
+        for (const comment of parseForgeResponse(
+          "gitea",
+          GiteaReviewCommentsSchema,
+          data,
+          "GET review comments",
+        )) {
+          const line = comment.position || comment.original_position || null;
+          const key = `${comment.path}:${line ?? "outdated"}`;
+          const thread = threads.get(key) ?? {
+            id: key,
+            path: comment.path,
+            line: comment.position ? comment.position : null,
+            resolved: false,
+            comments: [],
+          };
+          thread.comments.push({
+            id: comment.id,
+            author: comment.user?.login ?? "ghost",
+            body: comment.body,
+            createdAt: comment.created_at,
+          });
+          threads.set(key, { ...thread, resolved: thread.resolved || Boolean(comment.resolver) });
+        }
+      }
+      return [...threads.values()].map((thread) => ({
+        ...thread,
+        comments: [...thread.comments].sort((a, b) => a.createdAt.localeCompare(b.createdAt)),
+      }));
+    });
+  }
+
+  merge(number: number, request: MergeRequest): Promise<MergeOutcome> {
+    return this.#op("merge", () => this.#merge(number, request, false));
+  }
+
+  enableAutoMerge(number: number, request: MergeRequest): Promise<MergeOutcome> {
+    return this.#op("enableAutoMerge", () => this.#merge(number, request, true));
+  }
+
+  failingLogTail(_check: CheckState, _maxBytes: number): Promise<string | null> {
+    return Promise.resolve(null);
+  }
+
+  checkTokenRights(): Promise<TokenRights> {
+    return this.#op("checkTokenRights", async () => {
+      const login = parseForgeResponse(
+        "gitea",
+        GiteaUserSchema,
+        (await this.#api.user.userGetCurrent()).data,
+        "GET user",
+      ).login;
+      const granted = new Set<ForgeRight>();
+      try {
+        const repo = parseForgeResponse(
+          "gitea",
+          GiteaRepoSchema,
+          (await this.#api.repos.repoGet(this.#owner, this.#repo)).data,
+          "GET repo",
+        );
+        granted.add("read");
+        if (repo.permissions?.push)
+          for (const right of ["push", "pull_requests", "merge"] as const) granted.add(right);
+        await this.#api.repos.repoListStatusesByRef(this.#owner, this.#repo, repo.default_branch, {
+          limit: 1,
+        });
+        granted.add("checks_read");
+      } catch (error) {
+        const failure = giteaError("checkTokenRights", error);
+        if (failure.code !== "not_found" && failure.code !== "forbidden") throw failure;
+      }
+      const missing = FORGE_RIGHTS.filter((right) => !granted.has(right));
+      return { login, granted: [...granted], missing, advice: rightsAdvice("gitea", missing) };
+    });
+  }
+
+  closePullRequest(number: number): Promise<void> {
+    return this.#op("closePullRequest", async () => {
+      await this.#api.repos.repoEditPullRequest(this.#owner, this.#repo, number, { state: "closed" });
+    });
+  }
+
+  async #merge(number: number, request: MergeRequest, auto: boolean): Promise<MergeOutcome> {
+    try {
+      await this.#api.repos.repoMergePullRequest(this.#owner, this.#repo, number, {
+        Do: request.method,
+        head_commit_id: request.sha,
+        ...(request.commitTitle ? { MergeTitleField: request.commitTitle } : {}),
+        ...(auto ? { merge_when_checks_succeed: true } : {}),
+      });
+    } catch (error) {
+      const failure = giteaError("merge", error);
+      if (failure.status === 405 || failure.status === 409)
+        return { kind: "refused", reason: failure.message };
+      throw failure;
+    }
+    const after = await this.#pull(number);
+    if (!after.merged) return { kind: "queued" };
+    return { kind: "merged", sha: after.merge_commit_sha ?? after.head.sha };
+  }
+
+  async #pull(number: number): Promise<GiteaPull> {
+    return pull(
+      (await this.#api.repos.repoGetPullRequest(this.#owner, this.#repo, number)).data,
+      `GET pulls/${number}`,
+    );
+  }
+
+  async #list(state: "open" | "all", page: number): Promise<GiteaPull[]> {
+    const { data } = await this.#api.repos.repoListPullRequests(this.#owner, this.#repo, {
+      state,
+      sort: "recentupdate",
+      page,
+      limit: PAGE,
+    });
+    return (data ?? []).map((item) => pull(item, "GET pulls"));
+  }
+
+  async #reviews(number: number) {
+    const { data } = await this.#api.repos.repoListPullReviews(this.#owner, this.#repo, number, {
+      limit: 50,
+    });
+    return parseForgeResponse("gitea", GiteaReviewsSchema, data, "GET reviews");
+  }
+
+  async #openPull(head: string, marker: string): Promise<GiteaPull | null> {
+    const open: GiteaPull[] = [];
+    for (let page = 1; ; page++) {
+      const pulls = await this.#list("open", page);
+      open.push(...pulls.filter((p) => p.head.ref === head));
+      if (pulls.length < PAGE) break;
+    }
+    const ours = open.find((p) => hasMarker(p.body ?? "", marker));
+    if (ours) return ours;
+    const theirs = open[0];
+    if (theirs) {
+      throw new ForgeError(
+        "gitea",
+        "conflict",
+        `Pull request #${theirs.number} from ${head} was not opened by Overseer (no marker ${marker} in its body); close it or rename the branch.`,
+        409,
+      );
+    }
+    return null;
+  }
+
+  async #update(current: GiteaPull, draft: PullRequestDraft): Promise<EnsuredPullRequest> {
+    const body = withMarkedContent(current.body ?? "", draft.marker, draft.body);
+    const have = (current.labels ?? []).map((l) => l.name);
+    const missingLabels = (draft.labels ?? []).filter((label) => !have.includes(label));
+    const changed =
+      current.title !== draft.title || (current.body ?? "") !== body || current.base.ref !== draft.base;
+    if (!changed && missingLabels.length === 0)
+      return { pullRequest: toState(current), outcome: "unchanged" };
+    const labels = missingLabels.length ? await this.#labelIds([...have, ...missingLabels]) : undefined;
+    const { data } = await this.#api.repos.repoEditPullRequest(this.#owner, this.#repo, current.number, {
+      title: draft.title,
+      body,
+      base: draft.base,
+      ...(labels ? { labels } : {}),
+    });
+    return { pullRequest: toState(pull(data, `PATCH pulls/${current.number}`)), outcome: "updated" };
+  }
+
+  /** The ids of the repository's labels named `names` (Gitea takes ids; unknown names are skipped). */
+  async #labelIds(names: readonly string[]): Promise<number[]> {
+    if (names.length === 0) return [];
+    const { data } = await this.#api.repos.issueListLabels(this.#owner, this.#repo, { limit: 50 });
+    return (data ?? [])
+      .filter((label) => label.name && names.includes(label.name))
+      .map((label) => label.id ?? 0);
+  }
+
+  #op<T>(name: string, work: () => Promise<T>): Promise<T> {
+    return asOperation(name, async () => {
+      try {
+        return await work();
+      } catch (error) {
+        throw giteaError(name, error);
+      }
+    });
+  }
+}
+
+function pull(data: unknown, request: string): GiteaPull {
+  return parseForgeResponse("gitea", GiteaPullSchema, data, request);
+}
+
+function toState(p: GiteaPull): PullRequestState {
+  return {
+    number: p.number,
+    url: p.html_url,
+    head: p.head.ref,
+    headSha: p.head.sha,
+    base: p.base.ref,
+    title: p.title,
+    body: p.body ?? "",
+    status: p.merged ? "merged" : p.state,
+    mergeCommitSha: p.merged ? (p.merge_commit_sha ?? null) : null,
+    mergedBy: p.merged_by?.login ?? null,
+  };
+}
+
+function reviewVerdict(state: string): ReviewVerdict {
+  switch (state) {
+    case "APPROVED":
+      return "approved";
+    case "REQUEST_CHANGES":
+      return "changes_requested";
+    case "PENDING":
+      return "pending";
+    default:
+      return "commented";
+  }
+}
+
+/** gitea-js throws the failed Response (its body parsed into `error`); a ForgeError says what it was. */
+function giteaError(operation: string, error: unknown): ForgeError {
+  if (error instanceof ForgeError) return error;
+  if (error instanceof Response) {
+    const body: unknown = (error as Response & { error?: unknown }).error;
+    const detail =
+      typeof body === "object" && body !== null && "message" in body
+        ? String(body.message)
+        : error.statusText;
+    return new ForgeError(
+      "gitea",
+      codeOfStatus(error.status),
+      `Gitea ${operation} answered ${error.status}: ${detail}`,
+      error.status,
+    );
+  }
+  return new ForgeError("gitea", "unavailable", `Gitea ${operation} failed: ${String(error)}`);
+}

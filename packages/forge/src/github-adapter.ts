@@ -1,0 +1,538 @@
+/**
+ * The GitHub adapter (github.com and GitHub Enterprise Server): Octokit with its throttling
+ * plugin (waits what GitHub asks on a primary or secondary rate limit, up to
+ * `maxRateLimitWaitSeconds`) and its retry plugin (5xx and lost connections), a fine-grained
+ * token or a GitHub App installation token (`@octokit/auth-app` mints and renews it). Review
+ * threads and auto-merge are GraphQL-only on GitHub; everything else is REST.
+ */
+import { createAppAuth } from "@octokit/auth-app";
+import { retry } from "@octokit/plugin-retry";
+import { throttling } from "@octokit/plugin-throttling";
+import { Octokit } from "@octokit/rest";
+import type {
+  CheckConclusion,
+  CheckState,
+  EnsuredPullRequest,
+  ForgeAdapter,
+  ForgeRight,
+  MergeOutcome,
+  MergeRequest,
+  PullRequestDraft,
+  PullRequestState,
+  ReviewState,
+  ReviewThread,
+  ReviewVerdict,
+  TokenRights,
+} from "./forge-adapter.ts";
+import { asOperation, countingFetch, ForgeCallCounter } from "./forge-call-counter.ts";
+import { codeOfStatus, ForgeError } from "./forge-errors.ts";
+import { parseForgeResponse } from "./forge-response.ts";
+import {
+  GitHubAutoMergeSchema,
+  GitHubCheckRunsSchema,
+  GitHubCombinedStatusSchema,
+  GitHubMergeSchema,
+  type GitHubPull,
+  GitHubPullSchema,
+  GitHubRepoSchema,
+  GitHubReviewsSchema,
+  GitHubReviewThreadsSchema,
+  GitHubUserSchema,
+} from "./github-schemas.ts";
+import { tail } from "./log-tail.ts";
+import { hasMarker, withMarkedContent } from "./pull-request-marker.ts";
+import { rightsAdvice } from "./token-rights.ts";
+
+export type GitHubAuth =
+  | { readonly kind: "token"; readonly token: string }
+  | {
+      readonly kind: "app";
+      readonly appId: number;
+      readonly privateKey: string;
+      readonly installationId: number;
+    };
+
+export interface GitHubAdapterOptions {
+  /** REST base: `https://api.github.com`, or `https://HOST/api/v3` for Enterprise Server. */
+  readonly apiUrl: string;
+  readonly owner: string;
+  readonly repo: string;
+  readonly auth: GitHubAuth;
+  readonly counter?: ForgeCallCounter;
+  /** Retries of a 5xx or lost request (retry plugin). Default 3. */
+  readonly retries?: number;
+  /** The retry plugin's backoff unit: retry n waits n² × this. Default 1000 ms. */
+  readonly retryBaseMs?: number;
+  /** Rate-limit retries, each waiting what GitHub asks (throttling plugin). Default 3. */
+  readonly rateLimitRetries?: number;
+  /** A rate-limit wait longer than this fails with `rate_limited` instead. Default 120. */
+  readonly maxRateLimitWaitSeconds?: number;
+}
+
+const ThrottledOctokit = Octokit.plugin(throttling, retry);
+
+const REVIEW_THREADS_QUERY = `query($owner: String!, $repo: String!, $number: Int!) {
+  repository(owner: $owner, name: $repo) {
+    pullRequest(number: $number) {
+      reviewThreads(first: 100) {
+        nodes {
+          id isResolved path line
+          comments(first: 100) { nodes { databaseId author { login } body createdAt } }
+        }
+      }
+    }
+  }
+}`;
+
+const AUTO_MERGE_MUTATION = `mutation($id: ID!, $mergeMethod: PullRequestMergeMethod!, $sha: GitObjectID) {
+  enablePullRequestAutoMerge(input: { pullRequestId: $id, mergeMethod: $mergeMethod, expectedHeadOid: $sha }) {
+    pullRequest { autoMergeRequest { mergeMethod } }
+  }
+}`;
+
+export class GitHubAdapter implements ForgeAdapter {
+  readonly kind = "github" as const;
+  readonly calls: ForgeCallCounter;
+  readonly #octokit: InstanceType<typeof ThrottledOctokit>;
+  readonly #owner: string;
+  readonly #repo: string;
+  readonly #auth: GitHubAuth;
+
+  constructor(options: GitHubAdapterOptions) {
+    this.calls = options.counter ?? new ForgeCallCounter();
+    this.#owner = options.owner;
+    this.#repo = options.repo;
+    this.#auth = options.auth;
+    const rateLimitRetries = options.rateLimitRetries ?? 3;
+    const maxWait = options.maxRateLimitWaitSeconds ?? 120;
+    const onLimit = (retryAfter: number, _options: unknown, _octokit: unknown, retryCount: number) =>
+      retryCount < rateLimitRetries && retryAfter <= maxWait;
+    this.#octokit = new ThrottledOctokit({
+      baseUrl: options.apiUrl.replace(/\/+$/, ""),
+      ...(options.auth.kind === "token"
+        ? { auth: options.auth.token }
+        : {
+            authStrategy: createAppAuth,
+            auth: {
+              appId: options.auth.appId,
+              privateKey: options.auth.privateKey,
+              installationId: options.auth.installationId,
+            },
+          }),
+      request: { fetch: countingFetch(this.calls) },
+      retry: {
+        retries: options.retries ?? 3,
+        doNotRetry: [400, 401, 403, 404, 405, 409, 410, 422, 451],
+        retryAfterBaseValue: options.retryBaseMs ?? 1000,
+      },
+      throttle: { onRateLimit: onLimit, onSecondaryRateLimit: onLimit },
+      log: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} },
+    });
+  }
+
+  ensurePullRequest(draft: PullRequestDraft): Promise<EnsuredPullRequest> {
+    return this.#op("ensurePullRequest", async () => {
+      const existing = await this.#openPull(draft.head, draft.marker);
+      if (existing) return this.#update(existing, draft);
+      try {
+        const { data } = await this.#octokit.rest.pulls.create({
+          owner: this.#owner,
+          repo: this.#repo,
+          head: draft.head,
+          base: draft.base,
+          title: draft.title,
+          body: withMarkedContent("", draft.marker, draft.body),
+        });
+        const pull = parseForgeResponse("github", GitHubPullSchema, data, "POST pulls");
+        await this.#addLabels(pull, draft.labels ?? []);
+        return { pullRequest: toState(pull), outcome: "created" };
+      } catch (error) {
+        // A create that reached GitHub but whose answer was lost, then retried: the first one stands.
+        if (statusOf(error) !== 422) throw error;
+        const raced = await this.#openPull(draft.head, draft.marker);
+        if (!raced) throw error;
+        return this.#update(raced, draft);
+      }
+    });
+  }
+
+  findPullRequest(head: string, marker: string): Promise<PullRequestState | null> {
+    return this.#op("findPullRequest", async () => {
+      const pulls = await this.#pullsOf(head, "all");
+      const ours = pulls.find((p) => hasMarker(p.body ?? "", marker));
+      return ours ? toState(ours) : null;
+    });
+  }
+
+  getPullRequest(number: number): Promise<PullRequestState> {
+    return this.#op("getPullRequest", async () => toState(await this.#pull(number)));
+  }
+
+  listChecks(sha: string): Promise<readonly CheckState[]> {
+    return this.#op("listChecks", async () => {
+      const runs = parseForgeResponse(
+        "github",
+        GitHubCheckRunsSchema,
+        (
+          await this.#octokit.rest.checks.listForRef({
+            owner: this.#owner,
+            repo: this.#repo,
+            ref: sha,
+            filter: "latest",
+            per_page: 100,
+          })
+        ).data,
+        "GET check-runs",
+      );
+      const combined = parseForgeResponse(
+        "github",
+        GitHubCombinedStatusSchema,
+        (
+          await this.#octokit.rest.repos.getCombinedStatusForRef({
+            owner: this.#owner,
+            repo: this.#repo,
+            ref: sha,
+          })
+        ).data,
+        "GET status",
+      );
+      return [
+        ...runs.check_runs.map(
+          (run): CheckState => ({
+            name: run.name,
+            conclusion: checkRunConclusion(run.status, run.conclusion),
+            url: run.html_url ?? run.details_url,
+            source: "check_run",
+            jobId: run.app?.slug === "github-actions" ? run.id : null,
+          }),
+        ),
+        ...combined.statuses.map(
+          (status): CheckState => ({
+            name: status.context,
+            conclusion: status.state === "error" ? "failure" : status.state,
+            url: status.target_url,
+            source: "status",
+            jobId: null,
+          }),
+        ),
+      ];
+    });
+  }
+
+  listReviews(number: number): Promise<readonly ReviewState[]> {
+    return this.#op("listReviews", async () => {
+      const reviews = parseForgeResponse(
+        "github",
+        GitHubReviewsSchema,
+        await this.#octokit.paginate(this.#octokit.rest.pulls.listReviews, {
+          owner: this.#owner,
+          repo: this.#repo,
+          pull_number: number,
+          per_page: 100,
+        }),
+        "GET reviews",
+      );
+      return reviews.map((review) => ({
+        id: review.id,
+        author: review.user?.login ?? "ghost",
+        verdict: reviewVerdict(review.state),
+        body: review.body,
+        commitSha: review.commit_id,
+        submittedAt: review.submitted_at ?? null,
+      }));
+    });
+  }
+
+  listReviewThreads(number: number): Promise<readonly ReviewThread[]> {
+    return this.#op("listReviewThreads", async () => {
+      const data = parseForgeResponse(
+        "github",
+        GitHubReviewThreadsSchema,
+        await this.#octokit.graphql(REVIEW_THREADS_QUERY, { owner: this.#owner, repo: this.#repo, number }),
+        "GraphQL reviewThreads",
+      );
+      return data.repository.pullRequest.reviewThreads.nodes.map((thread) => ({
+        id: thread.id,
+        path: thread.path,
+        line: thread.line,
+        resolved: thread.isResolved,
+        comments: thread.comments.nodes.map((comment) => ({
+          id: comment.databaseId ?? 0,
+          author: comment.author?.login ?? "ghost",
+          body: comment.body,
+          createdAt: comment.createdAt,
+        })),
+      }));
+    });
+  }
+
+  merge(number: number, request: MergeRequest): Promise<MergeOutcome> {
+    return this.#op("merge", async () => {
+      try {
+        const { data } = await this.#octokit.rest.pulls.merge({
+          owner: this.#owner,
+          repo: this.#repo,
+          pull_number: number,
+          merge_method: request.method,
+          sha: request.sha,
+          ...(request.commitTitle ? { commit_title: request.commitTitle } : {}),
+        });
+        return {
+          kind: "merged",
+          sha: parseForgeResponse("github", GitHubMergeSchema, data, "PUT merge").sha,
+        };
+      } catch (error) {
+        const status = statusOf(error);
+        if (status === 405 || status === 409) return { kind: "refused", reason: messageOf(error) };
+        throw error;
+      }
+    });
+  }
+
+  enableAutoMerge(number: number, request: MergeRequest): Promise<MergeOutcome> {
+    return this.#op("enableAutoMerge", async () => {
+      const pull = await this.#pull(number);
+      try {
+        parseForgeResponse(
+          "github",
+          GitHubAutoMergeSchema,
+          await this.#octokit.graphql(AUTO_MERGE_MUTATION, {
+            id: pull.node_id,
+            mergeMethod: request.method.toUpperCase(),
+            sha: request.sha,
+          }),
+          "GraphQL enablePullRequestAutoMerge",
+        );
+        return { kind: "queued" };
+      } catch (error) {
+        if (error instanceof ForgeError) throw error;
+        if (isGraphqlError(error)) return { kind: "refused", reason: messageOf(error) };
+        throw error;
+      }
+    });
+  }
+
+  failingLogTail(check: CheckState, maxBytes: number): Promise<string | null> {
+    return this.#op("failingLogTail", async () => {
+      if (check.jobId === null) return null;
+      try {
+        const { data } = await this.#octokit.rest.actions.downloadJobLogsForWorkflowRun({
+          owner: this.#owner,
+          repo: this.#repo,
+          job_id: check.jobId,
+        });
+        const text = typeof data === "string" ? data : String(data);
+        return tail(text, maxBytes);
+      } catch (error) {
+        if (statusOf(error) === 404 || statusOf(error) === 410) return null;
+        throw error;
+      }
+    });
+  }
+
+  checkTokenRights(): Promise<TokenRights> {
+    return this.#op("checkTokenRights", async () => {
+      const login = await this.#login();
+      let repo: ReturnType<typeof GitHubRepoSchema.parse>;
+      try {
+        const { data } = await this.#octokit.rest.repos.get({ owner: this.#owner, repo: this.#repo });
+        repo = parseForgeResponse("github", GitHubRepoSchema, data, "GET repo");
+      } catch (error) {
+        if (statusOf(error) !== 404 && statusOf(error) !== 403) throw error;
+        const missing: ForgeRight[] = ["read", "push", "pull_requests", "checks_read", "merge"];
+        return { login, granted: [], missing, advice: rightsAdvice("github", missing) };
+      }
+      const granted = new Set<ForgeRight>(["read"]);
+      // A user token's repository role; an installation token has none here (its permissions are the App's).
+      const writes = repo.permissions ? repo.permissions.push : this.#auth.kind === "app";
+      if (writes) for (const right of ["push", "pull_requests", "merge"] as const) granted.add(right);
+      try {
+        await this.#octokit.rest.checks.listForRef({
+          owner: this.#owner,
+          repo: this.#repo,
+          ref: repo.default_branch,
+          per_page: 1,
+        });
+        granted.add("checks_read");
+      } catch (error) {
+        if (statusOf(error) !== 403 && statusOf(error) !== 404) throw error;
+      }
+      const missing = (["read", "push", "pull_requests", "checks_read", "merge"] as const).filter(
+        (right) => !granted.has(right),
+      );
+      return { login, granted: [...granted], missing, advice: rightsAdvice("github", missing) };
+    });
+  }
+
+  closePullRequest(number: number): Promise<void> {
+    return this.#op("closePullRequest", async () => {
+      await this.#octokit.rest.pulls.update({
+        owner: this.#owner,
+        repo: this.#repo,
+        pull_number: number,
+        state: "closed",
+      });
+    });
+  }
+
+  async #login(): Promise<string> {
+    if (this.#auth.kind === "app") return `app-${this.#auth.appId}[bot]`;
+    const { data } = await this.#octokit.rest.users.getAuthenticated();
+    return parseForgeResponse("github", GitHubUserSchema, data, "GET user").login;
+  }
+
+  async #pull(number: number): Promise<GitHubPull> {
+    const { data } = await this.#octokit.rest.pulls.get({
+      owner: this.#owner,
+      repo: this.#repo,
+      pull_number: number,
+    });
+    return parseForgeResponse("github", GitHubPullSchema, data, `GET pulls/${number}`);
+  }
+
+  async #pullsOf(head: string, state: "open" | "all"): Promise<GitHubPull[]> {
+    const { data } = await this.#octokit.rest.pulls.list({
+      owner: this.#owner,
+      repo: this.#repo,
+      head: `${this.#owner}:${head}`,
+      state,
+      sort: "created",
+      direction: "desc",
+      per_page: 100,
+    });
+    return data.map((pull) => parseForgeResponse("github", GitHubPullSchema, pull, "GET pulls"));
+  }
+
+  /** The open pull request of `head` Overseer owns; an open one someone else opened is refused. */
+  async #openPull(head: string, marker: string): Promise<GitHubPull | null> {
+    const open = await this.#pullsOf(head, "open");
+    const ours = open.find((pull) => hasMarker(pull.body ?? "", marker));
+    if (ours) return ours;
+    const theirs = open[0];
+    if (theirs) {
+      throw new ForgeError(
+        "github",
+        "conflict",
+        `Pull request #${theirs.number} from ${head} was not opened by Overseer (no marker ${marker} in its body); close it or rename the branch.`,
+        422,
+      );
+    }
+    return null;
+  }
+
+  async #update(pull: GitHubPull, draft: PullRequestDraft): Promise<EnsuredPullRequest> {
+    const body = withMarkedContent(pull.body ?? "", draft.marker, draft.body);
+    const changed = pull.title !== draft.title || (pull.body ?? "") !== body || pull.base.ref !== draft.base;
+    let current = pull;
+    if (changed) {
+      const { data } = await this.#octokit.rest.pulls.update({
+        owner: this.#owner,
+        repo: this.#repo,
+        pull_number: pull.number,
+        title: draft.title,
+        body,
+        base: draft.base,
+      });
+      current = parseForgeResponse("github", GitHubPullSchema, data, `PATCH pulls/${pull.number}`);
+    }
+    const labelled = await this.#addLabels(current, draft.labels ?? []);
+    return { pullRequest: toState(current), outcome: changed || labelled ? "updated" : "unchanged" };
+  }
+
+  /** Adds the labels the pull request lacks; whether any was added. */
+  async #addLabels(pull: GitHubPull, labels: readonly string[]): Promise<boolean> {
+    const missing = labels.filter((label) => !pull.labels.some((l) => l.name === label));
+    if (missing.length === 0) return false;
+    await this.#octokit.rest.issues.addLabels({
+      owner: this.#owner,
+      repo: this.#repo,
+      issue_number: pull.number,
+      labels: missing,
+    });
+    return true;
+  }
+
+  /** Runs one operation: counts its requests under `name` and turns Octokit's errors into ForgeErrors. */
+  #op<T>(name: string, work: () => Promise<T>): Promise<T> {
+    return asOperation(name, async () => {
+      try {
+        return await work();
+      } catch (error) {
+        if (error instanceof ForgeError) throw error;
+        const status = statusOf(error);
+        if (status === null) {
+          throw new ForgeError("github", "unavailable", `GitHub ${name} failed: ${messageOf(error)}`);
+        }
+        const code =
+          status === 403 && /rate limit/i.test(messageOf(error)) ? "rate_limited" : codeOfStatus(status);
+        throw new ForgeError(
+          "github",
+          code,
+          `GitHub ${name} answered ${status}: ${messageOf(error)}`,
+          status,
+        );
+      }
+    });
+  }
+}
+
+function toState(pull: GitHubPull): PullRequestState {
+  return {
+    number: pull.number,
+    url: pull.html_url,
+    head: pull.head.ref,
+    headSha: pull.head.sha,
+    base: pull.base.ref,
+    title: pull.title,
+    body: pull.body ?? "",
+    status: pull.merged_at ? "merged" : pull.state,
+    mergeCommitSha: pull.merged_at ? pull.merge_commit_sha : null,
+    mergedBy: pull.merged_by?.login ?? null,
+  };
+}
+
+function checkRunConclusion(status: string, conclusion: string | null): CheckConclusion {
+  if (status !== "completed") return "pending";
+  switch (conclusion) {
+    case "success":
+      return "success";
+    case "neutral":
+      return "neutral";
+    case "skipped":
+      return "skipped";
+    case "cancelled":
+      return "cancelled";
+    default:
+      return "failure";
+  }
+}
+
+function reviewVerdict(state: string): ReviewVerdict {
+  switch (state) {
+    case "APPROVED":
+      return "approved";
+    case "CHANGES_REQUESTED":
+      return "changes_requested";
+    case "DISMISSED":
+      return "dismissed";
+    case "PENDING":
+      return "pending";
+    default:
+      return "commented";
+  }
+}
+
+function statusOf(error: unknown): number | null {
+  if (typeof error === "object" && error !== null && "status" in error && typeof error.status === "number") {
+    return error.status;
+  }
+  return null;
+}
+
+function isGraphqlError(error: unknown): boolean {
+  return typeof error === "object" && error !== null && "errors" in error && Array.isArray(error.errors);
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,406 @@
+/**
+ * The GitLab adapter (gitlab.com and self-hosted): gitbeaker's resources over Overseer's
+ * retrying, counting fetch, with a project or group access token. A pull request is a merge
+ * request (`number` is its `iid`); checks are the jobs of the newest pipeline of the head sha;
+ * a review is a reviewer's state (approved / requested changes); threads are resolvable
+ * discussions on the diff.
+ */
+import {
+  Jobs,
+  MergeRequestDiscussions,
+  MergeRequests,
+  PersonalAccessTokens,
+  Pipelines,
+  Projects,
+  Users,
+} from "@gitbeaker/rest";
+import type {
+  CheckConclusion,
+  CheckState,
+  EnsuredPullRequest,
+  ForgeAdapter,
+  ForgeRight,
+  MergeOutcome,
+  MergeRequest,
+  PullRequestDraft,
+  PullRequestState,
+  ReviewState,
+  ReviewThread,
+  ReviewVerdict,
+  TokenRights,
+} from "./forge-adapter.ts";
+import { asOperation, ForgeCallCounter } from "./forge-call-counter.ts";
+import { ForgeError } from "./forge-errors.ts";
+import { parseForgeResponse } from "./forge-response.ts";
+import { gitlabRequesterFn } from "./gitlab-requester.ts";
+import {
+  GitLabDiscussionsSchema,
+  GitLabJobsSchema,
+  type GitLabMergeRequest,
+  GitLabMergeRequestSchema,
+  GitLabPipelinesSchema,
+  GitLabProjectSchema,
+  GitLabReviewersSchema,
+  GitLabTokenSelfSchema,
+  GitLabUserSchema,
+} from "./gitlab-schemas.ts";
+import { tail } from "./log-tail.ts";
+import { hasMarker, withMarkedContent } from "./pull-request-marker.ts";
+import { RETRY_POLICY_DEFAULTS, type RetryPolicy, retryingFetch } from "./retrying-fetch.ts";
+import { FORGE_RIGHTS, rightsAdvice } from "./token-rights.ts";
+
+export interface GitLabAdapterOptions {
+  /** The instance: `https://gitlab.com` or a self-hosted one (without `/api/v4`). */
+  readonly host: string;
+  /** The project's full path (`group/sub/project`) or numeric id. */
+  readonly project: string;
+  /** A project or group access token (or a personal one). */
+  readonly token: string;
+  readonly counter?: ForgeCallCounter;
+  readonly retry?: Partial<RetryPolicy>;
+}
+
+const DEVELOPER = 30;
+const MAINTAINER = 40;
+
+export class GitLabAdapter implements ForgeAdapter {
+  readonly kind = "gitlab" as const;
+  readonly calls: ForgeCallCounter;
+  readonly #project: string;
+  readonly #mrs: InstanceType<typeof MergeRequests<false>>;
+  readonly #discussions: InstanceType<typeof MergeRequestDiscussions<false>>;
+  readonly #pipelines: InstanceType<typeof Pipelines<false>>;
+  readonly #jobs: InstanceType<typeof Jobs<false>>;
+  readonly #projects: InstanceType<typeof Projects<false>>;
+  readonly #users: InstanceType<typeof Users<false>>;
+  readonly #tokens: InstanceType<typeof PersonalAccessTokens<false>>;
+
+  constructor(options: GitLabAdapterOptions) {
+    this.calls = options.counter ?? new ForgeCallCounter();
+    this.#project = options.project;
+    const requesterFn = gitlabRequesterFn(
+      retryingFetch(this.calls, { ...RETRY_POLICY_DEFAULTS, ...options.retry }),
+    );
+    const config = { host: options.host.replace(/\/+$/, ""), token: options.token, requesterFn };
+    this.#mrs = new MergeRequests(config);
+    this.#discussions = new MergeRequestDiscussions(config);
+    this.#pipelines = new Pipelines(config);
+    this.#jobs = new Jobs(config);
+    this.#projects = new Projects(config);
+    this.#users = new Users(config);
+    this.#tokens = new PersonalAccessTokens(config);
+  }
+
+  ensurePullRequest(draft: PullRequestDraft): Promise<EnsuredPullRequest> {
+    return this.#op("ensurePullRequest", async () => {
+      const existing = await this.#openMr(draft.head, draft.marker);
+      if (existing) return this.#update(existing, draft);
+      try {
+        const created = await this.#mrs.create(this.#project, draft.head, draft.base, draft.title, {
+          description: withMarkedContent("", draft.marker, draft.body),
+          ...(draft.labels?.length ? { labels: draft.labels.join(",") } : {}),
+        });
+        return { pullRequest: toState(mr(created, "POST merge_requests")), outcome: "created" };
+      } catch (error) {
+        // "Another open merge request already exists for this source branch": a retried create.
+        if (!(error instanceof ForgeError) || error.status !== 409) throw error;
+        const raced = await this.#openMr(draft.head, draft.marker);
+        if (!raced) throw error;
+        return this.#update(raced, draft);
+      }
+    });
+  }
+
+  findPullRequest(head: string, marker: string): Promise<PullRequestState | null> {
+    return this.#op("findPullRequest", async () => {
+      const all = await this.#mrsOf(head, "all");
+      const ours = all.find((m) => hasMarker(m.description ?? "", marker));
+      return ours ? toState(ours) : null;
+    });
+  }
+
+  getPullRequest(number: number): Promise<PullRequestState> {
+    return this.#op("getPullRequest", async () =>
+      toState(mr(await this.#mrs.show(this.#project, number), `GET merge_requests/${number}`)),
+    );
+  }
+
+  listChecks(sha: string): Promise<readonly CheckState[]> {
+    return this.#op("listChecks", async () => {
+      const pipelines = parseForgeResponse(
+        "gitlab",
+        GitLabPipelinesSchema,
+        await this.#pipelines.all(this.#project, { sha, orderBy: "id", sort: "desc", perPage: 1 }),
+        "GET pipelines",
+      );
+      const newest = pipelines[0];
+      if (!newest) return [];
+      const jobs = parseForgeResponse(
+        "gitlab",
+        GitLabJobsSchema,
+        await this.#jobs.all(this.#project, { pipelineId: newest.id, perPage: 100 }),
+        "GET pipeline jobs",
+      );
+      return jobs.map(
+        (job): CheckState => ({
+          name: job.name,
+          conclusion: jobConclusion(job.status),
+          url: job.web_url,
+          source: "job",
+          jobId: job.id,
+        }),
+      );
+    });
+  }
+
+  listReviews(number: number): Promise<readonly ReviewState[]> {
+    return this.#op("listReviews", async () => {
+      const reviewers = parseForgeResponse(
+        "gitlab",
+        GitLabReviewersSchema,
+        await this.#mrs.showReviewers(this.#project, number),
+        "GET reviewers",
+      );
+      return reviewers
+        .filter((r) => r.state !== "unreviewed")
+        .map((r) => ({
+          id: r.user.id,
+          author: r.user.username,
+          verdict: reviewerVerdict(r.state),
+          body: "",
+          commitSha: null,
+          submittedAt: r.created_at ?? null,
+        }));
+    });
+  }
+
+  listReviewThreads(number: number): Promise<readonly ReviewThread[]> {
+    return this.#op("listReviewThreads", async () => {
+      const discussions = parseForgeResponse(
+        "gitlab",
+        GitLabDiscussionsSchema,
+        await this.#discussions.all(this.#project, number, { perPage: 100 }),
+        "GET discussions",
+      );
+      return discussions.flatMap((discussion): ReviewThread[] => {
+        const first = discussion.notes[0];
+        if (!first || first.system || first.type !== "DiffNote" || !first.position?.new_path) return [];
+        return [
+          {
+            id: discussion.id,
+            path: first.position.new_path,
+            line: first.position.new_line ?? null,
+            resolved: discussion.notes.every((note) => !note.resolvable || note.resolved === true),
+            comments: discussion.notes.map((note) => ({
+              id: note.id,
+              author: note.author.username,
+              body: note.body,
+              createdAt: note.created_at,
+            })),
+          },
+        ];
+      });
+    });
+  }
+
+  merge(number: number, request: MergeRequest): Promise<MergeOutcome> {
+    return this.#op("merge", () => this.#accept(number, request, false));
+  }
+
+  enableAutoMerge(number: number, request: MergeRequest): Promise<MergeOutcome> {
+    return this.#op("enableAutoMerge", () => this.#accept(number, request, true));
+  }
+
+  failingLogTail(check: CheckState, maxBytes: number): Promise<string | null> {
+    return this.#op("failingLogTail", async () => {
+      if (check.jobId === null) return null;
+      try {
+        const trace = await this.#jobs.showLog(this.#project, check.jobId);
+        return tail(String(trace), maxBytes);
+      } catch (error) {
+        if (error instanceof ForgeError && error.code === "not_found") return null;
+        throw error;
+      }
+    });
+  }
+
+  checkTokenRights(): Promise<TokenRights> {
+    return this.#op("checkTokenRights", async () => {
+      const login = parseForgeResponse(
+        "gitlab",
+        GitLabUserSchema,
+        await this.#users.showCurrentUser(),
+        "GET user",
+      ).username;
+      const token = parseForgeResponse(
+        "gitlab",
+        GitLabTokenSelfSchema,
+        await this.#tokens.show(),
+        "GET personal_access_tokens/self",
+      );
+      let level = 0;
+      try {
+        const project = parseForgeResponse(
+          "gitlab",
+          GitLabProjectSchema,
+          await this.#projects.show(this.#project),
+          "GET project",
+        );
+        level = Math.max(
+          project.permissions?.project_access?.access_level ?? 0,
+          project.permissions?.group_access?.access_level ?? 0,
+          10,
+        );
+      } catch (error) {
+        if (!(error instanceof ForgeError) || (error.code !== "not_found" && error.code !== "forbidden"))
+          throw error;
+      }
+      const scopes = new Set(token.scopes);
+      const api = scopes.has("api");
+      const readApi = api || scopes.has("read_api");
+      const granted = new Set<ForgeRight>();
+      if (level > 0 && readApi) granted.add("read");
+      if (level >= DEVELOPER && scopes.has("write_repository")) granted.add("push");
+      if (level >= DEVELOPER && api) granted.add("pull_requests");
+      if (level > 0 && readApi) granted.add("checks_read");
+      if (level >= MAINTAINER && api) granted.add("merge");
+      const missing = FORGE_RIGHTS.filter((right) => !granted.has(right));
+      return { login, granted: [...granted], missing, advice: rightsAdvice("gitlab", missing) };
+    });
+  }
+
+  closePullRequest(number: number): Promise<void> {
+    return this.#op("closePullRequest", async () => {
+      await this.#mrs.edit(this.#project, number, { stateEvent: "close" });
+    });
+  }
+
+  async #accept(number: number, request: MergeRequest, auto: boolean): Promise<MergeOutcome> {
+    try {
+      const merged = mr(
+        await this.#mrs.accept(this.#project, number, {
+          sha: request.sha,
+          squash: request.method === "squash",
+          ...(auto ? { autoMerge: true } : {}),
+          ...(request.commitTitle && request.method === "squash"
+            ? { squashCommitMessage: request.commitTitle }
+            : {}),
+          ...(request.commitTitle && request.method === "merge"
+            ? { mergeCommitMessage: request.commitTitle }
+            : {}),
+        }),
+        `PUT merge_requests/${number}/merge`,
+      );
+      if (merged.state !== "merged") return { kind: "queued" };
+      return { kind: "merged", sha: merged.merge_commit_sha ?? merged.squash_commit_sha ?? merged.sha };
+    } catch (error) {
+      if (
+        error instanceof ForgeError &&
+        (error.status === 405 || error.status === 406 || error.status === 409 || error.status === 422)
+      ) {
+        return { kind: "refused", reason: error.message };
+      }
+      throw error;
+    }
+  }
+
+  async #mrsOf(head: string, state: "opened" | "all"): Promise<GitLabMergeRequest[]> {
+    const list = await this.#mrs.all({
+      projectId: this.#project,
+      sourceBranch: head,
+      ...(state === "opened" ? { state: "opened" } : {}),
+      orderBy: "created_at",
+      sort: "desc",
+      perPage: 100,
+    });
+    return list.map((item) => mr(item, "GET merge_requests"));
+  }
+
+  async #openMr(head: string, marker: string): Promise<GitLabMergeRequest | null> {
+    const open = await this.#mrsOf(head, "opened");
+    const ours = open.find((m) => hasMarker(m.description ?? "", marker));
+    if (ours) return ours;
+    const theirs = open[0];
+    if (theirs) {
+      throw new ForgeError(
+        "gitlab",
+        "conflict",
+        `Merge request !${theirs.iid} from ${head} was not opened by Overseer (no marker ${marker} in its description); close it or rename the branch.`,
+        409,
+      );
+    }
+    return null;
+  }
+
+  async #update(current: GitLabMergeRequest, draft: PullRequestDraft): Promise<EnsuredPullRequest> {
+    const description = withMarkedContent(current.description ?? "", draft.marker, draft.body);
+    const missingLabels = (draft.labels ?? []).filter((label) => !current.labels.includes(label));
+    const changed =
+      current.title !== draft.title ||
+      (current.description ?? "") !== description ||
+      current.target_branch !== draft.base ||
+      missingLabels.length > 0;
+    if (!changed) return { pullRequest: toState(current), outcome: "unchanged" };
+    const edited = await this.#mrs.edit(this.#project, current.iid, {
+      title: draft.title,
+      description,
+      targetBranch: draft.base,
+      ...(missingLabels.length ? { addLabels: missingLabels.join(",") } : {}),
+    });
+    return { pullRequest: toState(mr(edited, `PUT merge_requests/${current.iid}`)), outcome: "updated" };
+  }
+
+  #op<T>(name: string, work: () => Promise<T>): Promise<T> {
+    return asOperation(name, async () => {
+      try {
+        return await work();
+      } catch (error) {
+        if (error instanceof ForgeError) throw error;
+        throw new ForgeError("gitlab", "unavailable", `GitLab ${name} failed: ${String(error)}`);
+      }
+    });
+  }
+}
+
+function mr(data: unknown, request: string): GitLabMergeRequest {
+  return parseForgeResponse("gitlab", GitLabMergeRequestSchema, data, request);
+}
+
+function toState(m: GitLabMergeRequest): PullRequestState {
+  const merged = m.state === "merged";
+  return {
+    number: m.iid,
+    url: m.web_url,
+    head: m.source_branch,
+    headSha: m.sha,
+    base: m.target_branch,
+    title: m.title,
+    body: m.description ?? "",
+    status: merged ? "merged" : m.state === "opened" ? "open" : "closed",
+    mergeCommitSha: merged ? (m.merge_commit_sha ?? m.squash_commit_sha ?? m.sha) : null,
+    mergedBy: merged ? (m.merged_by?.username ?? m.merge_user?.username ?? null) : null,
+  };
+}
+
+function jobConclusion(status: string): CheckConclusion {
+  switch (status) {
+    case "success":
+      return "success";
+    case "failed":
+      return "failure";
+    case "canceled":
+    case "canceling":
+      return "cancelled";
+    case "skipped":
+    case "manual":
+      return "skipped";
+    default:
+      return "pending";
+  }
+}
+
+function reviewerVerdict(state: string): ReviewVerdict {
+  if (state === "approved") return "approved";
+  if (state === "requested_changes") return "changes_requested";
+  return "commented";
+}

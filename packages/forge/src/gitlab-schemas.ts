@@ -1,0 +1,80 @@
+/**
+ * The parts of GitLab's REST v4 answers the GitLab adapter reads (gitbeaker's types describe
+ * the rest; the forge double serves bodies typed by them and shaped like GitLab's documented
+ * examples). Unknown fields are dropped.
+ */
+import { z } from "zod";
+
+const User = z.object({ username: z.string() });
+
+export const GitLabMergeRequestSchema = z.object({
+  iid: z.number().int(),
+  web_url: z.string(),
+  source_branch: z.string(),
+  target_branch: z.string(),
+  sha: z.string(),
+  title: z.string(),
+  description: z.string().nullable(),
+  state: z.enum(["opened", "closed", "locked", "merged"]),
+  merge_commit_sha: z.string().nullable().optional(),
+  squash_commit_sha: z.string().nullable().optional(),
+  merged_by: User.nullable().optional(),
+  merge_user: User.nullable().optional(),
+  labels: z.array(z.string()),
+});
+export type GitLabMergeRequest = z.infer<typeof GitLabMergeRequestSchema>;
+
+export const GitLabPipelinesSchema = z.array(
+  z.object({ id: z.number().int(), sha: z.string(), status: z.string() }),
+);
+
+export const GitLabJobsSchema = z.array(
+  z.object({ id: z.number().int(), name: z.string(), status: z.string(), web_url: z.string() }),
+);
+
+export const GitLabReviewersSchema = z.array(
+  z.object({
+    user: User.extend({ id: z.number().int() }),
+    state: z.string(),
+    created_at: z.string().optional(),
+  }),
+);
+
+export const GitLabDiscussionsSchema = z.array(
+  z.object({
+    id: z.string(),
+    notes: z.array(
+      z.object({
+        id: z.number().int(),
+        type: z.string().nullable(),
+        body: z.string(),
+        author: User,
+        created_at: z.string(),
+        resolvable: z.boolean().optional(),
+        resolved: z.boolean().optional(),
+        system: z.boolean().optional(),
+        position: z
+          .object({
+            new_path: z.string().nullable().optional(),
+            new_line: z.number().int().nullable().optional(),
+          })
+          .nullable()
+          .optional(),
+      }),
+    ),
+  }),
+);
+
+export const GitLabProjectSchema = z.object({
+  default_branch: z.string().nullable(),
+  permissions: z
+    .object({
+      project_access: z.object({ access_level: z.number().int() }).nullable(),
+      group_access: z.object({ access_level: z.number().int() }).nullable(),
+    })
+    .optional(),
+});
+
+export const GitLabTokenSelfSchema = z.object({ scopes: z.array(z.string()), active: z.boolean() });
+
+export const GitLabUserSchema = User;
