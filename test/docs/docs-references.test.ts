@@ -33,6 +33,12 @@ function linesMatching(pattern: RegExp): string[] {
   return hits;
 }
 
+/** The comment part of a line of code: a `*`, `//` or `#` line, or what follows `// `. */
+function commentOf(line: string): string {
+  if (/^\s*(\*|\/\/|\/\*\*|# )/.test(line)) return line;
+  return line.includes("// ") ? line.slice(line.indexOf("// ")) : "";
+}
+
 describe("references stay inside the repository", () => {
   it("nothing links the team workspace beside the repository", () => {
     expect(linesMatching(/\.\.\/shared\b|\bshared\/SPEC/)).toEqual([]);
@@ -54,15 +60,51 @@ describe("references stay inside the repository", () => {
     for (const file of files) {
       const prose = file.endsWith(".md");
       for (const line of read(file).split("\n")) {
-        const comment = /^\s*(\*|\/\/|\/\*\*)/.test(line)
-          ? line
-          : line.includes("// ")
-            ? line.slice(line.indexOf("// "))
-            : "";
-        for (const match of (prose ? line : comment).matchAll(/\bdocs\/[\w./-]*?\.md\b/g)) {
+        for (const match of (prose ? line : commentOf(line)).matchAll(/\bdocs\/[\w./-]*?\.md\b/g)) {
           if (!existsSync(path.join(REPO_ROOT, match[0]))) missing.push(`${file}: ${match[0]}`);
         }
       }
+    }
+    expect(missing).toEqual([]);
+  });
+
+  it("every source path cited in docs/, the READMEs and code comments exists", () => {
+    // A path from the repository root (`packages/db/src/run-fence.ts`) or from the citing
+    // workspace (`test/fixtures/agent-output`; `src/healthcheck-main.ts` in a package README);
+    // in Markdown, a bare file name (`control-file-schema.ts`) must name a file somewhere in the
+    // repository. Fenced code blocks hold examples (`write src/a.txt`), not citations.
+    const names = new Set(files.map((f) => path.basename(f)));
+    const top = "packages|services|apps|test|scripts|infra|docs";
+    const citedInCode = new RegExp(`(?<![\\w./-])((?:${top})/[\\w.@/-]*\\w)`, "g");
+    const citedInProse = new RegExp(`(?<![\\w./-])((?:${top}|src|bin)/[\\w.@/-]*\\w)`, "g");
+    const bare = /(?<![\w./-])([\w-]+\.(?:ts|tsx|mts|mjs|cjs|sh|sql))\b/g;
+    const missing: string[] = [];
+    for (const file of files) {
+      const markdown = file.endsWith(".md");
+      if (markdown && !file.startsWith("docs/") && !file.endsWith("README.md")) continue;
+      const workspace = /^(packages|services|apps)\/[^/]+\//.exec(file)?.[0] ?? "";
+      let fence = ""; // the open fence (```, ````…), or "" outside fenced code
+      read(file)
+        .split("\n")
+        .forEach((line, i) => {
+          const marker = markdown ? (/^\s*(`{3,})/.exec(line)?.[1] ?? "") : "";
+          if (fence === "" && marker !== "") fence = marker;
+          else if (fence !== "" && marker.length >= fence.length && line.trim() === marker) fence = "";
+          else if (fence !== "") return;
+          if (marker !== "") return;
+          const text = markdown ? line : commentOf(line);
+          for (const match of text.matchAll(markdown ? citedInProse : citedInCode)) {
+            const target = match[1] as string;
+            if (
+              !existsSync(path.join(REPO_ROOT, target)) &&
+              !existsSync(path.join(REPO_ROOT, workspace, target))
+            )
+              missing.push(`${file}:${i + 1}: ${target}`);
+          }
+          if (!markdown) return;
+          for (const match of text.matchAll(bare))
+            if (!names.has(match[1] as string)) missing.push(`${file}:${i + 1}: ${match[1]}`);
+        });
     }
     expect(missing).toEqual([]);
   });

@@ -13,7 +13,7 @@ import { z } from "zod";
  * a run result (`run-job-schema.ts`): its output is itself a valid control file (parsing it
  * again gives the same value), so the run contract is spelled once, here.
  *
- * Text limits are counted in UTF-8 bytes, the same unit `bin/overseer-agent` checks (it runs
+ * Text limits are counted in UTF-8 bytes, the same unit `packages/harness/bin/overseer-agent` checks (it runs
  * awk in the C locale), so the command and the schema never disagree about what fits.
  */
 
