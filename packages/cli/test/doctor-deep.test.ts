@@ -125,6 +125,8 @@ describe("doctor --deep probes each role's CLI through the run's sandbox", () =>
       "the model API refused the credentials: API call failed (HTTP 401, authentication_failed); retry 1 of 10 (the CLI was still retrying after 3 s)",
     );
     expect(call?.fix).toMatch(/^set a valid key in the project's secrets \(overseer init --project deep /);
+    // --update writes the preset anew: the fix asks for every flag given at first.
+    expect(call?.fix).toContain("the --model, --base-url, --agent-bin and --config you gave at first");
   });
 
   it("plain doctor finds each role's CLI inside the sandbox, and names one the sandbox cannot see", async () => {

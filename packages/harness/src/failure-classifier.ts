@@ -191,14 +191,14 @@ const RULES: readonly Rule[] = [
     code: "auth_refused",
     pattern: AUTH_FAILURE_SHAPES,
     what: "the model API refused the credentials",
-    fix: `set a valid key in the project's secrets (overseer init --project PROJECT --agent NAME --update with the key in the environment) and check the base URL; ${THEN_START}`,
+    fix: `set a valid key in the project's secrets (overseer init --project PROJECT --update --agent NAME with the key in the environment and the --model, --base-url, --agent-bin and --config you gave at first: --update writes the preset anew) and check the base URL; ${THEN_START}`,
     configuration: true,
   },
   {
     code: "model_not_found",
     pattern: anyLine(MODEL_NOT_FOUND_SHAPES),
     what: "the model API does not know the model",
-    fix: `name a model the API serves (overseer init --project PROJECT --agent NAME --model MODEL --update) or check the base URL; ${THEN_START}`,
+    fix: `name a model the API serves (overseer init --project PROJECT --update --agent NAME --model MODEL with the key in the environment and the --base-url, --agent-bin and --config you gave at first) or check the base URL; ${THEN_START}`,
     configuration: true,
   },
   {

@@ -320,7 +320,7 @@ async function checkSandbox(settings: ServiceSettings, add: Add): Promise<void> 
     detail:
       settings.egressAllowPrivate.length > 0
         ? `OPTED IN: allow-listed hosts may resolve to ${settings.egressAllowPrivate.join(", ")} (OVERSEER_EGRESS_ALLOW_PRIVATE)`
-        : "loopback, private and link-local destinations are refused (OVERSEER_EGRESS_ALLOW_PRIVATE unset)",
+        : "loopback, private and link-local destinations are refused by workers started with this environment (OVERSEER_EGRESS_ALLOW_PRIVATE unset here; each worker reads its own, `overseer up` passes its environment on)",
     required: false,
   });
   const probe = await createSandboxDriver(name).probe();

@@ -72,8 +72,8 @@ export function deepProbeFix(projectId: string): string {
 /** The agent CLI does not start inside the run's sandbox. */
 export function cliInSandboxFix(cli: string, projectId: string): string {
   return cli.startsWith("/")
-    ? `make ${cli} visible inside the sandbox: add its install dir (the npm prefix) to sandbox.read_only_paths (\`overseer init --project ${projectId} --update --agent NAME --agent-bin ${cli}\` does it), or install the CLI under /usr on every worker`
-    : `install ${cli} under /usr on every worker (\`npm install -g --prefix /usr/local …\`), or give its absolute path with \`overseer init --project ${projectId} --update --agent NAME --agent-bin PATH\``;
+    ? `make ${cli} visible inside the sandbox: add its install dir (the npm prefix) to sandbox.read_only_paths (\`overseer init --project ${projectId} --update --agent NAME --agent-bin ${cli}\` does it, with the key in the environment and the --model, --base-url and --config you gave at first), or install the CLI under /usr on every worker`
+    : `install ${cli} under /usr on every worker (\`npm install -g --prefix /usr/local …\`), or give its absolute path with \`overseer init --project ${projectId} --update --agent NAME --agent-bin PATH\` (with the key in the environment and the --model, --base-url and --config you gave at first)`;
 }
 
 /** Key variables that do not arrive inside the sandbox. */
@@ -84,7 +84,7 @@ export function authVariablesFix(
 ): string {
   const assign = missing.map((name) => `${name}=…`).join(" ");
   return agent
-    ? `export ${assign} and run \`overseer init --project ${projectId} --update --agent ${agent}\` again with the same --model, --base-url and --config as before (the key is stored in the project's secrets, redacted everywhere)`
+    ? `export ${assign} and run \`overseer init --project ${projectId} --update --agent ${agent}\` again with the same --model, --base-url, --agent-bin and --config as before (the key is stored in the project's secrets, redacted everywhere)`
     : `set ${missing.join(", ")} in the runner config's "secrets" (or "env_allow" with the variable set on every worker), then \`overseer init --project ${projectId} --update --config runner.json\``;
 }
 

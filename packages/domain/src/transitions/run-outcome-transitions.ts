@@ -232,7 +232,7 @@ export function noTransition(draft: Draft, command: CommandOf<"no-transition">):
       incident: "protocol_not_followed",
       reason: "configuration_error",
       title: "The agent does not follow the protocol",
-      message: `The agent does not follow the protocol: ${failures} runs of ${task.id} in a row ended without calling overseer-agent (the last: ${run.agentId}, ${command.detail}). Fix: use a model that runs shell commands and follows the prompt's overseer-agent instructions (overseer init --project ${task.projectId} --agent NAME --model MODEL --update), or correct the runner config's prompt; then \`overseer start --project ${task.projectId}\` resumes the project and this task.`,
+      message: `The agent does not follow the protocol: ${failures} runs of ${task.id} in a row ended without calling overseer-agent (the last: ${run.agentId}, ${command.detail}). Fix: use a model that runs shell commands and follows the prompt's overseer-agent instructions (overseer init --project ${task.projectId} --update --agent NAME --model MODEL with the key in the environment and the --base-url, --agent-bin and --config you gave at first), or correct the runner config's prompt; then \`overseer start --project ${task.projectId}\` resumes the project and this task.`,
     });
   } else {
     escalateTask(draft, { ...task, failures: 0, notBefore: null }, run, {
