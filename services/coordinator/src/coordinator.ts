@@ -26,9 +26,9 @@ import {
   existingTaskIds,
   getRun,
   LeaseLostError,
-  landingBranchOf,
   loadMissionEvidence,
   loadProjectSnapshot,
+  type MissionEvidence,
   NotFoundError,
   type NotificationListener,
   POSTGRES_NOTIFY_CHANNEL,
@@ -40,7 +40,7 @@ import {
   storeRunPrompt,
 } from "@overseer/db";
 import { budgetReached, type Command, nextWakeAt, type ProjectState, type Run } from "@overseer/domain";
-import { formatZodIssues } from "@overseer/input-errors";
+import { ConfigError, formatZodIssues } from "@overseer/input-errors";
 import { type LiveChannel, RESULT_QUEUE, type RunQueues } from "@overseer/queue";
 import { type ResultMessage, type RunResult, resultMessageSchema } from "@overseer/run-contract";
 import type { Logger } from "@overseer/runtime";
@@ -49,9 +49,10 @@ import { type ApplyCommandOptions, TransitionApplier } from "@overseer/transitio
 import { Worker } from "bullmq";
 import type { Redis } from "ioredis";
 import type { ResolvedCoordinatorOptions } from "./coordinator-options.ts";
+import { ProjectPolicies, type ProjectPolicy } from "./project-policy.ts";
 import { ProjectSerializer } from "./project-serializer.ts";
 import { commandForResult } from "./result-command-mapper.ts";
-import { buildRunJob, planApprovalOf, retryPolicyOf } from "./run-job-builder.ts";
+import { buildRunJob, type JobBuild } from "./run-job-builder.ts";
 import { runReportOf } from "./run-report.ts";
 import { unapplicableResultCommand } from "./unapplicable-result.ts";
 
@@ -73,6 +74,8 @@ export class Coordinator {
   private readonly transitions: TransitionApplier;
   private readonly owned = new Set<string>();
   private readonly serializer: ProjectSerializer;
+  /** Each project's policy, parsed once per project version (jobs and results share it). */
+  private readonly policies = new ProjectPolicies();
   private readonly wakeTimers = new Map<string, NodeJS.Timeout>();
   private resultsWorker: Worker | null = null;
   private leaseTimer: NodeJS.Timeout | null = null;
@@ -200,6 +203,7 @@ export class Coordinator {
     const { projectId } = lease;
     if (lease.status === "active" && lease.holder === this.id) return;
     this.owned.delete(projectId);
+    this.policies.forget(projectId);
     const timer = this.wakeTimers.get(projectId);
     if (timer) clearTimeout(timer);
     this.wakeTimers.delete(projectId);
@@ -246,7 +250,7 @@ export class Coordinator {
         tokensOut: Number(project.tokens_out),
         tokensUnpriced: Number(project.tokens_unpriced),
       },
-      { budgetUsd: project.budget_usd, budgetTokens: budgetTokensOf(project) },
+      this.budgetsOf(project),
     );
     if (reason === null) return false;
     await this.apply(project.id, {
@@ -260,6 +264,41 @@ export class Coordinator {
   }
 
   /**
+   * The spend bounds: `budget_usd` and the runner config's `budget_tokens`. A stored config that
+   * no longer parses bounds by `budget_usd` only; the run the claim then queues pauses the
+   * project on it (run-misconfigured), which is where the operator learns of it.
+   */
+  private budgetsOf(project: ProjectRow): { budgetUsd: number | null; budgetTokens: number | null } {
+    const policy = this.policyIfValid(project);
+    return { budgetUsd: project.budget_usd, budgetTokens: policy.ok ? policy.policy.budgets.tokens : null };
+  }
+
+  /** The project's policy, or the `ConfigError` of a stored config that no longer parses. */
+  private policyIfValid(
+    project: ProjectRow,
+  ): { ok: true; policy: ProjectPolicy } | { ok: false; error: ConfigError } {
+    try {
+      return { ok: true, policy: this.policies.of(project) };
+    } catch (error) {
+      if (error instanceof ConfigError) return { ok: false, error };
+      throw error;
+    }
+  }
+
+  /** The run's job, or why it cannot be built (a stored config that no longer parses among them). */
+  private buildJob(
+    project: ProjectRow,
+    state: ProjectState,
+    run: Run,
+    number: number,
+    evidence: MissionEvidence | null,
+  ): JobBuild {
+    const policy = this.policyIfValid(project);
+    if (!policy.ok) return { ok: false, reason: "configuration_error", message: policy.error.message };
+    return buildRunJob(project, policy.policy, state, run, number, Date.now(), evidence);
+  }
+
+  /**
    * Builds and enqueues a run's job from the state the claim produced (no reload). Returns
    * true when the run was failed instead (its slot is free again).
    */
@@ -268,7 +307,7 @@ export class Coordinator {
     const number = await countRunsOfAction(db, project.id, run.taskId, run.action);
     const planning = state.tasks.get(run.taskId)?.kind === "plan";
     const evidence = planning ? await loadMissionEvidence(db, project.id) : null;
-    const build = buildRunJob(project, state, run, number, Date.now(), evidence);
+    const build = this.buildJob(project, state, run, number, evidence);
     if (!build.ok) {
       this.deps.logger.warn({ projectId: project.id, runId: run.id, reason: build.reason }, build.message);
       await this.apply(project.id, {
@@ -337,7 +376,8 @@ export class Coordinator {
     );
     await this.serializer.run(projectId, async () => {
       const project = await requireProject(this.deps.db, projectId);
-      await this.apply(projectId, unapplicableResultCommand(result, error, failures, retryPolicyOf(project)));
+      const { retry } = this.policies.of(project);
+      await this.apply(projectId, unapplicableResultCommand(result, error, failures, retry));
     });
     this.kick(projectId);
   }
@@ -388,12 +428,13 @@ export class Coordinator {
   private async commandFor(result: RunResult, project: ProjectRow): Promise<Command> {
     const planning = result.outcome.kind === "transition" && result.outcome.transition.kind === "plan";
     const taskIds = planning ? await existingTaskIds(this.deps.db, project.id) : [];
+    const policy = this.policies.of(project);
     return commandForResult(
       result,
-      retryPolicyOf(project),
+      policy.retry,
       taskIds,
-      planApprovalOf(project),
-      landingBranchOf(project),
+      policy.planApproval,
+      policy.landing.branch,
       this.options.maxPlanTasks,
     );
   }
@@ -434,8 +475,7 @@ export class Coordinator {
         if (run) await this.enqueueRun(project, state, run);
         continue;
       }
-      const project = await requireProject(this.deps.db, projectId);
-      const retry = retryPolicyOf(project);
+      const { retry } = this.policies.of(await requireProject(this.deps.db, projectId));
       await this.apply(projectId, {
         kind: "no-transition",
         runId: row.id,
@@ -472,11 +512,4 @@ export class Coordinator {
   private onPassError(projectId: string, error: unknown): void {
     this.deps.logger.error({ err: error, projectId }, "scheduling pass failed");
   }
-}
-
-/** The runner config's `budget_tokens` (validated when the config was stored), or null. */
-function budgetTokensOf(project: ProjectRow): number | null {
-  const config = project.runner_config as { budget_tokens?: unknown } | null;
-  const value = config?.budget_tokens;
-  return typeof value === "number" && Number.isFinite(value) && value > 0 ? value : null;
 }

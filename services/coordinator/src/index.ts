@@ -6,4 +6,4 @@ export {
 } from "./coordinator-options.ts";
 export { ProjectSerializer } from "./project-serializer.ts";
 export { commandForResult } from "./result-command-mapper.ts";
-export { buildRunJob, type JobBuild, retryPolicyOf } from "./run-job-builder.ts";
+export { buildRunJob, type JobBuild } from "./run-job-builder.ts";

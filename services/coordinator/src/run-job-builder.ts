@@ -1,15 +1,9 @@
-import { landingBranchOf, type MissionEvidence, type ProjectRow } from "@overseer/db";
-import { type PlanApproval, type ProjectState, type Run, taskBranch } from "@overseer/domain";
+import type { MissionEvidence, ProjectRow } from "@overseer/db";
+import { type ProjectState, type Run, taskBranch } from "@overseer/domain";
 import { renderRunPrompt } from "@overseer/harness";
-import { ConfigError } from "@overseer/input-errors";
-import {
-  commandForRole,
-  exemptGlobsFor,
-  parseRunnerConfig,
-  type RunnerConfig,
-  resolvePrice,
-} from "@overseer/project-config";
+import { commandForRole, exemptGlobsFor, resolvePrice } from "@overseer/project-config";
 import { RUN_JOB_VERSION, type RunJob } from "@overseer/run-contract";
+import type { ProjectPolicy } from "./project-policy.ts";
 
 export type JobBuild =
   | { ok: true; job: RunJob }
@@ -22,6 +16,8 @@ export type JobBuild =
  */
 export function buildRunJob(
   project: ProjectRow,
+  /** The project's policy (the parsed runner config), parsed once per project version. */
+  policy: ProjectPolicy,
   state: ProjectState,
   run: Run,
   actionRunNumber: number,
@@ -29,12 +25,7 @@ export function buildRunJob(
   /** Evidence of the project's mission (planning tasks only). */
   evidence: MissionEvidence | null = null,
 ): JobBuild {
-  let config: RunnerConfig;
-  try {
-    config = storedRunnerConfig(project);
-  } catch (error) {
-    return { ok: false, reason: "configuration_error", message: (error as Error).message };
-  }
+  const config = policy.runnerConfig;
   const task = state.tasks.get(run.taskId);
   if (!task) return { ok: false, reason: "configuration_error", message: `Task ${run.taskId} is missing.` };
   const argv = commandForRole(config, task.role, run.action);
@@ -45,7 +36,7 @@ export function buildRunJob(
       message: `No harness command for role "${task.role}" (${run.action}) in project ${project.id}: set "argv" or "commands_by_role.${run.action === "review" ? "reviewer" : task.role}" in its runner config.`,
     };
   }
-  const landing = landingBranchOf(project);
+  const landing = policy.landing.branch;
   const rendered = renderRunPrompt(
     { id: project.id, objective: project.objective, landingBranch: landing },
     config,
@@ -120,7 +111,7 @@ export function buildRunJob(
       transitionLingerMs: Math.round(config.transition_linger_seconds * 1000),
       readOnlyPaths: [...config.sandbox.read_only_paths],
       landing: {
-        strategy: config.landing.strategy,
+        strategy: policy.landing.strategy,
         check: config.landing.check_command
           ? {
               argv: [...config.landing.check_command.argv],
@@ -134,34 +125,4 @@ export function buildRunJob(
           : null,
     },
   };
-}
-
-/**
- * Retry limits of a project's runs (`attempts`, `retry_backoff_seconds`). A stored config that
- * no longer parses is a `ConfigError` naming the project, the bad fields and the command that
- * replaces it; it never falls back to defaults the operator did not choose.
- */
-export function retryPolicyOf(project: ProjectRow): { maxAttempts: number; backoffMs: number } {
-  const config = storedRunnerConfig(project);
-  return { maxAttempts: config.attempts, backoffMs: config.retry_backoff_seconds * 1000 };
-}
-
-/** Who approves a planner's graph (`plan_approval`), read from the stored runner config. */
-export function planApprovalOf(project: ProjectRow): PlanApproval {
-  return storedRunnerConfig(project).plan_approval;
-}
-
-/** The project's stored runner config, parsed; invalid is an error that says how to replace it. */
-function storedRunnerConfig(project: ProjectRow): RunnerConfig {
-  const source = `runner config of project ${project.id}`;
-  try {
-    return parseRunnerConfig(project.runner_config, source);
-  } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
-    throw new ConfigError(
-      source,
-      error.issues,
-      `The stored config is invalid; replace it with \`overseer init --project ${project.id} --update --config runner.json\`.`,
-    );
-  }
 }

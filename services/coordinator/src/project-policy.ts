@@ -1,0 +1,98 @@
+/**
+ * A project's policy: what the coordinator decides runs and results by (retry, plan approval,
+ * landing, budgets), parsed once per project version from the stored runner config and shared
+ * by the job builder and result application.
+ *
+ * Every input of a policy (`runner_config`, `budget_usd`, `branch`, `repo_kind`) is written only
+ * with the project row's version bump (packages/db transition-repository), so a policy cached
+ * under the row's version (and creation time) is the policy of every row read at that version.
+ * A stored config that no longer parses is cached as its error, so it is not re-parsed either.
+ */
+import { landingBranchOf, type ProjectRow } from "@overseer/db";
+import type { PlanApproval, RetryPolicy } from "@overseer/domain";
+import { ConfigError } from "@overseer/input-errors";
+import { parseRunnerConfig, type RunnerConfig } from "@overseer/project-config";
+
+export interface ProjectPolicy {
+  /** The stored runner config, parsed: what the job builder reads beyond the fields below. */
+  readonly runnerConfig: RunnerConfig;
+  /** `attempts` and `retry_backoff_seconds`: failed runs in a row, and the backoff between them. */
+  readonly retry: RetryPolicy;
+  /** `plan_approval`: who approves a mission planner's task graph. */
+  readonly planApproval: PlanApproval;
+  /** Where approved work lands (domain `landingBranch`) and how (`landing.strategy`). */
+  readonly landing: { readonly branch: string; readonly strategy: RunnerConfig["landing"]["strategy"] };
+  /** Spend at which scheduling pauses: the project's `budget_usd`, the config's `budget_tokens`. */
+  readonly budgets: { readonly usd: number | null; readonly tokens: number | null };
+}
+
+/**
+ * Parses a project's policy from its row. A stored config that no longer parses is a
+ * `ConfigError` naming the project, the bad fields and the command that replaces it; it never
+ * falls back to defaults the operator did not choose.
+ */
+export function projectPolicyOf(project: ProjectRow): ProjectPolicy {
+  const runnerConfig = storedRunnerConfig(project);
+  return {
+    runnerConfig,
+    retry: { maxAttempts: runnerConfig.attempts, backoffMs: runnerConfig.retry_backoff_seconds * 1000 },
+    planApproval: runnerConfig.plan_approval,
+    landing: { branch: landingBranchOf(project), strategy: runnerConfig.landing.strategy },
+    budgets: { usd: project.budget_usd, tokens: runnerConfig.budget_tokens },
+  };
+}
+
+type Cached = { key: string; policy: ProjectPolicy } | { key: string; error: ConfigError };
+
+/** Policies of the projects this coordinator works on, each parsed once per project version. */
+export class ProjectPolicies {
+  private readonly cached = new Map<string, Cached>();
+  private parses = 0;
+
+  /** The project's policy; throws the `ConfigError` of a stored config that does not parse. */
+  of(project: ProjectRow): ProjectPolicy {
+    const key = `${project.version}@${project.created_at.getTime()}`;
+    let entry = this.cached.get(project.id);
+    if (entry?.key !== key) {
+      this.parses++;
+      entry = parsed(project, key);
+      this.cached.set(project.id, entry);
+    }
+    if ("error" in entry) throw entry.error;
+    return entry.policy;
+  }
+
+  /** Drops a project's policy (its lease was lost: another replica schedules it now). */
+  forget(projectId: string): void {
+    this.cached.delete(projectId);
+  }
+
+  /** Parses so far (every cache miss): what the policy cache saved is observable. */
+  get parseCount(): number {
+    return this.parses;
+  }
+}
+
+function parsed(project: ProjectRow, key: string): Cached {
+  try {
+    return { key, policy: projectPolicyOf(project) };
+  } catch (error) {
+    if (error instanceof ConfigError) return { key, error };
+    throw error;
+  }
+}
+
+/** The project's stored runner config, parsed; invalid is an error that says how to replace it. */
+function storedRunnerConfig(project: ProjectRow): RunnerConfig {
+  const source = `runner config of project ${project.id}`;
+  try {
+    return parseRunnerConfig(project.runner_config, source);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    throw new ConfigError(
+      source,
+      error.issues,
+      `The stored config is invalid; replace it with \`overseer init --project ${project.id} --update --config runner.json\`.`,
+    );
+  }
+}
