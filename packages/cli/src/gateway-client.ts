@@ -24,6 +24,26 @@ export interface GatewayClientOptions {
   readonly timeoutMs?: number;
 }
 
+/** Defaults of the gateway client, defined once. */
+export const GATEWAY_CLIENT_DEFAULTS = Object.freeze({ timeoutMs: 30_000 });
+
+/** Every option after defaults: what `GatewayClient` accepts. */
+export type ResolvedGatewayClientOptions = Readonly<Required<GatewayClientOptions>>;
+
+/** Merges options over `GATEWAY_CLIENT_DEFAULTS` once and checks them (key, rule, value received). */
+export function resolveGatewayClientOptions(options: GatewayClientOptions): ResolvedGatewayClientOptions {
+  const defined = Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined));
+  const resolved: ResolvedGatewayClientOptions = Object.freeze({
+    ...GATEWAY_CLIENT_DEFAULTS,
+    ...(defined as GatewayClientOptions),
+  });
+  if (!Number.isInteger(resolved.timeoutMs) || resolved.timeoutMs <= 0)
+    throw new RangeError(
+      `timeoutMs must be an integer greater than 0, received ${String(resolved.timeoutMs)}`,
+    );
+  return resolved;
+}
+
 /** A non-2xx answer of the gateway. */
 export class GatewayHttpError extends Error {
   override readonly name = "GatewayHttpError";
@@ -48,11 +68,8 @@ export interface SseMessage {
 }
 
 export class GatewayClient {
-  private readonly timeoutMs: number;
-
-  constructor(private readonly options: GatewayClientOptions) {
-    this.timeoutMs = options.timeoutMs ?? 30_000;
-  }
+  /** Takes options resolved once by `resolveGatewayClientOptions`. */
+  constructor(private readonly options: ResolvedGatewayClientOptions) {}
 
   /** From the environment of the invocation; exit 2 when no token is configured. */
   static fromIo(io: CliIo): GatewayClient {
@@ -65,7 +82,9 @@ export class GatewayClient {
           : "OVERSEER_TOKEN is not set: create a token with `overseer token create --scope operate` and export OVERSEER_TOKEN=<token> (OVERSEER_URL selects the gateway).",
       );
     }
-    return new GatewayClient({ baseUrl: settings.overseerUrl, token: settings.token });
+    return new GatewayClient(
+      resolveGatewayClientOptions({ baseUrl: settings.overseerUrl, token: settings.token }),
+    );
   }
 
   get baseUrl(): string {
@@ -126,7 +145,7 @@ export class GatewayClient {
         method,
         headers,
         body: body?.text,
-        signal: AbortSignal.timeout(this.timeoutMs),
+        signal: AbortSignal.timeout(this.options.timeoutMs),
       });
     } catch (error) {
       throw this.unreachable(error);

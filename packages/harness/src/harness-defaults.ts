@@ -4,6 +4,8 @@ import { PROCESS_DEFAULTS } from "@overseer/process";
 export const HARNESS_DEFAULTS = Object.freeze({
   /** Time between SIGTERM and SIGKILL when a run's process group is ended. */
   killGraceMs: PROCESS_DEFAULTS.killGraceMs,
+  /** No output and no file change for this long is a stall; 0: no idle watchdog. */
+  idleTimeoutMs: 0,
   /** Backup poll of the control dir, for filesystems without inotify. */
   controlPollMs: 1000,
   /** Bound on waiting for stdout/stderr to close once the group is gone. */

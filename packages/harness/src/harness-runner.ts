@@ -163,7 +163,7 @@ function sharedLogger(): Logger {
 export async function runHarness(options: RunHarnessOptions): Promise<HarnessRunResult> {
   const killGraceMs = nonNegative("killGraceMs", options.killGraceMs ?? DEFAULT_KILL_GRACE_MS);
   const timeoutMs = positive("timeoutMs", options.timeoutMs);
-  const idleTimeoutMs = nonNegative("idleTimeoutMs", options.idleTimeoutMs ?? 0);
+  const idleTimeoutMs = nonNegative("idleTimeoutMs", options.idleTimeoutMs ?? HARNESS_DEFAULTS.idleTimeoutMs);
   const maxOutputBytes = positive("maxOutputBytes", options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES);
   const controlMaxBytes = positive("controlMaxBytes", options.controlMaxBytes ?? DEFAULT_CONTROL_MAX_BYTES);
   const controlPollMs = positive("controlPollMs", options.controlPollMs ?? DEFAULT_CONTROL_POLL_MS);

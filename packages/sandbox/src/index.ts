@@ -56,7 +56,12 @@ export {
   detectSandboxHost,
   type SandboxHost,
 } from "./sandbox-host.ts";
-export { type RunPreparedOptions, type RunPreparedResult, runPreparedCommand } from "./sandbox-runner.ts";
+export {
+  RUN_PREPARED_DEFAULTS,
+  type RunPreparedOptions,
+  type RunPreparedResult,
+  runPreparedCommand,
+} from "./sandbox-runner.ts";
 export {
   type NetworkPolicy,
   parseSandboxSpec,

@@ -29,16 +29,38 @@ export interface RunPreparedResult {
   durationMs: number;
 }
 
+/** Defaults of `runPreparedCommand`, defined once. */
+export const RUN_PREPARED_DEFAULTS = Object.freeze({
+  stdin: "" as string | Buffer,
+  timeoutMs: 60_000,
+  graceMs: 2_000,
+  maxOutputBytes: 1024 * 1024,
+  onSpawn: (_pid: number): void => undefined,
+});
+
+type ResolvedRunPreparedOptions = Readonly<Required<RunPreparedOptions>>;
+
+/** Merges the options over `RUN_PREPARED_DEFAULTS` once and checks them (key, rule, value received). */
+function resolveRunPreparedOptions(options: RunPreparedOptions): ResolvedRunPreparedOptions {
+  const defined = Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined));
+  const resolved: ResolvedRunPreparedOptions = { ...RUN_PREPARED_DEFAULTS, ...defined };
+  for (const key of ["timeoutMs", "graceMs", "maxOutputBytes"] as const) {
+    if (!Number.isInteger(resolved[key]) || resolved[key] < 0)
+      throw new RangeError(`${key} must be an integer >= 0, received ${String(resolved[key])}`);
+  }
+  return resolved;
+}
+
 /** How long output may keep flowing after the spawned process exited. */
 const OUTPUT_DRAIN_MS = 1_000;
 
 /** Spawns `prepared` detached (own process group), waits for exit, stops it on timeout. No cleanup. */
 export function runPreparedCommand(
   prepared: PreparedCommand,
-  options: RunPreparedOptions = {},
+  given: RunPreparedOptions = {},
 ): Promise<RunPreparedResult> {
-  const timeoutMs = options.timeoutMs ?? 60_000;
-  const maxOutput = options.maxOutputBytes ?? 1024 * 1024;
+  const options = resolveRunPreparedOptions(given);
+  const { timeoutMs, maxOutputBytes: maxOutput } = options;
   const started = performance.now();
   return new Promise((resolve, reject) => {
     const child = spawn(prepared.file, [...prepared.args], {
@@ -47,7 +69,7 @@ export function runPreparedCommand(
       detached: true,
       stdio: ["pipe", "pipe", "pipe"],
     });
-    if (child.pid !== undefined) options.onSpawn?.(child.pid);
+    if (child.pid !== undefined) options.onSpawn(child.pid);
     const stdout: Buffer[] = [];
     const stderr: Buffer[] = [];
     const collect = (sink: Buffer[]) => {
@@ -61,11 +83,11 @@ export function runPreparedCommand(
     child.stdout.on("data", collect(stdout));
     child.stderr.on("data", collect(stderr));
     child.stdin.on("error", () => undefined); // EPIPE when the command ignores its stdin
-    child.stdin.end(options.stdin ?? "");
+    child.stdin.end(options.stdin);
     let timedOut = false;
     const timer = setTimeout(() => {
       timedOut = true;
-      void prepared.stop(child.pid, { graceMs: options.graceMs ?? 2_000 });
+      void prepared.stop(child.pid, { graceMs: options.graceMs });
     }, timeoutMs);
     child.once("error", (error) => {
       clearTimeout(timer);
