@@ -68,95 +68,121 @@ export function commandForResult(
         usage,
         retry,
       };
-    case "transition": {
-      const t = outcome.transition;
-      switch (t.kind) {
-        case "submit":
-          return {
-            kind: "submit",
-            runId,
-            message: t.message,
-            summary: t.summary,
-            commitSha: result.commitSha,
-            branchHead: result.branchHead,
-            usage,
-            retry,
-          };
-        case "approve":
-          if (result.landingFailure) {
-            return {
-              kind: "land-failed",
-              runId,
-              reason: result.landingFailure.reason,
-              files: result.landingFailure.files,
-              details: result.landingFailure.details,
-              branch: mainBranch,
-              reviewerFeedback: t.feedback,
-              maxAttempts: retry.maxAttempts,
-              usage,
-              retry,
-            };
-          }
-          return {
-            kind: "approve",
-            runId,
-            feedback: t.feedback,
-            landedSha: result.landedSha,
-            landedBranch: result.landedBranch,
-            reviewedHead: result.branchHead,
-            planApproval,
-            usage,
-            retry,
-          };
-        case "reject":
-          return { kind: "reject", runId, feedback: t.feedback, usage, retry };
-        case "escalate":
-          return {
-            kind: "escalate",
-            runId,
-            reason: t.reason,
-            needsUser: t.needs_user,
-            category: t.category,
-            question: t.question,
-            options: t.options,
-            checkpointRef: result.checkpointRef,
-            replan: t.replan,
-            usage,
-            retry,
-          };
-        case "plan": {
-          // The same validator as `overseer task import`: every problem at once, or the graph.
-          const parsed = parseTaskFile(t.plan, "yaml", "plan", {
-            existingIds: existingTaskIds,
-            allowEmpty: false,
-            maxTasks: maxPlanTasks,
-          });
-          return {
-            kind: "propose",
-            runId,
-            proposal: parsed.ok
-              ? { kind: "plan", tasks: parsed.tasks }
-              : { kind: "problems", problems: parsed.problems.map((p) => p.message) },
-            summary: t.summary,
-            commitSha: result.commitSha,
-            branchHead: result.branchHead,
-            maxAttempts: retry.maxAttempts,
-            usage,
-            retry,
-          };
-        }
-        case "complete":
-          return {
-            kind: "propose",
-            runId,
-            proposal: { kind: "complete", evidence: t.evidence },
-            commitSha: result.commitSha,
-            branchHead: result.branchHead,
-            maxAttempts: retry.maxAttempts,
-            usage,
-            retry,
-          };
+    case "transition":
+      return commandForTransition(result, outcome.transition, usage, {
+        retry,
+        existingTaskIds,
+        planApproval,
+        mainBranch,
+        maxPlanTasks,
+      });
+  }
+}
+
+type Transition = Extract<RunResult["outcome"], { kind: "transition" }>["transition"];
+
+/** The project's settings a transition's command carries. */
+interface TransitionContext {
+  retry: RetryPolicy;
+  existingTaskIds: Iterable<string>;
+  planApproval: PlanApproval;
+  mainBranch: string;
+  maxPlanTasks: number;
+}
+
+/** The command of the agent's own transition (no scope violation). */
+function commandForTransition(
+  result: RunResult,
+  t: Transition,
+  usage: RunResult["usage"],
+  { retry, existingTaskIds, planApproval, mainBranch, maxPlanTasks }: TransitionContext,
+): Command {
+  const runId = result.runId;
+  switch (t.kind) {
+    case "submit":
+      return {
+        kind: "submit",
+        runId,
+        message: t.message,
+        summary: t.summary,
+        commitSha: result.commitSha,
+        branchHead: result.branchHead,
+        usage,
+        retry,
+      };
+    case "approve":
+      if (result.landingFailure) {
+        return {
+          kind: "land-failed",
+          runId,
+          reason: result.landingFailure.reason,
+          files: result.landingFailure.files,
+          details: result.landingFailure.details,
+          branch: mainBranch,
+          reviewerFeedback: t.feedback,
+          maxAttempts: retry.maxAttempts,
+          usage,
+          retry,
+        };
       }
+      return {
+        kind: "approve",
+        runId,
+        feedback: t.feedback,
+        landedSha: result.landedSha,
+        landedBranch: result.landedBranch,
+        reviewedHead: result.branchHead,
+        planApproval,
+        usage,
+        retry,
+      };
+    case "reject":
+      return { kind: "reject", runId, feedback: t.feedback, usage, retry };
+    case "escalate":
+      return {
+        kind: "escalate",
+        runId,
+        reason: t.reason,
+        needsUser: t.needs_user,
+        category: t.category,
+        question: t.question,
+        options: t.options,
+        checkpointRef: result.checkpointRef,
+        replan: t.replan,
+        usage,
+        retry,
+      };
+    case "plan": {
+      // The same validator as `overseer task import`: every problem at once, or the graph.
+      const parsed = parseTaskFile(t.plan, "yaml", "plan", {
+        existingIds: existingTaskIds,
+        allowEmpty: false,
+        maxTasks: maxPlanTasks,
+      });
+      return {
+        kind: "propose",
+        runId,
+        proposal: parsed.ok
+          ? { kind: "plan", tasks: parsed.tasks }
+          : { kind: "problems", problems: parsed.problems.map((p) => p.message) },
+        summary: t.summary,
+        commitSha: result.commitSha,
+        branchHead: result.branchHead,
+        maxAttempts: retry.maxAttempts,
+        usage,
+        retry,
+      };
     }
+    case "complete":
+      return {
+        kind: "propose",
+        runId,
+        proposal: { kind: "complete", evidence: t.evidence },
+        commitSha: result.commitSha,
+        branchHead: result.branchHead,
+        maxAttempts: retry.maxAttempts,
+        usage,
+        retry,
+      };
   }
 }
