@@ -34,7 +34,7 @@ import { registerPageRoutes } from "./routes/page-routes.ts";
 import { registerProjectRoutes } from "./routes/project/register.ts";
 import { registerQueueBoardRoutes } from "./routes/queue-board-routes.ts";
 import type { RouteContext } from "./routes/route-kit.ts";
-import { registerRunRoutes } from "./routes/run-routes.ts";
+import { registerRunRoutes } from "./routes/run/register.ts";
 import { registerTaskRoutes } from "./routes/task/register.ts";
 import { registerTokenRoutes } from "./routes/token-routes.ts";
 
