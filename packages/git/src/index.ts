@@ -12,6 +12,7 @@ export {
 export { type InitBareRepoOptions, initBareRepo } from "./init-bare-repo.ts";
 export {
   DEFAULT_LAND_ATTEMPTS,
+  LAND_DEFAULTS,
   LAND_STRATEGIES,
   type LandAttempt,
   type LandBranchOptions,

@@ -134,6 +134,13 @@ export type LandBranchResult =
 
 export const DEFAULT_LAND_ATTEMPTS = 5;
 
+/** How work lands and how trees are merged unless told otherwise, defined once (the worker's too). */
+export const LAND_DEFAULTS = Object.freeze({
+  strategy: "squash" as LandStrategy,
+  /** `git merge-tree --write-tree` where this git has it, else a scratch worktree. */
+  mergeMethod: "auto" as const,
+});
+
 type MergeOutcome = { kind: "merged"; tree: string } | { kind: "conflict"; files: string[]; details: string };
 
 export async function landBranch(mirror: RepoMirror, options: LandBranchOptions): Promise<LandBranchResult> {
@@ -153,7 +160,7 @@ export async function landBranch(mirror: RepoMirror, options: LandBranchOptions)
       `expected a directory path, received ${JSON.stringify(options.workDir)}`,
     );
   }
-  const strategy = options.strategy ?? "squash";
+  const strategy = options.strategy ?? LAND_DEFAULTS.strategy;
   if (!LAND_STRATEGIES.includes(strategy)) {
     throw new GitInputError(
       "strategy",
@@ -172,7 +179,7 @@ export async function landBranch(mirror: RepoMirror, options: LandBranchOptions)
     mergeMessage: buildCommitMessage(options.message, {}),
     useMergeTree:
       options.mergeMethod === "merge-tree" ||
-      ((options.mergeMethod ?? "auto") === "auto" && (await hasMergeTreeWriteTree())),
+      ((options.mergeMethod ?? LAND_DEFAULTS.mergeMethod) === "auto" && (await hasMergeTreeWriteTree())),
   };
 
   for (let attempt = 1; attempt <= maxAttempts; attempt++) {

@@ -2,6 +2,7 @@ import { type CommitAuthor, identityEnv } from "./commit-identity.ts";
 import { buildCommitMessage } from "./commit-message-builder.ts";
 import { GitInputError } from "./git-error.ts";
 import { hasMergeTreeWriteTree } from "./git-version.ts";
+import { LAND_DEFAULTS } from "./land-branch.ts";
 import { assertSha } from "./ref-names.ts";
 import type { RepoMirror } from "./repo-mirror.ts";
 import { inScratchWorktree, unmergedFiles } from "./scratch-git.ts";
@@ -48,7 +49,7 @@ export async function mergeMainInto(mirror: RepoMirror, options: MergeMainOption
   if (ancestor.exitCode === 0) return { kind: "up-to-date" };
   const useMergeTree =
     options.mergeMethod === "merge-tree" ||
-    ((options.mergeMethod ?? "auto") === "auto" && (await hasMergeTreeWriteTree()));
+    ((options.mergeMethod ?? LAND_DEFAULTS.mergeMethod) === "auto" && (await hasMergeTreeWriteTree()));
   if (useMergeTree) {
     const result = await mirror.git(
       [...CONFLICT_STYLE, "merge-tree", "--write-tree", "-z", "--name-only", head, main],

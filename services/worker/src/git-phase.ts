@@ -1,6 +1,7 @@
 import path from "node:path";
 import {
   checkpointRef,
+  LAND_DEFAULTS,
   type LandCheckOutcome,
   landBranch,
   pushBranch,
@@ -58,7 +59,7 @@ export async function recordWork(
       // The landed commit keeps the worker's trailers of the reviewed head; the task is its own.
       extraTrailers: { Task: job.taskId, Status: "approved", "Reviewed-by": job.agentId },
       author: job.author,
-      strategy: job.landing?.strategy ?? "squash",
+      strategy: job.landing?.strategy ?? LAND_DEFAULTS.strategy,
       guard: deps.fence?.guard(job, { sourceSha: ctx.taskHead }),
       ...(ctx.check ? { check: ctx.check } : {}),
     });
