@@ -2,10 +2,11 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { connect, createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { classifyFailure, expandArgv } from "@overseer/harness";
+import { classifyFailure, cliRetryWatch, expandArgv } from "@overseer/harness";
 import { agentPresetConfig } from "@overseer/project-config";
 import { type Cidr, parseCidr } from "@overseer/run-contract";
 import { EgressProxy, resolveEgressProxyOptions } from "@overseer/sandbox";
+import { WORKER_DEFAULTS } from "@overseer/settings";
 import { execa } from "execa";
 import { describe, expect, it } from "vitest";
 import { ensureAgent, selectedAgents } from "./agent-install.ts";
@@ -32,11 +33,14 @@ const EXPECTED: Record<Case, string> = {
   rate_limit: "rate_limited",
   unreachable: "gateway_unreachable",
 };
-/** Cases a CLI retries silently (nothing to classify) until the run's own limits end it. */
-const SILENT = new Set(["opencode:rate_limit", "opencode:quota", "opencode:unreachable"]);
 const RECORDING = process.env.OVERSEER_RECORD_FIXTURES === "1";
-/** The bound of one CLI run: long enough for every CLI's own retries of a refusal when recording. */
-const RUN_MS = 90_000;
+/**
+ * The bound of one CLI run: long enough for every CLI's own retries of a refusal when recording,
+ * or for the worker's watch of them (cliRetryWatch) to end it: opencode retries a rate limit, an
+ * exhausted quota and an unreachable gateway forever (a backoff growing to 30 s), reporting each
+ * retry only in its log.
+ */
+const RUN_MS = 150_000;
 /** How long a CLI may go on printing once its output names a cause (the rest of its report). */
 const SETTLE_MS = 1_000;
 
@@ -117,17 +121,27 @@ async function sample(kind: string, failure: Case): Promise<string> {
       reject: false,
       timeout: RUN_MS,
     });
-    if (!RECORDING) {
-      let printed = "";
-      let stopping: NodeJS.Timeout | undefined;
-      cli.all?.on("data", (chunk: Buffer) => {
-        printed += chunk.toString("utf8");
-        if (stopping === undefined && classifyFailure(printed)?.configuration)
-          stopping = setTimeout(() => cli.kill("SIGTERM"), SETTLE_MS);
-      });
-      void cli.finally(() => clearTimeout(stopping));
-    }
-    return (await cli).all ?? "";
+    // What the worker does (agent-phase.ts): the run ends on the line cliRetryWatch names (the
+    // CLI's retries of a cause no retry fixes); a check (not a recording) also stops the CLI
+    // once its output names a configuration cause, leaving it the rest of its report.
+    const watch = cliRetryWatch(WORKER_DEFAULTS.cliRetryLimit);
+    let carry = "";
+    let printed = "";
+    let stopping: NodeJS.Timeout | undefined;
+    cli.all?.on("data", (chunk: Buffer) => {
+      const text = chunk.toString("utf8");
+      const lines = (carry + text).split("\n");
+      carry = lines.pop() ?? "";
+      if (lines.some((line) => watch(line))) cli.kill("SIGTERM");
+      if (RECORDING) return;
+      printed += text;
+      if (stopping === undefined && classifyFailure(printed)?.configuration)
+        stopping = setTimeout(() => cli.kill("SIGTERM"), SETTLE_MS);
+    });
+    void cli.finally(() => clearTimeout(stopping));
+    const run = await cli;
+    expect(run.timedOut, "the CLI's retries or the watch end the run before its time limit").toBe(false);
+    return run.all ?? "";
   } finally {
     await proxy.close();
     await server?.close();
@@ -139,7 +153,7 @@ describe.each(selectedAgents().map((a) => [a.kind, a.version] as const))(
   "failure samples: %s %s",
   (kind, version) => {
     for (const failure of Object.keys(EXPECTED) as Case[]) {
-      it.runIf(!SILENT.has(`${kind}:${failure}`))(
+      it(
         `names ${failure} as ${EXPECTED[failure]}`,
         async () => {
           const output = await sample(kind, failure);

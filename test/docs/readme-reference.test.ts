@@ -106,6 +106,8 @@ const SETTING_CONSTANTS: Readonly<Record<string, readonly [keyof ServiceSettings
   OVERSEER_DISK_CHECK_MS: ["diskCheckMs", WORKER_DEFAULTS.diskCheckMs],
   OVERSEER_RUN_MAX_FILES: ["runMaxFiles", WORKER_DEFAULTS.maxFiles],
   OVERSEER_GIT_TIMEOUT_MS: ["gitTimeoutMs", WORKER_DEFAULTS.gitTimeoutMs],
+  OVERSEER_USAGE_REPORT_MS: ["usageReportMs", WORKER_DEFAULTS.usageReportMs],
+  OVERSEER_CLI_RETRY_LIMIT: ["cliRetryLimit", WORKER_DEFAULTS.cliRetryLimit],
   OVERSEER_MAX_OUTPUT_BYTES: ["maxOutputBytes", WORKER_DEFAULTS.maxOutputBytes],
   OVERSEER_LIVE_LOG_ENTRIES: ["liveLogEntries", QUEUE_DEFAULTS.maxLogEntries],
   OVERSEER_GATEWAY_HOST: ["gatewayHost", GATEWAY_DEFAULTS.host],

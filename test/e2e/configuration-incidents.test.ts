@@ -99,6 +99,35 @@ describe("configuration incidents through real workers and bwrap", () => {
     expect(card).toMatchObject({ status: "resolved", selected_option: "continue" });
   });
 
+  it("opencode retrying an unreachable gateway forever is ended at its 5th retry: one run, one gateway_unreachable incident", async () => {
+    const c = await cluster();
+    // What opencode 1.18.33 logs on stderr (the preset's --print-logs) while it retries the
+    // egress proxy's 502, up to its 5th retry; the real CLI goes on retrying, printing nothing else.
+    const lines = recorded("opencode-1.18.33-unreachable.txt").split("\n");
+    const fifth = lines
+      .map((line, i) => (line.includes('message="stream error"') ? i : -1))
+      .filter((i) => i >= 0)[4];
+    const fake = await mkdtemp(path.join(tmpdir(), "fake-opencode-"));
+    await writeFile(path.join(fake, "err.log"), `${lines.slice(0, (fifth ?? 0) + 1).join("\n")}\n`);
+    await c.addProject({
+      id: "unreachable",
+      tasks: [TASK],
+      runnerConfig: runnerConfig({
+        agent: "opencode",
+        argv: ["/bin/sh", "-c", `cat ${fake}/err.log >&2; sleep 600`],
+        sandbox: { read_only_paths: [fake] },
+      }),
+    });
+    const paused = await pausedProject(c, "unreachable");
+    expect(paused.runs).toHaveLength(1);
+    expect(paused.runs[0]?.status).toBe("failed");
+    expect(paused.incidents.map((i) => i.kind)).toEqual(["configuration_error"]);
+    expect(paused.incidents[0]?.message).toMatch(
+      /^the model gateway could not be reached \(the host is allowed; nothing answered\): stream error: Bad Gateway\. Fix: start the model gateway/,
+    );
+    expect(paused.tasks.filter((t) => t.kind !== "work")).toEqual([]);
+  });
+
   it("a model that never calls overseer-agent pauses the project with one incident, not a resolver chain", async () => {
     const c = await cluster();
     const said = JSON.stringify({

@@ -138,6 +138,9 @@ const RATE_LIMIT_SHAPES = [
   String.raw`"name"\s*:\s*"APIError"\s*,\s*"data"\s*:\s*\{\s*"message"\s*:\s*"(?:[^"\\]|\\.)*"\s*,\s*"statusCode"\s*:\s*429\b`,
   String.raw`"type"\s*:\s*"rate_limit_error"`,
   String.raw`"code"\s*:\s*"rate_limit_exceeded"`,
+  // OpenAI's rate-limit message, as opencode logs each retry of it (`error.error="AI_APICallError:
+  // Rate limit reached for M on requests per min (RPM): …"`)
+  String.raw`Rate limit reached for \S+ on `,
 ];
 
 /** The egress proxy reached no upstream for an allowed host: the model gateway is down or elsewhere. */
@@ -154,6 +157,10 @@ const UNREACHABLE_SHAPES = [
   // Codex and Gemini without an answer at all (no proxy between them and the host)
   String.raw`Reconnecting\.\.\. waiting for network \(Connection failed`,
   String.raw`Retrying with backoff\.\.\. Error: exception TypeError: fetch failed`,
+  // opencode's retries: the proxy's (or a gateway's) 502/503/504 (`error.error="AI_APICallError:
+  // Bad Gateway"`, `AI_RetryError: … Last error: Bad Gateway`), or no answer at all
+  String.raw`message="stream error" [^\n]*error\.error="AI_(?:APICall|Retry)Error: (?:[^"]*Last error: )?(?:Bad Gateway|Service Unavailable|Gateway Timeout)"`,
+  String.raw`Cannot connect to API: Unable to connect`,
 ];
 
 /** The harness itself cannot be started inside the sandbox (its path is not bound or absent). */
@@ -264,7 +271,7 @@ export function classifyFailure(output: string): FailureCause | null {
  * `message`, opencode's `data.message`, Claude's retry status), plain text stays as it is.
  */
 export function readableLine(line: string): string {
-  if (!line.startsWith("{")) return line;
+  if (!line.startsWith("{")) return logLineMessage(line) ?? line;
   let event: unknown;
   try {
     event = JSON.parse(line);
@@ -273,6 +280,25 @@ export function readableLine(line: string): string {
   }
   const text = eventMessage(event);
   return text === null ? line : text;
+}
+
+/**
+ * The error (or message) of a CLI's `key=value` log line, opencode's `--print-logs` shape:
+ * `timestamp=… level=ERROR … message="stream error" … error.error="AI_APICallError: Bad Gateway"`
+ * reads "stream error: Bad Gateway". Null for any other line.
+ */
+function logLineMessage(line: string): string | null {
+  if (!/^timestamp=\S+ level=[A-Z]+ /.test(line)) return null;
+  const field = (key: string) =>
+    new RegExp(`(?:^| )${key.replace(".", "\\.")}=(?:"((?:[^"\\\\]|\\\\.)*)"|(\\S+))`)
+      .exec(line)
+      ?.slice(1)
+      .find((v) => v !== undefined) ?? null;
+  const message = field("message");
+  const error = field("error.error") ?? field("error");
+  if (error === null) return message;
+  const text = error.replace(/^AI_\w+Error: /, "");
+  return message === null ? text : `${message}: ${text}`;
 }
 
 function eventMessage(event: unknown): string | null {
@@ -320,15 +346,37 @@ const FATAL_WHILE_RETRYING: ReadonlySet<FailureCause["code"]> = new Set([
 ]);
 
 /**
- * True for a line on which the run should end now instead of when the CLI's retries run out:
- * Claude Code 2.1 retries a refused key ten times over minutes, printing
- * `{"type":"system","subtype":"api_retry",…,"error_status":401,"error":"authentication_failed"}`
- * each time. Only the CLI's own retry events count (never what the agent's commands print).
+ * A CLI's own report of a model call that failed and that it is about to retry, never what the
+ * agent's commands print (those arrive inside the CLI's JSON events): Claude Code 2.1's
+ * `{"type":"system","subtype":"api_retry",…,"error_status":401,"error":"authentication_failed"}`,
+ * and the `stream error` line opencode 1.18 logs on stderr with the preset's `--print-logs
+ * --log-level WARN` (`timestamp=… level=ERROR … message="stream error" … error.error="AI_APICallError: …"`).
  */
-export function endsRunEarly(line: string): boolean {
-  if (!line.startsWith("{") || !/"subtype"\s*:\s*"api_retry"/.test(line)) return false;
-  const cause = classifyFailure(line);
-  return cause !== null && FATAL_WHILE_RETRYING.has(cause.code);
+const CLI_RETRY_LINE =
+  /^\{[^\n]*"subtype"\s*:\s*"api_retry"|^timestamp=\S+ level=ERROR [^\n]*message="stream error"/;
+
+/**
+ * Watches one run's output, line by line, for its CLI retrying what retrying will not fix, and
+ * answers true on the line where the run should end instead of at its time limit. A refused
+ * key, an unknown model or an exhausted quota end it at the first such retry (Claude Code
+ * retries a refused key ten times over minutes; opencode retries an exhausted quota forever);
+ * a rate limit or an unreachable gateway after `retryLimit` retries of that cause in a row
+ * (opencode retries those forever with a backoff growing to 30 s, and prints nothing else).
+ * Any other event of the CLI (it got an answer) starts the count again.
+ */
+export function cliRetryWatch(retryLimit: number): (line: string) => boolean {
+  let streak = { code: "", count: 0 };
+  return (line) => {
+    if (!CLI_RETRY_LINE.test(line)) {
+      if (line.startsWith("{")) streak = { code: "", count: 0 };
+      return false;
+    }
+    const cause = classifyFailure(line);
+    if (cause === null) return false;
+    if (FATAL_WHILE_RETRYING.has(cause.code)) return true;
+    streak = { code: cause.code, count: streak.code === cause.code ? streak.count + 1 : 1 };
+    return streak.count >= retryLimit;
+  };
 }
 
 /** A cause's fix with the project named (the fixes say PROJECT where its id goes). */

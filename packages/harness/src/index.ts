@@ -14,7 +14,7 @@ export {
 export { resolveExecutable } from "./executable-resolver.ts";
 export {
   classifyFailure,
-  endsRunEarly,
+  cliRetryWatch,
   FAILURE_TAIL_LINES,
   type FailureCause,
   fixFor,

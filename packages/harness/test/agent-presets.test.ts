@@ -92,7 +92,7 @@ async function runPreset(kind: AgentKind, options: { baseUrl?: string } = {}) {
 }
 
 describe("agent presets as a run starts them", () => {
-  it("opencode: `run --format json --auto --model overseer/M` with the prompt as one argument read from the prompt file", async () => {
+  it("opencode: `run --format json --auto --print-logs --log-level WARN --model overseer/M` with the prompt as one argument read from the prompt file", async () => {
     const run = await runPreset("opencode", { baseUrl: "https://llm.corp.example:8443/v1" });
     // $(cat) drops the trailing newline; everything else arrives byte for byte, unexpanded.
     expect(run.argv).toEqual([
@@ -100,6 +100,9 @@ describe("agent presets as a run starts them", () => {
       "--format",
       "json",
       "--auto",
+      "--print-logs",
+      "--log-level",
+      "WARN",
       "--model",
       "overseer/model-opencode",
       PROMPT.trimEnd(),

@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { classifyFailure, lastLines, readableLine } from "../src/failure-classifier.ts";
+import { classifyFailure, cliRetryWatch, lastLines, readableLine } from "../src/failure-classifier.ts";
 
 /**
  * Output of the pinned real CLIs (test/agents/agent-install.ts), recorded with their preset's
@@ -22,9 +22,8 @@ const EXPECTED_CODE: Record<string, string> = {
 
 describe("classifyFailure: recorded output of the pinned CLIs", () => {
   const files = readdirSync(FIXTURES).filter((f) => /^[a-z]+-\d[\d.]*-[a-z_]+\.txt$/.test(f));
-  it("has a sample of every failure for every CLI that prints one", () => {
-    // opencode retries a 429 and an unreachable host silently until the run's own limits end it.
-    expect(files).toHaveLength(5 * 5 - 3);
+  it("has a sample of every failure for every CLI", () => {
+    expect(files).toHaveLength(5 * 5);
   });
   for (const file of files) {
     const failure = /-([a-z_]+)\.txt$/.exec(file)?.[1] as string;
@@ -64,7 +63,82 @@ describe("classifyFailure: recorded output of the pinned CLIs", () => {
   }
 });
 
+/** The worker's default retry limit (WORKER_DEFAULTS.cliRetryLimit, OVERSEER_CLI_RETRY_LIMIT). */
+const DEFAULT_LIMIT = 5;
+
+/** The index of the line on which a fresh watch ends the run, or -1. */
+function endingLine(output: string, limit = DEFAULT_LIMIT): number {
+  const watch = cliRetryWatch(limit);
+  return output.split("\n").findIndex((line) => watch(line));
+}
+
+describe("cliRetryWatch: the run ends on the CLI's retries, not at its time limit", () => {
+  // opencode 1.18.33 retries a rate limit, an exhausted quota and an unreachable gateway with a
+  // backoff growing to 30 s and prints no event meanwhile; with the preset's --print-logs each
+  // retry is a `stream error` line on stderr.
+  const streamErrors = (file: string) =>
+    recorded(file)
+      .split("\n")
+      .map((line, index) => ({ line, index }))
+      .filter(({ line }) => line.includes('message="stream error"'));
+
+  for (const failure of ["auth", "model_not_found", "quota"]) {
+    it(`ends opencode's ${failure} at its first retry`, () => {
+      const output = recorded(`opencode-1.18.33-${failure}.txt`);
+      expect(endingLine(output)).toBe(streamErrors(`opencode-1.18.33-${failure}.txt`)[0]?.index);
+    });
+  }
+
+  for (const [failure, code] of [
+    ["rate_limit", "rate_limited"],
+    ["unreachable", "gateway_unreachable"],
+  ] as const) {
+    it(`ends opencode's ${failure} at the 5th retry in a row (the default), before the CLI gives up by itself`, () => {
+      const file = `opencode-1.18.33-${failure}.txt`;
+      const output = recorded(file);
+      const retries = streamErrors(file);
+      const ending = endingLine(output);
+      expect(ending).toBe(retries[4]?.index);
+      // What opencode printed itself (its final error event) came later: recorded without the watch.
+      expect(output.split("\n").findIndex((line) => line.startsWith('{"type":"error"'))).toBeGreaterThan(
+        ending,
+      );
+      expect(
+        classifyFailure(
+          output
+            .split("\n")
+            .slice(0, ending + 1)
+            .join("\n"),
+        )?.code,
+      ).toBe(code);
+      // OVERSEER_CLI_RETRY_LIMIT moves the bound.
+      expect(endingLine(output, 2)).toBe(retries[1]?.index);
+    });
+  }
+
+  it("ends Claude Code's refused key at its first api_retry, and keeps counting only retries in a row", () => {
+    const claude = recorded("claude-2.1.332-auth.txt").split("\n");
+    expect(endingLine(claude.join("\n"))).toBe(claude.findIndex((l) => l.includes('"subtype":"api_retry"')));
+    const retry = recorded("opencode-1.18.33-unreachable.txt")
+      .split("\n")
+      .find((line) => line.includes("AI_APICallError: Bad Gateway")) as string;
+    const answered = '{"type":"step_start","part":{"type":"step-start"}}';
+    // An answer between two retries (the gateway came back) starts the count again.
+    expect(endingLine([retry, retry, answered, retry, retry].join("\n"), 3)).toBe(-1);
+    expect(endingLine([retry, retry, answered, retry, retry, retry].join("\n"), 3)).toBe(5);
+    // What the agent's own commands print never counts, even an identical text.
+    expect(endingLine(`  ${retry}\n  ${retry}`, 1)).toBe(-1);
+  });
+});
+
 describe("readableLine", () => {
+  it("reads opencode's log line as its message and error", () => {
+    const line = recorded("opencode-1.18.33-unreachable.txt")
+      .split("\n")
+      .find((l) => l.includes("AI_APICallError: Bad Gateway")) as string;
+    expect(readableLine(line)).toBe("stream error: Bad Gateway");
+  });
+
   it("reads the message of a CLI's JSON event and leaves text alone", () => {
     expect(readableLine('{"type":"turn.failed","error":{"message":"Quota exceeded."}}')).toBe(
       "Quota exceeded.",

@@ -284,10 +284,13 @@ function presetCommand(kind: AgentKind, options: AgentPresetOptions): RunnerConf
         ...common,
         // `opencode run` takes the message as an argument: read from the prompt file. --auto
         // approves every permission the config does not deny (the sandbox is the boundary).
+        // --print-logs at WARN puts its "stream error" lines on stderr: it retries a rate limit,
+        // an exhausted quota or an unreachable gateway forever and prints nothing else, so those
+        // lines are what the worker ends such a run on (cliRetryWatch in @overseer/harness).
         argv: [
           "/bin/sh",
           "-c",
-          'exec "$0" run --format json --auto --model "$1" "$(cat "$2")"',
+          'exec "$0" run --format json --auto --print-logs --log-level WARN --model "$1" "$(cat "$2")"',
           bin,
           `${OPENCODE_PROVIDER_ID}/${model}`,
           "{prompt_file}",

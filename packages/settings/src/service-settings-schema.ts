@@ -256,6 +256,22 @@ export const SPECS: SpecTable = {
       "Bound of each host-side git step of a run (add, commit, checkout, merge; not fetch or push, which talk to the remote); a step past it is stopped and the run recorded as a disk_limit incident.",
     schema: integer(1000, MS_MAX),
   },
+  usageReportMs: {
+    name: "OVERSEER_USAGE_REPORT_MS",
+    fallback: String(WORKER_DEFAULTS.usageReportMs),
+    defaultLabel: "5000 (5 s)",
+    description:
+      "Pause between two usage reports of a running run (sent only when its tokens or cost changed), which feed the live token/cost counter and the budget check; 0 reports only when the run ends.",
+    schema: integer(0, MS_MAX),
+  },
+  cliRetryLimit: {
+    name: "OVERSEER_CLI_RETRY_LIMIT",
+    fallback: String(WORKER_DEFAULTS.cliRetryLimit),
+    defaultLabel: String(WORKER_DEFAULTS.cliRetryLimit),
+    description:
+      "Retries in a row of a rate limit or an unreachable model gateway, as the agent CLI reports them (Claude Code's api_retry events, opencode's stream errors), after which the worker ends the run with that cause and its configuration incident; a refused key, an unknown model or an exhausted quota end the run at the first retry.",
+    schema: integer(1, 1000),
+  },
   maxOutputBytes: {
     name: "OVERSEER_MAX_OUTPUT_BYTES",
     fallback: String(WORKER_DEFAULTS.maxOutputBytes),

@@ -74,6 +74,10 @@ export interface ServiceSettings {
   readonly runMaxFiles: number;
   /** `OVERSEER_GIT_TIMEOUT_MS`: bound of each host-side git step of a run (add, commit, checkout, merge). Default `120000`. */
   readonly gitTimeoutMs: number;
+  /** `OVERSEER_USAGE_REPORT_MS`: pause between two usage reports of a running run (`0`: only when it ends). Default `5000`. */
+  readonly usageReportMs: number;
+  /** `OVERSEER_CLI_RETRY_LIMIT`: retries in a row of a rate limit or an unreachable gateway, as the agent CLI reports them, after which its run is ended. Default `5`. */
+  readonly cliRetryLimit: number;
   /** `OVERSEER_MAX_OUTPUT_BYTES`: run output kept per run; the rest is dropped with a marker. Default `1048576`. */
   readonly maxOutputBytes: number;
   /** `OVERSEER_LIVE_LOG_ENTRIES`: entries of a run's live log stream in Redis (its bytes are bounded by `maxOutputBytes`). Default `256`. */

@@ -37,8 +37,13 @@ export const WORKER_DEFAULTS = Object.freeze({
   maxFiles: 100_000,
   /** Bound of each host-side git step of a run (`OVERSEER_GIT_TIMEOUT_MS`). */
   gitTimeoutMs: 120_000,
-  /** Pause between two usage reports of a running run; 0: only at the end. */
+  /** Pause between two usage reports of a running run; 0: only at the end (`OVERSEER_USAGE_REPORT_MS`). */
   usageReportMs: 5000,
+  /**
+   * Retries in a row of a rate limit or an unreachable gateway, as the agent CLI reports them,
+   * after which its run is ended (`OVERSEER_CLI_RETRY_LIMIT`): about 40 s of opencode's backoff.
+   */
+  cliRetryLimit: 5,
   /** On stop, how long running runs may go on before they are handed back (`OVERSEER_WORKER_DRAIN_MS`). */
   drainMs: 30_000,
 });

@@ -1,6 +1,6 @@
 import {
   buildHarnessEnv,
-  endsRunEarly,
+  cliRetryWatch,
   expandArgv,
   HarnessAbortedError,
   HarnessNotConfiguredError,
@@ -164,8 +164,9 @@ async function runInSandbox(
         ctx.usage?.write(chunk);
         deps.onOutput?.(job, chunk);
       },
-      // A refused key the CLI would retry for minutes ends the run on its first retry.
-      endOnOutput: endsRunEarly,
+      // A refused key the CLI would retry for minutes ends the run on its first retry; a rate
+      // limit or an unreachable gateway after OVERSEER_CLI_RETRY_LIMIT retries in a row.
+      endOnOutput: cliRetryWatch(deps.cliRetryLimit),
       redact: ctx.redact,
       wrap,
       checkExecutable: wrap === undefined,

@@ -38,6 +38,11 @@ export interface RunExecutorDeps {
   /** Pause between two usage reports of a running run; 0: only at the end. */
   usageReportMs: number;
   /**
+   * Retries in a row of a rate limit or an unreachable gateway, as the CLI reports them, after
+   * which a run is ended (cliRetryWatch).
+   */
+  cliRetryLimit: number;
+  /**
    * Mirror freshness per project: when it was last fetched or pushed, and how recent is
    * recent enough to skip the fetch before a new task's checkout (0 = always fetch).
    */

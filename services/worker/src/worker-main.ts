@@ -129,6 +129,8 @@ const service = new WorkerService(
     diskCheckMs: settings.diskCheckMs,
     maxFiles: settings.runMaxFiles,
     gitTimeoutMs: settings.gitTimeoutMs,
+    usageReportMs: settings.usageReportMs,
+    cliRetryLimit: settings.cliRetryLimit,
     sandboxName: driver.name,
     unsafe: driver.name === "none",
     sandboxFor: async (job, paths) => sandboxWrapFor(driverFor(job), job, paths, settings.dataDir),

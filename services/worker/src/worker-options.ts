@@ -41,6 +41,8 @@ export interface WorkerServiceOptions {
   gitTimeoutMs?: number;
   /** Pause between two usage reports of a running run (sent only when it changed); 0: only at the end. Default 5000 ms. */
   usageReportMs?: number;
+  /** Retries in a row of a rate limit or an unreachable gateway, as the CLI reports them, after which a run is ended. Default 5. */
+  cliRetryLimit?: number;
   /** On stop, how long running runs may go on before they are aborted and handed back. Default 30000 ms. */
   drainMs?: number;
   /** Sandbox driver name, for heartbeats. */
@@ -76,6 +78,7 @@ const MINIMA: Readonly<Record<Exclude<WorkerDefaultKey, "prefix">, number>> = Ob
   maxFiles: 1,
   gitTimeoutMs: 1,
   usageReportMs: 0,
+  cliRetryLimit: 1,
   drainMs: 0,
 });
 

@@ -135,6 +135,7 @@ export class WorkerService {
         });
       },
       usageReportMs: options.usageReportMs,
+      cliRetryLimit: options.cliRetryLimit,
       ...(deps.fence ? { fence: deps.fence } : {}),
       onOutput: (job, chunk) => {
         let batcher = batchers.get(job.runId);
