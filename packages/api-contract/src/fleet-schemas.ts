@@ -30,7 +30,16 @@ export const FleetProjectSchema = z
     pending_decisions: z.number().int(),
     sessions: z.object({ used: z.number().int(), limit: z.number().int().nullable() }),
     budget_usd: z.number().nullable(),
-    cost_usd: z.number(),
+    cost_usd: z.number().openapi({ description: "Priced spend in USD (rounded to a millionth)." }),
+    tokens_unpriced: z.number().openapi({
+      description:
+        "Tokens no price covered (neither the price table, the runner config's prices, nor the CLI).",
+    }),
+    cost: z.string().openapi({
+      description:
+        'The spend for people: "$0.2500", "unpriced (1,241 tokens)", or both; never $0 for unpriced usage.',
+      example: "unpriced (1,241 tokens)",
+    }),
     tokens_in: z.number(),
     tokens_out: z.number(),
     throughput: z.array(z.number().int()).openapi({

@@ -123,7 +123,12 @@ export const UsageTotalsSchema = z
 
 const MissionSpendSchema = z
   .object({
-    cost_usd: z.number(),
+    cost_usd: z.number().openapi({ description: "Priced spend in USD (rounded to a millionth)." }),
+    tokens_unpriced: z.number().openapi({ description: "Tokens no price covered." }),
+    cost: z.string().openapi({
+      description:
+        'The spend for people: "$0.2500", "unpriced (1,241 tokens)", or both; never $0 for unpriced usage.',
+    }),
     budget_usd: z.number().nullable().openapi({ description: "The project's budget_usd; null = none." }),
     tokens_in: z.number().openapi({ description: "Input tokens, cached ones included." }),
     tokens_cached: z.number(),

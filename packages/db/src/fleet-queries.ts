@@ -20,6 +20,7 @@ export interface FleetProjectRow {
   sessions_limit: number | null;
   budget_usd: number | null;
   cost_usd: number;
+  tokens_unpriced: string | number;
   tokens_in: string | number;
   tokens_out: string | number;
   updated_at: Date;
@@ -31,7 +32,7 @@ export interface FleetProjectRow {
 export async function listFleet(db: Db): Promise<FleetProjectRow[]> {
   const result = await sql<FleetProjectRow>`
     SELECT p.id, p.name, p.status, p.status_reason, p.stage, p.objective, p.sessions_used,
-      p.sessions_limit, p.budget_usd, p.cost_usd, p.tokens_in, p.tokens_out, p.updated_at,
+      p.sessions_limit, p.budget_usd, p.cost_usd, p.tokens_unpriced, p.tokens_in, p.tokens_out, p.updated_at,
       COALESCE(t.counts, '{}'::jsonb) AS counts,
       COALESCE(r.n, 0)::int AS running,
       COALESCE(d.n, 0)::int AS pending

@@ -142,6 +142,7 @@ export async function loadMissionSummaryInput(
     counts: counts ?? row.counts,
     spend: {
       costUsd: Number(project.cost_usd),
+      tokensUnpriced: Number(project.tokens_unpriced),
       budgetUsd: project.budget_usd === null ? null : Number(project.budget_usd),
       tokensIn: Number(project.tokens_in),
       tokensCached: Number(project.tokens_cached),

@@ -1,3 +1,4 @@
+import { formatSpend, formatUsd } from "./budget.ts";
 import type { MissionBound, MissionState } from "./mission.ts";
 import type { ProjectStatus } from "./project-state.ts";
 import { TASK_STATUSES } from "./task.ts";
@@ -27,6 +28,8 @@ export interface MissionSummaryInput {
 
 export interface MissionSpend {
   readonly costUsd: number;
+  /** Tokens no price covered: shown as unpriced, never as $0. */
+  readonly tokensUnpriced: number;
   readonly budgetUsd: number | null;
   /** Input tokens, cached ones included. */
   readonly tokensIn: number;
@@ -141,11 +144,11 @@ export function missionSummaryLines(s: MissionSummary): string[] {
   const counts = TASK_STATUSES.filter((st) => (s.tasks[st] ?? 0) > 0).map((st) => `${s.tasks[st]} ${st}`);
   lines.push(`  tasks: ${counts.length > 0 ? counts.join(", ") : "none"}`);
   const sp = s.spend;
-  const budget = sp.budgetUsd === null ? "no budget" : `budget $${sp.budgetUsd.toFixed(2)}`;
+  const budget = sp.budgetUsd === null ? "no budget" : `budget ${formatUsd(sp.budgetUsd)}`;
   const sessions =
     sp.sessionsLimit === null ? `${sp.sessionsUsed}` : `${sp.sessionsUsed} of ${sp.sessionsLimit}`;
   lines.push(
-    `  spend: $${sp.costUsd.toFixed(4)} (${budget}); tokens ${sp.tokensIn} in (${sp.tokensCached} cached), ${sp.tokensOut} out; sessions ${sessions}`,
+    `  spend: ${formatSpend(sp.costUsd, sp.tokensUnpriced)} (${budget}); tokens ${sp.tokensIn} in (${sp.tokensCached} cached), ${sp.tokensOut} out; sessions ${sessions}`,
   );
   if (s.evidence) {
     const what =

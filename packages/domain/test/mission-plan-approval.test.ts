@@ -189,6 +189,7 @@ describe("summarizeMission", () => {
     counts: { done: 3, todo: 1 },
     spend: {
       costUsd: 1.5,
+      tokensUnpriced: 0,
       budgetUsd: 10,
       tokensIn: 1000,
       tokensCached: 400,

@@ -160,7 +160,7 @@ const UNREACHABLE_SHAPES = [
   // opencode's retries: the proxy's (or a gateway's) 502/503/504 (`error.error="AI_APICallError:
   // Bad Gateway"`, `AI_RetryError: … Last error: Bad Gateway`), or no answer at all
   String.raw`message="stream error" [^\n]*error\.error="AI_(?:APICall|Retry)Error: (?:[^"]*Last error: )?(?:Bad Gateway|Service Unavailable|Gateway Timeout)"`,
-  String.raw`Cannot connect to API: Unable to connect`,
+  "Cannot connect to API: Unable to connect",
 ];
 
 /** The harness itself cannot be started inside the sandbox (its path is not bound or absent). */

@@ -22,6 +22,17 @@ describe("web app read models and controls", () => {
     await seedProject(fx, "fb", [card("S00-001")]);
     const q = await raiseQuestion(fx, "fa");
     await applyTransition(fx.scratch.db, "fb", { kind: "claim" });
+    // A run of fb spent tokens no price covers (a model without prices): unpriced, never $0.00.
+    await seedProject(fx, "fc", [card("S00-001")]);
+    const fcRun = (await applyTransition(fx.scratch.db, "fc", { kind: "claim" })).changes.runs[0]?.id ?? "";
+    await applyTransition(fx.scratch.db, "fc", {
+      kind: "submit",
+      runId: fcRun,
+      message: "feat: done",
+      commitSha: "abc",
+      branchHead: "abc",
+      usage: { tokensIn: 1000, tokensOut: 240, source: "codex --json turn.completed" },
+    });
     const res = await fx.request("GET", "/api/v1/fleet", { token: fx.tokens.read });
     expect(res.status).toBe(200);
     expect(res.body.window_seconds / res.body.bucket_seconds).toBe(12);
@@ -31,6 +42,14 @@ describe("web app read models and controls", () => {
     expect(fa.counts).toMatchObject({ blocked: 1, awaiting_input: 1, todo: 1, total: 3 });
     expect(fb).toMatchObject({ running: 1, pending_decisions: 0 });
     expect(fb.throughput).toHaveLength(12);
+    expect(fa).toMatchObject({ cost_usd: 0, tokens_unpriced: 0, cost: "$0.0000" });
+    const fc = res.body.projects.find((p: { id: string }) => p.id === "fc");
+    expect(fc).toMatchObject({ cost_usd: 0, tokens_unpriced: 1240, cost: "unpriced (1,240 tokens)" });
+    // `overseer status` (every project) prints each project's status text.
+    const status = await fx.request("GET", "/api/projects/fc/status", { token: fx.tokens.read });
+    expect(status.body.text).toContain("1,240 tokens");
+    expect(status.body.text).toContain("unpriced (1,240 tokens) no budget");
+    expect(status.body.text).not.toContain("$0.00");
     const decisions = await fx.request("GET", "/api/v1/decisions", { token: fx.tokens.read });
     expect(decisions.status).toBe(200);
     expect(decisions.body.decisions).toEqual([

@@ -34,7 +34,7 @@ export function MissionPanel({ mission }: { mission: Mission }) {
       {mission.tasks ? <ProgressBar counts={mission.tasks} /> : null}
       {spend ? (
         <p class="muted" data-testid="mission-spend">
-          Spent {formatUsd(spend.cost_usd)}
+          Spent {spend.cost}
           {spend.budget_usd === null ? " (no budget)" : ` of ${formatUsd(spend.budget_usd)}`} ·{" "}
           {formatCount(spend.tokens_in + spend.tokens_out)} tokens ({formatCount(spend.tokens_cached)} cached)
           · sessions {spend.sessions_used}

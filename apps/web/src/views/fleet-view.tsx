@@ -4,7 +4,7 @@ import type { FleetProject } from "../api/types.ts";
 import { Legend, ProgressBar, Sparkline, StatusPill } from "../components/bits.tsx";
 import { Empty, Load } from "../components/states.tsx";
 import { VirtualList } from "../components/virtual-list.tsx";
-import { formatCount, formatUsd } from "../lib/format.ts";
+import { formatCount } from "../lib/format.ts";
 import { useLoad } from "../lib/hooks.ts";
 import { href } from "../lib/router.ts";
 
@@ -175,7 +175,7 @@ function FleetRow({ p }: { p: FleetProject }) {
         )}
       </span>
       <span>
-        {formatCount(p.tokens_in + p.tokens_out)} · {formatUsd(p.cost_usd)}
+        {formatCount(p.tokens_in + p.tokens_out)} · <span data-testid="fleet-cost">{p.cost}</span>
       </span>
       <span>
         <Sparkline values={p.throughput} label={`Runs ended in the last hour for ${p.id}`} />

@@ -1,6 +1,7 @@
 import type { z } from "@hono/zod-openapi";
 import type { FleetSchema, RunStatsSchema } from "@overseer/api-contract";
 import type { FleetProjectRow, RunCostBucket, RunStatsBucket, ThroughputRow } from "@overseer/db";
+import { spendView } from "./resource-views.ts";
 
 type Fleet = z.output<typeof FleetSchema>;
 type RunStats = z.output<typeof RunStatsSchema>;
@@ -57,7 +58,7 @@ export function fleetView(
       pending_decisions: r.pending,
       sessions: { used: r.sessions_used, limit: r.sessions_limit },
       budget_usd: r.budget_usd,
-      cost_usd: Number(r.cost_usd),
+      ...spendView(r),
       tokens_in: Number(r.tokens_in),
       tokens_out: Number(r.tokens_out),
       throughput: series.get(r.id) ?? empty,

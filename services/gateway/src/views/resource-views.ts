@@ -305,7 +305,7 @@ export function missionView(
     state: summary.state,
     tasks: { ...summary.tasks },
     spend: {
-      cost_usd: sp.costUsd,
+      ...spendView({ cost_usd: sp.costUsd, tokens_unpriced: sp.tokensUnpriced }),
       budget_usd: sp.budgetUsd,
       tokens_in: sp.tokensIn,
       tokens_cached: sp.tokensCached,

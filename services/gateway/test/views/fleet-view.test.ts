@@ -16,6 +16,7 @@ function row(id: string, over: Partial<FleetProjectRow> = {}): FleetProjectRow {
     sessions_limit: 10,
     budget_usd: 5,
     cost_usd: 1.25,
+    tokens_unpriced: "0",
     tokens_in: "1200",
     tokens_out: 340,
     updated_at: new Date("2026-01-02T03:04:05.000Z"),
@@ -77,6 +78,8 @@ describe("fleetView", () => {
           sessions: { used: 3, limit: 10 },
           budget_usd: 5,
           cost_usd: 1.25,
+          tokens_unpriced: 0,
+          cost: "$1.25",
           tokens_in: 1200,
           tokens_out: 340,
           throughput: [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 3],
@@ -87,6 +90,26 @@ describe("fleetView", () => {
       bucket_seconds: 300,
       generated_at: "2026-01-02T04:00:00.000Z",
     });
+  });
+
+  it("shows unpriced usage as unpriced, never $0.00, and a cost without float noise", () => {
+    const [unpriced, both, noisy] = fleetView(
+      [
+        row("u", { cost_usd: 0, tokens_unpriced: "1600000" }),
+        row("b", { cost_usd: 0.25, tokens_unpriced: 1241 }),
+        row("n", { cost_usd: 0.009084000000000002 }),
+      ],
+      [],
+      HOUR,
+      now,
+    ).projects;
+    expect(unpriced).toMatchObject({
+      cost_usd: 0,
+      tokens_unpriced: 1_600_000,
+      cost: "unpriced (1,600,000 tokens)",
+    });
+    expect(both).toMatchObject({ cost: "$0.2500 + unpriced (1,241 tokens)" });
+    expect(noisy).toMatchObject({ cost_usd: 0.009084, cost: "$0.0091" });
   });
 
   it("gives a project without ended runs a series of zeros and an empty count a total of 0", () => {
