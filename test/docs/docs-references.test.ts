@@ -110,6 +110,22 @@ describe("references stay inside the repository", () => {
     expect(missing).toEqual([]);
   });
 
+  it("every @overseer/… package named anywhere is a workspace", () => {
+    const workspaces = new Set(
+      files
+        .filter((f) => /^(packages|services|apps)\/[^/]+\/package\.json$|^test\/package\.json$/.test(f))
+        .map((f) => (JSON.parse(read(f)) as { name: string }).name),
+    );
+    expect(
+      linesMatching(/@overseer\/[a-z]/).flatMap((hit) =>
+        [...hit.matchAll(/@overseer\/[a-z][a-z0-9-]*/g)]
+          .map((m) => m[0])
+          .filter((name) => !workspaces.has(name))
+          .map((name) => `${hit.slice(0, hit.indexOf(": "))}: ${name}`),
+      ),
+    ).toEqual([]);
+  });
+
   it("every relative Markdown link resolves", () => {
     const broken: string[] = [];
     for (const file of files.filter((f) => f.endsWith(".md"))) {

@@ -5,7 +5,7 @@ import type { RunPaths } from "./run-context.ts";
 
 /**
  * How a worker process behaves. Every field but the data directory and the sandbox has a
- * default (`WORKER_DEFAULTS` of `@overseer/config`, whose values the settings share).
+ * default (`WORKER_DEFAULTS` of `@overseer/settings`, whose values the settings share).
  */
 export interface WorkerServiceOptions {
   /** Name in heartbeats, runs and logs. Default `<hostname>-<pid>`. */
