@@ -29,7 +29,7 @@ import { OperatorTransitions } from "./operations/operator-transitions.ts";
 import { registerArgusRoutes } from "./routes/argus/register.ts";
 import { registerEventRoutes } from "./routes/event-routes.ts";
 import { registerFleetRoutes } from "./routes/fleet/register.ts";
-import { registerOpsRoutes } from "./routes/ops-routes.ts";
+import { registerOpsRoutes } from "./routes/ops/register.ts";
 import { registerPageRoutes } from "./routes/page-routes.ts";
 import { registerProjectRoutes } from "./routes/project/register.ts";
 import { registerQueueBoardRoutes } from "./routes/queue-board-routes.ts";
