@@ -6,6 +6,7 @@
  *   MAY_IMPORT           one row a package: the only workspaces its src may import
  *   packages/domain      pure: imports nothing (no node: modules, no npm packages)
  *   packages/process     node built-ins only
+ *   packages/event-stream eventsource-parser only, no node: modules (the web app bundles it)
  *   run-contract, api-contract  the wire contracts: zod only (run-contract: and node:net)
  *   packages/cli         talks to the gateway over HTTP only: never imports it
  *   packages/*           never import services/*
@@ -43,7 +44,7 @@ function exportedFiles() {
  * (rule `layer-<package>`). A package imports only from its own layer or the ones below; the
  * programs on top (services, cli, test-support) may use any package (rules further down).
  *
- *   leaves         domain, process, input-errors
+ *   leaves         domain, process, input-errors, event-stream
  *   contracts      run-contract, api-contract
  *   configuration  task-files, project-config, settings, runtime
  *   execution      git, sandbox, forge
@@ -53,6 +54,7 @@ const MAY_IMPORT = {
   domain: [],
   process: [],
   "input-errors": [],
+  "event-stream": [],
   "run-contract": ["input-errors"],
   "api-contract": ["domain"],
   "task-files": ["domain", "input-errors"],
@@ -106,6 +108,10 @@ const FORBIDDEN = {
     "^packages/api-contract/src/",
     { dependencyTypes: THIRD_PARTY, pathNot: "node_modules/(zod|@asteasolutions/zod-to-openapi)/" },
   ],
+  "event-stream-needs-only-its-parser": [
+    "^packages/event-stream/src/",
+    { dependencyTypes: THIRD_PARTY, pathNot: "node_modules/eventsource-parser/" },
+  ],
   "run-contract-needs-only-zod": [
     "^packages/run-contract/src/",
     { dependencyTypes: THIRD_PARTY, pathNot: ["node_modules/zod/", "^(node:)?net$"] },
@@ -136,6 +142,8 @@ const WHY = {
   ...LAYER_WHY,
   "api-contract-needs-only-zod":
     "The contract's only third-party code is zod and its OpenAPI extension (the CLI loads it).",
+  "event-stream-needs-only-its-parser":
+    "The web app bundles packages/event-stream, the one SSE client of the web app, the CLI and the tests: its only outside code is eventsource-parser (no Node built-ins, no other package).",
   "run-contract-needs-only-zod":
     "The run contract is schemas only: zod, and node:net to tell IP literals apart; no I/O, so every side (worker, coordinator, harness, sandbox) can load it.",
   "cli-never-imports-the-gateway":

@@ -13,5 +13,15 @@ export default defineConfig({
     // Fails the run when a test leaves a process, a scratch database or a Redis key behind.
     globalSetup: ["test/support/leak-check.ts"],
     maxWorkers: 2,
+    reporters: ["default", "./test/support/coverage-by-workspace-reporter.ts"],
+    // On in `npm test` (`vitest run --coverage`), off for a targeted `npx vitest run PATH`.
+    // Counts the code the test processes load; services the end-to-end tests start as child
+    // processes are not instrumented, so their share shows only through in-process tests.
+    coverage: {
+      provider: "v8",
+      include: ["packages/*/src/**/*.ts", "services/*/src/**/*.ts"],
+      reporter: ["json-summary"],
+      reportsDirectory: "coverage",
+    },
   },
 });

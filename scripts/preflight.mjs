@@ -95,15 +95,20 @@ async function checkBwrap() {
 
 /** Postgres must answer and the role must be allowed to create (scratch) databases. */
 async function checkPostgres() {
-  if (!existsSync(join(ROOT, "node_modules", "postgres"))) return { name: "postgres" }; // reported by "dependencies"
-  const { default: postgres } = await import("postgres");
+  if (!existsSync(join(ROOT, "node_modules", "pg"))) return { name: "postgres" }; // reported by "dependencies"
+  const { default: pg } = await import("pg");
   const url = new URL(DATABASE_URL);
   url.pathname = "/postgres";
   const where = `${url.hostname}:${url.port || 5432}`;
-  const sql = postgres(url.toString(), { max: 1, connect_timeout: TIMEOUT_MS / 1000, onnotice: () => {} });
+  const client = new pg.Client({ connectionString: url.toString(), connectionTimeoutMillis: TIMEOUT_MS });
+  client.on("error", () => {});
   try {
-    const [row] =
-      await sql`SELECT current_user AS role, rolcreatedb OR rolsuper AS can_create FROM pg_roles WHERE rolname = current_user`;
+    await client.connect();
+    const {
+      rows: [row],
+    } = await client.query(
+      "SELECT current_user AS role, rolcreatedb OR rolsuper AS can_create FROM pg_roles WHERE rolname = current_user",
+    );
     if (row?.can_create) return { name: "postgres" };
     return {
       name: "postgres",
@@ -126,7 +131,7 @@ async function checkPostgres() {
       fix: "sudo service postgresql start (or set DATABASE_URL to a running server)",
     };
   } finally {
-    await sql.end({ timeout: 1 });
+    await client.end().catch(() => {});
   }
 }
 

@@ -6,19 +6,14 @@
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync } from "node:fs";
 import path from "node:path";
+import { probeDatabase } from "@overseer/db";
 import { createRedis } from "@overseer/queue";
-import postgres from "postgres";
 
 export async function postgresAnswers(url: string): Promise<boolean> {
-  const sql = postgres(url, { max: 1, connect_timeout: 3, onnotice: () => {} });
-  try {
-    await sql`SELECT 1`;
-    return true;
-  } catch {
-    return false;
-  } finally {
-    await sql.end({ timeout: 1 }).catch(() => undefined);
-  }
+  return probeDatabase(url, 3000).then(
+    () => true,
+    () => false,
+  );
 }
 
 export async function redisAnswers(url: string): Promise<boolean> {

@@ -1,9 +1,10 @@
 import { randomBytes } from "node:crypto";
 import { mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import { dropDatabase, withDatabase } from "@overseer/db";
 import { isProcessAlive } from "@overseer/process";
 import { createRedis } from "@overseer/queue";
-import postgres from "postgres";
+import pg from "pg";
 
 /**
  * Vitest global setup (vitest.config.ts): every `vitest run` fails when a test leaves behind a
@@ -109,23 +110,18 @@ function parentOf(pid: number): number {
 
 /** Scratch databases of this run that were not dropped, and connections to them; both are removed. */
 async function leakedDatabases(tag: string): Promise<string[]> {
-  const url = new URL(DATABASE_URL);
-  url.pathname = "/postgres";
-  const sql = postgres(url.toString(), { max: 1, onnotice: () => {} });
+  const admin = new pg.Client({ connectionString: withDatabase(DATABASE_URL, "postgres") });
+  await admin.connect();
   try {
-    const pattern = `%\\_${tag}\\_%`;
-    const rows = await sql<{ datname: string }[]>`
-      SELECT datname FROM pg_database WHERE datname LIKE ${pattern} ORDER BY datname`;
-    const leaks: string[] = [];
-    for (const { datname } of rows) {
-      const [open] = await sql<{ n: number }[]>`
-        SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = ${datname}`;
-      leaks.push(`database ${datname} not dropped (${open?.n ?? 0} open connection(s))`);
-      await sql.unsafe(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`);
-    }
-    return leaks;
+    const { rows } = await admin.query<{ datname: string; connections: number }>(
+      `SELECT d.datname, (SELECT count(*)::int FROM pg_stat_activity a WHERE a.datname = d.datname) AS connections
+         FROM pg_database d WHERE d.datname LIKE $1 ORDER BY d.datname`,
+      [`%\\_${tag}\\_%`],
+    );
+    for (const { datname } of rows) await dropDatabase(withDatabase(DATABASE_URL, datname));
+    return rows.map((row) => `database ${row.datname} not dropped (${row.connections} open connection(s))`);
   } finally {
-    await sql.end({ timeout: 5 });
+    await admin.end();
   }
 }
 

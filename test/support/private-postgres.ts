@@ -9,7 +9,7 @@ import { chmod, chown, mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
-import postgres from "postgres";
+import { probeDatabase } from "@overseer/db";
 import { freePort } from "./private-redis.ts";
 
 const run = promisify(execFile);
@@ -106,14 +106,11 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
 async function waitReady(url: string, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const probe = postgres(url, { max: 1, connect_timeout: 5, onnotice: () => {} });
     try {
-      await probe`SELECT 1`;
+      await probeDatabase(url, 5000);
       return;
     } catch (error) {
       if (Date.now() > deadline) throw error;
-    } finally {
-      await probe.end({ timeout: 1 }).catch(() => undefined);
     }
     await new Promise((r) => setTimeout(r, 100));
   }

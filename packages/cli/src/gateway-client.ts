@@ -1,3 +1,9 @@
+import {
+  EventStreamHttpError,
+  EventStreamLostError,
+  followEventStream,
+  type ServerSentEvent,
+} from "@overseer/event-stream";
 import { formatZodIssues } from "@overseer/input-errors";
 import type { z } from "zod";
 import { settingsFrom } from "./cli-context.ts";
@@ -60,12 +66,6 @@ export class GatewayHttpError extends Error {
 
 /** A 2xx answer (or a stream event) whose body does not match the API contract; exit 1. */
 export class GatewayContractError extends CommandFailed {}
-
-export interface SseMessage {
-  readonly id: string | undefined;
-  readonly event: string;
-  readonly data: string;
-}
 
 export class GatewayClient {
   /** Takes options resolved once by `resolveGatewayClientOptions`. */
@@ -162,51 +162,27 @@ export class GatewayClient {
   }
 
   /**
-   * Opens an SSE stream and yields its messages until the server ends it or `signal` aborts.
-   * Comments (keep-alives) are skipped. A non-2xx answer throws GatewayHttpError.
+   * Follows an SSE stream (@overseer/event-stream): yields its events until the caller leaves
+   * the loop or `signal` aborts. When the connection breaks it reconnects after the gateway's
+   * `retry:` interval with Last-Event-ID, at most `maxReconnects` times in a row (then
+   * CommandFailed); a refusal (401, 404…) throws GatewayHttpError.
    */
   async *stream(
     path: string,
-    options: { lastEventId?: string; signal?: AbortSignal } = {},
-  ): AsyncGenerator<SseMessage> {
-    const headers: Record<string, string> = {
-      Authorization: `Bearer ${this.options.token}`,
-      Accept: "text/event-stream",
-    };
-    if (options.lastEventId) headers["Last-Event-ID"] = options.lastEventId;
-    let res: Response;
+    options: { lastEventId?: string; signal?: AbortSignal; maxReconnects: number },
+  ): AsyncGenerator<ServerSentEvent> {
     try {
-      res = await fetch(`${this.options.baseUrl}${path}`, { headers, signal: options.signal });
+      yield* followEventStream(`${this.options.baseUrl}${path}`, {
+        headers: () => ({ Authorization: `Bearer ${this.options.token}` }),
+        ...options,
+      });
     } catch (error) {
-      throw this.unreachable(error);
-    }
-    if (!res.ok || !res.body) {
-      const text = await res.text();
-      let parsed: unknown = null;
-      try {
-        parsed = JSON.parse(text);
-      } catch {
-        parsed = null;
-      }
-      throw httpError(res.status, parsed, text);
-    }
-    const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
-    let buffer = "";
-    try {
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) return;
-        buffer += value.replace(/\r\n?/g, "\n");
-        let cut = buffer.indexOf("\n\n");
-        while (cut >= 0) {
-          const message = parseSseBlock(buffer.slice(0, cut));
-          buffer = buffer.slice(cut + 2);
-          if (message) yield message;
-          cut = buffer.indexOf("\n\n");
-        }
-      }
-    } finally {
-      reader.cancel().catch(() => undefined);
+      if (error instanceof EventStreamHttpError) throw httpError(error.status, error.body, error.text);
+      if (!(error instanceof EventStreamLostError)) throw error;
+      if (error.cause instanceof TypeError) throw this.unreachable(error.cause);
+      throw new CommandFailed(
+        `Lost the stream ${path} of the gateway at ${this.options.baseUrl} ${error.attempts} times in a row (${(error.cause as Error).message}); run the command again to resume.`,
+      );
     }
   }
 
@@ -250,7 +226,7 @@ function mismatches(issues: readonly z.core.$ZodIssue[], input: unknown, rootNam
 }
 
 /** The JSON `data` of a stream event, parsed with the event's schema from the API contract. */
-export function eventData<S extends z.ZodType>(message: SseMessage, schema: S): z.output<S> {
+export function eventData<S extends z.ZodType>(message: ServerSentEvent, schema: S): z.output<S> {
   let json: unknown;
   try {
     json = JSON.parse(message.data);
@@ -264,20 +240,4 @@ export function eventData<S extends z.ZodType>(message: SseMessage, schema: S): 
   throw new GatewayContractError(
     `The gateway sent a \`${message.event}\` event that does not match the API contract: ${mismatches(result.error.issues, json, "(data)")}. Are the CLI and the gateway the same version?`,
   );
-}
-
-function parseSseBlock(block: string): SseMessage | null {
-  let id: string | undefined;
-  let event = "message";
-  const data: string[] = [];
-  for (const line of block.split("\n")) {
-    if (line === "" || line.startsWith(":")) continue;
-    const colon = line.indexOf(":");
-    const field = colon < 0 ? line : line.slice(0, colon);
-    const value = colon < 0 ? "" : line.slice(colon + 1).replace(/^ /, "");
-    if (field === "data") data.push(value);
-    else if (field === "id") id = value;
-    else if (field === "event") event = value;
-  }
-  return data.length > 0 ? { id, event, data: data.join("\n") } : null;
 }

@@ -53,7 +53,9 @@ export { type RunFenceCheck, RunNotLiveError, runRefusal, withLiveRun } from "./
 export * from "./run-repository.ts";
 export {
   createScratchDatabase,
+  dropDatabase,
   ensureDatabaseExists,
+  probeDatabase,
   type ScratchDatabase,
   withDatabase,
 } from "./scratch-database.ts";

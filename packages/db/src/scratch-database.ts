@@ -33,7 +33,7 @@ export async function createScratchDatabase(
     name,
     drop: async () => {
       await handle.close();
-      await withAdmin(baseUrl, (admin) => admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
+      await dropDatabase(url);
     },
   };
 }
@@ -48,6 +48,30 @@ export async function ensureDatabaseExists(url: string): Promise<void> {
     });
   } catch (error) {
     if ((error as { code?: string }).code !== "42P04") throw error;
+  }
+}
+
+/** Drops the database named in `url`, closing its connections first; nothing when it does not exist. */
+export async function dropDatabase(url: string): Promise<void> {
+  const name = new URL(url).pathname.replace(/^\//, "");
+  await withAdmin(url, (admin) =>
+    admin.query(`DROP DATABASE IF EXISTS "${name.replace(/"/g, '""')}" WITH (FORCE)`),
+  );
+}
+
+/** Resolves when the server of `url` answers a query within `timeoutMs`; throws its error otherwise. */
+export async function probeDatabase(url: string, timeoutMs: number): Promise<void> {
+  const client = new pg.Client({
+    connectionString: url,
+    connectionTimeoutMillis: timeoutMs,
+    query_timeout: timeoutMs,
+  });
+  client.on("error", () => undefined);
+  try {
+    await client.connect();
+    await client.query("SELECT 1");
+  } finally {
+    await client.end().catch(() => undefined);
   }
 }
 

@@ -99,6 +99,8 @@ describe("project event stream", () => {
     );
     expect(conn.status).toBe(200);
     await conn.waitForComment("keep-alive");
+    // The reconnection delay a client waits after a broken connection (the CLI and the web app honour it).
+    expect(conn.retries).toEqual([2000]);
     conn.close();
     const noToken = await fetch(`${gw.url}/api/projects/ka/events/stream`);
     expect(noToken.status).toBe(401);

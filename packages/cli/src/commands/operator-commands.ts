@@ -1,4 +1,3 @@
-import { setTimeout as delay } from "node:timers/promises";
 import {
   AnswerResultSchema,
   LogChunkEventSchema,
@@ -256,44 +255,32 @@ async function resolveRun(
 
 async function followLog(client: GatewayClient, io: CliIo, runId: string): Promise<number> {
   const lines = new LineWriter(io);
-  let lastId: string | undefined;
-  for (let failures = 0; ; ) {
-    try {
-      for await (const message of client.stream(`/api/runs/${enc(runId)}/log/stream`, {
-        lastEventId: lastId,
-      })) {
-        failures = 0;
-        if (message.event === "log") {
-          lines.write(eventData(message, LogChunkEventSchema).text);
-          if (message.id) lastId = message.id;
-        } else if (message.event === "usage") {
-          // The live token/cost counter, beside the output (stderr).
-          const u = eventData(message, LogUsageEventSchema);
-          io.err(
-            `[usage] ${u.tokens_in.toLocaleString("en-US")} tokens in (${u.tokens_cached.toLocaleString("en-US")} cached), ${u.tokens_out.toLocaleString("en-US")} out, ${u.cost}`,
-          );
-        } else if (message.event === "end") {
-          lines.flush();
-          const end = eventData(message, LogEndEventSchema);
-          const detail = end.transition ? ` (${end.transition})` : end.failure ? ` (${end.failure})` : "";
-          io.err(`run ${runId} ended: ${end.status}${detail}`);
-          return EXIT_OK;
-        }
+  try {
+    // Resumes after the last log entry when the stream breaks without `end` (gateway restart, network).
+    for await (const message of client.stream(`/api/runs/${enc(runId)}/log/stream`, {
+      maxReconnects: MAX_RECONNECTS,
+    })) {
+      if (message.event === "log") {
+        lines.write(eventData(message, LogChunkEventSchema).text);
+      } else if (message.event === "usage") {
+        // The live token/cost counter, beside the output (stderr).
+        const u = eventData(message, LogUsageEventSchema);
+        io.err(
+          `[usage] ${u.tokens_in.toLocaleString("en-US")} tokens in (${u.tokens_cached.toLocaleString("en-US")} cached), ${u.tokens_out.toLocaleString("en-US")} out, ${u.cost}`,
+        );
+      } else if (message.event === "end") {
+        lines.flush();
+        const end = eventData(message, LogEndEventSchema);
+        const detail = end.transition ? ` (${end.transition})` : end.failure ? ` (${end.failure})` : "";
+        io.err(`run ${runId} ended: ${end.status}${detail}`);
+        return EXIT_OK;
       }
-    } catch (error) {
-      if (error instanceof GatewayHttpError) throw error;
-      if (!(error instanceof CommandFailed) && !(error instanceof TypeError)) throw error;
     }
-    // The stream broke without `end` (gateway restart, network): resume after the last entry.
-    failures++;
-    if (failures > MAX_RECONNECTS) {
-      lines.flush();
-      throw new CommandFailed(
-        `Lost the log stream of run ${runId} ${MAX_RECONNECTS} times in a row; run the command again to resume.`,
-      );
-    }
-    await delay(Math.min(500 * failures, 3000));
+  } finally {
+    lines.flush();
   }
+  // Following stops only at `end`, on a refusal or after MAX_RECONNECTS broken connections.
+  throw new CommandFailed(`The log stream of run ${runId} stopped before the run ended.`);
 }
 
 /** Prints streamed chunks as whole lines (CliIo prints lines). */

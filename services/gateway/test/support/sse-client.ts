@@ -1,14 +1,18 @@
-/** A minimal SSE client over fetch, for tests: collects events and comments, waits with a bound. */
-export interface SseEvent {
-  id: string | undefined;
-  event: string;
-  data: string;
-}
+import { readEventStream, type ServerSentEvent } from "@overseer/event-stream";
+
+/**
+ * One SSE connection for tests (no reconnection: tests look at each connection the gateway
+ * answers), parsed by @overseer/event-stream like the CLI and the web app: collects events,
+ * comments and `retry:` intervals, and waits for them with a bound.
+ */
+export type SseEvent = ServerSentEvent;
 
 export interface SseConnection {
   readonly status: number;
   readonly events: SseEvent[];
   readonly comments: string[];
+  /** The `retry:` intervals the server sent, in ms. */
+  readonly retries: number[];
   /** Resolves when the server ended the stream. */
   readonly ended: Promise<void>;
   /** Waits until `count` events matching `predicate` arrived (default: any), within `timeoutMs`. */
@@ -25,6 +29,7 @@ export async function openSse(url: string, headers: Record<string, string> = {})
   });
   const events: SseEvent[] = [];
   const comments: string[] = [];
+  const retries: number[] = [];
   const waiters = new Set<() => void>();
   const notify = () => {
     for (const w of [...waiters]) w();
@@ -32,20 +37,11 @@ export async function openSse(url: string, headers: Record<string, string> = {})
   let done = false;
   const ended = (async () => {
     if (!res.body) return;
-    const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
-    let buffer = "";
     try {
-      for (;;) {
-        const { value, done: finished } = await reader.read();
-        if (finished) break;
-        buffer += value;
-        let cut = buffer.indexOf("\n\n");
-        while (cut >= 0) {
-          const block = buffer.slice(0, cut);
-          buffer = buffer.slice(cut + 2);
-          parseBlock(block, events, comments);
-          cut = buffer.indexOf("\n\n");
-        }
+      for await (const part of readEventStream(res.body)) {
+        if (part.kind === "event") events.push(part.event);
+        else if (part.kind === "comment") comments.push(part.text.trim());
+        else retries.push(part.ms);
         notify();
       }
     } catch {
@@ -83,6 +79,7 @@ export async function openSse(url: string, headers: Record<string, string> = {})
     status: res.status,
     events,
     comments,
+    retries,
     ended,
     async waitFor(predicate, count = 1, timeoutMs = 10_000) {
       await waitUntil(
@@ -97,31 +94,4 @@ export async function openSse(url: string, headers: Record<string, string> = {})
     },
     close: () => controller.abort(),
   };
-}
-
-function parseBlock(block: string, events: SseEvent[], comments: string[]): void {
-  let id: string | undefined;
-  let event = "message";
-  const data: string[] = [];
-  let hasField = false;
-  for (const line of block.split("\n")) {
-    if (line.startsWith(":")) {
-      comments.push(line.slice(1).trim());
-      continue;
-    }
-    const colon = line.indexOf(":");
-    const field = colon < 0 ? line : line.slice(0, colon);
-    const value = colon < 0 ? "" : line.slice(colon + 1).replace(/^ /, "");
-    if (field === "data") {
-      data.push(value);
-      hasField = true;
-    } else if (field === "id") {
-      id = value;
-      hasField = true;
-    } else if (field === "event") {
-      event = value;
-      hasField = true;
-    }
-  }
-  if (hasField && data.length > 0) events.push({ id, event, data: data.join("\n") });
 }
