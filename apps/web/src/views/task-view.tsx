@@ -53,7 +53,6 @@ export function TaskView({ projectId, taskId }: { projectId: string; taskId: str
 
 function TaskCard({ task: t, projectId, onChange }: { task: Task; projectId: string; onChange: () => void }) {
   const session = useSession();
-  const [reason, setReason] = useState("");
   const open = !["done", "cancelled"].includes(t.status);
   return (
     <article class="card">
@@ -63,66 +62,85 @@ function TaskCard({ task: t, projectId, onChange }: { task: Task; projectId: str
       <p>
         <strong>{t.title}</strong>
       </p>
-      <dl class="facts">
-        <dt>Stage</dt>
-        <dd>{t.stage}</dd>
-        <dt>Role</dt>
-        <dd>{t.role}</dd>
-        <dt>Priority</dt>
-        <dd>{t.priority}</dd>
-        <dt>Scope</dt>
-        <dd>
-          {t.scope.map((s) => (
-            <code key={s} class="pill">
-              {s}
-            </code>
-          ))}
-        </dd>
-        <dt>Prerequisites</dt>
-        <dd>
-          {t.prerequisites.length === 0
-            ? "none"
-            : t.prerequisites.map((p) => (
-                <a key={p} class="pill" href={href.task(projectId, p)}>
-                  {p}
-                </a>
-              ))}
-        </dd>
-        {t.parent_id ? (
-          <>
-            <dt>Resolves</dt>
-            <dd>
-              <a href={href.task(projectId, t.parent_id)}>{t.parent_id}</a>
-            </dd>
-          </>
-        ) : null}
-        {t.blocked_by ? (
-          <>
-            <dt>Blocked by</dt>
-            <dd>
-              <a href={href.task(projectId, t.blocked_by)}>{t.blocked_by}</a>
-            </dd>
-          </>
-        ) : null}
-        {t.status_reason ? (
-          <>
-            <dt>Reason</dt>
-            <dd>{t.status_reason}</dd>
-          </>
-        ) : null}
-        <dt>Attempts failed</dt>
-        <dd>{t.failures}</dd>
-        {t.usage ? (
-          <>
-            <dt>Usage</dt>
-            <dd>
-              {formatCount(t.usage.tokens_in)} in ({formatCount(t.usage.tokens_cached)} cached) ·{" "}
-              {formatCount(t.usage.tokens_out)} out · {t.usage.cost} over {t.usage.runs} run
-              {t.usage.runs === 1 ? "" : "s"}
-            </dd>
-          </>
-        ) : null}
-      </dl>
+      <TaskFacts task={t} projectId={projectId} />
+      <TaskNotes task={t} />
+      {session?.can_operate && open ? (
+        <TaskControls task={t} projectId={projectId} onChange={onChange} />
+      ) : null}
+    </article>
+  );
+}
+
+/** The task's facts: stage, role, scope, prerequisites, what it resolves or waits on, usage. */
+function TaskFacts({ task: t, projectId }: { task: Task; projectId: string }) {
+  return (
+    <dl class="facts">
+      <dt>Stage</dt>
+      <dd>{t.stage}</dd>
+      <dt>Role</dt>
+      <dd>{t.role}</dd>
+      <dt>Priority</dt>
+      <dd>{t.priority}</dd>
+      <dt>Scope</dt>
+      <dd>
+        {t.scope.map((s) => (
+          <code key={s} class="pill">
+            {s}
+          </code>
+        ))}
+      </dd>
+      <dt>Prerequisites</dt>
+      <dd>
+        {t.prerequisites.length === 0
+          ? "none"
+          : t.prerequisites.map((p) => (
+              <a key={p} class="pill" href={href.task(projectId, p)}>
+                {p}
+              </a>
+            ))}
+      </dd>
+      {t.parent_id ? (
+        <>
+          <dt>Resolves</dt>
+          <dd>
+            <a href={href.task(projectId, t.parent_id)}>{t.parent_id}</a>
+          </dd>
+        </>
+      ) : null}
+      {t.blocked_by ? (
+        <>
+          <dt>Blocked by</dt>
+          <dd>
+            <a href={href.task(projectId, t.blocked_by)}>{t.blocked_by}</a>
+          </dd>
+        </>
+      ) : null}
+      {t.status_reason ? (
+        <>
+          <dt>Reason</dt>
+          <dd>{t.status_reason}</dd>
+        </>
+      ) : null}
+      <dt>Attempts failed</dt>
+      <dd>{t.failures}</dd>
+      {t.usage ? (
+        <>
+          <dt>Usage</dt>
+          <dd>
+            {formatCount(t.usage.tokens_in)} in ({formatCount(t.usage.tokens_cached)} cached) ·{" "}
+            {formatCount(t.usage.tokens_out)} out · {t.usage.cost} over {t.usage.runs} run
+            {t.usage.runs === 1 ? "" : "s"}
+          </dd>
+        </>
+      ) : null}
+    </dl>
+  );
+}
+
+/** What the task says and what was said about it: acceptance, body, reviewer feedback, answers. */
+function TaskNotes({ task: t }: { task: Task }) {
+  return (
+    <>
       {t.acceptance.length ? (
         <>
           <h3>Acceptance</h3>
@@ -157,45 +175,58 @@ function TaskCard({ task: t, projectId, onChange }: { task: Task; projectId: str
           </ul>
         </>
       ) : null}
-      {session?.can_operate && open ? (
-        <fieldset class="controls">
-          <legend class="sr-only">Task controls</legend>
-          <ConfirmButton
-            label="Cancel task"
-            danger
-            testId="cancel-task"
-            title={`Cancel ${t.id}?`}
-            consequence="Its runs are cancelled and the task will not be scheduled again."
-            onConfirm={async () => {
-              await client.cancelTask(projectId, t.id, "cancelled from the web app");
-              onChange();
-            }}
-          />
-          {t.kind === "resolver" && t.status === "awaiting_input" ? (
-            <ConfirmButton
-              label="Release external"
-              testId="release-external"
-              title={`Release ${t.id}?`}
-              consequence="Records that the external action is done; the blocked task continues."
-              fields={
-                <label>
-                  Reason (required){" "}
-                  <input
-                    value={reason}
-                    required
-                    onInput={(e) => setReason((e.currentTarget as HTMLInputElement).value)}
-                  />
-                </label>
-              }
-              onConfirm={async () => {
-                await client.releaseExternal(projectId, t.id, reason);
-                onChange();
-              }}
-            />
-          ) : null}
-        </fieldset>
+    </>
+  );
+}
+
+/** Cancel, and release of an external resolver, for an operator while the task is open. */
+function TaskControls({
+  task: t,
+  projectId,
+  onChange,
+}: {
+  task: Task;
+  projectId: string;
+  onChange: () => void;
+}) {
+  const [reason, setReason] = useState("");
+  return (
+    <fieldset class="controls">
+      <legend class="sr-only">Task controls</legend>
+      <ConfirmButton
+        label="Cancel task"
+        danger
+        testId="cancel-task"
+        title={`Cancel ${t.id}?`}
+        consequence="Its runs are cancelled and the task will not be scheduled again."
+        onConfirm={async () => {
+          await client.cancelTask(projectId, t.id, "cancelled from the web app");
+          onChange();
+        }}
+      />
+      {t.kind === "resolver" && t.status === "awaiting_input" ? (
+        <ConfirmButton
+          label="Release external"
+          testId="release-external"
+          title={`Release ${t.id}?`}
+          consequence="Records that the external action is done; the blocked task continues."
+          fields={
+            <label>
+              Reason (required){" "}
+              <input
+                value={reason}
+                required
+                onInput={(e) => setReason((e.currentTarget as HTMLInputElement).value)}
+              />
+            </label>
+          }
+          onConfirm={async () => {
+            await client.releaseExternal(projectId, t.id, reason);
+            onChange();
+          }}
+        />
       ) : null}
-    </article>
+    </fieldset>
   );
 }
 

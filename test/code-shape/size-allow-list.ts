@@ -1,0 +1,29 @@
+/** An offence against the size limits (source-size.test.ts): a whole file, or one function in it. */
+export interface SizeOffence {
+  readonly file: string;
+  /** The function's name as source-size-measure.ts reports it; absent for the file's length. */
+  readonly function?: string;
+}
+
+/**
+ * Today's offenders, each with who removes it. Shrink it; never add to it (split instead).
+ */
+export const SIZE_ALLOW_LIST: readonly (SizeOffence & { readonly removedBy: string })[] = [
+  {
+    file: "services/gateway/test/bad-input.test.ts",
+    removedBy: "routes (issue 20 item 3): gateway tests split with the route families",
+  },
+  {
+    file: "services/gateway/test/native-routes.test.ts",
+    removedBy: "routes (issue 20 item 3): gateway tests split with the route families",
+  },
+  {
+    file: "packages/sandbox/test/adversarial.test.ts",
+    removedBy: "libs (issue 20 item 7): split by what the sandbox contains",
+  },
+  {
+    file: "packages/sandbox/src/sandbox-probe.ts",
+    function: "runSandboxProbe",
+    removedBy: "libs (issue 20 item 7): one function per probe check",
+  },
+];
