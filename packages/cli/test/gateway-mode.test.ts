@@ -197,6 +197,42 @@ describe("the CLI as a gateway client", () => {
     await decoyIsEmpty();
   });
 
+  it("start --follow prints the project's new events through the gateway until nothing is left to run", async () => {
+    expect((await terminal(["init", "--project", "follow", "--repo", repo], as("admin"))).code).toBe(0);
+    expect(
+      (
+        await terminal(
+          ["task", "add", "--project", "follow", "--id", "S00-001", "--title", "One"],
+          as("operate"),
+        )
+      ).code,
+    ).toBe(0);
+    const following = terminal(
+      ["start", "--project", "follow", "--follow", "--max-sessions", "4"],
+      as("operate"),
+    );
+    // Busy while a task waits to run: the command still follows once the project is active.
+    await expect
+      .poll(async () => (await loadProjectState(cluster.db, "follow")).project.status, { timeout: 10_000 })
+      .toBe("active");
+    const cancel = await fetch(`${gateway.url}/api/v1/projects/follow/tasks/S00-001/cancel`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${tokens.operate}`, "Content-Type": "application/json" },
+      body: JSON.stringify({ reason: "not needed" }),
+    });
+    expect(cancel.status).toBe(200);
+    const followed = await following;
+    expect(followed, followed.err).toMatchObject({ code: 0 });
+    const [startedLine, ...eventLines] = followed.out.split("\n");
+    expect(startedLine).toBe("started follow, max_sessions 4");
+    // Only what happened after the start command began: not the project's creation or its task.
+    expect(eventLines.map((line) => line.split(" ").slice(1).join(" "))).toEqual([
+      "follow - project.started",
+      "follow S00-001 task.cancelled",
+    ]);
+    await decoyIsEmpty();
+  });
+
   it("doctor reads projects and roles through the gateway, and --deep without DATABASE_URL is refused", async () => {
     const doctor = await terminal(["doctor", "--json", "--project", "second"], as("read"));
     expect(doctor.err).toContain(`via the gateway at ${gateway.url}`);

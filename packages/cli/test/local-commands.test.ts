@@ -283,6 +283,55 @@ describe("overseer CLI (local verbs)", () => {
     expect(project).toMatchObject({ status: "active", sessions_limit: 7, sessions_used: 0 });
   });
 
+  it("mission start on the local database: a planning task and its bounds; bad flags name what to type", async () => {
+    const refusals: [string[], string][] = [
+      [["--objective", "x"], "--project is required"],
+      [["--project", "demo", "--objective", "  "], "--objective TEXT is required and may not be empty"],
+      [["--project", "demo", "--objective", "x", "--stage", "stage one"], "--stage must be"],
+      [
+        ["--project", "demo", "--objective", "x", "--budget-usd", "free"],
+        '--budget-usd expects a positive number of dollars, received "free"',
+      ],
+    ];
+    for (const [args, message] of refusals) {
+      const out = io();
+      expect(await runCli(["mission", "start", ...args], out), args.join(" ")).toBe(2);
+      expect(out.stderr.join("\n")).toContain(message);
+    }
+    const before = await snapshot();
+    const missing = io();
+    expect(await runCli(["mission", "start", "--project", "nope", "--objective", "x"], missing)).not.toBe(0);
+    expect(missing.stderr.join("\n")).toContain("nope");
+    expect(await snapshot()).toBe(before);
+
+    const out = io();
+    const args = [
+      "mission",
+      "start",
+      "--project",
+      "demo",
+      "--objective",
+      "Add a CSV export",
+      "--max-rounds",
+      "3",
+    ];
+    expect(await runCli([...args, "--budget-usd", "2.5", "--max-sessions", "5"], out)).toBe(0);
+    expect(out.stderr).toEqual([VIA_LOCAL]);
+    expect(out.stdout).toEqual([
+      "mission started on demo: planning task MISSION-R1, at most 3 round(s), max_sessions 5, budget_usd 2.5",
+    ]);
+    const tasks = await scratch.db
+      .selectFrom("tasks")
+      .select(["id", "kind"])
+      .where("project_id", "=", "demo")
+      .execute();
+    expect(tasks).toContainEqual({ id: "MISSION-R1", kind: "plan" });
+    // A mission already under way is the domain's refusal: exit 1 with its reason.
+    const again = io();
+    expect(await runCli(args, again)).toBe(1);
+    expect(again.stderr.join("\n")).toMatch(/mission/i);
+  });
+
   it("doctor reports one line per check and fails on an unconfigured harness", async () => {
     const out = io();
     const code = await runCli(["doctor"], out);
