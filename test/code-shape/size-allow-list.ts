@@ -18,6 +18,10 @@ export const SIZE_ALLOW_LIST: readonly (SizeOffence & { readonly removedBy: stri
     removedBy: "routes (issue 20 item 3): gateway tests split with the route families",
   },
   {
+    file: "packages/test-support/src/forge-double/github-double.ts",
+    removedBy: "forge (issue 21): the GitHub double split by API family (repos, pulls, checks, webhooks)",
+  },
+  {
     file: "packages/sandbox/test/adversarial.test.ts",
     removedBy: "libs (issue 20 item 7): split by what the sandbox contains",
   },

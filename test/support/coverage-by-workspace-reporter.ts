@@ -33,7 +33,7 @@ interface WorkspaceCoverage {
 const percent = (counter: Counter): number =>
   counter.total === 0 ? 100 : (100 * counter.covered) / counter.total;
 
-/** `packages/cli/src/x.ts` → `packages/cli`; files outside a workspace group under their first folder. */
+/** `packages/cli/src/bin.ts` → `packages/cli`; files outside a workspace group under their first folder. */
 export function workspaceOf(root: string, file: string): string {
   const parts = relative(root, file).split(sep);
   return parts[0] === "packages" || parts[0] === "services" || parts[0] === "apps"
