@@ -125,4 +125,5 @@ const SETTING_CONSTANTS: Readonly<Record<string, readonly [keyof ServiceSettings
   OVERSEER_MAX_STREAMS_PER_TOKEN: ["maxStreamsPerToken", GATEWAY_DEFAULTS.maxStreamsPerToken],
   OVERSEER_MAX_STREAMS_PER_ADDRESS: ["maxStreamsPerAddress", GATEWAY_DEFAULTS.maxStreamsPerAddress],
   OVERSEER_BOARD_SESSION_TTL_MS: ["boardSessionTtlMs", GATEWAY_DEFAULTS.boardSessionTtlMs],
+  OVERSEER_FORGE_WEBHOOK_SECRET: ["forgeWebhookSecret", GATEWAY_DEFAULTS.forgeWebhookSecret],
 };

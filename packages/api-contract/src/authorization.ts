@@ -113,6 +113,8 @@ export const AUTHORIZATION_TABLE = {
   createToken: { method: "post", path: "/api/v1/tokens", scope: "admin" },
   revokeToken: { method: "delete", path: "/api/v1/tokens/{token_id}", scope: "admin" },
   openQueueBoardSession: { method: "post", path: "/api/v1/admin/queues/session", scope: "admin" },
+  // Forge webhooks: no token; each delivery carries the forge's signature of the shared secret
+  receiveForgeWebhook: { method: "post", path: "/api/v1/forge/{id}/webhooks/{forge}", scope: "public" },
   // Operations and pages
   getHealth: { method: "get", path: "/healthz", scope: "read" },
   getReadiness: { method: "get", path: "/readyz", scope: "read" },

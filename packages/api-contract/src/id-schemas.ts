@@ -127,3 +127,12 @@ export function integerQuerySchema(min: number, max: number, fallback: number, d
 export function limitSchema(max: number, fallback: number) {
   return integerQuerySchema(1, max, fallback, `Page size (at most ${max}).`);
 }
+
+/** The forges whose webhooks the gateway takes. */
+export const forgeKindSchema = z
+  .enum(["github", "gitlab", "gitea"], { error: "github, gitlab or gitea" })
+  .openapi({ description: "The forge sending the webhook (Forgejo: gitea).", example: "github" });
+export const ForgeWebhookParams = z.object({
+  id: pathParam(projectIdSchema, "id"),
+  forge: pathParam(forgeKindSchema, "forge"),
+});

@@ -5,6 +5,7 @@
  */
 export * from "./authorization.ts";
 export * from "./fleet-schemas.ts";
+export * from "./forge-schemas.ts";
 export * from "./id-schemas.ts";
 export * from "./operator-schemas.ts";
 export * from "./resource-schemas.ts";

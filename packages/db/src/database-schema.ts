@@ -181,6 +181,19 @@ export interface ApiTokensTable {
   last_used_at: NullableTimestamp;
 }
 
+/** A forge webhook delivery, stored once by (forge, delivery_id); migration 0009. */
+export interface ForgeWebhookDeliveriesTable {
+  forge: "github" | "gitlab" | "gitea";
+  delivery_id: string;
+  project_id: string;
+  event: string;
+  action: string | null;
+  payload: Json<unknown>;
+  received_at: Timestamp;
+  /** Set by the coordinator in the transaction that applies the delivery; null = still to apply. */
+  applied_at: NullableTimestamp;
+}
+
 export interface Database {
   projects: ProjectsTable;
   tasks: TasksTable;
@@ -191,6 +204,7 @@ export interface Database {
   incidents: IncidentsTable;
   leases: LeasesTable;
   api_tokens: ApiTokensTable;
+  forge_webhook_deliveries: ForgeWebhookDeliveriesTable;
 }
 
 export type ProjectRow = Selectable<ProjectsTable>;
@@ -200,4 +214,5 @@ export type EventRow = Selectable<EventsTable>;
 export type DecisionRow = Selectable<DecisionsTable>;
 export type IncidentRow = Selectable<IncidentsTable>;
 export type ApiTokenRow = Selectable<ApiTokensTable>;
+export type ForgeDeliveryRow = Selectable<ForgeWebhookDeliveriesTable>;
 export type NewProject = Insertable<ProjectsTable>;

@@ -13,6 +13,7 @@ export {
 export * from "./decision-repository.ts";
 export * from "./event-repository.ts";
 export * from "./fleet-queries.ts";
+export * from "./forge-delivery-repository.ts";
 export {
   type ActiveRunSummary,
   countEventsByType,

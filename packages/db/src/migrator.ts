@@ -8,6 +8,7 @@ import * as taskLanding from "./migrations/0005-task-landing.ts";
 import * as taskLandingFailures from "./migrations/0006-task-landing-failures.ts";
 import * as unpricedUsage from "./migrations/0007-unpriced-usage.ts";
 import * as projectRepoKind from "./migrations/0008-project-repo-kind.ts";
+import * as forgeWebhookDeliveries from "./migrations/0009-forge-webhook-deliveries.ts";
 
 /** Migrations in order. Add new ones at the end; never edit one that has shipped. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -19,6 +20,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "0006-task-landing-failures": taskLandingFailures,
   "0007-unpriced-usage": unpricedUsage,
   "0008-project-repo-kind": projectRepoKind,
+  "0009-forge-webhook-deliveries": forgeWebhookDeliveries,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

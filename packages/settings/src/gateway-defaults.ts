@@ -31,4 +31,5 @@ export const GATEWAY_DEFAULTS = Object.freeze({
   shutdownDrainMs: 5000,
   processMetrics: true,
   boardSessionTtlMs: 900_000,
+  forgeWebhookSecret: "",
 });

@@ -372,6 +372,15 @@ export const SPECS: SpecTable = {
       "Lifetime of a Bull Board session at /admin/queues, opened by an admin token from the web app; the session then ends and the board answers 401.",
     schema: integer(1000, 86_400_000),
   },
+  forgeWebhookSecret: {
+    name: "OVERSEER_FORGE_WEBHOOK_SECRET",
+    fallback: GATEWAY_DEFAULTS.forgeWebhookSecret,
+    defaultLabel: "`` (empty: webhooks refused)",
+    description:
+      "Secret of the forge webhooks at POST /api/v1/forge/{id}/webhooks/{forge}: GitHub and Gitea sign each delivery with it (HMAC-SHA256), GitLab sends it as X-Gitlab-Token. Set the same value in the forge's webhook settings. Empty: every delivery is refused with 503.",
+    schema: z.string().max(256, { error: "at most 256 characters" }),
+    secret: true,
+  },
   overseerUrl: {
     name: "OVERSEER_URL",
     fallback: undefined,

@@ -106,6 +106,8 @@ export interface ServiceSettings {
   readonly maxStreamsPerAddress: number;
   /** `OVERSEER_BOARD_SESSION_TTL_MS`: lifetime of a Bull Board session (`/admin/queues`). Default `900000`. */
   readonly boardSessionTtlMs: number;
+  /** Secret of forge webhooks (HMAC key for GitHub/Gitea, X-Gitlab-Token); "" refuses them. */
+  readonly forgeWebhookSecret: string;
   /** `OVERSEER_URL`: gateway URL the CLI talks to, no trailing slash. Default `http://<gateway host>:<gateway port>` (`http://127.0.0.1:7070`). */
   readonly overseerUrl: string;
   /** `OVERSEER_TOKEN`: bearer token the CLI sends. Default none. Secret: never printed. */

@@ -29,6 +29,7 @@ import { OperatorTransitions } from "./operations/operator-transitions.ts";
 import { registerArgusRoutes } from "./routes/argus/register.ts";
 import { registerEventRoutes } from "./routes/event-routes.ts";
 import { registerFleetRoutes } from "./routes/fleet/register.ts";
+import { registerForgeRoutes } from "./routes/forge/register.ts";
 import { registerOpsRoutes } from "./routes/ops/register.ts";
 import { registerPageRoutes } from "./routes/page-routes.ts";
 import { registerProjectRoutes } from "./routes/project/register.ts";
@@ -173,6 +174,7 @@ export function createGatewayApp(deps: GatewayDeps, settings: ResolvedGatewayOpt
   registerTokenRoutes(app, ctx);
   registerOpsRoutes(app, ctx);
   registerFleetRoutes(app, ctx);
+  registerForgeRoutes(app, ctx);
   registerQueueBoardRoutes(app, ctx);
 
   const openApiDocument = () =>

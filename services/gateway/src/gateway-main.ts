@@ -51,6 +51,7 @@ const gateway = await startGateway(
     maxStreamsPerToken: settings.maxStreamsPerToken,
     maxStreamsPerAddress: settings.maxStreamsPerAddress,
     boardSessionTtlMs: settings.boardSessionTtlMs,
+    forgeWebhookSecret: settings.forgeWebhookSecret,
     dataDir: path.join(settings.dataDir, "gateway"),
   },
 );

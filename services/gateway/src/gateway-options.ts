@@ -96,6 +96,11 @@ export interface GatewayOptions {
    * `/admin/queues`), in ms. Default 900000 (15 min).
    */
   boardSessionTtlMs?: number;
+  /**
+   * Secret of forge webhooks (`POST /api/v1/forge/{id}/webhooks/{forge}`): the HMAC key of
+   * GitHub's and Gitea's signatures, GitLab's `X-Gitlab-Token`. Default "": webhooks refused (503).
+   */
+  forgeWebhookSecret?: string;
 }
 
 export type ResolvedGatewayOptions = Readonly<

@@ -64,6 +64,22 @@ const PUBLIC_PAGE_PATHS: ReadonlySet<string> = new Set(
     .map((rule) => rule.path),
 );
 
+/**
+ * Routes that prove their caller another way than a bearer token: the public rows that are not
+ * pages (forge webhooks, authenticated by the forge's signature of the shared secret in their
+ * handler, which stores nothing before the signature holds).
+ */
+const SIGNED_ROUTES: readonly { method: string; path: RegExp }[] = Object.values(AUTHORIZATION_TABLE)
+  .filter((rule) => rule.scope === "public" && rule.method !== "get")
+  .map((rule) => ({
+    method: rule.method.toUpperCase(),
+    path: new RegExp(`^${rule.path.replace(/\{[^}]+\}/g, "[^/]+")}$`),
+  }));
+
+function isSignedRoute(method: string, path: string): boolean {
+  return SIGNED_ROUTES.some((route) => route.method === method && route.path.test(path));
+}
+
 /** The page shells and the web app's built assets (`/assets/<name>`, code and styles only). */
 function isPublicPath(path: string): boolean {
   return PUBLIC_PAGE_PATHS.has(path) || /^\/assets\/[A-Za-z0-9._-]+$/.test(path);
@@ -95,6 +111,7 @@ export function authenticate(verifier: TokenVerifier): MiddlewareHandler<Gateway
     if ((method === "GET" || method === "HEAD") && isPublicPath(c.req.path)) return next();
     if (method === "OPTIONS") return next();
     if (isQueueBoardPath(c.req.path)) return next();
+    if (isSignedRoute(method, c.req.path)) return next();
     const header = c.req.header("authorization");
     let secret: string | undefined;
     if (header !== undefined) {
