@@ -22,10 +22,6 @@ export const SIZE_ALLOW_LIST: readonly (SizeOffence & { readonly removedBy: stri
     removedBy: "forge (issue 21): the GitHub double split by API family (repos, pulls, checks, webhooks)",
   },
   {
-    file: "packages/sandbox/test/adversarial.test.ts",
-    removedBy: "libs (issue 20 item 7): split by what the sandbox contains",
-  },
-  {
     file: "packages/sandbox/src/sandbox-probe.ts",
     function: "runSandboxProbe",
     removedBy: "libs (issue 20 item 7): one function per probe check",
