@@ -32,7 +32,7 @@ import {
   GiteaStatusesSchema,
   GiteaUserSchema,
 } from "./gitea-schemas.ts";
-import { hasMarker, withMarkedContent } from "./pull-request-marker.ts";
+import { hasMarker, ownedOpenPull, withMarkedContent } from "./pull-request-marker.ts";
 import { RETRY_POLICY_DEFAULTS, type RetryPolicy, retryingFetch } from "./retrying-fetch.ts";
 import { FORGE_RIGHTS, rightsAdvice } from "./token-rights.ts";
 
@@ -290,18 +290,18 @@ export class GiteaAdapter implements ForgeAdapter {
       open.push(...pulls.filter((p) => p.head.ref === head));
       if (pulls.length < PAGE) break;
     }
-    const ours = open.find((p) => hasMarker(p.body ?? "", marker));
-    if (ours) return ours;
-    const theirs = open[0];
-    if (theirs) {
-      throw new ForgeError(
-        "gitea",
-        "conflict",
-        `Pull request #${theirs.number} from ${head} was not opened by Overseer (no marker ${marker} in its body); close it or rename the branch.`,
-        409,
-      );
-    }
-    return null;
+    return ownedOpenPull(
+      open,
+      marker,
+      (pull) => pull.body,
+      (theirs) =>
+        new ForgeError(
+          "gitea",
+          "conflict",
+          `Pull request #${theirs.number} from ${head} was not opened by Overseer (no marker ${marker} in its body); close it or rename the branch.`,
+          409,
+        ),
+    );
   }
 
   async #update(current: GiteaPull, draft: PullRequestDraft): Promise<EnsuredPullRequest> {

@@ -40,7 +40,7 @@ import {
   GitHubUserSchema,
 } from "./github-schemas.ts";
 import { tail } from "./log-tail.ts";
-import { hasMarker, withMarkedContent } from "./pull-request-marker.ts";
+import { hasMarker, ownedOpenPull, withMarkedContent } from "./pull-request-marker.ts";
 import { rightsAdvice } from "./token-rights.ts";
 
 export type GitHubAuth =
@@ -406,18 +406,18 @@ export class GitHubAdapter implements ForgeAdapter {
   /** The open pull request of `head` Overseer owns; an open one someone else opened is refused. */
   async #openPull(head: string, marker: string): Promise<GitHubPull | null> {
     const open = await this.#pullsOf(head, "open");
-    const ours = open.find((pull) => hasMarker(pull.body ?? "", marker));
-    if (ours) return ours;
-    const theirs = open[0];
-    if (theirs) {
-      throw new ForgeError(
-        "github",
-        "conflict",
-        `Pull request #${theirs.number} from ${head} was not opened by Overseer (no marker ${marker} in its body); close it or rename the branch.`,
-        422,
-      );
-    }
-    return null;
+    return ownedOpenPull(
+      open,
+      marker,
+      (pull) => pull.body,
+      (theirs) =>
+        new ForgeError(
+          "github",
+          "conflict",
+          `Pull request #${theirs.number} from ${head} was not opened by Overseer (no marker ${marker} in its body); close it or rename the branch.`,
+          422,
+        ),
+    );
   }
 
   async #update(pull: GitHubPull, draft: PullRequestDraft): Promise<EnsuredPullRequest> {

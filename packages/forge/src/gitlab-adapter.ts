@@ -45,7 +45,7 @@ import {
   GitLabUserSchema,
 } from "./gitlab-schemas.ts";
 import { tail } from "./log-tail.ts";
-import { hasMarker, withMarkedContent } from "./pull-request-marker.ts";
+import { hasMarker, ownedOpenPull, withMarkedContent } from "./pull-request-marker.ts";
 import { RETRY_POLICY_DEFAULTS, type RetryPolicy, retryingFetch } from "./retrying-fetch.ts";
 import { FORGE_RIGHTS, rightsAdvice } from "./token-rights.ts";
 
@@ -318,18 +318,18 @@ export class GitLabAdapter implements ForgeAdapter {
 
   async #openMr(head: string, marker: string): Promise<GitLabMergeRequest | null> {
     const open = await this.#mrsOf(head, "opened");
-    const ours = open.find((m) => hasMarker(m.description ?? "", marker));
-    if (ours) return ours;
-    const theirs = open[0];
-    if (theirs) {
-      throw new ForgeError(
-        "gitlab",
-        "conflict",
-        `Merge request !${theirs.iid} from ${head} was not opened by Overseer (no marker ${marker} in its description); close it or rename the branch.`,
-        409,
-      );
-    }
-    return null;
+    return ownedOpenPull(
+      open,
+      marker,
+      (mr) => mr.description,
+      (theirs) =>
+        new ForgeError(
+          "gitlab",
+          "conflict",
+          `Merge request !${theirs.iid} from ${head} was not opened by Overseer (no marker ${marker} in its description); close it or rename the branch.`,
+          409,
+        ),
+    );
   }
 
   async #update(current: GitLabMergeRequest, draft: PullRequestDraft): Promise<EnsuredPullRequest> {

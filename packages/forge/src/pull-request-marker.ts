@@ -30,3 +30,21 @@ export function withMarkedContent(body: string, key: string, content: string): s
     return body.slice(0, start) + section + body.slice(end + close(key).length);
   return body.trim() ? `${body.trimEnd()}\n\n${section}` : section;
 }
+
+/**
+ * Of the open pull requests from one branch, the one whose body holds the marker `key`; null
+ * when there is none at all. An open one without the marker was opened by someone else, and
+ * taking it over would overwrite their work: `refuse` makes the error naming it.
+ */
+export function ownedOpenPull<T>(
+  open: readonly T[],
+  key: string,
+  bodyOf: (pull: T) => string | null | undefined,
+  refuse: (theirs: T) => Error,
+): T | null {
+  const ours = open.find((pull) => hasMarker(bodyOf(pull) ?? "", key));
+  if (ours) return ours;
+  const theirs = open[0];
+  if (theirs) throw refuse(theirs);
+  return null;
+}
