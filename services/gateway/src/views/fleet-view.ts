@@ -1,6 +1,7 @@
 import type { z } from "@hono/zod-openapi";
 import type { FleetSchema, RunStatsSchema } from "@overseer/api-contract";
 import type { FleetProjectRow, RunCostBucket, RunStatsBucket, ThroughputRow } from "@overseer/db";
+import { roundUsd } from "@overseer/domain";
 import { spendView } from "./resource-views.ts";
 
 type Fleet = z.output<typeof FleetSchema>;
@@ -94,7 +95,7 @@ export function runStatsView(
     cost: stats.cost.map((b) => ({
       at: new Date(b.at).toISOString(),
       project_id: b.project_id,
-      cost_usd: Number(b.cost_usd),
+      cost_usd: roundUsd(Number(b.cost_usd)),
     })),
   };
 }

@@ -148,4 +148,14 @@ describe("runStatsView", () => {
       cost: [{ at: "2026-01-02T03:00:00.000Z", project_id: "a", cost_usd: 0.75 }],
     });
   });
+
+  it("answers a bucket's summed cost without float noise", () => {
+    const at = new Date("2026-01-02T03:00:00.000Z");
+    const stats = runStatsView(
+      { buckets: [], cost: [{ at, project_id: "a", cost_usd: 0.1 + 0.2 }] },
+      new Date("2026-01-02T02:00:00.000Z"),
+      60,
+    );
+    expect(stats.cost[0]?.cost_usd).toBe(0.3);
+  });
 });
