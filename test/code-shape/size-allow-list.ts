@@ -21,9 +21,4 @@ export const SIZE_ALLOW_LIST: readonly (SizeOffence & { readonly removedBy: stri
     file: "packages/test-support/src/forge-double/github-double.ts",
     removedBy: "forge (issue 21): the GitHub double split by API family (repos, pulls, checks, webhooks)",
   },
-  {
-    file: "packages/sandbox/src/sandbox-probe.ts",
-    function: "runSandboxProbe",
-    removedBy: "libs (issue 20 item 7): one function per probe check",
-  },
 ];

@@ -66,10 +66,165 @@ async function fingerprint(path: string): Promise<string> {
   return `${content}|${info.mtimeMs}|${info.size}`;
 }
 
+/** The probe's directories on the host: two the sandbox may write, a read-only bind, an unbound one. */
+interface ProbeDirs {
+  checkout: string;
+  control: string;
+  readOnly: string;
+  unbound: string;
+}
+
+/** Host-side fingerprints of the two canaries, compared before and after the sandboxed run. */
+type CanaryPrints = readonly [readOnly: string, unbound: string];
+
+async function createProbeDirs(base: string, writableDirMode: number | undefined): Promise<ProbeDirs> {
+  const dirs: ProbeDirs = {
+    checkout: join(base, "checkout"),
+    control: join(base, "control"),
+    readOnly: join(base, "readonly"),
+    unbound: join(base, "unbound"),
+  };
+  for (const dir of [dirs.checkout, dirs.control, dirs.readOnly, dirs.unbound]) await mkdir(dir);
+  if (writableDirMode !== undefined) {
+    for (const dir of [dirs.checkout, dirs.control]) await chmod(dir, writableDirMode);
+  }
+  await writeFile(join(dirs.readOnly, "canary.txt"), "read-only canary\n");
+  await writeFile(join(dirs.unbound, "canary.txt"), "unbound canary\n");
+  return dirs;
+}
+
+async function canaryPrints(dirs: ProbeDirs, onMissing?: () => string): Promise<CanaryPrints> {
+  const print = (dir: string): Promise<string> => {
+    const pending = fingerprint(join(dir, "canary.txt"));
+    return onMissing === undefined ? pending : pending.catch(onMissing);
+  };
+  return [await print(dirs.readOnly), await print(dirs.unbound)];
+}
+
+/** The script's `KEY=value` lines. */
+function parseProbeFacts(stdout: string): Map<string, string> {
+  const facts = new Map<string, string>();
+  for (const line of stdout.split("\n")) {
+    const at = line.indexOf("=");
+    if (at > 0) facts.set(line.slice(0, at), line.slice(at + 1));
+  }
+  return facts;
+}
+
+const failed = (detail: string): ProbeCheck => ({ ok: false, detail });
+
+async function checkWriteInside(checkout: string, facts: Map<string, string>): Promise<ProbeCheck> {
+  const inside = await readFile(join(checkout, "probe-inside.txt"), "utf8").catch(() => "");
+  return inside === "probe-inside\n"
+    ? { ok: true, detail: "a file written in the checkout appeared on the host" }
+    : failed(`the checkout write did not arrive (inside reported ${facts.get("WRITE_INSIDE") ?? "nothing"})`);
+}
+
+function checkWriteOutsideDenied(
+  facts: Map<string, string>,
+  before: CanaryPrints,
+  after: CanaryPrints,
+): ProbeCheck {
+  const outsideOk =
+    facts.get("WRITE_RO") === "denied" &&
+    facts.get("WRITE_UNBOUND") === "denied" &&
+    facts.get("READ_UNBOUND") === "denied" &&
+    after[0] === before[0] &&
+    after[1] === before[1];
+  return outsideOk
+    ? {
+        ok: true,
+        detail: "read-only bind and unbound host path were not writable; host canaries unchanged",
+      }
+    : failed(
+        `read-only bind write: ${facts.get("WRITE_RO")}, unbound write: ${facts.get("WRITE_UNBOUND")}, unbound read: ${facts.get("READ_UNBOUND")}, canaries ${after[0] === before[0] && after[1] === before[1] ? "unchanged" : "CHANGED"}`,
+      );
+}
+
+function checkNetworkDenied(facts: Map<string, string>, connections: number): ProbeCheck {
+  const ifaces = (facts.get("IFACES") ?? "").split(",").filter(Boolean);
+  const tcp = facts.get("TCP") ?? "untested";
+  const networkOk = tcp !== "connected" && connections === 0 && ifaces.every((name) => name === "lo");
+  return networkOk
+    ? {
+        ok: true,
+        detail: `no route to the host loopback (interfaces: ${ifaces.join(",") || "none"}; tcp ${tcp}; listener saw 0 connections)`,
+      }
+    : failed(
+        `interfaces: ${ifaces.join(",")}; tcp to host loopback ${tcp}; listener saw ${connections} connections`,
+      );
+}
+
+function checkPrivilegesDropped(facts: Map<string, string>): ProbeCheck {
+  const capEff = facts.get("CapEff");
+  const noNewPrivs = facts.get("NoNewPrivs");
+  return capEff !== undefined && /^0+$/.test(capEff) && noNewPrivs === "1"
+    ? { ok: true, detail: "CapEff 0, NoNewPrivs 1" }
+    : failed(`CapEff ${capEff ?? "?"}, NoNewPrivs ${noNewPrivs ?? "?"}`);
+}
+
+/**
+ * Runs the probe script in the driver's sandbox and fills the report's four checks from what the
+ * script printed and what the host saw (the checkout file, the canaries, the loopback listener).
+ */
+async function runProbeChecks(
+  driver: SandboxDriver,
+  context: ProbeContext,
+  base: string,
+  listener: { server: Server; connections: () => number },
+  report: ProbeReport,
+): Promise<void> {
+  const dirs = await createProbeDirs(base, context.writableDirMode);
+  const before = await canaryPrints(dirs);
+  const port = await listen(listener.server);
+
+  const prepared = await driver.prepare(
+    ["/bin/sh", "-c", PROBE_SCRIPT, "probe", dirs.checkout, dirs.readOnly, dirs.unbound, String(port)],
+    {
+      ...context.spec,
+      checkoutDir: dirs.checkout,
+      controlDir: dirs.control,
+      readOnlyBinds: [dirs.readOnly],
+      env: { PATH: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" },
+      network: { mode: "none" },
+    },
+  );
+  try {
+    const result = await runPreparedCommand(prepared, { timeoutMs: 30_000 });
+    await context.inspect?.(prepared, report.problems);
+    const facts = parseProbeFacts(result.stdout);
+    if (result.exitCode !== 0) {
+      report.problems.push(
+        `probe command exited with ${result.exitCode ?? result.signal}: ${result.stderr.trim().slice(0, 500)}`,
+      );
+    }
+    report.writeInside = await checkWriteInside(dirs.checkout, facts);
+    const after = await canaryPrints(dirs, () => "missing");
+    report.writeOutsideDenied = checkWriteOutsideDenied(facts, before, after);
+    report.networkDenied = checkNetworkDenied(facts, listener.connections());
+    report.privilegesDropped = checkPrivilegesDropped(facts);
+  } finally {
+    await prepared.cleanup();
+  }
+}
+
+/** Failed checks (unless the driver is knowingly unsafe) and unenforced limits, as problems. */
+function collectCheckProblems(report: ProbeReport, context: ProbeContext): void {
+  for (const [name, check] of [
+    ["writeInside", report.writeInside],
+    ["writeOutsideDenied", report.writeOutsideDenied],
+    ["networkDenied", report.networkDenied],
+    ["privilegesDropped", report.privilegesDropped],
+  ] as const) {
+    if (!check.ok && !context.unsafe) report.problems.push(`${name}: ${check.detail}`);
+  }
+  for (const [name, limit] of Object.entries(context.capabilities)) {
+    if (!limit.enforced) report.problems.push(`limit ${name} not enforced: ${limit.detail}`);
+  }
+}
+
 export async function runSandboxProbe(driver: SandboxDriver, context: ProbeContext): Promise<ProbeReport> {
   const started = performance.now();
-  const problems: string[] = [];
-  const failed = (detail: string): ProbeCheck => ({ ok: false, detail });
   const report: ProbeReport = {
     driver: driver.name,
     available: context.version !== null,
@@ -81,127 +236,29 @@ export async function runSandboxProbe(driver: SandboxDriver, context: ProbeConte
     privilegesDropped: failed("not run"),
     limits: context.capabilities,
     durationMs: 0,
-    problems,
+    problems: [],
   };
   if (context.version === null) {
-    problems.push(`the ${driver.name} backend is not available on this host`);
+    report.problems.push(`the ${driver.name} backend is not available on this host`);
     report.durationMs = performance.now() - started;
     return report;
   }
 
   const base = await mkdtemp(join(tmpdir(), "overseer-probe-"));
+  let connections = 0;
   const server = createServer((socket) => {
     connections++;
     socket.destroy();
   });
-  let connections = 0;
   try {
-    const checkout = join(base, "checkout");
-    const control = join(base, "control");
-    const readOnly = join(base, "readonly");
-    const unbound = join(base, "unbound");
-    for (const dir of [checkout, control, readOnly, unbound]) await mkdir(dir);
-    if (context.writableDirMode !== undefined) {
-      for (const dir of [checkout, control]) await chmod(dir, context.writableDirMode);
-    }
-    await writeFile(join(readOnly, "canary.txt"), "read-only canary\n");
-    await writeFile(join(unbound, "canary.txt"), "unbound canary\n");
-    const before = [
-      await fingerprint(join(readOnly, "canary.txt")),
-      await fingerprint(join(unbound, "canary.txt")),
-    ];
-    const port = await listen(server);
-
-    const prepared = await driver.prepare(
-      ["/bin/sh", "-c", PROBE_SCRIPT, "probe", checkout, readOnly, unbound, String(port)],
-      {
-        ...context.spec,
-        checkoutDir: checkout,
-        controlDir: control,
-        readOnlyBinds: [readOnly],
-        env: { PATH: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" },
-        network: { mode: "none" },
-      },
-    );
-    try {
-      const result = await runPreparedCommand(prepared, { timeoutMs: 30_000 });
-      await context.inspect?.(prepared, problems);
-      const facts = new Map<string, string>();
-      for (const line of result.stdout.split("\n")) {
-        const at = line.indexOf("=");
-        if (at > 0) facts.set(line.slice(0, at), line.slice(at + 1));
-      }
-      if (result.exitCode !== 0) {
-        problems.push(
-          `probe command exited with ${result.exitCode ?? result.signal}: ${result.stderr.trim().slice(0, 500)}`,
-        );
-      }
-
-      const inside = await readFile(join(checkout, "probe-inside.txt"), "utf8").catch(() => "");
-      report.writeInside =
-        inside === "probe-inside\n"
-          ? { ok: true, detail: "a file written in the checkout appeared on the host" }
-          : failed(
-              `the checkout write did not arrive (inside reported ${facts.get("WRITE_INSIDE") ?? "nothing"})`,
-            );
-
-      const after = [
-        await fingerprint(join(readOnly, "canary.txt")).catch(() => "missing"),
-        await fingerprint(join(unbound, "canary.txt")).catch(() => "missing"),
-      ];
-      const outsideOk =
-        facts.get("WRITE_RO") === "denied" &&
-        facts.get("WRITE_UNBOUND") === "denied" &&
-        facts.get("READ_UNBOUND") === "denied" &&
-        after[0] === before[0] &&
-        after[1] === before[1];
-      report.writeOutsideDenied = outsideOk
-        ? {
-            ok: true,
-            detail: "read-only bind and unbound host path were not writable; host canaries unchanged",
-          }
-        : failed(
-            `read-only bind write: ${facts.get("WRITE_RO")}, unbound write: ${facts.get("WRITE_UNBOUND")}, unbound read: ${facts.get("READ_UNBOUND")}, canaries ${after[0] === before[0] && after[1] === before[1] ? "unchanged" : "CHANGED"}`,
-          );
-
-      const ifaces = (facts.get("IFACES") ?? "").split(",").filter(Boolean);
-      const tcp = facts.get("TCP") ?? "untested";
-      const networkOk = tcp !== "connected" && connections === 0 && ifaces.every((name) => name === "lo");
-      report.networkDenied = networkOk
-        ? {
-            ok: true,
-            detail: `no route to the host loopback (interfaces: ${ifaces.join(",") || "none"}; tcp ${tcp}; listener saw 0 connections)`,
-          }
-        : failed(
-            `interfaces: ${ifaces.join(",")}; tcp to host loopback ${tcp}; listener saw ${connections} connections`,
-          );
-
-      const capEff = facts.get("CapEff");
-      const noNewPrivs = facts.get("NoNewPrivs");
-      report.privilegesDropped =
-        capEff !== undefined && /^0+$/.test(capEff) && noNewPrivs === "1"
-          ? { ok: true, detail: "CapEff 0, NoNewPrivs 1" }
-          : failed(`CapEff ${capEff ?? "?"}, NoNewPrivs ${noNewPrivs ?? "?"}`);
-    } finally {
-      await prepared.cleanup();
-    }
+    await runProbeChecks(driver, context, base, { server, connections: () => connections }, report);
   } catch (error) {
-    problems.push(`probe failed: ${(error as Error).message}`);
+    report.problems.push(`probe failed: ${(error as Error).message}`);
   } finally {
     await new Promise<void>((resolve) => server.close(() => resolve()));
     await rm(base, { recursive: true, force: true });
   }
-  for (const [name, check] of [
-    ["writeInside", report.writeInside],
-    ["writeOutsideDenied", report.writeOutsideDenied],
-    ["networkDenied", report.networkDenied],
-    ["privilegesDropped", report.privilegesDropped],
-  ] as const) {
-    if (!check.ok && !context.unsafe) problems.push(`${name}: ${check.detail}`);
-  }
-  for (const [name, limit] of Object.entries(context.capabilities)) {
-    if (!limit.enforced) problems.push(`limit ${name} not enforced: ${limit.detail}`);
-  }
+  collectCheckProblems(report, context);
   report.durationMs = performance.now() - started;
   return report;
 }
