@@ -10,14 +10,6 @@ export interface SizeOffence {
  */
 export const SIZE_ALLOW_LIST: readonly (SizeOffence & { readonly removedBy: string })[] = [
   {
-    file: "services/gateway/test/bad-input.test.ts",
-    removedBy: "routes (issue 20 item 3): gateway tests split with the route families",
-  },
-  {
-    file: "services/gateway/test/native-routes.test.ts",
-    removedBy: "routes (issue 20 item 3): gateway tests split with the route families",
-  },
-  {
     file: "packages/test-support/src/forge-double/github-double.ts",
     removedBy: "forge (issue 21): the GitHub double split by API family (repos, pulls, checks, webhooks)",
   },
