@@ -26,7 +26,13 @@ export { type PushBranchOptions, type PushBranchResult, type PushGuard, pushBran
 export { branchNameProblem, checkpointRef, isFullSha } from "./ref-names.ts";
 export { parseRemoteLocation, type RemoteLocation } from "./remote-location.ts";
 export { createIntegrationBranch, repoKindOf } from "./repo-kind.ts";
-export { type AddWorktreeOptions, RepoMirror, type RepoMirrorOptions } from "./repo-mirror.ts";
+export { type AddWorktreeOptions, RepoMirror } from "./repo-mirror.ts";
+export {
+  REPO_MIRROR_DEFAULTS,
+  type RepoMirrorOptions,
+  type ResolvedRepoMirrorOptions,
+  resolveRepoMirrorOptions,
+} from "./repo-mirror-options.ts";
 export {
   DEFAULT_GIT_TIMEOUT_MS,
   type GitResult,

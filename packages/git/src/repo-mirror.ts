@@ -2,11 +2,12 @@ import { randomBytes } from "node:crypto";
 import { promises as fs } from "node:fs";
 import path from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
-import { DEFAULT_LOCK_STALE_MS, DEFAULT_LOCK_TIMEOUT_MS, withFileLock } from "./file-lock.ts";
+import { withFileLock } from "./file-lock.ts";
 import { GitError, GitInputError } from "./git-error.ts";
 import { assertBranchName, assertRevision } from "./ref-names.ts";
 import { parseRemoteLocation, type RemoteLocation, serverProgramArgs } from "./remote-location.ts";
-import { DEFAULT_GIT_TIMEOUT_MS, type GitResult, runGit } from "./run-git.ts";
+import { type RepoMirrorOptions, resolveRepoMirrorOptions } from "./repo-mirror-options.ts";
+import { type GitResult, runGit } from "./run-git.ts";
 import { Worktree } from "./worktree.ts";
 
 /**
@@ -42,42 +43,6 @@ import { Worktree } from "./worktree.ts";
  * host (SSH agent, `GIT_SSH_COMMAND`, or with `hostGitConfig: true` the host's credential helper).
  */
 
-export interface RepoMirrorOptions {
-  /** The worker's data directory; mirrors live in `<dataDir>/mirrors/`. */
-  dataDir: string;
-  /** Project slug; names the mirror directory. Letters, digits, `.`, `_`, `-`. */
-  projectId: string;
-  /** The project's repository: a local path (bare or not) or any URL git can fetch and push. */
-  remote: string;
-  /** A mirror lock not refreshed for this long is considered abandoned. Default 30 000 ms. */
-  lockStaleMs?: number;
-  /** Longest wait for a mirror lock before failing. Default 900 000 ms (15 min). */
-  lockTimeoutMs?: number;
-  /** Bound on one clone, fetch or push. Default 600 000 ms (10 min). */
-  networkTimeoutMs?: number;
-  /** Bound on one local git command (checkout, diff, commit, merge). Default 300 000 ms (5 min). */
-  gitTimeoutMs?: number;
-  /**
-   * Read the host's system/global git config for commands that talk to the remote (clone,
-   * fetch, push, ls-remote), e.g. to use its credential helper. The hardening flags still win.
-   * Default `false`.
-   */
-  hostGitConfig?: boolean;
-  /**
-   * Let `ensure()`'s fetch run git's auto-maintenance (gc when loose objects pile up), inside the
-   * mirror lock. Per-job commands never run it. Default `true`.
-   */
-  autoMaintenance?: boolean;
-  /**
-   * A git `*.lock` file left in the mirror by a killed git process blocks every later fetch.
-   * When a fetch fails on one, lock files older than this are deleted and the fetch retried
-   * once. Default 120 000 ms.
-   */
-  gitLockStaleMs?: number;
-  /** Times a fetch that lost a ref lock to a concurrent push is retried. Default 4. */
-  refLockRetries?: number;
-}
-
 export interface AddWorktreeOptions {
   /** Branch name or commit id to check out (detached). */
   base: string;
@@ -92,9 +57,6 @@ export interface AddWorktreeOptions {
    */
   neverCommit?: readonly string[];
 }
-
-export const DEFAULT_NETWORK_TIMEOUT_MS = 600_000;
-export const DEFAULT_GIT_LOCK_STALE_MS = 120_000;
 
 const PROJECT_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 const FETCH_REFSPEC = "+refs/heads/*:refs/heads/*";
@@ -150,24 +112,15 @@ export class RepoMirror {
     this.remote = options.remote;
     this.mirrorsDir = path.join(this.dataDir, "mirrors");
     this.gitDir = path.join(this.mirrorsDir, `${this.projectId}.git`);
-    this.lockStaleMs = positive(options.lockStaleMs, DEFAULT_LOCK_STALE_MS, "lockStaleMs");
-    this.lockTimeoutMs = positive(options.lockTimeoutMs, DEFAULT_LOCK_TIMEOUT_MS, "lockTimeoutMs");
-    this.networkTimeoutMs = positive(
-      options.networkTimeoutMs,
-      DEFAULT_NETWORK_TIMEOUT_MS,
-      "networkTimeoutMs",
-    );
-    this.gitTimeoutMs = positive(options.gitTimeoutMs, DEFAULT_GIT_TIMEOUT_MS, "gitTimeoutMs");
-    this.gitLockStaleMs = positive(options.gitLockStaleMs, DEFAULT_GIT_LOCK_STALE_MS, "gitLockStaleMs");
-    this.refLockRetries = options.refLockRetries ?? 4;
-    if (!Number.isInteger(this.refLockRetries) || this.refLockRetries < 0) {
-      throw new GitInputError(
-        "refLockRetries",
-        `must be an integer of 0 or more, received ${options.refLockRetries}`,
-      );
-    }
-    this.hostGitConfig = options.hostGitConfig ?? false;
-    this.autoMaintenance = options.autoMaintenance ?? true;
+    const resolved = resolveRepoMirrorOptions(options);
+    this.lockStaleMs = resolved.lockStaleMs;
+    this.lockTimeoutMs = resolved.lockTimeoutMs;
+    this.networkTimeoutMs = resolved.networkTimeoutMs;
+    this.gitTimeoutMs = resolved.gitTimeoutMs;
+    this.gitLockStaleMs = resolved.gitLockStaleMs;
+    this.refLockRetries = resolved.refLockRetries;
+    this.hostGitConfig = resolved.hostGitConfig;
+    this.autoMaintenance = resolved.autoMaintenance;
   }
 
   /**
@@ -445,14 +398,6 @@ export class RepoMirror {
   private lockOptions(): { staleMs: number; timeoutMs: number } {
     return { staleMs: this.lockStaleMs, timeoutMs: this.lockTimeoutMs };
   }
-}
-
-function positive(value: number | undefined, fallback: number, name: string): number {
-  if (value === undefined) return fallback;
-  if (!(typeof value === "number" && value > 0 && Number.isFinite(value))) {
-    throw new GitInputError(name, `must be a number greater than 0, received ${JSON.stringify(value)}`);
-  }
-  return value;
 }
 
 function relativeLiteral(value: unknown, field: string): string {
