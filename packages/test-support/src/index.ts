@@ -131,4 +131,5 @@ export function runResultFixture(
 export { DoubleGit } from "./forge-double/double-git.ts";
 export type { ApiRequest, Fault } from "./forge-double/double-server.ts";
 export { serveGitHttp } from "./forge-double/git-http-backend.ts";
-export { type DoublePull, GitHubDouble, type GitHubDoubleUser } from "./forge-double/github-double.ts";
+export { GitHubDouble } from "./forge-double/github-double.ts";
+export type { DoublePull, GitHubDoubleUser } from "./forge-double/github-double-state.ts";
