@@ -1,4 +1,5 @@
 import { type Db, json } from "./connection.ts";
+import { PAGE_LIMITS, resolvePageLimit } from "./page-limits.ts";
 
 export interface ListEventsFilter {
   projectId?: string;
@@ -11,7 +12,7 @@ export interface ListEventsFilter {
 }
 
 export async function listEvents(db: Db, filter: ListEventsFilter = {}) {
-  const limit = Math.min(Math.max(filter.limit ?? 200, 1), 1000);
+  const limit = resolvePageLimit(filter.limit, PAGE_LIMITS.events);
   let q = db.selectFrom("events").selectAll().orderBy("id").limit(limit);
   if (filter.projectId) q = q.where("project_id", "=", filter.projectId);
   if (filter.taskId) q = q.where("task_id", "=", filter.taskId);

@@ -41,6 +41,7 @@ export {
   type MissionEvidence,
 } from "./mission-queries.ts";
 export type { NotificationListener, Subscription } from "./notification-listener.ts";
+export * from "./page-limits.ts";
 export * from "./project-repository.ts";
 export { type LoadStateOptions, loadProjectSnapshot, loadProjectState } from "./project-state-repository.ts";
 export {

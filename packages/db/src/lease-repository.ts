@@ -7,13 +7,16 @@ import type { Db } from "./connection.ts";
  * it already owns. Row locks on the lease make concurrent replicas agree: never two owners.
  * A crashed owner stops renewing; after `ttlMs` another replica takes over.
  */
+/** Lease defaults: with no `maxProjects` a replica may own every project (Postgres' int4 LIMIT bound). */
+export const LEASE_DEFAULTS = Object.freeze({ maxProjects: 2_147_483_647 });
+
 export async function acquireLeases(
   db: Db,
   owner: string,
   ttlMs: number,
   maxProjects?: number,
 ): Promise<string[]> {
-  const limit = maxProjects ?? 2_147_483_647;
+  const limit = maxProjects ?? LEASE_DEFAULTS.maxProjects;
   const rows = await sql<{ project_id: string }>`
     INSERT INTO leases (project_id, owner, expires_at)
     SELECT p.id, ${owner}, now() + make_interval(secs => ${ttlMs / 1000})

@@ -1,6 +1,7 @@
 import { sql } from "kysely";
 import type { Db } from "./connection.ts";
 import type { RunRow } from "./database-schema.ts";
+import { PAGE_LIMITS, resolvePageLimit } from "./page-limits.ts";
 
 /** Runs that should have a live queue job: queued or running, across the given projects. */
 export async function activeRuns(db: Db, projectIds: readonly string[]): Promise<RunRow[]> {
@@ -49,7 +50,7 @@ export interface ListRunsFilter {
 
 /** Newest first, each with its `number`; `prompt` and `output` are left out of listings (fetch one run for them). */
 export async function listRuns(db: Db, filter: ListRunsFilter = {}) {
-  const limit = Math.min(Math.max(filter.limit ?? 100, 1), 500);
+  const limit = resolvePageLimit(filter.limit, PAGE_LIMITS.runs);
   let q = db
     .selectFrom("runs")
     .select([

@@ -1,6 +1,7 @@
 import type { Task, TaskKind } from "@overseer/domain";
 import type { Db } from "./connection.ts";
 import type { TaskRow } from "./database-schema.ts";
+import { PAGE_LIMITS, resolvePageLimit } from "./page-limits.ts";
 import { taskFromRow } from "./row-mappers.ts";
 
 export async function existingTaskIds(db: Db, projectId: string): Promise<string[]> {
@@ -22,7 +23,7 @@ export async function listTasks(
   projectId: string,
   filter: ListTasksFilter = {},
 ): Promise<{ tasks: Task[]; next: string | null }> {
-  const limit = Math.min(Math.max(filter.limit ?? 500, 1), 1000);
+  const limit = resolvePageLimit(filter.limit, PAGE_LIMITS.tasks);
   let q = db
     .selectFrom("tasks")
     .selectAll()
