@@ -37,7 +37,7 @@ import { registerQueueBoardRoutes } from "./routes/queue-board-routes.ts";
 import type { RouteContext } from "./routes/route-kit.ts";
 import { registerRunRoutes } from "./routes/run/register.ts";
 import { registerTaskRoutes } from "./routes/task/register.ts";
-import { registerTokenRoutes } from "./routes/token-routes.ts";
+import { registerTokenRoutes } from "./routes/token/register.ts";
 
 /** Title and version of the generated OpenAPI document. */
 export const API_TITLE = "Overseer gateway API";
