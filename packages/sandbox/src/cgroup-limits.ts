@@ -107,6 +107,19 @@ export interface CgroupPlanOptions {
   parentName?: string;
 }
 
+/** The cgroup plan option defaults, in one place; `resolveCgroupPlanOptions` applies them. */
+export const CGROUP_PLAN_DEFAULTS = Object.freeze({ mode: "auto", parentName: "overseer" } as const);
+
+/** The cgroup plan options with every default filled in. */
+export type ResolvedCgroupPlanOptions = Readonly<{ mode: "auto" | "off"; parentName: string }>;
+
+export function resolveCgroupPlanOptions(options: CgroupPlanOptions = {}): ResolvedCgroupPlanOptions {
+  return Object.freeze({
+    mode: options.mode ?? CGROUP_PLAN_DEFAULTS.mode,
+    parentName: options.parentName ?? CGROUP_PLAN_DEFAULTS.parentName,
+  });
+}
+
 const EMPTY_PLAN = (notes: string[]): CgroupPlan => ({
   pids: null,
   memory: null,
@@ -125,10 +138,11 @@ const V1_PROBE_FILE: Record<Controller, string> = {
  * Finds writable, usable hierarchies for pids, memory and cpu. Creates the per-worker parent
  * directories (and, on v2, enables the controllers for their children) as a side effect.
  */
-export async function detectCgroupPlan(options: CgroupPlanOptions = {}): Promise<CgroupPlan> {
+export async function detectCgroupPlan(input: CgroupPlanOptions = {}): Promise<CgroupPlan> {
+  const options = resolveCgroupPlanOptions(input);
   if (options.mode === "off") return EMPTY_PLAN(["cgroups disabled by the driver option cgroups.mode=off"]);
   if (process.platform !== "linux") return EMPTY_PLAN(["cgroups exist only on Linux"]);
-  const parentName = options.parentName ?? "overseer";
+  const { parentName } = options;
   let mounts: CgroupMount[];
   let own: ReturnType<typeof parseOwnCgroups>;
   try {

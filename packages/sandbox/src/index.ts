@@ -51,6 +51,7 @@ export {
   UnsafeSandboxRefusedError,
 } from "./sandbox-errors.ts";
 export {
+  CONTAINER_DETECTION_DEFAULTS,
   type ContainerDetection,
   detectContainer,
   detectSandboxHost,

@@ -37,6 +37,9 @@ const CGROUP_RUNTIMES: [RegExp, string][] = [
   [/\/lxc\b|lxc\.payload/, "lxc"],
 ];
 
+/** Where `detectContainer` looks unless told otherwise: the host's own root. */
+export const CONTAINER_DETECTION_DEFAULTS = Object.freeze({ root: "/" });
+
 /**
  * Container signs under `root` (default `/`): `/.dockerenv` (Docker), `/run/.containerenv`
  * (Podman), runtime names in `/proc/1/cgroup`, and the `container` variable runtimes set.
@@ -44,7 +47,7 @@ const CGROUP_RUNTIMES: [RegExp, string][] = [
 export async function detectContainer(
   options: { root?: string; env?: Readonly<Record<string, string | undefined>> } = {},
 ): Promise<ContainerDetection> {
-  const root = options.root ?? "/";
+  const root = options.root ?? CONTAINER_DETECTION_DEFAULTS.root;
   const env = options.env ?? process.env;
   const evidence: string[] = [];
   const runtimes: string[] = [];

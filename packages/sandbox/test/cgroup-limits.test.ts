@@ -4,11 +4,13 @@ import { join } from "node:path";
 import { DEFAULT_SANDBOX_LIMITS } from "@overseer/run-contract";
 import { describe, expect, it } from "vitest";
 import {
+  CGROUP_PLAN_DEFAULTS,
   describeCgroupPlan,
   detectCgroupPlan,
   parseCgroupMounts,
   parseOwnCgroups,
   RunCgroup,
+  resolveCgroupPlanOptions,
 } from "../src/cgroup-limits.ts";
 
 const HYBRID_MOUNTINFO = `31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755
@@ -100,5 +102,20 @@ describe("run cgroups on this host", () => {
       await next?.destroy();
       await keeper?.destroy();
     }
+  });
+});
+
+describe("resolveCgroupPlanOptions", () => {
+  it("fills mode and parentName from CGROUP_PLAN_DEFAULTS", () => {
+    expect(resolveCgroupPlanOptions()).toEqual({ mode: "auto", parentName: "overseer" });
+    expect(resolveCgroupPlanOptions({})).toEqual(CGROUP_PLAN_DEFAULTS);
+    expect(Object.isFrozen(CGROUP_PLAN_DEFAULTS)).toBe(true);
+  });
+
+  it("keeps what the caller set", () => {
+    expect(resolveCgroupPlanOptions({ mode: "off", parentName: "overseer-w2" })).toEqual({
+      mode: "off",
+      parentName: "overseer-w2",
+    });
   });
 });

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { detectCgroupPlan } from "../src/cgroup-limits.ts";
-import { detectContainer, detectSandboxHost } from "../src/sandbox-host.ts";
+import { CONTAINER_DETECTION_DEFAULTS, detectContainer, detectSandboxHost } from "../src/sandbox-host.ts";
 
 const roots: string[] = [];
 afterEach(async () => {
@@ -75,5 +75,13 @@ describe("detectSandboxHost on this machine", () => {
     expect(host.summary).toContain(
       host.cgroups.delegated ? "per-run cgroup limits enforced here" : "NOT enforced",
     );
+  });
+});
+
+describe("CONTAINER_DETECTION_DEFAULTS", () => {
+  it("looks at the host's own root unless told otherwise", async () => {
+    expect(CONTAINER_DETECTION_DEFAULTS).toEqual({ root: "/" });
+    expect(Object.isFrozen(CONTAINER_DETECTION_DEFAULTS)).toBe(true);
+    expect(await detectContainer({ env: {} })).toEqual(await detectContainer({ root: "/", env: {} }));
   });
 });
