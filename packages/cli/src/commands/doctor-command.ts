@@ -25,6 +25,7 @@ import { execa } from "execa";
 import type { z } from "zod";
 import { parseCommandArgs, requirePositive } from "../arg-parser.ts";
 import { settingsFrom } from "../cli-context.ts";
+import { CLI_DEFAULTS } from "../cli-defaults.ts";
 import { EXIT_FAILURE, EXIT_OK, UsageError } from "../cli-errors.ts";
 import type { CliIo } from "../cli-io.ts";
 import type { CliCommand } from "../command-registry.ts";
@@ -78,7 +79,9 @@ export const doctorCommand: CliCommand = {
       false,
     );
     const settings = settingsFrom(io);
-    const probeTimeoutMs = (requirePositive(values["probe-timeout"], "--probe-timeout") ?? 60) * 1000;
+    const probeTimeoutMs =
+      (requirePositive(values["probe-timeout"], "--probe-timeout") ?? CLI_DEFAULTS.probeTimeoutSeconds) *
+      1000;
     const checks: DoctorCheck[] = [];
     const add = (check: DoctorCheck) => {
       checks.push(check);

@@ -23,6 +23,7 @@ import { createProject, TransitionApplier, updateProjectConfig } from "@overseer
 import type { z } from "zod";
 import { parseCommandArgs, requirePositive } from "../arg-parser.ts";
 import { withDatabase } from "../cli-context.ts";
+import { CLI_DEFAULTS } from "../cli-defaults.ts";
 import { CommandFailed, EXIT_OK, UsageError } from "../cli-errors.ts";
 import type { CliIo } from "../cli-io.ts";
 import type { CliCommand } from "../command-registry.ts";
@@ -87,7 +88,7 @@ export const initCommand: CliCommand = {
       values.repo && !/^[a-z][a-z0-9+.-]*:\/\//i.test(values.repo) && !values.repo.includes("@")
         ? resolve(io.cwd, values.repo)
         : values.repo;
-    const branch = values.branch ?? "main";
+    const branch = values.branch ?? CLI_DEFAULTS.branch;
     if (repo) {
       const head = await lsRemoteHead(repo, branch).catch((error: Error) => {
         throw new CommandFailed(`Cannot read repository ${repo}: ${error.message}`);

@@ -8,6 +8,7 @@ import { importTasks, TransitionApplier } from "@overseer/transitions";
 import type { z } from "zod";
 import { onePositional, parseCommandArgs, requirePositive } from "../arg-parser.ts";
 import { withDatabase } from "../cli-context.ts";
+import { CLI_DEFAULTS } from "../cli-defaults.ts";
 import { EXIT_OK, EXIT_USAGE, UsageError } from "../cli-errors.ts";
 import { type CliIo, formatTable } from "../cli-io.ts";
 import type { CliCommand } from "../command-registry.ts";
@@ -134,7 +135,7 @@ export const taskListCommand: CliCommand = {
         throw new UsageError(`--status must be one of ${TASK_STATUSES.join(", ")}; received "${s}"`);
       }
     }
-    const limit = requirePositive(values.limit, "--limit") ?? 1000;
+    const limit = requirePositive(values.limit, "--limit") ?? CLI_DEFAULTS.taskListLimit;
     const target = commandTarget(io);
     io.err(describeTarget(target));
     const tasks: readonly ListedTask[] =
