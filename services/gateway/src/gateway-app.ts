@@ -27,7 +27,7 @@ import { StreamRegistry } from "./live/stream-registry.ts";
 import { GatewayMetrics } from "./metrics/gateway-metrics.ts";
 import { OperatorTransitions } from "./operations/operator-transitions.ts";
 import { registerArgusRoutes } from "./routes/argus/register.ts";
-import { registerEventRoutes } from "./routes/event-routes.ts";
+import { registerEventRoutes } from "./routes/event/register.ts";
 import { registerFleetRoutes } from "./routes/fleet/register.ts";
 import { registerForgeRoutes } from "./routes/forge/register.ts";
 import { registerOpsRoutes } from "./routes/ops/register.ts";
