@@ -1,6 +1,11 @@
 export type { ChangedPath, ChangeStatus } from "./changed-paths-parser.ts";
 export type { CommitAuthor } from "./commit-identity.ts";
 export { buildCommitMessage, STANDARD_TRAILER_ORDER } from "./commit-message-builder.ts";
+export {
+  type FastForwardPushOptions,
+  type FastForwardPushResult,
+  fastForwardPush,
+} from "./fast-forward-push.ts";
 export { acquireFileLock, type FileLock, type FileLockOptions, withFileLock } from "./file-lock.ts";
 export {
   GitError,

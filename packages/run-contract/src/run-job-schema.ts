@@ -95,7 +95,19 @@ export const runJobSchema = z.object({
    * How an approve lands (runner config `landing`): `squash` or a reviewed-range `merge`, and
    * the check command run on the integrated tree before the push. Absent: squash, no check.
    */
-  landing: z.object({ strategy: z.enum(["squash", "merge"]), check: hookSchema.optional() }).optional(),
+  landing: z
+    .object({
+      strategy: z.enum(["squash", "merge"]),
+      check: hookSchema.optional(),
+      /**
+       * Runner config `landing.mode: pull_request`: an approve lands nothing on the main branch;
+       * the reviewed head is pushed, fast-forward only and inside the run fence, to this branch
+       * (domain `pullRequestBranch`, `overseer/pr/<task>`), which the coordinator's forge runner
+       * opens the pull request from. Absent: push mode (land on the landing branch).
+       */
+      pullRequestBranch: z.string().min(1).optional(),
+    })
+    .optional(),
   /**
    * Execute and resolve runs after a failed landing: merge the main branch into the task branch
    * before the agent starts (conflict markers committed in the conflicting files). Absent or
@@ -183,6 +195,15 @@ export const runResultSchema = z.object({
    * failed on the integrated tree (`details`: git's messages or the check's output tail).
    */
   landingFailure: landingFailureSchema.extend({ details: z.string() }).nullable().optional(),
+  /**
+   * An approve in pull_request mode: the reviewed head, now on the pull request branch (nothing
+   * landed on the main branch, so `landedSha` and `landedBranch` are null). Absent or null
+   * otherwise.
+   */
+  pullRequestHead: z
+    .object({ branch: z.string().min(1), sha: z.string().min(1) })
+    .nullable()
+    .optional(),
   exitCode: z.number().nullable(),
   signal: z.string().nullable(),
   durationMs: z.number(),

@@ -1,6 +1,7 @@
 import path from "node:path";
 import {
   checkpointRef,
+  fastForwardPush,
   LAND_DEFAULTS,
   type LandCheckOutcome,
   landBranch,
@@ -49,6 +50,10 @@ export async function recordWork(
 
   if (transition?.kind === "approve") {
     if (ctx.taskHead === null) return { kind: "ok", commits: NO_COMMITS };
+    const pullRequestBranch = job.landing?.pullRequestBranch;
+    if (pullRequestBranch !== undefined) {
+      return publishForReview(job, deps, mirror, pullRequestBranch, ctx.taskHead);
+    }
     const landed = await landBranch(mirror, {
       source: job.taskBranch,
       target: job.mainBranch,
@@ -139,5 +144,40 @@ export async function recordWork(
   return {
     kind: "ok",
     commits: { ...NO_COMMITS, checkpointRef: ref, commitSha: sha, branchHead: ctx.taskHead },
+  };
+}
+
+/**
+ * pull_request mode (runner config `landing.mode`): the approve lands nothing on the main
+ * branch; the reviewed head goes to the pull request branch instead, fast-forward only and
+ * inside the same run fence as a landing (only while the run is live, and only the head
+ * Postgres recorded at the submit). The coordinator's forge runner opens or updates the pull
+ * request from it. A branch someone else moved sideways is never overwritten: the approve
+ * does not go through, as a landing conflict would not, and the details say what to do.
+ */
+async function publishForReview(
+  job: RunJob,
+  deps: Pick<RunExecutorDeps, "mirrorFreshness" | "fence">,
+  mirror: RepoMirror,
+  branch: string,
+  head: string,
+): Promise<WorkRecord> {
+  const pushed = await fastForwardPush(mirror, {
+    branch,
+    sha: head,
+    guard: deps.fence?.guard(job, { sourceSha: head }),
+  });
+  if (pushed.kind === "diverged") {
+    return {
+      kind: "land-failed",
+      reason: "conflict",
+      files: [],
+      details: `${branch} is at ${pushed.actualSha}, which ${job.taskBranch} (${head}) does not contain: someone pushed to the pull request branch. Merge those commits into ${job.taskBranch}, or delete ${branch} on the remote, so the approved head can be published.`,
+    };
+  }
+  deps.mirrorFreshness.lastSync.set(job.projectId, Date.now());
+  return {
+    kind: "ok",
+    commits: { ...NO_COMMITS, branchHead: head, pullRequestHead: { branch, sha: head } },
   };
 }

@@ -82,6 +82,8 @@ export interface Commits {
   landedSha: string | null;
   landedBranch: string | null;
   checkpointRef: string | null;
+  /** pull_request mode: the approved head pushed to the pull request branch. */
+  pullRequestHead?: { branch: string; sha: string } | null;
 }
 
 export const NO_COMMITS: Commits = {
@@ -146,6 +148,7 @@ export function buildRunResult(
     landedBranch: extra.landedBranch ?? null,
     checkpointRef: extra.checkpointRef ?? null,
     landingFailure: extra.landingFailure ?? null,
+    ...(extra.pullRequestHead ? { pullRequestHead: extra.pullRequestHead } : {}),
     exitCode: extra.exitCode ?? null,
     signal: extra.signal ?? null,
     durationMs: extra.durationMs ?? 0,

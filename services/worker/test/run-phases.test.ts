@@ -177,6 +177,70 @@ describe("git phase", () => {
     expect(await rig.head("main")).toBe(main);
   });
 
+  it("pull_request mode: an approve lands nothing on main and fast-forwards the pull request branch", async () => {
+    const pr = "overseer/pr/S08-020";
+    const landing = { strategy: "squash" as const, pullRequestBranch: pr };
+    const first = await rig.run(
+      rig.job("echo one > src/pr.txt; echo 'First' | overseer-agent submit --message-file -", {
+        taskId: "S08-020",
+      }),
+    );
+    const main = await rig.head("main");
+    const approved = await rig.run(
+      rig.approveJob("S08-020", first.branchHead, { executorAgentId: "someone-else", landing }),
+    );
+    expect(approved.outcome).toMatchObject({ kind: "transition", transition: { kind: "approve" } });
+    expect(approved.landedSha).toBeNull();
+    expect(approved.landingFailure).toBeNull();
+    expect(approved.pullRequestHead).toEqual({ branch: pr, sha: first.branchHead });
+    expect(await rig.head(pr)).toBe(first.branchHead);
+    expect(await rig.head("main")).toBe(main);
+    // A redelivered approve publishes the same head again: nothing moves.
+    const again = await rig.run(
+      rig.approveJob("S08-020", first.branchHead, { executorAgentId: "someone-else", landing }),
+    );
+    expect(again.pullRequestHead).toEqual({ branch: pr, sha: first.branchHead });
+
+    // The fix after review feedback: a later approved head descends from the first.
+    const second = await rig.run(
+      rig.job("echo two > src/pr.txt; echo 'Second' | overseer-agent submit --message-file -", {
+        taskId: "S08-020",
+        expectedTaskHead: first.branchHead,
+      }),
+    );
+    const approvedAgain = await rig.run(
+      rig.approveJob("S08-020", second.branchHead, { executorAgentId: "someone-else", landing }),
+    );
+    expect(approvedAgain.pullRequestHead).toEqual({ branch: pr, sha: second.branchHead });
+    expect(await rig.head(pr)).toBe(second.branchHead);
+    expect(await rig.head("main")).toBe(main);
+  });
+
+  it("pull_request mode: a pull request branch someone else moved is never overwritten", async () => {
+    const pr = "overseer/pr/S08-021";
+    const landing = { strategy: "squash" as const, pullRequestBranch: pr };
+    const first = await rig.run(
+      rig.job("echo one > src/pr2.txt; echo 'First' | overseer-agent submit --message-file -", {
+        taskId: "S08-021",
+      }),
+    );
+    await rig.run(rig.approveJob("S08-021", first.branchHead, { executorAgentId: "someone-else", landing }));
+    const theirs = await rig.commitOnRemote(pr, { "src/by-hand.txt": "x\n" }, "Pushed by hand");
+    const second = await rig.run(
+      rig.job("echo two > src/pr2.txt; echo 'Second' | overseer-agent submit --message-file -", {
+        taskId: "S08-021",
+        expectedTaskHead: first.branchHead,
+      }),
+    );
+    const refused = await rig.run(
+      rig.approveJob("S08-021", second.branchHead, { executorAgentId: "someone-else", landing }),
+    );
+    expect(refused.pullRequestHead).toBeUndefined();
+    expect(refused.landingFailure).toMatchObject({ reason: "conflict", files: [] });
+    expect(refused.landingFailure?.details).toContain(`${pr} is at ${theirs}`);
+    expect(await rig.head(pr)).toBe(theirs);
+  });
+
   it("the next executor starts on main merged in, markers committed, and its submit amends that merge", async () => {
     const submit = await rig.run(
       rig.job(
