@@ -14,6 +14,27 @@ export {
   presetKeyEnv,
 } from "./agent-presets.ts";
 export {
+  FORGE_KIND_NAMES,
+  type ForgeKindName,
+  type ForgeSettingsInput,
+  isForgeRepository,
+  LANDING_MODES,
+  type LandingMode,
+  PULL_REQUEST_DEFAULTS,
+  PULL_REQUEST_MERGE_METHODS,
+  PULL_REQUEST_MERGE_POLICIES,
+  PULL_REQUEST_ON_CLOSED,
+  PULL_REQUEST_PREREQUISITES,
+  type PullRequestMergeMethod,
+  type PullRequestMergePolicy,
+} from "./landing-config-schema.ts";
+export {
+  type ForgeSettings,
+  type LandingSettings,
+  landingSettingsOf,
+  type PullRequestSettings,
+} from "./landing-settings.ts";
+export {
   PRICE_TABLE,
   PRICE_TABLE_DATE,
   type ResolvedPrice,

@@ -25,6 +25,7 @@ import {
 } from "@overseer/task-files";
 import { z } from "zod";
 import { AGENT_KINDS } from "./agent-kinds.ts";
+import { forgeSchema, LANDING_MODES, pullRequestSchema } from "./landing-config-schema.ts";
 
 /**
  * Per-project runner config (docs/runner-config.md).
@@ -174,6 +175,11 @@ const gitSchema = z.strictObject({
 });
 
 const SECRET_FIELD = "secrets";
+/** Paths whose values are never printed: every `secrets` value and `forge.token`. */
+function isSecretPath(path: readonly PropertyKey[]): boolean {
+  return path[0] === SECRET_FIELD || (path[0] === "forge" && path[1] === "token");
+}
+const LANDING_MODE_EXPECTED = `one of ${LANDING_MODES.map((m) => `"${m}"`).join(", ")}`;
 
 export const RunnerConfigSchema = z.strictObject({
   // --- Luma runner keys (docs/argus-compatibility.md) ---
@@ -271,9 +277,22 @@ export const RunnerConfigSchema = z.strictObject({
       after_run: hookSchema(300).optional(),
     })
     .default({}),
-  /** How approved work lands on the main branch (docs/state-machine.md rule 3). */
+  /**
+   * How approved work lands (docs/state-machine.md rule 3): pushed to the main branch (`mode:
+   * push`, default) or through a pull request on `forge` (`mode: pull_request`).
+   */
   landing: z
     .strictObject({
+      /** `push` (default): the worker pushes approved work to the main branch; `pull_request`: through a PR on `forge`. */
+      mode: z
+        .enum(LANDING_MODES, {
+          error: (issue) =>
+            typeof issue.input === "string" &&
+            /^(pr|pull-?request|pullrequest|merge_request|mr)$/i.test(issue.input)
+              ? `${LANDING_MODE_EXPECTED} (did you mean "pull_request"?)`
+              : LANDING_MODE_EXPECTED,
+        })
+        .default("push"),
       /**
        * Only the reviewed head's tree lands, never the task branch's history (rejected attempts
        * stay off the main branch): `squash` (one commit with the task's trailers on the main
@@ -294,8 +313,15 @@ export const RunnerConfigSchema = z.strictObject({
        * tail. The setup hook runs first. Default timeout 600 s.
        */
       check_command: hookSchema(600).optional(),
+      /** Pull request settings, read only in `pull_request` mode; every key has a default. */
+      pull_request: pullRequestSchema.prefault({}),
     })
-    .default({ strategy: "squash" }),
+    .prefault({}),
+  /**
+   * The forge pull requests live on: required when `landing.mode` is `pull_request`. Its
+   * `token` is a secret (redacted like `secrets`) used host-side only.
+   */
+  forge: forgeSchema.optional(),
   /** Files placed into each checkout (path → source), never committed. Default {}. */
   files: z
     .record(z.string().refine(isCheckoutPath, { error: CHECKOUT_PATH_EXPECTED }), placedFileSchema, {
@@ -349,9 +375,7 @@ export type RunnerAction = "execute" | "review" | "resolve";
  */
 export function parseRunnerConfig(input: unknown, source: string): RunnerConfig {
   const result = RunnerConfigSchema.safeParse(input, { error: expectedErrorMap });
-  const issues = result.success
-    ? []
-    : zodIssuesToConfigIssues(result.error.issues, input, { isSecretPath: (p) => p[0] === SECRET_FIELD });
+  const issues = result.success ? [] : zodIssuesToConfigIssues(result.error.issues, input, { isSecretPath });
   issues.push(...crossCheck(input));
   if (!result.success || issues.length > 0) {
     throw new ConfigError(source, issues, `Fix these fields in ${source}; see the runner config reference.`);
@@ -402,7 +426,7 @@ export function commandForRole(config: RunnerConfig, role: string, action: Runne
 
 /** Every secret value of the config, for `createRedactor` / `createLogger({ secrets })`. */
 export function runnerConfigSecretValues(config: RunnerConfig): string[] {
-  return Object.values(config.secrets);
+  return [...Object.values(config.secrets), ...(config.forge ? [config.forge.token] : [])];
 }
 
 /** A copy safe to show or store in logs/API answers: secret values replaced by `[REDACTED]`. */
@@ -410,6 +434,7 @@ export function redactRunnerConfig(config: RunnerConfig): RunnerConfig {
   return {
     ...config,
     secrets: Object.fromEntries(Object.keys(config.secrets).map((name) => [name, REDACTED])),
+    ...(config.forge ? { forge: { ...config.forge, token: REDACTED } } : {}),
   };
 }
 
@@ -449,6 +474,7 @@ function crossCheck(input: unknown): ConfigIssue[] {
         });
     }
   }
+  issues.push(...forgeCrossCheck(input));
   if (isPlainObject(input.files)) {
     for (const [file, spec] of Object.entries(input.files)) {
       if (!isPlainObject(spec) || typeof spec.from_secret !== "string") continue;
@@ -464,6 +490,34 @@ function crossCheck(input: unknown): ConfigIssue[] {
     }
   }
   return issues;
+}
+
+/** `forge` is required in pull_request mode; GitHub and Gitea repositories are exactly owner/name. */
+function forgeCrossCheck(input: Record<string, unknown>): ConfigIssue[] {
+  const mode = isPlainObject(input.landing) ? input.landing.mode : undefined;
+  if (mode === "pull_request" && input.forge === undefined) {
+    return [
+      {
+        path: "forge",
+        expected:
+          "the forge settings { kind, url, repository, token } (required when landing.mode is pull_request)",
+        received: "nothing",
+        hint: "run `overseer init --project ID --update --forge github|gitlab|gitea --forge-url URL`, or add forge to the config, or set landing.mode: push",
+      },
+    ];
+  }
+  const forge = input.forge;
+  if (!isPlainObject(forge) || typeof forge.repository !== "string") return [];
+  if ((forge.kind === "github" || forge.kind === "gitea") && forge.repository.split("/").length !== 2) {
+    return [
+      {
+        path: "forge.repository",
+        expected: `owner/name (${forge.kind} repositories have exactly two segments; only GitLab has groups)`,
+        received: describeReceived(forge.repository),
+      },
+    ];
+  }
+  return [];
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {

@@ -74,7 +74,21 @@ describe("parseRunnerConfig", () => {
       network_allow_hosts: [],
       sandbox: { pids_max: 512, memory_mb: 4096, cpu_seconds: 3600, read_only_paths: [] },
       hooks: {},
-      landing: { strategy: "squash" },
+      landing: {
+        mode: "push",
+        strategy: "squash",
+        pull_request: {
+          labels: ["overseer"],
+          merge: "manual",
+          merge_method: "squash",
+          required_approvals: 1,
+          required_checks: [],
+          on_closed: "cancel",
+          prerequisites: "merged",
+          poll_seconds: 120,
+          log_tail_bytes: 8192,
+        },
+      },
       files: {},
       probe_argv: [],
       metadata_globs: [],
@@ -127,7 +141,8 @@ describe("parseRunnerConfig", () => {
     );
     expect(config.hooks.setup).toEqual({ argv: ["npm", "ci"], timeout_seconds: 600 });
     expect(config.hooks.after_run).toEqual({ argv: ["make", "lint"], timeout_seconds: 10 });
-    expect(config.landing).toEqual({
+    expect(config.landing).toMatchObject({
+      mode: "push",
       strategy: "merge",
       check_command: { argv: ["npm", "test"], timeout_seconds: 600 },
     });

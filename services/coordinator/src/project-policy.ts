@@ -11,7 +11,14 @@
 import { landingBranchOf, type ProjectRow } from "@overseer/db";
 import type { PlanApproval, RetryPolicy } from "@overseer/domain";
 import { ConfigError } from "@overseer/input-errors";
-import { parseRunnerConfig, type RunnerConfig } from "@overseer/project-config";
+import {
+  type ForgeSettings,
+  type LandingMode,
+  landingSettingsOf,
+  type PullRequestSettings,
+  parseRunnerConfig,
+  type RunnerConfig,
+} from "@overseer/project-config";
 
 export interface ProjectPolicy {
   /** The stored runner config, parsed: what the job builder reads beyond the fields below. */
@@ -20,8 +27,22 @@ export interface ProjectPolicy {
   readonly retry: RetryPolicy;
   /** `plan_approval`: who approves a mission planner's task graph. */
   readonly planApproval: PlanApproval;
-  /** Where approved work lands (domain `landingBranch`) and how (`landing.strategy`). */
-  readonly landing: { readonly branch: string; readonly strategy: RunnerConfig["landing"]["strategy"] };
+  /**
+   * Where approved work lands (domain `landingBranch`), how (`landing.strategy`), by a push or
+   * a pull request (`landing.mode`), and the pull request settings (`landing.pull_request`,
+   * defaults applied; read only in pull_request mode).
+   */
+  readonly landing: {
+    readonly branch: string;
+    readonly strategy: RunnerConfig["landing"]["strategy"];
+    readonly mode: LandingMode;
+    readonly pullRequest: PullRequestSettings;
+  };
+  /**
+   * The project's forge (`forge`; always set in pull_request mode), token included: for the
+   * coordinator's host-side forge work only. The run-job builder never copies it into a job.
+   */
+  readonly forge: ForgeSettings | null;
   /** Spend at which scheduling pauses: the project's `budget_usd`, the config's `budget_tokens`. */
   readonly budgets: { readonly usd: number | null; readonly tokens: number | null };
 }
@@ -33,11 +54,18 @@ export interface ProjectPolicy {
  */
 export function projectPolicyOf(project: ProjectRow): ProjectPolicy {
   const runnerConfig = storedRunnerConfig(project);
+  const landing = landingSettingsOf(runnerConfig);
   return {
     runnerConfig,
     retry: { maxAttempts: runnerConfig.attempts, backoffMs: runnerConfig.retry_backoff_seconds * 1000 },
     planApproval: runnerConfig.plan_approval,
-    landing: { branch: landingBranchOf(project), strategy: runnerConfig.landing.strategy },
+    landing: {
+      branch: landingBranchOf(project),
+      strategy: runnerConfig.landing.strategy,
+      mode: landing.mode,
+      pullRequest: landing.pullRequest,
+    },
+    forge: landing.forge,
     budgets: { usd: project.budget_usd, tokens: runnerConfig.budget_tokens },
   };
 }

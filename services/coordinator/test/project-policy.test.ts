@@ -66,9 +66,42 @@ describe("projectPolicyOf", () => {
     const policy = projectPolicyOf(await requireProject(scratch.db, "policy-all"));
     expect(policy.planApproval).toBe("operator");
     // A working copy's approved work lands beside the user's branch, never on it.
-    expect(policy.landing).toEqual({ branch: "overseer/trunk", strategy: "merge" });
+    expect(policy.landing).toMatchObject({ branch: "overseer/trunk", strategy: "merge", mode: "push" });
+    expect(policy.forge).toBeNull();
     expect(policy.budgets).toEqual({ usd: 12.5, tokens: 90000 });
     expect(policy.runnerConfig.plan_approval).toBe("operator");
+  });
+
+  it("reads pull_request mode, its settings and the forge (host-side) from the stored config", async () => {
+    await createProject(scratch.db, {
+      id: "policy-pr",
+      repo: "/tmp/none",
+      runnerConfig: {
+        landing: {
+          mode: "pull_request",
+          pull_request: { merge: "auto", required_approvals: 2, on_closed: "todo" },
+        },
+        forge: { kind: "gitea", url: "https://code.example", repository: "team/app", token: "gitea-token-1" },
+      },
+    });
+    const policy = projectPolicyOf(await requireProject(scratch.db, "policy-pr"));
+    expect(policy.landing).toMatchObject({
+      branch: "main",
+      mode: "pull_request",
+      pullRequest: {
+        merge: "auto",
+        requiredApprovals: 2,
+        onClosed: "todo",
+        mergeMethod: "squash",
+        pollSeconds: 120,
+      },
+    });
+    expect(policy.forge).toEqual({
+      kind: "gitea",
+      url: "https://code.example",
+      repository: "team/app",
+      token: "gitea-token-1",
+    });
   });
 });
 

@@ -53,6 +53,46 @@ describe("projects", () => {
     expect(duplicate.body.error.code).toBe("already_exists");
   });
 
+  it("answers a pull_request config with forge.token redacted, and refuses pull_request mode without a forge", async () => {
+    const token = "ghp_forgeTokenThroughTheGateway0123456789";
+    const created = await fx.request("POST", "/api/v1/projects", {
+      token: fx.tokens.admin,
+      body: {
+        id: "forge-redacted",
+        repo: "/srv/git/forge.git",
+        runner_config: {
+          landing: { mode: "pull_request" },
+          forge: { kind: "github", url: "https://github.com", repository: "acme/app", token },
+        },
+      },
+    });
+    expect(created.status).toBe(201);
+    expect(created.body.runner_config.forge).toEqual({
+      kind: "github",
+      url: "https://github.com",
+      repository: "acme/app",
+      token: "[REDACTED]",
+    });
+    expect(created.body.runner_config.landing.mode).toBe("pull_request");
+    expect(created.text).not.toContain(token);
+    const got = await fx.request("GET", "/api/v1/projects/forge-redacted", { token: fx.tokens.read });
+    expect(got.text).not.toContain(token);
+    expect(JSON.stringify((await getProject(fx.scratch.db, "forge-redacted"))?.runner_config)).toContain(
+      token,
+    );
+
+    const refused = await fx.request("POST", "/api/v1/projects", {
+      token: fx.tokens.admin,
+      body: {
+        id: "forge-missing",
+        repo: "/srv/git/x.git",
+        runner_config: { landing: { mode: "pull_request" } },
+      },
+    });
+    expect(refused.status).toBe(422);
+    expect(refused.text).toContain("required when landing.mode is pull_request");
+  });
+
   it("records a working copy, names overseer/<branch> and how to merge it in the project and its status", async () => {
     const dir = await mkdtemp(path.join(tmpdir(), "overseer-gw-wc-"));
     try {

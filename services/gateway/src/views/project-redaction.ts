@@ -2,7 +2,8 @@ import { createRedactor, REDACTED } from "@overseer/input-errors";
 import { parseRunnerConfig, redactRunnerConfig, runnerConfigSecretValues } from "@overseer/project-config";
 
 /**
- * Secrets never leave the gateway: runner configs are answered with secret values replaced,
+ * Secrets never leave the gateway: runner configs are answered with secret values (`secrets`
+ * and `forge.token`) replaced,
  * and stored prompts and outputs pass through a redactor built from the project's secret
  * values (plus well-known token shapes). A stored config that no longer parses is still
  * redacted from its raw `secrets` object, so a bad row cannot leak through the error path.
@@ -11,9 +12,15 @@ export function projectSecretValues(runnerConfig: unknown): string[] {
   try {
     return runnerConfigSecretValues(parseRunnerConfig(runnerConfig, "stored runner config"));
   } catch {
-    const raw = (runnerConfig as { secrets?: unknown } | null)?.secrets;
-    if (raw === null || typeof raw !== "object") return [];
-    return Object.values(raw).filter((v): v is string => typeof v === "string");
+    const config = runnerConfig as { secrets?: unknown; forge?: { token?: unknown } } | null;
+    const raw = config?.secrets;
+    const values =
+      raw !== null && typeof raw === "object"
+        ? Object.values(raw).filter((v): v is string => typeof v === "string")
+        : [];
+    const token =
+      config?.forge !== null && typeof config?.forge === "object" ? config.forge.token : undefined;
+    return typeof token === "string" && token !== "" ? [...values, token] : values;
   }
 }
 
@@ -33,6 +40,9 @@ export function redactedRunnerConfig(runnerConfig: unknown): Record<string, unkn
     const copy: Record<string, unknown> = { ...(runnerConfig as Record<string, unknown>) };
     if (copy.secrets && typeof copy.secrets === "object") {
       copy.secrets = Object.fromEntries(Object.keys(copy.secrets).map((k) => [k, REDACTED]));
+    }
+    if (copy.forge && typeof copy.forge === "object" && !Array.isArray(copy.forge)) {
+      copy.forge = { ...(copy.forge as Record<string, unknown>), token: REDACTED };
     }
     return copy;
   }
