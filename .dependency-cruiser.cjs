@@ -8,6 +8,7 @@
  *   packages/process     node built-ins only
  *   packages/event-stream eventsource-parser only, no node: modules (the web app bundles it)
  *   run-contract, api-contract  the wire contracts: zod only (run-contract: and node:net)
+ *   packages/transcript  zod only, no node: modules (the web app bundles it)
  *   packages/cli         talks to the gateway over HTTP only: never imports it
  *   packages/*           never import services/*
  *   services/*           never import another service
@@ -44,7 +45,7 @@ function exportedFiles() {
  * (rule `layer-<package>`). A package imports only from its own layer or the ones below; the
  * programs on top (services, cli, test-support) may use any package (rules further down).
  *
- *   leaves         domain, process, input-errors, event-stream
+ *   leaves         domain, process, input-errors, event-stream, transcript
  *   contracts      run-contract, api-contract
  *   configuration  task-files, project-config, settings, runtime
  *   execution      git, sandbox, forge
@@ -55,8 +56,9 @@ const MAY_IMPORT = {
   process: [],
   "input-errors": [],
   "event-stream": [],
+  transcript: [],
   "run-contract": ["input-errors"],
-  "api-contract": ["domain"],
+  "api-contract": ["domain", "transcript"],
   "task-files": ["domain", "input-errors"],
   "project-config": ["input-errors", "run-contract", "task-files"],
   settings: ["input-errors", "process", "run-contract", "runtime", "task-files"],
@@ -112,6 +114,10 @@ const FORBIDDEN = {
     "^packages/event-stream/src/",
     { dependencyTypes: THIRD_PARTY, pathNot: "node_modules/eventsource-parser/" },
   ],
+  "transcript-needs-only-zod": [
+    "^packages/transcript/src/",
+    { dependencyTypes: THIRD_PARTY, pathNot: "node_modules/zod/" },
+  ],
   "run-contract-needs-only-zod": [
     "^packages/run-contract/src/",
     { dependencyTypes: THIRD_PARTY, pathNot: ["node_modules/zod/", "^(node:)?net$"] },
@@ -144,6 +150,8 @@ const WHY = {
     "The contract's only third-party code is zod and its OpenAPI extension (the CLI loads it).",
   "event-stream-needs-only-its-parser":
     "The web app bundles packages/event-stream, the one SSE client of the web app, the CLI and the tests: its only outside code is eventsource-parser (no Node built-ins, no other package).",
+  "transcript-needs-only-zod":
+    "packages/transcript is pure (zod only, no Node built-ins): the worker, the gateway, the CLI and the web app all load it.",
   "run-contract-needs-only-zod":
     "The run contract is schemas only: zod, and node:net to tell IP literals apart; no I/O, so every side (worker, coordinator, harness, sandbox) can load it.",
   "cli-never-imports-the-gateway":

@@ -9,3 +9,4 @@ export * from "./forge-schemas.ts";
 export * from "./id-schemas.ts";
 export * from "./operator-schemas.ts";
 export * from "./resource-schemas.ts";
+export * from "./transcript-schemas.ts";

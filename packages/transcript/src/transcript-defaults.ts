@@ -1,0 +1,34 @@
+/** The bounds a transcript parser applies unless told otherwise (`resolveTranscriptParserOptions`). */
+export const TRANSCRIPT_PARSER_DEFAULTS = Object.freeze({
+  /** Characters kept of one tool output: its head and its tail, the middle cut (`truncated`). */
+  maxToolOutputChars: 8 * 1024,
+  /** Characters kept of one message, reasoning summary, error or raw line. */
+  maxTextChars: 32 * 1024,
+  /** Characters of a tool call's arguments kept (as JSON) when they are large. */
+  maxArgsChars: 8 * 1024,
+});
+
+export interface TranscriptParserOptions {
+  maxToolOutputChars: number;
+  maxTextChars: number;
+  maxArgsChars: number;
+  /**
+   * The time stamped on an entry whose event carries none (the worker passes its clock, so live
+   * entries have a time); without it such entries have `at: null`.
+   */
+  now: (() => string) | null;
+}
+
+/** The parser options: the defaults, overridden by what is given (positive numbers only). */
+export function resolveTranscriptParserOptions(
+  given: Partial<TranscriptParserOptions> = {},
+): TranscriptParserOptions {
+  const positive = (value: number | undefined, fallback: number) =>
+    typeof value === "number" && Number.isFinite(value) && value > 0 ? Math.floor(value) : fallback;
+  return {
+    maxToolOutputChars: positive(given.maxToolOutputChars, TRANSCRIPT_PARSER_DEFAULTS.maxToolOutputChars),
+    maxTextChars: positive(given.maxTextChars, TRANSCRIPT_PARSER_DEFAULTS.maxTextChars),
+    maxArgsChars: positive(given.maxArgsChars, TRANSCRIPT_PARSER_DEFAULTS.maxArgsChars),
+    now: given.now ?? null,
+  };
+}
