@@ -18,6 +18,8 @@ declare module "vitest" {
   export interface ProvidedContext {
     gatewayUrl: string;
     operatorToken: string;
+    /** The demo's data directory (removed afterwards): tests put their own repositories here. */
+    dataDir: string;
   }
 }
 
@@ -74,6 +76,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   }
   project.provide("gatewayUrl", url);
   project.provide("operatorToken", token);
+  project.provide("dataDir", dataDir);
 
   return async () => {
     child.kill("SIGINT");

@@ -1,10 +1,14 @@
-import { readFileSync } from "node:fs";
-import { mkdir } from "node:fs/promises";
-import { createRequire } from "node:module";
-import path from "node:path";
-import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { REPO_ROOT } from "../support/service-process.ts";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  checkAccessibility,
+  launchBrowser,
+  shot,
+  signIn,
+  operatorToken as token,
+  gatewayUrl as url,
+  watchConsole,
+} from "./browser-support.ts";
 
 /**
  * The operator web app in a real Chromium (Debian's /usr/bin/chromium through playwright-core)
@@ -12,52 +16,17 @@ import { REPO_ROOT } from "../support/service-process.ts";
  * by clicking an option, pause and resume, a task's diff, a mission's status panel; axe-core on every view; no console
  * error anywhere. With SCREENSHOTS=1 each view is saved to docs/screenshots/.
  */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-const url = inject("gatewayUrl");
-const token = inject("operatorToken");
-const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
-const SHOTS = process.env.SCREENSHOTS === "1" ? path.join(REPO_ROOT, "docs/screenshots") : null;
-
 let browser: Browser;
 let context: BrowserContext;
 let page: Page;
 const consoleErrors: string[] = [];
 
-async function signIn(p: Page): Promise<void> {
-  await p.goto(`${url}/`);
-  await p.getByLabel("API token").fill(token);
-  await p.getByRole("button", { name: "Sign in" }).click();
-  await p.getByRole("heading", { name: "Fleet" }).waitFor();
-}
-
-/** axe-core (WCAG 2 A/AA rules) on the current view: no serious or critical violation. */
-async function checkAccessibility(p: Page, view: string): Promise<void> {
-  await p.evaluate(`${axeSource}\n;0`);
-  const result = (await p.evaluate(
-    `axe.run(document, { runOnly: { type: "tag", values: ["wcag2a", "wcag2aa"] } }).then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.slice(0, 3).map((n) => n.target.join(" ")) })))`,
-  )) as { id: string; impact: string; nodes: string[] }[];
-  const serious = result.filter((v) => v.impact === "serious" || v.impact === "critical");
-  expect(serious, `${view}: ${JSON.stringify(serious)}`).toEqual([]);
-}
-
-async function shot(p: Page, name: string): Promise<void> {
-  if (!SHOTS) return;
-  await mkdir(SHOTS, { recursive: true });
-  await p.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: false });
-}
-
 beforeAll(async () => {
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ["--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu"],
-  });
+  browser = await launchBrowser();
   context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
   page = await context.newPage();
   page.setDefaultTimeout(120_000);
-  page.on("console", (m) => {
-    if (m.type() === "error") consoleErrors.push(`${m.text()} @ ${page.url()}`);
-  });
-  page.on("pageerror", (e) => consoleErrors.push(`${e.message} @ ${page.url()}`));
+  watchConsole(page, consoleErrors);
 });
 
 afterAll(async () => {
@@ -182,10 +151,7 @@ describe("operator web app against the demo cluster", () => {
     // sessionStorage is per tab: a new tab signs in again.
     const phone = await context.newPage();
     phone.setDefaultTimeout(120_000);
-    phone.on("console", (m) => {
-      if (m.type() === "error") consoleErrors.push(`${m.text()} @ phone`);
-    });
-    phone.on("pageerror", (e) => consoleErrors.push(`${e.message} @ phone`));
+    watchConsole(phone, consoleErrors, "phone");
     await phone.setViewportSize({ width: 390, height: 844 });
     await signIn(phone);
     await phone.getByTestId("fleet-demo-approve").waitFor();

@@ -139,7 +139,7 @@ function View({ route }: { route: Route }) {
     case "workers":
       return <WorkersView />;
     case "charts":
-      return <ChartsView />;
+      return <ChartsView project={route.project} />;
     case "project":
       return <ProjectView key={route.project} projectId={route.project} />;
     case "task":

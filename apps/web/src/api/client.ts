@@ -67,6 +67,7 @@ type Change = { application_status: string };
 export const client = {
   session: () => api<Session>("GET", "/api/v1/session"),
   fleet: () => api<Fleet>("GET", "/api/v1/fleet"),
+  projects: () => api<{ projects: Project[] }>("GET", "/api/v1/projects"),
   project: (id: string) => api<Project>("GET", `/api/v1/projects/${enc(id)}`),
   status: (id: string) => api<ProjectStatus>("GET", `/api/projects/${enc(id)}/status`),
   tasks: (id: string, cursor?: string | null) =>
@@ -102,8 +103,8 @@ export const client = {
   openQueueBoard: () =>
     api<{ path: string; expires_in_seconds: number }>("POST", "/api/v1/admin/queues/session"),
   decisions: () => api<{ decisions: PendingDecision[] }>("GET", "/api/v1/decisions"),
-  stats: (minutes: number, bucketSeconds: number) =>
-    api<RunStats>("GET", `/api/v1/stats/runs${query({ minutes, bucket_seconds: bucketSeconds })}`),
+  stats: (minutes: number, bucketSeconds: number, project: string | null = null) =>
+    api<RunStats>("GET", `/api/v1/stats/runs${query({ minutes, bucket_seconds: bucketSeconds, project })}`),
   resolve: (id: string, decisionId: string, optionId: string, note: string | null) =>
     api<{ resolution_id: string; application_status: string; decision: DecisionCard }>(
       "POST",

@@ -8,20 +8,29 @@ export interface ChartSeries {
   color: string;
 }
 
-/** A uPlot time-series chart that follows its container's width. */
+/**
+ * A uPlot time-series chart that follows its container's width. The time axis always spans
+ * `range` (the period the operator chose), never the data's own extent: with one point or
+ * none, uPlot would otherwise pad a single x value into years. The applied x scale is written
+ * to `data-x-min` / `data-x-max` (Unix seconds) for tests and tools.
+ */
 export function Chart({
   title,
   times,
   series,
   unit,
+  range,
 }: {
   title: string;
   /** Unix seconds. */
   times: number[];
   series: ChartSeries[];
   unit: string;
+  /** The time axis' extent, Unix seconds. */
+  range: readonly [number, number];
 }) {
   const box = useRef<HTMLDivElement>(null);
+  const [from, to] = range;
   useEffect(() => {
     const el = box.current;
     if (!el) return;
@@ -36,11 +45,25 @@ export function Chart({
             label: s.label,
             stroke: s.color,
             width: 2,
+            // A single bucket has no neighbour to join: draw it as a dot.
+            points: { show: times.length <= 1 ? true : undefined },
             value: (_u: uPlot, v: number | null) => (v === null ? "–" : `${round(v)} ${unit}`),
           })),
         ],
         axes: [{ stroke: "currentColor" }, { stroke: "currentColor", label: unit, size: 60 }],
-        scales: { x: { time: true } },
+        scales: {
+          x: { time: true, auto: false, range: (): uPlot.Range.MinMax => [from, to] },
+          y: { range: (_u, min, max) => valueRange(min, max) },
+        },
+        hooks: {
+          setScale: [
+            (u, key) => {
+              if (key !== "x") return;
+              el.dataset.xMin = String(u.scales.x?.min ?? "");
+              el.dataset.xMax = String(u.scales.x?.max ?? "");
+            },
+          ],
+        },
       },
       [times, ...series.map((s) => s.values)] as uPlot.AlignedData,
       el,
@@ -51,13 +74,20 @@ export function Chart({
       observer.disconnect();
       plot.destroy();
     };
-  }, [times, series, unit]);
+  }, [times, series, unit, from, to]);
   return (
     <figure class="chart">
       <figcaption>{title}</figcaption>
       <div ref={box} role="img" aria-label={`${title}: ${series.map((s) => s.label).join(", ")}`} />
     </figure>
   );
+}
+
+/** The value axis from 0 to a little above the largest value (0–1 with no value at all). */
+function valueRange(min: number | null, max: number | null): uPlot.Range.MinMax {
+  const hi = max === null || !Number.isFinite(max) ? 1 : Math.max(max, 0);
+  const lo = min === null || !Number.isFinite(min) ? 0 : Math.min(min, 0);
+  return [lo, hi === lo ? lo + 1 : hi * 1.1];
 }
 
 function round(v: number): string {

@@ -9,7 +9,7 @@ export type Route =
   | { view: "needs" }
   | { view: "incidents" }
   | { view: "workers" }
-  | { view: "charts" }
+  | { view: "charts"; project: string | null }
   | { view: "project"; project: string }
   | { view: "task"; project: string; task: string }
   | { view: "run"; run: string };
@@ -24,7 +24,7 @@ export function parseRoute(hash: string): Route {
   if (head === "needs") return { view: "needs" };
   if (head === "incidents") return { view: "incidents" };
   if (head === "workers") return { view: "workers" };
-  if (head === "charts") return { view: "charts" };
+  if (head === "charts") return { view: "charts", project: a ?? null };
   if (head === "run" && a) return { view: "run", run: a };
   if (head === "project" && a && b === "task" && c) return { view: "task", project: a, task: c };
   if (head === "project" && a) return { view: "project", project: a };
@@ -36,7 +36,7 @@ export const href = {
   needs: () => "#/needs",
   incidents: () => "#/incidents",
   workers: () => "#/workers",
-  charts: () => "#/charts",
+  charts: (project?: string | null) => (project ? `#/charts/${encodeURIComponent(project)}` : "#/charts"),
   project: (id: string) => `#/project/${encodeURIComponent(id)}`,
   task: (id: string, task: string) => `#/project/${encodeURIComponent(id)}/task/${encodeURIComponent(task)}`,
   run: (run: string) => `#/run/${encodeURIComponent(run)}`,

@@ -4,6 +4,7 @@ import type { RunStats } from "../api/types.ts";
 import { Chart, type ChartSeries } from "../components/chart.tsx";
 import { Empty, Load } from "../components/states.tsx";
 import { useLoad } from "../lib/hooks.ts";
+import { href } from "../lib/router.ts";
 
 const RANGES = [
   { label: "last hour", minutes: 60, bucket: 60 },
@@ -23,11 +24,20 @@ const COLORS = [
   "#6b7280",
 ];
 
-/** Runs per minute, run duration percentiles, and cost per project over time, from stored runs. */
-export function ChartsView() {
+/**
+ * Runs per minute, run duration percentiles, and cost per project over time, from stored runs;
+ * for every project or one (`#/charts/{project}`). The time axis spans the chosen range
+ * whatever the data: one bucket or none still shows the whole hour, day or week.
+ */
+export function ChartsView({ project }: { project: string | null }) {
   const [range, setRange] = useState(0);
   const r = RANGES[range] ?? RANGES[0];
-  const stats = useLoad(() => client.stats(r.minutes, r.bucket), `stats:${range}`, 15_000);
+  const stats = useLoad(
+    () => client.stats(r.minutes, r.bucket, project),
+    `stats:${range}:${project ?? ""}`,
+    15_000,
+  );
+  const projects = useLoad(() => client.projects(), "projects");
   return (
     <section aria-labelledby="charts-title">
       <h1 id="charts-title">Charts</h1>
@@ -45,15 +55,46 @@ export function ChartsView() {
             ))}
           </select>
         </label>
+        <label>
+          Project{" "}
+          <select
+            data-testid="charts-project"
+            value={project ?? ""}
+            onChange={(e) => {
+              location.hash = href.charts((e.currentTarget as HTMLSelectElement).value || null);
+            }}
+          >
+            <option value="">all projects</option>
+            {project && !projects.data?.projects.some((p) => p.id === project) ? (
+              <option value={project}>{project}</option>
+            ) : null}
+            {(projects.data?.projects ?? []).map((p) => (
+              <option key={p.id} value={p.id}>
+                {p.id}
+              </option>
+            ))}
+          </select>
+        </label>
       </div>
       <Load state={stats} what="run statistics">
-        {(s) => (s.buckets.length === 0 ? <Empty>No run ended in this range.</Empty> : <Charts stats={s} />)}
+        {(s) => (
+          <>
+            {s.buckets.length === 0 ? <Empty>No run ended in this range.</Empty> : null}
+            <Charts stats={s} minutes={r.minutes} />
+          </>
+        )}
       </Load>
     </section>
   );
 }
 
-function Charts({ stats }: { stats: RunStats }) {
+/** The time axis: from the bucket holding the window's start to the window's end (the answer's "now"). */
+function timeWindow(stats: RunStats, minutes: number): readonly [number, number] {
+  const since = Date.parse(stats.since) / 1000;
+  return [Math.floor(since / stats.bucket_seconds) * stats.bucket_seconds, since + minutes * 60];
+}
+
+function Charts({ stats, minutes }: { stats: RunStats; minutes: number }) {
   const data = useMemo(() => {
     const times = stats.buckets.map((b) => Date.parse(b.at) / 1000);
     const perMinute = stats.bucket_seconds / 60;
@@ -89,13 +130,31 @@ function Charts({ stats }: { stats: RunStats }) {
       const s = cost[k >= 0 ? k : cost.length - 1];
       if (s) s.values[i] = (s.values[i] ?? 0) + c.cost_usd;
     }
-    return { times, throughput, durations, cost: totals.size > top.length ? cost : cost.slice(0, -1) };
-  }, [stats]);
+    return {
+      times,
+      throughput,
+      durations,
+      cost: totals.size > top.length ? cost : cost.slice(0, -1),
+      window: timeWindow(stats, minutes),
+    };
+  }, [stats, minutes]);
   return (
     <div class="charts">
-      <Chart title="Runs per minute" times={data.times} series={data.throughput} unit="runs/min" />
-      <Chart title="Run duration percentiles" times={data.times} series={data.durations} unit="s" />
-      <Chart title="Cost per project" times={data.times} series={data.cost} unit="USD" />
+      <Chart
+        title="Runs per minute"
+        times={data.times}
+        series={data.throughput}
+        unit="runs/min"
+        range={data.window}
+      />
+      <Chart
+        title="Run duration percentiles"
+        times={data.times}
+        series={data.durations}
+        unit="s"
+        range={data.window}
+      />
+      <Chart title="Cost per project" times={data.times} series={data.cost} unit="USD" range={data.window} />
     </div>
   );
 }
