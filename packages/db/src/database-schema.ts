@@ -194,6 +194,34 @@ export interface ForgeWebhookDeliveriesTable {
   applied_at: NullableTimestamp;
 }
 
+/** A task's pull request (domain `TaskPullRequest`) and the forge runner's polling state; migration 0010. */
+export interface PullRequestsTable {
+  project_id: string;
+  task_id: string;
+  number: number | null;
+  url: string | null;
+  branch: string;
+  base: string;
+  head_sha: string;
+  status: "opening" | "open" | "merged" | "closed";
+  checks: Defaulted<"pending" | "success" | "failure">;
+  review: Defaulted<"none" | "approved" | "changes_requested">;
+  approvals: Defaulted<number>;
+  ci_failures: Defaulted<number>;
+  merge_commit_sha: string | null;
+  merged_by: string | null;
+  /** ETag of the last conditional read of the pull request, its checks, its reviews (forge runner). */
+  etag_pull: ColumnType<string | null, string | null | undefined, string | null>;
+  etag_checks: ColumnType<string | null, string | null | undefined, string | null>;
+  etag_reviews: ColumnType<string | null, string | null | undefined, string | null>;
+  /** When the forge runner last read the pull request (webhook or poll). */
+  polled_at: NullableTimestamp;
+  /** Forge API calls made for this task's pull request (metrics: calls per task). */
+  api_calls: Defaulted<number>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
 export interface Database {
   projects: ProjectsTable;
   tasks: TasksTable;
@@ -205,6 +233,7 @@ export interface Database {
   leases: LeasesTable;
   api_tokens: ApiTokensTable;
   forge_webhook_deliveries: ForgeWebhookDeliveriesTable;
+  pull_requests: PullRequestsTable;
 }
 
 export type ProjectRow = Selectable<ProjectsTable>;
@@ -215,4 +244,5 @@ export type DecisionRow = Selectable<DecisionsTable>;
 export type IncidentRow = Selectable<IncidentsTable>;
 export type ApiTokenRow = Selectable<ApiTokensTable>;
 export type ForgeDeliveryRow = Selectable<ForgeWebhookDeliveriesTable>;
+export type PullRequestRow = Selectable<PullRequestsTable>;
 export type NewProject = Insertable<ProjectsTable>;

@@ -45,6 +45,16 @@ export * from "./page-limits.ts";
 export * from "./project-repository.ts";
 export { type LoadStateOptions, loadProjectSnapshot, loadProjectState } from "./project-state-repository.ts";
 export {
+  findPullRequestByBranch,
+  getPullRequestRow,
+  listOpenPullRequests,
+  loadPullRequests,
+  type PullRequestPoll,
+  pullRequestApiCalls,
+  pullRequestFromRow,
+  recordPullRequestPoll,
+} from "./pull-request-repository.ts";
+export {
   decisionFromRow,
   landingBranchOf,
   projectControlFromRow,

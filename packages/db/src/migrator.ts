@@ -9,6 +9,7 @@ import * as taskLandingFailures from "./migrations/0006-task-landing-failures.ts
 import * as unpricedUsage from "./migrations/0007-unpriced-usage.ts";
 import * as projectRepoKind from "./migrations/0008-project-repo-kind.ts";
 import * as forgeWebhookDeliveries from "./migrations/0009-forge-webhook-deliveries.ts";
+import * as pullRequests from "./migrations/0010-pull-requests.ts";
 
 /** Migrations in order. Add new ones at the end; never edit one that has shipped. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -21,6 +22,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "0007-unpriced-usage": unpricedUsage,
   "0008-project-repo-kind": projectRepoKind,
   "0009-forge-webhook-deliveries": forgeWebhookDeliveries,
+  "0010-pull-requests": pullRequests,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

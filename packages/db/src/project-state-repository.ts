@@ -2,6 +2,7 @@ import type { Decision, ProjectState, Run, Task } from "@overseer/domain";
 import { sql } from "kysely";
 import type { Db } from "./connection.ts";
 import { NotFoundError } from "./db-errors.ts";
+import { loadPullRequests } from "./pull-request-repository.ts";
 import { decisionFromRow, projectControlFromRow, runFromRow, taskFromRow } from "./row-mappers.ts";
 
 export interface LoadStateOptions {
@@ -13,8 +14,8 @@ export interface LoadStateOptions {
 
 /**
  * Loads what the state machine needs for one project: the project row, every task with its
- * prerequisites, every active run (plus named runs), every pending decision (plus named
- * ones). Four queries, whatever the number of tasks.
+ * prerequisites and pull request, every active run (plus named runs), every pending decision
+ * (plus named ones). Six queries, whatever the number of tasks.
  */
 export async function loadProjectState(
   db: Db,
@@ -29,7 +30,7 @@ export async function loadProjectState(
   if (!projectRow) throw new NotFoundError(`Project ${projectId} does not exist.`);
   const runIds = options.runIds ?? [];
   const decisionIds = options.decisionIds ?? [];
-  const [taskRows, deps, runRows, decisionRows] = await Promise.all([
+  const [taskRows, deps, runRows, decisionRows, pullRequests] = await Promise.all([
     db.selectFrom("tasks").selectAll().where("project_id", "=", projectId).execute(),
     db
       .selectFrom("task_dependencies")
@@ -70,6 +71,7 @@ export async function loadProjectState(
         return eb.or(wanted);
       })
       .execute(),
+    loadPullRequests(db, projectId),
   ]);
   const prereqs = new Map<string, string[]>();
   for (const d of deps) {
@@ -77,7 +79,9 @@ export async function loadProjectState(
     list.push(d.depends_on);
     prereqs.set(d.task_id, list);
   }
-  const tasks = new Map<string, Task>(taskRows.map((r) => [r.id, taskFromRow(r, prereqs.get(r.id) ?? [])]));
+  const tasks = new Map<string, Task>(
+    taskRows.map((r) => [r.id, taskFromRow(r, prereqs.get(r.id) ?? [], pullRequests.get(r.id) ?? null)]),
+  );
   const runs = new Map<string, Run>(runRows.map((r) => [r.id, runFromRow(r)]));
   const decisions = new Map<string, Decision>(decisionRows.map((r) => [r.id, decisionFromRow(r)]));
   return { project: projectControlFromRow(projectRow), tasks, runs, decisions };

@@ -6,6 +6,7 @@ import {
   type ProjectControl,
   type Run,
   type Task,
+  type TaskPullRequest,
 } from "@overseer/domain";
 import { json } from "./connection.ts";
 import type { DecisionRow, ProjectRow, RunRow, TaskRow } from "./database-schema.ts";
@@ -17,7 +18,12 @@ export function landingBranchOf(row: Pick<ProjectRow, "repo_kind" | "branch">): 
   return landingBranch({ repoKind: row.repo_kind, branch: row.branch });
 }
 
-export function taskFromRow(row: TaskRow, prerequisites: readonly string[]): Task {
+/** A task from its row, its prerequisites and its pull request (`pull_requests`, null when none). */
+export function taskFromRow(
+  row: TaskRow,
+  prerequisites: readonly string[],
+  pullRequest: TaskPullRequest | null,
+): Task {
   return {
     projectId: row.project_id,
     id: row.id,
@@ -46,6 +52,7 @@ export function taskFromRow(row: TaskRow, prerequisites: readonly string[]): Tas
     proposal: row.proposal ?? null,
     landing: row.landing ?? null,
     landingFailures: row.landing_failures,
+    pullRequest,
     failures: row.failures,
     notBefore: ms(row.not_before),
     version: row.version,

@@ -2,6 +2,7 @@ import type { Task, TaskKind } from "@overseer/domain";
 import type { Db } from "./connection.ts";
 import type { TaskRow } from "./database-schema.ts";
 import { PAGE_LIMITS, resolvePageLimit } from "./page-limits.ts";
+import { loadPullRequests } from "./pull-request-repository.ts";
 import { taskFromRow } from "./row-mappers.ts";
 
 export async function existingTaskIds(db: Db, projectId: string): Promise<string[]> {
@@ -36,13 +37,13 @@ export async function listTasks(
   if (filter.after) q = q.where("seq", ">", filter.after);
   const rows = await q.execute();
   const page = rows.slice(0, limit);
-  const prereqs = await prerequisitesOf(
-    db,
-    projectId,
-    page.map((r) => r.id),
-  );
+  const ids = page.map((r) => r.id);
+  const [prereqs, pullRequests] = await Promise.all([
+    prerequisitesOf(db, projectId, ids),
+    loadPullRequests(db, projectId, ids),
+  ]);
   return {
-    tasks: page.map((r) => taskFromRow(r, prereqs.get(r.id) ?? [])),
+    tasks: page.map((r) => taskFromRow(r, prereqs.get(r.id) ?? [], pullRequests.get(r.id) ?? null)),
     next: rows.length > limit ? (page.at(-1)?.seq ?? null) : null,
   };
 }
@@ -55,8 +56,11 @@ export async function getTask(db: Db, projectId: string, taskId: string): Promis
     .where("id", "=", taskId)
     .executeTakeFirst();
   if (!row) return undefined;
-  const prereqs = await prerequisitesOf(db, projectId, [taskId]);
-  return taskFromRow(row, prereqs.get(taskId) ?? []);
+  const [prereqs, pullRequests] = await Promise.all([
+    prerequisitesOf(db, projectId, [taskId]),
+    loadPullRequests(db, projectId, [taskId]),
+  ]);
+  return taskFromRow(row, prereqs.get(taskId) ?? [], pullRequests.get(taskId) ?? null);
 }
 
 async function prerequisitesOf(

@@ -6,6 +6,7 @@ import {
   type Command,
   commandRunId,
   type DomainContext,
+  type ProjectState,
   type ProjectStatus,
   type Usage,
 } from "@overseer/domain";
@@ -21,6 +22,7 @@ import {
 } from "./db-errors.ts";
 import { insertBatches } from "./insert-batches.ts";
 import { loadProjectState } from "./project-state-repository.ts";
+import { persistPullRequests } from "./pull-request-repository.ts";
 import { taskMutableColumns } from "./row-mappers.ts";
 import { recordRunUsage } from "./usage-repository.ts";
 
@@ -104,7 +106,7 @@ export async function applyTransition(
         if (command.project.id !== projectId)
           throw new Error(`create-project for ${command.project.id} was applied to project ${projectId}`);
         const created = applyProjectCreation(command, ctx);
-        const eventRows = await persist(trx, projectId, created, ctx.now);
+        const eventRows = await persist(trx, projectId, created, ctx.now, new Map());
         await sql`SELECT pg_notify(${POSTGRES_NOTIFY_CHANNEL}, ${projectId})`.execute(trx);
         return { ...created, eventRows };
       }
@@ -144,7 +146,7 @@ export async function applyTransition(
       // nothing and notifies no one: a NOTIFY here would wake every listener for nothing,
       // and a coordinator that schedules on NOTIFY would loop.
       if (isNoChange(result)) return { ...result, eventRows: [] };
-      const eventRows = await persist(trx, projectId, result, ctx.now);
+      const eventRows = await persist(trx, projectId, result, ctx.now, state.tasks);
       if (command.kind === "start-mission" && command.budgetUsd !== undefined) {
         // The mission's spend bound sits beside the spend it bounds (the coordinator pauses at it).
         await trx
@@ -201,16 +203,23 @@ async function assertLease(db: Db, projectId: string, owner: string): Promise<vo
 
 /**
  * Writes one applied command's changes, phase by phase in a fixed order (new tasks, changed
- * tasks, runs, decision cards, the project row, incidents, events). Each phase checks the
+ * tasks and their pull requests, runs, decision cards, the project row, incidents, events). Each phase checks the
  * optimistic-concurrency version of what it updates and throws ConflictError on a mismatch.
  */
-async function persist(db: Db, projectId: string, result: ApplyResult, at: number): Promise<EventRow[]> {
+async function persist(
+  db: Db,
+  projectId: string,
+  result: ApplyResult,
+  at: number,
+  before: ProjectState["tasks"],
+): Promise<EventRow[]> {
   const { changes } = result;
   const now = new Date(at);
   try {
     if (changes.createdProject) await insertProjectRow(db, changes.createdProject, now);
     await insertCreatedTasks(db, projectId, changes);
     await updateChangedTasks(db, projectId, changes, now);
+    await persistPullRequests(db, projectId, changes.tasks, before, now);
     await persistRuns(db, projectId, result, now);
     await persistDecisions(db, projectId, changes, now);
     if (changes.project) await updateProjectRow(db, projectId, changes.project, changes.settings, now);

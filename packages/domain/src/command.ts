@@ -1,5 +1,13 @@
 import type { MissionBound, PlanApproval, Proposal } from "./mission.ts";
 import type { NewProject, ProjectSettingsPatch } from "./project-settings.ts";
+import type {
+  FailingCheck,
+  PrerequisiteMode,
+  PullRequestCheckState,
+  PullRequestComment,
+  PullRequestOnClosed,
+  ReviewThread,
+} from "./pull-request.ts";
 import type { AwaitingReason, LandingFailureReason } from "./task.ts";
 import type { TaskCardInput } from "./task-card.ts";
 
@@ -47,7 +55,12 @@ export interface OptionCommandInput {
 
 export type Command =
   /** Scheduler tick: claim runnable tasks up to the project's free slots (rule 1). */
-  | { kind: "claim"; stage?: string | null | undefined }
+  | {
+      kind: "claim";
+      stage?: string | null | undefined;
+      /** `landing.pull_request.prerequisites` in pull_request mode; default `merged` (rule 19). */
+      prerequisites?: PrerequisiteMode | undefined;
+    }
   /** A worker picked the run up. */
   | { kind: "run-started"; runId: string; workerId: string }
   | ({
@@ -72,6 +85,11 @@ export type Command =
       reviewedHead?: string | null | undefined;
       /** The project's `plan_approval`; `operator` turns an approved plan into a decision card. Default reviewer. */
       planApproval?: PlanApproval | undefined;
+      /**
+       * `landing.mode: pull_request`: the approved head was pushed to the task's PR branch
+       * instead of landing; the task becomes `pr_open` with a pull request into `base` (rule 14).
+       */
+      pullRequest?: PullRequestLanding | undefined;
       usage?: Usage | undefined;
     } & ResultOutcome)
   | ({ kind: "reject"; runId: string; feedback: string; usage?: Usage | undefined } & ResultOutcome)
@@ -185,6 +203,7 @@ export type Command =
       paths: readonly string[];
       usage?: Usage | undefined;
     } & ResultOutcome)
+  | PullRequestCommand
   | { kind: "release-external"; taskId: string; reason: string; by: string }
   | { kind: "answer"; taskId: string; text: string; by: string }
   | {
@@ -241,6 +260,66 @@ export type Command =
       bound?: MissionBound | undefined;
     };
 
+/** What an approve in pull_request mode asks for: a pull request of the PR branch into `base`. */
+export interface PullRequestLanding {
+  /** The landing branch, or a stacked prerequisite's PR branch (`pullRequestBase`). */
+  readonly base: string;
+}
+
+/**
+ * What the coordinator's forge runner reports about a task's pull request (rules 15–18). Each
+ * is idempotent: one about another head than the approved one (`headSha`), or one that changes
+ * nothing the task records, is `already_applied`.
+ */
+export type PullRequestCommand =
+  /** The forge opened (or found) the pull request of the approved head. */
+  | { kind: "pr-opened"; taskId: string; number: number; url: string; headSha: string }
+  /** The combined checks of the approved head; a failure carries each failing check and its log tail. */
+  | {
+      kind: "pr-checks";
+      taskId: string;
+      headSha: string;
+      state: PullRequestCheckState;
+      failing: readonly FailingCheck[];
+      /** Failed CI rounds in a row after which an operator decides: the project's `attempts`. */
+      maxAttempts: number;
+    }
+  /**
+   * The human review of the approved head: approvals, whether changes are requested, the
+   * unresolved threads and the comments addressing Overseer that no run has answered yet.
+   */
+  | {
+      kind: "pr-review";
+      taskId: string;
+      headSha: string;
+      approvals: number;
+      changesRequested: boolean;
+      threads: readonly ReviewThread[];
+      comments: readonly PullRequestComment[];
+      /** `landing.pull_request.required_approvals`. */
+      requiredApprovals: number;
+    }
+  /** Merged, by anyone (Overseer's merge policy or a human). */
+  | { kind: "pr-merged"; taskId: string; mergeCommitSha: string; mergedBy: string | null }
+  /** Closed unmerged. */
+  | {
+      kind: "pr-closed";
+      taskId: string;
+      /** `landing.pull_request.on_closed`. */
+      onClosed: PullRequestOnClosed;
+      closedBy?: string | null | undefined;
+    }
+  /** The base moved and the approved head no longer merges: the landing-failure path (rule 3). */
+  | {
+      kind: "pr-conflict";
+      taskId: string;
+      headSha: string;
+      files: readonly string[];
+      details?: string | undefined;
+      /** The project's `attempts` (failed landings in a row before an operator decides). */
+      maxAttempts: number;
+    };
+
 export type CommandKind = Command["kind"];
 
 /** Run rules a worker enforces itself; each breach is recorded as an incident of that kind. */
@@ -274,6 +353,16 @@ export const OPERATOR_COMMAND_KINDS = [
   "start-mission",
   "create-project",
   "update-project-config",
+] as const satisfies readonly CommandKind[];
+
+/** The forge runner's commands about a task's pull request. */
+export const PULL_REQUEST_COMMAND_KINDS = [
+  "pr-opened",
+  "pr-checks",
+  "pr-review",
+  "pr-merged",
+  "pr-closed",
+  "pr-conflict",
 ] as const satisfies readonly CommandKind[];
 
 export function commandRunId(command: Command): string | null {

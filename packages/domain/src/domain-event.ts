@@ -26,6 +26,21 @@ export type DomainEventType =
   | "task.cancelled"
   | "task.imported"
   | "task.retry_scheduled"
+  /** Approved in pull_request mode: the coordinator opens or updates the pull request. */
+  | "task.pr_requested"
+  | "pr.opened"
+  | "pr.checks_passed"
+  | "pr.checks_failed"
+  | "pr.checks_pending"
+  | "pr.changes_requested"
+  | "pr.review_updated"
+  | "pr.approved"
+  | "pr.merged"
+  | "pr.closed"
+  /** An operator cancelled or stopped a task whose pull request is open: the coordinator closes it. */
+  | "pr.close_requested"
+  /** A stacked prerequisite merged: the dependent's pull request now targets the merged one's base. */
+  | "pr.retarget_requested"
   | "resolver.created"
   | "decision.created"
   | "decision.resolved"

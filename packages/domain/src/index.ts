@@ -7,6 +7,7 @@ export * from "./mission.ts";
 export * from "./mission-summary.ts";
 export * from "./project-settings.ts";
 export * from "./project-state.ts";
+export * from "./pull-request.ts";
 export * from "./run.ts";
 export * from "./scheduler.ts";
 export * from "./task.ts";
@@ -14,5 +15,11 @@ export * from "./task-card.ts";
 export { applyCommand } from "./transitions/apply-command.ts";
 export type { ApplyResult, Changes } from "./transitions/apply-result.ts";
 export { MAX_REMEDIATIONS_PER_ROOT, MAX_RESOLVER_DEPTH } from "./transitions/escalation-transitions.ts";
+export { LANDING_DETAILS_KEEP_CHARS } from "./transitions/landing-failure.ts";
 export { applyProjectCreation } from "./transitions/project-control-transitions.ts";
-export { LANDING_DETAILS_KEEP_CHARS } from "./transitions/run-outcome-transitions.ts";
+export {
+  checksFeedback,
+  pullRequestBase,
+  reviewFeedback,
+  stackedPrerequisite,
+} from "./transitions/pull-request-steps.ts";

@@ -1,22 +1,55 @@
 import type { ProjectState } from "./project-state.ts";
+import { openPullRequest, type PrerequisiteMode } from "./pull-request.ts";
 import { isActiveRun, type RunAction } from "./run.ts";
 import type { Task } from "./task.ts";
 
 /**
  * docs/state-machine.md rule 1. A task needs a run when
- * - it is `todo`, every prerequisite is `done`, it is inside the requested stage; or
+ * - it is `todo`, its prerequisites are satisfied ({@link prerequisitesSatisfied}), it is
+ *   inside the requested stage; or
  * - it is in `review` and no reviewer is running for it;
  * and it has no active run, no pending decision card, and no retry backoff in force.
  * The project must be active.
  */
-export function isRunnable(state: ProjectState, task: Task, now: number, stage: string | null): boolean {
+export function isRunnable(
+  state: ProjectState,
+  task: Task,
+  now: number,
+  stage: string | null,
+  prerequisites: PrerequisiteMode = "merged",
+): boolean {
   if (state.project.status !== "active") return false;
   if (stage !== null && task.stage !== stage) return false;
   if (task.notBefore !== null && task.notBefore > now) return false;
   if (task.status !== "todo" && task.status !== "review") return false;
   if (hasPendingDecision(state, task.id) || hasActiveRun(state, task.id)) return false;
-  if (task.status === "todo") {
-    return task.prerequisites.every((id) => state.tasks.get(id)?.status === "done");
+  if (task.status === "todo") return prerequisitesSatisfied(state, task, prerequisites);
+  return true;
+}
+
+/**
+ * Rules 1 and 19: every prerequisite is `done` (an unknown one never is). Stacked
+ * (`landing.pull_request.prerequisites: stacked`), one of them may instead be `pr_open` with
+ * its pull request open: the task then builds on that pull request's branch
+ * (`pullRequestBase`). Two open pull requests cannot both be a base, so it waits for all but one.
+ */
+export function prerequisitesSatisfied(
+  state: ProjectState,
+  task: Task,
+  mode: PrerequisiteMode = "merged",
+): boolean {
+  let stacked = 0;
+  for (const id of task.prerequisites) {
+    const prerequisite = state.tasks.get(id);
+    if (prerequisite?.status === "done") continue;
+    if (
+      mode === "stacked" &&
+      prerequisite?.status === "pr_open" &&
+      openPullRequest(prerequisite.pullRequest) !== null &&
+      stacked++ === 0
+    )
+      continue;
+    return false;
   }
   return true;
 }
@@ -69,8 +102,11 @@ export function runnableTasks(
   state: ProjectState,
   now: number,
   stage: string | null = state.project.stage,
+  prerequisites: PrerequisiteMode = "merged",
 ): Task[] {
-  return [...state.tasks.values()].filter((t) => isRunnable(state, t, now, stage)).sort(compareRunnable);
+  return [...state.tasks.values()]
+    .filter((t) => isRunnable(state, t, now, stage, prerequisites))
+    .sort(compareRunnable);
 }
 
 /** Rule 13 (dry run): the first runnable task, or null. Pure: assigns nothing. */

@@ -1,4 +1,5 @@
 import type { Proposal } from "./mission.ts";
+import type { TaskPullRequest } from "./pull-request.ts";
 import type { TaskCardInput } from "./task-card.ts";
 
 /**
@@ -6,6 +7,7 @@ import type { TaskCardInput } from "./task-card.ts";
  *
  *   todo → in_progress → review → done
  *
+ * (in `landing.mode: pull_request`: review → pr_open → done once its pull request merged),
  * with side states `blocked` (waiting for its resolver), `awaiting_input` (waiting for an
  * operator), and `cancelled`. `done` and `cancelled` are terminal.
  */
@@ -13,6 +15,8 @@ export const TASK_STATUSES = [
   "todo",
   "in_progress",
   "review",
+  /** Approved, its pull request open; `done` only when merged (pull-request.ts). */
+  "pr_open",
   "done",
   "blocked",
   "awaiting_input",
@@ -100,6 +104,8 @@ export interface Task extends TaskCardInput {
    * the limit, does). At the project's `attempts` the task waits for an operator instead.
    */
   readonly landingFailures: number;
+  /** The task's pull request (landing.mode pull_request); null when it never had one. */
+  readonly pullRequest: TaskPullRequest | null;
   /** Consecutive failed runs (no transition, crash) of the current action. */
   readonly failures: number;
   /** Not runnable before this epoch-ms (retry backoff). */
@@ -113,6 +119,14 @@ export const TERMINAL_TASK_STATUSES: ReadonlySet<TaskStatus> = new Set(["done", 
 /** Branch that carries a task's work until it lands. */
 export function taskBranch(taskId: string): string {
   return `overseer/task/${taskId}`;
+}
+
+/**
+ * Branch of a task's pull request: it receives only approved heads (each a descendant of the
+ * previous one), while the task branch keeps unreviewed work.
+ */
+export function pullRequestBranch(taskId: string): string {
+  return `overseer/pr/${taskId}`;
 }
 
 /** Branch that keeps an escalated run's unfinished work; never merged. */
@@ -158,6 +172,7 @@ export function newTask(
     proposal: null,
     landing: null,
     landingFailures: 0,
+    pullRequest: null,
     failures: 0,
     notBefore: null,
     version: 0,

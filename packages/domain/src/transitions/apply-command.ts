@@ -12,7 +12,8 @@
  *   claim            todo → in_progress (execute/resolve run queued); review → review run queued
  *                                                                           [claim-transitions]
  *   submit           in_progress → review                      (executor/resolver run)
- *   approve          review → done; a done resolver returns its original to todo/review
+ *   approve          review → done; a done resolver returns its original to todo/review;
+ *                    in pull_request mode review → pr_open (its pull request asked for)
  *   reject           review → todo with the reviewer's feedback
  *   land-failed      review → todo: approved but a real conflict or a failed check kept it
  *                    from landing; the next executor integrates the main branch
@@ -25,6 +26,16 @@
  *                    sends a worker's result) that the machine refuses as an invalid transition
  *                    is the failed-run branch of no-transition, in the same command
  *                                                                     [run-outcome-transitions]
+ *   pr-opened        records the forge's number and link of the approved head's pull request
+ *   pr-checks        green recorded; red: pr_open → todo with the failing checks' log tails,
+ *                    awaiting_input after `attempts` red rounds in a row
+ *   pr-review        changes requested / unresolved threads / comments: pr_open → todo with
+ *                    every one of them; else approvals recorded
+ *   pr-merged        → done with the merge commit (by anyone); stacked pull requests retargeted
+ *   pr-closed        closed unmerged → cancelled, or pr_open → todo (`on_closed`)
+ *   pr-conflict      pr_open → todo with the conflict, as a failed landing (rule 3)
+ *                    (reports about another head, or repeated ones, are already_applied)
+ *                                                                   [pull-request-transitions]
  *   escalate         in_progress|review → blocked + resolver (todo, or awaiting_input at the
  *                    depth-3 / 6-remediation limits or when the agent needs the user)
  *                                                                      [escalation-transitions]
@@ -58,6 +69,7 @@ import {
   startProject,
   updateProjectConfig,
 } from "./project-control-transitions.ts";
+import { prChecks, prClosed, prConflict, prMerged, prOpened, prReview } from "./pull-request-transitions.ts";
 import {
   approve,
   landFailed,
@@ -87,6 +99,12 @@ const HANDLERS = {
   "scope-violation": scopeViolation,
   "run-violation": runViolation,
   propose,
+  "pr-opened": prOpened,
+  "pr-checks": prChecks,
+  "pr-review": prReview,
+  "pr-merged": prMerged,
+  "pr-closed": prClosed,
+  "pr-conflict": prConflict,
   "release-external": releaseExternal,
   answer,
   "resolve-decision": resolveDecision,

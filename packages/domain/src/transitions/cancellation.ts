@@ -1,9 +1,10 @@
 /** Cancelling tasks and runs (operator cancel and stop, a project stop, a replan). */
 import { STOP_OPTION_ID } from "../decision.ts";
 import { DomainError } from "../domain-error.ts";
+import { openPullRequest } from "../pull-request.ts";
 import { isActiveRun, type Run } from "../run.ts";
 import { type Task, TERMINAL_TASK_STATUSES } from "../task.ts";
-import { pendingDecisionOf } from "./decision-cards.ts";
+import { awaitInput, pendingDecisionOf } from "./decision-cards.ts";
 import type { Draft } from "./draft.ts";
 
 /** Rule 12: cancel the item (and the blocked originals waiting on it), keep its work, continuous off. */
@@ -47,6 +48,15 @@ export function cancelTask(draft: Draft, task: Task, by: string, reason: string)
   if (pending)
     draft.resolveCard(pending, STOP_OPTION_ID, reason, by, pending.resolutionId ?? draft.ctx.newRunId());
   draft.event("task.cancelled", { taskId: task.id, id: null }, { by, reason });
+  // Its pull request is still open on the forge: the coordinator closes it (the forge's
+  // `pr-closed` then records it closed).
+  const open = openPullRequest(current.pullRequest);
+  if (open)
+    draft.event(
+      "pr.close_requested",
+      { taskId: task.id, id: null },
+      { number: open.number, branch: open.branch, by, reason },
+    );
   // A cancelled task's open resolvers have nothing left to unblock: no continuation.
   for (const child of draft.tasks.values()) {
     if (
@@ -62,4 +72,17 @@ export function cancelTask(draft: Draft, task: Task, by: string, reason: string)
 export function cancelRun(draft: Draft, run: Run, reason: string): void {
   draft.putRun({ ...run, status: "cancelled", failure: reason });
   draft.event("run.cancelled", run, { reason });
+}
+
+/** Cancels a task; a blocked original its resolver was working for asks the operator how to go on. */
+export function cancelWithOriginal(draft: Draft, task: Task, by: string, reason: string): void {
+  cancelTask(draft, task, by, reason);
+  const parent = task.parentId ? draft.tasks.get(task.parentId) : undefined;
+  if (parent && parent.status === "blocked" && parent.blockedBy === task.id) {
+    awaitInput(draft, { ...parent, blockedBy: null }, parent.returnTo ?? "todo", "other", {
+      title: `Resolver ${task.id} was cancelled`,
+      reason: `The resolver working on this task's blocker was cancelled by ${by}.`,
+      question: `How should ${parent.id} continue now that its resolver ${task.id} is cancelled?`,
+    });
+  }
 }

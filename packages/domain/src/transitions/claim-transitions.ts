@@ -2,6 +2,7 @@
  * Claim (rule 1, the scheduler's tick): a continuous mission plans its next round, then the
  * runnable tasks get runs up to the project's free slots and its session budget.
  */
+import type { PrerequisiteMode } from "../pull-request.ts";
 import type { Run } from "../run.ts";
 import { activeRunCount, nextAction, runnableTasks } from "../scheduler.ts";
 import type { ApplyResult } from "./apply-result.ts";
@@ -11,17 +12,17 @@ import { continueMission, missionOpen, pauseAtBound, statusCounts } from "./miss
 
 /** Claims for the command's stage, or the stage the project was started with. */
 export function claim(draft: Draft, command: CommandOf<"claim">): ApplyResult {
-  claimRuns(draft, command.stage ?? draft.project.stage);
+  claimRuns(draft, command.stage ?? draft.project.stage, command.prerequisites ?? "merged");
   return draft.result("applied");
 }
 
-function claimRuns(draft: Draft, stage: string | null): void {
+function claimRuns(draft: Draft, stage: string | null, prerequisites: PrerequisiteMode): void {
   const project = draft.project;
   if (project.status !== "active") return;
   continueMission(draft);
   if (draft.project.status !== "active") return;
   const state = draft.snapshot();
-  const candidates = runnableTasks(state, draft.ctx.now, stage);
+  const candidates = runnableTasks(state, draft.ctx.now, stage, prerequisites);
   if (candidates.length === 0) return;
   let free = project.concurrency - activeRunCount(state);
   for (const task of candidates) {

@@ -7,8 +7,8 @@ import { DomainError } from "../domain-error.ts";
 import { APPROVE_PLAN_OPTION_ID } from "../mission.ts";
 import { TERMINAL_TASK_STATUSES } from "../task.ts";
 import type { ApplyResult } from "./apply-result.ts";
-import { cancelTask, refuseIfLanded, stopItem } from "./cancellation.ts";
-import { awaitInput, CONFIGURATION_REASONS, pendingDecisionOf, releaseWithAnswer } from "./decision-cards.ts";
+import { cancelWithOriginal, refuseIfLanded, stopItem } from "./cancellation.ts";
+import { CONFIGURATION_REASONS, pendingDecisionOf, releaseWithAnswer } from "./decision-cards.ts";
 import type { Draft } from "./draft.ts";
 import type { CommandOf } from "./handler.ts";
 import { approvePlanByOperator, awaitsPlanApproval, rejectPlan } from "./plan-approval.ts";
@@ -157,15 +157,7 @@ export function cancel(draft: Draft, command: CommandOf<"cancel">): ApplyResult 
     );
   }
   refuseIfLanded(draft, task);
-  cancelTask(draft, task, command.by, command.reason ?? "cancelled by operator");
-  const parent = task.parentId ? draft.tasks.get(task.parentId) : undefined;
-  if (parent && parent.status === "blocked" && parent.blockedBy === task.id) {
-    awaitInput(draft, { ...parent, blockedBy: null }, parent.returnTo ?? "todo", "other", {
-      title: `Resolver ${task.id} was cancelled`,
-      reason: `The resolver working on this task's blocker was cancelled by ${command.by}.`,
-      question: `How should ${parent.id} continue now that its resolver ${task.id} is cancelled?`,
-    });
-  }
+  cancelWithOriginal(draft, task, command.by, command.reason ?? "cancelled by operator");
   return draft.result("applied");
 }
 

@@ -46,3 +46,32 @@ export function requireAction(run: Run, allowed: readonly RunAction[], transitio
     );
   }
 }
+
+/**
+ * Rule 5: only a done resolver unblocks its original, which returns to where it left from
+ * (todo, or review with a new reviewer). `runId` names the run (or null: a merged pull request).
+ */
+export function unblockOriginal(
+  draft: Draft,
+  resolver: Task,
+  runId: string | null,
+  notes: string | null,
+): void {
+  const parent =
+    resolver.kind === "resolver" && resolver.parentId ? draft.tasks.get(resolver.parentId) : undefined;
+  if (parent?.status !== "blocked" || parent.blockedBy !== resolver.id) return;
+  const returnTo = parent.returnTo ?? "todo";
+  draft.putTask({
+    ...parent,
+    status: returnTo,
+    blockedBy: null,
+    returnTo: null,
+    statusReason: null,
+    feedback: `Blocker resolved by ${resolver.id} (${resolver.title}).${notes ? ` Reviewer notes: ${notes}` : ""}`,
+  });
+  draft.event(
+    "task.unblocked",
+    { taskId: parent.id, id: runId },
+    { resolverId: resolver.id, status: returnTo },
+  );
+}

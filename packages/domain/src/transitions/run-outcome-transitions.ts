@@ -12,8 +12,10 @@ import { awaitInput } from "./decision-cards.ts";
 import type { Draft } from "./draft.ts";
 import { escalateTask } from "./escalation-transitions.ts";
 import type { CommandOf } from "./handler.ts";
-import { inReview, markApproved, requireAction } from "./outcome-steps.ts";
+import { failLanding } from "./landing-failure.ts";
+import { inReview, markApproved, requireAction, unblockOriginal } from "./outcome-steps.ts";
 import { approveProposal } from "./plan-approval.ts";
+import { requestPullRequest } from "./pull-request-steps.ts";
 
 /** A worker picked the run up (or picked it up again after its first worker died). */
 export function runStarted(draft: Draft, command: CommandOf<"run-started">): ApplyResult {
@@ -75,29 +77,17 @@ export function approve(draft: Draft, command: CommandOf<"approve">): ApplyResul
   if (task.kind === "plan") {
     return approveProposal(draft, task, run, command.feedback, command.planApproval ?? "reviewer");
   }
+  if (command.pullRequest !== undefined) {
+    // Rule 14: the reviewed head is on the PR branch; done only once the pull request merges.
+    requestPullRequest(draft, task, run, command, command.pullRequest);
+    return draft.result("applied");
+  }
   markApproved(draft, task, run, {
     feedback: command.feedback ?? null,
     landedSha: command.landedSha,
     landedBranch: command.landedBranch,
   });
-  // Rule 5: only a done resolver unblocks its original.
-  const parent = task.kind === "resolver" && task.parentId ? draft.tasks.get(task.parentId) : undefined;
-  if (parent && parent.status === "blocked" && parent.blockedBy === task.id) {
-    const returnTo = parent.returnTo ?? "todo";
-    draft.putTask({
-      ...parent,
-      status: returnTo,
-      blockedBy: null,
-      returnTo: null,
-      statusReason: null,
-      feedback: `Blocker resolved by ${task.id} (${task.title}).${command.feedback ? ` Reviewer notes: ${command.feedback}` : ""}`,
-    });
-    draft.event(
-      "task.unblocked",
-      { taskId: parent.id, id: run.id },
-      { resolverId: task.id, status: returnTo },
-    );
-  }
+  unblockOriginal(draft, task, run.id, command.feedback ?? null);
   return draft.result("applied");
 }
 
@@ -111,9 +101,6 @@ export function reject(draft: Draft, command: CommandOf<"reject">): ApplyResult 
   return draft.result("applied");
 }
 
-/** Characters of a failed landing's details kept in the feedback and the event (the tail). */
-export const LANDING_DETAILS_KEEP_CHARS = 4000;
-
 export function landFailed(draft: Draft, command: CommandOf<"land-failed">): ApplyResult {
   const { run, task } = draft.outcomeTarget(command.runId, ["review"]) ?? {};
   if (!run || !task) return draft.alreadyApplied();
@@ -124,61 +111,8 @@ export function landFailed(draft: Draft, command: CommandOf<"land-failed">): App
       `Reviewer ${run.agentId} is the executor of ${task.id}; a fresh reviewer must approve.`,
     );
   }
-  const files = [...new Set(command.files)].sort();
-  const details =
-    command.details.length > LANDING_DETAILS_KEEP_CHARS
-      ? `[… ${command.details.length - LANDING_DETAILS_KEEP_CHARS} chars omitted]\n${command.details.slice(-LANDING_DETAILS_KEEP_CHARS)}`
-      : command.details;
-  const branch = command.branch;
-  const what =
-    command.reason === "conflict"
-      ? `The approved work could not land on ${branch}: it conflicts with ${branch} in ${files.length > 0 ? files.join(", ") : "its history"}. Your checkout has ${branch} merged in, with the conflict markers committed in those files: resolve every conflict, keeping the intent of both sides, then submit.`
-      : `The approved work merged cleanly with ${branch}, but the project's check command failed on the integrated tree. Your checkout has ${branch} merged in: make the check pass, then submit.`;
-  const feedback = [
-    what,
-    details.trim()
-      ? `${command.reason === "conflict" ? "Git" : "Check output (tail)"}:\n${details.trim()}`
-      : "",
-    command.reviewerFeedback?.trim() ? `Reviewer notes: ${command.reviewerFeedback.trim()}` : "",
-  ]
-    .filter((part) => part !== "")
-    .join("\n\n");
   draft.endRun(run, { status: "finished", transition: "approve" }, command.usage);
-  const landingFailures = task.landingFailures + 1;
-  const next: Task = {
-    ...task,
-    status: "todo",
-    feedback,
-    landing: { reason: command.reason, files },
-    landingFailures,
-    failures: 0,
-    notBefore: null,
-    statusReason: null,
-  };
-  draft.event("task.landing_failed", run, {
-    reason: command.reason,
-    files,
-    details,
-    branch,
-    executorAgentId: task.executorAgentId,
-    attempt: landingFailures,
-    maxAttempts: command.maxAttempts,
-  });
-  if (landingFailures < command.maxAttempts) {
-    draft.putTask(next);
-    return draft.result("applied");
-  }
-  // The limit: an operator decides; releasing it starts a fresh count with main merged in.
-  const failure =
-    command.reason === "conflict"
-      ? `conflicts with ${branch} in ${files.join(", ") || "its history"}`
-      : "fails the check command once merged";
-  const reason = `Approved work of ${task.id} failed to land ${landingFailures} times in a row; it ${failure}.`;
-  awaitInput(draft, { ...next, landingFailures: 0 }, "todo", "other", {
-    title: "Landing keeps failing",
-    reason,
-    question: `${reason} Answer to send it to a new executor (with ${branch} merged in and your answer in its prompt), or stop it.`,
-  });
+  failLanding(draft, task, run, command, { executorAgentId: task.executorAgentId });
   return draft.result("applied");
 }
 
