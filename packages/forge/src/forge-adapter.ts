@@ -45,7 +45,23 @@ export interface PullRequestState {
   readonly mergeCommitSha: string | null;
   /** Who merged it (login), when the forge says. */
   readonly mergedBy: string | null;
+  /**
+   * Whether the head merges into the base without a conflict: `false` = a conflict (the base
+   * moved), `null` = the forge has not computed it yet (ask again later) or the pull request is
+   * not open.
+   */
+  readonly mergeable: boolean | null;
 }
+
+/**
+ * A conditional read (HTTP `If-None-Match`): `changed: false` when the resource is as it was at
+ * `etag` (GitHub answers 304, which does not count against its rate limit), else its value and
+ * the validator to send next time. The validator is opaque to the caller (it may stand for
+ * several requests); `null` when the forge gives none, so every read is a full one.
+ */
+export type ConditionalRead<T> =
+  | { readonly changed: false }
+  | { readonly changed: true; readonly value: T; readonly etag: string | null };
 
 export interface EnsuredPullRequest {
   readonly pullRequest: PullRequestState;
@@ -147,4 +163,17 @@ export interface ForgeAdapter {
   checkTokenRights(): Promise<TokenRights>;
   /** Closes a pull request without merging (used when a task is cancelled). */
   closePullRequest(number: number): Promise<void>;
+  /** `getPullRequest`, unless it is unchanged since `etag` (polling an open pull request). */
+  readPullRequest(number: number, etag: string | null): Promise<ConditionalRead<PullRequestState>>;
+  /** `listChecks`, unless they are unchanged since `etag`. */
+  readChecks(sha: string, etag: string | null): Promise<ConditionalRead<readonly CheckState[]>>;
+  /** `listReviews`, unless they are unchanged since `etag`. */
+  readReviews(number: number, etag: string | null): Promise<ConditionalRead<readonly ReviewState[]>>;
+  /**
+   * The pull request's conversation comments (not inline review comments), oldest first, unless
+   * unchanged since `etag`. System notes (GitLab) are left out.
+   */
+  readComments(number: number, etag: string | null): Promise<ConditionalRead<readonly ReviewComment[]>>;
+  /** Retargets the pull request onto `base` (a stacked dependent when its prerequisite merged). */
+  setBase(number: number, base: string): Promise<PullRequestState>;
 }

@@ -17,6 +17,21 @@ export class ForgeCallCounter {
     this.#byOperation.set(operation, (this.#byOperation.get(operation) ?? 0) + 1);
   }
 
+  #notModified = 0;
+
+  /** Records that a request (already recorded) was answered 304 Not Modified. */
+  recordNotModified(): void {
+    this.#notModified += 1;
+  }
+
+  /**
+   * Conditional requests answered 304 Not Modified: counted in `total` like any request, but
+   * GitHub does not charge them to the rate limit, so metrics report them apart.
+   */
+  get notModified(): number {
+    return this.#notModified;
+  }
+
   get total(): number {
     let sum = 0;
     for (const n of this.#byOperation.values()) sum += n;
@@ -36,8 +51,10 @@ export function asOperation<T>(operation: string, work: () => Promise<T>): Promi
 
 /** A `fetch` that records each request in `counter` before sending it. */
 export function countingFetch(counter: ForgeCallCounter, inner: typeof fetch = fetch): typeof fetch {
-  return (input, init) => {
+  return async (input, init) => {
     counter.record();
-    return inner(input, init);
+    const response = await inner(input, init);
+    if (response.status === 304) counter.recordNotModified();
+    return response;
   };
 }

@@ -8,6 +8,7 @@
 import { giteaApi } from "gitea-js";
 import type {
   CheckState,
+  ConditionalRead,
   EnsuredPullRequest,
   ForgeAdapter,
   ForgeRight,
@@ -15,6 +16,7 @@ import type {
   MergeRequest,
   PullRequestDraft,
   PullRequestState,
+  ReviewComment,
   ReviewState,
   ReviewThread,
   ReviewVerdict,
@@ -24,6 +26,7 @@ import { asOperation, ForgeCallCounter } from "./forge-call-counter.ts";
 import { codeOfStatus, ForgeError } from "./forge-errors.ts";
 import { parseForgeResponse } from "./forge-response.ts";
 import {
+  GiteaCommentsSchema,
   type GiteaPull,
   GiteaPullSchema,
   GiteaRepoSchema,
@@ -234,6 +237,45 @@ export class GiteaAdapter implements ForgeAdapter {
     });
   }
 
+  // Gitea's API answers no ETag on these resources: every read is a full one (`etag` stays null).
+  async readPullRequest(number: number, _etag: string | null): Promise<ConditionalRead<PullRequestState>> {
+    return { changed: true, value: await this.getPullRequest(number), etag: null };
+  }
+
+  async readChecks(sha: string, _etag: string | null): Promise<ConditionalRead<readonly CheckState[]>> {
+    return { changed: true, value: await this.listChecks(sha), etag: null };
+  }
+
+  async readReviews(number: number, _etag: string | null): Promise<ConditionalRead<readonly ReviewState[]>> {
+    return { changed: true, value: await this.listReviews(number), etag: null };
+  }
+
+  readComments(number: number, _etag: string | null): Promise<ConditionalRead<readonly ReviewComment[]>> {
+    return this.#op("readComments", async () => {
+      const { data } = await this.#api.repos.issueGetComments(this.#owner, this.#repo, number);
+      const comments = parseForgeResponse(
+        "gitea",
+        GiteaCommentsSchema,
+        data,
+        `GET issues/${number}/comments`,
+      );
+      const value = comments.map((c) => ({
+        id: c.id,
+        author: c.user?.login ?? "ghost",
+        body: c.body,
+        createdAt: c.created_at,
+      }));
+      return { changed: true, value, etag: null };
+    });
+  }
+
+  setBase(number: number, base: string): Promise<PullRequestState> {
+    return this.#op("setBase", async () => {
+      const { data } = await this.#api.repos.repoEditPullRequest(this.#owner, this.#repo, number, { base });
+      return toState(pull(data, `PATCH pulls/${number}`));
+    });
+  }
+
   closePullRequest(number: number): Promise<void> {
     return this.#op("closePullRequest", async () => {
       await this.#api.repos.repoEditPullRequest(this.#owner, this.#repo, number, { state: "closed" });
@@ -358,6 +400,7 @@ function toState(p: GiteaPull): PullRequestState {
     status: p.merged ? "merged" : p.state,
     mergeCommitSha: p.merged ? (p.merge_commit_sha ?? null) : null,
     mergedBy: p.merged_by?.login ?? null,
+    mergeable: p.merged || p.state !== "open" ? null : (p.mergeable ?? null),
   };
 }
 

@@ -15,6 +15,7 @@ export const GiteaPullSchema = z.object({
   head: z.object({ ref: z.string(), sha: z.string() }),
   base: z.object({ ref: z.string() }),
   merged: z.boolean(),
+  mergeable: z.boolean().optional(),
   merge_commit_sha: z.string().nullable().optional(),
   merged_by: User.nullable().optional(),
   labels: z
@@ -63,3 +64,12 @@ export const GiteaRepoSchema = z.object({
 });
 
 export const GiteaUserSchema = User;
+
+export const GiteaCommentsSchema = z.array(
+  z.object({
+    id: z.number().int(),
+    user: User.nullable().optional(),
+    body: z.string(),
+    created_at: z.string(),
+  }),
+);

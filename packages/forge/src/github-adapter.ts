@@ -10,8 +10,8 @@ import { retry } from "@octokit/plugin-retry";
 import { throttling } from "@octokit/plugin-throttling";
 import { Octokit } from "@octokit/rest";
 import type {
-  CheckConclusion,
   CheckState,
+  ConditionalRead,
   EnsuredPullRequest,
   ForgeAdapter,
   ForgeRight,
@@ -19,23 +19,31 @@ import type {
   MergeRequest,
   PullRequestDraft,
   PullRequestState,
+  ReviewComment,
   ReviewState,
   ReviewThread,
-  ReviewVerdict,
   TokenRights,
 } from "./forge-adapter.ts";
 import { asOperation, countingFetch, ForgeCallCounter } from "./forge-call-counter.ts";
 import { codeOfStatus, ForgeError } from "./forge-errors.ts";
 import { parseForgeResponse } from "./forge-response.ts";
 import {
+  AUTO_MERGE_MUTATION,
+  isGraphqlError,
+  messageOf,
+  REVIEW_THREADS_QUERY,
+  statusOf,
+  toChecks,
+  toComments,
+  toReviews,
+  toState,
+} from "./github-mapping.ts";
+import {
   GitHubAutoMergeSchema,
-  GitHubCheckRunsSchema,
-  GitHubCombinedStatusSchema,
   GitHubMergeSchema,
   type GitHubPull,
   GitHubPullSchema,
   GitHubRepoSchema,
-  GitHubReviewsSchema,
   GitHubReviewThreadsSchema,
   GitHubUserSchema,
 } from "./github-schemas.ts";
@@ -70,25 +78,6 @@ export interface GitHubAdapterOptions {
 }
 
 const ThrottledOctokit = Octokit.plugin(throttling, retry);
-
-const REVIEW_THREADS_QUERY = `query($owner: String!, $repo: String!, $number: Int!) {
-  repository(owner: $owner, name: $repo) {
-    pullRequest(number: $number) {
-      reviewThreads(first: 100) {
-        nodes {
-          id isResolved path line
-          comments(first: 100) { nodes { databaseId author { login } body createdAt } }
-        }
-      }
-    }
-  }
-}`;
-
-const AUTO_MERGE_MUTATION = `mutation($id: ID!, $mergeMethod: PullRequestMergeMethod!, $sha: GitObjectID) {
-  enablePullRequestAutoMerge(input: { pullRequestId: $id, mergeMethod: $mergeMethod, expectedHeadOid: $sha }) {
-    pullRequest { autoMergeRequest { mergeMethod } }
-  }
-}`;
 
 export class GitHubAdapter implements ForgeAdapter {
   readonly kind = "github" as const;
@@ -170,76 +159,98 @@ export class GitHubAdapter implements ForgeAdapter {
 
   listChecks(sha: string): Promise<readonly CheckState[]> {
     return this.#op("listChecks", async () => {
-      const runs = parseForgeResponse(
-        "github",
-        GitHubCheckRunsSchema,
-        (
-          await this.#octokit.rest.checks.listForRef({
-            owner: this.#owner,
-            repo: this.#repo,
-            ref: sha,
-            filter: "latest",
-            per_page: 100,
-          })
-        ).data,
-        "GET check-runs",
-      );
-      const combined = parseForgeResponse(
-        "github",
-        GitHubCombinedStatusSchema,
-        (
-          await this.#octokit.rest.repos.getCombinedStatusForRef({
-            owner: this.#owner,
-            repo: this.#repo,
-            ref: sha,
-          })
-        ).data,
-        "GET status",
-      );
-      return [
-        ...runs.check_runs.map(
-          (run): CheckState => ({
-            name: run.name,
-            conclusion: checkRunConclusion(run.status, run.conclusion),
-            url: run.html_url ?? run.details_url,
-            source: "check_run",
-            jobId: run.app?.slug === "github-actions" ? run.id : null,
-          }),
-        ),
-        ...combined.statuses.map(
-          (status): CheckState => ({
-            name: status.context,
-            conclusion: status.state === "error" ? "failure" : status.state,
-            url: status.target_url,
-            source: "status",
-            jobId: null,
-          }),
-        ),
-      ];
+      const [runs, statuses] = await Promise.all([this.#checkRuns(sha, null), this.#statuses(sha, null)]);
+      return toChecks(runs?.data, statuses?.data);
     });
   }
 
   listReviews(number: number): Promise<readonly ReviewState[]> {
-    return this.#op("listReviews", async () => {
-      const reviews = parseForgeResponse(
-        "github",
-        GitHubReviewsSchema,
+    return this.#op("listReviews", async () =>
+      toReviews(
         await this.#octokit.paginate(this.#octokit.rest.pulls.listReviews, {
           owner: this.#owner,
           repo: this.#repo,
           pull_number: number,
           per_page: 100,
         }),
-        "GET reviews",
+      ),
+    );
+  }
+
+  readPullRequest(number: number, etag: string | null): Promise<ConditionalRead<PullRequestState>> {
+    return this.#op("readPullRequest", async () => {
+      const read = await conditionally(etag, (headers) =>
+        this.#octokit.rest.pulls.get({ owner: this.#owner, repo: this.#repo, pull_number: number, headers }),
       );
-      return reviews.map((review) => ({
-        id: review.id,
-        author: review.user?.login ?? "ghost",
-        verdict: reviewVerdict(review.state),
-        body: review.body,
-        commitSha: review.commit_id,
-        submittedAt: review.submitted_at ?? null,
-      }));
+      if (!read) return { changed: false };
+      const pull = parseForgeResponse("github", GitHubPullSchema, read.data, `GET pulls/${number}`);
+      return { changed: true, value: toState(pull), etag: read.etag };
+    });
+  }
+
+  /**
+   * Check runs and commit statuses are two resources, so the validator holds both ETags. When
+   * either changed, the other is read again in full (the adapter keeps no bodies between calls).
+   */
+  readChecks(sha: string, etag: string | null): Promise<ConditionalRead<readonly CheckState[]>> {
+    return this.#op("readChecks", async () => {
+      const [runsTag = null, statusTag = null] = splitTags(etag);
+      const [runs, statuses] = await Promise.all([
+        this.#checkRuns(sha, runsTag),
+        this.#statuses(sha, statusTag),
+      ]);
+      if (!runs && !statuses) return { changed: false };
+      const fullRuns = runs ?? (await this.#checkRuns(sha, null));
+      const fullStatuses = statuses ?? (await this.#statuses(sha, null));
+      return {
+        changed: true,
+        value: toChecks(fullRuns?.data, fullStatuses?.data),
+        etag: joinTags(fullRuns?.etag ?? null, fullStatuses?.etag ?? null),
+      };
+    });
+  }
+
+  /** The first 100 reviews (a conditional read is one page). */
+  readReviews(number: number, etag: string | null): Promise<ConditionalRead<readonly ReviewState[]>> {
+    return this.#op("readReviews", async () => {
+      const read = await conditionally(etag, (headers) =>
+        this.#octokit.rest.pulls.listReviews({
+          owner: this.#owner,
+          repo: this.#repo,
+          pull_number: number,
+          per_page: 100,
+          headers,
+        }),
+      );
+      return read ? { changed: true, value: toReviews(read.data), etag: read.etag } : { changed: false };
+    });
+  }
+
+  /** The first 100 conversation comments (a conditional read is one page). */
+  readComments(number: number, etag: string | null): Promise<ConditionalRead<readonly ReviewComment[]>> {
+    return this.#op("readComments", async () => {
+      const read = await conditionally(etag, (headers) =>
+        this.#octokit.rest.issues.listComments({
+          owner: this.#owner,
+          repo: this.#repo,
+          issue_number: number,
+          per_page: 100,
+          headers,
+        }),
+      );
+      return read ? { changed: true, value: toComments(read.data), etag: read.etag } : { changed: false };
+    });
+  }
+
+  setBase(number: number, base: string): Promise<PullRequestState> {
+    return this.#op("setBase", async () => {
+      const { data } = await this.#octokit.rest.pulls.update({
+        owner: this.#owner,
+        repo: this.#repo,
+        pull_number: number,
+        base,
+      });
+      return toState(parseForgeResponse("github", GitHubPullSchema, data, `PATCH pulls/${number}`));
     });
   }
 
@@ -375,6 +386,30 @@ export class GitHubAdapter implements ForgeAdapter {
     });
   }
 
+  #checkRuns(sha: string, etag: string | null) {
+    return conditionally(etag, (headers) =>
+      this.#octokit.rest.checks.listForRef({
+        owner: this.#owner,
+        repo: this.#repo,
+        ref: sha,
+        filter: "latest",
+        per_page: 100,
+        headers,
+      }),
+    );
+  }
+
+  #statuses(sha: string, etag: string | null) {
+    return conditionally(etag, (headers) =>
+      this.#octokit.rest.repos.getCombinedStatusForRef({
+        owner: this.#owner,
+        repo: this.#repo,
+        ref: sha,
+        headers,
+      }),
+    );
+  }
+
   async #login(): Promise<string> {
     if (this.#auth.kind === "app") return `app-${this.#auth.appId}[bot]`;
     const { data } = await this.#octokit.rest.users.getAuthenticated();
@@ -476,63 +511,28 @@ export class GitHubAdapter implements ForgeAdapter {
   }
 }
 
-function toState(pull: GitHubPull): PullRequestState {
-  return {
-    number: pull.number,
-    url: pull.html_url,
-    head: pull.head.ref,
-    headSha: pull.head.sha,
-    base: pull.base.ref,
-    title: pull.title,
-    body: pull.body ?? "",
-    status: pull.merged_at ? "merged" : pull.state,
-    mergeCommitSha: pull.merged_at ? pull.merge_commit_sha : null,
-    mergedBy: pull.merged_by?.login ?? null,
-  };
-}
-
-function checkRunConclusion(status: string, conclusion: string | null): CheckConclusion {
-  if (status !== "completed") return "pending";
-  switch (conclusion) {
-    case "success":
-      return "success";
-    case "neutral":
-      return "neutral";
-    case "skipped":
-      return "skipped";
-    case "cancelled":
-      return "cancelled";
-    default:
-      return "failure";
+/**
+ * One GET with `If-None-Match: etag` (when there is one): `null` when GitHub answered 304 Not
+ * Modified (Octokit raises it as an error with status 304), else the body and its new ETag.
+ */
+async function conditionally<T>(
+  etag: string | null,
+  request: (headers: Record<string, string>) => Promise<{ data: T; headers: { etag?: string | undefined } }>,
+): Promise<{ data: T; etag: string | null } | null> {
+  try {
+    const response = await request(etag ? { "if-none-match": etag } : {});
+    return { data: response.data, etag: response.headers.etag ?? null };
+  } catch (error) {
+    if (etag && statusOf(error) === 304) return null;
+    throw error;
   }
 }
 
-function reviewVerdict(state: string): ReviewVerdict {
-  switch (state) {
-    case "APPROVED":
-      return "approved";
-    case "CHANGES_REQUESTED":
-      return "changes_requested";
-    case "DISMISSED":
-      return "dismissed";
-    case "PENDING":
-      return "pending";
-    default:
-      return "commented";
-  }
+/** Two ETags in one opaque validator (an ETag is a quoted string, so a newline cannot occur in one). */
+function joinTags(...tags: (string | null)[]): string | null {
+  return tags.every((tag) => tag === null) ? null : tags.map((tag) => tag ?? "").join("\n");
 }
 
-function statusOf(error: unknown): number | null {
-  if (typeof error === "object" && error !== null && "status" in error && typeof error.status === "number") {
-    return error.status;
-  }
-  return null;
-}
-
-function isGraphqlError(error: unknown): boolean {
-  return typeof error === "object" && error !== null && "errors" in error && Array.isArray(error.errors);
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+function splitTags(etag: string | null): (string | null)[] {
+  return etag === null ? [] : etag.split("\n").map((tag) => tag || null);
 }

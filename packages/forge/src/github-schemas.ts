@@ -20,6 +20,8 @@ export const GitHubPullSchema = z.object({
   merge_commit_sha: z.string().nullable(),
   merged_by: Login.nullable().optional(),
   labels: z.array(z.object({ name: z.string() })),
+  /** Only on a single pull request (GET pulls/{n}); `null` while GitHub computes it. */
+  mergeable: z.boolean().nullable().optional(),
 });
 export type GitHubPull = z.infer<typeof GitHubPullSchema>;
 
@@ -56,6 +58,15 @@ export const GitHubReviewsSchema = z.array(
     body: z.string(),
     commit_id: z.string().nullable(),
     submitted_at: z.string().optional(),
+  }),
+);
+
+export const GitHubIssueCommentsSchema = z.array(
+  z.object({
+    id: z.number().int(),
+    user: Login.nullable(),
+    body: z.string().optional(),
+    created_at: z.string(),
   }),
 );
 

@@ -8,6 +8,7 @@
 import {
   Jobs,
   MergeRequestDiscussions,
+  MergeRequestNotes,
   MergeRequests,
   PersonalAccessTokens,
   Pipelines,
@@ -17,6 +18,7 @@ import {
 import type {
   CheckConclusion,
   CheckState,
+  ConditionalRead,
   EnsuredPullRequest,
   ForgeAdapter,
   ForgeRight,
@@ -24,6 +26,7 @@ import type {
   MergeRequest,
   PullRequestDraft,
   PullRequestState,
+  ReviewComment,
   ReviewState,
   ReviewThread,
   ReviewVerdict,
@@ -38,6 +41,7 @@ import {
   GitLabJobsSchema,
   type GitLabMergeRequest,
   GitLabMergeRequestSchema,
+  GitLabNotesSchema,
   GitLabPipelinesSchema,
   GitLabProjectSchema,
   GitLabReviewersSchema,
@@ -69,6 +73,7 @@ export class GitLabAdapter implements ForgeAdapter {
   readonly #project: string;
   readonly #mrs: InstanceType<typeof MergeRequests<false>>;
   readonly #discussions: InstanceType<typeof MergeRequestDiscussions<false>>;
+  readonly #notes: InstanceType<typeof MergeRequestNotes<false>>;
   readonly #pipelines: InstanceType<typeof Pipelines<false>>;
   readonly #jobs: InstanceType<typeof Jobs<false>>;
   readonly #projects: InstanceType<typeof Projects<false>>;
@@ -84,6 +89,7 @@ export class GitLabAdapter implements ForgeAdapter {
     const config = { host: options.host.replace(/\/+$/, ""), token: options.token, requesterFn };
     this.#mrs = new MergeRequests(config);
     this.#discussions = new MergeRequestDiscussions(config);
+    this.#notes = new MergeRequestNotes(config);
     this.#pipelines = new Pipelines(config);
     this.#jobs = new Jobs(config);
     this.#projects = new Projects(config);
@@ -275,6 +281,51 @@ export class GitLabAdapter implements ForgeAdapter {
     });
   }
 
+  // GitLab answers no ETag on these resources: every read is a full one (`etag` stays null).
+  async readPullRequest(number: number, _etag: string | null): Promise<ConditionalRead<PullRequestState>> {
+    return { changed: true, value: await this.getPullRequest(number), etag: null };
+  }
+
+  async readChecks(sha: string, _etag: string | null): Promise<ConditionalRead<readonly CheckState[]>> {
+    return { changed: true, value: await this.listChecks(sha), etag: null };
+  }
+
+  async readReviews(number: number, _etag: string | null): Promise<ConditionalRead<readonly ReviewState[]>> {
+    return { changed: true, value: await this.listReviews(number), etag: null };
+  }
+
+  /** The merge request's own notes: neither system notes nor notes on the diff (those are threads). */
+  readComments(number: number, _etag: string | null): Promise<ConditionalRead<readonly ReviewComment[]>> {
+    return this.#op("readComments", async () => {
+      const notes = parseForgeResponse(
+        "gitlab",
+        GitLabNotesSchema,
+        await this.#notes.all(this.#project, number, { sort: "asc", orderBy: "created_at", perPage: 100 }),
+        `GET merge_requests/${number}/notes`,
+      );
+      const value = notes
+        .filter((note) => !note.system && note.type !== "DiffNote" && note.type !== "DiscussionNote")
+        .map((note) => ({
+          id: note.id,
+          author: note.author.username,
+          body: note.body,
+          createdAt: note.created_at,
+        }));
+      return { changed: true, value, etag: null };
+    });
+  }
+
+  setBase(number: number, base: string): Promise<PullRequestState> {
+    return this.#op("setBase", async () =>
+      toState(
+        mr(
+          await this.#mrs.edit(this.#project, number, { targetBranch: base }),
+          `PUT merge_requests/${number}`,
+        ),
+      ),
+    );
+  }
+
   async #accept(number: number, request: MergeRequest, auto: boolean): Promise<MergeOutcome> {
     try {
       const merged = mr(
@@ -379,7 +430,15 @@ function toState(m: GitLabMergeRequest): PullRequestState {
     status: merged ? "merged" : m.state === "opened" ? "open" : "closed",
     mergeCommitSha: merged ? (m.merge_commit_sha ?? m.squash_commit_sha ?? m.sha) : null,
     mergedBy: merged ? (m.merged_by?.username ?? m.merge_user?.username ?? null) : null,
+    mergeable: m.state !== "opened" ? null : gitlabMergeable(m),
   };
+}
+
+/** `false` on a conflict, `true` when GitLab found none, `null` while it is still checking. */
+function gitlabMergeable(m: GitLabMergeRequest): boolean | null {
+  if (m.has_conflicts === true || m.detailed_merge_status === "conflict") return false;
+  if (m.detailed_merge_status === "checking" || m.detailed_merge_status === "unchecked") return null;
+  return m.has_conflicts === false ? true : null;
 }
 
 function jobConclusion(status: string): CheckConclusion {

@@ -21,6 +21,9 @@ export const GitLabMergeRequestSchema = z.object({
   merged_by: User.nullable().optional(),
   merge_user: User.nullable().optional(),
   labels: z.array(z.string()),
+  has_conflicts: z.boolean().optional(),
+  /** `mergeable`, `conflict`, `checking`, `unchecked`, … (GitLab 15.6+). */
+  detailed_merge_status: z.string().optional(),
 });
 export type GitLabMergeRequest = z.infer<typeof GitLabMergeRequestSchema>;
 
@@ -78,3 +81,15 @@ export const GitLabProjectSchema = z.object({
 export const GitLabTokenSelfSchema = z.object({ scopes: z.array(z.string()), active: z.boolean() });
 
 export const GitLabUserSchema = User;
+
+/** Notes of a merge request: conversation comments, system notes and diff notes alike. */
+export const GitLabNotesSchema = z.array(
+  z.object({
+    id: z.number().int(),
+    author: User,
+    body: z.string(),
+    created_at: z.string(),
+    system: z.boolean(),
+    type: z.string().nullable().optional(),
+  }),
+);

@@ -1,6 +1,7 @@
 export type {
   CheckConclusion,
   CheckState,
+  ConditionalRead,
   EnsuredPullRequest,
   ForgeAdapter,
   ForgeKind,

@@ -58,6 +58,14 @@ export interface Thread {
   comments: { id: number; login: string; body: string; createdAt: string }[];
 }
 
+export interface IssueComment {
+  id: number;
+  issue: number;
+  login: string;
+  body: string;
+  createdAt: string;
+}
+
 export interface RepoState {
   pulls: DoublePull[];
   checkRuns: CheckRun[];
@@ -67,9 +75,12 @@ export interface RepoState {
     state: "error" | "failure" | "pending" | "success";
     targetUrl: string | null;
     id: number;
+    createdAt: string;
   }[];
   reviews: Review[];
   threads: Thread[];
+  /** Conversation comments on pull requests (GitHub's issue comments). */
+  comments: IssueComment[];
   requiredChecks: string[];
 }
 

@@ -9,6 +9,7 @@
  * reply, a check run or a status, a merge or a close by hand.
  */
 
+import { createHash } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -116,6 +117,7 @@ export class GitHubDouble {
       statuses: [],
       reviews: [],
       threads: [],
+      comments: [],
       requiredChecks: [],
     });
     return this.git.create(repository, "main", files, PROTECTED);
@@ -171,6 +173,7 @@ export class GitHubDouble {
       sha,
       targetUrl: `${this.url}/ci/${sha}`,
       id: this.#state.nextId(),
+      createdAt: new Date().toISOString(),
     });
   }
 
@@ -198,6 +201,7 @@ export class GitHubDouble {
       commitId,
       submittedAt: now,
     });
+    pull.updatedAt = now;
     for (const comment of review.comments ?? []) {
       state.threads.push({
         id: `PRRT_${this.#state.nextId()}`,
@@ -210,11 +214,25 @@ export class GitHubDouble {
     }
   }
 
+  /** A comment on the pull request's conversation (not on the diff). */
+  comment(repository: string, number: number, login: string, body: string): number {
+    const state = this.#state.repo(repository);
+    const pull = this.#state.pull(state, number);
+    const id = this.#state.nextId();
+    const now = new Date().toISOString();
+    state.comments.push({ id, issue: number, login, body, createdAt: now });
+    pull.updatedAt = now;
+    return id;
+  }
+
   reply(repository: string, threadId: string, login: string, body: string, resolve = false): void {
     const thread = this.#state.repo(repository).threads.find((t) => t.id === threadId);
     if (!thread) throw new Error(`No thread ${threadId}.`);
-    thread.comments.push({ id: this.#state.nextId(), login, body, createdAt: new Date().toISOString() });
+    const now = new Date().toISOString();
+    thread.comments.push({ id: this.#state.nextId(), login, body, createdAt: now });
     if (resolve) thread.resolved = true;
+    const pull = this.#state.repo(repository).pulls.find((p) => p.number === thread.pull);
+    if (pull) pull.updatedAt = now;
   }
 
   threads(repository: string, number: number): readonly Thread[] {
@@ -301,7 +319,7 @@ export class GitHubDouble {
       }
       const answer = await this.#answer(handler, params, url.searchParams, request.body, user);
       this.#checkAnswer(method, template, answer);
-      return answer;
+      return method === "GET" ? conditional(answer, request.headers["if-none-match"]) : answer;
     }
     this.#server.violations.push(`${method} ${pathname}: not a route of the GitHub double`);
     return null;
@@ -356,4 +374,19 @@ export class GitHubDouble {
       await mergePull(this.#state, repository, pull, method, pull.autoMerge.by, undefined);
     }
   }
+}
+
+/**
+ * GitHub's conditional requests: every 200 GET carries a strong `ETag` of its body, and a
+ * request whose `If-None-Match` names it is answered 304 Not Modified without a body (GitHub
+ * does not charge those to the rate limit).
+ */
+function conditional(answer: ApiAnswer, ifNoneMatch: string | string[] | undefined): ApiAnswer {
+  if (answer.status !== 200 || answer.body === undefined) return answer;
+  const etag = `"${createHash("sha256").update(JSON.stringify(answer.body)).digest("hex").slice(0, 40)}"`;
+  const asked = (Array.isArray(ifNoneMatch) ? ifNoneMatch.join(",") : (ifNoneMatch ?? ""))
+    .split(",")
+    .map((tag) => tag.trim().replace(/^W\//, ""));
+  if (asked.includes(etag)) return { status: 304, headers: { ...answer.headers, etag } };
+  return { ...answer, headers: { ...answer.headers, etag } };
 }

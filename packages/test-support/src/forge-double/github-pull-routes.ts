@@ -137,6 +137,35 @@ export function pullRoutes({ state: double, bodies, openapi }: GitHubRestContext
     ],
     [
       "GET",
+      "/repos/{owner}/{repo}/issues/{issue_number}/comments",
+      ({ repository, state, params, query }) => {
+        const number = Number(params.issue_number);
+        if (!state.pulls.some((p) => p.number === number)) return notFound();
+        const perPage = Number(query.get("per_page") ?? 30);
+        return {
+          status: 200,
+          body: state.comments
+            .filter((c) => c.issue === number)
+            .slice(0, perPage)
+            .map((c) =>
+              openapi.instanceOf("issue-comment", {
+                id: c.id,
+                node_id: `IC_${c.id}`,
+                body: c.body,
+                user: bodies.simpleUser(c.login),
+                created_at: c.createdAt,
+                updated_at: c.createdAt,
+                html_url: `${bodies.url}/${repository}/pull/${number}#issuecomment-${c.id}`,
+                issue_url: `${bodies.url}/api/v3/repos/${repository}/issues/${number}`,
+                url: `${bodies.url}/api/v3/repos/${repository}/issues/comments/${c.id}`,
+                author_association: "MEMBER",
+              }),
+            ),
+        };
+      },
+    ],
+    [
+      "GET",
       "/repos/{owner}/{repo}/pulls/{pull_number}/reviews",
       ({ repository, state, params }) => ({
         status: 200,
