@@ -260,10 +260,17 @@ export type Command =
       bound?: MissionBound | undefined;
     };
 
-/** What an approve in pull_request mode asks for: a pull request of the PR branch into `base`. */
+/** What an approve in pull_request mode asks for: a pull request of the PR branch (rule 14). */
 export interface PullRequestLanding {
-  /** The landing branch, or a stacked prerequisite's PR branch (`pullRequestBase`). */
+  /**
+   * The landing branch. Stacked (`prerequisites: stacked`), the pull request targets instead
+   * the PR branch of a prerequisite whose pull request is still open (`pullRequestBase`).
+   */
   readonly base: string;
+  /** `landing.pull_request.prerequisites`; default `merged`. */
+  readonly prerequisites?: PrerequisiteMode | undefined;
+  /** The commit the worker pushed to the PR branch (the reviewed head). */
+  readonly headSha?: string | null | undefined;
 }
 
 /**

@@ -226,7 +226,9 @@ export class Coordinator {
     if (!this.owned.has(projectId)) return;
     const project = await requireProject(this.deps.db, projectId);
     if (await this.pauseIfOverBudget(project)) return;
-    const claimed = await this.apply(projectId, { kind: "claim" }, { leaseOwner: this.id });
+    const claimed = await this.apply(projectId, claimCommand(this.policies, project), {
+      leaseOwner: this.id,
+    });
     if (!claimed) return;
     const created = claimed.changes.runs.filter((r) => claimed.changes.createdRunIds.has(r.id));
     let freed = false;
@@ -436,6 +438,7 @@ export class Coordinator {
       policy.planApproval,
       policy.landing.branch,
       this.options.maxPlanTasks,
+      policy.landing.pullRequest.prerequisites,
     );
   }
 
@@ -511,5 +514,22 @@ export class Coordinator {
 
   private onPassError(projectId: string, error: unknown): void {
     this.deps.logger.error({ err: error, projectId }, "scheduling pass failed");
+  }
+}
+
+/**
+ * The scheduler's claim: with stacked pull requests a prerequisite whose pull request is open
+ * satisfies its dependents (docs/state-machine.md rule 19). A stored config that no longer
+ * parses claims with merged prerequisites, the stricter reading; its runs record the error.
+ */
+function claimCommand(policies: ProjectPolicies, project: ProjectRow): Command {
+  try {
+    const { landing } = policies.of(project);
+    return landing.mode === "pull_request" && landing.pullRequest.prerequisites === "stacked"
+      ? { kind: "claim", prerequisites: "stacked" }
+      : { kind: "claim" };
+  } catch (error) {
+    if (error instanceof ConfigError) return { kind: "claim" };
+    throw error;
   }
 }

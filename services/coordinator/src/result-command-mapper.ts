@@ -1,4 +1,10 @@
-import { type Command, DEFAULT_PLAN_APPROVAL, type PlanApproval, type RetryPolicy } from "@overseer/domain";
+import {
+  type Command,
+  DEFAULT_PLAN_APPROVAL,
+  type PlanApproval,
+  type PrerequisiteMode,
+  type RetryPolicy,
+} from "@overseer/domain";
 import type { RunResult } from "@overseer/run-contract";
 import { DEFAULT_MAX_IMPORT_TASKS, parseTaskFile } from "@overseer/task-files";
 
@@ -19,6 +25,8 @@ export function commandForResult(
   mainBranch = "main",
   /** Most tasks a planner's plan may hold: the import bound (OVERSEER_MAX_IMPORT_TASKS). */
   maxPlanTasks = DEFAULT_MAX_IMPORT_TASKS,
+  /** `landing.pull_request.prerequisites`: stacked pull requests target an open prerequisite's. */
+  prerequisites: PrerequisiteMode = "merged",
 ): Command {
   const runId = result.runId;
   const outcome = result.outcome;
@@ -75,6 +83,7 @@ export function commandForResult(
         planApproval,
         mainBranch,
         maxPlanTasks,
+        prerequisites,
       });
   }
 }
@@ -88,6 +97,7 @@ interface TransitionContext {
   planApproval: PlanApproval;
   mainBranch: string;
   maxPlanTasks: number;
+  prerequisites: PrerequisiteMode;
 }
 
 /** The command of the agent's own transition (no scope violation). */
@@ -95,7 +105,7 @@ function commandForTransition(
   result: RunResult,
   t: Transition,
   usage: RunResult["usage"],
-  { retry, existingTaskIds, planApproval, mainBranch, maxPlanTasks }: TransitionContext,
+  { retry, existingTaskIds, planApproval, mainBranch, maxPlanTasks, prerequisites }: TransitionContext,
 ): Command {
   const runId = result.runId;
   switch (t.kind) {
@@ -133,6 +143,16 @@ function commandForTransition(
         landedBranch: result.landedBranch,
         reviewedHead: result.branchHead,
         planApproval,
+        // pull_request mode: the reviewed head is on the PR branch; the task waits on its pull request.
+        ...(result.pullRequestHead
+          ? {
+              pullRequest: {
+                base: mainBranch,
+                prerequisites,
+                headSha: result.pullRequestHead.sha,
+              },
+            }
+          : {}),
         usage,
         retry,
       };

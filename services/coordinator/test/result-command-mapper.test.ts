@@ -196,6 +196,32 @@ describe("commandForResult", () => {
     });
   });
 
+  it("turns an approve whose head went to the PR branch into an approve asking for the pull request", () => {
+    const approve = {
+      kind: "transition" as const,
+      transition: { version: 1 as const, kind: "approve" as const },
+    };
+    const extra = {
+      branchHead: "abc",
+      landedSha: null,
+      landedBranch: null,
+      pullRequestHead: { branch: "overseer/pr/S1", sha: "abc" },
+    };
+    const stacked = commandForResult(result(approve, extra), retry, [], undefined, "trunk", 50, "stacked");
+    expect(stacked).toMatchObject({
+      kind: "approve",
+      reviewedHead: "abc",
+      landedSha: null,
+      pullRequest: { base: "trunk", prerequisites: "stacked", headSha: "abc" },
+    });
+    // Push mode (no pull request head): nothing asks for a pull request.
+    const pushed = commandForResult(
+      result(approve, { branchHead: "abc", landedSha: "l1", landedBranch: "trunk" }),
+      retry,
+    );
+    expect(pushed).not.toHaveProperty("pullRequest");
+  });
+
   it("passes the landed task head along with an approve, so Postgres checks it is the submitted one", () => {
     const command = commandForResult(
       result(

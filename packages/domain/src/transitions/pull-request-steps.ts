@@ -30,11 +30,18 @@ export function requestPullRequest(
   command: CommandOf<"approve">,
   landing: PullRequestLanding,
 ): void {
-  const headSha = command.reviewedHead ?? task.branchHead ?? command.landedSha;
+  const headSha = landing.headSha ?? command.reviewedHead ?? task.branchHead ?? command.landedSha;
   if (headSha === null) {
     throw new DomainError(
       "invalid_transition",
       `Task ${task.id} was approved in pull_request mode without a reviewed head; its pull request needs the approved commit.`,
+    );
+  }
+  if (landing.headSha != null && task.branchHead !== null && landing.headSha !== task.branchHead) {
+    throw new DomainError(
+      "invalid_transition",
+      `The PR branch of ${task.id} carries ${landing.headSha}, but the reviewed head is ${task.branchHead}; only the reviewed head may be proposed.`,
+      { pushedHead: landing.headSha, branchHead: task.branchHead },
     );
   }
   const open = openPullRequest(task.pullRequest);
@@ -42,7 +49,10 @@ export function requestPullRequest(
     number: open?.number ?? null,
     url: open?.url ?? null,
     branch: pullRequestBranch(task.id),
-    base: landing.base,
+    base:
+      landing.prerequisites === "stacked"
+        ? pullRequestBase(draft.snapshot(), task, landing.base)
+        : landing.base,
     headSha,
     status: open?.status ?? "opening",
     checks: "pending",

@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import {
   type Command,
   type ProjectState,
+  type PullRequestLanding,
   pullRequestBase,
   pullRequestBranch,
   runnableTasks,
@@ -154,6 +155,34 @@ describe("rule 14: approve in pull_request mode opens a pull request instead of 
         }),
       "invalid_transition",
     );
+  });
+
+  it("refuses a PR branch that carries another commit than the reviewed head", () => {
+    const d = createDriver();
+    const reviewed = toReview(d, buildState({ tasks: [task("A")] }), "A");
+    const rev = claimFor(d, reviewed.state, "A");
+    expectDomainError(
+      () =>
+        d.step(rev.state, {
+          kind: "approve",
+          runId: rev.run.id,
+          landedSha: null,
+          landedBranch: null,
+          reviewedHead: HEAD,
+          pullRequest: { base: "main", headSha: "0ther" },
+        }),
+      "invalid_transition",
+    );
+  });
+
+  it("stacked with no open prerequisite, or merged mode, targets the landing branch", () => {
+    const d = createDriver();
+    let s = buildState({ tasks: [task("A"), task("B", { prerequisites: ["A"] })] });
+    s = opened(d, toPrOpen(d, s, "A"), "A");
+    s = d.apply(s, { kind: "pr-merged", taskId: "A", mergeCommitSha: "m", mergedBy: null });
+    const reviewed = toReview(d, s, "B");
+    s = toPrOpenFromReview(d, reviewed.state, "B", { base: "trunk", prerequisites: "stacked" });
+    expect(prOf(s, "B").base).toBe("trunk");
   });
 
   it("keeps the number of a pull request still open from an earlier round and updates its head", () => {
@@ -520,7 +549,7 @@ describe("rule 19: prerequisites across pull requests", () => {
       commitSha: HEAD,
       branchHead: HEAD,
     });
-    s = toPrOpenFromReview(d, s, "B", "overseer/pr/A");
+    s = toPrOpenFromReview(d, s, "B", { base: "main", prerequisites: "stacked", headSha: HEAD });
     expect(prOf(s, "B").base).toBe("overseer/pr/A");
     const merged = d.step(s, { kind: "pr-merged", taskId: "A", mergeCommitSha: "m", mergedBy: null });
     expect(prOf(merged.state, "B").base).toBe("main");
@@ -542,7 +571,12 @@ describe("rule 19: prerequisites across pull requests", () => {
   });
 });
 
-function toPrOpenFromReview(d: Driver, s: ProjectState, taskId: string, base: string): ProjectState {
+function toPrOpenFromReview(
+  d: Driver,
+  s: ProjectState,
+  taskId: string,
+  pullRequest: PullRequestLanding,
+): ProjectState {
   const rev = claimFor(d, s, taskId);
   return d.apply(rev.state, {
     kind: "approve",
@@ -550,6 +584,6 @@ function toPrOpenFromReview(d: Driver, s: ProjectState, taskId: string, base: st
     landedSha: HEAD,
     landedBranch: pullRequestBranch(taskId),
     reviewedHead: HEAD,
-    pullRequest: { base },
+    pullRequest,
   });
 }
