@@ -115,6 +115,8 @@ export const AUTHORIZATION_TABLE = {
   openQueueBoardSession: { method: "post", path: "/api/v1/admin/queues/session", scope: "admin" },
   // Forge webhooks: no token; each delivery carries the forge's signature of the shared secret
   receiveForgeWebhook: { method: "post", path: "/api/v1/forge/{id}/webhooks/{forge}", scope: "public" },
+  // MCP (Model Context Protocol) over streamable HTTP: each tool call is then authorized as its own route
+  callMcp: { method: "post", path: "/mcp", scope: "read" },
   // Operations and pages
   getHealth: { method: "get", path: "/healthz", scope: "read" },
   getReadiness: { method: "get", path: "/readyz", scope: "read" },
@@ -144,6 +146,11 @@ export const UNLISTED_PATHS = [
     path: "/admin/queues/…",
     access: QUEUE_BOARD_SCOPE,
     note: "Bull Board, reads and writes: a session cookie bound to the admin token that opened it (one per token); every request checks that the token is still unrevoked and admin; writes (and `POST /admin/queues/logout`) need a same-origin `Origin`",
+  },
+  {
+    path: "/mcp (GET, DELETE)",
+    access: "read",
+    note: "405 with `Allow: POST`: the MCP endpoint is stateless, with no server-initiated stream to open and no session to end",
   },
 ] as const satisfies readonly { path: string; access: Access; note: string }[];
 

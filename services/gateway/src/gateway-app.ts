@@ -30,6 +30,7 @@ import { registerArgusRoutes } from "./routes/argus/register.ts";
 import { registerEventRoutes } from "./routes/event/register.ts";
 import { registerFleetRoutes } from "./routes/fleet/register.ts";
 import { registerForgeRoutes } from "./routes/forge/register.ts";
+import { registerMcpRoutes } from "./routes/mcp/register.ts";
 import { registerOpsRoutes } from "./routes/ops/register.ts";
 import { registerPageRoutes } from "./routes/page-routes.ts";
 import { registerProjectRoutes } from "./routes/project/register.ts";
@@ -175,6 +176,7 @@ export function createGatewayApp(deps: GatewayDeps, settings: ResolvedGatewayOpt
   registerOpsRoutes(app, ctx);
   registerFleetRoutes(app, ctx);
   registerForgeRoutes(app, ctx);
+  registerMcpRoutes(app, ctx);
   registerQueueBoardRoutes(app, ctx);
 
   const openApiDocument = () =>

@@ -38,6 +38,7 @@ const EXPECTED_OPERATIONS = [
   "get /api/v1/queues",
   "get /api/v1/tokens",
   "post /api/v1/tokens",
+  "post /mcp",
   "post /api/v1/admin/queues/session",
   "post /api/v1/forge/{id}/webhooks/{forge}",
   "delete /api/v1/tokens/{token_id}",

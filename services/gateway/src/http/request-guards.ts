@@ -102,6 +102,9 @@ export function isQueueBoardPath(path: string): boolean {
   return path === "/admin/queues" || path.startsWith("/admin/queues/");
 }
 
+/** The MCP endpoint (`routes/mcp/`). */
+const MCP_PATH = AUTHORIZATION_TABLE.callMcp.path;
+
 const BEARER = /^Bearer[ ]+([^\s]+)\s*$/i;
 
 export function authenticate(verifier: TokenVerifier): MiddlewareHandler<GatewayEnv> {
@@ -147,7 +150,8 @@ export function unauthorized(code: string, message: string): ApiError {
 export function rateLimitWrites(limiter: WriteRateLimiter): MiddlewareHandler<GatewayEnv> {
   return async (c, next) => {
     const token = c.get("token");
-    if (token && WRITE_METHODS.has(c.req.method)) {
+    // The MCP endpoint's POST carries reads too: each tool call that writes is counted as its own route.
+    if (token && WRITE_METHODS.has(c.req.method) && c.req.path !== MCP_PATH) {
       const verdict = limiter.take(token.id);
       if (!verdict.allowed) {
         throw new ApiError(

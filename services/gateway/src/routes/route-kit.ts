@@ -101,6 +101,7 @@ const ERROR_DESCRIPTIONS = {
   401: "Missing, unknown or revoked bearer token.",
   403: "The token's scope does not allow this route.",
   404: "No such project, task, run, decision or token.",
+  406: "The Accept header does not allow the answer (an MCP client must accept application/json and text/event-stream).",
   409: "Conflicts with the current state (transition not allowed, stale decision, concurrent change).",
   413: "Request body too large.",
   415: "Unsupported Content-Type.",
