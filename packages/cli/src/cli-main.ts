@@ -5,6 +5,7 @@ import { type CliIo, terminalSafeIo } from "./cli-io.ts";
 import { type CliCommand, findCommand, helpText } from "./command-registry.ts";
 import { doctorCommand } from "./commands/doctor-command.ts";
 import { initCommand } from "./commands/init-command.ts";
+import { mcpCommand } from "./commands/mcp-command.ts";
 import { migrateCommand } from "./commands/migrate-command.ts";
 import { missionStartCommand } from "./commands/mission-command.ts";
 import { operatorCommands } from "./commands/operator-commands.ts";
@@ -27,6 +28,7 @@ export const COMMANDS: readonly CliCommand[] = [
   migrateCommand,
   upCommand,
   ...operatorCommands,
+  mcpCommand,
 ];
 
 /** The Argus operator procedure's spellings `--status` and `--notify TEXT` as aliases (docs/argus-compatibility.md). */
