@@ -447,9 +447,25 @@ export const RunSummarySchema = z
   })
   .openapi("RunSummary");
 
+export const RunPhaseSchema = z
+  .object({
+    name: z.string().openapi({
+      description:
+        "queue_wait, fetch, checkout, sandbox, setup_hook, agent, after_run_hook, scope_check, commit, push, land or result_applied, in the order they happened.",
+      example: "agent",
+    }),
+    started_at: isoTime,
+    duration_ms: z.number().openapi({ example: 41250.3 }),
+  })
+  .openapi("RunPhase");
+
 export const RunSchema = RunSummarySchema.extend({
   output: z.string().nullable().openapi({ description: "Stored output with secrets redacted." }),
   output_truncated: z.boolean(),
+  phases: z.array(RunPhaseSchema).openapi({
+    description:
+      "Where the run's time went: its phases back to back from its creation to the application of its result, so they add up to created_at → ended_at. Empty when no worker result was applied (cancelled, misconfigured, still running). The same timings are the spans of its OpenTelemetry trace.",
+  }),
 }).openapi("Run");
 
 export const EventSchema = z

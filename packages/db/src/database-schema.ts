@@ -118,9 +118,21 @@ export interface RunsTable {
   usage_source: ColumnType<string | null, string | null | undefined, string | null>;
   /** Epoch-ms milestones of the run (enqueued, picked, spawned, exited, reported, committed). */
   timing: Json<Record<string, number | null | Record<string, number>>>;
+  /**
+   * The run's phase timeline, back to back from its creation to its result's application
+   * (run-contract run-phases.ts); empty when no worker result was applied.
+   */
+  phases: ColumnType<RunPhaseRow[], unknown, unknown>;
   created_at: Timestamp;
   started_at: NullableTimestamp;
   ended_at: NullableTimestamp;
+}
+
+/** One phase of a run as stored: its name, when it began (epoch ms) and how long it took. */
+export interface RunPhaseRow {
+  name: string;
+  startedAt: number;
+  durationMs: number;
 }
 
 export interface EventsTable {

@@ -12,7 +12,7 @@ import {
 } from "@overseer/domain";
 import { sql } from "kysely";
 import { type Db, json } from "./connection.ts";
-import type { EventRow } from "./database-schema.ts";
+import type { EventRow, RunPhaseRow } from "./database-schema.ts";
 import {
   ConflictError,
   isSerializationFailure,
@@ -43,6 +43,8 @@ export interface RunReport {
   usage?: Usage | null;
   /** Epoch-ms milestones reported by the worker; `committed` is added here. */
   timing?: Record<string, number | null | Record<string, number>>;
+  /** The run's phase timeline, stored as given (database-schema.ts `RunPhaseRow`). */
+  phases?: readonly RunPhaseRow[];
 }
 
 export interface ApplyOptions {
@@ -498,6 +500,7 @@ async function storeRunReport(db: Db, runId: string, report: RunReport): Promise
       commit_sha: report.commitSha ?? null,
       ...(report.startedAt ? { started_at: new Date(report.startedAt) } : {}),
       ...(report.timing ? { timing: json({ ...report.timing, committed: Date.now() }) } : {}),
+      ...(report.phases ? { phases: json(report.phases) } : {}),
     })
     .where("id", "=", runId)
     .execute();

@@ -58,6 +58,14 @@ export {
   runStartedSchema,
   runUsageMessageSchema,
 } from "./run-job-schema.ts";
+export {
+  RUN_PHASES,
+  type RunPhase,
+  type RunPhaseName,
+  runPhaseSchema,
+  timelineEnd,
+  traceparentSchema,
+} from "./run-phases.ts";
 export { DEFAULT_SANDBOX_LIMITS } from "./sandbox-limits.ts";
 export {
   type RunSandbox,

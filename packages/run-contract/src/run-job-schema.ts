@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { ControlTransitionSchema } from "./control-file-schema.ts";
+import { runPhaseSchema, traceparentSchema } from "./run-phases.ts";
 import { runSandboxSchema } from "./sandbox-request-schema.ts";
 
 /**
@@ -74,6 +75,16 @@ export const runJobSchema = z.object({
   sandbox: runSandboxSchema,
   /** Epoch ms at enqueue time (orchestration-overhead measurement). */
   enqueuedAt: z.number(),
+  /**
+   * Epoch ms when the run was created (claimed): its `queue_wait` phase starts here, so the
+   * phases add up to the run's duration. Absent (an older coordinator): `enqueuedAt`.
+   */
+  createdAt: z.number().optional(),
+  /**
+   * The run's trace (W3C Trace Context), set only when the coordinator exports traces: the
+   * worker's phase spans are children of it. Absent: the worker records no spans.
+   */
+  traceparent: traceparentSchema.optional(),
   /** The agent CLI (runner config `agent`): how usage and failure causes are read from its output. */
   agent: z.string().nullable().optional(),
   /** After a transition, how long the CLI may go on (to print final usage) before its group is stopped. */
@@ -217,7 +228,14 @@ export const runResultSchema = z.object({
     reportedAt: z.number(),
     /** Milliseconds spent in each worker phase (fetch, checkout, sandbox, commit…). */
     phases: z.record(z.string(), z.number()).optional(),
+    /**
+     * The worker's phases in order, back to back from `queue_wait` (run-phases.ts); the
+     * coordinator appends `result_applied` and stores the list with the run.
+     */
+    timeline: z.array(runPhaseSchema).optional(),
   }),
+  /** The job's `traceparent`, handed back so the coordinator's spans join the run's trace. */
+  traceparent: traceparentSchema.optional(),
 });
 export type RunResult = z.infer<typeof runResultSchema>;
 

@@ -414,8 +414,14 @@ export class Coordinator {
   private async applyRunResult(result: RunResult): Promise<void> {
     const project = await this.projectIfExists(result.projectId);
     if (!project) return;
+    const receivedAt = Date.now();
     const command = await this.commandFor(result, project);
-    await this.apply(project.id, command, { runReport: runReportOf(result, Date.now()) });
+    // One time for the run's end and its timeline's last phase: the phases add up to its duration.
+    const appliedAt = Date.now();
+    await this.apply(project.id, command, {
+      runReport: runReportOf(result, receivedAt, appliedAt),
+      ctx: { now: appliedAt },
+    });
   }
 
   /** A result for a project deleted meanwhile is dropped. */

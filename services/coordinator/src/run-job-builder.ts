@@ -106,6 +106,7 @@ export function buildRunJob(
         networkAllowHosts: [...config.network_allow_hosts],
       },
       enqueuedAt: now,
+      createdAt: run.createdAt,
       agent: config.agent,
       price: resolvePrice(config),
       transitionLingerMs: Math.round(config.transition_linger_seconds * 1000),

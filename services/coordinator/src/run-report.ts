@@ -1,8 +1,18 @@
 import type { ApplyOptions } from "@overseer/db";
-import type { RunResult } from "@overseer/run-contract";
+import { type RunPhase, type RunResult, timelineEnd } from "@overseer/run-contract";
 
-/** What the runs row keeps of a worker's result, whatever command the result becomes. */
-export function runReportOf(result: RunResult, receivedAt: number): NonNullable<ApplyOptions["runReport"]> {
+/**
+ * What the runs row keeps of a worker's result, whatever command the result becomes.
+ * `appliedAt` is the transition's time (the run's `ended_at`): the worker's phase timeline gets
+ * its last phase, `result_applied`, from where the worker's phases end to then.
+ */
+export function runReportOf(
+  result: RunResult,
+  receivedAt: number,
+  appliedAt: number,
+): NonNullable<ApplyOptions["runReport"]> {
+  // The timeline is stored as the run's phases, not twice.
+  const { timeline: _timeline, ...timing } = result.timing;
   return {
     workerId: result.workerId,
     exitCode: result.exitCode,
@@ -14,6 +24,21 @@ export function runReportOf(result: RunResult, receivedAt: number): NonNullable<
     outputTruncated: result.outputTruncated,
     commitSha: result.commitSha,
     startedAt: result.timing.spawnedAt ?? result.timing.pickedAt,
-    timing: { ...result.timing, received: receivedAt },
+    timing: { ...timing, received: receivedAt },
+    phases: phaseTimeline(result, appliedAt),
   };
+}
+
+/** The run's whole timeline: the worker's phases, then `result_applied` until `appliedAt`. */
+export function phaseTimeline(result: Pick<RunResult, "timing">, appliedAt: number): RunPhase[] {
+  const worker = result.timing.timeline ?? [];
+  const end = timelineEnd(worker) ?? result.timing.reportedAt;
+  return [
+    ...worker,
+    {
+      name: "result_applied",
+      startedAt: end,
+      durationMs: Math.max(0, Math.round((appliedAt - end) * 10) / 10),
+    },
+  ];
 }

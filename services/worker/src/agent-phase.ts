@@ -121,11 +121,13 @@ async function runInSandbox(
   const wrap = await deps.sandboxFor(job, paths);
   const env = runEnv(job, paths);
   const hook = hookRunner(deps, paths, env, wrap, ctx);
+  ctx.clock.lap("sandbox");
 
   // Aborted (a cancel, a shutdown) before or while the setup hook ran: nothing of the run counts.
   if (ctx.signal?.aborted) return { kind: "aborted", observed: {} };
   if (job.hooks.setup) {
     const setup = await hook(job.hooks.setup);
+    ctx.clock.lap("setup_hook");
     if (ctx.signal?.aborted) return { kind: "aborted", observed: { output: setup.output } };
     if (!setup.ok) return hookFailed("setup", setup, { output: setup.output });
   }
@@ -145,7 +147,6 @@ async function runInSandbox(
       new HarnessNotConfiguredError(argv[0] as string, "not_found", `PATH=${env.PATH ?? ""}`).message,
     );
   }
-  ctx.clock.lap("prepare");
   let harness: HarnessRunResult;
   try {
     harness = await runHarness({
@@ -178,7 +179,7 @@ async function runInSandbox(
     if (error instanceof HarnessAbortedError) return { kind: "aborted", observed: {} };
     throw error;
   }
-  ctx.clock.lap("harness");
+  ctx.clock.lap("agent");
   const observed: Observed = {
     exitCode: harness.exitCode,
     signal: harness.signal,
@@ -192,6 +193,7 @@ async function runInSandbox(
 
   if (job.hooks.afterRun) {
     const after = await hook(job.hooks.afterRun);
+    ctx.clock.lap("after_run_hook");
     if (ctx.signal?.aborted) return { kind: "aborted", observed };
     if (!after.ok)
       return hookFailed("after_run", after, { ...observed, output: `${harness.output}\n${after.output}` });

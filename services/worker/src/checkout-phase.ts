@@ -42,7 +42,8 @@ export async function prepareCheckout(
   onWorktree: (worktree: Worktree) => void,
 ): Promise<CheckoutPhase> {
   const unchanged = await refreshMirror(mirror, job, deps);
-  clock.lap("fetch");
+  // No fetch (the mirror was current): reading the heads counts as checkout.
+  if (unchanged === null) clock.lap("fetch");
   const [taskHead, mainHead] = await Promise.all([
     unchanged ? unchanged.taskHead : mirror.resolveRef(job.taskBranch),
     landingHead(job, mirror),

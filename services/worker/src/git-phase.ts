@@ -10,7 +10,7 @@ import {
   type Worktree,
 } from "@overseer/git";
 import { jobLandingBranch, type RunJob, type RunOutcome } from "@overseer/run-contract";
-import { type Commits, NO_COMMITS, type RunExecutorDeps } from "./run-context.ts";
+import { type Commits, NO_COMMITS, type PhaseClock, type RunExecutorDeps } from "./run-context.ts";
 
 export type WorkRecord =
   | { kind: "ok"; commits: Commits }
@@ -37,8 +37,11 @@ export async function recordWork(
     mergedMain?: boolean;
     /** The project's check command on a non-fast-forward integration (landing-check.ts). */
     check?: ((sha: string) => Promise<LandCheckOutcome>) | undefined;
+    /** Laps `commit`, `push` and `land` as each is done. */
+    clock?: Pick<PhaseClock, "lap">;
   },
 ): Promise<WorkRecord> {
+  const lap = (phase: "commit" | "push" | "land") => ctx.clock?.lap(phase);
   const transition = outcome.kind === "transition" ? outcome.transition : null;
   const trailers = (status: string) => ({
     Task: job.taskId,
@@ -68,6 +71,7 @@ export async function recordWork(
       guard: deps.fence?.guard(job, { sourceSha: ctx.taskHead }),
       ...(ctx.check ? { check: ctx.check } : {}),
     });
+    lap("land");
     if (landed.kind === "conflict") {
       return { kind: "land-failed", reason: "conflict", files: landed.files, details: landed.details };
     }
@@ -106,6 +110,7 @@ export async function recordWork(
       author: job.author,
       amend: ctx.mergedMain === true,
     });
+    lap("commit");
     const head = sha ?? ctx.base;
     if (head !== ctx.taskHead) {
       const pushed = await pushBranch(mirror, {
@@ -114,6 +119,7 @@ export async function recordWork(
         expectedOldSha: ctx.taskHead,
         guard: deps.fence?.guard(job),
       });
+      lap("push");
       if (!pushed.ok) {
         return {
           kind: "lost-race",
@@ -131,6 +137,7 @@ export async function recordWork(
       ? `Checkpoint of ${job.taskId}: ${transition.reason}`
       : `Checkpoint of ${job.taskId} (${outcome.kind === "transition" ? transition?.kind : outcome.kind === "violation" ? outcome.violation : outcome.kind})`;
   const sha = await worktree.commit({ message, trailers: trailers("blocked"), author: job.author });
+  lap("commit");
   if (sha === null) return { kind: "ok", commits: { ...NO_COMMITS, branchHead: ctx.taskHead } };
   const ref = checkpointRef(job.taskId, job.agentId);
   const pushed = await pushBranch(mirror, {
@@ -139,6 +146,7 @@ export async function recordWork(
     expectedOldSha: null,
     guard: deps.fence?.guard(job),
   });
+  lap("push");
   if (!pushed.ok)
     deps.logger.warn({ runId: job.runId, ref }, "checkpoint branch already existed; kept the existing one");
   return {

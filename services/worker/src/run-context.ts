@@ -1,6 +1,13 @@
 import type { RepoMirror } from "@overseer/git";
 import type { WrapCommand } from "@overseer/harness";
-import { RUN_JOB_VERSION, type RunJob, type RunOutcome, type RunResult } from "@overseer/run-contract";
+import {
+  RUN_JOB_VERSION,
+  type RunJob,
+  type RunOutcome,
+  type RunPhase,
+  type RunPhaseName,
+  type RunResult,
+} from "@overseer/run-contract";
 import type { Logger } from "@overseer/runtime";
 import type { RunFence } from "./run-fence.ts";
 
@@ -112,16 +119,46 @@ export type ResultExtra = Observed &
     landingFailure?: RunResult["landingFailure"];
   };
 
-/** Milliseconds spent in each named phase of a run, for the result's timing. */
-export class PhaseClock {
-  readonly pickedAt = Date.now();
-  readonly phases: Record<string, number> = {};
-  private lapAt = performance.now();
+/** Epoch milliseconds at sub-millisecond resolution, monotonic within this process. */
+function epochNow(): number {
+  return performance.timeOrigin + performance.now();
+}
 
-  lap(phase: string): void {
-    const now = performance.now();
-    this.phases[phase] = Math.round((now - this.lapAt) * 10) / 10;
+const tenth = (ms: number) => Math.round(ms * 10) / 10;
+
+/**
+ * The run's phase timeline (run-contract run-phases.ts): `queue_wait` from the run's creation to
+ * this pick, then one phase per `lap`, each from the previous lap to now, so the phases follow
+ * each other without gaps. The result carries the timeline; the coordinator adds `result_applied`.
+ */
+export class PhaseClock {
+  readonly pickedAt = epochNow();
+  readonly timeline: RunPhase[] = [];
+  private lapAt = this.pickedAt;
+
+  constructor(job: Pick<RunJob, "createdAt" | "enqueuedAt">) {
+    // Clocks of two hosts: a creation "after" the pick (skew) counts as no wait.
+    const queuedAt = Math.min(job.createdAt ?? job.enqueuedAt, this.pickedAt);
+    this.timeline.push({
+      name: "queue_wait",
+      startedAt: queuedAt,
+      durationMs: tenth(this.pickedAt - queuedAt),
+    });
+  }
+
+  lap(phase: RunPhaseName): void {
+    const now = epochNow();
+    this.timeline.push({ name: phase, startedAt: tenth(this.lapAt), durationMs: tenth(now - this.lapAt) });
     this.lapAt = now;
+  }
+
+  /** Milliseconds per worker phase (the queue wait is not the worker's), for the result's timing. */
+  get phases(): Record<string, number> {
+    const phases: Record<string, number> = {};
+    for (const { name, durationMs } of this.timeline) {
+      if (name !== "queue_wait") phases[name] = tenth((phases[name] ?? 0) + durationMs);
+    }
+    return phases;
   }
 }
 
@@ -161,7 +198,9 @@ export function buildRunResult(
       exitedAt: extra.exitedAt ?? null,
       reportedAt: Date.now(),
       phases: clock.phases,
+      timeline: clock.timeline,
     },
+    ...(job.traceparent ? { traceparent: job.traceparent } : {}),
   };
 }
 

@@ -52,7 +52,7 @@ export async function executeRun(
   deps: RunExecutorDeps,
   signal?: AbortSignal,
 ): Promise<RunResult> {
-  const clock = new PhaseClock();
+  const clock = new PhaseClock(job);
   const redact = createRedactor(job.secretValues);
   const log = deps.logger.child({
     runId: job.runId,
@@ -109,7 +109,7 @@ export async function executeRun(
       job.action === "review"
         ? []
         : scopeViolations(await checkout.worktree.changedPaths(), job.scope, job.metadataGlobs);
-    clock.lap("scope");
+    clock.lap("scope_check");
 
     await deps.confirmOwnership?.(job);
     const work = await recordWork(job, deps, mirror, checkout.worktree, outcome, {
@@ -119,8 +119,8 @@ export async function executeRun(
       violations,
       mergedMain: checkout.mergedMain !== null,
       check: landingCheck(job, deps, mirror, { paths: checkout.paths, redact, signal }),
+      clock,
     });
-    clock.lap("git");
     const [finalOutcome, extra] = resultOfWork(work, outcome, agent.observed, violations);
     return finish(finalOutcome, { ...extra, usage: spent });
   } catch (error) {

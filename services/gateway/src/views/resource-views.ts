@@ -219,6 +219,11 @@ export function runView(r: NumberedRunRow, redact: (text: string) => string): z.
     ...runSummaryView(r),
     output: r.output === null ? null : redact(r.output),
     output_truncated: r.output_truncated,
+    phases: r.phases.map((p) => ({
+      name: p.name,
+      started_at: new Date(p.startedAt).toISOString(),
+      duration_ms: p.durationMs,
+    })),
   };
 }
 
