@@ -55,7 +55,9 @@ export async function recordWork(
     if (ctx.taskHead === null) return { kind: "ok", commits: NO_COMMITS };
     const pullRequestBranch = job.landing?.pullRequestBranch;
     if (pullRequestBranch !== undefined) {
-      return publishForReview(job, deps, mirror, pullRequestBranch, ctx.taskHead);
+      const published = await publishForReview(job, deps, mirror, pullRequestBranch, ctx.taskHead);
+      lap("push");
+      return published;
     }
     const landed = await landBranch(mirror, {
       source: job.taskBranch,
