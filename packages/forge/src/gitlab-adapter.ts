@@ -7,6 +7,7 @@
  */
 import {
   Jobs,
+  MergeRequestApprovals,
   MergeRequestDiscussions,
   MergeRequestNotes,
   MergeRequests,
@@ -37,6 +38,7 @@ import { ForgeError } from "./forge-errors.ts";
 import { parseForgeResponse } from "./forge-response.ts";
 import { gitlabRequesterFn } from "./gitlab-requester.ts";
 import {
+  GitLabApprovalsSchema,
   GitLabDiscussionsSchema,
   GitLabJobsSchema,
   type GitLabMergeRequest,
@@ -74,6 +76,7 @@ export class GitLabAdapter implements ForgeAdapter {
   readonly #mrs: InstanceType<typeof MergeRequests<false>>;
   readonly #discussions: InstanceType<typeof MergeRequestDiscussions<false>>;
   readonly #notes: InstanceType<typeof MergeRequestNotes<false>>;
+  readonly #approvals: InstanceType<typeof MergeRequestApprovals<false>>;
   readonly #pipelines: InstanceType<typeof Pipelines<false>>;
   readonly #jobs: InstanceType<typeof Jobs<false>>;
   readonly #projects: InstanceType<typeof Projects<false>>;
@@ -90,6 +93,7 @@ export class GitLabAdapter implements ForgeAdapter {
     this.#mrs = new MergeRequests(config);
     this.#discussions = new MergeRequestDiscussions(config);
     this.#notes = new MergeRequestNotes(config);
+    this.#approvals = new MergeRequestApprovals(config);
     this.#pipelines = new Pipelines(config);
     this.#jobs = new Jobs(config);
     this.#projects = new Projects(config);
@@ -159,24 +163,49 @@ export class GitLabAdapter implements ForgeAdapter {
     });
   }
 
+  /**
+   * Approvals (anyone eligible may approve, reviewer or not) and the states of the assigned
+   * reviewers (requested changes, reviewed). An approval is what GitLab counts, so it wins over
+   * a reviewer state of the same person.
+   */
   listReviews(number: number): Promise<readonly ReviewState[]> {
     return this.#op("listReviews", async () => {
+      const approvals = parseForgeResponse(
+        "gitlab",
+        GitLabApprovalsSchema,
+        await this.#approvals.showConfiguration(this.#project, { mergerequestIId: number }),
+        "GET approvals",
+      );
       const reviewers = parseForgeResponse(
         "gitlab",
         GitLabReviewersSchema,
         await this.#mrs.showReviewers(this.#project, number),
         "GET reviewers",
       );
-      return reviewers
-        .filter((r) => r.state !== "unreviewed")
-        .map((r) => ({
-          id: r.user.id,
-          author: r.user.username,
-          verdict: reviewerVerdict(r.state),
+      const approved = (approvals.approved_by ?? []).map(
+        ({ user }): ReviewState => ({
+          id: user.id,
+          author: user.username,
+          verdict: "approved",
           body: "",
           commitSha: null,
-          submittedAt: r.created_at ?? null,
-        }));
+          submittedAt: null,
+        }),
+      );
+      const others = reviewers
+        .filter((r) => r.state !== "unreviewed" && r.state !== "approved")
+        .filter((r) => !approved.some((a) => a.author === r.user.username))
+        .map(
+          (r): ReviewState => ({
+            id: r.user.id,
+            author: r.user.username,
+            verdict: reviewerVerdict(r.state),
+            body: "",
+            commitSha: null,
+            submittedAt: r.created_at ?? null,
+          }),
+        );
+      return [...approved, ...others];
     });
   }
 

@@ -43,6 +43,10 @@ export const GitLabReviewersSchema = z.array(
   }),
 );
 
+export const GitLabApprovalsSchema = z.object({
+  approved_by: z.array(z.object({ user: User.extend({ id: z.number().int() }) })).optional(),
+});
+
 export const GitLabDiscussionsSchema = z.array(
   z.object({
     id: z.string(),

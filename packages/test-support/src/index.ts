@@ -128,8 +128,11 @@ export function runResultFixture(
   };
 }
 
+export type { WebhookDelivery } from "./forge-double/double-base.ts";
 export { DoubleGit } from "./forge-double/double-git.ts";
 export type { ApiRequest, Fault } from "./forge-double/double-server.ts";
 export { serveGitHttp } from "./forge-double/git-http-backend.ts";
 export { GitHubDouble } from "./forge-double/github-double.ts";
 export type { DoublePull, GitHubDoubleUser } from "./forge-double/github-double-state.ts";
+export { GitLabDouble } from "./forge-double/gitlab-double.ts";
+export type { GitLabDoubleUser, GitLabMr } from "./forge-double/gitlab-double-state.ts";

@@ -3,6 +3,7 @@
  * description (pull requests, check runs, repositories, users, labels).
  */
 
+import { cloneUrlOf } from "./double-base.ts";
 import type { CheckRun, DoublePull, GitHubDoubleState } from "./github-double-state.ts";
 import type { GitHubOpenApi } from "./github-openapi.ts";
 
@@ -19,10 +20,6 @@ export class GitHubBodies {
 
   get url(): string {
     return this.#url();
-  }
-
-  cloneUrl(repository: string): string {
-    return `${this.url}/${repository}.git`;
   }
 
   async pullBody(
@@ -144,7 +141,7 @@ export class GitHubBodies {
       private: true,
       default_branch: "main",
       html_url: `${this.url}/${repository}`,
-      clone_url: this.cloneUrl(repository),
+      clone_url: cloneUrlOf(this.url, repository),
     };
   }
 

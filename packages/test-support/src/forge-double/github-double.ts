@@ -9,12 +9,12 @@
  * reply, a check run or a status, a merge or a close by hand.
  */
 
-import { createHash } from "node:crypto";
-import { mkdtemp, rm } from "node:fs/promises";
+import { createHash, createHmac } from "node:crypto";
+import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { DoubleGit } from "./double-git.ts";
-import { type ApiAnswer, DoubleServer, type Fault } from "./double-server.ts";
+import { ForgeDoubleBase } from "./double-base.ts";
+import type { ApiAnswer, ApiHandler } from "./double-server.ts";
 import { checkRoutes } from "./github-check-routes.ts";
 import { GitHubBodies } from "./github-double-bodies.ts";
 import { mergePull } from "./github-double-merge.ts";
@@ -38,22 +38,16 @@ const PROTECTED = [
   "error: Changes must be made through a pull request.",
 ].join("\n");
 
-export class GitHubDouble {
+export class GitHubDouble extends ForgeDoubleBase {
   readonly kind = "github" as const;
-  readonly git: DoubleGit;
-  readonly #server: DoubleServer;
   readonly #openapi = GitHubOpenApi.load();
   readonly #state: GitHubDoubleState;
   readonly #routes: Route[];
-  readonly #root: string;
 
   private constructor(root: string) {
-    this.#root = root;
-    this.git = new DoubleGit(root);
-    this.#server = new DoubleServer(
+    super(
       root,
       /^\/api\//,
-      (request) => this.#handle(request),
       (status) => ({
         message:
           status === 404
@@ -64,6 +58,11 @@ export class GitHubDouble {
                 ? "API rate limit exceeded"
                 : "Server Error",
         documentation_url: "https://docs.github.com/rest",
+      }),
+      (event, body, secret, id) => ({
+        "x-github-event": event,
+        "x-github-delivery": id,
+        "x-hub-signature-256": `sha256=${createHmac("sha256", secret).update(body).digest("hex")}`,
       }),
     );
     this.#state = new GitHubDoubleState(this.git);
@@ -77,30 +76,8 @@ export class GitHubDouble {
 
   static async start(): Promise<GitHubDouble> {
     const double = new GitHubDouble(await mkdtemp(path.join(tmpdir(), "github-double-")));
-    await double.#server.start();
+    await double.server.start();
     return double;
-  }
-
-  /** The web URL (`forge_url`); the adapter's API base is `${url}/api/v3`. */
-  get url(): string {
-    return this.#server.url;
-  }
-
-  get violations(): readonly string[] {
-    return this.#server.violations;
-  }
-
-  /** The contract violations found since the last call (a test asserts them empty after each case). */
-  takeViolations(): string[] {
-    return this.#server.violations.splice(0);
-  }
-
-  get requests() {
-    return this.#server.requests;
-  }
-
-  cloneUrl(repository: string): string {
-    return `${this.url}/${repository}.git`;
   }
 
   addUser(user: GitHubDoubleUser): void {
@@ -131,14 +108,6 @@ export class GitHubDouble {
   ): Promise<void> {
     this.#state.repo(repository).requiredChecks = [...requiredChecks];
     await this.git.protect(repository, branches);
-  }
-
-  fail(fault: Fault): void {
-    this.#server.fail(fault);
-  }
-
-  clearFaults(): void {
-    this.#server.clearFaults();
   }
 
   pulls(repository: string): readonly DoublePull[] {
@@ -265,17 +234,7 @@ export class GitHubDouble {
     pull.updatedAt = new Date().toISOString();
   }
 
-  async close(): Promise<void> {
-    await this.#server.close();
-    await rm(this.#root, { recursive: true, force: true });
-  }
-
-  async #handle(request: {
-    method: string;
-    url: URL;
-    headers: Record<string, string | string[] | undefined>;
-    body: unknown;
-  }): Promise<ApiAnswer | null> {
+  protected override async handleApi(request: Parameters<ApiHandler>[0]): Promise<ApiAnswer | null> {
     const { method, url } = request;
     if (url.pathname.startsWith("/api/_logs/")) {
       const id = Number(url.pathname.split("/").pop());
@@ -293,7 +252,7 @@ export class GitHubDouble {
         this.#state,
         request.body as { query: string; variables?: Record<string, unknown> },
         user,
-        this.#server.violations,
+        this.server.violations,
       );
     }
     const pathname = url.pathname.replace(/^\/api\/v3/, "");
@@ -307,7 +266,7 @@ export class GitHubDouble {
         body: request.body,
       });
       if (problems.length > 0) {
-        this.#server.violations.push(...problems);
+        this.server.violations.push(...problems);
         return {
           status: 422,
           body: {
@@ -321,7 +280,7 @@ export class GitHubDouble {
       this.#checkAnswer(method, template, answer);
       return method === "GET" ? conditional(answer, request.headers["if-none-match"]) : answer;
     }
-    this.#server.violations.push(`${method} ${pathname}: not a route of the GitHub double`);
+    this.server.violations.push(`${method} ${pathname}: not a route of the GitHub double`);
     return null;
   }
 
@@ -361,9 +320,7 @@ export class GitHubDouble {
   #checkAnswer(method: string, template: string, answer: ApiAnswer): void {
     const generic = answer.status === 401 || (answer.status === 403 && isAccessRefusal(answer.body));
     if (generic) return;
-    this.#server.violations.push(
-      ...this.#openapi.checkResponse(method, template, answer.status, answer.body),
-    );
+    this.server.violations.push(...this.#openapi.checkResponse(method, template, answer.status, answer.body));
   }
 
   /** Applies GitHub auto-merge where it is enabled and the head became green (call after setting checks). */
