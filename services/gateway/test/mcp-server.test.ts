@@ -1,5 +1,6 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { AUTHORIZATION_TABLE, requiredAccess, scopeGrants } from "@overseer/api-contract";
 import { getTask, listEvents } from "@overseer/db";
 import { afterEach, describe, expect, it } from "vitest";
 import { MCP_TOOLS } from "../src/mcp/mcp-tools.ts";
@@ -59,6 +60,34 @@ describe("MCP server over streamable HTTP", () => {
     const listTasks = tools.find((t) => t.name === "list_tasks");
     expect(listTasks?.inputSchema.properties?.limit).toMatchObject({ type: "integer", maximum: 1000 });
     expect(tools.find((t) => t.name === "fleet_status")?.annotations?.readOnlyHint).toBe(true);
+  });
+
+  it("binds every tool to its route's row of the authorization table (a read token's calls)", async () => {
+    const client = await connect(fx.tokens.read);
+    const known: Record<string, string> = {
+      project_id: "mcp",
+      task_id: q.taskId,
+      run_id: q.runId,
+      decision_id: q.decisionId,
+    };
+    const before = await listEvents(fx.scratch.db, { projectId: "mcp" });
+    for (const spec of MCP_TOOLS) {
+      const args: Record<string, unknown> = Object.fromEntries(
+        Object.keys(spec.pathArgs).map((arg) => [arg, known[arg]]),
+      );
+      if (spec.body.kind === "documents") args.tasks = [];
+      const result = await client.callTool({ name: spec.name, arguments: args });
+      const needed = requiredAccess(AUTHORIZATION_TABLE[spec.route.operationId], "active");
+      if (needed !== "public" && !scopeGrants("read", needed)) {
+        expect(textOf(result), spec.name).toMatch(
+          `${spec.name} was refused (HTTP 403 forbidden): This route needs a token with scope "${needed}"`,
+        );
+      } else {
+        expect(result.isError, `${spec.name}: ${textOf(result)}`).toBeFalsy();
+        expect(spec.hints.readOnlyHint, spec.name).toBe(true);
+      }
+    }
+    expect(await listEvents(fx.scratch.db, { projectId: "mcp" })).toEqual(before);
   });
 
   it("reads the fleet and the Needs-you list with a read token", async () => {
