@@ -43,6 +43,7 @@ import {
   sandboxDriverFix,
   sandboxProbeFix,
 } from "./doctor-fixes.ts";
+import { forgeRightsChecks } from "./doctor-forge-check.ts";
 
 const usage = "overseer doctor [--deep] [--project P] [--json] [--probe-timeout SECONDS]";
 
@@ -59,12 +60,14 @@ export interface DoctorCheck {
 /**
  * Preflight: one line per check, exit 1 if a required check fails. Checks Postgres and
  * migrations, Redis, git, the sandbox driver with a live probe, and each project's harness
- * executables (per role), found on the host and inside the sandbox a run uses. `--deep` also probes each role's real CLI through the sandbox a run uses
+ * executables (per role), found on the host and inside the sandbox a run uses, and the forge
+ * token's rights on the repository of a project that has a forge (doctor-forge-check.ts). `--deep` also probes each role's real CLI through the sandbox a run uses
  * (doctor-deep-probe.ts): its version, its auth variables and a non-mutating call (`probe_argv`).
  */
 export const doctorCommand: CliCommand = {
   path: ["doctor"],
-  summary: "preflight checks: Postgres, migrations, Redis, git, sandbox, harness per role (--deep probes)",
+  summary:
+    "preflight checks: Postgres, migrations, Redis, git, sandbox, harness per role, forge token rights (--deep probes)",
   usage,
   async run(args, io) {
     const { values } = parseCommandArgs(
@@ -398,6 +401,8 @@ async function checkProjects(
       });
       continue;
     }
+    for (const check of await forgeRightsChecks(project.id, config, io.env, options.probeTimeoutMs))
+      add(check);
     const unpriced = unpricedBudgetWarning(config, project.budgetUsd);
     if (unpriced) {
       add({ name: `${project.id}: budget`, status: "warn", detail: unpriced, required: false });

@@ -10,6 +10,7 @@ import {
   AGENT_KINDS,
   type AgentKind,
   agentPresetConfig,
+  type ForgeSettingsInput,
   findRepositoryLocationProblem,
   loadRunnerConfigFile,
   parseRunnerConfig,
@@ -29,9 +30,10 @@ import type { CliIo } from "../cli-io.ts";
 import type { CliCommand } from "../command-registry.ts";
 import { commandTarget, describeTarget, withGateway } from "../command-target.ts";
 import { type GatewayClient, GatewayHttpError } from "../gateway-client.ts";
+import { forgeFromFlags } from "./init-forge.ts";
 
 const usage =
-  "overseer init --project ID --repo PATH|URL [--branch main] [--agent codex|claude|opencode|gemini|copilot [--model M] [--base-url URL] [--agent-bin PATH]] [--config runner.json] [--objective TEXT] [--name NAME] [--concurrency N] [--update]";
+  "overseer init --project ID --repo PATH|URL [--branch main] [--agent codex|claude|opencode|gemini|copilot [--model M] [--base-url URL] [--agent-bin PATH]] [--config runner.json] [--forge github|gitlab|gitea --forge-url URL [--forge-repo owner/name]] [--objective TEXT] [--name NAME] [--concurrency N] [--update]";
 
 /** Registers a project (or updates it with --update): repository, branch, runner config, objective. */
 export const initCommand: CliCommand = {
@@ -54,6 +56,9 @@ export const initCommand: CliCommand = {
         model: { type: "string" },
         "base-url": { type: "string" },
         "agent-bin": { type: "string" },
+        forge: { type: "string" },
+        "forge-url": { type: "string" },
+        "forge-repo": { type: "string" },
       },
       usage,
       false,
@@ -89,6 +94,17 @@ export const initCommand: CliCommand = {
         ? resolve(io.cwd, values.repo)
         : values.repo;
     const branch = values.branch ?? CLI_DEFAULTS.branch;
+    const forgeFlags = {
+      forge: values.forge,
+      forgeUrl: values["forge-url"],
+      forgeRepo: values["forge-repo"],
+    };
+    const forgeFor = (projectRepo: string | undefined) =>
+      forgeFromFlags({ ...forgeFlags, repo: projectRepo }, io.env);
+    // Refuse bad forge flags before touching anything (on --update without --repo the
+    // registered repository is known only later).
+    if (!values.update || values.repo !== undefined || values["forge-repo"] !== undefined)
+      forgeFor(values.repo);
     if (repo) {
       const head = await lsRemoteHead(repo, branch).catch((error: Error) => {
         throw new CommandFailed(`Cannot read repository ${repo}: ${error.message}`);
@@ -107,6 +123,7 @@ export const initCommand: CliCommand = {
       concurrency,
       config,
       update: values.update ?? false,
+      forge: values.forge === undefined ? null : forgeFor,
     };
     const unpriced = config ? unpricedBudgetWarning(config) : null;
     if (unpriced) io.err(`warning: ${unpriced}`);
@@ -128,6 +145,8 @@ interface InitSettings {
   concurrency: number | undefined;
   config: RunnerConfig | undefined;
   update: boolean;
+  /** `--forge …`: the forge section for the project's repository; null without --forge. */
+  forge: ((repo: string | undefined) => ForgeSettingsInput | null) | null;
 }
 
 function createdLine(s: InitSettings): string {
@@ -138,6 +157,14 @@ function createdLine(s: InitSettings): string {
 async function initThroughGateway(client: GatewayClient, io: CliIo, s: InitSettings): Promise<number> {
   return withGateway(async () => {
     if (s.update) {
+      if (s.forge && !s.config)
+        throw new UsageError(
+          "Through the gateway, --update --forge needs the whole runner config (--config FILE and/or --agent NAME): the gateway never answers a project's secrets, so init cannot keep them. Or run it with DATABASE_URL on the coordinator's host.",
+        );
+      if (s.forge && s.config) {
+        const current = await client.get(`/api/v1/projects/${encodeURIComponent(s.id)}`, ProjectSchema);
+        s = { ...s, config: withForge(s.config, s.forge(s.repo ?? current.repo)) };
+      }
       const body = {
         ...(s.config ? { runner_config: s.config, budget_usd: s.config.budget_usd } : {}),
         ...(s.objective !== undefined ? { objective: s.objective } : {}),
@@ -150,7 +177,7 @@ async function initThroughGateway(client: GatewayClient, io: CliIo, s: InitSetti
       await announceLanding(io, project.repo, { repoKind: project.repo_kind, branch: project.branch });
       return EXIT_OK;
     }
-    const runnerConfig = s.config ?? parseRunnerConfig({}, "defaults");
+    const runnerConfig = withForge(s.config ?? parseRunnerConfig({}, "defaults"), s.forge?.(s.repo) ?? null);
     let project: z.output<typeof ProjectSchema>;
     try {
       project = await client.post(
@@ -173,6 +200,7 @@ async function initThroughGateway(client: GatewayClient, io: CliIo, s: InitSetti
       throw error;
     }
     io.out(createdLine(s));
+    announceForge(io, runnerConfig);
     await announceLanding(io, project.repo, { repoKind: project.repo_kind, branch: project.branch });
     return EXIT_OK;
   });
@@ -192,7 +220,11 @@ async function initInDatabase(io: CliIo, s: InitSettings): Promise<number> {
       if (existing) return existing.repo_kind;
       throw new CommandFailed(`Cannot read repository ${registered.repo}: ${error.message}`);
     });
-    const runnerConfig = s.config ?? (existing ? undefined : parseRunnerConfig({}, "defaults"));
+    const base = s.config ?? (existing ? undefined : parseRunnerConfig({}, "defaults"));
+    const forge = s.forge?.(s.repo ?? registered.repo) ?? null;
+    // --update --forge alone keeps the stored config (secrets included) and adds the forge.
+    const runnerConfig =
+      forge === null ? base : withForge(base ?? storedConfig(existing?.runner_config, s.id), forge);
     // Both go through the TransitionApplier: one transaction with the event and the NOTIFY
     // that wakes the coordinator and the gateway's watchers.
     const applier = new TransitionApplier({ db });
@@ -205,6 +237,7 @@ async function initInDatabase(io: CliIo, s: InitSettings): Promise<number> {
         ...(repoKind !== existing.repo_kind ? { repoKind } : {}),
       });
       io.out(`updated project ${existing.id}`);
+      if (runnerConfig) announceForge(io, runnerConfig);
     } else {
       await createProject(applier, {
         id: s.id,
@@ -218,10 +251,45 @@ async function initInDatabase(io: CliIo, s: InitSettings): Promise<number> {
         budgetUsd: runnerConfig?.budget_usd ?? null,
       });
       io.out(createdLine(s));
+      if (runnerConfig) announceForge(io, runnerConfig);
     }
     await announceLanding(io, registered.repo, { repoKind, branch: registered.branch });
     return EXIT_OK;
   });
+}
+
+/** The config with `forge` set and `landing.mode: pull_request`, validated again; unchanged without a forge. */
+function withForge(config: RunnerConfig, forge: ForgeSettingsInput | null): RunnerConfig {
+  if (forge === null) return config;
+  try {
+    return parseRunnerConfig(
+      { ...config, landing: { ...config.landing, mode: "pull_request" }, forge },
+      "runner config with --forge",
+    );
+  } catch (error) {
+    if (error instanceof ConfigError) throw new UsageError(error.message);
+    throw error;
+  }
+}
+
+/** A project's stored config, parsed (an invalid one must be replaced with --config). */
+function storedConfig(raw: unknown, id: string): RunnerConfig {
+  try {
+    return parseRunnerConfig(raw, `stored runner config of project ${id}`);
+  } catch (error) {
+    if (error instanceof ConfigError)
+      throw new UsageError(`${error.message}\nReplace it: pass --config runner.json with --forge.`);
+    throw error;
+  }
+}
+
+/** One line naming where pull requests go (never the token). */
+function announceForge(io: { out(text: string): void }, config: RunnerConfig): void {
+  if (config.landing.mode !== "pull_request" || !config.forge) return;
+  const { kind, url, repository } = config.forge;
+  io.out(
+    `approved work lands through pull requests on ${kind} ${url} (${repository}); check the token's rights with \`overseer doctor\``,
+  );
 }
 
 /**
