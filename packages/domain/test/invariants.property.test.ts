@@ -11,7 +11,8 @@
  *   (e) awaiting_input is left only through an operator command
  *   (f) at most `concurrency` active runs
  *   (g) an active run's task is in_progress (execute/resolve) or review (review); one per task
- *   (h) applying a run outcome again is a no-op (`already_applied`, same state, no events)
+ *   (h) applying a run outcome or a forge report (pr-*) again is a no-op (`already_applied`,
+ *       same state, no events)
  *   (i) applyCommand never mutates its input (deep-frozen input, Map entries compared by identity)
  *   (j) only an import creates work tasks (todo, every prerequisite known); a start resets
  *       the session budget and records project.started
@@ -27,6 +28,11 @@
  *   (m) a failed landing (land-failed by a fresh reviewer) returns its task to todo with the
  *       landing recorded, or to awaiting_input at the `attempts`-th failure in a row; a task in
  *       review or done never carries one (a submit clears it)
+ *   (n)–(r) pull requests (projects in landing.mode pull_request): pr_open only with an open
+ *       pull request, entered by a fresh reviewer's approve; a merged pull request's task is
+ *       done and its record final; stale heads change nothing; red checks and reviews with work
+ *       send every failing check and thread back; stacked claims build on at most one open
+ *       pull request (support/property/pull-request-invariants.ts)
  * plus consistency checks that keep the machine live: an in_progress task has an active run,
  * awaiting_input ⇔ a pending card, blockedBy is set exactly while blocked and names an open
  * resolver. Anything thrown other than a DomainError fails the property.
@@ -43,6 +49,7 @@ import {
   type Command,
   isDomainError,
   type ProjectState,
+  PULL_REQUEST_COMMAND_KINDS,
   RUN_OUTCOME_KINDS,
 } from "../src/index.ts";
 import { checkStep } from "./support/property/check-step.ts";
@@ -93,7 +100,8 @@ function expectUnchanged(state: ProjectState, snapshot: Entries): void {
   }
 }
 
-const RUN_OUTCOMES = new Set<Command["kind"]>(RUN_OUTCOME_KINDS);
+/** Commands whose redelivery must be a no-op: run outcomes and the forge runner's reports. */
+const REDELIVERABLE = new Set<Command["kind"]>([...RUN_OUTCOME_KINDS, ...PULL_REQUEST_COMMAND_KINDS]);
 
 // ---------------------------------------------------------------------------------------
 // The property
@@ -149,8 +157,8 @@ function runSequence(spec: ProjectSpec, steps: readonly StepSpec[], stats: Stats
     }
     checkStep(state, command, result, history);
 
-    // (h) redelivery of the same run outcome is a no-op.
-    if (RUN_OUTCOMES.has(command.kind) && result.outcome === "applied") {
+    // (h) redelivery of the same run outcome or forge report is a no-op.
+    if (REDELIVERABLE.has(command.kind) && result.outcome === "applied") {
       const again = applyCommand(result.state, command, ctx);
       ensure(
         again.outcome === "already_applied" &&
@@ -186,6 +194,11 @@ describe("state machine invariants (property)", () => {
       operatorImported: 0,
       landingFailed: 0,
       landingLimit: 0,
+      prOpened: 0,
+      prMerged: 0,
+      prCiLimit: 0,
+      prReviewWork: 0,
+      prStale: 0,
     };
     fc.assert(
       fc.property(
@@ -210,5 +223,10 @@ describe("state machine invariants (property)", () => {
     expect(stats.operatorImported).toBeGreaterThan(0);
     expect(stats.landingFailed).toBeGreaterThan(0);
     expect(stats.landingLimit).toBeGreaterThan(0);
+    expect(stats.prOpened).toBeGreaterThan(0);
+    expect(stats.prMerged).toBeGreaterThan(0);
+    expect(stats.prCiLimit).toBeGreaterThan(0);
+    expect(stats.prReviewWork).toBeGreaterThan(0);
+    expect(stats.prStale).toBeGreaterThan(0);
   });
 });

@@ -14,6 +14,11 @@ import {
   checkSessionsExhausted,
   checkTerminalStays,
 } from "./project-control-invariants.ts";
+import {
+  checkClaimedPrerequisites,
+  checkPullRequestTask,
+  checkStaleReport,
+} from "./pull-request-invariants.ts";
 import { checkRunOutcomeTask } from "./run-outcome-invariants.ts";
 
 export function checkStep(prev: ProjectState, command: Command, result: ApplyResult, history: History): void {
@@ -24,12 +29,15 @@ export function checkStep(prev: ProjectState, command: Command, result: ApplyRes
   for (const after of next.tasks.values()) {
     const before = prev.tasks.get(after.id);
     checkRunOutcomeTask(step, after, before);
+    checkPullRequestTask(step, after, before);
     checkTerminalStays(step, after, before);
     checkBlockedLeft(step, after, before);
     checkAwaitingLeft(step, after, before);
     if (result.changes.createdTaskIds.has(after.id)) checkCreatedTask(step, after);
   }
   for (const id of prev.tasks.keys()) ensure(next.tasks.has(id), via(`task ${id} disappeared`));
+  checkStaleReport(step);
+  checkClaimedPrerequisites(step);
   checkAgentIds(step);
   checkActiveRuns(step);
   // Liveness: nothing is left in a state no command can move it out of.

@@ -13,6 +13,9 @@ const OPERATOR_RELEASES = new Set<Command["kind"]>([
   "release-external",
   "cancel",
   "stop",
+  // A person merging or closing the pull request on the forge decides too (rule 18).
+  "pr-merged",
+  "pr-closed",
 ]);
 
 /** (e) for one task after the step. */

@@ -13,9 +13,14 @@ export function checkBlockedLeft(step: Step, after: Task, before: Task | undefin
   // (b) blocked is left only through its own resolver's done, or operator cancel/stop.
   if (before?.status === "blocked" && after.status !== "blocked") {
     const viaResolver =
-      command.kind === "approve" &&
-      prev.runs.get(command.runId)?.taskId === before.blockedBy &&
+      ((command.kind === "approve" && prev.runs.get(command.runId)?.taskId === before.blockedBy) ||
+        (command.kind === "pr-merged" && command.taskId === before.blockedBy)) &&
       statusOf(next, before.blockedBy) === "done";
+    // A person merged or closed a pull request on the forge (rule 18): the task's own (done or
+    // cancelled), a cancelled ancestor's, or its resolver's (closed: the original asks).
+    const viaForge =
+      (command.kind === "pr-merged" || command.kind === "pr-closed") &&
+      (command.taskId === after.id || after.status === "cancelled" || command.taskId === before.blockedBy);
     // Cancelling a task also cancels its open resolver chain (no continuation), so a
     // blocked resolver may end `cancelled` when an ancestor is cancelled.
     const viaCancel =
@@ -25,14 +30,16 @@ export function checkBlockedLeft(step: Step, after: Task, before: Task | undefin
         (after.status === "cancelled" &&
           before.rootId === (prev.tasks.get(command.taskId)?.rootId ?? command.taskId)));
     ensure(
-      viaResolver || viaCancel || isStop(command, result),
+      viaResolver || viaCancel || viaForge || isStop(command, result),
       via(`${after.id} left blocked for ${after.status}`),
     );
     if (viaResolver)
       ensure(after.status === (before.returnTo ?? "todo"), via(`${after.id} unblocked to ${after.status}`));
     else
       ensure(
-        after.status === "cancelled" || after.status === "awaiting_input",
+        after.status === "cancelled" ||
+          after.status === "awaiting_input" ||
+          (after.status === "done" && command.kind === "pr-merged" && command.taskId === after.id),
         via(`${after.id} → ${after.status}`),
       );
   }

@@ -33,6 +33,11 @@ export interface Stats {
   operatorImported: number;
   landingFailed: number;
   landingLimit: number;
+  prOpened: number;
+  prMerged: number;
+  prCiLimit: number;
+  prReviewWork: number;
+  prStale: number;
 }
 
 /** One applied step; `via` builds a failure message naming the command. */

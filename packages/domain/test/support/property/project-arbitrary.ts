@@ -11,6 +11,7 @@ import {
 } from "../../../src/index.ts";
 import { buildState, task } from "../state-builder.ts";
 import { invalidCommands, operatorEnds, operatorReleases } from "./operator-candidates.ts";
+import { pullRequestReports, pullRequestSpecArb } from "./pull-request-candidates.ts";
 import { type Candidate, lateOutcomes, runOutcomes } from "./run-outcome-candidates.ts";
 
 interface TaskSpec {
@@ -38,6 +39,8 @@ export const projectArb = fc.record({
   mission: fc.option(fc.integer({ min: 1, max: 3 }), { nil: null }),
   /** Who approves a mission's plans (runner config plan_approval), carried by every approve. */
   planApproval: fc.constantFrom<PlanApproval>("reviewer", "operator"),
+  /** `landing.mode: pull_request` with its settings, or null (push mode). */
+  pullRequests: pullRequestSpecArb,
 });
 export type ProjectSpec = typeof projectArb extends fc.Arbitrary<infer T> ? T : never;
 
@@ -90,10 +93,17 @@ export function chooseCommand(
   step: StepSpec,
   spec: ProjectSpec,
 ): Candidate & { late: boolean } {
-  const claim: Candidate[] = [{ command: { kind: "claim" }, expect: "ok" }];
+  const pr = spec.pullRequests;
+  const claim: Candidate[] = [
+    { command: pr ? { kind: "claim", prerequisites: pr.prerequisites } : { kind: "claim" }, expect: "ok" },
+  ];
   const groups: { until: number; list: () => Candidate[]; late?: boolean }[] = [
     { until: 25, list: () => claim },
-    { until: 70, list: () => runOutcomes(state, spec.maxAttempts, spec.escalating, spec.planApproval) },
+    {
+      until: 65,
+      list: () => runOutcomes(state, spec.maxAttempts, spec.escalating, spec.planApproval, pr?.prerequisites),
+    },
+    { until: 73, list: () => (pr ? pullRequestReports(state, pr, spec.maxAttempts) : claim) },
     { until: 85, list: () => operatorReleases(state) },
     { until: 88, list: () => operatorEnds(state) },
     { until: 95, list: () => invalidCommands(state) },
@@ -101,7 +111,7 @@ export function chooseCommand(
   ];
   const group = groups.find((g) => step.group < g.until) ?? groups[0];
   const list = group?.list() ?? [];
-  if (list.length === 0) return { command: { kind: "claim" }, expect: "ok", late: false };
+  if (list.length === 0) return { ...(claim[0] as Candidate), late: false };
   const picked = list[step.pick % list.length] as Candidate;
   return { ...picked, late: group?.late ?? false };
 }

@@ -6,6 +6,7 @@
 import {
   type Command,
   type PlanApproval,
+  type PrerequisiteMode,
   type ProjectState,
   type Run,
   STOP_OPTION_ID,
@@ -36,6 +37,8 @@ export function runOutcomes(
   maxAttempts: number,
   escalating: boolean,
   planApproval: PlanApproval = "reviewer",
+  /** pull_request mode (its prerequisite mode), or undefined: push mode. */
+  pullRequests?: PrerequisiteMode,
 ): Candidate[] {
   const out: Candidate[] = [];
   for (const run of activeRuns(state)) {
@@ -50,7 +53,8 @@ export function runOutcomes(
     if (run.status === "queued") times(2, { kind: "run-started", runId, workerId: "w1" });
     // A redelivery to another worker (recorded only when it is later than the current start).
     if (run.status === "running") ok({ kind: "run-started", runId, workerId: "w2" });
-    if (run.action === "review") reviewOutcomes(add, state, run, maxAttempts, escalating, planApproval);
+    if (run.action === "review")
+      reviewOutcomes(add, state, run, maxAttempts, escalating, planApproval, pullRequests);
     else if (state.tasks.get(run.taskId)?.kind === "plan") planningOutcomes(add, state, runId, maxAttempts);
     else executorOutcomes(add, runId, escalating);
     failureOutcomes(add, run, maxAttempts, escalating);
@@ -66,15 +70,23 @@ function reviewOutcomes(
   maxAttempts: number,
   escalating: boolean,
   planApproval: PlanApproval,
+  pullRequests: PrerequisiteMode | undefined,
 ): void {
   const runId = run.id;
   times(escalating ? 2 : 12, {
     kind: "approve",
     runId,
-    landedSha: "sha",
-    landedBranch: "main",
+    landedSha: pullRequests ? null : "sha",
+    landedBranch: pullRequests ? null : "main",
     feedback: "ok",
     planApproval,
+    // pull_request mode: the worker pushed the reviewed head to the PR branch.
+    ...(pullRequests
+      ? {
+          reviewedHead: state.tasks.get(run.taskId)?.branchHead ?? null,
+          pullRequest: { base: "main", prerequisites: pullRequests },
+        }
+      : {}),
   });
   times(escalating ? 1 : 3, { kind: "reject", runId, feedback: "needs tests" });
   // Work lands on the main branch; a plan's landing failing is left out so the mission
@@ -141,12 +153,13 @@ function planningOutcomes({ ok, times }: Add, state: ProjectState, runId: string
 /** An executor's replan request and submit. */
 function executorOutcomes({ ok, times }: Add, runId: string, escalating: boolean): void {
   ok({ kind: "escalate", runId, reason: "the plan is wrong", replan: true });
+  // Each submit a new head, so a pull request's reports about an earlier head are stale.
   times(escalating ? 2 : 12, {
     kind: "submit",
     runId,
     message: "work",
-    commitSha: "sha",
-    branchHead: "sha",
+    commitSha: `sha-${runId}`,
+    branchHead: `sha-${runId}`,
   });
 }
 

@@ -1,6 +1,6 @@
 /**
- * Invariants of run outcomes: (a) done only through approve by a review run whose agent is not
- * the task's executor; (m) a failed landing returns its task to todo with the landing recorded,
+ * Invariants of run outcomes: (a) done only through approve (push mode) by a review run whose
+ * agent is not the task's executor, or through the merge of its pull request (rule 18); (m) a failed landing returns its task to todo with the landing recorded,
  * or to awaiting_input at the `attempts`-th failure in a row, and a task in review or done never
  * carries one.
  */
@@ -19,9 +19,19 @@ export function checkRunOutcomeTask(step: Step, after: Task, before: Task | unde
         before.awaitingReason === "plan_approval",
       via(`${after.id} done by an operator's approve_plan without a waiting plan`),
     );
+  } else if (after.status === "done" && before?.status !== "done" && command.kind === "pr-merged") {
+    // Rule 18: its pull request (opened after a fresh reviewer's approve, (n)) merged.
+    ensure(
+      command.taskId === after.id && before?.pullRequest != null && before.pullRequest.status !== "merged",
+      via(`${after.id} done by a merge of another pull request`),
+    );
   } else if (after.status === "done" && before?.status !== "done") {
     const run = command.kind === "approve" ? prev.runs.get(command.runId) : undefined;
     ensure(run !== undefined, via(`${after.id} became done without an approve`));
+    ensure(
+      command.kind === "approve" && (command.pullRequest === undefined || before?.kind === "plan"),
+      via(`${after.id} became done by an approve in pull_request mode`),
+    );
     ensure(run?.action === "review" && run.taskId === after.id, via(`${after.id} done by a non-review run`));
     ensure(
       before?.executorAgentId != null && run?.agentId !== before.executorAgentId,
