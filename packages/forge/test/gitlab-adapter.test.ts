@@ -282,10 +282,11 @@ describe("GitLab adapter against the GitLab double (documented shapes, real git)
     expect(again.kind).toBe("refused");
   });
 
-  it("refuses a merge with conflicts (406)", async () => {
+  it("refuses a merge with conflicts (406), and reports the conflict as mergeable false", async () => {
     await clone.commitAndPush("overseer/task/L-4", { "src/a.ts": "export const a = 4;\n" }, "L-4");
     const gitlab = adapter();
     const { pullRequest } = await gitlab.ensurePullRequest(draft("overseer/task/L-4"));
+    expect(pullRequest.mergeable).toBe(false);
     forge.setPipeline(PROJECT, pullRequest.headSha, [{ name: "test", status: "success" }]);
     const refused = await gitlab.merge(pullRequest.number, { method: "merge", sha: pullRequest.headSha });
     expect(refused.kind).toBe("refused");
@@ -309,6 +310,60 @@ describe("GitLab adapter against the GitLab double (documented shapes, real git)
     const merged = await gitlab.getPullRequest(pr.number);
     expect(merged).toMatchObject({ status: "merged", mergedBy: "overseer-bot" });
     expect(merged.mergeCommitSha).toMatch(/^[0-9a-f]{40}$/);
+  });
+
+  it("reads the conversation (no system notes, no diff notes), full reads without ETags, and retargets", async () => {
+    await clone.commitAndPush("overseer/task/L-7", { "src/g.ts": "export const g = 1;\n" }, "L-7");
+    const gitlab = adapter();
+    const { pullRequest } = await gitlab.ensurePullRequest(draft("overseer/task/L-7"));
+    expect(pullRequest.mergeable).toBe(true);
+    forge.note(PROJECT, pullRequest.number, "alice", "@overseer-bot please also update the README");
+    forge.comment(PROJECT, pullRequest.number, {
+      username: "alice",
+      path: "src/g.ts",
+      line: 1,
+      body: "inline",
+    });
+    forge.note(PROJECT, pullRequest.number, "bob", "+1");
+    const comments = await gitlab.readComments(pullRequest.number, null);
+    expect(comments.changed).toBe(true);
+    if (!comments.changed) throw new Error("unreachable");
+    expect(comments.etag).toBeNull();
+    expect(comments.value.map((c) => [c.author, c.body])).toEqual([
+      ["alice", "@overseer-bot please also update the README"],
+      ["bob", "+1"],
+    ]);
+    const read = await gitlab.readPullRequest(pullRequest.number, 'W/"whatever"');
+    expect(read).toMatchObject({ changed: true, etag: null, value: { number: pullRequest.number } });
+    expect(await gitlab.readChecks(pullRequest.headSha, null)).toEqual({
+      changed: true,
+      value: [],
+      etag: null,
+    });
+    expect(await gitlab.readReviews(pullRequest.number, null)).toEqual({
+      changed: true,
+      value: [],
+      etag: null,
+    });
+    await forge.git.commitFiles(
+      PROJECT,
+      "overseer/pr/L-prereq",
+      { "src/p.ts": "export const p = 1;\n" },
+      "prereq",
+    );
+    const retargeted = await gitlab.setBase(pullRequest.number, "overseer/pr/L-prereq");
+    expect(retargeted.base).toBe("overseer/pr/L-prereq");
+    expect(forge.mergeRequests(PROJECT).find((m) => m.iid === pullRequest.number)?.target).toBe(
+      "overseer/pr/L-prereq",
+    );
+    await gitlab.closePullRequest(pullRequest.number);
+    const closed = await gitlab.readComments(pullRequest.number, null);
+    // The "closed" system note GitLab adds is not a comment to answer.
+    expect(closed.changed && closed.value.map((c) => c.body)).toEqual([
+      "@overseer-bot please also update the README",
+      "+1",
+    ]);
+    expect((await gitlab.getPullRequest(pullRequest.number)).mergeable).toBeNull();
   });
 
   it("records a merge a person made outside Overseer", async () => {

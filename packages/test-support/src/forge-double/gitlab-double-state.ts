@@ -12,6 +12,7 @@ import {
   GITLAB_DISCUSSION_EXAMPLE,
   GITLAB_JOB_EXAMPLE,
   GITLAB_MERGE_REQUEST_EXAMPLE,
+  GITLAB_NOTE_EXAMPLE,
   GITLAB_PIPELINE_EXAMPLE,
   GITLAB_SINGLE_MERGE_REQUEST_EXAMPLE,
   GITLAB_USER_EXAMPLE,
@@ -44,6 +45,8 @@ export interface GitLabMr {
   shaAtClose: string | null;
   reviewers: { username: string; state: "unreviewed" | "reviewed" | "requested_changes" | "approved" }[];
   approvedBy: string[];
+  /** Conversation notes (people's comments, and GitLab's system notes such as "merged"). */
+  notes: { id: number; author: string; body: string; createdAt: string; system: boolean }[];
   createdAt: string;
   updatedAt: string;
 }
@@ -242,6 +245,33 @@ export class GitLabDoubleState {
     } as Partial<typeof GITLAB_JOB_EXAMPLE>);
   }
 
+  systemNote(mr: GitLabMr, by: string, body: string): void {
+    mr.notes.push({ id: this.nextId(), author: by, body, createdAt: new Date().toISOString(), system: true });
+  }
+
+  /** Every note of a merge request as `GET …/notes` lists them: conversation, system and diff notes. */
+  notesBody(project: GitLabProject, mr: GitLabMr): Record<string, unknown>[] {
+    const diffNotes = project.discussions
+      .filter((d) => d.mr === mr.iid)
+      .flatMap((d) => d.notes.map((n) => ({ ...n, system: false, type: "DiffNote" as const })));
+    const all = [...mr.notes.map((n) => ({ ...n, type: null })), ...diffNotes].sort((a, b) => a.id - b.id);
+    return all.map((n) =>
+      fromExample(GITLAB_NOTE_EXAMPLE, {
+        id: n.id,
+        type: n.type,
+        body: n.body,
+        author: this.user(n.author),
+        created_at: n.createdAt,
+        updated_at: n.createdAt,
+        system: n.system,
+        noteable_id: mr.id,
+        noteable_iid: mr.iid,
+        project_id: project.id,
+        resolvable: n.type === "DiffNote",
+      }),
+    );
+  }
+
   async discussionBody(project: GitLabProject, d: GitLabDiscussion): Promise<Record<string, unknown>> {
     const mr = this.mr(project, d.mr);
     const head = await this.headSha(project, mr);
@@ -307,6 +337,7 @@ export class GitLabDoubleState {
       request.message ?? `Merge branch '${mr.source}' into '${mr.target}'`,
     );
     if (!merged.sha) return { status: 406, body: { message: "Branch cannot be merged" } };
+    this.systemNote(mr, request.by, "merged");
     Object.assign(mr, {
       state: "merged",
       mergedBy: request.by,
@@ -329,7 +360,8 @@ function detailedStatus(
   pipeline: string | null,
 ): DetailedMergeStatus {
   if (closed) return "not_open";
-  if (!mergeable) return "broken_status";
+  // "conflict" is in GitLab's documented list; gitbeaker's union still names the older "broken_status".
+  if (!mergeable) return "conflict" as DetailedMergeStatus;
   if (pipelineMustSucceed && pipeline !== "success")
     return pipeline === "failed" ? "ci_must_pass" : "ci_still_running";
   return "mergeable";

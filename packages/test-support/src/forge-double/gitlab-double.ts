@@ -196,6 +196,18 @@ export class GitLabDouble extends ForgeDoubleBase {
     if (resolve) discussion.resolved = true;
   }
 
+  /** A comment a person writes on the merge request (not on the diff). */
+  note(project: string, iid: number, username: string, body: string): void {
+    const mr = this.#state.mr(this.#state.project(project), iid);
+    mr.notes.push({
+      id: this.#state.nextId(),
+      author: username,
+      body,
+      createdAt: new Date().toISOString(),
+      system: false,
+    });
+  }
+
   /** A person presses Merge (squash when asked); the merge or squash commit. */
   async mergeByHuman(project: string, iid: number, username: string, squash = false): Promise<string> {
     const state = this.#state.project(project);
@@ -210,6 +222,7 @@ export class GitLabDouble extends ForgeDoubleBase {
     const state = this.#state.project(project);
     const mr = this.#state.mr(state, iid);
     mr.shaAtClose = await this.#state.headSha(state, mr);
+    this.#state.systemNote(mr, mr.author, "closed");
     mr.state = "closed";
     mr.autoMerge = null;
     mr.updatedAt = new Date().toISOString();

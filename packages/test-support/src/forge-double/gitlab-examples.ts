@@ -8,6 +8,7 @@
  * what the GitLab double answers.
  */
 import type {
+  DiscussionNoteSchema,
   DiscussionSchema,
   ExpandedMergeRequestSchema,
   JobSchema,
@@ -251,6 +252,27 @@ export const GITLAB_DIFF_NOTE_EXAMPLE = {
   imported_from: "none",
   project_id: 5,
 };
+
+/** An item of `GET /projects/:id/merge_requests/:iid/notes` (a comment on the merge request). */
+export const GITLAB_NOTE_EXAMPLE = {
+  id: 302,
+  type: null as "DiffNote" | "DiscussionNote" | null,
+  body: "closed",
+  attachment: null,
+  author: GITLAB_USER_EXAMPLE,
+  created_at: WHEN,
+  updated_at: WHEN,
+  system: true as boolean,
+  noteable_id: 377,
+  noteable_type: "MergeRequest" as const,
+  noteable_iid: 377,
+  project_id: 5,
+  resolvable: false as boolean,
+  confidential: false,
+  internal: false,
+  imported: false,
+  imported_from: "none",
+} satisfies DiscussionNoteSchema;
 
 /** An item of `GET /projects/:id/merge_requests/:iid/discussions` (a thread on the diff). */
 export const GITLAB_DISCUSSION_EXAMPLE = {

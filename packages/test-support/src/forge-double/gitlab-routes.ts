@@ -22,6 +22,7 @@ import {
   GITLAB_ERROR_EXAMPLE,
   GITLAB_JOB_EXAMPLE,
   GITLAB_MERGE_REQUEST_EXAMPLE,
+  GITLAB_NOTE_EXAMPLE,
   GITLAB_PIPELINE_EXAMPLE,
   GITLAB_PROJECT_EXAMPLE,
   GITLAB_REVIEWER_EXAMPLE,
@@ -183,6 +184,7 @@ export function gitlabRoutes(): ContractRoute<GitLabRouteContext>[] {
           shaAtClose: null,
           reviewers: [],
           approvedBy: [],
+          notes: [],
           createdAt: now,
           updatedAt: now,
         };
@@ -226,6 +228,7 @@ export function gitlabRoutes(): ContractRoute<GitLabRouteContext>[] {
             if (label && !mr.labels.includes(label)) mr.labels.push(label);
         }
         if (body.state_event === "close" && mr.state === "opened") {
+          state.systemNote(mr, user.username, "closed");
           mr.shaAtClose = await state.headSha(project, mr);
           mr.state = "closed";
           mr.autoMerge = null;
@@ -324,6 +327,22 @@ export function gitlabRoutes(): ContractRoute<GitLabRouteContext>[] {
         if (!mr) return notFound("Merge Request");
         const threads = project.discussions.filter((d) => d.mr === mr.iid);
         return { status: 200, body: await Promise.all(threads.map((d) => state.discussionBody(project, d))) };
+      },
+    },
+    {
+      method: "GET",
+      template: `${MR}/notes`,
+      query: z.strictObject({
+        sort: z.enum(["asc", "desc"]).optional(),
+        order_by: z.enum(["created_at", "updated_at"]).optional(),
+        ...paging,
+      }),
+      responses: { 200: z.array(shapeOf(GITLAB_NOTE_EXAMPLE)), ...denied },
+      handle: ({ project, params, query, state }) => {
+        const mr = mrOf(project, params);
+        if (!mr) return notFound("Merge Request");
+        const notes = state.notesBody(project, mr);
+        return { status: 200, body: query.get("sort") === "asc" ? notes : notes.reverse() };
       },
     },
     {
