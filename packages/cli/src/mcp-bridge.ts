@@ -58,8 +58,8 @@ export async function runMcpBridge(options: McpBridgeOptions): Promise<void> {
     try {
       await upstream.send(message);
     } catch (error) {
+      // The transport has reported it through onerror (logged); the client gets the reason too.
       const reason = explain(error, options.endpoint);
-      options.log(`overseer mcp: ${reason}`);
       if (isJSONRPCRequest(message))
         await local.send({
           jsonrpc: "2.0",
