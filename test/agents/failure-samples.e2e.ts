@@ -1,17 +1,16 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { connect, createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { classifyFailure, cliRetryWatch, expandArgv } from "@overseer/harness";
-import { agentPresetConfig } from "@overseer/project-config";
+import { classifyFailure, cliRetryWatch } from "@overseer/harness";
 import { type Cidr, parseCidr } from "@overseer/run-contract";
 import { EgressProxy, resolveEgressProxyOptions } from "@overseer/sandbox";
 import { WORKER_DEFAULTS } from "@overseer/settings";
 import { execa } from "execa";
 import { describe, expect, it } from "vitest";
 import { ensureAgent, selectedAgents } from "./agent-install.ts";
-import { COPILOT_BASE_PATH } from "./mock-copilot-api.ts";
 import { closedPort, FailingModelServer, type ModelFailure } from "./mock-failing-model.ts";
+import { presetCommand } from "./preset-command.ts";
 
 /**
  * What each pinned CLI prints, run with its preset's command, when the model API refuses it
@@ -24,7 +23,6 @@ import { closedPort, FailingModelServer, type ModelFailure } from "./mock-failin
  * classifier's unit tests read.
  */
 
-const BASE_PATH: Record<string, string> = { codex: "/v1", opencode: "/v1", copilot: COPILOT_BASE_PATH };
 type Case = ModelFailure | "unreachable";
 const EXPECTED: Record<Case, string> = {
   auth: "auth_refused",
@@ -80,36 +78,9 @@ async function sample(kind: string, failure: Case): Promise<string> {
   const root = mkdtempSync(path.join(tmpdir(), "cli-failure-"));
   const proxy = await proxied(root, origin);
   try {
-    const config = agentPresetConfig(agent.kind, {
-      model,
-      baseUrl: `${origin}${BASE_PATH[kind] ?? ""}`,
-      bin: agent.binPath,
-      apiKey: `sk-mock-${kind}-0123456789`,
-    });
-    const dirs = {
-      checkout: path.join(root, "checkout"),
-      control: path.join(root, "control"),
-      home: path.join(root, "home"),
-    };
-    for (const dir of Object.values(dirs)) mkdirSync(dir);
     const prompt =
       "Create hello.txt with a greeting, then run `overseer-agent submit --message 'Add hello.txt'`.";
-    writeFileSync(path.join(root, "prompt.md"), prompt);
-    const argv = expandArgv(config.argv ?? [], {
-      root: dirs.checkout,
-      task: "S00-001",
-      role: "general",
-      agent: "execute-general-000000000000",
-      action: "execute",
-      prompt_file: path.join(root, "prompt.md"),
-    });
-    const env: Record<string, string> = {
-      PATH: `${path.dirname(process.execPath)}:/usr/bin:/bin`,
-      HOME: dirs.home,
-      OVERSEER_CONTROL_DIR: dirs.control,
-      ...config.env,
-      ...config.secrets,
-    };
+    const { argv, env, dirs } = presetCommand(agent, origin, root, prompt);
     for (const name of ["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"])
       env[name] = proxy.url;
     const cli = execa(argv[0] as string, argv.slice(1), {

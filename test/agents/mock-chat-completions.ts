@@ -1,4 +1,5 @@
 import type { ServerResponse } from "node:http";
+import { type EditStep, editCall, scriptedStep } from "./mock-edit-step.ts";
 
 /**
  * OpenAI Chat Completions (`POST …/chat/completions`, streamed as `data:` server-sent events
@@ -15,27 +16,29 @@ import type { ServerResponse } from "node:http";
 /** Shell tools the CLIs using this protocol offer, by name. */
 const SHELL_TOOLS = new Set(["bash"]);
 
-type Turn = "tool-call" | "final" | "auxiliary";
+type Turn = "edit-call" | "tool-call" | "final" | "auxiliary";
 
 export interface ScriptedAnswer {
   /** Shell script the tool call runs. */
   script: string;
   /** Usage every answer reports (`input` includes `cached`). */
   usage: { input: number; cached: number; output: number };
+  /** The file edit made first with opencode's `write` tool (mock-edit-step.ts). */
+  edit?: { step: EditStep; requestText: string } | undefined;
 }
 
-export function chatCompletionsTurn(body: Record<string, unknown>): Turn {
+export function chatCompletionsTurn(body: Record<string, unknown>, edit?: EditStep): Turn {
   const tools = Array.isArray(body.tools) ? (body.tools as { function?: { name?: string } }[]) : [];
   if (!tools.some((t) => SHELL_TOOLS.has(t.function?.name ?? ""))) return "auxiliary";
   const messages = Array.isArray(body.messages) ? (body.messages as { role?: string }[]) : [];
-  return messages.at(-1)?.role === "tool" ? "final" : "tool-call";
+  return scriptedStep(messages.filter((m) => m.role === "tool").length, edit);
 }
 
 export function sendChatCompletions(
   res: ServerResponse,
   body: Record<string, unknown>,
   answered: Turn,
-  { script, usage: reported }: ScriptedAnswer,
+  { script, usage: reported, edit }: ScriptedAnswer,
 ): void {
   const id = `chatcmpl-${Math.random().toString(16).slice(2)}`;
   const model = typeof body.model === "string" ? body.model : "mock";
@@ -47,8 +50,12 @@ export function sendChatCompletions(
     choices,
     ...extra,
   });
+  const call =
+    answered === "edit-call" && edit
+      ? editCall("opencode", edit.step, edit.requestText)
+      : { name: "bash", args: { command: script } };
   const delta =
-    answered === "tool-call"
+    answered === "tool-call" || answered === "edit-call"
       ? {
           role: "assistant",
           content: null,
@@ -57,7 +64,7 @@ export function sendChatCompletions(
               index: 0,
               id: `call_${id}`,
               type: "function",
-              function: { name: "bash", arguments: JSON.stringify({ command: script }) },
+              function: { name: call.name, arguments: JSON.stringify(call.args) },
             },
           ],
         }
@@ -70,7 +77,13 @@ export function sendChatCompletions(
   };
   const events = [
     chunk([{ index: 0, delta, finish_reason: null }]),
-    chunk([{ index: 0, delta: {}, finish_reason: answered === "tool-call" ? "tool_calls" : "stop" }]),
+    chunk([
+      {
+        index: 0,
+        delta: {},
+        finish_reason: answered === "final" || answered === "auxiliary" ? "stop" : "tool_calls",
+      },
+    ]),
     chunk([], { usage }),
   ];
   res.writeHead(200, {

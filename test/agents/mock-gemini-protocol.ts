@@ -1,4 +1,5 @@
 import type { ServerResponse } from "node:http";
+import { type EditStep, editCall, scriptedStep } from "./mock-edit-step.ts";
 
 /**
  * The Gemini API (`generativelanguage.googleapis.com`) as the Gemini CLI calls it through
@@ -20,7 +21,7 @@ import type { ServerResponse } from "node:http";
  */
 export const GEMINI_THOUGHTS_TOKENS = 30;
 
-export type GeminiAnswer = "tool-call" | "final" | "auxiliary" | "other";
+export type GeminiAnswer = "edit-call" | "tool-call" | "final" | "auxiliary" | "other";
 
 /** Usage each response reports, in the Gemini API's own terms. */
 export interface GeminiUsage {
@@ -58,18 +59,27 @@ function declaresShellTool(body: Record<string, unknown>): boolean {
 }
 
 /** What a generateContent request is answered with. */
-export function geminiTurn(body: Record<string, unknown>): GeminiAnswer {
+export function geminiTurn(body: Record<string, unknown>, edit?: EditStep): GeminiAnswer {
   if (!declaresShellTool(body)) return "auxiliary";
   const contents = Array.isArray(body.contents) ? (body.contents as Content[]) : [];
-  const answered = contents.some((c) => (c.parts ?? []).some((p) => p.functionResponse !== undefined));
-  return answered ? "final" : "tool-call";
+  const results = contents.flatMap((c) => c.parts ?? []).filter((p) => p.functionResponse !== undefined);
+  return scriptedStep(results.length, edit);
 }
 
-function responseOf(answered: GeminiAnswer, script: string, usage: GeminiUsage, model: string) {
+function responseOf(
+  answered: GeminiAnswer,
+  script: string,
+  usage: GeminiUsage,
+  model: string,
+  edit: EditStep | undefined,
+) {
+  const edited = answered === "edit-call" && edit ? editCall("gemini", edit, "") : null;
   const part: Part =
-    answered === "tool-call"
-      ? { functionCall: { name: "run_shell_command", args: { command: script } } }
-      : { text: answered === "final" ? "Done." : "ok" };
+    edited !== null
+      ? { functionCall: edited }
+      : answered === "tool-call"
+        ? { functionCall: { name: "run_shell_command", args: { command: script } } }
+        : { text: answered === "final" ? "Done." : "ok" };
   return {
     candidates: [{ content: { role: "model", parts: [part] }, finishReason: "STOP", index: 0 }],
     usageMetadata: {
@@ -95,14 +105,15 @@ export function answerGemini(
   body: Record<string, unknown>,
   script: string,
   usage: GeminiUsage,
+  edit?: EditStep,
 ): GeminiAnswer {
   if (method === "countTokens") {
     res.writeHead(200, { "content-type": "application/json" }).end('{"totalTokens":10}');
     return "other";
   }
   const model = /\/models\/([^/:]+):/.exec(path)?.[1] ?? "mock-gemini";
-  const answered = geminiTurn(body);
-  const response = responseOf(answered, script, usage, model);
+  const answered = geminiTurn(body, edit);
+  const response = responseOf(answered, script, usage, model, edit);
   if (method === "generateContent") {
     res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(response));
     return answered;

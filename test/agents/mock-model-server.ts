@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { setTimeout as delay } from "node:timers/promises";
 import { chatCompletionsTurn, sendChatCompletions } from "./mock-chat-completions.ts";
 import { COPILOT_BASE_PATH, copilotRefusal } from "./mock-copilot-api.ts";
+import { type EditStep, editCall, scriptedStep } from "./mock-edit-step.ts";
 import { answerGemini, geminiMethod } from "./mock-gemini-protocol.ts";
 import { CODEX_SHELL_TOOL, COPILOT_SHELL_TOOL, responsesTurn } from "./mock-responses-protocol.ts";
 
@@ -41,11 +42,13 @@ export const RESPONSE_USAGE = { input: 1000, cached: 200, output: 50 } as const;
 
 export interface MockModelRequest {
   path: string;
-  /** `tool-call`, `final` or `auxiliary` (a request without the shell tool). */
-  answered: "tool-call" | "final" | "auxiliary" | "other";
+  /** `edit-call`, `tool-call`, `final` or `auxiliary` (a request without the shell tool). */
+  answered: "edit-call" | "tool-call" | "final" | "auxiliary" | "other";
   authorization: string | undefined;
   /** Answered by hanging ({@link MockModelOptions.hangAfter}). */
   hung: boolean;
+  /** The tools the request offered, by name (every protocol's shape). */
+  tools: string[];
 }
 
 export interface MockModelOptions {
@@ -61,6 +64,11 @@ export interface MockModelOptions {
    * first event, then nothing until the client goes away: a hung model (Responses and Messages).
    */
   hangAfter?: string;
+  /**
+   * Before the shell call, write this file with the CLI's own file tool (mock-edit-step.ts), so
+   * a run shows a tool edit as well as a command. Default: no edit step.
+   */
+  edit?: EditStep;
 }
 
 export class MockModelServer {
@@ -90,6 +98,11 @@ export class MockModelServer {
     await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
   }
 
+  /** The edit step with the request it answers (the CLI's prompt names the working directory). */
+  private edit(requestText: string): { step: EditStep; requestText: string } | undefined {
+    return this.options.edit === undefined ? undefined : { step: this.options.edit, requestText };
+  }
+
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
@@ -105,7 +118,7 @@ export class MockModelServer {
       req.headers["x-api-key"] ??
       req.headers["x-goog-api-key"]) as string | undefined;
     const record = (answered: MockModelRequest["answered"]) =>
-      this.requests.push({ path, answered, authorization, hung: false });
+      this.requests.push({ path, answered, authorization, hung: false, tools: offeredTools(body) });
     const stream = (answered: MockModelRequest["answered"], events: readonly SseEvent[]) => {
       const hang = this.options.hangAfter !== undefined && text.includes(this.options.hangAfter);
       const request = this.requests.at(-1);
@@ -120,19 +133,23 @@ export class MockModelServer {
         res.writeHead(401, { "content-type": "application/json" }).end(refusal);
         return;
       }
-      const turn = responsesTurn(body, COPILOT_SHELL_TOOL, this.script, RESPONSE_USAGE);
+      const turn = responsesTurn(body, COPILOT_SHELL_TOOL, this.script, RESPONSE_USAGE, this.edit(text));
       record(turn.answered);
       return stream(turn.answered, turn.events);
     }
     if (req.method === "POST" && path.endsWith("/responses")) {
-      const turn = responsesTurn(body, CODEX_SHELL_TOOL, this.script, RESPONSE_USAGE);
+      const turn = responsesTurn(body, CODEX_SHELL_TOOL, this.script, RESPONSE_USAGE, this.edit(text));
       record(turn.answered);
       return stream(turn.answered, turn.events);
     }
     if (req.method === "POST" && path.endsWith("/chat/completions")) {
-      const answered = chatCompletionsTurn(body);
+      const answered = chatCompletionsTurn(body, this.options.edit);
       record(answered);
-      return sendChatCompletions(res, body, answered, { script: this.script, usage: RESPONSE_USAGE });
+      return sendChatCompletions(res, body, answered, {
+        script: this.script,
+        usage: RESPONSE_USAGE,
+        edit: this.edit(text),
+      });
     }
     if (req.method === "POST" && path.endsWith("/messages/count_tokens")) {
       record("other");
@@ -140,24 +157,35 @@ export class MockModelServer {
       return;
     }
     if (req.method === "POST" && path.endsWith("/messages")) {
-      const answered = messagesTurn(body);
+      const answered = messagesTurn(body, this.options.edit);
       record(answered);
+      const content = messagesContent(answered, this.script, this.edit(text));
       if (body.stream !== true) {
-        res
-          .writeHead(200, { "content-type": "application/json" })
-          .end(JSON.stringify(messagesJson(answered, this.script)));
+        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(messagesJson(content)));
         return;
       }
-      return stream(answered, messagesEvents(answered, this.script));
+      return stream(answered, messagesEvents(content));
     }
     const gemini = req.method === "POST" ? geminiMethod(path) : null;
     if (gemini) {
-      record(answerGemini(res, gemini, path, body, this.script, RESPONSE_USAGE));
+      record(answerGemini(res, gemini, path, body, this.script, RESPONSE_USAGE, this.options.edit));
       return;
     }
     record("other");
     res.writeHead(404, { "content-type": "application/json" }).end('{"error":{"message":"not mocked"}}');
   }
+}
+
+/** Tool names a request offers: Responses/Messages `tools[].name`, Chat `tools[].function.name`, Gemini `functionDeclarations`. */
+export function offeredTools(body: Record<string, unknown>): string[] {
+  const tools = Array.isArray(body.tools) ? (body.tools as Record<string, unknown>[]) : [];
+  return tools.flatMap((tool) => {
+    const fn = tool.function as { name?: unknown } | undefined;
+    const declared = Array.isArray(tool.functionDeclarations)
+      ? (tool.functionDeclarations as { name?: unknown }[]).map((f) => f.name)
+      : [];
+    return [tool.name, fn?.name, ...declared].filter((name): name is string => typeof name === "string");
+  });
 }
 
 interface SseEvent {
@@ -188,38 +216,50 @@ async function sendSse(
 
 // --- Anthropic Messages (Claude Code) -------------------------------------------------------
 
-function messagesTurn(body: Record<string, unknown>): MockModelRequest["answered"] {
+function messagesTurn(
+  body: Record<string, unknown>,
+  edit: EditStep | undefined,
+): MockModelRequest["answered"] {
   const tools = Array.isArray(body.tools) ? (body.tools as { name?: string }[]) : [];
   if (!tools.some((t) => t.name === "Bash")) return "auxiliary";
   const messages = Array.isArray(body.messages)
     ? (body.messages as { role?: string; content?: unknown }[])
     : [];
-  const last = messages.at(-1);
-  const hasToolResult =
-    Array.isArray(last?.content) &&
-    (last.content as { type?: string }[]).some((c) => c.type === "tool_result");
-  return hasToolResult ? "final" : "tool-call";
+  const results = messages.flatMap((m) =>
+    Array.isArray(m.content)
+      ? (m.content as { type?: string }[]).filter((c) => c.type === "tool_result")
+      : [],
+  );
+  return scriptedStep(results.length, edit);
 }
 
-function messagesContent(answered: MockModelRequest["answered"], script: string) {
+type MessagesContent =
+  | { type: "tool_use"; id: string; name: string; input: unknown }
+  | { type: "text"; text: string };
+
+function messagesContent(
+  answered: MockModelRequest["answered"],
+  script: string,
+  edit: { step: EditStep; requestText: string } | undefined,
+): MessagesContent {
+  const id = `toolu_${Math.random().toString(16).slice(2)}`;
+  if (answered === "edit-call" && edit) {
+    const call = editCall("claude", edit.step, edit.requestText);
+    return { type: "tool_use", id, name: call.name, input: call.args };
+  }
   return answered === "tool-call"
-    ? {
-        type: "tool_use",
-        id: `toolu_${Math.random().toString(16).slice(2)}`,
-        name: "Bash",
-        input: { command: script },
-      }
+    ? { type: "tool_use", id, name: "Bash", input: { command: script } }
     : { type: "text", text: answered === "final" ? "Done." : "ok" };
 }
 
-function messagesJson(answered: MockModelRequest["answered"], script: string) {
+function messagesJson(content: MessagesContent) {
   return {
     id: `msg_${Math.random().toString(16).slice(2)}`,
     type: "message",
     role: "assistant",
     model: "mock-claude",
-    content: [messagesContent(answered, script)],
-    stop_reason: answered === "tool-call" ? "tool_use" : "end_turn",
+    content: [content],
+    stop_reason: content.type === "tool_use" ? "tool_use" : "end_turn",
     stop_sequence: null,
     usage: {
       input_tokens: RESPONSE_USAGE.input - RESPONSE_USAGE.cached,
@@ -230,14 +270,13 @@ function messagesJson(answered: MockModelRequest["answered"], script: string) {
   };
 }
 
-function messagesEvents(answered: MockModelRequest["answered"], script: string) {
-  const message = messagesJson(answered, script);
-  const content = message.content[0] as { type: string; input?: unknown };
+function messagesEvents(content: MessagesContent) {
+  const message = messagesJson(content);
   const start = content.type === "tool_use" ? { ...content, input: {} } : { ...content, text: "" };
   const delta =
     content.type === "tool_use"
       ? { type: "input_json_delta", partial_json: JSON.stringify(content.input) }
-      : { type: "text_delta", text: (content as { text?: string }).text ?? "" };
+      : { type: "text_delta", text: content.text };
   return [
     {
       event: "message_start",

@@ -9,7 +9,9 @@
  * summary call) is auxiliary and answered "ok". Every response reports `usage`.
  */
 
-export type ResponsesAnswer = "tool-call" | "final" | "auxiliary";
+import { type EditStep, editCall, scriptedStep } from "./mock-edit-step.ts";
+
+export type ResponsesAnswer = "edit-call" | "tool-call" | "final" | "auxiliary";
 
 export interface TurnUsage {
   input: number;
@@ -19,6 +21,7 @@ export interface TurnUsage {
 
 /** The shell tool a CLI offers: the names it may go by, and the arguments that run `script`. */
 export interface ResponsesShellTool {
+  cli: "codex" | "copilot";
   names: readonly string[];
   /** The name the call uses (one of `names`). */
   callName: string;
@@ -27,6 +30,7 @@ export interface ResponsesShellTool {
 }
 
 export const CODEX_SHELL_TOOL: ResponsesShellTool = {
+  cli: "codex",
   names: ["exec_command", "shell", "shell_command"],
   callName: "exec_command",
   argumentsFor: (script) => ({ cmd: script }),
@@ -34,6 +38,7 @@ export const CODEX_SHELL_TOOL: ResponsesShellTool = {
 };
 
 export const COPILOT_SHELL_TOOL: ResponsesShellTool = {
+  cli: "copilot",
   names: ["bash"],
   callName: "bash",
   argumentsFor: (script) => ({ command: script, description: "Do the task" }),
@@ -46,33 +51,45 @@ export function responsesTurn(
   tool: ResponsesShellTool,
   script: string,
   turnUsage: TurnUsage,
+  edit?: { step: EditStep; requestText: string },
 ): { answered: ResponsesAnswer; events: { event: string; data: unknown }[] } {
-  const answered = responsesAnswer(body, tool);
-  return { answered, events: responsesEvents(answered, tool, script, turnUsage) };
+  const answered = responsesAnswer(body, tool, edit?.step);
+  const call =
+    answered === "edit-call" && edit
+      ? editCall(tool.cli, edit.step, edit.requestText)
+      : { name: tool.callName, args: tool.argumentsFor(script) };
+  return { answered, events: responsesEvents(answered, tool, call, turnUsage) };
 }
 
-function responsesAnswer(body: Record<string, unknown>, tool: ResponsesShellTool): ResponsesAnswer {
+function responsesAnswer(
+  body: Record<string, unknown>,
+  tool: ResponsesShellTool,
+  edit: EditStep | undefined,
+): ResponsesAnswer {
   const tools = Array.isArray(body.tools) ? (body.tools as { name?: string }[]) : [];
   const input = Array.isArray(body.input) ? (body.input as { type?: string }[]) : [];
   if (!tools.some((t) => t.name !== undefined && tool.names.includes(t.name))) return "auxiliary";
-  return input.some((item) => item.type === "function_call_output") ? "final" : "tool-call";
+  const results = input.filter(
+    (item) => item.type === "function_call_output" || item.type === "custom_tool_call_output",
+  ).length;
+  return scriptedStep(results, edit);
 }
 
 function responsesEvents(
   answered: ResponsesAnswer,
   tool: ResponsesShellTool,
-  script: string,
+  call: { name: string; args: Record<string, unknown> },
   turnUsage: TurnUsage,
 ) {
   const id = `resp_${Math.random().toString(16).slice(2)}`;
   const item =
-    answered === "tool-call"
+    answered === "tool-call" || answered === "edit-call"
       ? {
           type: "function_call",
           id: `fc_${id}`,
           call_id: `call_${id}`,
-          name: tool.callName,
-          arguments: JSON.stringify(tool.argumentsFor(script)),
+          name: call.name,
+          arguments: JSON.stringify(call.args),
           status: "completed",
         }
       : {

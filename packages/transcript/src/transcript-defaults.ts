@@ -17,6 +17,11 @@ export interface TranscriptParserOptions {
    * entries have a time); without it such entries have `at: null`.
    */
   now: (() => string) | null;
+  /**
+   * The checkout's path as the agent sees it: edited paths under it are made relative to it (as
+   * in the commit diff). Null: paths stay as the CLI reported them.
+   */
+  root: string | null;
 }
 
 /** The parser options: the defaults, overridden by what is given (positive numbers only). */
@@ -30,5 +35,6 @@ export function resolveTranscriptParserOptions(
     maxTextChars: positive(given.maxTextChars, TRANSCRIPT_PARSER_DEFAULTS.maxTextChars),
     maxArgsChars: positive(given.maxArgsChars, TRANSCRIPT_PARSER_DEFAULTS.maxArgsChars),
     now: given.now ?? null,
+    root: given.root ? given.root.replace(/\/+$/, "") : null,
   };
 }

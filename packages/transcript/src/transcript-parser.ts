@@ -46,7 +46,13 @@ function parseJsonEvent(line: string): AgentEvent | null {
   }
 }
 
-/** The body with its texts and outputs bounded. */
+/** `file` relative to `root` when it lies under it (and without a leading `./`). */
+function relative(file: string, root: string | null): string {
+  if (root !== null && file.startsWith(`${root}/`)) return file.slice(root.length + 1);
+  return file.replace(/^\.\//, "");
+}
+
+/** The body with its texts and outputs bounded, its edited path relative to the checkout. */
 function bounded(body: TranscriptEntryBody, options: TranscriptParserOptions): TranscriptEntryBody {
   const text = (value: string) => boundText(value, options.maxTextChars);
   switch (body.kind) {
@@ -62,6 +68,8 @@ function bounded(body: TranscriptEntryBody, options: TranscriptParserOptions): T
         command: body.command === null ? null : text(body.command),
         args: boundArgs(body.args, options.maxArgsChars),
       };
+    case "file_edit":
+      return { ...body, path: relative(body.path, options.root) };
     case "tool_result": {
       const cut = boundOutput(body.output, options.maxToolOutputChars);
       return { ...body, output: cut.output, truncated: body.truncated || cut.truncated };

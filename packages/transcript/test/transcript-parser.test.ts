@@ -112,7 +112,7 @@ describe("gemini stream-json", () => {
       "usage",
     ]);
     expect(entries[4]).toMatchObject({ path: "hello.txt", change: "add" });
-    expect(entries[6]).toMatchObject({ exitCode: 0, output: "submitted" });
+    expect(entries[6]).toMatchObject({ exitCode: null, output: "submitted" });
     expect(entries[8]).toMatchObject({ model: "gemini-2.5-pro", inputTokens: 24939, outputTokens: 174 });
   });
 

@@ -84,6 +84,19 @@ export function copilotReader(): EventReader {
           },
         ];
       }
+      case "system.message": {
+        const text = str(data.content) ?? "";
+        return [
+          {
+            at,
+            body: {
+              kind: "message",
+              role: "system",
+              text: `Copilot's system prompt (${text.length} characters).`,
+            },
+          },
+        ];
+      }
       case "user.message":
         return [{ at, body: { kind: "message", role: "user", text: str(data.content) ?? "" } }];
       case "assistant.message": {

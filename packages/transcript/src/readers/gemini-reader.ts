@@ -13,11 +13,14 @@ import {
 const EDIT_TOOLS = new Set(["write_file", "replace", "edit"]);
 const SHELL_TOOLS = new Set(["run_shell_command", "shell"]);
 
-/** The exit status Gemini's shell tool prints ("Exit Code: N"), else 0 on success, 1 on error. */
-function shellExit(output: string, ok: boolean): number {
+/**
+ * The exit status of Gemini's shell tool when its output names one ("Exit Code: N"), 1 when the
+ * tool failed, else null: its stream-json shows the command's output but not its status.
+ */
+function shellExit(output: string, ok: boolean): number | null {
   const code = /Exit Code: (-?\d+)/.exec(output);
   if (code) return Number(code[1]);
-  return ok ? 0 : 1;
+  return ok ? null : 1;
 }
 
 /** `gemini --output-format stream-json`: init, message (streamed deltas), tool_use, tool_result, error, result. */
@@ -57,8 +60,12 @@ export function geminiReader(): EventReader {
       { at, body: { kind: "tool_result", callId, exitCode, output, truncated: false } },
     ];
     if (call?.path && ok) {
-      const created = /created/i.test(output);
-      out.push({ at, body: { kind: "file_edit", path: call.path, change: created ? "add" : "update" } });
+      const change = /created/i.test(output)
+        ? "add"
+        : /overwrote|modified|replaced/i.test(output)
+          ? "update"
+          : null;
+      out.push({ at, body: { kind: "file_edit", path: call.path, change } });
     }
     return out;
   }
