@@ -106,6 +106,10 @@ describe("MCP server over streamable HTTP", () => {
       arguments: { project_id: "mcp", task_id: q.taskId },
     });
     expect(got.structuredContent).toMatchObject({ id: q.taskId, status: "blocked" });
+    const log = await client.callTool({ name: "get_run_log", arguments: { run_id: q.runId } });
+    expect(log.structuredContent, textOf(log)).toMatchObject({ run_id: q.runId, truncated: false });
+    const diff = await client.callTool({ name: "get_run_diff", arguments: { run_id: q.runId } });
+    expect(diff.structuredContent).toMatchObject({ available: false, reason: "this run made no commit" });
   });
 
   it("refuses to resolve with a read token, with the route's reason, and changes nothing", async () => {

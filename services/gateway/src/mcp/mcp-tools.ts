@@ -173,6 +173,8 @@ export const MCP_TOOLS: readonly McpToolSpec[] = [
   routeTool("get_task", "Get a task", task.getTaskRoute, READ, PROJECT),
   routeTool("list_runs", "List runs", run.listRunsRoute, READ, PROJECT),
   routeTool("get_run", "Get a run", run.getRunRoute, READ, RUN),
+  routeTool("get_run_log", "A run's stored output", run.getRunLogRoute, READ, RUN),
+  routeTool("get_run_diff", "A run's commit diff", fleet.getRunDiffRoute, READ, RUN),
   routeTool("add_task", "Add a task", task.createTaskRoute, WRITE, PROJECT),
   importTool(),
   routeTool("start_project", "Start a project", fleet.startProjectRoute, WRITE, PROJECT),
