@@ -294,6 +294,12 @@ export class GiteaAdapter implements ForgeAdapter {
       const failure = giteaError("merge", error);
       if (failure.status === 405 || failure.status === 409)
         return { kind: "refused", reason: failure.message };
+      // Gitea answers a merge of a closed pull request with 404, like one that does not exist.
+      const current = failure.status === 404 ? await this.#pull(number).catch(() => null) : null;
+      if (current) {
+        const state = current.merged ? "merged" : current.state;
+        return { kind: "refused", reason: `Gitea refused the merge: pull request #${number} is ${state}.` };
+      }
       throw failure;
     }
     const after = await this.#pull(number);

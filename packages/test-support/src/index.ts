@@ -132,6 +132,8 @@ export type { WebhookDelivery } from "./forge-double/double-base.ts";
 export { DoubleGit } from "./forge-double/double-git.ts";
 export type { ApiRequest, Fault } from "./forge-double/double-server.ts";
 export { serveGitHttp } from "./forge-double/git-http-backend.ts";
+export { GiteaDouble } from "./forge-double/gitea-double.ts";
+export type { GiteaDoubleUser, GiteaPull } from "./forge-double/gitea-double-state.ts";
 export { GitHubDouble } from "./forge-double/github-double.ts";
 export type { DoublePull, GitHubDoubleUser } from "./forge-double/github-double-state.ts";
 export { GitLabDouble } from "./forge-double/gitlab-double.ts";
