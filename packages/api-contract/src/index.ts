@@ -9,5 +9,6 @@ export * from "./forge-schemas.ts";
 export * from "./id-schemas.ts";
 export * from "./mcp-schemas.ts";
 export * from "./operator-schemas.ts";
+export * from "./pull-request-schemas.ts";
 export * from "./resource-schemas.ts";
 export * from "./transcript-schemas.ts";

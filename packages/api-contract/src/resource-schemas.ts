@@ -10,6 +10,7 @@ import {
   TASK_STATUSES,
 } from "@overseer/domain";
 import { z } from "./openapi-zod.ts";
+import { ARGUS_TASK_STATUSES, TaskPullRequestSchema } from "./pull-request-schemas.ts";
 
 /**
  * Shapes of what the gateway answers. They document the API (OpenAPI components) and type
@@ -242,7 +243,9 @@ export const BacklogRowSchema = z
     title: z.string(),
     role: z.string(),
     kind: z.enum(TASK_KINDS),
-    status: z.enum(TASK_STATUSES),
+    status: z.enum(ARGUS_TASK_STATUSES).openapi({
+      description: "The Argus status: a task whose pull request is open (`pr_open`) is `review` here.",
+    }),
     status_reason: z.string().nullable(),
     awaiting_reason: z.string().nullable(),
     priority: z.number().int(),
@@ -257,6 +260,9 @@ export const BacklogRowSchema = z
       .openapi({ description: "The pending card's question; null when none is pending." }),
     operator_decision: DecisionCardSchema.nullable().openapi({
       description: "The item's latest card (pending or resolved).",
+    }),
+    pull_request: TaskPullRequestSchema.nullable().openapi({
+      description: "Added by Overseer: the task's pull request (landing.mode pull_request); null when none.",
     }),
   })
   .openapi("BacklogRow");
@@ -300,7 +306,9 @@ export const AnswerResultSchema = z
     application_status: z.enum(["applied"]),
     resolution_id: z.string().nullable(),
     decision: DecisionCardSchema.nullable(),
-    task_status: z.enum(TASK_STATUSES),
+    task_status: z.enum(ARGUS_TASK_STATUSES).openapi({
+      description: "The item's Argus status afterwards (a task whose pull request is open is `review`).",
+    }),
   })
   .openapi("AnswerResult");
 
@@ -392,6 +400,10 @@ export const TaskSchema = z
         description:
           "The last approved landing that failed (a conflict with the main branch and its files, or a failed check command), until the next submit; its next executor starts with the main branch merged in.",
       }),
+    pull_request: TaskPullRequestSchema.nullable().openapi({
+      description:
+        "The task's pull request (landing.mode pull_request): `pr_open` while it is open, `done` once merged; null when it never had one.",
+    }),
     failures: z.number().int(),
     not_before: nullableIso,
     version: z.number().int(),

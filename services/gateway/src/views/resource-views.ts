@@ -8,6 +8,7 @@ import type {
   ProjectSchema,
   RunSchema,
   RunSummarySchema,
+  TaskPullRequestSchema,
   TaskSchema,
   TokenSchema,
   WorkerSchema,
@@ -29,6 +30,7 @@ import {
   type MissionSummary,
   roundUsd,
   type Task,
+  type TaskPullRequest,
 } from "@overseer/domain";
 import type { WorkerHeartbeat } from "@overseer/queue";
 
@@ -147,9 +149,28 @@ export function taskView(t: Task): z.infer<typeof TaskSchema> {
     executor_agent_id: t.executorAgentId,
     branch_head: t.branchHead,
     landing: t.landing === null ? null : { reason: t.landing.reason, files: [...t.landing.files] },
+    pull_request: pullRequestView(t.pullRequest),
     failures: t.failures,
     not_before: isoOrNull(t.notBefore),
     version: t.version,
+  };
+}
+
+export function pullRequestView(pr: TaskPullRequest | null): z.infer<typeof TaskPullRequestSchema> | null {
+  if (pr === null) return null;
+  return {
+    number: pr.number,
+    url: pr.url,
+    branch: pr.branch,
+    base: pr.base,
+    head_sha: pr.headSha,
+    status: pr.status,
+    checks: pr.checks,
+    review: pr.review,
+    approvals: pr.approvals,
+    ci_failures: pr.ciFailures,
+    merge_commit_sha: pr.mergeCommitSha,
+    merged_by: pr.mergedBy,
   };
 }
 

@@ -1,7 +1,7 @@
 import type { z } from "@hono/zod-openapi";
-import type { ProjectStatusSchema, SnapshotSchema } from "@overseer/api-contract";
+import { argusTaskStatus, type ProjectStatusSchema, type SnapshotSchema } from "@overseer/api-contract";
 import type { Decision, Task } from "@overseer/domain";
-import { decisionCard } from "./resource-views.ts";
+import { decisionCard, pullRequestView } from "./resource-views.ts";
 
 /** What a snapshot takes from the project status. */
 export type SnapshotStatus = Pick<
@@ -57,7 +57,7 @@ export function snapshotView(
       title: t.title,
       role: t.role,
       kind: t.kind,
-      status: t.status,
+      status: argusTaskStatus(t.status),
       status_reason: t.statusReason,
       awaiting_reason: t.awaitingReason,
       priority: t.priority,
@@ -68,6 +68,7 @@ export function snapshotView(
       blocked_by: t.blockedBy,
       pending_question: card?.status === "pending" ? card.question : null,
       operator_decision: card ? decisionCard(card) : null,
+      pull_request: pullRequestView(t.pullRequest),
     };
   });
   return { ...base, running: status.running, backlog };

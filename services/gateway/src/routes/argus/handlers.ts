@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { argusTaskStatus } from "@overseer/api-contract";
 import { ConflictError, getDecision, getTask, listDecisions, listTasks } from "@overseer/db";
 import { type Decision, normaliseOptionId, type Task } from "@overseer/domain";
 import { actorOf } from "../../gateway-env.ts";
@@ -153,7 +154,7 @@ async function answerItem(
     application_status: "applied" as const,
     resolution_id: result.resolution?.resolutionId ?? null,
     decision: result.resolution && decision ? decisionCard(decision) : null,
-    task_status: task.status,
+    task_status: argusTaskStatus(task.status),
   };
 }
 

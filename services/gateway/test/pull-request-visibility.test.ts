@@ -1,0 +1,90 @@
+/**
+ * A task waiting on its pull request (status `pr_open`, docs/state-machine.md rules 14–19) as
+ * the API shows it: the task routes carry `pull_request`; the status counts `pr_open`; the
+ * Argus snapshot, which knows no `pr_open`, shows such a task as `review` with the pull request
+ * added (docs/argus-compatibility.md).
+ */
+import { applyTransition } from "@overseer/db";
+import { describe, expect, it } from "vitest";
+import { card, seedProject, statusWhen, useGatewayFixture } from "./support/gateway-fixture.ts";
+
+const fx = useGatewayFixture();
+
+/** S00-001 approved in pull_request mode and its pull request #9 open. */
+async function seedPrOpen(projectId: string): Promise<void> {
+  await seedProject(fx, projectId, [card("S00-001"), card("S00-002", ["S00-001"])]);
+  const db = fx.scratch.db;
+  const execute = (await applyTransition(db, projectId, { kind: "claim" })).changes.runs[0]!;
+  await applyTransition(db, projectId, {
+    kind: "submit",
+    runId: execute.id,
+    message: "work",
+    commitSha: "c0ffee",
+    branchHead: "c0ffee",
+  });
+  const review = (await applyTransition(db, projectId, { kind: "claim" })).changes.runs[0]!;
+  await applyTransition(db, projectId, {
+    kind: "approve",
+    runId: review.id,
+    landedSha: null,
+    landedBranch: null,
+    reviewedHead: "c0ffee",
+    pullRequest: { base: "main", headSha: "c0ffee" },
+  });
+  await applyTransition(db, projectId, {
+    kind: "pr-opened",
+    taskId: "S00-001",
+    number: 9,
+    url: "https://forge.test/acme/shop/pull/9",
+    headSha: "c0ffee",
+  });
+}
+
+describe("a task whose pull request is open", () => {
+  it("shows pr_open with its pull request on the task routes, and counts as pr_open", async () => {
+    await seedPrOpen("prv");
+    const task = await fx.request("GET", "/api/v1/projects/prv/tasks/S00-001", { token: fx.tokens.read });
+    expect(task.status).toBe(200);
+    expect(task.body.status).toBe("pr_open");
+    expect(task.body.pull_request).toEqual({
+      number: 9,
+      url: "https://forge.test/acme/shop/pull/9",
+      branch: "overseer/pr/S00-001",
+      base: "main",
+      head_sha: "c0ffee",
+      status: "open",
+      checks: "pending",
+      review: "none",
+      approvals: 0,
+      ci_failures: 0,
+      merge_commit_sha: null,
+      merged_by: null,
+    });
+    const list = await fx.request("GET", "/api/v1/projects/prv/tasks?status=pr_open", {
+      token: fx.tokens.read,
+    });
+    expect(list.status).toBe(200);
+    expect(list.body.tasks.map((t: { id: string }) => t.id)).toEqual(["S00-001"]);
+    const status = await statusWhen(fx, "prv", (s) => s.counts.pr_open === 1);
+    expect(status.body.counts).toMatchObject({ pr_open: 1, todo: 1, total: 2 });
+    expect(status.body.text).toContain("1 pr_open");
+  });
+
+  it("is `review` in the Argus snapshot, with the pull request added", async () => {
+    await seedPrOpen("prv-argus");
+    const snap = await fx.request("GET", "/api/projects/prv-argus/snapshot", { token: fx.tokens.read });
+    expect(snap.status).toBe(200);
+    const row = snap.body.backlog.find((r: { id: string }) => r.id === "S00-001");
+    expect(row.status).toBe("review");
+    expect(row.pull_request).toMatchObject({ number: 9, status: "open" });
+    const plain = snap.body.backlog.find((r: { id: string }) => r.id === "S00-002");
+    expect(plain).toMatchObject({ status: "todo", pull_request: null });
+    // Answering it through the Argus route reports the Argus status too.
+    const answered = await fx.request("POST", "/api/projects/prv-argus/backlog/S00-001/answer", {
+      token: fx.tokens.operate,
+      body: { text: "Mention the migration in the description." },
+    });
+    expect(answered.status).toBe(200);
+    expect(answered.body.task_status).toBe("review");
+  });
+});
