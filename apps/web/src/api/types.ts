@@ -40,12 +40,14 @@ export type RunStats = z.infer<typeof RunStatsSchema>;
 export type CommitDiff = z.infer<typeof CommitDiffSchema>;
 
 export type TaskStatus = Task["status"];
-export const TASK_STATUS_ORDER: readonly TaskStatus[] = [
+/** Board columns, in order: every task status once. */
+export const TASK_STATUS_ORDER = [
   "todo",
   "in_progress",
   "review",
+  "pr_open",
   "awaiting_input",
   "blocked",
   "done",
   "cancelled",
-];
+] as const satisfies readonly TaskStatus[];

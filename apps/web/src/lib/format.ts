@@ -1,3 +1,5 @@
+import type { TaskStatus } from "../api/types.ts";
+
 export function formatUsd(value: number): string {
   return value >= 100 ? `$${value.toFixed(0)}` : `$${value.toFixed(2)}`;
 }
@@ -37,8 +39,10 @@ export const STATUS_LABEL: Record<string, string> = {
   todo: "To do",
   in_progress: "In progress",
   review: "Review",
+  /** Approved, its pull request open (landing.mode pull_request). */
+  pr_open: "PR",
   awaiting_input: "Needs you",
   blocked: "Blocked",
   done: "Done",
   cancelled: "Cancelled",
-};
+} satisfies Record<TaskStatus, string>;

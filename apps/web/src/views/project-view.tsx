@@ -5,6 +5,7 @@ import { ProgressBar, StatusPill } from "../components/bits.tsx";
 import { MissionPanel } from "../components/mission-panel.tsx";
 import { PrereqGraph } from "../components/prereq-graph.tsx";
 import { ProjectControls } from "../components/project-controls.tsx";
+import { PullRequestLink } from "../components/pull-request-link.tsx";
 import { Empty, Load } from "../components/states.tsx";
 import { formatCount, formatUsd, STATUS_LABEL } from "../lib/format.ts";
 import { useLoad, useProjectEvents } from "../lib/hooks.ts";
@@ -215,6 +216,11 @@ function Column({
               </div>
             ))}
             {t.awaiting_reason ? <div class="small warn">{t.awaiting_reason}</div> : null}
+            {t.pull_request ? (
+              <div class="small">
+                <PullRequestLink pr={t.pull_request} />
+              </div>
+            ) : null}
           </li>
         ))}
       </ul>

@@ -4,6 +4,7 @@ import type { ProjectEvent, RunSummary, Task } from "../api/types.ts";
 import { StatusPill } from "../components/bits.tsx";
 import { ConfirmButton } from "../components/confirm-button.tsx";
 import { CommitDiffToggle } from "../components/diff-view.tsx";
+import { PullRequestLink } from "../components/pull-request-link.tsx";
 import { Empty, Load } from "../components/states.tsx";
 import { formatCount, formatDuration, formatTime } from "../lib/format.ts";
 import { useLoad, useProjectEvents, useSession } from "../lib/hooks.ts";
@@ -119,6 +120,14 @@ function TaskFacts({ task: t, projectId }: { task: Task; projectId: string }) {
         <>
           <dt>Reason</dt>
           <dd>{t.status_reason}</dd>
+        </>
+      ) : null}
+      {t.pull_request ? (
+        <>
+          <dt>Pull request</dt>
+          <dd>
+            <PullRequestLink pr={t.pull_request} />
+          </dd>
         </>
       ) : null}
       <dt>Attempts failed</dt>
