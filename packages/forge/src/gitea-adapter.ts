@@ -6,6 +6,7 @@
  * answers `null` and the executor gets the status's link instead.
  */
 import { giteaApi } from "gitea-js";
+import { ensurePull, findPull, type PullPort } from "./ensure-pull.ts";
 import type {
   CheckState,
   ConditionalRead,
@@ -35,7 +36,6 @@ import {
   GiteaStatusesSchema,
   GiteaUserSchema,
 } from "./gitea-schemas.ts";
-import { hasMarker, ownedOpenPull, withMarkedContent } from "./pull-request-marker.ts";
 import { RETRY_POLICY_DEFAULTS, type RetryPolicy, retryingFetch } from "./retrying-fetch.ts";
 import { FORGE_RIGHTS, rightsAdvice } from "./token-rights.ts";
 
@@ -71,40 +71,11 @@ export class GiteaAdapter implements ForgeAdapter {
   }
 
   ensurePullRequest(draft: PullRequestDraft): Promise<EnsuredPullRequest> {
-    return this.#op("ensurePullRequest", async () => {
-      const existing = await this.#openPull(draft.head, draft.marker);
-      if (existing) return this.#update(existing, draft);
-      try {
-        const labels = await this.#labelIds(draft.labels ?? []);
-        const { data } = await this.#api.repos.repoCreatePullRequest(this.#owner, this.#repo, {
-          head: draft.head,
-          base: draft.base,
-          title: draft.title,
-          body: withMarkedContent("", draft.marker, draft.body),
-          ...(labels.length ? { labels } : {}),
-        });
-        return { pullRequest: toState(pull(data, "POST pulls")), outcome: "created" };
-      } catch (error) {
-        // "pull request already exists for these targets": a create that was retried.
-        const failure = giteaError("ensurePullRequest", error);
-        if (failure.status !== 409) throw failure;
-        const raced = await this.#openPull(draft.head, draft.marker);
-        if (!raced) throw failure;
-        return this.#update(raced, draft);
-      }
-    });
+    return this.#op("ensurePullRequest", () => ensurePull(this.#port, draft));
   }
 
   findPullRequest(head: string, marker: string): Promise<PullRequestState | null> {
-    return this.#op("findPullRequest", async () => {
-      for (let page = 1; page <= this.#maxFindPages; page++) {
-        const pulls = await this.#list("all", page);
-        const ours = pulls.find((p) => p.head.ref === head && hasMarker(p.body ?? "", marker));
-        if (ours) return toState(ours);
-        if (pulls.length < PAGE) break;
-      }
-      return null;
-    });
+    return this.#op("findPullRequest", () => findPull(this.#port, head, marker));
   }
 
   getPullRequest(number: number): Promise<PullRequestState> {
@@ -331,44 +302,64 @@ export class GiteaAdapter implements ForgeAdapter {
     return parseForgeResponse("gitea", GiteaReviewsSchema, data, "GET reviews");
   }
 
-  async #openPull(head: string, marker: string): Promise<GiteaPull | null> {
-    const open: GiteaPull[] = [];
-    for (let page = 1; ; page++) {
-      const pulls = await this.#list("open", page);
-      open.push(...pulls.filter((p) => p.head.ref === head));
-      if (pulls.length < PAGE) break;
-    }
-    return ownedOpenPull(
-      open,
-      marker,
-      (pull) => pull.body,
-      (theirs) =>
-        new ForgeError(
-          "gitea",
-          "conflict",
-          `Pull request #${theirs.number} from ${head} was not opened by Overseer (no marker ${marker} in its body); close it or rename the branch.`,
-          409,
-        ),
-    );
-  }
-
-  async #update(current: GiteaPull, draft: PullRequestDraft): Promise<EnsuredPullRequest> {
-    const body = withMarkedContent(current.body ?? "", draft.marker, draft.body);
-    const have = (current.labels ?? []).map((l) => l.name);
-    const missingLabels = (draft.labels ?? []).filter((label) => !have.includes(label));
-    const changed =
-      current.title !== draft.title || (current.body ?? "") !== body || current.base.ref !== draft.base;
-    if (!changed && missingLabels.length === 0)
-      return { pullRequest: toState(current), outcome: "unchanged" };
-    const labels = missingLabels.length ? await this.#labelIds([...have, ...missingLabels]) : undefined;
-    const { data } = await this.#api.repos.repoEditPullRequest(this.#owner, this.#repo, current.number, {
-      title: draft.title,
-      body,
-      base: draft.base,
-      ...(labels ? { labels } : {}),
-    });
-    return { pullRequest: toState(pull(data, `PATCH pulls/${current.number}`)), outcome: "updated" };
-  }
+  /**
+   * What `ensurePull` needs of Gitea: its list cannot filter by head, so open pull requests are
+   * paged through, and `findFrom` looks through at most `maxFindPages` pages, newest first.
+   */
+  readonly #port: PullPort<GiteaPull> = {
+    forge: "gitea",
+    // "pull request already exists for these targets": a retried create.
+    conflictStatus: 409,
+    listOpen: async (head) => {
+      const open: GiteaPull[] = [];
+      for (let page = 1; ; page++) {
+        const pulls = await this.#list("open", page);
+        open.push(...pulls.filter((p) => p.head.ref === head));
+        if (pulls.length < PAGE) return open;
+      }
+    },
+    findFrom: async (head, accept) => {
+      for (let page = 1; page <= this.#maxFindPages; page++) {
+        const pulls = await this.#list("all", page);
+        const found = pulls.find((p) => p.head.ref === head && accept(p));
+        if (found || pulls.length < PAGE) return found ?? null;
+      }
+      return null;
+    },
+    view: (p) => ({
+      name: `Pull request #${p.number}`,
+      title: p.title,
+      body: p.body,
+      base: p.base.ref,
+      labels: (p.labels ?? []).map((l) => l.name),
+    }),
+    create: async (draft, body) => {
+      const labels = await this.#labelIds(draft.labels ?? []);
+      const { data } = await this.#api.repos.repoCreatePullRequest(this.#owner, this.#repo, {
+        head: draft.head,
+        base: draft.base,
+        title: draft.title,
+        body,
+        ...(labels.length ? { labels } : {}),
+      });
+      return pull(data, "POST pulls");
+    },
+    edit: async (current, change) => {
+      const have = (current.labels ?? []).map((l) => l.name);
+      const labels = change.addLabels.length
+        ? await this.#labelIds([...have, ...change.addLabels])
+        : undefined;
+      const { data } = await this.#api.repos.repoEditPullRequest(this.#owner, this.#repo, current.number, {
+        title: change.title,
+        body: change.body,
+        base: change.base,
+        ...(labels ? { labels } : {}),
+      });
+      return pull(data, `PATCH pulls/${current.number}`);
+    },
+    statusOf: (error) => giteaError("ensurePullRequest", error).status,
+    toState,
+  };
 
   /** The ids of the repository's labels named `names` (Gitea takes ids; unknown names are skipped). */
   async #labelIds(names: readonly string[]): Promise<number[]> {

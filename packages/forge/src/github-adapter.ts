@@ -9,6 +9,7 @@ import { createAppAuth } from "@octokit/auth-app";
 import { retry } from "@octokit/plugin-retry";
 import { throttling } from "@octokit/plugin-throttling";
 import { Octokit } from "@octokit/rest";
+import { ensurePull, findPull, type PullPort } from "./ensure-pull.ts";
 import type {
   CheckState,
   ConditionalRead,
@@ -48,7 +49,6 @@ import {
   GitHubUserSchema,
 } from "./github-schemas.ts";
 import { tail } from "./log-tail.ts";
-import { hasMarker, ownedOpenPull, withMarkedContent } from "./pull-request-marker.ts";
 import { rightsAdvice } from "./token-rights.ts";
 
 export type GitHubAuth =
@@ -120,37 +120,11 @@ export class GitHubAdapter implements ForgeAdapter {
   }
 
   ensurePullRequest(draft: PullRequestDraft): Promise<EnsuredPullRequest> {
-    return this.#op("ensurePullRequest", async () => {
-      const existing = await this.#openPull(draft.head, draft.marker);
-      if (existing) return this.#update(existing, draft);
-      try {
-        const { data } = await this.#octokit.rest.pulls.create({
-          owner: this.#owner,
-          repo: this.#repo,
-          head: draft.head,
-          base: draft.base,
-          title: draft.title,
-          body: withMarkedContent("", draft.marker, draft.body),
-        });
-        const pull = parseForgeResponse("github", GitHubPullSchema, data, "POST pulls");
-        await this.#addLabels(pull, draft.labels ?? []);
-        return { pullRequest: toState(pull), outcome: "created" };
-      } catch (error) {
-        // A create that reached GitHub but whose answer was lost, then retried: the first one stands.
-        if (statusOf(error) !== 422) throw error;
-        const raced = await this.#openPull(draft.head, draft.marker);
-        if (!raced) throw error;
-        return this.#update(raced, draft);
-      }
-    });
+    return this.#op("ensurePullRequest", () => ensurePull(this.#port, draft));
   }
 
   findPullRequest(head: string, marker: string): Promise<PullRequestState | null> {
-    return this.#op("findPullRequest", async () => {
-      const pulls = await this.#pullsOf(head, "all");
-      const ours = pulls.find((p) => hasMarker(p.body ?? "", marker));
-      return ours ? toState(ours) : null;
-    });
+    return this.#op("findPullRequest", () => findPull(this.#port, head, marker));
   }
 
   getPullRequest(number: number): Promise<PullRequestState> {
@@ -438,41 +412,51 @@ export class GitHubAdapter implements ForgeAdapter {
     return data.map((pull) => parseForgeResponse("github", GitHubPullSchema, pull, "GET pulls"));
   }
 
-  /** The open pull request of `head` Overseer owns; an open one someone else opened is refused. */
-  async #openPull(head: string, marker: string): Promise<GitHubPull | null> {
-    const open = await this.#pullsOf(head, "open");
-    return ownedOpenPull(
-      open,
-      marker,
-      (pull) => pull.body,
-      (theirs) =>
-        new ForgeError(
-          "github",
-          "conflict",
-          `Pull request #${theirs.number} from ${head} was not opened by Overseer (no marker ${marker} in its body); close it or rename the branch.`,
-          422,
-        ),
-    );
-  }
-
-  async #update(pull: GitHubPull, draft: PullRequestDraft): Promise<EnsuredPullRequest> {
-    const body = withMarkedContent(pull.body ?? "", draft.marker, draft.body);
-    const changed = pull.title !== draft.title || (pull.body ?? "") !== body || pull.base.ref !== draft.base;
-    let current = pull;
-    if (changed) {
-      const { data } = await this.#octokit.rest.pulls.update({
+  /** What `ensurePull` needs of GitHub: pulls by head, create (labels added after), edit. */
+  readonly #port: PullPort<GitHubPull> = {
+    forge: "github",
+    conflictStatus: 422,
+    listOpen: (head) => this.#pullsOf(head, "open"),
+    findFrom: async (head, accept) => (await this.#pullsOf(head, "all")).find(accept) ?? null,
+    view: (pull) => ({
+      name: `Pull request #${pull.number}`,
+      title: pull.title,
+      body: pull.body,
+      base: pull.base.ref,
+      labels: pull.labels.map((l) => l.name),
+    }),
+    create: async (draft, body) => {
+      const { data } = await this.#octokit.rest.pulls.create({
         owner: this.#owner,
         repo: this.#repo,
-        pull_number: pull.number,
+        head: draft.head,
+        base: draft.base,
         title: draft.title,
         body,
-        base: draft.base,
       });
-      current = parseForgeResponse("github", GitHubPullSchema, data, `PATCH pulls/${pull.number}`);
-    }
-    const labelled = await this.#addLabels(current, draft.labels ?? []);
-    return { pullRequest: toState(current), outcome: changed || labelled ? "updated" : "unchanged" };
-  }
+      const pull = parseForgeResponse("github", GitHubPullSchema, data, "POST pulls");
+      await this.#addLabels(pull, draft.labels ?? []);
+      return pull;
+    },
+    edit: async (pull, change) => {
+      let current = pull;
+      if (change.fieldsChanged) {
+        const { data } = await this.#octokit.rest.pulls.update({
+          owner: this.#owner,
+          repo: this.#repo,
+          pull_number: pull.number,
+          title: change.title,
+          body: change.body,
+          base: change.base,
+        });
+        current = parseForgeResponse("github", GitHubPullSchema, data, `PATCH pulls/${pull.number}`);
+      }
+      await this.#addLabels(current, change.addLabels);
+      return current;
+    },
+    statusOf,
+    toState,
+  };
 
   /** Adds the labels the pull request lacks; whether any was added. */
   async #addLabels(pull: GitHubPull, labels: readonly string[]): Promise<boolean> {

@@ -16,6 +16,7 @@ import {
   Projects,
   Users,
 } from "@gitbeaker/rest";
+import { ensurePull, findPull, type PullPort } from "./ensure-pull.ts";
 import type {
   CheckConclusion,
   CheckState,
@@ -51,7 +52,6 @@ import {
   GitLabUserSchema,
 } from "./gitlab-schemas.ts";
 import { tail } from "./log-tail.ts";
-import { hasMarker, ownedOpenPull, withMarkedContent } from "./pull-request-marker.ts";
 import { RETRY_POLICY_DEFAULTS, type RetryPolicy, retryingFetch } from "./retrying-fetch.ts";
 import { FORGE_RIGHTS, rightsAdvice } from "./token-rights.ts";
 
@@ -102,31 +102,11 @@ export class GitLabAdapter implements ForgeAdapter {
   }
 
   ensurePullRequest(draft: PullRequestDraft): Promise<EnsuredPullRequest> {
-    return this.#op("ensurePullRequest", async () => {
-      const existing = await this.#openMr(draft.head, draft.marker);
-      if (existing) return this.#update(existing, draft);
-      try {
-        const created = await this.#mrs.create(this.#project, draft.head, draft.base, draft.title, {
-          description: withMarkedContent("", draft.marker, draft.body),
-          ...(draft.labels?.length ? { labels: draft.labels.join(",") } : {}),
-        });
-        return { pullRequest: toState(mr(created, "POST merge_requests")), outcome: "created" };
-      } catch (error) {
-        // "Another open merge request already exists for this source branch": a retried create.
-        if (!(error instanceof ForgeError) || error.status !== 409) throw error;
-        const raced = await this.#openMr(draft.head, draft.marker);
-        if (!raced) throw error;
-        return this.#update(raced, draft);
-      }
-    });
+    return this.#op("ensurePullRequest", () => ensurePull(this.#port, draft));
   }
 
   findPullRequest(head: string, marker: string): Promise<PullRequestState | null> {
-    return this.#op("findPullRequest", async () => {
-      const all = await this.#mrsOf(head, "all");
-      const ours = all.find((m) => hasMarker(m.description ?? "", marker));
-      return ours ? toState(ours) : null;
-    });
+    return this.#op("findPullRequest", () => findPull(this.#port, head, marker));
   }
 
   getPullRequest(number: number): Promise<PullRequestState> {
@@ -396,39 +376,41 @@ export class GitLabAdapter implements ForgeAdapter {
     return list.map((item) => mr(item, "GET merge_requests"));
   }
 
-  async #openMr(head: string, marker: string): Promise<GitLabMergeRequest | null> {
-    const open = await this.#mrsOf(head, "opened");
-    return ownedOpenPull(
-      open,
-      marker,
-      (mr) => mr.description,
-      (theirs) =>
-        new ForgeError(
-          "gitlab",
-          "conflict",
-          `Merge request !${theirs.iid} from ${head} was not opened by Overseer (no marker ${marker} in its description); close it or rename the branch.`,
-          409,
-        ),
-    );
-  }
-
-  async #update(current: GitLabMergeRequest, draft: PullRequestDraft): Promise<EnsuredPullRequest> {
-    const description = withMarkedContent(current.description ?? "", draft.marker, draft.body);
-    const missingLabels = (draft.labels ?? []).filter((label) => !current.labels.includes(label));
-    const changed =
-      current.title !== draft.title ||
-      (current.description ?? "") !== description ||
-      current.target_branch !== draft.base ||
-      missingLabels.length > 0;
-    if (!changed) return { pullRequest: toState(current), outcome: "unchanged" };
-    const edited = await this.#mrs.edit(this.#project, current.iid, {
-      title: draft.title,
-      description,
-      targetBranch: draft.base,
-      ...(missingLabels.length ? { addLabels: missingLabels.join(",") } : {}),
-    });
-    return { pullRequest: toState(mr(edited, `PUT merge_requests/${current.iid}`)), outcome: "updated" };
-  }
+  /** What `ensurePull` needs of GitLab: merge requests by source branch, create with labels, one edit. */
+  readonly #port: PullPort<GitLabMergeRequest> = {
+    forge: "gitlab",
+    // "Another open merge request already exists for this source branch": a retried create.
+    conflictStatus: 409,
+    listOpen: (head) => this.#mrsOf(head, "opened"),
+    findFrom: async (head, accept) => (await this.#mrsOf(head, "all")).find(accept) ?? null,
+    view: (m) => ({
+      name: `Merge request !${m.iid}`,
+      title: m.title,
+      body: m.description,
+      base: m.target_branch,
+      labels: m.labels,
+    }),
+    create: async (draft, description) =>
+      mr(
+        await this.#mrs.create(this.#project, draft.head, draft.base, draft.title, {
+          description,
+          ...(draft.labels?.length ? { labels: draft.labels.join(",") } : {}),
+        }),
+        "POST merge_requests",
+      ),
+    edit: async (current, change) =>
+      mr(
+        await this.#mrs.edit(this.#project, current.iid, {
+          title: change.title,
+          description: change.body,
+          targetBranch: change.base,
+          ...(change.addLabels.length ? { addLabels: change.addLabels.join(",") } : {}),
+        }),
+        `PUT merge_requests/${current.iid}`,
+      ),
+    statusOf: (error) => (error instanceof ForgeError ? error.status : null),
+    toState,
+  };
 
   #op<T>(name: string, work: () => Promise<T>): Promise<T> {
     return asOperation(name, async () => {
