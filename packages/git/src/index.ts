@@ -27,6 +27,7 @@ export {
   landBranch,
 } from "./land-branch.ts";
 export { type MergeMainOptions, type MergeMainResult, mergeMainInto } from "./merge-main.ts";
+export { protectedBranchRefusal } from "./protected-branch.ts";
 export { type PushBranchOptions, type PushBranchResult, type PushGuard, pushBranch } from "./push-branch.ts";
 export { branchNameProblem, checkpointRef, isFullSha } from "./ref-names.ts";
 export { parseRemoteLocation, type RemoteLocation } from "./remote-location.ts";

@@ -2,9 +2,11 @@ import path from "node:path";
 import {
   checkpointRef,
   fastForwardPush,
+  GitError,
   LAND_DEFAULTS,
   type LandCheckOutcome,
   landBranch,
+  protectedBranchRefusal,
   pushBranch,
   type RepoMirror,
   type Worktree,
@@ -16,7 +18,9 @@ export type WorkRecord =
   | { kind: "ok"; commits: Commits }
   /** Approved, but not landed: a real conflict with the main branch or a failed check. */
   | { kind: "land-failed"; reason: "conflict" | "check_failed"; files: string[]; details: string }
-  | { kind: "lost-race"; detail: string };
+  | { kind: "lost-race"; detail: string }
+  /** The remote refused the landing because the branch is protected: a configuration error. */
+  | { kind: "protected"; message: string };
 
 /**
  * Phase 4, the git side of a transition (docs/architecture.md, Git): one commit per transition that changed files, with the
@@ -59,20 +63,24 @@ export async function recordWork(
       lap("push");
       return published;
     }
-    const landed = await landBranch(mirror, {
-      source: job.taskBranch,
-      target: job.mainBranch,
-      landing: jobLandingBranch(job),
-      sourceSha: ctx.taskHead,
-      workDir: path.join(ctx.runDir, "land"),
-      message: `Land ${job.taskId} on ${jobLandingBranch(job)}\n\nApproved by ${job.agentId}.`,
-      // The landed commit keeps the worker's trailers of the reviewed head; the task is its own.
-      extraTrailers: { Task: job.taskId, Status: "approved", "Reviewed-by": job.agentId },
-      author: job.author,
-      strategy: job.landing?.strategy ?? LAND_DEFAULTS.strategy,
-      guard: deps.fence?.guard(job, { sourceSha: ctx.taskHead }),
-      ...(ctx.check ? { check: ctx.check } : {}),
-    });
+    const landed = await protectedAsRefusal(
+      job,
+      landBranch(mirror, {
+        source: job.taskBranch,
+        target: job.mainBranch,
+        landing: jobLandingBranch(job),
+        sourceSha: ctx.taskHead,
+        workDir: path.join(ctx.runDir, "land"),
+        message: `Land ${job.taskId} on ${jobLandingBranch(job)}\n\nApproved by ${job.agentId}.`,
+        // The landed commit keeps the worker's trailers of the reviewed head; the task is its own.
+        extraTrailers: { Task: job.taskId, Status: "approved", "Reviewed-by": job.agentId },
+        author: job.author,
+        strategy: job.landing?.strategy ?? LAND_DEFAULTS.strategy,
+        guard: deps.fence?.guard(job, { sourceSha: ctx.taskHead }),
+        ...(ctx.check ? { check: ctx.check } : {}),
+      }),
+    );
+    if (landed.kind === "protected") return landed;
     lap("land");
     if (landed.kind === "conflict") {
       return { kind: "land-failed", reason: "conflict", files: landed.files, details: landed.details };
@@ -155,6 +163,32 @@ export async function recordWork(
     kind: "ok",
     commits: { ...NO_COMMITS, checkpointRef: ref, commitSha: sha, branchHead: ctx.taskHead },
   };
+}
+
+/**
+ * A landing the remote refuses because the branch is protected (GitHub GH006, GitLab's and
+ * Gitea/Forgejo's words: `protectedBranchRefusal`) is no work for an agent and no retry changes
+ * it: the run ends as a configuration error (rule 7: the task waits, the project pauses) whose
+ * message names the fix, landing through pull requests. Other git errors stay errors.
+ */
+async function protectedAsRefusal<T>(
+  job: RunJob,
+  landing: Promise<T>,
+): Promise<T | { kind: "protected"; message: string }> {
+  try {
+    return await landing;
+  } catch (error) {
+    const words = error instanceof GitError ? protectedBranchRefusal(error.stderr) : null;
+    if (words === null) throw error;
+    const branch = jobLandingBranch(job);
+    return {
+      kind: "protected",
+      message: [
+        `The remote refused to land ${job.taskId} on ${branch}: the branch is protected ("${words}"), so approved work cannot be pushed to it.`,
+        `Fix: land through pull requests — set \`landing.mode: pull_request\` and the project's forge (\`overseer init --project ${job.projectId} --update --forge github|gitlab|gitea --forge-url URL\`, with the token in GITHUB_TOKEN, GITLAB_TOKEN or GITEA_TOKEN), or let Overseer's account push to ${branch}; then \`overseer start --project ${job.projectId}\` reviews the task again and lands it.`,
+      ].join(" "),
+    };
+  }
 }
 
 /**

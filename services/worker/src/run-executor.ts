@@ -145,7 +145,9 @@ export async function executeRun(
  * What the git phase makes of the outcome: an approve that did not land (a real conflict, a
  * failed check) stays an approve with `landingFailure` set, which the coordinator records as
  * `land-failed`; a lost compare-and-swap push is a run without a transition (retried on the
- * new head); otherwise the outcome stands with its commits.
+ * new head); a landing refused by branch protection is a configuration error (the task waits,
+ * the project pauses, the message names `landing.mode: pull_request`); otherwise the outcome
+ * stands with its commits.
  */
 export function resultOfWork(
   work: WorkRecord,
@@ -165,6 +167,8 @@ export function resultOfWork(
       ];
     case "lost-race":
       return [{ kind: "no-transition", crashed: false, detail: work.detail }, observed];
+    case "protected":
+      return [{ kind: "misconfigured", reason: "configuration_error", message: work.message }, observed];
     case "ok":
       return [outcome, { ...observed, ...work.commits, scopeViolations: violations }];
   }
