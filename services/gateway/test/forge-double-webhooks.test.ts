@@ -1,0 +1,105 @@
+/**
+ * The forge doubles' webhooks, as the doubles sign them, go through the gateway's intake: a
+ * check that the doubles and the intake agree on each forge's headers and proof (GitLab's
+ * X-Gitlab-Token, Gitea's and Forgejo's HMAC), so the pull-request loop's end-to-end tests on
+ * those doubles can feed their deliveries to the real route.
+ */
+import { listUnappliedForgeDeliveries } from "@overseer/db";
+import { GiteaDouble, GitLabDouble, type WebhookDelivery } from "@overseer/test-support";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { seedProject, useGatewayFixture } from "./support/gateway-fixture.ts";
+
+const SECRET = "double-webhook-secret";
+const fx = useGatewayFixture({ forgeWebhookSecret: SECRET });
+// Deliveries go to a closed port (nothing listens there); the test replays what the double sent.
+const NOWHERE = "http://127.0.0.1:9/hook";
+
+let gitlab: GitLabDouble;
+let gitea: GiteaDouble;
+
+beforeAll(async () => {
+  await seedProject(fx, "doubles");
+  gitlab = await GitLabDouble.start();
+  gitea = await GiteaDouble.start();
+}, 60_000);
+
+afterAll(async () => {
+  await gitlab?.close();
+  await gitea?.close();
+});
+
+function replay(forge: "gitlab" | "gitea", delivery: WebhookDelivery, headers = delivery.headers) {
+  return fx.request("POST", `/api/v1/forge/doubles/webhooks/${forge}`, {
+    token: null,
+    rawBody: delivery.body,
+    headers,
+  });
+}
+
+describe("forge doubles' webhooks through the gateway's intake", () => {
+  it("stores GitLab's Merge Request and Pipeline Hooks by their event UUID", async () => {
+    gitlab.addUser({ username: "alice", token: "glpat-alice", accessLevel: 40 });
+    await gitlab.createProject("team/app");
+    gitlab.addWebhook(NOWHERE, SECRET);
+    await gitlab.git.git("team/app", ["branch", "overseer/pr/T-1", "main"]);
+    const head = await gitlab.git.commitFiles("team/app", "overseer/pr/T-1", { "a.txt": "a\n" }, "T-1");
+    const created = await fetch(`${gitlab.url}/api/v4/projects/team%2Fapp/merge_requests`, {
+      method: "POST",
+      headers: { "private-token": "glpat-alice", "content-type": "application/json" },
+      body: JSON.stringify({ source_branch: "overseer/pr/T-1", target_branch: "main", title: "T-1" }),
+    });
+    expect(created.status).toBe(201);
+    gitlab.setPipeline("team/app", head, [{ name: "test", status: "success" }], "overseer/pr/T-1");
+    await gitlab.mergeByHuman("team/app", 1, "alice");
+    await gitlab.flushWebhooks();
+    expect(gitlab.deliveries.map((d) => d.event)).toEqual([
+      "Merge Request Hook",
+      "Pipeline Hook",
+      "Merge Request Hook",
+    ]);
+    for (const delivery of gitlab.deliveries) {
+      const answer = await replay("gitlab", delivery);
+      expect(answer.status).toBe(202);
+      expect(answer.body).toMatchObject({ forge: "gitlab", stored: true });
+    }
+    const wrong = await replay("gitlab", gitlab.deliveries[0] as WebhookDelivery, {
+      ...gitlab.deliveries[0]?.headers,
+      "x-gitlab-token": "not-the-secret",
+      "x-gitlab-event-uuid": "another-id",
+    });
+    expect(wrong.status).toBe(401);
+    const rows = await listUnappliedForgeDeliveries(fx.scratch.db, "doubles", 10);
+    expect(rows.filter((r) => r.forge === "gitlab").map((r) => [r.event, r.action])).toEqual([
+      ["Merge Request Hook", "open"],
+      ["Pipeline Hook", null],
+      ["Merge Request Hook", "merge"],
+    ]);
+  });
+
+  it("stores Gitea's pull_request deliveries by X-Gitea-Delivery, checking X-Gitea-Signature", async () => {
+    gitea.addUser({ login: "alice", token: "gitea-alice" });
+    await gitea.createRepository("team/app");
+    gitea.addWebhook(NOWHERE, SECRET);
+    await gitea.git.git("team/app", ["branch", "overseer/pr/T-2", "main"]);
+    await gitea.git.commitFiles("team/app", "overseer/pr/T-2", { "b.txt": "b\n" }, "T-2");
+    const created = await fetch(`${gitea.url}/api/v1/repos/team/app/pulls`, {
+      method: "POST",
+      headers: { authorization: "token gitea-alice", "content-type": "application/json" },
+      body: JSON.stringify({ head: "overseer/pr/T-2", base: "main", title: "T-2" }),
+    });
+    expect(created.status).toBe(201);
+    await gitea.closeByHuman("team/app", 1);
+    await gitea.flushWebhooks();
+    expect(gitea.takeViolations()).toEqual([]);
+    for (const delivery of gitea.deliveries) {
+      const answer = await replay("gitea", delivery);
+      expect(answer.status).toBe(202);
+      expect(answer.body).toMatchObject({ forge: "gitea", event: "pull_request", stored: true });
+    }
+    const tampered = { ...(gitea.deliveries[0] as WebhookDelivery), body: `${gitea.deliveries[0]?.body} ` };
+    expect((await replay("gitea", tampered)).status).toBe(401);
+    const rows = await listUnappliedForgeDeliveries(fx.scratch.db, "doubles", 10);
+    expect(rows.filter((r) => r.forge === "gitea").map((r) => r.action)).toEqual(["opened", "closed"]);
+    expect(gitlab.takeViolations()).toEqual([]);
+  });
+});
