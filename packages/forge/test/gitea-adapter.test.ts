@@ -46,6 +46,7 @@ beforeAll(async () => {
   forge.addUser(BOT);
   forge.addUser(HUMAN);
   forge.addUser({ login: "reader", token: "gitea-reader", permission: "read" });
+  forge.addUser({ login: "outsider", token: "gitea-outsider", permission: "none" });
   await forge.createRepository(REPO, { "README.md": "# app\n", "src/a.ts": "export const a = 1;\n" });
   bugLabel = forge.addLabel(REPO, "bug");
   forge.addLabel(REPO, "overseer");
@@ -346,6 +347,10 @@ describe("Gitea adapter against the Gitea double (swagger-shaped, real git)", ()
     expect(reader.granted).toEqual(["read", "checks_read"]);
     expect(reader.missing).toEqual(["push", "pull_requests", "merge"]);
     expect(reader.advice[0]).toContain("write:repository");
+    // Not a collaborator: Gitea answers the repository with 404, and every right is missing.
+    const outsider = await adapter("gitea-outsider").checkTokenRights();
+    expect(outsider).toMatchObject({ login: "outsider", granted: [] });
+    expect(outsider.missing).toHaveLength(5);
   });
 
   it("the double refuses and reports what Gitea's swagger does not declare", async () => {

@@ -39,6 +39,7 @@ beforeAll(async () => {
   forge.addUser(BOT);
   forge.addUser(DEV);
   forge.addUser({ username: "reporter", token: "glpat-reporter", accessLevel: 20, scopes: ["read_api"] });
+  forge.addUser({ username: "outsider", token: "glpat-outsider", accessLevel: 0 });
   await forge.createProject(
     PROJECT,
     { "README.md": "# app\n", "src/a.ts": "export const a = 1;\n" },
@@ -389,6 +390,10 @@ describe("GitLab adapter against the GitLab double (documented shapes, real git)
     expect(reporter.advice[0]).toContain("write_repository");
     const dev = await adapter(DEV.token).checkTokenRights();
     expect(dev.missing).toEqual(["merge"]);
+    // Not a member: GitLab answers the project with 404, and every right is missing.
+    const outsider = await adapter("glpat-outsider").checkTokenRights();
+    expect(outsider).toMatchObject({ login: "outsider", granted: [] });
+    expect(outsider.missing).toEqual(["read", "push", "pull_requests", "checks_read", "merge"]);
   });
 
   it("the double refuses and reports what GitLab does not document (so an adapter bug cannot pass)", async () => {
