@@ -404,3 +404,74 @@ describe("overseer CLI (local verbs)", () => {
     }
   });
 });
+
+describe("overseer task list with pull requests", () => {
+  it("filters pr_open and prints each task's pull request", async () => {
+    const { applyTransition, createProject } = await import("@overseer/db");
+    await createProject(scratch.db, { id: "prs", repo, runnerConfig: {} });
+    const db = scratch.db;
+    await applyTransition(db, "prs", {
+      kind: "import-tasks",
+      tasks: [
+        {
+          id: "P-1",
+          stage: "S00",
+          title: "Opened",
+          body: "",
+          role: "general",
+          scope: ["**"],
+          prerequisites: [],
+          acceptance: [],
+          priority: 0,
+        },
+        {
+          id: "P-2",
+          stage: "S00",
+          title: "Plain",
+          body: "",
+          role: "general",
+          scope: ["**"],
+          prerequisites: [],
+          acceptance: [],
+          priority: 0,
+        },
+      ],
+      by: "test",
+    });
+    await applyTransition(db, "prs", { kind: "start-project", by: "test", stage: null, sessionsLimit: null });
+    const execute = (await applyTransition(db, "prs", { kind: "claim" })).changes.runs[0];
+    if (!execute) throw new Error("nothing claimed");
+    await applyTransition(db, "prs", {
+      kind: "submit",
+      runId: execute.id,
+      message: "m",
+      commitSha: "h1",
+      branchHead: "h1",
+    });
+    const review = (await applyTransition(db, "prs", { kind: "claim" })).changes.runs[0];
+    if (!review) throw new Error("no review claimed");
+    await applyTransition(db, "prs", {
+      kind: "approve",
+      runId: review.id,
+      landedSha: null,
+      landedBranch: null,
+      reviewedHead: "h1",
+      pullRequest: { base: "main", headSha: "h1" },
+    });
+    await applyTransition(db, "prs", {
+      kind: "pr-opened",
+      taskId: execute.taskId,
+      number: 5,
+      url: "https://forge.test/5",
+      headSha: "h1",
+    });
+    const out = io();
+    expect(await runCli(["task", "list", "--project", "prs", "--status", "pr_open"], out)).toBe(0);
+    expect(out.stdout[0]).toMatch(/^ID\s+STATUS\s+KIND\s+STAGE\s+PRIO\s+AFTER\s+PR\s+TITLE/);
+    const rows = out.stdout.filter((line) => line.includes("pr_open"));
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatch(
+      new RegExp(`^${execute.taskId}\\s+pr_open\\s+work\\s+S00\\s+0\\s+#5 open\\s+Opened`),
+    );
+  });
+});

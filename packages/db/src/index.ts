@@ -45,6 +45,7 @@ export * from "./page-limits.ts";
 export * from "./project-repository.ts";
 export { type LoadStateOptions, loadProjectSnapshot, loadProjectState } from "./project-state-repository.ts";
 export {
+  countPullRequests,
   findPullRequestByBranch,
   getPullRequestRow,
   listOpenPullRequests,

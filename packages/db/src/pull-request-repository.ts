@@ -182,3 +182,27 @@ export async function pullRequestApiCalls(
   const byTask = Object.fromEntries(rows.map((r) => [r.task_id, r.api_calls]));
   return { total: rows.reduce((sum, r) => sum + r.api_calls, 0), byTask };
 }
+
+/** Every project's pull requests by status, with the forge API calls made for them (metrics). */
+export async function countPullRequests(
+  db: Db,
+): Promise<{ projectId: string; status: PullRequestRow["status"]; count: number; apiCalls: number }[]> {
+  const rows = await db
+    .selectFrom("pull_requests")
+    .select([
+      "project_id",
+      "status",
+      (eb) => eb.fn.countAll<string>().as("n"),
+      (eb) => eb.fn.sum<string>("api_calls").as("calls"),
+    ])
+    .groupBy(["project_id", "status"])
+    .orderBy("project_id")
+    .orderBy("status")
+    .execute();
+  return rows.map((r) => ({
+    projectId: r.project_id,
+    status: r.status,
+    count: Number(r.n),
+    apiCalls: Number(r.calls ?? 0),
+  }));
+}

@@ -4,7 +4,7 @@
  * Argus snapshot, which knows no `pr_open`, shows such a task as `review` with the pull request
  * added (docs/argus-compatibility.md).
  */
-import { applyTransition } from "@overseer/db";
+import { applyTransition, recordPullRequestPoll } from "@overseer/db";
 import { describe, expect, it } from "vitest";
 import { card, seedProject, statusWhen, useGatewayFixture } from "./support/gateway-fixture.ts";
 
@@ -68,6 +68,15 @@ describe("a task whose pull request is open", () => {
     const status = await statusWhen(fx, "prv", (s) => s.counts.pr_open === 1);
     expect(status.body.counts).toMatchObject({ pr_open: 1, todo: 1, total: 2 });
     expect(status.body.text).toContain("1 pr_open");
+  });
+
+  it("is counted in the metrics with the forge API calls made for it", async () => {
+    await seedPrOpen("prv-metrics");
+    await recordPullRequestPoll(fx.scratch.db, "prv-metrics", "S00-001", { etagPull: '"e1"', apiCalls: 3 });
+    const res = await fx.request("GET", "/metrics", { token: fx.tokens.read });
+    expect(res.status).toBe(200);
+    expect(res.text).toContain('overseer_pull_requests{project="prv-metrics",status="open"} 1');
+    expect(res.text).toContain('overseer_forge_api_calls_total{project="prv-metrics"} 3');
   });
 
   it("is `review` in the Argus snapshot, with the pull request added", async () => {

@@ -156,9 +156,10 @@ export const taskListCommand: CliCommand = {
       t.stage,
       String(t.priority),
       t.prerequisites.join(","),
+      pullRequestCell(t),
       t.title,
     ]);
-    for (const line of formatTable(["ID", "STATUS", "KIND", "STAGE", "PRIO", "AFTER", "TITLE"], rows))
+    for (const line of formatTable(["ID", "STATUS", "KIND", "STAGE", "PRIO", "AFTER", "PR", "TITLE"], rows))
       io.out(line);
     return EXIT_OK;
   },
@@ -167,6 +168,16 @@ export const taskListCommand: CliCommand = {
 /** The columns `task list` prints, the same in a task row and in the API's task. */
 interface ListedTask extends Pick<TaskView, "id" | "status" | "kind" | "stage" | "priority" | "title"> {
   readonly prerequisites: readonly string[];
+  /** Its pull request: the domain task's (local) or the API's (through the gateway). */
+  readonly pullRequest?: { readonly number: number | null; readonly status: string } | null;
+  readonly pull_request?: { readonly number: number | null; readonly status: string } | null;
+}
+
+/** `#12 open` for a task's pull request (`opening` before the forge numbered it), or empty. */
+function pullRequestCell(t: ListedTask): string {
+  const pr = t.pullRequest ?? t.pull_request ?? null;
+  if (pr === null) return "";
+  return pr.number === null ? pr.status : `#${pr.number} ${pr.status}`;
 }
 type TaskView = z.output<typeof TaskSchema>;
 /** Tasks per request of the gateway's task list (its limit). */

@@ -1,6 +1,7 @@
 import {
   countEventsByType,
   countPendingDecisions,
+  countPullRequests,
   countRunOutcomes,
   type DurationBuckets,
   leaseOwners,
@@ -16,7 +17,7 @@ import { withTimeout } from "../http/with-timeout.ts";
  * - Process-local instruments updated as requests happen: HTTP latency by route and status,
  *   operator transitions applied by this gateway, open SSE streams.
  * - Cluster figures read at scrape time from their source of truth (Postgres for run outcomes,
- *   durations, transitions, pending cards and leases; Redis for queue depths), so every
+ *   durations, transitions, pending cards, leases and pull requests; Redis for queue depths), so every
  *   gateway replica reports the same numbers and nothing is lost on restart. They are read
  *   together once per `cacheMs` and exposed through snapshot-backed metric objects.
  *
@@ -40,6 +41,7 @@ interface ClusterSnapshot {
   durations: DurationBuckets | null;
   pending: Record<string, number> | null;
   leases: { projectId: string; owner: string }[] | null;
+  pullRequests: Awaited<ReturnType<typeof countPullRequests>> | null;
 }
 
 type Sample = { value: number; labels: Record<string, string>; metricName?: string };
@@ -70,6 +72,7 @@ export class GatewayMetrics {
     durations: null,
     pending: null,
     leases: null,
+    pullRequests: null,
   };
   private snapshotAt = 0;
   private refreshing: Promise<void> | null = null;
@@ -184,6 +187,7 @@ export class GatewayMetrics {
         () => (s().leases ?? []).map((l) => ({ labels: { project: l.projectId, owner: l.owner }, value: 1 })),
       ),
     );
+    for (const metric of pullRequestMetrics(s)) add(metric);
     add(
       new SnapshotMetric(
         "overseer_lease_owners",
@@ -219,6 +223,7 @@ export class GatewayMetrics {
           runDurationBuckets(db, RUN_DURATION_BUCKETS_SECONDS),
           countPendingDecisions(db),
           leaseOwners(db),
+          countPullRequests(db),
         ]),
         this.sourceTimeoutMs,
         "Postgres",
@@ -231,10 +236,11 @@ export class GatewayMetrics {
       durations: null,
       pending: null,
       leases: null,
+      pullRequests: null,
     };
     if (postgres.status === "fulfilled") {
-      const [outcomes, eventsByType, durations, pending, leases] = postgres.value;
-      Object.assign(next, { outcomes, eventsByType, durations, pending, leases });
+      const [outcomes, eventsByType, durations, pending, leases, pullRequests] = postgres.value;
+      Object.assign(next, { outcomes, eventsByType, durations, pending, leases, pullRequests });
     } else {
       logger.warn({ err: postgres.reason }, "metrics: cannot read Postgres figures");
     }
@@ -243,4 +249,31 @@ export class GatewayMetrics {
     this.snapshot = next;
     this.snapshotAt = Date.now();
   }
+}
+
+/** Pull requests by project and status, and the forge API calls made for them. */
+function pullRequestMetrics(s: () => ClusterSnapshot): SnapshotMetric[] {
+  return [
+    new SnapshotMetric(
+      "overseer_pull_requests",
+      "Pull requests of tasks (landing.mode pull_request) by project and status (opening, open, merged, closed).",
+      "gauge",
+      () =>
+        (s().pullRequests ?? []).map((p) => ({
+          labels: { project: p.projectId, status: p.status },
+          value: p.count,
+        })),
+    ),
+    new SnapshotMetric(
+      "overseer_forge_api_calls_total",
+      "Forge API calls the coordinator made for tasks' pull requests, by project (per task: pull_requests.api_calls).",
+      "counter",
+      () => {
+        const byProject = new Map<string, number>();
+        for (const p of s().pullRequests ?? [])
+          byProject.set(p.projectId, (byProject.get(p.projectId) ?? 0) + p.apiCalls);
+        return [...byProject].map(([project, value]) => ({ labels: { project }, value }));
+      },
+    ),
+  ];
 }
