@@ -85,8 +85,14 @@ export interface FakeTask {
  * Creates a project of the test's own through `POST /api/v1/projects` (a fresh bare repository,
  * the fake harness as the agent, as the demo's projects), adds `tasks` through the task route,
  * and starts it when `start` is set; the demo cluster's coordinator and workers run it.
+ * `runnerConfig` adds to the runner config (e.g. `agent`, so the worker reads the output as that CLI's).
  */
-export async function createFakeProject(id: string, tasks: FakeTask[], start: boolean): Promise<void> {
+export async function createFakeProject(
+  id: string,
+  tasks: FakeTask[],
+  start: boolean,
+  runnerConfig: Record<string, unknown> = {},
+): Promise<void> {
   const repo = path.join(inject("dataDir"), "browser-repos", `${id}.git`);
   await mkdir(path.dirname(repo), { recursive: true });
   await initBareRepo(repo, { initialFiles: { "README.md": `# ${id}\n` }, branch: "main" });
@@ -98,6 +104,7 @@ export async function createFakeProject(id: string, tasks: FakeTask[], start: bo
       argv: [process.execPath, fakeHarnessPath()],
       timeout_seconds: 120,
       retry_backoff_seconds: 1,
+      ...runnerConfig,
     },
   });
   for (const t of tasks) {

@@ -91,6 +91,8 @@ describe("operator web app against the demo cluster", () => {
     await page.goto(`${url}/#/project/demo-approve/task/S00-002`);
     await page.getByRole("link", { name: /execute #1/ }).click();
     await page.getByRole("heading", { name: /execute #1/ }).waitFor();
+    // The transcript is the default; the raw log is one click away.
+    await page.getByRole("tab", { name: "Raw log" }).click();
     await page
       .getByTestId("run-log")
       .getByText(/fake-harness/)

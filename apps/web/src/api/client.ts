@@ -87,6 +87,11 @@ export const client = {
       "GET",
       `/api/v1/runs/${enc(runId)}/prompt`,
     ),
+  runLog: (runId: string) =>
+    api<{ run_id: string; status: string; output: string | null; truncated: boolean }>(
+      "GET",
+      `/api/v1/runs/${enc(runId)}/log`,
+    ),
   diff: (runId: string) => api<CommitDiff>("GET", `/api/v1/runs/${enc(runId)}/diff`),
   events: (id: string, params: { task?: string; after?: string; limit?: number } = {}) =>
     api<{ events: ProjectEvent[]; next_after: string | null }>(

@@ -19,6 +19,7 @@ import type {
   RunSummarySchema,
   SessionSchema,
   TaskSchema,
+  TranscriptEntrySchema,
   WorkerSchema,
 } from "@overseer/api-contract";
 import type { z } from "zod";
@@ -38,6 +39,7 @@ export type Incident = z.infer<typeof IncidentSchema>;
 export type Worker = z.infer<typeof WorkerSchema>;
 export type RunStats = z.infer<typeof RunStatsSchema>;
 export type CommitDiff = z.infer<typeof CommitDiffSchema>;
+export type TranscriptEntry = z.infer<typeof TranscriptEntrySchema>;
 
 export type TaskStatus = Task["status"];
 /** Board columns, in order: every task status once. */

@@ -1,5 +1,5 @@
 import type { JSX } from "preact";
-import { useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { client } from "../api/client.ts";
 import type { CommitDiff } from "../api/types.ts";
 
@@ -65,8 +65,10 @@ export function DiffLines({ patch }: { patch: string }) {
           kind === "d-add" || kind === "d-del" || kind === "d-ctx"
             ? [line.slice(0, 1), ...highlightCode(line.slice(1))]
             : [line];
+        // A file's header carries its path, so a transcript's file edit can scroll to it.
+        const file = kind === "d-file" ? / b\/(.+)$/.exec(line)?.[1] : undefined;
         return (
-          <div key={i} class={`dl ${kind}`}>
+          <div key={i} class={`dl ${kind}`} data-file={file}>
             {body}
           </div>
         );
@@ -75,24 +77,55 @@ export function DiffLines({ patch }: { patch: string }) {
   );
 }
 
-/** "Show diff" for a run's commit, loaded on demand. */
-export function CommitDiffToggle({ runId, sha }: { runId: string; sha: string }) {
+/**
+ * "Show diff" for a run's commit, loaded on demand. `focus` (a transcript's file edit) opens it
+ * and scrolls to that file; the path may be absolute (the agent's checkout) or relative.
+ */
+export function CommitDiffToggle({
+  runId,
+  sha,
+  focus = null,
+}: {
+  runId: string;
+  sha: string;
+  focus?: { path: string; n: number } | null;
+}) {
   const [open, setOpen] = useState(false);
   const [diff, setDiff] = useState<CommitDiff | null>(null);
   const [error, setError] = useState<string | null>(null);
+  const box = useRef<HTMLDivElement>(null);
+  const load = async () => {
+    if (diff) return;
+    try {
+      setDiff(await client.diff(runId));
+    } catch (err) {
+      setError((err as Error).message);
+    }
+  };
   const toggle = async () => {
     const next = !open;
     setOpen(next);
-    if (next && !diff) {
-      try {
-        setDiff(await client.diff(runId));
-      } catch (err) {
-        setError((err as Error).message);
-      }
-    }
+    if (next) await load();
   };
+  // Once per click on a file edit (focus.n changes).
+  useEffect(() => {
+    if (!focus) return;
+    setOpen(true);
+    void load();
+  }, [focus?.n]);
+  useEffect(() => {
+    if (!focus || !open || !diff?.available || !box.current) return;
+    const file = diff.files.find((f) => focus.path === f.path || focus.path.endsWith(`/${f.path}`));
+    const target = file
+      ? [...box.current.querySelectorAll<HTMLElement>("[data-file]")].find(
+          (el) => el.dataset.file === file.path,
+        )
+      : null;
+    (target ?? box.current).scrollIntoView({ block: "start" });
+    target?.classList.add("d-focus");
+  }, [focus, open, diff]);
   return (
-    <div class="diff-toggle">
+    <div class="diff-toggle" ref={box}>
       <button type="button" aria-expanded={open} onClick={toggle} data-testid={`diff-${sha.slice(0, 12)}`}>
         {open ? "Hide" : "Show"} diff of {sha.slice(0, 10)}
       </button>

@@ -1,9 +1,10 @@
-import { useEffect, useMemo, useRef, useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { client } from "../api/client.ts";
 import type { Run } from "../api/types.ts";
 import { StatusPill } from "../components/bits.tsx";
 import { CommitDiffToggle } from "../components/diff-view.tsx";
 import { Load } from "../components/states.tsx";
+import { RunOutput } from "../components/transcript/run-output.tsx";
 import { formatCount, formatDuration, formatTime } from "../lib/format.ts";
 import { useLoad } from "../lib/hooks.ts";
 import { href } from "../lib/router.ts";
@@ -13,7 +14,11 @@ const MAX_LOG_CHARS = 2_000_000;
 
 type LiveUsage = Pick<Run, "tokens_in" | "tokens_out" | "tokens_cached" | "cost">;
 
-/** One run: facts, prompt, and the live log (SSE) with auto-scroll and search. */
+/**
+ * One run: facts, prompt, the commit diff, and its output: the transcript (live over the
+ * project stream, searchable, with a token and cost meter; file edits open the diff) and the
+ * raw log (SSE) one click away.
+ */
 export function RunView({ runId }: { runId: string }) {
   const run = useLoad(() => client.run(runId), `run:${runId}`);
   const workers = useLoad(() => client.workers(), `workers:${runId}`);
@@ -21,6 +26,8 @@ export function RunView({ runId }: { runId: string }) {
   const [streamState, setStreamState] = useState("connecting");
   /** The live token/cost counter: the stream's `usage` events (the run's recorded usage as it grows). */
   const [liveUsage, setLiveUsage] = useState<LiveUsage | null>(null);
+  /** A file the operator asked to see in the commit diff (`n` makes each click count). */
+  const [diffFocus, setDiffFocus] = useState<{ path: string; n: number } | null>(null);
   useEffect(() => {
     setLog("");
     setLiveUsage(null);
@@ -110,13 +117,20 @@ export function RunView({ runId }: { runId: string }) {
                   </>
                 ) : null}
               </dl>
-              {r.commit_sha ? <CommitDiffToggle runId={r.id} sha={r.commit_sha} /> : null}
+              {r.commit_sha ? <CommitDiffToggle runId={r.id} sha={r.commit_sha} focus={diffFocus} /> : null}
               <PromptBox runId={r.id} chars={r.prompt_chars} />
+              <RunOutput
+                run={r}
+                log={log}
+                logState={streamState}
+                onShowDiff={
+                  r.commit_sha ? (path) => setDiffFocus((f) => ({ path, n: (f?.n ?? 0) + 1 })) : null
+                }
+              />
             </>
           );
         }}
       </Load>
-      <LogBox log={log} state={streamState} />
     </section>
   );
 }
@@ -139,67 +153,5 @@ function PromptBox({ runId, chars }: { runId: string; chars: number | null }) {
       <summary>Prompt{chars !== null ? ` (${formatCount(chars)} characters)` : ""}</summary>
       {error ? <p class="error">{error}</p> : <pre class="prompt">{prompt ?? "Loading…"}</pre>}
     </details>
-  );
-}
-
-function LogBox({ log, state }: { log: string; state: string }) {
-  const [search, setSearch] = useState("");
-  const [follow, setFollow] = useState(true);
-  const box = useRef<HTMLPreElement>(null);
-  const lines = useMemo(() => {
-    const all = log.split("\n");
-    if (!search) return all;
-    const needle = search.toLowerCase();
-    return all.filter((l) => l.toLowerCase().includes(needle));
-  }, [log, search]);
-  useEffect(() => {
-    if (follow && box.current) box.current.scrollTop = box.current.scrollHeight;
-  }, [lines, follow]);
-  return (
-    <section aria-labelledby="log-title" class="log-section">
-      <div class="toolbar">
-        <h2 id="log-title">Log</h2>
-        <span class="live" role="status" data-testid="log-state">
-          {state}
-        </span>
-        <label>
-          Search{" "}
-          <input
-            type="search"
-            value={search}
-            onInput={(e) => setSearch((e.currentTarget as HTMLInputElement).value)}
-            data-testid="log-search"
-          />
-        </label>
-        <label>
-          <input
-            type="checkbox"
-            checked={follow}
-            onChange={(e) => setFollow((e.currentTarget as HTMLInputElement).checked)}
-          />{" "}
-          Auto-scroll
-        </label>
-        {search ? <span class="muted">{lines.length} matching line(s)</span> : null}
-      </div>
-      <pre
-        ref={box}
-        class="log"
-        // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must be reachable by keyboard
-        tabIndex={0}
-        title="Run output"
-        data-testid="run-log"
-        onScroll={(e) => {
-          const el = e.currentTarget as HTMLPreElement;
-          const atBottom = el.scrollHeight - el.scrollTop - el.clientHeight < 24;
-          if (!atBottom && follow) setFollow(false);
-        }}
-      >
-        {log === ""
-          ? state === "live" || state === "connecting"
-            ? "Waiting for output…"
-            : "No output."
-          : lines.join("\n")}
-      </pre>
-    </section>
   );
 }

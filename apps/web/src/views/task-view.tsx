@@ -6,6 +6,7 @@ import { ConfirmButton } from "../components/confirm-button.tsx";
 import { CommitDiffToggle } from "../components/diff-view.tsx";
 import { PullRequestLink } from "../components/pull-request-link.tsx";
 import { Empty, Load } from "../components/states.tsx";
+import { TaskTranscript } from "../components/transcript/task-transcript.tsx";
 import { formatCount, formatDuration, formatTime } from "../lib/format.ts";
 import { useLoad, useProjectEvents, useSession } from "../lib/hooks.ts";
 import { href } from "../lib/router.ts";
@@ -14,7 +15,10 @@ type Entry =
   | { at: string; kind: "run"; run: RunSummary }
   | { at: string; kind: "event"; event: ProjectEvent };
 
-/** One task: its card, scope, controls, and the timeline of its runs and transitions with diffs. */
+/**
+ * One task: its card, scope, controls, the timeline of its runs and transitions with diffs, and
+ * what the agents did (the transcripts of its runs).
+ */
 export function TaskView({ projectId, taskId }: { projectId: string; taskId: string }) {
   const key = `${projectId}/${taskId}`;
   const task = useLoad(() => client.task(projectId, taskId), `task:${key}`);
@@ -40,9 +44,12 @@ export function TaskView({ projectId, taskId }: { projectId: string; taskId: str
             <h2>Timeline</h2>
             <Load state={runs} what="runs">
               {(r) => (
-                <Load state={events} what="transitions">
-                  {(e) => <Timeline runs={r.runs} events={e.events} />}
-                </Load>
+                <>
+                  <Load state={events} what="transitions">
+                    {(e) => <Timeline runs={r.runs} events={e.events} />}
+                  </Load>
+                  <TaskTranscript projectId={projectId} runs={r.runs} />
+                </>
               )}
             </Load>
           </>

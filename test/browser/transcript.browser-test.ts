@@ -1,0 +1,180 @@
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { REPO_ROOT } from "../support/service-process.ts";
+import {
+  checkAccessibility,
+  createFakeProject,
+  gatewayApi,
+  launchBrowser,
+  shot,
+  signIn,
+  gatewayUrl as url,
+  waitForTaskStatus,
+  watchConsole,
+} from "./browser-support.ts";
+
+/**
+ * A run's transcript rendering live (issue 25): the run page is open while the agent works, and
+ * its entries arrive over SSE. The agent is the fake harness replaying, line by line with a
+ * pause in the middle, the stream-json output recorded from the pinned real Claude Code CLI
+ * (packages/transcript/test/fixtures/, recorded by test/agents/transcript-samples.e2e.ts: a
+ * Write of hello.txt, a Bash command that failed with exit 127, "Done.", the result with its
+ * cost), under a runner config with `agent: claude`. It goes through Overseer's own stack
+ * (worker, sandbox, Redis, gateway, the log's SSE stream) into the browser's parser; nothing is
+ * mocked. Then the file edit opens the commit diff, and the task page shows what the agents
+ * did. With SCREENSHOTS=1 the run page is saved for the README.
+ */
+const FIXTURE = path.join(REPO_ROOT, "packages/transcript/test/fixtures/claude-2.1.332.jsonl");
+const PROJECT = "transcript-live";
+const TASK = "S00-001";
+
+let browser: Browser;
+let page: Page;
+const consoleErrors: string[] = [];
+
+/** A fake-harness string argument (its escapes: \" \\ \n). */
+const quoted = (text: string) =>
+  `"${text.replaceAll("\\", "\\\\").replaceAll('"', '\\"').replaceAll("\n", "\\n")}"`;
+
+/**
+ * The execute script: the recorded lines up to the Write call, a pause long enough to look at
+ * the page, then the Write's result with the file it wrote, the failed Bash call, the final
+ * message and the result with its cost, and the submit.
+ */
+function replayScript(): string {
+  const lines = readFileSync(FIXTURE, "utf8")
+    .split("\n")
+    .filter((l) => l.trim() !== "");
+  if (lines.length !== 8) throw new Error(`${FIXTURE}: expected 8 recorded lines, found ${lines.length}`);
+  const print = (from: number, to: number) => lines.slice(from, to).map((l) => `print ${quoted(l)}`);
+  const steps = [
+    ...print(0, 3),
+    "sleep 20",
+    ...print(3, 4),
+    `write hello.txt ${quoted("hello from a real agent CLI\n")}`,
+    ...print(4, 8),
+    `submit ${quoted("Add hello.txt")}`,
+  ];
+  return `execute: ${steps.join("; ")}`;
+}
+
+beforeAll(async () => {
+  browser = await launchBrowser();
+  page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
+  page.setDefaultTimeout(120_000);
+  watchConsole(page, consoleErrors);
+  await createFakeProject(
+    PROJECT,
+    [
+      {
+        id: TASK,
+        title: "Add hello.txt",
+        body: `Create hello.txt with a greeting.\n\n\`\`\`overseer-fake\n${replayScript()}\n\`\`\`\n`,
+        scope: ["hello.txt"],
+      },
+    ],
+    true,
+    { agent: "claude" },
+  );
+  await signIn(page);
+});
+
+afterAll(async () => {
+  await browser?.close();
+});
+
+/** The first run of the task once it exists. */
+async function firstRun(): Promise<{ id: string; status: string }> {
+  const deadline = Date.now() + 200_000;
+  while (Date.now() < deadline) {
+    const { runs } = await gatewayApi<{ runs: { id: string; status: string; action: string }[] }>(
+      "GET",
+      `/api/v1/projects/${PROJECT}/runs?task=${TASK}`,
+    );
+    const run = runs.find((r) => r.action === "execute");
+    if (run && run.status !== "queued") return run;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`no run of ${PROJECT}/${TASK} started`);
+}
+
+describe("a run's transcript, live", () => {
+  it("renders entries as they stream while the page is open", async () => {
+    const run = await firstRun();
+    await page.goto(`${url}/#/run/${run.id}`);
+    const transcript = page.getByTestId("transcript");
+    // The Write call arrives first, while the agent is still working.
+    const write = transcript.locator('[data-kind="tool_call"]').first();
+    await write.getByText(/Tool Write/).waitFor();
+    await write
+      .getByText(/hello\.txt/)
+      .first()
+      .waitFor();
+    expect(await transcript.getByText("Done.", { exact: true }).count()).toBe(0);
+    expect(await page.locator("h1 .pill").first().textContent()).toMatch(/running/i);
+    // The rest arrives on the same page, without a reload.
+    await transcript.getByText("Done.", { exact: true }).waitFor();
+    const bash = transcript.locator('[data-kind="tool_call"]').nth(1);
+    expect(await bash.getByTestId("exit-code").textContent()).toBe("exit 127");
+    // A failed command's output is open; the file edit is listed.
+    await bash
+      .locator("details.tr-output[open] pre")
+      .getByText(/command not found/)
+      .waitFor();
+    await transcript
+      .locator('[data-kind="file_edit"]')
+      .getByText(/hello\.txt/)
+      .waitFor();
+    await page.getByTestId("meter-cost").getByText("$0.0127").waitFor();
+    await checkAccessibility(page, "run transcript");
+  });
+
+  it("keeps tool output collapsible and searchable", async () => {
+    const transcript = page.getByTestId("transcript");
+    const output = transcript.locator('[data-kind="tool_call"]').first().locator("details.tr-output");
+    expect(await output.getAttribute("open")).toBeNull();
+    await output.locator("summary").click();
+    await output
+      .locator("pre")
+      .getByText(/File created successfully/)
+      .waitFor();
+    await page.getByTestId("transcript-search").fill("command not found");
+    await page.getByText(/^1 of \d+ entries match$/).waitFor();
+    expect(await transcript.getByText("Done.", { exact: true }).count()).toBe(0);
+    await page.getByTestId("transcript-search").fill("");
+  });
+
+  it("opens the commit diff at an edited file, and keeps the raw log one click away", async () => {
+    await waitForTaskStatus(PROJECT, TASK, ["done"]);
+    await page.reload();
+    const transcript = page.getByTestId("transcript");
+    await transcript.getByText("Done.", { exact: true }).waitFor();
+    // The page scrolled to the Output heading, under the sticky header.
+    await page.evaluate("window.scrollTo(0, document.querySelector('.run-output').offsetTop - 56)");
+    await shot(page, "transcript");
+    await transcript.locator('[data-kind="file_edit"]').getByRole("button", { name: "Show in diff" }).click();
+    await page.locator('pre.diff [data-file="hello.txt"].d-focus').waitFor();
+    await page.locator("pre.diff").getByText("hello from a real agent CLI").waitFor();
+    await page.getByRole("tab", { name: "Raw log" }).click();
+    await page
+      .getByTestId("run-log")
+      .getByText(/"type":"result"/)
+      .waitFor();
+  });
+
+  it("shows what the agents did on the task page, run by run", async () => {
+    await page.goto(`${url}/#/project/${PROJECT}/task/${TASK}`);
+    await page.getByRole("heading", { name: "What the agents did" }).waitFor();
+    const transcript = page.getByTestId("transcript");
+    await transcript.getByRole("link", { name: /^execute #1 ·/ }).waitFor();
+    await transcript.getByRole("link", { name: /^review #1 ·/ }).waitFor();
+    await transcript.getByText("Done.", { exact: true }).waitFor();
+    await checkAccessibility(page, "task transcript");
+  });
+
+  it("logged no error in the browser console", () => {
+    expect(consoleErrors).toEqual([]);
+  });
+});
