@@ -46,7 +46,10 @@ export function useLoad<T>(fn: () => Promise<T>, key: string, pollMs = 0): Loade
   return { ...state, reload: run };
 }
 
-/** Calls `onChange` (debounced) for every event of the project's live stream. */
+/**
+ * Calls `onChange` (debounced) for every event of the project's live stream, except the
+ * `run.transcript` entries it carries while agents run.
+ */
 export function useProjectEvents(projectId: string, onChange: () => void, debounceMs = 300): string {
   const [state, setState] = useState("connecting");
   const ref = useRef(onChange);
@@ -54,7 +57,9 @@ export function useProjectEvents(projectId: string, onChange: () => void, deboun
   useEffect(() => {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const close = openSse(`/api/projects/${encodeURIComponent(projectId)}/events/stream`, {
-      onMessage: () => {
+      onMessage: (m) => {
+        // A running agent's transcript entries are no change of the project's state.
+        if (m.event === "run.transcript") return;
         clearTimeout(timer);
         timer = setTimeout(() => ref.current(), debounceMs);
       },
