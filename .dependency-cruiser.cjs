@@ -48,7 +48,7 @@ function exportedFiles() {
  *   leaves         domain, process, input-errors, event-stream, transcript
  *   contracts      run-contract, api-contract
  *   configuration  task-files, project-config, settings, runtime
- *   execution      git, sandbox, forge
+ *   execution      git, sandbox, forge, telemetry
  *   orchestration  db, queue, harness, transitions
  */
 const MAY_IMPORT = {
@@ -66,6 +66,7 @@ const MAY_IMPORT = {
   git: ["domain", "process"],
   sandbox: ["input-errors", "process", "run-contract"],
   forge: [],
+  telemetry: ["run-contract", "transcript"],
   db: ["domain"],
   queue: ["input-errors", "run-contract", "settings"],
   harness: ["domain", "process", "project-config", "run-contract", "runtime", "task-files"],

@@ -14,6 +14,7 @@ import {
 } from "@overseer/queue";
 import { createLogger, runUntilSignalled } from "@overseer/runtime";
 import { loadSettingsOrExit } from "@overseer/settings";
+import { startRunTracing } from "@overseer/telemetry";
 import { Coordinator } from "./coordinator.ts";
 import { resolveCoordinatorOptions } from "./coordinator-options.ts";
 
@@ -33,6 +34,9 @@ const queues = new RunQueues(
     infraBackoffMs: settings.retryBackoffMs,
   }),
 );
+// Traces only when the OTEL_* variables ask for them (README, "Watching runs").
+const tracing = await startRunTracing({ serviceName: "overseer-coordinator" });
+if (tracing) logger.info("exporting run traces over OpenTelemetry (OTEL_* variables)");
 const coordinator = new Coordinator(
   {
     db: database.db,
@@ -41,6 +45,7 @@ const coordinator = new Coordinator(
     queues,
     live: new LiveChannel(redis, resolveLiveOptions({ prefix: settings.queuePrefix })),
     logger,
+    tracing,
   },
   resolveCoordinatorOptions({
     id: process.env.OVERSEER_COORDINATOR_ID || undefined,
@@ -63,6 +68,9 @@ runUntilSignalled({
     await queues.close();
     redis.disconnect();
     workerConnection.disconnect();
+    await tracing
+      ?.shutdown()
+      .catch((error) => logger.warn({ err: error }, "trace export at shutdown failed"));
     // Bounded: a pool close can wait on a query that started as the signal arrived.
     await Promise.race([database.close(), delay(5000)]);
   },

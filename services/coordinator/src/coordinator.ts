@@ -45,6 +45,7 @@ import { type LiveChannel, RESULT_QUEUE, type RunQueues } from "@overseer/queue"
 import { type ResultMessage, type RunResult, resultMessageSchema } from "@overseer/run-contract";
 import type { Logger } from "@overseer/runtime";
 import { sanitizeValue } from "@overseer/task-files";
+import type { RunTracing } from "@overseer/telemetry";
 import { type ApplyCommandOptions, TransitionApplier } from "@overseer/transitions";
 import { Worker } from "bullmq";
 import type { Redis } from "ioredis";
@@ -53,7 +54,8 @@ import { ProjectPolicies, type ProjectPolicy } from "./project-policy.ts";
 import { ProjectSerializer } from "./project-serializer.ts";
 import { commandForResult } from "./result-command-mapper.ts";
 import { buildRunJob, type JobBuild } from "./run-job-builder.ts";
-import { runReportOf } from "./run-report.ts";
+import { phaseTimeline, runReportOf } from "./run-report.ts";
+import { appliedRunOf } from "./run-trace.ts";
 import { unapplicableResultCommand } from "./unapplicable-result.ts";
 
 export interface CoordinatorDeps {
@@ -65,6 +67,8 @@ export interface CoordinatorDeps {
   queues: RunQueues;
   live: LiveChannel;
   logger: Logger;
+  /** The runs' traces (packages/telemetry); absent or null: no trace is recorded. */
+  tracing?: RunTracing | null;
 }
 
 export class Coordinator {
@@ -320,7 +324,10 @@ export class Coordinator {
       });
       return true;
     }
-    await Promise.all([storeRunPrompt(db, run.id, build.job.prompt), this.deps.queues.enqueueRun(build.job)]);
+    // With traces on, the job opens the run's trace: every span of the run joins it.
+    const tracing = this.deps.tracing;
+    const job = tracing ? { ...build.job, traceparent: tracing.newRunTrace() } : build.job;
+    await Promise.all([storeRunPrompt(db, run.id, job.prompt), this.deps.queues.enqueueRun(job)]);
     return false;
   }
 
@@ -418,10 +425,11 @@ export class Coordinator {
     const command = await this.commandFor(result, project);
     // One time for the run's end and its timeline's last phase: the phases add up to its duration.
     const appliedAt = Date.now();
-    await this.apply(project.id, command, {
-      runReport: runReportOf(result, receivedAt, appliedAt),
-      ctx: { now: appliedAt },
-    });
+    const phases = phaseTimeline(result, appliedAt);
+    const runReport = { ...runReportOf(result, receivedAt), phases };
+    const applied = await this.apply(project.id, command, { runReport, ctx: { now: appliedAt } });
+    const traced = this.deps.tracing ? appliedRunOf(result, applied, phases) : null;
+    if (traced) this.deps.tracing?.recordApplied(traced);
   }
 
   /** A result for a project deleted meanwhile is dropped. */

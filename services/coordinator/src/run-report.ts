@@ -2,15 +2,10 @@ import type { ApplyOptions } from "@overseer/db";
 import { type RunPhase, type RunResult, timelineEnd } from "@overseer/run-contract";
 
 /**
- * What the runs row keeps of a worker's result, whatever command the result becomes.
- * `appliedAt` is the transition's time (the run's `ended_at`): the worker's phase timeline gets
- * its last phase, `result_applied`, from where the worker's phases end to then.
+ * What the runs row keeps of a worker's result, whatever command the result becomes, but its
+ * phases (`phaseTimeline`, which needs the transition's time).
  */
-export function runReportOf(
-  result: RunResult,
-  receivedAt: number,
-  appliedAt: number,
-): NonNullable<ApplyOptions["runReport"]> {
+export function runReportOf(result: RunResult, receivedAt: number): NonNullable<ApplyOptions["runReport"]> {
   // The timeline is stored as the run's phases, not twice.
   const { timeline: _timeline, ...timing } = result.timing;
   return {
@@ -25,11 +20,14 @@ export function runReportOf(
     commitSha: result.commitSha,
     startedAt: result.timing.spawnedAt ?? result.timing.pickedAt,
     timing: { ...timing, received: receivedAt },
-    phases: phaseTimeline(result, appliedAt),
   };
 }
 
-/** The run's whole timeline: the worker's phases, then `result_applied` until `appliedAt`. */
+/**
+ * The run's whole timeline: the worker's phases, then `result_applied` from where they end to
+ * `appliedAt`, the transition's time (the run's `ended_at`), so the phases add up to the run's
+ * duration.
+ */
 export function phaseTimeline(result: Pick<RunResult, "timing">, appliedAt: number): RunPhase[] {
   const worker = result.timing.timeline ?? [];
   const end = timelineEnd(worker) ?? result.timing.reportedAt;

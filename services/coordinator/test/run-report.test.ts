@@ -42,16 +42,8 @@ describe("phaseTimeline", () => {
 });
 
 describe("runReportOf", () => {
-  it("stores the timeline as the run's phases, not a second time inside timing", () => {
-    const result = withTiming({ timeline: worker });
-    const report = runReportOf(result, 5350, 5400);
-    expect(report.phases?.map((p) => p.name)).toEqual([
-      "queue_wait",
-      "checkout",
-      "agent",
-      "commit",
-      "result_applied",
-    ]);
+  it("keeps the timeline out of timing: it is stored as the run's phases", () => {
+    const report = runReportOf(withTiming({ timeline: worker }), 5350);
     expect(report.timing).not.toHaveProperty("timeline");
     expect(report.timing).toMatchObject({ received: 5350 });
   });

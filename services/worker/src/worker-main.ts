@@ -18,6 +18,7 @@ import { type Cidr, parseCidr } from "@overseer/run-contract";
 import { createLogger, runUntilSignalled } from "@overseer/runtime";
 import { createSandboxDriver, detectSandboxHost, type SandboxDriver } from "@overseer/sandbox";
 import { loadSettingsOrExit } from "@overseer/settings";
+import { startRunTracing } from "@overseer/telemetry";
 import { postgresRunFence } from "./run-fence.ts";
 import { chooseSandbox, type WorkerSandbox } from "./sandbox-choice.ts";
 import { sandboxWrapFor } from "./sandbox-wrap.ts";
@@ -83,6 +84,9 @@ function driverFor(job: Parameters<typeof chooseSandbox>[0]): SandboxDriver {
 }
 
 await mkdir(settings.dataDir, { recursive: true });
+// Traces only when the OTEL_* variables ask for them (README, "Watching runs").
+const tracing = await startRunTracing({ serviceName: "overseer-worker" });
+if (tracing) logger.info("exporting run traces over OpenTelemetry (OTEL_* variables)");
 const redis = createRedis(settings.redisUrl);
 // One connection per slot (a push holds its run's rows locked) and one to spare.
 const database = connectDatabase(settings.databaseUrl, {
@@ -110,6 +114,7 @@ const service = new WorkerService(
       onRetry: (error) =>
         logger.warn({ err: error }, "Postgres does not answer the run fence; waiting for it"),
     }),
+    tracing,
   },
   resolveWorkerOptions({
     id: settings.workerId,
@@ -150,6 +155,9 @@ runUntilSignalled({
     await service.stop();
     await driver.dispose();
     await database.close();
+    await tracing
+      ?.shutdown()
+      .catch((error) => logger.warn({ err: error }, "trace export at shutdown failed"));
   },
   // A second signal ends the drain: running runs are aborted and handed back now.
   onSignalWhileStopping: () => service.handBackNow(),

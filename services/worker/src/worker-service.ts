@@ -47,6 +47,7 @@ import {
 } from "@overseer/queue";
 import { RUN_JOB_VERSION, type RunJob, runJobSchema } from "@overseer/run-contract";
 import type { Logger } from "@overseer/runtime";
+import type { RunTracing } from "@overseer/telemetry";
 import { type Job, UnrecoverableError, WaitingError, Worker } from "bullmq";
 import type { Redis } from "ioredis";
 import { LiveLogBatcher } from "./live-log-batcher.ts";
@@ -57,6 +58,7 @@ import {
   WorkerShutdownError,
 } from "./run-executor.ts";
 import type { RunFence } from "./run-fence.ts";
+import { RunTraceRecorders } from "./run-trace-recorder.ts";
 import type { ResolvedWorkerOptions } from "./worker-options.ts";
 
 export interface WorkerServiceDeps {
@@ -70,6 +72,8 @@ export interface WorkerServiceDeps {
   logger: Logger;
   /** Postgres's word on each run before it acts and around each push (run-fence.ts). */
   fence?: RunFence;
+  /** The runs' traces (packages/telemetry); absent or null: no trace is recorded. */
+  tracing?: RunTracing | null;
 }
 
 export class WorkerService {
@@ -102,6 +106,7 @@ export class WorkerService {
     private readonly options: ResolvedWorkerOptions,
   ) {
     this.id = options.id;
+    this.traces = new RunTraceRecorders(deps.tracing ?? null, deps.logger);
     const batchers = new Map<string, LiveLogBatcher>();
     this.executorDeps = {
       workerId: this.id,
@@ -138,6 +143,7 @@ export class WorkerService {
       cliRetryLimit: options.cliRetryLimit,
       ...(deps.fence ? { fence: deps.fence } : {}),
       onOutput: (job, chunk) => {
+        this.traces.write(job, chunk);
         let batcher = batchers.get(job.runId);
         if (!batcher) {
           batcher = new LiveLogBatcher(deps.live, job.runId, this.executorDeps.maxOutputBytes);
@@ -153,6 +159,7 @@ export class WorkerService {
   }
 
   private readonly flushLog: (runId: string) => Promise<void>;
+  private readonly traces: RunTraceRecorders;
   /** Usage reports sent (their job ids): from the clock, so a restarted worker never reuses one. */
   private usageReports = Date.now();
 
@@ -294,6 +301,7 @@ export class WorkerService {
         .catch((error) =>
           this.deps.logger.warn({ err: error, runId: run.runId }, "run-started notice failed"),
         );
+      this.traces.begin(run);
       const result = await executeRun(run, this.executorDeps, abort.signal);
       await started;
       // Cancelled while it ran: the cancel ended the run; whatever it made of it counts for nothing.
@@ -301,6 +309,7 @@ export class WorkerService {
       await this.flushLog(run.runId);
       await this.confirmOwnership(run.runId);
       await this.deps.queues.reportResult(result);
+      this.traces.finish(run, result);
     } catch (error) {
       // A cancelled run is over: nothing to report (the cancel transition already ended it),
       // whatever the abort interrupted (checkout, hook, agent, landing check).
@@ -331,6 +340,7 @@ export class WorkerService {
       throw error;
     } finally {
       this.current.delete(run.runId);
+      this.traces.drop(run.runId);
       await this.flushLog(run.runId);
     }
   }
