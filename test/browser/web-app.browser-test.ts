@@ -89,7 +89,7 @@ describe("operator web app against the demo cluster", () => {
 
   it("follows a run's log over SSE, with search", async () => {
     await page.goto(`${url}/#/project/demo-approve/task/S00-002`);
-    await page.getByRole("link", { name: /execute #1/ }).click();
+    await page.getByRole("link", { name: "execute #1", exact: true }).click();
     await page.getByRole("heading", { name: /execute #1/ }).waitFor();
     // The transcript is the default; the raw log is one click away.
     await page.getByRole("tab", { name: "Raw log" }).click();
