@@ -7,7 +7,7 @@ import { randomBytes } from "node:crypto";
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { Coordinator, resolveCoordinatorOptions } from "@overseer/coordinator";
+import { Coordinator, type CoordinatorOptions, resolveCoordinatorOptions } from "@overseer/coordinator";
 import { createProject, createScratchDatabase, type ScratchDatabase } from "@overseer/db";
 import type { ProjectState } from "@overseer/domain";
 import { initBareRepo, repoKindOf, runGit } from "@overseer/git";
@@ -183,7 +183,10 @@ export class ClusterFixture {
     return repo;
   }
 
-  async startCoordinator(id = `coord-${this.coordinators.length}`): Promise<Coordinator> {
+  async startCoordinator(
+    id = `coord-${this.coordinators.length}`,
+    extra: CoordinatorOptions = {},
+  ): Promise<Coordinator> {
     const workerConnection = createRedis(this.redisUrl);
     const coordinator = new Coordinator(
       {
@@ -199,6 +202,7 @@ export class ClusterFixture {
         prefix: this.prefix,
         leaseTtlMs: this.options.leaseTtlMs ?? 3000,
         reconcileIntervalMs: this.options.reconcileIntervalMs ?? 1000,
+        ...extra,
       }),
     );
     await coordinator.start();

@@ -3,8 +3,10 @@
  * (forge, delivery id); the coordinator lists what is left to apply, oldest first, and marks
  * each applied in the transaction that applies it.
  */
+import { sql } from "kysely";
 import { type Db, json } from "./connection.ts";
 import type { ForgeDeliveryRow } from "./database-schema.ts";
+import { POSTGRES_NOTIFY_CHANNEL } from "./transition-repository.ts";
 
 export interface NewForgeDelivery {
   readonly forge: ForgeDeliveryRow["forge"];
@@ -30,6 +32,9 @@ export async function recordForgeDelivery(db: Db, delivery: NewForgeDelivery): P
     .onConflict((oc) => oc.columns(["forge", "delivery_id"]).doNothing())
     .returning("delivery_id")
     .executeTakeFirst();
+  // The coordinator holding the project's lease applies it on its next pass: wake it now.
+  if (inserted !== undefined)
+    await sql`SELECT pg_notify(${POSTGRES_NOTIFY_CHANNEL}, ${delivery.projectId})`.execute(db);
   return inserted !== undefined;
 }
 

@@ -14,6 +14,7 @@ export * from "./decision-repository.ts";
 export * from "./event-repository.ts";
 export * from "./fleet-queries.ts";
 export * from "./forge-delivery-repository.ts";
+export { getForgeDelivery, type TaskRunLine, taskRunLines } from "./forge-runner-queries.ts";
 export {
   type ActiveRunSummary,
   countEventsByType,

@@ -174,6 +174,10 @@ export interface ForgeAdapter {
    * unchanged since `etag`. System notes (GitLab) are left out.
    */
   readComments(number: number, etag: string | null): Promise<ConditionalRead<readonly ReviewComment[]>>;
+  /** Replies on an inline review thread (Overseer answering it after pushing a fix). */
+  replyToThread(number: number, thread: ReviewThread, body: string): Promise<void>;
+  /** Adds a comment to the pull request's conversation. */
+  addComment(number: number, body: string): Promise<void>;
   /** Retargets the pull request onto `base` (a stacked dependent when its prerequisite merged). */
   setBase(number: number, base: string): Promise<PullRequestState>;
 }

@@ -240,6 +240,22 @@ export class GiteaAdapter implements ForgeAdapter {
     });
   }
 
+  /**
+   * Gitea's API has no reply to a review comment: the answer goes to the conversation, quoting
+   * the thread's file and line and its first comment.
+   */
+  replyToThread(number: number, thread: ReviewThread, body: string): Promise<void> {
+    const first = thread.comments[0];
+    const quote = `> ${thread.path}${thread.line !== null ? `:${thread.line}` : ""}${first ? ` — ${first.author}: ${first.body.split("\n")[0]}` : ""}`;
+    return this.addComment(number, `${quote}\n\n${body}`);
+  }
+
+  addComment(number: number, body: string): Promise<void> {
+    return this.#op("addComment", async () => {
+      await this.#api.repos.issueCreateComment(this.#owner, this.#repo, number, { body });
+    });
+  }
+
   setBase(number: number, base: string): Promise<PullRequestState> {
     return this.#op("setBase", async () => {
       const { data } = await this.#api.repos.repoEditPullRequest(this.#owner, this.#repo, number, { base });

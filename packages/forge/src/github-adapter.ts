@@ -216,6 +216,33 @@ export class GitHubAdapter implements ForgeAdapter {
     });
   }
 
+  /** A reply to the thread's first comment (GitHub's replies are to a top-level review comment). */
+  replyToThread(number: number, thread: ReviewThread, body: string): Promise<void> {
+    return this.#op("replyToThread", async () => {
+      const first = thread.comments[0];
+      if (!first)
+        throw new ForgeError("github", "not_found", `Thread ${thread.id} has no comment to reply to.`);
+      await this.#octokit.rest.pulls.createReplyForReviewComment({
+        owner: this.#owner,
+        repo: this.#repo,
+        pull_number: number,
+        comment_id: first.id,
+        body,
+      });
+    });
+  }
+
+  addComment(number: number, body: string): Promise<void> {
+    return this.#op("addComment", async () => {
+      await this.#octokit.rest.issues.createComment({
+        owner: this.#owner,
+        repo: this.#repo,
+        issue_number: number,
+        body,
+      });
+    });
+  }
+
   setBase(number: number, base: string): Promise<PullRequestState> {
     return this.#op("setBase", async () => {
       const { data } = await this.#octokit.rest.pulls.update({

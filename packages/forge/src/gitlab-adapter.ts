@@ -324,6 +324,19 @@ export class GitLabAdapter implements ForgeAdapter {
     });
   }
 
+  /** A note in the thread's discussion (`thread.id` is the discussion id). */
+  replyToThread(number: number, thread: ReviewThread, body: string): Promise<void> {
+    return this.#op("replyToThread", async () => {
+      await this.#discussions.addNote(this.#project, number, thread.id, body);
+    });
+  }
+
+  addComment(number: number, body: string): Promise<void> {
+    return this.#op("addComment", async () => {
+      await this.#notes.create(this.#project, number, body);
+    });
+  }
+
   setBase(number: number, base: string): Promise<PullRequestState> {
     return this.#op("setBase", async () =>
       toState(

@@ -1,3 +1,4 @@
+export { ForgeQueue, forgeJobId } from "./forge-queue.ts";
 export {
   boundedPieces,
   LiveChannel,

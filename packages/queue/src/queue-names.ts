@@ -5,6 +5,8 @@ export { QUEUE_DEFAULTS };
 /** BullMQ queues (under the configured prefix). */
 export const RUN_QUEUE = "runs";
 export const RESULT_QUEUE = "results";
+/** The coordinator's host-side pull request work (forge-queue.ts). */
+export const FORGE_QUEUE = "forge";
 
 export function runJobId(runId: string): string {
   return `run-${runId}`;

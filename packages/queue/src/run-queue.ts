@@ -3,6 +3,7 @@ import { type ResultMessage, type RunJob, resultMessageSchema, runJobSchema } fr
 import { type JobsOptions, Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import type { z } from "zod";
+import { ForgeQueue } from "./forge-queue.ts";
 import {
   QUEUE_DEFAULTS,
   RESULT_QUEUE,
@@ -54,6 +55,8 @@ export function resolveQueueOptions(options: QueueOptions = {}): ResolvedQueueOp
 export class RunQueues {
   readonly runs: Queue;
   readonly results: Queue;
+  /** The coordinator's host-side pull request work (forge-queue.ts). */
+  readonly forge: ForgeQueue;
   private readonly jobOptions: JobsOptions;
 
   /** Takes options resolved once by `resolveQueueOptions`. */
@@ -61,6 +64,7 @@ export class RunQueues {
     const { prefix } = options;
     this.runs = new Queue(RUN_QUEUE, { connection, prefix });
     this.results = new Queue(RESULT_QUEUE, { connection, prefix });
+    this.forge = new ForgeQueue(connection, { prefix });
     this.jobOptions = {
       attempts: options.infraAttempts,
       backoff: { type: "exponential", delay: options.infraBackoffMs },
@@ -160,7 +164,7 @@ export class RunQueues {
   }
 
   async close(): Promise<void> {
-    await Promise.all([this.runs.close(), this.results.close()]);
+    await Promise.all([this.runs.close(), this.results.close(), this.forge.close()]);
   }
 }
 

@@ -40,6 +40,12 @@ export {
   parseEgressHostRules,
 } from "./egress-host-rule.ts";
 export {
+  FORGE_JOB_VERSION,
+  type ForgeJob,
+  type ForgeJobKind,
+  forgeJobSchema,
+} from "./forge-job-schema.ts";
+export {
   hookSchema,
   jobLandingBranch,
   landingFailureSchema,

@@ -25,6 +25,12 @@ export interface CoordinatorOptions {
   resultAttempts?: number;
   /** Most tasks a planner's plan may hold (OVERSEER_MAX_IMPORT_TASKS, the import bound). Default 10000. */
   maxPlanTasks?: number;
+  /** Forge jobs (pull request work of pull_request projects) run in parallel. Default 4. */
+  forgeConcurrency?: number;
+  /** Backoff unit of forge requests after a 5xx (retries wait n² × this on GitHub). Default 1000 ms. */
+  forgeRetryBaseMs?: number;
+  /** The dashboard's base URL (`OVERSEER_URL`): run links in pull request bodies. Default null: run ids only. */
+  dashboardUrl?: string | null;
 }
 
 /** Every option after defaults: what `Coordinator` accepts. */
@@ -49,6 +55,8 @@ export function resolveCoordinatorOptions(options: CoordinatorOptions = {}): Res
     ["conflictRetries", 1],
     ["resultAttempts", 1],
     ["maxPlanTasks", 1],
+    ["forgeConcurrency", 1],
+    ["forgeRetryBaseMs", 0],
   ];
   if (resolved.maxProjects !== null) atLeast.push(["maxProjects", 1]);
   for (const [key, min] of atLeast) {

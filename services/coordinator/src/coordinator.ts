@@ -50,6 +50,7 @@ import { type ApplyCommandOptions, TransitionApplier } from "@overseer/transitio
 import { Worker } from "bullmq";
 import type { Redis } from "ioredis";
 import type { ResolvedCoordinatorOptions } from "./coordinator-options.ts";
+import { ForgeRunner } from "./forge/forge-runner.ts";
 import { ProjectPolicies, type ProjectPolicy } from "./project-policy.ts";
 import { ProjectSerializer } from "./project-serializer.ts";
 import { commandForResult } from "./result-command-mapper.ts";
@@ -81,6 +82,8 @@ export class Coordinator {
   /** Each project's policy, parsed once per project version (jobs and results share it). */
   private readonly policies = new ProjectPolicies();
   private readonly wakeTimers = new Map<string, NodeJS.Timeout>();
+  /** Host-side pull request work of pull_request projects (forge/forge-runner.ts). */
+  private readonly forge: ForgeRunner;
   private resultsWorker: Worker | null = null;
   private leaseTimer: NodeJS.Timeout | null = null;
   private reconcileTimer: NodeJS.Timeout | null = null;
@@ -101,6 +104,22 @@ export class Coordinator {
       { conflictRetries: options.conflictRetries },
     );
     this.serializer = new ProjectSerializer((projectId, error) => this.onPassError(projectId, error));
+    this.forge = new ForgeRunner(
+      {
+        db: deps.db,
+        transitions: this.transitions,
+        queue: deps.queues.forge,
+        workerConnection: deps.workerConnection,
+        policies: this.policies,
+        logger: deps.logger,
+      },
+      {
+        prefix: options.prefix,
+        concurrency: options.forgeConcurrency,
+        retryBaseMs: options.forgeRetryBaseMs,
+        dashboardUrl: options.dashboardUrl,
+      },
+    );
   }
 
   get ownedProjects(): readonly string[] {
@@ -128,6 +147,7 @@ export class Coordinator {
       autorun: true,
     });
     this.resultsWorker.on("error", (error) => log.error({ err: error }, "results worker error"));
+    this.forge.start();
     this.leaseTimer = setInterval(() => void this.renewLeases(), Math.floor(this.leaseTtlMs / 3));
     this.reconcileTimer = setInterval(() => void this.reconcileAll(), this.reconcileIntervalMs);
     log.info({ coordinator: this.id, owned: this.ownedProjects }, "coordinator started");
@@ -141,6 +161,7 @@ export class Coordinator {
     this.wakeTimers.clear();
     await this.unlisten?.().catch(() => undefined);
     await this.resultsWorker?.close();
+    await this.forge.stop();
     await this.serializer.idle();
     await releaseLeases(this.deps.db, this.id).catch(() => undefined);
     this.owned.clear();
@@ -234,6 +255,12 @@ export class Coordinator {
       leaseOwner: this.id,
     });
     if (!claimed) return;
+    const policy = this.policyIfValid(project);
+    if (policy.ok) {
+      await this.forge
+        .reconcile(project, claimed.state, policy.policy)
+        .catch((error) => this.deps.logger.warn({ err: error, projectId }, "forge reconcile failed"));
+    }
     const created = claimed.changes.runs.filter((r) => claimed.changes.createdRunIds.has(r.id));
     let freed = false;
     for (const run of created) {
@@ -430,6 +457,10 @@ export class Coordinator {
     const applied = await this.apply(project.id, command, { runReport, ctx: { now: appliedAt } });
     const traced = this.deps.tracing ? appliedRunOf(result, applied, phases) : null;
     if (traced) this.deps.tracing?.recordApplied(traced);
+    // A newly approved head on the pull request branch: open or update its pull request now.
+    if (command.kind === "approve" && command.pullRequest && result.pullRequestHead) {
+      await this.forge.requestEnsure(project.id, result.runId, result.pullRequestHead.sha);
+    }
   }
 
   /** A result for a project deleted meanwhile is dropped. */

@@ -1,5 +1,11 @@
 import type { MissionEvidence, ProjectRow } from "@overseer/db";
-import { type ProjectState, type Run, taskBranch } from "@overseer/domain";
+import {
+  type ProjectState,
+  pullRequestBase,
+  pullRequestBranch,
+  type Run,
+  taskBranch,
+} from "@overseer/domain";
 import { renderRunPrompt } from "@overseer/harness";
 import { commandForRole, exemptGlobsFor, resolvePrice } from "@overseer/project-config";
 import { RUN_JOB_VERSION, type RunJob } from "@overseer/run-contract";
@@ -36,7 +42,12 @@ export function buildRunJob(
       message: `No harness command for role "${task.role}" (${run.action}) in project ${project.id}: set "argv" or "commands_by_role.${run.action === "review" ? "reviewer" : task.role}" in its runner config.`,
     };
   }
-  const landing = policy.landing.branch;
+  // pull_request mode: work builds on (and its pull request targets) a stacked prerequisite's
+  // PR branch while that one is open, else the landing branch (domain rule 19).
+  const pullRequestMode = policy.landing.mode === "pull_request" && task.kind !== "plan";
+  const landing = pullRequestMode
+    ? pullRequestBase(state, task, policy.landing.branch)
+    : policy.landing.branch;
   const rendered = renderRunPrompt(
     { id: project.id, objective: project.objective, landingBranch: landing },
     config,
@@ -113,6 +124,9 @@ export function buildRunJob(
       readOnlyPaths: [...config.sandbox.read_only_paths],
       landing: {
         strategy: policy.landing.strategy,
+        ...(pullRequestMode && run.action === "review"
+          ? { pullRequestBranch: pullRequestBranch(task.id) }
+          : {}),
         check: config.landing.check_command
           ? {
               argv: [...config.landing.check_command.argv],

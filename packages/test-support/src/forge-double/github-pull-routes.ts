@@ -165,6 +165,76 @@ export function pullRoutes({ state: double, bodies, openapi }: GitHubRestContext
       },
     ],
     [
+      "POST",
+      "/repos/{owner}/{repo}/issues/{issue_number}/comments",
+      ({ repository, state, params, body, user }) => {
+        if (!canWrite(user)) return forbidden("issues=write");
+        const number = Number(params.issue_number);
+        const pull = state.pulls.find((p) => p.number === number);
+        if (!pull) return notFound();
+        const now = new Date().toISOString();
+        const comment = {
+          id: double.nextId(),
+          issue: number,
+          login: user.login,
+          body: String(body.body),
+          createdAt: now,
+        };
+        state.comments.push(comment);
+        pull.updatedAt = now;
+        return {
+          status: 201,
+          body: openapi.instanceOf("issue-comment", {
+            id: comment.id,
+            node_id: `IC_${comment.id}`,
+            body: comment.body,
+            user: bodies.simpleUser(user.login),
+            created_at: now,
+            updated_at: now,
+            html_url: `${bodies.url}/${repository}/pull/${number}#issuecomment-${comment.id}`,
+            issue_url: `${bodies.url}/api/v3/repos/${repository}/issues/${number}`,
+            url: `${bodies.url}/api/v3/repos/${repository}/issues/comments/${comment.id}`,
+            author_association: "MEMBER",
+          }),
+        };
+      },
+    ],
+    [
+      "POST",
+      "/repos/{owner}/{repo}/pulls/{pull_number}/comments/{comment_id}/replies",
+      ({ repository, state, params, body, user }) => {
+        if (!canWrite(user)) return forbidden("pull_requests=write");
+        const number = Number(params.pull_number);
+        const thread = state.threads.find(
+          (t) => t.pull === number && t.comments[0]?.id === Number(params.comment_id),
+        );
+        const pull = state.pulls.find((p) => p.number === number);
+        if (!thread || !pull) return notFound();
+        const now = new Date().toISOString();
+        const id = double.nextId();
+        thread.comments.push({ id, login: user.login, body: String(body.body), createdAt: now });
+        pull.updatedAt = now;
+        return {
+          status: 201,
+          body: openapi.instanceOf("pull-request-review-comment", {
+            id,
+            node_id: `PRRC_${id}`,
+            body: String(body.body),
+            path: thread.path,
+            line: thread.line,
+            in_reply_to_id: thread.comments[0]?.id,
+            user: bodies.simpleUser(user.login),
+            created_at: now,
+            updated_at: now,
+            html_url: `${bodies.url}/${repository}/pull/${number}#discussion_r${id}`,
+            pull_request_url: `${bodies.url}/api/v3/repos/${repository}/pulls/${number}`,
+            url: `${bodies.url}/api/v3/repos/${repository}/pulls/comments/${id}`,
+            author_association: "MEMBER",
+          }),
+        };
+      },
+    ],
+    [
       "GET",
       "/repos/{owner}/{repo}/pulls/{pull_number}/reviews",
       ({ repository, state, params }) => ({

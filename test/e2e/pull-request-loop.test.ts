@@ -1,0 +1,201 @@
+/**
+ * Landing through pull requests, end to end (README "Land through pull requests"): a real
+ * coordinator (with its forge runner), a real worker with bwrap and git, Postgres and Redis;
+ * only the forge is the GitHub double (real git over smart HTTP with `main` protected, REST
+ * validated against @octokit/openapi, GraphQL against @octokit/graphql-schema). No webhook
+ * reaches the coordinator here: everything the forge says is caught by ETag polling.
+ *
+ * The main path: the reviewer approves → the worker pushes overseer/pr/T → the runner opens the
+ * pull request → CI red → the failing check's log tail goes to an executor → fix → green → a
+ * person requests changes with an inline comment → fix, the thread answered → approved →
+ * merged by Overseer under `merge: auto`. Figures (forge API calls per task, green → merged)
+ * are printed for the closing note.
+ */
+
+import { listEvents } from "@overseer/db";
+import type { ProjectState } from "@overseer/domain";
+import { GitHubDouble } from "@overseer/test-support";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ClusterFixture, scriptedTask } from "../support/cluster-fixture.ts";
+
+const REPO = "acme/app";
+const BOT = { login: "overseer-bot", token: "ghp_overseer_e2e" };
+const HUMAN = { login: "alice", token: "ghp_alice_e2e" };
+
+let forge: GitHubDouble;
+const cluster = new ClusterFixture({ sandbox: "bwrap" });
+
+beforeAll(async () => {
+  forge = await GitHubDouble.start();
+  forge.addUser(BOT);
+  forge.addUser(HUMAN);
+  await forge.createRepository(REPO, { "README.md": "# app\n", "src/app.ts": "export const v = 0;\n" });
+  await forge.protectBranch(REPO, ["main"], ["ci"]);
+  await cluster.setup();
+  await cluster.startCoordinator("coord-pr", { forgeRetryBaseMs: 20 });
+  await cluster.startWorker(2);
+}, 120_000);
+
+afterAll(async () => {
+  await cluster.teardown();
+  await forge?.close();
+});
+
+function prConfig(pullRequest: Record<string, unknown>) {
+  return ClusterFixture.fakeRunnerConfig({
+    attempts: 3,
+    landing: {
+      mode: "pull_request",
+      pull_request: { labels: ["overseer"], poll_seconds: 1, required_checks: ["ci"], ...pullRequest },
+    },
+    forge: { kind: "github", url: forge.url, repository: REPO, token: BOT.token },
+  });
+}
+
+async function until(check: () => boolean | Promise<boolean>, timeoutMs = 120_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error("timed out waiting");
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+const pr = (state: ProjectState, id: string) => state.tasks.get(id)?.pullRequest ?? null;
+const openOn = (state: ProjectState, id: string, head?: string) => {
+  const p = pr(state, id);
+  return (
+    p?.status === "open" &&
+    p.number !== null &&
+    state.tasks.get(id)?.status === "pr_open" &&
+    (head === undefined || p.headSha !== head)
+  );
+};
+
+describe("pull_request mode on the GitHub double (coordinator + worker + bwrap + git)", () => {
+  it("CI red → fix → green → changes requested inline → fix answering the thread → approved → merged (auto)", async () => {
+    const project = "pr-main";
+    const task = scriptedTask(
+      "T-1",
+      [
+        'execute: write src/app.ts "export const v = 1;\\n"; submit "First version"',
+        'execute#2: write src/app.ts "export const v = 2;\\n"; submit "Fix the failing test"',
+        'execute#3: write src/app.ts "export const v = 3;\\n"; submit "Use a named constant, as asked"',
+        'review: approve "Looks right"',
+      ].join("\n"),
+      { title: "Bump v", acceptance: ["v is bumped"] },
+    );
+    await cluster.addProject({
+      id: project,
+      tasks: [task],
+      remote: () => forge.cloneUrl(REPO),
+      runnerConfig: prConfig({ merge: "auto", required_approvals: 1 }),
+    });
+
+    // 1. Approved: the pull request is open on the approved head; main did not move.
+    const opened = await cluster.waitForProject(project, (s) => openOn(s, "T-1"), 120_000);
+    const first = pr(opened, "T-1");
+    if (!first?.number) throw new Error("no pull request");
+    const pull = forge.pulls(REPO).find((p) => p.number === first.number);
+    expect(pull).toMatchObject({
+      head: "overseer/pr/T-1",
+      base: "main",
+      title: "T-1: Bump v",
+      labels: ["overseer"],
+    });
+    expect(pull?.body).toContain("<!-- overseer:task:T-1 -->");
+    expect(pull?.body).toContain("v is bumped");
+    expect(pull?.body).toContain("Looks right");
+    expect(await forge.git.resolve(REPO, "refs/heads/overseer/pr/T-1")).toBe(first.headSha);
+    const mainBefore = await forge.git.resolve(REPO, "refs/heads/main");
+
+    // 2. CI red: the failing check's log tail reaches the next executor; its fix updates the same PR.
+    forge.setCheckRun(REPO, first.headSha, {
+      name: "ci",
+      conclusion: "failure",
+      log: `${"setup\n".repeat(50)}FAIL src/app.test.ts\nexpected v to be 2, got 1\n`,
+    });
+    const fixed = await cluster.waitForProject(project, (s) => openOn(s, "T-1", first.headSha), 180_000);
+    const second = pr(fixed, "T-1");
+    if (!second?.number) throw new Error("no pull request");
+    expect(second.number).toBe(first.number);
+    const prompts = await cluster.scratch.db
+      .selectFrom("runs")
+      .select(["action", "prompt"])
+      .where("project_id", "=", project)
+      .orderBy("created_at")
+      .execute();
+    const executes = prompts.filter((r) => r.action === "execute");
+    expect(executes[1]?.prompt).toContain("expected v to be 2, got 1");
+
+    // 3. Green, and a person requests changes with an inline comment on the updated pull request.
+    const secondNumber = second.number;
+    await until(() =>
+      (forge.pulls(REPO).find((p) => p.number === secondNumber)?.body ?? "").includes(
+        second.headSha.slice(0, 12),
+      ),
+    );
+    forge.setCheckRun(REPO, second.headSha, { name: "ci", conclusion: "success" });
+    await forge.review(REPO, second.number, {
+      login: HUMAN.login,
+      state: "CHANGES_REQUESTED",
+      body: "One thing.",
+      comments: [{ path: "src/app.ts", line: 1, body: "Name the constant." }],
+    });
+    const answered = await cluster.waitForProject(project, (s) => openOn(s, "T-1", second.headSha), 180_000);
+    const third = pr(answered, "T-1");
+    if (!third?.number) throw new Error("no pull request");
+    const runs = await cluster.scratch.db
+      .selectFrom("runs")
+      .select(["action", "prompt"])
+      .where("project_id", "=", project)
+      .where("action", "=", "execute")
+      .orderBy("created_at")
+      .execute();
+    expect(runs[2]?.prompt).toContain("Name the constant.");
+    expect(runs[2]?.prompt).toContain("src/app.ts");
+    // The thread is answered by the push that addresses it.
+    const number = third.number;
+    await until(() => forge.threads(REPO, number)[0]?.comments.at(-1)?.login === BOT.login);
+    expect(forge.threads(REPO, number)[0]?.comments.at(-1)?.body).toContain(third.headSha);
+
+    // 4. Green and approved on the new head: Overseer merges it with the approved sha.
+    forge.setCheckRun(REPO, third.headSha, { name: "ci", conclusion: "success" });
+    await forge.review(REPO, third.number, { login: HUMAN.login, state: "APPROVED" });
+    const done = await cluster.waitForProject(project, (s) => s.tasks.get("T-1")?.status === "done", 120_000);
+    const merged = pr(done, "T-1");
+    const main = await forge.git.resolve(REPO, "refs/heads/main");
+    expect(main).not.toBe(mainBefore);
+    expect(merged).toMatchObject({ status: "merged", mergeCommitSha: main, mergedBy: BOT.login });
+    expect(forge.pulls(REPO).filter((p) => p.head === "overseer/pr/T-1")).toHaveLength(1);
+    expect(await forge.git.git(REPO, ["show", `${main}:src/app.ts`])).toContain("v = 3");
+    expect(forge.takeViolations()).toEqual([]);
+
+    // Figures for the closing note.
+    const row = await cluster.scratch.db
+      .selectFrom("pull_requests")
+      .select(["api_calls"])
+      .where("project_id", "=", project)
+      .where("task_id", "=", "T-1")
+      .executeTakeFirstOrThrow();
+    const events = await listEvents(cluster.scratch.db, {
+      projectId: project,
+      taskId: "T-1",
+      types: ["pr.checks_passed", "pr.merged"],
+      limit: 1000,
+    });
+    const last = (type: string) => events.filter((e) => e.type === type).at(-1)?.created_at;
+    const passedAt = last("pr.checks_passed");
+    const mergedAt = last("pr.merged");
+    const greenToMergedMs =
+      passedAt && mergedAt ? new Date(mergedAt).getTime() - new Date(passedAt).getTime() : null;
+    console.log(
+      JSON.stringify({
+        figure: "pull-request-loop",
+        forgeApiCallsForTask: row.api_calls,
+        greenToMergedMs,
+        rounds: 3,
+      }),
+    );
+    expect(row.api_calls).toBeGreaterThan(0);
+  }, 600_000);
+});
