@@ -208,7 +208,10 @@ describe("state machine invariants (property)", () => {
           runSequence(spec, steps, stats);
         },
       ),
-      { numRuns: 400 },
+      // A fixed seed: the corner counts below are then a fact of this suite, not a draw (a few
+      // corners are reached a handful of times in 400 sequences). OVERSEER_PROPERTY_SEED explores
+      // other sequences; a failure prints its seed and path for fast-check to replay.
+      { numRuns: 400, seed: Number(process.env.OVERSEER_PROPERTY_SEED ?? 3) },
     );
     // The generator must actually reach the interesting corners, or the properties say little.
     expect(stats.done).toBeGreaterThan(0);

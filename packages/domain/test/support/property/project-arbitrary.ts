@@ -97,13 +97,16 @@ export function chooseCommand(
   const claim: Candidate[] = [
     { command: pr ? { kind: "claim", prerequisites: pr.prerequisites } : { kind: "claim" }, expect: "ok" },
   ];
+  // A pull-request project gets a wider band of forge reports (taken from operator releases), so
+  // random sequences reach a merge, the CI limit and review work in most runs, not by luck.
+  const reportsUntil = pr ? 80 : 73;
   const groups: { until: number; list: () => Candidate[]; late?: boolean }[] = [
     { until: 25, list: () => claim },
     {
       until: 65,
       list: () => runOutcomes(state, spec.maxAttempts, spec.escalating, spec.planApproval, pr?.prerequisites),
     },
-    { until: 73, list: () => (pr ? pullRequestReports(state, pr, spec.maxAttempts) : claim) },
+    { until: reportsUntil, list: () => (pr ? pullRequestReports(state, pr, spec.maxAttempts) : claim) },
     { until: 85, list: () => operatorReleases(state) },
     { until: 88, list: () => operatorEnds(state) },
     { until: 95, list: () => invalidCommands(state) },

@@ -49,17 +49,20 @@ export function pullRequestReports(
       ok({ kind: "pr-opened", taskId, number, url: `https://forge.test/pull/${number}`, headSha }, 2);
       ok({ kind: "pr-checks", taskId, headSha, state: "success", failing: [], maxAttempts }, 2);
       ok({ kind: "pr-checks", taskId, headSha, state: "pending", failing: [], maxAttempts });
-      ok({
-        kind: "pr-checks",
-        taskId,
-        headSha,
-        state: "failure",
-        failing: [
-          { name: "unit", url: "https://ci.test/1", logTail: "FAIL a.test.ts" },
-          { name: "lint", url: null, logTail: "" },
-        ],
-        maxAttempts,
-      });
+      ok(
+        {
+          kind: "pr-checks",
+          taskId,
+          headSha,
+          state: "failure",
+          failing: [
+            { name: "unit", url: "https://ci.test/1", logTail: "FAIL a.test.ts" },
+            { name: "lint", url: null, logTail: "" },
+          ],
+          maxAttempts,
+        },
+        3,
+      );
       const review = {
         kind: "pr-review" as const,
         taskId,
@@ -71,25 +74,28 @@ export function pullRequestReports(
       };
       ok({ ...review, approvals: 1 }, 2);
       ok({ ...review, approvals: 2 });
-      ok({ ...review, approvals: 0, changesRequested: true });
-      ok({
-        ...review,
-        approvals: 1,
-        threads: [
-          {
-            path: "src/a.ts",
-            line: 3,
-            comments: [
-              { author: "alice", body: "Why?" },
-              { author: "bob", body: "Agreed, why?" },
-            ],
-          },
-        ],
-        comments: [{ author: "carol", body: "@overseer also bump the version" }],
-      });
+      ok({ ...review, approvals: 0, changesRequested: true }, 2);
+      ok(
+        {
+          ...review,
+          approvals: 1,
+          threads: [
+            {
+              path: "src/a.ts",
+              line: 3,
+              comments: [
+                { author: "alice", body: "Why?" },
+                { author: "bob", body: "Agreed, why?" },
+              ],
+            },
+          ],
+          comments: [{ author: "carol", body: "@overseer also bump the version" }],
+        },
+        2,
+      );
       ok({ kind: "pr-conflict", taskId, headSha, files: ["src/a.ts"], maxAttempts });
     }
-    ok(merged(t.id), 2);
+    ok(merged(t.id), 8);
     ok({ kind: "pr-closed", taskId: t.id, onClosed: spec.onClosed, closedBy: "alice" });
   }
   return out;
