@@ -7,7 +7,7 @@ import path from "node:path";
 import { createScratchDatabase, requireProject, type ScratchDatabase } from "@overseer/db";
 import { REDACTED } from "@overseer/input-errors";
 import { parseRunnerConfig } from "@overseer/project-config";
-import { GitHubDouble } from "@overseer/test-support";
+import { GiteaDouble, GitHubDouble, GitLabDouble } from "@overseer/test-support";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { forgeRightsChecks } from "../src/commands/doctor-forge-check.ts";
 import { forgeFromFlags, inferRepository } from "../src/commands/init-forge.ts";
@@ -298,4 +298,70 @@ describe("overseer doctor checks the forge token's rights", () => {
     const [withEnv] = await forgeRightsChecks("p", redacted, { GITHUB_TOKEN: FULL.token }, 30_000);
     expect(withEnv).toMatchObject({ status: "ok" });
   });
+
+  it("names the missing rights of a GitLab and a Gitea token from their doubles, with each forge's grants", async () => {
+    const gitlab = await GitLabDouble.start();
+    const gitea = await GiteaDouble.start();
+    try {
+      gitlab.addUser({ username: "bot", token: "glpat-full", accessLevel: 40 });
+      gitlab.addUser({
+        username: "reporter",
+        token: "glpat-reporter",
+        accessLevel: 20,
+        scopes: ["read_api"],
+      });
+      await gitlab.createProject("team/sub/app");
+      gitea.addUser({ login: "bot", token: "gitea-full" });
+      gitea.addUser({ login: "reader", token: "gitea-reader", permission: "read" });
+      await gitea.createRepository("team/app");
+      const config = (kind: "gitlab" | "gitea", url: string, repository: string, token: string) =>
+        parseRunnerConfig(
+          { landing: { mode: "pull_request" }, forge: { kind, url, repository, token } },
+          "t",
+        );
+
+      const [gitlabFull] = await forgeRightsChecks(
+        "p",
+        config("gitlab", gitlab.url, "team/sub/app", "glpat-full"),
+        {},
+        30_000,
+      );
+      expect(gitlabFull).toMatchObject({ status: "ok", name: "p: forge gitlab" });
+      const [reporter] = await forgeRightsChecks(
+        "p",
+        config("gitlab", gitlab.url, "team/sub/app", "glpat-reporter"),
+        {},
+        30_000,
+      );
+      expect(reporter).toMatchObject({ status: "fail", required: true });
+      expect(reporter?.detail).toContain("token of reporter on");
+      expect(reporter?.detail).toContain("lacks push, pull_requests, merge");
+      expect(reporter?.fix).toContain(
+        "push: needed to push task branches; grant scope write_repository and role Developer",
+      );
+      expect(reporter?.fix).toContain("GITLAB_TOKEN");
+
+      const [giteaFull] = await forgeRightsChecks(
+        "p",
+        config("gitea", gitea.url, "team/app", "gitea-full"),
+        {},
+        30_000,
+      );
+      expect(giteaFull).toMatchObject({ status: "ok", name: "p: forge gitea" });
+      const [reader] = await forgeRightsChecks(
+        "p",
+        config("gitea", gitea.url, "team/app", "gitea-reader"),
+        {},
+        30_000,
+      );
+      expect(reader).toMatchObject({ status: "fail" });
+      expect(reader?.detail).toContain("lacks push, pull_requests, merge");
+      expect(reader?.fix).toContain("grant token scope write:repository and Write access to this repository");
+      expect(gitlab.takeViolations()).toEqual([]);
+      expect(gitea.takeViolations()).toEqual([]);
+    } finally {
+      await gitlab.close();
+      await gitea.close();
+    }
+  }, 120_000);
 });
