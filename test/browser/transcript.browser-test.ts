@@ -151,6 +151,11 @@ describe("a run's transcript, live", () => {
     await page.reload();
     const transcript = page.getByTestId("transcript");
     await transcript.getByText("Done.", { exact: true }).waitFor();
+    // Where the run's time went: its stored phases, back to back from queue wait to result applied.
+    const timeline = page.getByTestId("phase-timeline");
+    await timeline.locator('[data-phase="agent"]').waitFor();
+    await timeline.locator('[data-phase="result_applied"]').waitFor();
+    expect(await timeline.locator("li").first().getAttribute("data-phase")).toBe("queue_wait");
     // The page scrolled to the Output heading, under the sticky header.
     await page.evaluate("window.scrollTo(0, document.querySelector('.run-output').offsetTop - 56)");
     await shot(page, "transcript");

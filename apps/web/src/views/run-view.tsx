@@ -3,6 +3,7 @@ import { client } from "../api/client.ts";
 import type { Run } from "../api/types.ts";
 import { StatusPill } from "../components/bits.tsx";
 import { CommitDiffToggle } from "../components/diff-view.tsx";
+import { PhaseTimeline } from "../components/phase-timeline.tsx";
 import { Load } from "../components/states.tsx";
 import { RunOutput } from "../components/transcript/run-output.tsx";
 import { formatCount, formatDuration, formatTime } from "../lib/format.ts";
@@ -117,6 +118,7 @@ export function RunView({ runId }: { runId: string }) {
                   </>
                 ) : null}
               </dl>
+              <PhaseTimeline phases={r.phases} />
               {r.commit_sha ? <CommitDiffToggle runId={r.id} sha={r.commit_sha} focus={diffFocus} /> : null}
               <PromptBox runId={r.id} chars={r.prompt_chars} />
               <RunOutput
