@@ -57,7 +57,7 @@ const MAY_IMPORT = {
   "input-errors": [],
   "event-stream": [],
   transcript: [],
-  "run-contract": ["input-errors"],
+  "run-contract": ["input-errors", "transcript"],
   "api-contract": ["domain", "transcript"],
   "task-files": ["domain", "input-errors"],
   "project-config": ["input-errors", "run-contract", "task-files"],

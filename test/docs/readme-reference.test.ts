@@ -109,6 +109,7 @@ const SETTING_CONSTANTS: Readonly<Record<string, readonly [keyof ServiceSettings
   OVERSEER_USAGE_REPORT_MS: ["usageReportMs", WORKER_DEFAULTS.usageReportMs],
   OVERSEER_CLI_RETRY_LIMIT: ["cliRetryLimit", WORKER_DEFAULTS.cliRetryLimit],
   OVERSEER_MAX_OUTPUT_BYTES: ["maxOutputBytes", WORKER_DEFAULTS.maxOutputBytes],
+  OVERSEER_MAX_TRANSCRIPT_BYTES: ["maxTranscriptBytes", WORKER_DEFAULTS.maxTranscriptBytes],
   OVERSEER_LIVE_LOG_ENTRIES: ["liveLogEntries", QUEUE_DEFAULTS.maxLogEntries],
   OVERSEER_GATEWAY_HOST: ["gatewayHost", GATEWAY_DEFAULTS.host],
   OVERSEER_GATEWAY_PORT: ["gatewayPort", GATEWAY_DEFAULTS.port],

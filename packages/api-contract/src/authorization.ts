@@ -99,6 +99,12 @@ export const AUTHORIZATION_TABLE = {
   getRunPrompt: { method: "get", path: "/api/v1/runs/{id}/prompt", scope: "read" },
   getRunLog: { method: "get", path: "/api/v1/runs/{id}/log", scope: "read" },
   getRunDiff: { method: "get", path: "/api/v1/runs/{id}/diff", scope: "read" },
+  getRunTranscript: { method: "get", path: "/api/v1/projects/{id}/runs/{run_id}/transcript", scope: "read" },
+  getTaskTranscript: {
+    method: "get",
+    path: "/api/v1/projects/{id}/tasks/{task_id}/transcript",
+    scope: "read",
+  },
   listProjectEvents: { method: "get", path: "/api/v1/projects/{id}/events", scope: "read" },
   // Fleet and cluster
   getSession: { method: "get", path: "/api/v1/session", scope: "read" },

@@ -52,6 +52,10 @@ export const ProjectDecisionParams = z.object({
   decision_id: pathParam(decisionIdSchema, "decision_id"),
 });
 export const RunParams = z.object({ id: pathParam(runIdSchema, "id") });
+export const ProjectRunParams = z.object({
+  id: pathParam(projectIdSchema, "id"),
+  run_id: pathParam(runIdSchema, "run_id"),
+});
 export const TokenParams = z.object({ token_id: pathParam(tokenIdSchema, "token_id") });
 
 /** Postgres event ids (bigserial), as decimal strings. */

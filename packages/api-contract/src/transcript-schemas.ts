@@ -6,7 +6,13 @@ import { z } from "./openapi-zod.ts";
  * @overseer/transcript (camelCase, one schema for the worker, the API, the live stream, the CLI
  * and the web app); the envelopes are snake_case like the rest of the API.
  */
-export const TranscriptEntrySchema = Entry.openapi("TranscriptEntry", {
+/**
+ * `.openapi()` through the extended prototype: @overseer/transcript may be loaded (by the run
+ * contract) before openapi-zod.ts extends zod, and zod 4 gives a schema only the methods its
+ * prototype had when it was made. The call returns a new schema made after the extension.
+ */
+const withOpenApi = z.ZodType.prototype.openapi as (this: typeof Entry, ...args: unknown[]) => typeof Entry;
+export const TranscriptEntrySchema = withOpenApi.call(Entry, "TranscriptEntry", {
   description:
     "One entry of a run's transcript: kind message, reasoning, tool_call, tool_result, file_edit, usage, error or raw (a line no parser understood, kept as it was). `seq` orders a run's entries; `runId` is set in a task's transcript.",
 });

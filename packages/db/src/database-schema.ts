@@ -234,6 +234,19 @@ export interface PullRequestsTable {
   updated_at: Timestamp;
 }
 
+/** A run's transcript (@overseer/transcript entries) beside its raw output; migration 0011. */
+export interface RunTranscriptsTable {
+  run_id: string;
+  project_id: string;
+  task_id: string;
+  agent: string | null;
+  entries: Json<unknown[]>;
+  truncated: Defaulted<boolean>;
+  /** JSON bytes of `entries`, within OVERSEER_MAX_TRANSCRIPT_BYTES. */
+  bytes: number;
+  created_at: Timestamp;
+}
+
 export interface Database {
   projects: ProjectsTable;
   tasks: TasksTable;
@@ -246,6 +259,7 @@ export interface Database {
   api_tokens: ApiTokensTable;
   forge_webhook_deliveries: ForgeWebhookDeliveriesTable;
   pull_requests: PullRequestsTable;
+  run_transcripts: RunTranscriptsTable;
 }
 
 export type ProjectRow = Selectable<ProjectsTable>;
@@ -257,4 +271,5 @@ export type IncidentRow = Selectable<IncidentsTable>;
 export type ApiTokenRow = Selectable<ApiTokensTable>;
 export type ForgeDeliveryRow = Selectable<ForgeWebhookDeliveriesTable>;
 export type PullRequestRow = Selectable<PullRequestsTable>;
+export type RunTranscriptRow = Selectable<RunTranscriptsTable>;
 export type NewProject = Insertable<ProjectsTable>;

@@ -75,6 +75,7 @@ export {
 } from "./scratch-database.ts";
 export * from "./task-repository.ts";
 export * from "./token-repository.ts";
+export { getRunTranscript, listTaskTranscripts, type StoredRunTranscript } from "./transcript-repository.ts";
 export {
   type AppliedTransition,
   type ApplyOptions,

@@ -10,6 +10,7 @@ import * as unpricedUsage from "./migrations/0007-unpriced-usage.ts";
 import * as projectRepoKind from "./migrations/0008-project-repo-kind.ts";
 import * as forgeWebhookDeliveries from "./migrations/0009-forge-webhook-deliveries.ts";
 import * as pullRequests from "./migrations/0010-pull-requests.ts";
+import * as runTranscripts from "./migrations/0011-run-transcripts.ts";
 import * as runPhases from "./migrations/0012-run-phases.ts";
 
 /** Migrations in order. Add new ones at the end; never edit one that has shipped. */
@@ -24,6 +25,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "0008-project-repo-kind": projectRepoKind,
   "0009-forge-webhook-deliveries": forgeWebhookDeliveries,
   "0010-pull-requests": pullRequests,
+  "0011-run-transcripts": runTranscripts,
   "0012-run-phases": runPhases,
 };
 

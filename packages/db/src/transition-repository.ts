@@ -24,6 +24,7 @@ import { insertBatches } from "./insert-batches.ts";
 import { loadProjectState } from "./project-state-repository.ts";
 import { persistPullRequests } from "./pull-request-repository.ts";
 import { taskMutableColumns } from "./row-mappers.ts";
+import { storeRunTranscript } from "./transcript-repository.ts";
 import { recordRunUsage } from "./usage-repository.ts";
 
 /** What a worker observed about a run, stored with the run's outcome in the same transaction. */
@@ -41,6 +42,8 @@ export interface RunReport {
   commitSha?: string | null;
   startedAt?: number | null;
   usage?: Usage | null;
+  /** The run's transcript as the worker parsed it (stored in run_transcripts); absent: none. */
+  transcript?: { agent: string | null; entries: readonly unknown[]; truncated: boolean } | null;
   /** Epoch-ms milestones reported by the worker; `committed` is added here. */
   timing?: Record<string, number | null | Record<string, number>>;
   /** The run's phase timeline, stored as given (database-schema.ts `RunPhaseRow`). */
@@ -137,7 +140,10 @@ export async function applyTransition(
       const usage = "usage" in command ? command.usage : undefined;
       if (result.outcome === "already_applied") {
         // The run ended without this result (cancelled, stopped, or the result was delivered
-        // before): what it spent still counts, once (recorded as the largest report).
+        // before): what it spent still counts, once (recorded as the largest report), and what
+        // it did is kept (the same transcript again changes nothing).
+        if (runId && options.runReport?.transcript)
+          await storeRunTranscript(trx, runId, options.runReport.transcript);
         if (usage && runId && (await recordRunUsage(trx, projectId, runId, usage))) {
           // The spend changed: the coordinator's next pass checks it against budget_usd.
           await sql`SELECT pg_notify(${POSTGRES_NOTIFY_CHANNEL}, ${projectId})`.execute(trx);
@@ -158,6 +164,8 @@ export async function applyTransition(
           .execute();
       }
       if (runId && options.runReport) await storeRunReport(trx, runId, options.runReport);
+      if (runId && options.runReport?.transcript)
+        await storeRunTranscript(trx, runId, options.runReport.transcript);
       if (usage && runId) await recordRunUsage(trx, projectId, runId, usage);
       await sql`SELECT pg_notify(${POSTGRES_NOTIFY_CHANNEL}, ${projectId})`.execute(trx);
       return { ...result, eventRows };

@@ -62,5 +62,5 @@ export {
 } from "./prompt-renderer.ts";
 export { type MissionPromptEvidence, renderRunPrompt } from "./run-prompt.ts";
 export { describeRunOutput, type LastWords, lastWords } from "./run-transcript.ts";
-export { readSessionFiles } from "./session-files.ts";
+export { readSessionFileFrom, readSessionFiles, sessionFilePaths } from "./session-files.ts";
 export { costOf, type HarvestedUsage, harvestUsage, type ModelPrice, UsageMeter } from "./usage-harvester.ts";

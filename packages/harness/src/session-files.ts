@@ -18,24 +18,29 @@ export async function readSessionFiles(
   controlDir: string,
   maxBytes = SESSION_FILES_MAX_BYTES,
 ): Promise<string[]> {
-  const paths =
-    agent === "copilot"
-      ? (await realDirs(join(controlDir, COPILOT_HOME_DIR, "session-state"))).map((dir) =>
-          join(dir, "events.jsonl"),
-        )
-      : agent === "codex"
-        ? await codexRollouts(join(controlDir, CODEX_HOME_DIR, "sessions"))
-        : [];
   const texts: string[] = [];
   let left = maxBytes;
-  for (const path of paths) {
+  for (const path of await sessionFilePaths(agent, controlDir)) {
     if (left <= 0) break;
-    const text = await readBounded(path, left);
-    if (text === null) continue;
-    texts.push(text);
-    left -= Buffer.byteLength(text);
+    const bytes = await readSessionFileFrom(path, 0, left);
+    if (bytes === null) continue;
+    texts.push(bytes.toString("utf8"));
+    left -= bytes.length;
   }
   return texts;
+}
+
+/** The session files of `agent` in the run's control dir (Copilot's events, Codex's rollouts), sorted. */
+export async function sessionFilePaths(
+  agent: string | null | undefined,
+  controlDir: string,
+): Promise<string[]> {
+  if (agent === "copilot")
+    return (await realDirs(join(controlDir, COPILOT_HOME_DIR, "session-state"))).map((dir) =>
+      join(dir, "events.jsonl"),
+    );
+  if (agent === "codex") return codexRollouts(join(controlDir, CODEX_HOME_DIR, "sessions"));
+  return [];
 }
 
 /** Directories (not symlinks) directly under `dir`, sorted; none when it is missing. */
@@ -64,7 +69,15 @@ async function codexRollouts(sessions: string): Promise<string[]> {
   return out;
 }
 
-async function readBounded(path: string, maxBytes: number): Promise<string | null> {
+/**
+ * At most `maxBytes` of a session file from byte `from` (a reader following a growing file), or
+ * null when it is missing, not a regular file or a symlink (the agent writes the control dir).
+ */
+export async function readSessionFileFrom(
+  path: string,
+  from: number,
+  maxBytes: number,
+): Promise<Buffer | null> {
   let handle: Awaited<ReturnType<typeof open>>;
   try {
     handle = await open(path, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW | fsConstants.O_NONBLOCK);
@@ -74,9 +87,9 @@ async function readBounded(path: string, maxBytes: number): Promise<string | nul
   try {
     const stat = await handle.stat();
     if (!stat.isFile()) return null;
-    const buffer = Buffer.alloc(Math.min(stat.size, maxBytes));
-    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
-    return buffer.subarray(0, bytesRead).toString("utf8");
+    const buffer = Buffer.alloc(Math.max(0, Math.min(stat.size - from, maxBytes)));
+    const { bytesRead } = await handle.read(buffer, 0, buffer.length, from);
+    return buffer.subarray(0, bytesRead);
   } finally {
     await handle.close();
   }

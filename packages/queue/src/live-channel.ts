@@ -111,6 +111,11 @@ export class LiveChannel {
     return `${this.prefix}:events:${projectId}`;
   }
 
+  /** A project's live transcript entries (`run.transcript`), apart from its stored events. */
+  transcriptChannel(projectId: string): string {
+    return `${this.prefix}:transcript:${projectId}`;
+  }
+
   get allEventsChannel(): string {
     return `${this.prefix}:events`;
   }
@@ -160,6 +165,16 @@ export class LiveChannel {
     );
     if (!res) return [];
     return res.flatMap(([, entries]) => entries.map(([id, fields]) => ({ id, data: fields[1] ?? "" })));
+  }
+
+  /**
+   * Publishes entries a running run's output just completed on its project's transcript channel
+   * (`{ runId, entries }`): live only, never stored in Redis; a watcher that missed some reads
+   * the run's transcript over HTTP and goes on by `seq`.
+   */
+  async publishTranscript(projectId: string, runId: string, entries: readonly unknown[]): Promise<void> {
+    if (entries.length === 0) return;
+    await this.redis.publish(this.transcriptChannel(projectId), JSON.stringify({ runId, entries }));
   }
 
   async publishEvents(events: readonly LiveEvent[]): Promise<void> {

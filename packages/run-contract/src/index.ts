@@ -55,6 +55,7 @@ export {
   type RunOutcome,
   type RunResult,
   type RunStarted,
+  type RunTranscript,
   type RunUsage,
   type RunUsageMessage,
   resultMessageSchema,
@@ -62,6 +63,7 @@ export {
   runOutcomeSchema,
   runResultSchema,
   runStartedSchema,
+  runTranscriptSchema,
   runUsageMessageSchema,
 } from "./run-job-schema.ts";
 export {

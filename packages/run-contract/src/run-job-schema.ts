@@ -1,3 +1,4 @@
+import { TranscriptEntrySchema } from "@overseer/transcript";
 import { z } from "zod";
 import { ControlTransitionSchema } from "./control-file-schema.ts";
 import { runPhaseSchema, traceparentSchema } from "./run-phases.ts";
@@ -185,6 +186,14 @@ export const runOutcomeSchema = z.discriminatedUnion("kind", [
 ]);
 export type RunOutcome = z.infer<typeof runOutcomeSchema>;
 
+export const runTranscriptSchema = z.object({
+  /** The agent kind whose output was parsed (null: a custom CLI, every line kept raw). */
+  agent: z.string().nullable(),
+  entries: z.array(TranscriptEntrySchema),
+  truncated: z.boolean(),
+});
+export type RunTranscript = z.infer<typeof runTranscriptSchema>;
+
 export const runResultSchema = z.object({
   v: z.literal(RUN_JOB_VERSION),
   kind: z.literal("run-result"),
@@ -220,6 +229,12 @@ export const runResultSchema = z.object({
   durationMs: z.number(),
   output: z.string(),
   outputTruncated: z.boolean(),
+  /**
+   * The run's transcript (docs/transcripts.md), parsed by the worker as the output streamed and
+   * bounded to OVERSEER_MAX_TRANSCRIPT_BYTES (the oldest entries go first, `truncated` says so).
+   * Absent when the agent never ran.
+   */
+  transcript: runTranscriptSchema.optional(),
   timing: z.object({
     enqueuedAt: z.number(),
     pickedAt: z.number(),

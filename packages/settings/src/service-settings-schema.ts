@@ -279,6 +279,14 @@ export const SPECS: SpecTable = {
       "Run output kept per run, in Postgres and in the live log stream in Redis; beyond it the oldest output is dropped with a marker.",
     schema: integer(1024, BYTES_MAX),
   },
+  maxTranscriptBytes: {
+    name: "OVERSEER_MAX_TRANSCRIPT_BYTES",
+    fallback: String(WORKER_DEFAULTS.maxTranscriptBytes),
+    defaultLabel: `${WORKER_DEFAULTS.maxTranscriptBytes} (4 MiB)`,
+    description:
+      "A run's stored transcript (its messages, tool calls, results and edits parsed from the agent's output, as JSON); beyond it the oldest entries are dropped and the transcript is marked truncated. Each tool output in it is already cut to 8 KiB.",
+    schema: integer(1024, BYTES_MAX),
+  },
   liveLogEntries: {
     name: "OVERSEER_LIVE_LOG_ENTRIES",
     fallback: String(QUEUE_DEFAULTS.maxLogEntries),

@@ -80,6 +80,8 @@ export interface ServiceSettings {
   readonly cliRetryLimit: number;
   /** `OVERSEER_MAX_OUTPUT_BYTES`: run output kept per run; the rest is dropped with a marker. Default `1048576`. */
   readonly maxOutputBytes: number;
+  /** `OVERSEER_MAX_TRANSCRIPT_BYTES`: a run's stored transcript (JSON); the oldest entries go first. Default `4194304`. */
+  readonly maxTranscriptBytes: number;
   /** `OVERSEER_LIVE_LOG_ENTRIES`: entries of a run's live log stream in Redis (its bytes are bounded by `maxOutputBytes`). Default `256`. */
   readonly liveLogEntries: number;
   /** `OVERSEER_GATEWAY_HOST`: address the HTTP gateway listens on. Default `127.0.0.1`. */

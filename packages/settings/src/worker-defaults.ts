@@ -29,6 +29,8 @@ export const WORKER_DEFAULTS = Object.freeze({
   killGraceMs: PROCESS_DEFAULTS.killGraceMs,
   /** Run output kept per run, in Postgres and in its live log (`OVERSEER_MAX_OUTPUT_BYTES`). */
   maxOutputBytes: QUEUE_DEFAULTS.maxLogBytes,
+  /** A run's stored transcript, as JSON bytes; the oldest entries go first (`OVERSEER_MAX_TRANSCRIPT_BYTES`, 4 MiB). */
+  maxTranscriptBytes: 4 * MIB,
   /** Disk a run may add to its checkout and control dir, in bytes (`OVERSEER_RUN_DISK_MB`, 2048 MiB). */
   diskLimitBytes: 2048 * MIB,
   /** Pause between two disk measurements of a running run (`OVERSEER_DISK_CHECK_MS`). */

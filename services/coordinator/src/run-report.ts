@@ -17,6 +17,7 @@ export function runReportOf(result: RunResult, receivedAt: number): NonNullable<
     scopeViolations: result.scopeViolations,
     output: result.output,
     outputTruncated: result.outputTruncated,
+    transcript: result.transcript ?? null,
     commitSha: result.commitSha,
     startedAt: result.timing.spawnedAt ?? result.timing.pickedAt,
     timing: { ...timing, received: receivedAt },

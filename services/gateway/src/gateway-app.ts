@@ -39,6 +39,7 @@ import type { RouteContext } from "./routes/route-kit.ts";
 import { registerRunRoutes } from "./routes/run/register.ts";
 import { registerTaskRoutes } from "./routes/task/register.ts";
 import { registerTokenRoutes } from "./routes/token/register.ts";
+import { registerTranscriptRoutes } from "./routes/transcript/register.ts";
 
 /** Title and version of the generated OpenAPI document. */
 export const API_TITLE = "Overseer gateway API";
@@ -171,6 +172,7 @@ export function createGatewayApp(deps: GatewayDeps, settings: ResolvedGatewayOpt
   registerProjectRoutes(app, ctx);
   registerTaskRoutes(app, ctx);
   registerRunRoutes(app, ctx);
+  registerTranscriptRoutes(app, ctx);
   registerEventRoutes(app, ctx);
   registerTokenRoutes(app, ctx);
   registerOpsRoutes(app, ctx);

@@ -21,6 +21,7 @@ import {
   type RunPaths,
   WorkerShutdownError,
 } from "./run-context.ts";
+import type { RunTranscriptRecorder } from "./transcript-recorder.ts";
 import type { RunUsageTracker } from "./usage-tracker.ts";
 
 export type AgentPhase =
@@ -37,6 +38,8 @@ export interface AgentPhaseContext {
   signal?: AbortSignal | undefined;
   /** Counts the agent's usage as its output streams. */
   usage?: RunUsageTracker | undefined;
+  /** Parses the agent's output into its transcript as it streams. */
+  transcript?: RunTranscriptRecorder | undefined;
 }
 
 /**
@@ -163,6 +166,7 @@ async function runInSandbox(
       ...(job.transitionLingerMs !== undefined ? { transitionLingerMs: job.transitionLingerMs } : {}),
       onOutput: (chunk) => {
         ctx.usage?.write(chunk);
+        ctx.transcript?.write(chunk);
         deps.onOutput?.(job, chunk);
       },
       // A refused key the CLI would retry for minutes ends the run on its first retry; a rate

@@ -37,6 +37,10 @@ export interface RunExecutorDeps {
   maxFiles: number;
   /** Live output sink (already redacted). */
   onOutput?(job: RunJob, chunk: string): void;
+  /** JSON bytes of a run's transcript kept (OVERSEER_MAX_TRANSCRIPT_BYTES). */
+  maxTranscriptBytes: number;
+  /** Publishes transcript entries of a running run live (`run.transcript`); best effort. */
+  publishTranscript?(job: RunJob, entries: readonly unknown[]): Promise<void>;
   /**
    * Sends a running run's usage so far (usage-tracker.ts): while it runs, whenever it changed
    * (at most every `usageReportMs`), and once more when a run ends without a result (cancel).
@@ -117,6 +121,7 @@ export type ResultExtra = Observed &
     scopeViolations?: string[];
     usage?: RunResult["usage"];
     landingFailure?: RunResult["landingFailure"];
+    transcript?: RunResult["transcript"];
   };
 
 /** Epoch milliseconds at sub-millisecond resolution, monotonic within this process. */
@@ -191,6 +196,7 @@ export function buildRunResult(
     durationMs: extra.durationMs ?? 0,
     output: extra.output ?? "",
     outputTruncated: extra.outputTruncated ?? false,
+    ...(extra.transcript ? { transcript: extra.transcript } : {}),
     timing: {
       enqueuedAt: job.enqueuedAt,
       pickedAt: clock.pickedAt,

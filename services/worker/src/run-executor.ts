@@ -38,6 +38,7 @@ import {
   type RunExecutorDeps,
 } from "./run-context.ts";
 import { scopeViolations } from "./scope-checker.ts";
+import { RunTranscriptRecorder } from "./transcript-recorder.ts";
 import { RunUsageTracker } from "./usage-tracker.ts";
 
 export {
@@ -71,6 +72,7 @@ export async function executeRun(
     log,
     deps.usageReportMs,
   );
+  let transcript: RunTranscriptRecorder | null = null;
 
   try {
     const refusal = deps.sandboxRefusal(job);
@@ -84,17 +86,37 @@ export async function executeRun(
 
     const agentJob = checkout.prompt === job.prompt ? job : { ...job, prompt: checkout.prompt };
     usage.start(checkout.paths.controlDir);
-    const agent = await runAgent(agentJob, deps, checkout.paths, { redact, log, clock, signal, usage }).catch(
-      async (error: unknown) => {
-        // Cancelled or shut down mid-run: no result follows, so what it spent is reported now
-        // (read before its dirs go).
-        await usage.finish();
-        throw error;
+    const recorder = new RunTranscriptRecorder(
+      job,
+      checkout.paths.checkout,
+      {
+        maxBytes: deps.maxTranscriptBytes,
+        publish: deps.publishTranscript
+          ? (entries) => deps.publishTranscript?.(job, entries) ?? Promise.resolve()
+          : undefined,
       },
+      log,
     );
-    // What the run spent counts whatever its outcome.
-    const spent = runUsage(await usage.finish(), agent.kind === "finished" ? agent.harness.transition : null);
-    if (agent.kind === "ended") return finish(agent.outcome, { ...agent.observed, usage: spent });
+    transcript = recorder;
+    recorder.start(checkout.paths.controlDir);
+    const agent = await runAgent(agentJob, deps, checkout.paths, {
+      redact,
+      log,
+      clock,
+      signal,
+      usage,
+      transcript: recorder,
+    }).catch(async (error: unknown) => {
+      // Cancelled or shut down mid-run: no result follows, so what it spent is reported now
+      // (read before its dirs go), and the rest of its transcript is published.
+      await Promise.all([usage.finish(), recorder.finish()]);
+      throw error;
+    });
+    // What the run spent counts whatever its outcome; what it did is kept whatever its outcome.
+    const [counted, record] = await Promise.all([usage.finish(), recorder.finish()]);
+    const spent = runUsage(counted, agent.kind === "finished" ? agent.harness.transition : null);
+    const ran = { usage: spent, transcript: record };
+    if (agent.kind === "ended") return finish(agent.outcome, { ...agent.observed, ...ran });
 
     const outcome = decideOutcome(job, agent.harness, checkout.taskHead, redact, log);
     if (
@@ -103,7 +125,7 @@ export async function executeRun(
       outcome.transition.kind === "submit"
     ) {
       const marked = await filesWithMarkers(checkout.paths.checkout, checkout.mergedMain.conflicts);
-      if (marked.length > 0) return finish(markerRefusal(marked), { ...agent.observed, usage: spent });
+      if (marked.length > 0) return finish(markerRefusal(marked), { ...agent.observed, ...ran });
     }
     const violations =
       job.action === "review"
@@ -122,13 +144,14 @@ export async function executeRun(
       clock,
     });
     const [finalOutcome, extra] = resultOfWork(work, outcome, agent.observed, violations);
-    return finish(finalOutcome, { ...extra, usage: spent });
+    return finish(finalOutcome, { ...extra, ...ran });
   } catch (error) {
     // A host-side git step past its bound ends the run as a disk_limit violation.
     const breach = gitStepBreach(error, mirror);
     if (breach === null) throw error;
     log.warn({ err: error }, "a host-side git step of the run ran past its bound");
-    return finish(breach, { usage: usage.usage() });
+    const record = await (transcript as RunTranscriptRecorder | null)?.finish();
+    return finish(breach, { usage: usage.usage(), ...(record ? { transcript: record } : {}) });
   } finally {
     // Cleanup is off the critical path: the result is reported while the checkout goes.
     const wt = worktree as Worktree | null;

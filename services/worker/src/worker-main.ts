@@ -130,6 +130,7 @@ const service = new WorkerService(
     killGraceMs: settings.killGraceMs,
     drainMs: settings.workerDrainMs,
     maxOutputBytes: settings.maxOutputBytes,
+    maxTranscriptBytes: settings.maxTranscriptBytes,
     diskLimitBytes: settings.runDiskMb * 1024 * 1024,
     diskCheckMs: settings.diskCheckMs,
     maxFiles: settings.runMaxFiles,

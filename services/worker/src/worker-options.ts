@@ -31,6 +31,8 @@ export interface WorkerServiceOptions {
   killGraceMs?: number;
   /** Run output kept per run. Default 1048576 bytes. */
   maxOutputBytes?: number;
+  /** JSON bytes of a run's transcript kept; the oldest entries go first. Default 4 MiB. */
+  maxTranscriptBytes?: number;
   /** Disk a run may add to its checkout, in bytes (a project's `sandbox.disk_mb` may only lower it). Default 2048 MiB. */
   diskLimitBytes?: number;
   /** Pause between two disk measurements of a running run. Default 250 ms. */
@@ -73,6 +75,7 @@ const MINIMA: Readonly<Record<Exclude<WorkerDefaultKey, "prefix">, number>> = Ob
   mirrorFreshMs: 0,
   killGraceMs: 0,
   maxOutputBytes: 1024,
+  maxTranscriptBytes: 1024,
   diskLimitBytes: 1,
   diskCheckMs: 1,
   maxFiles: 1,

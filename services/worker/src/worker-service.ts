@@ -114,6 +114,8 @@ export class WorkerService {
       logger: deps.logger,
       killGraceMs: options.killGraceMs,
       maxOutputBytes: options.maxOutputBytes,
+      maxTranscriptBytes: options.maxTranscriptBytes,
+      publishTranscript: (job, entries) => deps.live.publishTranscript(job.projectId, job.runId, entries),
       diskLimitBytes: options.diskLimitBytes,
       diskCheckMs: options.diskCheckMs,
       maxFiles: options.maxFiles,

@@ -1,7 +1,8 @@
 import type { LiveChannel, Redis } from "@overseer/queue";
 import type { Logger } from "@overseer/runtime";
 
-type Listener = () => void;
+/** Called with each message of the channel (a wake-up for event streams, entries for transcripts). */
+type Listener = (message: string) => void;
 
 /**
  * One Redis subscriber connection shared by every project event stream of this gateway.
@@ -23,8 +24,19 @@ export class ProjectEventSubscriber {
   ) {}
 
   /** Listens to a project's live events; resolves once Redis confirmed the subscription. */
-  async subscribe(projectId: string, listener: Listener): Promise<() => void> {
-    const channel = this.live.eventsChannel(projectId);
+  subscribe(projectId: string, listener: () => void): Promise<() => void> {
+    return this.subscribeChannel(this.live.eventsChannel(projectId), () => listener());
+  }
+
+  /**
+   * Listens to a project's live transcript entries (`{ runId, entries }` JSON, published by the
+   * workers as runs go); resolves once Redis confirmed the subscription.
+   */
+  subscribeTranscripts(projectId: string, listener: (message: string) => void): Promise<() => void> {
+    return this.subscribeChannel(this.live.transcriptChannel(projectId), listener);
+  }
+
+  private async subscribeChannel(channel: string, listener: Listener): Promise<() => void> {
     const connection = this.ensureConnection();
     let set = this.listeners.get(channel);
     if (!set) {
@@ -58,7 +70,7 @@ export class ProjectEventSubscriber {
    * NOTIFY, so a change made where no Redis is at hand (the CLI) reaches watchers at once.
    */
   wake(projectId: string): void {
-    for (const listener of this.listeners.get(this.live.eventsChannel(projectId)) ?? []) listener();
+    for (const listener of this.listeners.get(this.live.eventsChannel(projectId)) ?? []) listener("");
   }
 
   async close(): Promise<void> {
@@ -72,12 +84,14 @@ export class ProjectEventSubscriber {
   private ensureConnection(): Redis {
     if (this.connection) return this.connection;
     const connection = this.redis.duplicate();
-    connection.on("message", (channel: string) => {
-      for (const listener of this.listeners.get(channel) ?? []) listener();
+    connection.on("message", (channel: string, message: string) => {
+      for (const listener of this.listeners.get(channel) ?? []) listener(message);
     });
     let readyBefore = false;
     connection.on("ready", () => {
-      if (readyBefore) for (const set of this.listeners.values()) for (const listener of set) listener();
+      if (readyBefore)
+        for (const [channel, set] of this.listeners)
+          if (!channel.startsWith(this.live.transcriptChannel(""))) for (const listener of set) listener("");
       readyBefore = true;
     });
     connection.on("error", (error) => this.logger.warn({ err: error }, "event subscriber connection error"));
