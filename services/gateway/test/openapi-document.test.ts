@@ -30,6 +30,8 @@ const EXPECTED_OPERATIONS = [
   "get /api/v1/runs/{id}",
   "get /api/v1/runs/{id}/prompt",
   "get /api/v1/runs/{id}/log",
+  "get /api/v1/projects/{id}/runs/{run_id}/transcript",
+  "get /api/v1/projects/{id}/tasks/{task_id}/transcript",
   "get /api/v1/projects/{id}/events",
   "get /api/v1/projects/{id}/decisions",
   "get /api/v1/projects/{id}/decisions/{decision_id}",
