@@ -5,6 +5,7 @@ import * as fleet from "../routes/fleet/definitions.ts";
 import * as project from "../routes/project/definitions.ts";
 import * as run from "../routes/run/definitions.ts";
 import * as task from "../routes/task/definitions.ts";
+import * as transcript from "../routes/transcript/definitions.ts";
 
 /**
  * The MCP server's tools. Each one IS a route of the HTTP API: its name, its route definition
@@ -173,6 +174,14 @@ export const MCP_TOOLS: readonly McpToolSpec[] = [
   routeTool("get_task", "Get a task", task.getTaskRoute, READ, PROJECT),
   routeTool("list_runs", "List runs", run.listRunsRoute, READ, PROJECT),
   routeTool("get_run", "Get a run", run.getRunRoute, READ, RUN),
+  routeTool("get_run_transcript", "A run's transcript", transcript.getRunTranscriptRoute, READ, PROJECT),
+  routeTool(
+    "get_task_transcript",
+    "What the agents did on a task",
+    transcript.getTaskTranscriptRoute,
+    READ,
+    PROJECT,
+  ),
   routeTool("get_run_log", "A run's stored output", run.getRunLogRoute, READ, RUN),
   routeTool("get_run_diff", "A run's commit diff", fleet.getRunDiffRoute, READ, RUN),
   routeTool("add_task", "Add a task", task.createTaskRoute, WRITE, PROJECT),
