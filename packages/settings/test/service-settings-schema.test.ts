@@ -65,6 +65,7 @@ const TABLE: [string, keyof ServiceSettings, unknown, string, string][] = [
   ["OVERSEER_USAGE_REPORT_MS", "usageReportMs", 5000, "-1", "an integer from 0"],
   ["OVERSEER_CLI_RETRY_LIMIT", "cliRetryLimit", 5, "0", "an integer from 1 to 1000"],
   ["OVERSEER_MAX_OUTPUT_BYTES", "maxOutputBytes", 1048576, "10", "an integer from 1024"],
+  ["OVERSEER_MAX_TRANSCRIPT_BYTES", "maxTranscriptBytes", 4194304, "10", "an integer from 1024"],
   ["OVERSEER_LIVE_LOG_ENTRIES", "liveLogEntries", 256, "0", "an integer from 1"],
   ["OVERSEER_GATEWAY_HOST", "gatewayHost", "127.0.0.1", "http://x/", "host name or IP"],
   ["OVERSEER_GATEWAY_PORT", "gatewayPort", 7070, "65536", "an integer from 0 to 65535"],
