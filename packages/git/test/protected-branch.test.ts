@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { protectedBranchRefusal } from "../src/index.ts";
 
 // A real refusal (GitHub's pre-receive hook over smart HTTP) is read end to end in
-// test/e2e/protected-branch.test.ts: a local-path remote runs no hooks under the hardening config.
+// test/forge/protected-branch.e2e.ts: a local-path remote runs no hooks under the hardening config.
 
 describe("protectedBranchRefusal", () => {
   it.each([
