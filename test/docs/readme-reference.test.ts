@@ -73,6 +73,7 @@ const WITHOUT_CONSTANT: Readonly<Record<string, string>> = {
   OVERSEER_WORKER_ID: "the host name and process id",
   OVERSEER_EGRESS_ALLOW_PRIVATE: "empty: no internal destination",
   OVERSEER_URL: "made of the gateway's host and port",
+  OVERSEER_DASHBOARD_URL: "none: pull request bodies name runs by id",
   OVERSEER_TOKEN: "none",
 };
 
@@ -97,6 +98,8 @@ const SETTING_CONSTANTS: Readonly<Record<string, readonly [keyof ServiceSettings
   OVERSEER_MAX_STALLED_COUNT: ["maxStalledCount", WORKER_DEFAULTS.maxStalledCount],
   OVERSEER_RESULT_CONCURRENCY: ["resultConcurrency", COORDINATOR_DEFAULTS.resultConcurrency],
   OVERSEER_RESULT_ATTEMPTS: ["resultAttempts", COORDINATOR_DEFAULTS.resultAttempts],
+  OVERSEER_FORGE_CONCURRENCY: ["forgeConcurrency", COORDINATOR_DEFAULTS.forgeConcurrency],
+  OVERSEER_FORGE_RETRY_BASE_MS: ["forgeRetryBaseMs", COORDINATOR_DEFAULTS.forgeRetryBaseMs],
   OVERSEER_MIRROR_FRESH_MS: ["mirrorFreshMs", WORKER_DEFAULTS.mirrorFreshMs],
   OVERSEER_KILL_GRACE_MS: ["killGraceMs", WORKER_DEFAULTS.killGraceMs],
   OVERSEER_WORKER_DRAIN_MS: ["workerDrainMs", WORKER_DEFAULTS.drainMs],

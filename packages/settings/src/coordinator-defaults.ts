@@ -21,10 +21,10 @@ export const COORDINATOR_DEFAULTS = Object.freeze({
   prefix: QUEUE_DEFAULTS.prefix,
   /** Most projects one replica leases; null: no bound. */
   maxProjects: null as number | null,
-  /** Forge jobs (pull request work) run in parallel by one replica. */
+  /** Forge jobs (pull request work) run in parallel by one replica (`OVERSEER_FORGE_CONCURRENCY`). */
   forgeConcurrency: 4,
-  /** Backoff unit of forge requests after a 5xx, in ms. */
+  /** Backoff unit of forge requests after a 5xx, in ms (`OVERSEER_FORGE_RETRY_BASE_MS`). */
   forgeRetryBaseMs: 1000,
-  /** The dashboard's base URL for run links in pull request bodies; null: run ids only. */
+  /** The dashboard's base URL for run links in pull request bodies; null: run ids only (`OVERSEER_DASHBOARD_URL`). */
   dashboardUrl: null as string | null,
 });

@@ -182,6 +182,28 @@ export const SPECS: SpecTable = {
       "Failed applications of one run result (a result Postgres keeps refusing) before its run is ended as failed with a result_unapplicable incident, so the project carries on.",
     schema: integer(1, 1000),
   },
+  forgeConcurrency: {
+    name: "OVERSEER_FORGE_CONCURRENCY",
+    fallback: String(COORDINATOR_DEFAULTS.forgeConcurrency),
+    description:
+      "Forge jobs (open or update a pull request, read its checks and reviews, apply a webhook delivery, merge) one coordinator runs at the same time, for every pull_request project it owns.",
+    schema: integer(1, 256),
+  },
+  forgeRetryBaseMs: {
+    name: "OVERSEER_FORGE_RETRY_BASE_MS",
+    fallback: String(COORDINATOR_DEFAULTS.forgeRetryBaseMs),
+    description:
+      "Backoff unit of a forge request that got a 5xx (GitHub: n² × this before retry n; GitLab and Gitea: doubled each retry). Rate limits wait what the forge says (Retry-After, rate-limit reset).",
+    schema: integer(0, MS_MAX),
+  },
+  dashboardUrl: {
+    name: "OVERSEER_DASHBOARD_URL",
+    fallback: undefined,
+    defaultLabel: "(none: run ids only)",
+    description:
+      "The dashboard's public URL (the gateway's, as people open it): pull request bodies link the task and each run there. Unset: they name the runs by id.",
+    schema: url(["http:", "https:"], "an http:// or https:// URL").transform((v) => v.replace(/\/+$/, "")),
+  },
   mirrorFreshMs: {
     name: "OVERSEER_MIRROR_FRESH_MS",
     fallback: String(WORKER_DEFAULTS.mirrorFreshMs),

@@ -50,6 +50,12 @@ export interface ServiceSettings {
   readonly resultConcurrency: number;
   /** `OVERSEER_RESULT_ATTEMPTS`: failed applications of one run result before its run is ended as failed with an incident. Default `5`. */
   readonly resultAttempts: number;
+  /** `OVERSEER_FORGE_CONCURRENCY`: forge jobs (pull request work) one coordinator runs at once. Default `4`. */
+  readonly forgeConcurrency: number;
+  /** `OVERSEER_FORGE_RETRY_BASE_MS`: backoff unit of a forge request after a 5xx. Default `1000`. */
+  readonly forgeRetryBaseMs: number;
+  /** `OVERSEER_DASHBOARD_URL`: the dashboard's public URL, linked from pull request bodies, no trailing slash. Default none. */
+  readonly dashboardUrl: string | undefined;
   /** `OVERSEER_MIRROR_FRESH_MS`: skip the pre-checkout fetch of a new task when the mirror is this fresh. Default `5000`. */
   readonly mirrorFreshMs: number;
   /** `OVERSEER_KILL_GRACE_MS`: time between SIGTERM and SIGKILL of a run's process group. Default `5000`. */

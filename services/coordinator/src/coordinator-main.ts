@@ -55,6 +55,9 @@ const coordinator = new Coordinator(
     resultConcurrency: settings.resultConcurrency,
     resultAttempts: settings.resultAttempts,
     maxPlanTasks: settings.maxImportTasks,
+    forgeConcurrency: settings.forgeConcurrency,
+    forgeRetryBaseMs: settings.forgeRetryBaseMs,
+    dashboardUrl: settings.dashboardUrl ?? null,
   }),
 );
 await coordinator.start();

@@ -25,11 +25,11 @@ export interface CoordinatorOptions {
   resultAttempts?: number;
   /** Most tasks a planner's plan may hold (OVERSEER_MAX_IMPORT_TASKS, the import bound). Default 10000. */
   maxPlanTasks?: number;
-  /** Forge jobs (pull request work of pull_request projects) run in parallel. Default 4. */
+  /** Forge jobs (pull request work of pull_request projects) run in parallel (`OVERSEER_FORGE_CONCURRENCY`). Default 4. */
   forgeConcurrency?: number;
-  /** Backoff unit of forge requests after a 5xx (retries wait n² × this on GitHub). Default 1000 ms. */
+  /** Backoff unit of forge requests after a 5xx (retries wait n² × this on GitHub; `OVERSEER_FORGE_RETRY_BASE_MS`). Default 1000 ms. */
   forgeRetryBaseMs?: number;
-  /** The dashboard's base URL (`OVERSEER_URL`): run links in pull request bodies. Default null: run ids only. */
+  /** The dashboard's base URL (`OVERSEER_DASHBOARD_URL`): run links in pull request bodies. Default null: run ids only. */
   dashboardUrl?: string | null;
 }
 

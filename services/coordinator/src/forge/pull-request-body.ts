@@ -29,7 +29,7 @@ export function pullRequestText(
     readonly verdict: string | null;
     readonly reviewer: string | null;
     readonly runs: readonly RunLine[];
-    /** The dashboard's base URL, when the coordinator knows it (`OVERSEER_URL`). */
+    /** The dashboard's base URL, when the coordinator knows it (`OVERSEER_DASHBOARD_URL`). */
     readonly dashboardUrl: string | null;
     readonly headSha: string;
   },
