@@ -81,6 +81,9 @@ const WITHOUT_CONSTANT: Readonly<Record<string, string>> = {
 const SETTING_CONSTANTS: Readonly<Record<string, readonly [keyof ServiceSettings, unknown]>> = {
   DATABASE_URL: ["databaseUrl", CLUSTER_DEFAULTS.databaseUrl],
   REDIS_URL: ["redisUrl", CLUSTER_DEFAULTS.redisUrl],
+  REDIS_CLUSTER_NODES: ["redisClusterNodes", CLUSTER_DEFAULTS.redisClusterNodes],
+  REDIS_SENTINELS: ["redisSentinels", CLUSTER_DEFAULTS.redisSentinels],
+  REDIS_SENTINEL_MASTER: ["redisSentinelMaster", CLUSTER_DEFAULTS.redisSentinelMaster],
   OVERSEER_DATA_DIR: ["dataDir", CLUSTER_DEFAULTS.dataDir],
   OVERSEER_QUEUE_PREFIX: ["queuePrefix", QUEUE_DEFAULTS.prefix],
   LOG_LEVEL: ["logLevel", LOGGER_DEFAULTS.level],

@@ -130,16 +130,20 @@ async function leakedRedisKeys(tag: string): Promise<string[]> {
   const redis = createRedis(REDIS_URL, { maxRetriesPerRequest: 1 });
   try {
     const keys: string[] = [];
-    let cursor = "0";
-    do {
-      const [next, batch] = await redis.scan(cursor, "MATCH", `${tag}-*`, "COUNT", 1000);
-      cursor = next;
-      keys.push(...batch);
-    } while (cursor !== "0");
+    // Queue keys carry their prefix as a hash tag ({prefix}:…), the others plainly (prefix:…).
+    for (const pattern of [`${tag}-*`, `{${tag}-*`]) {
+      let cursor = "0";
+      do {
+        const [next, batch] = await redis.scan(cursor, "MATCH", pattern, "COUNT", 1000);
+        cursor = next;
+        keys.push(...batch);
+      } while (cursor !== "0");
+    }
     if (keys.length > 0) await redis.del(...keys);
-    const prefixes = [...new Set(keys.map((k) => k.split(":")[0]))].sort();
+    const prefixes = [...new Set(keys.map((k) => k.split(":")[0]?.replace(/^\{|\}$/g, "")))].sort();
     return prefixes.map(
-      (p) => `redis keys left under prefix ${p} (${keys.filter((k) => k.startsWith(`${p}:`)).length})`,
+      (p) =>
+        `redis keys left under prefix ${p} (${keys.filter((k) => k.startsWith(`${p}:`) || k.startsWith(`{${p}}:`)).length})`,
     );
   } finally {
     redis.disconnect();

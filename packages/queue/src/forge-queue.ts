@@ -1,8 +1,8 @@
 import { formatZodIssues } from "@overseer/input-errors";
 import { type ForgeJob, forgeJobSchema } from "@overseer/run-contract";
 import { type JobsOptions, Queue } from "bullmq";
-import type { Redis } from "ioredis";
-import { FORGE_QUEUE } from "./queue-names.ts";
+import { FORGE_QUEUE, queueKeyPrefix } from "./queue-names.ts";
+import type { Redis } from "./redis-connection.ts";
 
 /**
  * Producer side of the forge queue (the coordinator's host-side pull request work). Job ids are
@@ -25,7 +25,7 @@ export class ForgeQueue {
     connection: Redis,
     options: { prefix: string; attempts?: number; backoffMs?: number; retryAfterMs?: number },
   ) {
-    this.queue = new Queue(FORGE_QUEUE, { connection, prefix: options.prefix });
+    this.queue = new Queue(FORGE_QUEUE, { connection, prefix: queueKeyPrefix(options.prefix) });
     this.#retryAfterMs = options.retryAfterMs ?? 30_000;
     this.#options = {
       attempts: options.attempts ?? 4,

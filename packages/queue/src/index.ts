@@ -8,6 +8,12 @@ export {
   resolveLiveOptions,
 } from "./live-channel.ts";
 export * from "./queue-names.ts";
-export { createRedis, type Redis } from "./redis-connection.ts";
+export {
+  createRedis,
+  describeRedisTarget,
+  type Redis,
+  type RedisTarget,
+  redisTarget,
+} from "./redis-connection.ts";
 export { type QueueOptions, type ResolvedQueueOptions, RunQueues, resolveQueueOptions } from "./run-queue.ts";
 export { type WorkerHeartbeat, WorkerRegistry } from "./worker-registry.ts";

@@ -1,5 +1,5 @@
-import type { Redis } from "ioredis";
 import { QUEUE_DEFAULTS } from "./queue-names.ts";
+import type { Redis } from "./redis-connection.ts";
 
 /**
  * Live events and run logs in Redis. Only a convenience for watchers: every event is in

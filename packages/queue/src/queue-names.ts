@@ -8,6 +8,16 @@ export const RESULT_QUEUE = "results";
 /** The coordinator's host-side pull request work (forge-queue.ts). */
 export const FORGE_QUEUE = "forge";
 
+/**
+ * The BullMQ prefix of a cluster's queues: its key prefix as a hash tag (`{overseer}`), so
+ * every key of a queue hashes to one Redis Cluster slot, as BullMQ's Lua scripts need (BullMQ
+ * documents this for Cluster). Other keys (run logs, heartbeats) keep the plain prefix and spread
+ * over the cluster; each of their commands touches one key.
+ */
+export function queueKeyPrefix(prefix: string): string {
+  return `{${prefix}}`;
+}
+
 export function runJobId(runId: string): string {
   return `run-${runId}`;
 }

@@ -1,11 +1,11 @@
 import { formatZodIssues } from "@overseer/input-errors";
 import { type ResultMessage, type RunJob, resultMessageSchema, runJobSchema } from "@overseer/run-contract";
 import { type JobsOptions, Queue } from "bullmq";
-import type { Redis } from "ioredis";
 import type { z } from "zod";
 import { ForgeQueue } from "./forge-queue.ts";
 import {
   QUEUE_DEFAULTS,
+  queueKeyPrefix,
   RESULT_QUEUE,
   RUN_QUEUE,
   resultJobId,
@@ -13,6 +13,7 @@ import {
   startedJobId,
   usageJobId,
 } from "./queue-names.ts";
+import type { Redis } from "./redis-connection.ts";
 
 export interface QueueOptions {
   /** Redis key prefix for every queue; default `overseer`. */
@@ -61,10 +62,10 @@ export class RunQueues {
 
   /** Takes options resolved once by `resolveQueueOptions`. */
   constructor(connection: Redis, options: ResolvedQueueOptions) {
-    const { prefix } = options;
+    const prefix = queueKeyPrefix(options.prefix);
     this.runs = new Queue(RUN_QUEUE, { connection, prefix });
     this.results = new Queue(RESULT_QUEUE, { connection, prefix });
-    this.forge = new ForgeQueue(connection, { prefix });
+    this.forge = new ForgeQueue(connection, { prefix: options.prefix });
     this.jobOptions = {
       attempts: options.infraAttempts,
       backoff: { type: "exponential", delay: options.infraBackoffMs },

@@ -1,5 +1,5 @@
-import type { Redis } from "ioredis";
 import { QUEUE_DEFAULTS } from "./queue-names.ts";
+import type { Redis } from "./redis-connection.ts";
 
 export interface WorkerHeartbeat {
   id: string;

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   createRedis,
   LiveChannel,
+  queueKeyPrefix,
   RESULT_QUEUE,
   type Redis,
   RUN_QUEUE,
@@ -60,7 +61,10 @@ describe("RunQueues", () => {
       async () => {
         throw new UnrecoverableError("database down");
       },
-      { connection: createRedis(process.env.REDIS_URL ?? "redis://127.0.0.1:6379"), prefix },
+      {
+        connection: createRedis(process.env.REDIS_URL ?? "redis://127.0.0.1:6379"),
+        prefix: queueKeyPrefix(prefix),
+      },
     );
     const failed = new Promise<void>((resolve) => failing.once("failed", () => resolve()));
     await failed;
@@ -102,7 +106,7 @@ describe("run job ownership", () => {
           tokens.push({ worker: name, token: token ?? "" });
           await held;
         },
-        { connection, prefix: own, lockDuration: 1000, stalledInterval: 300, ...options },
+        { connection, prefix: queueKeyPrefix(own), lockDuration: 1000, stalledInterval: 300, ...options },
       );
       w.on("error", () => undefined);
       workers.push(w);
@@ -127,8 +131,7 @@ describe("run job ownership", () => {
       for (const c of connections) c.disconnect();
       await ownQueues.runs.obliterate({ force: true }).catch(() => undefined);
       await ownQueues.close();
-      const keys = await redis.keys(`${own}:*`);
-      if (keys.length > 0) await redis.del(...keys);
+      await deleteRedisKeys(redis, own);
     }
   });
 });

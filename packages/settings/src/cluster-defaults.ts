@@ -8,6 +8,12 @@ export const CLUSTER_DEFAULTS = Object.freeze({
   databaseUrl: "postgres://postgres@127.0.0.1:5432/overseer",
   /** Redis: queues and live events (`REDIS_URL`). */
   redisUrl: "redis://127.0.0.1:6379",
+  /** Seed nodes of a Redis Cluster, `host:port` each (`REDIS_CLUSTER_NODES`); empty: not a cluster. */
+  redisClusterNodes: Object.freeze([] as string[]),
+  /** Sentinels watching the Redis primary, `host:port` each (`REDIS_SENTINELS`); empty: no Sentinel. */
+  redisSentinels: Object.freeze([] as string[]),
+  /** Name of the primary the Sentinels watch (`REDIS_SENTINEL_MASTER`). */
+  redisSentinelMaster: "mymaster",
   /** Worker mirrors, checkouts, run logs; relative to the working directory (`OVERSEER_DATA_DIR`). */
   dataDir: "./.overseer-data",
   /** Sandbox driver of a worker's runs (`OVERSEER_SANDBOX`). */

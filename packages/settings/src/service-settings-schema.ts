@@ -14,6 +14,7 @@ import {
   commaList,
   defaultWorkerId,
   durationLabel,
+  hostPortList,
   integer,
   isOrigin,
   MIB,
@@ -60,6 +61,28 @@ export const SPECS: SpecTable = {
     fallback: CLUSTER_DEFAULTS.redisUrl,
     description: "Redis connection URL (queues and live events only).",
     schema: url(["redis:", "rediss:"], "a redis:// or rediss:// URL"),
+  },
+  redisClusterNodes: {
+    name: "REDIS_CLUSTER_NODES",
+    fallback: "",
+    defaultLabel: "(empty: not a cluster)",
+    description:
+      "Comma-separated host:port seed nodes of a Redis Cluster; set, every service talks to the cluster (REDIS_URL then gives only the scheme, user and password). Queue keys carry the hash tag {OVERSEER_QUEUE_PREFIX}.",
+    schema: hostPortList,
+  },
+  redisSentinels: {
+    name: "REDIS_SENTINELS",
+    fallback: "",
+    defaultLabel: "(empty: no Sentinel)",
+    description:
+      "Comma-separated host:port Redis Sentinels; set, services ask them for the primary named REDIS_SENTINEL_MASTER and follow its failovers (REDIS_URL then gives only the scheme, user, password and database).",
+    schema: hostPortList,
+  },
+  redisSentinelMaster: {
+    name: "REDIS_SENTINEL_MASTER",
+    fallback: CLUSTER_DEFAULTS.redisSentinelMaster,
+    description: "Name of the primary the Sentinels of REDIS_SENTINELS watch.",
+    schema: z.string().regex(NAME_PATTERN, { error: "letters, digits, ., _ or - (at most 128)" }),
   },
   dataDir: {
     name: "OVERSEER_DATA_DIR",

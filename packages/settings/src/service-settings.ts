@@ -14,6 +14,12 @@ export interface ServiceSettings {
   readonly databaseUrl: string;
   /** `REDIS_URL`: Redis connection URL (`redis:` or `rediss:`). Default `redis://127.0.0.1:6379`. */
   readonly redisUrl: string;
+  /** `REDIS_CLUSTER_NODES`: seed nodes (`host:port`) of a Redis Cluster; empty: a single server or Sentinel. Default empty. */
+  readonly redisClusterNodes: readonly string[];
+  /** `REDIS_SENTINELS`: Sentinels (`host:port`) that name the Redis primary; empty: no Sentinel. Default empty. */
+  readonly redisSentinels: readonly string[];
+  /** `REDIS_SENTINEL_MASTER`: name of the primary the Sentinels watch. Default `mymaster`. */
+  readonly redisSentinelMaster: string;
   /** `OVERSEER_DATA_DIR`: worker mirrors, run logs, temp files; absolute. Default `./.overseer-data` resolved against the working directory. */
   readonly dataDir: string;
   /** `OVERSEER_QUEUE_PREFIX`: BullMQ key prefix, to share one Redis between clusters. Default `overseer`. */

@@ -20,6 +20,26 @@ export const commaList = z.string().transform((v) =>
     .filter(Boolean),
 );
 
+export const HOST_PORT_EXPECTED = "a comma-separated list of host:port such as redis-1:6379, 10.0.0.5:26379";
+
+/** A comma-separated list of `host:port` (IPv6 in brackets), frozen. */
+export const hostPortList: z.ZodType<readonly string[], string> = commaList
+  .pipe(
+    z.array(
+      z
+        .string()
+        .refine(
+          (v) =>
+            /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9][A-Za-z0-9.-]{0,252}):\d{1,5}$/.test(v) &&
+            Number(v.slice(v.lastIndexOf(":") + 1)) <= 65535,
+          {
+            error: HOST_PORT_EXPECTED,
+          },
+        ),
+    ),
+  )
+  .transform((list) => Object.freeze(list));
+
 export const CIDR_EXPECTED = "a comma-separated list of CIDRs such as 10.0.0.0/8, 127.0.0.1/32 or fd00::/8";
 
 export const BOOLEAN_EXPECTED = "one of 1, 0, true, false, yes, no";

@@ -82,6 +82,19 @@ function crossCheck(values: Record<string, unknown>, env: NodeJS.ProcessEnv): Co
       received: String(maxImportTasks),
     });
   }
+  const { redisClusterNodes, redisSentinels } = values;
+  if (
+    Array.isArray(redisClusterNodes) &&
+    redisClusterNodes.length > 0 &&
+    Array.isArray(redisSentinels) &&
+    redisSentinels.length > 0
+  ) {
+    issues.push({
+      path: SPECS.redisSentinels.name,
+      expected: `unset while ${SPECS.redisClusterNodes.name} is set: a Redis Cluster fails over by itself, Sentinel watches a single primary`,
+      received: describeReceived(normalizeRaw(env[SPECS.redisSentinels.name])),
+    });
+  }
   if (sandbox === "none" && sandboxUnsafeNone === false) {
     issues.push({
       path: SPECS.sandbox.name,

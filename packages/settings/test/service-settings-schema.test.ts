@@ -28,6 +28,9 @@ const TABLE: [string, keyof ServiceSettings, unknown, string, string][] = [
     "postgres://",
   ],
   ["REDIS_URL", "redisUrl", "redis://127.0.0.1:6379", "http://127.0.0.1:6379", "redis://"],
+  ["REDIS_CLUSTER_NODES", "redisClusterNodes", [], "redis-1", "host:port"],
+  ["REDIS_SENTINELS", "redisSentinels", [], "sentinel-1:99999", "host:port"],
+  ["REDIS_SENTINEL_MASTER", "redisSentinelMaster", "mymaster", "my master", "letters"],
   ["OVERSEER_DATA_DIR", "dataDir", path.resolve("./.overseer-data"), "bad\0dir", "directory"],
   ["OVERSEER_QUEUE_PREFIX", "queuePrefix", "overseer", "bull:overseer", "no colon"],
   ["LOG_LEVEL", "logLevel", "info", "loud", "one of fatal, error, warn, info"],
@@ -126,6 +129,17 @@ describe("loadSettings", () => {
     expect(error.message).toContain("(secret, hidden)");
     expect(error.message).not.toContain("hunter2pass");
     expect(error.message).toContain("mysql://admin:[REDACTED]@db/overseer");
+  });
+
+  it("reads Redis Cluster nodes and Sentinels as host:port lists, never both", () => {
+    const cluster = loadSettings({ REDIS_CLUSTER_NODES: " redis-1:7000, 10.0.0.2:7001 ,[::1]:7002" });
+    expect(cluster.redisClusterNodes).toEqual(["redis-1:7000", "10.0.0.2:7001", "[::1]:7002"]);
+    const sentinel = loadSettings({ REDIS_SENTINELS: "s1:26379,s2:26379", REDIS_SENTINEL_MASTER: "main-1" });
+    expect(sentinel.redisSentinels).toEqual(["s1:26379", "s2:26379"]);
+    expect(sentinel.redisSentinelMaster).toBe("main-1");
+    const error = settingsError({ REDIS_CLUSTER_NODES: "r1:7000", REDIS_SENTINELS: "s1:26379" });
+    expect(error.issues.map((i) => i.path)).toEqual(["REDIS_SENTINELS"]);
+    expect(error.message).toContain("unset while REDIS_CLUSTER_NODES is set");
   });
 
   it("treats empty and blank values as unset and trims the rest", () => {

@@ -26,14 +26,24 @@ export function uniqueRedisPrefix(name: string): string {
   return `${process.env.OVERSEER_TEST_RUN ?? "local"}-${name}-${randomBytes(5).toString("hex")}`;
 }
 
-/** Deletes every key under `prefix` (SCAN, so it never blocks the shared Redis). */
+/**
+ * Deletes every key under `prefix`, the queues' hash-tagged `{prefix}:` keys included (SCAN, so
+ * it never blocks the shared Redis). On a Redis Cluster every primary is scanned and keys are
+ * deleted one by one (they sit in different slots).
+ */
 export async function deleteRedisKeys(redis: Redis, prefix: string): Promise<void> {
-  let cursor = "0";
-  do {
-    const [next, keys] = await redis.scan(cursor, "MATCH", `${prefix}:*`, "COUNT", 500);
-    cursor = next;
-    if (keys.length > 0) await redis.del(...keys);
-  } while (cursor !== "0");
+  const nodes = redis.isCluster ? (redis as Extract<Redis, { nodes: unknown }>).nodes("master") : [redis];
+  for (const node of nodes) {
+    for (const pattern of [`${prefix}:*`, `{${prefix}}:*`]) {
+      let cursor = "0";
+      do {
+        const [next, keys] = await node.scan(cursor, "MATCH", pattern, "COUNT", 500);
+        cursor = next;
+        if (redis.isCluster) for (const key of keys) await node.del(key);
+        else if (keys.length > 0) await node.del(...keys);
+      } while (cursor !== "0");
+    }
+  }
 }
 
 /**

@@ -9,6 +9,7 @@ import {
   createRedis,
   LiveChannel,
   RunQueues,
+  redisTarget,
   resolveLiveOptions,
   resolveQueueOptions,
 } from "@overseer/queue";
@@ -24,8 +25,8 @@ const logger = createLogger({ name: "coordinator", level: settings.logLevel });
 await ensureDatabaseExists(settings.databaseUrl);
 const database = connectDatabase(settings.databaseUrl, { applicationName: "overseer-coordinator" });
 await migrateToLatest(database.db);
-const redis = createRedis(settings.redisUrl);
-const workerConnection = createRedis(settings.redisUrl);
+const redis = createRedis(redisTarget(settings));
+const workerConnection = createRedis(redisTarget(settings));
 const queues = new RunQueues(
   redis,
   resolveQueueOptions({

@@ -41,14 +41,13 @@ import {
 } from "@overseer/db";
 import { budgetReached, type Command, nextWakeAt, type ProjectState, type Run } from "@overseer/domain";
 import { ConfigError, formatZodIssues } from "@overseer/input-errors";
-import { type LiveChannel, RESULT_QUEUE, type RunQueues } from "@overseer/queue";
+import { type LiveChannel, queueKeyPrefix, RESULT_QUEUE, type Redis, type RunQueues } from "@overseer/queue";
 import { type ResultMessage, type RunResult, resultMessageSchema } from "@overseer/run-contract";
 import type { Logger } from "@overseer/runtime";
 import { sanitizeValue } from "@overseer/task-files";
 import type { RunTracing } from "@overseer/telemetry";
 import { type ApplyCommandOptions, TransitionApplier } from "@overseer/transitions";
 import { Worker } from "bullmq";
-import type { Redis } from "ioredis";
 import type { ResolvedCoordinatorOptions } from "./coordinator-options.ts";
 import { ForgeRunner } from "./forge/forge-runner.ts";
 import { ProjectPolicies, type ProjectPolicy } from "./project-policy.ts";
@@ -142,7 +141,7 @@ export class Coordinator {
     await this.renewLeases();
     this.resultsWorker = new Worker(RESULT_QUEUE, (job) => this.onResultMessage(job.data), {
       connection: this.deps.workerConnection,
-      prefix: this.options.prefix,
+      prefix: queueKeyPrefix(this.options.prefix),
       concurrency: this.options.resultConcurrency,
       autorun: true,
     });

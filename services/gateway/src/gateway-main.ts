@@ -11,6 +11,7 @@ import {
   createRedis,
   LiveChannel,
   RunQueues,
+  redisTarget,
   resolveLiveOptions,
   resolveQueueOptions,
   WorkerRegistry,
@@ -26,7 +27,7 @@ await ensureDatabaseExists(settings.databaseUrl);
 const database = connectDatabase(settings.databaseUrl, { applicationName: "overseer-gateway", max: 20 });
 await migrateToLatest(database.db);
 // Requests must fail fast when Redis is away (readiness says so) rather than queue forever.
-const redis = createRedis(settings.redisUrl, { maxRetriesPerRequest: 2 });
+const redis = createRedis(redisTarget(settings), { maxRetriesPerRequest: 2 });
 const queues = new RunQueues(redis, resolveQueueOptions({ prefix: settings.queuePrefix }));
 const gateway = await startGateway(
   {

@@ -10,6 +10,7 @@ import {
   createRedis,
   LiveChannel,
   RunQueues,
+  redisTarget,
   resolveLiveOptions,
   resolveQueueOptions,
   WorkerRegistry,
@@ -87,7 +88,7 @@ await mkdir(settings.dataDir, { recursive: true });
 // Traces only when the OTEL_* variables ask for them (README, "Watching runs").
 const tracing = await startRunTracing({ serviceName: "overseer-worker" });
 if (tracing) logger.info("exporting run traces over OpenTelemetry (OTEL_* variables)");
-const redis = createRedis(settings.redisUrl);
+const redis = createRedis(redisTarget(settings));
 // One connection per slot (a push holds its run's rows locked) and one to spare.
 const database = connectDatabase(settings.databaseUrl, {
   applicationName: "overseer-worker",
@@ -96,8 +97,8 @@ const database = connectDatabase(settings.databaseUrl, {
 });
 const service = new WorkerService(
   {
-    workerConnection: createRedis(settings.redisUrl),
-    subscriber: createRedis(settings.redisUrl),
+    workerConnection: createRedis(redisTarget(settings)),
+    subscriber: createRedis(redisTarget(settings)),
     queues: new RunQueues(redis, resolveQueueOptions({ prefix: settings.queuePrefix })),
     live: new LiveChannel(
       redis,

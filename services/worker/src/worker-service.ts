@@ -39,6 +39,8 @@ import { RepoMirror } from "@overseer/git";
 import { formatZodIssues } from "@overseer/input-errors";
 import {
   type LiveChannel,
+  queueKeyPrefix,
+  type Redis,
   RUN_QUEUE,
   type RunQueues,
   runJobId,
@@ -49,7 +51,6 @@ import { RUN_JOB_VERSION, type RunJob, runJobSchema } from "@overseer/run-contra
 import type { Logger } from "@overseer/runtime";
 import type { RunTracing } from "@overseer/telemetry";
 import { type Job, UnrecoverableError, WaitingError, Worker } from "bullmq";
-import type { Redis } from "ioredis";
 import { LiveLogBatcher } from "./live-log-batcher.ts";
 import {
   executeRun,
@@ -177,7 +178,7 @@ export class WorkerService {
     this.deps.subscriber.on("message", (_channel, message) => this.onLiveEvent(message));
     this.worker = new Worker(RUN_QUEUE, (job, token) => this.process(job, token), {
       connection: this.deps.workerConnection,
-      prefix: this.options.prefix,
+      prefix: queueKeyPrefix(this.options.prefix),
       concurrency: this.options.concurrency,
       lockDuration: this.options.lockDurationMs,
       lockRenewTime: this.options.lockRenewMs,

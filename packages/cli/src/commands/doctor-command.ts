@@ -16,7 +16,7 @@ import {
   type RunnerConfig,
   unpricedBudgetWarning,
 } from "@overseer/project-config";
-import { createRedis } from "@overseer/queue";
+import { createRedis, describeRedisTarget, redisTarget } from "@overseer/queue";
 import type { SandboxDriverName } from "@overseer/run-contract";
 import { createSandboxDriver, detectDriver, detectSandboxHost } from "@overseer/sandbox";
 import type { ServiceSettings } from "@overseer/settings";
@@ -252,7 +252,7 @@ async function checkPostgres(db: Db, settings: ServiceSettings, add: Add): Promi
 }
 
 async function checkRedis(settings: ServiceSettings, add: Add): Promise<void> {
-  const redis = createRedis(settings.redisUrl, {
+  const redis = createRedis(redisTarget(settings), {
     maxRetriesPerRequest: 1,
     retryStrategy: () => null,
     lazyConnect: true,
@@ -263,7 +263,7 @@ async function checkRedis(settings: ServiceSettings, add: Add): Promise<void> {
     add({
       name: "redis",
       status: pong === "PONG" ? "ok" : "fail",
-      detail: `reachable at ${new URL(settings.redisUrl).host}`,
+      detail: `reachable at ${describeRedisTarget(redisTarget(settings))}`,
       required: true,
       fix: REDIS_FIX,
     });
@@ -271,7 +271,7 @@ async function checkRedis(settings: ServiceSettings, add: Add): Promise<void> {
     add({
       name: "redis",
       status: "fail",
-      detail: `${(error as Error).message} (REDIS_URL)`,
+      detail: `${(error as Error).message} (${describeRedisTarget(redisTarget(settings))}; REDIS_URL, REDIS_CLUSTER_NODES, REDIS_SENTINELS)`,
       required: true,
       fix: REDIS_FIX,
     });

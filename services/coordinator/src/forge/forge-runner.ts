@@ -21,12 +21,11 @@ import {
 } from "@overseer/db";
 import { type ProjectState, pullRequestBranch, type Task } from "@overseer/domain";
 import { createForgeAdapter, ForgeCallCounter } from "@overseer/forge";
-import { FORGE_QUEUE, type ForgeQueue } from "@overseer/queue";
+import { FORGE_QUEUE, type ForgeQueue, queueKeyPrefix, type Redis } from "@overseer/queue";
 import { type ForgeJob, forgeJobSchema } from "@overseer/run-contract";
 import type { Logger } from "@overseer/runtime";
 import type { TransitionApplier } from "@overseer/transitions";
 import { Worker } from "bullmq";
-import type { Redis } from "ioredis";
 import type { ProjectPolicies, ProjectPolicy } from "../project-policy.ts";
 import type { ForgeJobContext } from "./forge-job-context.ts";
 import { applyDelivery, closePull, ensurePull, mergePull, syncPull } from "./forge-jobs.ts";
@@ -64,7 +63,7 @@ export class ForgeRunner {
   start(): void {
     this.#worker = new Worker(FORGE_QUEUE, (job) => this.process(job.data), {
       connection: this.#deps.workerConnection,
-      prefix: this.#options.prefix,
+      prefix: queueKeyPrefix(this.#options.prefix),
       concurrency: this.#options.concurrency,
       autorun: true,
     });

@@ -72,12 +72,14 @@ export class BoardSessions {
     return Math.max(1, Math.floor(this.ttlMs / 1000));
   }
 
+  // One hash tag ({board}) for both kinds: a MULTI over a session and its token's pointer stays
+  // in one Redis Cluster slot.
   private sessionKey(hashedId: string): string {
-    return `${this.prefix}:board-session:${hashedId}`;
+    return `${this.prefix}:board-session:{board}:${hashedId}`;
   }
 
   private tokenKey(tokenId: string): string {
-    return `${this.prefix}:board-session-of:${tokenId}`;
+    return `${this.prefix}:board-session-of:{board}:${tokenId}`;
   }
 }
 
