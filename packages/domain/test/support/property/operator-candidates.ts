@@ -3,7 +3,12 @@
  * decisions, starts, imports, missions), the rare ends (cancel, stop, settings changes), and
  * deliberately invalid commands that must be refused.
  */
-import { CUSTOM_OPTION_ID, type ProjectState, STOP_OPTION_ID } from "../../../src/index.ts";
+import {
+  APPROVE_PLAN_OPTION_ID,
+  CUSTOM_OPTION_ID,
+  type ProjectState,
+  STOP_OPTION_ID,
+} from "../../../src/index.ts";
 import { planCard } from "../mission-builder.ts";
 import { activeRuns } from "../state-builder.ts";
 import { isTerminal } from "./invariant-support.ts";
@@ -40,7 +45,10 @@ export function operatorReleases(state: ProjectState): Candidate[] {
     };
     for (const option of d.options) {
       const note = option.requires_note ? "a note" : undefined;
-      out.push({ command: { ...base, optionId: option.id, note }, expect: "ok" });
+      // A plan's approval is weighted up: the operator's import is a corner the sequences must reach.
+      const weight = option.id === APPROVE_PLAN_OPTION_ID ? 3 : 1;
+      for (let i = 0; i < weight; i++)
+        out.push({ command: { ...base, optionId: option.id, note }, expect: "ok" });
     }
     out.push({ command: { ...base, optionId: CUSTOM_OPTION_ID, note: "free text" }, expect: "ok" });
     const offersStop = d.options.some((o) => o.id === STOP_OPTION_ID);
