@@ -1,4 +1,4 @@
-import { terminalSafe } from "./terminal-text.ts";
+import { terminalSafe, terminalStyledSafe } from "./terminal-text.ts";
 
 /** Output of a command: lines for people, JSON for scripts. Injected so tests capture it. */
 export interface CliIo {
@@ -6,6 +6,20 @@ export interface CliIo {
   err(line: string): void;
   env: NodeJS.ProcessEnv;
   cwd: string;
+  /** Whether `out` reaches a terminal that shows colours (`wantsColor`); absent: plain text. */
+  color?: boolean;
+  /** Prints a line carrying the CLI's own colour codes (`color` true); absent: `out`. */
+  outStyled?(line: string): void;
+}
+
+/**
+ * Colours on stdout: FORCE_COLOR decides when set ("0" off, anything else on); else NO_COLOR
+ * (any value) or TERM=dumb turns them off; otherwise only a TTY gets them (piped output stays plain).
+ */
+export function wantsColor(isTty: boolean, env: NodeJS.ProcessEnv): boolean {
+  if (env.FORCE_COLOR !== undefined) return env.FORCE_COLOR !== "0";
+  if (env.NO_COLOR !== undefined || env.TERM === "dumb") return false;
+  return isTty;
 }
 
 export const processIo: CliIo = {
@@ -13,15 +27,23 @@ export const processIo: CliIo = {
   err: (line) => process.stderr.write(`${line}\n`),
   env: process.env,
   cwd: process.cwd(),
+  color: wantsColor(process.stdout.isTTY === true, process.env),
+  outStyled: (line) => process.stdout.write(`${line}\n`),
 };
 
-/** `io` whose every printed line goes through terminalSafe (runCli gives every verb this one). */
+/**
+ * `io` whose every printed line goes through terminalSafe (runCli gives every verb this one);
+ * a styled line keeps only the colour codes the CLI itself writes (terminalStyledSafe).
+ */
 export function terminalSafeIo(io: CliIo): CliIo {
+  const styled = io.outStyled?.bind(io);
   return {
     out: (line) => io.out(terminalSafe(line)),
     err: (line) => io.err(terminalSafe(line)),
     env: io.env,
     cwd: io.cwd,
+    color: io.color === true && styled !== undefined,
+    outStyled: (line) => (styled ? styled(terminalStyledSafe(line)) : io.out(terminalSafe(line))),
   };
 }
 

@@ -16,3 +16,18 @@ export function terminalSafe(text: string): string {
     return code <= 0xff ? `\\x${code.toString(16).padStart(2, "0")}` : `\\u{${code.toString(16)}}`;
   });
 }
+
+/**
+ * The colour codes a styled line may keep: SGR reset, bold, dim and the six foreground colours
+ * (what @overseer/transcript's renderer writes). They change how text looks, never where it goes.
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the ESC of the kept sequences
+const KEPT_SGR = /(\u001b\[(?:0|1|2|3[1-6])m)/;
+
+/** terminalSafe for a line the CLI coloured: its colour codes kept, every other control escaped. */
+export function terminalStyledSafe(text: string): string {
+  return text
+    .split(KEPT_SGR)
+    .map((part, i) => (i % 2 === 1 ? part : terminalSafe(part)))
+    .join("");
+}

@@ -2,28 +2,15 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import {
-  createApiToken,
   createScratchDatabase,
   listEvents,
   loadProjectState,
   requireProject,
   type ScratchDatabase,
 } from "@overseer/db";
-import { type RunningGateway, startGateway } from "@overseer/gateway";
 import { initBareRepo } from "@overseer/git";
-import {
-  LiveChannel,
-  type Redis,
-  RunQueues,
-  resolveLiveOptions,
-  resolveQueueOptions,
-  WorkerRegistry,
-} from "@overseer/queue";
-import { createLogger } from "@overseer/runtime";
-import { createTestRedis, deleteRedisKeys, uniqueRedisPrefix } from "@overseer/test-support";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { CliIo } from "../src/cli-io.ts";
-import { runCli } from "../src/cli-main.ts";
+import { type CliGateway, type CliResult, runCapturedCli, startCliGateway } from "./cli-gateway.ts";
 
 /**
  * A second terminal with only OVERSEER_URL and OVERSEER_TOKEN (issue 18 item 9): every verb
@@ -31,34 +18,20 @@ import { runCli } from "../src/cli-main.ts";
  * points at a decoy database the whole time; it must stay empty.
  */
 
+let env: CliGateway;
 let cluster: ScratchDatabase;
+let gateway: CliGateway["gateway"];
+let tokens: CliGateway["tokens"];
 let decoy: ScratchDatabase;
-let redis: Redis;
-let queues: RunQueues;
-let gateway: RunningGateway;
-let prefix: string;
 let dir: string;
 let repo: string;
-const tokens = { read: "", operate: "", admin: "" };
 
 beforeAll(async () => {
-  [cluster, decoy] = await Promise.all([createScratchDatabase(), createScratchDatabase()]);
-  prefix = uniqueRedisPrefix("cligw");
-  redis = createTestRedis();
-  queues = new RunQueues(redis, resolveQueueOptions({ prefix }));
-  gateway = await startGateway(
-    {
-      db: cluster.db,
-      redis,
-      queues,
-      live: new LiveChannel(redis, resolveLiveOptions({ prefix })),
-      registry: new WorkerRegistry(redis, prefix),
-      logger: createLogger({ name: "cli-gateway-mode", level: "silent" }),
-    },
-    { port: 0, processMetrics: false, logBlockMs: 200 },
-  );
-  for (const scope of ["read", "operate", "admin"] as const)
-    tokens[scope] = (await createApiToken(cluster.db, { name: `${scope}-terminal`, scope })).token;
+  [env, decoy] = await Promise.all([
+    startCliGateway("cligw", (scope) => `${scope}-terminal`),
+    createScratchDatabase(),
+  ]);
+  ({ scratch: cluster, gateway, tokens } = env);
   dir = await mkdtemp(path.join(tmpdir(), "overseer-cli-gw-"));
   repo = path.join(dir, "app.git");
   await initBareRepo(repo, { initialFiles: { "README.md": "x\n" }, branch: "main" });
@@ -74,34 +47,13 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await gateway?.close();
-  await queues?.close();
-  if (redis) {
-    await deleteRedisKeys(redis, prefix);
-    redis.disconnect();
-  }
-  await Promise.all([cluster?.drop(), decoy?.drop()]);
+  await Promise.all([env?.close(), decoy?.drop()]);
   await rm(dir, { recursive: true, force: true });
 });
 
-interface Result {
-  code: number;
-  out: string;
-  err: string;
-}
-
 /** The CLI as the second terminal runs it: OVERSEER_URL, OVERSEER_TOKEN and a DATABASE_URL elsewhere. */
-async function terminal(args: string[], env: NodeJS.ProcessEnv): Promise<Result> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const io: CliIo = {
-    out: (l) => out.push(l),
-    err: (l) => err.push(l),
-    env: { DATABASE_URL: decoy.url, PATH: process.env.PATH, ...env },
-    cwd: dir,
-  };
-  const code = await runCli(args, io);
-  return { code, out: out.join("\n"), err: err.join("\n") };
+function terminal(args: string[], vars: NodeJS.ProcessEnv): Promise<CliResult> {
+  return runCapturedCli(args, { DATABASE_URL: decoy.url, PATH: process.env.PATH, ...vars }, { cwd: dir });
 }
 
 const as = (scope: keyof typeof tokens) => ({ OVERSEER_URL: gateway.url, OVERSEER_TOKEN: tokens[scope] });

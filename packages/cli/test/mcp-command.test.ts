@@ -2,29 +2,11 @@ import { type AddressInfo, createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import {
-  applyTransition,
-  createApiToken,
-  createProject,
-  createScratchDatabase,
-  getTask,
-  type ScratchDatabase,
-} from "@overseer/db";
-import { type RunningGateway, startGateway } from "@overseer/gateway";
-import {
-  LiveChannel,
-  type Redis,
-  RunQueues,
-  resolveLiveOptions,
-  resolveQueueOptions,
-  WorkerRegistry,
-} from "@overseer/queue";
-import { createLogger } from "@overseer/runtime";
-import { createTestRedis, deleteRedisKeys, taskCard, uniqueRedisPrefix } from "@overseer/test-support";
+import { applyTransition, createProject, getTask } from "@overseer/db";
+import { taskCard } from "@overseer/test-support";
 import { importTasks, startProject, TransitionApplier } from "@overseer/transitions";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { CliIo } from "../src/cli-io.ts";
-import { runCli } from "../src/cli-main.ts";
+import { type CliGateway, runCapturedCli, startCliGateway } from "./cli-gateway.ts";
 
 /**
  * `overseer mcp` as an MCP client starts it: the SDK's StdioClientTransport spawns the real
@@ -39,34 +21,19 @@ const BIN = fileURLToPath(new URL("../bin/overseer", import.meta.url));
 /** tsx starts the CLI from TypeScript: generous on a loaded machine. */
 const SPAWN_TIMEOUT = 120_000;
 
-let db: ScratchDatabase;
-let redis: Redis;
-let queues: RunQueues;
-let gateway: RunningGateway;
-let prefix: string;
-const tokens = { read: "", operate: "" };
+let env: CliGateway;
+let db: CliGateway["scratch"];
+let gateway: CliGateway["gateway"];
+let tokens: CliGateway["tokens"];
 let decisionId = "";
 let resolverId = "";
 const clients: Client[] = [];
 
 beforeAll(async () => {
-  db = await createScratchDatabase();
-  prefix = uniqueRedisPrefix("climcp");
-  redis = createTestRedis();
-  queues = new RunQueues(redis, resolveQueueOptions({ prefix }));
-  gateway = await startGateway(
-    {
-      db: db.db,
-      redis,
-      queues,
-      live: new LiveChannel(redis, resolveLiveOptions({ prefix })),
-      registry: new WorkerRegistry(redis, prefix),
-      logger: createLogger({ name: "cli-mcp", level: "silent" }),
-    },
-    { port: 0, processMetrics: false },
+  env = await startCliGateway("climcp", (scope) =>
+    scope === "read" ? "agent-reader" : scope === "operate" ? "agent-operator" : "agent-admin",
   );
-  tokens.read = (await createApiToken(db.db, { name: "agent-reader", scope: "read" })).token;
-  tokens.operate = (await createApiToken(db.db, { name: "agent-operator", scope: "operate" })).token;
+  ({ scratch: db, gateway, tokens } = env);
   await createProject(db.db, { id: "agents", repo: "/tmp/none", runnerConfig: {}, objective: "MCP" });
   const applier = new TransitionApplier({ db: db.db });
   await importTasks(applier, "agents", [taskCard("S00-001")]);
@@ -94,13 +61,7 @@ afterEach(async () => {
 });
 
 afterAll(async () => {
-  await gateway?.close();
-  await queues?.close();
-  if (redis) {
-    await deleteRedisKeys(redis, prefix);
-    redis.disconnect();
-  }
-  await db?.drop();
+  await env?.close();
 });
 
 /** An MCP client that starts `overseer mcp` with this gateway URL and token. */
@@ -194,14 +155,8 @@ describe("overseer mcp (stdio)", () => {
   });
 
   it("without a token, exits 2 saying what to set", async () => {
-    const err: string[] = [];
-    const io: CliIo = {
-      out: () => undefined,
-      err: (l) => err.push(l),
-      env: { OVERSEER_URL: gateway.url },
-      cwd: "/",
-    };
-    expect(await runCli(["mcp"], io)).toBe(2);
-    expect(err.join("\n")).toContain("OVERSEER_URL is set");
+    const result = await runCapturedCli(["mcp"], { OVERSEER_URL: gateway.url }, { cwd: "/" });
+    expect(result.code).toBe(2);
+    expect(result.err).toContain("OVERSEER_URL is set");
   });
 });

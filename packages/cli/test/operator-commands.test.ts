@@ -1,92 +1,47 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import {
-  applyTransition,
-  createApiToken,
-  createProject,
-  createScratchDatabase,
-  getTask,
-  type ScratchDatabase,
-} from "@overseer/db";
-import { type RunningGateway, startGateway } from "@overseer/gateway";
-import {
-  LiveChannel,
-  type Redis,
-  RunQueues,
-  resolveLiveOptions,
-  resolveQueueOptions,
-  WorkerRegistry,
-} from "@overseer/queue";
-import { createLogger } from "@overseer/runtime";
-import { createTestRedis, deleteRedisKeys, taskCard, uniqueRedisPrefix } from "@overseer/test-support";
+import { applyTransition, createApiToken, createProject, getTask } from "@overseer/db";
+import { taskCard } from "@overseer/test-support";
 import { importTasks, startProject, TransitionApplier } from "@overseer/transitions";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { CliIo } from "../src/cli-io.ts";
-import { runCli } from "../src/cli-main.ts";
+import { type CliGateway, type CliResult, runCapturedCli, startCliGateway } from "./cli-gateway.ts";
 
 /** The operator verbs against a real listening gateway over a scratch database and Redis prefix. */
 
-let scratch: ScratchDatabase;
-let redis: Redis;
-let queues: RunQueues;
-let live: LiveChannel;
-let gateway: RunningGateway;
-let prefix: string;
-const tokens = { read: "", operate: "", admin: "" };
+let env: CliGateway;
+let tokens: CliGateway["tokens"];
 
 beforeAll(async () => {
-  scratch = await createScratchDatabase();
-  prefix = uniqueRedisPrefix("clitest");
-  redis = createTestRedis();
-  queues = new RunQueues(redis, resolveQueueOptions({ prefix }));
-  live = new LiveChannel(redis, resolveLiveOptions({ prefix }));
-  gateway = await startGateway(
-    {
-      db: scratch.db,
-      redis,
-      queues,
-      live,
-      registry: new WorkerRegistry(redis, prefix),
-      logger: createLogger({ name: "cli-test", level: "silent" }),
-    },
-    { port: 0, processMetrics: false, logBlockMs: 200 },
-  );
-  for (const scope of ["read", "operate", "admin"] as const)
-    tokens[scope] = (await createApiToken(scratch.db, { name: scope, scope })).token;
+  env = await startCliGateway("clitest");
+  tokens = env.tokens;
   await seed("solo", ["S00-001", "S00-002", "S00-003"]);
 });
 
 afterAll(async () => {
-  await gateway?.close();
-  await queues?.close();
-  if (redis) {
-    await deleteRedisKeys(redis, prefix);
-    redis.disconnect();
-  }
-  await scratch?.drop();
+  await env?.close();
 });
 
 async function seed(id: string, taskIds: string[]): Promise<void> {
-  await createProject(scratch.db, {
+  await createProject(env.scratch.db, {
     id,
     repo: "/tmp/none",
     runnerConfig: {},
     objective: `Objective of ${id}`,
   });
   await importTasks(
-    new TransitionApplier({ db: scratch.db }),
+    new TransitionApplier({ db: env.scratch.db }),
     id,
     taskIds.map((t) => ({ ...taskCard(t), scope: ["**"] })),
   );
-  await startProject(new TransitionApplier({ db: scratch.db }), id);
+  await startProject(new TransitionApplier({ db: env.scratch.db }), id);
 }
 
 /** Claims the next task and escalates it with a question: returns the resolver and its card. */
 async function raiseQuestion(project: string): Promise<{ resolverId: string; decisionId: string }> {
-  const claimed = await applyTransition(scratch.db, project, { kind: "claim" });
+  const claimed = await applyTransition(env.scratch.db, project, { kind: "claim" });
   const run = claimed.changes.runs[0];
   if (!run) throw new Error("nothing to claim");
-  await applyTransition(scratch.db, project, {
+  await applyTransition(env.scratch.db, project, {
     kind: "escalate",
     runId: run.id,
     reason: "Needs a product decision.",
@@ -100,24 +55,12 @@ async function raiseQuestion(project: string): Promise<{ resolverId: string; dec
   return { resolverId: `${run.taskId}.R1`, decisionId: `decision-${run.taskId}.R1` };
 }
 
-interface Result {
-  code: number;
-  out: string;
-  err: string;
-}
-
-async function cli(
+function cli(
   args: string[],
   token: string | null = tokens.operate,
-  url = gateway.url,
-): Promise<Result> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const env: NodeJS.ProcessEnv = { OVERSEER_URL: url };
-  if (token) env.OVERSEER_TOKEN = token;
-  const io: CliIo = { out: (l) => out.push(l), err: (l) => err.push(l), env, cwd: process.cwd() };
-  const code = await runCli(args, io);
-  return { code, out: out.join("\n"), err: err.join("\n") };
+  url = env.gateway.url,
+): Promise<CliResult> {
+  return runCapturedCli(args, token ? { OVERSEER_URL: url, OVERSEER_TOKEN: token } : { OVERSEER_URL: url });
 }
 
 describe("status", () => {
@@ -153,7 +96,7 @@ describe("notify, answer, resolve, release-external", () => {
     const routed = await cli(["--notify", "Ship it on Friday."]);
     expect(routed.code).toBe(0);
     expect(routed.out).toContain(`routed to ${q.decisionId}`);
-    const task = await getTask(scratch.db, "solo", q.resolverId);
+    const task = await getTask(env.scratch.db, "solo", q.resolverId);
     expect(task?.answers.at(-1)?.answer).toBe("Ship it on Friday.");
     const none = await cli(["notify", "anyone?"]);
     expect(none.code).toBe(1);
@@ -213,40 +156,9 @@ describe("notify, answer, resolve, release-external", () => {
   });
 });
 
-describe("logs", () => {
-  it("follows a run's log until it ends (by run id and by task id), and prints stored output", async () => {
-    await seed("logs", ["S00-001"]);
-    const claimed = await applyTransition(scratch.db, "logs", { kind: "claim" });
-    const runId = claimed.changes.runs[0]?.id ?? "";
-    await applyTransition(scratch.db, "logs", { kind: "run-started", runId, workerId: "w1" });
-    await live.appendLog(runId, "building...\nhalf a ");
-
-    const following = cli(["logs", "-f", "S00-001", "--project", "logs"], tokens.read);
-    // The rest is written once the follower's stream is open, so it arrives live.
-    await expect.poll(() => gateway.app.openStreamCount(), { timeout: 10_000 }).toBe(1);
-    await live.appendLog(runId, "line\ndone\n");
-    await applyTransition(
-      scratch.db,
-      "logs",
-      { kind: "submit", runId, message: "feat: build", commitSha: null, branchHead: null },
-      { runReport: { output: "building...\nhalf a line\ndone\n" } },
-    );
-    const followed = await following;
-    expect(followed.code).toBe(0);
-    expect(followed.out).toBe("building...\nhalf a line\ndone");
-    expect(followed.err).toContain(`run ${runId} ended: finished (submit)`);
-
-    const stored = await cli(["logs", runId], tokens.read);
-    expect(stored.code).toBe(0);
-    expect(stored.out).toBe("building...\nhalf a line\ndone");
-    const missing = await cli(["logs", "S09-404", "--project", "logs"], tokens.read);
-    expect(missing.code).toBe(1);
-  });
-});
-
 describe("tokens and configuration", () => {
   it("lists and revokes tokens with an admin token; an operate token is refused (exit 1)", async () => {
-    const extra = await createApiToken(scratch.db, { name: "temporary", scope: "read" });
+    const extra = await createApiToken(env.scratch.db, { name: "temporary", scope: "read" });
     const list = await cli(["token", "list"], tokens.admin);
     expect(list.code).toBe(0);
     expect(list.out).toContain("temporary");

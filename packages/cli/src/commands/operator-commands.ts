@@ -1,15 +1,9 @@
 import {
   AnswerResultSchema,
-  LogChunkEventSchema,
-  LogEndEventSchema,
-  LogUsageEventSchema,
   MessageResultSchema,
   ProjectListSchema,
   ProjectStatusSchema,
   ResolveResultSchema,
-  RunListSchema,
-  RunLogSchema,
-  RunSchema,
   StaleErrorSchema,
   TaskChangeSchema,
   TokenListSchema,
@@ -20,7 +14,8 @@ import { CommandFailed, EXIT_OK, UsageError } from "../cli-errors.ts";
 import { type CliIo, formatTable } from "../cli-io.ts";
 import type { CliCommand } from "../command-registry.ts";
 import { selectGatewayProject, withGateway } from "../command-target.ts";
-import { eventData, GatewayClient, GatewayHttpError } from "../gateway-client.ts";
+import { GatewayClient, GatewayHttpError } from "../gateway-client.ts";
+import { logsCommand } from "./logs-command.ts";
 import { onlyProject } from "./project-selector.ts";
 
 /**
@@ -199,106 +194,6 @@ export const releaseExternalCommand: CliCommand = {
     });
   },
 };
-
-const logsUsage = "overseer logs [-f] RUN|TASK [--project P]";
-/** Reconnections of `logs -f` after the stream broke without its `end` event. */
-const MAX_RECONNECTS = 5;
-
-export const logsCommand: CliCommand = {
-  path: ["logs"],
-  summary: "print a run's output; -f follows it live until the run ends (a TASK means its latest run)",
-  usage: logsUsage,
-  async run(args, io) {
-    const { values, positionals } = parseCommandArgs(
-      args,
-      { project: { type: "string" }, follow: { type: "boolean", short: "f" } },
-      logsUsage,
-    );
-    const target = onePositional(positionals, "Give one run or task id.", logsUsage);
-    return withClient(io, async (client) => {
-      const runId = await resolveRun(client, target, values.project);
-      if (!values.follow) {
-        const log = await client.get(`/api/v1/runs/${enc(runId)}/log`, RunLogSchema);
-        if (log.output) io.out(log.output.replace(/\n$/, ""));
-        else io.err(`run ${runId} has no stored output yet (status ${log.status}); follow it with -f`);
-        return EXIT_OK;
-      }
-      return followLog(client, io, runId);
-    });
-  },
-};
-
-/** A run id as is; otherwise the latest run of that task. */
-async function resolveRun(
-  client: GatewayClient,
-  target: string,
-  project: string | undefined,
-): Promise<string> {
-  try {
-    const run = await client.get(`/api/v1/runs/${enc(target)}`, RunSchema);
-    return run.id;
-  } catch (error) {
-    if (!(error instanceof GatewayHttpError) || error.status !== 404) throw error;
-  }
-  const projectId = await selectGatewayProject(client, project);
-  const { runs } = await client.get(
-    `/api/v1/projects/${enc(projectId)}/runs?task=${enc(target)}&limit=1`,
-    RunListSchema,
-  );
-  const latest = runs[0];
-  if (!latest)
-    throw new CommandFailed(
-      `No run has id ${target}, and task ${target} of project ${projectId} has no run yet.`,
-    );
-  return latest.id;
-}
-
-async function followLog(client: GatewayClient, io: CliIo, runId: string): Promise<number> {
-  const lines = new LineWriter(io);
-  try {
-    // Resumes after the last log entry when the stream breaks without `end` (gateway restart, network).
-    for await (const message of client.stream(`/api/runs/${enc(runId)}/log/stream`, {
-      maxReconnects: MAX_RECONNECTS,
-    })) {
-      if (message.event === "log") {
-        lines.write(eventData(message, LogChunkEventSchema).text);
-      } else if (message.event === "usage") {
-        // The live token/cost counter, beside the output (stderr).
-        const u = eventData(message, LogUsageEventSchema);
-        io.err(
-          `[usage] ${u.tokens_in.toLocaleString("en-US")} tokens in (${u.tokens_cached.toLocaleString("en-US")} cached), ${u.tokens_out.toLocaleString("en-US")} out, ${u.cost}`,
-        );
-      } else if (message.event === "end") {
-        lines.flush();
-        const end = eventData(message, LogEndEventSchema);
-        const detail = end.transition ? ` (${end.transition})` : end.failure ? ` (${end.failure})` : "";
-        io.err(`run ${runId} ended: ${end.status}${detail}`);
-        return EXIT_OK;
-      }
-    }
-  } finally {
-    lines.flush();
-  }
-  // Following stops only at `end`, on a refusal or after MAX_RECONNECTS broken connections.
-  throw new CommandFailed(`The log stream of run ${runId} stopped before the run ended.`);
-}
-
-/** Prints streamed chunks as whole lines (CliIo prints lines). */
-class LineWriter {
-  private partial = "";
-  constructor(private readonly io: CliIo) {}
-
-  write(chunk: string): void {
-    const parts = (this.partial + chunk).split("\n");
-    this.partial = parts.pop() ?? "";
-    for (const line of parts) this.io.out(line);
-  }
-
-  flush(): void {
-    if (this.partial) this.io.out(this.partial);
-    this.partial = "";
-  }
-}
 
 const tokenListUsage = "overseer token list [--json]";
 
