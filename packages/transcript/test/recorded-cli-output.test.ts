@@ -34,10 +34,20 @@ const summary = (entries: readonly TranscriptEntry[]) =>
     }
   });
 
-describe("recorded output of the pinned CLIs", () => {
-  it("codex 0.171.0: the patch's edit, the command with exit 127, the notice summarised", () => {
-    const { entries } = read("codex-0.171.0.jsonl");
-    expect(summary(entries)).toEqual([
+interface Recorded {
+  fixture: string;
+  what: string;
+  /** The entries' kinds in order (`summary`). */
+  expected: string[];
+  /** What else this CLI's output must show. */
+  also?: (entries: TranscriptEntry[], text: string) => void;
+}
+
+const RECORDED: Recorded[] = [
+  {
+    fixture: "codex-0.171.0.jsonl",
+    what: "the patch's edit, the command with exit 127, the notice summarised",
+    expected: [
       "raw", // its warning about PATH aliases under /tmp, on stderr
       "system",
       "edit add hello.txt",
@@ -45,18 +55,20 @@ describe("recorded output of the pinned CLIs", () => {
       "result 127",
       "assistant: Done.",
       "usage",
-    ]);
-    expect(entries[1]).toMatchObject({
-      text: expect.stringMatching(/^Codex has no metadata for model mock-codex/),
-    });
-    expect(entries[4]).toMatchObject({
-      output: expect.stringContaining("overseer-agent: command not found"),
-    });
-  });
-
-  it("claude 2.1.332: Write then Bash, each result linked to its call", () => {
-    const { entries, text } = read("claude-2.1.332.jsonl");
-    expect(summary(entries)).toEqual([
+    ],
+    also: (entries) => {
+      expect(entries[1]).toMatchObject({
+        text: expect.stringMatching(/^Codex has no metadata for model mock-codex/),
+      });
+      expect(entries[4]).toMatchObject({
+        output: expect.stringContaining("overseer-agent: command not found"),
+      });
+    },
+  },
+  {
+    fixture: "claude-2.1.332.jsonl",
+    what: "Write then Bash, each result linked to its call, the init event summarised",
+    expected: [
       "system",
       "raw", // its notice about the unknown model, on stderr
       "call Write",
@@ -69,17 +81,19 @@ describe("recorded output of the pinned CLIs", () => {
       "assistant: Done.",
       "usage",
       "usage",
-    ]);
-    const init = text.split("\n").find((line) => line.includes('"subtype":"init"')) ?? "";
-    expect((entries[0] as { text: string }).text.length * 10).toBeLessThan(init.length);
-    const calls = entries.filter((e) => e.kind === "tool_call").map((e) => e.callId);
-    const results = entries.filter((e) => e.kind === "tool_result").map((e) => e.callId);
-    expect(results).toEqual(calls);
-  });
-
-  it("gemini 0.61.0: write_file and the shell command (its stream-json has no exit code)", () => {
-    const { entries } = read("gemini-0.61.0.jsonl");
-    expect(summary(entries)).toEqual([
+    ],
+    also: (entries, text) => {
+      const init = text.split("\n").find((line) => line.includes('"subtype":"init"')) ?? "";
+      expect((entries[0] as { text: string }).text.length * 10).toBeLessThan(init.length);
+      const calls = entries.filter((e) => e.kind === "tool_call").map((e) => e.callId);
+      const results = entries.filter((e) => e.kind === "tool_result").map((e) => e.callId);
+      expect(results).toEqual(calls);
+    },
+  },
+  {
+    fixture: "gemini-0.61.0.jsonl",
+    what: "write_file and the shell command (its stream-json has no exit code)",
+    expected: [
       "raw",
       "raw",
       "raw",
@@ -93,13 +107,13 @@ describe("recorded output of the pinned CLIs", () => {
       "result null",
       "assistant: Done.",
       "usage",
-    ]);
-    expect(entries.at(-1)).toMatchObject({ model: "mock-gemini", inputTokens: 3000 });
-  });
-
-  it("opencode 1.18.33: write then bash with exit 127, usage and cost per step", () => {
-    const { entries } = read("opencode-1.18.33.jsonl");
-    expect(summary(entries)).toEqual([
+    ],
+    also: (entries) => expect(entries.at(-1)).toMatchObject({ model: "mock-gemini", inputTokens: 3000 }),
+  },
+  {
+    fixture: "opencode-1.18.33.jsonl",
+    what: "write then bash with exit 127, usage and cost per step",
+    expected: [
       "call write",
       "result null",
       "edit add hello.txt",
@@ -109,12 +123,12 @@ describe("recorded output of the pinned CLIs", () => {
       "usage",
       "assistant: Done.",
       "usage",
-    ]);
-  });
-
-  it("copilot 1.0.102 session events: the system prompt summarised, create then bash with exit 127", () => {
-    const { entries } = read("copilot-1.0.102.jsonl");
-    expect(summary(entries)).toEqual([
+    ],
+  },
+  {
+    fixture: "copilot-1.0.102.jsonl",
+    what: "session events: the system prompt summarised, create then bash with exit 127",
+    expected: [
       "system",
       "user",
       "system",
@@ -127,7 +141,16 @@ describe("recorded output of the pinned CLIs", () => {
       "result 127",
       "usage",
       "assistant: Done.",
-    ]);
-    expect((entries[2] as { text: string }).text).toMatch(/^Copilot's system prompt \(\d+ characters\)\.$/);
+    ],
+    also: (entries) =>
+      expect((entries[2] as { text: string }).text).toMatch(/^Copilot's system prompt \(\d+ characters\)\.$/),
+  },
+];
+
+describe("recorded output of the pinned CLIs", () => {
+  it.each(RECORDED)("$fixture: $what", ({ fixture, expected, also }) => {
+    const { entries, text } = read(fixture);
+    expect(summary(entries)).toEqual(expected);
+    also?.(entries, text);
   });
 });
