@@ -73,11 +73,13 @@ export class RunTranscriptRecorder {
   async finish(): Promise<RunTranscript> {
     if (this.#timer) clearInterval(this.#timer);
     this.#timer = null;
-    if (!this.#finished) {
+    // After any pass in flight: a session read of its own here would read the same bytes twice.
+    this.#sending = this.#sending.then(async () => {
+      if (this.#finished) return;
       await this.#readSession().catch(() => undefined);
       this.#finished = true;
       this.#add(this.#feed.end());
-    }
+    });
     await this.#tick(false);
     return {
       agent: this.job.agent ?? null,

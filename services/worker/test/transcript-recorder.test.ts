@@ -93,6 +93,23 @@ describe("RunTranscriptRecorder", () => {
     expect(transcript.entries[0]?.seq).toBeGreaterThan(0);
   });
 
+  it("reads each byte of Copilot's session file once when the run ends during a live pass", async () => {
+    const events = await readFile(path.join(FIXTURES, "copilot-1.0.102.jsonl"), "utf8");
+    for (let round = 0; round < 20; round++) {
+      const control = path.join(dir, `copilot-race-${round}`);
+      const session = path.join(control, COPILOT_HOME_DIR, "session-state", "s1");
+      await mkdir(session, { recursive: true });
+      await writeFile(path.join(session, "events.jsonl"), events);
+      const job = runJobFixture({ runId: `r-race-${round}`, projectId: "p-copilot", agent: "copilot" });
+      const recorder = new RunTranscriptRecorder(job, null, { maxBytes: 1024 * 1024, intervalMs: 1 }, log);
+      recorder.start(control);
+      await new Promise((resolve) => setTimeout(resolve, round % 5));
+      const transcript = await recorder.finish();
+      const exits = transcript.entries.filter((e) => e.kind === "tool_result").map((e) => e.exitCode);
+      expect(exits, `round ${round}`).toEqual([null, 127]);
+    }
+  });
+
   it("follows Copilot's session file (not its human output) while the run goes", async () => {
     const control = path.join(dir, "copilot-control");
     const session = path.join(control, COPILOT_HOME_DIR, "session-state", "s1");
