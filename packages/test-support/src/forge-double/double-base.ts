@@ -100,6 +100,19 @@ export abstract class ForgeDoubleBase {
   /** Answers one API request (the server has already applied faults and logs it). */
   protected abstract handleApi(request: Parameters<ApiHandler>[0]): ReturnType<ApiHandler>;
 
+  /** Waits for `work` (a delivery still being built) in `flushWebhooks` and `close`. */
+  protected track(work: Promise<unknown>): void {
+    const tracked: Promise<void> = work
+      .then(
+        () => undefined,
+        (error: unknown) => {
+          this.server.violations.push(`a webhook delivery could not be built: ${String(error)}`);
+        },
+      )
+      .finally(() => this.#pending.delete(tracked));
+    this.#pending.add(tracked);
+  }
+
   /** Delivers `payload` as `event` to every registered webhook (in the background; `flushWebhooks` waits). */
   protected deliver(event: string, payload: unknown): void {
     const body = JSON.stringify(payload);

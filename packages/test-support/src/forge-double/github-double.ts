@@ -31,6 +31,7 @@ import { answerGraphql } from "./github-graphql-resolvers.ts";
 import { GitHubOpenApi } from "./github-openapi.ts";
 import { pullRoutes } from "./github-pull-routes.ts";
 import { type Handler, isAccessRefusal, type Route } from "./github-rest-answers.ts";
+import { GitHubWebhookEvents } from "./github-webhook-events.ts";
 import { matchTemplate } from "./route-template.ts";
 
 const PROTECTED = [
@@ -43,6 +44,7 @@ export class GitHubDouble extends ForgeDoubleBase {
   readonly #openapi = GitHubOpenApi.load();
   readonly #state: GitHubDoubleState;
   readonly #routes: Route[];
+  readonly #hooks: GitHubWebhookEvents;
 
   private constructor(root: string) {
     super(
@@ -66,12 +68,15 @@ export class GitHubDouble extends ForgeDoubleBase {
       }),
     );
     this.#state = new GitHubDoubleState(this.git);
-    const context = {
-      state: this.#state,
-      bodies: new GitHubBodies(this.#openapi, this.#state, () => this.url),
-      openapi: this.#openapi,
-    };
+    const bodies = new GitHubBodies(this.#openapi, this.#state, () => this.url);
+    const context = { state: this.#state, bodies, openapi: this.#openapi };
     this.#routes = [...pullRoutes(context), ...checkRoutes(context)];
+    this.#hooks = new GitHubWebhookEvents(
+      this.#state,
+      bodies,
+      (event, payload) => this.deliver(event, payload),
+      this.server.violations,
+    );
   }
 
   static async start(): Promise<GitHubDouble> {
@@ -121,14 +126,16 @@ export class GitHubDouble extends ForgeDoubleBase {
     run: { name: string; conclusion: CheckRun["conclusion"]; log?: string },
   ): number {
     const id = this.#state.nextId();
-    this.#state.repo(repository).checkRuns.push({
+    const checkRun: CheckRun = {
       id,
       name: run.name,
       sha,
       status: run.conclusion === null ? "in_progress" : "completed",
       conclusion: run.conclusion,
       log: run.log ?? "",
-    });
+    };
+    this.#state.repo(repository).checkRuns.push(checkRun);
+    this.track(this.#hooks.checkRun(repository, checkRun));
     return id;
   }
 
@@ -137,13 +144,15 @@ export class GitHubDouble extends ForgeDoubleBase {
     sha: string,
     status: { context: string; state: "error" | "failure" | "pending" | "success" },
   ): void {
-    this.#state.repo(repository).statuses.push({
+    const recorded = {
       ...status,
       sha,
       targetUrl: `${this.url}/ci/${sha}`,
       id: this.#state.nextId(),
       createdAt: new Date().toISOString(),
-    });
+    };
+    this.#state.repo(repository).statuses.push(recorded);
+    this.track(this.#hooks.status(repository, recorded));
   }
 
   /** A review by a person, with inline comments each opening a thread. */
@@ -161,7 +170,7 @@ export class GitHubDouble extends ForgeDoubleBase {
     const pull = this.#state.pull(state, number);
     const commitId = await this.#state.headSha(repository, pull);
     const now = new Date().toISOString();
-    state.reviews.push({
+    const submitted: Review = {
       id: this.#state.nextId(),
       pull: number,
       login: review.login,
@@ -169,18 +178,28 @@ export class GitHubDouble extends ForgeDoubleBase {
       body: review.body ?? "",
       commitId,
       submittedAt: now,
-    });
+    };
+    state.reviews.push(submitted);
     pull.updatedAt = now;
+    const opened: Thread[] = [];
     for (const comment of review.comments ?? []) {
-      state.threads.push({
+      const thread: Thread = {
         id: `PRRT_${this.#state.nextId()}`,
         pull: number,
         path: comment.path,
         line: comment.line,
         resolved: false,
         comments: [{ id: this.#state.nextId(), login: review.login, body: comment.body, createdAt: now }],
-      });
+      };
+      state.threads.push(thread);
+      opened.push(thread);
     }
+    // GitHub sends the review's inline comments first, then the review itself.
+    for (const thread of opened) {
+      const first = thread.comments[0];
+      if (first) this.track(this.#hooks.reviewComment(repository, pull, thread, first));
+    }
+    await this.#hooks.review(repository, pull, submitted);
   }
 
   /** A comment on the pull request's conversation (not on the diff). */
@@ -189,8 +208,10 @@ export class GitHubDouble extends ForgeDoubleBase {
     const pull = this.#state.pull(state, number);
     const id = this.#state.nextId();
     const now = new Date().toISOString();
-    state.comments.push({ id, issue: number, login, body, createdAt: now });
+    const comment = { id, issue: number, login, body, createdAt: now };
+    state.comments.push(comment);
     pull.updatedAt = now;
+    this.track(this.#hooks.issueComment(repository, pull, comment));
     return id;
   }
 
@@ -198,10 +219,14 @@ export class GitHubDouble extends ForgeDoubleBase {
     const thread = this.#state.repo(repository).threads.find((t) => t.id === threadId);
     if (!thread) throw new Error(`No thread ${threadId}.`);
     const now = new Date().toISOString();
-    thread.comments.push({ id: this.#state.nextId(), login, body, createdAt: now });
+    const comment = { id: this.#state.nextId(), login, body, createdAt: now };
+    thread.comments.push(comment);
     if (resolve) thread.resolved = true;
     const pull = this.#state.repo(repository).pulls.find((p) => p.number === thread.pull);
-    if (pull) pull.updatedAt = now;
+    if (pull) {
+      pull.updatedAt = now;
+      this.track(this.#hooks.reviewComment(repository, pull, thread, comment));
+    }
   }
 
   threads(repository: string, number: number): readonly Thread[] {
@@ -224,14 +249,21 @@ export class GitHubDouble extends ForgeDoubleBase {
       undefined,
     );
     if (answer.status !== 200) throw new Error(`merge refused: ${JSON.stringify(answer.body)}`);
+    await this.#hooks.pullRequest(
+      repository,
+      this.#state.pull(this.#state.repo(repository), number),
+      "closed",
+      login,
+    );
     return (answer.body as { sha: string }).sha;
   }
 
-  async closeByHuman(repository: string, number: number): Promise<void> {
+  async closeByHuman(repository: string, number: number, login = "octocat"): Promise<void> {
     const pull = this.#state.pull(this.#state.repo(repository), number);
     pull.headShaAtClose = await this.git.resolve(repository, `refs/heads/${pull.head}`);
     pull.state = "closed";
     pull.updatedAt = new Date().toISOString();
+    await this.#hooks.pullRequest(repository, pull, "closed", login);
   }
 
   protected override async handleApi(request: Parameters<ApiHandler>[0]): Promise<ApiAnswer | null> {
@@ -248,12 +280,18 @@ export class GitHubDouble extends ForgeDoubleBase {
           status: 401,
           body: { message: "Bad credentials", documentation_url: "https://docs.github.com/graphql" },
         };
-      return answerGraphql(
+      const queued = new Set(this.#allPulls().filter(({ pull }) => pull.autoMerge !== null));
+      const answer = await answerGraphql(
         this.#state,
         request.body as { query: string; variables?: Record<string, unknown> },
         user,
         this.server.violations,
       );
+      for (const { repository, pull } of this.#allPulls()) {
+        if (pull.autoMerge === null || [...queued].some((q) => q.pull === pull)) continue;
+        await this.#hooks.pullRequest(repository, pull, "auto_merge_enabled", user.login);
+      }
+      return answer;
     }
     const pathname = url.pathname.replace(/^\/api\/v3/, "");
     for (const [routeMethod, template, handler] of this.#routes) {
@@ -278,6 +316,8 @@ export class GitHubDouble extends ForgeDoubleBase {
       }
       const answer = await this.#answer(handler, params, url.searchParams, request.body, user);
       this.#checkAnswer(method, template, answer);
+      if (user && method !== "GET" && answer.status < 300)
+        await this.#hookWrite(template, params, user.login);
       return method === "GET" ? conditional(answer, request.headers["if-none-match"]) : answer;
     }
     this.server.violations.push(`${method} ${pathname}: not a route of the GitHub double`);
@@ -316,6 +356,53 @@ export class GitHubDouble extends ForgeDoubleBase {
     return handler({ repository, state, params, query, body: (body ?? {}) as Record<string, unknown>, user });
   }
 
+  /** The webhook GitHub sends after a write through its API succeeded. */
+  async #hookWrite(template: string, params: Record<string, string>, login: string): Promise<void> {
+    const repository = `${params.owner}/${params.repo}`;
+    const state = this.#state.repos.get(repository);
+    if (!state) return;
+    const number = Number(params.pull_number ?? params.issue_number);
+    const pull =
+      template === "/repos/{owner}/{repo}/pulls"
+        ? state.pulls.at(-1)
+        : state.pulls.find((p) => p.number === number);
+    if (!pull) return;
+    switch (template) {
+      case "/repos/{owner}/{repo}/pulls":
+        return this.#hooks.pullRequest(repository, pull, "opened", login);
+      case "/repos/{owner}/{repo}/pulls/{pull_number}":
+        return this.#hooks.pullRequest(
+          repository,
+          pull,
+          pull.state === "closed" ? "closed" : "edited",
+          login,
+        );
+      case "/repos/{owner}/{repo}/pulls/{pull_number}/merge":
+        return this.#hooks.pullRequest(repository, pull, "closed", login);
+      case "/repos/{owner}/{repo}/issues/{issue_number}/labels":
+        return this.#hooks.pullRequest(repository, pull, "labeled", login);
+      case "/repos/{owner}/{repo}/issues/{issue_number}/comments": {
+        const comment = state.comments.at(-1);
+        if (comment) await this.#hooks.issueComment(repository, pull, comment);
+        return;
+      }
+      case "/repos/{owner}/{repo}/pulls/{pull_number}/comments/{comment_id}/replies": {
+        const thread = state.threads.find(
+          (t) => t.pull === number && t.comments[0]?.id === Number(params.comment_id),
+        );
+        const reply = thread?.comments.at(-1);
+        if (thread && reply) await this.#hooks.reviewComment(repository, pull, thread, reply);
+        return;
+      }
+    }
+  }
+
+  #allPulls(): { repository: string; pull: DoublePull }[] {
+    return [...this.#state.repos.entries()].flatMap(([repository, state]) =>
+      state.pulls.map((pull) => ({ repository, pull })),
+    );
+  }
+
   /** Statuses every GitHub route can answer though the description lists them per operation only sometimes. */
   #checkAnswer(method: string, template: string, answer: ApiAnswer): void {
     const generic = answer.status === 401 || (answer.status === 403 && isAccessRefusal(answer.body));
@@ -328,7 +415,8 @@ export class GitHubDouble extends ForgeDoubleBase {
     for (const pull of this.#state.repo(repository).pulls) {
       if (pull.state !== "open" || !pull.autoMerge) continue;
       const method = pull.autoMerge.method as "merge" | "squash" | "rebase";
-      await mergePull(this.#state, repository, pull, method, pull.autoMerge.by, undefined);
+      const merged = await mergePull(this.#state, repository, pull, method, pull.autoMerge.by, undefined);
+      if (merged.status === 200) await this.#hooks.pullRequest(repository, pull, "closed", pull.autoMerge.by);
     }
   }
 }
