@@ -48,7 +48,16 @@ export interface PromptInput {
    * the checkout has `branch` merged in, with conflict markers committed in `files`. Part of
    * the instructions, so it is never cut.
    */
-  landing?: { reason: "conflict" | "check_failed"; files: readonly string[]; branch: string } | null;
+  landing?: {
+    reason: "conflict" | "check_failed";
+    files: readonly string[];
+    branch: string;
+    /**
+     * pull_request mode: the task's open pull request, whose base (`branch`) moved so that the
+     * approved head no longer merges (rule 18); its files are unknown until the worker merges.
+     */
+    pullRequest?: { number: number | null; url: string | null } | null;
+  } | null;
 }
 
 /** Sections of a prompt, in the order they appear. */
@@ -346,12 +355,20 @@ function landingLines(landing: PromptInput["landing"]): string[] {
       `This task was approved, but the project's check command failed once it was combined with the current ${branch}. Your checkout is the task branch with ${branch} merged in (the last commit, \`HEAD\`, is that merge). Make the check pass on this combined tree, then submit; the prior feedback holds the check's output.`,
     ];
   }
+  const pr = landing.pullRequest;
+  const what = pr
+    ? `This task was approved and its pull request ${pr.number !== null ? `#${pr.number}` : "from its PR branch"}${pr.url ? ` (${pr.url})` : ""} was opened against ${branch}, but ${branch} moved since and the pull request no longer merges: it conflicts with the current ${branch}.`
+    : `This task was approved, but it conflicts with the current ${branch}.`;
+  const files =
+    landing.files.length > 0
+      ? landing.files.map((file) => `- ${file}`)
+      : ["- (the files are listed below, as the merge found them)"];
   return [
     "",
     "## Resolve the merge conflict",
     "",
-    `This task was approved, but it conflicts with the current ${branch}. Your checkout is the task branch with ${branch} merged in (the last commit, \`HEAD\`, is that merge), and these files contain conflict markers (\`<<<<<<<\` task branch, \`|||||||\` common base, \`=======\`, \`>>>>>>>\` ${branch}):`,
-    ...landing.files.map((file) => `- ${file}`),
+    `${what} Your checkout is the task branch with ${branch} merged in (the last commit, \`HEAD\`, is that merge), and these files contain conflict markers (\`<<<<<<<\` task branch, \`|||||||\` common base, \`=======\`, \`>>>>>>>\` ${branch}):`,
+    ...files,
     `Edit each file so no marker remains and both sides' intent is kept (\`git diff HEAD^1 HEAD\` shows what ${branch} brought in), check the result, then submit. \`git status\` shows no conflict: the markers are committed in the merge, and Overseer records your resolution in that merge commit.`,
   ];
 }

@@ -1,4 +1,10 @@
-import type { MissionState, ProjectState, RunAction, Task } from "@overseer/domain";
+import {
+  type MissionState,
+  openPullRequest,
+  type ProjectState,
+  type RunAction,
+  type Task,
+} from "@overseer/domain";
 import type { RunnerConfig } from "@overseer/project-config";
 import type { MissionPromptContext } from "./mission-prompt.ts";
 import { type PromptRenderResult, renderPrompt } from "./prompt-renderer.ts";
@@ -27,6 +33,8 @@ export function renderRunPrompt(
 ): PromptRenderResult {
   const parent = task.parentId ? state.tasks.get(task.parentId) : undefined;
   const mission = state.project.mission;
+  // pull_request mode: `landingBranch` is then the base the task's pull request targets.
+  const openPr = openPullRequest(task.pullRequest);
   return renderPrompt({
     project: { id: project.id, objective: project.objective, masterPrompt: config.master_prompt },
     roleNotes: config.role_notes[task.role],
@@ -51,7 +59,12 @@ export function renderRunPrompt(
     attempt: actionRunNumber,
     landing:
       action !== "review" && task.landing !== null
-        ? { reason: task.landing.reason, files: [...task.landing.files], branch: project.landingBranch }
+        ? {
+            reason: task.landing.reason,
+            files: [...task.landing.files],
+            branch: project.landingBranch,
+            pullRequest: openPr ? { number: openPr.number, url: openPr.url } : null,
+          }
         : null,
     mission: mission && mission.evidence === null ? missionPromptContext(mission, task, evidence) : null,
   });

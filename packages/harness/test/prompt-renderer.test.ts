@@ -75,6 +75,24 @@ describe("renderPrompt", () => {
     expect(review).not.toContain("## Resolve the merge conflict");
   });
 
+  it("a pull request whose base moved names the pull request and its base, not the landing branch", () => {
+    const { prompt } = render({
+      landing: {
+        reason: "conflict",
+        files: [],
+        branch: "overseer/pr/S00-001",
+        pullRequest: { number: 12, url: "https://forge.test/acme/app/pull/12" },
+      },
+    });
+    const section = prompt.slice(prompt.indexOf("## Resolve the merge conflict"));
+    expect(section).toContain(
+      "its pull request #12 (https://forge.test/acme/app/pull/12) was opened against `overseer/pr/S00-001`",
+    );
+    expect(section).toContain("conflicts with the current `overseer/pr/S00-001`");
+    expect(section).toContain("- (the files are listed below, as the merge found them)");
+    expect(section).not.toContain("`main`");
+  });
+
   it("renders the sections in order", () => {
     const { prompt, chars, adjustments } = render();
     const order = [

@@ -111,12 +111,15 @@ export function promptWithConflicts(
   const named = new Set(job.mergeMain?.files ?? []);
   const unnamed = (mergedMain?.conflicts ?? []).filter((file) => !named.has(file));
   if (unnamed.length === 0) return job.prompt;
+  const branch = `\`${jobLandingBranch(job)}\``;
   return [
     job.prompt.trimEnd(),
     "",
-    "# Conflicts with the current main branch",
+    `# Conflicts with the current ${branch}`,
     "",
-    `\`${jobLandingBranch(job)}\` moved since this task's landing failed: merging it now also left conflict markers in these files. Resolve them too:`,
+    named.size === 0
+      ? `Merging ${branch} left conflict markers in these files. Resolve them:`
+      : `${branch} moved since this task's landing failed: merging it now also left conflict markers in these files. Resolve them too:`,
     ...unnamed.map((file) => `- ${file}`),
     "",
   ].join("\n");

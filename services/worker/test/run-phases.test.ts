@@ -322,7 +322,16 @@ describe("git phase", () => {
     expect(promptWithConflicts(job, { conflicts: ["a"] })).toBe("P\n");
     expect(promptWithConflicts(job, null)).toBe("P\n");
     expect(promptWithConflicts(job, { conflicts: ["a", "b"] })).toMatch(
-      /^P\n\n# Conflicts with the current main branch\n\n`main` moved since[^\n]*\n- b\n$/,
+      /^P\n\n# Conflicts with the current `main`\n\n`main` moved since[^\n]*\n- b\n$/,
+    );
+    // A pull request whose base moved (rule 18) names no files: the merge names them all.
+    const pullRequest = {
+      ...job,
+      landingBranch: "overseer/pr/A",
+      mergeMain: { reason: "conflict" as const, files: [] },
+    };
+    expect(promptWithConflicts(pullRequest, { conflicts: ["a", "b"] })).toMatch(
+      /^P\n\n# Conflicts with the current `overseer\/pr\/A`\n\nMerging `overseer\/pr\/A` left conflict markers in these files\. Resolve them:\n- a\n- b\n$/,
     );
   });
 

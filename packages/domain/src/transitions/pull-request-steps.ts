@@ -1,11 +1,9 @@
 /**
  * Steps of the pull-request loop shared by the approve of a run (rule 14) and the forge
- * runner's commands (rules 15–19): opening the record, the feedback an executor gets, and the
- * stacked bases.
+ * runner's commands (rules 15–18): opening the record and the feedback an executor gets.
  */
 import type { PullRequestLanding } from "../command.ts";
 import { DomainError } from "../domain-error.ts";
-import type { ProjectState } from "../project-state.ts";
 import {
   type FailingCheck,
   openPullRequest,
@@ -17,6 +15,7 @@ import type { Run } from "../run.ts";
 import { pullRequestBranch, type Task } from "../task.ts";
 import type { Draft } from "./draft.ts";
 import type { CommandOf } from "./handler.ts";
+import { pullRequestBase } from "./pull-request-stacks.ts";
 
 /**
  * Rule 14: a fresh reviewer approved in pull_request mode and the worker pushed the reviewed
@@ -78,24 +77,6 @@ export function requestPullRequest(
     feedback: command.feedback ?? null,
     executorAgentId: task.executorAgentId,
   });
-}
-
-/**
- * The branch a task's pull request targets (and, stacked, its work starts from): the PR branch
- * of the one prerequisite whose pull request is still open, or the landing branch.
- */
-export function pullRequestBase(state: ProjectState, task: Task, landingBranch: string): string {
-  return stackedPrerequisite(state, task)?.pullRequest?.branch ?? landingBranch;
-}
-
-/** The prerequisite a stacked task builds on: the one still `pr_open` (rule 19), if any. */
-export function stackedPrerequisite(state: ProjectState, task: Task): Task | undefined {
-  for (const id of task.prerequisites) {
-    const prerequisite = state.tasks.get(id);
-    if (prerequisite?.status === "pr_open" && openPullRequest(prerequisite.pullRequest) !== null)
-      return prerequisite;
-  }
-  return undefined;
 }
 
 /** What an executor reads after the pull request's checks failed: each check, its link and log tail. */

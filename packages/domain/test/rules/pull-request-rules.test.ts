@@ -559,6 +559,31 @@ describe("rule 19: prerequisites across pull requests", () => {
     });
   });
 
+  it("stacked: a prerequisite back with an executor (red checks) keeps its pull request open and stays the base", () => {
+    const d = createDriver();
+    let s = opened(
+      d,
+      toPrOpen(d, buildState({ tasks: [task("A"), task("B", { prerequisites: ["A"] })] }), "A"),
+      "A",
+    );
+    const claimed = d.step(s, { kind: "claim", prerequisites: "stacked" });
+    s = d.apply(claimed.state, {
+      kind: "submit",
+      runId: activeRunOf(claimed.state, "B").id,
+      message: "b",
+      commitSha: HEAD,
+      branchHead: HEAD,
+    });
+    // A's checks go red: A is todo again, its pull request still open on overseer/pr/A.
+    s = d.apply(s, checks("A", "failure"));
+    expect(getTask(s, "A").status).toBe("todo");
+    expect(pullRequestBase(s, getTask(s, "B"), "main")).toBe("overseer/pr/A");
+    s = toPrOpenFromReview(d, s, "B", { base: "main", prerequisites: "stacked", headSha: HEAD });
+    expect(prOf(s, "B").base).toBe("overseer/pr/A");
+    // Its own open pull request keeps the base it targets (its next runs build on it too).
+    expect(pullRequestBase(s, getTask(s, "B"), "main")).toBe("overseer/pr/A");
+  });
+
   it("stacked: two prerequisites with open pull requests cannot both be the base; it waits", () => {
     const d = createDriver({});
     let s = buildState({

@@ -14,7 +14,6 @@ import {
   type PullRequestRow,
   taskRunLines,
 } from "@overseer/db";
-import { pullRequestBase } from "@overseer/domain";
 import type { ConditionalRead, ReviewThread as ForgeThread } from "@overseer/forge";
 import { routeDelivery } from "./delivery-route.ts";
 import type { ForgeJobContext } from "./forge-job-context.ts";
@@ -41,7 +40,9 @@ export async function ensurePull(ctx: ForgeJobContext, taskId: string, headSha: 
   });
   const { pullRequest, outcome } = await ctx.forge.ensurePullRequest({
     head: pr.branch,
-    base: pullRequestBase(state, task, ctx.policy.landing.branch),
+    // The base the domain recorded (rule 19: a stacked prerequisite's branch, or its base once
+    // that one merged), so a retarget is this same update.
+    base: pr.base,
     title: text.title,
     body: text.body,
     marker: text.marker,
@@ -111,7 +112,8 @@ export async function syncPull(ctx: ForgeJobContext, taskId: string): Promise<vo
         mergeCommitSha: seen.mergeCommitSha ?? seen.headSha,
         mergedBy: seen.mergedBy,
       });
-      return ctx.record(taskId, etags);
+      await ctx.record(taskId, etags);
+      return syncStacked(ctx, taskId);
     }
     if (seen.status === "closed") {
       await ctx.apply({ kind: "pr-closed", taskId, onClosed: settings.onClosed, closedBy: null });
@@ -124,6 +126,12 @@ export async function syncPull(ctx: ForgeJobContext, taskId: string): Promise<vo
     // updated for): `ensure` updates it and answers the threads first, so no review is read
     // against a pull request that has not said what changed.
     if (!seen.body.includes(approvedHeadLabel(row.head_sha))) {
+      await ctx.queue.add({ v: 1, kind: "ensure", projectId: ctx.project.id, taskId, headSha: row.head_sha });
+      return ctx.record(taskId);
+    }
+    // The domain moved the base (a stacked prerequisite merged, rule 19): `ensure` retargets it
+    // before anything is read against the old base.
+    if (seen.base !== row.base) {
       await ctx.queue.add({ v: 1, kind: "ensure", projectId: ctx.project.id, taskId, headSha: row.head_sha });
       return ctx.record(taskId);
     }
@@ -191,12 +199,16 @@ async function syncReview(
   return joinTags(fullReviews.etag, fullComments.etag);
 }
 
-/** Under `merge: auto | queue`, an approved (and, for auto, green) head is handed to a `merge` job. */
+/**
+ * Under `merge: auto | queue`, an approved (and, for auto, green) head is handed to a `merge`
+ * job. A stacked pull request (its base a prerequisite's PR branch) is never merged into that
+ * branch: it waits until the prerequisite merges and it is retargeted onto the landing branch.
+ */
 async function askMerge(ctx: ForgeJobContext, taskId: string): Promise<void> {
   const policy = ctx.policy.landing.pullRequest.merge;
   if (policy === "manual") return;
   const row = await getPullRequestRow(ctx.db, ctx.project.id, taskId);
-  if (row?.status !== "open" || row.number === null) return;
+  if (row?.status !== "open" || row.number === null || row.base !== ctx.policy.landing.branch) return;
   if (row.approvals < ctx.policy.landing.pullRequest.requiredApprovals || row.review === "changes_requested")
     return;
   if (policy === "auto" && row.checks !== "success") return;
@@ -207,6 +219,7 @@ async function askMerge(ctx: ForgeJobContext, taskId: string): Promise<void> {
 export async function mergePull(ctx: ForgeJobContext, taskId: string, headSha: string): Promise<void> {
   const row = await getPullRequestRow(ctx.db, ctx.project.id, taskId);
   if (row?.status !== "open" || row.number === null || row.head_sha !== headSha) return;
+  if (row.base !== ctx.policy.landing.branch) return;
   const settings = ctx.policy.landing.pullRequest;
   if (row.approvals < settings.requiredApprovals || row.review === "changes_requested") return;
   const request = { method: settings.mergeMethod, sha: headSha };
@@ -222,6 +235,7 @@ export async function mergePull(ctx: ForgeJobContext, taskId: string, headSha: s
   const merged = await ctx.forge.merge(row.number, request);
   if (merged.kind === "merged") {
     await ctx.apply({ kind: "pr-merged", taskId, mergeCommitSha: merged.sha, mergedBy: await ctx.login() });
+    await syncStacked(ctx, taskId);
   } else {
     ctx.logger.warn(
       { taskId, number: row.number, outcome: merged },
@@ -230,6 +244,29 @@ export async function mergePull(ctx: ForgeJobContext, taskId: string, headSha: s
     await ctx.queue.add({ v: 1, kind: "sync", projectId: ctx.project.id, taskId });
   }
   await ctx.record(taskId);
+}
+
+/**
+ * After a merge: each other open pull request is read once, unconditionally (a conditional
+ * read may well be a 304, since nothing changed on it), and one whose forge base differs from
+ * the recorded one (stacked on the merged one, which the domain moved onto its base, rule 19)
+ * is retargeted by `ensure` at once rather than at its next change.
+ */
+async function syncStacked(ctx: ForgeJobContext, mergedTaskId: string): Promise<void> {
+  for (const open of await listOpenPullRequests(ctx.db, ctx.project.id)) {
+    if (open.task_id === mergedTaskId || open.number === null || open.status !== "open") continue;
+    const read = await ctx.forge.readPullRequest(open.number, null);
+    if (read.changed && read.value.status === "open" && read.value.base !== open.base) {
+      await ctx.queue.add({
+        v: 1,
+        kind: "ensure",
+        projectId: ctx.project.id,
+        taskId: open.task_id,
+        headSha: open.head_sha,
+      });
+    }
+    await ctx.record(open.task_id);
+  }
 }
 
 /** Closes the pull request of a cancelled task; the domain then records it closed. */

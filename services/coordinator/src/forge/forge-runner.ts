@@ -6,7 +6,8 @@
  *
  * Level-triggered: every scheduling pass of a pull_request project (`reconcile`) looks at its
  * tasks' pull requests and asks the `forge` queue for what they need — `ensure` for one still
- * opening or retargeted, `close` for an open one whose task was cancelled, `delivery` for each
+ * opening (a sync that finds the forge's base differing from the recorded one, after a stacked
+ * prerequisite merged, asks for it too), `close` for an open one whose task was cancelled, `delivery` for each
  * stored webhook delivery not applied yet, and a delayed `sync` (a poll) per open pull request
  * every `poll_seconds`. Deterministic job ids make every ask idempotent, so passes may repeat
  * freely; a project without open pull requests costs no forge call at all.
@@ -19,7 +20,7 @@ import {
   recordPullRequestPoll,
   requireProject,
 } from "@overseer/db";
-import { type ProjectState, pullRequestBranch, type Task } from "@overseer/domain";
+import type { ProjectState } from "@overseer/domain";
 import { createForgeAdapter, ForgeCallCounter } from "@overseer/forge";
 import { FORGE_QUEUE, type ForgeQueue, queueKeyPrefix, type Redis } from "@overseer/queue";
 import { type ForgeJob, forgeJobSchema } from "@overseer/run-contract";
@@ -99,7 +100,7 @@ export class ForgeRunner {
     for (const task of state.tasks.values()) {
       const pr = task.pullRequest;
       if (pr === null) continue;
-      if (pr.status === "opening" || (pr.status === "open" && retargeted(state, task))) {
+      if (pr.status === "opening") {
         await queue.add({ v: 1, kind: "ensure", projectId, taskId: task.id, headSha: pr.headSha });
       }
       if (pr.status !== "open" || pr.number === null) continue;
@@ -190,19 +191,4 @@ function dispatch(ctx: ForgeJobContext, job: ForgeJob): Promise<void> {
     case "close":
       return closePull(ctx, job.taskId, job.number);
   }
-}
-
-/**
- * A stacked pull request whose base is a prerequisite's PR branch that is no longer open
- * (merged): `ensure` retargets it onto the base the prerequisite merged into.
- */
-function retargeted(state: ProjectState, task: Task): boolean {
-  const base = task.pullRequest?.base;
-  if (!base) return false;
-  for (const other of state.tasks.values()) {
-    if (other.id !== task.id && pullRequestBranch(other.id) === base) {
-      return other.pullRequest?.status === "merged" || other.status === "done";
-    }
-  }
-  return false;
 }
