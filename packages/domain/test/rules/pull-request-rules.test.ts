@@ -1,93 +1,31 @@
 /**
- * Rules 14–19: landing through pull requests. A fresh reviewer's approve in pull_request mode
+ * Rules 14–18: landing through pull requests. A fresh reviewer's approve in pull_request mode
  * makes the task `pr_open`; the forge runner's reports (pr-opened, pr-checks, pr-review,
  * pr-merged, pr-closed, pr-conflict) move it on, each idempotent and blind to stale heads.
+ * Rules 19–20 (stacked pull requests): pull-request-stack-rules.test.ts.
  */
 import { describe, expect, it } from "vitest";
+import { runnableTasks } from "../../src/index.ts";
 import {
-  type Command,
-  type ProjectState,
-  type PullRequestLanding,
-  pullRequestBase,
-  pullRequestBranch,
-  runnableTasks,
-  type TaskPullRequest,
-} from "../../src/index.ts";
+  checks,
+  HEAD,
+  opened,
+  prOf,
+  review,
+  toPrOpen,
+  toPrOpenFromReview,
+} from "../support/pull-request-builder.ts";
 import { expectDomainError } from "../support/rule-helpers.ts";
 import {
-  activeRunOf,
   buildState,
   claimFor,
   createDriver,
-  type Driver,
   decisionOf,
   getTask,
   task,
   toBlocked,
   toReview,
 } from "../support/state-builder.ts";
-
-const HEAD = "c0ffee";
-
-/** claim → submit → claim → approve in pull_request mode: `taskId` ends pr_open. */
-function toPrOpen(d: Driver, state: ProjectState, taskId: string, base = "main"): ProjectState {
-  const reviewed = toReview(d, state, taskId);
-  const review = claimFor(d, reviewed.state, taskId);
-  return d.apply(review.state, {
-    kind: "approve",
-    runId: review.run.id,
-    feedback: "looks right",
-    landedSha: HEAD,
-    landedBranch: pullRequestBranch(taskId),
-    reviewedHead: HEAD,
-    pullRequest: { base },
-  });
-}
-
-function opened(d: Driver, state: ProjectState, taskId: string, number = 7): ProjectState {
-  return d.apply(state, {
-    kind: "pr-opened",
-    taskId,
-    number,
-    url: `https://forge.test/o/r/pull/${number}`,
-    headSha: HEAD,
-  });
-}
-
-function prOf(state: ProjectState, taskId: string): TaskPullRequest {
-  const pr = getTask(state, taskId).pullRequest;
-  if (pr === null) throw new Error(`test: ${taskId} has no pull request`);
-  return pr;
-}
-
-const checks = (
-  taskId: string,
-  state: "pending" | "success" | "failure",
-  fields: Partial<Extract<Command, { kind: "pr-checks" }>> = {},
-): Command => ({
-  kind: "pr-checks",
-  taskId,
-  headSha: HEAD,
-  state,
-  failing:
-    state === "failure"
-      ? [{ name: "unit", url: "https://ci.test/job/1", logTail: "expected 2, got 3\nFAIL unit" }]
-      : [],
-  maxAttempts: 3,
-  ...fields,
-});
-
-const review = (taskId: string, fields: Partial<Extract<Command, { kind: "pr-review" }>> = {}): Command => ({
-  kind: "pr-review",
-  taskId,
-  headSha: HEAD,
-  approvals: 0,
-  changesRequested: false,
-  threads: [],
-  comments: [],
-  requiredApprovals: 1,
-  ...fields,
-});
 
 describe("rule 14: approve in pull_request mode opens a pull request instead of landing", () => {
   it("moves the task to pr_open with an opening record of the reviewed head and asks for the pull request", () => {
@@ -517,98 +455,3 @@ describe("rule 18: merged, closed unmerged, conflict with a moved base, cancel",
     expect(prOf(closed.state, "A").status).toBe("closed");
   });
 });
-
-describe("rule 19: prerequisites across pull requests", () => {
-  it("merged (default): a dependent waits until its prerequisite's pull request merged", () => {
-    const d = createDriver();
-    const s = opened(
-      d,
-      toPrOpen(d, buildState({ tasks: [task("A"), task("B", { prerequisites: ["A"] })] }), "A"),
-      "A",
-    );
-    expect(runnableTasks(s, d.ctx.now).map((t) => t.id)).toEqual([]);
-    const merged = d.apply(s, { kind: "pr-merged", taskId: "A", mergeCommitSha: "m", mergedBy: null });
-    expect(runnableTasks(merged, d.ctx.now).map((t) => t.id)).toEqual(["B"]);
-  });
-
-  it("stacked: a pr_open prerequisite satisfies it, its base is that pull request's branch, retargeted on merge", () => {
-    const d = createDriver();
-    let s = opened(
-      d,
-      toPrOpen(d, buildState({ tasks: [task("A"), task("B", { prerequisites: ["A"] })] }), "A"),
-      "A",
-    );
-    expect(runnableTasks(s, d.ctx.now, null, "stacked").map((t) => t.id)).toEqual(["B"]);
-    const claimed = d.step(s, { kind: "claim", prerequisites: "stacked" });
-    expect(activeRunOf(claimed.state, "B").action).toBe("execute");
-    expect(pullRequestBase(claimed.state, getTask(claimed.state, "B"), "main")).toBe("overseer/pr/A");
-    s = d.apply(claimed.state, {
-      kind: "submit",
-      runId: activeRunOf(claimed.state, "B").id,
-      message: "b",
-      commitSha: HEAD,
-      branchHead: HEAD,
-    });
-    s = toPrOpenFromReview(d, s, "B", { base: "main", prerequisites: "stacked", headSha: HEAD });
-    expect(prOf(s, "B").base).toBe("overseer/pr/A");
-    const merged = d.step(s, { kind: "pr-merged", taskId: "A", mergeCommitSha: "m", mergedBy: null });
-    expect(prOf(merged.state, "B").base).toBe("main");
-    expect(merged.events.find((e) => e.type === "pr.retarget_requested")).toMatchObject({
-      taskId: "B",
-      data: { from: "overseer/pr/A", to: "main" },
-    });
-  });
-
-  it("stacked: a prerequisite back with an executor (red checks) keeps its pull request open and stays the base", () => {
-    const d = createDriver();
-    let s = opened(
-      d,
-      toPrOpen(d, buildState({ tasks: [task("A"), task("B", { prerequisites: ["A"] })] }), "A"),
-      "A",
-    );
-    const claimed = d.step(s, { kind: "claim", prerequisites: "stacked" });
-    s = d.apply(claimed.state, {
-      kind: "submit",
-      runId: activeRunOf(claimed.state, "B").id,
-      message: "b",
-      commitSha: HEAD,
-      branchHead: HEAD,
-    });
-    // A's checks go red: A is todo again, its pull request still open on overseer/pr/A.
-    s = d.apply(s, checks("A", "failure"));
-    expect(getTask(s, "A").status).toBe("todo");
-    expect(pullRequestBase(s, getTask(s, "B"), "main")).toBe("overseer/pr/A");
-    s = toPrOpenFromReview(d, s, "B", { base: "main", prerequisites: "stacked", headSha: HEAD });
-    expect(prOf(s, "B").base).toBe("overseer/pr/A");
-    // Its own open pull request keeps the base it targets (its next runs build on it too).
-    expect(pullRequestBase(s, getTask(s, "B"), "main")).toBe("overseer/pr/A");
-  });
-
-  it("stacked: two prerequisites with open pull requests cannot both be the base; it waits", () => {
-    const d = createDriver({});
-    let s = buildState({
-      project: { concurrency: 1 },
-      tasks: [task("A"), task("B"), task("C", { prerequisites: ["A", "B"] })],
-    });
-    s = toPrOpen(d, s, "A");
-    s = toPrOpen(d, s, "B");
-    expect(runnableTasks(s, d.ctx.now, null, "stacked").map((t) => t.id)).toEqual([]);
-  });
-});
-
-function toPrOpenFromReview(
-  d: Driver,
-  s: ProjectState,
-  taskId: string,
-  pullRequest: PullRequestLanding,
-): ProjectState {
-  const rev = claimFor(d, s, taskId);
-  return d.apply(rev.state, {
-    kind: "approve",
-    runId: rev.run.id,
-    landedSha: HEAD,
-    landedBranch: pullRequestBranch(taskId),
-    reviewedHead: HEAD,
-    pullRequest,
-  });
-}
