@@ -92,6 +92,7 @@ const SETTING_CONSTANTS: Readonly<Record<string, readonly [keyof ServiceSettings
   OVERSEER_SANDBOX_UNSAFE_NONE: ["sandboxUnsafeNone", CLUSTER_DEFAULTS.sandboxUnsafeNone],
   OVERSEER_LEASE_TTL_MS: ["leaseTtlMs", COORDINATOR_DEFAULTS.leaseTtlMs],
   OVERSEER_RECONCILE_INTERVAL_MS: ["reconcileIntervalMs", COORDINATOR_DEFAULTS.reconcileIntervalMs],
+  OVERSEER_RECONCILE_BATCH: ["reconcileBatch", COORDINATOR_DEFAULTS.reconcileBatch],
   OVERSEER_HEARTBEAT_INTERVAL_MS: ["heartbeatIntervalMs", WORKER_DEFAULTS.heartbeatIntervalMs],
   OVERSEER_JOB_ATTEMPTS: ["jobAttempts", QUEUE_DEFAULTS.infraAttempts],
   OVERSEER_RETRY_BACKOFF_MS: ["retryBackoffMs", QUEUE_DEFAULTS.infraBackoffMs],

@@ -81,7 +81,9 @@ export {
   type ApplyOptions,
   applyTransition,
   defaultDomainContext,
+  notifyPayload,
   POSTGRES_NOTIFY_CHANNEL,
+  parseNotifyPayload,
   type RunReport,
   recordUsageReport,
 } from "./transition-repository.ts";

@@ -16,6 +16,28 @@ export async function activeRuns(db: Db, projectIds: readonly string[]): Promise
 }
 
 /**
+ * One page of the active runs (queued or running) of the projects `owner` leases, by run id
+ * after `afterId` (null: from the first): the coordinator's reconcile sweep walks them a
+ * bounded batch at a time, one statement per batch whatever the number of projects.
+ */
+export async function activeRunsOfLeaseOwner(
+  db: Db,
+  owner: string,
+  afterId: string | null,
+  limit: number,
+): Promise<{ id: string; projectId: string }[]> {
+  let query = db
+    .selectFrom("runs")
+    .innerJoin("leases", "leases.project_id", "runs.project_id")
+    .select(["runs.id", "runs.project_id"])
+    .where("leases.owner", "=", owner)
+    .where("runs.status", "in", ["queued", "running"]);
+  if (afterId !== null) query = query.where("runs.id", ">", afterId);
+  const rows = await query.orderBy("runs.id").limit(limit).execute();
+  return rows.map((r) => ({ id: r.id, projectId: r.project_id }));
+}
+
+/**
  * SQL of a run's number among its task's runs of the same action, from the stored runs (1 = the
  * first): "execute #2" is the task's second executor run, whatever attempt of a failure retry
  * it was. `alias` names the run's table in the statement. Indexed by runs_task_idx.

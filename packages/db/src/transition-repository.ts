@@ -66,9 +66,30 @@ export interface ApplyOptions {
    * transaction as the write (ProjectStatusRefusedError otherwise).
    */
   projectStatusIn?: readonly ProjectStatus[];
+  /**
+   * Who applies it (a coordinator's id), carried by the commit's NOTIFY: a coordinator skips
+   * the notifications of its own commits, which it already acted on. Default: none.
+   */
+  origin?: string;
 }
 
 export const POSTGRES_NOTIFY_CHANNEL = "overseer_events";
+
+/**
+ * A NOTIFY payload on `POSTGRES_NOTIFY_CHANNEL`: the project's id, then, when the commit was a
+ * coordinator's, a space and its id. Project ids hold no space (PROJECT_ID_PATTERN).
+ */
+export function notifyPayload(projectId: string, origin?: string): string {
+  return origin ? `${projectId} ${origin}` : projectId;
+}
+
+/** The project and origin (null: not a coordinator) of a `POSTGRES_NOTIFY_CHANNEL` payload. */
+export function parseNotifyPayload(payload: string): { projectId: string; origin: string | null } {
+  const space = payload.indexOf(" ");
+  return space < 0
+    ? { projectId: payload, origin: null }
+    : { projectId: payload.slice(0, space), origin: payload.slice(space + 1) };
+}
 
 export function defaultDomainContext(overrides: Partial<DomainContext> = {}): DomainContext {
   return {
@@ -112,7 +133,7 @@ export async function applyTransition(
           throw new Error(`create-project for ${command.project.id} was applied to project ${projectId}`);
         const created = applyProjectCreation(command, ctx);
         const eventRows = await persist(trx, projectId, created, ctx.now, new Map());
-        await sql`SELECT pg_notify(${POSTGRES_NOTIFY_CHANNEL}, ${projectId})`.execute(trx);
+        await notify(trx, projectId, options.origin);
         return { ...created, eventRows };
       }
       const state = await loadProjectState(trx, projectId, {
@@ -146,7 +167,7 @@ export async function applyTransition(
           await storeRunTranscript(trx, runId, options.runReport.transcript);
         if (usage && runId && (await recordRunUsage(trx, projectId, runId, usage))) {
           // The spend changed: the coordinator's next pass checks it against budget_usd.
-          await sql`SELECT pg_notify(${POSTGRES_NOTIFY_CHANNEL}, ${projectId})`.execute(trx);
+          await notify(trx, projectId, options.origin);
         }
         return { ...result, eventRows: [] };
       }
@@ -167,7 +188,7 @@ export async function applyTransition(
       if (runId && options.runReport?.transcript)
         await storeRunTranscript(trx, runId, options.runReport.transcript);
       if (usage && runId) await recordRunUsage(trx, projectId, runId, usage);
-      await sql`SELECT pg_notify(${POSTGRES_NOTIFY_CHANNEL}, ${projectId})`.execute(trx);
+      await notify(trx, projectId, options.origin);
       return { ...result, eventRows };
     })
     .catch((error: unknown) => {
@@ -178,6 +199,11 @@ export async function applyTransition(
       }
       throw error;
     });
+}
+
+/** Wakes the listeners of `POSTGRES_NOTIFY_CHANNEL` at commit (notifyPayload). */
+async function notify(db: Db, projectId: string, origin?: string): Promise<void> {
+  await sql`SELECT pg_notify(${POSTGRES_NOTIFY_CHANNEL}, ${notifyPayload(projectId, origin)})`.execute(db);
 }
 
 function isNoChange(result: ApplyResult): boolean {

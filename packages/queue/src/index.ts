@@ -15,5 +15,11 @@ export {
   type RedisTarget,
   redisTarget,
 } from "./redis-connection.ts";
-export { type QueueOptions, type ResolvedQueueOptions, RunQueues, resolveQueueOptions } from "./run-queue.ts";
+export {
+  type QueueOptions,
+  type ResolvedQueueOptions,
+  type RunJobState,
+  RunQueues,
+  resolveQueueOptions,
+} from "./run-queue.ts";
 export { type WorkerHeartbeat, WorkerRegistry } from "./worker-registry.ts";

@@ -49,6 +49,12 @@ export function resolveQueueOptions(options: QueueOptions = {}): ResolvedQueueOp
   return resolved;
 }
 
+/** Where a run's work stands in Redis (RunQueues.runJobStates). */
+export interface RunJobState {
+  state: "active" | "reported" | "failed" | "missing";
+  failedReason?: string;
+}
+
 /**
  * Producer side of the run and result queues. Job ids are derived from run ids, so enqueueing
  * the same run twice (a repeated tick, a reconcile, a restarted coordinator) adds one job.
@@ -97,27 +103,55 @@ export class RunQueues {
     });
   }
 
+  /** Where one run's work stands in Redis (runJobStates). */
+  async runJobState(runId: string): Promise<RunJobState> {
+    return (await this.runJobStates([runId])).get(runId) ?? { state: "missing" };
+  }
+
   /**
-   * Where the run's work stands in Redis: `active` (a job exists and is not failed),
-   * `reported` (its result waits to be applied), `failed` (the job exhausted its
-   * attempts; `failedReason` says why) or `missing` (nothing: lost, e.g. Redis was flushed).
+   * Where each run's work stands in Redis: `active` (a job exists and is not failed),
+   * `reported` (its result waits to be applied), `failed` (the job exhausted its attempts;
+   * `failedReason` says why) or `missing` (nothing: lost, e.g. Redis was flushed). Two
+   * commands per run, by job id (no list scan), all runs in one round trip.
    */
-  async runJobState(
-    runId: string,
-  ): Promise<{ state: "active" | "reported" | "failed" | "missing"; failedReason?: string }> {
-    const result = await this.results.getJob(resultJobId(runId));
-    if (result) {
-      // A result the coordinator failed to apply (database down through every attempt) is
-      // put back in line: the outcome of a finished run is never dropped.
-      if ((await result.getState()) === "failed") await result.retry("failed").catch(() => undefined);
-      return { state: "reported" };
+  async runJobStates(runIds: readonly string[]): Promise<Map<string, RunJobState>> {
+    const states = new Map<string, RunJobState>();
+    if (runIds.length === 0) return states;
+    const client = (await this.runs.client) as unknown as Redis;
+    const pipeline = client.pipeline();
+    for (const runId of runIds) {
+      pipeline.hmget(this.results.toKey(resultJobId(runId)), "timestamp", "finishedOn");
+      pipeline.hmget(this.runs.toKey(runJobId(runId)), "timestamp", "finishedOn", "failedReason");
     }
-    const job = await this.runs.getJob(runJobId(runId));
-    if (!job) return { state: "missing" };
-    const state = await job.getState();
-    if (state === "failed") return { state: "failed", failedReason: job.failedReason };
-    if (state === "completed" || state === "unknown") return { state: "missing" };
-    return { state: "active" };
+    const replies = (await pipeline.exec()) ?? [];
+    const fields = (i: number): (string | null)[] => {
+      const [error, value] = replies[i] ?? [new Error("no reply from Redis"), null];
+      if (error) throw error;
+      return value as (string | null)[];
+    };
+    const failedResults: string[] = [];
+    runIds.forEach((runId, n) => {
+      const [resultAt, resultFinished] = fields(2 * n);
+      if (resultAt) {
+        // Results are removed once applied: a finished one still here failed its attempts.
+        if (resultFinished) failedResults.push(runId);
+        states.set(runId, { state: "reported" });
+        return;
+      }
+      // Run jobs are removed on completion: a finished one still here failed for good.
+      const [jobAt, jobFinished, failedReason] = fields(2 * n + 1);
+      if (!jobAt) states.set(runId, { state: "missing" });
+      else if (!jobFinished) states.set(runId, { state: "active" });
+      else if (failedReason) states.set(runId, { state: "failed", failedReason });
+      else states.set(runId, { state: "missing" });
+    });
+    // A result the coordinator failed to apply (database down through every attempt) is put
+    // back in line: the outcome of a finished run is never dropped.
+    for (const runId of failedResults) {
+      const job = await this.results.getJob(resultJobId(runId));
+      await job?.retry("failed").catch(() => undefined);
+    }
+    return states;
   }
 
   /**

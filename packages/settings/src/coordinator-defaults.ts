@@ -11,6 +11,8 @@ export const COORDINATOR_DEFAULTS = Object.freeze({
   leaseTtlMs: 15_000,
   /** Safety-net reconcile period (`OVERSEER_RECONCILE_INTERVAL_MS`). */
   reconcileIntervalMs: 5_000,
+  /** Active runs one reconcile round checks against Redis (`OVERSEER_RECONCILE_BATCH`). */
+  reconcileBatch: 500,
   /** Run results applied in parallel, different projects (`OVERSEER_RESULT_CONCURRENCY`). */
   resultConcurrency: 8,
   /** Failed applications of one run result before its run is ended as failed (`OVERSEER_RESULT_ATTEMPTS`). */

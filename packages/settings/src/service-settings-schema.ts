@@ -143,8 +143,16 @@ export const SPECS: SpecTable = {
   reconcileIntervalMs: {
     name: "OVERSEER_RECONCILE_INTERVAL_MS",
     fallback: String(COORDINATOR_DEFAULTS.reconcileIntervalMs),
-    description: "How often the coordinator re-reads Postgres and re-enqueues missing jobs.",
+    description:
+      "How often the coordinator checks one batch of active runs against Redis and re-enqueues missing jobs (the safety net; scheduling is driven by events).",
     schema: integer(100, MS_MAX),
+  },
+  reconcileBatch: {
+    name: "OVERSEER_RECONCILE_BATCH",
+    fallback: String(COORDINATOR_DEFAULTS.reconcileBatch),
+    description:
+      "Active runs one reconcile round checks (one statement, two Redis commands per run); the next round goes on from the last.",
+    schema: integer(1, 100_000),
   },
   heartbeatIntervalMs: {
     name: "OVERSEER_HEARTBEAT_INTERVAL_MS",

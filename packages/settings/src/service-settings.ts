@@ -38,6 +38,8 @@ export interface ServiceSettings {
   readonly leaseTtlMs: number;
   /** `OVERSEER_RECONCILE_INTERVAL_MS`: how often the coordinator re-reads Postgres and repairs queues. Default `5000`. */
   readonly reconcileIntervalMs: number;
+  /** `OVERSEER_RECONCILE_BATCH`: active runs one reconcile round checks against Redis. Default `500`. */
+  readonly reconcileBatch: number;
   /** `OVERSEER_HEARTBEAT_INTERVAL_MS`: how often leases and worker heartbeats are renewed; below the lease TTL. Default `5000`. */
   readonly heartbeatIntervalMs: number;
   /** `OVERSEER_JOB_ATTEMPTS`: attempts of a run job whose worker failed for an infrastructure reason. Default `3`. */

@@ -46,6 +46,7 @@ const TABLE: [string, keyof ServiceSettings, unknown, string, string][] = [
   ["OVERSEER_SANDBOX_UNSAFE_NONE", "sandboxUnsafeNone", false, "on", "one of 1, 0, true, false, yes, no"],
   ["OVERSEER_LEASE_TTL_MS", "leaseTtlMs", 15000, "999", "an integer from 1000"],
   ["OVERSEER_RECONCILE_INTERVAL_MS", "reconcileIntervalMs", 5000, "-5", "an integer from 100"],
+  ["OVERSEER_RECONCILE_BATCH", "reconcileBatch", 500, "0", "an integer from 1 to 100000"],
   ["OVERSEER_HEARTBEAT_INTERVAL_MS", "heartbeatIntervalMs", 5000, "5s", "an integer from 100"],
   ["OVERSEER_JOB_ATTEMPTS", "jobAttempts", 3, "0", "an integer from 1 to 100"],
   ["OVERSEER_RETRY_BACKOFF_MS", "retryBackoffMs", 1000, "1e3", "an integer from 0"],

@@ -34,6 +34,11 @@ export interface TransitionApplierOptions {
    * bounds it with its ready timeout). Default: unbounded.
    */
   boundRedis?: (<T>(call: Promise<T>) => Promise<T>) | undefined;
+  /**
+   * The applier's name in its commits' NOTIFY (a coordinator's id), so that it can skip its
+   * own notifications. Default: none.
+   */
+  origin?: string | undefined;
   /** Called right after a commit that applied something, before any publication. */
   onCommit?: ((projectId: string, result: AppliedTransition) => void) | undefined;
 }
@@ -80,7 +85,11 @@ export class TransitionApplier {
     const attempts = retryOnConflict ? this.conflictRetries : 1;
     for (let attempt = 1; ; attempt++) {
       try {
-        const result = await applyTransition(this.deps.db, projectId, command, applyOptions);
+        const origin = this.options.origin;
+        const result = await applyTransition(this.deps.db, projectId, command, {
+          ...applyOptions,
+          ...(origin ? { origin } : {}),
+        });
         if (result.outcome === "applied") this.options.onCommit?.(projectId, result);
         await this.afterCommit(result);
         return result;

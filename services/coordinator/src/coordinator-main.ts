@@ -52,6 +52,7 @@ const coordinator = new Coordinator(
     id: process.env.OVERSEER_COORDINATOR_ID || undefined,
     leaseTtlMs: settings.leaseTtlMs,
     reconcileIntervalMs: settings.reconcileIntervalMs,
+    reconcileBatch: settings.reconcileBatch,
     prefix: settings.queuePrefix,
     resultConcurrency: settings.resultConcurrency,
     resultAttempts: settings.resultAttempts,

@@ -10,6 +10,8 @@ export interface CoordinatorOptions {
   leaseTtlMs?: number;
   /** Safety-net reconcile period. Default 5000 ms. */
   reconcileIntervalMs?: number;
+  /** Active runs one reconcile round checks against Redis. Default 500. */
+  reconcileBatch?: number;
   /** Results applied in parallel (different projects). Default 8. */
   resultConcurrency?: number;
   /** BullMQ key prefix. Default `overseer`. */
@@ -51,6 +53,7 @@ export function resolveCoordinatorOptions(options: CoordinatorOptions = {}): Res
   const atLeast: [keyof ResolvedCoordinatorOptions, number][] = [
     ["leaseTtlMs", 1000],
     ["reconcileIntervalMs", 1],
+    ["reconcileBatch", 1],
     ["resultConcurrency", 1],
     ["conflictRetries", 1],
     ["resultAttempts", 1],

@@ -6,11 +6,16 @@
  *   NOTIFY ─────────┤                                   ▼
  *   results queue ──┴──◄── apply run result ◄── workers (BullMQ, stateless)
  *
- * Event-driven: a pass runs right after every transition this process applies, on every
- * Postgres NOTIFY for an owned project (operator actions, task imports, other replicas'
- * transitions), when a retry backoff expires, and after a lease is won. A periodic
- * reconcile (default 5 s) is only the safety net: it re-enqueues any active run whose job
- * vanished from Redis (flush, crash) and records runs whose job failed for good.
+ * Event-driven, so its cost grows with what changes, not with the projects it owns: a pass
+ * runs after a transition this process applied that may make work runnable (a result, a
+ * forge report, a budget pause; not its own claims or a run starting), on a Postgres NOTIFY
+ * from anyone else for an owned project (operator actions, task imports, other replicas),
+ * when a retry backoff expires, and after a lease is won. Kicks coalesce: one pending pass
+ * per project, never a queue of them. The notifications of its own commits carry its id and
+ * are skipped. A low-rate sweep (default every 5 s) is only the safety net: it checks one
+ * bounded batch of the active runs per round against Redis (two commands per run, by job
+ * id), re-enqueues a run whose job vanished (flush, crash) and records runs whose job failed
+ * for good.
  *
  * Several replicas may run; each project is scheduled only by its lease holder (rule 11).
  * Results may be applied by any replica: transitions are idempotent by run id and
@@ -19,20 +24,18 @@
 import {
   type AppliedTransition,
   acquireLeases,
-  activeRuns,
   countRunsOfAction,
   type Db,
   type DroppedLease,
   existingTaskIds,
-  getRun,
   LeaseLostError,
   loadMissionEvidence,
-  loadProjectSnapshot,
   type MissionEvidence,
   NotFoundError,
   type NotificationListener,
   POSTGRES_NOTIFY_CHANNEL,
   type ProjectRow,
+  parseNotifyPayload,
   recordUsageReport,
   releaseLeases,
   requireProject,
@@ -54,6 +57,7 @@ import { ProjectPolicies, type ProjectPolicy } from "./project-policy.ts";
 import { ProjectSerializer } from "./project-serializer.ts";
 import { commandForResult } from "./result-command-mapper.ts";
 import { buildRunJob, type JobBuild } from "./run-job-builder.ts";
+import { RunReconciler } from "./run-reconciler.ts";
 import { phaseTimeline, runReportOf } from "./run-report.ts";
 import { appliedRunOf } from "./run-trace.ts";
 import { unapplicableResultCommand } from "./unapplicable-result.ts";
@@ -81,11 +85,15 @@ export class Coordinator {
   /** Each project's policy, parsed once per project version (jobs and results share it). */
   private readonly policies = new ProjectPolicies();
   private readonly wakeTimers = new Map<string, NodeJS.Timeout>();
+  /** Projects whose last pass failed: asked again after a reconcile interval. */
+  private readonly retryTimers = new Map<string, NodeJS.Timeout>();
   /** Host-side pull request work of pull_request projects (forge/forge-runner.ts). */
   private readonly forge: ForgeRunner;
   private resultsWorker: Worker | null = null;
   private leaseTimer: NodeJS.Timeout | null = null;
   private reconcileTimer: NodeJS.Timeout | null = null;
+  /** The safety net: active runs checked against Redis (run-reconciler.ts). */
+  private readonly reconciler: RunReconciler;
   private unlisten: (() => Promise<void>) | null = null;
   private stopped = false;
   private leaseRenewalPending = false;
@@ -100,9 +108,30 @@ export class Coordinator {
     this.reconcileIntervalMs = options.reconcileIntervalMs;
     this.transitions = new TransitionApplier(
       { db: deps.db, live: deps.live, queues: deps.queues, logger: deps.logger },
-      { conflictRetries: options.conflictRetries },
+      {
+        conflictRetries: options.conflictRetries,
+        origin: options.id,
+        // Its own commits' NOTIFY is skipped: the pass they call for is asked for here.
+        onCommit: (projectId, result) => {
+          if (result.events.some((e) => !QUIET_EVENTS.has(e.type))) this.kick(projectId);
+        },
+      },
     );
     this.serializer = new ProjectSerializer((projectId, error) => this.onPassError(projectId, error));
+    this.reconciler = new RunReconciler(
+      { db: deps.db, queues: deps.queues, logger: deps.logger },
+      {
+        owner: options.id,
+        batch: options.reconcileBatch,
+        isOwned: (projectId) => !this.stopped && this.owned.has(projectId),
+        inTurn: (projectId, fn) => {
+          void this.serializer.run(projectId, fn).catch((error) => this.onPassError(projectId, error));
+        },
+        enqueueRun: (project, state, run) => this.enqueueRun(project, state, run),
+        apply: (projectId, command) => this.apply(projectId, command).then(() => undefined),
+        retryOf: (project) => this.policies.of(project).retry,
+      },
+    );
     this.forge = new ForgeRunner(
       {
         db: deps.db,
@@ -129,13 +158,10 @@ export class Coordinator {
     const log = this.deps.logger;
     const listener = await this.deps.notifications.listen(
       POSTGRES_NOTIFY_CHANNEL,
-      (projectId) => {
-        if (this.owned.has(projectId)) this.kick(projectId);
-        else this.renewLeasesSoon();
-      },
+      (payload) => this.onNotify(payload),
       // Runs again after the LISTEN connection came back: notifications sent while it was
       // down are lost, so every owned project gets a pass.
-      () => void this.reconcileAll(),
+      () => this.kickAll(),
     );
     this.unlisten = () => listener.unlisten();
     await this.renewLeases();
@@ -148,7 +174,7 @@ export class Coordinator {
     this.resultsWorker.on("error", (error) => log.error({ err: error }, "results worker error"));
     this.forge.start();
     this.leaseTimer = setInterval(() => void this.renewLeases(), Math.floor(this.leaseTtlMs / 3));
-    this.reconcileTimer = setInterval(() => void this.reconcileAll(), this.reconcileIntervalMs);
+    this.reconcileTimer = setInterval(() => void this.reconciler.sweep(), this.reconcileIntervalMs);
     log.info({ coordinator: this.id, owned: this.ownedProjects }, "coordinator started");
   }
 
@@ -156,8 +182,9 @@ export class Coordinator {
     this.stopped = true;
     if (this.leaseTimer) clearInterval(this.leaseTimer);
     if (this.reconcileTimer) clearInterval(this.reconcileTimer);
-    for (const t of this.wakeTimers.values()) clearTimeout(t);
+    for (const t of [...this.wakeTimers.values(), ...this.retryTimers.values()]) clearTimeout(t);
     this.wakeTimers.clear();
+    this.retryTimers.clear();
     await this.unlisten?.().catch(() => undefined);
     await this.resultsWorker?.close();
     await this.forge.stop();
@@ -165,6 +192,18 @@ export class Coordinator {
     await releaseLeases(this.deps.db, this.id).catch(() => undefined);
     this.owned.clear();
     this.deps.logger.info({ coordinator: this.id }, "coordinator stopped");
+  }
+
+  /**
+   * A transition committed by someone else (its own commits carry this replica's id and were
+   * acted on at commit): an owned project gets a pass; another project may just have been
+   * started (never by a coordinator), so leases are renewed soon.
+   */
+  private onNotify(payload: string): void {
+    const { projectId, origin } = parseNotifyPayload(payload);
+    if (origin === this.id) return;
+    if (this.owned.has(projectId)) this.kick(projectId);
+    else if (origin === null) this.renewLeasesSoon();
   }
 
   /** Requests a scheduling pass for an owned project. */
@@ -192,7 +231,9 @@ export class Coordinator {
         if (this.owned.has(projectId)) continue;
         this.owned.add(projectId);
         this.deps.logger.info({ projectId, coordinator: this.id }, "lease acquired");
-        void this.serializer.run(projectId, () => this.reconcile(projectId)).then(() => this.kick(projectId));
+        void this.serializer
+          .run(projectId, () => this.reconciler.reconcile(projectId))
+          .then(() => this.kick(projectId));
       }
     } catch (error) {
       this.deps.logger.error({ err: error }, "lease renewal failed");
@@ -228,9 +269,11 @@ export class Coordinator {
     if (lease.status === "active" && lease.holder === this.id) return;
     this.owned.delete(projectId);
     this.policies.forget(projectId);
-    const timer = this.wakeTimers.get(projectId);
-    if (timer) clearTimeout(timer);
-    this.wakeTimers.delete(projectId);
+    for (const timers of [this.wakeTimers, this.retryTimers]) {
+      const timer = timers.get(projectId);
+      if (timer) clearTimeout(timer);
+      timers.delete(projectId);
+    }
     const log = { projectId, coordinator: this.id, status: lease.status, holder: lease.holder };
     if (lease.status !== "active") {
       this.deps.logger.info(log, `lease released: project ${projectId} is ${lease.status ?? "deleted"}`);
@@ -414,15 +457,14 @@ export class Coordinator {
       const { retry } = this.policies.of(project);
       await this.apply(projectId, unapplicableResultCommand(result, error, failures, retry));
     });
-    this.kick(projectId);
   }
 
   async applyResultMessage(message: ResultMessage): Promise<void> {
     const { projectId, runId } = message;
     if (message.kind === "run-usage") {
-      // Outside the project's serializer: a row lock orders usage reports, and the budget check
-      // runs on the NOTIFY a grown spend sends.
-      await recordUsageReport(this.deps.db, projectId, runId, message.usage);
+      // Outside the project's serializer: a row lock orders usage reports. A grown spend gets
+      // a pass, whose budget check may pause the project.
+      if (await recordUsageReport(this.deps.db, projectId, runId, message.usage)) this.kick(projectId);
       return;
     }
     await this.serializer.run(projectId, async () => {
@@ -436,7 +478,6 @@ export class Coordinator {
       }
       await this.applyRunResult(message);
     });
-    this.kick(projectId);
   }
 
   /**
@@ -486,52 +527,9 @@ export class Coordinator {
     );
   }
 
-  // -------------------------------------------------------------------------------------
-  // Reconcile: Redis must reflect Postgres
-
-  private async reconcileAll(): Promise<void> {
-    if (this.stopped) return;
-    for (const projectId of this.owned) {
-      void this.serializer
-        .run(projectId, () => this.reconcile(projectId))
-        .catch((error) => this.onPassError(projectId, error));
-      this.kick(projectId);
-    }
-  }
-
-  /**
-   * Every active run must have a job (or a reported result) in Redis. Order matters: read
-   * Postgres, then Redis, then Postgres again before acting, so a result applied in between
-   * is never mistaken for a lost job.
-   */
-  async reconcile(projectId: string): Promise<void> {
-    if (!this.owned.has(projectId)) return;
-    const runs = await activeRuns(this.deps.db, [projectId]);
-    for (const row of runs) {
-      const jobState = await this.deps.queues.runJobState(row.id);
-      if (jobState.state === "active" || jobState.state === "reported") continue;
-      const fresh = await getRun(this.deps.db, row.id);
-      if (!fresh || (fresh.status !== "queued" && fresh.status !== "running")) continue;
-      if (jobState.state === "missing") {
-        this.deps.logger.warn({ projectId, runId: row.id }, "active run has no job in Redis; re-enqueueing");
-        const [project, state] = await Promise.all([
-          requireProject(this.deps.db, projectId),
-          loadProjectSnapshot(this.deps.db, projectId, { runIds: [row.id] }),
-        ]);
-        const run = state.runs.get(row.id);
-        if (run) await this.enqueueRun(project, state, run);
-        continue;
-      }
-      const { retry } = this.policies.of(await requireProject(this.deps.db, projectId));
-      await this.apply(projectId, {
-        kind: "no-transition",
-        runId: row.id,
-        detail: `worker failed: ${jobState.failedReason ?? "unknown error"}`,
-        crashed: false,
-        maxAttempts: retry.maxAttempts,
-        backoffMs: retry.backoffMs,
-      });
-    }
+  /** Every owned project gets a pass (the LISTEN connection came back: notifications were lost). */
+  private kickAll(): void {
+    for (const projectId of this.owned) this.kick(projectId);
   }
 
   // -------------------------------------------------------------------------------------
@@ -556,10 +554,27 @@ export class Coordinator {
     }
   }
 
+  /**
+   * Nothing periodic passes over every project, so a pass that failed (database or Redis down
+   * a moment) is asked again after a reconcile interval, once however many passes failed.
+   */
   private onPassError(projectId: string, error: unknown): void {
-    this.deps.logger.error({ err: error, projectId }, "scheduling pass failed");
+    this.deps.logger.error({ err: error, projectId }, "scheduling pass failed; retrying later");
+    if (this.stopped || this.retryTimers.has(projectId)) return;
+    const timer = setTimeout(() => {
+      this.retryTimers.delete(projectId);
+      this.kick(projectId);
+    }, this.reconcileIntervalMs);
+    timer.unref();
+    this.retryTimers.set(projectId, timer);
   }
 }
+
+/**
+ * Events after which nothing new can be runnable: a claim's own queued runs, a run starting.
+ * A commit with any other event gets a scheduling pass.
+ */
+const QUIET_EVENTS: ReadonlySet<string> = new Set(["run.queued", "run.started", "run.redelivered"]);
 
 /**
  * The scheduler's claim: with stacked pull requests a prerequisite whose pull request is open

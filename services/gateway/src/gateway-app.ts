@@ -1,5 +1,5 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
-import { POSTGRES_NOTIFY_CHANNEL } from "@overseer/db";
+import { POSTGRES_NOTIFY_CHANNEL, parseNotifyPayload } from "@overseer/db";
 import { cors } from "hono/cors";
 import { BoardSessions } from "./admin/board-sessions.ts";
 import type { GatewayEnv } from "./gateway-env.ts";
@@ -229,7 +229,8 @@ function listenForChanges(
   const listening = deps.notifications
     .listen(
       POSTGRES_NOTIFY_CHANNEL,
-      (projectId) => {
+      (payload) => {
+        const { projectId } = parseNotifyPayload(payload);
         cache.invalidate(projectId);
         subscriber.wake(projectId);
       },

@@ -7,6 +7,7 @@ import {
   loadProjectState,
   type NotificationListener,
   POSTGRES_NOTIFY_CHANNEL,
+  parseNotifyPayload,
   requireProject,
 } from "@overseer/db";
 import {
@@ -151,8 +152,8 @@ async function follow(
 ): Promise<number> {
   let cursor = since;
   let wake: () => void = () => {};
-  const listener = await notifications.listen(POSTGRES_NOTIFY_CHANNEL, (id) => {
-    if (projectIds.includes(id)) wake();
+  const listener = await notifications.listen(POSTGRES_NOTIFY_CHANNEL, (payload) => {
+    if (projectIds.includes(parseNotifyPayload(payload).projectId)) wake();
   });
   try {
     for (;;) {
