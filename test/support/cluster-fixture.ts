@@ -17,6 +17,7 @@ import {
   createRedis,
   LiveChannel,
   type Redis,
+  type RedisTarget,
   RunQueues,
   resolveLiveOptions,
   resolveQueueOptions,
@@ -39,6 +40,8 @@ export const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 export interface ClusterOptions {
   /** Redis of this cluster. Default REDIS_URL or the local server. */
   redisUrl?: string;
+  /** A Redis Cluster or Sentinel group (redis-topology.ts) instead of `redisUrl`. */
+  redis?: RedisTarget;
   /** Postgres server the scratch database is created on. Default DATABASE_URL or the local server. */
   databaseUrl?: string;
   /** Sandbox driver for in-process workers. Default `bwrap`. */
@@ -81,9 +84,11 @@ export class ClusterFixture {
   private driver: SandboxDriver | null = null;
 
   readonly redisUrl: string;
+  readonly redisTarget: RedisTarget;
 
   constructor(readonly options: ClusterOptions = {}) {
-    this.redisUrl = options.redisUrl ?? REDIS_URL;
+    this.redisTarget = options.redis ?? { url: options.redisUrl ?? REDIS_URL };
+    this.redisUrl = this.redisTarget.url;
     this.logger = options.logLevel
       ? createLogger({ name: "test", level: options.logLevel })
       : (pino({ level: "silent" }) as unknown as Logger);
@@ -92,7 +97,7 @@ export class ClusterFixture {
   async setup(): Promise<this> {
     this.scratch = await createScratchDatabase(this.options.databaseUrl);
     this.dataDir = await mkdtemp(path.join(tmpdir(), "overseer-e2e-"));
-    this.redis = createRedis(this.redisUrl);
+    this.redis = createRedis(this.redisTarget);
     this.queues = new RunQueues(
       this.redis,
       resolveQueueOptions({ prefix: this.prefix, infraBackoffMs: 200 }),
@@ -106,6 +111,15 @@ export class ClusterFixture {
     return {
       DATABASE_URL: this.scratch.url,
       REDIS_URL: this.redisUrl,
+      ...(this.redisTarget.clusterNodes
+        ? { REDIS_CLUSTER_NODES: this.redisTarget.clusterNodes.join(",") }
+        : {}),
+      ...(this.redisTarget.sentinels
+        ? {
+            REDIS_SENTINELS: this.redisTarget.sentinels.join(","),
+            REDIS_SENTINEL_MASTER: this.redisTarget.sentinelMaster ?? "mymaster",
+          }
+        : {}),
       OVERSEER_QUEUE_PREFIX: this.prefix,
       OVERSEER_DATA_DIR: this.dataDir,
       OVERSEER_LEASE_TTL_MS: String(this.options.leaseTtlMs ?? 3000),
@@ -187,7 +201,7 @@ export class ClusterFixture {
     id = `coord-${this.coordinators.length}`,
     extra: CoordinatorOptions = {},
   ): Promise<Coordinator> {
-    const workerConnection = createRedis(this.redisUrl);
+    const workerConnection = createRedis(this.redisTarget);
     const coordinator = new Coordinator(
       {
         db: this.scratch.db,
@@ -226,8 +240,8 @@ export class ClusterFixture {
 
   async startWorker(concurrency = 2): Promise<WorkerService> {
     const driver = this.sandboxDriver();
-    const workerConnection = createRedis(this.redisUrl);
-    const subscriber = createRedis(this.redisUrl);
+    const workerConnection = createRedis(this.redisTarget);
+    const subscriber = createRedis(this.redisTarget);
     const worker = new WorkerService(
       {
         workerConnection,

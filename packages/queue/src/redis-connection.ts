@@ -79,8 +79,10 @@ export function createRedis(target: string | RedisTarget, options: RedisOptions 
       sentinels: t.sentinels.map(hostPort),
       name: t.sentinelMaster ?? "mymaster",
       db,
-      // Sentinels announce a failover (+switch-master): move at once rather than at the next error.
-      failoverDetector: true,
+      // No failoverDetector: its +switch-master handler can end a connection for good when it
+      // fires while a reconnect is under way (ioredis 5 sets the status to "end"). A dead primary
+      // closes the connection, and a demoted one answers READONLY (above): both reconnect through
+      // the Sentinels, which name the new primary.
       sentinelRetryStrategy: (times) => Math.min(times * 100, 2000),
       ...options,
     });
