@@ -1,23 +1,28 @@
 import { formatZodIssues } from "@overseer/input-errors";
 import { type ForgeJob, forgeJobSchema } from "@overseer/run-contract";
-import { type JobsOptions, Queue } from "bullmq";
+import { type Job, type JobsOptions, Queue } from "bullmq";
 import { FORGE_QUEUE, queueKeyPrefix } from "./queue-names.ts";
 import type { Redis } from "./redis-connection.ts";
 
 /**
- * Producer side of the forge queue (the coordinator's host-side pull request work). Job ids are
- * deterministic, so what is asked again while it waits is one job:
- * - `ensure` per task and approved head, `merge` per task and head, `close` per pull request,
- *   `delivery` per stored webhook delivery;
- * - `sync` per task: one waiting sync however many deliveries and passes ask for it;
- * - a poll is a `sync` delayed to the end of the task's current polling slot (`pollMs`), one
- *   per slot: asked for on every scheduling pass of a project with open pull requests, it costs
- *   nothing more than one Redis call per open pull request and pass.
- * A job that failed for good is retried when asked for again after `retryAfterMs`, so a forge
- * that was down is tried again without a hot loop.
+ * Producer side of the forge queue (the coordinator's host-side pull request work). Each job has
+ * an identity (forgeJobId): `sync`, `ensure` and `merge` one per task, `close` per pull request,
+ * `delivery` per stored webhook delivery. Per identity (BullMQ deduplication, keepLastIfActive):
+ * - one job waits at most: what is asked again while it waits is that job;
+ * - one job runs at most, so a task's syncs, ensures or merges never race each other (two syncs
+ *   interleaving their reads and ETag writes could store an ETag for a state never reported);
+ * - asked while its job runs, one re-run is kept and starts when the running one ends: the
+ *   running job may have read Postgres or the forge before what asked again committed (checks
+ *   gone green, an approval), and an ask dropped then would be a lost wake-up.
+ * A poll is a `sync` delayed to the end of the task's current polling slot (`pollMs`), asked
+ * for on every scheduling pass of a project with open pull requests; it shares the task's sync
+ * identity, and gives way to a sync asked for now. A job that failed for good is held off for
+ * `retryAfterMs` (noteFailed), so a forge that was down is tried again without a hot loop.
  */
 export class ForgeQueue {
   readonly queue: Queue;
+  readonly #redis: Redis;
+  readonly #prefix: string;
   readonly #options: JobsOptions;
   readonly #retryAfterMs: number;
 
@@ -26,6 +31,8 @@ export class ForgeQueue {
     options: { prefix: string; attempts?: number; backoffMs?: number; retryAfterMs?: number },
   ) {
     this.queue = new Queue(FORGE_QUEUE, { connection, prefix: queueKeyPrefix(options.prefix) });
+    this.#redis = connection;
+    this.#prefix = queueKeyPrefix(options.prefix);
     this.#retryAfterMs = options.retryAfterMs ?? 30_000;
     this.#options = {
       attempts: options.attempts ?? 4,
@@ -35,56 +42,94 @@ export class ForgeQueue {
     };
   }
 
-  /** Adds the job unless one with its id waits, runs or failed recently; `delay` in ms. */
-  async add(job: ForgeJob, delay = 0): Promise<void> {
-    const parsed = forgeJobSchema.safeParse(job);
-    if (!parsed.success) {
-      throw new Error(`invalid forge job: ${formatZodIssues(parsed.error.issues, job)}`);
-    }
-    const jobId = forgeJobId(parsed.data, delay);
-    const existing = await this.queue.getJob(jobId);
-    if (existing) {
-      const failedOn = existing.finishedOn ?? 0;
-      if ((await existing.getState()) === "failed" && Date.now() - failedOn >= this.#retryAfterMs) {
-        await existing.retry("failed").catch(() => undefined);
-      }
-      return;
-    }
-    await this.queue.add(parsed.data.kind, parsed.data, {
+  /** Asks for the job now (see the class comment for what an ask does per identity). */
+  async add(job: ForgeJob): Promise<void> {
+    const parsed = parseForgeJob(job);
+    const id = forgeJobId(parsed);
+    if (await this.#held(id)) return;
+    if (parsed.kind === "sync") await this.#dropWaitingPoll(id);
+    await this.queue.add(parsed.kind, parsed, {
       ...this.#options,
-      jobId,
-      ...(delay > 0 ? { delay } : {}),
+      deduplication: { id, keepLastIfActive: true },
     });
   }
 
-  /** The task's next poll: a `sync` at the end of its current slot of `pollMs`. */
+  /**
+   * The task's next poll: a `sync` at the end of its current slot of `pollMs`, unless a sync of
+   * the task waits or runs already (its end is as fresh as a poll) or is held off.
+   */
   async addPoll(projectId: string, taskId: string, pollMs: number, now = Date.now()): Promise<void> {
-    const slot = Math.floor(now / pollMs) + 1;
     const job: ForgeJob = { v: 1, kind: "sync", projectId, taskId };
-    const jobId = `forge-poll-${safe(projectId)}-${safe(taskId)}-${slot}`;
-    if (await this.queue.getJob(jobId)) return;
-    await this.queue.add("sync", job, { ...this.#options, attempts: 1, jobId, delay: slot * pollMs - now });
+    const id = forgeJobId(job);
+    if ((await this.queue.getDeduplicationJobId(id)) || (await this.#held(id))) return;
+    const slot = Math.floor(now / pollMs) + 1;
+    await this.queue.add(POLL, job, {
+      ...this.#options,
+      attempts: 1,
+      delay: slot * pollMs - now,
+      deduplication: { id, keepLastIfActive: true },
+    });
+  }
+
+  /** Called for every failed attempt: one that failed for good holds its identity off. */
+  async noteFailed(job: Job): Promise<void> {
+    if (job.attemptsMade < (job.opts.attempts ?? 1)) return;
+    const parsed = forgeJobSchema.safeParse(job.data);
+    if (!parsed.success) return;
+    await this.#redis.set(this.#heldKey(forgeJobId(parsed.data)), "1", "PX", this.#retryAfterMs);
+  }
+
+  /** Whether the job's identity is held off after a failure for good. */
+  async heldOff(job: ForgeJob): Promise<boolean> {
+    return this.#held(forgeJobId(parseForgeJob(job)));
   }
 
   close(): Promise<void> {
     return this.queue.close();
   }
+
+  async #held(id: string): Promise<boolean> {
+    return (await this.#redis.exists(this.#heldKey(id))) === 1;
+  }
+
+  #heldKey(id: string): string {
+    return `${this.#prefix}:${FORGE_QUEUE}:held:${id}`;
+  }
+
+  /** A poll still waiting for its slot is removed (a sync asked for now replaces it). */
+  async #dropWaitingPoll(id: string): Promise<void> {
+    const jobId = await this.queue.getDeduplicationJobId(id);
+    if (!jobId) return;
+    const waiting = await this.queue.getJob(jobId);
+    if (waiting?.name !== POLL || (await waiting.getState()) !== "delayed") return;
+    // Started meanwhile (locked): it cannot be removed, and the ask becomes its re-run.
+    await waiting.remove().catch(() => undefined);
+  }
 }
 
-/** The deterministic id of a forge job (BullMQ ids may not hold `:`). */
-export function forgeJobId(job: ForgeJob, delay = 0): string {
+/** The job name of a poll (a delayed `sync`). */
+const POLL = "poll";
+
+function parseForgeJob(job: ForgeJob): ForgeJob {
+  const parsed = forgeJobSchema.safeParse(job);
+  if (!parsed.success) {
+    throw new Error(`invalid forge job: ${formatZodIssues(parsed.error.issues, job)}`);
+  }
+  return parsed.data;
+}
+
+/** The identity of a forge job (its deduplication id; BullMQ ids may not hold `:`). */
+export function forgeJobId(job: ForgeJob): string {
   const at = `${safe(job.projectId)}`;
   switch (job.kind) {
     case "ensure":
-      return `forge-ensure-${at}-${safe(job.taskId)}-${job.headSha}`;
+      return `forge-ensure-${at}-${safe(job.taskId)}`;
     case "sync":
-      return delay > 0
-        ? `forge-sync-${at}-${safe(job.taskId)}-later`
-        : `forge-sync-${at}-${safe(job.taskId)}`;
+      return `forge-sync-${at}-${safe(job.taskId)}`;
     case "delivery":
       return `forge-delivery-${job.forge}-${safe(job.deliveryId)}`;
     case "merge":
-      return `forge-merge-${at}-${safe(job.taskId)}-${job.headSha}`;
+      return `forge-merge-${at}-${safe(job.taskId)}`;
     case "close":
       return `forge-close-${at}-${safe(job.taskId)}-${job.number}`;
   }

@@ -20,13 +20,18 @@ import type { ForgeJobContext } from "./forge-job-context.ts";
 import { approvedHeadLabel, pullRequestText } from "./pull-request-body.ts";
 import { checksGate, failingChecks, humanReview } from "./review-reading.ts";
 
-/** Opens the task's pull request for its approved head, or updates it; answers the threads the head addresses. */
-export async function ensurePull(ctx: ForgeJobContext, taskId: string, headSha: string): Promise<void> {
+/**
+ * Opens the task's pull request for its approved head, or updates it; answers the threads the
+ * head addresses. It acts on the head approved now: an ask for an older head that waited while
+ * a newer one was approved (the queue keeps one `ensure` per task) does the newer one's work.
+ */
+export async function ensurePull(ctx: ForgeJobContext, taskId: string): Promise<void> {
   const projectId = ctx.project.id;
   const state = await loadProjectSnapshot(ctx.db, projectId);
   const task = state.tasks.get(taskId);
   const pr = task?.pullRequest;
-  if (!task || !pr || pr.headSha !== headSha || (pr.status !== "opening" && pr.status !== "open")) return;
+  if (!task || !pr || (pr.status !== "opening" && pr.status !== "open")) return;
+  const headSha = pr.headSha;
   const runs = await taskRunLines(ctx.db, projectId, taskId);
   const submit = runs.filter((r) => r.transition?.kind === "submit").at(-1);
   const approve = runs.filter((r) => r.transition?.kind === "approve").at(-1);
@@ -38,7 +43,14 @@ export async function ensurePull(ctx: ForgeJobContext, taskId: string, headSha: 
     dashboardUrl: ctx.dashboardUrl,
     headSha,
   });
-  const { pullRequest, outcome } = await ctx.forge.ensurePullRequest({
+  // What the executor of this head was asked: the review as it stood when its run was claimed.
+  // The threads are answered before the body names the new head: a sync reads the review only
+  // once the body names the head (syncPull), so it never takes a thread this head answers for
+  // one still open and sends the task back for it.
+  const asked =
+    runs.filter((r) => r.action === "execute" || r.action === "resolve").at(-1)?.createdAt ?? null;
+  if (pr.number !== null && asked !== null) await answerThreads(ctx, pr.number, headSha, asked);
+  const { pullRequest } = await ctx.forge.ensurePullRequest({
     head: pr.branch,
     // The base the domain recorded (rule 19: a stacked prerequisite's branch, or its base once
     // that one merged), so a retarget is this same update.
@@ -48,12 +60,6 @@ export async function ensurePull(ctx: ForgeJobContext, taskId: string, headSha: 
     marker: text.marker,
     labels: ctx.policy.landing.pullRequest.labels,
   });
-  // What the executor of this head was asked: the review as it stood when its run was claimed.
-  const asked =
-    runs.filter((r) => r.action === "execute" || r.action === "resolve").at(-1)?.createdAt ?? null;
-  if (outcome !== "created" && pr.number !== null && asked !== null) {
-    await answerThreads(ctx, pullRequest.number, headSha, asked);
-  }
   await ctx.apply({ kind: "pr-opened", taskId, number: pullRequest.number, url: pullRequest.url, headSha });
   await ctx.record(taskId);
   await ctx.queue.add({ v: 1, kind: "sync", projectId, taskId });
@@ -215,11 +221,16 @@ async function askMerge(ctx: ForgeJobContext, taskId: string): Promise<void> {
   await ctx.queue.add({ v: 1, kind: "merge", projectId: ctx.project.id, taskId, headSha: row.head_sha });
 }
 
-/** Merges the approved, green head with its sha (`auto`), or hands it to the forge's queue (`queue`). */
-export async function mergePull(ctx: ForgeJobContext, taskId: string, headSha: string): Promise<void> {
+/**
+ * Merges the approved, green head with its sha (`auto`), or hands it to the forge's queue
+ * (`queue`). It reads the record now and acts on the head approved now (one `merge` per task
+ * waits at a time, whichever head asked); the forge refuses the sha if the branch moved since.
+ */
+export async function mergePull(ctx: ForgeJobContext, taskId: string): Promise<void> {
   const row = await getPullRequestRow(ctx.db, ctx.project.id, taskId);
-  if (row?.status !== "open" || row.number === null || row.head_sha !== headSha) return;
+  if (row?.status !== "open" || row.number === null) return;
   if (row.base !== ctx.policy.landing.branch) return;
+  const headSha = row.head_sha;
   const settings = ctx.policy.landing.pullRequest;
   if (row.approvals < settings.requiredApprovals || row.review === "changes_requested") return;
   const request = { method: settings.mergeMethod, sha: headSha };
@@ -283,7 +294,7 @@ export async function closePull(ctx: ForgeJobContext, taskId: string, number: nu
   await ctx.record(taskId);
 }
 
-/** Routes a stored webhook delivery to its task and syncs it; marks the delivery applied. */
+/** Routes a stored webhook delivery to its task and asks for its sync; marks the delivery applied. */
 export async function applyDelivery(
   ctx: ForgeJobContext,
   forge: "github" | "gitlab" | "gitea",
@@ -302,7 +313,8 @@ export async function applyDelivery(
     );
     taskId = match?.task_id ?? null;
   }
-  if (taskId !== null) await syncPull(ctx, taskId);
+  // The sync runs as the task's own job, never alongside another sync of the task.
+  if (taskId !== null) await ctx.queue.add({ v: 1, kind: "sync", projectId: ctx.project.id, taskId });
   await markForgeDeliveryApplied(ctx.db, forge, deliveryId);
 }
 

@@ -9,8 +9,10 @@
  * opening (a sync that finds the forge's base differing from the recorded one, after a stacked
  * prerequisite merged, asks for it too), `close` for an open one whose task was cancelled, `delivery` for each
  * stored webhook delivery not applied yet, and a delayed `sync` (a poll) per open pull request
- * every `poll_seconds`. Deterministic job ids make every ask idempotent, so passes may repeat
- * freely; a project without open pull requests costs no forge call at all.
+ * every `poll_seconds`. The queue keeps one job per identity (a task's sync, ensure or merge)
+ * waiting and one running, and an ask while it runs becomes one re-run after it (ForgeQueue),
+ * so passes may repeat freely and no ask is lost; a project without open pull requests costs
+ * no forge call at all.
  */
 import {
   type Db,
@@ -69,9 +71,14 @@ export class ForgeRunner {
       autorun: true,
     });
     this.#worker.on("error", (error) => this.#deps.logger.error({ err: error }, "forge worker error"));
-    this.#worker.on("failed", (job, error) =>
-      this.#deps.logger.warn({ err: error, job: job?.id }, "forge job failed; it is retried with backoff"),
-    );
+    this.#worker.on("failed", (job, error) => {
+      this.#deps.logger.warn({ err: error, job: job?.id, name: job?.name }, "forge job failed");
+      if (job) {
+        void this.#deps.queue
+          .noteFailed(job)
+          .catch((e) => this.#deps.logger.warn({ err: e }, "could not hold off a failed forge job"));
+      }
+    });
   }
 
   async stop(): Promise<void> {
@@ -181,13 +188,13 @@ export class ForgeRunner {
 function dispatch(ctx: ForgeJobContext, job: ForgeJob): Promise<void> {
   switch (job.kind) {
     case "ensure":
-      return ensurePull(ctx, job.taskId, job.headSha);
+      return ensurePull(ctx, job.taskId);
     case "sync":
       return syncPull(ctx, job.taskId);
     case "delivery":
       return applyDelivery(ctx, job.forge, job.deliveryId);
     case "merge":
-      return mergePull(ctx, job.taskId, job.headSha);
+      return mergePull(ctx, job.taskId);
     case "close":
       return closePull(ctx, job.taskId, job.number);
   }
