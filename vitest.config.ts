@@ -1,8 +1,10 @@
 import { defineConfig } from "vitest/config";
 
+const UNIT = ["packages/*/test/**/*.test.ts", "services/*/test/**/*.test.ts"];
+const END_TO_END = ["test/**/*.test.ts"];
+
 export default defineConfig({
   test: {
-    include: ["packages/*/test/**/*.test.ts", "services/*/test/**/*.test.ts", "test/**/*.test.ts"],
     exclude: ["**/node_modules/**"],
     // A bound on a hung test, not a speed target: the end-to-end tests start service processes
     // and real sandboxes, which on a busy two-core machine takes tens of seconds. Speed is
@@ -13,6 +15,14 @@ export default defineConfig({
     // Fails the run when a test leaves a process, a scratch database or a Redis key behind.
     globalSetup: ["test/support/leak-check.ts"],
     maxWorkers: 2,
+    projects: [
+      // The packages' and services' own tests share a worker's module graph (no per-file
+      // isolation): importing the workspace again for each of ~150 files was half their time.
+      // They keep no module-level state between files (scratch databases and key prefixes are
+      // per file); an end-to-end file, which changes process-wide settings, stays isolated.
+      { extends: true, test: { name: "unit", include: UNIT, isolate: false } },
+      { extends: true, test: { name: "e2e", include: END_TO_END } },
+    ],
     reporters: ["default", "./test/support/coverage-by-workspace-reporter.ts"],
     // On in `npm test` (`vitest run --coverage`), off for a targeted `npx vitest run PATH`.
     // Counts the code the test processes load; services the end-to-end tests start as child

@@ -30,7 +30,13 @@ const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 /** How long leftover processes get to finish exiting before they count as leaks. */
 const PROCESS_GRACE_MS = 10_000;
 
+/** Marks the vitest process whose run is already checked (the root and each project call setup). */
+const CHECKED = Symbol.for("overseer.leak-check");
+
 export default function setup(): () => Promise<void> {
+  const holder = globalThis as { [CHECKED]?: true };
+  if (holder[CHECKED]) return async () => undefined;
+  holder[CHECKED] = true;
   const tag = `r${randomBytes(4).toString("hex")}`;
   const root = join("/tmp", `ovt-${tag}`);
   mkdirSync(root, { recursive: true });
