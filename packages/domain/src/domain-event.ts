@@ -39,8 +39,13 @@ export type DomainEventType =
   | "pr.closed"
   /** An operator cancelled or stopped a task whose pull request is open: the coordinator closes it. */
   | "pr.close_requested"
-  /** A stacked prerequisite merged: the dependent's pull request now targets the merged one's base. */
+  /**
+   * A stacked prerequisite merged (or, rule 20, an operator retargeted a pull request whose
+   * stacked base was closed): the dependent's pull request now targets another base.
+   */
   | "pr.retarget_requested"
+  /** Rule 20: the prerequisite a pull request is stacked on was closed unmerged and cancelled: a card asks. */
+  | "pr.base_closed"
   | "resolver.created"
   | "decision.created"
   | "decision.resolved"

@@ -17,5 +17,9 @@ export type { ApplyResult, Changes } from "./transitions/apply-result.ts";
 export { MAX_REMEDIATIONS_PER_ROOT, MAX_RESOLVER_DEPTH } from "./transitions/escalation-transitions.ts";
 export { LANDING_DETAILS_KEEP_CHARS } from "./transitions/landing-failure.ts";
 export { applyProjectCreation } from "./transitions/project-control-transitions.ts";
-export { pullRequestBase, stackedPrerequisite } from "./transitions/pull-request-stacks.ts";
+export {
+  pullRequestBase,
+  RETARGET_OPTION_ID,
+  stackedPrerequisite,
+} from "./transitions/pull-request-stacks.ts";
 export { checksFeedback, reviewFeedback } from "./transitions/pull-request-steps.ts";

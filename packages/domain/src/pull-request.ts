@@ -1,5 +1,5 @@
 /**
- * Landing through pull requests (docs/state-machine.md rules 14–19). In `landing.mode:
+ * Landing through pull requests (docs/state-machine.md rules 14–20). In `landing.mode:
  * pull_request` a reviewer's approve does not land: the worker pushes the reviewed head to the
  * task's PR branch (`overseer/pr/<task>`, task.ts `pullRequestBranch`), the task becomes
  * `pr_open`, and the coordinator's forge runner reports what the forge says as PR commands.

@@ -38,6 +38,9 @@ export function prerequisitesSatisfied(
   task: Task,
   mode: PrerequisiteMode = "merged",
 ): boolean {
+  // Its own pull request is open: its work was built on its prerequisites already (between
+  // rounds, or retargeted past a cancelled stacked prerequisite, rule 20).
+  if (openPullRequest(task.pullRequest) !== null) return true;
   let stacked = 0;
   for (const id of task.prerequisites) {
     const prerequisite = state.tasks.get(id);

@@ -28,11 +28,13 @@
  *   (m) a failed landing (land-failed by a fresh reviewer) returns its task to todo with the
  *       landing recorded, or to awaiting_input at the `attempts`-th failure in a row; a task in
  *       review or done never carries one (a submit clears it)
- *   (n)–(r) pull requests (projects in landing.mode pull_request): pr_open only with an open
+ *   (n)–(s) pull requests (projects in landing.mode pull_request): pr_open only with an open
  *       pull request, entered by a fresh reviewer's approve; a merged pull request's task is
  *       done and its record final; stale heads change nothing; red checks and reviews with work
  *       send every failing check and thread back; stacked claims build on at most one open
- *       pull request (support/property/pull-request-invariants.ts)
+ *       pull request; a pull request stacked on a cancelled task's closed one waits on a card
+ *       (support/property/pull-request-invariants.ts; that corner is rare in random
+ *       sequences, so rule 20's paths are pinned by its rule tests)
  * plus consistency checks that keep the machine live: an in_progress task has an active run,
  * awaiting_input ⇔ a pending card, blockedBy is set exactly while blocked and names an open
  * resolver. Anything thrown other than a DomainError fails the property.
@@ -199,6 +201,7 @@ describe("state machine invariants (property)", () => {
       prCiLimit: 0,
       prReviewWork: 0,
       prStale: 0,
+      prOrphaned: 0,
     };
     fc.assert(
       fc.property(

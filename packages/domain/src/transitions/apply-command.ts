@@ -32,7 +32,8 @@
  *   pr-review        changes requested / unresolved threads / comments: pr_open → todo with
  *                    every one of them; else approvals recorded
  *   pr-merged        → done with the merge commit (by anyone); stacked pull requests retargeted
- *   pr-closed        closed unmerged → cancelled, or pr_open → todo (`on_closed`)
+ *   pr-closed        closed unmerged → cancelled, or pr_open → todo (`on_closed`); pull requests
+ *                    stacked on a cancelled one → awaiting_input (rule 20)
  *   pr-conflict      pr_open → todo with the conflict, as a failed landing (rule 3)
  *                    (reports about another head, or repeated ones, are already_applied)
  *                                                                   [pull-request-transitions]

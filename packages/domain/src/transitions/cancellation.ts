@@ -6,6 +6,7 @@ import { isActiveRun, type Run } from "../run.ts";
 import { type Task, TERMINAL_TASK_STATUSES } from "../task.ts";
 import { awaitInput, pendingDecisionOf } from "./decision-cards.ts";
 import type { Draft } from "./draft.ts";
+import { orphanStacked } from "./pull-request-stacks.ts";
 
 /** Rule 12: cancel the item (and the blocked originals waiting on it), keep its work, continuous off. */
 export function stopItem(draft: Draft, task: Task, by: string): void {
@@ -57,6 +58,9 @@ export function cancelTask(draft: Draft, task: Task, by: string, reason: string)
       { taskId: task.id, id: null },
       { number: open.number, branch: open.branch, by, reason },
     );
+  // Its pull request was closed before (`on_closed: todo`): pull requests stacked on its
+  // branch lost their base now (rule 20).
+  orphanStacked(draft, draft.task(task.id));
   // A cancelled task's open resolvers have nothing left to unblock: no continuation.
   for (const child of draft.tasks.values()) {
     if (

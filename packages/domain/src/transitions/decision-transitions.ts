@@ -12,6 +12,7 @@ import { CONFIGURATION_REASONS, pendingDecisionOf, releaseWithAnswer } from "./d
 import type { Draft } from "./draft.ts";
 import type { CommandOf } from "./handler.ts";
 import { approvePlanByOperator, awaitsPlanApproval, rejectPlan } from "./plan-approval.ts";
+import { awaitsRetarget, retargetOrphan } from "./pull-request-stacks.ts";
 
 export function releaseExternal(draft: Draft, command: CommandOf<"release-external">): ApplyResult {
   const task = draft.task(command.taskId);
@@ -48,6 +49,8 @@ export function answer(draft: Draft, command: CommandOf<"answer">): ApplyResult 
   }
   // Free text on a plan waiting for approval is the operator's feedback to the planner.
   if (awaitsPlanApproval(task)) rejectPlan(draft, task, command.text, command.by);
+  else if (pending && awaitsRetarget(task, pending))
+    retargetOrphan(draft, task, pending.question, command.text, command.by);
   else releaseWithAnswer(draft, task, pending?.question ?? "Operator message", command.text, command.by);
   draft.event(
     "task.answered",
@@ -114,6 +117,15 @@ export function resolveDecision(draft: Draft, command: CommandOf<"resolve-decisi
   } else if (awaitsPlanApproval(task)) {
     if (option.id === APPROVE_PLAN_OPTION_ID) approvePlanByOperator(draft, task, command.by, note || null);
     else rejectPlan(draft, task, note || option.label, command.by);
+  } else if (awaitsRetarget(task, decision)) {
+    // Rule 20: every answer but stop retargets the pull request whose stacked base was closed.
+    retargetOrphan(
+      draft,
+      task,
+      decision.question,
+      note ? `${option.label}: ${note}` : option.label,
+      command.by,
+    );
   } else {
     releaseWithAnswer(
       draft,

@@ -15,7 +15,7 @@ import type { Run } from "../run.ts";
 import { pullRequestBranch, type Task } from "../task.ts";
 import type { Draft } from "./draft.ts";
 import type { CommandOf } from "./handler.ts";
-import { pullRequestBase } from "./pull-request-stacks.ts";
+import { deadStack, orphanStacked, pullRequestBase } from "./pull-request-stacks.ts";
 
 /**
  * Rule 14: a fresh reviewer approved in pull_request mode and the worker pushed the reviewed
@@ -44,14 +44,18 @@ export function requestPullRequest(
     );
   }
   const open = openPullRequest(task.pullRequest);
+  // Built on a stacked prerequisite's branch that died meanwhile (rule 20): that stays the
+  // base, and the card below asks before the closed work is proposed anywhere else.
+  const dead = landing.prerequisites === "stacked" ? deadStack(draft.snapshot(), task) : undefined;
   const pullRequest: TaskPullRequest = {
     number: open?.number ?? null,
     url: open?.url ?? null,
     branch: pullRequestBranch(task.id),
     base:
-      landing.prerequisites === "stacked"
+      dead?.pullRequest?.branch ??
+      (landing.prerequisites === "stacked"
         ? pullRequestBase(draft.snapshot(), task, landing.base)
-        : landing.base,
+        : landing.base),
     headSha,
     status: open?.status ?? "opening",
     checks: "pending",
@@ -77,6 +81,7 @@ export function requestPullRequest(
     feedback: command.feedback ?? null,
     executorAgentId: task.executorAgentId,
   });
+  if (dead) orphanStacked(draft, dead, task.id);
 }
 
 /** What an executor reads after the pull request's checks failed: each check, its link and log tail. */

@@ -14,6 +14,7 @@ import type { Draft } from "./draft.ts";
 import type { CommandOf } from "./handler.ts";
 import { failLanding } from "./landing-failure.ts";
 import { unblockOriginal } from "./outcome-steps.ts";
+import { orphanStacked } from "./pull-request-stacks.ts";
 import { checksFeedback, prLabel, reviewFeedback } from "./pull-request-steps.ts";
 
 /** Rule 15: the forge opened (or found) the pull request of the approved head. */
@@ -219,7 +220,10 @@ export function prClosed(draft: Draft, command: CommandOf<"pr-closed">): ApplyRe
     onClosed: command.onClosed,
   });
   const reason = `its pull request ${prLabel(pr)} was closed unmerged by ${by}`;
-  if (TERMINAL_TASK_STATUSES.has(task.status)) return draft.result("applied");
+  if (TERMINAL_TASK_STATUSES.has(task.status)) {
+    orphanStacked(draft, draft.task(task.id));
+    return draft.result("applied");
+  }
   if (command.onClosed === "cancel") {
     cancelWithOriginal(draft, draft.task(task.id), by, reason);
   } else if (task.status === "pr_open") {
@@ -231,6 +235,8 @@ export function prClosed(draft: Draft, command: CommandOf<"pr-closed">): ApplyRe
       notBefore: null,
     });
   }
+  // Rule 20: pull requests stacked on its branch lost their base if it is cancelled now.
+  orphanStacked(draft, draft.task(task.id));
   return draft.result("applied");
 }
 

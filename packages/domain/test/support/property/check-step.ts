@@ -16,6 +16,7 @@ import {
 } from "./project-control-invariants.ts";
 import {
   checkClaimedPrerequisites,
+  checkOrphans,
   checkPullRequestTask,
   checkStaleReport,
 } from "./pull-request-invariants.ts";
@@ -38,6 +39,7 @@ export function checkStep(prev: ProjectState, command: Command, result: ApplyRes
   for (const id of prev.tasks.keys()) ensure(next.tasks.has(id), via(`task ${id} disappeared`));
   checkStaleReport(step);
   checkClaimedPrerequisites(step);
+  checkOrphans(step);
   checkAgentIds(step);
   checkActiveRuns(step);
   // Liveness: nothing is left in a state no command can move it out of.

@@ -38,6 +38,7 @@ export interface Stats {
   prCiLimit: number;
   prReviewWork: number;
   prStale: number;
+  prOrphaned: number;
 }
 
 /** One applied step; `via` builds a failure message naming the command. */

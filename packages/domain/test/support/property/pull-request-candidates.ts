@@ -77,6 +77,11 @@ export function pullRequestReports(
     ok({ kind: "pr-conflict", taskId, headSha, files: ["src/a.ts"], maxAttempts });
     ok(merged(t.id), w(5));
     ok({ kind: "pr-closed", taskId, onClosed: spec.onClosed, closedBy: "alice" });
+    // A pull request others are stacked on, closed for good: their corner (rule 20).
+    const stackedOn = [...state.tasks.values()].some(
+      (o) => o.id !== t.id && openPullRequest(o.pullRequest)?.base === pr.branch,
+    );
+    if (stackedOn) ok({ kind: "pr-closed", taskId, onClosed: "cancel", closedBy: "alice" }, 4);
     // The same reports about a head the pull request does not carry: stale, no-ops.
     const stale = { taskId, headSha: STALE_HEAD, maxAttempts };
     ok({ kind: "pr-opened", taskId, number, url: `https://forge.test/pull/${number}`, headSha: STALE_HEAD });

@@ -8,7 +8,9 @@
  *   (q) a red round sends the task back with every failing check named (or, at `attempts`,
  *       to an operator), a review with work with every thread and comment
  *   (r) a claim starts a todo task only when its prerequisites are done, or (stacked) all but
- *       one pr_open prerequisite with an open pull request
+ *       one pr_open prerequisite with an open pull request, or it has its own open pull request
+ *   (s) a pull request stacked on a branch whose task was cancelled with its pull request
+ *       closed unmerged never waits pr_open or todo: its task waits on a card (rule 20)
  */
 import { type Command, openPullRequest, PULL_REQUEST_COMMAND_KINDS, type Task } from "../../../src/index.ts";
 import { ensure, type Step } from "./invariant-support.ts";
@@ -117,7 +119,8 @@ export function checkClaimedPrerequisites({ prev, command, result, next, via }: 
   for (const runId of result.changes.createdRunIds) {
     const run = next.runs.get(runId);
     const before = run ? prev.tasks.get(run.taskId) : undefined;
-    if (before?.status !== "todo") continue;
+    // A task with its own open pull request was built on its prerequisites already (rule 20).
+    if (before?.status !== "todo" || openPullRequest(before.pullRequest) !== null) continue;
     let open = 0;
     for (const id of before.prerequisites) {
       const p = prev.tasks.get(id);
@@ -132,4 +135,19 @@ export function checkClaimedPrerequisites({ prev, command, result, next, via }: 
     }
     ensure(open <= 1, via(`${before.id} claimed on ${open} open pull requests`));
   }
+}
+
+/** (s) after every step: no pull request waits on a dead stacked base without a card. */
+export function checkOrphans({ next, via, history, result }: Step): void {
+  for (const t of next.tasks.values()) {
+    const open = openPullRequest(t.pullRequest);
+    if (!open || (t.status !== "pr_open" && t.status !== "todo")) continue;
+    const owner = [...next.tasks.values()].find((o) => o.id !== t.id && o.pullRequest?.branch === open.base);
+    if (owner?.status !== "cancelled" || owner.pullRequest?.status !== "closed") continue;
+    const running = [...next.runs.values()].some(
+      (r) => r.taskId === t.id && (r.status === "queued" || r.status === "running"),
+    );
+    ensure(running, via(`${t.id} is ${t.status} on ${open.base}, the branch of cancelled ${owner.id}`));
+  }
+  if (result.events.some((e) => e.type === "pr.base_closed")) history.stats.prOrphaned++;
 }
