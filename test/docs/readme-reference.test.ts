@@ -72,6 +72,8 @@ describe("docker-compose.yml", () => {
 const WITHOUT_CONSTANT: Readonly<Record<string, string>> = {
   OVERSEER_WORKER_ID: "the host name and process id",
   OVERSEER_EGRESS_ALLOW_PRIVATE: "empty: no internal destination",
+  OVERSEER_IMAGE_CACHE_DIR: "empty: <OVERSEER_DATA_DIR>/images",
+  OVERSEER_IMAGE_INSECURE_REGISTRIES: "empty: every registry over verified TLS",
   OVERSEER_URL: "made of the gateway's host and port",
   OVERSEER_DASHBOARD_URL: "none: pull request bodies name runs by id",
   OVERSEER_TOKEN: "none",
@@ -110,6 +112,8 @@ const SETTING_CONSTANTS: Readonly<Record<string, readonly [keyof ServiceSettings
   OVERSEER_FENCE_WAIT_MS: ["fenceWaitMs", RUN_FENCE_DEFAULTS.waitMs],
   OVERSEER_EGRESS_IDLE_TIMEOUT_MS: ["egressIdleTimeoutMs", EGRESS_DEFAULTS.idleTimeoutMs],
   OVERSEER_RUN_DISK_MB: ["runDiskMb", WORKER_DEFAULTS.diskLimitBytes / 1024 / 1024],
+  OVERSEER_IMAGE_CACHE_MB: ["imageCacheMb", WORKER_DEFAULTS.imageCacheBytes / 1024 / 1024],
+  OVERSEER_IMAGE_TAG_TTL_MS: ["imageTagTtlMs", WORKER_DEFAULTS.imageTagTtlMs],
   OVERSEER_DISK_CHECK_MS: ["diskCheckMs", WORKER_DEFAULTS.diskCheckMs],
   OVERSEER_RUN_MAX_FILES: ["runMaxFiles", WORKER_DEFAULTS.maxFiles],
   OVERSEER_GIT_TIMEOUT_MS: ["gitTimeoutMs", WORKER_DEFAULTS.gitTimeoutMs],

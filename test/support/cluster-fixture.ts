@@ -25,7 +25,12 @@ import {
 } from "@overseer/queue";
 import type { Cidr } from "@overseer/run-contract";
 import { createLogger, type Logger } from "@overseer/runtime";
-import { createSandboxDriver, type SandboxDriver } from "@overseer/sandbox";
+import {
+  createSandboxDriver,
+  ImageCache,
+  type ImageCacheOptions,
+  type SandboxDriver,
+} from "@overseer/sandbox";
 import { validateTaskList } from "@overseer/task-files";
 import { dropRunQueues } from "@overseer/test-support";
 import { importTasks, startProject, TransitionApplier } from "@overseer/transitions";
@@ -52,6 +57,8 @@ export interface ClusterOptions {
   logLevel?: string;
   /** Internal ranges the workers' egress proxy may reach (OVERSEER_EGRESS_ALLOW_PRIVATE). Default none. */
   egressAllowPrivate?: readonly Cidr[];
+  /** The workers' image cache (runs of projects with `sandbox.image`), in the data dir. Default none. */
+  images?: Omit<ImageCacheOptions, "dir">;
 }
 
 export interface ProjectSpec {
@@ -238,6 +245,14 @@ export class ClusterFixture {
     return this.driver;
   }
 
+  private images: ImageCache | null = null;
+
+  /** The cluster's image cache (one for its workers, as workers on one host may share it). */
+  imageCache(options: Omit<ImageCacheOptions, "dir">): ImageCache {
+    this.images ??= new ImageCache({ dir: path.join(this.dataDir, "images"), ...options });
+    return this.images;
+  }
+
   async startWorker(concurrency = 2): Promise<WorkerService> {
     const driver = this.sandboxDriver();
     const workerConnection = createRedis(this.redisTarget);
@@ -264,7 +279,9 @@ export class ClusterFixture {
         killGraceMs: 500,
         sandboxName: driver.name,
         unsafe: driver.name === "none",
-        sandboxFor: async (job, paths) => sandboxWrapFor(driver, job, paths, this.dataDir),
+        sandboxFor: async (job, paths, image) =>
+          sandboxWrapFor(driver, job, paths, this.dataDir, image ?? null),
+        ...(this.options.images ? { imageFor: imageSource(this.imageCache(this.options.images)) } : {}),
       }),
     );
     await worker.start();
@@ -297,6 +314,10 @@ export class ClusterFixture {
     await this.scratch?.drop().catch(() => undefined);
     if (this.dataDir) await rm(this.dataDir, { recursive: true, force: true }).catch(() => undefined);
   }
+}
+
+function imageSource(cache: ImageCache) {
+  return (reference: string) => cache.acquire(reference);
 }
 
 /**

@@ -453,6 +453,11 @@ export const RunSummarySchema = z
       description:
         "Where the usage was read: `overseer-agent`, or the CLI's stream or session file (`codex --json turn.completed`, `claude stream-json result`, `copilot session-state events.jsonl`…); null = none reported.",
     }),
+    image_digest: z.string().nullable().openapi({
+      description:
+        "The digest of the run image the run ran on (the project's `sandbox.image`, resolved when it started); null = the worker's own system.",
+      example: "sha256:4f53cda18c2baa0c0354bb5f9a3ecbe5ed12ab4d8e11ba873c2f11161202b945",
+    }),
     created_at: isoTime,
     started_at: nullableIso,
     ended_at: nullableIso,
@@ -463,7 +468,7 @@ export const RunPhaseSchema = z
   .object({
     name: z.string().openapi({
       description:
-        "queue_wait, fetch, checkout, sandbox, setup_hook, agent, after_run_hook, scope_check, commit, push, land or result_applied, in the order they happened.",
+        "queue_wait, image, fetch, checkout, sandbox, setup_hook, agent, after_run_hook, scope_check, commit, push, land or result_applied, in the order they happened.",
       example: "agent",
     }),
     started_at: isoTime,

@@ -123,6 +123,8 @@ export interface RunsTable {
    * (run-contract run-phases.ts); empty when no worker result was applied.
    */
   phases: ColumnType<RunPhaseRow[], unknown, unknown>;
+  /** The digest of the run image the run ran on (`sandbox.image`); null: the worker's own system. */
+  image_digest: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: Timestamp;
   started_at: NullableTimestamp;
   ended_at: NullableTimestamp;

@@ -12,6 +12,7 @@ import * as forgeWebhookDeliveries from "./migrations/0009-forge-webhook-deliver
 import * as pullRequests from "./migrations/0010-pull-requests.ts";
 import * as runTranscripts from "./migrations/0011-run-transcripts.ts";
 import * as runPhases from "./migrations/0012-run-phases.ts";
+import * as runImageDigest from "./migrations/0014-run-image-digest.ts";
 
 /** Migrations in order. Add new ones at the end; never edit one that has shipped. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -27,6 +28,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "0010-pull-requests": pullRequests,
   "0011-run-transcripts": runTranscripts,
   "0012-run-phases": runPhases,
+  "0014-run-image-digest": runImageDigest,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

@@ -99,6 +99,7 @@ export async function listRuns(db: Db, filter: ListRunsFilter = {}) {
       "cost_usd",
       "tokens_unpriced",
       "usage_source",
+      "image_digest",
       "created_at",
       "started_at",
       "ended_at",

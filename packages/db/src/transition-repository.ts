@@ -48,6 +48,8 @@ export interface RunReport {
   timing?: Record<string, number | null | Record<string, number>>;
   /** The run's phase timeline, stored as given (database-schema.ts `RunPhaseRow`). */
   phases?: readonly RunPhaseRow[];
+  /** The digest of the run image the run ran on; absent or null: the worker's own system. */
+  imageDigest?: string | null;
 }
 
 export interface ApplyOptions {
@@ -535,6 +537,7 @@ async function storeRunReport(db: Db, runId: string, report: RunReport): Promise
       ...(report.startedAt ? { started_at: new Date(report.startedAt) } : {}),
       ...(report.timing ? { timing: json({ ...report.timing, committed: Date.now() }) } : {}),
       ...(report.phases ? { phases: json(report.phases) } : {}),
+      image_digest: report.imageDigest ?? null,
     })
     .where("id", "=", runId)
     .execute();

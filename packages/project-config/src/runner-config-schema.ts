@@ -12,6 +12,7 @@ import {
   DEFAULT_SANDBOX_LIMITS,
   EGRESS_HOST_EXPECTED,
   egressHostRuleSchema,
+  imageReferenceSchema,
   SANDBOX_DRIVER_NAMES,
 } from "@overseer/run-contract";
 import {
@@ -137,6 +138,12 @@ const sandboxSchema = z.strictObject({
           : `one of ${SANDBOX_DRIVER_NAMES.join(", ")}`,
     })
     .optional(),
+  /**
+   * The project's run image (`python:3.12`, `registry.example.com/ci:1`, `name@sha256:…`): the
+   * worker pulls it, unpacks it once per digest and runs the sandbox on its root filesystem
+   * instead of the worker's /usr. Absent: the worker's own system. The digest is recorded per run.
+   */
+  image: imageReferenceSchema.optional(),
   /** Most processes and threads a run may have (pids cgroup). Default 512 (`DEFAULT_SANDBOX_LIMITS`). */
   pids_max: integer(1, 1_000_000).default(DEFAULT_SANDBOX_LIMITS.pidsMax),
   /** Memory limit of a run in MiB. Default 4096 (`DEFAULT_SANDBOX_LIMITS`). */

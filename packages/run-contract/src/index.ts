@@ -46,6 +46,11 @@ export {
   forgeJobSchema,
 } from "./forge-job-schema.ts";
 export {
+  type ImageReference,
+  imageReferenceSchema,
+  parseImageReference,
+} from "./image-reference.ts";
+export {
   hookSchema,
   jobLandingBranch,
   landingFailureSchema,

@@ -224,6 +224,15 @@ export const runResultSchema = z.object({
     .object({ branch: z.string().min(1), sha: z.string().min(1) })
     .nullable()
     .optional(),
+  /**
+   * The digest of the run image the run ran on (the project's `sandbox.image`, resolved when the
+   * run started). Absent or null: the worker's own system.
+   */
+  imageDigest: z
+    .string()
+    .regex(/^sha256:[a-f0-9]{64}$/)
+    .nullable()
+    .optional(),
   exitCode: z.number().nullable(),
   signal: z.string().nullable(),
   durationMs: z.number(),

@@ -6,6 +6,7 @@ import { z } from "zod";
  * application of its result, so they add up to the run's duration (created_at → ended_at):
  *
  *   queue_wait      created (claimed) until a worker picked its job
+ *   image           the project's run image resolved, and pulled and unpacked on a cache miss
  *   fetch           the worker's mirror fetch (skipped when the mirror already holds the head)
  *   checkout        worktree, prompt, control dir, placed files (and a merge of the main branch)
  *   sandbox         the run's sandbox and disk guard are prepared
@@ -23,6 +24,7 @@ import { z } from "zod";
  */
 export const RUN_PHASES = [
   "queue_wait",
+  "image",
   "fetch",
   "checkout",
   "sandbox",

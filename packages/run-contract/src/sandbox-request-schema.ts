@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { imageReferenceSchema } from "./image-reference.ts";
 
 /** Every sandbox driver, defined once (settings, runner configs and run jobs validate against it). */
 export const SANDBOX_DRIVER_NAMES = ["bwrap", "none"] as const;
@@ -17,5 +18,7 @@ export const runSandboxSchema = z.object({
   /** Disk the run may add to its checkout (MiB); the worker's own limit applies when lower. */
   diskMb: z.number().int().positive().optional(),
   networkAllowHosts: z.array(z.string()),
+  /** The project's run image (`sandbox.image`): the worker runs the sandbox on its unpacked rootfs. */
+  image: imageReferenceSchema.optional(),
 });
 export type RunSandbox = z.infer<typeof runSandboxSchema>;

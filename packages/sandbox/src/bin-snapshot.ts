@@ -24,8 +24,10 @@ import { sweepDeadWorkerDirs } from "./etc-snapshot.ts";
 export interface BinSnapshotInput {
   /** Private runtime root to create the snapshot in. */
   root: string;
-  /** The host directory /bin points to (`/usr/bin` on a merged-/usr host). */
+  /** The directory /bin points to inside the sandbox (`/usr/bin` on a merged-/usr system). */
   usrBin: string;
+  /** Where that directory is on the host. Default `usrBin` (an image's: `<rootfs>/usr/bin`). */
+  listFrom?: string;
   /** Names of the commands to place; a host entry of the same name is shadowed by the command. */
   commandNames: readonly string[];
 }
@@ -36,7 +38,7 @@ export async function createBinSnapshot(input: BinSnapshotInput): Promise<string
   const dir = await mkdtemp(join(input.root, `bin-${process.pid}-`));
   await chmod(dir, 0o755);
   const commands = new Set(input.commandNames);
-  const entries = (await readdir(input.usrBin)).filter((entry) => !commands.has(entry));
+  const entries = (await readdir(input.listFrom ?? input.usrBin)).filter((entry) => !commands.has(entry));
   await Promise.all(entries.map((entry) => symlink(join(input.usrBin, entry), join(dir, entry))));
   await Promise.all([...commands].map((name) => writeFile(join(dir, name), "", { mode: 0o755 })));
   return dir;

@@ -29,6 +29,9 @@ import type { ResolvedSandboxSpec } from "./sandbox-spec-schema.ts";
  *   second time at SANDBOX_CONTROL_MOUNT (the same directory, no new writable path), and the
  *   spec's commands sit read-only in /bin, which glibc's and the shells' PATH-less search reads
  *   (bin-snapshot.ts).
+ * - A run on an image (`spec.rootfs`, a digest's unpacked root filesystem from the image cache)
+ *   gets the image's /usr, merged-usr links, /lib* and /opt in place of the host's, and a copy of
+ *   the image's /etc with the same synthetic accounts; everything else above stays the same.
  */
 
 /** HOME inside every bwrap sandbox: a private tmpfs. */
@@ -120,6 +123,11 @@ export interface BwrapHostLayout {
   procReadOnly: readonly string[];
   /** Entries of PROC_MASKED_FILES that exist on this host. */
   procMasked: readonly string[];
+  /**
+   * Where /usr, the top-level entries and the /etc snapshot come from: absent for the host, an
+   * unpacked image's root filesystem otherwise (bwrap-host-layout.ts, `detectImageLayout`).
+   */
+  systemRoot?: string;
 }
 
 /** A caller-requested bind or mask, with the host source already resolved (realpath). */
@@ -190,11 +198,12 @@ export function buildBwrapArgs(input: BwrapBuildInput): string[] {
   ];
   for (const key of Object.keys(input.env).sort()) args.push("--setenv", key, input.env[key] as string);
 
-  args.push("--ro-bind", "/usr", "/usr");
+  const system = layout.systemRoot ?? "";
+  args.push("--ro-bind", `${system}/usr`, "/usr");
   for (const entry of layout.topLevel) {
     if (entry.path === "/bin" && files.binDir !== null) args.push("--ro-bind", files.binDir, "/bin");
     else if (entry.kind === "symlink") args.push("--symlink", entry.target, entry.path);
-    else args.push("--ro-bind", entry.path, entry.path);
+    else args.push("--ro-bind", `${system}${entry.path}`, entry.path);
   }
   if (files.binDir !== null) {
     for (const command of files.commands) args.push("--ro-bind", command.source, `/bin/${command.name}`);

@@ -1,21 +1,23 @@
 import { randomBytes } from "node:crypto";
-import { lstat, mkdir, readlink, realpath, rm, stat, writeFile } from "node:fs/promises";
-import { dirname, join, resolve } from "node:path";
+import { mkdir, realpath, rm, stat, writeFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
 import { PROCESS_DEFAULTS } from "@overseer/process";
 import { execa } from "execa";
 import { createBinSnapshot } from "./bin-snapshot.ts";
 import {
   type BwrapHostLayout,
   buildBwrapArgs,
-  ETC_ALLOWLIST,
-  PROC_MASKED_FILES,
-  PROC_READ_ONLY,
   SANDBOX_HOME,
   SANDBOX_RUNTIME_MOUNT,
-  SYSTEM_TOP_LEVEL,
-  type TopLevelEntry,
-  type UserMount,
 } from "./bwrap-argv-builder.ts";
+import {
+  detectBwrapHostLayout,
+  detectImageLayout,
+  mergedUsrBin,
+  requireDirectory,
+  resolveCommands,
+  resolveUserMounts,
+} from "./bwrap-host-layout.ts";
 import {
   type CgroupPlan,
   type CgroupPlanOptions,
@@ -40,7 +42,7 @@ import type {
 } from "./sandbox-driver.ts";
 import { SandboxSetupError, SandboxSpecError, SandboxUnavailableError } from "./sandbox-errors.ts";
 import { runSandboxProbe } from "./sandbox-probe.ts";
-import { parseSandboxSpec, type ResolvedSandboxSpec, type SandboxSpec } from "./sandbox-spec-schema.ts";
+import { parseSandboxSpec, type SandboxSpec } from "./sandbox-spec-schema.ts";
 import { buildSeccompFilter, seccompSupported } from "./seccomp-filter.ts";
 
 /**
@@ -76,126 +78,6 @@ export interface BwrapDriverOptions {
 /** Default unprivileged identity inside a bwrap sandbox. */
 export const BWRAP_DEFAULT_UID = 1000;
 export const BWRAP_DEFAULT_GID = 1000;
-
-/** `/etc` entries that may never be exposed, even through `extraEtcEntries`. */
-const ETC_NEVER =
-  /^(shadow|gshadow|shadow-|gshadow-|sudoers|sudoers\.d|ssh|ssl\/private|security|passwd|group)(\/|$)/;
-
-/** Reads the host facts `buildBwrapArgs` needs. */
-export async function detectBwrapHostLayout(
-  extraEtcEntries: readonly string[] = [],
-): Promise<BwrapHostLayout> {
-  const topLevel: TopLevelEntry[] = [];
-  for (const path of SYSTEM_TOP_LEVEL) {
-    try {
-      const info = await lstat(path);
-      if (info.isSymbolicLink()) topLevel.push({ path, kind: "symlink", target: await readlink(path) });
-      else if (info.isDirectory()) topLevel.push({ path, kind: "dir" });
-    } catch {
-      // absent on this host
-    }
-  }
-  const etcEntries: string[] = [];
-  for (const entry of [...ETC_ALLOWLIST, ...extraEtcEntries]) {
-    if (entry.includes("..") || entry.startsWith("/") || ETC_NEVER.test(entry)) {
-      throw new SandboxSpecError(
-        `extraEtcEntries: ${JSON.stringify(entry)} is not allowed (relative, no "..", never shadow/sudoers/ssh/ssl/private/passwd/group)`,
-      );
-    }
-    if (!etcEntries.includes(entry) && (await canAccess(`/etc/${entry}`))) etcEntries.push(entry);
-  }
-  const procReadOnly: string[] = [];
-  for (const entry of PROC_READ_ONLY) if (await canAccess(`/proc/${entry}`)) procReadOnly.push(entry);
-  const procMasked: string[] = [];
-  for (const entry of PROC_MASKED_FILES) if (await canAccess(`/proc/${entry}`)) procMasked.push(entry);
-  return { topLevel, etcEntries, procReadOnly, procMasked };
-}
-
-function isUnder(path: string, dir: string): boolean {
-  return path === dir || dir === "/" || path.startsWith(`${dir}/`);
-}
-
-async function requireDirectory(field: string, path: string): Promise<string> {
-  let info: Awaited<ReturnType<typeof stat>>;
-  try {
-    info = await stat(path);
-  } catch {
-    throw new SandboxSpecError(`${field}: ${path} does not exist; create it before preparing the sandbox`);
-  }
-  if (!info.isDirectory())
-    throw new SandboxSpecError(`${field}: expected a directory, received ${path} (not a directory)`);
-  return realpath(path);
-}
-
-/** Resolves the spec's binds and masks against the host filesystem. */
-async function resolveUserMounts(
-  spec: ResolvedSandboxSpec,
-  visibleRoots: readonly string[],
-): Promise<UserMount[]> {
-  const mounts: UserMount[] = [];
-  for (const [index, path] of spec.readOnlyBinds.entries()) {
-    let source: string;
-    try {
-      source = await realpath(path);
-    } catch {
-      throw new SandboxSpecError(`readOnlyBinds[${index}]: ${path} does not exist; bind only existing paths`);
-    }
-    mounts.push({ kind: "bind", source, dest: path, writable: false });
-  }
-  mounts.push({
-    kind: "bind",
-    source: await requireDirectory("checkoutDir", spec.checkoutDir),
-    dest: spec.checkoutDir,
-    writable: true,
-  });
-  mounts.push({
-    kind: "bind",
-    source: await requireDirectory("controlDir", spec.controlDir),
-    dest: spec.controlDir,
-    writable: true,
-  });
-  const visible = [...visibleRoots, ...mounts.map((m) => m.dest)];
-  for (const [index, path] of spec.hiddenPaths.entries()) {
-    if (path === spec.checkoutDir || path === spec.controlDir) {
-      throw new SandboxSpecError(
-        `hiddenPaths[${index}]: ${path} is the checkout or control dir itself; it cannot be hidden`,
-      );
-    }
-    if (!visible.some((root) => isUnder(path, root))) continue; // not visible anyway
-    let info: Awaited<ReturnType<typeof lstat>>;
-    try {
-      info = await lstat(path);
-    } catch {
-      continue; // does not exist on the host: nothing to hide
-    }
-    mounts.push({ kind: "mask", dest: path, isDirectory: info.isDirectory() });
-  }
-  return mounts;
-}
-
-/** The spec's commands with their host files resolved; each must be an existing regular file. */
-async function resolveCommands(spec: ResolvedSandboxSpec): Promise<{ name: string; source: string }[]> {
-  const commands: { name: string; source: string }[] = [];
-  for (const [name, path] of Object.entries(spec.commands)) {
-    const source = await realpath(path).catch(() => null);
-    const info = source === null ? null : await stat(source);
-    if (source === null || info === null || !info.isFile()) {
-      throw new SandboxSpecError(
-        `commands.${name}: ${path} is not an existing file; name the command's file`,
-      );
-    }
-    commands.push({ name, source });
-  }
-  return commands;
-}
-
-/** Where /bin points on a merged-/usr host (`/usr/bin`), or null when /bin is not such a symlink. */
-function mergedUsrBin(layout: BwrapHostLayout): string | null {
-  const bin = layout.topLevel.find((entry) => entry.path === "/bin");
-  if (bin?.kind !== "symlink") return null;
-  const target = resolve("/", bin.target);
-  return target.startsWith("/usr/") ? target : null;
-}
 
 /**
  * The snapshot directory cached under `key`, created by `create` on first use; a failed creation
@@ -262,6 +144,7 @@ export class BwrapDriver implements SandboxDriver {
   private bwrapPathPromise: Promise<string | null> | null = null;
   private seccompFilePromise: Promise<string | null> | null = null;
   private launcherShellPromise: Promise<string> | null = null;
+  private readonly imageLayouts = new Map<string, Promise<BwrapHostLayout>>();
   private readonly etcSnapshots = new Map<string, Promise<string>>();
   private readonly binSnapshots = new Map<string, Promise<string>>();
 
@@ -279,9 +162,21 @@ export class BwrapDriver implements SandboxDriver {
     return this.bwrapPathPromise;
   }
 
-  private layout(): Promise<BwrapHostLayout> {
-    this.layoutPromise ??= detectBwrapHostLayout(this.options.extraEtcEntries);
-    return this.layoutPromise;
+  /** The host's layout, or the image's when the run has a rootfs (each read once). */
+  private async layout(rootfs?: string): Promise<BwrapHostLayout> {
+    if (rootfs === undefined) {
+      this.layoutPromise ??= detectBwrapHostLayout(this.options.extraEtcEntries);
+      return this.layoutPromise;
+    }
+    const root = await requireDirectory("rootfs", rootfs);
+    await requireDirectory("rootfs", join(root, "usr"));
+    let layout = this.imageLayouts.get(root);
+    if (layout === undefined) {
+      layout = detectImageLayout(root);
+      layout.catch(() => this.imageLayouts.delete(root));
+      this.imageLayouts.set(root, layout);
+    }
+    return layout;
   }
 
   private plan(): Promise<CgroupPlan> {
@@ -313,6 +208,7 @@ export class BwrapDriver implements SandboxDriver {
       await (this.seccompFilePromise ?? Promise.resolve(null)).catch(() => null),
     ];
     this.etcSnapshots.clear();
+    this.imageLayouts.clear();
     this.binSnapshots.clear();
     this.seccompFilePromise = null;
     for (const path of files) if (path !== null) await rm(path, { recursive: true, force: true });
@@ -320,13 +216,15 @@ export class BwrapDriver implements SandboxDriver {
 
   /** The read-only /etc for `uid:gid`, created on first use. */
   private etcSnapshot(layout: BwrapHostLayout, uid: number, gid: number): Promise<string> {
-    return snapshotOnce(this.etcSnapshots, `${uid}:${gid}`, async () => {
+    const system = layout.systemRoot ?? "";
+    return snapshotOnce(this.etcSnapshots, `${system}|${uid}:${gid}`, async () => {
       await ensurePrivateDir(this.runtimeRoot);
       await sweepDeadWorkerDirs(this.runtimeRoot, "run");
       await sweepDeadWorkerDirs(this.runtimeRoot, "seccomp");
       return createEtcSnapshot({
         root: this.runtimeRoot,
         entries: layout.etcEntries,
+        source: `${system}/etc`,
         uid,
         gid,
         home: SANDBOX_HOME,
@@ -346,10 +244,11 @@ export class BwrapDriver implements SandboxDriver {
   ): Promise<string | null> {
     const usrBin = mergedUsrBin(layout);
     if (commandNames.length === 0 || usrBin === null) return null;
-    const key = `${(await stat(usrBin)).mtimeMs}:${[...commandNames].sort().join("/")}`;
+    const listFrom = `${layout.systemRoot ?? ""}${usrBin}`;
+    const key = `${listFrom}:${(await stat(listFrom)).mtimeMs}:${[...commandNames].sort().join("/")}`;
     return snapshotOnce(this.binSnapshots, key, async () => {
       await ensurePrivateDir(this.runtimeRoot);
-      return createBinSnapshot({ root: this.runtimeRoot, usrBin, commandNames });
+      return createBinSnapshot({ root: this.runtimeRoot, usrBin, listFrom, commandNames });
     });
   }
 
@@ -359,7 +258,14 @@ export class BwrapDriver implements SandboxDriver {
     return this.launcherShellPromise;
   }
 
-  private async nodePath(): Promise<string> {
+  private async nodePath(rootfs: string | undefined): Promise<string> {
+    if (rootfs !== undefined) {
+      // The bridge runs inside the sandbox, so on an image it runs on the image's node.
+      if (await canAccess(join(rootfs, "usr/bin/node"))) return "/usr/bin/node";
+      throw new SandboxSpecError(
+        "network_allow_hosts on a run image needs node at /usr/bin/node in the image (the egress bridge runs on it): add nodejs to the image, or leave network_allow_hosts empty",
+      );
+    }
     if (this.options.nodePath !== undefined) return this.options.nodePath;
     return (await canAccess("/usr/bin/node")) ? "/usr/bin/node" : process.execPath;
   }
@@ -413,7 +319,7 @@ export class BwrapDriver implements SandboxDriver {
         "bwrap driver: bubblewrap is not installed (apt-get install bubblewrap) or this is not Linux; install it or choose another driver",
       );
     }
-    const layout = await this.layout();
+    const layout = await this.layout(spec.rootfs);
     const visibleRoots = ["/usr", ...layout.etcEntries.map((e) => `/etc/${e}`)];
     const userMounts = await resolveUserMounts(spec, visibleRoots);
     const commands = await resolveCommands(spec);
@@ -450,7 +356,7 @@ export class BwrapDriver implements SandboxDriver {
         );
         await proxy.start();
         const port = this.options.egressBridgePort ?? DEFAULT_EGRESS_BRIDGE_PORT;
-        const nodePath = await this.nodePath();
+        const nodePath = await this.nodePath(spec.rootfs);
         if (!nodePath.startsWith("/usr/")) {
           userMounts.push({
             kind: "bind",

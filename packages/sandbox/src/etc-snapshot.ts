@@ -35,6 +35,8 @@ export interface EtcSnapshotInput {
   root: string;
   /** Allow-listed entries that exist on the host, relative to /etc. */
   entries: readonly string[];
+  /** The /etc the entries are copied from. Default `/etc` (an image's: `<rootfs>/etc`). */
+  source?: string;
   uid: number;
   gid: number;
   home: string;
@@ -48,7 +50,7 @@ export async function createEtcSnapshot(input: EtcSnapshotInput): Promise<string
   for (const entry of input.entries) {
     const target = join(dir, entry);
     await mkdir(dirname(target), { recursive: true });
-    await cp(join("/etc", entry), target, {
+    await cp(join(input.source ?? "/etc", entry), target, {
       recursive: true,
       dereference: false,
       verbatimSymlinks: true,

@@ -23,6 +23,11 @@ export interface RunSandboxInput {
   cpuSeconds: number;
   /** Largest file one process may write (the run's disk limit plus a margin); null = not capped. */
   fileSizeBytes?: number | null;
+  /** The run image's unpacked root filesystem (the image cache's), or absent for the host's system. */
+  rootfs?: string;
+  /** The image's unprivileged user, when it has one. */
+  uid?: number;
+  gid?: number;
 }
 
 /**
@@ -49,5 +54,8 @@ export function runSandboxSpec(input: RunSandboxInput): SandboxSpec {
       cpuSeconds: input.cpuSeconds,
       ...(input.fileSizeBytes == null ? {} : { fileSizeBytes: input.fileSizeBytes }),
     },
+    ...(input.rootfs === undefined ? {} : { rootfs: input.rootfs }),
+    ...(input.uid === undefined ? {} : { uid: input.uid }),
+    ...(input.gid === undefined ? {} : { gid: input.gid }),
   };
 }

@@ -168,6 +168,12 @@ export const sandboxSpecSchema = z.object({
   env: sandboxEnvSchema,
   network: networkPolicySchema.default({ mode: "none" }),
   limits: sandboxLimitsSchema.default(() => sandboxLimitsSchema.parse({})),
+  /**
+   * The unpacked root filesystem of the run's image (the image cache's read-only directory for
+   * one digest): the sandbox's /usr, /bin, /lib*, /opt and /etc come from it instead of the host.
+   * Absent: the host's system, as before.
+   */
+  rootfs: readOnlyPath.optional(),
   /** Unprivileged uid inside the sandbox. Default: 1000 (bwrap). */
   uid: unprivilegedId.optional(),
   /** Unprivileged gid inside the sandbox. Default: same rule as `uid`. */

@@ -288,6 +288,41 @@ export const SPECS: SpecTable = {
       "Disk (MiB, apparent size: a sparse file counts in full) a run may add to its checkout and control dir; beyond it the run is stopped and recorded as a disk_limit incident, and no single file may grow past it. A project's sandbox.disk_mb can only lower it.",
     schema: integer(1, 1_048_576),
   },
+  imageCacheDir: {
+    name: "OVERSEER_IMAGE_CACHE_DIR",
+    fallback: "",
+    defaultLabel: "(empty: `<OVERSEER_DATA_DIR>/images`)",
+    description:
+      "Where the worker keeps the run images it pulled (sandbox.image), unpacked once per digest and shared by every run on it. Workers on one host may share it: pulls are locked, and an image a live run uses is never evicted.",
+    schema: z
+      .string()
+      .refine((v) => !v.includes("\0"), { error: "a directory path" })
+      .transform((v) => (v === "" ? null : path.resolve(v))),
+  },
+  imageCacheMb: {
+    name: "OVERSEER_IMAGE_CACHE_MB",
+    fallback: String(WORKER_DEFAULTS.imageCacheBytes / MIB),
+    description:
+      "Size bound (MiB, unpacked) of the image cache: after a pull, the least recently used images no live run holds are removed until the cache fits.",
+    schema: integer(1, 16_777_216),
+  },
+  imageInsecureRegistries: {
+    name: "OVERSEER_IMAGE_INSECURE_REGISTRIES",
+    fallback: "",
+    defaultLabel: "(empty: every registry over verified TLS)",
+    description:
+      "Comma-separated registries (host:port) the worker pulls run images from over plain HTTP or unverified TLS: a registry on the host's loopback or a private network only.",
+    schema: commaList
+      .pipe(z.array(z.string().regex(/^[A-Za-z0-9.-]+(:[0-9]{1,5})?$/, "registries as host or host:port")))
+      .transform((list) => Object.freeze(list)),
+  },
+  imageTagTtlMs: {
+    name: "OVERSEER_IMAGE_TAG_TTL_MS",
+    fallback: String(WORKER_DEFAULTS.imageTagTtlMs),
+    description:
+      "How long the digest a run image's tag resolved to is reused before the registry is asked again (0: every run asks). A digest reference (name@sha256:…) never asks.",
+    schema: integer(0, MS_MAX),
+  },
   diskCheckMs: {
     name: "OVERSEER_DISK_CHECK_MS",
     fallback: String(WORKER_DEFAULTS.diskCheckMs),

@@ -82,6 +82,14 @@ export interface ServiceSettings {
   readonly egressIdleTimeoutMs: number;
   /** `OVERSEER_RUN_DISK_MB`: disk a run may add to its checkout before it is stopped. Default `2048`. */
   readonly runDiskMb: number;
+  /** `OVERSEER_IMAGE_CACHE_DIR`: the worker's cache of unpacked run images; null: `<dataDir>/images`. */
+  readonly imageCacheDir: string | null;
+  /** `OVERSEER_IMAGE_CACHE_MB`: size bound of the unpacked run images. Default `20480`. */
+  readonly imageCacheMb: number;
+  /** `OVERSEER_IMAGE_INSECURE_REGISTRIES`: registries pulled over plain HTTP or unverified TLS. Default empty. */
+  readonly imageInsecureRegistries: readonly string[];
+  /** `OVERSEER_IMAGE_TAG_TTL_MS`: how long a run image tag's digest is reused. Default `60000`. */
+  readonly imageTagTtlMs: number;
   /** `OVERSEER_DISK_CHECK_MS`: pause between two disk measurements of a running run. Default `250`. */
   readonly diskCheckMs: number;
   /** `OVERSEER_RUN_MAX_FILES`: files and directories a run may add to its checkout before it is stopped. Default `100000`. */

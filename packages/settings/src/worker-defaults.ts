@@ -33,6 +33,10 @@ export const WORKER_DEFAULTS = Object.freeze({
   maxTranscriptBytes: 4 * MIB,
   /** Disk a run may add to its checkout and control dir, in bytes (`OVERSEER_RUN_DISK_MB`, 2048 MiB). */
   diskLimitBytes: 2048 * MIB,
+  /** Size bound of the unpacked run images (`OVERSEER_IMAGE_CACHE_MB`, 20 GiB). */
+  imageCacheBytes: 20480 * MIB,
+  /** How long a run image tag's digest is reused (`OVERSEER_IMAGE_TAG_TTL_MS`). */
+  imageTagTtlMs: 60_000,
   /** Pause between two disk measurements of a running run (`OVERSEER_DISK_CHECK_MS`). */
   diskCheckMs: 250,
   /** Files and directories a run may add to its checkout (`OVERSEER_RUN_MAX_FILES`). */

@@ -148,3 +148,4 @@ export { GitHubDouble } from "./forge-double/github-double.ts";
 export type { DoublePull, GitHubDoubleUser } from "./forge-double/github-double-state.ts";
 export { GitLabDouble } from "./forge-double/gitlab-double.ts";
 export type { GitLabDoubleUser, GitLabMr } from "./forge-double/gitlab-double-state.ts";
+export { buildHostRootfs, type HostRootfsInput } from "./host-rootfs.ts";

@@ -115,6 +115,7 @@ export function buildRunJob(
         cpuSeconds: config.sandbox.cpu_seconds,
         diskMb: config.sandbox.disk_mb,
         networkAllowHosts: [...config.network_allow_hosts],
+        ...(config.sandbox.image === undefined ? {} : { image: config.sandbox.image }),
       },
       enqueuedAt: now,
       createdAt: run.createdAt,

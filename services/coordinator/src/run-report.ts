@@ -19,6 +19,7 @@ export function runReportOf(result: RunResult, receivedAt: number): NonNullable<
     outputTruncated: result.outputTruncated,
     transcript: result.transcript ?? null,
     commitSha: result.commitSha,
+    imageDigest: result.imageDigest ?? null,
     startedAt: result.timing.spawnedAt ?? result.timing.pickedAt,
     timing: { ...timing, received: receivedAt },
   };

@@ -10,6 +10,7 @@ import {
 } from "@overseer/run-contract";
 import type { Logger } from "@overseer/runtime";
 import type { RunFence } from "./run-fence.ts";
+import type { ImageSource, RunImage } from "./run-image.ts";
 
 /** What a worker gives every run: where to work, how to sandbox it, its limits. */
 export interface RunExecutorDeps {
@@ -17,8 +18,10 @@ export interface RunExecutorDeps {
   dataDir: string;
   logger: Logger;
   mirrorFor(job: RunJob): RepoMirror;
-  /** Builds the sandbox wrapper for this run (paths it must see), or undefined for none. */
-  sandboxFor(job: RunJob, paths: RunPaths): Promise<WrapCommand | undefined>;
+  /** Builds the sandbox wrapper for this run (paths it must see, its image), or undefined for none. */
+  sandboxFor(job: RunJob, paths: RunPaths, image?: RunImage | null): Promise<WrapCommand | undefined>;
+  /** The worker's image cache (runs of projects with `sandbox.image`); absent: such runs are refused. */
+  imageFor?: ImageSource;
   /**
    * Why this worker cannot run the job under the sandbox driver its project asks for
    * (sandbox-choice.ts), or null. A refusal ends the run as a configuration error before checkout.
@@ -122,6 +125,7 @@ export type ResultExtra = Observed &
     usage?: RunResult["usage"];
     landingFailure?: RunResult["landingFailure"];
     transcript?: RunResult["transcript"];
+    imageDigest?: string | null;
   };
 
 /** Epoch milliseconds at sub-millisecond resolution, monotonic within this process. */
@@ -197,6 +201,7 @@ export function buildRunResult(
     output: extra.output ?? "",
     outputTruncated: extra.outputTruncated ?? false,
     ...(extra.transcript ? { transcript: extra.transcript } : {}),
+    ...(extra.imageDigest ? { imageDigest: extra.imageDigest } : {}),
     timing: {
       enqueuedAt: job.enqueuedAt,
       pickedAt: clock.pickedAt,

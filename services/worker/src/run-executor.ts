@@ -37,6 +37,7 @@ import {
   type ResultExtra,
   type RunExecutorDeps,
 } from "./run-context.ts";
+import { acquireRunImage, type RunImage } from "./run-image.ts";
 import { scopeViolations } from "./scope-checker.ts";
 import { RunTranscriptRecorder } from "./transcript-recorder.ts";
 import { RunUsageTracker } from "./usage-tracker.ts";
@@ -63,8 +64,9 @@ export async function executeRun(
   });
   const runDir = path.join(deps.dataDir, "runs", `${job.runId}-${randomBytes(3).toString("hex")}`);
   const mirror = deps.mirrorFor(job);
+  let image: RunImage | null = null;
   const finish = (outcome: RunOutcome, extra: ResultExtra = {}) =>
-    buildRunResult(job, deps.workerId, clock, outcome, extra);
+    buildRunResult(job, deps.workerId, clock, outcome, { ...extra, imageDigest: image?.digest ?? null });
   let worktree: Worktree | null = null;
   const usage = new RunUsageTracker(
     job,
@@ -79,6 +81,15 @@ export async function executeRun(
     if (refusal !== null) {
       return finish({ kind: "misconfigured", reason: "configuration_error", message: refusal });
     }
+    const acquired = await acquireRunImage(job, deps.imageFor);
+    if (acquired.kind === "misconfigured") return finish(acquired.outcome);
+    if (acquired.kind === "image") {
+      image = acquired.image;
+      clock.lap("image");
+    }
+    // Every sandbox of the run (hooks, agent, landing check) on the run's image.
+    const held = image;
+    const onImage: RunExecutorDeps = { ...deps, sandboxFor: (j, p) => deps.sandboxFor(j, p, held) };
     const checkout = await prepareCheckout(job, deps, mirror, runDir, clock, (wt) => {
       worktree = wt;
     });
@@ -99,7 +110,7 @@ export async function executeRun(
     );
     transcript = recorder;
     recorder.start(checkout.paths.controlDir);
-    const agent = await runAgent(agentJob, deps, checkout.paths, {
+    const agent = await runAgent(agentJob, onImage, checkout.paths, {
       redact,
       log,
       clock,
@@ -140,7 +151,7 @@ export async function executeRun(
       runDir,
       violations,
       mergedMain: checkout.mergedMain !== null,
-      check: landingCheck(job, deps, mirror, { paths: checkout.paths, redact, signal }),
+      check: landingCheck(job, onImage, mirror, { paths: checkout.paths, redact, signal }),
       clock,
     });
     const [finalOutcome, extra] = resultOfWork(work, outcome, agent.observed, violations);
@@ -155,6 +166,7 @@ export async function executeRun(
   } finally {
     // Cleanup is off the critical path: the result is reported while the checkout goes.
     const wt = worktree as Worktree | null;
+    await (image as RunImage | null)?.release();
     const cleanup = (async () => {
       if (wt) await wt.remove().catch((error) => log.warn({ err: error }, "worktree removal failed"));
       await rm(runDir, { recursive: true, force: true }).catch(() => undefined);

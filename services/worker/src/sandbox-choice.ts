@@ -19,6 +19,17 @@ export function chooseSandbox(
   job: Pick<RunJob, "projectId" | "sandbox">,
   worker: WorkerSandbox,
 ): SandboxChoice {
+  const choice = chooseDriver(job, worker);
+  if (choice.ok && choice.driver === "none" && job.sandbox.image !== undefined) {
+    return {
+      ok: false,
+      message: `Project ${job.projectId} runs on the image ${job.sandbox.image} (sandbox.image), which needs a sandbox driver to put the image's system in place: run it under bwrap (remove sandbox.driver "none" or OVERSEER_SANDBOX=none), or remove sandbox.image.`,
+    };
+  }
+  return choice;
+}
+
+function chooseDriver(job: Pick<RunJob, "projectId" | "sandbox">, worker: WorkerSandbox): SandboxChoice {
   const asked = job.sandbox.driver;
   if (asked === undefined || asked === worker.driver) return { ok: true, driver: worker.driver };
   if (asked === "none") {

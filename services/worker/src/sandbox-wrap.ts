@@ -2,6 +2,7 @@ import { agentCommands, type WrapCommand } from "@overseer/harness";
 import type { RunJob } from "@overseer/run-contract";
 import { runSandboxSpec, type SandboxDriver } from "@overseer/sandbox";
 import type { RunPaths } from "./run-executor.ts";
+import { imageIdentity, imageRunEnv, type RunImage } from "./run-image.ts";
 
 const MIB = 1024 * 1024;
 
@@ -10,6 +11,8 @@ const MIB = 1024 * 1024;
  * control dir writable; the worktree's git metadata, the prompt and the bundled commands
  * read-only (`overseer-agent` also in the sandbox's /bin, for agents that drop the environment); the worker's data dir (other projects' mirrors and checkouts) masked; network
  * off unless the project allow-lists hosts (then only through the egress proxy).
+ * On the project's image (run-image.ts) the sandbox's system is the image's unpacked rootfs, with
+ * the image's variables and unprivileged user.
  * Each prepared command is single-use: the setup hook, the agent and the after_run hook
  * each get their own (and their own cgroup).
  */
@@ -18,6 +21,7 @@ export function sandboxWrapFor(
   job: RunJob,
   paths: RunPaths,
   dataDir: string,
+  image: RunImage | null = null,
 ): WrapCommand {
   let n = 0;
   return async (argv, env) => {
@@ -29,7 +33,8 @@ export function sandboxWrapFor(
       readOnlyBinds: [...paths.gitDirs, paths.agentBinDir, paths.inputDir, ...(job.readOnlyPaths ?? [])],
       commands: agentCommands(paths.agentBinDir),
       hiddenPaths: [dataDir],
-      env,
+      env: image === null ? env : imageRunEnv(image.config.env, env, paths.agentBinDir),
+      ...(image === null ? {} : { rootfs: image.rootfs, ...imageIdentity(image.config) }),
       networkAllowHosts: job.sandbox.networkAllowHosts,
       pidsMax: job.sandbox.pidsMax,
       memoryMb: job.sandbox.memoryMb,

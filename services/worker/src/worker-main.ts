@@ -5,6 +5,7 @@
  * sandbox unless OVERSEER_SANDBOX=none and OVERSEER_SANDBOX_UNSAFE_NONE=1 are both set.
  */
 import { mkdir } from "node:fs/promises";
+import path from "node:path";
 import { connectDatabase } from "@overseer/db";
 import {
   createRedis,
@@ -17,7 +18,7 @@ import {
 } from "@overseer/queue";
 import { type Cidr, parseCidr } from "@overseer/run-contract";
 import { createLogger, runUntilSignalled } from "@overseer/runtime";
-import { createSandboxDriver, detectSandboxHost, type SandboxDriver } from "@overseer/sandbox";
+import { createSandboxDriver, detectSandboxHost, ImageCache, type SandboxDriver } from "@overseer/sandbox";
 import { loadSettingsOrExit } from "@overseer/settings";
 import { startRunTracing } from "@overseer/telemetry";
 import { postgresRunFence } from "./run-fence.ts";
@@ -85,6 +86,13 @@ function driverFor(job: Parameters<typeof chooseSandbox>[0]): SandboxDriver {
 }
 
 await mkdir(settings.dataDir, { recursive: true });
+// Run images (sandbox.image): pulled and unpacked once per digest, shared by this worker's runs.
+const images = new ImageCache({
+  dir: settings.imageCacheDir ?? path.join(settings.dataDir, "images"),
+  maxBytes: settings.imageCacheMb * 1024 * 1024,
+  insecureRegistries: settings.imageInsecureRegistries,
+  tagTtlMs: settings.imageTagTtlMs,
+});
 // Traces only when the OTEL_* variables ask for them (README, "Watching runs").
 const tracing = await startRunTracing({ serviceName: "overseer-worker" });
 if (tracing) logger.info("exporting run traces over OpenTelemetry (OTEL_* variables)");
@@ -140,7 +148,9 @@ const service = new WorkerService(
     cliRetryLimit: settings.cliRetryLimit,
     sandboxName: driver.name,
     unsafe: driver.name === "none",
-    sandboxFor: async (job, paths) => sandboxWrapFor(driverFor(job), job, paths, settings.dataDir),
+    sandboxFor: async (job, paths, image) =>
+      sandboxWrapFor(driverFor(job), job, paths, settings.dataDir, image ?? null),
+    imageFor: (reference) => images.acquire(reference),
     sandboxRefusal: (job) => {
       const choice = chooseSandbox(job, workerSandbox);
       return choice.ok ? null : choice.message;

@@ -2,6 +2,7 @@ import type { WrapCommand } from "@overseer/harness";
 import type { RunJob } from "@overseer/run-contract";
 import { defaultWorkerId, WORKER_DEFAULTS } from "@overseer/settings";
 import type { RunPaths } from "./run-context.ts";
+import type { ImageSource, RunImage } from "./run-image.ts";
 
 /**
  * How a worker process behaves. Every field but the data directory and the sandbox has a
@@ -51,17 +52,21 @@ export interface WorkerServiceOptions {
   sandboxName: string;
   /** True when runs execute without isolation (`none`): shown loudly everywhere. */
   unsafe: boolean;
-  sandboxFor(job: RunJob, paths: RunPaths): Promise<WrapCommand | undefined>;
+  sandboxFor(job: RunJob, paths: RunPaths, image?: RunImage | null): Promise<WrapCommand | undefined>;
+  /** The worker's image cache for runs of projects with `sandbox.image` (run-image.ts). Default: none (such runs are refused). */
+  imageFor?: ImageSource;
   /** Why a job's project asks for a sandbox driver this worker cannot honour (run-context.ts), or null. Default: never. */
   sandboxRefusal?(job: RunJob): string | null;
 }
 
 /** Every option after defaults: what `WorkerService` accepts. */
-export type ResolvedWorkerOptions = Readonly<Required<WorkerServiceOptions>>;
+export type ResolvedWorkerOptions = Readonly<
+  Required<Omit<WorkerServiceOptions, "imageFor">> & Pick<WorkerServiceOptions, "imageFor">
+>;
 
 type WorkerDefaultKey = Exclude<
   keyof WorkerServiceOptions,
-  "id" | "dataDir" | "sandboxName" | "unsafe" | "sandboxFor" | "sandboxRefusal"
+  "id" | "dataDir" | "sandboxName" | "unsafe" | "sandboxFor" | "sandboxRefusal" | "imageFor"
 >;
 
 /** Each number option and the least value it accepts. */

@@ -126,7 +126,8 @@ export class WorkerService {
         this.background.add(work);
         void work.finally(() => this.background.delete(work));
       },
-      sandboxFor: (job, paths) => options.sandboxFor(job, paths),
+      sandboxFor: (job, paths, image) => options.sandboxFor(job, paths, image),
+      ...(options.imageFor ? { imageFor: options.imageFor } : {}),
       sandboxRefusal: (job) => options.sandboxRefusal(job),
       confirmOwnership: (job) => this.confirmOwnership(job.runId),
       // A usage report of a run this delivery no longer owns still counts: the spend is real.

@@ -86,6 +86,10 @@ export function RunView({ runId }: { runId: string }) {
                     ? `${worker.sandbox}${worker.unsafe ? " (UNSAFE: no sandbox)" : ""}`
                     : "unknown (worker no longer beating)"}
                 </dd>
+                <dt>Run image</dt>
+                <dd data-testid="run-image">
+                  {r.image_digest ? <code>{r.image_digest}</code> : "the worker's own system"}
+                </dd>
                 <dt>Started</dt>
                 <dd>{formatTime(r.started_at)}</dd>
                 <dt>Duration</dt>

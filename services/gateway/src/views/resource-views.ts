@@ -199,6 +199,7 @@ type RunSummaryRow = { number: number } & Pick<
   | "cost_usd"
   | "tokens_unpriced"
   | "usage_source"
+  | "image_digest"
   | "created_at"
   | "started_at"
   | "ended_at"
@@ -229,6 +230,7 @@ export function runSummaryView(r: RunSummaryRow): z.infer<typeof RunSummarySchem
     tokens_cached: Number(r.tokens_cached),
     ...spendView(r),
     usage_source: r.usage_source,
+    image_digest: r.image_digest,
     created_at: iso(r.created_at),
     started_at: isoOrNull(r.started_at),
     ended_at: isoOrNull(r.ended_at),
