@@ -233,6 +233,13 @@ export async function mergePull(ctx: ForgeJobContext, taskId: string): Promise<v
   const headSha = row.head_sha;
   const settings = ctx.policy.landing.pullRequest;
   if (row.approvals < settings.requiredApprovals || row.review === "changes_requested") return;
+  // A pull request retargeted onto the landing branch (rule 19) may still target its merged
+  // prerequisite's branch on the forge: `ensure` moves it first, and the sync after it asks again.
+  const seen = await ctx.forge.readPullRequest(row.number, null);
+  if (seen.changed && seen.value.base !== row.base) {
+    await ctx.queue.add({ v: 1, kind: "ensure", projectId: ctx.project.id, taskId, headSha });
+    return ctx.record(taskId);
+  }
   const request = { method: settings.mergeMethod, sha: headSha };
   if (settings.merge === "queue") {
     const queued = await ctx.forge.enableAutoMerge(row.number, request);
