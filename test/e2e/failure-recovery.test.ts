@@ -65,7 +65,7 @@ describe("failure behaviour", () => {
       id: "crash",
       tasks: [scriptedTask("S00-001", 'execute: write src/a.txt "a"; sleep 2; submit "Add a"')],
     });
-    await cluster.waitForProject("crash", hasRunning);
+    await cluster.waitForProject("crash", hasRunning, 60_000); // a worker process starting on a loaded machine
     await first.kill("SIGKILL");
     resources.service("worker", cluster.env({ OVERSEER_WORKER_ID: "survivor" }));
     await cluster.waitForProject("crash", (s) => allTasks(s, ["done"]), 60_000);
