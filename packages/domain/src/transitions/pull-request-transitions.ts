@@ -44,7 +44,9 @@ export function prChecks(draft: Draft, command: CommandOf<"pr-checks">): ApplyRe
   const { task, pr } = reviewable(draft, command.taskId, command.headSha) ?? {};
   if (!task || !pr || pr.checks === command.state) return draft.alreadyApplied();
   if (command.state !== "failure") {
-    putRecord(draft, task, { ...pr, checks: command.state });
+    // Green ends a row of red rounds: the next red one is the first again.
+    const ciFailures = command.state === "success" ? 0 : pr.ciFailures;
+    putRecord(draft, task, { ...pr, checks: command.state, ciFailures });
     draft.event(command.state === "success" ? "pr.checks_passed" : "pr.checks_pending", subject(task), {
       number: pr.number,
       headSha: pr.headSha,

@@ -259,6 +259,20 @@ describe("rule 16: the CI gate", () => {
     ]);
   });
 
+  it("counts red rounds in a row: a green round starts the count again", () => {
+    const d = createDriver();
+    const s = opened(d, toPrOpen(d, buildState({ tasks: [task("A")] }), "A"), "A");
+    const red = d.step(s, checks("A", "failure", { maxAttempts: 2 }));
+    const again = toPrOpen(d, red.state, "A");
+    expect(prOf(again, "A").ciFailures).toBe(1);
+    const green = d.step(again, checks("A", "success"));
+    expect(prOf(green.state, "A").ciFailures).toBe(0);
+    // A later red (a re-run of the same head) is the first of a new row, not the `attempts`-th.
+    const redAgain = d.step(green.state, checks("A", "failure", { maxAttempts: 2 }));
+    expect(getTask(redAgain.state, "A").status).toBe("todo");
+    expect(prOf(redAgain.state, "A").ciFailures).toBe(1);
+  });
+
   it("ignores checks of a stale head", () => {
     const d = createDriver();
     const s = opened(d, toPrOpen(d, buildState({ tasks: [task("A")] }), "A"), "A");
