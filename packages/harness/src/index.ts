@@ -61,6 +61,5 @@ export {
   renderPrompt,
 } from "./prompt-renderer.ts";
 export { type MissionPromptEvidence, renderRunPrompt } from "./run-prompt.ts";
-export { describeRunOutput, type LastWords, lastWords } from "./run-transcript.ts";
 export { readSessionFileFrom, readSessionFiles, sessionFilePaths } from "./session-files.ts";
 export { costOf, type HarvestedUsage, harvestUsage, type ModelPrice, UsageMeter } from "./usage-harvester.ts";

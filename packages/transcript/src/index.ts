@@ -6,3 +6,4 @@ export * from "./transcript-defaults.ts";
 export * from "./transcript-entry.ts";
 export * from "./transcript-parser.ts";
 export * from "./transcript-renderer.ts";
+export * from "./transcript-summary.ts";

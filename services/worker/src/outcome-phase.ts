@@ -1,4 +1,4 @@
-import { classifyFailure, describeRunOutput, fixFor, type HarnessRunResult } from "@overseer/harness";
+import { classifyFailure, fixFor, type HarnessRunResult } from "@overseer/harness";
 import { formatZodIssues } from "@overseer/input-errors";
 import {
   type ControlTransition,
@@ -8,24 +8,32 @@ import {
   type RunUsage,
 } from "@overseer/run-contract";
 import type { Logger } from "@overseer/runtime";
+import { describeTranscript, type TranscriptEntry } from "@overseer/transcript";
 import { refusedTransition } from "./transition-policy.ts";
 
 /**
  * Phase 3: what the run amounts to. The agent's transition (its words redacted), a timeout or
- * stall, or an end without one; then a transition the run may not make becomes a
- * `forbidden_transition` violation, before anything is committed or landed.
+ * stall, or an end without one (its detail says what the transcript shows: the model's last
+ * message, the failing command and its output tail); then a transition the run may not make
+ * becomes a `forbidden_transition` violation, before anything is committed or landed.
  */
 export function decideOutcome(
   job: RunJob,
   harness: HarnessRunResult,
+  transcript: readonly TranscriptEntry[],
   taskHead: string | null,
   redact: (text: string) => string,
   log: Logger,
 ): RunOutcome {
-  return refuseForbidden(job, outcomeOf(job, harness, redact), taskHead, log);
+  return refuseForbidden(job, outcomeOf(job, harness, transcript, redact), taskHead, log);
 }
 
-function outcomeOf(job: RunJob, harness: HarnessRunResult, redact: (text: string) => string): RunOutcome {
+function outcomeOf(
+  job: RunJob,
+  harness: HarnessRunResult,
+  transcript: readonly TranscriptEntry[],
+  redact: (text: string) => string,
+): RunOutcome {
   if (harness.transition) {
     // Redaction may lengthen text ([REDACTED] is longer than a short secret): the result must
     // still satisfy the contract the coordinator parses it with.
@@ -40,8 +48,9 @@ function outcomeOf(job: RunJob, harness: HarnessRunResult, redact: (text: string
       detail: `the harness's ${harness.transition.kind} no longer fits the control file limits once secrets are redacted (${formatZodIssues(checked.error.issues, redacted)}); shorten its text`,
     };
   }
-  // What the run said, read the way its CLI prints it (not a tail of raw JSON events).
-  const said = describeRunOutput(harness.output, job.agent);
+  // What the run did, from its transcript (not a tail of raw JSON events); Copilot's is read
+  // from its session file, so it is redacted here too.
+  const said = redact(describeTranscript(transcript));
   // Name the cause from the run's last lines; a cause no retry can fix stops the project, also
   // when the CLI retried it until a time limit or the worker ended the run on seeing it.
   const cause = classifyFailure(harness.output);

@@ -129,7 +129,7 @@ export async function executeRun(
     const ran = { usage: spent, transcript: record };
     if (agent.kind === "ended") return finish(agent.outcome, { ...agent.observed, ...ran });
 
-    const outcome = decideOutcome(job, agent.harness, checkout.taskHead, redact, log);
+    const outcome = decideOutcome(job, agent.harness, record.entries, checkout.taskHead, redact, log);
     if (
       checkout.mergedMain !== null &&
       outcome.kind === "transition" &&

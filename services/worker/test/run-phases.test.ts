@@ -528,7 +528,33 @@ describe("outcome phase: causes no retry can fix, read from the CLI's real outpu
     });
     const detail = result.outcome.kind === "no-transition" ? result.outcome.detail : "";
     expect(detail).toBe(
-      'the harness ended without a transition: exit 0 without calling overseer-agent.\nThe model\'s last message: I created hello.txt.\nIts last command: bash -lc "echo hello > hello.txt" (exit 0)',
+      'the harness ended without a transition: exit 0 without calling overseer-agent.\nThe model\'s last message: I created hello.txt.\nIts last command (exit 0): bash -lc "echo hello > hello.txt"',
+    );
+  });
+
+  it("a run that ends without a transition names its failing command and the tail of its output, not its JSON", async () => {
+    const failed =
+      '{"type":"item.completed","item":{"id":"item_1","type":"command_execution","command":"npm test","aggregated_output":"FAIL src/app.test.ts\\nExpected 2, received 3\\n","exit_code":1,"status":"completed"}}';
+    const passed =
+      '{"type":"item.completed","item":{"id":"item_2","type":"command_execution","command":"ls","aggregated_output":"src\\n","exit_code":0,"status":"completed"}}';
+    const said =
+      '{"type":"item.completed","item":{"id":"item_3","type":"agent_message","text":"The tests fail."}}';
+    const result = await rig.run(
+      rig.job(`printf '%s\\n' '${failed}' '${passed}' '${said}'; exit 3`, {
+        taskId: "S08-043",
+        agent: "codex",
+      }),
+    );
+    const detail = result.outcome.kind === "no-transition" ? result.outcome.detail : "";
+    expect(detail).toBe(
+      [
+        "the harness ended without a transition: exit 3 without calling overseer-agent.",
+        "The model's last message: The tests fail.",
+        "The failing command (exit 1): npm test",
+        "Its output, last lines:",
+        "  FAIL src/app.test.ts",
+        "  Expected 2, received 3",
+      ].join("\n"),
     );
   });
 });
