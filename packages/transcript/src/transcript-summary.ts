@@ -73,7 +73,7 @@ function describeCommand(pair: { call: Call; result: Result | null }): string[] 
 /**
  * The card text of a run's transcript: "The model's last message: …", the failing (else last)
  * command with its exit code and output tail, "The CLI's last error: …"; when the transcript
- * holds none of these, the last raw lines the run printed.
+ * holds none of these, the last raw lines the run printed (unknown JSON events left out).
  */
 export function describeTranscript(entries: readonly TranscriptEntry[]): string {
   const parts: string[] = [];
@@ -87,6 +87,10 @@ export function describeTranscript(entries: readonly TranscriptEntry[]): string 
   const error = entries.findLast((e) => e.kind === "error");
   if (error?.kind === "error") parts.push(`The CLI's last error: ${bounded(error.message)}`);
   if (parts.length > 0) return parts.join("\n");
-  const raw = tail(entries.flatMap((e) => (e.kind === "raw" ? [e.text] : [])).join("\n"), TAIL_LINES);
+  // JSON events no parser understood are the CLI's noise, not its words.
+  const words = entries.flatMap((e) =>
+    e.kind === "raw" && !e.text.trimStart().startsWith("{") ? [e.text] : [],
+  );
+  const raw = tail(words.join("\n"), TAIL_LINES);
   return raw.length > 0 ? `Last lines of the run:\n${raw.join("\n")}` : "The run printed nothing readable.";
 }

@@ -220,3 +220,26 @@ describe("every parser", () => {
     expect(pieces).toEqual(whole);
   });
 });
+
+describe("claude api_retry", () => {
+  it("is an error entry naming the failed call and the retry, not a raw JSON line", () => {
+    const line = JSON.stringify({
+      type: "system",
+      subtype: "api_retry",
+      attempt: 1,
+      max_retries: 10,
+      retry_delay_ms: 607,
+      error_status: 401,
+      error: "authentication_failed",
+      session_id: "3351824c",
+    });
+    expect(parseTranscript(`${line}\n`, "claude")).toEqual([
+      {
+        seq: 0,
+        at: null,
+        kind: "error",
+        message: "API call failed (HTTP 401, authentication_failed); retry 1 of 10",
+      },
+    ]);
+  });
+});

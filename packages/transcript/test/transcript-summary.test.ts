@@ -77,6 +77,9 @@ describe("describeTranscript", () => {
     expect(describeTranscript([raw(0, "building"), raw(1, "sh: 1: make: not found")])).toBe(
       "Last lines of the run:\nbuilding\nsh: 1: make: not found",
     );
+    expect(describeTranscript([raw(0, '{"type":"x","session_id":"s"}'), raw(1, "sh: make: not found")])).toBe(
+      "Last lines of the run:\nsh: make: not found",
+    );
     expect(describeTranscript([])).toBe("The run printed nothing readable.");
   });
 });

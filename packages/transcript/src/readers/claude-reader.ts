@@ -49,6 +49,17 @@ function bashExit(content: string, isError: boolean): number {
   return isError ? 1 : 0;
 }
 
+/** Claude's `api_retry` event: the model API call that failed, and which retry comes next. */
+function apiRetry(event: Record<string, unknown>): string {
+  const status = typeof event.error_status === "number" ? `HTTP ${event.error_status}` : null;
+  const why = [status, str(event.error)].filter(Boolean).join(", ");
+  const retry =
+    typeof event.attempt === "number" && typeof event.max_retries === "number"
+      ? `; retry ${event.attempt} of ${event.max_retries}`
+      : "";
+  return `API call failed${why ? ` (${why})` : ""}${retry}`;
+}
+
 /** `claude -p --output-format stream-json --verbose`: system, assistant, user and result events. */
 export function claudeReader(): EventReader {
   const calls = new Map<string, { tool: string; path: string | null }>();
@@ -170,6 +181,8 @@ export function claudeReader(): EventReader {
         case "system":
           if (event.subtype === "init")
             return [{ at, body: { kind: "message", role: "system", text: initSummary(event) } }];
+          if (event.subtype === "api_retry")
+            return [{ at, body: { kind: "error", message: apiRetry(event) } }];
           return null;
         case "assistant":
           return assistant(event, at);
