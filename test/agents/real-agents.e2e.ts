@@ -2,6 +2,7 @@ import { runCli } from "@overseer/cli";
 import { runGit } from "@overseer/git";
 import { agentPresetConfig, parseRunnerConfig, presetKeyEnv } from "@overseer/project-config";
 import { type Cidr, parseCidr } from "@overseer/run-contract";
+import { TranscriptEntrySchema } from "@overseer/transcript";
 import { startProject, TransitionApplier } from "@overseer/transitions";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ClusterFixture } from "../support/cluster-fixture.ts";
@@ -19,7 +20,8 @@ import { MockModelServer } from "./mock-model-server.ts";
  *
  * Checked for each CLI: executor → independent reviewer → done, the work landed on main, the
  * login shell Codex uses found overseer-agent, usage harvested from the CLI's own output and
- * stored per run and project, and a budget pause triggered by that usage alone.
+ * stored per run and project, each run's stored transcript (the edit, the shell call and its
+ * result, usage, the final message), and a budget pause triggered by that usage alone.
  */
 
 const timings: Record<string, { installMs: number; cached: boolean; cycleMs?: number }> = {};
@@ -36,7 +38,12 @@ const USAGE_SOURCE: Record<string, string> = {
 const BASE_PATH: Record<string, string> = { codex: "/v1", opencode: "/v1", copilot: COPILOT_BASE_PATH };
 const PRICE = { input_usd_per_mtok: 10, output_usd_per_mtok: 30, cached_input_usd_per_mtok: 1 };
 
+/** The model's edit in the cycle: the CLI's own file tool writes hello.txt before the shell call. */
+const EDIT = { file: "hello.txt", content: "hello from a real agent CLI\n" };
+
 let model: MockModelServer;
+/** The model of the cycle test: the same script with the edit step first (mock-edit-step.ts). */
+let editingModel: MockModelServer;
 let cluster: ClusterFixture;
 const installed = new Map<string, InstalledAgent>();
 
@@ -47,6 +54,7 @@ beforeAll(async () => {
     timings[agent.kind] = { installMs: result.installMs, cached: result.cached };
   }
   model = await new MockModelServer().start();
+  editingModel = await new MockModelServer({ edit: EDIT }).start();
   cluster = await new ClusterFixture({
     egressAllowPrivate: [parseCidr("127.0.0.1/32") as Cidr],
   }).setup();
@@ -57,13 +65,18 @@ beforeAll(async () => {
 afterAll(async () => {
   await cluster?.teardown();
   await model?.close();
+  await editingModel?.close();
   process.stdout.write(`agent timings ${JSON.stringify(timings)}\n`);
 });
 
-function runnerConfigFor(agent: InstalledAgent, extra: Record<string, unknown> = {}) {
+function runnerConfigFor(
+  agent: InstalledAgent,
+  extra: Record<string, unknown> = {},
+  server: MockModelServer = model,
+) {
   const preset = agentPresetConfig(agent.kind, {
     model: `mock-${agent.kind}`,
-    baseUrl: `${model.origin}${BASE_PATH[agent.kind] ?? ""}`,
+    baseUrl: `${server.origin}${BASE_PATH[agent.kind] ?? ""}`,
     bin: agent.binPath,
     apiKey: `sk-mock-${agent.kind}-0123456789`,
   });
@@ -131,6 +144,50 @@ async function describeProject(projectId: string): Promise<string> {
   return JSON.stringify({ project, tasks, events: events.slice(-8) }, null, 1).slice(0, 6000);
 }
 
+/**
+ * Each run's stored transcript (run_transcripts, as the worker parsed the CLI's output or
+ * Copilot's session file) shows what the scripted model did: the executor's edit with the CLI's
+ * own tool, its shell call with the command and its result (exit 0: overseer-agent submitted),
+ * the usage, and the final "Done."; the reviewer's shell call approving.
+ */
+async function expectStoredTranscripts(kind: string, projectId: string): Promise<void> {
+  const stored = await cluster.scratch.db
+    .selectFrom("run_transcripts")
+    .innerJoin("runs", "runs.id", "run_transcripts.run_id")
+    .select(["runs.action", "run_transcripts.agent", "run_transcripts.entries", "run_transcripts.truncated"])
+    .where("run_transcripts.project_id", "=", projectId)
+    .orderBy("runs.created_at")
+    .execute();
+  expect(stored.map((t) => [t.action, t.agent, t.truncated])).toEqual([
+    ["execute", kind, false],
+    ["review", kind, false],
+  ]);
+  for (const [i, t] of stored.entries()) {
+    const entries = (t.entries as unknown[]).map((e) => TranscriptEntrySchema.parse(e));
+    const dump = JSON.stringify(entries).slice(0, 4000);
+    const kinds = new Set(entries.map((e) => e.kind));
+    const wanted = ["message", "tool_call", "tool_result", "usage", ...(i === 0 ? ["file_edit"] : [])];
+    for (const k of wanted) expect(kinds, `${t.action}: ${k} in ${dump}`).toContain(k);
+    const verb = t.action === "execute" ? "overseer-agent submit" : "overseer-agent approve";
+    const shell = entries.find((e) => e.kind === "tool_call" && e.command?.includes("overseer-agent"));
+    expect(shell, `${t.action}: the shell call names its command in ${dump}`).toBeDefined();
+    expect(shell?.kind === "tool_call" ? shell.command : "").toContain(verb);
+    const result = entries.find(
+      (e) => e.kind === "tool_result" && shell?.kind === "tool_call" && e.callId === shell.callId,
+    );
+    // Gemini's stream-json shows a command's output, not its exit status.
+    expect(result, `${t.action}: the command's result in ${dump}`).toMatchObject({
+      exitCode: kind === "gemini" ? null : 0,
+    });
+    const last = entries.filter((e) => e.kind === "message" && e.role === "assistant").at(-1);
+    expect(last, `${t.action}: the final message in ${dump}`).toMatchObject({ text: "Done." });
+    if (i === 0) {
+      const edit = entries.find((e) => e.kind === "file_edit");
+      expect(edit?.kind === "file_edit" ? edit.path : "").toMatch(/(^|\/)hello\.txt$/);
+    }
+  }
+}
+
 describe.each(selectedAgents().map((a) => [a.kind] as const))("real agent CLI: %s", (kind) => {
   it("executes, is reviewed by a fresh agent, lands, and its usage is counted", async () => {
     const agent = installed.get(kind) as InstalledAgent;
@@ -139,7 +196,7 @@ describe.each(selectedAgents().map((a) => [a.kind] as const))("real agent CLI: %
     const repo = await cluster.addProject({
       id: projectId,
       tasks: [TASK],
-      runnerConfig: runnerConfigFor(agent),
+      runnerConfig: runnerConfigFor(agent, {}, editingModel),
     });
     const db = cluster.scratch.db;
     await waitFor(
@@ -194,7 +251,10 @@ describe.each(selectedAgents().map((a) => [a.kind] as const))("real agent CLI: %
     expect(Number(project.tokens_in)).toBe(runs.reduce((sum, r) => sum + Number(r.tokens_in), 0));
     expect(Number(project.tokens_out)).toBe(runs.reduce((sum, r) => sum + Number(r.tokens_out), 0));
     expect(Number(project.cost_usd)).toBeGreaterThan(0); // the price table prices the mock model
-    expect(model.requests.some((r) => r.authorization?.includes(`sk-mock-${kind}-0123456789`))).toBe(true);
+    expect(editingModel.requests.some((r) => r.authorization?.includes(`sk-mock-${kind}-0123456789`))).toBe(
+      true,
+    );
+    await expectStoredTranscripts(kind, projectId);
   });
 
   it("pauses the project on budget_usd from harvested usage alone", async () => {
