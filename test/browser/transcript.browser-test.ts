@@ -21,9 +21,10 @@ import {
  * pause in the middle, the stream-json output recorded from the pinned real Claude Code CLI
  * (packages/transcript/test/fixtures/, recorded by test/agents/transcript-samples.e2e.ts: a
  * Write of hello.txt, a Bash command that failed with exit 127, "Done.", the result with its
- * cost), under a runner config with `agent: claude`. It goes through Overseer's own stack
- * (worker, sandbox, Redis, gateway, the log's SSE stream) into the browser's parser; nothing is
- * mocked. Then the file edit opens the commit diff, and the task page shows what the agents
+ * cost), under a runner config with `agent: claude`. It goes through Overseer's own stack: the
+ * worker parses it, publishes `run.transcript` events (Redis, the gateway's project stream) and
+ * stores the transcript; the page reads the transcript route and those events, never the log,
+ * to draw it; nothing is mocked. Then the file edit opens the commit diff, and the task page shows what the agents
  * did. With SCREENSHOTS=1 the run page is saved for the README.
  */
 const FIXTURE = path.join(REPO_ROOT, "packages/transcript/test/fixtures/claude-2.1.332.jsonl");
@@ -103,7 +104,13 @@ async function firstRun(): Promise<{ id: string; status: string }> {
 describe("a run's transcript, live", () => {
   it("renders entries as they stream while the page is open", async () => {
     const run = await firstRun();
+    const stored = page.waitForResponse(
+      (r) => r.url().endsWith(`/api/v1/projects/${PROJECT}/runs/${run.id}/transcript`) && r.ok(),
+    );
+    // The project stream, which carries the run.transcript events.
+    const events = page.waitForRequest((r) => r.url().includes(`/api/projects/${PROJECT}/events/stream`));
     await page.goto(`${url}/#/run/${run.id}`);
+    await Promise.all([stored, events]);
     const transcript = page.getByTestId("transcript");
     // The Write call arrives first, while the agent is still working.
     const write = transcript.locator('[data-kind="tool_call"]').first();
@@ -128,6 +135,13 @@ describe("a run's transcript, live", () => {
       .getByText(/hello\.txt/)
       .waitFor();
     await page.getByTestId("meter-cost").getByText("$0.0127").waitFor();
+    // Drawn from the worker's entries: no CLI parser ships in the web app.
+    const html = await (await fetch(`${url}/`)).text();
+    for (const [, asset] of html.matchAll(/src="(\/assets\/[^"]+\.js)"/g)) {
+      const js = await (await fetch(`${url}${asset}`)).text();
+      expect(js).not.toContain("api_retry");
+      expect(js).not.toContain("command_execution");
+    }
     await checkAccessibility(page, "run transcript");
   });
 
@@ -170,12 +184,22 @@ describe("a run's transcript, live", () => {
   });
 
   it("shows what the agents did on the task page, run by run", async () => {
+    const logs: string[] = [];
+    page.on("request", (r) => {
+      if (/\/api\/v1\/runs\/[^/]+\/log$/.test(r.url())) logs.push(r.url());
+    });
+    const stored = page.waitForResponse(
+      (r) => r.url().endsWith(`/api/v1/projects/${PROJECT}/tasks/${TASK}/transcript`) && r.ok(),
+    );
     await page.goto(`${url}/#/project/${PROJECT}/task/${TASK}`);
+    await stored;
     await page.getByRole("heading", { name: "What the agents did" }).waitFor();
     const transcript = page.getByTestId("transcript");
     await transcript.getByRole("link", { name: /^execute #1 ·/ }).waitFor();
     await transcript.getByRole("link", { name: /^review #1 ·/ }).waitFor();
     await transcript.getByText("Done.", { exact: true }).waitFor();
+    // The task's transcript route, not each run's stored log parsed in the browser.
+    expect(logs).toEqual([]);
     await checkAccessibility(page, "task transcript");
   });
 

@@ -11,8 +11,10 @@ import type {
   Run,
   RunStats,
   RunSummary,
+  RunTranscript,
   Session,
   Task,
+  TaskTranscript,
   Worker,
 } from "./types.ts";
 
@@ -92,6 +94,10 @@ export const client = {
       "GET",
       `/api/v1/runs/${enc(runId)}/log`,
     ),
+  runTranscript: (id: string, runId: string) =>
+    api<RunTranscript>("GET", `/api/v1/projects/${enc(id)}/runs/${enc(runId)}/transcript`),
+  taskTranscript: (id: string, taskId: string) =>
+    api<TaskTranscript>("GET", `/api/v1/projects/${enc(id)}/tasks/${enc(taskId)}/transcript`),
   diff: (runId: string) => api<CommitDiff>("GET", `/api/v1/runs/${enc(runId)}/diff`),
   events: (id: string, params: { task?: string; after?: string; limit?: number } = {}) =>
     api<{ events: ProjectEvent[]; next_after: string | null }>(

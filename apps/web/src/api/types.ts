@@ -17,8 +17,10 @@ import type {
   RunSchema,
   RunStatsSchema,
   RunSummarySchema,
+  RunTranscriptSchema,
   SessionSchema,
   TaskSchema,
+  TaskTranscriptSchema,
   TranscriptEntrySchema,
   WorkerSchema,
 } from "@overseer/api-contract";
@@ -40,6 +42,8 @@ export type Worker = z.infer<typeof WorkerSchema>;
 export type RunStats = z.infer<typeof RunStatsSchema>;
 export type CommitDiff = z.infer<typeof CommitDiffSchema>;
 export type TranscriptEntry = z.infer<typeof TranscriptEntrySchema>;
+export type RunTranscript = z.infer<typeof RunTranscriptSchema>;
+export type TaskTranscript = z.infer<typeof TaskTranscriptSchema>;
 
 export type TaskStatus = Task["status"];
 /** Board columns, in order: every task status once. */

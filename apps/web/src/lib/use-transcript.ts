@@ -1,58 +1,94 @@
-import { createTranscriptFeed, type TranscriptFeed } from "@overseer/transcript";
-import { useEffect, useMemo, useRef, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { client } from "../api/client.ts";
 import type { RunSummary, TranscriptEntry } from "../api/types.ts";
+import { openSse } from "./sse.ts";
 
 /**
- * Transcripts in the browser: the run's output, as it streams over SSE or as stored, read by
- * the same parser the worker and `overseer logs` use (`@overseer/transcript`, chosen by the
- * runner config's `agent`). Lines no parser understands stay as raw entries.
+ * Transcripts in the browser, as the worker parsed them (docs/transcripts.md): the stored one
+ * from `GET …/runs/{run_id}/transcript` (`…/tasks/{task_id}/transcript` for a task), and while a
+ * run goes, the project stream's `run.transcript` events. Every preset reads the same, Copilot
+ * (whose transcript comes from its session file, not its printed lines) included; nothing is
+ * parsed here.
  */
 
-/** The runner config's `agent` of a project (null: a generic CLI, every line raw). */
-export function useProjectAgent(projectId: string): { agent: string | null; known: boolean } {
-  const [state, setState] = useState<{ agent: string | null; known: boolean }>({ agent: null, known: false });
-  useEffect(() => {
-    let alive = true;
-    client.project(projectId).then(
-      (p) => {
-        const agent = (p.runner_config as { agent?: unknown }).agent;
-        if (alive) setState({ agent: typeof agent === "string" ? agent : null, known: true });
-      },
-      () => alive && setState({ agent: null, known: true }),
-    );
-    return () => {
-      alive = false;
-    };
-  }, [projectId]);
-  return state;
+export interface RunTranscriptState {
+  entries: TranscriptEntry[];
+  /** The agent kind whose output the worker parsed (null: unknown). */
+  agent: string | null;
+  /** The oldest entries were left out to respect the stored size bound. */
+  truncated: boolean;
+  loading: boolean;
+  error: string | null;
 }
 
+const byId = encodeURIComponent;
+
 /**
- * The transcript of a growing log: only what was appended since the last render is parsed;
- * a log that was cut at its head (the client's cap) or another agent starts over.
+ * A run's transcript: read once, then, while the run goes, each `run.transcript` batch of this
+ * run merged by `seq` (a batch that skips a `seq` means events were missed: the route is read
+ * again). Once the run has ended the stored transcript is read and replaces what was merged.
  */
-export function useLogTranscript(log: string, agent: string | null, ended: boolean): TranscriptEntry[] {
-  const state = useRef<{
-    feed: TranscriptFeed;
-    agent: string | null;
-    read: string;
-    entries: TranscriptEntry[];
-  }>();
-  return useMemo(() => {
-    let s = state.current;
-    if (!s || s.agent !== agent || !log.startsWith(s.read)) {
-      s = { feed: createTranscriptFeed(agent), agent, read: "", entries: [] };
-      state.current = s;
+export function useRunTranscript(projectId: string, runId: string, running: boolean): RunTranscriptState {
+  const [state, setState] = useState<RunTranscriptState>({
+    entries: [],
+    agent: null,
+    truncated: false,
+    loading: true,
+    error: null,
+  });
+  const seen = useRef(new Map<number, TranscriptEntry>());
+  /** Reads of the route in flight are numbered; only the newest one's answer counts. */
+  const reads = useRef(0);
+  const publish = (patch: Partial<RunTranscriptState> = {}) =>
+    setState((s) => ({
+      ...s,
+      ...patch,
+      entries: [...seen.current.values()].sort((a, b) => a.seq - b.seq),
+    }));
+  const merge = (entries: readonly TranscriptEntry[]) => {
+    for (const entry of entries) seen.current.set(entry.seq, entry);
+  };
+  const read = (replace: boolean) => {
+    const mine = ++reads.current;
+    client.runTranscript(projectId, runId).then(
+      (t) => {
+        if (mine !== reads.current) return;
+        if (replace) seen.current.clear();
+        merge(t.entries);
+        publish({ agent: t.agent, truncated: t.truncated, loading: false, error: null });
+      },
+      (error: Error) =>
+        mine === reads.current && setState((s) => ({ ...s, loading: false, error: error.message })),
+    );
+  };
+
+  useEffect(() => {
+    seen.current = new Map();
+    setState({ entries: [], agent: null, truncated: false, loading: true, error: null });
+  }, [runId]);
+
+  useEffect(() => {
+    if (!running) {
+      // Ended (or opened after it ended): the stored transcript is the whole of it.
+      read(true);
+      return;
     }
-    const added = s.feed.write(log.slice(s.read.length));
-    s.read = log;
-    // A last line without its newline is only complete once the run ended.
-    const tail = ended ? s.feed.end() : [];
-    if (added.length > 0 || tail.length > 0) s.entries = [...s.entries, ...added, ...tail];
-    if (ended) state.current = undefined;
-    return s.entries;
-  }, [log, agent, ended]);
+    const close = openSse(`/api/projects/${byId(projectId)}/events/stream`, {
+      onMessage: (m) => {
+        if (m.event !== "run.transcript") return;
+        const batch = JSON.parse(m.data) as { runId: string; entries: TranscriptEntry[] };
+        if (batch.runId !== runId || batch.entries.length === 0) return;
+        const last = Math.max(-1, ...seen.current.keys());
+        const first = batch.entries[0]?.seq ?? 0;
+        merge(batch.entries);
+        publish();
+        if (first > last + 1) read(false);
+      },
+    });
+    read(false);
+    return close;
+  }, [projectId, runId, running]);
+  return state;
 }
 
 export interface TaskTranscriptState {
@@ -62,46 +98,35 @@ export interface TaskTranscriptState {
   error: string | null;
 }
 
-/** Ended runs read per task page (the newest; older ones stay on their run pages). */
-const TASK_RUNS_READ = 30;
-
 /**
- * "What the agents did": the stored output of each ended run of a task, parsed, oldest run
- * first. A run's log is read once (ended output does not change); `runs` growing reads the new ones.
+ * "What the agents did": the task's transcript (every run, oldest first), keeping the runs that
+ * have ended (a running one is followed on its own page); read again when another run ends.
  */
-export function useTaskTranscript(runs: readonly RunSummary[], agent: string | null): TaskTranscriptState {
-  const cache = useRef(new Map<string, TranscriptEntry[]>());
-  const [version, setVersion] = useState(0);
-  const [error, setError] = useState<string | null>(null);
-  const ended = runs
-    .filter((r) => r.status !== "running" && r.status !== "queued")
-    .slice(0, TASK_RUNS_READ)
-    .reverse();
-  const key = `${agent ?? ""}|${ended.map((r) => r.id).join(",")}`;
-  // `key` names exactly the runs to read.
+export function useTaskTranscript(
+  projectId: string,
+  taskId: string,
+  runs: readonly RunSummary[],
+): TaskTranscriptState {
+  const [state, setState] = useState<TaskTranscriptState>({ entries: [], loading: true, error: null });
+  const ended = runs.filter((r) => r.status !== "running" && r.status !== "queued").map((r) => r.id);
+  // `key` names exactly the runs to show.
+  const key = ended.join(",");
   useEffect(() => {
     let alive = true;
-    const missing = ended.filter((r) => !cache.current.has(r.id));
-    Promise.all(
-      missing.map(async (r) => {
-        const log = await client.runLog(r.id);
-        const feed = createTranscriptFeed(agent);
-        const entries = [...feed.write(log.output ?? ""), ...feed.end()].map((e) => ({ ...e, runId: r.id }));
-        cache.current.set(r.id, entries);
-      }),
-    ).then(
-      () => alive && setVersion((v) => v + 1),
-      (e: Error) => alive && setError(e.message),
+    const keep = new Set(ended);
+    client.taskTranscript(projectId, taskId).then(
+      (t) =>
+        alive &&
+        setState({
+          entries: t.entries.filter((e) => e.runId !== undefined && keep.has(e.runId)),
+          loading: false,
+          error: null,
+        }),
+      (error: Error) => alive && setState((s) => ({ ...s, loading: false, error: error.message })),
     );
     return () => {
       alive = false;
     };
-  }, [key]);
-  const entries = useMemo(
-    () => ended.flatMap((r) => cache.current.get(r.id) ?? []),
-    // Recomputed when a read completes (`version`).
-    [key, version],
-  );
-  const loading = ended.some((r) => !cache.current.has(r.id)) && error === null;
-  return { entries, loading, error };
+  }, [projectId, taskId, key]);
+  return state;
 }

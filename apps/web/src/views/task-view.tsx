@@ -48,7 +48,7 @@ export function TaskView({ projectId, taskId }: { projectId: string; taskId: str
                   <Load state={events} what="transitions">
                     {(e) => <Timeline runs={r.runs} events={e.events} />}
                   </Load>
-                  <TaskTranscript projectId={projectId} runs={r.runs} />
+                  <TaskTranscript projectId={projectId} taskId={taskId} runs={r.runs} />
                 </>
               )}
             </Load>

@@ -1,12 +1,13 @@
 import { useState } from "preact/hooks";
 import type { Run } from "../../api/types.ts";
-import { useLogTranscript, useProjectAgent } from "../../lib/use-transcript.ts";
+import { useRunTranscript } from "../../lib/use-transcript.ts";
 import { LogBox } from "../log-box.tsx";
 import { TranscriptPanel } from "./transcript-panel.tsx";
 
 /**
- * What a run printed, two ways: its transcript, read from the log as it streams over SSE, and,
- * one click away, the raw log exactly as the agent CLI wrote it.
+ * What a run did, two ways: its transcript as the worker parsed it (stored, and while the run
+ * goes, live from the project stream), and, one click away, the raw log exactly as the agent
+ * CLI wrote it (its own SSE stream).
  */
 export function RunOutput({
   run,
@@ -20,10 +21,9 @@ export function RunOutput({
   onShowDiff: ((path: string) => void) | null;
 }) {
   const [tab, setTab] = useState<"transcript" | "raw">("transcript");
-  const { agent, known } = useProjectAgent(run.project_id);
-  const streamDone = logState === "ended" || logState.startsWith("closed");
-  const entries = useLogTranscript(log, agent, streamDone);
   const running = run.status === "running" || run.status === "queued";
+  const transcript = useRunTranscript(run.project_id, run.id, running);
+  const { entries, agent } = transcript;
   return (
     <section aria-labelledby="output-title" class="run-output">
       <h2 id="output-title">Output</h2>
@@ -43,10 +43,16 @@ export function RunOutput({
         ))}
       </div>
       <p class="live" role="status" data-testid="transcript-state">
-        {agent ? `Read as ${agent} output` : "No agent kind in the runner config: lines shown as printed"} ·{" "}
+        {agent ? `Read from ${agent}'s output` : "No agent kind in the runner config: lines shown as printed"}
+        {transcript.truncated ? " · the oldest entries were left out (size bound)" : ""} ·{" "}
         {running ? logState : "run ended"}
       </p>
       <div role="tabpanel" id={`panel-${tab}`} aria-labelledby={`tab-${tab}`}>
+        {tab === "transcript" && transcript.error ? (
+          <p class="error" role="alert">
+            The transcript could not be read: {transcript.error}
+          </p>
+        ) : null}
         {tab === "raw" ? (
           <LogBox log={log} state={logState} />
         ) : (
@@ -54,7 +60,13 @@ export function RunOutput({
             entries={entries}
             live={running && logState === "live"}
             onShowDiff={onShowDiff ? (path) => onShowDiff(path) : undefined}
-            emptyText={!known ? "Loading…" : running ? "Waiting for the agent's first words…" : "No output."}
+            emptyText={
+              transcript.loading
+                ? "Loading…"
+                : running
+                  ? "Waiting for the agent's first words…"
+                  : "No output."
+            }
           />
         )}
       </div>

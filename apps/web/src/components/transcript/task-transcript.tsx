@@ -1,6 +1,6 @@
 import type { RunSummary } from "../../api/types.ts";
 import { href } from "../../lib/router.ts";
-import { useProjectAgent, useTaskTranscript } from "../../lib/use-transcript.ts";
+import { useTaskTranscript } from "../../lib/use-transcript.ts";
 import { TranscriptPanel } from "./transcript-panel.tsx";
 
 /**
@@ -10,14 +10,15 @@ import { TranscriptPanel } from "./transcript-panel.tsx";
  */
 export function TaskTranscript({
   projectId,
+  taskId,
   runs,
 }: {
   projectId: string;
+  taskId: string;
   /** The task's runs, newest first (as the runs route answers). */
   runs: readonly RunSummary[];
 }) {
-  const { agent, known } = useProjectAgent(projectId);
-  const t = useTaskTranscript(known ? runs : [], agent);
+  const t = useTaskTranscript(projectId, taskId, runs);
   const byId = new Map(runs.map((r) => [r.id, r]));
   const running = runs.filter((r) => r.status === "running");
   return (
@@ -30,7 +31,7 @@ export function TaskTranscript({
       ))}
       {t.error ? (
         <p class="error" role="alert">
-          A run's output could not be read: {t.error}
+          The task's transcript could not be read: {t.error}
         </p>
       ) : (
         <TranscriptPanel
@@ -43,7 +44,7 @@ export function TaskTranscript({
             const r = byId.get(runId);
             return <a href={href.run(runId)}>{r ? `${r.action} #${r.number} · ${r.status}` : runId}</a>;
           }}
-          emptyText={t.loading || !known ? "Loading the transcript…" : "No run of this task has ended yet."}
+          emptyText={t.loading ? "Loading the transcript…" : "No run of this task has ended yet."}
         />
       )}
     </section>
