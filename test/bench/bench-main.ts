@@ -9,6 +9,7 @@
  *   decision     HTTP resolve of a decision → next agent process spawned
  *   deadworker   SIGKILL of a worker with runs in flight → each run running again elsewhere
  *   flood        an agent floods its output: worker peak RSS, Redis live log, stored output
+ *   tracing      the throughput scenario untraced vs traced (OTEL_* → a local OTLP receiver)
  */
 import { mkdir, writeFile } from "node:fs/promises";
 import os from "node:os";
@@ -22,6 +23,7 @@ import { benchDecisionLatency } from "./decision-latency-bench.ts";
 import { runFloodBench } from "./flood-memory-bench.ts";
 import { runGatewayStatusBench } from "./gateway-bench.ts";
 import { benchGitFloor } from "./git-floor-bench.ts";
+import { benchTracingOverhead } from "./tracing-overhead-bench.ts";
 
 const { values } = parseArgs({
   options: { quick: { type: "boolean", default: false }, only: { type: "string" } },
@@ -127,6 +129,11 @@ if (want("deadworker")) {
 if (want("flood")) {
   log("flood: an agent floods its output; worker peak RSS, Redis live log and stored output");
   results.flood = await runFloodBench(quick ? 64 : 512);
+}
+
+if (want("tracing")) {
+  log("tracing: the same runs untraced, then traced (OTLP/HTTP to a local receiver)");
+  results.tracing = await benchTracingOverhead(quick ? 3 : 8);
 }
 
 const json = JSON.stringify(results, null, 2);

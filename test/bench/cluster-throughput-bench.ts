@@ -30,6 +30,8 @@ export interface ThroughputOptions {
   workerConcurrency: number;
   sandbox: "bwrap" | "none";
   timeoutMs?: number;
+  /** More environment for the coordinator and workers (the tracing bench's OTEL_* variables). */
+  env?: Record<string, string>;
 }
 
 export interface ThroughputResult {
@@ -70,6 +72,7 @@ export async function benchThroughput(options: ThroughputOptions): Promise<Throu
       OVERSEER_RECONCILE_INTERVAL_MS: "5000",
       OVERSEER_WORKER_LOCK_MS: "30000",
       OVERSEER_STALLED_INTERVAL_MS: "15000",
+      ...options.env,
     });
     const coordinator = startService("coordinator", env);
     processes.push(coordinator);
