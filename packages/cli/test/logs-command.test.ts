@@ -147,26 +147,32 @@ describe("overseer logs (stored transcripts)", () => {
     expect(missing.err).toContain("No run or task has id S09-404");
   });
 
-  it("the real binary prints plain text when piped and colours under a terminal", async () => {
-    await project("tty", "claude", ["S00-001"]);
-    const runId = await startRun("tty");
-    await endRun("tty", runId, CLAUDE, parseTranscript(CLAUDE, "claude"));
-    const childEnv = {
-      PATH: process.env.PATH ?? "",
-      HOME: process.env.HOME ?? "/tmp",
-      OVERSEER_URL: env.gateway.url,
-      OVERSEER_TOKEN: env.tokens.read,
-    };
-    const piped = await run(BIN, ["logs", runId], { env: childEnv, timeout: SPAWN_TIMEOUT });
-    expect(piped.stdout).toMatch(/assistant: /);
-    expect(piped.stdout).not.toContain(ESC);
-    // util-linux `script` gives the CLI a pseudo-terminal as its stdout.
-    const tty = await run("script", ["-qec", `${BIN} logs ${runId}`, "/dev/null"], {
-      env: { ...childEnv, TERM: "xterm" },
-      timeout: SPAWN_TIMEOUT,
-    });
-    expect(tty.stdout).toContain(`${ESC}[36massistant: `);
-  });
+  it(
+    "the real binary prints plain text when piped and colours under a terminal",
+    async () => {
+      await project("tty", "claude", ["S00-001"]);
+      const runId = await startRun("tty");
+      await endRun("tty", runId, CLAUDE, parseTranscript(CLAUDE, "claude"));
+      const childEnv = {
+        PATH: process.env.PATH ?? "",
+        HOME: process.env.HOME ?? "/tmp",
+        OVERSEER_URL: env.gateway.url,
+        OVERSEER_TOKEN: env.tokens.read,
+      };
+      // util-linux `script` gives the CLI a pseudo-terminal as its stdout; both start at once.
+      const [piped, tty] = await Promise.all([
+        run(BIN, ["logs", runId], { env: childEnv, timeout: SPAWN_TIMEOUT }),
+        run("script", ["-qec", `${BIN} logs ${runId}`, "/dev/null"], {
+          env: { ...childEnv, TERM: "xterm" },
+          timeout: SPAWN_TIMEOUT,
+        }),
+      ]);
+      expect(piped.stdout).toMatch(/assistant: /);
+      expect(piped.stdout).not.toContain(ESC);
+      expect(tty.stdout).toContain(`${ESC}[36massistant: `);
+    },
+    SPAWN_TIMEOUT + 30_000,
+  );
 });
 
 describe("overseer logs -f", () => {
