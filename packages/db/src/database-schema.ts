@@ -262,6 +262,62 @@ export interface Database {
   forge_webhook_deliveries: ForgeWebhookDeliveriesTable;
   pull_requests: PullRequestsTable;
   run_transcripts: RunTranscriptsTable;
+  notification_subscriptions: NotificationSubscriptionsTable;
+  notification_outbox: NotificationOutboxTable;
+  notification_deliveries: NotificationDeliveriesTable;
+}
+
+/** A webhook signing secret (`whsec_…`); a rotated-out one signs until `expires_at` (ISO). */
+export interface SubscriptionSecret {
+  readonly secret: string;
+  readonly created_at: string;
+  readonly expires_at: string | null;
+}
+
+/** Where notifications go (migration 0015). */
+export interface NotificationSubscriptionsTable {
+  id: string;
+  /** null: every project. */
+  project_id: string | null;
+  channel: "webhook" | "slack";
+  url: string | null;
+  slack_channel: string | null;
+  /** Empty: every notification type. */
+  event_types: Defaulted<string[]>;
+  min_severity: Defaulted<"info" | "warning" | "critical">;
+  secrets: Json<SubscriptionSecret[]>;
+  enabled: Defaulted<boolean>;
+  created_by: string;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+/** One notified event (migration 0015), written with the event. */
+export interface NotificationOutboxTable {
+  id: Generated<string>;
+  event_id: string;
+  project_id: string;
+  task_id: string | null;
+  type: string;
+  severity: "info" | "warning" | "critical";
+  data: Json<Record<string, unknown>>;
+  created_at: Timestamp;
+}
+
+/** One outbox row to one subscription (migration 0015). */
+export interface NotificationDeliveriesTable {
+  id: Generated<string>;
+  webhook_id: Generated<string>;
+  outbox_id: string;
+  subscription_id: string;
+  project_id: string;
+  status: Defaulted<"pending" | "delivered" | "dead">;
+  attempts: Defaulted<number>;
+  last_error: string | null;
+  last_status: number | null;
+  last_attempt_at: NullableTimestamp;
+  delivered_at: NullableTimestamp;
+  created_at: Timestamp;
 }
 
 export type ProjectRow = Selectable<ProjectsTable>;
@@ -274,4 +330,7 @@ export type ApiTokenRow = Selectable<ApiTokensTable>;
 export type ForgeDeliveryRow = Selectable<ForgeWebhookDeliveriesTable>;
 export type PullRequestRow = Selectable<PullRequestsTable>;
 export type RunTranscriptRow = Selectable<RunTranscriptsTable>;
+export type NotificationSubscriptionRow = Selectable<NotificationSubscriptionsTable>;
+export type NotificationOutboxRow = Selectable<NotificationOutboxTable>;
+export type NotificationDeliveryRow = Selectable<NotificationDeliveriesTable>;
 export type NewProject = Insertable<ProjectsTable>;

@@ -42,6 +42,7 @@ export {
   type MissionEvidence,
 } from "./mission-queries.ts";
 export type { NotificationListener, Subscription } from "./notification-listener.ts";
+export * from "./outbox-repository.ts";
 export * from "./page-limits.ts";
 export * from "./project-repository.ts";
 export { type LoadStateOptions, loadProjectSnapshot, loadProjectState } from "./project-state-repository.ts";
@@ -73,6 +74,7 @@ export {
   type ScratchDatabase,
   withDatabase,
 } from "./scratch-database.ts";
+export * from "./subscription-repository.ts";
 export * from "./task-repository.ts";
 export * from "./token-repository.ts";
 export { getRunTranscript, listTaskTranscripts, type StoredRunTranscript } from "./transcript-repository.ts";

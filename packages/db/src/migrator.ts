@@ -13,6 +13,7 @@ import * as pullRequests from "./migrations/0010-pull-requests.ts";
 import * as runTranscripts from "./migrations/0011-run-transcripts.ts";
 import * as runPhases from "./migrations/0012-run-phases.ts";
 import * as runImageDigest from "./migrations/0014-run-image-digest.ts";
+import * as notificationOutbox from "./migrations/0015-notification-outbox.ts";
 
 /** Migrations in order. Add new ones at the end; never edit one that has shipped. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -29,6 +30,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "0011-run-transcripts": runTranscripts,
   "0012-run-phases": runPhases,
   "0014-run-image-digest": runImageDigest,
+  "0015-notification-outbox": notificationOutbox,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

@@ -21,6 +21,7 @@ import {
   ProjectStatusRefusedError,
 } from "./db-errors.ts";
 import { insertBatches } from "./insert-batches.ts";
+import { writeOutbox } from "./outbox-repository.ts";
 import { loadProjectState } from "./project-state-repository.ts";
 import { persistPullRequests } from "./pull-request-repository.ts";
 import { taskMutableColumns } from "./row-mappers.ts";
@@ -269,7 +270,10 @@ async function persist(
     throw error;
   }
   await insertIncidents(db, projectId, result.incidents);
-  return insertEvents(db, projectId, result.events);
+  const eventRows = await insertEvents(db, projectId, result.events);
+  // The notifications of these events, in the same transaction (the outbox).
+  await writeOutbox(db, projectId, result.events, changes.decisions, eventRows);
+  return eventRows;
 }
 
 type Changes = ApplyResult["changes"];

@@ -5,6 +5,7 @@ export * from "./domain-error.ts";
 export * from "./domain-event.ts";
 export * from "./mission.ts";
 export * from "./mission-summary.ts";
+export * from "./notification.ts";
 export * from "./project-settings.ts";
 export * from "./project-state.ts";
 export * from "./pull-request.ts";

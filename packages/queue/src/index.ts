@@ -7,6 +7,7 @@ export {
   type ResolvedLiveOptions,
   resolveLiveOptions,
 } from "./live-channel.ts";
+export { type NotifyJob, NotifyQueue, notifyJobId, notifyJobSchema } from "./notify-queue.ts";
 export * from "./queue-names.ts";
 export {
   createRedis,

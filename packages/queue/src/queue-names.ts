@@ -7,6 +7,8 @@ export const RUN_QUEUE = "runs";
 export const RESULT_QUEUE = "results";
 /** The coordinator's host-side pull request work (forge-queue.ts). */
 export const FORGE_QUEUE = "forge";
+/** The coordinator's notification deliveries from the outbox (notify-queue.ts). */
+export const NOTIFY_QUEUE = "notify";
 
 /**
  * The BullMQ prefix of a cluster's queues: its key prefix as a hash tag (`{overseer}`), so

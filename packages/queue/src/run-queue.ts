@@ -1,8 +1,10 @@
 import { formatZodIssues } from "@overseer/input-errors";
 import { type ResultMessage, type RunJob, resultMessageSchema, runJobSchema } from "@overseer/run-contract";
+import { COORDINATOR_DEFAULTS } from "@overseer/settings";
 import { type JobsOptions, Queue } from "bullmq";
 import type { z } from "zod";
 import { ForgeQueue } from "./forge-queue.ts";
+import { NotifyQueue } from "./notify-queue.ts";
 import {
   QUEUE_DEFAULTS,
   queueKeyPrefix,
@@ -25,6 +27,10 @@ export interface QueueOptions {
   infraAttempts?: number;
   /** First backoff between such attempts, doubled each time; default 1000 ms. */
   infraBackoffMs?: number;
+  /** Attempts of one notification delivery before it is a dead letter; default 12. */
+  notifyAttempts?: number;
+  /** First backoff between a delivery's attempts, doubled each time; default 5000 ms. */
+  notifyBackoffMs?: number;
 }
 
 /** Every option after defaults: what `RunQueues` accepts. */
@@ -34,12 +40,21 @@ export type ResolvedQueueOptions = Readonly<Required<QueueOptions>>;
 export function resolveQueueOptions(options: QueueOptions = {}): ResolvedQueueOptions {
   const defined = Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined));
   const { prefix, infraAttempts, infraBackoffMs } = QUEUE_DEFAULTS;
+  const { notifyAttempts, notifyBackoffMs } = COORDINATOR_DEFAULTS;
   const resolved: ResolvedQueueOptions = Object.freeze({
     prefix,
     infraAttempts,
     infraBackoffMs,
+    notifyAttempts,
+    notifyBackoffMs,
     ...(defined as QueueOptions),
   });
+  if (!Number.isInteger(resolved.notifyAttempts) || resolved.notifyAttempts < 1)
+    throw new RangeError(
+      `notifyAttempts must be an integer of at least 1, received ${resolved.notifyAttempts}`,
+    );
+  if (!Number.isInteger(resolved.notifyBackoffMs) || resolved.notifyBackoffMs < 0)
+    throw new RangeError(`notifyBackoffMs must be an integer >= 0, received ${resolved.notifyBackoffMs}`);
   if (!Number.isInteger(resolved.infraAttempts) || resolved.infraAttempts < 1)
     throw new RangeError(
       `infraAttempts must be an integer of at least 1, received ${resolved.infraAttempts}`,
@@ -64,6 +79,8 @@ export class RunQueues {
   readonly results: Queue;
   /** The coordinator's host-side pull request work (forge-queue.ts). */
   readonly forge: ForgeQueue;
+  /** The coordinator's notification deliveries (notify-queue.ts). */
+  readonly notify: NotifyQueue;
   private readonly jobOptions: JobsOptions;
 
   /** Takes options resolved once by `resolveQueueOptions`. */
@@ -72,6 +89,11 @@ export class RunQueues {
     this.runs = new Queue(RUN_QUEUE, { connection, prefix });
     this.results = new Queue(RESULT_QUEUE, { connection, prefix });
     this.forge = new ForgeQueue(connection, { prefix: options.prefix });
+    this.notify = new NotifyQueue(connection, {
+      prefix: options.prefix,
+      attempts: options.notifyAttempts,
+      backoffMs: options.notifyBackoffMs,
+    });
     this.jobOptions = {
       attempts: options.infraAttempts,
       backoff: { type: "exponential", delay: options.infraBackoffMs },
@@ -199,7 +221,7 @@ export class RunQueues {
   }
 
   async close(): Promise<void> {
-    await Promise.all([this.runs.close(), this.results.close(), this.forge.close()]);
+    await Promise.all([this.runs.close(), this.results.close(), this.forge.close(), this.notify.close()]);
   }
 }
 

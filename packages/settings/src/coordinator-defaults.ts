@@ -29,4 +29,12 @@ export const COORDINATOR_DEFAULTS = Object.freeze({
   forgeRetryBaseMs: 1000,
   /** The dashboard's base URL for run links in pull request bodies; null: run ids only (`OVERSEER_DASHBOARD_URL`). */
   dashboardUrl: null as string | null,
+  /** Attempts of one notification delivery before it is a dead letter (`OVERSEER_NOTIFY_ATTEMPTS`). */
+  notifyAttempts: 12,
+  /** First wait between a delivery's attempts, doubled each time (`OVERSEER_NOTIFY_BACKOFF_MS`). */
+  notifyBackoffMs: 5_000,
+  /** Bound on one webhook or Slack request (`OVERSEER_NOTIFY_TIMEOUT_MS`). */
+  notifyTimeoutMs: 10_000,
+  /** Deliveries one replica sends in parallel, different streams (`OVERSEER_NOTIFY_CONCURRENCY`). */
+  notifyConcurrency: 8,
 });

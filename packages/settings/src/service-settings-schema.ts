@@ -234,6 +234,32 @@ export const SPECS: SpecTable = {
     description:
       "The dashboard's public URL (the gateway's, as people open it): pull request bodies link the task and each run there. Unset: they name the runs by id.",
     schema: url(["http:", "https:"], "an http:// or https:// URL").transform((v) => v.replace(/\/+$/, "")),
+  notifyAttempts: {
+    name: "OVERSEER_NOTIFY_ATTEMPTS",
+    fallback: String(COORDINATOR_DEFAULTS.notifyAttempts),
+    description:
+      "Attempts of one notification delivery (webhook, Slack) before it is a dead letter, shown on the deliveries page to redeliver. With the backoff default, about 2.8 hours of retrying.",
+    schema: integer(1, 100),
+  },
+  notifyBackoffMs: {
+    name: "OVERSEER_NOTIFY_BACKOFF_MS",
+    fallback: String(COORDINATOR_DEFAULTS.notifyBackoffMs),
+    description:
+      "First wait between a delivery's attempts, doubled after each failure. Later deliveries of the same subscription and project wait behind it (order per project).",
+    schema: integer(0, MS_MAX),
+  },
+  notifyTimeoutMs: {
+    name: "OVERSEER_NOTIFY_TIMEOUT_MS",
+    fallback: String(COORDINATOR_DEFAULTS.notifyTimeoutMs),
+    description: "Bound on one webhook POST or Slack call; no answer within it is a failed attempt.",
+    schema: integer(100, 600_000),
+  },
+  notifyConcurrency: {
+    name: "OVERSEER_NOTIFY_CONCURRENCY",
+    fallback: String(COORDINATOR_DEFAULTS.notifyConcurrency),
+    description:
+      "Notification deliveries a coordinator sends in parallel (different subscriptions or projects).",
+    schema: integer(1, 256),
   },
   mirrorFreshMs: {
     name: "OVERSEER_MIRROR_FRESH_MS",

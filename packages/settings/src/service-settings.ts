@@ -64,6 +64,14 @@ export interface ServiceSettings {
   readonly forgeRetryBaseMs: number;
   /** `OVERSEER_DASHBOARD_URL`: the dashboard's public URL, linked from pull request bodies, no trailing slash. Default none. */
   readonly dashboardUrl: string | undefined;
+  /** `OVERSEER_NOTIFY_ATTEMPTS`: attempts of one notification delivery before it is a dead letter. Default `12`. */
+  readonly notifyAttempts: number;
+  /** `OVERSEER_NOTIFY_BACKOFF_MS`: first wait between a delivery's attempts, doubled each time. Default `5000`. */
+  readonly notifyBackoffMs: number;
+  /** `OVERSEER_NOTIFY_TIMEOUT_MS`: bound on one webhook or Slack request. Default `10000`. */
+  readonly notifyTimeoutMs: number;
+  /** `OVERSEER_NOTIFY_CONCURRENCY`: deliveries a coordinator sends in parallel. Default `8`. */
+  readonly notifyConcurrency: number;
   /** `OVERSEER_MIRROR_FRESH_MS`: skip the pre-checkout fetch of a new task when the mirror is this fresh. Default `5000`. */
   readonly mirrorFreshMs: number;
   /** `OVERSEER_KILL_GRACE_MS`: time between SIGTERM and SIGKILL of a run's process group. Default `5000`. */

@@ -33,6 +33,8 @@ const queues = new RunQueues(
     prefix: settings.queuePrefix,
     infraAttempts: settings.jobAttempts,
     infraBackoffMs: settings.retryBackoffMs,
+    notifyAttempts: settings.notifyAttempts,
+    notifyBackoffMs: settings.notifyBackoffMs,
   }),
 );
 // Traces only when the OTEL_* variables ask for them (README, "Watching runs").
@@ -60,6 +62,9 @@ const coordinator = new Coordinator(
     forgeConcurrency: settings.forgeConcurrency,
     forgeRetryBaseMs: settings.forgeRetryBaseMs,
     dashboardUrl: settings.dashboardUrl ?? null,
+    notifyConcurrency: settings.notifyConcurrency,
+    notifyAttempts: settings.notifyAttempts,
+    notifyTimeoutMs: settings.notifyTimeoutMs,
   }),
 );
 await coordinator.start();

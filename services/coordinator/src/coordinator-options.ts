@@ -33,6 +33,12 @@ export interface CoordinatorOptions {
   forgeRetryBaseMs?: number;
   /** The dashboard's base URL (`OVERSEER_DASHBOARD_URL`): run links in pull request bodies. Default null: run ids only. */
   dashboardUrl?: string | null;
+  /** Notification deliveries sent in parallel. Default 8. */
+  notifyConcurrency?: number;
+  /** Attempts of one delivery before it is a dead letter (as the queue's `notifyAttempts`). Default 12. */
+  notifyAttempts?: number;
+  /** Bound on one webhook or Slack request. Default 10000 ms. */
+  notifyTimeoutMs?: number;
 }
 
 /** Every option after defaults: what `Coordinator` accepts. */
@@ -60,6 +66,9 @@ export function resolveCoordinatorOptions(options: CoordinatorOptions = {}): Res
     ["maxPlanTasks", 1],
     ["forgeConcurrency", 1],
     ["forgeRetryBaseMs", 0],
+    ["notifyConcurrency", 1],
+    ["notifyAttempts", 1],
+    ["notifyTimeoutMs", 1],
   ];
   if (resolved.maxProjects !== null) atLeast.push(["maxProjects", 1]);
   for (const [key, min] of atLeast) {

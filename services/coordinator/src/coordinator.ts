@@ -53,6 +53,7 @@ import { type ApplyCommandOptions, TransitionApplier } from "@overseer/transitio
 import { Worker } from "bullmq";
 import type { ResolvedCoordinatorOptions } from "./coordinator-options.ts";
 import { ForgeRunner } from "./forge/forge-runner.ts";
+import { NotificationRunner } from "./notify/notification-runner.ts";
 import { ProjectPolicies, type ProjectPolicy } from "./project-policy.ts";
 import { ProjectSerializer } from "./project-serializer.ts";
 import { commandForResult } from "./result-command-mapper.ts";
@@ -89,6 +90,8 @@ export class Coordinator {
   private readonly retryTimers = new Map<string, NodeJS.Timeout>();
   /** Host-side pull request work of pull_request projects (forge/forge-runner.ts). */
   private readonly forge: ForgeRunner;
+  /** Notification deliveries from the outbox (notify/notification-runner.ts). */
+  private readonly notify: NotificationRunner;
   private resultsWorker: Worker | null = null;
   private leaseTimer: NodeJS.Timeout | null = null;
   private reconcileTimer: NodeJS.Timeout | null = null;
@@ -148,6 +151,17 @@ export class Coordinator {
         dashboardUrl: options.dashboardUrl,
       },
     );
+    this.notify = new NotificationRunner(
+      { ...deps, queue: deps.queues.notify },
+      {
+        prefix: options.prefix,
+        concurrency: options.notifyConcurrency,
+        attempts: options.notifyAttempts,
+        timeoutMs: options.notifyTimeoutMs,
+        sweepIntervalMs: options.reconcileIntervalMs,
+        dashboardUrl: options.dashboardUrl,
+      },
+    );
   }
 
   get ownedProjects(): readonly string[] {
@@ -173,6 +187,7 @@ export class Coordinator {
     });
     this.resultsWorker.on("error", (error) => log.error({ err: error }, "results worker error"));
     this.forge.start();
+    await this.notify.start();
     this.leaseTimer = setInterval(() => void this.renewLeases(), Math.floor(this.leaseTtlMs / 3));
     this.reconcileTimer = setInterval(() => void this.reconciler.sweep(), this.reconcileIntervalMs);
     log.info({ coordinator: this.id, owned: this.ownedProjects }, "coordinator started");
@@ -188,6 +203,7 @@ export class Coordinator {
     await this.unlisten?.().catch(() => undefined);
     await this.resultsWorker?.close();
     await this.forge.stop();
+    await this.notify.stop();
     await this.serializer.idle();
     await releaseLeases(this.deps.db, this.id).catch(() => undefined);
     this.owned.clear();

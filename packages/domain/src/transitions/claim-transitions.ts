@@ -35,6 +35,8 @@ function claimRuns(draft: Draft, stage: string | null, prerequisites: Prerequisi
           draft.setProjectStatus(
             "paused",
             `max_sessions (${p.sessionsLimit}) reached; start again to continue`,
+            undefined,
+            "sessions",
           );
         draft.event(
           "project.sessions_exhausted",

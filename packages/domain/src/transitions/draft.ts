@@ -8,6 +8,7 @@ import type { Usage } from "../command.ts";
 import type { Decision } from "../decision.ts";
 import { DomainError } from "../domain-error.ts";
 import type { DomainEvent, DomainEventType, Incident } from "../domain-event.ts";
+import type { MissionBound } from "../mission.ts";
 import type { NewProject, ProjectSettingsPatch } from "../project-settings.ts";
 import type { DomainContext, ProjectControl, ProjectState } from "../project-state.ts";
 import { formatAgentId, isActiveRun, type Run, type RunAction } from "../run.ts";
@@ -143,13 +144,19 @@ export class Draft {
     );
   }
 
-  setProjectStatus(status: ProjectControl["status"], reason: string | null, by?: string): void {
+  /** `bound`: a pause because a bound was reached (budget, sessions, rounds), kept on the event. */
+  setProjectStatus(
+    status: ProjectControl["status"],
+    reason: string | null,
+    by?: string,
+    bound?: MissionBound,
+  ): void {
     if (this.project.status === status) return;
     this.project = { ...this.project, status, statusReason: reason };
     this.event(
       "project.status_changed",
       { taskId: null, id: null },
-      { status, reason, ...(by !== undefined ? { by } : {}) },
+      { status, reason, ...(by !== undefined ? { by } : {}), ...(bound !== undefined ? { bound } : {}) },
     );
   }
 

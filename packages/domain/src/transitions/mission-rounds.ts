@@ -70,7 +70,7 @@ export function pauseAtBound(draft: Draft, bound: MissionBound, what: string): v
     .map(([status, n]) => `${n} ${status}`)
     .join(", ");
   const reason = `${what} (tasks: ${counts}); start again to continue`;
-  draft.setProjectStatus("paused", reason);
+  draft.setProjectStatus("paused", reason, undefined, bound);
   draft.event("mission.bound_reached", { taskId: null, id: null }, { bound, reason, summary });
 }
 

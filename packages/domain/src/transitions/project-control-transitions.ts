@@ -93,7 +93,8 @@ export function setProjectStatus(draft: Draft, command: CommandOf<"set-project-s
     pauseAtBound(draft, command.bound, command.reason ?? `${command.bound} bound reached`);
     return draft.result("applied");
   }
-  draft.setProjectStatus(command.status, command.reason ?? `set by ${command.by}`);
+  const bound = command.status === "paused" ? command.bound : undefined;
+  draft.setProjectStatus(command.status, command.reason ?? `set by ${command.by}`, undefined, bound);
   if (command.status === "active") draft.project = { ...draft.project, sessionsUsed: 0 };
   return draft.result("applied");
 }

@@ -1,0 +1,8 @@
+export { type OutboxNotification, webhookPayloadOf } from "./webhook-payload.ts";
+export {
+  type AttemptOutcome,
+  newWebhookSecret,
+  postWebhook,
+  signedHeaders,
+  type WebhookAttempt,
+} from "./webhook-sender.ts";
