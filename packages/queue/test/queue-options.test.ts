@@ -1,4 +1,4 @@
-import { QUEUE_DEFAULTS } from "@overseer/settings";
+import { COORDINATOR_DEFAULTS, QUEUE_DEFAULTS } from "@overseer/settings";
 import { describe, expect, it } from "vitest";
 import { resolveLiveOptions, resolveQueueOptions } from "../src/index.ts";
 
@@ -8,6 +8,8 @@ describe("resolveQueueOptions", () => {
       prefix: QUEUE_DEFAULTS.prefix,
       infraAttempts: QUEUE_DEFAULTS.infraAttempts,
       infraBackoffMs: QUEUE_DEFAULTS.infraBackoffMs,
+      notifyAttempts: COORDINATOR_DEFAULTS.notifyAttempts,
+      notifyBackoffMs: COORDINATOR_DEFAULTS.notifyBackoffMs,
     });
     expect(resolveQueueOptions({ prefix: "p", infraBackoffMs: 0 })).toMatchObject({
       prefix: "p",
@@ -19,6 +21,8 @@ describe("resolveQueueOptions", () => {
   it.each([
     [{ infraAttempts: 0 }, "infraAttempts must be an integer of at least 1, received 0"],
     [{ infraBackoffMs: -1 }, "infraBackoffMs must be an integer >= 0, received -1"],
+    [{ notifyAttempts: 0 }, "notifyAttempts must be an integer of at least 1, received 0"],
+    [{ notifyBackoffMs: -1 }, "notifyBackoffMs must be an integer >= 0, received -1"],
   ])("refuses %j, naming the key, the rule and the value", (options, message) => {
     expect(() => resolveQueueOptions(options)).toThrow(new RangeError(message));
   });
