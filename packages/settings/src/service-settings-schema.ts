@@ -234,6 +234,7 @@ export const SPECS: SpecTable = {
     description:
       "The dashboard's public URL (the gateway's, as people open it): pull request bodies link the task and each run there. Unset: they name the runs by id.",
     schema: url(["http:", "https:"], "an http:// or https:// URL").transform((v) => v.replace(/\/+$/, "")),
+  },
   notifyAttempts: {
     name: "OVERSEER_NOTIFY_ATTEMPTS",
     fallback: String(COORDINATOR_DEFAULTS.notifyAttempts),
