@@ -90,8 +90,7 @@ export class Coordinator {
   private readonly retryTimers = new Map<string, NodeJS.Timeout>();
   /** Host-side pull request work of pull_request projects (forge/forge-runner.ts). */
   private readonly forge: ForgeRunner;
-  /** Notification deliveries from the outbox (notify/notification-runner.ts). */
-  private readonly notify: NotificationRunner;
+  private readonly notify: NotificationRunner; // outbox deliveries (notify/notification-runner.ts)
   private resultsWorker: Worker | null = null;
   private leaseTimer: NodeJS.Timeout | null = null;
   private reconcileTimer: NodeJS.Timeout | null = null;
@@ -151,17 +150,7 @@ export class Coordinator {
         dashboardUrl: options.dashboardUrl,
       },
     );
-    this.notify = new NotificationRunner(
-      { ...deps, queue: deps.queues.notify },
-      {
-        prefix: options.prefix,
-        concurrency: options.notifyConcurrency,
-        attempts: options.notifyAttempts,
-        timeoutMs: options.notifyTimeoutMs,
-        sweepIntervalMs: options.reconcileIntervalMs,
-        dashboardUrl: options.dashboardUrl,
-      },
-    );
+    this.notify = new NotificationRunner({ ...deps, queue: deps.queues.notify }, options);
   }
 
   get ownedProjects(): readonly string[] {

@@ -30,6 +30,7 @@ import { type AttemptOutcome, postWebhook, webhookPayloadOf } from "@overseer/no
 import { NOTIFY_QUEUE, type NotifyQueue, notifyJobSchema, queueKeyPrefix, type Redis } from "@overseer/queue";
 import type { Logger } from "@overseer/runtime";
 import { Worker } from "bullmq";
+import type { ResolvedCoordinatorOptions } from "../coordinator-options.ts";
 
 export interface NotificationRunnerDeps {
   readonly db: Db;
@@ -39,16 +40,20 @@ export interface NotificationRunnerDeps {
   readonly logger: Logger;
 }
 
-export interface NotificationRunnerOptions {
-  readonly prefix: string;
-  readonly concurrency: number;
-  /** Attempts before a delivery is a dead letter (the queue's job attempts too). */
-  readonly attempts: number;
-  readonly timeoutMs: number;
-  /** Period of the sweep that re-asks for every stream head. */
-  readonly sweepIntervalMs: number;
-  readonly dashboardUrl: string | null;
-}
+/**
+ * The coordinator's options it reads: `notifyConcurrency` deliveries in parallel, `notifyAttempts`
+ * before a dead letter (the queue's job attempts too), `notifyTimeoutMs` per request, a sweep every
+ * `reconcileIntervalMs`, links to `dashboardUrl`.
+ */
+export type NotificationRunnerOptions = Pick<
+  ResolvedCoordinatorOptions,
+  | "prefix"
+  | "notifyConcurrency"
+  | "notifyAttempts"
+  | "notifyTimeoutMs"
+  | "reconcileIntervalMs"
+  | "dashboardUrl"
+>;
 
 export class NotificationRunner {
   readonly #deps: NotificationRunnerDeps;
@@ -71,7 +76,7 @@ export class NotificationRunner {
     this.#worker = new Worker(NOTIFY_QUEUE, (job) => this.process(job.data), {
       connection: this.#deps.workerConnection,
       prefix: queueKeyPrefix(this.#options.prefix),
-      concurrency: this.#options.concurrency,
+      concurrency: this.#options.notifyConcurrency,
       autorun: true,
     });
     this.#worker.on("error", (error) => log.error({ err: error }, "notify worker error"));
@@ -84,7 +89,7 @@ export class NotificationRunner {
       () => this.pump(null),
     );
     this.#unlisten = () => listener.unlisten();
-    this.#sweepTimer = setInterval(() => this.pump(null), this.#options.sweepIntervalMs);
+    this.#sweepTimer = setInterval(() => this.pump(null), this.#options.reconcileIntervalMs);
     this.pump(null);
   }
 
@@ -152,7 +157,7 @@ export class NotificationRunner {
       this.pump(work.delivery.project_id);
       return;
     }
-    const dead = attempt >= this.#options.attempts;
+    const dead = attempt >= this.#options.notifyAttempts;
     await recordDeliveryOutcome(this.#deps.db, deliveryId, {
       status: dead ? "dead" : "pending",
       httpStatus: outcome.status,
@@ -176,7 +181,7 @@ export class NotificationRunner {
       secrets: activeSecrets(subscription.secrets).map((s) => s.secret),
       webhookId: delivery.webhook_id,
       body: JSON.stringify(payload),
-      timeoutMs: this.#options.timeoutMs,
+      timeoutMs: this.#options.notifyTimeoutMs,
     });
   }
 }
