@@ -16,13 +16,12 @@ import type { Redis } from "./redis-connection.ts";
  *   gone green, an approval), and an ask dropped then would be a lost wake-up.
  * A poll is a `sync` delayed to the end of the task's current polling slot (`pollMs`), asked
  * for on every scheduling pass of a project with open pull requests; it shares the task's sync
- * identity, and gives way to a sync asked for now. A job that failed for good is held off for
- * `retryAfterMs` (noteFailed), so a forge that was down is tried again without a hot loop.
+ * identity, and gives way to a sync asked for now. A job that failed for good asks for itself
+ * again `retryAfterMs` later (noteFailed): a forge that was down is tried again without a hot
+ * loop, and meanwhile that delayed job is what any ask of its identity gets.
  */
 export class ForgeQueue {
   readonly queue: Queue;
-  readonly #redis: Redis;
-  readonly #prefix: string;
   readonly #options: JobsOptions;
   readonly #retryAfterMs: number;
 
@@ -31,8 +30,6 @@ export class ForgeQueue {
     options: { prefix: string; attempts?: number; backoffMs?: number; retryAfterMs?: number },
   ) {
     this.queue = new Queue(FORGE_QUEUE, { connection, prefix: queueKeyPrefix(options.prefix) });
-    this.#redis = connection;
-    this.#prefix = queueKeyPrefix(options.prefix);
     this.#retryAfterMs = options.retryAfterMs ?? 30_000;
     this.#options = {
       attempts: options.attempts ?? 4,
@@ -46,7 +43,6 @@ export class ForgeQueue {
   async add(job: ForgeJob): Promise<void> {
     const parsed = parseForgeJob(job);
     const id = forgeJobId(parsed);
-    if (await this.#held(id)) return;
     if (parsed.kind === "sync") await this.#dropWaitingPoll(id);
     await this.queue.add(parsed.kind, parsed, {
       ...this.#options,
@@ -56,12 +52,12 @@ export class ForgeQueue {
 
   /**
    * The task's next poll: a `sync` at the end of its current slot of `pollMs`, unless a sync of
-   * the task waits or runs already (its end is as fresh as a poll) or is held off.
+   * the task waits or runs already (the runner asks for the next poll when a sync ends).
    */
   async addPoll(projectId: string, taskId: string, pollMs: number, now = Date.now()): Promise<void> {
     const job: ForgeJob = { v: 1, kind: "sync", projectId, taskId };
     const id = forgeJobId(job);
-    if ((await this.queue.getDeduplicationJobId(id)) || (await this.#held(id))) return;
+    if (await this.queue.getDeduplicationJobId(id)) return;
     const slot = Math.floor(now / pollMs) + 1;
     await this.queue.add(POLL, job, {
       ...this.#options,
@@ -71,29 +67,23 @@ export class ForgeQueue {
     });
   }
 
-  /** Called for every failed attempt: one that failed for good holds its identity off. */
+  /**
+   * Called for every failed attempt (after BullMQ moved it): one that failed for good is asked
+   * for again `retryAfterMs` later, under its identity (unless a re-run of it already waits).
+   */
   async noteFailed(job: Job): Promise<void> {
     if (job.attemptsMade < (job.opts.attempts ?? 1)) return;
     const parsed = forgeJobSchema.safeParse(job.data);
     if (!parsed.success) return;
-    await this.#redis.set(this.#heldKey(forgeJobId(parsed.data)), "1", "PX", this.#retryAfterMs);
-  }
-
-  /** Whether the job's identity is held off after a failure for good. */
-  async heldOff(job: ForgeJob): Promise<boolean> {
-    return this.#held(forgeJobId(parseForgeJob(job)));
+    await this.queue.add(RETRY, parsed.data, {
+      ...this.#options,
+      delay: this.#retryAfterMs,
+      deduplication: { id: forgeJobId(parsed.data), keepLastIfActive: true },
+    });
   }
 
   close(): Promise<void> {
     return this.queue.close();
-  }
-
-  async #held(id: string): Promise<boolean> {
-    return (await this.#redis.exists(this.#heldKey(id))) === 1;
-  }
-
-  #heldKey(id: string): string {
-    return `${this.#prefix}:${FORGE_QUEUE}:held:${id}`;
   }
 
   /** A poll still waiting for its slot is removed (a sync asked for now replaces it). */
@@ -109,6 +99,8 @@ export class ForgeQueue {
 
 /** The job name of a poll (a delayed `sync`). */
 const POLL = "poll";
+/** The job name of a job asked for again after it failed for good. */
+const RETRY = "retry";
 
 function parseForgeJob(job: ForgeJob): ForgeJob {
   const parsed = forgeJobSchema.safeParse(job);

@@ -155,20 +155,22 @@ describe("ForgeQueue", () => {
     expect(w.maxRunning()).toBe(1);
   });
 
-  it("a job that failed for good is asked for again only after retryAfterMs", async () => {
-    newQueue({ attempts: 1, retryAfterMs: 800 });
+  it("a job that failed for good runs again by itself after retryAfterMs; asks meanwhile are that job", async () => {
+    newQueue({ attempts: 1, retryAfterMs: 1000 });
     const w = startWorker(1, true);
     await queue.add(sync());
     await until(() => w.started.length === 1, "the first sync");
     w.openAll();
-    await until(async () => (await queue.queue.getJobCountByTypes("failed")) === 1, "the failure");
-    await until(() => queue.heldOff(sync()), "the hold-off");
+    await until(async () => (await queue.queue.getJobCountByTypes("delayed")) === 1, "the delayed retry");
+    const failedAt = Date.now();
     await queue.add(sync());
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await queue.addPoll("p", "T-1", 1);
+    await new Promise((resolve) => setTimeout(resolve, 300));
     expect(w.started).toHaveLength(1);
-    await until(async () => !(await queue.heldOff(sync())), "the hold-off to end");
-    await queue.add(sync());
-    await until(() => w.started.length === 2, "the sync asked for after the hold-off");
+    await until(() => w.started.length === 2, "the retry");
+    expect(Date.now() - failedAt).toBeGreaterThanOrEqual(600);
     w.openAll();
+    await until(async () => (await queue.queue.getJobCountByTypes("delayed")) === 1, "the next retry");
+    expect(await queue.queue.getJobCountByTypes("waiting")).toBe(0);
   });
 });

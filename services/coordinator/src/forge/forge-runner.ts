@@ -9,13 +9,15 @@
  * opening (a sync that finds the forge's base differing from the recorded one, after a stacked
  * prerequisite merged, asks for it too), `close` for an open one whose task was cancelled, `delivery` for each
  * stored webhook delivery not applied yet, and a delayed `sync` (a poll) per open pull request
- * every `poll_seconds`. The queue keeps one job per identity (a task's sync, ensure or merge)
+ * every `poll_seconds`; passes run only when something changed, so each sync that ends asks
+ * for its task's next poll too (#pollAgain). The queue keeps one job per identity (a task's sync, ensure or merge)
  * waiting and one running, and an ask while it runs becomes one re-run after it (ForgeQueue),
  * so passes may repeat freely and no ask is lost; a project without open pull requests costs
  * no forge call at all.
  */
 import {
   type Db,
+  getPullRequestRow,
   getRun,
   listUnappliedForgeDeliveries,
   type ProjectRow,
@@ -71,12 +73,18 @@ export class ForgeRunner {
       autorun: true,
     });
     this.#worker.on("error", (error) => this.#deps.logger.error({ err: error }, "forge worker error"));
+    // Polls keep themselves going: a sync that ended asks for the task's next poll.
+    this.#worker.on("completed", (job) => {
+      void this.#pollAgain(job.data).catch((e) =>
+        this.#deps.logger.warn({ err: e, job: job.id }, "could not ask for the next poll"),
+      );
+    });
     this.#worker.on("failed", (job, error) => {
       this.#deps.logger.warn({ err: error, job: job?.id, name: job?.name }, "forge job failed");
       if (job) {
         void this.#deps.queue
           .noteFailed(job)
-          .catch((e) => this.#deps.logger.warn({ err: e }, "could not hold off a failed forge job"));
+          .catch((e) => this.#deps.logger.warn({ err: e }, "could not ask again for a failed forge job"));
       }
     });
   }
@@ -123,6 +131,22 @@ export class ForgeRunner {
   async requestEnsure(projectId: string, runId: string, headSha: string): Promise<void> {
     const run = await getRun(this.#deps.db, runId);
     if (run) await this.#deps.queue.add({ v: 1, kind: "ensure", projectId, taskId: run.task_id, headSha });
+  }
+
+  /**
+   * After a sync: the task's next poll, while its pull request is open. Passes run only when
+   * something changed (coordinator.ts), so a quiet pull request (CI running, a reviewer away)
+   * would otherwise never be read again without a webhook.
+   */
+  async #pollAgain(data: unknown): Promise<void> {
+    const job = forgeJobSchema.safeParse(data);
+    if (!job.success || job.data.kind !== "sync") return;
+    const { projectId, taskId } = job.data;
+    const policy = this.#deps.policies.of(await requireProject(this.#deps.db, projectId));
+    const pollMs = policy.landing.pullRequest.pollSeconds * 1000;
+    if (policy.landing.mode !== "pull_request" || pollMs <= 0) return;
+    const row = await getPullRequestRow(this.#deps.db, projectId, taskId);
+    if (row?.status === "open") await this.#deps.queue.addPoll(projectId, taskId, pollMs);
   }
 
   /** Runs one forge job (the queue's processor; tests call it directly too). */
