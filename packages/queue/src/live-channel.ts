@@ -116,6 +116,20 @@ export class LiveChannel {
     return `${this.prefix}:transcript:${projectId}`;
   }
 
+  /**
+   * One run's cancellation: its `run.cancelled` event, published here too, so a worker
+   * subscribes to the runs it holds instead of parsing the whole fleet's events.
+   */
+  cancelChannel(runId: string): string {
+    return `${this.prefix}:cancel:${runId}`;
+  }
+
+  /** The run a `cancelChannel` names; null for any other channel. */
+  runOfCancelChannel(channel: string): string | null {
+    const head = `${this.prefix}:cancel:`;
+    return channel.startsWith(head) ? channel.slice(head.length) : null;
+  }
+
   get allEventsChannel(): string {
     return `${this.prefix}:events`;
   }
@@ -184,6 +198,7 @@ export class LiveChannel {
       const message = JSON.stringify(e);
       multi.publish(this.eventsChannel(e.projectId), message);
       multi.publish(this.allEventsChannel, message);
+      if (e.type === "run.cancelled" && e.runId) multi.publish(this.cancelChannel(e.runId), message);
     }
     await multi.exec();
   }

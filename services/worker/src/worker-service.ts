@@ -16,8 +16,9 @@
  * pause) and resumed after the run was redelivered therefore drops its late outcome instead
  * of pushing, landing or reporting it. A failed lock renewal aborts the run at once.
  *
- * Cancellation: the worker listens to the live event channel; a `run.cancelled` event for
- * a run it holds aborts that run (its process group is killed) and the job ends there,
+ * Cancellation: the worker subscribes to the cancel channel of each run it holds (and only
+ * those: its cost does not grow with the fleet's events); a `run.cancelled` event there aborts
+ * that run (its process group is killed) and the job ends there,
  * completed with nothing reported (the cancel already ended the run in Postgres), whatever
  * the abort interrupted: never a failure that BullMQ would retry.
  *
@@ -175,8 +176,7 @@ export class WorkerService {
         "UNSAFE: runs execute WITHOUT a sandbox (OVERSEER_SANDBOX=none); agents have this worker's rights",
       );
     }
-    await this.deps.subscriber.subscribe(this.deps.live.allEventsChannel);
-    this.deps.subscriber.on("message", (_channel, message) => this.onLiveEvent(message));
+    this.deps.subscriber.on("message", (channel) => this.onCancel(channel));
     this.worker = new Worker(RUN_QUEUE, (job, token) => this.process(job, token), {
       connection: this.deps.workerConnection,
       prefix: queueKeyPrefix(this.options.prefix),
@@ -286,6 +286,13 @@ export class WorkerService {
       handBack: false,
     };
     this.current.set(run.runId, entry);
+    // A cancel published before this subscription is missed here; the fence stops the run.
+    const cancelChannel = this.deps.live.cancelChannel(run.runId);
+    await this.deps.subscriber
+      .subscribe(cancelChannel)
+      .catch((error) =>
+        this.deps.logger.warn({ err: error, runId: run.runId }, "cannot watch the run's cancel"),
+      );
     if (this.handingBack) {
       // Delivered as the drain ended: straight back to the queue.
       entry.handBack = true;
@@ -344,6 +351,7 @@ export class WorkerService {
       throw error;
     } finally {
       this.current.delete(run.runId);
+      await this.deps.subscriber.unsubscribe(cancelChannel).catch(() => undefined);
       this.traces.drop(run.runId);
       await this.flushLog(run.runId);
     }
@@ -368,20 +376,14 @@ export class WorkerService {
     }
   }
 
-  private onLiveEvent(message: string): void {
-    if (this.current.size === 0) return;
-    try {
-      const event = JSON.parse(message) as { type?: string; runId?: string | null };
-      if (event.type !== "run.cancelled" || !event.runId) return;
-      const entry = this.current.get(event.runId);
-      if (entry) {
-        this.deps.logger.info({ runId: event.runId }, "run cancelled by operator; ending its process group");
-        entry.cancelled = true;
-        entry.abort.abort();
-      }
-    } catch {
-      // not ours
-    }
+  /** A message on a held run's cancel channel: the run was cancelled, end its process group. */
+  private onCancel(channel: string): void {
+    const runId = this.deps.live.runOfCancelChannel(channel);
+    const entry = runId === null ? undefined : this.current.get(runId);
+    if (!entry || entry.cancelled) return;
+    this.deps.logger.info({ runId }, "run cancelled by operator; ending its process group");
+    entry.cancelled = true;
+    entry.abort.abort();
   }
 
   private mirrorFor(job: RunJob): RepoMirror {
