@@ -112,6 +112,7 @@ const SETTING_CONSTANTS: Readonly<Record<string, readonly [keyof ServiceSettings
   OVERSEER_NOTIFY_CONCURRENCY: ["notifyConcurrency", COORDINATOR_DEFAULTS.notifyConcurrency],
   OVERSEER_MIRROR_FRESH_MS: ["mirrorFreshMs", WORKER_DEFAULTS.mirrorFreshMs],
   OVERSEER_KILL_GRACE_MS: ["killGraceMs", WORKER_DEFAULTS.killGraceMs],
+  OVERSEER_SHUTDOWN_GRACE_MS: ["shutdownGraceMs", COORDINATOR_DEFAULTS.shutdownGraceMs],
   OVERSEER_WORKER_DRAIN_MS: ["workerDrainMs", WORKER_DEFAULTS.drainMs],
   OVERSEER_FENCE_WAIT_MS: ["fenceWaitMs", RUN_FENCE_DEFAULTS.waitMs],
   OVERSEER_EGRESS_IDLE_TIMEOUT_MS: ["egressIdleTimeoutMs", EGRESS_DEFAULTS.idleTimeoutMs],

@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 const FIXTURE = path.join(import.meta.dirname, "fixtures", "signalled-service.ts");
 
 /** A child running the fixture, with its stdout lines and a way to wait for one. */
-function startService(dir: string, mode: "plain" | "drain") {
+function startService(dir: string, mode: "plain" | "drain" | "stuck") {
   const child = spawn(process.execPath, ["--import", "tsx", FIXTURE, mode], {
     env: { ...process.env, OVERSEER_HEALTH_FILE: path.join(dir, "worker.json") },
     stdio: ["ignore", "pipe", "inherit"],
@@ -44,7 +44,7 @@ describe("runUntilSignalled", () => {
   });
 
   /** Starts the fixture, sends SIGTERM once it is ready (in `drain` mode SIGINT once it stops), and waits for its exit. */
-  async function shutDown(mode: "plain" | "drain") {
+  async function shutDown(mode: "plain" | "drain" | "stuck") {
     const service = startService(dir, mode);
     child = service.child;
     await service.lineStarting("ready");
@@ -64,6 +64,18 @@ describe("runUntilSignalled", () => {
         'log shutting down {"signal":"SIGTERM"}',
         "stop heartbeat=true",
         "release heartbeat=false",
+      ],
+    });
+  }, 60_000);
+
+  it("exits 1 once its grace is over when stopping hangs, without its heartbeat", async () => {
+    expect(await shutDown("stuck")).toEqual({
+      code: 1,
+      lines: [
+        "ready heartbeat=true",
+        'log shutting down {"signal":"SIGTERM"}',
+        "stop heartbeat=true",
+        'warn did not stop within its grace of 300 ms; exiting now {"graceMs":300}',
       ],
     });
   }, 60_000);

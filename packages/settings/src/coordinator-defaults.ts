@@ -13,6 +13,11 @@ export const COORDINATOR_DEFAULTS = Object.freeze({
   reconcileIntervalMs: 5_000,
   /** Active runs one reconcile round checks against Redis (`OVERSEER_RECONCILE_BATCH`). */
   reconcileBatch: 500,
+  /**
+   * Bound of a service's shutdown after SIGTERM, in ms (`OVERSEER_SHUTDOWN_GRACE_MS`): the
+   * coordinator releases its leases within it; a worker gets it after its drain.
+   */
+  shutdownGraceMs: 5_000,
   /** Run results applied in parallel, different projects (`OVERSEER_RESULT_CONCURRENCY`). */
   resultConcurrency: 8,
   /** Failed applications of one run result before its run is ended as failed (`OVERSEER_RESULT_ATTEMPTS`). */

@@ -275,6 +275,14 @@ export const SPECS: SpecTable = {
     description: "Delay between SIGTERM and SIGKILL when a run's process group is stopped.",
     schema: integer(0, 600_000),
   },
+  shutdownGraceMs: {
+    name: "OVERSEER_SHUTDOWN_GRACE_MS",
+    fallback: String(COORDINATOR_DEFAULTS.shutdownGraceMs),
+    defaultLabel: durationLabel(COORDINATOR_DEFAULTS.shutdownGraceMs),
+    description:
+      "Bound of a service's shutdown after SIGTERM: the coordinator stops taking results and passes, releases its leases (another replica takes its projects at once) and exits within it; the gateway closes its connections; a worker gets it after its drain. Past it the process exits with 1.",
+    schema: integer(100, 600_000),
+  },
   workerDrainMs: {
     name: "OVERSEER_WORKER_DRAIN_MS",
     fallback: String(WORKER_DEFAULTS.drainMs),

@@ -76,6 +76,8 @@ export interface ServiceSettings {
   readonly mirrorFreshMs: number;
   /** `OVERSEER_KILL_GRACE_MS`: time between SIGTERM and SIGKILL of a run's process group. Default `5000`. */
   readonly killGraceMs: number;
+  /** `OVERSEER_SHUTDOWN_GRACE_MS`: bound of a service's shutdown after SIGTERM (a worker's comes after its drain). Default `5000`. */
+  readonly shutdownGraceMs: number;
   /** `OVERSEER_WORKER_DRAIN_MS`: on SIGTERM, how long running runs may finish before they are handed back. Default `30000`. */
   readonly workerDrainMs: number;
   /** `OVERSEER_FENCE_WAIT_MS`: how long a run waits for Postgres to answer its run fence before its job fails. Default `120000`. */

@@ -65,6 +65,7 @@ const TABLE: [string, keyof ServiceSettings, unknown, string, string][] = [
   ["OVERSEER_NOTIFY_CONCURRENCY", "notifyConcurrency", 8, "0", "an integer from 1"],
   ["OVERSEER_MIRROR_FRESH_MS", "mirrorFreshMs", 5000, "-1", "an integer from 0"],
   ["OVERSEER_KILL_GRACE_MS", "killGraceMs", 5000, "1.5", "an integer from 0"],
+  ["OVERSEER_SHUTDOWN_GRACE_MS", "shutdownGraceMs", 5000, "50", "an integer from 100 to 600000"],
   ["OVERSEER_WORKER_DRAIN_MS", "workerDrainMs", 30000, "-5", "an integer from 0"],
   ["OVERSEER_FENCE_WAIT_MS", "fenceWaitMs", 120000, "-5", "an integer from 0"],
   ["OVERSEER_EGRESS_ALLOW_PRIVATE", "egressAllowPrivate", [], "10.0.0.0/99", "CIDRs"],

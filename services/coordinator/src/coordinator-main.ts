@@ -73,7 +73,9 @@ runUntilSignalled({
   service: "coordinator",
   heartbeatIntervalMs: settings.heartbeatIntervalMs,
   logger,
-  stop: () => coordinator.stop(),
+  graceMs: settings.shutdownGraceMs,
+  // Most of the grace for what is in flight, the rest for releasing leases and connections.
+  stop: () => coordinator.stop(Math.floor(settings.shutdownGraceMs * 0.6)),
   release: async () => {
     await queues.close();
     redis.disconnect();
@@ -82,6 +84,6 @@ runUntilSignalled({
       ?.shutdown()
       .catch((error) => logger.warn({ err: error }, "trace export at shutdown failed"));
     // Bounded: a pool close can wait on a query that started as the signal arrived.
-    await Promise.race([database.close(), delay(5000)]);
+    await Promise.race([database.close(), delay(Math.floor(settings.shutdownGraceMs * 0.2))]);
   },
 });

@@ -61,6 +61,7 @@ import { buildRunJob, type JobBuild } from "./run-job-builder.ts";
 import { RunReconciler } from "./run-reconciler.ts";
 import { phaseTimeline, runReportOf } from "./run-report.ts";
 import { appliedRunOf } from "./run-trace.ts";
+import { claimCommand, QUIET_EVENTS, settlesBy } from "./scheduling-rules.ts";
 import { unapplicableResultCommand } from "./unapplicable-result.ts";
 
 export interface CoordinatorDeps {
@@ -182,18 +183,31 @@ export class Coordinator {
     log.info({ coordinator: this.id, owned: this.ownedProjects }, "coordinator started");
   }
 
-  async stop(): Promise<void> {
+  /**
+   * Stops taking results and passes and hands back what it holds: waits up to `inFlightMs` for
+   * the results, forge jobs and passes in flight (a result still applying then is closed
+   * without waiting and redelivered once its lock lapses; it applies once), then releases its
+   * leases, so another replica takes its projects at once. Default: waits for everything.
+   */
+  async stop(inFlightMs = Number.POSITIVE_INFINITY): Promise<void> {
     this.stopped = true;
+    const deadline = Date.now() + inFlightMs;
     if (this.leaseTimer) clearInterval(this.leaseTimer);
     if (this.reconcileTimer) clearInterval(this.reconcileTimer);
     for (const t of [...this.wakeTimers.values(), ...this.retryTimers.values()]) clearTimeout(t);
     this.wakeTimers.clear();
     this.retryTimers.clear();
     await this.unlisten?.().catch(() => undefined);
-    await this.resultsWorker?.close();
-    await this.forge.stop();
-    await this.notify.stop();
-    await this.serializer.idle();
+    if (!(await settlesBy(this.resultsWorker?.close() ?? Promise.resolve(), deadline))) {
+      this.deps.logger.warn(
+        { coordinator: this.id },
+        "results still applying at the end of the grace are left to another replica",
+      );
+      await this.resultsWorker?.close(true).catch(() => undefined);
+    }
+    await settlesBy(this.forge.stop(), deadline);
+    await settlesBy(this.notify.stop(), deadline);
+    await settlesBy(this.serializer.idle(), deadline);
     await releaseLeases(this.deps.db, this.id).catch(() => undefined);
     this.owned.clear();
     this.deps.logger.info({ coordinator: this.id }, "coordinator stopped");
@@ -572,28 +586,5 @@ export class Coordinator {
     }, this.reconcileIntervalMs);
     timer.unref();
     this.retryTimers.set(projectId, timer);
-  }
-}
-
-/**
- * Events after which nothing new can be runnable: a claim's own queued runs, a run starting.
- * A commit with any other event gets a scheduling pass.
- */
-const QUIET_EVENTS: ReadonlySet<string> = new Set(["run.queued", "run.started", "run.redelivered"]);
-
-/**
- * The scheduler's claim: with stacked pull requests a prerequisite whose pull request is open
- * satisfies its dependents (docs/state-machine.md rule 19). A stored config that no longer
- * parses claims with merged prerequisites, the stricter reading; its runs record the error.
- */
-function claimCommand(policies: ProjectPolicies, project: ProjectRow): Command {
-  try {
-    const { landing } = policies.of(project);
-    return landing.mode === "pull_request" && landing.pullRequest.prerequisites === "stacked"
-      ? { kind: "claim", prerequisites: "stacked" }
-      : { kind: "claim" };
-  } catch (error) {
-    if (error instanceof ConfigError) return { kind: "claim" };
-    throw error;
   }
 }

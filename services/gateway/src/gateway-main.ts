@@ -62,10 +62,14 @@ runUntilSignalled({
   service: "gateway",
   heartbeatIntervalMs: settings.heartbeatIntervalMs,
   logger,
+  graceMs: settings.shutdownGraceMs,
   stop: () => gateway.close(),
   release: async () => {
     // Bounded: a pool that cannot end cleanly must not keep the process alive.
-    await Promise.race([Promise.all([queues.close(), database.close()]), delay(5000)]);
+    await Promise.race([
+      Promise.all([queues.close(), database.close()]),
+      delay(Math.floor(settings.shutdownGraceMs / 2)),
+    ]);
     redis.disconnect();
   },
 });

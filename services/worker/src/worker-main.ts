@@ -163,6 +163,8 @@ runUntilSignalled({
   service: "worker",
   heartbeatIntervalMs: settings.heartbeatIntervalMs,
   logger,
+  // Its drain, then the grace to hand back what still runs and close.
+  graceMs: settings.workerDrainMs + settings.shutdownGraceMs,
   stop: async () => {
     await service.stop();
     await driver.dispose();
