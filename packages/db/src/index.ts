@@ -50,6 +50,7 @@ export {
   countPullRequests,
   findPullRequestByBranch,
   getPullRequestRow,
+  getWaitingPullRequestRow,
   listOpenPullRequests,
   loadPullRequests,
   type PullRequestPoll,

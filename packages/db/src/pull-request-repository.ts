@@ -104,6 +104,30 @@ export function getPullRequestRow(
     .executeTakeFirst();
 }
 
+/**
+ * The task's pull request while the task waits on it (`pr_open`): the only state in which a
+ * merge may be asked for. A task sent back to an executor (red checks, changes requested) keeps
+ * its open pull request, but nothing of it may be merged or queued until its next approval.
+ */
+export function getWaitingPullRequestRow(
+  db: Db,
+  projectId: string,
+  taskId: string,
+): Promise<PullRequestRow | undefined> {
+  return db
+    .selectFrom("pull_requests")
+    .innerJoin("tasks", (join) =>
+      join
+        .onRef("tasks.project_id", "=", "pull_requests.project_id")
+        .onRef("tasks.id", "=", "pull_requests.task_id"),
+    )
+    .selectAll("pull_requests")
+    .where("pull_requests.project_id", "=", projectId)
+    .where("pull_requests.task_id", "=", taskId)
+    .where("tasks.status", "=", "pr_open")
+    .executeTakeFirst();
+}
+
 /** The pull request whose head is `branch` (routing a webhook delivery to its task). */
 export function findPullRequestByBranch(
   db: Db,

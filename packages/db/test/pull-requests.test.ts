@@ -12,6 +12,7 @@ import {
   findPullRequestByBranch,
   getPullRequestRow,
   getTask,
+  getWaitingPullRequestRow,
   listOpenPullRequests,
   listTasks,
   loadProjectState,
@@ -64,6 +65,29 @@ async function prOpenProject(id: string, head = "c0ffee"): Promise<void> {
 }
 
 describe("pull requests in Postgres", () => {
+  it("offers a pull request to merge only while its task waits on it (pr_open)", async () => {
+    await prOpenProject("pr-wait");
+    expect((await getWaitingPullRequestRow(scratch.db, "pr-wait", "S00-001"))?.head_sha).toBe("c0ffee");
+    await applyTransition(scratch.db, "pr-wait", {
+      kind: "pr-opened",
+      taskId: "S00-001",
+      number: 3,
+      url: "https://forge.test/o/r/pull/3",
+      headSha: "c0ffee",
+    });
+    await applyTransition(scratch.db, "pr-wait", {
+      kind: "pr-checks",
+      taskId: "S00-001",
+      headSha: "c0ffee",
+      state: "failure",
+      failing: [{ name: "unit", url: null, logTail: "FAIL" }],
+      maxAttempts: 3,
+    });
+    // Back with an executor: the pull request stays open, but is no longer offered to a merge.
+    expect((await getPullRequestRow(scratch.db, "pr-wait", "S00-001"))?.status).toBe("open");
+    expect(await getWaitingPullRequestRow(scratch.db, "pr-wait", "S00-001")).toBeUndefined();
+  });
+
   it("an approve in pull_request mode stores pr_open and an opening record that every read returns", async () => {
     await prOpenProject("pr-a");
     const task = await getTask(scratch.db, "pr-a", "S00-001");

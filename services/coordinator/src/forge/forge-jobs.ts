@@ -8,6 +8,7 @@ import {
   findPullRequestByBranch,
   getForgeDelivery,
   getPullRequestRow,
+  getWaitingPullRequestRow,
   listOpenPullRequests,
   loadProjectSnapshot,
   markForgeDeliveryApplied,
@@ -213,7 +214,7 @@ async function syncReview(
 async function askMerge(ctx: ForgeJobContext, taskId: string): Promise<void> {
   const policy = ctx.policy.landing.pullRequest.merge;
   if (policy === "manual") return;
-  const row = await getPullRequestRow(ctx.db, ctx.project.id, taskId);
+  const row = await getWaitingPullRequestRow(ctx.db, ctx.project.id, taskId);
   if (row?.status !== "open" || row.number === null || row.base !== ctx.policy.landing.branch) return;
   if (row.approvals < ctx.policy.landing.pullRequest.requiredApprovals || row.review === "changes_requested")
     return;
@@ -227,7 +228,7 @@ async function askMerge(ctx: ForgeJobContext, taskId: string): Promise<void> {
  * waits at a time, whichever head asked); the forge refuses the sha if the branch moved since.
  */
 export async function mergePull(ctx: ForgeJobContext, taskId: string): Promise<void> {
-  const row = await getPullRequestRow(ctx.db, ctx.project.id, taskId);
+  const row = await getWaitingPullRequestRow(ctx.db, ctx.project.id, taskId);
   if (row?.status !== "open" || row.number === null) return;
   if (row.base !== ctx.policy.landing.branch) return;
   const headSha = row.head_sha;
