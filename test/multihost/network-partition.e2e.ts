@@ -109,6 +109,15 @@ describe.skipIf(unavailable !== null)("several hosts (network namespaces)", () =
       workers.set(id, { host, service });
     }
 
+    // Both workers are up (heartbeats in Redis) before work arrives; starting under tsx is slow on a loaded machine.
+    const registry = new WorkerRegistry(cluster.redis, cluster.prefix);
+    await waitFor(
+      "both workers' heartbeats",
+      async () => (await registry.list(5000)).length === 2,
+      90_000,
+      250,
+    );
+
     // Work spreads across hosts.
     const spread = ["S00-001", "S00-002", "S00-003", "S00-004"];
     await cluster.addProject({ id: "spread", concurrency: 4, tasks: spread.map((id) => sleepyTask(id, 1)) });
@@ -142,7 +151,6 @@ describe.skipIf(unavailable !== null)("several hosts (network namespaces)", () =
     await expectEachTaskDoneOnce(cluster.scratch.db, "cut", ["S00-001"]);
 
     // The rejoined host works again, and nothing was lost or applied twice.
-    const registry = new WorkerRegistry(cluster.redis, cluster.prefix);
     await waitFor("the rejoined worker's heartbeat", async () =>
       (await registry.list(2000)).some((w) => w.id === running?.worker_id),
     );
@@ -163,8 +171,12 @@ describe.skipIf(unavailable !== null)("several hosts (network namespaces)", () =
     const tasks = ["S00-001", "S00-002", "S00-003"];
     await cluster.addProject({ id: "lead", concurrency: 1, tasks: tasks.map((id) => sleepyTask(id, 1)) });
     serviceOn(cluster, n, controlA, "coordinator", n.env({ OVERSEER_COORDINATOR_ID: "coord-a" }));
-    await waitFor("coord-a to hold the lease", async () =>
-      (await leaseOwners(cluster.scratch.db)).some((l) => l.owner === "coord-a"),
+    // Its start (tsx, migrations) is slow on a loaded machine: the wait is for the start, not a race.
+    await waitFor(
+      "coord-a to hold the lease",
+      async () => (await leaseOwners(cluster.scratch.db)).some((l) => l.owner === "coord-a"),
+      90_000,
+      250,
     );
     serviceOn(cluster, n, controlB, "coordinator", n.env({ OVERSEER_COORDINATOR_ID: "coord-b" }));
     serviceOn(
