@@ -118,6 +118,12 @@ export const runJobSchema = z.object({
        * opens the pull request from. Absent: push mode (land on the landing branch).
        */
       pullRequestBranch: z.string().min(1).optional(),
+      /**
+       * `landing.mode: pull_request`, on every run of the project: the landing branch moves on
+       * the forge (merges done there), not only through workers, so a checkout never trusts a
+       * recent fetch or push of its own and always fetches.
+       */
+      viaPullRequests: z.literal(true).optional(),
     })
     .optional(),
   /**

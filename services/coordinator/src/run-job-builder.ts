@@ -125,6 +125,7 @@ export function buildRunJob(
       readOnlyPaths: [...config.sandbox.read_only_paths],
       landing: {
         strategy: policy.landing.strategy,
+        ...(pullRequestMode ? { viaPullRequests: true as const } : {}),
         ...(pullRequestMode && run.action === "review"
           ? { pullRequestBranch: pullRequestBranch(task.id) }
           : {}),

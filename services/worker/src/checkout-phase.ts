@@ -162,7 +162,8 @@ export function diskLimitOf(job: RunJob, deps: Pick<RunExecutorDeps, "diskLimitB
  * Brings the mirror up to date only when it may be behind. A fetch is skipped when the
  * mirror already holds the task branch head Postgres knows (reviews, redos: the exact
  * commit to work on is there), or, for a task without a branch yet, when this worker
- * fetched or pushed the project within the freshness window. Otherwise: fetch.
+ * fetched or pushed the project within the freshness window (never under pull requests, whose
+ * merges happen on the forge). Otherwise: fetch.
  * Returns the task head it read when it did not fetch (still current), else null.
  */
 async function refreshMirror(
@@ -176,8 +177,12 @@ async function refreshMirror(
   if (local !== undefined) {
     if (job.expectedTaskHead !== null && local === job.expectedTaskHead) return { taskHead: local };
     const lastSync = freshness.lastSync.get(job.projectId);
+    // Under pull requests the landing branch moves on the forge: a recent sync proves nothing.
     const fresh =
-      freshness.freshMs > 0 && lastSync !== undefined && Date.now() - lastSync < freshness.freshMs;
+      job.landing?.viaPullRequests !== true &&
+      freshness.freshMs > 0 &&
+      lastSync !== undefined &&
+      Date.now() - lastSync < freshness.freshMs;
     if (job.expectedTaskHead === null && local === null && fresh) return { taskHead: null };
   }
   await mirror.ensure();
