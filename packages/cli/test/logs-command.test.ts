@@ -28,6 +28,7 @@ const fixture = (name: string) =>
   readFileSync(new URL(`../../transcript/test/fixtures/${name}`, import.meta.url), "utf8");
 const CLAUDE = fixture("claude-2.1.332.jsonl");
 const CODEX = fixture("codex-0.171.0.jsonl");
+const COPILOT = fixture("copilot-1.0.102.jsonl");
 /** tsx starts the CLI from TypeScript: generous on a loaded machine. */
 const SPAWN_TIMEOUT = 120_000;
 const run = promisify(execFile);
@@ -187,8 +188,9 @@ describe("overseer logs -f", () => {
     const late = [...feed.write(secondHalf), ...feed.end()];
     expect(early.length).toBeGreaterThan(0);
     expect(late.length).toBeGreaterThan(2);
-    // Before the follower starts, the live log holds the first half (the transcript route parses it).
+    // Before the follower starts, the worker kept the first half live (the transcript route reads it).
     await env.live.appendLog(runId, firstHalf);
+    await env.live.publishTranscript("follow", runId, early);
 
     const out: string[] = [];
     const err: string[] = [];
@@ -208,8 +210,9 @@ describe("overseer logs -f", () => {
     await expect.poll(() => out.join("\n"), { timeout: 20_000 }).toContain(render(early));
 
     // The worker's next publication misses its first entry (a dropped message): the follower
-    // sees the gap in `seq` and reads it from the transcript route (the live log has it now).
+    // sees the gap in `seq` and reads it from the transcript route (the worker kept it).
     await env.live.appendLog(runId, secondHalf);
+    await env.live.keepTranscript(runId, late.slice(0, 1), Number.MAX_SAFE_INTEGER);
     await env.live.publishTranscript("follow", runId, late.slice(1));
     await expect.poll(() => out.join("\n"), { timeout: 20_000 }).toBe(render([...early, ...late]));
 
@@ -217,6 +220,46 @@ describe("overseer logs -f", () => {
     expect(await following).toBe(0);
     expect(out.join("\n")).toBe(render([...early, ...late]));
     expect(err.join("\n")).toContain(`run ${runId} ended: finished (submit)`);
+  });
+
+  it("follows a Copilot run from its session file's entries, numbered as the stored transcript, not its printed lines", async () => {
+    await project("copilotlive", "copilot", ["S00-001"]);
+    const runId = await startRun("copilotlive");
+    // Copilot prints human text (the live log); the worker parses its session file instead.
+    const printed = "● Create hello.txt (create)\n  └ 1 line added\n● Run the command (shell)\n";
+    await env.live.appendLog(runId, printed);
+    const entries = parseTranscript(COPILOT, "copilot");
+    const half = Math.floor(entries.length / 2);
+    const [early, late] = [entries.slice(0, half), entries.slice(half)];
+    expect(early.length).toBeGreaterThan(4);
+    // Published before anyone listened: kept where the transcript route reads a running run's.
+    await env.live.publishTranscript("copilotlive", runId, early, entries.length);
+
+    const now = await cli(["logs", runId]);
+    expect(now, now.err).toMatchObject({ code: 0, out: render(early) });
+    expect(now.out).not.toContain("●");
+
+    const out: string[] = [];
+    const io: CliIo = {
+      out: (line) => out.push(line),
+      err: () => undefined,
+      env: { OVERSEER_URL: env.gateway.url, OVERSEER_TOKEN: env.tokens.read },
+      cwd: process.cwd(),
+    };
+    const following = runCli(["logs", "-f", runId], io);
+    const channel = env.live.transcriptChannel("copilotlive");
+    await expect
+      .poll(async () => ((await env.redis.pubsub("NUMSUB", channel)) as [string, number])[1], {
+        timeout: 20_000,
+      })
+      .toBe(1);
+    await expect.poll(() => out.join("\n"), { timeout: 20_000 }).toBe(render(early));
+    await env.live.publishTranscript("copilotlive", runId, late, entries.length);
+    await expect.poll(() => out.join("\n"), { timeout: 20_000 }).toBe(render(entries));
+
+    await endRun("copilotlive", runId, printed, entries);
+    expect(await following).toBe(0);
+    expect(out.join("\n")).toBe(render(entries));
   });
 
   it("--raw -f follows the original output until the run ends", async () => {

@@ -181,14 +181,53 @@ export class LiveChannel {
     return res.flatMap(([, entries]) => entries.map(([id, fields]) => ({ id, data: fields[1] ?? "" })));
   }
 
+  /** A running run's transcript entries so far, as its worker parsed them (`readTranscript`). */
+  transcriptKey(runId: string): string {
+    return `${this.prefix}:transcript-log:${runId}`;
+  }
+
   /**
-   * Publishes entries a running run's output just completed on its project's transcript channel
-   * (`{ runId, entries }`): live only, never stored in Redis; a watcher that missed some reads
-   * the run's transcript over HTTP and goes on by `seq`.
+   * Keeps entries a running run's output just completed in its live transcript list (numbered by
+   * the worker's `seq`, the numbering of its stored transcript too): at most the `keep` newest
+   * entries (the worker's stored bound), expiring like its log. What watchers read over HTTP
+   * while the run goes; without it they would parse the live log again, numbered apart.
    */
-  async publishTranscript(projectId: string, runId: string, entries: readonly unknown[]): Promise<void> {
+  keepTranscript(runId: string, entries: readonly unknown[], keep: number): Promise<unknown> {
+    const key = this.transcriptKey(runId);
+    return this.redis
+      .multi()
+      .rpush(key, ...entries.map((entry) => JSON.stringify(entry)))
+      .ltrim(key, -Math.max(1, Math.floor(keep)), -1)
+      .expire(key, this.logTtl)
+      .exec();
+  }
+
+  /**
+   * Keeps entries a running run's output just completed (`keepTranscript`), then publishes them
+   * on its project's transcript channel (`{ runId, entries }`); a watcher that missed some reads
+   * the run's transcript over HTTP (`readTranscript` while it goes) and goes on by `seq`.
+   */
+  async publishTranscript(
+    projectId: string,
+    runId: string,
+    entries: readonly unknown[],
+    keep: number = Number.MAX_SAFE_INTEGER,
+  ): Promise<void> {
     if (entries.length === 0) return;
+    await this.keepTranscript(runId, entries, keep);
     await this.redis.publish(this.transcriptChannel(projectId), JSON.stringify({ runId, entries }));
+  }
+
+  /** The entries kept of a running run's transcript, oldest first (unvalidated JSON: callers parse). */
+  async readTranscript(runId: string): Promise<unknown[]> {
+    const rows = await this.redis.lrange(this.transcriptKey(runId), 0, -1);
+    return rows.flatMap((row) => {
+      try {
+        return [JSON.parse(row) as unknown];
+      } catch {
+        return [];
+      }
+    });
   }
 
   async publishEvents(events: readonly LiveEvent[]): Promise<void> {

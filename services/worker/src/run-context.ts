@@ -42,8 +42,11 @@ export interface RunExecutorDeps {
   onOutput?(job: RunJob, chunk: string): void;
   /** JSON bytes of a run's transcript kept (OVERSEER_MAX_TRANSCRIPT_BYTES). */
   maxTranscriptBytes: number;
-  /** Publishes transcript entries of a running run live (`run.transcript`); best effort. */
-  publishTranscript?(job: RunJob, entries: readonly unknown[]): Promise<void>;
+  /**
+   * Publishes transcript entries of a running run live (`run.transcript`) and keeps them (the
+   * `kept` newest) where the transcript route reads a running run's; best effort.
+   */
+  publishTranscript?(job: RunJob, entries: readonly unknown[], kept: number): Promise<void>;
   /**
    * Sends a running run's usage so far (usage-tracker.ts): while it runs, whenever it changed
    * (at most every `usageReportMs`), and once more when a run ends without a result (cancel).

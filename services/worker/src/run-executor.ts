@@ -103,7 +103,7 @@ export async function executeRun(
       {
         maxBytes: deps.maxTranscriptBytes,
         publish: deps.publishTranscript
-          ? (entries) => deps.publishTranscript?.(job, entries) ?? Promise.resolve()
+          ? (entries, kept) => deps.publishTranscript?.(job, entries, kept) ?? Promise.resolve()
           : undefined,
       },
       log,

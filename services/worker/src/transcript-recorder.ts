@@ -14,8 +14,12 @@ export const TRANSCRIPT_RECORDER_DEFAULTS = Object.freeze({
 export interface TranscriptRecorderOptions {
   /** JSON bytes of transcript kept (OVERSEER_MAX_TRANSCRIPT_BYTES); the oldest entries go first. */
   maxBytes: number;
-  /** Sends new entries live (`run.transcript`); best effort, a failure never fails the run. */
-  publish?: ((entries: TranscriptEntry[]) => Promise<void>) | undefined;
+  /**
+   * Sends new entries live (`run.transcript`) and keeps them where the transcript route reads a
+   * running run's (`kept`: how many entries the bounded transcript holds now); best effort, a
+   * failure never fails the run.
+   */
+  publish?: ((entries: TranscriptEntry[], kept: number) => Promise<void>) | undefined;
   intervalMs?: number;
   sessionReadBytes?: number;
 }
@@ -131,7 +135,7 @@ export class RunTranscriptRecorder {
       this.#unsent = [];
       if (batch.length === 0 || !this.#options.publish) return;
       try {
-        await this.#options.publish(batch);
+        await this.#options.publish(batch, this.#kept.length - this.#head);
       } catch (error) {
         this.log.debug({ err: error, runId: this.job.runId }, "live transcript publication failed");
       }

@@ -117,7 +117,8 @@ export class WorkerService {
       killGraceMs: options.killGraceMs,
       maxOutputBytes: options.maxOutputBytes,
       maxTranscriptBytes: options.maxTranscriptBytes,
-      publishTranscript: (job, entries) => deps.live.publishTranscript(job.projectId, job.runId, entries),
+      publishTranscript: (job, entries, kept) =>
+        deps.live.publishTranscript(job.projectId, job.runId, entries, kept),
       diskLimitBytes: options.diskLimitBytes,
       diskCheckMs: options.diskCheckMs,
       maxFiles: options.maxFiles,

@@ -52,7 +52,7 @@ describe("RunTranscriptRecorder", () => {
       "/tmp/ovt-r2c88d31e/cli-transcript-77mxrG/checkout",
       {
         maxBytes: 1024 * 1024,
-        publish: (entries) => live.publishTranscript("p-live", job.runId, entries),
+        publish: (entries, kept) => live.publishTranscript("p-live", job.runId, entries, kept),
         intervalMs: 20,
       },
       log,
@@ -79,13 +79,30 @@ describe("RunTranscriptRecorder", () => {
     expect(published.every((m) => m.runId === "r-codex")).toBe(true);
     const streamed = published.flatMap((m) => m.entries).map((e) => TranscriptEntrySchema.parse(e));
     expect(streamed).toEqual(transcript.entries);
+    // Kept where the transcript route reads a running run's, numbered as the stored transcript.
+    expect(await live.readTranscript(job.runId)).toEqual(transcript.entries);
   });
 
   it("drops the oldest entries beyond its byte bound and says so", async () => {
     const job = runJobFixture({ runId: "r-bound", projectId: "p-bound", agent: "my-cli" });
-    const recorder = new RunTranscriptRecorder(job, null, { maxBytes: 2048 }, log);
-    for (let i = 0; i < 200; i++) recorder.write(`line ${i} ${"x".repeat(40)}\n`);
+    const recorder = new RunTranscriptRecorder(
+      job,
+      null,
+      {
+        maxBytes: 2048,
+        publish: (entries, kept) => live.publishTranscript("p-bound", job.runId, entries, kept),
+        intervalMs: 5,
+      },
+      log,
+    );
+    recorder.start(dir);
+    for (let i = 0; i < 200; i++) {
+      recorder.write(`line ${i} ${"x".repeat(40)}\n`);
+      if (i % 50 === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    }
     const transcript = await recorder.finish();
+    // The live copy in Redis is trimmed to the same entries.
+    expect(await live.readTranscript(job.runId)).toEqual(transcript.entries);
     expect(transcript.truncated).toBe(true);
     const bytes = transcript.entries.reduce((sum, e) => sum + Buffer.byteLength(JSON.stringify(e)) + 1, 0);
     expect(bytes).toBeLessThanOrEqual(2048);

@@ -18,9 +18,6 @@ import {
 } from "../route-kit.ts";
 import type { getRunTranscriptRoute, getTaskTranscriptRoute } from "./definitions.ts";
 
-/** Log entries of a running run's live log read to parse its transcript so far (the stream holds fewer). */
-const LIVE_LOG_ENTRIES = 100_000;
-
 interface RunTranscriptView {
   agent: string | null;
   entries: TranscriptEntry[];
@@ -51,8 +48,10 @@ function validEntries(entries: readonly unknown[]): TranscriptEntry[] {
 }
 
 /**
- * A run's transcript: the stored one; while the run goes, its live log parsed; for a run that
- * ended without one (before transcripts were stored), its stored output parsed.
+ * A run's transcript: the stored one; while the run goes, the entries its worker parsed and
+ * kept live in Redis (numbered as its `run.transcript` events and its stored transcript, so a
+ * watcher merges them by `seq`; Copilot's from its session file, not its printed lines); for a
+ * run that ended without one (before transcripts were stored), its stored output parsed.
  */
 async function transcriptOf(
   ctx: RouteContext,
@@ -71,11 +70,13 @@ async function transcriptOf(
   }
   const agent = agentOf(project);
   if (run.status === "queued" || run.status === "running") {
-    const log = await ctx.deps.live.readLog(run.id, "0", LIVE_LOG_ENTRIES).catch(() => []);
+    const kept = await ctx.deps.live.readTranscript(run.id).catch(() => []);
+    const entries = validEntries(kept);
     return {
       agent,
-      entries: parseTranscript(redact(log.map((entry) => entry.data).join("")), agent),
-      truncated: false,
+      entries: redactDeep(entries, redact) as TranscriptEntry[],
+      // The oldest were trimmed to the worker's bound (a transcript is numbered from 0).
+      truncated: (entries[0]?.seq ?? 0) > 0 || entries.length < kept.length,
     };
   }
   const row = await getRun(ctx.deps.db, run.id);
