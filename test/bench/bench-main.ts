@@ -10,6 +10,8 @@
  *   deadworker   SIGKILL of a worker with runs in flight → each run running again elsewhere
  *   flood        an agent floods its output: worker peak RSS, Redis live log, stored output
  *   tracing      the throughput scenario untraced vs traced (OTEL_* → a local OTLP receiver)
+ *   scale        statements and commands per transition, idle cost, per running run, throughput
+ *                vs the git floor, on private servers (scale-bench.ts; sizes: --scale-* flags)
  */
 import { mkdir, writeFile } from "node:fs/promises";
 import os from "node:os";
@@ -23,10 +25,28 @@ import { benchDecisionLatency } from "./decision-latency-bench.ts";
 import { runFloodBench } from "./flood-memory-bench.ts";
 import { runGatewayStatusBench } from "./gateway-bench.ts";
 import { benchGitFloor } from "./git-floor-bench.ts";
+import { benchScale, SCALE_DEFAULTS, type ScaleOptions } from "./scale-bench.ts";
 import { benchTracingOverhead } from "./tracing-overhead-bench.ts";
 
+/** `--scale-projects 1000` etc.: the scale bench's sizes (scale-bench.ts), its defaults when absent. */
+const SCALE_FLAGS: Record<string, keyof ScaleOptions> = {
+  "scale-projects": "projects",
+  "scale-tasks": "tasksPerProject",
+  "scale-overhead-tasks": "overheadTasks",
+  "scale-idle-seconds": "idleSeconds",
+  "scale-long-runs": "longRuns",
+  "scale-window-seconds": "windowSeconds",
+  "scale-workers": "workers",
+  "scale-worker-concurrency": "workerConcurrency",
+  "scale-floor-iterations": "floorIterations",
+};
+
 const { values } = parseArgs({
-  options: { quick: { type: "boolean", default: false }, only: { type: "string" } },
+  options: {
+    quick: { type: "boolean", default: false },
+    only: { type: "string" },
+    ...Object.fromEntries(Object.keys(SCALE_FLAGS).map((flag) => [flag, { type: "string" as const }])),
+  },
 });
 const only = values.only ? new Set(values.only.split(",")) : null;
 const want = (name: string) => only === null || only.has(name);
@@ -134,6 +154,27 @@ if (want("flood")) {
 if (want("tracing")) {
   log("tracing: the same runs untraced, then traced (OTLP/HTTP to a local receiver)");
   results.tracing = await benchTracingOverhead(quick ? 3 : 8);
+}
+
+if (want("scale")) {
+  const sizes: ScaleOptions = { ...SCALE_DEFAULTS };
+  for (const [flag, key] of Object.entries(SCALE_FLAGS)) {
+    const given = (values as Record<string, unknown>)[flag];
+    if (given === undefined) continue;
+    const n = Number(given);
+    if (!Number.isInteger(n) || n < 0)
+      throw new Error(`--${flag} ${String(given)}: expected a whole number ≥ 0`);
+    sizes[key] = n;
+  }
+  log(`scale: ${sizes.projects} project(s) × ${sizes.tasksPerProject} task(s), ${sizes.longRuns} long runs`);
+  results.scale = await benchScale(sizes);
+  for (const f of (
+    results.scale as { figures: { figure: string; value: number; goal: string; met: boolean | null }[] }
+  ).figures) {
+    log(
+      `scale: ${f.figure}: ${f.value} (goal ${f.goal}${f.met === null ? "" : f.met ? ", met" : ", NOT met"})`,
+    );
+  }
 }
 
 const json = JSON.stringify(results, null, 2);

@@ -36,7 +36,12 @@ async function binDir(): Promise<string> {
   return path.join(root, versions[0] as string, "bin");
 }
 
-export async function startPrivatePostgres(): Promise<PrivatePostgres> {
+export interface PrivatePostgresOptions {
+  /** More server settings (`-c name=value`), e.g. `shared_preload_libraries: "pg_stat_statements"`. */
+  settings?: Record<string, string>;
+}
+
+export async function startPrivatePostgres(opts: PrivatePostgresOptions = {}): Promise<PrivatePostgres> {
   const bin = await binDir();
   const dir = await mkdtemp(path.join(tmpdir(), "overseer-pg-"));
   const data = path.join(dir, "data");
@@ -65,6 +70,7 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
     "-c synchronous_commit=off",
     "-c full_page_writes=off",
     "-c max_connections=100",
+    ...Object.entries(opts.settings ?? {}).map(([name, value]) => `-c ${name}=${value}`),
   ].join(" ");
   const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
   let running = false;

@@ -1,0 +1,120 @@
+/**
+ * What the scale bench counts, exactly, on private servers: Postgres statements per database
+ * role from `pg_stat_statements` (each service connects as its own role, the bench as
+ * `postgres`, so the bench's own queries are not counted), Redis commands from `INFO
+ * commandstats` (the bench sends none while it measures), and a process's CPU time from
+ * /proc/<pid>/stat.
+ */
+import { readFile } from "node:fs/promises";
+import { type Db, sql } from "@overseer/db";
+import type { Redis } from "@overseer/queue";
+
+/** The statements of `pg_stat_statements` that only delimit a transaction. */
+const TRANSACTION_CONTROL =
+  /^\s*(begin|commit|rollback|start transaction|set transaction|savepoint|release)\b/i;
+/** Each applied transition sends exactly one NOTIFY (packages/db transition-repository.ts). */
+const NOTIFY = /pg_notify/i;
+
+export interface StatementCount {
+  query: string;
+  role: string;
+  calls: number;
+}
+
+export interface StatementTotals {
+  /** Every statement the service roles ran, transaction control included. */
+  all: number;
+  /** Without BEGIN / START TRANSACTION / COMMIT / ROLLBACK / SAVEPOINT. */
+  withoutTransactionControl: number;
+  /** pg_notify calls: one per transition that wrote something. */
+  notifies: number;
+  byRole: Record<string, number>;
+  /** The most frequent statements, normalized by pg_stat_statements, text shortened. */
+  top: StatementCount[];
+}
+
+/** `pg_stat_statements` of one database, restricted to the given login roles. */
+export class StatementCounter {
+  constructor(
+    private readonly db: Db,
+    private readonly roles: readonly string[],
+  ) {}
+
+  /** Creates the extension in this database (the server must preload the library). */
+  async install(): Promise<void> {
+    await sql`CREATE EXTENSION IF NOT EXISTS pg_stat_statements`.execute(this.db);
+    for (const role of this.roles) {
+      // Trust auth on the private server: a login role needs no password. Superuser so that the
+      // services may run their migrations on the tables the bench created as `postgres`.
+      await sql.raw(`CREATE ROLE "${role}" LOGIN SUPERUSER`).execute(this.db);
+    }
+  }
+
+  async reset(): Promise<void> {
+    await sql`SELECT pg_stat_statements_reset()`.execute(this.db);
+  }
+
+  async read(topN = 20): Promise<StatementTotals> {
+    const { rows } = await sql<{ query: string; role: string; calls: string }>`
+      SELECT s.query, r.rolname AS role, s.calls::text AS calls
+      FROM pg_stat_statements s
+      JOIN pg_roles r ON r.oid = s.userid
+      WHERE s.dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+        AND r.rolname = ANY(${[...this.roles]}::text[])
+      ORDER BY s.calls DESC`.execute(this.db);
+    const counts = rows.map((r) => ({ query: r.query, role: r.role, calls: Number(r.calls) }));
+    const sum = (list: StatementCount[]) => list.reduce((n, c) => n + c.calls, 0);
+    const byRole: Record<string, number> = {};
+    for (const c of counts) byRole[c.role] = (byRole[c.role] ?? 0) + c.calls;
+    return {
+      all: sum(counts),
+      withoutTransactionControl: sum(counts.filter((c) => !TRANSACTION_CONTROL.test(c.query))),
+      notifies: sum(counts.filter((c) => NOTIFY.test(c.query))),
+      byRole,
+      top: counts.slice(0, topN).map((c) => ({ ...c, query: shorten(c.query) })),
+    };
+  }
+}
+
+export interface CommandTotals {
+  all: number;
+  byCommand: Record<string, number>;
+}
+
+/** Redis `INFO commandstats` since the last `CONFIG RESETSTAT` (the bench's own CONFIG and INFO left out). */
+export class CommandCounter {
+  constructor(private readonly redis: Redis) {}
+
+  async reset(): Promise<void> {
+    await this.redis.config("RESETSTAT");
+  }
+
+  async read(): Promise<CommandTotals> {
+    const info = await this.redis.info("commandstats");
+    const byCommand: Record<string, number> = {};
+    for (const m of info.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) {
+      const [, name, calls] = m;
+      if (name === "config" || name === "info") continue;
+      byCommand[name as string] = Number(calls);
+    }
+    const all = Object.values(byCommand).reduce((n, c) => n + c, 0);
+    const sorted = Object.fromEntries(Object.entries(byCommand).sort((a, b) => b[1] - a[1]));
+    return { all, byCommand: sorted };
+  }
+}
+
+/** User + system CPU time of a process so far, in ms (clock ticks of 10 ms). */
+export async function processCpuMs(pid: number | undefined): Promise<number> {
+  if (!pid) return Number.NaN;
+  const stat = await readFile(`/proc/${pid}/stat`, "utf8").catch(() => "");
+  // Fields after the command name (which may hold spaces) start at field 3 (state).
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  const utime = Number(fields[11]);
+  const stime = Number(fields[12]);
+  return (utime + stime) * 10;
+}
+
+function shorten(query: string): string {
+  const one = query.replace(/\s+/g, " ").trim();
+  return one.length > 160 ? `${one.slice(0, 157)}...` : one;
+}
