@@ -5,6 +5,7 @@
  */
 import type { ForgeAdapter, ForgeKind } from "./forge-adapter.ts";
 import type { ForgeCallCounter } from "./forge-call-counter.ts";
+import { rateGateFor, rateGateKey } from "./forge-rate-gate.ts";
 import { GiteaAdapter } from "./gitea-adapter.ts";
 import { GitHubAdapter, type GitHubAuth } from "./github-adapter.ts";
 import { GitLabAdapter } from "./gitlab-adapter.ts";
@@ -34,14 +35,25 @@ export function githubApiUrl(url: string): string {
   return `${web.origin}${web.pathname.replace(/\/+$/, "")}/api/v3`;
 }
 
+/**
+ * The adapter of one job. Adapters are cheap and made per job (each counts its own calls), but
+ * what the forge says about a token's rate limit is shared by every adapter of that (forge URL,
+ * token) in the process: one rate gate (forge-rate-gate.ts), and on GitHub one set of Octokit
+ * throttling groups.
+ */
 export function createForgeAdapter(connection: ForgeConnection): ForgeAdapter {
   const [owner = "", ...rest] = connection.repository.split("/");
   const repo = rest.join("/");
   const counter = connection.counter ? { counter: connection.counter } : {};
-  const retry = connection.retry ? { retry: connection.retry } : {};
+  const auth = connection.auth;
+  const credential = auth.kind === "token" ? auth.token : `github-app:${auth.appId}:${auth.installationId}`;
+  const apiUrl = connection.forge === "github" ? githubApiUrl(connection.url) : connection.url;
+  const gate = rateGateFor(`${connection.forge}:${apiUrl}`, credential);
+  const retry = { retry: { ...connection.retry, gate } };
   if (connection.forge === "github") {
     return new GitHubAdapter({
-      apiUrl: githubApiUrl(connection.url),
+      apiUrl,
+      gate: { gate, id: rateGateKey(`github:${apiUrl}`, credential) },
       owner,
       repo,
       auth: connection.auth,

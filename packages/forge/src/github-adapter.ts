@@ -27,6 +27,7 @@ import type {
 } from "./forge-adapter.ts";
 import { asOperation, countingFetch, ForgeCallCounter } from "./forge-call-counter.ts";
 import { codeOfStatus, ForgeError } from "./forge-errors.ts";
+import { type ForgeRateGate, gatedFetch } from "./forge-rate-gate.ts";
 import { parseForgeResponse } from "./forge-response.ts";
 import {
   AUTO_MERGE_MUTATION,
@@ -75,6 +76,12 @@ export interface GitHubAdapterOptions {
   readonly rateLimitRetries?: number;
   /** A rate-limit wait longer than this fails with `rate_limited` instead. Default 120. */
   readonly maxRateLimitWaitSeconds?: number;
+  /**
+   * The token's rate-limit gate, shared by its adapters in the process (forge-rate-gate.ts), and
+   * the id of its Octokit throttling groups (writes one at a time, per token). Default: the
+   * adapter's own gate, and the groups Octokit shares by every token of the process.
+   */
+  readonly gate?: { readonly gate: ForgeRateGate; readonly id: string };
 }
 
 const ThrottledOctokit = Octokit.plugin(throttling, retry);
@@ -108,13 +115,21 @@ export class GitHubAdapter implements ForgeAdapter {
               installationId: options.auth.installationId,
             },
           }),
-      request: { fetch: countingFetch(this.calls) },
+      request: {
+        fetch: options.gate
+          ? gatedFetch(options.gate.gate, maxWait * 1000, countingFetch(this.calls))
+          : countingFetch(this.calls),
+      },
       retry: {
         retries: options.retries ?? 3,
         doNotRetry: [400, 401, 403, 404, 405, 409, 410, 422, 451],
         retryAfterBaseValue: options.retryBaseMs ?? 1000,
       },
-      throttle: { onRateLimit: onLimit, onSecondaryRateLimit: onLimit },
+      throttle: {
+        onRateLimit: onLimit,
+        onSecondaryRateLimit: onLimit,
+        ...(options.gate ? { id: options.gate.id } : {}),
+      },
       log: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} },
     });
   }

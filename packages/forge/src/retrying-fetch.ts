@@ -8,8 +8,11 @@
  *
  * Non-idempotent requests are retried too: the adapters make each write safe to repeat (a
  * pull request is created only after looking for it, and a conflict on create looks again).
+ * With a `gate` (the token's, shared by every adapter of it in the process: forge-rate-gate.ts),
+ * each attempt first waits out a rate limit another adapter of the token was told about.
  */
 import type { ForgeCallCounter } from "./forge-call-counter.ts";
+import { type ForgeRateGate, heldAnswer } from "./forge-rate-gate.ts";
 
 export interface RetryPolicy {
   /** Retries after the first attempt. Default 4. */
@@ -18,6 +21,8 @@ export interface RetryPolicy {
   readonly baseDelayMs: number;
   /** The longest single wait; a longer `Retry-After` fails instead. Default 60 000 ms. */
   readonly maxDelayMs: number;
+  /** The token's rate-limit gate, shared per (forge, token) in the process. Default none. */
+  readonly gate?: ForgeRateGate;
 }
 
 export const RETRY_POLICY_DEFAULTS: RetryPolicy = Object.freeze({
@@ -61,10 +66,14 @@ export function retryingFetch(
   return async (input, init) => {
     const template = new Request(input, init);
     for (let attempt = 0; ; attempt++) {
+      const held = (await policy.gate?.pass(policy.maxDelayMs)) ?? 0;
+      if (held > 0) return heldAnswer(held);
       counter.record();
       let response: Response;
       try {
         response = await inner(template.clone());
+        policy.gate?.observe(response);
+        if (response.status === 304) counter.recordNotModified();
       } catch (error) {
         if (attempt >= policy.retries) throw error;
         await delay(Math.min(policy.baseDelayMs * 2 ** attempt, policy.maxDelayMs));
