@@ -119,6 +119,30 @@ export const AUTHORIZATION_TABLE = {
   createToken: { method: "post", path: "/api/v1/tokens", scope: "admin" },
   revokeToken: { method: "delete", path: "/api/v1/tokens/{token_id}", scope: "admin" },
   openQueueBoardSession: { method: "post", path: "/api/v1/admin/queues/session", scope: "admin" },
+  // Notifications: subscriptions (their URLs and secrets are the admin's), deliveries, redelivery
+  listSubscriptions: { method: "get", path: "/api/v1/notifications/subscriptions", scope: "read" },
+  createSubscription: { method: "post", path: "/api/v1/notifications/subscriptions", scope: "admin" },
+  removeSubscription: {
+    method: "delete",
+    path: "/api/v1/notifications/subscriptions/{subscription_id}",
+    scope: "admin",
+  },
+  testSubscription: {
+    method: "post",
+    path: "/api/v1/notifications/subscriptions/{subscription_id}/test",
+    scope: "operate",
+  },
+  rotateSubscriptionSecret: {
+    method: "post",
+    path: "/api/v1/notifications/subscriptions/{subscription_id}/rotate-secret",
+    scope: "admin",
+  },
+  listDeliveries: { method: "get", path: "/api/v1/notifications/deliveries", scope: "read" },
+  redeliverDelivery: {
+    method: "post",
+    path: "/api/v1/notifications/deliveries/{delivery_id}/redeliver",
+    scope: "operate",
+  },
   // Forge webhooks: no token; each delivery carries the forge's signature of the shared secret
   receiveForgeWebhook: { method: "post", path: "/api/v1/forge/{id}/webhooks/{forge}", scope: "public" },
   // MCP (Model Context Protocol) over streamable HTTP: each tool call is then authorized as its own route

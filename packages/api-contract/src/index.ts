@@ -8,6 +8,7 @@ export * from "./fleet-schemas.ts";
 export * from "./forge-schemas.ts";
 export * from "./id-schemas.ts";
 export * from "./mcp-schemas.ts";
+export * from "./notification-api-schemas.ts";
 export * from "./notification-schemas.ts";
 export * from "./operator-schemas.ts";
 export * from "./pull-request-schemas.ts";

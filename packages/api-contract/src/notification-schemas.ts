@@ -73,6 +73,26 @@ export const WebhookPullRequestMergedSchema = payload("pr.merged", {
   merged_by: z.string().nullable(),
 });
 
+/** The type of the message `POST …/subscriptions/{subscription_id}/test` sends (never queued). */
+export const WEBHOOK_TEST_TYPE = "overseer.test";
+
+export const WebhookTestSchema = z
+  .object({
+    type: z.literal(WEBHOOK_TEST_TYPE),
+    ...common,
+    data: z.object({
+      subscription_id: z.string(),
+      project_id: z
+        .string()
+        .nullable()
+        .openapi({ description: "The subscription's project; null: every project." }),
+      message: z.string(),
+    }),
+  })
+  .openapi("WebhookPayload_overseer_test", {
+    description: "A test message an operator sent (`overseer notify test`); no event behind it.",
+  });
+
 /** Every payload, told apart by `type`. */
 export const WebhookPayloadSchema = z.discriminatedUnion("type", [
   WebhookDecisionOpenedSchema,
@@ -82,6 +102,7 @@ export const WebhookPayloadSchema = z.discriminatedUnion("type", [
   WebhookMissionCompletedSchema,
   WebhookPullRequestOpenedSchema,
   WebhookPullRequestMergedSchema,
+  WebhookTestSchema,
 ]);
 export type WebhookPayload = z.infer<typeof WebhookPayloadSchema>;
 
@@ -95,3 +116,9 @@ export const WEBHOOK_PAYLOAD_SCHEMAS = {
   "pr.opened": WebhookPullRequestOpenedSchema,
   "pr.merged": WebhookPullRequestMergedSchema,
 } as const satisfies Record<(typeof NOTIFICATION_TYPES)[number], z.ZodType>;
+
+/** Every payload a receiver can get, by type: the notifications and the test message. */
+export const WEBHOOK_DOCUMENTED_PAYLOADS = {
+  ...WEBHOOK_PAYLOAD_SCHEMAS,
+  [WEBHOOK_TEST_TYPE]: WebhookTestSchema,
+} as const;

@@ -217,3 +217,61 @@ export async function countDeliveriesByStatus(db: Db): Promise<Record<string, nu
     .execute();
   return Object.fromEntries(rows.map((r) => [r.status, Number(r.n)]));
 }
+
+/** One delivery with its notification's type and severity, or undefined. */
+export async function getDelivery(db: Db, deliveryId: string): Promise<DeliveryListRow | undefined> {
+  return db
+    .selectFrom("notification_deliveries as d")
+    .innerJoin("notification_outbox as o", "o.id", "d.outbox_id")
+    .selectAll("d")
+    .select(["o.type", "o.severity", "o.task_id", "o.event_id"])
+    .where("d.id", "=", deliveryId)
+    .executeTakeFirst();
+}
+
+/**
+ * Sends a dead letter again, idempotently: only a `dead` delivery becomes pending (attempts
+ * reset, same `webhook-id`); a pending or delivered one is left as it is. `redelivered` says
+ * whether this call changed it; `row` is undefined when there is no such delivery.
+ */
+export async function redeliverDeadLetter(
+  db: Db,
+  deliveryId: string,
+): Promise<{ row: DeliveryListRow | undefined; redelivered: boolean }> {
+  const changed = await db.transaction().execute(async (trx) => {
+    const row = await trx
+      .updateTable("notification_deliveries")
+      .set({ status: "pending", attempts: 0, last_error: null, last_status: null, delivered_at: null })
+      .where("id", "=", deliveryId)
+      .where("status", "=", "dead")
+      .returning("project_id")
+      .executeTakeFirst();
+    if (row) await sql`SELECT pg_notify(${OUTBOX_NOTIFY_CHANNEL}, ${row.project_id})`.execute(trx);
+    return row !== undefined;
+  });
+  return { row: await getDelivery(db, deliveryId), redelivered: changed };
+}
+
+/** Per project and status: how many deliveries, and how many attempts they made (metrics). */
+export async function deliveryFigures(
+  db: Db,
+): Promise<{ projectId: string; status: string; deliveries: number; attempts: number }[]> {
+  const rows = await db
+    .selectFrom("notification_deliveries")
+    .select([
+      "project_id",
+      "status",
+      db.fn.countAll<string>().as("n"),
+      db.fn.sum<string>("attempts").as("attempts"),
+    ])
+    .groupBy(["project_id", "status"])
+    .orderBy("project_id")
+    .orderBy("status")
+    .execute();
+  return rows.map((r) => ({
+    projectId: r.project_id,
+    status: r.status,
+    deliveries: Number(r.n),
+    attempts: Number(r.attempts ?? 0),
+  }));
+}

@@ -1,4 +1,4 @@
-export { type OutboxNotification, webhookPayloadOf } from "./webhook-payload.ts";
+export { type OutboxNotification, webhookPayloadOf, webhookTestPayload } from "./webhook-payload.ts";
 export {
   type AttemptOutcome,
   newWebhookSecret,

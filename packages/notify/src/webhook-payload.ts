@@ -1,4 +1,9 @@
-import { WEBHOOK_PAYLOAD_VERSION, type WebhookPayload, WebhookPayloadSchema } from "@overseer/api-contract";
+import {
+  WEBHOOK_PAYLOAD_VERSION,
+  WEBHOOK_TEST_TYPE,
+  type WebhookPayload,
+  WebhookPayloadSchema,
+} from "@overseer/api-contract";
 import { formatZodIssues } from "@overseer/input-errors";
 
 /** What the outbox holds about one notification (the db row, without the db's types). */
@@ -68,4 +73,22 @@ function detailsOf(type: string, d: Readonly<Record<string, unknown>>): Record<s
     default:
       return {};
   }
+}
+
+/** The payload of a subscription's test message (`overseer.test`), checked against the contract. */
+export function webhookTestPayload(
+  subscriptionId: string,
+  projectId: string | null,
+  now = new Date(),
+): WebhookPayload {
+  return WebhookPayloadSchema.parse({
+    type: WEBHOOK_TEST_TYPE,
+    version: WEBHOOK_PAYLOAD_VERSION,
+    timestamp: now.toISOString(),
+    data: {
+      subscription_id: subscriptionId,
+      project_id: projectId,
+      message: "A test message from Overseer: this receiver verifies the signature.",
+    },
+  });
 }

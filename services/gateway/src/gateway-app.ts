@@ -31,6 +31,7 @@ import { registerEventRoutes } from "./routes/event/register.ts";
 import { registerFleetRoutes } from "./routes/fleet/register.ts";
 import { registerForgeRoutes } from "./routes/forge/register.ts";
 import { registerMcpRoutes } from "./routes/mcp/register.ts";
+import { registerNotificationRoutes } from "./routes/notification/register.ts";
 import { registerOpsRoutes } from "./routes/ops/register.ts";
 import { registerPageRoutes } from "./routes/page-routes.ts";
 import { registerProjectRoutes } from "./routes/project/register.ts";
@@ -178,6 +179,7 @@ export function createGatewayApp(deps: GatewayDeps, settings: ResolvedGatewayOpt
   registerOpsRoutes(app, ctx);
   registerFleetRoutes(app, ctx);
   registerForgeRoutes(app, ctx);
+  registerNotificationRoutes(app, ctx);
   registerMcpRoutes(app, ctx);
   registerQueueBoardRoutes(app, ctx);
 
