@@ -1,5 +1,7 @@
 import {
+  PREREQUISITE_MODES,
   PULL_REQUEST_CHECK_STATES,
+  PULL_REQUEST_ON_CLOSED,
   PULL_REQUEST_REVIEW_STATES,
   PULL_REQUEST_STATUSES,
   type TaskStatus,
@@ -36,6 +38,52 @@ export const TaskPullRequestSchema = z
     merged_by: z.string().nullable(),
   })
   .openapi("TaskPullRequest");
+
+/**
+ * How a project's approved work lands through pull requests (runner config `landing.pull_request`
+ * and `forge`, README "Land through pull requests"): the forge without its token, and the merge
+ * policy. The value lists mirror `@overseer/project-config`'s (compared by the gateway's tests).
+ */
+export const PullRequestPolicySchema = z
+  .object({
+    forge: z.enum(["github", "gitlab", "gitea"]).openapi({ description: "The forge's kind." }),
+    forge_url: z.string().openapi({ description: "The forge's web URL.", example: "https://github.com" }),
+    repository: z
+      .string()
+      .openapi({ description: "The repository's path on the forge.", example: "acme/shop" }),
+    merge: z.enum(["manual", "auto", "queue"]).openapi({
+      description:
+        "Who merges: `manual` (a person), `auto` (Overseer, once approved and green), `queue` (the forge's auto-merge, merge queue or merge train).",
+    }),
+    merge_method: z.enum(["merge", "squash", "rebase"]),
+    required_approvals: z.number().int().openapi({ description: "Human approvals `auto` waits for." }),
+    required_checks: z.array(z.string()).openapi({
+      description: "Check names that gate the merge; [] = every check reported on the head.",
+    }),
+    prerequisites: z.enum(PREREQUISITE_MODES),
+    on_closed: z.enum(PULL_REQUEST_ON_CLOSED),
+  })
+  .openapi("PullRequestPolicy");
+
+/**
+ * The merge policy in words, the same in `overseer status` and the dashboard: "merge: auto by
+ * squash once 1 approval and checks ci green", "merge: manual (a person merges on the forge)",
+ * "merge: queue (the forge's auto-merge or merge queue, by squash)".
+ */
+export function mergePolicyText(p: z.infer<typeof PullRequestPolicySchema>): string {
+  const checks = p.required_checks.length === 0 ? "every check" : `checks ${p.required_checks.join(", ")}`;
+  const approvals = `${p.required_approvals} approval${p.required_approvals === 1 ? "" : "s"}`;
+  if (p.merge === "manual") return "merge: manual (a person merges on the forge)";
+  if (p.merge === "queue")
+    return `merge: queue (the forge's auto-merge or merge queue, by ${p.merge_method})`;
+  return `merge: auto by ${p.merge_method} once ${approvals} and ${checks} green`;
+}
+
+/** An open pull request in the project status: its task, and the pull request as on the task. */
+export const OpenPullRequestSchema = TaskPullRequestSchema.extend({
+  task_id: z.string(),
+  title: z.string(),
+}).openapi("OpenPullRequest");
 
 /**
  * Task statuses as the Argus routes show them (docs/argus-compatibility.md): Argus knows no

@@ -10,7 +10,12 @@ import {
   TASK_STATUSES,
 } from "@overseer/domain";
 import { z } from "./openapi-zod.ts";
-import { ARGUS_TASK_STATUSES, TaskPullRequestSchema } from "./pull-request-schemas.ts";
+import {
+  ARGUS_TASK_STATUSES,
+  OpenPullRequestSchema,
+  PullRequestPolicySchema,
+  TaskPullRequestSchema,
+} from "./pull-request-schemas.ts";
 
 /**
  * Shapes of what the gateway answers. They document the API (OpenAPI components) and type
@@ -200,6 +205,14 @@ const landingFields = {
     description:
       "How to bring the landed work into your own branch (e.g. `git merge overseer/main`), or null when it lands on `branch` itself.",
   }),
+  landing_mode: z.enum(["push", "pull_request"]).openapi({
+    description:
+      "`push`: approved work is pushed to the landing branch; `pull_request`: it lands through a pull request.",
+  }),
+  pull_requests: PullRequestPolicySchema.nullable().openapi({
+    description:
+      "In `pull_request` mode: the forge (never its token) and the merge policy; null in `push` mode.",
+  }),
 };
 
 export const ProjectStatusSchema = z
@@ -221,6 +234,10 @@ export const ProjectStatusSchema = z
     waiting_for_you: z.string().nullable().openapi({
       example: "waiting for you: 1 unanswered question(s)",
       description: "Stop signal text, null when nothing is pending.",
+    }),
+    open_pull_requests: z.array(OpenPullRequestSchema).openapi({
+      description:
+        "The pull requests still open (or being opened), oldest task first: link, checks, review and approvals of each.",
     }),
     mission: MissionSchema.nullable().openapi({
       description: "The project's mission with its status; null without one.",

@@ -1,15 +1,16 @@
-import type { Decision, MissionSummaryInput } from "@overseer/domain";
+import type { Decision, MissionSummaryInput, TaskPullRequest } from "@overseer/domain";
 import { sql } from "kysely";
 import type { Db } from "./connection.ts";
-import type { DecisionRow, ProjectRow } from "./database-schema.ts";
+import type { DecisionRow, ProjectRow, PullRequestRow } from "./database-schema.ts";
 import { loadMissionSummaryInput } from "./mission-queries.ts";
+import { pullRequestFromRow } from "./pull-request-repository.ts";
 import { decisionFromRow } from "./row-mappers.ts";
 import { runNumberSql } from "./run-repository.ts";
 
 /**
  * Read models of the HTTP gateway. The status route is the operator's polling loop (docs/argus-compatibility.md),
- * so it is one round trip: the project row plus three indexed
- * sub-selects (tasks by status, active runs, pending cards) aggregated as JSON; a project with
+ * so it is one round trip: the project row plus four indexed
+ * sub-selects (tasks by status, active runs, pending cards, open pull requests) aggregated as JSON; a project with
  * a mission takes a second statement for its summary (`loadMissionSummaryInput`).
  */
 
@@ -38,6 +39,15 @@ export interface ProjectStatusData {
   readonly pendingDecisions: readonly Decision[];
   /** What the mission summary is computed from (`summarizeMission`); null without a mission. */
   readonly mission: MissionSummaryInput | null;
+  /** Pull requests still opening or open, by task id, with the task's title. */
+  readonly openPullRequests: readonly OpenPullRequest[];
+}
+
+/** A pull request still opening or open, with its task. */
+export interface OpenPullRequest {
+  readonly taskId: string;
+  readonly title: string;
+  readonly pullRequest: TaskPullRequest;
 }
 
 interface StatusRow extends ProjectRow {
@@ -58,6 +68,7 @@ interface StatusRow extends ProjectRow {
     created_at: string;
     resolved_at: string | null;
   })[];
+  open_pull_requests: (PullRequestRow & { title: string })[];
 }
 
 /** Project, counts, active runs and pending cards in one statement; undefined if no such project. */
@@ -79,12 +90,17 @@ export async function loadProjectStatus(db: Db, projectId: string): Promise<Proj
       COALESCE((
         SELECT jsonb_agg(to_jsonb(d) ORDER BY d.created_at, d.id)
         FROM decisions d WHERE d.project_id = p.id AND d.status = 'pending'
-      ), '[]'::jsonb) AS pending_decisions
+      ), '[]'::jsonb) AS pending_decisions,
+      COALESCE((
+        SELECT jsonb_agg(to_jsonb(pr) || jsonb_build_object('title', t.title) ORDER BY pr.task_id)
+        FROM pull_requests pr JOIN tasks t ON t.project_id = pr.project_id AND t.id = pr.task_id
+        WHERE pr.project_id = p.id AND pr.status IN ('opening', 'open')
+      ), '[]'::jsonb) AS open_pull_requests
     FROM projects p
     WHERE p.id = ${projectId}`.execute(db);
   const row = result.rows[0];
   if (!row) return undefined;
-  const { task_counts, active_runs, pending_decisions, ...project } = row;
+  const { task_counts, active_runs, pending_decisions, open_pull_requests, ...project } = row;
   return {
     project: project as ProjectRow,
     counts: task_counts,
@@ -101,6 +117,11 @@ export async function loadProjectStatus(db: Db, projectId: string): Promise<Proj
       workerId: r.worker_id,
       createdAt: new Date(r.created_at),
       startedAt: r.started_at ? new Date(r.started_at) : null,
+    })),
+    openPullRequests: open_pull_requests.map((pr) => ({
+      taskId: pr.task_id,
+      title: pr.title,
+      pullRequest: pullRequestFromRow(pr),
     })),
     pendingDecisions: pending_decisions.map((d) =>
       decisionFromRow({

@@ -22,6 +22,7 @@ export {
   type DurationBuckets,
   latestEventId,
   loadProjectStatus,
+  type OpenPullRequest,
   type ProjectStatusData,
   pingDatabase,
   projectChangeToken,

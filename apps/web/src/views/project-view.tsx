@@ -5,7 +5,7 @@ import { ProgressBar, StatusPill } from "../components/bits.tsx";
 import { MissionPanel } from "../components/mission-panel.tsx";
 import { PrereqGraph } from "../components/prereq-graph.tsx";
 import { ProjectControls } from "../components/project-controls.tsx";
-import { PullRequestLink } from "../components/pull-request-link.tsx";
+import { MergePolicy, PullRequestLink } from "../components/pull-request-link.tsx";
 import { Empty, Load } from "../components/states.tsx";
 import { formatCount, formatUsd, STATUS_LABEL } from "../lib/format.ts";
 import { useLoad, useProjectEvents } from "../lib/hooks.ts";
@@ -63,7 +63,16 @@ export function ProjectView({ projectId }: { projectId: string }) {
             {s.status_reason ? <p class="muted">{s.status_reason}</p> : null}
             {s.objective ? <p>{s.objective}</p> : null}
             <p class="muted" data-testid="landing">
-              Approved work lands on <code>{s.landing_branch}</code>
+              {s.pull_requests ? (
+                <>
+                  Approved work lands through pull requests into <code>{s.landing_branch}</code> on{" "}
+                  <MergePolicy policy={s.pull_requests} /> · {s.open_pull_requests.length} open
+                </>
+              ) : (
+                <>
+                  Approved work lands on <code>{s.landing_branch}</code>
+                </>
+              )}
               {s.landing_hint ? (
                 <>
                   {" "}

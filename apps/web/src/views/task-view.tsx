@@ -4,7 +4,7 @@ import type { ProjectEvent, RunSummary, Task } from "../api/types.ts";
 import { StatusPill } from "../components/bits.tsx";
 import { ConfirmButton } from "../components/confirm-button.tsx";
 import { CommitDiffToggle } from "../components/diff-view.tsx";
-import { PullRequestLink } from "../components/pull-request-link.tsx";
+import { ProjectMergePolicy, PullRequestLink } from "../components/pull-request-link.tsx";
 import { Empty, Load } from "../components/states.tsx";
 import { TaskTranscript } from "../components/transcript/task-transcript.tsx";
 import { formatCount, formatDuration, formatTime } from "../lib/format.ts";
@@ -134,6 +134,7 @@ function TaskFacts({ task: t, projectId }: { task: Task; projectId: string }) {
           <dt>Pull request</dt>
           <dd>
             <PullRequestLink pr={t.pull_request} />
+            <ProjectMergePolicy projectId={projectId} />
           </dd>
         </>
       ) : null}

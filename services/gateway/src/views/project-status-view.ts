@@ -1,5 +1,5 @@
 import type { z } from "@hono/zod-openapi";
-import type { ProjectStatusSchema } from "@overseer/api-contract";
+import { mergePolicyText, type ProjectStatusSchema } from "@overseer/api-contract";
 import type { ProjectStatusData } from "@overseer/db";
 import {
   formatUsd,
@@ -9,7 +9,14 @@ import {
   TASK_STATUSES,
 } from "@overseer/domain";
 import type { StatusSnapshot } from "../live/project-status-cache.ts";
-import { activeRunView, decisionCard, landingView, missionView, spendView } from "./resource-views.ts";
+import {
+  activeRunView,
+  decisionCard,
+  landingView,
+  missionView,
+  pullRequestView,
+  spendView,
+} from "./resource-views.ts";
 
 /**
  * The Argus status answer. `waiting_for_you` carries the Argus stop signal (docs/argus-compatibility.md)
@@ -63,6 +70,10 @@ export function projectStatusView(
     pending_questions: pending,
     pending_count: pending.length,
     waiting_for_you: waitingForYou(pending.length),
+    open_pull_requests: data.openPullRequests.flatMap(({ taskId, title, pullRequest }) => {
+      const view = pullRequestView(pullRequest);
+      return view ? [{ task_id: taskId, title, ...view }] : [];
+    }),
     mission: data.mission && mission ? missionView(data.mission.mission, mission) : null,
     mission_notice: mission ? missionNotice(mission) : null,
     text: "",
@@ -81,7 +92,7 @@ function statusText(
   const reason = s.status_reason ? ` (${s.status_reason})` : "";
   lines.push(`project ${s.project_id}: ${s.status}${reason}${stage}`);
   if (s.objective.trim()) lines.push(`objective: ${oneLine(s.objective, 200)}`);
-  lines.push(`landing: ${s.landing_hint ?? `approved work lands on ${s.landing_branch}`}`);
+  lines.push(...landingLines(s));
   const counts = TASK_STATUSES.filter((st) => (s.counts[st] ?? 0) > 0).map((st) => `${s.counts[st]} ${st}`);
   lines.push(`tasks: ${counts.length > 0 ? counts.join(", ") : "none"} (${s.counts.total ?? 0} total)`);
   const limit = s.sessions.limit === null ? "unbounded" : String(s.sessions.limit);
@@ -106,6 +117,32 @@ function statusText(
     lines.push("no unanswered questions");
   }
   return lines.join("\n");
+}
+
+type StatusView = Omit<z.infer<typeof ProjectStatusSchema>, "text">;
+
+/**
+ * Where approved work lands; in pull_request mode, the forge, the merge policy and one line per
+ * open pull request: "pull request: S01-3 PR #42 open https://… → main (checks failure, changes
+ * requested, 0 approvals)".
+ */
+function landingLines(s: StatusView): string[] {
+  const policy = s.pull_requests;
+  if (s.landing_mode !== "pull_request" || policy === null)
+    return [`landing: ${s.landing_hint ?? `approved work lands on ${s.landing_branch}`}`];
+  const lines = [
+    `landing: through pull requests into ${s.landing_branch} on ${policy.forge} ${policy.forge_url} (${policy.repository}); ${mergePolicyText(policy)}`,
+  ];
+  if (s.open_pull_requests.length === 0) lines.push("pull requests: none open");
+  for (const pr of s.open_pull_requests) {
+    const name = pr.number === null ? `PR ${pr.branch} (opening)` : `PR #${pr.number} ${pr.status}`;
+    const review = pr.review === "changes_requested" ? "changes requested" : `review ${pr.review}`;
+    const approvals = `${pr.approvals} approval${pr.approvals === 1 ? "" : "s"}`;
+    lines.push(
+      `pull request: ${pr.task_id} ${name}${pr.url ? ` ${pr.url}` : ""} → ${pr.base} (checks ${pr.checks}, ${review}, ${approvals})`,
+    );
+  }
+  return lines;
 }
 
 /**

@@ -33,6 +33,7 @@ import {
   type TaskPullRequest,
 } from "@overseer/domain";
 import type { WorkerHeartbeat } from "@overseer/queue";
+import { pullRequestPolicyView } from "./pull-request-policy-view.ts";
 
 /** Row and domain objects → API shapes (snake_case, ISO times, bigints as numbers). */
 
@@ -113,13 +114,17 @@ export function projectView(
   };
 }
 
-/** `repo_kind`, `landing_branch` and `landing_hint` of a project (domain `landingBranch`). */
-export function landingView(row: Pick<ProjectRow, "repo_kind" | "branch">) {
+/**
+ * `repo_kind`, `landing_branch` and `landing_hint` of a project (domain `landingBranch`), and
+ * how approved work lands there: `landing_mode` and the pull request policy.
+ */
+export function landingView(row: Pick<ProjectRow, "repo_kind" | "branch" | "runner_config">) {
   const project = { repoKind: row.repo_kind, branch: row.branch };
   return {
     repo_kind: row.repo_kind,
     landing_branch: landingBranch(project),
     landing_hint: landingHint(project),
+    ...pullRequestPolicyView(row.runner_config),
   };
 }
 

@@ -1,0 +1,40 @@
+import type { z } from "@hono/zod-openapi";
+import type { PullRequestPolicySchema } from "@overseer/api-contract";
+import { type LandingMode, landingSettingsOf, parseRunnerConfig } from "@overseer/project-config";
+
+type PullRequestPolicy = z.infer<typeof PullRequestPolicySchema>;
+
+/**
+ * How a project's approved work lands, from its stored runner config: `landing_mode`, and in
+ * `pull_request` mode the forge (kind, URL, repository; never the token) and the merge policy
+ * (README "Land through pull requests"). A stored config that no longer parses shows its raw
+ * `landing.mode` and no policy, so a bad row never breaks the project and status routes.
+ */
+export function pullRequestPolicyView(runnerConfig: unknown): {
+  landing_mode: LandingMode;
+  pull_requests: PullRequestPolicy | null;
+} {
+  let settings: ReturnType<typeof landingSettingsOf>;
+  try {
+    settings = landingSettingsOf(parseRunnerConfig(runnerConfig, "stored runner config"));
+  } catch {
+    const landing = (runnerConfig as { landing?: { mode?: unknown } } | null)?.landing;
+    return { landing_mode: landing?.mode === "pull_request" ? "pull_request" : "push", pull_requests: null };
+  }
+  if (settings.mode === "push") return { landing_mode: "push", pull_requests: null };
+  const { forge, pullRequest } = settings;
+  return {
+    landing_mode: "pull_request",
+    pull_requests: {
+      forge: forge.kind,
+      forge_url: forge.url,
+      repository: forge.repository,
+      merge: pullRequest.merge,
+      merge_method: pullRequest.mergeMethod,
+      required_approvals: pullRequest.requiredApprovals,
+      required_checks: [...pullRequest.requiredChecks],
+      prerequisites: pullRequest.prerequisites,
+      on_closed: pullRequest.onClosed,
+    },
+  };
+}
