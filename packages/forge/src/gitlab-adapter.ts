@@ -1,11 +1,13 @@
 /**
  * The GitLab adapter (gitlab.com and self-hosted): gitbeaker's resources over Overseer's
  * retrying, counting fetch, with a project or group access token. A pull request is a merge
- * request (`number` is its `iid`); checks are the jobs of the newest pipeline of the head sha;
- * a review is a reviewer's state (approved / requested changes); threads are resolvable
- * discussions on the diff.
+ * request (`number` is its `iid`); checks are the jobs and commit statuses of its head pipeline
+ * (gitlab-checks.ts); a review is an approval or a reviewer's requested changes, on the head it
+ * was given on (gitlab-reviews.ts); threads are resolvable discussions, on the diff or on the
+ * merge request itself.
  */
 import {
+  Commits,
   Jobs,
   MergeRequestApprovals,
   MergeRequestDiscussions,
@@ -18,7 +20,6 @@ import {
 } from "@gitbeaker/rest";
 import { ensurePull, findPull, type PullPort } from "./ensure-pull.ts";
 import type {
-  CheckConclusion,
   CheckState,
   ConditionalRead,
   EnsuredPullRequest,
@@ -37,9 +38,12 @@ import type {
 import { asOperation, ForgeCallCounter } from "./forge-call-counter.ts";
 import { ForgeError } from "./forge-errors.ts";
 import { parseForgeResponse } from "./forge-response.ts";
+import { gitlabChecks, traceTail } from "./gitlab-checks.ts";
 import { gitlabRequesterFn } from "./gitlab-requester.ts";
+import { attributeVerdicts, type GitLabVerdict } from "./gitlab-reviews.ts";
 import {
   GitLabApprovalsSchema,
+  GitLabCommitStatusesSchema,
   GitLabDiscussionsSchema,
   GitLabJobsSchema,
   type GitLabMergeRequest,
@@ -50,8 +54,8 @@ import {
   GitLabReviewersSchema,
   GitLabTokenSelfSchema,
   GitLabUserSchema,
+  GitLabVersionsSchema,
 } from "./gitlab-schemas.ts";
-import { tail } from "./log-tail.ts";
 import { RETRY_POLICY_DEFAULTS, type RetryPolicy, retryingFetch } from "./retrying-fetch.ts";
 import { FORGE_RIGHTS, rightsAdvice } from "./token-rights.ts";
 
@@ -79,6 +83,7 @@ export class GitLabAdapter implements ForgeAdapter {
   readonly #approvals: InstanceType<typeof MergeRequestApprovals<false>>;
   readonly #pipelines: InstanceType<typeof Pipelines<false>>;
   readonly #jobs: InstanceType<typeof Jobs<false>>;
+  readonly #commits: InstanceType<typeof Commits<false>>;
   readonly #projects: InstanceType<typeof Projects<false>>;
   readonly #users: InstanceType<typeof Users<false>>;
   readonly #tokens: InstanceType<typeof PersonalAccessTokens<false>>;
@@ -96,6 +101,7 @@ export class GitLabAdapter implements ForgeAdapter {
     this.#approvals = new MergeRequestApprovals(config);
     this.#pipelines = new Pipelines(config);
     this.#jobs = new Jobs(config);
+    this.#commits = new Commits(config);
     this.#projects = new Projects(config);
     this.#users = new Users(config);
     this.#tokens = new PersonalAccessTokens(config);
@@ -115,38 +121,54 @@ export class GitLabAdapter implements ForgeAdapter {
     );
   }
 
+  /**
+   * The checks of the merge request's head pipeline: its jobs (the latest try of each) and the
+   * external statuses on its sha. The pipeline is the `head_pipeline` of the open merge request
+   * whose head is `sha`, else (no merge request yet) the newest pipeline of `sha`.
+   */
   listChecks(sha: string): Promise<readonly CheckState[]> {
     return this.#op("listChecks", async () => {
-      const pipelines = parseForgeResponse(
-        "gitlab",
-        GitLabPipelinesSchema,
-        await this.#pipelines.all(this.#project, { sha, orderBy: "id", sort: "desc", perPage: 1 }),
-        "GET pipelines",
-      );
-      const newest = pipelines[0];
-      if (!newest) return [];
+      const pipeline = await this.#headPipeline(sha);
+      if (!pipeline) return [];
       const jobs = parseForgeResponse(
         "gitlab",
         GitLabJobsSchema,
-        await this.#jobs.all(this.#project, { pipelineId: newest.id, perPage: 100 }),
+        await this.#jobs.all(this.#project, { pipelineId: pipeline.id, perPage: 100 }),
         "GET pipeline jobs",
       );
-      return jobs.map(
-        (job): CheckState => ({
-          name: job.name,
-          conclusion: jobConclusion(job.status),
-          url: job.web_url,
-          source: "job",
-          jobId: job.id,
-        }),
+      const statuses = parseForgeResponse(
+        "gitlab",
+        GitLabCommitStatusesSchema,
+        await this.#commits.allStatuses(this.#project, pipeline.sha, { all: false }),
+        "GET commit statuses",
       );
+      return gitlabChecks(pipeline.id, jobs, statuses);
     });
+  }
+
+  async #headPipeline(sha: string): Promise<{ id: number; sha: string } | null> {
+    const containing = (await this.#commits.allMergeRequests(this.#project, sha)) as unknown[];
+    const open = containing
+      .map((item) => mr(item, "GET commit merge_requests"))
+      .find((m) => m.state === "opened" && m.sha === sha);
+    if (open) {
+      const full = mr(await this.#mrs.show(this.#project, open.iid), `GET merge_requests/${open.iid}`);
+      if (full.sha === sha && full.head_pipeline) return full.head_pipeline;
+    }
+    const pipelines = parseForgeResponse(
+      "gitlab",
+      GitLabPipelinesSchema,
+      await this.#pipelines.all(this.#project, { sha, orderBy: "id", sort: "desc", perPage: 1 }),
+      "GET pipelines",
+    );
+    return pipelines[0] ?? null;
   }
 
   /**
    * Approvals (anyone eligible may approve, reviewer or not) and the states of the assigned
-   * reviewers (requested changes, reviewed). An approval is what GitLab counts, so it wins over
-   * a reviewer state of the same person.
+   * reviewers (requested changes, reviewed), each on the head it was given on (gitlab-reviews.ts:
+   * GitLab's system notes say when, the diff versions which head was there then). An approval is
+   * what GitLab counts, so it wins over a reviewer state of the same person.
    */
   listReviews(number: number): Promise<readonly ReviewState[]> {
     return this.#op("listReviews", async () => {
@@ -162,31 +184,43 @@ export class GitLabAdapter implements ForgeAdapter {
         await this.#mrs.showReviewers(this.#project, number),
         "GET reviewers",
       );
-      const approved = (approvals.approved_by ?? []).map(
-        ({ user }): ReviewState => ({
-          id: user.id,
-          author: user.username,
-          verdict: "approved",
-          body: "",
-          commitSha: null,
-          submittedAt: null,
-        }),
+      const verdicts: GitLabVerdict[] = (approvals.approved_by ?? []).map(({ user }) => ({
+        userId: user.id,
+        author: user.username,
+        verdict: "approved",
+      }));
+      for (const r of reviewers) {
+        if (r.state === "unreviewed" || r.state === "approved" || r.state === "review_started") continue;
+        if (verdicts.some((v) => v.author === r.user.username)) continue;
+        verdicts.push({ userId: r.user.id, author: r.user.username, verdict: reviewerVerdict(r.state) });
+      }
+      if (verdicts.length === 0) return [];
+      const notes = await this.#allNotes(number);
+      const versions = parseForgeResponse(
+        "gitlab",
+        GitLabVersionsSchema,
+        await this.#mrs.allDiffVersions(this.#project, number),
+        `GET merge_requests/${number}/versions`,
       );
-      const others = reviewers
-        .filter((r) => r.state !== "unreviewed" && r.state !== "approved")
-        .filter((r) => !approved.some((a) => a.author === r.user.username))
-        .map(
-          (r): ReviewState => ({
-            id: r.user.id,
-            author: r.user.username,
-            verdict: reviewerVerdict(r.state),
-            body: "",
-            commitSha: null,
-            submittedAt: r.created_at ?? null,
-          }),
-        );
-      return [...approved, ...others];
+      return attributeVerdicts(
+        verdicts,
+        notes.map((n) => ({
+          author: n.author.username,
+          body: n.body,
+          createdAt: n.created_at,
+          system: n.system,
+        })),
+        versions.map((v) => ({ headSha: v.head_commit_sha, createdAt: v.created_at })),
+      );
     });
+  }
+
+  #allNotes(number: number) {
+    return this.#notes
+      .all(this.#project, number, { sort: "asc", orderBy: "created_at", perPage: 100 })
+      .then((notes) =>
+        parseForgeResponse("gitlab", GitLabNotesSchema, notes, `GET merge_requests/${number}/notes`),
+      );
   }
 
   listReviewThreads(number: number): Promise<readonly ReviewThread[]> {
@@ -199,12 +233,14 @@ export class GitLabAdapter implements ForgeAdapter {
       );
       return discussions.flatMap((discussion): ReviewThread[] => {
         const first = discussion.notes[0];
-        if (!first || first.system || first.type !== "DiffNote" || !first.position?.new_path) return [];
+        // A resolvable thread: on a diff line (DiffNote), or on the merge request itself (DiscussionNote).
+        if (!first || first.system || first.resolvable !== true) return [];
+        if (first.type !== "DiffNote" && first.type !== "DiscussionNote") return [];
         return [
           {
             id: discussion.id,
-            path: first.position.new_path,
-            line: first.position.new_line ?? null,
+            path: first.position?.new_path ?? "",
+            line: first.position?.new_path ? (first.position.new_line ?? null) : null,
             resolved: discussion.notes.every((note) => !note.resolvable || note.resolved === true),
             comments: discussion.notes.map((note) => ({
               id: note.id,
@@ -231,7 +267,7 @@ export class GitLabAdapter implements ForgeAdapter {
       if (check.jobId === null) return null;
       try {
         const trace = await this.#jobs.showLog(this.#project, check.jobId);
-        return tail(String(trace), maxBytes);
+        return traceTail(String(trace), maxBytes);
       } catch (error) {
         if (error instanceof ForgeError && error.code === "not_found") return null;
         throw error;
@@ -306,12 +342,7 @@ export class GitLabAdapter implements ForgeAdapter {
   /** The merge request's own notes: neither system notes nor notes on the diff (those are threads). */
   readComments(number: number, _etag: string | null): Promise<ConditionalRead<readonly ReviewComment[]>> {
     return this.#op("readComments", async () => {
-      const notes = parseForgeResponse(
-        "gitlab",
-        GitLabNotesSchema,
-        await this.#notes.all(this.#project, number, { sort: "asc", orderBy: "created_at", perPage: 100 }),
-        `GET merge_requests/${number}/notes`,
-      );
+      const notes = await this.#allNotes(number);
       const value = notes
         .filter((note) => !note.system && note.type !== "DiffNote" && note.type !== "DiscussionNote")
         .map((note) => ({
@@ -348,13 +379,27 @@ export class GitLabAdapter implements ForgeAdapter {
     );
   }
 
+  /**
+   * GitLab's accept, with the approved sha. `rebase` is not a choice per merge on GitLab (the
+   * project's merge method decides between a merge commit and a fast-forward), so it is refused
+   * with what to set. Auto-merge sends both names GitLab has used (`auto_merge` since 17.11,
+   * `merge_when_pipeline_succeeds` before), so an older instance waits for the pipeline too
+   * instead of merging at once.
+   */
   async #accept(number: number, request: MergeRequest, auto: boolean): Promise<MergeOutcome> {
+    if (request.method === "rebase") {
+      return {
+        kind: "refused",
+        reason:
+          "GitLab has no rebase merge per merge request: set landing.pull_request.merge_method to merge or squash, and choose fast-forward or semi-linear merges in the GitLab project's merge settings.",
+      };
+    }
     try {
       const merged = mr(
         await this.#mrs.accept(this.#project, number, {
           sha: request.sha,
           squash: request.method === "squash",
-          ...(auto ? { autoMerge: true } : {}),
+          ...(auto ? { autoMerge: true, mergeWhenPipelineSucceeds: true } : {}),
           ...(request.commitTitle && request.method === "squash"
             ? { squashCommitMessage: request.commitTitle }
             : {}),
@@ -463,23 +508,6 @@ function gitlabMergeable(m: GitLabMergeRequest): boolean | null {
   if (m.has_conflicts === true || m.detailed_merge_status === "conflict") return false;
   if (m.detailed_merge_status === "checking" || m.detailed_merge_status === "unchecked") return null;
   return m.has_conflicts === false ? true : null;
-}
-
-function jobConclusion(status: string): CheckConclusion {
-  switch (status) {
-    case "success":
-      return "success";
-    case "failed":
-      return "failure";
-    case "canceled":
-    case "canceling":
-      return "cancelled";
-    case "skipped":
-    case "manual":
-      return "skipped";
-    default:
-      return "pending";
-  }
 }
 
 function reviewerVerdict(state: string): ReviewVerdict {

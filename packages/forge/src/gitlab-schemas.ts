@@ -24,6 +24,11 @@ export const GitLabMergeRequestSchema = z.object({
   has_conflicts: z.boolean().optional(),
   /** `mergeable`, `conflict`, `checking`, `unchecked`, … (GitLab 15.6+). */
   detailed_merge_status: z.string().optional(),
+  /** The pipeline of the merge request's head (single reads only; a merged-results pipeline runs on a merge ref's sha). */
+  head_pipeline: z
+    .object({ id: z.number().int(), sha: z.string(), status: z.string() })
+    .nullable()
+    .optional(),
 });
 export type GitLabMergeRequest = z.infer<typeof GitLabMergeRequestSchema>;
 
@@ -32,7 +37,30 @@ export const GitLabPipelinesSchema = z.array(
 );
 
 export const GitLabJobsSchema = z.array(
-  z.object({ id: z.number().int(), name: z.string(), status: z.string(), web_url: z.string() }),
+  z.object({
+    id: z.number().int(),
+    name: z.string(),
+    status: z.string(),
+    web_url: z.string(),
+    allow_failure: z.boolean().optional(),
+  }),
+);
+
+/** The statuses of a commit: its pipelines' jobs and external CI statuses (`POST …/statuses/:sha`). */
+export const GitLabCommitStatusesSchema = z.array(
+  z.object({
+    id: z.number().int(),
+    name: z.string(),
+    status: z.string(),
+    target_url: z.string().nullable().optional(),
+    allow_failure: z.boolean().optional(),
+    pipeline_id: z.number().int().nullable().optional(),
+  }),
+);
+
+/** The diff versions of a merge request, newest first: one per push to its source branch. */
+export const GitLabVersionsSchema = z.array(
+  z.object({ head_commit_sha: z.string(), created_at: z.string() }),
 );
 
 export const GitLabReviewersSchema = z.array(

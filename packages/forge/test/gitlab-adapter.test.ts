@@ -149,7 +149,9 @@ describe("GitLab adapter against the GitLab double (documented shapes, real git)
     const got = await gitlab.getPullRequest(found?.number ?? 0);
     expect(got.head).toBe("overseer/task/L-2");
     expect(await gitlab.listChecks(got.headSha)).toEqual([]);
-    expect(counter.snapshot()).toEqual({ findPullRequest: 2, getPullRequest: 2, listChecks: 3 });
+    // listChecks: the merge requests of the sha, the one whose head it is (no head pipeline yet),
+    // then the sha's pipelines (two 503s and the answer).
+    expect(counter.snapshot()).toEqual({ findPullRequest: 2, getPullRequest: 2, listChecks: 5 });
   });
 
   it("gives up after the configured retries with `unavailable`, naming the request", async () => {
@@ -212,14 +214,16 @@ describe("GitLab adapter against the GitLab double (documented shapes, real git)
   });
 
   it("reads reviews from reviewer states and approvals, including approvals by non-reviewers", async () => {
-    forge.review(PROJECT, 1, "carol", "requested_changes");
-    forge.approve(PROJECT, 1, "alice");
+    await forge.review(PROJECT, 1, "carol", "requested_changes");
+    await forge.approve(PROJECT, 1, "alice");
     const reviews = await adapter().listReviews(1);
+    const head = (await adapter().getPullRequest(1)).headSha;
+    expect(reviews.map((r) => r.commitSha)).toEqual([head, head]);
     expect(reviews.map((r) => [r.author, r.verdict]).sort()).toEqual([
       ["alice", "approved"],
       ["carol", "changes_requested"],
     ]);
-    forge.review(PROJECT, 1, "carol", "approved");
+    await forge.review(PROJECT, 1, "carol", "approved");
     const after = await adapter().listReviews(1);
     expect(after.map((r) => [r.author, r.verdict]).sort()).toEqual([
       ["alice", "approved"],

@@ -112,7 +112,10 @@ export function reviewFeedback(
 ): string {
   const intro = `Human review of pull request ${prLabel(pr)} (head ${pr.headSha.slice(0, 12)}) ${review.changesRequested ? "requested changes" : "left comments to answer"}. Address every thread and comment below; your next submit is pushed to the pull request, so say in your commit message how each one was answered.`;
   const threads = review.threads.map((thread, k) => {
-    const where = `${thread.path}${thread.line !== null ? `:${thread.line}` : ""}`;
+    // A thread on the pull request itself (GitLab's "Start a thread") has no path.
+    const where = thread.path
+      ? `${thread.path}${thread.line !== null ? `:${thread.line}` : ""}`
+      : "the pull request";
     const lines = thread.comments.map(
       (c, i) => `${i === 0 ? "- " : "  - reply by "}${c.author}: ${indent(c.body)}`,
     );

@@ -8,10 +8,13 @@ import type { DoubleGit } from "./double-git.ts";
 import type { ApiAnswer } from "./double-server.ts";
 import { fromExample } from "./example-contract.ts";
 import {
+  GITLAB_COMMIT_STATUS_EXAMPLE,
   GITLAB_DIFF_NOTE_EXAMPLE,
   GITLAB_DISCUSSION_EXAMPLE,
+  GITLAB_HEAD_PIPELINE_EXAMPLE,
   GITLAB_JOB_EXAMPLE,
   GITLAB_MERGE_REQUEST_EXAMPLE,
+  GITLAB_MR_VERSION_EXAMPLE,
   GITLAB_NOTE_EXAMPLE,
   GITLAB_PIPELINE_EXAMPLE,
   GITLAB_SINGLE_MERGE_REQUEST_EXAMPLE,
@@ -45,6 +48,8 @@ export interface GitLabMr {
   shaAtClose: string | null;
   reviewers: { username: string; state: "unreviewed" | "reviewed" | "requested_changes" | "approved" }[];
   approvedBy: string[];
+  /** The diff versions: one per head the source branch had while open (GitLab records one per push). */
+  versions: { id: number; headSha: string; baseSha: string; createdAt: string }[];
   /** Conversation notes (people's comments, and GitLab's system notes such as "merged"). */
   notes: { id: number; author: string; body: string; createdAt: string; system: boolean }[];
   createdAt: string;
@@ -67,6 +72,10 @@ export interface GitLabJob {
   name: string;
   status: GitLabJobStatus;
   log: string;
+  /** A failure that does not fail the pipeline (`allow_failure: true`). */
+  allowFailure: boolean;
+  /** An external commit status (`POST /projects/:id/statuses/:sha`), not a job: no trace, not in the jobs list. */
+  external: { targetUrl: string | null; description: string | null } | null;
 }
 
 export interface GitLabPipeline {
@@ -74,14 +83,16 @@ export interface GitLabPipeline {
   iid: number;
   sha: string;
   ref: string;
+  source: string;
   createdAt: string;
 }
 
 export interface GitLabDiscussion {
   id: string;
   mr: number;
-  path: string;
-  line: number;
+  /** The diff line a diff thread is on; both null for a thread on the merge request itself ("Start a thread"). */
+  path: string | null;
+  line: number | null;
   resolved: boolean;
   notes: { id: number; author: string; body: string; createdAt: string }[];
 }
@@ -147,7 +158,7 @@ export class GitLabDoubleState {
 
   pipelineStatus(project: GitLabProject, pipeline: GitLabPipeline): string {
     const jobs = project.jobs.filter((j) => j.pipelineId === pipeline.id);
-    if (jobs.some((j) => j.status === "failed")) return "failed";
+    if (jobs.some((j) => j.status === "failed" && !j.allowFailure)) return "failed";
     if (jobs.some((j) => j.status === "running")) return "running";
     if (jobs.some((j) => j.status === "pending" || j.status === "created")) return "pending";
     if (jobs.length > 0 && jobs.every((j) => j.status === "canceled")) return "canceled";
@@ -156,6 +167,31 @@ export class GitLabDoubleState {
 
   newestPipeline(project: GitLabProject, sha: string): GitLabPipeline | undefined {
     return project.pipelines.filter((p) => p.sha === sha).at(-1);
+  }
+
+  /** Records a new diff version when the source branch's head moved since the last one (GitLab does on push). */
+  async syncVersions(project: GitLabProject, mr: GitLabMr): Promise<void> {
+    if (mr.state !== "opened") return;
+    const head = await this.headSha(project, mr);
+    if (mr.versions.at(-1)?.headSha === head) return;
+    const base = (await this.git.resolve(project.path, `refs/heads/${mr.target}`)) ?? head;
+    mr.versions.push({
+      id: this.nextId(),
+      headSha: head,
+      baseSha: base,
+      createdAt: new Date().toISOString(),
+    });
+  }
+
+  versionBody(mr: GitLabMr, v: GitLabMr["versions"][number]): typeof GITLAB_MR_VERSION_EXAMPLE {
+    return fromExample(GITLAB_MR_VERSION_EXAMPLE, {
+      id: v.id,
+      head_commit_sha: v.headSha,
+      base_commit_sha: v.baseSha,
+      start_commit_sha: v.baseSha,
+      created_at: v.createdAt,
+      merge_request_id: mr.id,
+    });
   }
 
   user(username: string): typeof GITLAB_USER_EXAMPLE {
@@ -168,6 +204,7 @@ export class GitLabDoubleState {
   }
 
   async mrBody(project: GitLabProject, mr: GitLabMr, single: boolean): Promise<Record<string, unknown>> {
+    await this.syncVersions(project, mr);
     const sha = await this.headSha(project, mr);
     const mergeable = mr.state === "opened" ? await this.git.mergeable(project.path, mr.target, sha) : true;
     const pipeline = this.newestPipeline(project, sha);
@@ -211,6 +248,7 @@ export class GitLabDoubleState {
     return fromExample(GITLAB_SINGLE_MERGE_REQUEST_EXAMPLE, {
       ...fields,
       pipeline: pipeline ? this.pipelineBody(project, pipeline) : null,
+      head_pipeline: pipeline ? this.headPipelineBody(project, pipeline) : null,
       diff_refs: { base_sha: base, head_sha: sha, start_sha: base },
       user: { can_merge: true },
     } as Partial<typeof GITLAB_SINGLE_MERGE_REQUEST_EXAMPLE>);
@@ -224,9 +262,47 @@ export class GitLabDoubleState {
       sha: pipeline.sha,
       ref: pipeline.ref,
       status: this.pipelineStatus(project, pipeline),
+      source: pipeline.source,
       created_at: pipeline.createdAt,
       updated_at: pipeline.createdAt,
       web_url: `${this.url()}/${project.path}/-/pipelines/${pipeline.id}`,
+    });
+  }
+
+  headPipelineBody(project: GitLabProject, pipeline: GitLabPipeline): typeof GITLAB_HEAD_PIPELINE_EXAMPLE {
+    const status = this.pipelineStatus(project, pipeline);
+    return fromExample(GITLAB_HEAD_PIPELINE_EXAMPLE, {
+      ...this.pipelineBody(project, pipeline),
+      before_sha: "0".repeat(40),
+      user: this.user("root"),
+      detailed_status: {
+        ...GITLAB_HEAD_PIPELINE_EXAMPLE.detailed_status,
+        icon: `status_${status}`,
+        text: status,
+        label: status,
+        group: status,
+        tooltip: status,
+        details_path: `/${project.path}/-/pipelines/${pipeline.id}`,
+      },
+    });
+  }
+
+  /** A job or an external status as `GET …/repository/commits/:sha/statuses` lists it. */
+  statusBody(project: GitLabProject, job: GitLabJob): typeof GITLAB_COMMIT_STATUS_EXAMPLE {
+    const pipeline = project.pipelines.find((p) => p.id === job.pipelineId);
+    return fromExample(GITLAB_COMMIT_STATUS_EXAMPLE, {
+      status: job.status,
+      name: job.name,
+      allow_failure: job.allowFailure,
+      author: this.user("root"),
+      description: job.external?.description ?? null,
+      sha: pipeline?.sha ?? "",
+      target_url: job.external
+        ? (job.external.targetUrl ?? "")
+        : `${this.url()}/${project.path}/-/jobs/${job.id}`,
+      id: job.id,
+      ref: pipeline?.ref ?? "",
+      pipeline_id: job.pipelineId,
     });
   }
 
@@ -238,6 +314,7 @@ export class GitLabDoubleState {
       name: job.name,
       status: job.status,
       ref: pipeline.ref,
+      allow_failure: job.allowFailure,
       failure_reason: job.status === "failed" ? "script_failure" : null,
       commit: { ...GITLAB_JOB_EXAMPLE.commit, id: pipeline.sha, short_id: pipeline.sha.slice(0, 8) },
       pipeline: this.pipelineBody(project, pipeline),
@@ -253,7 +330,13 @@ export class GitLabDoubleState {
   notesBody(project: GitLabProject, mr: GitLabMr): Record<string, unknown>[] {
     const diffNotes = project.discussions
       .filter((d) => d.mr === mr.iid)
-      .flatMap((d) => d.notes.map((n) => ({ ...n, system: false, type: "DiffNote" as const })));
+      .flatMap((d) =>
+        d.notes.map((n) => ({
+          ...n,
+          system: false,
+          type: d.path === null ? ("DiscussionNote" as const) : ("DiffNote" as const),
+        })),
+      );
     const all = [...mr.notes.map((n) => ({ ...n, type: null })), ...diffNotes].sort((a, b) => a.id - b.id);
     return all.map((n) =>
       fromExample(GITLAB_NOTE_EXAMPLE, {
@@ -267,7 +350,7 @@ export class GitLabDoubleState {
         noteable_id: mr.id,
         noteable_iid: mr.iid,
         project_id: project.id,
-        resolvable: n.type === "DiffNote",
+        resolvable: n.type !== null,
       }),
     );
   }
@@ -282,6 +365,7 @@ export class GitLabDoubleState {
       notes: d.notes.map((n) =>
         fromExample(note, {
           id: n.id,
+          type: d.path === null ? "DiscussionNote" : "DiffNote",
           body: n.body,
           author: this.user(n.author),
           created_at: n.createdAt,
@@ -292,16 +376,18 @@ export class GitLabDoubleState {
           resolved: d.resolved,
           resolved_by: d.resolved ? this.user(n.author) : null,
           resolved_at: d.resolved ? n.createdAt : null,
-          position: {
-            ...note.position,
-            base_sha: base,
-            start_sha: base,
-            head_sha: head,
-            old_path: d.path,
-            new_path: d.path,
-            old_line: null,
-            new_line: d.line,
-          } as unknown as typeof note.position,
+          position: (d.path === null
+            ? null
+            : {
+                ...note.position,
+                base_sha: base,
+                start_sha: base,
+                head_sha: head,
+                old_path: d.path,
+                new_path: d.path,
+                old_line: null,
+                new_line: d.line,
+              }) as unknown as typeof note.position,
         }),
       ),
     });

@@ -20,9 +20,12 @@ import {
   type GitLabDoubleUser,
   type GitLabJobStatus,
   type GitLabMr,
+  type GitLabPipeline,
   type GitLabProject,
+  hashId,
 } from "./gitlab-double-state.ts";
 import { GITLAB_MERGE_REQUEST_HOOK_EXAMPLE } from "./gitlab-examples.ts";
+import { GITLAB_MR_NOTE_HOOK_EXAMPLE, GITLAB_PIPELINE_HOOK_EXAMPLE } from "./gitlab-hook-examples.ts";
 import { type GitLabRouteContext, gitlabRoutes } from "./gitlab-routes.ts";
 
 /** What GitLab's pre-receive check prints (git shows it after `remote:`). */
@@ -102,69 +105,130 @@ export class GitLabDouble extends ForgeDoubleBase {
   setPipeline(
     project: string,
     sha: string,
-    jobs: readonly { name: string; status: GitLabJobStatus; log?: string }[],
+    jobs: readonly { name: string; status: GitLabJobStatus; log?: string; allowFailure?: boolean }[],
     ref = "main",
+    source = "push",
   ): { pipelineId: number; jobIds: number[] } {
     const state = this.#state.project(project);
-    const pipelineId = this.#state.nextId();
-    state.pipelines.push({
-      id: pipelineId,
+    const pipeline = {
+      id: this.#state.nextId(),
       iid: state.pipelines.length + 1,
       sha,
       ref,
+      source,
       createdAt: new Date().toISOString(),
-    });
+    };
+    state.pipelines.push(pipeline);
     const jobIds = jobs.map((job) => {
       const id = this.#state.nextId();
-      state.jobs.push({ id, pipelineId, name: job.name, status: job.status, log: job.log ?? "" });
+      state.jobs.push({
+        id,
+        pipelineId: pipeline.id,
+        name: job.name,
+        status: job.status,
+        log: job.log ?? "",
+        allowFailure: job.allowFailure ?? false,
+        external: null,
+      });
       return id;
     });
-    this.deliver("Pipeline Hook", {
-      object_kind: "pipeline",
-      object_attributes: this.#state.pipelineBody(state, state.pipelines.at(-1) as never),
-      project: { id: state.id, path_with_namespace: project, web_url: `${this.url}/${project}` },
-      merge_request: null,
-    });
-    return { pipelineId, jobIds };
+    this.#hookPipeline(state, pipeline);
+    return { pipelineId: pipeline.id, jobIds };
   }
 
-  /** Sets a job's status (a running job finishing). */
+  /** Sets a job's status (a running job finishing); GitLab sends a Pipeline Hook. */
   setJob(project: string, jobId: number, status: GitLabJobStatus, log?: string): void {
-    const job = this.#state.project(project).jobs.find((j) => j.id === jobId);
+    const state = this.#state.project(project);
+    const job = state.jobs.find((j) => j.id === jobId);
     if (!job) throw new Error(`No job ${jobId}.`);
     job.status = status;
     if (log !== undefined) job.log = log;
+    const pipeline = state.pipelines.find((p) => p.id === job.pipelineId);
+    if (pipeline) this.#hookPipeline(state, pipeline);
   }
 
-  /** A person's review: `approved` also approves (approvals API), `requested_changes` sets their reviewer state. */
-  review(
+  /**
+   * An external CI's commit status on `sha` (`POST /projects/:id/statuses/:sha`): GitLab puts it
+   * in the sha's newest pipeline (a new `external` one when there is none); same name = updated.
+   */
+  setStatus(
+    project: string,
+    sha: string,
+    status: { name: string; state: GitLabJobStatus; targetUrl?: string; description?: string },
+  ): number {
+    const state = this.#state.project(project);
+    let pipeline = this.#state.newestPipeline(state, sha);
+    if (!pipeline) {
+      this.setPipeline(project, sha, [], "main", "external");
+      pipeline = this.#state.newestPipeline(state, sha);
+    }
+    if (!pipeline) throw new Error("unreachable");
+    const pipelineId = pipeline.id;
+    const external = { targetUrl: status.targetUrl ?? null, description: status.description ?? null };
+    const known = state.jobs.find((j) => j.pipelineId === pipelineId && j.external && j.name === status.name);
+    if (known) Object.assign(known, { status: status.state, external });
+    const id = known?.id ?? this.#state.nextId();
+    if (!known) {
+      state.jobs.push({
+        id,
+        pipelineId,
+        name: status.name,
+        status: status.state,
+        log: "",
+        allowFailure: false,
+        external,
+      });
+    }
+    this.#hookPipeline(state, pipeline);
+    return id;
+  }
+
+  /**
+   * A person's review: `approved` approves (approvals API), `requested_changes` sets their
+   * reviewer state; each leaves GitLab's system note ("approved this merge request", "requested
+   * changes", "unapproved this merge request"), after the version of the head they reviewed.
+   */
+  async review(
     project: string,
     iid: number,
     username: string,
     verdict: "approved" | "requested_changes" | "reviewed",
-  ): void {
-    const mr = this.#state.mr(this.#state.project(project), iid);
+  ): Promise<void> {
+    const state = this.#state.project(project);
+    const mr = this.#state.mr(state, iid);
+    await this.#state.syncVersions(state, mr);
     const reviewer = mr.reviewers.find((r) => r.username === username);
     if (reviewer) reviewer.state = verdict;
     else mr.reviewers.push({ username, state: verdict });
-    if (verdict === "approved" && !mr.approvedBy.includes(username)) mr.approvedBy.push(username);
-    if (verdict !== "approved") mr.approvedBy = mr.approvedBy.filter((u) => u !== username);
+    if (verdict === "approved") return this.approve(project, iid, username);
+    if (mr.approvedBy.includes(username)) {
+      mr.approvedBy = mr.approvedBy.filter((u) => u !== username);
+      this.#state.systemNote(mr, username, "unapproved this merge request");
+    }
+    if (verdict === "requested_changes") this.#state.systemNote(mr, username, "requested changes");
   }
 
-  /** Approves without being a reviewer (GitLab lets any eligible member approve). */
-  approve(project: string, iid: number, username: string): void {
-    const mr = this.#state.mr(this.#state.project(project), iid);
-    if (!mr.approvedBy.includes(username)) mr.approvedBy.push(username);
+  /** Approves (GitLab lets any eligible member approve, reviewer or not). */
+  async approve(project: string, iid: number, username: string): Promise<void> {
+    const state = this.#state.project(project);
+    const mr = this.#state.mr(state, iid);
+    await this.#state.syncVersions(state, mr);
+    if (mr.approvedBy.includes(username)) return;
+    mr.approvedBy.push(username);
+    this.#state.systemNote(mr, username, "approved this merge request");
   }
 
-  /** A diff discussion opened by a person on `path`:`line` of the head; its id. */
+  /**
+   * A resolvable thread a person opens: on `path`:`line` of the head (a diff discussion), or on
+   * the merge request itself when both are null ("Start a thread"); its id.
+   */
   comment(
     project: string,
     iid: number,
-    note: { username: string; path: string; line: number; body: string },
+    note: { username: string; path: string | null; line: number | null; body: string },
   ): string {
     const state = this.#state.project(project);
-    this.#state.mr(state, iid);
+    const mr = this.#state.mr(state, iid);
     const discussion: GitLabDiscussion = {
       id: (this.#state.nextId() * 2654435761).toString(16).padStart(40, "0").slice(-40),
       mr: iid,
@@ -181,31 +245,27 @@ export class GitLabDouble extends ForgeDoubleBase {
       ],
     };
     state.discussions.push(discussion);
+    this.#hookNote(state, mr, discussion.notes[0] as GitLabDiscussion["notes"][number], discussion);
     return discussion.id;
   }
 
   reply(project: string, discussionId: string, username: string, body: string, resolve = false): void {
-    const discussion = this.#state.project(project).discussions.find((d) => d.id === discussionId);
+    const state = this.#state.project(project);
+    const discussion = state.discussions.find((d) => d.id === discussionId);
     if (!discussion) throw new Error(`No discussion ${discussionId}.`);
-    discussion.notes.push({
-      id: this.#state.nextId(),
-      author: username,
-      body,
-      createdAt: new Date().toISOString(),
-    });
+    const note = { id: this.#state.nextId(), author: username, body, createdAt: new Date().toISOString() };
+    discussion.notes.push(note);
     if (resolve) discussion.resolved = true;
+    this.#hookNote(state, this.#state.mr(state, discussion.mr), note, discussion);
   }
 
   /** A comment a person writes on the merge request (not on the diff). */
   note(project: string, iid: number, username: string, body: string): void {
-    const mr = this.#state.mr(this.#state.project(project), iid);
-    mr.notes.push({
-      id: this.#state.nextId(),
-      author: username,
-      body,
-      createdAt: new Date().toISOString(),
-      system: false,
-    });
+    const state = this.#state.project(project);
+    const mr = this.#state.mr(state, iid);
+    const note = { id: this.#state.nextId(), author: username, body, createdAt: new Date().toISOString() };
+    mr.notes.push({ ...note, system: false });
+    this.#hookNote(state, mr, note, null);
   }
 
   /** A person presses Merge (squash when asked); the merge or squash commit. */
@@ -283,6 +343,125 @@ export class GitLabDouble extends ForgeDoubleBase {
     this.#hookMr(project, mr, action);
   }
 
+  /** The Pipeline Hook of `pipeline`, naming the open merge request whose head it ran on. */
+  #hookPipeline(project: GitLabProject, pipeline: GitLabPipeline): void {
+    this.track(
+      (async () => {
+        let mr: GitLabMr | undefined;
+        for (const m of project.mrs) {
+          if (m.state === "opened" && (await this.#state.headSha(project, m)) === pipeline.sha) mr = m;
+        }
+        const body = this.#state.pipelineBody(project, pipeline);
+        const jobs = project.jobs.filter((j) => j.pipelineId === pipeline.id);
+        const example = GITLAB_PIPELINE_HOOK_EXAMPLE;
+        this.deliver("Pipeline Hook", {
+          ...example,
+          object_attributes: {
+            ...example.object_attributes,
+            id: pipeline.id,
+            iid: pipeline.iid,
+            name: `Pipeline for branch: ${pipeline.ref}`,
+            ref: pipeline.ref,
+            sha: pipeline.sha,
+            source: pipeline.source,
+            status: body.status,
+            detailed_status: body.status === "success" ? "passed" : body.status,
+            stages: ["test"],
+            created_at: pipeline.createdAt,
+            url: body.web_url,
+          },
+          merge_request: mr
+            ? {
+                ...example.merge_request,
+                id: mr.id,
+                iid: mr.iid,
+                title: mr.title,
+                source_branch: mr.source,
+                source_project_id: project.id,
+                target_branch: mr.target,
+                target_project_id: project.id,
+                state: mr.state,
+                url: `${this.url}/${project.path}/-/merge_requests/${mr.iid}`,
+              }
+            : null,
+          project: this.#hookProject(project),
+          commit: {
+            ...example.commit,
+            id: pipeline.sha,
+            url: `${this.url}/${project.path}/-/commit/${pipeline.sha}`,
+          },
+          builds: jobs.map((j) => ({
+            ...example.builds[0],
+            id: j.id,
+            stage: "test",
+            name: j.name,
+            status: j.status,
+            allow_failure: j.allowFailure,
+            when: "on_success",
+            manual: false,
+          })),
+        });
+      })(),
+    );
+  }
+
+  /** The Note Hook of a comment on a merge request (on its diff when `discussion` has a position). */
+  #hookNote(
+    project: GitLabProject,
+    mr: GitLabMr,
+    note: { id: number; author: string; body: string; createdAt: string },
+    discussion: GitLabDiscussion | null,
+  ): void {
+    const example = GITLAB_MR_NOTE_HOOK_EXAMPLE;
+    this.deliver("Note Hook", {
+      ...example,
+      user: { ...example.user, id: hashId(note.author), name: note.author, username: note.author },
+      project_id: project.id,
+      project: this.#hookProject(project),
+      object_attributes: {
+        ...example.object_attributes,
+        id: note.id,
+        note: note.body,
+        discussion_id: discussion?.id ?? example.object_attributes.discussion_id,
+        author_id: hashId(note.author),
+        created_at: note.createdAt,
+        updated_at: note.createdAt,
+        project_id: project.id,
+        noteable_id: mr.id,
+        url: `${this.url}/${project.path}/-/merge_requests/${mr.iid}#note_${note.id}`,
+        type: discussion ? (discussion.path === null ? "DiscussionNote" : "DiffNote") : null,
+        position: discussion?.path != null ? { new_path: discussion.path, new_line: discussion.line } : null,
+      },
+      merge_request: {
+        ...example.merge_request,
+        id: mr.id,
+        iid: mr.iid,
+        target_branch: mr.target,
+        source_branch: mr.source,
+        source_project_id: project.id,
+        target_project_id: project.id,
+        title: mr.title,
+        state: mr.state,
+        description: mr.description ?? "",
+        source: this.#hookProject(project),
+        target: this.#hookProject(project),
+      },
+    });
+  }
+
+  #hookProject(project: GitLabProject) {
+    return {
+      ...GITLAB_MERGE_REQUEST_HOOK_EXAMPLE.project,
+      ...GITLAB_MR_NOTE_HOOK_EXAMPLE.project,
+      id: project.id,
+      name: project.path.split("/").at(-1) ?? project.path,
+      web_url: `${this.url}/${project.path}`,
+      path_with_namespace: project.path,
+      git_http_url: this.cloneUrl(project.path),
+      default_branch: "main",
+    };
+  }
+
   #hookMr(project: GitLabProject, mr: GitLabMr, action: string): void {
     this.deliver("Merge Request Hook", {
       ...GITLAB_MERGE_REQUEST_HOOK_EXAMPLE,
@@ -291,14 +470,7 @@ export class GitLabDouble extends ForgeDoubleBase {
         username: mr.mergedBy ?? mr.author,
         name: mr.author,
       },
-      project: {
-        ...GITLAB_MERGE_REQUEST_HOOK_EXAMPLE.project,
-        id: project.id,
-        name: project.path.split("/").at(-1) ?? project.path,
-        web_url: `${this.url}/${project.path}`,
-        path_with_namespace: project.path,
-        git_http_url: this.cloneUrl(project.path),
-      },
+      project: { ...GITLAB_MERGE_REQUEST_HOOK_EXAMPLE.project, ...this.#hookProject(project) },
       object_attributes: {
         ...GITLAB_MERGE_REQUEST_HOOK_EXAMPLE.object_attributes,
         id: mr.id,

@@ -8,10 +8,13 @@
  * what the GitLab double answers.
  */
 import type {
+  CommitStatusSchema,
   DiscussionNoteSchema,
   DiscussionSchema,
   ExpandedMergeRequestSchema,
+  ExpandedPipelineSchema,
   JobSchema,
+  MergeRequestDiffVersionsSchema,
   MergeRequestLevelMergeRequestApprovalSchema,
   MergeRequestReviewerSchema,
   MergeRequestSchemaWithBasicLabels,
@@ -116,6 +119,32 @@ const PIPELINE = {
 /** An item of `GET /projects/:id/pipelines`. */
 export const GITLAB_PIPELINE_EXAMPLE: PipelineSchema = PIPELINE;
 
+/** A merge request's `head_pipeline` (and `pipeline`): the pipeline with its details. */
+export const GITLAB_HEAD_PIPELINE_EXAMPLE = {
+  ...PIPELINE,
+  before_sha: "a91957a858320c0e17f3a0eca7cfacbff50ea29a",
+  tag: false,
+  yaml_errors: null,
+  user: GITLAB_USER_EXAMPLE,
+  started_at: WHEN,
+  finished_at: WHEN,
+  committed_at: WHEN,
+  duration: 34,
+  queued_duration: 0.01,
+  coverage: null,
+  detailed_status: {
+    icon: "status_pending",
+    text: "pending",
+    label: "pending",
+    group: "pending",
+    tooltip: "pending",
+    has_details: true,
+    details_path: "/my-group/my-project/-/pipelines/47",
+    illustration: null,
+    favicon: "/assets/ci_favicons/favicon_status_pending.png",
+  },
+} satisfies ExpandedPipelineSchema;
+
 /** `GET /projects/:id/merge_requests/:iid` (also what create, edit and merge answer). */
 export const GITLAB_SINGLE_MERGE_REQUEST_EXAMPLE = {
   ...MERGE_REQUEST,
@@ -124,8 +153,8 @@ export const GITLAB_SINGLE_MERGE_REQUEST_EXAMPLE = {
   latest_build_started_at: null,
   latest_build_finished_at: null,
   first_deployed_to_production_at: null,
-  pipeline: null,
-  head_pipeline: null,
+  pipeline: PIPELINE as typeof PIPELINE | null,
+  head_pipeline: GITLAB_HEAD_PIPELINE_EXAMPLE as typeof GITLAB_HEAD_PIPELINE_EXAMPLE | null,
   diff_refs: {
     base_sha: "c380d3acebd181f13629a25d2e2acca46ffe1e00",
     head_sha: "2be7ddb704c7b6b83732fdd5b9f09d5a397b5f8f",
@@ -179,6 +208,41 @@ export const GITLAB_JOB_EXAMPLE = {
   runner: null;
   artifacts_expire_at: null;
 };
+
+/** An item of `GET /projects/:id/repository/commits/:sha/statuses` (jobs and external statuses alike). */
+export const GITLAB_COMMIT_STATUS_EXAMPLE = {
+  status: "pending",
+  created_at: WHEN,
+  started_at: null,
+  name: "bundler:audit",
+  allow_failure: true,
+  author: GITLAB_USER_EXAMPLE,
+  description: null as string | null,
+  sha: "18f3e63d05582537db6d183d9d557be09e1f90c8",
+  target_url: "https://gitlab.example.com/janedoe/gitlab-foss/builds/91",
+  finished_at: null,
+  id: 91,
+  ref: "master",
+  coverage: null,
+  pipeline_id: 47,
+} satisfies Omit<CommitStatusSchema, "started_at" | "finished_at" | "description"> & {
+  started_at: null;
+  finished_at: null;
+  description: string | null;
+};
+
+/** An item of `GET /projects/:id/merge_requests/:iid/versions` (one per push to the source branch). */
+export const GITLAB_MR_VERSION_EXAMPLE = {
+  id: 110,
+  head_commit_sha: "33e2ee8579fda5bc36accc9c6fbd0b4fefda9e30",
+  base_commit_sha: "eeb57dffe83deb686a60a71c16c32f71046868fd",
+  start_commit_sha: "eeb57dffe83deb686a60a71c16c32f71046868fd",
+  created_at: WHEN,
+  merge_request_id: 105,
+  state: "collected",
+  real_size: "1",
+  patch_id_sha: "d504412d5b6e6739647e752aff8e468dde093f2f",
+} satisfies MergeRequestDiffVersionsSchema;
 
 /** An item of `GET /projects/:id/merge_requests/:iid/reviewers`. */
 export const GITLAB_REVIEWER_EXAMPLE = {

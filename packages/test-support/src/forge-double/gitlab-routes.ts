@@ -6,6 +6,7 @@
 import { z } from "zod";
 import type { ApiAnswer } from "./double-server.ts";
 import { type ContractRoute, shapeOf } from "./example-contract.ts";
+import { gitlabCiRoutes } from "./gitlab-ci-routes.ts";
 import {
   DEVELOPER,
   type GitLabDoubleState,
@@ -20,16 +21,16 @@ import {
   GITLAB_CURRENT_USER_EXAMPLE,
   GITLAB_DISCUSSION_EXAMPLE,
   GITLAB_ERROR_EXAMPLE,
-  GITLAB_JOB_EXAMPLE,
   GITLAB_MERGE_REQUEST_EXAMPLE,
+  GITLAB_MR_VERSION_EXAMPLE,
   GITLAB_NOTE_EXAMPLE,
-  GITLAB_PIPELINE_EXAMPLE,
   GITLAB_PROJECT_EXAMPLE,
   GITLAB_REVIEWER_EXAMPLE,
   GITLAB_SINGLE_MERGE_REQUEST_EXAMPLE,
   GITLAB_TOKEN_SELF_EXAMPLE,
   GITLAB_VALIDATION_ERROR_EXAMPLE,
 } from "./gitlab-examples.ts";
+import { gitlabNoteRoutes } from "./gitlab-note-routes.ts";
 
 export interface GitLabRouteContext {
   readonly user: GitLabDoubleUser;
@@ -38,13 +39,12 @@ export interface GitLabRouteContext {
   readonly state: GitLabDoubleState;
 }
 
-const int = z.string().regex(/^\d+$/);
-const bool = z.enum(["true", "false"]);
-const paging = { page: int.optional(), per_page: int.optional() };
-const error = shapeOf(GITLAB_ERROR_EXAMPLE);
+export const int = z.string().regex(/^\d+$/);
+export const paging = { page: int.optional(), per_page: int.optional() };
+export const error = shapeOf(GITLAB_ERROR_EXAMPLE);
 const validation = shapeOf(GITLAB_VALIDATION_ERROR_EXAMPLE);
 const single = shapeOf(GITLAB_SINGLE_MERGE_REQUEST_EXAMPLE);
-const denied = { 401: error, 403: error, 404: error };
+export const denied = { 401: error, 403: error, 404: error };
 
 const MR = "/projects/{id}/merge_requests/{merge_request_iid}";
 
@@ -52,11 +52,11 @@ export function forbidden(): ApiAnswer {
   return { status: 403, body: { message: "403 Forbidden" } };
 }
 
-function notFound(what: string): ApiAnswer {
+export function notFound(what: string): ApiAnswer {
   return { status: 404, body: { message: `404 ${what} Not Found` } };
 }
 
-function canWrite(user: GitLabDoubleUser): boolean {
+export function canWrite(user: GitLabDoubleUser): boolean {
   return (user.accessLevel ?? DEVELOPER) >= DEVELOPER && (user.scopes ?? ["api"]).includes("api");
 }
 
@@ -184,6 +184,7 @@ export function gitlabRoutes(): ContractRoute<GitLabRouteContext>[] {
           shaAtClose: null,
           reviewers: [],
           approvedBy: [],
+          versions: [],
           notes: [],
           createdAt: now,
           updatedAt: now,
@@ -347,48 +348,17 @@ export function gitlabRoutes(): ContractRoute<GitLabRouteContext>[] {
     },
     {
       method: "GET",
-      template: "/projects/{id}/pipelines",
-      query: z.strictObject({
-        sha: z.string().optional(),
-        ref: z.string().optional(),
-        status: z.string().optional(),
-        order_by: z.enum(["id", "status", "ref", "updated_at", "user_id"]).optional(),
-        sort: z.enum(["asc", "desc"]).optional(),
-        ...paging,
-      }),
-      responses: { 200: z.array(shapeOf(GITLAB_PIPELINE_EXAMPLE)), ...denied },
-      handle: ({ project, query, state }) => {
-        const sha = query.get("sha");
-        let pipelines = project.pipelines.filter((p) => !sha || p.sha === sha);
-        pipelines = [...pipelines].sort((a, b) => (query.get("sort") === "asc" ? a.id - b.id : b.id - a.id));
-        pipelines = pipelines.slice(0, Number(query.get("per_page") ?? 20));
-        return { status: 200, body: pipelines.map((p) => state.pipelineBody(project, p)) };
+      template: `${MR}/versions`,
+      query: z.strictObject(paging),
+      responses: { 200: z.array(shapeOf(GITLAB_MR_VERSION_EXAMPLE)), ...denied },
+      handle: async ({ project, params, state }) => {
+        const mr = mrOf(project, params);
+        if (!mr) return notFound("Merge Request");
+        await state.syncVersions(project, mr);
+        return { status: 200, body: [...mr.versions].reverse().map((v) => state.versionBody(mr, v)) };
       },
     },
-    {
-      method: "GET",
-      template: "/projects/{id}/pipelines/{pipeline_id}/jobs",
-      query: z.strictObject({
-        "scope[]": z.array(z.string()).optional(),
-        include_retried: bool.optional(),
-        ...paging,
-      }),
-      responses: { 200: z.array(shapeOf(GITLAB_JOB_EXAMPLE)), ...denied },
-      handle: ({ project, params, state }) => {
-        const pipeline = project.pipelines.find((p) => p.id === Number(params.pipeline_id));
-        if (!pipeline) return notFound("Pipeline");
-        const jobs = project.jobs.filter((j) => j.pipelineId === pipeline.id);
-        return { status: 200, body: jobs.map((j) => state.jobBody(project, j)) };
-      },
-    },
-    {
-      method: "GET",
-      template: "/projects/{id}/jobs/{job_id}/trace",
-      responses: { 200: "text", ...denied },
-      handle: ({ project, params }) => {
-        const job = project.jobs.find((j) => j.id === Number(params.job_id));
-        return job ? { status: 200, text: job.log } : notFound("Job");
-      },
-    },
+    ...gitlabCiRoutes(),
+    ...gitlabNoteRoutes(),
   ];
 }
