@@ -2,8 +2,10 @@
  * The Gitea / Forgejo adapter: gitea-js (generated from Gitea's swagger) over Overseer's
  * retrying, counting fetch, with an access token. Checks are commit statuses (Gitea Actions
  * report as statuses too); review threads are a review's inline comments on one line, resolved
- * when Gitea names a resolver. Gitea's API gives no job log to a token, so `failingLogTail`
- * answers `null` and the executor gets the status's link instead.
+ * when Gitea names a resolver; Overseer replies on a thread with an inline comment on the same
+ * line, which Gitea shows in that conversation. A failing check's log is its Gitea Actions
+ * job's (Gitea ≥ 1.24), else the status's description and link (gitea-actions.ts). Labels are
+ * named in the project and given to Gitea by id; a missing one is created.
  */
 import { giteaApi } from "gitea-js";
 import { ensurePull, findPull, type PullPort } from "./ensure-pull.ts";
@@ -26,8 +28,11 @@ import type {
 import { asOperation, ForgeCallCounter } from "./forge-call-counter.ts";
 import { codeOfStatus, ForgeError } from "./forge-errors.ts";
 import { parseForgeResponse } from "./forge-response.ts";
+import { GiteaActions } from "./gitea-actions.ts";
 import {
   GiteaCommentsSchema,
+  GiteaLabelSchema,
+  GiteaLabelsSchema,
   type GiteaPull,
   GiteaPullSchema,
   GiteaRepoSchema,
@@ -52,6 +57,8 @@ export interface GiteaAdapterOptions {
 }
 
 const PAGE = 50;
+/** The colour of a label Overseer creates (Gitea requires one). */
+const LABEL_COLOR = "#5319e7";
 
 export class GiteaAdapter implements ForgeAdapter {
   readonly kind = "gitea" as const;
@@ -60,6 +67,7 @@ export class GiteaAdapter implements ForgeAdapter {
   readonly #owner: string;
   readonly #repo: string;
   readonly #maxFindPages: number;
+  readonly #actions: GiteaActions;
 
   constructor(options: GiteaAdapterOptions) {
     this.calls = options.counter ?? new ForgeCallCounter();
@@ -67,7 +75,15 @@ export class GiteaAdapter implements ForgeAdapter {
     this.#repo = options.repo;
     this.#maxFindPages = options.maxFindPages ?? 10;
     const send = retryingFetch(this.calls, { ...RETRY_POLICY_DEFAULTS, ...options.retry });
-    this.#api = giteaApi(options.url.replace(/\/+$/, ""), { token: options.token, customFetch: send });
+    const base = options.url.replace(/\/+$/, "");
+    this.#api = giteaApi(base, { token: options.token, customFetch: send });
+    // The Actions API Gitea 1.24 added is newer than gitea-js: plain requests through the same fetch.
+    const repoPath = `${base}/api/v1/repos/${encodeURIComponent(options.owner)}/${encodeURIComponent(options.repo)}`;
+    this.#actions = new GiteaActions((path, query) =>
+      send(`${repoPath}${path}${query ? `?${new URLSearchParams(query)}` : ""}`, {
+        headers: { authorization: `token ${options.token}`, accept: "application/json" },
+      }),
+    );
   }
 
   ensurePullRequest(draft: PullRequestDraft): Promise<EnsuredPullRequest> {
@@ -93,6 +109,15 @@ export class GiteaAdapter implements ForgeAdapter {
         const seen = latest.get(status.context);
         if (!seen || seen.id < status.id) latest.set(status.context, status);
       }
+      const failing = [...latest.values()].filter((s) => s.status === "error" || s.status === "failure");
+      const jobs = await this.#actions.jobIds(
+        sha,
+        failing.map((s) => ({
+          context: s.context,
+          targetUrl: s.target_url || null,
+          description: s.description ?? "",
+        })),
+      );
       return [...latest.values()].map(
         (status): CheckState => ({
           name: status.context,
@@ -102,9 +127,9 @@ export class GiteaAdapter implements ForgeAdapter {
               : status.status === "warning"
                 ? "neutral"
                 : status.status,
-          url: status.target_url ?? null,
+          url: status.target_url || null,
           source: "status",
-          jobId: null,
+          jobId: jobs.get(status.target_url || "") ?? null,
         }),
       );
     });
@@ -172,8 +197,8 @@ export class GiteaAdapter implements ForgeAdapter {
     return this.#op("enableAutoMerge", () => this.#merge(number, request, true));
   }
 
-  failingLogTail(_check: CheckState, _maxBytes: number): Promise<string | null> {
-    return Promise.resolve(null);
+  failingLogTail(check: CheckState, maxBytes: number): Promise<string | null> {
+    return this.#op("failingLogTail", () => this.#actions.logTail(check.url, check.jobId, maxBytes));
   }
 
   checkTokenRights(): Promise<TokenRights> {
@@ -241,13 +266,24 @@ export class GiteaAdapter implements ForgeAdapter {
   }
 
   /**
-   * Gitea's API has no reply to a review comment: the answer goes to the conversation, quoting
-   * the thread's file and line and its first comment.
+   * Gitea groups inline comments into one conversation by file and line, and its API has no
+   * reply endpoint: the reply is a comment-only review with one inline comment on the thread's
+   * line. An outdated thread (no line on the head) is answered in the conversation instead.
    */
   replyToThread(number: number, thread: ReviewThread, body: string): Promise<void> {
-    const first = thread.comments[0];
-    const quote = `> ${thread.path}${thread.line !== null ? `:${thread.line}` : ""}${first ? ` — ${first.author}: ${first.body.split("\n")[0]}` : ""}`;
-    return this.addComment(number, `${quote}\n\n${body}`);
+    if (thread.line === null) {
+      const first = thread.comments[0];
+      const quote = `> ${thread.path}${first ? ` — ${first.author}: ${first.body.split("\n")[0]}` : ""}`;
+      return this.addComment(number, `${quote}\n\n${body}`);
+    }
+    const line = thread.line;
+    return this.#op("replyToThread", async () => {
+      await this.#api.repos.repoCreatePullReview(this.#owner, this.#repo, number, {
+        event: "COMMENT",
+        body: "",
+        comments: [{ path: thread.path, new_position: line, body }],
+      });
+    });
   }
 
   addComment(number: number, body: string): Promise<void> {
@@ -377,13 +413,29 @@ export class GiteaAdapter implements ForgeAdapter {
     toState,
   };
 
-  /** The ids of the repository's labels named `names` (Gitea takes ids; unknown names are skipped). */
+  /**
+   * The ids of the labels named `names` (Gitea takes ids), each label the repository lacks
+   * created first (Gitea names no label twice here: the first of a name is used).
+   */
   async #labelIds(names: readonly string[]): Promise<number[]> {
     if (names.length === 0) return [];
-    const { data } = await this.#api.repos.issueListLabels(this.#owner, this.#repo, { limit: 50 });
-    return (data ?? [])
-      .filter((label) => label.name && names.includes(label.name))
-      .map((label) => label.id ?? 0);
+    const known = new Map<string, number>();
+    for (let page = 1; ; page++) {
+      const { data } = await this.#api.repos.issueListLabels(this.#owner, this.#repo, { page, limit: PAGE });
+      const labels = parseForgeResponse("gitea", GiteaLabelsSchema, data, "GET labels");
+      for (const label of labels) if (!known.has(label.name)) known.set(label.name, label.id);
+      if (labels.length < PAGE) break;
+    }
+    for (const name of names) {
+      if (known.has(name)) continue;
+      const { data } = await this.#api.repos.issueCreateLabel(this.#owner, this.#repo, {
+        name,
+        color: LABEL_COLOR,
+        description: "Added by Overseer (landing.pull_request.labels)",
+      });
+      known.set(name, parseForgeResponse("gitea", GiteaLabelSchema, data, "POST labels").id);
+    }
+    return [...new Set(names)].map((name) => known.get(name) ?? 0);
   }
 
   #op<T>(name: string, work: () => Promise<T>): Promise<T> {

@@ -31,6 +31,7 @@ export const GiteaStatusesSchema = z.array(
     context: z.string(),
     status: z.enum(["pending", "success", "error", "failure", "warning"]),
     target_url: z.string().nullable().optional(),
+    description: z.string().nullable().optional(),
   }),
 );
 
@@ -73,3 +74,18 @@ export const GiteaCommentsSchema = z.array(
     created_at: z.string(),
   }),
 );
+
+/** Gitea ≥ 1.24: `GET /repos/{owner}/{repo}/actions/runs` (ActionWorkflowRunsResponse). */
+export const GiteaActionRunsSchema = z.object({
+  workflow_runs: z
+    .array(z.object({ id: z.number().int(), html_url: z.string(), head_sha: z.string() }))
+    .nullable(),
+});
+
+/** Gitea ≥ 1.24: `GET /repos/{owner}/{repo}/actions/runs/{run}/jobs` (ActionWorkflowJobsResponse). */
+export const GiteaActionJobsSchema = z.object({
+  jobs: z.array(z.object({ id: z.number().int(), html_url: z.string(), name: z.string() })).nullable(),
+});
+
+export const GiteaLabelSchema = z.object({ id: z.number().int(), name: z.string() });
+export const GiteaLabelsSchema = z.array(GiteaLabelSchema);

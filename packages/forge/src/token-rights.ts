@@ -32,7 +32,8 @@ export const RIGHT_GRANTS: Record<ForgeKind, Record<ForgeRight, string>> = {
   gitea: {
     read: "token scope read:repository and collaborator access to this repository",
     push: "token scope write:repository and Write access to this repository",
-    pull_requests: "token scope write:repository and Write access (pull requests)",
+    pull_requests:
+      "token scopes write:repository and write:issue (labels, conversation comments) and Write access",
     checks_read: "token scope read:repository (commit statuses)",
     merge: "token scope write:repository and a role the protected branch lets merge",
   },

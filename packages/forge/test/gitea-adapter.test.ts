@@ -178,7 +178,69 @@ describe("Gitea adapter against the Gitea double (swagger-shaped, real git)", ()
     expect((error as ForgeError).code).toBe("unauthorized");
   });
 
-  it("lists the newest commit status of each context; Gitea gives no job log", async () => {
+  it("creates a label the repository lacks, once, and gives Gitea its id", async () => {
+    await clone.commitAndPush("overseer/task/G-8", { "src/l.ts": "export const l = 1;\n" }, "G-8");
+    const counter = new ForgeCallCounter();
+    const labelled = { ...draft("overseer/task/G-8"), labels: ["overseer", "needs-review"] };
+    await adapter(BOT.token, counter).ensurePullRequest(labelled);
+    const pull = forge.pulls(REPO).find((p) => p.head === "overseer/task/G-8");
+    expect(forge.labelNames(REPO, pull!)).toEqual(["overseer", "needs-review"]);
+    const creates = () => forge.requests.filter((r) => r.method === "POST" && r.path === `${API}/labels`);
+    expect(creates()).toHaveLength(1);
+    // list + labels + create label + create pull request.
+    expect(counter.snapshot()).toEqual({ ensurePullRequest: 4 });
+    const again = await adapter().ensurePullRequest({ ...labelled, body: "changed" });
+    expect(again.outcome).toBe("updated");
+    expect(creates()).toHaveLength(1);
+    expect(forge.labelNames(REPO, pull!)).toEqual(["overseer", "needs-review"]);
+  });
+
+  it("reads a failing Gitea Actions job's log tail (Gitea ≥ 1.24), and an outside status's words", async () => {
+    const head = (await pullOf("overseer/task/G-8")).headSha;
+    const log = `${"setup\n".repeat(400)}FAIL src/l.test.ts\nexpected l to be 2, got 1\n`;
+    const context = forge.actionsJob(REPO, head, { workflow: "CI", job: "test", state: "failure", log });
+    expect(context).toBe("CI / test (pull_request)");
+    forge.setStatus(REPO, head, {
+      context: "ci/external",
+      state: "error",
+      description: "3 tests failed",
+      targetUrl: "https://ci.example.org/builds/9",
+    });
+    const counter = new ForgeCallCounter();
+    const gitea = adapter(BOT.token, counter);
+    const checks = await gitea.listChecks(head);
+    const job = checks.find((c) => c.name === context);
+    expect(job).toMatchObject({ conclusion: "failure", source: "status" });
+    expect(job?.url).toMatch(new RegExp(`^${forge.url}/${REPO}/actions/runs/\\d+/jobs/0$`));
+    expect(job?.jobId).toEqual(expect.any(Number));
+    const logTail = await gitea.failingLogTail(job!, 256);
+    expect(logTail).toContain("expected l to be 2, got 1");
+    expect(Buffer.byteLength(logTail ?? "")).toBeLessThanOrEqual(256);
+    const outside = checks.find((c) => c.name === "ci/external");
+    expect(outside?.jobId).toBeNull();
+    const words = await gitea.failingLogTail(outside!, 256);
+    expect(words).toContain("3 tests failed");
+    expect(words).toContain("https://ci.example.org/builds/9");
+    // statuses + runs of the head + the run's jobs; a second listing knows the job already.
+    expect(counter.snapshot()).toEqual({ listChecks: 3, failingLogTail: 1 });
+    await gitea.listChecks(head);
+    expect(counter.snapshot()).toEqual({ listChecks: 4, failingLogTail: 1 });
+  });
+
+  it("without Gitea's Actions API (older Gitea, Forgejo) gives the status's words and link", async () => {
+    const head = (await pullOf("overseer/task/G-8")).headSha;
+    forge.actionsApi = false;
+    const gitea = adapter();
+    const checks = await gitea.listChecks(head);
+    const job = checks.find((c) => c.name === "CI / test (pull_request)");
+    expect(job?.jobId).toBeNull();
+    const words = await gitea.failingLogTail(job!, 1024);
+    expect(words).toContain("Failing after");
+    expect(words).toContain(job?.url ?? "no url");
+    forge.actionsApi = true;
+  });
+
+  it("lists the newest commit status of each context", async () => {
     const head = (await pullOf("overseer/task/G-1")).headSha;
     forge.setStatus(REPO, head, { context: "ci/test", state: "pending" });
     forge.setStatus(REPO, head, { context: "ci/lint", state: "warning" });
@@ -191,10 +253,7 @@ describe("Gitea adapter against the Gitea double (swagger-shaped, real git)", ()
       ["ci/lint", "neutral", "status"],
       ["ci/test", "failure", "status"],
     ]);
-    expect(checks.find((c) => c.name === "ci/test")?.url).toMatch(
-      new RegExp(`^${forge.url}/${REPO}/actions/runs/`),
-    );
-    expect(await gitea.failingLogTail(checks[0]!, 1024)).toBeNull();
+    expect(checks.find((c) => c.name === "ci/test")?.url).toMatch(/^https:\/\/ci\.forge-double\.test\//);
   });
 
   it("reads reviews and inline threads: replies grouped by line, resolution by a resolver", async () => {
@@ -231,6 +290,16 @@ describe("Gitea adapter against the Gitea double (swagger-shaped, real git)", ()
       ["overseer-bot", "The spec says 2."],
     ]);
     expect(threads.find((t) => t.path === "README.md")?.resolved).toBe(true);
+    // Overseer's reply joins the conversation on that line: its last word is now Overseer's.
+    await gitea.replyToThread(number, why!, "Addressed in abc123.");
+    const replied = (await gitea.listReviewThreads(number)).find((t) => t.path === "src/a.ts");
+    expect(replied?.comments.at(-1)).toMatchObject({ author: "overseer-bot", body: "Addressed in abc123." });
+    expect(replied?.comments).toHaveLength(3);
+    // A comment-only review by Overseer is no verdict.
+    expect((await gitea.listReviews(number)).at(-1)).toMatchObject({
+      author: "overseer-bot",
+      verdict: "commented",
+    });
   });
 
   it("refuses a merge while a required status is not green, when the head moved, or for a reader", async () => {
@@ -373,7 +442,7 @@ describe("Gitea adapter against the Gitea double (swagger-shaped, real git)", ()
     expect(violations.slice(1).join("\n")).toContain("Do");
   });
 
-  it("signs pull_request webhooks with X-Gitea-Signature (HMAC-SHA256 of the body)", async () => {
+  it("signs its webhooks with X-Gitea-Signature (HMAC-SHA256 of the body) and names each event as Gitea does", async () => {
     const received: { headers: Record<string, unknown>; body: string }[] = [];
     const server: Server = createServer((req, res) => {
       let body = "";
@@ -391,19 +460,50 @@ describe("Gitea adapter against the Gitea double (swagger-shaped, real git)", ()
       await clone.commitAndPush("overseer/task/G-7", { "src/k.ts": "export const k = 1;\n" }, "G-7");
       const gitea = adapter();
       const { pullRequest } = await gitea.ensurePullRequest(draft("overseer/task/G-7"));
+      forge.setStatus(REPO, pullRequest.headSha, { context: "ci/test", state: "failure" });
+      await forge.review(REPO, pullRequest.number, {
+        login: "alice",
+        state: "REQUEST_CHANGES",
+        body: "No.",
+        comments: [{ path: "src/k.ts", line: 1, body: "Why k?" }],
+      });
+      await forge.review(REPO, pullRequest.number, { login: "alice", state: "APPROVED" });
+      forge.comment(REPO, pullRequest.number, "alice", "@overseer-bot thanks");
+      await gitea.addComment(pullRequest.number, "Overseer here.");
       await gitea.closePullRequest(pullRequest.number);
       await forge.flushWebhooks();
       for (const r of received) {
         expect(r.headers["x-gitea-signature"]).toBe(
           createHmac("sha256", "s3cret").update(r.body).digest("hex"),
         );
+        expect(r.headers["x-gitea-delivery"]).toEqual(expect.any(String));
       }
-      const payloads = received.map((r) => JSON.parse(r.body) as { action: string; number: number });
-      expect(received.map((r) => r.headers["x-gitea-event"])).toEqual(["pull_request", "pull_request"]);
-      expect(payloads.map((p) => [p.action, p.number])).toEqual([
-        ["opened", pullRequest.number],
-        ["closed", pullRequest.number],
+      // biome-ignore lint/suspicious/noExplicitAny: a delivery's JSON is read field by field below
+      const payloads = received.map((r) => JSON.parse(r.body) as Record<string, any>);
+      expect(received.map((r) => [r.headers["x-gitea-event"], r.headers["x-gitea-event-type"]])).toEqual([
+        ["pull_request", "pull_request"],
+        ["status", "status"],
+        ["pull_request_rejected", "pull_request_review_rejected"],
+        ["pull_request_approved", "pull_request_review_approved"],
+        ["issue_comment", "pull_request_comment"],
+        ["issue_comment", "pull_request_comment"],
+        ["pull_request", "pull_request"],
       ]);
+      expect(payloads.map((p) => p.action ?? p.state)).toEqual([
+        "opened",
+        "failure",
+        "reviewed",
+        "reviewed",
+        "created",
+        "created",
+        "closed",
+      ]);
+      expect(payloads[1]).toMatchObject({ sha: pullRequest.headSha, context: "ci/test" });
+      expect(payloads[2]?.review).toEqual({ type: "pull_request_review_rejected", content: "No." });
+      expect(payloads[2]?.pull_request.head.ref).toBe("overseer/task/G-7");
+      expect(payloads[4]).toMatchObject({ is_pull: true, issue: { number: pullRequest.number } });
+      expect(payloads[4]?.comment.body).toBe("@overseer-bot thanks");
+      expect(payloads[5]?.sender.login).toBe("overseer-bot");
     } finally {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

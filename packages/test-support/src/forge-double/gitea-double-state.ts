@@ -7,6 +7,8 @@
 import type { DoubleGit } from "./double-git.ts";
 import type { ApiAnswer } from "./double-server.ts";
 import {
+  GITEA_ACTION_JOB_EXAMPLE,
+  GITEA_ACTION_RUN_EXAMPLE,
   GITEA_COMMENT_EXAMPLE,
   GITEA_LABEL_EXAMPLE,
   GITEA_PULL_EXAMPLE,
@@ -64,15 +66,43 @@ export interface GiteaReview {
   }[];
 }
 
+export interface GiteaActionRun {
+  id: number;
+  index: number;
+  sha: string;
+  branch: string;
+  event: string;
+  workflow: string;
+  jobs: { id: number; name: string; conclusion: "success" | "failure" | "cancelled" | null; log: string }[];
+  createdAt: string;
+}
+
 export interface GiteaRepo {
   id: number;
   pulls: GiteaPull[];
   labels: { id: number; name: string }[];
-  statuses: { id: number; sha: string; context: string; state: GiteaStatusState; targetUrl: string }[];
+  statuses: {
+    id: number;
+    sha: string;
+    context: string;
+    state: GiteaStatusState;
+    targetUrl: string;
+    description: string;
+  }[];
+  /** Gitea Actions runs (their index numbers the repository's runs), each job with its log. */
+  runs: GiteaActionRun[];
   reviews: GiteaReview[];
   comments: { id: number; pull: number; login: string; body: string; createdAt: string }[];
   requiredChecks: string[];
   protectedBranches: string[];
+}
+
+export interface GiteaRouteContext {
+  readonly user: GiteaDoubleUser;
+  readonly repository: string;
+  /** The repository a `/repos/{owner}/{repo}/…` route names. */
+  readonly repo: GiteaRepo;
+  readonly state: GiteaDoubleState;
 }
 
 export class GiteaDoubleState {
@@ -201,8 +231,65 @@ export class GiteaDoubleState {
       id: status.id,
       status: status.state,
       target_url: status.targetUrl,
+      description: status.description,
       url: `${this.url()}/api/v1/repos/${repository}/statuses/${status.sha}`,
       context: status.context,
+    };
+  }
+
+  runBody(repository: string, run: GiteaActionRun): typeof GITEA_ACTION_RUN_EXAMPLE {
+    const done = run.jobs.every((j) => j.conclusion !== null);
+    const failed = run.jobs.some((j) => j.conclusion === "failure");
+    return {
+      ...GITEA_ACTION_RUN_EXAMPLE,
+      id: run.id,
+      url: `${this.url()}/api/v1/repos/${repository}/actions/runs/${run.id}`,
+      html_url: `${this.url()}/${repository}/actions/runs/${run.index}`,
+      display_title: run.workflow,
+      path: `${run.workflow}.yml@refs/heads/${run.branch}`,
+      event: run.event,
+      run_number: run.index,
+      repository_id: this.repo(repository).id,
+      head_sha: run.sha,
+      head_branch: run.branch,
+      status: done ? "completed" : "in_progress",
+      repository: this.repoBody(repository),
+      head_repository: this.repoBody(repository),
+      conclusion: done ? (failed ? "failure" : "success") : "",
+      started_at: run.createdAt,
+      completed_at: run.createdAt,
+    };
+  }
+
+  /** A job's `html_url` is the run's page and the job's index in it, as the status Gitea Actions sets links to. */
+  jobBody(repository: string, run: GiteaActionRun, index: number): typeof GITEA_ACTION_JOB_EXAMPLE {
+    const job = run.jobs[index];
+    if (!job) throw new Error(`run ${run.id} has no job ${index}`);
+    return {
+      ...GITEA_ACTION_JOB_EXAMPLE,
+      id: job.id,
+      url: `${this.url()}/api/v1/repos/${repository}/actions/jobs/${job.id}`,
+      html_url: `${this.url()}/${repository}/actions/runs/${run.index}/jobs/${index}`,
+      run_id: run.id,
+      run_url: `${this.url()}/api/v1/repos/${repository}/actions/runs/${run.id}`,
+      name: job.name,
+      head_sha: run.sha,
+      head_branch: run.branch,
+      status: job.conclusion === null ? "in_progress" : "completed",
+      conclusion: job.conclusion ?? "",
+      steps: [
+        {
+          number: 1,
+          name: job.name,
+          status: job.conclusion === null ? "in_progress" : "completed",
+          conclusion: job.conclusion ?? "",
+          started_at: run.createdAt,
+          completed_at: run.createdAt,
+        },
+      ],
+      created_at: run.createdAt,
+      started_at: run.createdAt,
+      completed_at: run.createdAt,
     };
   }
 

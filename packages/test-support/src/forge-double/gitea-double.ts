@@ -5,8 +5,11 @@
  * answer against the shape of a swagger model typed by gitea-js, so an adapter that sends or
  * expects what Gitea does not makes `violations` non-empty. People act through its methods:
  * commit statuses, reviews with inline comments, replies and resolution, conversation comments,
- * labels, a merge or a close by hand, and Gitea's scheduled auto-merge settling. Webhooks carry
- * `X-Gitea-Event`, `X-Gitea-Delivery` and `X-Gitea-Signature` (HMAC-SHA256 of the body, hex).
+ * labels, a merge or a close by hand, Gitea Actions jobs with their logs, and Gitea's scheduled
+ * auto-merge settling. Webhooks carry `X-Gitea-Event` (what Gitea's HookEventType.Event() names:
+ * `pull_request`, `status`, `issue_comment`, `pull_request_approved` / `_rejected` / `_comment`
+ * for reviews), `X-Gitea-Event-Type` (the detailed type), `X-Gitea-Delivery` and
+ * `X-Gitea-Signature` (HMAC-SHA256 of the body, hex), and their `X-Forgejo-*` twins.
  */
 import { createHmac } from "node:crypto";
 import { mkdtemp } from "node:fs/promises";
@@ -19,19 +22,41 @@ import {
   GiteaDoubleState,
   type GiteaDoubleUser,
   type GiteaPull,
+  type GiteaRepo,
   type GiteaReview,
   type GiteaStatusState,
 } from "./gitea-double-state.ts";
-import { GITEA_PULL_REQUEST_HOOK_EXAMPLE } from "./gitea-examples.ts";
+import {
+  GITEA_ISSUE_COMMENT_HOOK_EXAMPLE,
+  GITEA_PULL_REQUEST_HOOK_EXAMPLE,
+  GITEA_STATUS_HOOK_EXAMPLE,
+} from "./gitea-examples.ts";
 import { type GiteaRouteContext, giteaRoutes } from "./gitea-routes.ts";
 
 /** What Gitea's pre-receive check prints for a protected branch (git shows it after `remote:`). */
 const PROTECTED = "Gitea: Not allowed to push to protected branch {branch}";
 
+/** Gitea's HookEventType → the `X-Gitea-Event` it sends (modules/webhook/type.go, Event()). */
+const HOOK_EVENTS: Record<string, string> = {
+  pull_request_comment: "issue_comment",
+  pull_request_review_approved: "pull_request_approved",
+  pull_request_review_rejected: "pull_request_rejected",
+  pull_request_review_comment: "pull_request_comment",
+};
+
+const REVIEW_HOOKS: Record<GiteaReview["state"], string> = {
+  APPROVED: "pull_request_review_approved",
+  REQUEST_CHANGES: "pull_request_review_rejected",
+  COMMENT: "pull_request_review_comment",
+  PENDING: "",
+};
+
 export class GiteaDouble extends ForgeDoubleBase {
   readonly kind = "gitea" as const;
   readonly #state: GiteaDoubleState;
   readonly #routes = giteaRoutes();
+  /** `false`: the double answers as a Gitea older than 1.24 (or a Forgejo) — no Actions runs, jobs or logs API (404). */
+  actionsApi = true;
 
   private constructor(root: string) {
     super(
@@ -42,14 +67,16 @@ export class GiteaDouble extends ForgeDoubleBase {
           status === 404 ? "Not Found" : status === 429 ? "Too Many Requests" : "Internal Server Error",
         url: "https://gitea.example.org/api/swagger",
       }),
-      (event, body, secret, id) => {
+      (type, body, secret, id) => {
         const signature = createHmac("sha256", secret).update(body).digest("hex");
+        const event = HOOK_EVENTS[type] ?? type;
         return {
           "x-gitea-event": event,
-          "x-gitea-event-type": event,
+          "x-gitea-event-type": type,
           "x-gitea-delivery": id,
           "x-gitea-signature": signature,
           "x-forgejo-event": event,
+          "x-forgejo-event-type": type,
           "x-forgejo-delivery": id,
           "x-forgejo-signature": signature,
         };
@@ -77,6 +104,7 @@ export class GiteaDouble extends ForgeDoubleBase {
       pulls: [],
       labels: [],
       statuses: [],
+      runs: [],
       reviews: [],
       comments: [],
       requiredChecks: [],
@@ -112,15 +140,55 @@ export class GiteaDouble extends ForgeDoubleBase {
     return this.#state.repo(repository).pulls;
   }
 
-  setStatus(repository: string, sha: string, status: { context: string; state: GiteaStatusState }): void {
+  /** A commit status set by an outside CI (or by hand): its link is the CI's page. */
+  setStatus(
+    repository: string,
+    sha: string,
+    status: { context: string; state: GiteaStatusState; description?: string; targetUrl?: string },
+  ): void {
     const id = this.#state.nextId();
-    this.#state.repo(repository).statuses.push({
+    const record = {
       id,
       sha,
       context: status.context,
       state: status.state,
-      targetUrl: `${this.url}/${repository}/actions/runs/${id}`,
+      targetUrl: status.targetUrl ?? `https://ci.forge-double.test/${repository}/builds/${id}`,
+      description: status.description ?? "",
+    };
+    this.#state.repo(repository).statuses.push(record);
+    this.#hookStatus(repository, record);
+  }
+
+  /**
+   * A Gitea Actions job run on `sha` as Gitea reports it: a new run of `workflow` with the job,
+   * its log, and the commit status Actions sets — context `workflow / job (event)`, link to the
+   * job's page, a "Failing after …" / "Successful in …" description. Answers the context.
+   */
+  actionsJob(
+    repository: string,
+    sha: string,
+    job: { workflow: string; job: string; state: "success" | "failure"; log: string; branch?: string },
+  ): string {
+    const repo = this.#state.repo(repository);
+    const run = {
+      id: this.#state.nextId(),
+      index: repo.runs.length + 1,
+      sha,
+      branch: job.branch ?? "",
+      event: "pull_request",
+      workflow: job.workflow,
+      jobs: [{ id: this.#state.nextId(), name: job.job, conclusion: job.state, log: job.log }],
+      createdAt: new Date().toISOString(),
+    };
+    repo.runs.push(run);
+    const context = `${job.workflow} / ${job.job} (${run.event})`;
+    this.setStatus(repository, sha, {
+      context,
+      state: job.state,
+      description: job.state === "success" ? "Successful in 12s" : "Failing after 12s",
+      targetUrl: `${this.url}/${repository}/actions/runs/${run.index}/jobs/0`,
     });
+    return context;
   }
 
   /** A review by a person, each inline comment on a line of the head. */
@@ -153,6 +221,16 @@ export class GiteaDouble extends ForgeDoubleBase {
         createdAt: now,
       })),
     });
+    const type = REVIEW_HOOKS[review.state];
+    if (type)
+      await this.#hookPull(
+        repository,
+        pull,
+        "reviewed",
+        { type, content: review.body ?? "" },
+        review.login,
+        type,
+      );
     return id;
   }
 
@@ -166,13 +244,15 @@ export class GiteaDouble extends ForgeDoubleBase {
 
   /** A comment a person writes in the pull request's conversation. */
   comment(repository: string, number: number, login: string, body: string): void {
-    this.#state.repo(repository).comments.push({
+    const comment = {
       id: this.#state.nextId(),
       pull: number,
       login,
       body,
       createdAt: new Date().toISOString(),
-    });
+    };
+    this.#state.repo(repository).comments.push(comment);
+    this.track(this.#hookComment(repository, comment));
   }
 
   async mergeByHuman(
@@ -209,6 +289,8 @@ export class GiteaDouble extends ForgeDoubleBase {
 
   protected override async handleApi(request: Parameters<ApiHandler>[0]): Promise<ApiAnswer | null> {
     const pathname = request.url.pathname.replace(/^\/api\/v1/, "");
+    if (!this.actionsApi && /^\/repos\/[^/]+\/[^/]+\/actions\//.test(pathname))
+      return { status: 404, body: { message: "Not Found", url: "" } };
     const user = this.#state.authenticate(request.headers.authorization);
     const answer = await dispatchContract<GiteaRouteContext>(
       this.#routes,
@@ -226,29 +308,98 @@ export class GiteaDouble extends ForgeDoubleBase {
       this.server.violations,
       (problems) => ({ status: 422, body: { message: problems.join("; "), url: "" } }),
     );
-    if (answer && answer.status < 300 && request.method !== "GET") {
-      const match = /^\/repos\/([^/]+)\/([^/]+)\/pulls(?:\/(\d+))?/.exec(pathname);
-      const repository = match ? `${match[1]}/${match[2]}` : "";
-      const number = match?.[3] ? Number(match[3]) : (answer.body as { number?: number } | undefined)?.number;
-      const pull = this.#state.repos.get(repository)?.pulls.find((p) => p.number === number);
-      if (pull)
-        await this.#hookPull(
-          repository,
-          pull,
-          request.method === "POST" && !match?.[3] ? "opened" : pull.state === "closed" ? "closed" : "edited",
-        );
-    }
+    if (answer && answer.status < 300 && request.method !== "GET")
+      await this.#hookApi(request.method, pathname, answer);
     return answer;
   }
 
-  async #hookPull(repository: string, pull: GiteaPull, action: string): Promise<void> {
-    this.deliver("pull_request", {
+  /** The webhook Gitea sends after a write through its API: a pull request opened, edited, closed or merged, or reviewed. */
+  async #hookApi(method: string, pathname: string, answer: ApiAnswer): Promise<void> {
+    const comment = /^\/repos\/([^/]+\/[^/]+)\/issues\/\d+\/comments$/.exec(pathname);
+    const commented = (answer.body as { id?: number } | undefined)?.id;
+    const stored = this.#state.repos.get(comment?.[1] ?? "")?.comments.find((c) => c.id === commented);
+    if (comment?.[1] && stored) return this.#hookComment(comment[1], stored);
+    const match = /^\/repos\/([^/]+)\/([^/]+)\/pulls(?:\/(\d+))?(\/[a-z]+)?$/.exec(pathname);
+    if (!match) return;
+    const repository = `${match[1]}/${match[2]}`;
+    const number = match[3] ? Number(match[3]) : (answer.body as { number?: number } | undefined)?.number;
+    const pull = this.#state.repos.get(repository)?.pulls.find((p) => p.number === number);
+    if (!pull) return;
+    if (match[4] === "/reviews") {
+      const review = answer.body as { user: { login: string }; state: GiteaReview["state"]; body: string };
+      const type = REVIEW_HOOKS[review.state];
+      if (type)
+        await this.#hookPull(
+          repository,
+          pull,
+          "reviewed",
+          { type, content: review.body },
+          review.user.login,
+          type,
+        );
+      return;
+    }
+    if (match[4] !== undefined && match[4] !== "/merge") return;
+    const action = method === "POST" && !match[3] ? "opened" : pull.state === "closed" ? "closed" : "edited";
+    await this.#hookPull(repository, pull, action);
+  }
+
+  async #hookPull(
+    repository: string,
+    pull: GiteaPull,
+    action: string,
+    review: { type: string; content: string } | null = null,
+    sender = pull.mergedBy ?? pull.author,
+    type = "pull_request",
+  ): Promise<void> {
+    this.deliver(type, {
       ...GITEA_PULL_REQUEST_HOOK_EXAMPLE,
       action,
       number: pull.number,
       pull_request: await this.#state.pullBody(repository, pull),
       repository: this.#state.repoBody(repository),
-      sender: this.#state.user(pull.mergedBy ?? pull.author),
+      sender: this.#state.user(sender),
+      review,
+    });
+  }
+
+  #hookStatus(repository: string, status: GiteaRepo["statuses"][number]): void {
+    this.deliver("status", {
+      ...GITEA_STATUS_HOOK_EXAMPLE,
+      commit: {
+        ...GITEA_STATUS_HOOK_EXAMPLE.commit,
+        id: status.sha,
+        url: `${this.url}/${repository}/commit/${status.sha}`,
+      },
+      context: status.context,
+      description: status.description,
+      id: status.id,
+      repository: this.#state.repoBody(repository),
+      sha: status.sha,
+      state: status.state,
+      target_url: status.targetUrl,
+      created_at: new Date().toISOString(),
+      updated_at: new Date().toISOString(),
+    });
+  }
+
+  async #hookComment(repository: string, comment: GiteaRepo["comments"][number]): Promise<void> {
+    const pull = this.#state.pull(this.#state.repo(repository), comment.pull);
+    const body = await this.#state.pullBody(repository, pull);
+    this.deliver("pull_request_comment", {
+      ...GITEA_ISSUE_COMMENT_HOOK_EXAMPLE,
+      issue: {
+        ...GITEA_ISSUE_COMMENT_HOOK_EXAMPLE.issue,
+        id: pull.id,
+        number: pull.number,
+        title: pull.title,
+        html_url: `${this.url}/${repository}/pulls/${pull.number}`,
+        url: `${this.url}/api/v1/repos/${repository}/issues/${pull.number}`,
+      },
+      pull_request: body,
+      comment: this.#state.commentBody(repository, comment),
+      repository: this.#state.repoBody(repository),
+      sender: this.#state.user(comment.login),
     });
   }
 }

@@ -3,12 +3,15 @@
  * PRBranchInfo, CommitStatus, PullReview, PullReviewComment, Comment, Label, User, Repository,
  * APIError) and its documented pull_request webhook; Forgejo serves the same models. Gitea's
  * swagger is not published on npm, so each example is typed by gitea-js (generated from that
- * swagger): a field the swagger does not name is a compile error. `shapeOf` turns them into the
+ * swagger): a field the swagger does not name is a compile error. The Actions models Gitea 1.24
+ * added (ActionWorkflowRun, ActionWorkflowJob and their list responses; gitea-js 1.23 predates
+ * them) are typed below from Gitea's modules/structs/repo_actions.go, field for field. `shapeOf` turns them into the
  * runtime check of what the Gitea double answers.
  */
 import type {
   Comment,
   CommitStatus,
+  Issue,
   Label,
   PRBranchInfo,
   PullRequest,
@@ -206,4 +209,175 @@ export const GITEA_PULL_REQUEST_HOOK_EXAMPLE = {
   sender: GITEA_USER_EXAMPLE,
   commit_id: "",
   review: null,
+};
+
+/** Gitea ≥ 1.24's ActionWorkflowRun (modules/structs/repo_actions.go). */
+export interface ActionWorkflowRun {
+  id: number;
+  url: string;
+  html_url: string;
+  display_title: string;
+  path: string;
+  event: string;
+  run_attempt: number;
+  run_number: number;
+  repository_id?: number;
+  head_sha: string;
+  head_branch?: string;
+  status: string;
+  actor?: User;
+  trigger_actor?: User;
+  repository?: Repository;
+  head_repository?: Repository;
+  conclusion?: string;
+  started_at: string;
+  completed_at: string;
+}
+
+/** Gitea ≥ 1.24's ActionWorkflowJob. */
+export interface ActionWorkflowJob {
+  id: number;
+  url: string;
+  html_url: string;
+  run_id: number;
+  run_url: string;
+  name: string;
+  labels: string[];
+  run_attempt: number;
+  head_sha: string;
+  head_branch?: string;
+  status: string;
+  conclusion?: string;
+  runner_id?: number;
+  runner_name?: string;
+  steps: {
+    name: string;
+    number: number;
+    status: string;
+    conclusion?: string;
+    started_at: string;
+    completed_at: string;
+  }[];
+  created_at: string;
+  started_at: string;
+  completed_at: string;
+}
+
+export const GITEA_ACTION_RUN_EXAMPLE = {
+  id: 1,
+  url: "https://gitea.example.org/api/v1/repos/acme/app/actions/runs/1",
+  html_url: "https://gitea.example.org/acme/app/actions/runs/1",
+  display_title: "Add the thing",
+  path: "ci.yml@refs/pull/1/head",
+  event: "pull_request",
+  run_attempt: 1,
+  run_number: 1,
+  repository_id: 1,
+  head_sha: "8888888888888888888888888888888888888888",
+  head_branch: "feature",
+  status: "completed",
+  actor: GITEA_USER_EXAMPLE,
+  trigger_actor: GITEA_USER_EXAMPLE,
+  repository: GITEA_REPOSITORY_EXAMPLE,
+  head_repository: GITEA_REPOSITORY_EXAMPLE,
+  conclusion: "failure",
+  started_at: WHEN,
+  completed_at: WHEN,
+} satisfies ActionWorkflowRun;
+
+/** ActionWorkflowRunsResponse (`GET /repos/{owner}/{repo}/actions/runs`). */
+export const GITEA_ACTION_RUNS_EXAMPLE = { workflow_runs: [GITEA_ACTION_RUN_EXAMPLE], total_count: 1 };
+
+export const GITEA_ACTION_JOB_EXAMPLE = {
+  id: 1,
+  url: "https://gitea.example.org/api/v1/repos/acme/app/actions/jobs/1",
+  html_url: "https://gitea.example.org/acme/app/actions/runs/1/jobs/0",
+  run_id: 1,
+  run_url: "https://gitea.example.org/api/v1/repos/acme/app/actions/runs/1",
+  name: "test",
+  labels: ["ubuntu-latest"],
+  run_attempt: 1,
+  head_sha: "8888888888888888888888888888888888888888",
+  head_branch: "feature",
+  status: "completed",
+  conclusion: "failure",
+  runner_id: 1,
+  runner_name: "runner-1",
+  steps: [
+    {
+      name: "Run tests",
+      number: 1,
+      status: "completed",
+      conclusion: "failure",
+      started_at: WHEN,
+      completed_at: WHEN,
+    },
+  ],
+  created_at: WHEN,
+  started_at: WHEN,
+  completed_at: WHEN,
+} satisfies ActionWorkflowJob;
+
+/** ActionWorkflowJobsResponse (`GET /repos/{owner}/{repo}/actions/runs/{run}/jobs`). */
+export const GITEA_ACTION_JOBS_EXAMPLE = { jobs: [GITEA_ACTION_JOB_EXAMPLE], total_count: 1 };
+
+const ISSUE = {
+  id: 1,
+  url: "https://gitea.example.org/api/v1/repos/acme/app/issues/1",
+  html_url: "https://gitea.example.org/acme/app/pulls/1",
+  number: 1,
+  user: GITEA_USER_EXAMPLE,
+  original_author: "",
+  original_author_id: 0,
+  title: "Add the thing",
+  body: "",
+  ref: "",
+  assets: [],
+  labels: [],
+  assignees: [],
+  state: "open",
+  is_locked: false,
+  comments: 1,
+  created_at: WHEN,
+  updated_at: WHEN,
+  pull_request: { merged: false, html_url: "https://gitea.example.org/acme/app/pulls/1", draft: false },
+  repository: { id: 1, name: "app", owner: "acme", full_name: "acme/app" },
+  pin_order: 0,
+} satisfies Issue;
+
+/** The `issue_comment` webhook on a pull request (X-Gitea-Event: issue_comment, event type pull_request_comment). */
+export const GITEA_ISSUE_COMMENT_HOOK_EXAMPLE = {
+  action: "created",
+  issue: ISSUE,
+  pull_request: GITEA_PULL_EXAMPLE,
+  comment: GITEA_COMMENT_EXAMPLE,
+  repository: GITEA_REPOSITORY_EXAMPLE,
+  sender: GITEA_USER_EXAMPLE,
+  is_pull: true,
+};
+
+/** The `status` webhook (X-Gitea-Event: status): a commit status was set. */
+export const GITEA_STATUS_HOOK_EXAMPLE = {
+  commit: {
+    id: "8888888888888888888888888888888888888888",
+    message: "Add the thing\n",
+    url: "https://gitea.example.org/acme/app/commit/8888888888888888888888888888888888888888",
+    author: { name: "gitea-user", email: "gitea-user@noreply.example.org", username: "gitea-user" },
+    committer: { name: "gitea-user", email: "gitea-user@noreply.example.org", username: "gitea-user" },
+    verification: null,
+    timestamp: WHEN,
+    added: null,
+    removed: null,
+    modified: null,
+  },
+  context: "ci/build",
+  created_at: WHEN,
+  description: "",
+  id: 1,
+  repository: GITEA_REPOSITORY_EXAMPLE,
+  sender: GITEA_USER_EXAMPLE,
+  sha: "8888888888888888888888888888888888888888",
+  state: "success",
+  target_url: "https://ci.example.org/build/1",
+  updated_at: WHEN,
 };

@@ -6,12 +6,13 @@
 import { z } from "zod";
 import type { ApiAnswer } from "./double-server.ts";
 import { type ContractRoute, shapeOf } from "./example-contract.ts";
+import { giteaActionsRoutes } from "./gitea-actions-routes.ts";
 import {
   error,
-  type GiteaDoubleState,
   type GiteaDoubleUser,
   type GiteaPull,
   type GiteaRepo,
+  type GiteaRouteContext,
 } from "./gitea-double-state.ts";
 import {
   GITEA_COMMENT_EXAMPLE,
@@ -25,13 +26,7 @@ import {
   GITEA_USER_EXAMPLE,
 } from "./gitea-examples.ts";
 
-export interface GiteaRouteContext {
-  readonly user: GiteaDoubleUser;
-  readonly repository: string;
-  /** The repository a `/repos/{owner}/{repo}/…` route names. */
-  readonly repo: GiteaRepo;
-  readonly state: GiteaDoubleState;
-}
+export type { GiteaRouteContext };
 
 const int = z.string().regex(/^\d+$/);
 const paging = { page: int.optional(), limit: int.optional() };
@@ -76,6 +71,26 @@ export function giteaRoutes(): ContractRoute<GiteaRouteContext>[] {
         status: 200,
         body: repo.labels.map((l) => state.label(repository, l.id)),
       }),
+    },
+    {
+      method: "POST",
+      template: `${REPO}/labels`,
+      body: z.strictObject({
+        name: z.string(),
+        color: z.string(),
+        description: z.string().optional(),
+        exclusive: z.boolean().optional(),
+        is_archived: z.boolean().optional(),
+      }),
+      responses: { 201: shapeOf(GITEA_LABEL_EXAMPLE), 422: apiError, ...denied },
+      handle: ({ repository, repo, body, user, state }) => {
+        if (!canWrite(user)) return error(403, "user should have permission to write to issues");
+        // Gitea's CreateLabel: a colour of 6 hex digits, with or without '#'.
+        if (!/^#?[0-9a-fA-F]{6}$/.test(String(body.color))) return error(422, "Color: invalid color");
+        const id = state.nextId();
+        repo.labels.push({ id, name: String(body.name) });
+        return { status: 201, body: state.label(repository, id) };
+      },
     },
     {
       method: "GET",
@@ -259,6 +274,65 @@ export function giteaRoutes(): ContractRoute<GiteaRouteContext>[] {
       },
     },
     {
+      method: "POST",
+      template: `${PULL}/reviews`,
+      body: z.strictObject({
+        body: z.string().optional(),
+        comments: z
+          .array(
+            z.strictObject({
+              body: z.string().optional(),
+              new_position: z.number().int().optional(),
+              old_position: z.number().int().optional(),
+              path: z.string().optional(),
+            }),
+          )
+          .optional(),
+        commit_id: z.string().optional(),
+        event: z.enum(["APPROVED", "PENDING", "COMMENT", "REQUEST_CHANGES", "REQUEST_REVIEW", ""]).optional(),
+      }),
+      responses: { 200: shapeOf(GITEA_REVIEW_EXAMPLE), 422: apiError, ...denied },
+      handle: async ({ repository, repo, params, body, user, state }) => {
+        const pull = pullOf(repo, params);
+        if (!pull) return error(404, "Not Found");
+        const event = (body.event as string | undefined) || "PENDING";
+        const comments = (body.comments ?? []) as { body?: string; new_position?: number; path?: string }[];
+        const text = typeof body.body === "string" ? body.body : "";
+        // Gitea refuses approving or rejecting one's own pull request; a comment needs content.
+        if (pull.author === user.login && (event === "APPROVED" || event === "REQUEST_CHANGES"))
+          return error(422, `${event === "APPROVED" ? "approve" : "reject"} your own pull is not allowed`);
+        if (
+          (event === "COMMENT" || event === "REQUEST_CHANGES") &&
+          text.trim() === "" &&
+          comments.length === 0
+        )
+          return error(422, "review event COMMENT requires a body or a comment");
+        if (event !== "APPROVED" && event !== "REQUEST_CHANGES" && event !== "COMMENT")
+          return error(422, `the double does not keep ${event} reviews`);
+        const now = new Date().toISOString();
+        const review = {
+          id: state.nextId(),
+          pull: pull.number,
+          login: user.login,
+          state: event,
+          body: text,
+          commitId:
+            typeof body.commit_id === "string" ? body.commit_id : await state.headSha(repository, pull),
+          submittedAt: now,
+          comments: comments.map((c) => ({
+            id: state.nextId(),
+            path: c.path ?? "",
+            line: c.new_position ?? 0,
+            body: c.body ?? "",
+            resolver: null,
+            createdAt: now,
+          })),
+        } satisfies GiteaRepo["reviews"][number];
+        repo.reviews.push(review);
+        return { status: 200, body: state.reviewBody(repository, review) };
+      },
+    },
+    {
       method: "GET",
       template: `${PULL}/reviews/{id}/comments`,
       responses: { 200: z.array(shapeOf(GITEA_REVIEW_COMMENT_EXAMPLE)), ...denied },
@@ -285,5 +359,25 @@ export function giteaRoutes(): ContractRoute<GiteaRouteContext>[] {
         return { status: 200, body: comments.map((c) => state.commentBody(repository, c)) };
       },
     },
+    {
+      method: "POST",
+      template: `${REPO}/issues/{index}/comments`,
+      body: z.strictObject({ body: z.string() }),
+      responses: { 201: shapeOf(GITEA_COMMENT_EXAMPLE), 423: apiError, ...denied },
+      handle: ({ repository, repo, params, body, user, state }) => {
+        const pull = pullOf(repo, params);
+        if (!pull) return error(404, "Not Found");
+        const comment = {
+          id: state.nextId(),
+          pull: pull.number,
+          login: user.login,
+          body: String(body.body),
+          createdAt: new Date().toISOString(),
+        };
+        repo.comments.push(comment);
+        return { status: 201, body: state.commentBody(repository, comment) };
+      },
+    },
+    ...giteaActionsRoutes(),
   ];
 }
