@@ -1,0 +1,104 @@
+/**
+ * The forge token never enters a sandbox (README "Land through pull requests"): a project in
+ * pull_request mode on the GitHub double, a real coordinator whose forge runner uses the token to
+ * open the pull request, and a real worker running each run in bwrap. Every run (the executor
+ * and the reviewer) dumps what it can see — its environment, every process's environment in the
+ * sandbox, its HOME and control dir with their files, the checkout's git config and its prompt —
+ * and none of it holds the token, while the pull request the token opened is there.
+ *
+ * The token has no well-known shape (no `ghp_` prefix), so no redactor would hide it: were it
+ * visible, the stored output would carry it. A plain `env` value shows the dump is stored as seen.
+ */
+import { randomBytes } from "node:crypto";
+import { GitHubDouble } from "@overseer/test-support";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ClusterFixture } from "../support/cluster-fixture.ts";
+
+const REPO = "acme/app";
+const TOKEN = `forge-canary-${randomBytes(16).toString("hex")}`;
+const PROBE = `probe-${randomBytes(8).toString("hex")}`;
+const BOT = { login: "overseer-bot", token: TOKEN };
+
+/** What a run shows of its world, then its transition (approve when reviewing, else submit). */
+const DUMP = [
+  "cat >/dev/null",
+  'echo "== env"; env | sort',
+  'echo "== processes"; for f in /proc/[0-9]*/environ; do tr "\\000" "\\n" <"$f" 2>/dev/null; done',
+  'echo "== home $HOME"; ls -la "$HOME"; find "$HOME" -type f -size -1024k -exec cat {} + 2>/dev/null',
+  'echo "== control $OVERSEER_CONTROL_DIR"; ls -la "$OVERSEER_CONTROL_DIR"',
+  'find "$OVERSEER_CONTROL_DIR" -type f -size -1024k -exec cat {} + 2>/dev/null',
+  'echo "== git"; git -C "$OVERSEER_PROJECT_ROOT" config --list 2>&1',
+  'echo "== prompt"; cat "$OVERSEER_PROMPT_FILE"',
+  'echo "== end"',
+  'if [ "$OVERSEER_ACTION" = review ]; then exec overseer-agent approve --feedback "seen"; fi',
+  'mkdir -p "$OVERSEER_PROJECT_ROOT/src" && echo "$OVERSEER_ACTION" >"$OVERSEER_PROJECT_ROOT/src/a.txt"',
+  'exec overseer-agent submit --message "Add a.txt"',
+].join("\n");
+
+let forge: GitHubDouble;
+const cluster = new ClusterFixture({ sandbox: "bwrap" });
+
+beforeAll(async () => {
+  forge = await GitHubDouble.start();
+  forge.addUser(BOT);
+  await forge.createRepository(REPO, { "README.md": "# app\n" });
+  await forge.protectBranch(REPO, ["main"]);
+  await cluster.setup();
+  await cluster.startCoordinator("coord-credentials", { forgeRetryBaseMs: 20 });
+  await cluster.startWorker(1);
+}, 120_000);
+
+afterAll(async () => {
+  await cluster.teardown();
+  await forge?.close();
+});
+
+describe("the forge token stays on the coordinator's host", () => {
+  it("no run sees it: not in its env, any process's env, HOME, control dir, git config or prompt", async () => {
+    const project = "pr-credentials";
+    await cluster.addProject({
+      id: project,
+      tasks: [{ id: "T-1", title: "Add a.txt", scope: ["src/**"] }],
+      remote: () => forge.cloneUrl(REPO),
+      runnerConfig: ClusterFixture.fakeRunnerConfig({
+        argv: ["/bin/sh", "-c", DUMP],
+        env: { PROBE_VALUE: PROBE },
+        landing: { mode: "pull_request", pull_request: { poll_seconds: 1 } },
+        forge: { kind: "github", url: forge.url, repository: REPO, token: TOKEN },
+      }),
+    });
+    // The token is in use on the coordinator's host: its forge runner opened the pull request.
+    const state = await cluster.waitForProject(
+      project,
+      (s) => s.tasks.get("T-1")?.pullRequest?.number != null,
+      150_000,
+    );
+    expect(state.tasks.get("T-1")?.status).toBe("pr_open");
+    expect(forge.pulls(REPO).map((p) => p.head)).toEqual(["overseer/pr/T-1"]);
+
+    const runs = await cluster.scratch.db
+      .selectFrom("runs")
+      .select(["id", "action", "output", "prompt"])
+      .where("project_id", "=", project)
+      .orderBy("created_at")
+      .execute();
+    expect(runs.map((r) => r.action)).toEqual(["execute", "review"]);
+    for (const run of runs) {
+      const output = run.output ?? "";
+      // The dump ran to its end inside the sandbox, and what it saw was stored as it was.
+      for (const part of ["== env", "== processes", "== home", "== control", "== git", "== prompt", "== end"])
+        expect(output, `${run.action}: ${part}`).toContain(part);
+      expect(output).toContain(`PROBE_VALUE=${PROBE}`);
+      expect(output).toContain("OVERSEER_CONTROL_DIR=");
+      expect(output).not.toContain("[REDACTED]");
+      expect(output, `${run.action} saw the forge token`).not.toContain(TOKEN);
+      expect(output).not.toContain(TOKEN.slice(-16));
+      expect(run.prompt ?? "").not.toContain(TOKEN);
+      const log = await cluster.live.readLog(run.id);
+      expect(JSON.stringify(log)).not.toContain(TOKEN);
+    }
+    // The executor's work reached the PR branch through the worker's own git access.
+    expect(await forge.git.git(REPO, ["show", "refs/heads/overseer/pr/T-1:src/a.txt"])).toBe("execute");
+    expect(forge.takeViolations()).toEqual([]);
+  }, 240_000);
+});
