@@ -32,6 +32,7 @@ import { registerFleetRoutes } from "./routes/fleet/register.ts";
 import { registerForgeRoutes } from "./routes/forge/register.ts";
 import { registerMcpRoutes } from "./routes/mcp/register.ts";
 import { registerNotificationRoutes } from "./routes/notification/register.ts";
+import { registerWebhookDocuments } from "./routes/notification/webhook-documents.ts";
 import { registerOpsRoutes } from "./routes/ops/register.ts";
 import { registerPageRoutes } from "./routes/page-routes.ts";
 import { registerProjectRoutes } from "./routes/project/register.ts";
@@ -47,7 +48,10 @@ export const API_TITLE = "Overseer gateway API";
 export const API_VERSION = "1.0.0";
 
 export interface GatewayControls {
-  /** The OpenAPI 3.0 document generated from the route schemas (what `/openapi.json` serves). */
+  /**
+   * The OpenAPI 3.1 document generated from the route schemas (what `/openapi.json` serves), with
+   * the outbound notifications in its `webhooks` section.
+   */
   openApiDocument(): Record<string, unknown>;
   /**
    * Refuses new SSE streams, ends every open one, closes the Redis subscriber, and waits (up
@@ -180,12 +184,13 @@ export function createGatewayApp(deps: GatewayDeps, settings: ResolvedGatewayOpt
   registerFleetRoutes(app, ctx);
   registerForgeRoutes(app, ctx);
   registerNotificationRoutes(app, ctx);
+  registerWebhookDocuments(app);
   registerMcpRoutes(app, ctx);
   registerQueueBoardRoutes(app, ctx);
 
   const openApiDocument = () =>
-    app.getOpenAPIDocument({
-      openapi: "3.0.3",
+    app.getOpenAPI31Document({
+      openapi: "3.1.0",
       info: {
         title: API_TITLE,
         version: API_VERSION,

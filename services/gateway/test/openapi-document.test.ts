@@ -70,7 +70,7 @@ describe("OpenAPI document", () => {
   it("is served at /openapi.json and passes swagger-parser validation", async () => {
     const res = await fx.request("GET", "/openapi.json", { token: fx.tokens.read });
     expect(res.status).toBe(200);
-    expect(res.body.openapi).toBe("3.0.3");
+    expect(res.body.openapi).toBe("3.1.0");
     await expect(SwaggerParser.validate(structuredClone(res.body))).resolves.toBeTruthy();
     expect(res.body).toEqual(fx.app.openApiDocument());
   });
