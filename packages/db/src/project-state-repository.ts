@@ -1,8 +1,9 @@
 import type { Decision, ProjectState, Run, Task } from "@overseer/domain";
 import { sql } from "kysely";
 import type { Db } from "./connection.ts";
+import type { DecisionRow, ProjectRow, PullRequestRow, RunRow, TaskRow } from "./database-schema.ts";
 import { NotFoundError } from "./db-errors.ts";
-import { loadPullRequests } from "./pull-request-repository.ts";
+import { pullRequestFromRow } from "./pull-request-repository.ts";
 import { decisionFromRow, projectControlFromRow, runFromRow, taskFromRow } from "./row-mappers.ts";
 
 export interface LoadStateOptions {
@@ -15,76 +16,100 @@ export interface LoadStateOptions {
 /**
  * Loads what the state machine needs for one project: the project row, every task with its
  * prerequisites and pull request, every active run (plus named runs), every pending decision
- * (plus named ones). Six queries, whatever the number of tasks.
+ * (plus named ones). One statement, whatever the number of tasks: each part comes back as a
+ * JSON array (timestamps revived as Dates), so a transition pays one round trip for its input.
  */
 export async function loadProjectState(
   db: Db,
   projectId: string,
   options: LoadStateOptions = {},
 ): Promise<ProjectState> {
-  const projectRow = await db
-    .selectFrom("projects")
-    .selectAll()
-    .where("id", "=", projectId)
-    .executeTakeFirst();
-  if (!projectRow) throw new NotFoundError(`Project ${projectId} does not exist.`);
-  const runIds = options.runIds ?? [];
-  const decisionIds = options.decisionIds ?? [];
-  const [taskRows, deps, runRows, decisionRows, pullRequests] = await Promise.all([
-    db.selectFrom("tasks").selectAll().where("project_id", "=", projectId).execute(),
-    db
-      .selectFrom("task_dependencies")
-      .select(["task_id", "depends_on"])
-      .where("project_id", "=", projectId)
-      .execute(),
-    db
-      .selectFrom("runs")
-      .selectAll()
-      .where("project_id", "=", projectId)
-      .where((eb) =>
-        runIds.length > 0
-          ? eb.or([eb("status", "in", ["queued", "running"]), eb("id", "in", runIds)])
-          : eb("status", "in", ["queued", "running"]),
-      )
-      .execute(),
-    db
-      .selectFrom("decisions")
-      .selectAll()
-      .where("project_id", "=", projectId)
-      .where((eb) => {
-        const wanted = [eb("status", "=", "pending")];
-        if (decisionIds.length > 0) wanted.push(eb("id", "in", decisionIds));
-        // The (resolved) card of a named run's task: a re-asked card must grow its revision
-        // instead of being inserted twice (decisionIdFor: `decision-<task>`).
-        if (runIds.length > 0)
-          wanted.push(
-            eb(
-              "id",
-              "in",
-              eb
-                .selectFrom("runs")
-                .select(sql<string>`'decision-' || runs.task_id`.as("card_id"))
-                .where("runs.project_id", "=", projectId)
-                .where("runs.id", "in", runIds),
-            ),
-          );
-        return eb.or(wanted);
-      })
-      .execute(),
-    loadPullRequests(db, projectId),
-  ]);
-  const prereqs = new Map<string, string[]>();
-  for (const d of deps) {
-    const list = prereqs.get(d.task_id) ?? [];
-    list.push(d.depends_on);
-    prereqs.set(d.task_id, list);
-  }
-  const tasks = new Map<string, Task>(
-    taskRows.map((r) => [r.id, taskFromRow(r, prereqs.get(r.id) ?? [], pullRequests.get(r.id) ?? null)]),
+  const runIds = [...(options.runIds ?? [])];
+  const decisionIds = [...(options.decisionIds ?? [])];
+  // The (resolved) card of a named run's task is loaded too: a re-asked card must grow its
+  // revision instead of being inserted twice (decisionIdFor: `decision-<task>`).
+  const { rows } = await sql<StateParts>`
+    SELECT
+      (SELECT row_to_json(p) FROM projects p WHERE p.id = ${projectId}) AS project,
+      (SELECT coalesce(json_agg(t), '[]') FROM tasks t WHERE t.project_id = ${projectId}) AS tasks,
+      (SELECT coalesce(json_agg(json_build_array(d.task_id, d.depends_on)), '[]')
+         FROM task_dependencies d WHERE d.project_id = ${projectId}) AS deps,
+      (SELECT coalesce(json_agg(r), '[]') FROM (
+         SELECT id, project_id, task_id, agent_id, action, attempt, status, transition, failure,
+                not_before, created_at, worker_id, started_at
+         FROM runs
+         WHERE project_id = ${projectId}
+           AND (status IN ('queued', 'running') OR id = ANY(${runIds}::text[]))) r) AS runs,
+      (SELECT coalesce(json_agg(c), '[]') FROM decisions c
+         WHERE c.project_id = ${projectId}
+           AND (c.status = 'pending' OR c.id = ANY(${decisionIds}::text[])
+             OR c.id IN (SELECT 'decision-' || n.task_id FROM runs n
+                         WHERE n.project_id = ${projectId} AND n.id = ANY(${runIds}::text[])))) AS decisions,
+      (SELECT coalesce(json_agg(q), '[]') FROM pull_requests q WHERE q.project_id = ${projectId}) AS pull_requests`.execute(
+    db,
   );
-  const runs = new Map<string, Run>(runRows.map((r) => [r.id, runFromRow(r)]));
-  const decisions = new Map<string, Decision>(decisionRows.map((r) => [r.id, decisionFromRow(r)]));
-  return { project: projectControlFromRow(projectRow), tasks, runs, decisions };
+  const parts = rows[0];
+  if (!parts?.project) throw new NotFoundError(`Project ${projectId} does not exist.`);
+  const prereqs = new Map<string, string[]>();
+  for (const [taskId, dependsOn] of parts.deps) {
+    const list = prereqs.get(taskId) ?? [];
+    list.push(dependsOn);
+    prereqs.set(taskId, list);
+  }
+  const pullRequests = new Map(
+    parts.pull_requests.map((r) => [
+      r.task_id as string,
+      pullRequestFromRow(revive<PullRequestRow>(r, PULL_REQUEST_DATES)),
+    ]),
+  );
+  const tasks = new Map<string, Task>(
+    parts.tasks.map((raw) => {
+      const r = revive<TaskRow>(raw, TASK_DATES);
+      return [r.id, taskFromRow(r, prereqs.get(r.id) ?? [], pullRequests.get(r.id) ?? null)];
+    }),
+  );
+  const runs = new Map<string, Run>(
+    parts.runs.map((r) => [r.id as string, runFromRow(revive<RunRow>(r, RUN_DATES))]),
+  );
+  const decisions = new Map<string, Decision>(
+    parts.decisions.map((r) => [r.id as string, decisionFromRow(revive<DecisionRow>(r, DECISION_DATES))]),
+  );
+  return {
+    project: projectControlFromRow(revive<ProjectRow>(parts.project, PROJECT_DATES)),
+    tasks,
+    runs,
+    decisions,
+  };
+}
+
+/** The parts of loadProjectState's one row, as JSON gives them (timestamps as strings). */
+interface StateParts {
+  project: Record<string, unknown> | null;
+  tasks: Record<string, unknown>[];
+  deps: [string, string][];
+  runs: Record<string, unknown>[];
+  decisions: Record<string, unknown>[];
+  pull_requests: Record<string, unknown>[];
+}
+
+const PROJECT_DATES = ["created_at", "updated_at"] as const;
+const TASK_DATES = ["not_before", "created_at", "updated_at"] as const;
+const RUN_DATES = ["not_before", "created_at", "started_at"] as const;
+const DECISION_DATES = ["created_at", "resolved_at"] as const;
+const PULL_REQUEST_DATES = ["polled_at", "created_at", "updated_at"] as const;
+
+/**
+ * A row from its JSON form: the timestamp columns back to Dates (as the driver gives them,
+ * to the millisecond). The other columns read the same in JSON: text, integers, booleans,
+ * arrays and jsonb; the mappers read no bigint or numeric column of these tables.
+ */
+function revive<Row>(json: Record<string, unknown>, dates: readonly string[]): Row {
+  const row: Record<string, unknown> = { ...json };
+  for (const column of dates) {
+    const value = row[column];
+    row[column] = typeof value === "string" ? new Date(value) : null;
+  }
+  return row as Row;
 }
 
 /** loadProjectState from one consistent snapshot (a read-only REPEATABLE READ transaction). */
