@@ -9,6 +9,7 @@ import { ClusterFixture } from "../support/cluster-fixture.ts";
 import { ensureAgent, type InstalledAgent, selectedAgents } from "./agent-install.ts";
 import { COPILOT_BASE_PATH, COPILOT_REFUSED_KEY } from "./mock-copilot-api.ts";
 import { MockModelServer } from "./mock-model-server.ts";
+import { TranscriptViews } from "./transcript-views.ts";
 
 /**
  * The real agent CLIs of PINNED_AGENTS, installed from npm (pinned, cached outside the repo),
@@ -45,6 +46,8 @@ let model: MockModelServer;
 /** The model of the cycle test: the same script with the edit step first (mock-edit-step.ts). */
 let editingModel: MockModelServer;
 let cluster: ClusterFixture;
+/** The run page and `overseer logs` over this cluster (transcript-views.ts). */
+let views: TranscriptViews;
 const installed = new Map<string, InstalledAgent>();
 
 beforeAll(async () => {
@@ -60,9 +63,11 @@ beforeAll(async () => {
   }).setup();
   await cluster.startCoordinator();
   await cluster.startWorker(1);
+  views = await TranscriptViews.start(cluster);
 });
 
 afterAll(async () => {
+  await views?.close();
   await cluster?.teardown();
   await model?.close();
   await editingModel?.close();
@@ -146,15 +151,22 @@ async function describeProject(projectId: string): Promise<string> {
 
 /**
  * Each run's stored transcript (run_transcripts, as the worker parsed the CLI's output or
- * Copilot's session file) shows what the scripted model did: the executor's edit with the CLI's
- * own tool, its shell call with the command and its result (exit 0: overseer-agent submitted),
- * the usage, and the final "Done."; the reviewer's shell call approving.
+ * Copilot's session file), the same entries as its live one, shows what the scripted model did:
+ * the executor's edit with the CLI's own tool, its shell call with the command and its result
+ * (exit 0: overseer-agent submitted), the usage, and the final "Done."; the reviewer's shell call
+ * approving. It reads as that transcript on the run page and in `overseer logs`.
  */
 async function expectStoredTranscripts(kind: string, projectId: string): Promise<void> {
   const stored = await cluster.scratch.db
     .selectFrom("run_transcripts")
     .innerJoin("runs", "runs.id", "run_transcripts.run_id")
-    .select(["runs.action", "run_transcripts.agent", "run_transcripts.entries", "run_transcripts.truncated"])
+    .select([
+      "runs.id",
+      "runs.action",
+      "run_transcripts.agent",
+      "run_transcripts.entries",
+      "run_transcripts.truncated",
+    ])
     .where("run_transcripts.project_id", "=", projectId)
     .orderBy("runs.created_at")
     .execute();
@@ -165,6 +177,10 @@ async function expectStoredTranscripts(kind: string, projectId: string): Promise
   for (const [i, t] of stored.entries()) {
     const entries = (t.entries as unknown[]).map((e) => TranscriptEntrySchema.parse(e));
     const dump = JSON.stringify(entries).slice(0, 4000);
+    // What watchers read while the run went (the entries its worker published and kept in
+    // Redis) is the stored transcript, numbered alike: Copilot's from its session file too.
+    const live = (await cluster.live.readTranscript(t.id)).map((e) => TranscriptEntrySchema.parse(e));
+    expect(live, `${t.action}: the live transcript is the stored one`).toEqual(entries);
     const kinds = new Set(entries.map((e) => e.kind));
     const wanted = ["message", "tool_call", "tool_result", "usage", ...(i === 0 ? ["file_edit"] : [])];
     for (const k of wanted) expect(kinds, `${t.action}: ${k} in ${dump}`).toContain(k);
@@ -185,6 +201,10 @@ async function expectStoredTranscripts(kind: string, projectId: string): Promise
       const edit = entries.find((e) => e.kind === "file_edit");
       expect(edit?.kind === "file_edit" ? edit.path : "").toMatch(/(^|\/)hello\.txt$/);
     }
+    // And it reads as a transcript where an operator looks: the run page and `overseer logs`.
+    const run = { kind, runId: t.id, action: t.action, verb, edit: i === 0 ? EDIT.file : null };
+    await views.expectRunPage(run);
+    await views.expectLogs(run);
   }
 }
 

@@ -8,7 +8,6 @@ import {
   createFakeProject,
   gatewayApi,
   launchBrowser,
-  shot,
   signIn,
   gatewayUrl as url,
   waitForTaskStatus,
@@ -25,7 +24,7 @@ import {
  * worker parses it, publishes `run.transcript` events (Redis, the gateway's project stream) and
  * stores the transcript; the page reads the transcript route and those events, never the log,
  * to draw it; nothing is mocked. Then the file edit opens the commit diff, and the task page shows what the agents
- * did. With SCREENSHOTS=1 the run page is saved for the README.
+ * did. (The README's picture is a real CLI's run: test/agents/transcript-views.ts.)
  */
 const FIXTURE = path.join(REPO_ROOT, "packages/transcript/test/fixtures/claude-2.1.332.jsonl");
 const PROJECT = "transcript-live";
@@ -170,9 +169,6 @@ describe("a run's transcript, live", () => {
     await timeline.locator('[data-phase="agent"]').waitFor();
     await timeline.locator('[data-phase="result_applied"]').waitFor();
     expect(await timeline.locator("li").first().getAttribute("data-phase")).toBe("queue_wait");
-    // The page scrolled to the Output heading, under the sticky header.
-    await page.evaluate("window.scrollTo(0, document.querySelector('.run-output').offsetTop - 56)");
-    await shot(page, "transcript");
     await transcript.locator('[data-kind="file_edit"]').getByRole("button", { name: "Show in diff" }).click();
     await page.locator('pre.diff [data-file="hello.txt"].d-focus').waitFor();
     await page.locator("pre.diff").getByText("hello from a real agent CLI").waitFor();
