@@ -138,7 +138,7 @@ export function runResultFixture(
   };
 }
 
-export type { WebhookDelivery } from "./forge-double/double-base.ts";
+export type { WebhookDelivery, WebhookLoss } from "./forge-double/double-base.ts";
 export { DoubleGit } from "./forge-double/double-git.ts";
 export type { ApiRequest, Fault } from "./forge-double/double-server.ts";
 export { serveGitHttp } from "./forge-double/git-http-backend.ts";

@@ -13,8 +13,18 @@ export interface WebhookDelivery {
   readonly event: string;
   readonly headers: Record<string, string>;
   readonly body: string;
-  /** The receiver's answer (0 when it could not be reached). */
+  /** The receiver's answer (0 when it could not be reached or the delivery was lost). */
   status: number;
+  /** Lost on its way (`loseWebhooks`): recorded here but never sent. */
+  readonly lost: boolean;
+}
+
+/** Which deliveries `loseWebhooks` drops: an event, and optionally the payload's action. */
+export interface WebhookLoss {
+  readonly event: string;
+  readonly action?: string;
+  /** How many matching events are lost, each for every webhook (default 1). */
+  readonly times?: number;
 }
 
 /** The headers a forge sends with one delivery: its event, delivery id and proof of the secret. */
@@ -37,12 +47,13 @@ export abstract class ForgeDoubleBase {
   readonly #hooks: { url: string; secret: string }[] = [];
   readonly #pending = new Set<Promise<void>>();
   readonly #signer: WebhookSigner;
+  #losses: (WebhookLoss & { left: number })[] = [];
   #deliveryId = 0;
 
   protected constructor(
     root: string,
     apiPrefix: RegExp,
-    faultBody: (status: number) => unknown,
+    faultBody: (status: number, fault?: Fault) => unknown,
     signer: WebhookSigner,
   ) {
     this.#root = root;
@@ -86,6 +97,14 @@ export abstract class ForgeDoubleBase {
     this.#hooks.push({ url, secret });
   }
 
+  /**
+   * The next events matching `loss` are lost on the way to every webhook (a receiver down, a
+   * network partition): recorded in `deliveries` with `lost: true`, never sent, never redelivered.
+   */
+  loseWebhooks(loss: WebhookLoss): void {
+    this.#losses.push({ ...loss, left: loss.times ?? 1 });
+  }
+
   /** Waits until every delivery sent so far has been answered. */
   async flushWebhooks(): Promise<void> {
     while (this.#pending.size > 0) await Promise.all([...this.#pending]);
@@ -116,14 +135,21 @@ export abstract class ForgeDoubleBase {
   /** Delivers `payload` as `event` to every registered webhook (in the background; `flushWebhooks` waits). */
   protected deliver(event: string, payload: unknown): void {
     const body = JSON.stringify(payload);
+    const action = (payload as { action?: unknown } | null)?.action;
+    // A lost event is lost for every webhook it would have gone to.
+    const loss = this.#losses.find(
+      (l) => l.left > 0 && l.event === event && (l.action === undefined || l.action === action),
+    );
+    if (loss) loss.left -= 1;
     for (const hook of this.#hooks) {
       const id = `00000000-0000-4000-8000-${String(++this.#deliveryId).padStart(12, "0")}`;
       const headers = {
         "content-type": "application/json",
         ...this.#signer(event, body, hook.secret, id),
       };
-      const delivery: WebhookDelivery = { url: hook.url, event, headers, body, status: 0 };
+      const delivery: WebhookDelivery = { url: hook.url, event, headers, body, status: 0, lost: !!loss };
       this.deliveries.push(delivery);
+      if (loss) continue;
       const sent = fetch(hook.url, { method: "POST", headers, body })
         .then(async (response) => {
           delivery.status = response.status;

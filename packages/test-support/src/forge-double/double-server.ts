@@ -57,7 +57,7 @@ export class DoubleServer {
     private readonly gitRoot: string,
     private readonly apiPrefix: RegExp,
     private readonly handle: ApiHandler,
-    private readonly faultBody: (status: number) => unknown,
+    private readonly faultBody: (status: number, fault?: Fault) => unknown,
   ) {}
 
   get url(): string {
@@ -149,7 +149,7 @@ export class DoubleServer {
         "ratelimit-reset": reset,
       });
     }
-    return { status: fault.status, body: this.faultBody(fault.status), headers };
+    return { status: fault.status, body: this.faultBody(fault.status, fault), headers };
   }
 }
 

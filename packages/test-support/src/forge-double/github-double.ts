@@ -50,14 +50,14 @@ export class GitHubDouble extends ForgeDoubleBase {
     super(
       root,
       /^\/api\//,
-      (status) => ({
+      (status, fault) => ({
         message:
           status === 404
             ? "Not Found"
             : status === 401
               ? "Bad credentials"
               : status === 429 || status === 403
-                ? "API rate limit exceeded"
+                ? rateLimitMessage(fault?.rateLimitResetSeconds !== undefined)
                 : "Server Error",
         documentation_url: "https://docs.github.com/rest",
       }),
@@ -419,6 +419,16 @@ export class GitHubDouble extends ForgeDoubleBase {
       if (merged.status === 200) await this.#hooks.pullRequest(repository, pull, "closed", pull.autoMerge.by);
     }
   }
+}
+
+/**
+ * GitHub's words for a rate limit (REST docs, "Rate limits for the REST API"): the primary limit
+ * (`x-ratelimit-remaining: 0`, wait for `x-ratelimit-reset`), or a secondary limit (`Retry-After`).
+ */
+function rateLimitMessage(primary: boolean): string {
+  return primary
+    ? "API rate limit exceeded for user ID 1. If you reach out to GitHub Support for help, please include the request ID 0000:0000:0000000:0000000:00000000."
+    : "You have exceeded a secondary rate limit. Please wait a few minutes before you try again. If you reach out to GitHub Support for help, please include the request ID 0000:0000:0000000:0000000:00000000.";
 }
 
 /**
