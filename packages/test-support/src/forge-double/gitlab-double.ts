@@ -101,6 +101,11 @@ export class GitLabDouble extends ForgeDoubleBase {
     return this.#state.project(project).mrs;
   }
 
+  /** The threads (resolvable discussions) of merge request `iid`, oldest first. */
+  discussions(project: string, iid: number): readonly GitLabDiscussion[] {
+    return this.#state.project(project).discussions.filter((d) => d.mr === iid);
+  }
+
   /** A new pipeline on `sha` with `jobs` (each with its trace); the ids of the pipeline and its jobs. */
   setPipeline(
     project: string,

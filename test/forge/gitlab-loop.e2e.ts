@@ -1,0 +1,250 @@
+/**
+ * Landing through merge requests on GitLab, end to end (README "Land through pull requests"):
+ * a real coordinator (with its forge runner), a real worker with bwrap and git, Postgres and
+ * Redis; only the forge is the GitLab double (real git over smart HTTP with `main` protected and
+ * "Pipelines must succeed", REST checked against GitLab's documented parameters and example
+ * answers typed by gitbeaker). No webhook reaches the coordinator: everything is polled.
+ *
+ * The main path, as on GitHub (pull-request-loop.e2e.ts): the reviewer approves → the worker
+ * pushes overseer/pr/T → the runner opens the merge request → the head pipeline fails → the
+ * failing job's trace tail (cleaned of the runner's colour codes) goes to an executor → fix →
+ * green → a person requests changes and opens an inline discussion → a fix, the thread answered
+ * → approved → merged by Overseer under `merge: auto`. Figures (forge API calls per task, green
+ * → merged) are printed for the closing note.
+ */
+
+import { listEvents } from "@overseer/db";
+import type { ProjectState } from "@overseer/domain";
+import { GitLabDouble } from "@overseer/test-support";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ClusterFixture, scriptedTask } from "../support/cluster-fixture.ts";
+
+const PROJECT = "acme/platform/app";
+const BOT = { username: "overseer-bot", token: "glpat-overseer-e2e", accessLevel: 40 };
+const HUMAN = { username: "alice", token: "glpat-alice-e2e", accessLevel: 40 };
+const ESC = "\u001b";
+
+let forge: GitLabDouble;
+const cluster = new ClusterFixture({ sandbox: "bwrap" });
+
+beforeAll(async () => {
+  forge = await GitLabDouble.start();
+  forge.addUser(BOT);
+  forge.addUser(HUMAN);
+  await forge.createProject(
+    PROJECT,
+    { "README.md": "# app\n", "src/app.ts": "export const v = 0;\n" },
+    { pipelineMustSucceed: true },
+  );
+  await forge.protectBranch(PROJECT, ["main"]);
+  await cluster.setup();
+  await cluster.startCoordinator("coord-gitlab", { forgeRetryBaseMs: 20 });
+  await cluster.startWorker(2);
+}, 120_000);
+
+afterAll(async () => {
+  await cluster.teardown();
+  await forge?.close();
+});
+
+async function until(check: () => boolean | Promise<boolean>, timeoutMs = 120_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error("timed out waiting");
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+const pr = (state: ProjectState, id: string) => state.tasks.get(id)?.pullRequest ?? null;
+const openOn = (state: ProjectState, id: string, head?: string) => {
+  const p = pr(state, id);
+  return (
+    p?.status === "open" &&
+    p.number !== null &&
+    state.tasks.get(id)?.status === "pr_open" &&
+    (head === undefined || p.headSha !== head)
+  );
+};
+
+/** The merge request's description names `head` once `ensure` updated it for that head. */
+async function describes(number: number, head: string): Promise<void> {
+  await until(() =>
+    (forge.mergeRequests(PROJECT).find((m) => m.iid === number)?.description ?? "").includes(
+      head.slice(0, 12),
+    ),
+  );
+}
+
+/** A merge request pipeline on `sha` whose job `ci` ends as `status`. */
+function pipeline(sha: string, number: number, status: "success" | "failed", log = "ok\n"): void {
+  forge.setPipeline(
+    PROJECT,
+    sha,
+    [{ name: "ci", status, log }],
+    `refs/merge-requests/${number}/head`,
+    "merge_request_event",
+  );
+}
+
+describe("pull_request mode on the GitLab double (coordinator + worker + bwrap + git)", () => {
+  it("pipeline red → fix with the job trace → green → inline discussion → fix answering it → approved → merged (auto)", async () => {
+    const project = "gl-main";
+    const task = scriptedTask(
+      "T-1",
+      [
+        'execute: write src/app.ts "export const v = 1;\\n"; submit "First version"',
+        'execute#2: write src/app.ts "export const v = 2;\\n"; submit "Fix the failing test"',
+        'execute#3: write src/app.ts "export const v = 3;\\n"; submit "Use a named constant, as asked"',
+        'review: approve "Looks right"',
+      ].join("\n"),
+      { title: "Bump v", acceptance: ["v is bumped"] },
+    );
+    await cluster.addProject({
+      id: project,
+      tasks: [task],
+      remote: () => forge.cloneUrl(PROJECT),
+      runnerConfig: ClusterFixture.fakeRunnerConfig({
+        attempts: 3,
+        landing: {
+          mode: "pull_request",
+          pull_request: {
+            labels: ["overseer"],
+            poll_seconds: 1,
+            required_checks: ["ci"],
+            merge: "auto",
+            merge_method: "squash",
+            required_approvals: 1,
+          },
+        },
+        forge: { kind: "gitlab", url: forge.url, repository: PROJECT, token: BOT.token },
+      }),
+    });
+
+    // 1. Approved: the merge request is open on the approved head; main did not move.
+    const opened = await cluster.waitForProject(project, (s) => openOn(s, "T-1"), 120_000);
+    const first = pr(opened, "T-1");
+    if (!first?.number) throw new Error("no merge request");
+    const iid = first.number;
+    const mr = forge.mergeRequests(PROJECT).find((m) => m.iid === iid);
+    expect(mr).toMatchObject({
+      source: "overseer/pr/T-1",
+      target: "main",
+      title: "T-1: Bump v",
+      labels: ["overseer"],
+      author: BOT.username,
+    });
+    expect(first.url).toBe(`${forge.url}/${PROJECT}/-/merge_requests/${iid}`);
+    expect(mr?.description).toContain("<!-- overseer:task:T-1 -->");
+    expect(mr?.description).toContain("v is bumped");
+    expect(mr?.description).toContain("Looks right");
+    expect(await forge.git.resolve(PROJECT, "refs/heads/overseer/pr/T-1")).toBe(first.headSha);
+    const mainBefore = await forge.git.resolve(PROJECT, "refs/heads/main");
+
+    // 2. The head pipeline fails: the job trace's tail, as GitLab's job page shows it, reaches
+    //    the next executor; its fix updates the same merge request.
+    await describes(iid, first.headSha);
+    pipeline(
+      first.headSha,
+      iid,
+      "failed",
+      [
+        `${ESC}[0Ksection_start:1700000000:step_script\r${ESC}[0K${ESC}[32;1m$ npm test${ESC}[0;m`,
+        ..."setup\n".repeat(50).split("\n"),
+        `${ESC}[31mFAIL${ESC}[0m src/app.test.ts`,
+        "expected v to be 2, got 1",
+        `${ESC}[0Ksection_end:1700000001:step_script\r${ESC}[0K`,
+        `${ESC}[31;1mERROR: Job failed: exit code 1${ESC}[0;m`,
+        "",
+      ].join("\n"),
+    );
+    const fixed = await cluster.waitForProject(project, (s) => openOn(s, "T-1", first.headSha), 180_000);
+    const second = pr(fixed, "T-1");
+    if (!second?.number) throw new Error("no merge request");
+    expect(second.number).toBe(iid);
+    const executes = await cluster.scratch.db
+      .selectFrom("runs")
+      .select(["action", "prompt"])
+      .where("project_id", "=", project)
+      .where("action", "=", "execute")
+      .orderBy("created_at")
+      .execute();
+    expect(executes[1]?.prompt).toContain("FAIL src/app.test.ts\nexpected v to be 2, got 1");
+    expect(executes[1]?.prompt).toContain("ERROR: Job failed: exit code 1");
+    expect(executes[1]?.prompt).not.toContain(ESC);
+    expect(executes[1]?.prompt).not.toContain("section_end");
+
+    // 3. Green, and a person requests changes and opens a discussion on a line of the diff.
+    await describes(iid, second.headSha);
+    pipeline(second.headSha, iid, "success");
+    await forge.review(PROJECT, iid, HUMAN.username, "requested_changes");
+    forge.comment(PROJECT, iid, {
+      username: HUMAN.username,
+      path: "src/app.ts",
+      line: 1,
+      body: "Name the constant.",
+    });
+    const answered = await cluster.waitForProject(project, (s) => openOn(s, "T-1", second.headSha), 180_000);
+    const third = pr(answered, "T-1");
+    if (!third?.number) throw new Error("no merge request");
+    const runs = await cluster.scratch.db
+      .selectFrom("runs")
+      .select(["action", "prompt"])
+      .where("project_id", "=", project)
+      .where("action", "=", "execute")
+      .orderBy("created_at")
+      .execute();
+    expect(runs[2]?.prompt).toContain("Name the constant.");
+    expect(runs[2]?.prompt).toContain("src/app.ts:1");
+    expect(runs[2]?.prompt).toContain("requested changes");
+    // The discussion is answered by the push that addresses it.
+    const thread = () => forge.discussions(PROJECT, iid)[0];
+    await until(() => thread()?.notes.at(-1)?.author === BOT.username);
+    expect(thread()?.notes.at(-1)?.body).toContain(third.headSha);
+
+    // 4. Green and approved on the new head (her earlier "requested changes" was on the old one):
+    //    Overseer merges it with the approved sha.
+    await describes(iid, third.headSha);
+    pipeline(third.headSha, iid, "success");
+    await forge.review(PROJECT, iid, HUMAN.username, "approved");
+    const done = await cluster.waitForProject(project, (s) => s.tasks.get("T-1")?.status === "done", 120_000);
+    const merged = pr(done, "T-1");
+    const main = await forge.git.resolve(PROJECT, "refs/heads/main");
+    expect(main).not.toBe(mainBefore);
+    expect(merged).toMatchObject({ status: "merged", mergeCommitSha: main, mergedBy: BOT.username });
+    expect(forge.mergeRequests(PROJECT).filter((m) => m.source === "overseer/pr/T-1")).toHaveLength(1);
+    expect(forge.mergeRequests(PROJECT).find((m) => m.iid === iid)).toMatchObject({
+      state: "merged",
+      squashCommitSha: main,
+    });
+    expect(await forge.git.git(PROJECT, ["show", `${main}:src/app.ts`])).toContain("v = 3");
+    expect(forge.takeViolations()).toEqual([]);
+
+    // Figures for the closing note.
+    const row = await cluster.scratch.db
+      .selectFrom("pull_requests")
+      .select(["api_calls"])
+      .where("project_id", "=", project)
+      .where("task_id", "=", "T-1")
+      .executeTakeFirstOrThrow();
+    const events = await listEvents(cluster.scratch.db, {
+      projectId: project,
+      taskId: "T-1",
+      types: ["pr.checks_passed", "pr.merged"],
+      limit: 1000,
+    });
+    const last = (type: string) => events.filter((e) => e.type === type).at(-1)?.created_at;
+    const passedAt = last("pr.checks_passed");
+    const mergedAt = last("pr.merged");
+    const greenToMergedMs =
+      passedAt && mergedAt ? new Date(mergedAt).getTime() - new Date(passedAt).getTime() : null;
+    console.log(
+      JSON.stringify({
+        figure: "gitlab-merge-request-loop",
+        forgeApiCallsForTask: row.api_calls,
+        greenToMergedMs,
+        rounds: 3,
+      }),
+    );
+    expect(row.api_calls).toBeGreaterThan(0);
+  }, 600_000);
+});
