@@ -12,6 +12,8 @@
  *   tracing      the throughput scenario untraced vs traced (OTEL_* → a local OTLP receiver)
  *   scale        statements and commands per transition, idle cost, per running run, throughput
  *                vs the git floor, on private servers (scale-bench.ts; sizes: --scale-* flags)
+ *   forge        pull requests on the GitHub double: forge API calls per task and green → merged
+ *                under `merge: auto`, webhook-driven and polling-only (forge-loop-bench.ts)
  */
 import { mkdir, writeFile } from "node:fs/promises";
 import os from "node:os";
@@ -23,6 +25,7 @@ import { benchThroughput } from "./cluster-throughput-bench.ts";
 import { benchDeadWorker } from "./dead-worker-bench.ts";
 import { benchDecisionLatency } from "./decision-latency-bench.ts";
 import { runFloodBench } from "./flood-memory-bench.ts";
+import { benchForgeLoop } from "./forge-loop-bench.ts";
 import { runGatewayStatusBench } from "./gateway-bench.ts";
 import { benchGitFloor } from "./git-floor-bench.ts";
 import { benchScale, SCALE_DEFAULTS, type ScaleOptions } from "./scale-bench.ts";
@@ -173,6 +176,17 @@ if (want("scale")) {
   ).figures) {
     log(
       `scale: ${f.figure}: ${f.value} (goal ${f.goal}${f.met === null ? "" : f.met ? ", met" : ", NOT met"})`,
+    );
+  }
+}
+
+if (want("forge")) {
+  log("forge: pull requests on the GitHub double, webhook-driven then polling-only, merge: auto");
+  const forge = await benchForgeLoop(quick ? 2 : 5);
+  results.forge = forge;
+  for (const m of forge.modes) {
+    log(
+      `forge: ${m.mode}: green → merged p50 ${m.greenToMergedMs.p50} ms (max ${m.greenToMergedMs.max}), API calls per task p50 ${m.apiCallsPerTask.p50} (max ${m.apiCallsPerTask.max}), forge requests per task ${m.forgeRequestsPerTask} (${Math.round(m.notModifiedShare * 100)}% 304)`,
     );
   }
 }
