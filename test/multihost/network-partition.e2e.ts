@@ -178,7 +178,14 @@ describe.skipIf(unavailable !== null)("several hosts (network namespaces)", () =
       90_000,
       250,
     );
-    serviceOn(cluster, n, controlB, "coordinator", n.env({ OVERSEER_COORDINATOR_ID: "coord-b" }));
+    const coordB = serviceOn(
+      cluster,
+      n,
+      controlB,
+      "coordinator",
+      // info: its "coordinator started" line is what the case waits for.
+      n.env({ OVERSEER_COORDINATOR_ID: "coord-b", LOG_LEVEL: "info" }),
+    );
     serviceOn(
       cluster,
       n,
@@ -187,6 +194,15 @@ describe.skipIf(unavailable !== null)("several hosts (network namespaces)", () =
       n.env({ OVERSEER_WORKER_ID: "worker", OVERSEER_WORKER_CONCURRENCY: "1" }),
     );
     await cluster.waitForProject("lead", hasRunning, 60_000);
+    // The bound is measured from a running coord-b: its start (tsx, migrations) on a loaded
+    // machine can outlast the lease TTL, and a takeover timed from before it had started
+    // measured the start, not the lease (the likely cause of its one time-out in CI).
+    await waitFor(
+      "coord-b to start",
+      async () => coordB.output().includes("coordinator started"),
+      90_000,
+      250,
+    );
 
     await n.net.partition(controlA);
     const cutAt = Date.now();
