@@ -234,6 +234,26 @@ export class GiteaDouble extends ForgeDoubleBase {
     return id;
   }
 
+  /** The conversations of a pull request as Gitea shows them: inline comments grouped by file and line, oldest first. */
+  threads(
+    repository: string,
+    number: number,
+  ): { path: string; line: number; comments: { login: string; body: string }[] }[] {
+    const threads = new Map<
+      string,
+      { path: string; line: number; comments: { login: string; body: string }[] }
+    >();
+    for (const review of this.#state.repo(repository).reviews.filter((r) => r.pull === number)) {
+      for (const c of review.comments) {
+        const key = `${c.path}:${c.line}`;
+        const thread = threads.get(key) ?? { path: c.path, line: c.line, comments: [] };
+        thread.comments.push({ login: review.login, body: c.body });
+        threads.set(key, thread);
+      }
+    }
+    return [...threads.values()];
+  }
+
   /** Marks the conversation on `path`:`line` resolved by `login`. */
   resolve(repository: string, number: number, path: string, line: number, login: string): void {
     for (const review of this.#state.repo(repository).reviews.filter((r) => r.pull === number)) {
