@@ -469,6 +469,7 @@ describe("Gitea adapter against the Gitea double (swagger-shaped, real git)", ()
       });
       await forge.review(REPO, pullRequest.number, { login: "alice", state: "APPROVED" });
       forge.comment(REPO, pullRequest.number, "alice", "@overseer-bot thanks");
+      await forge.flushWebhooks();
       await gitea.addComment(pullRequest.number, "Overseer here.");
       await gitea.closePullRequest(pullRequest.number);
       await forge.flushWebhooks();

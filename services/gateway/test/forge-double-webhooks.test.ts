@@ -154,30 +154,58 @@ describe("forge doubles' webhooks through the gateway's intake", () => {
     ]);
   });
 
-  it("stores Gitea's pull_request deliveries by X-Gitea-Delivery, checking X-Gitea-Signature", async () => {
+  it("stores Gitea's deliveries by X-Gitea-Delivery under X-Gitea-Event, checking X-Gitea-Signature", async () => {
     gitea.addUser({ login: "alice", token: "gitea-alice" });
+    gitea.addUser({ login: "bob", token: "gitea-bob" });
     await gitea.createRepository("team/app");
     gitea.addWebhook(NOWHERE, SECRET);
     await gitea.git.git("team/app", ["branch", "overseer/pr/T-2", "main"]);
-    await gitea.git.commitFiles("team/app", "overseer/pr/T-2", { "b.txt": "b\n" }, "T-2");
+    const head = await gitea.git.commitFiles("team/app", "overseer/pr/T-2", { "b.txt": "b\n" }, "T-2");
     const created = await fetch(`${gitea.url}/api/v1/repos/team/app/pulls`, {
       method: "POST",
       headers: { authorization: "token gitea-alice", "content-type": "application/json" },
       body: JSON.stringify({ head: "overseer/pr/T-2", base: "main", title: "T-2" }),
     });
     expect(created.status).toBe(201);
+    gitea.actionsJob("team/app", head, { workflow: "CI", job: "test", state: "failure", log: "FAIL\n" });
+    await gitea.review("team/app", 1, {
+      login: "bob",
+      state: "REQUEST_CHANGES",
+      body: "Please rename.",
+      comments: [{ path: "b.txt", line: 1, body: "Name?" }],
+    });
+    await gitea.review("team/app", 1, { login: "bob", state: "APPROVED" });
+    gitea.comment("team/app", 1, "bob", "@overseer please also add a test");
+    await gitea.flushWebhooks();
     await gitea.closeByHuman("team/app", 1);
     await gitea.flushWebhooks();
     expect(gitea.takeViolations()).toEqual([]);
+    const events = [];
     for (const delivery of gitea.deliveries) {
       const answer = await replay("gitea", delivery);
       expect(answer.status).toBe(202);
-      expect(answer.body).toMatchObject({ forge: "gitea", event: "pull_request", stored: true });
+      expect(answer.body).toMatchObject({ forge: "gitea", stored: true });
+      events.push((answer.body as { event: string }).event);
     }
+    expect(events).toEqual([
+      "pull_request",
+      "status",
+      "pull_request_rejected",
+      "pull_request_approved",
+      "issue_comment",
+      "pull_request",
+    ]);
     const tampered = { ...(gitea.deliveries[0] as WebhookDelivery), body: `${gitea.deliveries[0]?.body} ` };
     expect((await replay("gitea", tampered)).status).toBe(401);
     const rows = await listUnappliedForgeDeliveries(fx.scratch.db, "doubles", 100);
-    expect(rows.filter((r) => r.forge === "gitea").map((r) => r.action)).toEqual(["opened", "closed"]);
+    expect(rows.filter((r) => r.forge === "gitea").map((r) => [r.event, r.action])).toEqual([
+      ["pull_request", "opened"],
+      ["status", null],
+      ["pull_request_rejected", "reviewed"],
+      ["pull_request_approved", "reviewed"],
+      ["issue_comment", "created"],
+      ["pull_request", "closed"],
+    ]);
     expect(gitlab.takeViolations()).toEqual([]);
   });
 });
