@@ -8,6 +8,7 @@ import { initCommand } from "./commands/init-command.ts";
 import { mcpCommand } from "./commands/mcp-command.ts";
 import { migrateCommand } from "./commands/migrate-command.ts";
 import { missionStartCommand } from "./commands/mission-command.ts";
+import { notifyCommands } from "./commands/notify-commands.ts";
 import { operatorCommands } from "./commands/operator-commands.ts";
 import { projectControlCommands } from "./commands/project-control-commands.ts";
 import { startCommand } from "./commands/start-command.ts";
@@ -28,6 +29,7 @@ export const COMMANDS: readonly CliCommand[] = [
   migrateCommand,
   upCommand,
   ...operatorCommands,
+  ...notifyCommands,
   mcpCommand,
 ];
 

@@ -149,3 +149,4 @@ export type { DoublePull, GitHubDoubleUser } from "./forge-double/github-double-
 export { GitLabDouble } from "./forge-double/gitlab-double.ts";
 export type { GitLabDoubleUser, GitLabMr } from "./forge-double/gitlab-double-state.ts";
 export { buildHostRootfs, type HostRootfsInput } from "./host-rootfs.ts";
+export { type ReceivedWebhook, WebhookReceiver } from "./webhook-receiver.ts";
