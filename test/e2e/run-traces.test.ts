@@ -4,8 +4,9 @@
  * test runs, which decodes the exported spans with the official protobuf definitions. One task
  * is executed and approved (bwrap, git, Postgres, Redis) by a shell harness that streams codex
  * `--json` events (two tool calls, a message, the turn's usage) as it works. Each run is one
- * trace: a root `overseer.run`, one span per stored phase, model and tool calls under
- * `overseer.agent`, every span with the run's, task's and project's ids.
+ * trace: a root `overseer.run`, one span per stored phase (queue wait, checkout, setup hook, agent,
+ * scope check, commit, push, land, result applied), model and tool calls under `overseer.agent`,
+ * every span with the run's, task's and project's ids, the phases adding up to the run's duration.
  */
 import { listRuns } from "@overseer/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -41,6 +42,21 @@ else
 fi
 `;
 
+/** The phase spans every run of the task has (the setup hook: the runner config has one). */
+const REQUIRED_PHASES: Record<string, string[]> = {
+  execute: [
+    "queue_wait",
+    "checkout",
+    "setup_hook",
+    "agent",
+    "scope_check",
+    "commit",
+    "push",
+    "result_applied",
+  ],
+  review: ["queue_wait", "checkout", "setup_hook", "agent", "land", "result_applied"],
+};
+
 describe("run traces over OTLP", () => {
   const cluster = new ClusterFixture({ sandbox: "bwrap" });
   let receiver: OtlpReceiver;
@@ -65,7 +81,11 @@ describe("run traces over OTLP", () => {
     await cluster.addProject({
       id: "traced",
       tasks: [{ id: "S00-001", title: "Traced task", scope: ["src/**"], body: "Write src/traced.txt." }],
-      runnerConfig: ClusterFixture.fakeRunnerConfig({ argv: ["sh", "-c", SHELL_AGENT], agent: "codex" }),
+      runnerConfig: ClusterFixture.fakeRunnerConfig({
+        argv: ["sh", "-c", SHELL_AGENT],
+        agent: "codex",
+        hooks: { setup: { argv: ["sh", "-c", "sleep 0.1"] } },
+      }),
     });
     await cluster.waitForProject("traced", (s) => allTasks(s, ["done"]), 120_000);
     const runs = await listRuns(cluster.scratch.db, { projectId: "traced" });
@@ -129,11 +149,19 @@ describe("run traces over OTLP", () => {
         );
       });
       expect(phases.map((s) => s.attributes["overseer.phase"])).toEqual(row.phases.map((p) => p.name));
+      // The spans the issue names, each present: an executor's hand-in, a reviewer's landing.
+      expect(
+        phases.map((s) => s.attributes["overseer.phase"]),
+        run.action,
+      ).toEqual(expect.arrayContaining(REQUIRED_PHASES[run.action] ?? ["unknown action"]));
 
       // The phases add up to the root, and the root to the run's duration in Postgres.
       const duration = (row.ended_at as Date).getTime() - row.created_at.getTime();
       const rootMs = root.end - root.start;
       const summed = phases.reduce((sum, s) => sum + (s.end - s.start), 0);
+      process.stdout.write(
+        `trace ${run.action}: phases ${summed.toFixed(1)} ms, root ${rootMs.toFixed(1)} ms, run ${duration} ms\n`,
+      );
       expect(Math.abs(summed - rootMs), `phases ${summed} ms, root ${rootMs} ms`).toBeLessThanOrEqual(
         0.02 * rootMs,
       );
