@@ -14,6 +14,8 @@
  *                vs the git floor, on private servers (scale-bench.ts; sizes: --scale-* flags)
  *   forge        pull requests on the GitHub double: forge API calls per task and green → merged
  *                under `merge: auto`, webhook-driven and polling-only (forge-loop-bench.ts)
+ *   images       a run on a project image: first pull + unpack, cache hit, bwrap on the image
+ *                rootfs vs on the host root, docker run where an engine answers (image-run-bench.ts)
  */
 import { mkdir, writeFile } from "node:fs/promises";
 import os from "node:os";
@@ -28,6 +30,7 @@ import { runFloodBench } from "./flood-memory-bench.ts";
 import { benchForgeLoop } from "./forge-loop-bench.ts";
 import { runGatewayStatusBench } from "./gateway-bench.ts";
 import { benchGitFloor } from "./git-floor-bench.ts";
+import { benchImageRuns } from "./image-run-bench.ts";
 import { benchScale, SCALE_DEFAULTS, type ScaleOptions } from "./scale-bench.ts";
 import { benchTracingOverhead } from "./tracing-overhead-bench.ts";
 
@@ -189,6 +192,18 @@ if (want("forge")) {
       `forge: ${m.mode}: green → merged p50 ${m.greenToMergedMs.p50} ms (max ${m.greenToMergedMs.max}), API calls per task p50 ${m.apiCallsPerTask.p50} (max ${m.apiCallsPerTask.max}), forge requests per task ${m.forgeRequestsPerTask} (${Math.round(m.notModifiedShare * 100)}% 304)`,
     );
   }
+}
+
+if (want("images")) {
+  log("images: first pull + unpack, cache hit, bwrap on the image rootfs vs the host root, docker run");
+  const images = await benchImageRuns(quick ? 20 : 60);
+  results.images = images;
+  const extra = images.cacheHitRunExtraVsPlainBwrapMs as { value: number; goal: string } | undefined;
+  log(
+    images.skipped
+      ? `images: skipped: ${String(images.skipped)}`
+      : `images: first pull ${String(images.firstPullAndUnpackMs)} ms; cache-hit run +${extra?.value} ms vs plain bwrap (goal ${extra?.goal})`,
+  );
 }
 
 const json = JSON.stringify(results, null, 2);
