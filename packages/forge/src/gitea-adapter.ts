@@ -151,7 +151,8 @@ export class GiteaAdapter implements ForgeAdapter {
   listReviewThreads(number: number): Promise<readonly ReviewThread[]> {
     return this.#op("listReviewThreads", async () => {
       const threads = new Map<string, ReviewThread & { comments: ReviewThread["comments"][number][] }>();
-      for (const review of await this.#reviews(number)) {
+      // Only reviews with inline comments have a thread to read (Gitea counts them on the review).
+      for (const review of (await this.#reviews(number)).filter((r) => r.comments_count !== 0)) {
         const { data } = await this.#api.repos.repoGetPullReviewComments(
           this.#owner,
           this.#repo,

@@ -43,6 +43,7 @@ export const GiteaReviewsSchema = z.array(
     body: z.string().optional(),
     commit_id: z.string().optional(),
     submitted_at: z.string().optional(),
+    comments_count: z.number().int().optional(),
   }),
 );
 

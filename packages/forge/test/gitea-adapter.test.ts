@@ -282,7 +282,10 @@ describe("Gitea adapter against the Gitea double (swagger-shaped, real git)", ()
       ["alice", "approved"],
     ]);
     expect(reviews[0]?.commitSha).toMatch(/^[0-9a-f]{40}$/);
-    const threads = await gitea.listReviewThreads(number);
+    const counter = new ForgeCallCounter();
+    const threads = await adapter(BOT.token, counter).listReviewThreads(number);
+    // The reviews, then the inline comments of the two reviews that have any (alice's approval has none).
+    expect(counter.snapshot()).toEqual({ listReviewThreads: 3 });
     const why = threads.find((t) => t.path === "src/a.ts");
     expect(why).toMatchObject({ line: 1, resolved: false });
     expect(why?.comments.map((c) => [c.author, c.body])).toEqual([
