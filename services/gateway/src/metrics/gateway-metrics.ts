@@ -4,12 +4,14 @@ import {
   countPullRequests,
   countRunOutcomes,
   type DurationBuckets,
+  deliveryFigures,
   leaseOwners,
   runDurationBuckets,
 } from "@overseer/db";
 import { Counter, collectDefaultMetrics, Gauge, Histogram, type Metric, Registry } from "prom-client";
 import type { GatewayDeps } from "../gateway-options.ts";
 import { withTimeout } from "../http/with-timeout.ts";
+import { type DeliveryFigures, NOTIFICATION_METRICS } from "./notification-metrics.ts";
 
 /**
  * Prometheus metrics. Two kinds:
@@ -42,6 +44,7 @@ interface ClusterSnapshot {
   pending: Record<string, number> | null;
   leases: { projectId: string; owner: string }[] | null;
   pullRequests: Awaited<ReturnType<typeof countPullRequests>> | null;
+  deliveries: DeliveryFigures | null;
 }
 
 type Sample = { value: number; labels: Record<string, string>; metricName?: string };
@@ -73,6 +76,7 @@ export class GatewayMetrics {
     pending: null,
     leases: null,
     pullRequests: null,
+    deliveries: null,
   };
   private snapshotAt = 0;
   private refreshing: Promise<void> | null = null;
@@ -188,6 +192,8 @@ export class GatewayMetrics {
       ),
     );
     for (const metric of pullRequestMetrics(s)) add(metric);
+    for (const m of NOTIFICATION_METRICS)
+      add(new SnapshotMetric(m.name, m.help, m.type, () => m.samples(s().deliveries ?? [])));
     add(
       new SnapshotMetric(
         "overseer_lease_owners",
@@ -224,6 +230,7 @@ export class GatewayMetrics {
           countPendingDecisions(db),
           leaseOwners(db),
           countPullRequests(db),
+          deliveryFigures(db),
         ]),
         this.sourceTimeoutMs,
         "Postgres",
@@ -237,10 +244,11 @@ export class GatewayMetrics {
       pending: null,
       leases: null,
       pullRequests: null,
+      deliveries: null,
     };
     if (postgres.status === "fulfilled") {
-      const [outcomes, eventsByType, durations, pending, leases, pullRequests] = postgres.value;
-      Object.assign(next, { outcomes, eventsByType, durations, pending, leases, pullRequests });
+      const [outcomes, eventsByType, durations, pending, leases, pullRequests, deliveries] = postgres.value;
+      Object.assign(next, { outcomes, eventsByType, durations, pending, leases, pullRequests, deliveries });
     } else {
       logger.warn({ err: postgres.reason }, "metrics: cannot read Postgres figures");
     }
