@@ -237,14 +237,83 @@ describe("pull_request mode on the GitLab double (coordinator + worker + bwrap +
     const mergedAt = last("pr.merged");
     const greenToMergedMs =
       passedAt && mergedAt ? new Date(mergedAt).getTime() - new Date(passedAt).getTime() : null;
+    // The GitLab requests of this task by route (every REST request went to this one project so far).
+    const byRoute: Record<string, number> = {};
+    for (const r of forge.requests) {
+      if (!r.path.startsWith("/api/")) continue;
+      const route = `${r.method} ${r.path
+        .replace(/^\/api\/v4\/projects\/[^/]+/, "")
+        .replace(/\/[0-9a-f]{40}|\/\d+/g, "/:n")
+        .replace(/\?.*$/, "")}`;
+      byRoute[route] = (byRoute[route] ?? 0) + 1;
+    }
     console.log(
       JSON.stringify({
         figure: "gitlab-merge-request-loop",
         forgeApiCallsForTask: row.api_calls,
         greenToMergedMs,
         rounds: 3,
+        byRoute,
       }),
     );
     expect(row.api_calls).toBeGreaterThan(0);
   }, 600_000);
+
+  it("merge: queue hands the approved merge request to GitLab's auto-merge while its pipeline runs; GitLab merges it when the pipeline succeeds", async () => {
+    const project = "gl-queue";
+    await cluster.addProject({
+      id: project,
+      tasks: [
+        scriptedTask(
+          "Q-1",
+          'execute: write src/q.ts "export const q = 1;\\n"; submit "Add q"\nreview: approve',
+          {
+            title: "Add q",
+          },
+        ),
+      ],
+      remote: () => forge.cloneUrl(PROJECT),
+      runnerConfig: ClusterFixture.fakeRunnerConfig({
+        landing: {
+          mode: "pull_request",
+          pull_request: {
+            poll_seconds: 1,
+            required_checks: ["ci"],
+            merge: "queue",
+            merge_method: "merge",
+            required_approvals: 1,
+          },
+        },
+        forge: { kind: "gitlab", url: forge.url, repository: PROJECT, token: BOT.token },
+      }),
+    });
+    const opened = await cluster.waitForProject(project, (s) => openOn(s, "Q-1"), 120_000);
+    const head = pr(opened, "Q-1");
+    if (!head?.number) throw new Error("no merge request");
+    const iid = head.number;
+    await describes(iid, head.headSha);
+    const { jobIds } = forge.setPipeline(
+      PROJECT,
+      head.headSha,
+      [{ name: "ci", status: "running" }],
+      `refs/merge-requests/${iid}/head`,
+      "merge_request_event",
+    );
+    const mainBefore = await forge.git.resolve(PROJECT, "refs/heads/main");
+    await forge.review(PROJECT, iid, HUMAN.username, "approved");
+    // Approved but not green yet: Overseer sets auto-merge on GitLab, which waits for the pipeline.
+    await until(() => forge.mergeRequests(PROJECT).find((m) => m.iid === iid)?.autoMerge != null);
+    expect(forge.mergeRequests(PROJECT).find((m) => m.iid === iid)).toMatchObject({
+      state: "opened",
+      autoMerge: { by: BOT.username, squash: false },
+    });
+    expect(await forge.git.resolve(PROJECT, "refs/heads/main")).toBe(mainBefore);
+    forge.setJob(PROJECT, jobIds[0] ?? 0, "success");
+    const done = await cluster.waitForProject(project, (s) => s.tasks.get("Q-1")?.status === "done", 120_000);
+    const main = await forge.git.resolve(PROJECT, "refs/heads/main");
+    expect(pr(done, "Q-1")).toMatchObject({ status: "merged", mergeCommitSha: main, mergedBy: BOT.username });
+    const parents = await forge.git.git(PROJECT, ["log", "-1", "--format=%P", "main"]);
+    expect(parents.split(" ")).toEqual([mainBefore, head.headSha]);
+    expect(forge.takeViolations()).toEqual([]);
+  }, 300_000);
 });

@@ -71,6 +71,8 @@ export interface GitLabAdapterOptions {
 }
 
 const DEVELOPER = 30;
+/** How long a merge request's `head_pipeline` read by this adapter stands for its head's checks. */
+const HEAD_PIPELINE_REUSE_MS = 2_000;
 const MAINTAINER = 40;
 
 export class GitLabAdapter implements ForgeAdapter {
@@ -84,6 +86,7 @@ export class GitLabAdapter implements ForgeAdapter {
   readonly #pipelines: InstanceType<typeof Pipelines<false>>;
   readonly #jobs: InstanceType<typeof Jobs<false>>;
   readonly #commits: InstanceType<typeof Commits<false>>;
+  #lastRead: { sha: string; headPipeline: { id: number; sha: string } | null; at: number } | null = null;
   readonly #projects: InstanceType<typeof Projects<false>>;
   readonly #users: InstanceType<typeof Users<false>>;
   readonly #tokens: InstanceType<typeof PersonalAccessTokens<false>>;
@@ -116,9 +119,16 @@ export class GitLabAdapter implements ForgeAdapter {
   }
 
   getPullRequest(number: number): Promise<PullRequestState> {
-    return this.#op("getPullRequest", async () =>
-      toState(mr(await this.#mrs.show(this.#project, number), `GET merge_requests/${number}`)),
-    );
+    return this.#op("getPullRequest", async () => toState(await this.#showMr(number)));
+  }
+
+  /** A merge request read in full; its head pipeline is kept a moment for `listChecks` of its head. */
+  async #showMr(number: number): Promise<GitLabMergeRequest> {
+    const full = mr(await this.#mrs.show(this.#project, number), `GET merge_requests/${number}`);
+    if (full.state === "opened") {
+      this.#lastRead = { sha: full.sha, headPipeline: full.head_pipeline ?? null, at: Date.now() };
+    }
+    return full;
   }
 
   /**
@@ -146,13 +156,22 @@ export class GitLabAdapter implements ForgeAdapter {
     });
   }
 
+  /**
+   * The head pipeline of the open merge request whose head is `sha`: from the merge request this
+   * adapter read within HEAD_PIPELINE_REUSE_MS (a sync reads it just before its checks; the
+   * runner makes one adapter per job), else found by the commit.
+   */
   async #headPipeline(sha: string): Promise<{ id: number; sha: string } | null> {
+    const recent = this.#lastRead;
+    if (recent?.sha === sha && recent.headPipeline && Date.now() - recent.at < HEAD_PIPELINE_REUSE_MS) {
+      return recent.headPipeline;
+    }
     const containing = (await this.#commits.allMergeRequests(this.#project, sha)) as unknown[];
     const open = containing
       .map((item) => mr(item, "GET commit merge_requests"))
       .find((m) => m.state === "opened" && m.sha === sha);
     if (open) {
-      const full = mr(await this.#mrs.show(this.#project, open.iid), `GET merge_requests/${open.iid}`);
+      const full = await this.#showMr(open.iid);
       if (full.sha === sha && full.head_pipeline) return full.head_pipeline;
     }
     const pipelines = parseForgeResponse(

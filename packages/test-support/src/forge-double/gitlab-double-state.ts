@@ -393,8 +393,28 @@ export class GitLabDoubleState {
     });
   }
 
-  /** GitLab's accept: refused (405 not open / pipeline required, 406 conflict, 409 sha), queued behind the pipeline, or merged. */
-  async accept(
+  /**
+   * GitLab's accept: refused (405 not open / pipeline required, 406 conflict, 409 sha), queued
+   * behind the pipeline, or merged. One at a time per project, as GitLab holds a lock while it
+   * merges (an API merge racing the auto-merge of the same merge request merges it once).
+   */
+  accept(
+    project: GitLabProject,
+    mr: GitLabMr,
+    request: { by: string; sha?: string; squash: boolean; auto: boolean; message?: string },
+  ): Promise<ApiAnswer> {
+    const previous = this.#merging.get(project.id) ?? Promise.resolve();
+    const next = previous.then(() => this.#accept(project, mr, request));
+    this.#merging.set(
+      project.id,
+      next.catch(() => undefined),
+    );
+    return next;
+  }
+
+  readonly #merging = new Map<number, Promise<unknown>>();
+
+  async #accept(
     project: GitLabProject,
     mr: GitLabMr,
     request: { by: string; sha?: string; squash: boolean; auto: boolean; message?: string },

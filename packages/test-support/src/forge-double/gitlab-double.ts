@@ -150,6 +150,8 @@ export class GitLabDouble extends ForgeDoubleBase {
     if (log !== undefined) job.log = log;
     const pipeline = state.pipelines.find((p) => p.id === job.pipelineId);
     if (pipeline) this.#hookPipeline(state, pipeline);
+    // What waits for this pipeline (auto-merge, a merge train) merges once it succeeded.
+    this.track(this.settleAutoMerge(project));
   }
 
   /**
@@ -185,6 +187,7 @@ export class GitLabDouble extends ForgeDoubleBase {
       });
     }
     this.#hookPipeline(state, pipeline);
+    this.track(this.settleAutoMerge(project));
     return id;
   }
 
@@ -301,6 +304,8 @@ export class GitLabDouble extends ForgeDoubleBase {
       if (mr.state !== "opened" || !mr.autoMerge) continue;
       const pipeline = this.#state.newestPipeline(state, await this.#state.headSha(state, mr));
       if (!pipeline || this.#state.pipelineStatus(state, pipeline) !== "success") continue;
+      // Another settle may have taken it meanwhile.
+      if (!mr.autoMerge) continue;
       const { by, squash } = mr.autoMerge;
       mr.autoMerge = null;
       await this.#state.accept(state, mr, { by, squash, auto: false });

@@ -158,9 +158,12 @@ export async function syncPull(ctx: ForgeJobContext, taskId: string): Promise<vo
   if (checks.changed) {
     etags.checks = checks.etag;
     const gate = checksGate(checks.value, settings.requiredChecks);
-    const tails = await Promise.all(
-      gate.failing.map((c) => ctx.forge.failingLogTail(c, settings.logTailBytes)),
-    );
+    // A red round already recorded for this head went out with its logs: the domain ignores the
+    // same report again (rule 16), so the logs are not read again on every poll (GitLab has no ETag).
+    const recorded = row.checks === "failure" && gate.state === "failure";
+    const tails = recorded
+      ? []
+      : await Promise.all(gate.failing.map((c) => ctx.forge.failingLogTail(c, settings.logTailBytes)));
     await ctx.apply({
       kind: "pr-checks",
       taskId,
