@@ -262,6 +262,17 @@ describe("overseer logs -f", () => {
     expect(out.join("\n")).toBe(render(entries));
   });
 
+  it("says a running run's live transcript was trimmed to the worker's bound", async () => {
+    await project("trimmed", "codex", ["S00-001"]);
+    const runId = await startRun("trimmed");
+    const entries = parseTranscript(CODEX, "codex");
+    // The worker's bound holds the 3 newest entries: the older ones left the live list too.
+    await env.live.publishTranscript("trimmed", runId, entries, 3);
+    const now = await cli(["logs", runId]);
+    expect(now, now.err).toMatchObject({ code: 0, out: render(entries.slice(-3)) });
+    expect(now.err).toContain(`run ${runId}: the oldest entries were left out (size bound)`);
+  });
+
   it("--raw -f follows the original output until the run ends", async () => {
     await project("rawfollow", "codex", ["S00-001"]);
     const runId = await startRun("rawfollow");
