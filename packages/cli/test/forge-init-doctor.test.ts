@@ -365,3 +365,71 @@ describe("overseer doctor checks the forge token's rights", () => {
     }
   }, 120_000);
 });
+
+describe("a GitHub App instead of a token", () => {
+  const APP = { id: 31337, slug: "overseer-app", installationId: 4711 };
+
+  it("init --forge-app-id --forge-installation-id stores the App (key from GITHUB_APP_PRIVATE_KEY); doctor checks it", async () => {
+    const key = forge.addApp(APP);
+    const out = io({ GITHUB_APP_PRIVATE_KEY: key, GITHUB_TOKEN: "ignored-token" });
+    const code = await runCli(
+      [
+        "init",
+        "--project",
+        "pr-app",
+        "--repo",
+        forge.cloneUrl(REPO),
+        "--config",
+        "runner.json",
+        "--forge",
+        "github",
+        "--forge-url",
+        forge.url,
+        "--forge-app-id",
+        String(APP.id),
+        "--forge-installation-id",
+        String(APP.installationId),
+      ],
+      out,
+    );
+    expect(code, out.stderr.join("\n")).toBe(0);
+    expect([...out.stdout, ...out.stderr].join("\n")).not.toContain("PRIVATE KEY");
+    const stored = parseRunnerConfig((await requireProject(scratch.db, "pr-app")).runner_config, "stored");
+    expect(stored.forge).toEqual({
+      kind: "github",
+      url: forge.url,
+      repository: REPO,
+      app: { id: APP.id, installation_id: APP.installationId, private_key: key.trim() },
+    });
+    const report = io();
+    expect(await runCli(["doctor", "--json", "--project", "pr-app"], report)).toBe(0);
+    const checks = (JSON.parse(report.stdout.join("\n")) as { checks: { name: string; detail: string }[] })
+      .checks;
+    expect(checks.find((c) => c.name === "pr-app: forge github")?.detail).toContain(
+      `GitHub App installation ${APP.installationId} of overseer-app[bot] has read, push, pull_requests, merge, checks_read`,
+    );
+  }, 120_000);
+
+  it.each([
+    [
+      { forgeAppId: "1" },
+      { GITHUB_APP_PRIVATE_KEY: "-----BEGIN RSA PRIVATE KEY-----" },
+      "needs both --forge-app-id and --forge-installation-id",
+    ],
+    [{ forgeAppId: "x", forgeInstallationId: "2" }, {}, "--forge-app-id must be the App's id"],
+    [{ forgeAppId: "1", forgeInstallationId: "2" }, {}, "No GitHub App key: set GITHUB_APP_PRIVATE_KEY"],
+    [
+      { forge: "gitlab", forgeRepo: "g/p", forgeAppId: "1", forgeInstallationId: "2" },
+      {},
+      "--forge gitlab takes a token (GITLAB_TOKEN)",
+    ],
+  ])("refuses %j with env %j: %s", (patch, env, words) => {
+    const flags = {
+      forge: "github",
+      forgeUrl: "https://github.com",
+      forgeRepo: undefined,
+      repo: "https://github.com/acme/app.git",
+    };
+    expect(() => forgeFromFlags({ ...flags, ...patch }, env)).toThrow(words);
+  });
+});

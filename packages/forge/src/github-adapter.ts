@@ -29,6 +29,7 @@ import { asOperation, countingFetch, ForgeCallCounter } from "./forge-call-count
 import { codeOfStatus, ForgeError } from "./forge-errors.ts";
 import { type ForgeRateGate, gatedFetch } from "./forge-rate-gate.ts";
 import { parseForgeResponse } from "./forge-response.ts";
+import { installationTokenCache } from "./github-app-token-cache.ts";
 import {
   AUTO_MERGE_MUTATION,
   isGraphqlError,
@@ -41,6 +42,7 @@ import {
   toState,
 } from "./github-mapping.ts";
 import {
+  GitHubAppSchema,
   GitHubAutoMergeSchema,
   GitHubMergeSchema,
   type GitHubPull,
@@ -113,6 +115,7 @@ export class GitHubAdapter implements ForgeAdapter {
               appId: options.auth.appId,
               privateKey: options.auth.privateKey,
               installationId: options.auth.installationId,
+              cache: installationTokenCache(options.apiUrl, options.auth.appId),
             },
           }),
       request: {
@@ -426,8 +429,16 @@ export class GitHubAdapter implements ForgeAdapter {
     );
   }
 
+  /**
+   * The account the token acts as: the user of a token, or an App's bot (`<slug>[bot]`, from
+   * `GET /app`, which the App's JWT authenticates), so its own reviews, replies and comments are
+   * never taken for a person's.
+   */
   async #login(): Promise<string> {
-    if (this.#auth.kind === "app") return `app-${this.#auth.appId}[bot]`;
+    if (this.#auth.kind === "app") {
+      const { data } = await this.#octokit.rest.apps.getAuthenticated();
+      return `${parseForgeResponse("github", GitHubAppSchema, data, "GET app").slug}[bot]`;
+    }
     const { data } = await this.#octokit.rest.users.getAuthenticated();
     return parseForgeResponse("github", GitHubUserSchema, data, "GET user").login;
   }

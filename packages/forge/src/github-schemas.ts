@@ -79,6 +79,9 @@ export const GitHubRepoSchema = z.object({
 
 export const GitHubMergeSchema = z.object({ sha: z.string(), merged: z.boolean() });
 
+/** `GET /app` (an App's JWT): its slug names its bot account, `<slug>[bot]`. */
+export const GitHubAppSchema = z.object({ id: z.number(), slug: z.string().min(1) });
+
 export const GitHubUserSchema = Login;
 
 /** `reviewThreads` of a pull request, as the adapter's GraphQL query asks for it. */

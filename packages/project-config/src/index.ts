@@ -15,8 +15,10 @@ export {
 } from "./agent-presets.ts";
 export {
   FORGE_KIND_NAMES,
+  type ForgeAuth,
   type ForgeKindName,
   type ForgeSettingsInput,
+  forgeAuthOf,
   isForgeRepository,
   LANDING_MODES,
   type LandingMode,

@@ -8,6 +8,7 @@
  * is shown, and host-side only (the coordinator and `doctor` read it; the run-job builder never
  * copies it into a RunJob, so it never reaches Redis, a worker's job or a sandbox).
  */
+import { REDACTED } from "@overseer/input-errors";
 import { z } from "zod";
 
 /** How approved work lands. */
@@ -134,6 +135,11 @@ export function isForgeRepository(value: string): boolean {
 }
 
 const TOKEN_EXPECTED = "a non-empty access token (set by `overseer init --forge` from the init environment)";
+const APP_ID_EXPECTED = "the GitHub App's id (a positive integer, on the App's settings page)";
+const INSTALLATION_EXPECTED =
+  "the App installation's id (a positive integer, in the installation's settings URL)";
+const PRIVATE_KEY_EXPECTED =
+  "the App's private key, PEM (-----BEGIN RSA PRIVATE KEY----- …), as GitHub generated it";
 
 export const forgeSchema = z.strictObject({
   /** The forge: `github` (github.com or Enterprise Server), `gitlab` (gitlab.com or self-hosted), `gitea` (Gitea or Forgejo). */
@@ -147,11 +153,58 @@ export const forgeSchema = z.strictObject({
   repository: z
     .string({ error: REPOSITORY_EXPECTED })
     .refine(isForgeRepository, { error: REPOSITORY_EXPECTED }),
-  /** The access token: secret, host-side only (never in a RunJob, Redis or a sandbox). */
+  /** The access token: secret, host-side only (never in a RunJob, Redis or a sandbox). Or `app`. */
   token: z
     .string({ error: TOKEN_EXPECTED })
     .refine((v) => v.trim() !== "" && !/[\s\0]/.test(v), { error: TOKEN_EXPECTED })
-    .meta({ secret: true }),
+    .meta({ secret: true })
+    .optional(),
+  /**
+   * GitHub only, instead of `token`: a GitHub App installed on the repository. The coordinator
+   * mints (and renews) its installation tokens; `private_key` is a secret like `token`.
+   */
+  app: z
+    .strictObject({
+      id: z.int({ error: APP_ID_EXPECTED }).positive({ error: APP_ID_EXPECTED }),
+      installation_id: z.int({ error: INSTALLATION_EXPECTED }).positive({ error: INSTALLATION_EXPECTED }),
+      private_key: z
+        .string({ error: PRIVATE_KEY_EXPECTED })
+        // A config read back through the gateway holds the redacted key (doctor, init --update).
+        .refine((v) => v === REDACTED || /-----BEGIN (RSA )?PRIVATE KEY-----/.test(v), {
+          error: PRIVATE_KEY_EXPECTED,
+        })
+        .meta({ secret: true }),
+    })
+    .optional(),
 });
+
+/** How the forge runner authenticates: a token, or a GitHub App installation (structurally `@overseer/forge`'s GitHubAuth). */
+export type ForgeAuth =
+  | { readonly kind: "token"; readonly token: string }
+  | {
+      readonly kind: "app";
+      readonly appId: number;
+      readonly installationId: number;
+      readonly privateKey: string;
+    };
+
+/** The auth of a parsed `forge` (the config check guarantees exactly one of `token` and `app`). */
+export function forgeAuthOf(forge: {
+  readonly token?: string | undefined;
+  readonly app?:
+    | { readonly id: number; readonly installation_id: number; readonly private_key: string }
+    | undefined;
+}): ForgeAuth {
+  if (forge.app)
+    return {
+      kind: "app",
+      appId: forge.app.id,
+      installationId: forge.app.installation_id,
+      privateKey: forge.app.private_key,
+    };
+  if (forge.token === undefined)
+    throw new Error("forge has neither token nor app: the config check refuses this");
+  return { kind: "token", token: forge.token };
+}
 
 export type ForgeSettingsInput = z.input<typeof forgeSchema>;

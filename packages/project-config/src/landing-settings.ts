@@ -6,13 +6,15 @@
  * `forge` carries the token: it is for host-side code only (the coordinator's forge runner,
  * `doctor`). The run-job builder never reads it, so it never reaches a RunJob.
  */
-import type {
-  ForgeKindName,
-  LandingMode,
-  PULL_REQUEST_ON_CLOSED,
-  PULL_REQUEST_PREREQUISITES,
-  PullRequestMergeMethod,
-  PullRequestMergePolicy,
+import {
+  type ForgeAuth,
+  type ForgeKindName,
+  forgeAuthOf,
+  type LandingMode,
+  type PULL_REQUEST_ON_CLOSED,
+  type PULL_REQUEST_PREREQUISITES,
+  type PullRequestMergeMethod,
+  type PullRequestMergePolicy,
 } from "./landing-config-schema.ts";
 import type { RunnerConfig } from "./runner-config-schema.ts";
 
@@ -30,12 +32,18 @@ export interface PullRequestSettings {
   readonly logTailBytes: number;
 }
 
-/** The project's forge connection (host-side only: holds the token). */
+/** The project's forge connection (host-side only: holds the token or the App's key). */
 export interface ForgeSettings {
   readonly kind: ForgeKindName;
   readonly url: string;
   readonly repository: string;
-  readonly token: string;
+  /** The access token, unless the project uses a GitHub App (`app`). */
+  readonly token?: string | undefined;
+  readonly app?:
+    | { readonly id: number; readonly installation_id: number; readonly private_key: string }
+    | undefined;
+  /** How the forge runner authenticates, from `token` or `app`. */
+  readonly auth: ForgeAuth;
 }
 
 export type LandingSettings =
@@ -60,7 +68,7 @@ export function landingSettingsOf(config: RunnerConfig): LandingSettings {
     pollSeconds: pr.poll_seconds,
     logTailBytes: pr.log_tail_bytes,
   });
-  const forge = config.forge ? Object.freeze({ ...config.forge }) : null;
+  const forge = config.forge ? Object.freeze({ ...config.forge, auth: forgeAuthOf(config.forge) }) : null;
   const mode: LandingMode = config.landing.mode;
   if (mode === "pull_request") {
     if (forge === null)

@@ -182,9 +182,12 @@ const gitSchema = z.strictObject({
 });
 
 const SECRET_FIELD = "secrets";
-/** Paths whose values are never printed: every `secrets` value and `forge.token`. */
+/** Paths whose values are never printed: every `secrets` value, `forge.token` and `forge.app.private_key`. */
 function isSecretPath(path: readonly PropertyKey[]): boolean {
-  return path[0] === SECRET_FIELD || (path[0] === "forge" && path[1] === "token");
+  return (
+    path[0] === SECRET_FIELD ||
+    (path[0] === "forge" && (path[1] === "token" || (path[1] === "app" && path[2] === "private_key")))
+  );
 }
 const LANDING_MODE_EXPECTED = `one of ${LANDING_MODES.map((m) => `"${m}"`).join(", ")}`;
 
@@ -433,7 +436,12 @@ export function commandForRole(config: RunnerConfig, role: string, action: Runne
 
 /** Every secret value of the config, for `createRedactor` / `createLogger({ secrets })`. */
 export function runnerConfigSecretValues(config: RunnerConfig): string[] {
-  return [...Object.values(config.secrets), ...(config.forge ? [config.forge.token] : [])];
+  const forge = config.forge;
+  return [
+    ...Object.values(config.secrets),
+    ...(forge?.token !== undefined ? [forge.token] : []),
+    ...(forge?.app ? [forge.app.private_key] : []),
+  ];
 }
 
 /** A copy safe to show or store in logs/API answers: secret values replaced by `[REDACTED]`. */
@@ -441,7 +449,15 @@ export function redactRunnerConfig(config: RunnerConfig): RunnerConfig {
   return {
     ...config,
     secrets: Object.fromEntries(Object.keys(config.secrets).map((name) => [name, REDACTED])),
-    ...(config.forge ? { forge: { ...config.forge, token: REDACTED } } : {}),
+    ...(config.forge ? { forge: redactedForge(config.forge) } : {}),
+  };
+}
+
+function redactedForge(forge: NonNullable<RunnerConfig["forge"]>): NonNullable<RunnerConfig["forge"]> {
+  return {
+    ...forge,
+    ...(forge.token !== undefined ? { token: REDACTED } : {}),
+    ...(forge.app ? { app: { ...forge.app, private_key: REDACTED } } : {}),
   };
 }
 
@@ -514,7 +530,10 @@ function forgeCrossCheck(input: Record<string, unknown>): ConfigIssue[] {
     ];
   }
   const forge = input.forge;
-  if (!isPlainObject(forge) || typeof forge.repository !== "string") return [];
+  if (!isPlainObject(forge)) return [];
+  const auth = forgeAuthCheck(forge);
+  if (auth) return [auth];
+  if (typeof forge.repository !== "string") return [];
   if ((forge.kind === "github" || forge.kind === "gitea") && forge.repository.split("/").length !== 2) {
     return [
       {
@@ -525,6 +544,30 @@ function forgeCrossCheck(input: Record<string, unknown>): ConfigIssue[] {
     ];
   }
   return [];
+}
+
+/** Exactly one of `forge.token` and `forge.app`, and `app` on GitHub only. */
+function forgeAuthCheck(forge: Record<string, unknown>): ConfigIssue | null {
+  const hasToken = forge.token !== undefined;
+  const hasApp = forge.app !== undefined;
+  if (hasApp && forge.kind !== "github") {
+    return {
+      path: "forge.app",
+      expected: "no app: GitHub Apps are GitHub's; GitLab and Gitea take a token",
+      received: "an app",
+      hint: `set forge.token (overseer init --update --forge ${String(forge.kind)} reads it from the environment)`,
+    };
+  }
+  if (hasToken === hasApp) {
+    return {
+      path: hasToken ? "forge" : "forge.token",
+      expected:
+        "exactly one of forge.token (an access token) and forge.app (GitHub App id, installation_id, private_key)",
+      received: hasToken ? "both" : "nothing (missing)",
+      hint: "run `overseer init --project ID --update --forge KIND --forge-url URL` with the token (or the App) in the environment",
+    };
+  }
+  return null;
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {

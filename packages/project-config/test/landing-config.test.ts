@@ -83,6 +83,7 @@ describe("landing.mode and landing.pull_request", () => {
       url: "https://gitlab.example/gitlab",
       repository: "group/sub/app",
       token: TOKEN,
+      auth: { kind: "token", token: TOKEN },
     });
     expect(settings.pullRequest).toEqual({
       labels: ["overseer", "bot"],
@@ -204,5 +205,60 @@ describe("forge.token is a secret", () => {
     });
     expect(JSON.stringify(redacted)).not.toContain(TOKEN);
     expect(config.forge?.token).toBe(TOKEN);
+  });
+});
+
+describe("forge.app (a GitHub App instead of a token)", () => {
+  const KEY =
+    "-----BEGIN RSA PRIVATE KEY-----\nMIIEsecretKeyMaterial0123456789\n-----END RSA PRIVATE KEY-----";
+  const APP = { id: 123, installation_id: 456, private_key: KEY };
+  const appForge = { kind: "github", url: "https://github.com", repository: "acme/app", app: APP };
+
+  it("resolves to the App's auth, lists the key for the redactor and redacts it", () => {
+    const config = parseRunnerConfig({ landing: { mode: "pull_request" }, forge: appForge }, "t");
+    expect(landingSettingsOf(config).forge?.auth).toEqual({
+      kind: "app",
+      appId: 123,
+      installationId: 456,
+      privateKey: KEY,
+    });
+    expect(runnerConfigSecretValues(config)).toContain(KEY);
+    const shown = redactRunnerConfig(config);
+    expect(shown.forge?.app).toEqual({ id: 123, installation_id: 456, private_key: "[REDACTED]" });
+    expect(shown.forge?.token).toBeUndefined();
+    // The redacted config read back (doctor through the gateway) still parses.
+    expect(parseRunnerConfig(shown, "redacted").forge?.app?.private_key).toBe("[REDACTED]");
+    expect(landingSettingsOf(parseRunnerConfig({ forge: FORGE }, "t")).forge?.auth).toEqual({
+      kind: "token",
+      token: TOKEN,
+    });
+  });
+
+  it.each([
+    [{ ...appForge, token: TOKEN }, "forge", "exactly one of forge.token", "both"],
+    [
+      { kind: "github", url: "https://github.com", repository: "acme/app" },
+      "forge.token",
+      "exactly one of",
+      "nothing (missing)",
+    ],
+    [{ ...appForge, kind: "gitlab" }, "forge.app", "GitLab and Gitea take a token", "an app"],
+  ])("refuses %j at %s", (forge, path, expected, received) => {
+    const error = configError({ landing: { mode: "pull_request" }, forge });
+    const issue = error.issues.find((i) => i.path === path);
+    expect(issue?.expected).toContain(expected);
+    expect(issue?.received).toBe(received);
+  });
+
+  it("names a bad id or key without printing the key", () => {
+    const error = configError({
+      forge: { ...appForge, app: { id: 0, installation_id: "x", private_key: "not a pem secretvalue" } },
+    });
+    const paths = error.issues.map((i) => i.path);
+    expect(paths).toEqual(
+      expect.arrayContaining(["forge.app.id", "forge.app.installation_id", "forge.app.private_key"]),
+    );
+    expect(error.message).toContain("the App's private key, PEM");
+    expect(error.message).not.toContain("secretvalue");
   });
 });

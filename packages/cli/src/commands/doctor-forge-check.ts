@@ -5,14 +5,15 @@
  * with what to grant. A missing right, a refused token or a forge that does not answer fails
  * the check (doctor exits 1); each failure says what to do.
  *
- * The token is the stored `forge.token`. Through the gateway it comes redacted (the gateway
- * never serves secrets): then the init environment's token (OVERSEER_FORGE_TOKEN, or the
- * forge's own variable) is used when set, else the check says where to run it.
+ * The token is the stored `forge.token` (or a GitHub App's `forge.app`, whose installation
+ * token the adapter mints). Through the gateway it comes redacted (the gateway never serves
+ * secrets): then the init environment's token (OVERSEER_FORGE_TOKEN, or the forge's own
+ * variable; GITHUB_APP_PRIVATE_KEY for an App) is used when set, else the check says where to run it.
  */
 import { createForgeAdapter, ForgeError, type TokenRights } from "@overseer/forge";
 import { REDACTED } from "@overseer/input-errors";
-import type { RunnerConfig } from "@overseer/project-config";
-import { FORGE_TOKEN_ENV, FORGE_TOKEN_OVERRIDE_ENV } from "./init-forge.ts";
+import type { ForgeAuth, RunnerConfig } from "@overseer/project-config";
+import { FORGE_TOKEN_ENV, FORGE_TOKEN_OVERRIDE_ENV, GITHUB_APP_KEY_ENV } from "./init-forge.ts";
 
 /** One doctor line (the shape of doctor-command's DoctorCheck). */
 export interface ForgeCheck {
@@ -46,12 +47,12 @@ export async function forgeRightsChecks(
     required,
     fix,
   });
-  const token = forge.token === REDACTED ? environmentToken(forge.kind, env) : forge.token;
-  if (token === null)
+  const auth = doctorAuth(forge, env);
+  if (auth === null)
     return [
       failed(
-        `the gateway never serves forge.token, so its rights on ${where} cannot be checked from here`,
-        `run \`overseer doctor\` on the coordinator's host with DATABASE_URL set, or set ${FORGE_TOKEN_ENV[forge.kind]} (or ${FORGE_TOKEN_OVERRIDE_ENV}) here to the project's token`,
+        `the gateway never serves ${forge.app ? "forge.app.private_key" : "forge.token"}, so its rights on ${where} cannot be checked from here`,
+        `run \`overseer doctor\` on the coordinator's host with DATABASE_URL set, or set ${forge.app ? GITHUB_APP_KEY_ENV : `${FORGE_TOKEN_ENV[forge.kind]} (or ${FORGE_TOKEN_OVERRIDE_ENV})`} here to the project's ${forge.app ? "App key" : "token"}`,
       ),
     ];
   let rights: TokenRights;
@@ -60,7 +61,7 @@ export async function forgeRightsChecks(
       forge: forge.kind,
       url: forge.url,
       repository: forge.repository,
-      auth: { kind: "token", token },
+      auth,
       retry: DOCTOR_FORGE_RETRY,
     });
     rights = await withTimeout(adapter.checkTokenRights(), timeoutMs, forge.url);
@@ -72,7 +73,7 @@ export async function forgeRightsChecks(
       {
         name,
         status: "ok",
-        detail: `token of ${rights.login} has ${rights.granted.join(", ")} on ${where}`,
+        detail: `${forge.app ? `GitHub App installation ${forge.app.installation_id}` : "token"} of ${rights.login} has ${rights.granted.join(", ")} on ${where}`,
         required,
       },
     ];
@@ -82,6 +83,23 @@ export async function forgeRightsChecks(
       `${rights.advice.join(" ")} Then update the token: set it in ${FORGE_TOKEN_ENV[forge.kind]} and run \`overseer init --project ${projectId} --update --forge ${forge.kind} --forge-url ${forge.url} --forge-repo ${forge.repository}\``,
     ),
   ];
+}
+
+/** The stored credentials, or (redacted by the gateway) the ones this environment holds; null when neither. */
+function doctorAuth(
+  forge: NonNullable<RunnerConfig["forge"]>,
+  env: Readonly<Record<string, string | undefined>>,
+): ForgeAuth | null {
+  if (forge.app) {
+    const privateKey =
+      forge.app.private_key === REDACTED ? env[GITHUB_APP_KEY_ENV]?.trim() || null : forge.app.private_key;
+    return privateKey === null
+      ? null
+      : { kind: "app", appId: forge.app.id, installationId: forge.app.installation_id, privateKey };
+  }
+  const token =
+    forge.token === REDACTED || forge.token === undefined ? environmentToken(forge.kind, env) : forge.token;
+  return token === null ? null : { kind: "token", token };
 }
 
 function environmentToken(

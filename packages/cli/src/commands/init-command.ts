@@ -33,7 +33,7 @@ import { type GatewayClient, GatewayHttpError } from "../gateway-client.ts";
 import { forgeFromFlags } from "./init-forge.ts";
 
 const usage =
-  "overseer init --project ID --repo PATH|URL [--branch main] [--agent codex|claude|opencode|gemini|copilot [--model M] [--base-url URL] [--agent-bin PATH]] [--config runner.json] [--forge github|gitlab|gitea --forge-url URL [--forge-repo owner/name]] [--objective TEXT] [--name NAME] [--concurrency N] [--update]";
+  "overseer init --project ID --repo PATH|URL [--branch main] [--agent codex|claude|opencode|gemini|copilot [--model M] [--base-url URL] [--agent-bin PATH]] [--config runner.json] [--forge github|gitlab|gitea --forge-url URL [--forge-repo owner/name] [--forge-app-id N --forge-installation-id N]] [--objective TEXT] [--name NAME] [--concurrency N] [--update]";
 
 /** Registers a project (or updates it with --update): repository, branch, runner config, objective. */
 export const initCommand: CliCommand = {
@@ -59,6 +59,8 @@ export const initCommand: CliCommand = {
         forge: { type: "string" },
         "forge-url": { type: "string" },
         "forge-repo": { type: "string" },
+        "forge-app-id": { type: "string" },
+        "forge-installation-id": { type: "string" },
       },
       usage,
       false,
@@ -98,6 +100,8 @@ export const initCommand: CliCommand = {
       forge: values.forge,
       forgeUrl: values["forge-url"],
       forgeRepo: values["forge-repo"],
+      forgeAppId: values["forge-app-id"],
+      forgeInstallationId: values["forge-installation-id"],
     };
     const forgeFor = (projectRepo: string | undefined) =>
       forgeFromFlags({ ...forgeFlags, repo: projectRepo }, io.env);

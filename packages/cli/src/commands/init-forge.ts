@@ -3,7 +3,9 @@
  * runner config's `forge` section and `landing.mode: pull_request` (docs/runner-config.md#pull-requests).
  * The repository is inferred from the project's repository URL when that is on the forge's host;
  * the token comes from the init environment (OVERSEER_FORGE_TOKEN, else the forge's usual variable),
- * never from a flag (it would land in the shell history and the process list).
+ * never from a flag (it would land in the shell history and the process list). On GitHub,
+ * `--forge-app-id N --forge-installation-id N` use a GitHub App instead, its private key read
+ * from GITHUB_APP_PRIVATE_KEY (PEM).
  */
 import {
   FORGE_KIND_NAMES,
@@ -16,6 +18,9 @@ import { UsageError } from "../cli-errors.ts";
 /** The variable read first for any forge's token. */
 export const FORGE_TOKEN_OVERRIDE_ENV = "OVERSEER_FORGE_TOKEN";
 
+/** A GitHub App's private key (PEM), read with `--forge-app-id` and `--forge-installation-id`. */
+export const GITHUB_APP_KEY_ENV = "GITHUB_APP_PRIVATE_KEY";
+
 /** Each forge's usual token variable (read when OVERSEER_FORGE_TOKEN is not set). */
 export const FORGE_TOKEN_ENV: Readonly<Record<ForgeKindName, string>> = Object.freeze({
   github: "GITHUB_TOKEN",
@@ -27,6 +32,9 @@ export interface ForgeFlags {
   readonly forge: string | undefined;
   readonly forgeUrl: string | undefined;
   readonly forgeRepo: string | undefined;
+  /** A GitHub App instead of a token: its id and the installation's (both or neither). */
+  readonly forgeAppId?: string | undefined;
+  readonly forgeInstallationId?: string | undefined;
   /** The project's repository (`--repo`, or the registered one on --update). */
   readonly repo: string | undefined;
 }
@@ -36,9 +44,11 @@ export function forgeFromFlags(
   flags: ForgeFlags,
   env: Readonly<Record<string, string | undefined>>,
 ): ForgeSettingsInput | null {
+  const appFlags = flags.forgeAppId !== undefined || flags.forgeInstallationId !== undefined;
   if (flags.forge === undefined) {
     if (flags.forgeUrl !== undefined || flags.forgeRepo !== undefined)
       throw new UsageError("--forge-url and --forge-repo need --forge github|gitlab|gitea.");
+    if (appFlags) throw new UsageError("--forge-app-id and --forge-installation-id need --forge github.");
     return null;
   }
   if (!(FORGE_KIND_NAMES as readonly string[]).includes(flags.forge))
@@ -59,7 +69,42 @@ export function forgeFromFlags(
     throw new UsageError(
       `--forge-repo must be ${twoSegments ? "owner/name" : "group/project or group/sub/project"} (no .git, no leading or trailing slash), received "${repository}".`,
     );
-  return { kind, url, repository, token: forgeToken(kind, env) };
+  if (!appFlags) return { kind, url, repository, token: forgeToken(kind, env) };
+  if (kind !== "github")
+    throw new UsageError(
+      `--forge-app-id is for GitHub Apps; --forge ${kind} takes a token (${FORGE_TOKEN_ENV[kind]}).`,
+    );
+  return { kind, url, repository, app: githubApp(flags, env) };
+}
+
+/** The GitHub App of `--forge-app-id` and `--forge-installation-id`, its key from the environment. */
+function githubApp(
+  flags: ForgeFlags,
+  env: Readonly<Record<string, string | undefined>>,
+): { id: number; installation_id: number; private_key: string } {
+  const id = positiveId(flags.forgeAppId, "--forge-app-id", "the App's id (its settings page: App ID)");
+  const installation = positiveId(
+    flags.forgeInstallationId,
+    "--forge-installation-id",
+    "the installation's id (the number at the end of the installation's settings URL)",
+  );
+  const key = env[GITHUB_APP_KEY_ENV]?.trim();
+  if (!key || !/-----BEGIN (RSA )?PRIVATE KEY-----/.test(key))
+    throw new UsageError(
+      `No GitHub App key: set ${GITHUB_APP_KEY_ENV} in this environment to the App's private key (the .pem GitHub generated, e.g. ${GITHUB_APP_KEY_ENV}="$(cat app.private-key.pem)"), then run init again. It is stored as a secret (forge.app.private_key) and used host-side only.`,
+    );
+  return { id, installation_id: installation, private_key: key };
+}
+
+function positiveId(value: string | undefined, flag: string, what: string): number {
+  if (value === undefined)
+    throw new UsageError(
+      `A GitHub App needs both --forge-app-id and --forge-installation-id; give ${flag}, ${what}.`,
+    );
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n) || n <= 0)
+    throw new UsageError(`${flag} must be ${what}: a positive integer, received "${value}".`);
+  return n;
 }
 
 /** The token from the init environment; missing or blank is an error naming the variables. */

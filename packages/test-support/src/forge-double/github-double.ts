@@ -15,6 +15,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { ForgeDoubleBase } from "./double-base.ts";
 import type { ApiAnswer, ApiHandler } from "./double-server.ts";
+import { type GitHubDoubleApp, GitHubDoubleApps } from "./github-app-auth.ts";
 import { checkRoutes } from "./github-check-routes.ts";
 import { GitHubBodies } from "./github-double-bodies.ts";
 import { mergePull } from "./github-double-merge.ts";
@@ -45,6 +46,7 @@ export class GitHubDouble extends ForgeDoubleBase {
   readonly #state: GitHubDoubleState;
   readonly #routes: Route[];
   readonly #hooks: GitHubWebhookEvents;
+  readonly #apps: GitHubDoubleApps;
 
   private constructor(root: string) {
     super(
@@ -71,6 +73,7 @@ export class GitHubDouble extends ForgeDoubleBase {
     const bodies = new GitHubBodies(this.#openapi, this.#state, () => this.url);
     const context = { state: this.#state, bodies, openapi: this.#openapi };
     this.#routes = [...pullRoutes(context), ...checkRoutes(context)];
+    this.#apps = new GitHubDoubleApps(this.#state, this.#openapi);
     this.#hooks = new GitHubWebhookEvents(
       this.#state,
       bodies,
@@ -87,6 +90,19 @@ export class GitHubDouble extends ForgeDoubleBase {
 
   addUser(user: GitHubDoubleUser): void {
     this.#state.users.push(user);
+  }
+
+  /**
+   * A GitHub App installed on this double's repositories (github-app-auth.ts): answers its
+   * private key; its installation tokens act as `<slug>[bot]` with role `write`.
+   */
+  addApp(app: GitHubDoubleApp): string {
+    return this.#apps.add(app);
+  }
+
+  /** The installation tokens minted so far. */
+  get appTokens(): readonly { installationId: number; token: string }[] {
+    return this.#apps.minted;
   }
 
   async createRepository(
@@ -273,6 +289,8 @@ export class GitHubDouble extends ForgeDoubleBase {
       const run = [...this.#state.repos.values()].flatMap((r) => r.checkRuns).find((r) => r.id === id);
       return run ? { status: 200, text: run.log } : null;
     }
+    const appTemplate = GitHubDoubleApps.template(method, url.pathname.replace(/^\/api\/v3/, ""));
+    if (appTemplate) return this.#answerApp(appTemplate, request);
     const user = this.#state.authenticate(request.headers.authorization);
     if (url.pathname === "/api/graphql" && method === "POST") {
       if (!user)
@@ -354,6 +372,20 @@ export class GitHubDouble extends ForgeDoubleBase {
         body: { message: "Not Found", documentation_url: "https://docs.github.com/rest" },
       };
     return handler({ repository, state, params, query, body: (body ?? {}) as Record<string, unknown>, user });
+  }
+
+  /** An App route (JWT-authenticated), its request and answer checked like every other. */
+  #answerApp(template: string, request: Parameters<ApiHandler>[0]): ApiAnswer {
+    const pathname = request.url.pathname.replace(/^\/api\/v3/, "");
+    const problems = this.#openapi.checkRequest(request.method, template, {
+      path: matchTemplate(template, pathname) ?? {},
+      query: request.url.searchParams,
+      body: request.body,
+    });
+    this.server.violations.push(...problems);
+    const answer = this.#apps.answer(template, pathname, request.headers.authorization);
+    this.#checkAnswer(request.method, template, answer);
+    return answer;
   }
 
   /** The webhook GitHub sends after a write through its API succeeded. */

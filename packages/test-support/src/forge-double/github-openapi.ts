@@ -25,7 +25,7 @@ interface Parameter {
 interface Operation {
   operationId: string;
   parameters?: (Parameter | { $ref: string })[];
-  requestBody?: { content: Record<string, { schema: Schema }> };
+  requestBody?: { required?: boolean; content: Record<string, { schema: Schema }> };
   responses: Record<string, { $ref?: string; content?: Record<string, { schema: Schema }> }>;
 }
 interface OpenApiDocument {
@@ -101,12 +101,14 @@ export class GitHubOpenApi {
       }
     }
     const bodySchema = operation.requestBody?.content["application/json"];
-    if (bodySchema) {
+    // A request body the description marks optional (`required: false`) may be left out.
+    const leftOut = operation.requestBody?.required !== true && params.body === undefined;
+    if (bodySchema && !leftOut) {
       const validate = this.#validator(
         `${pointer(template)}/${method.toLowerCase()}/requestBody/content/application~1json/schema`,
       );
       if (!validate(params.body)) problems.push(`request body: ${this.#ajv.errorsText(validate.errors)}`);
-    } else if (params.body !== undefined) {
+    } else if (!bodySchema && params.body !== undefined) {
       problems.push(`${operation.operationId} takes no request body`);
     }
     return problems.map((p) => `${method} ${template} (${operation.operationId}): ${p}`);

@@ -167,7 +167,7 @@ export class ForgeRunner {
       forge: forge.kind,
       url: forge.url,
       repository: forge.repository,
-      auth: { kind: "token", token: forge.token },
+      auth: forge.auth,
       counter: calls,
       retry: { baseDelayMs: this.#options.retryBaseMs },
     });

@@ -12,15 +12,20 @@ export function projectSecretValues(runnerConfig: unknown): string[] {
   try {
     return runnerConfigSecretValues(parseRunnerConfig(runnerConfig, "stored runner config"));
   } catch {
-    const config = runnerConfig as { secrets?: unknown; forge?: { token?: unknown } } | null;
+    const config = runnerConfig as {
+      secrets?: unknown;
+      forge?: { token?: unknown; app?: { private_key?: unknown } | null };
+    } | null;
     const raw = config?.secrets;
     const values =
       raw !== null && typeof raw === "object"
         ? Object.values(raw).filter((v): v is string => typeof v === "string")
         : [];
-    const token =
-      config?.forge !== null && typeof config?.forge === "object" ? config.forge.token : undefined;
-    return typeof token === "string" && token !== "" ? [...values, token] : values;
+    const forge = config?.forge !== null && typeof config?.forge === "object" ? config.forge : undefined;
+    const forgeSecrets = [forge?.token, forge?.app?.private_key].filter(
+      (v): v is string => typeof v === "string" && v !== "",
+    );
+    return [...values, ...forgeSecrets];
   }
 }
 
@@ -42,7 +47,13 @@ export function redactedRunnerConfig(runnerConfig: unknown): Record<string, unkn
       copy.secrets = Object.fromEntries(Object.keys(copy.secrets).map((k) => [k, REDACTED]));
     }
     if (copy.forge && typeof copy.forge === "object" && !Array.isArray(copy.forge)) {
-      copy.forge = { ...(copy.forge as Record<string, unknown>), token: REDACTED };
+      const forge = copy.forge as Record<string, unknown>;
+      const app = forge.app;
+      copy.forge = {
+        ...forge,
+        token: REDACTED,
+        ...(app && typeof app === "object" ? { app: { ...app, private_key: REDACTED } } : {}),
+      };
     }
     return copy;
   }
