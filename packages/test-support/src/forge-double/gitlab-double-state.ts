@@ -414,6 +414,11 @@ export class GitLabDoubleState {
 
   readonly #merging = new Map<number, Promise<unknown>>();
 
+  /** Resolves once every merge of `project` asked so far has ended. */
+  async mergesSettled(project: GitLabProject): Promise<void> {
+    await this.#merging.get(project.id);
+  }
+
   async #accept(
     project: GitLabProject,
     mr: GitLabMr,

@@ -311,6 +311,8 @@ export class GitLabDouble extends ForgeDoubleBase {
       await this.#state.accept(state, mr, { by, squash, auto: false });
       if ((mr.state as GitLabMr["state"]) === "merged") this.#hookMr(state, mr, "merge");
     }
+    // A settle started elsewhere (a job finishing) may still be merging.
+    await this.#state.mergesSettled(state);
   }
 
   protected override async handleApi(request: Parameters<ApiHandler>[0]): Promise<ApiAnswer | null> {
