@@ -50,6 +50,14 @@ export async function ensurePull(ctx: ForgeJobContext, taskId: string): Promise<
   // one still open and sends the task back for it.
   const asked =
     runs.filter((r) => r.action === "execute" || r.action === "resolve").at(-1)?.createdAt ?? null;
+  // The recorded pull request may have been closed or merged on the forge since this job read
+  // the record (a person closing it while an ensure re-run waited): no open one would be found
+  // for the head, and a second pull request opened. The sync reports what happened instead.
+  if (pr.number !== null && (await ctx.forge.getPullRequest(pr.number)).status !== "open") {
+    await ctx.record(taskId);
+    await ctx.queue.add({ v: 1, kind: "sync", projectId, taskId });
+    return;
+  }
   if (pr.number !== null && asked !== null) await answerThreads(ctx, pr.number, headSha, asked);
   const { pullRequest } = await ctx.forge.ensurePullRequest({
     head: pr.branch,
