@@ -14,7 +14,7 @@ export const getRunTranscriptRoute = tableRoute("getRunTranscript", {
   tags: ["Runs"],
   summary: "A run's transcript (redacted)",
   description:
-    "The entries the worker parsed from the agent's output: messages, reasoning, tool calls, their results (exit code, bounded output), file edits, usage, errors, and raw lines no parser understood. Stored with the run's result; while the run goes, parsed from its live log (new entries also arrive as `run.transcript` events on the project's event stream). A run from before transcripts were stored is parsed from its stored output.",
+    "The entries the worker parsed from the agent's output: messages, reasoning, tool calls, their results (exit code, bounded output), file edits, usage, errors, and raw lines no parser understood. Stored with the run's result; while the run goes, the entries its worker published so far (the same `seq` as the `run.transcript` events on the project's event stream and as the stored transcript; `truncated` when the oldest were trimmed to the size bound). A run from before transcripts were stored is parsed from its stored output.",
   request: { params: ProjectRunParams },
   responses: {
     200: jsonResponse(RunTranscriptSchema, "The run's transcript."),
