@@ -1,11 +1,17 @@
 import { sql } from "kysely";
 import type { Db } from "./connection.ts";
+import { LeaseLostError } from "./db-errors.ts";
 
 /**
  * docs/state-machine.md rule 11: one owner per project. A coordinator acquires and renews leases in one
  * statement: it takes every active project that has no lease, whose lease expired, or that
  * it already owns. Row locks on the lease make concurrent replicas agree: never two owners.
  * A crashed owner stops renewing; after `ttlMs` another replica takes over.
+ *
+ * Its own leases are renewed by an UPDATE of their expiry alone (a no-key update), so a renewal
+ * never waits for, nor conflicts with, the claims in flight, which hold their lease FOR KEY
+ * SHARE (holdLease). Taking a lease over sets its owner, a key (leases_project_owner): that
+ * waits for a claim of the previous owner to commit.
  */
 /** Lease defaults: with no `maxProjects` a replica may own every project (Postgres' int4 LIMIT bound). */
 export const LEASE_DEFAULTS = Object.freeze({ maxProjects: 2_147_483_647 });
@@ -17,20 +23,30 @@ export async function acquireLeases(
   maxProjects?: number,
 ): Promise<string[]> {
   const limit = maxProjects ?? LEASE_DEFAULTS.maxProjects;
+  const expiry = sql`now() + make_interval(secs => ${ttlMs / 1000})`;
   const rows = await sql<{ project_id: string }>`
-    INSERT INTO leases (project_id, owner, expires_at)
-    SELECT p.id, ${owner}, now() + make_interval(secs => ${ttlMs / 1000})
-    FROM projects p
-    LEFT JOIN leases l ON l.project_id = p.id
-    WHERE p.status = 'active' AND (l.project_id IS NULL OR l.owner = ${owner} OR l.expires_at < now())
-    ORDER BY (l.owner = ${owner}) DESC NULLS LAST, p.id
-    LIMIT ${limit}
-    ON CONFLICT (project_id) DO UPDATE
-      SET owner = EXCLUDED.owner,
-          expires_at = EXCLUDED.expires_at,
-          acquired_at = CASE WHEN leases.owner = EXCLUDED.owner THEN leases.acquired_at ELSE now() END
-      WHERE leases.owner = EXCLUDED.owner OR leases.expires_at < now()
-    RETURNING project_id`.execute(db);
+    WITH candidates AS (
+      SELECT p.id, coalesce(l.owner = ${owner}, false) AS mine
+      FROM projects p
+      LEFT JOIN leases l ON l.project_id = p.id
+      WHERE p.status = 'active' AND (l.project_id IS NULL OR l.owner = ${owner} OR l.expires_at < now())
+      ORDER BY (l.owner = ${owner}) DESC NULLS LAST, p.id
+      LIMIT ${limit}
+    ), renewed AS (
+      UPDATE leases SET expires_at = ${expiry}
+      WHERE owner = ${owner} AND project_id IN (SELECT id FROM candidates WHERE mine)
+      RETURNING project_id
+    ), taken AS (
+      INSERT INTO leases (project_id, owner, expires_at)
+      SELECT id, ${owner}, ${expiry} FROM candidates WHERE NOT mine
+      ON CONFLICT (project_id) DO UPDATE
+        SET owner = EXCLUDED.owner,
+            expires_at = EXCLUDED.expires_at,
+            acquired_at = CASE WHEN leases.owner = EXCLUDED.owner THEN leases.acquired_at ELSE now() END
+        WHERE leases.owner = EXCLUDED.owner OR leases.expires_at < now()
+      RETURNING project_id
+    )
+    SELECT project_id FROM renewed UNION ALL SELECT project_id FROM taken`.execute(db);
   return rows.rows.map((r) => r.project_id).sort();
 }
 
@@ -96,4 +112,22 @@ export async function settleDroppedLeases(
 export async function leaseOwners(db: Db): Promise<{ projectId: string; owner: string; expiresAt: Date }[]> {
   const rows = await db.selectFrom("leases").selectAll().where("expires_at", ">", sql<Date>`now()`).execute();
   return rows.map((r) => ({ projectId: r.project_id, owner: r.owner, expiresAt: r.expires_at }));
+}
+
+/**
+ * The claim's lease check, inside its transaction: `owner` must hold an unexpired lease on the
+ * project (LeaseLostError otherwise), and keeps it until the transaction ends. FOR KEY SHARE: the owner's own renewal (a no-key update of the
+ * expiry) neither waits for nor conflicts with it, while a takeover by another replica (a new
+ * owner, a key of leases_project_owner) or a release (a delete) waits until the claim commits.
+ */
+export async function holdLease(db: Db, projectId: string, owner: string): Promise<void> {
+  const lease = await db
+    .selectFrom("leases")
+    .select("owner")
+    .where("project_id", "=", projectId)
+    .where("owner", "=", owner)
+    .where("expires_at", ">", sql<Date>`now()`)
+    .forKeyShare()
+    .executeTakeFirst();
+  if (!lease) throw new LeaseLostError(projectId, owner);
 }

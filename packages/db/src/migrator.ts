@@ -14,6 +14,7 @@ import * as runTranscripts from "./migrations/0011-run-transcripts.ts";
 import * as runPhases from "./migrations/0012-run-phases.ts";
 import * as runImageDigest from "./migrations/0014-run-image-digest.ts";
 import * as notificationOutbox from "./migrations/0015-notification-outbox.ts";
+import * as leaseOwnerKey from "./migrations/0016-lease-owner-key.ts";
 
 /** Migrations in order. Add new ones at the end; never edit one that has shipped. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -31,6 +32,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "0012-run-phases": runPhases,
   "0014-run-image-digest": runImageDigest,
   "0015-notification-outbox": notificationOutbox,
+  "0016-lease-owner-key": leaseOwnerKey,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

@@ -17,10 +17,10 @@ import {
   ConflictError,
   isSerializationFailure,
   isUniqueViolation,
-  LeaseLostError,
   ProjectStatusRefusedError,
 } from "./db-errors.ts";
 import { insertBatches } from "./insert-batches.ts";
+import { holdLease } from "./lease-repository.ts";
 import { writeOutbox } from "./outbox-repository.ts";
 import { loadProjectState } from "./project-state-repository.ts";
 import { persistPullRequests } from "./pull-request-repository.ts";
@@ -128,7 +128,7 @@ export async function applyTransition(
     .transaction()
     .setIsolationLevel("repeatable read")
     .execute(async (trx) => {
-      if (options.leaseOwner !== undefined) await assertLease(trx, projectId, options.leaseOwner);
+      if (options.leaseOwner !== undefined) await holdLease(trx, projectId, options.leaseOwner);
       const runId = commandRunId(command);
       const ctx = defaultDomainContext(options.ctx);
       if (command.kind === "create-project" && !(await projectExists(trx, projectId))) {
@@ -226,18 +226,6 @@ function isNoChange(result: ApplyResult): boolean {
 async function projectExists(db: Db, projectId: string): Promise<boolean> {
   const row = await db.selectFrom("projects").select("id").where("id", "=", projectId).executeTakeFirst();
   return row !== undefined;
-}
-
-async function assertLease(db: Db, projectId: string, owner: string): Promise<void> {
-  const lease = await db
-    .selectFrom("leases")
-    .select("owner")
-    .where("project_id", "=", projectId)
-    .where("owner", "=", owner)
-    .where("expires_at", ">", sql<Date>`now()`)
-    .forShare()
-    .executeTakeFirst();
-  if (!lease) throw new LeaseLostError(projectId, owner);
 }
 
 /**

@@ -8,6 +8,7 @@ import {
   createScratchDatabase,
   getRun,
   getTask,
+  holdLease,
   LATEST_MIGRATION,
   LeaseLostError,
   listEvents,
@@ -280,7 +281,43 @@ describe("leases (rule 11)", () => {
     expect(await acquireLeases(scratch.db, holder, 60_000)).not.toContain("p4");
     await releaseLeases(scratch.db, other);
   });
+
+  it("a claim's lease check never holds up its owner's renewal; a takeover waits for the claim", async () => {
+    await projectWithTasks("p-lock", [card("S00-001")]);
+    expect(await acquireLeases(scratch.db, "lock-a", 60_000)).toContain("p-lock");
+    const takeover = await scratch.db.transaction().execute(async (claim) => {
+      // A claim's transaction between its lease check and its commit.
+      await holdLease(claim, "p-lock", "lock-a");
+      // The owner renews meanwhile: not held up (a wait here would never end before the claim).
+      expect(await acquireLeases(scratch.db, "lock-a", 60_000)).toContain("p-lock");
+      // Its lease lapses (a no-key update, not held up either); another replica takes it over.
+      await sql`UPDATE leases SET expires_at = now() - interval '1 second' WHERE project_id = 'p-lock'`.execute(
+        scratch.db,
+      );
+      const pending = acquireLeases(scratch.db, "lock-b", 60_000);
+      // The takeover changes the owner (a key of leases_project_owner): it waits for the claim.
+      await waitUntil(async () => {
+        const { rows } = await sql<{ n: string }>`
+          SELECT count(*)::text AS n FROM pg_stat_activity
+          WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%INSERT INTO leases%'`.execute(
+          scratch.db,
+        );
+        return Number(rows[0]?.n) > 0;
+      });
+      return { pending };
+    });
+    expect(await takeover.pending).toContain("p-lock");
+    await releaseLeases(scratch.db, "lock-b");
+  });
 });
+
+async function waitUntil(check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`not true within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
 
 describe("events", () => {
   it("are append-only", async () => {
