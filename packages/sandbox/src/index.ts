@@ -32,7 +32,12 @@ export {
 } from "./egress-proxy-options.ts";
 export { isForbiddenAddress } from "./forbidden-address.ts";
 export { type CachedImage, ImageCache, type ImageCacheOptions } from "./image-cache.ts";
-export { ImagePullError, type ImageRuntimeConfig, type ImageToolOptions } from "./image-pull.ts";
+export {
+  ImagePullError,
+  type ImageRuntimeConfig,
+  type ImageToolOptions,
+  resolveImageDigest,
+} from "./image-pull.ts";
 export { LAUNCHER_SETUP_FAILED_EXIT } from "./launcher-script.ts";
 export { NoneDriver } from "./none-driver.ts";
 export { type RunSandboxInput, runSandboxSpec } from "./run-sandbox-spec.ts";

@@ -44,6 +44,7 @@ import {
   sandboxProbeFix,
 } from "./doctor-fixes.ts";
 import { forgeRightsChecks } from "./doctor-forge-check.ts";
+import { imageChecks } from "./doctor-image-check.ts";
 
 const usage = "overseer doctor [--deep] [--project P] [--json] [--probe-timeout SECONDS]";
 
@@ -67,7 +68,7 @@ export interface DoctorCheck {
 export const doctorCommand: CliCommand = {
   path: ["doctor"],
   summary:
-    "preflight checks: Postgres, migrations, Redis, git, sandbox, harness per role, forge token rights (--deep probes)",
+    "preflight checks: Postgres, migrations, Redis, git, sandbox, harness per role, forge token rights, run images (--deep probes)",
   usage,
   async run(args, io) {
     const { values } = parseCommandArgs(
@@ -403,6 +404,11 @@ async function checkProjects(
     }
     for (const check of await forgeRightsChecks(project.id, config, io.env, options.probeTimeoutMs))
       add(check);
+    const images = {
+      insecureRegistries: options.settings.imageInsecureRegistries,
+      timeoutMs: options.probeTimeoutMs,
+    };
+    for (const check of await imageChecks(project.id, config, io.env, images)) add(check);
     const unpriced = unpricedBudgetWarning(config, project.budgetUsd);
     if (unpriced) {
       add({ name: `${project.id}: budget`, status: "warn", detail: unpriced, required: false });
