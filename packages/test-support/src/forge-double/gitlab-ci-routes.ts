@@ -11,8 +11,8 @@ import {
   GITLAB_MERGE_REQUEST_EXAMPLE,
   GITLAB_PIPELINE_EXAMPLE,
 } from "./gitlab-examples.ts";
-import type { GitLabRouteContext } from "./gitlab-routes.ts";
-import { denied, int, notFound, paging } from "./gitlab-routes.ts";
+import type { GitLabRouteContext } from "./gitlab-route-helpers.ts";
+import { denied, int, notFound, paging } from "./gitlab-route-helpers.ts";
 
 const bool = z.enum(["true", "false"]);
 const COMMIT = "/projects/{id}/repository/commits/{sha}";

@@ -6,7 +6,7 @@
 import { z } from "zod";
 import { type ContractRoute, fromExample, shapeOf } from "./example-contract.ts";
 import { GITLAB_DIFF_NOTE_EXAMPLE, GITLAB_NOTE_EXAMPLE } from "./gitlab-examples.ts";
-import { canWrite, denied, forbidden, type GitLabRouteContext, notFound } from "./gitlab-routes.ts";
+import { canWrite, denied, forbidden, type GitLabRouteContext, notFound } from "./gitlab-route-helpers.ts";
 
 const MR = "/projects/{id}/merge_requests/{merge_request_iid}";
 

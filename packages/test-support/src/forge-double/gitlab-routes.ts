@@ -31,34 +31,23 @@ import {
   GITLAB_VALIDATION_ERROR_EXAMPLE,
 } from "./gitlab-examples.ts";
 import { gitlabNoteRoutes } from "./gitlab-note-routes.ts";
+import {
+  canWrite,
+  denied,
+  error,
+  forbidden,
+  type GitLabRouteContext,
+  int,
+  notFound,
+  paging,
+} from "./gitlab-route-helpers.ts";
 
-export interface GitLabRouteContext {
-  readonly user: GitLabDoubleUser;
-  /** The project a `/projects/{id}/…` route names (undefined elsewhere). */
-  readonly project: GitLabProject;
-  readonly state: GitLabDoubleState;
-}
+export type { GitLabRouteContext } from "./gitlab-route-helpers.ts";
 
-export const int = z.string().regex(/^\d+$/);
-export const paging = { page: int.optional(), per_page: int.optional() };
-export const error = shapeOf(GITLAB_ERROR_EXAMPLE);
 const validation = shapeOf(GITLAB_VALIDATION_ERROR_EXAMPLE);
 const single = shapeOf(GITLAB_SINGLE_MERGE_REQUEST_EXAMPLE);
-export const denied = { 401: error, 403: error, 404: error };
 
 const MR = "/projects/{id}/merge_requests/{merge_request_iid}";
-
-export function forbidden(): ApiAnswer {
-  return { status: 403, body: { message: "403 Forbidden" } };
-}
-
-export function notFound(what: string): ApiAnswer {
-  return { status: 404, body: { message: `404 ${what} Not Found` } };
-}
-
-export function canWrite(user: GitLabDoubleUser): boolean {
-  return (user.accessLevel ?? DEVELOPER) >= DEVELOPER && (user.scopes ?? ["api"]).includes("api");
-}
 
 function mrOf(project: GitLabProject, params: Record<string, string>): GitLabMr | undefined {
   return project.mrs.find((m) => m.iid === Number(params.merge_request_iid));
