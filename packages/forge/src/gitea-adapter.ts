@@ -109,17 +109,9 @@ export class GiteaAdapter implements ForgeAdapter {
         const seen = latest.get(status.context);
         if (!seen || seen.id < status.id) latest.set(status.context, status);
       }
-      const failing = [...latest.values()].filter((s) => s.status === "error" || s.status === "failure");
-      const jobs = await this.#actions.jobIds(
-        sha,
-        failing.map((s) => ({
-          context: s.context,
-          targetUrl: s.target_url || null,
-          description: s.description ?? "",
-        })),
-      );
-      return [...latest.values()].map(
-        (status): CheckState => ({
+      return [...latest.values()].map((status) => {
+        const failed = status.status === "error" || status.status === "failure";
+        const check: CheckState = {
           name: status.context,
           conclusion:
             status.status === "error" || status.status === "failure"
@@ -129,9 +121,17 @@ export class GiteaAdapter implements ForgeAdapter {
                 : status.status,
           url: status.target_url || null,
           source: "status",
-          jobId: jobs.get(status.target_url || "") ?? null,
-        }),
-      );
+          // Looked up when its log is asked for (gitea-actions.ts).
+          jobId: null,
+        };
+        if (!failed) return check;
+        return this.#actions.note(check, {
+          sha,
+          context: status.context,
+          targetUrl: status.target_url || null,
+          description: status.description ?? "",
+        });
+      });
     });
   }
 
@@ -199,7 +199,7 @@ export class GiteaAdapter implements ForgeAdapter {
   }
 
   failingLogTail(check: CheckState, maxBytes: number): Promise<string | null> {
-    return this.#op("failingLogTail", () => this.#actions.logTail(check.url, check.jobId, maxBytes));
+    return this.#op("failingLogTail", () => this.#actions.logTail(check, maxBytes));
   }
 
   checkTokenRights(): Promise<TokenRights> {
