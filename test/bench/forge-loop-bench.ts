@@ -10,7 +10,8 @@
  * - `poll`: no webhook reaches Overseer; ETag polling every `pollSeconds` catches every change.
  *
  * Tasks form a chain (`prerequisites: merged`), so each is measured alone: once its pull request
- * is open, a person makes it green (check run `ci` success) and approves it at t0;
+ * is open and the runner has gone quiet (its first read done), a person makes it green (check
+ * run `ci` success) and approves it at t0;
  * green → merged is the `pr.merged` event's time minus t0. API calls per task are what Overseer
  * counts for it (`pull_requests.api_calls`, the metric's source) beside what the double answered.
  */
@@ -44,6 +45,8 @@ export interface ForgeModeResult {
   notModifiedShare: number;
   /** Requests per kind (method and path with numbers and shas folded), over the whole run. */
   requestsByRoute: Record<string, number>;
+  /** Where the last task's green → merged went: each forge request, ms after green. */
+  lastGreenTimeline: string[];
 }
 
 export interface ForgeBenchResult {
@@ -68,6 +71,28 @@ function routeOf(method: string, path: string): string {
     .replace(/\/overseer\/pr\/T-\d+/g, "/{branch}")
     .replace(/\/repos\/[^/]+\/[^/]+/, "/repos/{o}/{r}");
   return `${method} ${folded}`;
+}
+
+/** Waits until the double has answered no request for `quietMs`. */
+async function forgeQuiet(forge: GitHubDouble, quietMs: number, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const last = forge.requests.at(-1)?.at ?? 0;
+    const idle = Date.now() - last;
+    if (idle >= quietMs) return;
+    if (Date.now() > deadline) throw new Error(`the forge double never went quiet for ${quietMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, quietMs - idle));
+  }
+}
+
+function timeline(
+  requests: readonly { method: string; path: string; status: number; at: number }[],
+  from: number,
+  to: number,
+): string[] {
+  return requests
+    .filter((r) => r.at >= from && r.at <= to + 50)
+    .map((r) => `+${r.at - from} ms ${routeOf(r.method, r.path)} ${r.status}`);
 }
 
 async function benchMode(mode: ForgeBenchMode, tasks: number, pollSeconds: number): Promise<ForgeModeResult> {
@@ -118,6 +143,9 @@ async function benchMode(mode: ForgeBenchMode, tasks: number, pollSeconds: numbe
       const state = await cluster.waitForProject(project, open, 180_000);
       const pr = state.tasks.get(id)?.pullRequest;
       if (!pr?.number) throw new Error(`${id}: no pull request`);
+      // Green only once the runner has read the new pull request and gone quiet, so the
+      // measure is what brings the news: a webhook, or the next poll.
+      await forgeQuiet(forge, 1_000, 60_000);
       greenAt.set(id, Date.now());
       forge.setCheckRun(REPO, pr.headSha, { name: "ci", conclusion: "success" });
       await forge.review(REPO, pr.number, { login: HUMAN.login, state: "APPROVED" });
@@ -154,6 +182,7 @@ async function benchMode(mode: ForgeBenchMode, tasks: number, pollSeconds: numbe
       approvedToOpenedMs: percentiles(ids.map((id) => at("pr.opened", id) - at("task.pr_requested", id))),
       greenToMergedMs: percentiles(ids.map((id) => at("pr.merged", id) - (greenAt.get(id) ?? Number.NaN))),
       apiCallsPerTask: percentiles(calls.map((c) => c.api_calls)),
+      lastGreenTimeline: timeline(requests, greenAt.get(`T-${tasks}`) ?? 0, at("pr.merged", `T-${tasks}`)),
       forgeRequestsPerTask: Math.round((requests.length / tasks) * 10) / 10,
       notModifiedShare:
         requests.length === 0
