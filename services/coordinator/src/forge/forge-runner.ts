@@ -15,6 +15,7 @@
  * so passes may repeat freely and no ask is lost; a project without open pull requests costs
  * no forge call at all.
  */
+import { createHash } from "node:crypto";
 import {
   type Db,
   getPullRequestRow,
@@ -171,7 +172,10 @@ export class ForgeRunner {
       counter: calls,
       retry: { baseDelayMs: this.#options.retryBaseMs },
     });
-    const loginKey = `${project.id}\n${forge.kind}\n${forge.url}\n${forge.repository}\n${project.version}`;
+    // The account is the credentials': read once per project and credentials (not per project
+    // version, which every transition bumps: that re-read it after each step of the loop).
+    const credentials = createHash("sha256").update(JSON.stringify(forge.auth)).digest("hex");
+    const loginKey = `${project.id}\n${forge.kind}\n${forge.url}\n${forge.repository}\n${credentials}`;
     const db = this.#deps.db;
     let recorded = 0;
     return {
