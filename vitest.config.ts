@@ -22,6 +22,12 @@ export default defineConfig({
       // per file); an end-to-end file, which changes process-wide settings, stays isolated.
       { extends: true, test: { name: "unit", include: UNIT, isolate: false } },
       { extends: true, test: { name: "e2e", include: END_TO_END } },
+      // The web app's component tests: its views rendered to HTML with Preact's JSX runtime.
+      {
+        extends: true,
+        oxc: { jsx: { runtime: "automatic", importSource: "preact" } },
+        test: { name: "web", include: ["apps/*/test/**/*.test.ts"] },
+      },
     ],
     reporters: ["default", "./test/support/coverage-by-workspace-reporter.ts"],
     // On in `npm test` (`vitest run --coverage`), off for a targeted `npx vitest run PATH`.

@@ -6,6 +6,7 @@ import { SessionContext } from "./lib/hooks.ts";
 import { href, type Route, useRoute } from "./lib/router.ts";
 import { getToken, setToken } from "./lib/token-store.ts";
 import { ChartsView } from "./views/charts-view.tsx";
+import { DeliveriesView } from "./views/deliveries-view.tsx";
 import { FleetView } from "./views/fleet-view.tsx";
 import { IncidentsView } from "./views/incidents-view.tsx";
 import { NeedsView } from "./views/needs-view.tsx";
@@ -19,6 +20,7 @@ const NAV: { view: Route["view"]; label: string; href: string }[] = [
   { view: "fleet", label: "Fleet", href: href.fleet() },
   { view: "needs", label: "Needs you", href: href.needs() },
   { view: "incidents", label: "Incidents", href: href.incidents() },
+  { view: "deliveries", label: "Notifications", href: href.deliveries() },
   { view: "workers", label: "Workers & queues", href: href.workers() },
   { view: "charts", label: "Charts", href: href.charts() },
 ];
@@ -121,6 +123,7 @@ function View({ route }: { route: Route }) {
       fleet: "Fleet",
       needs: "Needs you",
       incidents: "Incidents",
+      deliveries: "Notifications",
       workers: "Workers",
       charts: "Charts",
       project: "Project",
@@ -136,6 +139,8 @@ function View({ route }: { route: Route }) {
       return <NeedsView />;
     case "incidents":
       return <IncidentsView />;
+    case "deliveries":
+      return <DeliveriesView />;
     case "workers":
       return <WorkersView />;
     case "charts":

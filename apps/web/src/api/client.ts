@@ -2,6 +2,7 @@ import { getToken } from "../lib/token-store.ts";
 import type {
   CommitDiff,
   DecisionCard,
+  Delivery,
   Fleet,
   Incident,
   PendingDecision,
@@ -107,6 +108,16 @@ export const client = {
   incidents: (id: string) =>
     api<{ incidents: Incident[] }>("GET", `/api/v1/projects/${enc(id)}/incidents?limit=200`),
   allIncidents: () => api<{ incidents: Incident[] }>("GET", "/api/v1/incidents?limit=500"),
+  deliveries: (status: string | null) =>
+    api<{ deliveries: Delivery[]; next_before: string | null }>(
+      "GET",
+      `/api/v1/notifications/deliveries${query({ status, limit: 200 })}`,
+    ),
+  redeliver: (deliveryId: string) =>
+    api<{ delivery: Delivery; redelivered: boolean }>(
+      "POST",
+      `/api/v1/notifications/deliveries/${enc(deliveryId)}/redeliver`,
+    ),
   workers: () => api<{ workers: Worker[]; stale_after_ms: number }>("GET", "/api/v1/workers"),
   queues: () =>
     api<{ runs: Record<string, number>; results: Record<string, number> }>("GET", "/api/v1/queues"),

@@ -7,6 +7,7 @@
 import type {
   CommitDiffSchema,
   DecisionCardSchema,
+  DeliverySchema,
   EventSchema,
   FleetProjectSchema,
   FleetSchema,
@@ -38,6 +39,7 @@ export type Run = z.infer<typeof RunSchema>;
 export type RunSummary = z.infer<typeof RunSummarySchema>;
 export type ProjectEvent = z.infer<typeof EventSchema>;
 export type Incident = z.infer<typeof IncidentSchema>;
+export type Delivery = z.infer<typeof DeliverySchema>;
 export type Worker = z.infer<typeof WorkerSchema>;
 export type RunStats = z.infer<typeof RunStatsSchema>;
 export type CommitDiff = z.infer<typeof CommitDiffSchema>;

@@ -8,6 +8,7 @@ export type Route =
   | { view: "fleet" }
   | { view: "needs" }
   | { view: "incidents" }
+  | { view: "deliveries" }
   | { view: "workers" }
   | { view: "charts"; project: string | null }
   | { view: "project"; project: string }
@@ -23,6 +24,7 @@ export function parseRoute(hash: string): Route {
   const [head, a, b, c] = parts;
   if (head === "needs") return { view: "needs" };
   if (head === "incidents") return { view: "incidents" };
+  if (head === "notifications") return { view: "deliveries" };
   if (head === "workers") return { view: "workers" };
   if (head === "charts") return { view: "charts", project: a ?? null };
   if (head === "run" && a) return { view: "run", run: a };
@@ -35,6 +37,7 @@ export const href = {
   fleet: () => "#/",
   needs: () => "#/needs",
   incidents: () => "#/incidents",
+  deliveries: () => "#/notifications",
   workers: () => "#/workers",
   charts: (project?: string | null) => (project ? `#/charts/${encodeURIComponent(project)}` : "#/charts"),
   project: (id: string) => `#/project/${encodeURIComponent(id)}`,
