@@ -213,6 +213,11 @@ describe("pull_request mode: closed unmerged by a person (GitHub double, coordin
       base: "main",
     });
     expect(await forge.git.resolve(repo, "refs/heads/overseer/pr/R")).toBe(second.headSha);
+    // Its body holds the new submit's summary and the reviewer's verdict (not the task's body).
+    const body = pulls().find((p) => p.number === secondNumber)?.body ?? "";
+    expect(body).toContain("### Summary\nBump v again, as the closed PR asked");
+    expect(body).toMatch(/Approved by `[^`]+`: Fine/);
+    expect(body).not.toContain("overseer-fake");
     const executes = await runsOf(project, "R", "execute");
     expect(executes).toHaveLength(2);
     expect(executes[1]?.prompt).toContain(`Pull request #${firstNumber}`);

@@ -11,10 +11,19 @@ export interface TaskRunLine {
   readonly action: string;
   readonly agentId: string;
   readonly status: string;
-  /** The run's transition as recorded (submit, approve, reject…), or null. */
-  readonly transition: Record<string, unknown> | null;
+  /** The run's transition kind as recorded (submit, approve, reject…), or null. */
+  readonly transition: string | null;
+  /**
+   * What the run said with it, from its event: a submit's `message` and `summary`
+   * (`task.submitted`), an approve's `feedback` in pull_request mode (`task.pr_requested`);
+   * null for other runs.
+   */
+  readonly said: Record<string, unknown> | null;
   readonly createdAt: Date;
 }
+
+/** The events that carry a run's words with its transition (one per run at most). */
+const SAID_EVENTS = ["task.submitted", "task.pr_requested"] as const;
 
 /** The task's runs, oldest first (at most `limit`, the newest kept). */
 export async function taskRunLines(
@@ -25,10 +34,24 @@ export async function taskRunLines(
 ): Promise<TaskRunLine[]> {
   const rows = await db
     .selectFrom("runs")
-    .select(["id", "action", "agent_id", "status", "transition", "created_at"])
-    .where("project_id", "=", projectId)
-    .where("task_id", "=", taskId)
-    .orderBy("created_at", "desc")
+    .leftJoin("events", (join) =>
+      join
+        .onRef("events.run_id", "=", "runs.id")
+        .on("events.project_id", "=", projectId)
+        .on("events.type", "in", [...SAID_EVENTS]),
+    )
+    .select([
+      "runs.id",
+      "runs.action",
+      "runs.agent_id",
+      "runs.status",
+      "runs.transition",
+      "runs.created_at",
+      "events.data",
+    ])
+    .where("runs.project_id", "=", projectId)
+    .where("runs.task_id", "=", taskId)
+    .orderBy("runs.created_at", "desc")
     .limit(limit)
     .execute();
   return rows.reverse().map((r) => ({
@@ -36,12 +59,13 @@ export async function taskRunLines(
     action: r.action,
     agentId: r.agent_id,
     status: r.status,
-    transition: parseTransition(r.transition),
+    transition: r.transition,
+    said: asRecord(r.data),
     createdAt: r.created_at,
   }));
 }
 
-function parseTransition(value: unknown): Record<string, unknown> | null {
+function asRecord(value: unknown): Record<string, unknown> | null {
   if (value === null || value === undefined) return null;
   if (typeof value === "object") return value as Record<string, unknown>;
   try {

@@ -20,6 +20,7 @@ import {
   recordPullRequestPoll,
   type ScratchDatabase,
   sql,
+  taskRunLines,
 } from "../src/index.ts";
 
 let scratch: ScratchDatabase;
@@ -57,6 +58,7 @@ async function prOpenProject(id: string, head = "c0ffee"): Promise<void> {
   await applyTransition(scratch.db, id, {
     kind: "approve",
     runId: review.id,
+    feedback: "Looks right",
     landedSha: head,
     landedBranch: "overseer/pr/S00-001",
     reviewedHead: head,
@@ -65,6 +67,18 @@ async function prOpenProject(id: string, head = "c0ffee"): Promise<void> {
 }
 
 describe("pull requests in Postgres", () => {
+  it("the task's run lines carry each transition kind and what the run said with it (the PR body's summary and verdict)", async () => {
+    await prOpenProject("pr-lines");
+    const lines = await taskRunLines(scratch.db, "pr-lines", "S00-001");
+    expect(lines.map((l) => [l.action, l.transition])).toEqual([
+      ["execute", "submit"],
+      ["review", "approve"],
+    ]);
+    expect(lines[0]?.said).toMatchObject({ message: "work" });
+    expect(lines[1]?.said).toMatchObject({ feedback: "Looks right" });
+    expect(await taskRunLines(scratch.db, "pr-lines", "S00-002")).toEqual([]);
+  });
+
   it("offers a pull request to merge only while its task waits on it (pr_open)", async () => {
     await prOpenProject("pr-wait");
     expect((await getWaitingPullRequestRow(scratch.db, "pr-wait", "S00-001"))?.head_sha).toBe("c0ffee");

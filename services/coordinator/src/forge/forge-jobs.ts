@@ -34,11 +34,11 @@ export async function ensurePull(ctx: ForgeJobContext, taskId: string): Promise<
   if (!task || !pr || (pr.status !== "opening" && pr.status !== "open")) return;
   const headSha = pr.headSha;
   const runs = await taskRunLines(ctx.db, projectId, taskId);
-  const submit = runs.filter((r) => r.transition?.kind === "submit").at(-1);
-  const approve = runs.filter((r) => r.transition?.kind === "approve").at(-1);
+  const submit = runs.filter((r) => r.transition === "submit").at(-1);
+  const approve = runs.filter((r) => r.transition === "approve").at(-1);
   const text = pullRequestText(projectId, task, {
-    summary: str(submit?.transition?.summary) ?? str(submit?.transition?.message),
-    verdict: str(approve?.transition?.feedback),
+    summary: str(submit?.said?.summary) ?? str(submit?.said?.message),
+    verdict: str(approve?.said?.feedback),
     reviewer: approve?.agentId ?? null,
     runs,
     dashboardUrl: ctx.dashboardUrl,
