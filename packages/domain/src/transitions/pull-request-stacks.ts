@@ -124,7 +124,10 @@ export function awaitsRetarget(task: Task, card: Decision | undefined): boolean 
 /**
  * Rule 20's answer: the pull request targets the dead branch's surviving base
  * (`pr.retarget_requested`) and the task goes to an executor with the operator's words; its
- * own open pull request is what lets it run past the cancelled prerequisite (rule 1).
+ * own open pull request is what lets it run past the cancelled prerequisite (rule 1). The record
+ * is `opening` again (number kept) until the forge says it targets that base: the coordinator
+ * asks for the update at once, as for every `opening` record, rather than at the next approve,
+ * and nothing of it is read or merged against the old base meanwhile.
  */
 export function retargetOrphan(draft: Draft, task: Task, question: string, answer: string, by: string): void {
   const open = openPullRequest(task.pullRequest);
@@ -134,7 +137,7 @@ export function retargetOrphan(draft: Draft, task: Task, question: string, answe
   const released = draft.task(task.id);
   draft.putTask({
     ...released,
-    pullRequest: { ...open, base: to, checks: "pending", review: "none", approvals: 0 },
+    pullRequest: { ...open, status: "opening", base: to, checks: "pending", review: "none", approvals: 0 },
     feedback: `The pull request ${label(open)} was stacked on ${open.base}, whose pull request was closed unmerged; it now targets ${to}. The task branch still carries that closed work: keep what this task needs, then submit, and a fresh reviewer reviews everything the pull request proposes against ${to}.`,
   });
   draft.event(

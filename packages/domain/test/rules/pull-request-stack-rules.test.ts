@@ -157,13 +157,36 @@ describe("rule 20: a stacked prerequisite closed unmerged", () => {
     const b = getTask(answered.state, "B");
     expect(b.status).toBe("todo");
     expect(b.feedback).toContain("now targets main");
-    expect(prOf(answered.state, "B")).toMatchObject({ status: "open", base: "main", number: 8 });
+    // Opening again (number kept): the coordinator moves it on the forge at once, as it opens
+    // every opening record, and reads or merges nothing of it against the old base meanwhile.
+    expect(prOf(answered.state, "B")).toMatchObject({ status: "opening", base: "main", number: 8 });
     expect(answered.events.find((e) => e.type === "pr.retarget_requested")).toMatchObject({
       taskId: "B",
       data: { number: 8, from: "overseer/pr/A", to: "main" },
     });
     expect(runnableTasks(answered.state, d.ctx.now, null, "stacked").map((t) => t.id)).toEqual(["B"]);
     expect(pullRequestBase(answered.state, b, "main")).toBe("main");
+    // The forge's word that it targets main makes it open again; a repeat changes nothing.
+    const moved = d.step(answered.state, {
+      kind: "pr-opened",
+      taskId: "B",
+      number: 8,
+      url: "https://forge.test/o/r/pull/8",
+      headSha: HEAD,
+    });
+    expect(prOf(moved.state, "B")).toMatchObject({ status: "open", base: "main", number: 8 });
+    expect(moved.events.find((e) => e.type === "pr.opened")).toMatchObject({
+      data: { number: 8, base: "main" },
+    });
+    expect(
+      d.step(moved.state, {
+        kind: "pr-opened",
+        taskId: "B",
+        number: 8,
+        url: "https://forge.test/o/r/pull/8",
+        headSha: HEAD,
+      }).outcome,
+    ).toBe("already_applied");
     // A free-text answer retargets the same way, its words kept for the executor.
     const text = d.apply(closed, { kind: "answer", taskId: "B", text: "keep A's parser", by: "op" });
     expect(prOf(text, "B").base).toBe("main");

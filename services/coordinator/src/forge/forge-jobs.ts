@@ -44,12 +44,13 @@ export async function ensurePull(ctx: ForgeJobContext, taskId: string): Promise<
     dashboardUrl: ctx.dashboardUrl,
     headSha,
   });
-  // What the executor of this head was asked: the review as it stood when its run was claimed.
-  // The threads are answered before the body names the new head: a sync reads the review only
-  // once the body names the head (syncPull), so it never takes a thread this head answers for
-  // one still open and sends the task back for it.
-  const asked =
-    runs.filter((r) => r.action === "execute" || r.action === "resolve").at(-1)?.createdAt ?? null;
+  // What the executor of this head was asked: the review as it stood when the run that submitted
+  // it was claimed (not a later executor's: after rule 20's retarget one runs while the head is
+  // still the old one, and no thread is answered for it). The threads are answered before the
+  // body names the new head: a sync reads the review only once the body names the head
+  // (syncPull), so it never takes a thread this head answers for one still open and sends the
+  // task back for it.
+  const asked = submit?.createdAt ?? null;
   // The recorded pull request may have been closed or merged on the forge since this job read
   // the record (a person closing it while an ensure re-run waited): no open one would be found
   // for the head, and a second pull request opened. The sync reports what happened instead.
@@ -102,8 +103,9 @@ async function answerThreads(
     );
   }
   const comments = await ctx.forge.readComments(number, null);
-  const review = comments.changed ? humanReview(login, headSha, [], [], comments.value) : null;
-  if (unanswered.length > 0 || (review && review.comments.length > 0)) {
+  const before = comments.changed ? comments.value.filter((c) => new Date(c.createdAt) < asked) : [];
+  const review = humanReview(login, headSha, [], [], before);
+  if (unanswered.length > 0 || review.comments.length > 0) {
     await ctx.forge.addComment(number, `Overseer pushed ${headSha}, which answers the review so far.`);
   }
 }
