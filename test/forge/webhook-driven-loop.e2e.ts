@@ -214,6 +214,15 @@ describe("forge webhooks through the gateway (GitHub double → gateway process 
     );
     expect(checkReads.some((r) => r.status === 304)).toBe(true);
     expect(checkReads.some((r) => r.status === 200)).toBe(true);
+    // …and counted apart from the calls that cost quota (`overseer_forge_api_not_modified_total`).
+    const row = await cluster.scratch.db
+      .selectFrom("pull_requests")
+      .select(["api_calls", "api_not_modified"])
+      .where("project_id", "=", project)
+      .where("task_id", "=", "L-1")
+      .executeTakeFirstOrThrow();
+    expect(row.api_not_modified).toBeGreaterThan(0);
+    expect(row.api_not_modified).toBeLessThan(row.api_calls);
     expect(forge.takeViolations()).toEqual([]);
   }, 600_000);
 });

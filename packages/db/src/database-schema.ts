@@ -232,6 +232,8 @@ export interface PullRequestsTable {
   polled_at: NullableTimestamp;
   /** Forge API calls made for this task's pull request (metrics: calls per task). */
   api_calls: Defaulted<number>;
+  /** Of those, the conditional reads answered 304 Not Modified (migration 0017). */
+  api_not_modified: Defaulted<number>;
   created_at: Timestamp;
   updated_at: Timestamp;
 }

@@ -15,6 +15,7 @@ import * as runPhases from "./migrations/0012-run-phases.ts";
 import * as runImageDigest from "./migrations/0014-run-image-digest.ts";
 import * as notificationOutbox from "./migrations/0015-notification-outbox.ts";
 import * as leaseOwnerKey from "./migrations/0016-lease-owner-key.ts";
+import * as pullRequestNotModified from "./migrations/0017-pull-request-not-modified.ts";
 
 /** Migrations in order. Add new ones at the end; never edit one that has shipped. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -33,6 +34,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "0014-run-image-digest": runImageDigest,
   "0015-notification-outbox": notificationOutbox,
   "0016-lease-owner-key": leaseOwnerKey,
+  "0017-pull-request-not-modified": pullRequestNotModified,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

@@ -164,6 +164,8 @@ export interface PullRequestPoll {
   readonly etagReviews?: string | null | undefined;
   /** Forge API calls this read made for the task (added to its count). */
   readonly apiCalls: number;
+  /** Of those, the ones answered 304 Not Modified. Default 0. */
+  readonly notModified?: number;
 }
 
 /**
@@ -178,6 +180,9 @@ export async function recordPullRequestPoll(
 ): Promise<boolean> {
   if (!Number.isInteger(poll.apiCalls) || poll.apiCalls < 0)
     throw new RangeError(`apiCalls must be a non-negative integer, not ${poll.apiCalls}`);
+  const notModified = poll.notModified ?? 0;
+  if (!Number.isInteger(notModified) || notModified < 0)
+    throw new RangeError(`notModified must be a non-negative integer, not ${notModified}`);
   const result = await db
     .updateTable("pull_requests")
     .set({
@@ -186,6 +191,7 @@ export async function recordPullRequestPoll(
       ...(poll.etagReviews !== undefined ? { etag_reviews: poll.etagReviews } : {}),
       polled_at: sql`now()`,
       api_calls: sql`api_calls + ${poll.apiCalls}`,
+      api_not_modified: sql`api_not_modified + ${notModified}`,
     })
     .where("project_id", "=", projectId)
     .where("task_id", "=", taskId)
@@ -208,9 +214,15 @@ export async function pullRequestApiCalls(
 }
 
 /** Every project's pull requests by status, with the forge API calls made for them (metrics). */
-export async function countPullRequests(
-  db: Db,
-): Promise<{ projectId: string; status: PullRequestRow["status"]; count: number; apiCalls: number }[]> {
+export async function countPullRequests(db: Db): Promise<
+  {
+    projectId: string;
+    status: PullRequestRow["status"];
+    count: number;
+    apiCalls: number;
+    apiNotModified: number;
+  }[]
+> {
   const rows = await db
     .selectFrom("pull_requests")
     .select([
@@ -218,6 +230,7 @@ export async function countPullRequests(
       "status",
       (eb) => eb.fn.countAll<string>().as("n"),
       (eb) => eb.fn.sum<string>("api_calls").as("calls"),
+      (eb) => eb.fn.sum<string>("api_not_modified").as("not_modified"),
     ])
     .groupBy(["project_id", "status"])
     .orderBy("project_id")
@@ -228,5 +241,39 @@ export async function countPullRequests(
     status: r.status,
     count: Number(r.n),
     apiCalls: Number(r.calls ?? 0),
+    apiNotModified: Number(r.not_modified ?? 0),
+  }));
+}
+
+/** Cumulative counts of a histogram by project: `cumulative[i]` ≤ `bounds[i]`, with count and sum. */
+export interface ProjectBuckets {
+  readonly projectId: string;
+  readonly cumulative: readonly number[];
+  readonly count: number;
+  readonly sum: number;
+}
+
+/**
+ * Forge API calls per task, by project, over the pull requests that ended (merged or closed:
+ * a task's whole cost), bucketed in SQL (`bounds`: upper bounds, ascending).
+ */
+export async function pullRequestApiCallBuckets(
+  db: Db,
+  bounds: readonly number[],
+): Promise<ProjectBuckets[]> {
+  const filters = bounds.map(
+    (b, i) => sql`count(*) FILTER (WHERE api_calls <= ${Math.floor(b)})::int AS ${sql.ref(`b${i}`)}`,
+  );
+  const result = await sql<Record<string, number | string>>`
+    SELECT project_id, ${sql.join([...filters, sql`count(*)::int AS n`, sql`COALESCE(sum(api_calls), 0)::float8 AS total`])}
+    FROM pull_requests
+    WHERE status IN ('merged', 'closed')
+    GROUP BY project_id
+    ORDER BY project_id`.execute(db);
+  return result.rows.map((row) => ({
+    projectId: String(row.project_id),
+    cumulative: bounds.map((_, i) => Number(row[`b${i}`] ?? 0)),
+    count: Number(row.n ?? 0),
+    sum: Number(row.total ?? 0),
   }));
 }

@@ -178,6 +178,7 @@ export class ForgeRunner {
     const loginKey = `${project.id}\n${forge.kind}\n${forge.url}\n${forge.repository}\n${credentials}`;
     const db = this.#deps.db;
     let recorded = 0;
+    let recordedNotModified = 0;
     return {
       db,
       project,
@@ -201,9 +202,12 @@ export class ForgeRunner {
       },
       record: async (taskId, etags = {}) => {
         const apiCalls = calls.total - recorded;
+        const notModified = calls.notModified - recordedNotModified;
         recorded = calls.total;
+        recordedNotModified = calls.notModified;
         await recordPullRequestPoll(db, project.id, taskId, {
           apiCalls,
+          notModified,
           ...(etags.pull !== undefined ? { etagPull: etags.pull } : {}),
           ...(etags.checks !== undefined ? { etagChecks: etags.checks } : {}),
           ...(etags.reviews !== undefined ? { etagReviews: etags.reviews } : {}),

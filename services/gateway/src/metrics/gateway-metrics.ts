@@ -6,12 +6,15 @@ import {
   type DurationBuckets,
   deliveryFigures,
   leaseOwners,
+  pullRequestApiCallBuckets,
   runDurationBuckets,
 } from "@overseer/db";
 import { Counter, collectDefaultMetrics, Gauge, Histogram, type Metric, Registry } from "prom-client";
 import type { GatewayDeps } from "../gateway-options.ts";
 import { withTimeout } from "../http/with-timeout.ts";
+import { FORGE_CALLS_PER_TASK_BUCKETS, type ForgeSnapshot, forgeMetrics } from "./forge-metrics.ts";
 import { type DeliveryFigures, NOTIFICATION_METRICS } from "./notification-metrics.ts";
+import { SnapshotMetric } from "./snapshot-metric.ts";
 
 /**
  * Prometheus metrics. Two kinds:
@@ -43,24 +46,9 @@ interface ClusterSnapshot {
   durations: DurationBuckets | null;
   pending: Record<string, number> | null;
   leases: { projectId: string; owner: string }[] | null;
-  pullRequests: Awaited<ReturnType<typeof countPullRequests>> | null;
+  pullRequests: ForgeSnapshot["pullRequests"];
+  forgeCallsPerTask: ForgeSnapshot["forgeCallsPerTask"];
   deliveries: DeliveryFigures | null;
-}
-
-type Sample = { value: number; labels: Record<string, string>; metricName?: string };
-
-/** A metric whose samples are computed from the latest cluster snapshot at scrape time. */
-class SnapshotMetric {
-  constructor(
-    readonly name: string,
-    readonly help: string,
-    readonly type: "gauge" | "counter" | "histogram",
-    private readonly samples: () => Sample[],
-  ) {}
-
-  async get() {
-    return { name: this.name, help: this.help, type: this.type, aggregator: "sum", values: this.samples() };
-  }
 }
 
 export class GatewayMetrics {
@@ -76,6 +64,7 @@ export class GatewayMetrics {
     pending: null,
     leases: null,
     pullRequests: null,
+    forgeCallsPerTask: null,
     deliveries: null,
   };
   private snapshotAt = 0;
@@ -191,7 +180,7 @@ export class GatewayMetrics {
         () => (s().leases ?? []).map((l) => ({ labels: { project: l.projectId, owner: l.owner }, value: 1 })),
       ),
     );
-    for (const metric of pullRequestMetrics(s)) add(metric);
+    for (const metric of forgeMetrics(s)) add(metric);
     for (const m of NOTIFICATION_METRICS)
       add(new SnapshotMetric(m.name, m.help, m.type, () => m.samples(s().deliveries ?? [])));
     add(
@@ -230,6 +219,7 @@ export class GatewayMetrics {
           countPendingDecisions(db),
           leaseOwners(db),
           countPullRequests(db),
+          pullRequestApiCallBuckets(db, FORGE_CALLS_PER_TASK_BUCKETS),
           deliveryFigures(db),
         ]),
         this.sourceTimeoutMs,
@@ -244,11 +234,30 @@ export class GatewayMetrics {
       pending: null,
       leases: null,
       pullRequests: null,
+      forgeCallsPerTask: null,
       deliveries: null,
     };
     if (postgres.status === "fulfilled") {
-      const [outcomes, eventsByType, durations, pending, leases, pullRequests, deliveries] = postgres.value;
-      Object.assign(next, { outcomes, eventsByType, durations, pending, leases, pullRequests, deliveries });
+      const [
+        outcomes,
+        eventsByType,
+        durations,
+        pending,
+        leases,
+        pullRequests,
+        forgeCallsPerTask,
+        deliveries,
+      ] = postgres.value;
+      Object.assign(next, {
+        outcomes,
+        eventsByType,
+        durations,
+        pending,
+        leases,
+        pullRequests,
+        forgeCallsPerTask,
+        deliveries,
+      });
     } else {
       logger.warn({ err: postgres.reason }, "metrics: cannot read Postgres figures");
     }
@@ -257,31 +266,4 @@ export class GatewayMetrics {
     this.snapshot = next;
     this.snapshotAt = Date.now();
   }
-}
-
-/** Pull requests by project and status, and the forge API calls made for them. */
-function pullRequestMetrics(s: () => ClusterSnapshot): SnapshotMetric[] {
-  return [
-    new SnapshotMetric(
-      "overseer_pull_requests",
-      "Pull requests of tasks (landing.mode pull_request) by project and status (opening, open, merged, closed).",
-      "gauge",
-      () =>
-        (s().pullRequests ?? []).map((p) => ({
-          labels: { project: p.projectId, status: p.status },
-          value: p.count,
-        })),
-    ),
-    new SnapshotMetric(
-      "overseer_forge_api_calls_total",
-      "Forge API calls the coordinator made for tasks' pull requests, by project (per task: pull_requests.api_calls).",
-      "counter",
-      () => {
-        const byProject = new Map<string, number>();
-        for (const p of s().pullRequests ?? [])
-          byProject.set(p.projectId, (byProject.get(p.projectId) ?? 0) + p.apiCalls);
-        return [...byProject].map(([project, value]) => ({ labels: { project }, value }));
-      },
-    ),
-  ];
 }
