@@ -33,6 +33,14 @@ export async function ensurePull(ctx: ForgeJobContext, taskId: string): Promise<
   const pr = task?.pullRequest;
   if (!task || !pr || (pr.status !== "opening" && pr.status !== "open")) return;
   const headSha = pr.headSha;
+  // The pull request this record opened is the one to update: once a person closed or merged it
+  // (an ask that waited while it opened runs after that), finding no open one must not open a
+  // second; the sync reports what became of it.
+  if (pr.number !== null && (await ctx.forge.getPullRequest(pr.number)).status !== "open") {
+    await ctx.record(taskId);
+    await ctx.queue.add({ v: 1, kind: "sync", projectId, taskId });
+    return;
+  }
   const runs = await taskRunLines(ctx.db, projectId, taskId);
   const submit = runs.filter((r) => r.transition === "submit").at(-1);
   const approve = runs.filter((r) => r.transition === "approve").at(-1);
