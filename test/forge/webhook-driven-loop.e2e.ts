@@ -171,6 +171,7 @@ describe("forge webhooks through the gateway (GitHub double → gateway process 
     expect((await post(project, unsigned, green.body)).status).toBe(401);
     expect(await storedDeliveries(project)).toHaveLength(stored.length);
     expect(forge.takeViolations()).toEqual([]);
+    await printCalls("webhooks-only", project, "W-1", stored.length);
   }, 600_000);
 
   it("a lost check_run webhook is caught up by conditional polling (304 while nothing changed)", async () => {
@@ -224,8 +225,32 @@ describe("forge webhooks through the gateway (GitHub double → gateway process 
     expect(row.api_not_modified).toBeGreaterThan(0);
     expect(row.api_not_modified).toBeLessThan(row.api_calls);
     expect(forge.takeViolations()).toEqual([]);
+    await printCalls("lost-webhook-polled-1s", project, "L-1", stored.length);
   }, 600_000);
 });
+
+/** Figures for the closing note: the task's forge API calls (and 304s among them), the deliveries stored. */
+async function printCalls(
+  figure: string,
+  project: string,
+  taskId: string,
+  deliveries: number,
+): Promise<void> {
+  const row = await cluster.scratch.db
+    .selectFrom("pull_requests")
+    .select(["api_calls", "api_not_modified"])
+    .where("project_id", "=", project)
+    .where("task_id", "=", taskId)
+    .executeTakeFirstOrThrow();
+  console.log(
+    JSON.stringify({
+      figure,
+      forgeApiCallsForTask: row.api_calls,
+      notModified: row.api_not_modified,
+      deliveriesStored: deliveries,
+    }),
+  );
+}
 
 async function waitUntil(check: () => boolean | Promise<boolean>, timeoutMs = 120_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
