@@ -69,6 +69,7 @@ export {
   taskFromRow,
 } from "./row-mappers.ts";
 export { type RunFenceCheck, RunNotLiveError, runRefusal, withLiveRun } from "./run-fence.ts";
+export type { RunReport } from "./run-report-columns.ts";
 export * from "./run-repository.ts";
 export {
   createScratchDatabase,
@@ -90,6 +91,5 @@ export {
   notifyPayload,
   POSTGRES_NOTIFY_CHANNEL,
   parseNotifyPayload,
-  type RunReport,
   recordUsageReport,
 } from "./transition-repository.ts";

@@ -12,7 +12,7 @@ import {
 } from "@overseer/domain";
 import { sql } from "kysely";
 import { type Db, json } from "./connection.ts";
-import type { EventRow, RunPhaseRow } from "./database-schema.ts";
+import type { EventRow } from "./database-schema.ts";
 import {
   ConflictError,
   isSerializationFailure,
@@ -25,33 +25,9 @@ import { writeOutbox } from "./outbox-repository.ts";
 import { loadProjectState } from "./project-state-repository.ts";
 import { persistPullRequests } from "./pull-request-repository.ts";
 import { taskMutableColumns } from "./row-mappers.ts";
+import { type RunReport, runReportColumns, storeRunReport } from "./run-report-columns.ts";
 import { storeRunTranscript } from "./transcript-repository.ts";
 import { recordRunUsage } from "./usage-repository.ts";
-
-/** What a worker observed about a run, stored with the run's outcome in the same transaction. */
-export interface RunReport {
-  workerId?: string | null;
-  prompt?: string | null;
-  promptChars?: number | null;
-  exitCode?: number | null;
-  signal?: string | null;
-  timedOut?: boolean;
-  durationMs?: number | null;
-  scopeViolations?: readonly string[];
-  output?: string | null;
-  outputTruncated?: boolean;
-  commitSha?: string | null;
-  startedAt?: number | null;
-  usage?: Usage | null;
-  /** The run's transcript as the worker parsed it (stored in run_transcripts); absent: none. */
-  transcript?: { agent: string | null; entries: readonly unknown[]; truncated: boolean } | null;
-  /** Epoch-ms milestones reported by the worker; `committed` is added here. */
-  timing?: Record<string, number | null | Record<string, number>>;
-  /** The run's phase timeline, stored as given (database-schema.ts `RunPhaseRow`). */
-  phases?: readonly RunPhaseRow[];
-  /** The digest of the run image the run ran on; absent or null: the worker's own system. */
-  imageDigest?: string | null;
-}
 
 export interface ApplyOptions {
   /** Coordinator id; when set, the transition applies only while it holds the project's lease. */
@@ -135,8 +111,11 @@ export async function applyTransition(
         if (command.project.id !== projectId)
           throw new Error(`create-project for ${command.project.id} was applied to project ${projectId}`);
         const created = applyProjectCreation(command, ctx);
-        const eventRows = await persist(trx, projectId, created, ctx.now, new Map());
-        await notify(trx, projectId, options.origin);
+        const payload = notifyPayload(projectId, options.origin);
+        const { eventRows, notified } = await persist(trx, projectId, created, ctx.now, new Map(), {
+          payload,
+        });
+        if (!notified) await notify(trx, projectId, options.origin);
         return { ...created, eventRows };
       }
       const state = await loadProjectState(trx, projectId, {
@@ -178,7 +157,11 @@ export async function applyTransition(
       // nothing and notifies no one: a NOTIFY here would wake every listener for nothing,
       // and a coordinator that schedules on NOTIFY would loop.
       if (isNoChange(result)) return { ...result, eventRows: [] };
-      const eventRows = await persist(trx, projectId, result, ctx.now, state.tasks);
+      // The run's report rides on the run's own update, the NOTIFY on the events' insert.
+      const report = runId && options.runReport ? { runId, report: options.runReport } : null;
+      const payload = notifyPayload(projectId, options.origin);
+      const written = await persist(trx, projectId, result, ctx.now, state.tasks, { payload, report });
+      const { eventRows } = written;
       if (command.kind === "start-mission" && command.budgetUsd !== undefined) {
         // The mission's spend bound sits beside the spend it bounds (the coordinator pauses at it).
         await trx
@@ -187,11 +170,12 @@ export async function applyTransition(
           .where("id", "=", projectId)
           .execute();
       }
-      if (runId && options.runReport) await storeRunReport(trx, runId, options.runReport);
+      if (runId && options.runReport && !written.reported)
+        await storeRunReport(trx, runId, options.runReport);
       if (runId && options.runReport?.transcript)
         await storeRunTranscript(trx, runId, options.runReport.transcript);
       if (usage && runId) await recordRunUsage(trx, projectId, runId, usage);
-      await notify(trx, projectId, options.origin);
+      if (!written.notified) await notify(trx, projectId, options.origin);
       return { ...result, eventRows };
     })
     .catch((error: unknown) => {
@@ -233,21 +217,38 @@ async function projectExists(db: Db, projectId: string): Promise<boolean> {
  * tasks and their pull requests, runs, decision cards, the project row, incidents, events). Each phase checks the
  * optimistic-concurrency version of what it updates and throws ConflictError on a mismatch.
  */
+/** What `persist` wrote besides the changes: the NOTIFY (with the events) and the run's report. */
+interface Persisted {
+  eventRows: EventRow[];
+  /** The NOTIFY was sent with the events (there were some). */
+  notified: boolean;
+  /** The run report was written with the run's own update. */
+  reported: boolean;
+}
+
+/** The transition's NOTIFY payload, and the report of the run it names (if any). */
+interface PersistExtras {
+  payload: string;
+  report?: { runId: string; report: RunReport } | null;
+}
+
 async function persist(
   db: Db,
   projectId: string,
   result: ApplyResult,
   at: number,
   before: ProjectState["tasks"],
-): Promise<EventRow[]> {
+  extras: PersistExtras,
+): Promise<Persisted> {
   const { changes } = result;
   const now = new Date(at);
+  let reported = false;
   try {
     if (changes.createdProject) await insertProjectRow(db, changes.createdProject, now);
     await insertCreatedTasks(db, projectId, changes);
     await updateChangedTasks(db, projectId, changes, now);
     await persistPullRequests(db, projectId, changes.tasks, before, now);
-    await persistRuns(db, projectId, result, now);
+    reported = await persistRuns(db, projectId, result, now, extras.report ?? null);
     await persistDecisions(db, projectId, changes, now);
     if (changes.project) await updateProjectRow(db, projectId, changes.project, changes.settings, now);
   } catch (error) {
@@ -258,10 +259,10 @@ async function persist(
     throw error;
   }
   await insertIncidents(db, projectId, result.incidents);
-  const eventRows = await insertEvents(db, projectId, result.events);
+  const eventRows = await insertEvents(db, projectId, result.events, extras.payload);
   // The notifications of these events, in the same transaction (the outbox).
   await writeOutbox(db, projectId, result.events, changes.decisions, eventRows);
-  return eventRows;
+  return { eventRows, notified: eventRows.length > 0, reported };
 }
 
 type Changes = ApplyResult["changes"];
@@ -326,9 +327,19 @@ async function updateChangedTasks(db: Db, projectId: string, changes: Changes, n
   }
 }
 
-/** New runs are inserted; a started or ended run is updated only while it is still active. */
-async function persistRuns(db: Db, projectId: string, result: ApplyResult, now: Date): Promise<void> {
+/**
+ * New runs are inserted; a started or ended run is updated only while it is still active, with
+ * the worker's report when it is the run the command names. True when that report was written.
+ */
+async function persistRuns(
+  db: Db,
+  projectId: string,
+  result: ApplyResult,
+  now: Date,
+  report: { runId: string; report: RunReport } | null,
+): Promise<boolean> {
   const { changes } = result;
+  let reported = false;
   for (const run of changes.runs) {
     if (changes.createdRunIds.has(run.id)) {
       await db
@@ -358,6 +369,7 @@ async function persistRuns(db: Db, projectId: string, result: ApplyResult, now: 
           ? { worker_id: run.workerId, started_at: new Date(run.startedAt ?? now.getTime()) }
           : {}),
         ...(run.status !== "running" && run.status !== "queued" ? { ended_at: now } : {}),
+        ...(report?.runId === run.id ? runReportColumns(report.report) : {}),
       })
       .where("id", "=", run.id)
       .where("status", "in", ["queued", "running"])
@@ -368,7 +380,9 @@ async function persistRuns(db: Db, projectId: string, result: ApplyResult, now: 
         status: previous?.status,
       });
     }
+    if (report?.runId === run.id) reported = true;
   }
+  return reported;
 }
 
 /** New decision cards are inserted; a re-asked or resolved card replaces the stored one. */
@@ -491,48 +505,38 @@ async function insertIncidents(
   }
 }
 
-async function insertEvents(db: Db, projectId: string, events: ApplyResult["events"]): Promise<EventRow[]> {
+/**
+ * The events, and the transition's NOTIFY in the same statement (sent at commit; Postgres
+ * delivers one notification however many rows name the same payload).
+ */
+async function insertEvents(
+  db: Db,
+  projectId: string,
+  events: ApplyResult["events"],
+  payload: string,
+): Promise<EventRow[]> {
   if (events.length === 0) return [];
-  return db
-    .insertInto("events")
-    .values(
-      events.map((e) => ({
-        project_id: projectId,
-        task_id: e.taskId,
-        run_id: e.runId,
-        type: e.type,
-        data: json(e.data),
-      })),
+  const rows = await db
+    .with("inserted", (qb) =>
+      qb
+        .insertInto("events")
+        .values(
+          events.map((e) => ({
+            project_id: projectId,
+            task_id: e.taskId,
+            run_id: e.runId,
+            type: e.type,
+            data: json(e.data),
+          })),
+        )
+        .returningAll(),
     )
-    .returningAll()
+    .selectFrom("inserted")
+    .selectAll()
+    .select(sql<string>`pg_notify(${POSTGRES_NOTIFY_CHANNEL}, ${payload})`.as("notified"))
+    .orderBy("inserted.id")
     .execute();
-}
-
-async function storeRunReport(db: Db, runId: string, report: RunReport): Promise<void> {
-  await db
-    .updateTable("runs")
-    .set({
-      worker_id: report.workerId ?? null,
-      // The prompt is stored at enqueue time; a report only overrides it when it has one.
-      ...(report.prompt != null
-        ? { prompt: report.prompt, prompt_chars: report.promptChars ?? report.prompt.length }
-        : {}),
-      exit_code: report.exitCode ?? null,
-      signal: report.signal ?? null,
-      timed_out: report.timedOut ?? false,
-      duration_ms:
-        report.durationMs === undefined || report.durationMs === null ? null : Math.round(report.durationMs),
-      scope_violations: [...(report.scopeViolations ?? [])],
-      output: report.output ?? null,
-      output_truncated: report.outputTruncated ?? false,
-      commit_sha: report.commitSha ?? null,
-      ...(report.startedAt ? { started_at: new Date(report.startedAt) } : {}),
-      ...(report.timing ? { timing: json({ ...report.timing, committed: Date.now() }) } : {}),
-      ...(report.phases ? { phases: json(report.phases) } : {}),
-      image_digest: report.imageDigest ?? null,
-    })
-    .where("id", "=", runId)
-    .execute();
+  return rows.map(({ notified: _, ...row }) => row);
 }
 
 /**
