@@ -80,6 +80,7 @@ describe("overseer notify: subscriptions", () => {
     receiver.useSecret(secret);
     const rotated = await cli(["notify", "rotate", id, "--overlap", "0"]);
     expect(rotated.code, rotated.err).toBe(0);
+    expect(rotated.out).toContain("no previous secret signs any more");
     const fresh = secretIn(rotated.out);
     expect(fresh).not.toBe(secret);
     const refused = await cli(["notify", "test", id], "operate");

@@ -135,6 +135,7 @@ describe("subscriptions", () => {
       },
     );
     expect(now.body.subscription.secrets).toHaveLength(1);
+    expect(now.body.previous_expire_at).toBeNull();
     const refusedBefore = receiver.refused;
     expect((await test()).body).toMatchObject({ ok: false, status: 400 });
     expect(receiver.refused).toBe(refusedBefore + 1);

@@ -156,8 +156,9 @@ export function rotateSecret(ctx: RouteContext): GatewayHandler<typeof rotateSub
     const secret = newWebhookSecret();
     const row = await rotateSubscriptionSecret(ctx.deps.db, subscription_id, secret, overlapSeconds * 1000);
     if (!row) throw subscriptionNotFound(subscription_id);
-    const previous = row.secrets.slice(1).map((s) => s.expires_at);
-    const previousExpireAt = previous.length === 0 ? null : (previous.sort().at(-1) ?? null);
+    // The previous secrets still signing (none after a rotation without overlap), latest end.
+    const previous = activeSecrets(row.secrets.slice(1)).map((s) => s.expires_at ?? "");
+    const previousExpireAt = previous.sort().at(-1) || null;
     return c.json({ subscription: subscriptionView(row), secret, previous_expire_at: previousExpireAt }, 200);
   };
 }
