@@ -16,6 +16,7 @@ import * as runImageDigest from "./migrations/0014-run-image-digest.ts";
 import * as notificationOutbox from "./migrations/0015-notification-outbox.ts";
 import * as leaseOwnerKey from "./migrations/0016-lease-owner-key.ts";
 import * as pullRequestNotModified from "./migrations/0017-pull-request-not-modified.ts";
+import * as eventsRunIndex from "./migrations/0018-events-run-index.ts";
 
 /** Migrations in order. Add new ones at the end; never edit one that has shipped. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -35,6 +36,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "0015-notification-outbox": notificationOutbox,
   "0016-lease-owner-key": leaseOwnerKey,
   "0017-pull-request-not-modified": pullRequestNotModified,
+  "0018-events-run-index": eventsRunIndex,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };
