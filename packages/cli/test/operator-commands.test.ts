@@ -197,7 +197,7 @@ describe("tokens and configuration", () => {
         `answered GET /api/v1/projects with a body that does not match the API contract`,
       );
       expect(listing.err).toContain("projects[0].id: expected a string, received 7");
-      expect(listing.err).toContain("and 20 more. Are the CLI and the gateway the same version?");
+      expect(listing.err).toContain("and 22 more. Are the CLI and the gateway the same version?");
       const status = await cli(["status", "--project", "solo"], tokens.read, url);
       expect(status.code).toBe(1);
       expect(status.err).toContain("GET /api/projects/solo/status");
