@@ -101,6 +101,7 @@ describe("projectPolicyOf", () => {
       url: "https://code.example",
       repository: "team/app",
       token: "gitea-token-1",
+      auth: { kind: "token", token: "gitea-token-1" },
     });
   });
 });
