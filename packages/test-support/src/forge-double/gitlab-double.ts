@@ -212,8 +212,10 @@ export class GitLabDouble extends ForgeDoubleBase {
     if (mr.approvedBy.includes(username)) {
       mr.approvedBy = mr.approvedBy.filter((u) => u !== username);
       this.#state.systemNote(mr, username, "unapproved this merge request");
+      this.#hookMr(state, mr, "unapproval", username);
     }
     if (verdict === "requested_changes") this.#state.systemNote(mr, username, "requested changes");
+    this.#hookMr(state, mr, "update", username);
   }
 
   /** Approves (GitLab lets any eligible member approve, reviewer or not). */
@@ -224,6 +226,8 @@ export class GitLabDouble extends ForgeDoubleBase {
     if (mr.approvedBy.includes(username)) return;
     mr.approvedBy.push(username);
     this.#state.systemNote(mr, username, "approved this merge request");
+    // GitLab's action for one person's approval ("approved" once all required ones are in).
+    this.#hookMr(state, mr, "approval", username);
   }
 
   /**
@@ -474,13 +478,14 @@ export class GitLabDouble extends ForgeDoubleBase {
     };
   }
 
-  #hookMr(project: GitLabProject, mr: GitLabMr, action: string): void {
+  /** The Merge Request Hook of `action` on `mr`, by `by` (who merged, else its author). */
+  #hookMr(project: GitLabProject, mr: GitLabMr, action: string, by = mr.mergedBy ?? mr.author): void {
     this.deliver("Merge Request Hook", {
       ...GITLAB_MERGE_REQUEST_HOOK_EXAMPLE,
       user: {
         ...GITLAB_MERGE_REQUEST_HOOK_EXAMPLE.user,
-        username: mr.mergedBy ?? mr.author,
-        name: mr.author,
+        username: by,
+        name: by,
       },
       project: { ...GITLAB_MERGE_REQUEST_HOOK_EXAMPLE.project, ...this.#hookProject(project) },
       object_attributes: {
