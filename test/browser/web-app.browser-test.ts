@@ -128,9 +128,10 @@ describe("operator web app against the demo cluster", () => {
     await page.locator("#project-title .pill", { hasText: "active" }).waitFor();
   });
 
-  it("shows incidents, workers and queues, and charts", async () => {
+  it("shows incidents, notifications, workers and queues, and charts", async () => {
     for (const [hash, heading, name] of [
       ["#/incidents", "Incidents", "incidents"],
+      ["#/notifications", "Notifications", "notifications"],
       ["#/workers", "Workers and queues", "workers"],
       ["#/charts", "Charts", "charts"],
     ] as const) {
