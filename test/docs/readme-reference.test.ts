@@ -37,7 +37,8 @@ describe("README", () => {
       expect(entry, `${name} has no constant in SETTING_CONSTANTS`).toBeDefined();
       const [key, constant] = entry as [keyof ServiceSettings, string | number | boolean | readonly string[]];
       expect(defaults[key], name).toEqual(key === "dataDir" ? path.resolve(String(constant)) : constant);
-      const shown = Array.isArray(constant) ? "(empty" : `\`${String(constant)}\``;
+      const empty = Array.isArray(constant) || (typeof constant === "object" && constant !== null);
+      const shown = empty ? "(empty" : `\`${String(constant)}\``;
       expect(rows.get(name), name).toMatch(new RegExp(`^${shown.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}`));
     }
   });
@@ -143,4 +144,7 @@ const SETTING_CONSTANTS: Readonly<Record<string, readonly [keyof ServiceSettings
   OVERSEER_MAX_STREAMS_PER_ADDRESS: ["maxStreamsPerAddress", GATEWAY_DEFAULTS.maxStreamsPerAddress],
   OVERSEER_BOARD_SESSION_TTL_MS: ["boardSessionTtlMs", GATEWAY_DEFAULTS.boardSessionTtlMs],
   OVERSEER_FORGE_WEBHOOK_SECRET: ["forgeWebhookSecret", GATEWAY_DEFAULTS.forgeWebhookSecret],
+  OVERSEER_SLACK_SIGNING_SECRET: ["slackSigningSecret", GATEWAY_DEFAULTS.slackSigningSecret],
+  OVERSEER_SLACK_OPERATORS: ["slackOperators", GATEWAY_DEFAULTS.slackOperators],
+  OVERSEER_SLACK_RESPONSE_ORIGIN: ["slackResponseOrigin", GATEWAY_DEFAULTS.slackResponseOrigin],
 };

@@ -145,6 +145,8 @@ export const AUTHORIZATION_TABLE = {
   },
   // Forge webhooks: no token; each delivery carries the forge's signature of the shared secret
   receiveForgeWebhook: { method: "post", path: "/api/v1/forge/{id}/webhooks/{forge}", scope: "public" },
+  // Slack button clicks: no token; each carries Slack's signature, and acts as the clicker's mapped token
+  receiveSlackInteraction: { method: "post", path: "/api/v1/slack/interactions", scope: "public" },
   // MCP (Model Context Protocol) over streamable HTTP: each tool call is then authorized as its own route
   callMcp: { method: "post", path: "/mcp", scope: "read" },
   // Operations and pages

@@ -13,4 +13,5 @@ export * from "./notification-schemas.ts";
 export * from "./operator-schemas.ts";
 export * from "./pull-request-schemas.ts";
 export * from "./resource-schemas.ts";
+export * from "./slack-schemas.ts";
 export * from "./transcript-schemas.ts";

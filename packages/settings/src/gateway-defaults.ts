@@ -32,4 +32,7 @@ export const GATEWAY_DEFAULTS = Object.freeze({
   processMetrics: true,
   boardSessionTtlMs: 900_000,
   forgeWebhookSecret: "",
+  slackSigningSecret: "",
+  slackOperators: Object.freeze({}) as Readonly<Record<string, string>>,
+  slackResponseOrigin: "https://hooks.slack.com",
 });

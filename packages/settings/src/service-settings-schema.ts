@@ -512,6 +512,41 @@ export const SPECS: SpecTable = {
     schema: z.string().max(256, { error: "at most 256 characters" }),
     secret: true,
   },
+  slackSigningSecret: {
+    name: "OVERSEER_SLACK_SIGNING_SECRET",
+    fallback: GATEWAY_DEFAULTS.slackSigningSecret,
+    defaultLabel: "`` (empty: Slack clicks refused)",
+    description:
+      "Signing secret of the Slack app (Basic Information → App Credentials): every click at POST /api/v1/slack/interactions must carry its v0 signature (X-Slack-Signature over X-Slack-Request-Timestamp and the body) and a timestamp at most 5 minutes old. Empty: every click is refused with 503.",
+    schema: z.string().max(256, { error: "at most 256 characters" }),
+    secret: true,
+  },
+  slackOperators: {
+    name: "OVERSEER_SLACK_OPERATORS",
+    fallback: "",
+    defaultLabel: "(empty: no Slack user may answer)",
+    description:
+      "Who may answer decision cards from Slack: comma-separated `<Slack user id>=<API token id>` pairs (ids from overseer token list). A click acts as that token: it must be active and its scope must allow resolving in the project's state; other Slack users are refused.",
+    schema: commaList.pipe(
+      z
+        .array(
+          z.string().regex(/^[UW][A-Z0-9]{2,30}=[0-9a-f-]{36}$/, {
+            error:
+              "comma-separated <Slack user id>=<API token id> pairs such as U0123ABCD=1b9d6bcd-bbfd-4b2d-9b5d-ab8dfbbd4bed",
+          }),
+        )
+        .transform((pairs) =>
+          Object.freeze(Object.fromEntries(pairs.map((pair) => pair.split("=") as [string, string]))),
+        ),
+    ),
+  },
+  slackResponseOrigin: {
+    name: "OVERSEER_SLACK_RESPONSE_ORIGIN",
+    fallback: GATEWAY_DEFAULTS.slackResponseOrigin,
+    description:
+      "Origin a click's response_url must have: the gateway posts the updated message (who chose what) there and nowhere else.",
+    schema: url(["http:", "https:"], "an http:// or https:// origin").transform((v) => v.replace(/\/+$/, "")),
+  },
   overseerUrl: {
     name: "OVERSEER_URL",
     fallback: undefined,

@@ -142,6 +142,12 @@ export interface ServiceSettings {
   readonly boardSessionTtlMs: number;
   /** Secret of forge webhooks (HMAC key for GitHub/Gitea, X-Gitlab-Token); "" refuses them. */
   readonly forgeWebhookSecret: string;
+  /** `OVERSEER_SLACK_SIGNING_SECRET`: the Slack app's signing secret; "" refuses every click. */
+  readonly slackSigningSecret: string;
+  /** `OVERSEER_SLACK_OPERATORS`: Slack user id → API token id a click acts as. Default none. */
+  readonly slackOperators: Readonly<Record<string, string>>;
+  /** `OVERSEER_SLACK_RESPONSE_ORIGIN`: origin a click's response_url must have. Default `https://hooks.slack.com`. */
+  readonly slackResponseOrigin: string;
   /** `OVERSEER_URL`: gateway URL the CLI talks to, no trailing slash. Default `http://<gateway host>:<gateway port>` (`http://127.0.0.1:7070`). */
   readonly overseerUrl: string;
   /** `OVERSEER_TOKEN`: bearer token the CLI sends. Default none. Secret: never printed. */

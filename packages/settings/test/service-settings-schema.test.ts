@@ -96,6 +96,15 @@ const TABLE: [string, keyof ServiceSettings, unknown, string, string][] = [
   ["OVERSEER_MAX_STREAMS_PER_ADDRESS", "maxStreamsPerAddress", 100, "-1", "an integer from 1"],
   ["OVERSEER_BOARD_SESSION_TTL_MS", "boardSessionTtlMs", 900000, "10", "an integer from 1000"],
   ["OVERSEER_FORGE_WEBHOOK_SECRET", "forgeWebhookSecret", "", "x".repeat(257), "at most 256 characters"],
+  ["OVERSEER_SLACK_SIGNING_SECRET", "slackSigningSecret", "", "x".repeat(257), "at most 256 characters"],
+  ["OVERSEER_SLACK_OPERATORS", "slackOperators", {}, "alice", "<Slack user id>=<API token id>"],
+  [
+    "OVERSEER_SLACK_RESPONSE_ORIGIN",
+    "slackResponseOrigin",
+    "https://hooks.slack.com",
+    "hooks.slack.com",
+    "http:// or https://",
+  ],
   ["OVERSEER_URL", "overseerUrl", "http://127.0.0.1:7070", "ftp://example.com", "http:// or https://"],
   ["OVERSEER_TOKEN", "token", undefined, "two words", "without whitespace"],
 ];

@@ -149,4 +149,6 @@ export type { DoublePull, GitHubDoubleUser } from "./forge-double/github-double-
 export { GitLabDouble } from "./forge-double/gitlab-double.ts";
 export type { GitLabDoubleUser, GitLabMr } from "./forge-double/gitlab-double-state.ts";
 export { buildHostRootfs, type HostRootfsInput } from "./host-rootfs.ts";
+export type { ResponseUrlMessage } from "./slack-double/slack-block-kit.ts";
+export { type ReceivedResponse, SlackDouble, type SlackRequest } from "./slack-double/slack-double.ts";
 export { type ReceivedWebhook, WebhookReceiver } from "./webhook-receiver.ts";

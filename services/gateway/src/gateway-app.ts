@@ -39,6 +39,7 @@ import { registerProjectRoutes } from "./routes/project/register.ts";
 import { registerQueueBoardRoutes } from "./routes/queue-board-routes.ts";
 import type { RouteContext } from "./routes/route-kit.ts";
 import { registerRunRoutes } from "./routes/run/register.ts";
+import { registerSlackRoutes } from "./routes/slack/register.ts";
 import { registerTaskRoutes } from "./routes/task/register.ts";
 import { registerTokenRoutes } from "./routes/token/register.ts";
 import { registerTranscriptRoutes } from "./routes/transcript/register.ts";
@@ -183,6 +184,7 @@ export function createGatewayApp(deps: GatewayDeps, settings: ResolvedGatewayOpt
   registerOpsRoutes(app, ctx);
   registerFleetRoutes(app, ctx);
   registerForgeRoutes(app, ctx);
+  registerSlackRoutes(app, ctx);
   registerNotificationRoutes(app, ctx);
   registerWebhookDocuments(app);
   registerMcpRoutes(app, ctx);

@@ -53,6 +53,9 @@ const gateway = await startGateway(
     maxStreamsPerAddress: settings.maxStreamsPerAddress,
     boardSessionTtlMs: settings.boardSessionTtlMs,
     forgeWebhookSecret: settings.forgeWebhookSecret,
+    slackSigningSecret: settings.slackSigningSecret,
+    slackOperators: settings.slackOperators,
+    slackResponseOrigin: settings.slackResponseOrigin,
     dataDir: path.join(settings.dataDir, "gateway"),
   },
 );

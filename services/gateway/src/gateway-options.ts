@@ -101,6 +101,15 @@ export interface GatewayOptions {
    * GitHub's and Gitea's signatures, GitLab's `X-Gitlab-Token`. Default "": webhooks refused (503).
    */
   forgeWebhookSecret?: string;
+  /**
+   * Signing secret of the Slack app (`POST /api/v1/slack/interactions` checks each click's `v0`
+   * signature with it). Default "": clicks refused (503).
+   */
+  slackSigningSecret?: string;
+  /** Slack user id → id of the API token a click of that user acts as. Default none. */
+  slackOperators?: Readonly<Record<string, string>>;
+  /** Origin a click's `response_url` must have. Default `https://hooks.slack.com`. */
+  slackResponseOrigin?: string;
 }
 
 export type ResolvedGatewayOptions = Readonly<

@@ -43,6 +43,7 @@ const EXPECTED_OPERATIONS = [
   "post /mcp",
   "post /api/v1/admin/queues/session",
   "post /api/v1/forge/{id}/webhooks/{forge}",
+  "post /api/v1/slack/interactions",
   "delete /api/v1/tokens/{token_id}",
   "get /api/v1/notifications/subscriptions",
   "post /api/v1/notifications/subscriptions",

@@ -176,11 +176,20 @@ function acceptsYaml(path: string): boolean {
   return path.endsWith("/tasks/import");
 }
 
-/** A write that carries a body must say it is JSON (or YAML for task files): 415 otherwise. */
+/**
+ * Slack's interactivity requests are form-encoded (`payload=<JSON>`), as Slack sends them: that
+ * route's handler checks its own content type, after the size and body-text checks.
+ */
+const SLACK_INTERACTIONS_PATH = AUTHORIZATION_TABLE.receiveSlackInteraction.path;
+
+/**
+ * A write that carries a body must say it is JSON (or YAML for task files): 415 otherwise.
+ */
 export function requireJsonBodies(): MiddlewareHandler<GatewayEnv> {
   return async (c, next) => {
     if (!WRITE_METHODS.has(c.req.method)) return next();
     const type = c.req.header("content-type");
+    if (c.req.path === SLACK_INTERACTIONS_PATH) return next();
     const yaml = acceptsYaml(c.req.path);
     if (type !== undefined) {
       if (!JSON_TYPE.test(type) && !(yaml && YAML_TYPE.test(type))) {

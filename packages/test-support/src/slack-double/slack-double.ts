@@ -1,0 +1,141 @@
+import { createHmac, randomBytes } from "node:crypto";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { type ResponseUrlMessage, ResponseUrlMessageSchema } from "./slack-block-kit.ts";
+
+/** A click as Slack would send it to the app's interactivity URL: form body and signed headers. */
+export interface SlackRequest {
+  readonly body: string;
+  readonly headers: Record<string, string>;
+}
+
+/** What a message's response_url received (validated first; refused bodies are only counted). */
+export interface ReceivedResponse {
+  readonly path: string;
+  readonly message: ResponseUrlMessage;
+}
+
+/**
+ * The Slack side of interactivity, as Slack documents it: it builds `block_actions` payloads
+ * ("Reference: interaction payloads"), sends them form-encoded as `payload=<JSON>` and signs
+ * them ("Verifying requests from Slack": `v0=` HMAC-SHA256 of `v0:<timestamp>:<body>` with the
+ * app's signing secret); and it serves the response_urls (`/actions/<team>/<id>/<token>`) that
+ * accept a message update, refusing bodies that are not valid Block Kit (400 `invalid_blocks`).
+ */
+export class SlackDouble {
+  readonly responses: ReceivedResponse[] = [];
+  /** Bodies a response_url refused (what Slack would answer 400 to). */
+  readonly refusedResponses: { path: string; problem: string }[] = [];
+  readonly signingSecret: string;
+  readonly #server: Server;
+  readonly team = { id: "T0OVERSEER", domain: "overseer-test" };
+
+  private constructor(signingSecret: string) {
+    this.signingSecret = signingSecret;
+    this.#server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on("data", (c: Buffer) => chunks.push(c));
+      req.on("end", () => {
+        const path = req.url ?? "/";
+        if (req.method !== "POST" || !/^\/actions\/[A-Z0-9]+\/\d+\/[A-Za-z0-9]+$/.test(path)) {
+          res.writeHead(404).end("no_service");
+          return;
+        }
+        let json: unknown;
+        try {
+          json = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+        } catch {
+          json = undefined;
+        }
+        const parsed = ResponseUrlMessageSchema.safeParse(json);
+        if (!parsed.success) {
+          this.refusedResponses.push({ path, problem: parsed.error.message });
+          res.writeHead(400).end("invalid_blocks");
+          return;
+        }
+        this.responses.push({ path, message: parsed.data });
+        res.writeHead(200, { "Content-Type": "text/plain" }).end("ok");
+      });
+    });
+  }
+
+  static async start(signingSecret = randomBytes(16).toString("hex")): Promise<SlackDouble> {
+    const double = new SlackDouble(signingSecret);
+    await new Promise<void>((resolve) => double.#server.listen(0, "127.0.0.1", resolve));
+    return double;
+  }
+
+  /** `http://127.0.0.1:<port>`: the origin of every response_url this double hands out. */
+  get origin(): string {
+    return `http://127.0.0.1:${(this.#server.address() as AddressInfo).port}`;
+  }
+
+  /** A fresh response_url of a message, as Slack puts one in each interaction payload. */
+  responseUrl(): string {
+    return `${this.origin}/actions/${this.team.id}/${Date.now()}${Math.floor(Math.random() * 1000)}/${randomBytes(12).toString("hex")}`;
+  }
+
+  /**
+   * A `block_actions` click on a button (Slack's payload for a message button), form-encoded and
+   * signed at `timestamp` (seconds; default now) with `secret` (default the app's).
+   */
+  click(input: {
+    userId: string;
+    actionId: string;
+    value: string;
+    label?: string;
+    responseUrl?: string;
+    timestamp?: number;
+    secret?: string;
+  }): SlackRequest {
+    const ts = String(input.timestamp ?? Math.floor(Date.now() / 1000));
+    const messageTs = `${ts}.000100`;
+    const payload = {
+      type: "block_actions",
+      user: {
+        id: input.userId,
+        username: input.userId.toLowerCase(),
+        name: input.userId.toLowerCase(),
+        team_id: this.team.id,
+      },
+      api_app_id: "A0OVERSEER",
+      token: "deprecated-verification-token",
+      container: { type: "message", message_ts: messageTs, channel_id: "C0DECISIONS", is_ephemeral: false },
+      trigger_id: `${ts}.1234.${randomBytes(8).toString("hex")}`,
+      team: this.team,
+      enterprise: null,
+      is_enterprise_install: false,
+      channel: { id: "C0DECISIONS", name: "decisions" },
+      message: { type: "message", ts: messageTs, text: "decision card", bot_id: "B0OVERSEER" },
+      state: { values: {} },
+      response_url: input.responseUrl ?? this.responseUrl(),
+      actions: [
+        {
+          action_id: input.actionId,
+          block_id: "options",
+          text: { type: "plain_text", text: input.label ?? "Option", emoji: true },
+          value: input.value,
+          type: "button",
+          action_ts: `${ts}.222222`,
+        },
+      ],
+    };
+    const body = new URLSearchParams({ payload: JSON.stringify(payload) }).toString();
+    return { body, headers: this.sign(body, ts, input.secret) };
+  }
+
+  /** Slack's request headers for `body`: content type, timestamp and `v0` signature. */
+  sign(body: string, timestamp: string, secret = this.signingSecret): Record<string, string> {
+    const signature = `v0=${createHmac("sha256", secret).update(`v0:${timestamp}:${body}`).digest("hex")}`;
+    return {
+      "Content-Type": "application/x-www-form-urlencoded",
+      "X-Slack-Request-Timestamp": timestamp,
+      "X-Slack-Signature": signature,
+    };
+  }
+
+  async close(): Promise<void> {
+    this.#server.closeAllConnections();
+    await new Promise<void>((resolve) => this.#server.close(() => resolve()));
+  }
+}

@@ -1,0 +1,96 @@
+import { z } from "@hono/zod-openapi";
+import type { Decision } from "@overseer/domain";
+
+/**
+ * The part of Slack's `block_actions` interaction payload (sent form-encoded as `payload=<JSON>`)
+ * the gateway reads: who clicked, which button, and where to answer. Slack sends more fields;
+ * they are ignored.
+ */
+export const BlockActionsPayloadSchema = z.object({
+  type: z.literal("block_actions", { error: "a block_actions interaction (a button click)" }),
+  user: z.object({ id: z.string().min(1), username: z.string().optional(), name: z.string().optional() }),
+  team: z.object({ id: z.string() }).nullable().optional(),
+  response_url: z.string().url({ error: "the interaction's response_url" }),
+  actions: z
+    .array(
+      z.object({
+        type: z.string(),
+        action_id: z.string(),
+        block_id: z.string().optional(),
+        value: z.string().optional(),
+      }),
+    )
+    .min(1, { error: "at least one action" }),
+});
+export type BlockActionsPayload = z.infer<typeof BlockActionsPayloadSchema>;
+
+/** What a decision button carries in its `value`: which card of which project, which option. */
+export const DecisionButtonValueSchema = z.object({
+  project_id: z.string().min(1),
+  decision_id: z.string().min(1),
+  option_id: z.string().min(1),
+});
+export type DecisionButtonValue = z.infer<typeof DecisionButtonValueSchema>;
+
+/** The `action_id` prefix of decision buttons (one button per option). */
+export const DECISION_ACTION_PREFIX = "overseer_resolve:";
+
+/** A decision button's `value` (at most 2000 characters, Block Kit's limit for a button value). */
+export function decisionButtonValue(value: DecisionButtonValue): string {
+  return JSON.stringify(value);
+}
+
+/** The decision button among the payload's actions, or undefined when it carries none. */
+export function decisionAction(payload: BlockActionsPayload): DecisionButtonValue | undefined {
+  for (const action of payload.actions) {
+    if (action.type !== "button" || !action.action_id.startsWith(DECISION_ACTION_PREFIX)) continue;
+    try {
+      const parsed = DecisionButtonValueSchema.safeParse(JSON.parse(action.value ?? ""));
+      if (parsed.success) return parsed.data;
+    } catch {
+      // not JSON: not one of ours
+    }
+  }
+  return undefined;
+}
+
+/** Block Kit caps a section's text at 3000 characters. */
+const SECTION_TEXT_MAX = 3000;
+
+/**
+ * The message that replaces the card once it is resolved: the question, then who chose what
+ * (Slack's `response_url` body: `replace_original`, `text`, `blocks`).
+ */
+export function resolvedMessage(
+  decision: Decision,
+  clickedBy: string,
+  fresh: boolean,
+): { replace_original: true; text: string; blocks: unknown[] } {
+  const option = decision.options.find((o) => o.id === decision.selectedOption);
+  const chosen = option?.label ?? decision.selectedOption ?? "?";
+  const who = decision.resolvedBy ?? "?";
+  const outcome = fresh
+    ? `<@${clickedBy}> chose *${mrkdwn(chosen)}* (as ${mrkdwn(who)}).`
+    : `Already resolved by ${mrkdwn(who)}: *${mrkdwn(chosen)}*. Your click changed nothing.`;
+  const note = decision.note ? `\n> ${mrkdwn(decision.note)}` : "";
+  const text = `${outcome}${note}`;
+  return {
+    replace_original: true,
+    text: `${decision.title}: ${text}`.slice(0, SECTION_TEXT_MAX),
+    blocks: [
+      {
+        type: "section",
+        text: {
+          type: "mrkdwn",
+          text: `*${mrkdwn(decision.title)}*\n${mrkdwn(decision.question)}`.slice(0, SECTION_TEXT_MAX),
+        },
+      },
+      { type: "section", text: { type: "mrkdwn", text: text.slice(0, SECTION_TEXT_MAX) } },
+    ],
+  };
+}
+
+/** Slack's mrkdwn escaping: `&`, `<` and `>` only. */
+function mrkdwn(text: string): string {
+  return text.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;");
+}
