@@ -133,12 +133,10 @@ export const SecretRotatedSchema = z
   .object({
     subscription: SubscriptionSchema,
     secret: z.string().openapi({ description: "The new signing secret, shown this once." }),
-    previous_expire_at: isoTime
-      .nullable()
-      .openapi({
-        description:
-          "Until when the previous secrets still sign; null when none signs any more (no overlap, or none before).",
-      }),
+    previous_expire_at: isoTime.nullable().openapi({
+      description:
+        "Until when the previous secrets still sign; null when none signs any more (no overlap, or none before).",
+    }),
   })
   .openapi("NotificationSecretRotated");
 
