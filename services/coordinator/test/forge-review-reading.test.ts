@@ -1,3 +1,4 @@
+import { createRequire } from "node:module";
 import type { CheckState, ReviewState, ReviewThread } from "@overseer/forge";
 import { describe, expect, it } from "vitest";
 import { routeDelivery } from "../src/forge/delivery-route.ts";
@@ -88,32 +89,65 @@ describe("humanReview", () => {
   });
 });
 
+const REPO = "acme/app";
+
 describe("routeDelivery", () => {
   it("routes by head branch, issue number or head sha, per forge", () => {
-    expect(routeDelivery("github", { pull_request: { head: { ref: "overseer/pr/T-1" } } })).toEqual({
+    expect(routeDelivery("github", { pull_request: { head: { ref: "overseer/pr/T-1" } } }, REPO)).toEqual({
       by: "branch",
       branch: "overseer/pr/T-1",
     });
-    expect(routeDelivery("github", { issue: { number: 7, pull_request: {} } })).toEqual({
+    expect(routeDelivery("github", { issue: { number: 7, pull_request: {} } }, REPO)).toEqual({
       by: "number",
       number: 7,
     });
-    expect(routeDelivery("github", { issue: { number: 7 } })).toBeNull();
-    expect(routeDelivery("github", { check_run: { head_sha: "abc", pull_requests: [] } })).toEqual({
+    expect(routeDelivery("github", { issue: { number: 7 } }, REPO)).toBeNull();
+    expect(routeDelivery("github", { check_run: { head_sha: "abc", pull_requests: [] } }, REPO)).toEqual({
       by: "sha",
       sha: "abc",
     });
-    expect(routeDelivery("github", { sha: "def", state: "success" })).toEqual({ by: "sha", sha: "def" });
+    expect(routeDelivery("github", { sha: "def", state: "success" }, REPO)).toEqual({
+      by: "sha",
+      sha: "def",
+    });
     expect(
-      routeDelivery("gitlab", { object_kind: "merge_request", object_attributes: { source_branch: "b" } }),
+      routeDelivery(
+        "gitlab",
+        { object_kind: "merge_request", object_attributes: { source_branch: "b" } },
+        REPO,
+      ),
     ).toEqual({
       by: "branch",
       branch: "b",
     });
-    expect(routeDelivery("gitlab", { object_kind: "note", merge_request: { source_branch: "b2" } })).toEqual({
+    expect(
+      routeDelivery("gitlab", { object_kind: "note", merge_request: { source_branch: "b2" } }, REPO),
+    ).toEqual({
       by: "branch",
       branch: "b2",
     });
-    expect(routeDelivery("gitea", { issue: { number: 3 } })).toEqual({ by: "number", number: 3 });
+    expect(routeDelivery("gitea", { issue: { number: 3 } }, REPO)).toEqual({ by: "number", number: 3 });
+  });
+
+  it("routes nowhere a delivery about another repository (an organisation or group webhook)", () => {
+    const require = createRequire(import.meta.url);
+    const examples = require("@octokit/webhooks-examples") as { name: string; examples: unknown[] }[];
+    // A recorded GitHub delivery: pull_request opened on Codertocat/Hello-World from `changes`.
+    const opened = examples.find((e) => e.name === "pull_request")?.examples[0];
+    expect(routeDelivery("github", opened, "codertocat/hello-world")).toEqual({
+      by: "branch",
+      branch: "changes",
+    });
+    expect(routeDelivery("github", opened, REPO)).toBeNull();
+    const note = {
+      object_kind: "note",
+      project: { path_with_namespace: "acme/platform/app" },
+      merge_request: { source_branch: "b" },
+    };
+    expect(routeDelivery("gitlab", note, "acme/platform/app")).toEqual({ by: "branch", branch: "b" });
+    expect(routeDelivery("gitlab", note, "acme/platform/other")).toBeNull();
+    const status = { sha: "abc", repository: { full_name: "acme/app" } };
+    expect(routeDelivery("gitea", status, REPO)).toEqual({ by: "sha", sha: "abc" });
+    expect(routeDelivery("gitea", status, "acme/web")).toBeNull();
   });
 });

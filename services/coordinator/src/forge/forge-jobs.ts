@@ -331,7 +331,10 @@ export async function applyDelivery(
 ): Promise<void> {
   const delivery = await getForgeDelivery(ctx.db, forge, deliveryId);
   if (!delivery || delivery.applied_at !== null || delivery.project_id !== ctx.project.id) return;
-  const route = forge === ctx.policy.forge?.kind ? routeDelivery(forge, delivery.payload) : null;
+  const route =
+    forge === ctx.policy.forge?.kind
+      ? routeDelivery(forge, delivery.payload, ctx.policy.forge.repository)
+      : null;
   let taskId: string | null = null;
   if (route?.by === "branch") {
     taskId = (await findPullRequestByBranch(ctx.db, ctx.project.id, route.branch))?.task_id ?? null;
