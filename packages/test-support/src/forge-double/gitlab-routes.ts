@@ -4,23 +4,13 @@
  * (`shapeOf` a documented example, see gitlab-examples.ts).
  */
 import { z } from "zod";
-import type { ApiAnswer } from "./double-server.ts";
 import { type ContractRoute, shapeOf } from "./example-contract.ts";
 import { gitlabCiRoutes } from "./gitlab-ci-routes.ts";
-import {
-  DEVELOPER,
-  type GitLabDoubleState,
-  type GitLabDoubleUser,
-  type GitLabMr,
-  type GitLabProject,
-  hashId,
-  MAINTAINER,
-} from "./gitlab-double-state.ts";
+import { DEVELOPER, type GitLabMr, type GitLabProject, hashId, MAINTAINER } from "./gitlab-double-state.ts";
 import {
   GITLAB_APPROVALS_EXAMPLE,
   GITLAB_CURRENT_USER_EXAMPLE,
   GITLAB_DISCUSSION_EXAMPLE,
-  GITLAB_ERROR_EXAMPLE,
   GITLAB_MERGE_REQUEST_EXAMPLE,
   GITLAB_MR_VERSION_EXAMPLE,
   GITLAB_NOTE_EXAMPLE,
@@ -37,7 +27,6 @@ import {
   error,
   forbidden,
   type GitLabRouteContext,
-  int,
   notFound,
   paging,
 } from "./gitlab-route-helpers.ts";
