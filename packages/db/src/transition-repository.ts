@@ -90,6 +90,11 @@ export function defaultDomainContext(overrides: Partial<DomainContext> = {}): Do
 export interface AppliedTransition extends ApplyResult {
   /** The events as stored (with their ids), for live publication after commit. */
   readonly eventRows: readonly EventRow[];
+  /**
+   * Each created run's number among its task's runs of its action (1 for the first execute),
+   * counted as it was inserted; absent when the transition created no run.
+   */
+  readonly actionRunNumbers?: ReadonlyMap<string, number>;
 }
 
 export async function applyTransition(
@@ -176,7 +181,7 @@ export async function applyTransition(
         await storeRunTranscript(trx, runId, options.runReport.transcript);
       if (usage && runId) await recordRunUsage(trx, projectId, runId, usage);
       if (!written.notified) await notify(trx, projectId, options.origin);
-      return { ...result, eventRows };
+      return { ...result, eventRows, actionRunNumbers: written.actionRunNumbers };
     })
     .catch((error: unknown) => {
       if (isSerializationFailure(error)) {
@@ -224,6 +229,7 @@ interface Persisted {
   notified: boolean;
   /** The run report was written with the run's own update. */
   reported: boolean;
+  actionRunNumbers: ReadonlyMap<string, number>;
 }
 
 /** The transition's NOTIFY payload, and the report of the run it names (if any). */
@@ -243,12 +249,13 @@ async function persist(
   const { changes } = result;
   const now = new Date(at);
   let reported = false;
+  const actionRunNumbers = new Map<string, number>();
   try {
     if (changes.createdProject) await insertProjectRow(db, changes.createdProject, now);
     await insertCreatedTasks(db, projectId, changes);
     await updateChangedTasks(db, projectId, changes, now);
     await persistPullRequests(db, projectId, changes.tasks, before, now);
-    reported = await persistRuns(db, projectId, result, now, extras.report ?? null);
+    reported = await persistRuns(db, projectId, result, now, extras.report ?? null, actionRunNumbers);
     await persistDecisions(db, projectId, changes, now);
     if (changes.project) await updateProjectRow(db, projectId, changes.project, changes.settings, now);
   } catch (error) {
@@ -262,7 +269,7 @@ async function persist(
   const eventRows = await insertEvents(db, projectId, result.events, extras.payload);
   // The notifications of these events, in the same transaction (the outbox).
   await writeOutbox(db, projectId, result.events, changes.decisions, eventRows);
-  return { eventRows, notified: eventRows.length > 0, reported };
+  return { eventRows, notified: eventRows.length > 0, reported, actionRunNumbers };
 }
 
 type Changes = ApplyResult["changes"];
@@ -337,6 +344,7 @@ async function persistRuns(
   result: ApplyResult,
   now: Date,
   report: { runId: string; report: RunReport } | null,
+  actionRunNumbers: Map<string, number>,
 ): Promise<boolean> {
   const { changes } = result;
   let reported = false;
@@ -355,7 +363,14 @@ async function persistRuns(
           not_before: run.notBefore === null ? null : new Date(run.notBefore),
           created_at: new Date(run.createdAt),
         })
-        .execute();
+        // The statement's snapshot does not see the row it inserts: the runs before this one.
+        .returning(
+          sql<string>`(SELECT count(*) FROM runs o WHERE o.project_id = ${projectId} AND o.task_id = ${run.taskId} AND o.action = ${run.action})`.as(
+            "before",
+          ),
+        )
+        .executeTakeFirstOrThrow()
+        .then((row) => actionRunNumbers.set(run.id, Number(row.before) + 1));
       continue;
     }
     const previous = result.state.runs.get(run.id);

@@ -264,6 +264,32 @@ describe("run-started", () => {
   });
 });
 
+describe("run numbers", () => {
+  it("a claim counts each created run among its task's runs of that action", async () => {
+    await projectWithTasks("p-number", [card("S00-001")]);
+    const first = await applyTransition(scratch.db, "p-number", { kind: "claim" });
+    const run = first.changes.runs[0]!;
+    expect(first.actionRunNumbers?.get(run.id)).toBe(1);
+    await applyTransition(scratch.db, "p-number", {
+      kind: "no-transition",
+      runId: run.id,
+      detail: "exited without a transition",
+      crashed: false,
+      maxAttempts: 3,
+      backoffMs: 0,
+    });
+    const second = await applyTransition(
+      scratch.db,
+      "p-number",
+      { kind: "claim" },
+      { ctx: { now: Date.now() + 1000 } },
+    );
+    const again = second.changes.runs[0]!;
+    expect(again).toMatchObject({ taskId: "S00-001", action: "execute" });
+    expect(second.actionRunNumbers?.get(again.id)).toBe(2);
+  });
+});
+
 describe("leases (rule 11)", () => {
   it("never gives one project two owners, and a crashed owner's lease expires to another replica", async () => {
     await projectWithTasks("p4", [card("S00-001")]);

@@ -325,7 +325,8 @@ export class Coordinator {
     const created = claimed.changes.runs.filter((r) => claimed.changes.createdRunIds.has(r.id));
     let freed = false;
     for (const run of created) {
-      freed = (await this.enqueueRun(project, claimed.state, run)) || freed;
+      const number = claimed.actionRunNumbers?.get(run.id);
+      freed = (await this.enqueueRun(project, claimed.state, run, number)) || freed;
     }
     this.armWakeTimer(projectId, claimed.state);
     if (freed) this.kick(projectId);
@@ -396,9 +397,15 @@ export class Coordinator {
    * Builds and enqueues a run's job from the state the claim produced (no reload). Returns
    * true when the run was failed instead (its slot is free again).
    */
-  private async enqueueRun(project: ProjectRow, state: ProjectState, run: Run): Promise<boolean> {
+  private async enqueueRun(
+    project: ProjectRow,
+    state: ProjectState,
+    run: Run,
+    known?: number,
+  ): Promise<boolean> {
     const db = this.deps.db;
-    const number = await countRunsOfAction(db, project.id, run.taskId, run.action);
+    // The claim counted it as it inserted the run; a repaired run's is counted here.
+    const number = known ?? (await countRunsOfAction(db, project.id, run.taskId, run.action));
     const planning = state.tasks.get(run.taskId)?.kind === "plan";
     const evidence = planning ? await loadMissionEvidence(db, project.id) : null;
     const build = this.buildJob(project, state, run, number, evidence);
