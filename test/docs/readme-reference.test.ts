@@ -110,6 +110,8 @@ const SETTING_CONSTANTS: Readonly<Record<string, readonly [keyof ServiceSettings
   OVERSEER_NOTIFY_ATTEMPTS: ["notifyAttempts", COORDINATOR_DEFAULTS.notifyAttempts],
   OVERSEER_NOTIFY_BACKOFF_MS: ["notifyBackoffMs", COORDINATOR_DEFAULTS.notifyBackoffMs],
   OVERSEER_NOTIFY_TIMEOUT_MS: ["notifyTimeoutMs", COORDINATOR_DEFAULTS.notifyTimeoutMs],
+  OVERSEER_SLACK_BOT_TOKEN: ["slackBotToken", COORDINATOR_DEFAULTS.slackBotToken],
+  OVERSEER_SLACK_API_URL: ["slackApiUrl", COORDINATOR_DEFAULTS.slackApiUrl],
   OVERSEER_NOTIFY_CONCURRENCY: ["notifyConcurrency", COORDINATOR_DEFAULTS.notifyConcurrency],
   OVERSEER_MIRROR_FRESH_MS: ["mirrorFreshMs", WORKER_DEFAULTS.mirrorFreshMs],
   OVERSEER_KILL_GRACE_MS: ["killGraceMs", WORKER_DEFAULTS.killGraceMs],

@@ -16,3 +16,23 @@ export const SlackInteractionResultSchema = z
     }),
   })
   .openapi("SlackInteractionResult");
+
+/**
+ * What a decision card's button carries in its `value` (Block Kit: at most 2000 characters):
+ * which card of which project, and which option. Written by the Slack sender
+ * (`@overseer/notify`), read back by the gateway's interactivity route.
+ */
+export const DecisionButtonValueSchema = z.object({
+  project_id: z.string().min(1),
+  decision_id: z.string().min(1),
+  option_id: z.string().min(1),
+});
+export type DecisionButtonValue = z.infer<typeof DecisionButtonValueSchema>;
+
+/** The `action_id` of a decision button is this prefix and the option id. */
+export const DECISION_ACTION_PREFIX = "overseer_resolve:";
+
+/** A decision button's `value`. */
+export function decisionButtonValue(value: DecisionButtonValue): string {
+  return JSON.stringify(value);
+}

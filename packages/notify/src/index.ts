@@ -1,3 +1,5 @@
+export { type SlackMessage, slackMessageOf } from "./slack-message.ts";
+export { postSlackMessage, type SlackAttempt } from "./slack-sender.ts";
 export { type OutboxNotification, webhookPayloadOf, webhookTestPayload } from "./webhook-payload.ts";
 export {
   type AttemptOutcome,

@@ -42,4 +42,8 @@ export const COORDINATOR_DEFAULTS = Object.freeze({
   notifyTimeoutMs: 10_000,
   /** Deliveries one replica sends in parallel, different streams (`OVERSEER_NOTIFY_CONCURRENCY`). */
   notifyConcurrency: 8,
+  /** Bot token Slack notifications are posted with; "" fails Slack deliveries (`OVERSEER_SLACK_BOT_TOKEN`). */
+  slackBotToken: "",
+  /** Slack's Web API base (`OVERSEER_SLACK_API_URL`). */
+  slackApiUrl: "https://slack.com/api/",
 });

@@ -72,6 +72,10 @@ export interface ServiceSettings {
   readonly notifyTimeoutMs: number;
   /** `OVERSEER_NOTIFY_CONCURRENCY`: deliveries a coordinator sends in parallel. Default `8`. */
   readonly notifyConcurrency: number;
+  /** `OVERSEER_SLACK_BOT_TOKEN`: bot token Slack notifications are posted with; "" fails them. Secret. */
+  readonly slackBotToken: string;
+  /** `OVERSEER_SLACK_API_URL`: Slack's Web API base. Default `https://slack.com/api/`. */
+  readonly slackApiUrl: string;
   /** `OVERSEER_MIRROR_FRESH_MS`: skip the pre-checkout fetch of a new task when the mirror is this fresh. Default `5000`. */
   readonly mirrorFreshMs: number;
   /** `OVERSEER_KILL_GRACE_MS`: time between SIGTERM and SIGKILL of a run's process group. Default `5000`. */

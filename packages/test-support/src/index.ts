@@ -151,4 +151,5 @@ export type { GitLabDoubleUser, GitLabMr } from "./forge-double/gitlab-double-st
 export { buildHostRootfs, type HostRootfsInput } from "./host-rootfs.ts";
 export type { ResponseUrlMessage } from "./slack-double/slack-block-kit.ts";
 export { type ReceivedResponse, SlackDouble, type SlackRequest } from "./slack-double/slack-double.ts";
+export type { PostedMessage } from "./slack-double/slack-web-api.ts";
 export { type ReceivedWebhook, WebhookReceiver } from "./webhook-receiver.ts";

@@ -65,6 +65,8 @@ const coordinator = new Coordinator(
     notifyConcurrency: settings.notifyConcurrency,
     notifyAttempts: settings.notifyAttempts,
     notifyTimeoutMs: settings.notifyTimeoutMs,
+    slackBotToken: settings.slackBotToken,
+    slackApiUrl: settings.slackApiUrl,
   }),
 );
 await coordinator.start();

@@ -39,6 +39,10 @@ export interface CoordinatorOptions {
   notifyAttempts?: number;
   /** Bound on one webhook or Slack request. Default 10000 ms. */
   notifyTimeoutMs?: number;
+  /** Bot token Slack subscriptions' messages are posted with. Default "": Slack deliveries fail. */
+  slackBotToken?: string;
+  /** Slack's Web API base. Default `https://slack.com/api/`. */
+  slackApiUrl?: string;
 }
 
 /** Every option after defaults: what `Coordinator` accepts. */

@@ -1,7 +1,7 @@
+import { decisionButtonValue } from "@overseer/api-contract";
 import { createApiToken, getDecision, listEvents, revokeApiToken } from "@overseer/db";
 import { SlackDouble } from "@overseer/test-support";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { decisionButtonValue } from "../src/routes/slack/slack-interaction.ts";
 import { verifySlackSignature } from "../src/routes/slack/slack-signature.ts";
 import { card, raiseQuestion, seedProject, useGatewayFixture } from "./support/gateway-fixture.ts";
 import { stateSignature } from "./support/state-signature.ts";

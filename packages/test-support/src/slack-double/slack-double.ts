@@ -2,6 +2,7 @@ import { createHmac, randomBytes } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { type ResponseUrlMessage, ResponseUrlMessageSchema } from "./slack-block-kit.ts";
+import { type PostedMessage, postMessageAnswer } from "./slack-web-api.ts";
 
 /** A click as Slack would send it to the app's interactivity URL: form body and signed headers. */
 export interface SlackRequest {
@@ -29,6 +30,14 @@ export class SlackDouble {
   readonly signingSecret: string;
   readonly #server: Server;
   readonly team = { id: "T0OVERSEER", domain: "overseer-test" };
+  /** The app's bot token the Web API accepts. */
+  readonly botToken = `xoxb-${Date.now()}-${randomBytes(8).toString("hex")}`;
+  /** Channels the bot is in (chat.postMessage elsewhere: `channel_not_found`). */
+  readonly channels = new Set<string>(["C0DECISIONS"]);
+  /** Messages chat.postMessage accepted, in order. */
+  readonly posted: PostedMessage[] = [];
+  /** chat.postMessage calls refused, with Slack's error code. */
+  readonly refusedPosts: string[] = [];
 
   private constructor(signingSecret: string) {
     this.signingSecret = signingSecret;
@@ -37,6 +46,15 @@ export class SlackDouble {
       req.on("data", (c: Buffer) => chunks.push(c));
       req.on("end", () => {
         const path = req.url ?? "/";
+        if (req.method === "POST" && path === "/api/chat.postMessage") {
+          const answer = postMessageAnswer(this, req.headers, Buffer.concat(chunks).toString("utf8"));
+          if (answer.ok) this.posted.push(answer.message);
+          else this.refusedPosts.push(answer.error);
+          res
+            .writeHead(200, { "Content-Type": "application/json; charset=utf-8" })
+            .end(JSON.stringify(answer));
+          return;
+        }
         if (req.method !== "POST" || !/^\/actions\/[A-Z0-9]+\/\d+\/[A-Za-z0-9]+$/.test(path)) {
           res.writeHead(404).end("no_service");
           return;
@@ -63,6 +81,11 @@ export class SlackDouble {
     const double = new SlackDouble(signingSecret);
     await new Promise<void>((resolve) => double.#server.listen(0, "127.0.0.1", resolve));
     return double;
+  }
+
+  /** The Web API base to give `@slack/web-api` (`slackApiUrl`), like `https://slack.com/api/`. */
+  get apiUrl(): string {
+    return `${this.origin}/api/`;
   }
 
   /** `http://127.0.0.1:<port>`: the origin of every response_url this double hands out. */

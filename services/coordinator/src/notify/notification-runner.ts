@@ -26,7 +26,13 @@ import {
   recordDeliveryOutcome,
   startDeliveryAttempt,
 } from "@overseer/db";
-import { type AttemptOutcome, postWebhook, webhookPayloadOf } from "@overseer/notify";
+import {
+  type AttemptOutcome,
+  postSlackMessage,
+  postWebhook,
+  slackMessageOf,
+  webhookPayloadOf,
+} from "@overseer/notify";
 import { NOTIFY_QUEUE, type NotifyQueue, notifyJobSchema, queueKeyPrefix, type Redis } from "@overseer/queue";
 import type { Logger } from "@overseer/runtime";
 import { Worker } from "bullmq";
@@ -53,6 +59,8 @@ export type NotificationRunnerOptions = Pick<
   | "notifyTimeoutMs"
   | "reconcileIntervalMs"
   | "dashboardUrl"
+  | "slackBotToken"
+  | "slackApiUrl"
 >;
 
 export class NotificationRunner {
@@ -173,9 +181,18 @@ export class NotificationRunner {
 
   private async send(work: DeliveryWork): Promise<AttemptOutcome> {
     const { subscription, outbox, delivery } = work;
+    const payload = webhookPayloadOf(outbox, this.#options.dashboardUrl);
+    if (subscription.channel === "slack" && subscription.slack_channel !== null) {
+      return postSlackMessage({
+        token: this.#options.slackBotToken,
+        apiUrl: this.#options.slackApiUrl,
+        channel: subscription.slack_channel,
+        message: slackMessageOf(payload),
+        timeoutMs: this.#options.notifyTimeoutMs,
+      });
+    }
     if (subscription.channel !== "webhook" || subscription.url === null)
       return { ok: false, status: null, error: `channel ${subscription.channel} cannot be sent yet` };
-    const payload = webhookPayloadOf(outbox, this.#options.dashboardUrl);
     return postWebhook({
       url: subscription.url,
       secrets: activeSecrets(subscription.secrets).map((s) => s.secret),

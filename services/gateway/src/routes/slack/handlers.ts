@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import {
   AUTHORIZATION_TABLE,
   type AuthorizationRule,
+  type DecisionButtonValue,
   projectStatusesAllowed,
   requiredAccess,
   scopeGrants,
@@ -14,7 +15,6 @@ import type { receiveSlackInteractionRoute } from "./definitions.ts";
 import {
   type BlockActionsPayload,
   BlockActionsPayloadSchema,
-  type DecisionButtonValue,
   decisionAction,
   resolvedMessage,
 } from "./slack-interaction.ts";

@@ -1,4 +1,9 @@
 import { z } from "@hono/zod-openapi";
+import {
+  DECISION_ACTION_PREFIX,
+  type DecisionButtonValue,
+  DecisionButtonValueSchema,
+} from "@overseer/api-contract";
 import type { Decision } from "@overseer/domain";
 
 /**
@@ -23,22 +28,6 @@ export const BlockActionsPayloadSchema = z.object({
     .min(1, { error: "at least one action" }),
 });
 export type BlockActionsPayload = z.infer<typeof BlockActionsPayloadSchema>;
-
-/** What a decision button carries in its `value`: which card of which project, which option. */
-export const DecisionButtonValueSchema = z.object({
-  project_id: z.string().min(1),
-  decision_id: z.string().min(1),
-  option_id: z.string().min(1),
-});
-export type DecisionButtonValue = z.infer<typeof DecisionButtonValueSchema>;
-
-/** The `action_id` prefix of decision buttons (one button per option). */
-export const DECISION_ACTION_PREFIX = "overseer_resolve:";
-
-/** A decision button's `value` (at most 2000 characters, Block Kit's limit for a button value). */
-export function decisionButtonValue(value: DecisionButtonValue): string {
-  return JSON.stringify(value);
-}
 
 /** The decision button among the payload's actions, or undefined when it carries none. */
 export function decisionAction(payload: BlockActionsPayload): DecisionButtonValue | undefined {

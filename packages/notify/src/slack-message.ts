@@ -1,0 +1,94 @@
+import { DECISION_ACTION_PREFIX, decisionButtonValue, type WebhookPayload } from "@overseer/api-contract";
+
+/** A Slack message: `text` (the notification's fallback and screen-reader text) and Block Kit `blocks`. */
+export interface SlackMessage {
+  readonly text: string;
+  readonly blocks: Record<string, unknown>[];
+}
+
+/** Block Kit's limits (Slack "Reference: blocks"): section text, button label. */
+const SECTION_MAX = 3000;
+const BUTTON_LABEL_MAX = 75;
+
+/**
+ * The Slack message of a notification. A decision card (`decision.opened`) has one button per
+ * option that needs no note (action_id `overseer_resolve:<option>`, value naming project, card and
+ * option, read back by `POST /api/v1/slack/interactions`); options that need a note are listed to
+ * answer from the dashboard. Every other type is a plain message with a link to its page.
+ */
+export function slackMessageOf(payload: WebhookPayload): SlackMessage {
+  const d = payload.data;
+  const link = "url" in d && d.url ? `\n<${d.url}|Open in Overseer>` : "";
+  if (payload.type === "decision.opened") {
+    const data = payload.data;
+    const buttons = data.options
+      .filter((o) => !o.requires_note)
+      .map((o) => ({
+        type: "button",
+        text: { type: "plain_text", text: clip(o.label, BUTTON_LABEL_MAX), emoji: true },
+        action_id: `${DECISION_ACTION_PREFIX}${o.id}`,
+        value: decisionButtonValue({
+          project_id: data.project_id,
+          decision_id: data.decision_id,
+          option_id: o.id,
+        }),
+      }));
+    const noted = data.options.filter((o) => o.requires_note).map((o) => o.label);
+    const header = `*Needs you* in ${mrkdwn(data.project_id)}${data.task_id ? ` (${mrkdwn(data.task_id)})` : ""}: *${mrkdwn(data.title)}*`;
+    const blocks: Record<string, unknown>[] = [
+      section(`${header}\n${mrkdwn(data.question)}`),
+      ...(data.reason
+        ? [{ type: "context", elements: [{ type: "mrkdwn", text: clip(mrkdwn(data.reason), SECTION_MAX) }] }]
+        : []),
+      ...(buttons.length > 0
+        ? [{ type: "actions", block_id: `decision:${data.decision_id}`.slice(0, 255), elements: buttons }]
+        : []),
+      ...(noted.length > 0 || link
+        ? [
+            section(
+              `${noted.length > 0 ? `With a note, from the dashboard: ${noted.map(mrkdwn).join(", ")}` : ""}${link}`.trim(),
+            ),
+          ]
+        : []),
+    ];
+    return { text: clip(`Needs you in ${data.project_id}: ${data.question}`, SECTION_MAX), blocks };
+  }
+  const line = `${summaryOf(payload)}${link}`;
+  return { text: clip(summaryOf(payload), SECTION_MAX), blocks: [section(line)] };
+}
+
+/** One line saying what happened, per type. */
+function summaryOf(payload: WebhookPayload): string {
+  const p = mrkdwn(payload.data.project_id ?? "every project");
+  switch (payload.type) {
+    case "decision.opened":
+      return `Needs you in ${p}: ${mrkdwn(payload.data.question)}`;
+    case "decision.resolved":
+      return `Answered in ${p}: ${mrkdwn(payload.data.option_id)} by ${mrkdwn(payload.data.by)}`;
+    case "incident.recorded":
+      return `:rotating_light: Incident in ${p} (${mrkdwn(payload.data.kind)}): ${mrkdwn(payload.data.message)}`;
+    case "project.paused":
+      return `${p} paused at its ${payload.data.bound} bound: ${mrkdwn(payload.data.reason)}`;
+    case "mission.completed":
+      return `:white_check_mark: Mission of ${p} completed${payload.data.reviewer ? ` (approved by ${mrkdwn(payload.data.reviewer)})` : ""}`;
+    case "pr.opened":
+      return `Pull request #${payload.data.number} opened in ${p}: <${payload.data.pull_request_url}>`;
+    case "pr.merged":
+      return `Pull request${payload.data.number === null ? "" : ` #${payload.data.number}`} merged in ${p} (${payload.data.merge_commit_sha.slice(0, 12)})`;
+    case "overseer.test":
+      return `Test message: ${mrkdwn(payload.data.message)}`;
+  }
+}
+
+function section(text: string): Record<string, unknown> {
+  return { type: "section", text: { type: "mrkdwn", text: clip(text || " ", SECTION_MAX) } };
+}
+
+function clip(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+}
+
+/** Slack's mrkdwn escaping: `&`, `<` and `>` only. */
+function mrkdwn(text: string): string {
+  return text.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;");
+}
