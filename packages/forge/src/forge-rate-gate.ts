@@ -14,21 +14,40 @@ import { createHash } from "node:crypto";
 /** The longest hold a forge's answer may impose (a garbled reset far ahead must not stop a token for good). */
 const MAX_HOLD_MS = 3_600_000;
 
-export class ForgeRateGate {
-  #until = 0;
+/**
+ * GitHub counts REST (`core`), GraphQL and search in separate windows and names the one an
+ * answer is about (`x-ratelimit-resource`): an exhausted window holds only the requests of its
+ * own resource. Every other hold (a `Retry-After`: GitHub's secondary limits span all requests;
+ * GitLab's and Gitea's one window) holds them all (`ALL`).
+ */
+const SEPARATE_RESOURCES = new Set(["core", "graphql", "search"]);
+const ALL = "*";
 
-  /** Until when (ms since the epoch) the forge asked this token to wait; 0 when it did not. */
+/** The rate-limit resource a request to `url` counts against on GitHub (`core` for anything else). */
+export function requestResource(url: string): string {
+  const path = new URL(url, "http://forge.invalid").pathname;
+  if (path.endsWith("/graphql")) return "graphql";
+  if (/\/search\//.test(path)) return "search";
+  return "core";
+}
+
+export class ForgeRateGate {
+  readonly #until = new Map<string, number>();
+
+  /** Until when (ms since the epoch) the forge asked this token to wait, for any resource; 0 when it did not. */
   get heldUntil(): number {
-    return this.#until > Date.now() ? this.#until : 0;
+    const until = Math.max(0, ...this.#until.values());
+    return until > Date.now() ? until : 0;
   }
 
   /**
-   * Waits until the token may send again; returns 0 then. A hold longer than `maxWaitMs` is
-   * not waited: its ms left are returned at once.
+   * Waits until the token may send a request of `resource` again; returns 0 then. A hold
+   * longer than `maxWaitMs` is not waited: its ms left are returned at once.
    */
-  async pass(maxWaitMs: number): Promise<number> {
+  async pass(maxWaitMs: number, resource = "core"): Promise<number> {
     for (;;) {
-      const left = this.#until - Date.now();
+      const until = Math.max(this.#until.get(ALL) ?? 0, this.#until.get(resource) ?? 0);
+      const left = until - Date.now();
       if (left <= 0) return 0;
       if (left > maxWaitMs) return left;
       await new Promise((resolve) => setTimeout(resolve, left));
@@ -38,7 +57,13 @@ export class ForgeRateGate {
   /** Holds the token when `response` is a rate limit (or the last call of the window) naming its end. */
   observe(response: Response, now = Date.now()): void {
     const wait = rateLimitWaitMs(response, now);
-    if (wait !== null && wait > 0) this.#until = Math.max(this.#until, now + Math.min(wait, MAX_HOLD_MS));
+    if (wait === null || wait <= 0) return;
+    const named = response.headers.get("x-ratelimit-resource");
+    const key =
+      response.headers.get("retry-after") === null && named !== null && SEPARATE_RESOURCES.has(named)
+        ? named
+        : ALL;
+    this.#until.set(key, Math.max(this.#until.get(key) ?? 0, now + Math.min(wait, MAX_HOLD_MS)));
   }
 }
 
@@ -77,7 +102,8 @@ export function gatedFetch(
   inner: typeof fetch = fetch,
 ): typeof fetch {
   return async (input, init) => {
-    const left = await gate.pass(maxWaitMs);
+    const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
+    const left = await gate.pass(maxWaitMs, requestResource(url));
     if (left > 0) return heldAnswer(left);
     const response = await inner(input, init);
     gate.observe(response);

@@ -6,7 +6,7 @@
  */
 import { GitHubDouble, GitLabDouble } from "@overseer/test-support";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ForgeRateGate, rateGateFor, rateLimitWaitMs } from "../src/forge-rate-gate.ts";
+import { ForgeRateGate, rateGateFor, rateLimitWaitMs, requestResource } from "../src/forge-rate-gate.ts";
 import { createForgeAdapter, ForgeCallCounter, ForgeError } from "../src/index.ts";
 
 const REPO = "acme/gate";
@@ -75,6 +75,31 @@ describe("rate limits shared per (forge, token) in the process", () => {
     const left = await gate.pass(1000);
     expect(left).toBeGreaterThan(25_000);
     expect(await new ForgeRateGate().pass(1000)).toBe(0);
+  });
+
+  it("an exhausted GitHub window holds only its own resource (REST, GraphQL, search); a Retry-After holds all", async () => {
+    const reset = String(Math.ceil(Date.now() / 1000) + 30);
+    const gate = new ForgeRateGate();
+    gate.observe(
+      answer(200, {
+        "x-ratelimit-remaining": "0",
+        "x-ratelimit-reset": reset,
+        "x-ratelimit-resource": "core",
+      }),
+    );
+    expect(
+      await gate.pass(1000, requestResource("https://ghe.test/api/v3/repos/o/r/pulls/1")),
+    ).toBeGreaterThan(25_000);
+    expect(await gate.pass(1000, requestResource("https://ghe.test/api/graphql"))).toBe(0);
+    expect(await gate.pass(1000, requestResource("https://api.github.com/search/issues?q=x"))).toBe(0);
+    // A secondary limit (Retry-After) is about every request of the token.
+    gate.observe(answer(403, { "retry-after": "20", "x-ratelimit-resource": "graphql" }));
+    expect(await gate.pass(1000, "graphql")).toBeGreaterThan(15_000);
+    expect(await gate.pass(1000, "search")).toBeGreaterThan(15_000);
+    // GitLab and Gitea name no resource: their one window holds everything.
+    const single = new ForgeRateGate();
+    single.observe(answer(429, { "ratelimit-remaining": "0", "ratelimit-reset": reset }));
+    expect(await single.pass(1000, "graphql")).toBeGreaterThan(25_000);
   });
 
   it("GitHub: a Retry-After told to one job's adapter holds every adapter of the token, and only of that token", async () => {
