@@ -6,7 +6,7 @@
  * `poll_seconds: 0` nothing is polled, so every step after the merge request opens got there by
  * a delivery: the head pipeline's result (Pipeline Hook), a person's inline discussion (Note
  * Hook), the fix's green pipeline, their approval (Merge Request Hook, action `approval`), and
- * the merge.
+ * the merge. And a Pipeline Hook lost on its way is caught up by polling.
  */
 
 import type { ProjectState } from "@overseer/domain";
@@ -196,4 +196,59 @@ describe("GitLab webhooks through the gateway (GitLab double → gateway process
       }),
     );
   }, 600_000);
+
+  it("a lost Pipeline Hook is caught up by polling (GitLab gives no ETag: full reads)", async () => {
+    const project = "gitlab-hooks-lossy";
+    await cluster.addProject({
+      id: project,
+      tasks: [
+        scriptedTask(
+          "P-1",
+          'execute: write src/p.ts "export const p = 1;\\n"; submit "Add p"\nreview: approve',
+        ),
+      ],
+      remote: () => forge.cloneUrl(PROJECT),
+      runnerConfig: ClusterFixture.fakeRunnerConfig({
+        landing: {
+          mode: "pull_request",
+          pull_request: { poll_seconds: 1, required_checks: ["test"], merge: "auto", required_approvals: 0 },
+        },
+        forge: { kind: "gitlab", url: forge.url, repository: PROJECT, token: BOT.token },
+      }),
+    });
+    forge.addWebhook(hookUrl(project), SECRET);
+    const opened = await cluster.waitForProject(
+      project,
+      (s) => pr(s, "P-1")?.status === "open" && s.tasks.get("P-1")?.status === "pr_open",
+      180_000,
+    );
+    const head = pr(opened, "P-1");
+    if (!head?.number) throw new Error("no merge request");
+    forge.loseWebhooks({ event: "Pipeline Hook" });
+    pipeline(head.headSha, head.number, "success");
+    const done = await cluster.waitForProject(project, (s) => s.tasks.get("P-1")?.status === "done", 120_000);
+    expect(pr(done, "P-1")).toMatchObject({ status: "merged", mergedBy: BOT.username });
+    expect(forge.mergeRequests(PROJECT).filter((m) => m.source === "overseer/pr/P-1")).toHaveLength(1);
+    await forge.flushWebhooks();
+    // The green pipeline never reached the gateway: only a poll can have seen it.
+    const lost = forge.deliveries.filter((d) => d.url === hookUrl(project) && d.lost);
+    expect(lost.map((d) => d.event)).toEqual(["Pipeline Hook"]);
+    const stored = await storedDeliveries(project);
+    expect(stored.some((d) => d.event === "Pipeline Hook")).toBe(false);
+    expect(forge.takeViolations()).toEqual([]);
+    const row = await cluster.scratch.db
+      .selectFrom("pull_requests")
+      .select(["api_calls"])
+      .where("project_id", "=", project)
+      .where("task_id", "=", "P-1")
+      .executeTakeFirstOrThrow();
+    console.log(
+      JSON.stringify({
+        figure: "lost-webhook-polled-1s",
+        forge: "gitlab",
+        forgeApiCallsForTask: row.api_calls,
+        deliveries: stored.length,
+      }),
+    );
+  }, 300_000);
 });
