@@ -1,4 +1,3 @@
-import { createRequire } from "node:module";
 import type { CheckState, ReviewState, ReviewThread } from "@overseer/forge";
 import { describe, expect, it } from "vitest";
 import { routeDelivery } from "../src/forge/delivery-route.ts";
@@ -130,10 +129,12 @@ describe("routeDelivery", () => {
   });
 
   it("routes nowhere a delivery about another repository (an organisation or group webhook)", () => {
-    const require = createRequire(import.meta.url);
-    const examples = require("@octokit/webhooks-examples") as { name: string; examples: unknown[] }[];
-    // A recorded GitHub delivery: pull_request opened on Codertocat/Hello-World from `changes`.
-    const opened = examples.find((e) => e.name === "pull_request")?.examples[0];
+    // As GitHub's recorded pull_request delivery names them (@octokit/webhooks-examples).
+    const opened = {
+      action: "opened",
+      pull_request: { head: { ref: "changes" } },
+      repository: { full_name: "Codertocat/Hello-World" },
+    };
     expect(routeDelivery("github", opened, "codertocat/hello-world")).toEqual({
       by: "branch",
       branch: "changes",
