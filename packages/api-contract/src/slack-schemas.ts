@@ -32,6 +32,9 @@ export type DecisionButtonValue = z.infer<typeof DecisionButtonValueSchema>;
 /** The `action_id` of a decision button is this prefix and the option id. */
 export const DECISION_ACTION_PREFIX = "overseer_resolve:";
 
+/** The `action_id` of a decision card's note field (a `plain_text_input`); its text is the resolution's note. */
+export const DECISION_NOTE_ACTION_ID = "overseer_note";
+
 /** A decision button's `value`. */
 export function decisionButtonValue(value: DecisionButtonValue): string {
   return JSON.stringify(value);

@@ -1,4 +1,9 @@
-import { DECISION_ACTION_PREFIX, decisionButtonValue, type WebhookPayload } from "@overseer/api-contract";
+import {
+  DECISION_ACTION_PREFIX,
+  DECISION_NOTE_ACTION_ID,
+  decisionButtonValue,
+  type WebhookPayload,
+} from "@overseer/api-contract";
 
 /** A Slack message: `text` (the notification's fallback and screen-reader text) and Block Kit `blocks`. */
 export interface SlackMessage {
@@ -6,55 +11,65 @@ export interface SlackMessage {
   readonly blocks: Record<string, unknown>[];
 }
 
-/** Block Kit's limits (Slack "Reference: blocks"): section text, button label. */
+/** Block Kit's limits (Slack "Reference: blocks"): section text, button label, text input. */
 const SECTION_MAX = 3000;
 const BUTTON_LABEL_MAX = 75;
+const NOTE_MAX = 3000;
 
 /**
- * The Slack message of a notification. A decision card (`decision.opened`) has one button per
- * option that needs no note (action_id `overseer_resolve:<option>`, value naming project, card and
- * option, read back by `POST /api/v1/slack/interactions`); options that need a note are listed to
- * answer from the dashboard. Every other type is a plain message with a link to its page.
+ * The Slack message of a notification. A decision card (`decision.opened`) has a note field
+ * (action_id `overseer_note`) and one button per option (action_id `overseer_resolve:<option>`,
+ * value naming project, card and option), read back by `POST /api/v1/slack/interactions`; an
+ * option that needs a note says so on its button. Every other type is a plain message with a
+ * link to its page.
  */
 export function slackMessageOf(payload: WebhookPayload): SlackMessage {
   const d = payload.data;
   const link = "url" in d && d.url ? `\n<${d.url}|Open in Overseer>` : "";
-  if (payload.type === "decision.opened") {
-    const data = payload.data;
-    const buttons = data.options
-      .filter((o) => !o.requires_note)
-      .map((o) => ({
-        type: "button",
-        text: { type: "plain_text", text: clip(o.label, BUTTON_LABEL_MAX), emoji: true },
-        action_id: `${DECISION_ACTION_PREFIX}${o.id}`,
-        value: decisionButtonValue({
-          project_id: data.project_id,
-          decision_id: data.decision_id,
-          option_id: o.id,
-        }),
-      }));
-    const noted = data.options.filter((o) => o.requires_note).map((o) => o.label);
-    const header = `*Needs you* in ${mrkdwn(data.project_id)}${data.task_id ? ` (${mrkdwn(data.task_id)})` : ""}: *${mrkdwn(data.title)}*`;
-    const blocks: Record<string, unknown>[] = [
-      section(`${header}\n${mrkdwn(data.question)}`),
-      ...(data.reason
-        ? [{ type: "context", elements: [{ type: "mrkdwn", text: clip(mrkdwn(data.reason), SECTION_MAX) }] }]
-        : []),
-      ...(buttons.length > 0
-        ? [{ type: "actions", block_id: `decision:${data.decision_id}`.slice(0, 255), elements: buttons }]
-        : []),
-      ...(noted.length > 0 || link
-        ? [
-            section(
-              `${noted.length > 0 ? `With a note, from the dashboard: ${noted.map(mrkdwn).join(", ")}` : ""}${link}`.trim(),
-            ),
-          ]
-        : []),
-    ];
-    return { text: clip(`Needs you in ${data.project_id}: ${data.question}`, SECTION_MAX), blocks };
+  if (payload.type !== "decision.opened") {
+    return { text: clip(summaryOf(payload), SECTION_MAX), blocks: [section(`${summaryOf(payload)}${link}`)] };
   }
-  const line = `${summaryOf(payload)}${link}`;
-  return { text: clip(summaryOf(payload), SECTION_MAX), blocks: [section(line)] };
+  const data = payload.data;
+  const buttons = data.options.map((o) => ({
+    type: "button",
+    text: {
+      type: "plain_text",
+      text: o.requires_note
+        ? `${clip(o.label, BUTTON_LABEL_MAX - 7)} (note)`
+        : clip(o.label, BUTTON_LABEL_MAX),
+      emoji: true,
+    },
+    action_id: `${DECISION_ACTION_PREFIX}${o.id}`,
+    value: decisionButtonValue({
+      project_id: data.project_id,
+      decision_id: data.decision_id,
+      option_id: o.id,
+    }),
+  }));
+  const where = `${mrkdwn(data.project_id)}${data.task_id ? ` (${mrkdwn(data.task_id)})` : ""}`;
+  const blocks: Record<string, unknown>[] = [
+    section(`*Needs you* in ${where}: *${mrkdwn(data.title)}*\n${mrkdwn(data.question)}`),
+    ...(data.reason
+      ? [{ type: "context", elements: [{ type: "mrkdwn", text: clip(mrkdwn(data.reason), SECTION_MAX) }] }]
+      : []),
+    {
+      type: "input",
+      block_id: "note",
+      optional: true,
+      label: { type: "plain_text", text: "Note (sent with your choice)" },
+      element: {
+        type: "plain_text_input",
+        action_id: DECISION_NOTE_ACTION_ID,
+        multiline: true,
+        max_length: NOTE_MAX,
+      },
+    },
+    ...(buttons.length > 0
+      ? [{ type: "actions", block_id: `decision:${data.decision_id}`.slice(0, 255), elements: buttons }]
+      : []),
+    ...(link ? [section(link.trim())] : []),
+  ];
+  return { text: clip(`Needs you in ${data.project_id}: ${data.question}`, SECTION_MAX), blocks };
 }
 
 /** One line saying what happened, per type. */

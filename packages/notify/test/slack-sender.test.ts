@@ -42,7 +42,7 @@ const send = (payload: WebhookPayload, channel = "C0DECISIONS", token = slack.bo
   });
 
 describe("Slack messages with @slack/web-api", () => {
-  it("posts a decision card with one button per option that needs no note, each naming card and option", async () => {
+  it("posts a decision card with a note field and one button per option, each naming card and option", async () => {
     expect(await send(card)).toEqual({ ok: true, status: 200, error: null });
     expect(slack.refusedPosts).toEqual([]);
     const posted = slack.posted.at(-1);
@@ -52,14 +52,18 @@ describe("Slack messages with @slack/web-api", () => {
     const buttons = actions && "elements" in actions ? actions.elements : [];
     expect(buttons.map((b) => [b.action_id, b.text.text])).toEqual([
       ["overseer_resolve:use_postgres", "Use Postgres"],
+      ["overseer_resolve:use_sqlite", "Use SQLite (note)"],
       ["overseer_resolve:stop", "Stop"],
     ]);
     expect(buttons.map((b) => DecisionButtonValueSchema.parse(JSON.parse(b.value ?? "")))).toEqual([
       { project_id: "demo", decision_id: "decision-S00-001.R1", option_id: "use_postgres" },
+      { project_id: "demo", decision_id: "decision-S00-001.R1", option_id: "use_sqlite" },
       { project_id: "demo", decision_id: "decision-S00-001.R1", option_id: "stop" },
     ]);
+    expect(posted?.blocks?.map((b) => b.type)).toEqual(["section", "context", "input", "actions", "section"]);
+    const input = posted?.blocks?.find((b) => b.type === "input");
+    expect(input && "element" in input ? input.element.action_id : undefined).toBe("overseer_note");
     const texts = JSON.stringify(posted?.blocks);
-    expect(texts).toContain("With a note, from the dashboard: Use SQLite");
     expect(texts).toContain("<https://overseer.example.com/#/project/demo|Open in Overseer>");
   });
 

@@ -134,6 +134,10 @@ describe("Slack subscriptions", () => {
         "overseer_resolve:use_postgres",
         { project_id: "sl", decision_id: "decision-S00-001.R1", option_id: "use_postgres" },
       ],
+      [
+        "overseer_resolve:use_sqlite",
+        { project_id: "sl", decision_id: "decision-S00-001.R1", option_id: "use_sqlite" },
+      ],
     ]);
     expect(JSON.stringify(posted?.blocks)).toContain(
       "<https://overseer.example.com/#/project/sl/task/S00-001.R1|Open in Overseer>",

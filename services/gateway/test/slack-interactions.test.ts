@@ -42,7 +42,7 @@ function click(
   decisionId: string,
   optionId: string,
   user: string,
-  extra: { timestamp?: number; secret?: string; responseUrl?: string } = {},
+  extra: { timestamp?: number; secret?: string; responseUrl?: string; note?: string } = {},
 ) {
   const request = slack.click({
     userId: user,
@@ -114,6 +114,29 @@ describe("POST /api/v1/slack/interactions", () => {
     expect(texts[0]?.text).toContain(`<@${ALICE}> chose *Use Postgres* (as slack:alice)`);
     expect(texts[1]?.text).toContain("Already resolved by slack:alice: *Use Postgres*");
     expect(texts[2]?.text).toContain("Already resolved by slack:alice: *Use Postgres*");
+  });
+
+  it("an option that needs a note: without one the clicker alone is told (422); with the note field's text it resolves", async () => {
+    await seedProject(fx, "nt", [card("S00-001")]);
+    const q = await raiseQuestion(fx, "nt");
+    const before = await stateSignature(fx);
+    const bare = await click("nt", q.decisionId, "use_sqlite", ALICE, { note: "   " });
+    expect(bare.status).toBe(422);
+    expect(bare.body.error.code).toBe("note_required");
+    expect(await stateSignature(fx)).toEqual(before);
+    const told = slack.responses.at(-1)?.message;
+    expect(told).toMatchObject({ response_type: "ephemeral", replace_original: false });
+    expect(told?.text).toContain("Write it in the note field, then click again.");
+
+    const noted = await click("nt", q.decisionId, "use_sqlite", ALICE, { note: " Only for the demo. " });
+    expect(noted.status, noted.text).toBe(200);
+    expect(noted.body).toMatchObject({ outcome: "resolved", selected_option: "use_sqlite" });
+    expect(await getDecision(fx.scratch.db, "nt", q.decisionId)).toMatchObject({
+      note: "Only for the demo.",
+      resolvedBy: "slack:alice",
+    });
+    expect(slack.responses.at(-1)?.message.text).toContain("> Only for the demo.");
+    expect(slack.refusedResponses).toEqual([]);
   });
 
   it("two concurrent clicks resolve once", async () => {

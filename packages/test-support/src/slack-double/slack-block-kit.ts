@@ -56,6 +56,27 @@ export const BlockSchema = z.discriminatedUnion("type", [
     .strict(),
   z
     .object({
+      type: z.literal("input"),
+      label: plainText(2000),
+      element: z
+        .object({
+          type: z.literal("plain_text_input"),
+          action_id: z.string().max(255),
+          multiline: z.boolean().optional(),
+          min_length: z.number().int().min(0).max(3000).optional(),
+          max_length: z.number().int().min(1).max(3000).optional(),
+          placeholder: plainText(150).optional(),
+          initial_value: z.string().optional(),
+        })
+        .strict(),
+      optional: z.boolean().optional(),
+      dispatch_action: z.boolean().optional(),
+      hint: plainText(2000).optional(),
+      block_id: blockId,
+    })
+    .strict(),
+  z
+    .object({
       type: z.literal("actions"),
       elements: z.array(ButtonElementSchema).min(1).max(25),
       block_id: blockId,

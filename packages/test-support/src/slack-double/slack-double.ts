@@ -107,6 +107,8 @@ export class SlackDouble {
     actionId: string;
     value: string;
     label?: string;
+    /** What the card's note field (`overseer_note`) holds at the click. */
+    note?: string;
     responseUrl?: string;
     timestamp?: number;
     secret?: string;
@@ -130,7 +132,12 @@ export class SlackDouble {
       is_enterprise_install: false,
       channel: { id: "C0DECISIONS", name: "decisions" },
       message: { type: "message", ts: messageTs, text: "decision card", bot_id: "B0OVERSEER" },
-      state: { values: {} },
+      state: {
+        values:
+          input.note === undefined
+            ? {}
+            : { note: { overseer_note: { type: "plain_text_input", value: input.note } } },
+      },
       response_url: input.responseUrl ?? this.responseUrl(),
       actions: [
         {

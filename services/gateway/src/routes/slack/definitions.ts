@@ -13,7 +13,7 @@ export const receiveSlackInteractionRoute = tableRoute("receiveSlackInteraction"
   tags: ["Slack"],
   summary: "Receive a Slack button click on a decision card",
   description:
-    "Body: `application/x-www-form-urlencoded` with `payload`, Slack's `block_actions` JSON, as Slack sends it; headers `X-Slack-Request-Timestamp` and `X-Slack-Signature`. A missing or wrong signature, or a timestamp more than 5 minutes away (a replay), is 401 and changes nothing. The clicking Slack user must be mapped in `OVERSEER_SLACK_OPERATORS` to an active API token whose scope may resolve decisions in the project (403 otherwise). The button's option resolves the card once: a second click answers `already_resolved` with who chose what. The message is then replaced through the click's `response_url` to say who chose what.",
+    "Body: `application/x-www-form-urlencoded` with `payload`, Slack's `block_actions` JSON, as Slack sends it; headers `X-Slack-Request-Timestamp` and `X-Slack-Signature`. A missing or wrong signature, or a timestamp more than 5 minutes away (a replay), is 401 and changes nothing. The clicking Slack user must be mapped in `OVERSEER_SLACK_OPERATORS` to an active API token whose scope may resolve decisions in the project (403 otherwise). The button's option, with the card's note field (`overseer_note` in the payload's `state`) as its note, resolves the card once: a second click answers `already_resolved` with who chose what; an option that needs a note, without one, is 422 and the clicker alone is told through `response_url`. The message is then replaced through the click's `response_url` to say who chose what.",
   security: [],
   responses: {
     200: jsonResponse(SlackInteractionResultSchema, "Resolved now, or resolved before."),

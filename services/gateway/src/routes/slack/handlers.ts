@@ -16,6 +16,7 @@ import {
   type BlockActionsPayload,
   BlockActionsPayloadSchema,
   decisionAction,
+  decisionNote,
   resolvedMessage,
 } from "./slack-interaction.ts";
 import { verifySlackSignature } from "./slack-signature.ts";
@@ -72,7 +73,23 @@ export function receiveSlackInteraction(
         `Decision ${action.decision_id} does not exist in project ${action.project_id}; the card may have been deleted.`,
       );
     }
-    const resolved = await resolveOnce(ctx, decision, action, operator);
+    let resolved: { decision: Decision; fresh: boolean };
+    try {
+      resolved = await resolveOnce(ctx, decision, action, decisionNote(payload), operator);
+    } catch (error) {
+      // A refused answer (an option that needs a note, one the card no longer offers) is told to
+      // the clicker alone; the card stays as it is.
+      if (isDomainError(error) && (error.code === "note_required" || error.code === "invalid_option"))
+        await replaceMessage(ctx, payload.response_url, {
+          response_type: "ephemeral",
+          replace_original: false,
+          text:
+            error.code === "note_required"
+              ? `${error.message} Write it in the note field, then click again.`
+              : error.message,
+        });
+      throw error;
+    }
     const updated = await replaceMessage(
       ctx,
       payload.response_url,
@@ -156,6 +173,7 @@ async function resolveOnce(
   ctx: RouteContext,
   decision: Decision,
   action: DecisionButtonValue,
+  note: string | undefined,
   operator: Operator,
 ): Promise<{ decision: Decision; fresh: boolean }> {
   if (decision.status === "resolved") return { decision, fresh: false };
@@ -167,7 +185,7 @@ async function resolveOnce(
         kind: "resolve-decision",
         decisionId: action.decision_id,
         optionId: normaliseOptionId(action.option_id),
-        note: undefined,
+        note,
         by: `slack:${operator.tokenName}`,
         resolutionId: randomUUID(),
       },
@@ -183,8 +201,8 @@ async function resolveOnce(
 }
 
 /**
- * Replaces the clicked message through the click's `response_url` (Slack's way of updating a
- * message from an interaction, no bot token needed). Only a URL of
+ * Replaces the clicked message (or, ephemeral, answers the clicker alone) through the click's
+ * `response_url` (Slack's way of answering an interaction, no bot token needed). Only a URL of
  * `OVERSEER_SLACK_RESPONSE_ORIGIN` is called; a failure is logged, the resolution stands.
  */
 async function replaceMessage(ctx: RouteContext, responseUrl: string, message: object): Promise<boolean> {

@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import {
   DECISION_ACTION_PREFIX,
+  DECISION_NOTE_ACTION_ID,
   type DecisionButtonValue,
   DecisionButtonValueSchema,
 } from "@overseer/api-contract";
@@ -26,6 +27,15 @@ export const BlockActionsPayloadSchema = z.object({
       }),
     )
     .min(1, { error: "at least one action" }),
+  /** The message's input fields at the click: block id → action id → `{ type, value }`. */
+  state: z
+    .object({
+      values: z.record(
+        z.string(),
+        z.record(z.string(), z.object({ type: z.string(), value: z.string().nullable().optional() })),
+      ),
+    })
+    .optional(),
 });
 export type BlockActionsPayload = z.infer<typeof BlockActionsPayloadSchema>;
 
@@ -39,6 +49,15 @@ export function decisionAction(payload: BlockActionsPayload): DecisionButtonValu
     } catch {
       // not JSON: not one of ours
     }
+  }
+  return undefined;
+}
+
+/** The card's note field at the click (`overseer_note`), trimmed; undefined when empty or absent. */
+export function decisionNote(payload: BlockActionsPayload): string | undefined {
+  for (const block of Object.values(payload.state?.values ?? {})) {
+    const value = block[DECISION_NOTE_ACTION_ID]?.value?.trim();
+    if (value) return value;
   }
   return undefined;
 }
