@@ -48,6 +48,13 @@ export interface PullPort<P> {
 export async function ensurePull<P>(port: PullPort<P>, draft: PullRequestDraft): Promise<EnsuredPullRequest> {
   const existing = await openOwned(port, draft.head, draft.marker);
   if (existing) return update(port, existing, draft);
+  if (draft.number !== undefined && draft.number !== null) {
+    // Recorded, and no longer open: closed or merged since the caller read its record.
+    const ours = await port.findFrom(draft.head, (pull) =>
+      hasMarker(port.view(pull).body ?? "", draft.marker),
+    );
+    if (ours) return { pullRequest: port.toState(ours), outcome: "unchanged" };
+  }
   try {
     const created = await port.create(draft, withMarkedContent("", draft.marker, draft.body));
     return { pullRequest: port.toState(created), outcome: "created" };

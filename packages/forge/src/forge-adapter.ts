@@ -28,6 +28,13 @@ export interface PullRequestDraft {
   readonly marker: string;
   /** Labels added to the pull request (never removed: people may add their own). */
   readonly labels?: readonly string[];
+  /**
+   * The number of the pull request Overseer already recorded for this head, if any. When no
+   * open one is found for the head, that one was closed or merged meanwhile (a job that read
+   * the record before): `ensurePullRequest` answers it as the forge has it, never opening a
+   * second one.
+   */
+  readonly number?: number | null;
 }
 
 export type PullRequestStatus = "open" | "closed" | "merged";

@@ -168,6 +168,10 @@ describe("Gitea adapter against the Gitea double (swagger-shaped, real git)", ()
     const found = await gitea.findPullRequest("overseer/task/G-3", "task:overseer/task/G-3");
     expect(found).toMatchObject({ number: pullRequest.number, status: "closed", mergeable: null });
     expect(await gitea.findPullRequest("overseer/task/G-3", "task:other")).toBeNull();
+    // An ensure that read the record before the close answers the closed one, opening none.
+    const late = await gitea.ensurePullRequest({ ...draft("overseer/task/G-3"), number: pullRequest.number });
+    expect(late).toMatchObject({ outcome: "unchanged", pullRequest: { status: "closed" } });
+    expect(forge.pulls(REPO).filter((p) => p.head === "overseer/task/G-3")).toHaveLength(1);
     const merge = await gitea.merge(pullRequest.number, { method: "merge", sha: pullRequest.headSha });
     expect(merge).toMatchObject({ kind: "refused" });
     expect((merge as { reason: string }).reason).toContain("is closed");

@@ -59,14 +59,6 @@ export async function ensurePull(ctx: ForgeJobContext, taskId: string): Promise<
   // (syncPull), so it never takes a thread this head answers for one still open and sends the
   // task back for it.
   const asked = submit?.createdAt ?? null;
-  // The recorded pull request may have been closed or merged on the forge since this job read
-  // the record (a person closing it while an ensure re-run waited): no open one would be found
-  // for the head, and a second pull request opened. The sync reports what happened instead.
-  if (pr.number !== null && (await ctx.forge.getPullRequest(pr.number)).status !== "open") {
-    await ctx.record(taskId);
-    await ctx.queue.add({ v: 1, kind: "sync", projectId, taskId });
-    return;
-  }
   if (pr.number !== null && asked !== null) await answerThreads(ctx, pr.number, headSha, asked);
   const { pullRequest } = await ctx.forge.ensurePullRequest({
     head: pr.branch,
@@ -77,7 +69,16 @@ export async function ensurePull(ctx: ForgeJobContext, taskId: string): Promise<
     body: text.body,
     marker: text.marker,
     labels: ctx.policy.landing.pullRequest.labels,
+    // The recorded pull request may have been closed or merged on the forge since this job read
+    // the record (a person closing it, or the merge job, while this re-run waited): it is
+    // answered as it is instead of a second one being opened, and the sync reports it.
+    number: pr.number,
   });
+  if (pullRequest.status !== "open") {
+    await ctx.record(taskId);
+    await ctx.queue.add({ v: 1, kind: "sync", projectId, taskId });
+    return;
+  }
   await ctx.apply({ kind: "pr-opened", taskId, number: pullRequest.number, url: pullRequest.url, headSha });
   await ctx.record(taskId);
   await ctx.queue.add({ v: 1, kind: "sync", projectId, taskId });
