@@ -86,6 +86,58 @@ function pipeline(sha: string, number: number, status: "success" | "failed", log
   );
 }
 
+/** The project's executor runs' prompts, oldest first. */
+async function executorPrompts(project: string) {
+  return cluster.scratch.db
+    .selectFrom("runs")
+    .select(["action", "prompt"])
+    .where("project_id", "=", project)
+    .where("action", "=", "execute")
+    .orderBy("created_at")
+    .execute();
+}
+
+/** Prints the loop's figures for the closing note (forge API calls, green → merged, by route). */
+async function printLoopFigures(project: string) {
+  const row = await cluster.scratch.db
+    .selectFrom("pull_requests")
+    .select(["api_calls"])
+    .where("project_id", "=", project)
+    .where("task_id", "=", "T-1")
+    .executeTakeFirstOrThrow();
+  const events = await listEvents(cluster.scratch.db, {
+    projectId: project,
+    taskId: "T-1",
+    types: ["pr.checks_passed", "pr.merged"],
+    limit: 1000,
+  });
+  const last = (type: string) => events.filter((e) => e.type === type).at(-1)?.created_at;
+  const passedAt = last("pr.checks_passed");
+  const mergedAt = last("pr.merged");
+  const greenToMergedMs =
+    passedAt && mergedAt ? new Date(mergedAt).getTime() - new Date(passedAt).getTime() : null;
+  // The GitLab requests of this task by route (every REST request went to this one project so far).
+  const byRoute: Record<string, number> = {};
+  for (const r of forge.requests) {
+    if (!r.path.startsWith("/api/")) continue;
+    const route = `${r.method} ${r.path
+      .replace(/^\/api\/v4\/projects\/[^/]+/, "")
+      .replace(/\/[0-9a-f]{40}|\/\d+/g, "/:n")
+      .replace(/\?.*$/, "")}`;
+    byRoute[route] = (byRoute[route] ?? 0) + 1;
+  }
+  console.log(
+    JSON.stringify({
+      figure: "gitlab-merge-request-loop",
+      forgeApiCallsForTask: row.api_calls,
+      greenToMergedMs,
+      rounds: 3,
+      byRoute,
+    }),
+  );
+  return row;
+}
+
 describe("pull_request mode on the GitLab double (coordinator + worker + bwrap + git)", () => {
   it("pipeline red → fix with the job trace → green → inline discussion → fix answering it → approved → merged (auto)", async () => {
     const project = "gl-main";
@@ -161,13 +213,7 @@ describe("pull_request mode on the GitLab double (coordinator + worker + bwrap +
     const second = pr(fixed, "T-1");
     if (!second?.number) throw new Error("no merge request");
     expect(second.number).toBe(iid);
-    const executes = await cluster.scratch.db
-      .selectFrom("runs")
-      .select(["action", "prompt"])
-      .where("project_id", "=", project)
-      .where("action", "=", "execute")
-      .orderBy("created_at")
-      .execute();
+    const executes = await executorPrompts(project);
     expect(executes[1]?.prompt).toContain("FAIL src/app.test.ts\nexpected v to be 2, got 1");
     expect(executes[1]?.prompt).toContain("ERROR: Job failed: exit code 1");
     expect(executes[1]?.prompt).not.toContain(ESC);
@@ -186,13 +232,7 @@ describe("pull_request mode on the GitLab double (coordinator + worker + bwrap +
     const answered = await cluster.waitForProject(project, (s) => openOn(s, "T-1", second.headSha), 180_000);
     const third = pr(answered, "T-1");
     if (!third?.number) throw new Error("no merge request");
-    const runs = await cluster.scratch.db
-      .selectFrom("runs")
-      .select(["action", "prompt"])
-      .where("project_id", "=", project)
-      .where("action", "=", "execute")
-      .orderBy("created_at")
-      .execute();
+    const runs = await executorPrompts(project);
     expect(runs[2]?.prompt).toContain("Name the constant.");
     expect(runs[2]?.prompt).toContain("src/app.ts:1");
     expect(runs[2]?.prompt).toContain("requested changes");
@@ -219,43 +259,7 @@ describe("pull_request mode on the GitLab double (coordinator + worker + bwrap +
     expect(await forge.git.git(PROJECT, ["show", `${main}:src/app.ts`])).toContain("v = 3");
     expect(forge.takeViolations()).toEqual([]);
 
-    // Figures for the closing note.
-    const row = await cluster.scratch.db
-      .selectFrom("pull_requests")
-      .select(["api_calls"])
-      .where("project_id", "=", project)
-      .where("task_id", "=", "T-1")
-      .executeTakeFirstOrThrow();
-    const events = await listEvents(cluster.scratch.db, {
-      projectId: project,
-      taskId: "T-1",
-      types: ["pr.checks_passed", "pr.merged"],
-      limit: 1000,
-    });
-    const last = (type: string) => events.filter((e) => e.type === type).at(-1)?.created_at;
-    const passedAt = last("pr.checks_passed");
-    const mergedAt = last("pr.merged");
-    const greenToMergedMs =
-      passedAt && mergedAt ? new Date(mergedAt).getTime() - new Date(passedAt).getTime() : null;
-    // The GitLab requests of this task by route (every REST request went to this one project so far).
-    const byRoute: Record<string, number> = {};
-    for (const r of forge.requests) {
-      if (!r.path.startsWith("/api/")) continue;
-      const route = `${r.method} ${r.path
-        .replace(/^\/api\/v4\/projects\/[^/]+/, "")
-        .replace(/\/[0-9a-f]{40}|\/\d+/g, "/:n")
-        .replace(/\?.*$/, "")}`;
-      byRoute[route] = (byRoute[route] ?? 0) + 1;
-    }
-    console.log(
-      JSON.stringify({
-        figure: "gitlab-merge-request-loop",
-        forgeApiCallsForTask: row.api_calls,
-        greenToMergedMs,
-        rounds: 3,
-        byRoute,
-      }),
-    );
+    const row = await printLoopFigures(project);
     expect(row.api_calls).toBeGreaterThan(0);
   }, 600_000);
 
