@@ -37,7 +37,8 @@ describe("README", () => {
       expect(entry, `${name} has no constant in SETTING_CONSTANTS`).toBeDefined();
       const [key, constant] = entry as [keyof ServiceSettings, string | number | boolean | readonly string[]];
       expect(defaults[key], name).toEqual(key === "dataDir" ? path.resolve(String(constant)) : constant);
-      const empty = Array.isArray(constant) || (typeof constant === "object" && constant !== null);
+      const empty =
+        Array.isArray(constant) || (typeof constant === "object" && constant !== null) || constant === "";
       const shown = empty ? "(empty" : `\`${String(constant)}\``;
       expect(rows.get(name), name).toMatch(new RegExp(`^${shown.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}`));
     }

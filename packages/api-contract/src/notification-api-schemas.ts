@@ -62,9 +62,21 @@ export const webhookUrlSchema = z
   )
   .openapi({ example: "https://hooks.example.com/overseer", description: "Where the signed POSTs go." });
 
+/** A Slack conversation id (`C…` public, `G…` private, `D…` direct), as Slack's API names it. */
+export const slackChannelSchema = z
+  .string()
+  .regex(/^[CGD][A-Z0-9]{2,30}$/, {
+    error: "a Slack channel id such as C0123456789 (in Slack: the channel's details, at the bottom)",
+  })
+  .openapi({
+    example: "C0123456789",
+    description: "The Slack channel the bot posts to (it must be a member).",
+  });
+
 export const SubscriptionCreateBody = z
   .strictObject({
-    url: webhookUrlSchema,
+    url: webhookUrlSchema.optional(),
+    slack_channel: slackChannelSchema.optional(),
     project_id: projectIdSchema
       .nullable()
       .optional()
@@ -77,6 +89,9 @@ export const SubscriptionCreateBody = z
     min_severity: notificationSeveritySchema
       .optional()
       .openapi({ description: "The least severity sent (info < warning < critical); default info." }),
+  })
+  .refine((body) => (body.url === undefined) !== (body.slack_channel === undefined), {
+    error: "give exactly one of url (a webhook receiver) and slack_channel (a Slack channel id)",
   })
   .openapi("SubscriptionCreateRequest");
 
@@ -101,6 +116,10 @@ export const SubscriptionSchema = z
     project_id: z.string().nullable().openapi({ description: "null: every project." }),
     channel: z.enum(["webhook", "slack"]),
     url: z.string().nullable(),
+    slack_channel: z
+      .string()
+      .nullable()
+      .openapi({ description: "The Slack channel of a slack subscription." }),
     event_types: z.array(z.string()).openapi({ description: "Empty: every type." }),
     min_severity: z.enum(NOTIFICATION_SEVERITIES),
     enabled: z.boolean(),
@@ -119,8 +138,9 @@ export const SubscriptionListSchema = z
 export const SubscriptionCreatedSchema = z
   .object({
     subscription: SubscriptionSchema,
-    secret: z.string().openapi({
-      description: "The signing secret (whsec_…), shown this once: give it to the receiver.",
+    secret: z.string().nullable().openapi({
+      description:
+        "The signing secret (whsec_…), shown this once: give it to the receiver. null for a Slack subscription (the bot token authenticates its posts).",
     }),
   })
   .openapi("NotificationSubscriptionCreated");

@@ -75,6 +75,22 @@ describe("overseer notify: subscriptions", () => {
     expect(none.code).toBe(2);
   });
 
+  it("subscribes a Slack channel with --slack-channel (no secret printed) and lists it as slack:CHANNEL", async () => {
+    const r = await cli(["notify", "add", "--slack-channel", "C0123456789", "--project", "hooks"]);
+    expect(r.code, r.err).toBe(0);
+    expect(r.out).toMatch(/added sub_[0-9a-f]+ → slack:C0123456789 \(hooks;/);
+    expect(r.out).not.toContain("whsec_");
+    expect(r.out).toContain("OVERSEER_SLACK_BOT_TOKEN");
+    const list = await cli(["notify", "list", "--project", "hooks"], "read");
+    expect(list.out).toContain("slack:C0123456789");
+    const both = await cli(["notify", "add", receiver.url, "--slack-channel", "C0123456789"]);
+    expect(both.code).toBe(2);
+    expect(both.err).toContain("not both");
+    const badChannel = await cli(["notify", "add", "--slack-channel", "#general"]);
+    expect(badChannel.code).not.toBe(0);
+    expect(badChannel.err).toContain("Slack channel id such as C0123456789");
+  });
+
   it("rotates the secret: without an overlap the old one stops signing and the test fails (exit 1) until the receiver switches", async () => {
     const { id, secret } = await add();
     receiver.useSecret(secret);

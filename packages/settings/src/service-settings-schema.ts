@@ -265,7 +265,7 @@ export const SPECS: SpecTable = {
   slackBotToken: {
     name: "OVERSEER_SLACK_BOT_TOKEN",
     fallback: COORDINATOR_DEFAULTS.slackBotToken,
-    defaultLabel: "`` (empty: Slack deliveries fail)",
+    defaultLabel: "(empty: Slack deliveries fail)",
     description:
       "The Slack app's bot token (xoxb-…, scope chat:write) the coordinator posts Slack subscriptions' messages with (chat.postMessage to each subscription's channel). Empty: every Slack delivery fails and becomes a dead letter after its attempts.",
     schema: z.string().max(512, { error: "at most 512 characters" }),
@@ -523,7 +523,7 @@ export const SPECS: SpecTable = {
   forgeWebhookSecret: {
     name: "OVERSEER_FORGE_WEBHOOK_SECRET",
     fallback: GATEWAY_DEFAULTS.forgeWebhookSecret,
-    defaultLabel: "`` (empty: webhooks refused)",
+    defaultLabel: "(empty: webhooks refused)",
     description:
       "Secret of the forge webhooks at POST /api/v1/forge/{id}/webhooks/{forge}: GitHub and Gitea sign each delivery with it (HMAC-SHA256), GitLab sends it as X-Gitlab-Token. Set the same value in the forge's webhook settings. Empty: every delivery is refused with 503.",
     schema: z.string().max(256, { error: "at most 256 characters" }),
@@ -532,7 +532,7 @@ export const SPECS: SpecTable = {
   slackSigningSecret: {
     name: "OVERSEER_SLACK_SIGNING_SECRET",
     fallback: GATEWAY_DEFAULTS.slackSigningSecret,
-    defaultLabel: "`` (empty: Slack clicks refused)",
+    defaultLabel: "(empty: Slack clicks refused)",
     description:
       "Signing secret of the Slack app (Basic Information → App Credentials): every click at POST /api/v1/slack/interactions must carry its v0 signature (X-Slack-Signature over X-Slack-Request-Timestamp and the body) and a timestamp at most 5 minutes old. Empty: every click is refused with 503.",
     schema: z.string().max(256, { error: "at most 256 characters" }),

@@ -101,6 +101,36 @@ describe("subscriptions", () => {
     expect(unknown.status).toBe(404);
   });
 
+  it("a Slack channel is a subscription without a signing secret; exactly one of url and slack_channel", async () => {
+    const post = (body: unknown) =>
+      fx.request("POST", "/api/v1/notifications/subscriptions", { token: fx.tokens.admin, body });
+    const created = await post({ slack_channel: "C0123456789", project_id: "hooked" });
+    expect(created.status, created.text).toBe(201);
+    expect(created.body.secret).toBeNull();
+    expect(created.body.subscription).toMatchObject({
+      channel: "slack",
+      url: null,
+      slack_channel: "C0123456789",
+      project_id: "hooked",
+      secrets: [],
+    });
+    const row = await fx.scratch.db
+      .selectFrom("notification_subscriptions")
+      .select(["channel", "slack_channel", "url"])
+      .where("id", "=", created.body.subscription.id)
+      .executeTakeFirstOrThrow();
+    expect(row).toEqual({ channel: "slack", slack_channel: "C0123456789", url: null });
+    const both = await post({ url: receiver.url, slack_channel: "C0123456789" });
+    expect(both.status).toBe(400);
+    expect(both.body.error.message).toContain("exactly one of url");
+    const neither = await post({ project_id: "hooked" });
+    expect(neither.status).toBe(400);
+    expect(neither.body.error.message).toContain("exactly one of url");
+    const badChannel = await post({ slack_channel: "#general" });
+    expect(badChannel.status).toBe(400);
+    expect(badChannel.body.error.message).toContain("Slack channel id such as C0123456789");
+  });
+
   it("test sends a signed overseer.test message; a rotation keeps the previous secret signing until the overlap ends", async () => {
     const { subscription, secret } = await subscribe({});
     const test = (token = fx.tokens.operate) =>

@@ -33,18 +33,24 @@ async function withClient(io: CliIo, body: (client: GatewayClient) => Promise<nu
   return withGateway(() => body(client));
 }
 
+/** Where a subscription's notifications go: the receiver's URL, or `slack:<channel>`. */
+function destination(s: Subscription): string {
+  return s.url ?? (s.slack_channel ? `slack:${s.slack_channel}` : s.channel);
+}
+
 function describeSubscription(s: Subscription): string {
   const project = s.project_id ?? "every project";
   const types = s.event_types.length > 0 ? s.event_types.join(",") : "every type";
-  return `${s.id} → ${s.url ?? s.channel} (${project}; ${types}; ${s.min_severity} and above)`;
+  return `${s.id} → ${destination(s)} (${project}; ${types}; ${s.min_severity} and above)`;
 }
 
 const addUsage =
-  "overseer notify add URL [--project P] [--event TYPE]... [--severity info|warning|critical] [--json]";
+  "overseer notify add URL|--slack-channel CHANNEL_ID [--project P] [--event TYPE]... [--severity info|warning|critical] [--json]";
 
 export const notifyAddCommand: CliCommand = {
   path: ["notify", "add"],
-  summary: "subscribe a webhook receiver to notifications (admin token; prints its signing secret once)",
+  summary:
+    "subscribe a webhook receiver (prints its signing secret once) or a Slack channel to notifications (admin token)",
   usage: addUsage,
   async run(args, io) {
     const { values, positionals } = parseCommandArgs(
@@ -53,14 +59,27 @@ export const notifyAddCommand: CliCommand = {
         project: { type: "string" },
         event: { type: "string", multiple: true },
         severity: { type: "string" },
+        "slack-channel": { type: "string" },
         json: { type: "boolean" },
       },
       addUsage,
     );
-    const url = onePositional(positionals, "Give the receiver's URL.", addUsage);
+    const slackChannel = values["slack-channel"];
+    if (slackChannel !== undefined && positionals.length > 0)
+      throw new UsageError(`Give a receiver's URL or --slack-channel, not both.\nUsage: ${addUsage}`);
+    const target =
+      slackChannel === undefined
+        ? {
+            url: onePositional(
+              positionals,
+              "Give the receiver's URL, or --slack-channel CHANNEL_ID.",
+              addUsage,
+            ),
+          }
+        : { slack_channel: slackChannel };
     return withClient(io, async (client) => {
       const body = {
-        url,
+        ...target,
         ...(values.project ? { project_id: values.project } : {}),
         ...(values.event ? { event_types: values.event } : {}),
         ...(values.severity ? { min_severity: values.severity } : {}),
@@ -71,7 +90,11 @@ export const notifyAddCommand: CliCommand = {
         return EXIT_OK;
       }
       io.out(`added ${describeSubscription(r.subscription)}`);
-      io.out(`signing secret (shown once; give it to the receiver): ${r.secret}`);
+      if (r.secret !== null) io.out(`signing secret (shown once; give it to the receiver): ${r.secret}`);
+      else
+        io.out(
+          "Slack posts go through the coordinator's OVERSEER_SLACK_BOT_TOKEN; invite the bot to the channel.",
+        );
       return EXIT_OK;
     });
   },
@@ -106,10 +129,10 @@ export const notifyListCommand: CliCommand = {
         s.project_id ?? "*",
         s.event_types.length > 0 ? s.event_types.join(",") : "*",
         s.min_severity,
-        s.url ?? s.channel,
+        destination(s),
         String(s.secrets.length),
       ]);
-      for (const line of formatTable(["ID", "PROJECT", "TYPES", "SEVERITY", "URL", "SECRETS"], rows))
+      for (const line of formatTable(["ID", "PROJECT", "TYPES", "SEVERITY", "TO", "SECRETS"], rows))
         io.out(line);
       return EXIT_OK;
     });

@@ -38,6 +38,7 @@ export function subscriptionView(row: NotificationSubscriptionRow, now = new Dat
     project_id: row.project_id,
     channel: row.channel,
     url: row.url,
+    slack_channel: row.slack_channel,
     event_types: [...row.event_types],
     min_severity: row.min_severity,
     enabled: row.enabled,
@@ -98,13 +99,15 @@ export function createSubscription({ deps }: RouteContext): GatewayHandler<typeo
     const body = c.req.valid("json");
     const projectId = body.project_id ?? null;
     if (projectId !== null) await existingProject(deps.db, projectId);
-    const secret = newWebhookSecret();
+    const slackChannel = body.slack_channel ?? null;
+    // A webhook is signed with its own secret; Slack posts are the bot token's (coordinator host).
+    const secret = slackChannel === null ? newWebhookSecret() : null;
     const row = await createSubscriptionRow(deps.db, {
       id: `sub_${randomBytes(8).toString("hex")}`,
       projectId,
-      channel: "webhook",
-      url: body.url,
-      slackChannel: null,
+      channel: slackChannel === null ? "webhook" : "slack",
+      url: body.url ?? null,
+      slackChannel,
       eventTypes: [...new Set(body.event_types ?? [])],
       minSeverity: body.min_severity ?? "info",
       secret,
