@@ -14,10 +14,10 @@
  */
 
 import { listEvents } from "@overseer/db";
-import type { ProjectState } from "@overseer/domain";
 import { GitHubDouble } from "@overseer/test-support";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ClusterFixture, scriptedTask } from "../support/cluster-fixture.ts";
+import { pr } from "./pull-request-state.ts";
 
 const REPO = "acme/conflict";
 const BOT = { login: "overseer-bot", token: "ghp_overseer_conflict" };
@@ -42,8 +42,6 @@ afterAll(async () => {
   await cluster.teardown();
   await forge?.close();
 });
-
-const pr = (state: ProjectState, id: string) => state.tasks.get(id)?.pullRequest ?? null;
 
 describe("pull_request mode: the base moved into a conflict (GitHub double, coordinator + worker + bwrap)", () => {
   it("unmergeable → the base merged into the task branch → conflict-only run → same pull request green → merged", async () => {

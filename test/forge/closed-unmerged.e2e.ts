@@ -18,6 +18,7 @@ import type { ProjectState } from "@overseer/domain";
 import { GitHubDouble } from "@overseer/test-support";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ClusterFixture, scriptedTask } from "../support/cluster-fixture.ts";
+import { pr, until } from "./pull-request-state.ts";
 
 const BOT = { login: "overseer-bot", token: "ghp_overseer_closed" };
 const HUMAN = { login: "alice", token: "ghp_alice_closed" };
@@ -43,14 +44,6 @@ afterAll(async () => {
   await forge?.close();
 });
 
-async function until(check: () => boolean | Promise<boolean>, timeoutMs = 120_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error("timed out waiting");
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
-
 function config(repository: string, onClosed: "cancel" | "todo") {
   return ClusterFixture.fakeRunnerConfig({
     attempts: 3,
@@ -62,7 +55,6 @@ function config(repository: string, onClosed: "cancel" | "todo") {
   });
 }
 
-const pr = (state: ProjectState, id: string) => state.tasks.get(id)?.pullRequest ?? null;
 const isOpen = (state: ProjectState, id: string) =>
   state.tasks.get(id)?.status === "pr_open" && pr(state, id)?.status === "open";
 

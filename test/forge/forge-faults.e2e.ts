@@ -9,10 +9,10 @@
  * are real; the forge is reached by polling only (no webhooks).
  */
 
-import type { ProjectState } from "@overseer/domain";
 import { type ApiRequest, GitHubDouble } from "@overseer/test-support";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ClusterFixture, scriptedTask } from "../support/cluster-fixture.ts";
+import { pr } from "./pull-request-state.ts";
 
 const REPO = "acme/faulty";
 const API = `/api/v3/repos/${REPO}`;
@@ -35,8 +35,6 @@ afterAll(async () => {
   await cluster.teardown();
   await forge?.close();
 });
-
-const pr = (state: ProjectState, id: string) => state.tasks.get(id)?.pullRequest ?? null;
 
 /** The answers to `METHOD path` (path without the query) since `from`. */
 function answers(from: number, method: string, path: RegExp): ApiRequest[] {

@@ -9,10 +9,10 @@
  * forge is reached by polling only.
  */
 
-import type { ProjectState } from "@overseer/domain";
 import { type ApiRequest, GiteaDouble } from "@overseer/test-support";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ClusterFixture, scriptedTask } from "../support/cluster-fixture.ts";
+import { pr } from "./pull-request-state.ts";
 
 const REPO = "acme/gitea-faulty";
 const API = `/api/v1/repos/${REPO}`;
@@ -36,8 +36,6 @@ afterAll(async () => {
   await cluster.teardown();
   await forge?.close();
 });
-
-const pr = (state: ProjectState, id: string) => state.tasks.get(id)?.pullRequest ?? null;
 
 /** The answers to `METHOD path` (path without the query) since `from`. */
 function answers(from: number, method: string, path: RegExp): ApiRequest[] {

@@ -17,6 +17,7 @@ import type { ProjectState } from "@overseer/domain";
 import { GiteaDouble } from "@overseer/test-support";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ClusterFixture, scriptedTask } from "../support/cluster-fixture.ts";
+import { pr } from "./pull-request-state.ts";
 
 const BOT = { login: "overseer-bot", token: "gitea-overseer-outcomes" };
 const HUMAN = { login: "alice", token: "gitea-alice-outcomes" };
@@ -55,7 +56,6 @@ function config(repository: string, pullRequest: Record<string, unknown>) {
   });
 }
 
-const pr = (state: ProjectState, id: string) => state.tasks.get(id)?.pullRequest ?? null;
 const isOpen = (state: ProjectState, id: string) =>
   state.tasks.get(id)?.status === "pr_open" && pr(state, id)?.status === "open";
 

@@ -14,6 +14,7 @@ import type { ProjectState } from "@overseer/domain";
 import { GiteaDouble } from "@overseer/test-support";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ClusterFixture, scriptedTask } from "../support/cluster-fixture.ts";
+import { pr } from "./pull-request-state.ts";
 
 const REPO = "acme/gitea-stacked";
 const BOT = { login: "overseer-bot", token: "gitea-overseer-stacked" };
@@ -37,7 +38,6 @@ afterAll(async () => {
   await forge?.close();
 });
 
-const pr = (state: ProjectState, id: string) => state.tasks.get(id)?.pullRequest ?? null;
 const isOpen = (state: ProjectState, id: string) =>
   state.tasks.get(id)?.status === "pr_open" && pr(state, id)?.status === "open";
 const green = (sha: string) =>

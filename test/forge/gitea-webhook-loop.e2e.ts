@@ -8,11 +8,11 @@
  * the fix's green status, their approval (`pull_request_approved`), and the merge.
  */
 
-import type { ProjectState } from "@overseer/domain";
 import { GiteaDouble } from "@overseer/test-support";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ClusterFixture, scriptedTask } from "../support/cluster-fixture.ts";
 import { type GatewayProcess, startGatewayProcess } from "../support/gateway-process.ts";
+import { pr } from "./pull-request-state.ts";
 
 const SECRET = "e2e-gitea-webhook-secret";
 const REPO = "acme/gitea-hooks";
@@ -44,7 +44,6 @@ afterAll(async () => {
   await forge?.close();
 });
 
-const pr = (state: ProjectState, id: string) => state.tasks.get(id)?.pullRequest ?? null;
 const hookUrl = (project: string) => `${gateway.url}/api/v1/forge/${project}/webhooks/gitea`;
 
 function storedDeliveries(project: string) {

@@ -14,10 +14,10 @@
  */
 
 import { listEvents } from "@overseer/db";
-import type { ProjectState } from "@overseer/domain";
 import { GitLabDouble } from "@overseer/test-support";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ClusterFixture, scriptedTask } from "../support/cluster-fixture.ts";
+import { openOn, pr, until } from "./pull-request-state.ts";
 
 const PROJECT = "acme/platform/app";
 const BOT = { username: "overseer-bot", token: "glpat-overseer-e2e", accessLevel: 40 };
@@ -46,25 +46,6 @@ afterAll(async () => {
   await cluster.teardown();
   await forge?.close();
 });
-
-async function until(check: () => boolean | Promise<boolean>, timeoutMs = 120_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error("timed out waiting");
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
-
-const pr = (state: ProjectState, id: string) => state.tasks.get(id)?.pullRequest ?? null;
-const openOn = (state: ProjectState, id: string, head?: string) => {
-  const p = pr(state, id);
-  return (
-    p?.status === "open" &&
-    p.number !== null &&
-    state.tasks.get(id)?.status === "pr_open" &&
-    (head === undefined || p.headSha !== head)
-  );
-};
 
 /** The merge request's description names `head` once `ensure` updated it for that head. */
 async function describes(number: number, head: string): Promise<void> {

@@ -19,6 +19,7 @@ import type { ProjectState } from "@overseer/domain";
 import { GitLabDouble } from "@overseer/test-support";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ClusterFixture, scriptedTask } from "../support/cluster-fixture.ts";
+import { pr, until } from "./pull-request-state.ts";
 
 const BOT = { username: "overseer-bot", token: "glpat-overseer-outcomes", accessLevel: 40 };
 const HUMAN = { username: "alice", token: "glpat-alice-outcomes", accessLevel: 40 };
@@ -40,14 +41,6 @@ afterAll(async () => {
   await forge?.close();
 });
 
-async function until(check: () => boolean | Promise<boolean>, timeoutMs = 120_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error("timed out waiting");
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
-
 async function gitlabProject(path: string, files: Record<string, string>): Promise<void> {
   await forge.createProject(path, { "README.md": "# app\n", ...files }, { pipelineMustSucceed: true });
   await forge.protectBranch(path, ["main"]);
@@ -64,7 +57,6 @@ function config(path: string, pullRequest: Record<string, unknown>) {
   });
 }
 
-const pr = (state: ProjectState, id: string) => state.tasks.get(id)?.pullRequest ?? null;
 const isOpen = (state: ProjectState, id: string) =>
   state.tasks.get(id)?.status === "pr_open" && pr(state, id)?.status === "open";
 

@@ -14,6 +14,7 @@ import type { ProjectState } from "@overseer/domain";
 import { GitLabDouble } from "@overseer/test-support";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ClusterFixture, scriptedTask } from "../support/cluster-fixture.ts";
+import { pr } from "./pull-request-state.ts";
 
 const REPO = "acme/gitlab-stacked";
 const BOT = { username: "overseer-bot", token: "glpat-overseer-stacked", accessLevel: 40 };
@@ -37,7 +38,6 @@ afterAll(async () => {
   await forge?.close();
 });
 
-const pr = (state: ProjectState, id: string) => state.tasks.get(id)?.pullRequest ?? null;
 const isOpen = (state: ProjectState, id: string) =>
   state.tasks.get(id)?.status === "pr_open" && pr(state, id)?.status === "open";
 /** A green merge request pipeline on `sha`. */

@@ -9,11 +9,11 @@
  * the merge. And a Pipeline Hook lost on its way is caught up by polling.
  */
 
-import type { ProjectState } from "@overseer/domain";
 import { GitLabDouble } from "@overseer/test-support";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ClusterFixture, scriptedTask } from "../support/cluster-fixture.ts";
 import { type GatewayProcess, startGatewayProcess } from "../support/gateway-process.ts";
+import { pr } from "./pull-request-state.ts";
 
 const SECRET = "e2e-gitlab-webhook-secret";
 const PROJECT = "acme/gitlab-hooks";
@@ -48,7 +48,6 @@ afterAll(async () => {
   await forge?.close();
 });
 
-const pr = (state: ProjectState, id: string) => state.tasks.get(id)?.pullRequest ?? null;
 const hookUrl = (project: string) => `${gateway.url}/api/v1/forge/${project}/webhooks/gitlab`;
 
 function storedDeliveries(project: string) {

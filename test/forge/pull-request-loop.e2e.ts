@@ -13,10 +13,10 @@
  */
 
 import { listEvents } from "@overseer/db";
-import type { ProjectState } from "@overseer/domain";
 import { GitHubDouble } from "@overseer/test-support";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ClusterFixture, scriptedTask } from "../support/cluster-fixture.ts";
+import { openOn, pr, until } from "./pull-request-state.ts";
 
 const REPO = "acme/app";
 const BOT = { login: "overseer-bot", token: "ghp_overseer_e2e" };
@@ -51,25 +51,6 @@ function prConfig(pullRequest: Record<string, unknown>) {
     forge: { kind: "github", url: forge.url, repository: REPO, token: BOT.token },
   });
 }
-
-async function until(check: () => boolean | Promise<boolean>, timeoutMs = 120_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error("timed out waiting");
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
-
-const pr = (state: ProjectState, id: string) => state.tasks.get(id)?.pullRequest ?? null;
-const openOn = (state: ProjectState, id: string, head?: string) => {
-  const p = pr(state, id);
-  return (
-    p?.status === "open" &&
-    p.number !== null &&
-    state.tasks.get(id)?.status === "pr_open" &&
-    (head === undefined || p.headSha !== head)
-  );
-};
 
 describe("pull_request mode on the GitHub double (coordinator + worker + bwrap + git)", () => {
   it("CI red → fix → green → changes requested inline → fix answering the thread → approved → merged (auto)", async () => {

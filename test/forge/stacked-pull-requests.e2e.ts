@@ -16,6 +16,7 @@ import type { ProjectState } from "@overseer/domain";
 import { GitHubDouble } from "@overseer/test-support";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ClusterFixture, scriptedTask } from "../support/cluster-fixture.ts";
+import { pr } from "./pull-request-state.ts";
 
 const BOT = { login: "overseer-bot", token: "ghp_overseer_stacked" };
 
@@ -67,7 +68,6 @@ const pair = (first: string, second: string) => [
   ),
 ];
 
-const pr = (state: ProjectState, id: string) => state.tasks.get(id)?.pullRequest ?? null;
 const isOpen = (state: ProjectState, id: string) =>
   state.tasks.get(id)?.status === "pr_open" && pr(state, id)?.status === "open";
 

@@ -14,11 +14,11 @@
  *    changed) see the checks go green and the task merges.
  */
 
-import type { ProjectState } from "@overseer/domain";
 import { GitHubDouble, type WebhookDelivery } from "@overseer/test-support";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ClusterFixture, scriptedTask } from "../support/cluster-fixture.ts";
 import { type GatewayProcess, startGatewayProcess } from "../support/gateway-process.ts";
+import { pr } from "./pull-request-state.ts";
 
 const SECRET = "e2e-forge-webhook-secret";
 const BOT = { login: "overseer-bot", token: "ghp_overseer_hooks" };
@@ -77,8 +77,6 @@ const task = (id: string) =>
   );
 
 const hookUrl = (project: string) => `${gateway.url}/api/v1/forge/${project}/webhooks/github`;
-
-const pr = (state: ProjectState, id: string) => state.tasks.get(id)?.pullRequest ?? null;
 
 /** The stored deliveries of a project: id, event, action, whether applied. */
 function storedDeliveries(project: string) {
