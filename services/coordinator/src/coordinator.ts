@@ -42,7 +42,7 @@ import {
   settleDroppedLeases,
   storeRunPrompt,
 } from "@overseer/db";
-import { budgetReached, type Command, nextWakeAt, type ProjectState, type Run } from "@overseer/domain";
+import { type Command, nextWakeAt, type ProjectState, type Run } from "@overseer/domain";
 import { ConfigError, formatZodIssues } from "@overseer/input-errors";
 import { type LiveChannel, queueKeyPrefix, RESULT_QUEUE, type Redis, type RunQueues } from "@overseer/queue";
 import { type ResultMessage, type RunResult, resultMessageSchema } from "@overseer/run-contract";
@@ -61,7 +61,7 @@ import { buildRunJob, type JobBuild } from "./run-job-builder.ts";
 import { RunReconciler } from "./run-reconciler.ts";
 import { phaseTimeline, runReportOf } from "./run-report.ts";
 import { appliedRunOf } from "./run-trace.ts";
-import { claimCommand, QUIET_EVENTS, settlesBy } from "./scheduling-rules.ts";
+import { budgetPauseCommand, claimCommand, QUIET_EVENTS, settlesBy } from "./scheduling-rules.ts";
 import { unapplicableResultCommand } from "./unapplicable-result.ts";
 
 export interface CoordinatorDeps {
@@ -100,6 +100,8 @@ export class Coordinator {
   private unlisten: (() => Promise<void>) | null = null;
   private stopped = false;
   private leaseRenewalPending = false;
+  /** Owned projects whose claim found their lease lapsed: kicked once a renewal extends it. */
+  private readonly lapsed = new Set<string>();
 
   /** Takes options resolved once by `resolveCoordinatorOptions`. */
   constructor(
@@ -246,6 +248,8 @@ export class Coordinator {
         await acquireLeases(this.deps.db, this.id, this.leaseTtlMs, this.options.maxProjects ?? undefined),
       );
       await this.settleDropped([...this.owned].filter((projectId) => !now.has(projectId)));
+      for (const projectId of this.lapsed) if (now.has(projectId)) this.kick(projectId);
+      this.lapsed.clear();
       for (const projectId of now) {
         if (this.owned.has(projectId)) continue;
         this.owned.add(projectId);
@@ -332,30 +336,11 @@ export class Coordinator {
     if (freed) this.kick(projectId);
   }
 
-  /**
-   * An active project whose spend reached `budget_usd` or its runner config's `budget_tokens`
-   * (budgetReached) is paused, with the reason; nothing is claimed.
-   */
+  /** An active project whose spend reached a bound is paused (budgetPauseCommand); nothing is claimed. */
   private async pauseIfOverBudget(project: ProjectRow): Promise<boolean> {
-    if (project.status !== "active") return false;
-    const reason = budgetReached(
-      {
-        costUsd: project.cost_usd,
-        tokensIn: Number(project.tokens_in),
-        tokensOut: Number(project.tokens_out),
-        tokensUnpriced: Number(project.tokens_unpriced),
-      },
-      this.budgetsOf(project),
-    );
-    if (reason === null) return false;
-    await this.apply(project.id, {
-      kind: "set-project-status",
-      status: "paused",
-      by: this.id,
-      reason,
-      bound: "budget",
-    });
-    return true;
+    const pause = budgetPauseCommand(project, this.budgetsOf(project), this.id);
+    if (pause) await this.apply(project.id, pause);
+    return pause !== null;
   }
 
   /**
@@ -574,6 +559,8 @@ export class Coordinator {
     } catch (error) {
       if (error instanceof LeaseLostError && options.leaseOwner !== undefined) {
         await this.settleDropped([projectId]);
+        // Still ours, its lease lapsed (Postgres away past the TTL): pass again once renewed.
+        if (this.owned.has(projectId)) this.lapsed.add(projectId);
         return null;
       }
       throw error;

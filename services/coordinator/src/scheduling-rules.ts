@@ -1,6 +1,6 @@
 /** Small rules of the coordinator's scheduling and shutdown, apart from its wiring. */
 import type { ProjectRow } from "@overseer/db";
-import type { Command } from "@overseer/domain";
+import { budgetReached, type Command } from "@overseer/domain";
 import { ConfigError } from "@overseer/input-errors";
 import type { ProjectPolicies } from "./project-policy.ts";
 
@@ -48,4 +48,27 @@ export function claimCommand(policies: ProjectPolicies, project: ProjectRow): Co
     if (error instanceof ConfigError) return { kind: "claim" };
     throw error;
   }
+}
+
+/**
+ * The pause of an active project whose spend reached `budget_usd` or its runner config's
+ * `budget_tokens` (budgetReached), with the reason; null when it may go on.
+ */
+export function budgetPauseCommand(
+  project: ProjectRow,
+  budgets: { budgetUsd: number | null; budgetTokens: number | null },
+  by: string,
+): Command | null {
+  if (project.status !== "active") return null;
+  const reason = budgetReached(
+    {
+      costUsd: project.cost_usd,
+      tokensIn: Number(project.tokens_in),
+      tokensOut: Number(project.tokens_out),
+      tokensUnpriced: Number(project.tokens_unpriced),
+    },
+    budgets,
+  );
+  if (reason === null) return null;
+  return { kind: "set-project-status", status: "paused", by, reason, bound: "budget" };
 }
