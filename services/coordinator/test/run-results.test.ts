@@ -566,15 +566,17 @@ describe("Coordinator leases", () => {
   it("a claim that found its own lease lapsed (Postgres away past the TTL) runs again once a renewal extends it", async () => {
     const c = coordinator();
     await startedProject("lease-lapsed", null, { argv: ["true"] });
+    const runsOf = (action: string) =>
+      scratch.db
+        .selectFrom("runs")
+        .select("id")
+        .where("project_id", "=", "lease-lapsed")
+        .where("action", "=", action)
+        .execute();
     await c.renewLeases();
     await c.idle();
-    const [execute] = await scratch.db
-      .selectFrom("runs")
-      .select("id")
-      .where("project_id", "=", "lease-lapsed")
-      .execute();
+    const [execute] = await runsOf("execute");
     if (!execute) throw new Error("the first pass claimed nothing");
-    // The lease lapsed while its owner could not renew it; nobody else took it.
     await scratch.db
       .updateTable("leases")
       .set({ expires_at: new Date(Date.now() - 1000) })
@@ -587,19 +589,12 @@ describe("Coordinator leases", () => {
       }),
     );
     await c.idle();
-    const reviews = () =>
-      scratch.db
-        .selectFrom("runs")
-        .select("id")
-        .where("project_id", "=", "lease-lapsed")
-        .where("action", "=", "review")
-        .execute();
     // The submit's pass found the lease lapsed: it claimed nothing, and the project stays owned.
-    expect(await reviews()).toEqual([]);
+    expect(await runsOf("review")).toEqual([]);
     expect(c.ownedProjects).toContain("lease-lapsed");
 
     await c.renewLeases();
     await c.idle();
-    expect(await reviews()).toHaveLength(1);
+    expect(await runsOf("review")).toHaveLength(1);
   });
 });
