@@ -86,6 +86,11 @@ export async function startRedisCluster(primaries = 3, host = "127.0.0.1"): Prom
         `nodes-${port}.conf`,
         "--cluster-node-timeout",
         "1000",
+        // A replica whose last word from its primary is older than node-timeout × this factor
+        // (plus the ping period) refuses to take over; 0 lets the replica of a freshly built
+        // cluster take over whatever its link's age, as the failover case needs.
+        "--cluster-replica-validity-factor",
+        "0",
         "--save",
         "",
         "--appendonly",
@@ -139,7 +144,7 @@ export async function startRedisCluster(primaries = 3, host = "127.0.0.1"): Prom
       const killed = await primaryFor(key);
       await killNode(nodes.find((n) => n.port === killed) as RedisNode);
       let promoted = killed;
-      await until(`a replica promoted in place of :${killed}`, 30_000, async () => {
+      await until(`a replica promoted in place of :${killed}`, 60_000, async () => {
         promoted = await primaryFor(key);
         const info = await redisCli(host, promoted, "cluster", "info");
         return promoted !== killed && info.includes("cluster_state:ok");
