@@ -12,7 +12,7 @@
 import { type ApiRequest, GitHubDouble } from "@overseer/test-support";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ClusterFixture, scriptedTask } from "../support/cluster-fixture.ts";
-import { pr } from "./pull-request-state.ts";
+import { answers, pr } from "./pull-request-state.ts";
 
 const REPO = "acme/faulty";
 const API = `/api/v3/repos/${REPO}`;
@@ -35,13 +35,6 @@ afterAll(async () => {
   await cluster.teardown();
   await forge?.close();
 });
-
-/** The answers to `METHOD path` (path without the query) since `from`. */
-function answers(from: number, method: string, path: RegExp): ApiRequest[] {
-  return forge.requests
-    .slice(from)
-    .filter((r) => r.method === method && path.test(r.path.split("?")[0] ?? ""));
-}
 
 /** The first request answered after `limited` on the same route: the retry of the rate-limited one. */
 function retryAfter(limited: ApiRequest, from: number): ApiRequest | undefined {
@@ -129,9 +122,9 @@ describe("forge 5xx and rate limits (GitHub double)", () => {
     expect(forge.pulls(REPO)[0]).toMatchObject({ head: "overseer/pr/F-1", state: "closed" });
     // Squash (the default merge method): one commit on main, whatever was retried.
     expect(await commits()).toBe(before + 1);
-    const creates = answers(start, "POST", new RegExp(`^${API}/pulls$`));
+    const creates = answers(forge.requests, start, "POST", new RegExp(`^${API}/pulls$`));
     expect(creates.map((r) => r.status)).toEqual([502, ...creates.slice(1).map(() => 422)]);
-    const merges = answers(syncing, "PUT", new RegExp(`^${API}/pulls/${number}/merge$`));
+    const merges = answers(forge.requests, syncing, "PUT", new RegExp(`^${API}/pulls/${number}/merge$`));
     expect(merges.slice(0, 2).map((r) => r.status)).toEqual([503, 502]);
     expect(merges.slice(2).every((r) => r.status === 405)).toBe(true);
     const events = await cluster.scratch.db

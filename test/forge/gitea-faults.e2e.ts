@@ -9,10 +9,10 @@
  * forge is reached by polling only.
  */
 
-import { type ApiRequest, GiteaDouble } from "@overseer/test-support";
+import { GiteaDouble } from "@overseer/test-support";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ClusterFixture, scriptedTask } from "../support/cluster-fixture.ts";
-import { pr } from "./pull-request-state.ts";
+import { answers, pr } from "./pull-request-state.ts";
 
 const REPO = "acme/gitea-faulty";
 const API = `/api/v1/repos/${REPO}`;
@@ -36,13 +36,6 @@ afterAll(async () => {
   await cluster.teardown();
   await forge?.close();
 });
-
-/** The answers to `METHOD path` (path without the query) since `from`. */
-function answers(from: number, method: string, path: RegExp): ApiRequest[] {
-  return forge.requests
-    .slice(from)
-    .filter((r) => r.method === method && path.test(r.path.split("?")[0] ?? ""));
-}
 
 describe("forge 5xx and rate limits (Gitea double)", () => {
   it("backs off, waits what it is told, and still opens one pull request and merges it once", async () => {
@@ -123,9 +116,9 @@ describe("forge 5xx and rate limits (Gitea double)", () => {
     // Squash (the default merge method): one commit on main, whatever was retried.
     expect(await commits()).toBe(before + 1);
     expect(await forge.git.git(REPO, ["show", `${main}:src/app.ts`])).toBe("export const v = 1;");
-    const creates = answers(start, "POST", new RegExp(`^${API}/pulls$`));
+    const creates = answers(forge.requests, start, "POST", new RegExp(`^${API}/pulls$`));
     expect(creates.map((r) => r.status)).toEqual([502, ...creates.slice(1).map(() => 409)]);
-    const merges = answers(syncing, "POST", new RegExp(`^${API}/pulls/${number}/merge$`));
+    const merges = answers(forge.requests, syncing, "POST", new RegExp(`^${API}/pulls/${number}/merge$`));
     expect(merges.slice(0, 2).map((r) => r.status)).toEqual([503, 502]);
     expect(merges.slice(2).every((r) => r.status === 405)).toBe(true);
     const merged = await cluster.scratch.db

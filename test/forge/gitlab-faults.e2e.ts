@@ -10,10 +10,10 @@
  * reached by polling only.
  */
 
-import { type ApiRequest, GitLabDouble } from "@overseer/test-support";
+import { GitLabDouble } from "@overseer/test-support";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ClusterFixture, scriptedTask } from "../support/cluster-fixture.ts";
-import { pr } from "./pull-request-state.ts";
+import { answers, pr } from "./pull-request-state.ts";
 
 const PROJECT = "acme/gitlab-faulty";
 const API = `/api/v4/projects/${encodeURIComponent(PROJECT)}`;
@@ -40,13 +40,6 @@ afterAll(async () => {
   await cluster.teardown();
   await forge?.close();
 });
-
-/** The answers to `METHOD path` (path without the query) since `from`. */
-function answers(from: number, method: string, path: RegExp): ApiRequest[] {
-  return forge.requests
-    .slice(from)
-    .filter((r) => r.method === method && path.test(r.path.split("?")[0] ?? ""));
-}
 
 describe("forge 5xx and rate limits (GitLab double)", () => {
   it("backs off, waits what it is told, and still opens one merge request and merges it once", async () => {
@@ -131,10 +124,15 @@ describe("forge 5xx and rate limits (GitLab double)", () => {
     expect(forge.mergeRequests(PROJECT)[0]).toMatchObject({ source: "overseer/pr/F-1", state: "merged" });
     expect(await commits()).toBe(before + 1);
     expect(await forge.git.git(PROJECT, ["show", `${main}:src/app.ts`])).toBe("export const v = 1;");
-    const creates = answers(start, "POST", new RegExp(`^${API}/merge_requests$`));
+    const creates = answers(forge.requests, start, "POST", new RegExp(`^${API}/merge_requests$`));
     expect(creates.map((r) => r.status)).toEqual([502, ...creates.slice(1).map(() => 409)]);
     expect(creates.length).toBeGreaterThan(1);
-    const merges = answers(syncing, "PUT", new RegExp(`^${API}/merge_requests/${iid}/merge$`));
+    const merges = answers(
+      forge.requests,
+      syncing,
+      "PUT",
+      new RegExp(`^${API}/merge_requests/${iid}/merge$`),
+    );
     expect(merges.slice(0, 2).map((r) => r.status)).toEqual([503, 502]);
     expect(merges.slice(2).every((r) => r.status === 405)).toBe(true);
     const merged = await cluster.scratch.db

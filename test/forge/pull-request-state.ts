@@ -3,6 +3,7 @@
  * one place for every forge (GitHub, GitLab, Gitea) and every case.
  */
 import type { ProjectState } from "@overseer/domain";
+import type { ApiRequest } from "@overseer/test-support";
 
 /** The task's pull request as Postgres records it, or null. */
 export const pr = (state: ProjectState, id: string) => state.tasks.get(id)?.pullRequest ?? null;
@@ -25,4 +26,14 @@ export async function until(check: () => boolean | Promise<boolean>, timeoutMs =
     if (Date.now() > deadline) throw new Error("timed out waiting");
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
+}
+
+/** A double's requests `METHOD path` (path without the query) from index `from` on. */
+export function answers(
+  requests: readonly ApiRequest[],
+  from: number,
+  method: string,
+  path: RegExp,
+): ApiRequest[] {
+  return requests.slice(from).filter((r) => r.method === method && path.test(r.path.split("?")[0] ?? ""));
 }
