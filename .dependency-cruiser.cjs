@@ -48,7 +48,7 @@ function exportedFiles() {
  *   leaves         domain, process, input-errors, event-stream, transcript
  *   contracts      run-contract, api-contract
  *   configuration  task-files, project-config, settings, runtime
- *   execution      git, sandbox, forge, notify, telemetry
+ *   execution      git, sandbox, forge, intake, notify, telemetry
  *   orchestration  db, queue, harness, transitions
  */
 const MAY_IMPORT = {
@@ -66,6 +66,7 @@ const MAY_IMPORT = {
   git: ["domain", "process"],
   sandbox: ["input-errors", "process", "run-contract"],
   forge: [],
+  intake: ["input-errors"],
   notify: ["api-contract", "input-errors"],
   telemetry: ["run-contract", "transcript"],
   db: ["domain"],
