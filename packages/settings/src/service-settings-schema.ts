@@ -177,14 +177,14 @@ export const SPECS: SpecTable = {
     name: "OVERSEER_WORKER_LOCK_MS",
     fallback: String(WORKER_DEFAULTS.lockDurationMs),
     description:
-      "Lock a worker holds on a running job, renewed while it runs; a dead or frozen worker's job is redelivered to another worker once it lapses (a worker that stalls longer than this loses its run, which is then redone).",
+      "Lock a worker holds on a running job, renewed while it runs; a dead or frozen worker's job is redelivered to another worker once it lapses, at most this plus two OVERSEER_STALLED_INTERVAL_MS after its last renewal (about 20–40 s after a SIGKILL with the defaults; a worker that stalls longer than this loses its run, which is then redone).",
     schema: integer(1000, MS_MAX),
   },
   workerLockRenewMs: {
     name: "OVERSEER_WORKER_LOCK_RENEW_MS",
     fallback: String(WORKER_DEFAULTS.lockRenewMs),
     description:
-      "How often a worker renews the locks of its running jobs; must be below OVERSEER_WORKER_LOCK_MS (the gap is how long a live worker may stall without losing its runs).",
+      "How often a worker renews the locks of its running jobs, all in one script: three Redis commands per running run each time; must be below OVERSEER_WORKER_LOCK_MS (the gap is how long a live worker may stall without losing its runs).",
     schema: integer(100, MS_MAX),
   },
   stalledIntervalMs: {

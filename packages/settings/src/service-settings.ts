@@ -46,11 +46,11 @@ export interface ServiceSettings {
   readonly jobAttempts: number;
   /** `OVERSEER_RETRY_BACKOFF_MS`: first delay before such a job is tried again, doubled each attempt. Default `1000`. */
   readonly retryBackoffMs: number;
-  /** `OVERSEER_WORKER_LOCK_MS`: job lock a worker renews while a run lasts; redelivery after a worker death waits for it to lapse. Default `6000`. */
+  /** `OVERSEER_WORKER_LOCK_MS`: job lock a worker renews while a run lasts; redelivery after a worker death waits for it to lapse. Default `30000`. */
   readonly workerLockMs: number;
-  /** `OVERSEER_WORKER_LOCK_RENEW_MS`: how often a worker renews the locks of its running jobs; below the lock. Default `1500`. */
+  /** `OVERSEER_WORKER_LOCK_RENEW_MS`: how often a worker renews the locks of its running jobs; below the lock. Default `10000`. */
   readonly workerLockRenewMs: number;
-  /** `OVERSEER_STALLED_INTERVAL_MS`: how often workers check for jobs of dead workers. Default `1000`. */
+  /** `OVERSEER_STALLED_INTERVAL_MS`: how often workers check for jobs of dead workers. Default `5000`. */
   readonly stalledIntervalMs: number;
   /** `OVERSEER_MAX_STALLED_COUNT`: redeliveries after worker deaths before the run is failed. Default `3`. */
   readonly maxStalledCount: number;

@@ -15,12 +15,19 @@ export const WORKER_DEFAULTS = Object.freeze({
   prefix: QUEUE_DEFAULTS.prefix,
   /** Heartbeat period, also of the lease renewals and liveness files (`OVERSEER_HEARTBEAT_INTERVAL_MS`). */
   heartbeatIntervalMs: 5000,
-  /** BullMQ job lock renewed while a run lasts (`OVERSEER_WORKER_LOCK_MS`). */
-  lockDurationMs: 6000,
-  /** How often the locks of running jobs are renewed; below the lock (`OVERSEER_WORKER_LOCK_RENEW_MS`). */
-  lockRenewMs: 1500,
-  /** How often jobs of dead or frozen workers are looked for (`OVERSEER_STALLED_INTERVAL_MS`). */
-  stalledIntervalMs: 1000,
+  /**
+   * BullMQ job lock renewed while a run lasts (`OVERSEER_WORKER_LOCK_MS`). A dead worker's run
+   * is redelivered once it lapses: at most lock + two stalled intervals after the worker's last
+   * renewal (≈ 20–40 s after a SIGKILL with these defaults).
+   */
+  lockDurationMs: 30_000,
+  /**
+   * How often the locks of running jobs are renewed; below the lock (`OVERSEER_WORKER_LOCK_RENEW_MS`).
+   * One script per worker renews all its locks: three commands per running run per renewal.
+   */
+  lockRenewMs: 10_000,
+  /** How often jobs of dead or frozen workers are looked for, once across the fleet (`OVERSEER_STALLED_INTERVAL_MS`). */
+  stalledIntervalMs: 5000,
   /** Redeliveries after worker deaths before a job fails (`OVERSEER_MAX_STALLED_COUNT`). */
   maxStalledCount: 3,
   /** Skip the pre-checkout fetch when the mirror is this fresh (`OVERSEER_MIRROR_FRESH_MS`). */

@@ -50,9 +50,9 @@ const TABLE: [string, keyof ServiceSettings, unknown, string, string][] = [
   ["OVERSEER_HEARTBEAT_INTERVAL_MS", "heartbeatIntervalMs", 5000, "5s", "an integer from 100"],
   ["OVERSEER_JOB_ATTEMPTS", "jobAttempts", 3, "0", "an integer from 1 to 100"],
   ["OVERSEER_RETRY_BACKOFF_MS", "retryBackoffMs", 1000, "1e3", "an integer from 0"],
-  ["OVERSEER_WORKER_LOCK_MS", "workerLockMs", 6000, "0", "an integer from 1000"],
-  ["OVERSEER_WORKER_LOCK_RENEW_MS", "workerLockRenewMs", 1500, "50", "an integer from 100"],
-  ["OVERSEER_STALLED_INTERVAL_MS", "stalledIntervalMs", 1000, "10", "an integer from 500"],
+  ["OVERSEER_WORKER_LOCK_MS", "workerLockMs", 30000, "0", "an integer from 1000"],
+  ["OVERSEER_WORKER_LOCK_RENEW_MS", "workerLockRenewMs", 10000, "50", "an integer from 100"],
+  ["OVERSEER_STALLED_INTERVAL_MS", "stalledIntervalMs", 5000, "10", "an integer from 500"],
   ["OVERSEER_MAX_STALLED_COUNT", "maxStalledCount", 3, "0", "an integer from 1"],
   ["OVERSEER_RESULT_CONCURRENCY", "resultConcurrency", 8, "-1", "an integer from 1"],
   ["OVERSEER_RESULT_ATTEMPTS", "resultAttempts", 5, "0", "an integer from 1"],
@@ -252,7 +252,7 @@ describe("loadSettings", () => {
   it("requires job locks to be renewed more often than they lapse", () => {
     const error = settingsError({ OVERSEER_WORKER_LOCK_MS: "1500" });
     expect(error.issues).toEqual([
-      expect.objectContaining({ path: "OVERSEER_WORKER_LOCK_RENEW_MS", received: "1500" }),
+      expect.objectContaining({ path: "OVERSEER_WORKER_LOCK_RENEW_MS", received: "10000" }),
     ]);
     expect(error.issues[0]?.expected).toContain("OVERSEER_WORKER_LOCK_MS (1500)");
     const settings = loadSettings({ OVERSEER_WORKER_LOCK_MS: "1500", OVERSEER_WORKER_LOCK_RENEW_MS: "400" });

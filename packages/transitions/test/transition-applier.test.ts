@@ -48,8 +48,11 @@ beforeAll(async () => {
   subscriber = createRedis(process.env.REDIS_URL ?? "redis://127.0.0.1:6379");
   live = new LiveChannel(redis, resolveLiveOptions({ prefix }));
   queues = new RunQueues(redis, resolveQueueOptions({ prefix }));
-  await subscriber.subscribe(live.allEventsChannel);
-  subscriber.on("message", (_channel, message: string) => received.push(JSON.parse(message) as LiveEvent));
+  // Every project's channel: there is no fleet-wide one.
+  await subscriber.psubscribe(`${live.eventsChannel("")}*`);
+  subscriber.on("pmessage", (_pattern, _channel, message: string) =>
+    received.push(JSON.parse(message) as LiveEvent),
+  );
 });
 
 afterAll(async () => {

@@ -18,11 +18,11 @@ export interface WorkerServiceOptions {
   prefix?: string;
   /** Heartbeat period. Default 5000 ms. */
   heartbeatIntervalMs?: number;
-  /** BullMQ job lock, renewed while a run lasts; a dead worker's runs are redelivered once it lapses. Default 6000 ms. */
+  /** BullMQ job lock, renewed while a run lasts; a dead worker's runs are redelivered once it lapses. Default 30000 ms. */
   lockDurationMs?: number;
-  /** How often the locks of running jobs are renewed; below `lockDurationMs`. Default 1500 ms, at most a quarter of the lock. */
+  /** How often the locks of running jobs are renewed; below `lockDurationMs`. Default 10000 ms, at most a third of a shorter lock. */
   lockRenewMs?: number;
-  /** How often jobs with a lapsed lock (dead or frozen worker) are looked for. Default 1000 ms. */
+  /** How often jobs with a lapsed lock (dead or frozen worker) are looked for. Default 5000 ms. */
   stalledIntervalMs?: number;
   /** Redeliveries after worker deaths before a job fails. Default 3. */
   maxStalledCount?: number;
@@ -93,7 +93,7 @@ const MINIMA: Readonly<Record<Exclude<WorkerDefaultKey, "prefix">, number>> = Ob
 /**
  * Merges options over `WORKER_DEFAULTS` once and checks them right after; an error names the
  * key, the rule and the value received. Without `lockRenewMs`, a short `lockDurationMs` is
- * renewed four times per lock (BullMQ's own ratio) rather than at the default.
+ * renewed three times per lock (as the defaults are) rather than at the default.
  */
 export function resolveWorkerOptions(options: WorkerServiceOptions): ResolvedWorkerOptions {
   const defined = Object.fromEntries(
@@ -103,7 +103,7 @@ export function resolveWorkerOptions(options: WorkerServiceOptions): ResolvedWor
   const resolved: ResolvedWorkerOptions = Object.freeze({
     ...WORKER_DEFAULTS,
     id: defaultWorkerId(),
-    lockRenewMs: Math.min(WORKER_DEFAULTS.lockRenewMs, Math.floor(lockDurationMs / 4)),
+    lockRenewMs: Math.min(WORKER_DEFAULTS.lockRenewMs, Math.floor(lockDurationMs / 3)),
     sandboxRefusal: () => null,
     ...defined,
   });

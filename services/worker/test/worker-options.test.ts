@@ -31,8 +31,8 @@ describe("resolveWorkerOptions", () => {
     expect(resolved.usageReportMs).toBe(0);
   });
 
-  it("renews a short lock four times per lock unless told otherwise", () => {
-    expect(resolveWorkerOptions({ ...REQUIRED, lockDurationMs: 2000 }).lockRenewMs).toBe(500);
+  it("renews a short lock three times per lock unless told otherwise", () => {
+    expect(resolveWorkerOptions({ ...REQUIRED, lockDurationMs: 3000 }).lockRenewMs).toBe(1000);
     expect(resolveWorkerOptions({ ...REQUIRED, lockDurationMs: 60_000 }).lockRenewMs).toBe(
       WORKER_DEFAULTS.lockRenewMs,
     );
