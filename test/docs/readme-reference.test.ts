@@ -37,9 +37,12 @@ describe("README", () => {
       expect(entry, `${name} has no constant in SETTING_CONSTANTS`).toBeDefined();
       const [key, constant] = entry as [keyof ServiceSettings, string | number | boolean | readonly string[]];
       expect(defaults[key], name).toEqual(key === "dataDir" ? path.resolve(String(constant)) : constant);
+      const list = Array.isArray(constant) ? (constant as readonly string[]) : null;
       const empty =
-        Array.isArray(constant) || (typeof constant === "object" && constant !== null) || constant === "";
-      const shown = empty ? "(empty" : `\`${String(constant)}\``;
+        list?.length === 0 ||
+        (list === null && typeof constant === "object" && constant !== null) ||
+        constant === "";
+      const shown = empty ? "(empty" : `\`${list ? list.join(",") : String(constant)}\``;
       expect(rows.get(name), name).toMatch(new RegExp(`^${shown.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}`));
     }
   });
@@ -92,6 +95,7 @@ const SETTING_CONSTANTS: Readonly<Record<string, readonly [keyof ServiceSettings
   OVERSEER_QUEUE_PREFIX: ["queuePrefix", QUEUE_DEFAULTS.prefix],
   LOG_LEVEL: ["logLevel", LOGGER_DEFAULTS.level],
   OVERSEER_WORKER_CONCURRENCY: ["workerConcurrency", WORKER_DEFAULTS.concurrency],
+  OVERSEER_WORKER_POOLS: ["workerPools", WORKER_DEFAULTS.pools],
   OVERSEER_SANDBOX: ["sandbox", CLUSTER_DEFAULTS.sandbox],
   OVERSEER_SANDBOX_UNSAFE_NONE: ["sandboxUnsafeNone", CLUSTER_DEFAULTS.sandboxUnsafeNone],
   OVERSEER_LEASE_TTL_MS: ["leaseTtlMs", COORDINATOR_DEFAULTS.leaseTtlMs],

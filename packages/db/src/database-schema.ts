@@ -125,6 +125,8 @@ export interface RunsTable {
   phases: ColumnType<RunPhaseRow[], unknown, unknown>;
   /** The digest of the run image the run ran on (`sandbox.image`); null: the worker's own system. */
   image_digest: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The worker pool the run needs (runner config `pool`), set when its job is queued; `default` until then. */
+  pool: Generated<string>;
   created_at: Timestamp;
   started_at: NullableTimestamp;
   ended_at: NullableTimestamp;

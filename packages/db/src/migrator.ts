@@ -17,6 +17,7 @@ import * as notificationOutbox from "./migrations/0015-notification-outbox.ts";
 import * as leaseOwnerKey from "./migrations/0016-lease-owner-key.ts";
 import * as pullRequestNotModified from "./migrations/0017-pull-request-not-modified.ts";
 import * as eventsRunIndex from "./migrations/0018-events-run-index.ts";
+import * as runPool from "./migrations/0019-run-pool.ts";
 
 /** Migrations in order. Add new ones at the end; never edit one that has shipped. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -37,6 +38,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "0016-lease-owner-key": leaseOwnerKey,
   "0017-pull-request-not-modified": pullRequestNotModified,
   "0018-events-run-index": eventsRunIndex,
+  "0019-run-pool": runPool,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

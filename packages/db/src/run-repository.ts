@@ -25,16 +25,16 @@ export async function activeRunsOfLeaseOwner(
   owner: string,
   afterId: string | null,
   limit: number,
-): Promise<{ id: string; projectId: string }[]> {
+): Promise<{ id: string; projectId: string; pool: string }[]> {
   let query = db
     .selectFrom("runs")
     .innerJoin("leases", "leases.project_id", "runs.project_id")
-    .select(["runs.id", "runs.project_id"])
+    .select(["runs.id", "runs.project_id", "runs.pool"])
     .where("leases.owner", "=", owner)
     .where("runs.status", "in", ["queued", "running"]);
   if (afterId !== null) query = query.where("runs.id", ">", afterId);
   const rows = await query.orderBy("runs.id").limit(limit).execute();
-  return rows.map((r) => ({ id: r.id, projectId: r.project_id }));
+  return rows.map((r) => ({ id: r.id, projectId: r.project_id, pool: r.pool }));
 }
 
 /**
@@ -115,9 +115,27 @@ export async function listRuns(db: Db, filter: ListRunsFilter = {}) {
   return q.execute();
 }
 
-/** Stores the rendered prompt as soon as the worker reports it (before the outcome). */
-export async function storeRunPrompt(db: Db, runId: string, prompt: string): Promise<void> {
-  await db.updateTable("runs").set({ prompt, prompt_chars: prompt.length }).where("id", "=", runId).execute();
+/** The worker pool of each of these runs (where its job was queued), in one statement. */
+export async function runPools(db: Db, runIds: readonly string[]): Promise<Map<string, string>> {
+  if (runIds.length === 0) return new Map();
+  const rows = await db
+    .selectFrom("runs")
+    .select(["id", "pool"])
+    .where("id", "in", [...runIds])
+    .execute();
+  return new Map(rows.map((r) => [r.id, r.pool]));
+}
+
+/**
+ * Stores what the run's job was queued with: the rendered prompt and the worker pool whose queue
+ * holds the job (one statement per run, beside the enqueue).
+ */
+export async function storeRunPrompt(db: Db, runId: string, prompt: string, pool: string): Promise<void> {
+  await db
+    .updateTable("runs")
+    .set({ prompt, prompt_chars: prompt.length, pool })
+    .where("id", "=", runId)
+    .execute();
 }
 
 /** How many runs of this action the task has had (the next run's number is this + 1). */

@@ -9,10 +9,12 @@ import {
   zodIssuesToConfigIssues,
 } from "@overseer/input-errors";
 import {
+  DEFAULT_POOL,
   DEFAULT_SANDBOX_LIMITS,
   EGRESS_HOST_EXPECTED,
   egressHostRuleSchema,
   imageReferenceSchema,
+  poolNameSchema,
   SANDBOX_DRIVER_NAMES,
 } from "@overseer/run-contract";
 import {
@@ -276,6 +278,12 @@ export const RunnerConfigSchema = z.strictObject({
     .meta({ secret: true }),
   /** Hosts the sandbox lets runs reach; empty keeps the network off. Default []. */
   network_allow_hosts: z.array(hostPattern, { error: `an array of hosts (${HOST_EXPECTED})` }).default([]),
+  /**
+   * The worker pool this project's runs need (docs/runner-config.md#pool): only workers whose
+   * `OVERSEER_WORKER_POOLS` lists it take them; while none is live the project shows "waiting for
+   * a worker in pool X". Applies to runs created after a change. Default `default`.
+   */
+  pool: poolNameSchema.default(DEFAULT_POOL),
   /** Sandbox driver and limits. */
   sandbox: sandboxSchema.prefault({}),
   /** Commands around each run: `setup` after checkout, `after_run` after the agent. */

@@ -98,6 +98,7 @@ describe("parseRunnerConfig", () => {
       master_prompt: "",
       role_notes: {},
       git: { author_name: "Overseer Agent", author_email: "agent@overseer.local" },
+      pool: "default",
     } satisfies RunnerConfig);
   });
 

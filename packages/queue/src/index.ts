@@ -23,4 +23,9 @@ export {
   RunQueues,
   resolveQueueOptions,
 } from "./run-queue.ts";
-export { type WorkerHeartbeat, WorkerRegistry } from "./worker-registry.ts";
+export {
+  poolWaiting,
+  servedPools,
+  type WorkerHeartbeat,
+  WorkerRegistry,
+} from "./worker-registry.ts";

@@ -1,3 +1,4 @@
+import { DEFAULT_POOL } from "@overseer/run-contract";
 import { QUEUE_DEFAULTS } from "@overseer/settings";
 
 export { QUEUE_DEFAULTS };
@@ -5,6 +6,13 @@ export { QUEUE_DEFAULTS };
 /** BullMQ queues (under the configured prefix). */
 export const RUN_QUEUE = "runs";
 export const RESULT_QUEUE = "results";
+/**
+ * The run queue of one worker pool: `runs` for the default pool (the queue every worker served
+ * before pools existed), `runs-<pool>` for another. Only workers that serve the pool consume it.
+ */
+export function runQueueName(pool: string): string {
+  return pool === DEFAULT_POOL ? RUN_QUEUE : `${RUN_QUEUE}-${pool}`;
+}
 /** The coordinator's host-side pull request work (forge-queue.ts). */
 export const FORGE_QUEUE = "forge";
 /** The coordinator's notification deliveries from the outbox (notify-queue.ts). */

@@ -1,5 +1,11 @@
 import { formatZodIssues } from "@overseer/input-errors";
-import { type ResultMessage, type RunJob, resultMessageSchema, runJobSchema } from "@overseer/run-contract";
+import {
+  DEFAULT_POOL,
+  type ResultMessage,
+  type RunJob,
+  resultMessageSchema,
+  runJobSchema,
+} from "@overseer/run-contract";
 import { COORDINATOR_DEFAULTS } from "@overseer/settings";
 import { type JobsOptions, Queue } from "bullmq";
 import type { z } from "zod";
@@ -9,9 +15,9 @@ import {
   QUEUE_DEFAULTS,
   queueKeyPrefix,
   RESULT_QUEUE,
-  RUN_QUEUE,
   resultJobId,
   runJobId,
+  runQueueName,
   startedJobId,
   usageJobId,
 } from "./queue-names.ts";
@@ -72,10 +78,16 @@ export interface RunJobState {
 
 /**
  * Producer side of the run and result queues. Job ids are derived from run ids, so enqueueing
- * the same run twice (a repeated tick, a reconcile, a restarted coordinator) adds one job.
+ * the same run twice (a repeated tick, a reconcile, a restarted coordinator) adds one job. A run
+ * job goes to the queue of its worker pool (`runQueueName`); every read of a run's job names
+ * that pool, so a look-up stays one key per run whatever the number of pools.
  */
 export class RunQueues {
+  /** The default pool's run queue. */
   readonly runs: Queue;
+  private readonly poolQueues = new Map<string, Queue>();
+  private readonly connection: Redis;
+  private readonly prefix: string;
   readonly results: Queue;
   /** The coordinator's host-side pull request work (forge-queue.ts). */
   readonly forge: ForgeQueue;
@@ -86,7 +98,10 @@ export class RunQueues {
   /** Takes options resolved once by `resolveQueueOptions`. */
   constructor(connection: Redis, options: ResolvedQueueOptions) {
     const prefix = queueKeyPrefix(options.prefix);
-    this.runs = new Queue(RUN_QUEUE, { connection, prefix });
+    this.connection = connection;
+    this.prefix = prefix;
+    this.runs = new Queue(runQueueName(DEFAULT_POOL), { connection, prefix });
+    this.poolQueues.set(DEFAULT_POOL, this.runs);
     this.results = new Queue(RESULT_QUEUE, { connection, prefix });
     this.forge = new ForgeQueue(connection, { prefix: options.prefix });
     this.notify = new NotifyQueue(connection, {
@@ -102,9 +117,20 @@ export class RunQueues {
     };
   }
 
+  /** The run queue of one worker pool (created on first use, then kept). */
+  runQueue(pool: string): Queue {
+    let queue = this.poolQueues.get(pool);
+    if (!queue) {
+      queue = new Queue(runQueueName(pool), { connection: this.connection, prefix: this.prefix });
+      this.poolQueues.set(pool, queue);
+    }
+    return queue;
+  }
+
+  /** Queues a run in its pool's queue (`job.pool`); idempotent per run. */
   async enqueueRun(job: RunJob): Promise<void> {
     const payload = validPayload(runJobSchema, job, `run job ${job.runId}`);
-    await this.runs.add("run", payload, { ...this.jobOptions, jobId: runJobId(job.runId) });
+    await this.runQueue(payload.pool).add("run", payload, { ...this.jobOptions, jobId: runJobId(job.runId) });
   }
 
   /** Reports a result; idempotent per run. */
@@ -125,25 +151,30 @@ export class RunQueues {
     });
   }
 
-  /** Where one run's work stands in Redis (runJobStates). */
-  async runJobState(runId: string): Promise<RunJobState> {
-    return (await this.runJobStates([runId])).get(runId) ?? { state: "missing" };
+  /** Where one run's work stands in Redis (runJobStates); `pool` is the run's worker pool. */
+  async runJobState(runId: string, pool: string = DEFAULT_POOL): Promise<RunJobState> {
+    return (await this.runJobStates([runId], () => pool)).get(runId) ?? { state: "missing" };
   }
 
   /**
    * Where each run's work stands in Redis: `active` (a job exists and is not failed),
    * `reported` (its result waits to be applied), `failed` (the job exhausted its attempts;
    * `failedReason` says why) or `missing` (nothing: lost, e.g. Redis was flushed). Two
-   * commands per run, by job id (no list scan), all runs in one round trip.
+   * commands per run, by job id in its pool's queue (`poolOf`, default: every run in the default
+   * pool; no list scan), all runs in one round trip.
    */
-  async runJobStates(runIds: readonly string[]): Promise<Map<string, RunJobState>> {
+  async runJobStates(
+    runIds: readonly string[],
+    poolOf: (runId: string) => string = () => DEFAULT_POOL,
+  ): Promise<Map<string, RunJobState>> {
     const states = new Map<string, RunJobState>();
     if (runIds.length === 0) return states;
     const client = (await this.runs.client) as unknown as Redis;
     const pipeline = client.pipeline();
     for (const runId of runIds) {
       pipeline.hmget(this.results.toKey(resultJobId(runId)), "timestamp", "finishedOn");
-      pipeline.hmget(this.runs.toKey(runJobId(runId)), "timestamp", "finishedOn", "failedReason");
+      const runs = this.runQueue(poolOf(runId));
+      pipeline.hmget(runs.toKey(runJobId(runId)), "timestamp", "finishedOn", "failedReason");
     }
     const replies = (await pipeline.exec()) ?? [];
     const fields = (i: number): (string | null)[] => {
@@ -181,9 +212,10 @@ export class RunQueues {
    * carries that token. False once the lock lapsed (a frozen or partitioned worker) or the
    * job was redelivered to another worker, whose token the lock then holds.
    */
-  async holdsRunLock(runId: string, token: string): Promise<boolean> {
-    const client = await this.runs.client;
-    return (await client.get(this.runs.toKey(`${runJobId(runId)}:lock`))) === token;
+  async holdsRunLock(runId: string, token: string, pool: string = DEFAULT_POOL): Promise<boolean> {
+    const runs = this.runQueue(pool);
+    const client = await runs.client;
+    return (await client.get(runs.toKey(`${runJobId(runId)}:lock`))) === token;
   }
 
   /**
@@ -203,9 +235,9 @@ export class RunQueues {
     return (await this.results.getJob(resultJobId(runId))) !== undefined;
   }
 
-  /** Removes a queued job for a cancelled run (an active one is ended by its worker). */
-  async removeRun(runId: string): Promise<void> {
-    const job = await this.runs.getJob(runJobId(runId));
+  /** Removes a queued job for a cancelled run (an active one is ended by its worker); `pool` is the run's. */
+  async removeRun(runId: string, pool: string = DEFAULT_POOL): Promise<void> {
+    const job = await this.runQueue(pool).getJob(runJobId(runId));
     if (!job) return;
     const state = await job.getState();
     if (state !== "active") await job.remove().catch(() => undefined);
@@ -221,7 +253,12 @@ export class RunQueues {
   }
 
   async close(): Promise<void> {
-    await Promise.all([this.runs.close(), this.results.close(), this.forge.close(), this.notify.close()]);
+    await Promise.all([
+      ...[...this.poolQueues.values()].map((queue) => queue.close()),
+      this.results.close(),
+      this.forge.close(),
+      this.notify.close(),
+    ]);
   }
 }
 

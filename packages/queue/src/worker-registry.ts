@@ -1,3 +1,4 @@
+import { DEFAULT_POOL } from "@overseer/run-contract";
 import { QUEUE_DEFAULTS } from "./queue-names.ts";
 import type { Redis } from "./redis-connection.ts";
 
@@ -6,6 +7,10 @@ export interface WorkerHeartbeat {
   host: string;
   pid: number;
   slots: number;
+  /** The worker pools it serves (one slot budget for all); absent in a heartbeat from before pools: `default`. */
+  pools: string[];
+  /** Stopping: it takes no new job, so it does not count as a worker of its pools. */
+  draining: boolean;
   sandbox: string;
   unsafe: boolean;
   currentJobs: { runId: string; projectId: string; taskId: string; action: string; since: number }[];
@@ -40,7 +45,7 @@ export class WorkerRegistry {
       try {
         const hb = JSON.parse(raw) as WorkerHeartbeat;
         if (now - hb.heartbeatAt > staleAfterMs) stale.push(id);
-        else live.push(hb);
+        else live.push({ ...hb, pools: hb.pools ?? [DEFAULT_POOL], draining: hb.draining ?? false });
       } catch {
         stale.push(id);
       }
@@ -48,4 +53,20 @@ export class WorkerRegistry {
     if (stale.length > 0) await this.redis.hdel(this.key, ...stale);
     return live.sort((a, b) => a.id.localeCompare(b.id));
   }
+}
+
+/**
+ * The pools some live worker takes jobs for now (draining workers take none), from the
+ * heartbeats `WorkerRegistry.list` returned: a project whose pool is not among them waits
+ * for a worker in its pool.
+ */
+export function servedPools(workers: readonly Pick<WorkerHeartbeat, "pools" | "draining">[]): Set<string> {
+  const served = new Set<string>();
+  for (const worker of workers) if (!worker.draining) for (const pool of worker.pools) served.add(pool);
+  return served;
+}
+
+/** "waiting for a worker in pool jdk" when no live worker serves `pool`, else null. */
+export function poolWaiting(pool: string, served: ReadonlySet<string>): string | null {
+  return served.has(pool) ? null : `waiting for a worker in pool ${pool}`;
 }

@@ -153,6 +153,8 @@ describe("LiveChannel and WorkerRegistry", () => {
       host: "h",
       pid: 1,
       slots: 2,
+      pools: ["default"],
+      draining: false,
       sandbox: "bwrap",
       unsafe: false,
       currentJobs: [],

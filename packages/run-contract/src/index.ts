@@ -86,3 +86,4 @@ export {
   SANDBOX_DRIVER_NAMES,
   type SandboxDriverName,
 } from "./sandbox-request-schema.ts";
+export { DEFAULT_POOL, isPoolName, POOL_NAME_EXPECTED, poolNameSchema } from "./worker-pool.ts";

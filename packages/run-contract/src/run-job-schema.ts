@@ -3,6 +3,7 @@ import { z } from "zod";
 import { ControlTransitionSchema } from "./control-file-schema.ts";
 import { runPhaseSchema, traceparentSchema } from "./run-phases.ts";
 import { runSandboxSchema } from "./sandbox-request-schema.ts";
+import { DEFAULT_POOL, poolNameSchema } from "./worker-pool.ts";
 
 /**
  * Queue payloads are versioned tagged unions (`v`, `kind`). A worker needs nothing but
@@ -31,6 +32,11 @@ export const runJobSchema = z.object({
   action: z.enum(["execute", "review", "resolve"]),
   role: z.string().min(1),
   attempt: z.number().int().positive(),
+  /**
+   * The worker pool the run needs (the project's runner config `pool`): its job waits in that
+   * pool's queue for a worker that serves it. Absent (a job queued before pools): `default`.
+   */
+  pool: poolNameSchema.default(DEFAULT_POOL),
   /** Git remote: local path or URL. */
   repo: z.string().min(1),
   /** The project's main branch: where `landingBranch` starts before anything landed on it. */

@@ -26,6 +26,7 @@ import {
   url,
 } from "./setting-value-schemas.ts";
 import { RUN_FENCE_DEFAULTS, WORKER_DEFAULTS } from "./worker-defaults.ts";
+import { WORKER_POOLS_SPEC } from "./worker-pool-setting.ts";
 
 /** How one variable is read: its name, its fallback, its schema and its row of the reference. */
 export interface SettingSpec<T> {
@@ -121,6 +122,7 @@ export const SPECS: SpecTable = {
     description: "Name of this worker in heartbeats, runs and logs; unique per process.",
     schema: z.string().regex(NAME_PATTERN, { error: "letters, digits, ., _ or - (at most 128)" }),
   },
+  workerPools: WORKER_POOLS_SPEC,
   sandbox: {
     name: "OVERSEER_SANDBOX",
     fallback: CLUSTER_DEFAULTS.sandbox,

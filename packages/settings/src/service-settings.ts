@@ -30,6 +30,8 @@ export interface ServiceSettings {
   readonly workerConcurrency: number;
   /** `OVERSEER_WORKER_ID`: stable worker name in heartbeats and run rows. Default `<hostname>-<pid>`. */
   readonly workerId: string;
+  /** `OVERSEER_WORKER_POOLS`: the worker pools this worker serves, one slot budget for all. Default `default`. */
+  readonly workerPools: readonly string[];
   /** `OVERSEER_SANDBOX`: default sandbox driver for runs. Default `bwrap`. */
   readonly sandbox: SandboxDriverName;
   /** `OVERSEER_SANDBOX_UNSAFE_NONE`: allow the `none` driver (no isolation). Default `false`. */

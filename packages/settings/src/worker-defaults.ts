@@ -1,4 +1,5 @@
 import { PROCESS_DEFAULTS } from "@overseer/process";
+import { DEFAULT_POOL } from "@overseer/run-contract";
 import { QUEUE_DEFAULTS } from "./queue-defaults.ts";
 
 const MIB = 1024 * 1024;
@@ -11,6 +12,8 @@ const MIB = 1024 * 1024;
 export const WORKER_DEFAULTS = Object.freeze({
   /** Runs one worker process executes at once (`OVERSEER_WORKER_CONCURRENCY`). */
   concurrency: 2,
+  /** The worker pools a worker serves (`OVERSEER_WORKER_POOLS`): the default pool. */
+  pools: Object.freeze([DEFAULT_POOL]) as readonly string[],
   /** BullMQ key prefix (`OVERSEER_QUEUE_PREFIX`). */
   prefix: QUEUE_DEFAULTS.prefix,
   /** Heartbeat period, also of the lease renewals and liveness files (`OVERSEER_HEARTBEAT_INTERVAL_MS`). */

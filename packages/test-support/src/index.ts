@@ -90,6 +90,7 @@ export function runJobFixture(fields: Partial<RunJob> & Pick<RunJob, "runId">): 
     action: "execute",
     role: "general",
     attempt: 1,
+    pool: "default",
     repo: "/tmp/repo.git",
     mainBranch: "main",
     taskBranch: `overseer/task/${taskId}`,

@@ -5,6 +5,7 @@ import {
   ConflictError,
   type Db,
   type EventRow,
+  runPools,
 } from "@overseer/db";
 import type { Command } from "@overseer/domain";
 import type { LiveChannel, LiveEvent, RunQueues } from "@overseer/queue";
@@ -112,10 +113,17 @@ export class TransitionApplier {
       logger?.info({ projectId: e.project_id, taskId: e.task_id, runId: e.run_id, event: e.type }, e.type);
     }
     if (!queues) return;
-    for (const run of result.changes.runs) {
-      if (run.status !== "cancelled") continue;
-      await bound(queues.removeRun(run.id)).catch((error) =>
-        logger?.warn({ err: error, runId: run.id }, "cannot remove the cancelled run's queued job"),
+    const cancelled = result.changes.runs.filter((run) => run.status === "cancelled").map((run) => run.id);
+    if (cancelled.length === 0) return;
+    // Each job waits in its pool's queue: one read of the pools for all the cancelled runs.
+    const pools = await runPools(this.deps.db, cancelled).catch((error) => {
+      logger?.warn({ err: error }, "cannot read the cancelled runs' pools; their jobs end at the run fence");
+      return null;
+    });
+    if (!pools) return;
+    for (const runId of cancelled) {
+      await bound(queues.removeRun(runId, pools.get(runId))).catch((error) =>
+        logger?.warn({ err: error, runId }, "cannot remove the cancelled run's queued job"),
       );
     }
   }

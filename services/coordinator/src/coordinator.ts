@@ -407,7 +407,7 @@ export class Coordinator {
     // With traces on, the job opens the run's trace: every span of the run joins it.
     const tracing = this.deps.tracing;
     const job = tracing ? { ...build.job, traceparent: tracing.newRunTrace() } : build.job;
-    await Promise.all([storeRunPrompt(db, run.id, job.prompt), this.deps.queues.enqueueRun(job)]);
+    await Promise.all([storeRunPrompt(db, run.id, job.prompt, job.pool), this.deps.queues.enqueueRun(job)]);
     return false;
   }
 

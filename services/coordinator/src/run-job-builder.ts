@@ -79,6 +79,7 @@ export function buildRunJob(
       action: run.action,
       role: task.role,
       attempt: actionRunNumber,
+      pool: config.pool,
       repo: project.repo,
       mainBranch: project.branch,
       landingBranch: landing,

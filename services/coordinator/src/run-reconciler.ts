@@ -19,6 +19,7 @@ import {
 } from "@overseer/db";
 import type { Command, ProjectState, Run } from "@overseer/domain";
 import type { RunJobState, RunQueues } from "@overseer/queue";
+import { DEFAULT_POOL } from "@overseer/run-contract";
 import type { Logger } from "@overseer/runtime";
 
 export interface RunReconcilerDeps {
@@ -60,7 +61,11 @@ export class RunReconciler {
       const { batch: limit, owner } = this.hooks;
       const batch = await activeRunsOfLeaseOwner(this.deps.db, owner, this.cursor, limit);
       this.cursor = batch.length < limit ? null : (batch.at(-1)?.id ?? null);
-      const states = await this.deps.queues.runJobStates(batch.map((r) => r.id));
+      const pools = new Map(batch.map((r) => [r.id, r.pool]));
+      const states = await this.deps.queues.runJobStates(
+        batch.map((r) => r.id),
+        (id) => pools.get(id) ?? DEFAULT_POOL,
+      );
       for (const { id, projectId } of batch) {
         if (needsRepair(states.get(id))) this.hooks.inTurn(projectId, () => this.repairRun(projectId, id));
       }
@@ -75,19 +80,25 @@ export class RunReconciler {
   async reconcile(projectId: string): Promise<void> {
     if (!this.hooks.isOwned(projectId)) return;
     const runs = await activeRuns(this.deps.db, [projectId]);
-    const states = await this.deps.queues.runJobStates(runs.map((r) => r.id));
+    const pools = new Map(runs.map((r) => [r.id, r.pool]));
+    const states = await this.deps.queues.runJobStates(
+      runs.map((r) => r.id),
+      (id) => pools.get(id) ?? DEFAULT_POOL,
+    );
     for (const run of runs) if (needsRepair(states.get(run.id))) await this.repairRun(projectId, run.id);
   }
 
   /**
-   * An active run must have a job (or a reported result) in Redis. Order matters: Redis is
-   * read, then Postgres, before acting, so a result applied in between is never mistaken for
-   * a lost job. Runs in the project's turn.
+   * An active run must have a job (or a reported result) in Redis, in the queue of the pool its
+   * row names. Order matters: Redis is read, then Postgres, before acting, so a result applied
+   * in between is never mistaken for a lost job. Runs in the project's turn.
    */
   private async repairRun(projectId: string, runId: string): Promise<void> {
     if (!this.hooks.isOwned(projectId)) return;
     const { db, logger } = this.deps;
-    const jobState = await this.deps.queues.runJobState(runId);
+    // The pool as its job was queued (the sweep's row may predate the enqueue that set it).
+    const pool = (await getRun(db, runId))?.pool ?? DEFAULT_POOL;
+    const jobState = await this.deps.queues.runJobState(runId, pool);
     if (!needsRepair(jobState)) return;
     const fresh = await getRun(db, runId);
     if (!fresh || (fresh.status !== "queued" && fresh.status !== "running")) return;

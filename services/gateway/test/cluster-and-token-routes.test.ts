@@ -12,6 +12,8 @@ describe("cluster", () => {
       host: "box",
       pid: 42,
       slots: 2,
+      pools: ["default", "jdk"],
+      draining: false,
       sandbox: "bwrap",
       unsafe: false,
       currentJobs: [{ runId: "r1", projectId: "p", taskId: "S00-001", action: "execute", since: now }],

@@ -128,6 +128,7 @@ const service = new WorkerService(
   resolveWorkerOptions({
     id: settings.workerId,
     concurrency: settings.workerConcurrency,
+    pools: settings.workerPools,
     dataDir: settings.dataDir,
     prefix: settings.queuePrefix,
     heartbeatIntervalMs: settings.heartbeatIntervalMs,

@@ -1,5 +1,5 @@
 import type { WrapCommand } from "@overseer/harness";
-import type { RunJob } from "@overseer/run-contract";
+import { isPoolName, POOL_NAME_EXPECTED, type RunJob } from "@overseer/run-contract";
 import { defaultWorkerId, WORKER_DEFAULTS } from "@overseer/settings";
 import type { RunPaths } from "./run-context.ts";
 import type { ImageSource, RunImage } from "./run-image.ts";
@@ -11,8 +11,10 @@ import type { ImageSource, RunImage } from "./run-image.ts";
 export interface WorkerServiceOptions {
   /** Name in heartbeats, runs and logs. Default `<hostname>-<pid>`. */
   id?: string;
-  /** Runs at once in this process. Default 2. */
+  /** Runs at once in this process, whatever pools they come from. Default 2. */
   concurrency?: number;
+  /** The worker pools whose run queues this process consumes (one slot budget for all). Default `["default"]`. */
+  pools?: readonly string[];
   dataDir: string;
   /** BullMQ key prefix. Default `overseer`. */
   prefix?: string;
@@ -70,7 +72,7 @@ type WorkerDefaultKey = Exclude<
 >;
 
 /** Each number option and the least value it accepts. */
-const MINIMA: Readonly<Record<Exclude<WorkerDefaultKey, "prefix">, number>> = Object.freeze({
+const MINIMA: Readonly<Record<Exclude<WorkerDefaultKey, "prefix" | "pools">, number>> = Object.freeze({
   concurrency: 1,
   heartbeatIntervalMs: 1,
   lockDurationMs: 1,
@@ -117,5 +119,9 @@ export function resolveWorkerOptions(options: WorkerServiceOptions): ResolvedWor
       `lockRenewMs must be below lockDurationMs (${resolved.lockDurationMs}), received ${resolved.lockRenewMs}`,
     );
   if (resolved.dataDir === "") throw new RangeError('dataDir must be a directory path, received ""');
+  if (resolved.pools.length === 0 || !resolved.pools.every(isPoolName))
+    throw new RangeError(
+      `pools must be one or more pool names (${POOL_NAME_EXPECTED}), received ${JSON.stringify(resolved.pools)}`,
+    );
   return resolved;
 }

@@ -42,17 +42,18 @@ import {
   type LiveChannel,
   queueKeyPrefix,
   type Redis,
-  RUN_QUEUE,
   type RunQueues,
   runJobId,
+  runQueueName,
   type WorkerHeartbeat,
   type WorkerRegistry,
 } from "@overseer/queue";
 import { RUN_JOB_VERSION, type RunJob, runJobSchema } from "@overseer/run-contract";
 import type { Logger } from "@overseer/runtime";
 import type { RunTracing } from "@overseer/telemetry";
-import { type Job, UnrecoverableError, WaitingError, Worker } from "bullmq";
+import { type Job, UnrecoverableError, WaitingError } from "bullmq";
 import { LiveLogBatcher } from "./live-log-batcher.ts";
+import { PoolWorker } from "./pool-worker.ts";
 import {
   executeRun,
   type RunExecutorDeps,
@@ -61,6 +62,7 @@ import {
 } from "./run-executor.ts";
 import type { RunFence } from "./run-fence.ts";
 import { RunTraceRecorders } from "./run-trace-recorder.ts";
+import { SlotGate } from "./slot-gate.ts";
 import type { ResolvedWorkerOptions } from "./worker-options.ts";
 
 export interface WorkerServiceDeps {
@@ -80,7 +82,9 @@ export interface WorkerServiceDeps {
 
 export class WorkerService {
   readonly id: string;
-  private worker: Worker | null = null;
+  /** One BullMQ Worker per pool served, all sharing `slots`. */
+  private workers: PoolWorker[] = [];
+  private readonly slots: SlotGate;
   private heartbeatTimer: NodeJS.Timeout | null = null;
   private readonly mirrors = new Map<string, RepoMirror>();
   private readonly current = new Map<
@@ -108,6 +112,7 @@ export class WorkerService {
     private readonly options: ResolvedWorkerOptions,
   ) {
     this.id = options.id;
+    this.slots = new SlotGate(options.concurrency);
     this.traces = new RunTraceRecorders(deps.tracing ?? null, deps.logger);
     const batchers = new Map<string, LiveLogBatcher>();
     this.executorDeps = {
@@ -178,24 +183,41 @@ export class WorkerService {
       );
     }
     this.deps.subscriber.on("message", (channel) => this.onCancel(channel));
-    this.worker = new Worker(RUN_QUEUE, (job, token) => this.process(job, token), {
-      connection: this.deps.workerConnection,
-      prefix: queueKeyPrefix(this.options.prefix),
-      concurrency: this.options.concurrency,
-      lockDuration: this.options.lockDurationMs,
-      lockRenewTime: this.options.lockRenewMs,
-      stalledInterval: this.options.stalledIntervalMs,
-      maxStalledCount: this.options.maxStalledCount,
-      autorun: true,
+    // One consumer per pool's queue (BullMQ gives each its own blocking connection), one slot
+    // budget for all.
+    this.workers = this.options.pools.map((pool) => {
+      const worker = new PoolWorker(
+        runQueueName(pool),
+        (job, token) => this.process(job, token),
+        {
+          connection: this.deps.workerConnection,
+          prefix: queueKeyPrefix(this.options.prefix),
+          concurrency: this.options.concurrency,
+          lockDuration: this.options.lockDurationMs,
+          lockRenewTime: this.options.lockRenewMs,
+          stalledInterval: this.options.stalledIntervalMs,
+          maxStalledCount: this.options.maxStalledCount,
+          autorun: true,
+        },
+        this.slots,
+      );
+      worker.on("error", (error) => logger.error({ err: error, pool }, "run worker error"));
+      worker.on("lockRenewalFailed", (jobIds) => this.onLockLost(jobIds));
+      worker.on("failed", (job, error) =>
+        logger.warn({ jobId: job?.id, pool, err: error }, "run job failed"),
+      );
+      return worker;
     });
-    this.worker.on("error", (error) => logger.error({ err: error }, "run worker error"));
-    this.worker.on("lockRenewalFailed", (jobIds) => this.onLockLost(jobIds));
-    this.worker.on("failed", (job, error) => logger.warn({ jobId: job?.id, err: error }, "run job failed"));
     await this.beat();
     this.heartbeatTimer = setInterval(() => void this.beat(), this.options.heartbeatIntervalMs);
     this.heartbeatTimer.unref();
     logger.info(
-      { worker: this.id, concurrency: this.options.concurrency, sandbox: this.options.sandboxName },
+      {
+        worker: this.id,
+        concurrency: this.options.concurrency,
+        pools: this.options.pools,
+        sandbox: this.options.sandboxName,
+      },
       "worker started",
     );
   }
@@ -207,7 +229,10 @@ export class WorkerService {
    */
   async stop(drainMs = this.options.drainMs): Promise<void> {
     this.draining = true;
-    const closed = this.worker?.close() ?? Promise.resolve();
+    // The heartbeat says so at once: a pool whose every worker drains shows its projects waiting.
+    void this.beat();
+    this.slots.close();
+    const closed = Promise.all(this.workers.map((worker) => worker.close())).then(() => undefined);
     if (this.current.size > 0) {
       this.deps.logger.info(
         { worker: this.id, running: [...this.current.keys()], drainMs },
@@ -252,7 +277,24 @@ export class WorkerService {
     }
   }
 
+  /**
+   * Runs one delivered job in a slot of the shared budget, or hands it straight back when every
+   * slot is taken (another pool took the last one first; slot-gate.ts).
+   */
   private async process(job: Job, token: string | undefined): Promise<void> {
+    if (!this.slots.tryTake()) {
+      if (!token) throw new UnrecoverableError(`run job ${job.id} was delivered without a lock token`);
+      await job.moveToWait(token);
+      throw new WaitingError(`run job ${job.id} left for later: every slot of this worker is taken`);
+    }
+    try {
+      await this.processInSlot(job, token);
+    } finally {
+      this.slots.release();
+    }
+  }
+
+  private async processInSlot(job: Job, token: string | undefined): Promise<void> {
     const parsed = runJobSchema.safeParse(job.data);
     if (!parsed.success) {
       throw new UnrecoverableError(
@@ -361,7 +403,11 @@ export class WorkerService {
   /** Throws `RunOwnershipLostError` unless this worker's delivery of the run still holds its job lock. */
   private async confirmOwnership(runId: string): Promise<void> {
     const entry = this.current.get(runId);
-    if (!entry || entry.lockLost || !(await this.deps.queues.holdsRunLock(runId, entry.token))) {
+    if (
+      !entry ||
+      entry.lockLost ||
+      !(await this.deps.queues.holdsRunLock(runId, entry.token, entry.job.pool))
+    ) {
       if (entry) entry.lockLost = true;
       throw new RunOwnershipLostError(runId);
     }
@@ -407,6 +453,8 @@ export class WorkerService {
       host: hostname(),
       pid: process.pid,
       slots: this.options.concurrency,
+      pools: [...this.options.pools],
+      draining: this.draining,
       sandbox: this.options.sandboxName,
       unsafe: this.options.unsafe,
       currentJobs: [...this.current.values()].map((c) => ({

@@ -155,7 +155,7 @@ export class WorkerRig {
       const reported = await this.queues.results.getJob(resultJobId(job.runId));
       if (reported) return runResultSchema.parse(reported.data);
       if (Date.now() > deadline) {
-        const state = await this.queues.runJobState(job.runId);
+        const state = await this.queues.runJobState(job.runId, job.pool);
         throw new Error(
           `no result for ${job.runId} after ${timeoutMs} ms (run job: ${JSON.stringify(state)})`,
         );
