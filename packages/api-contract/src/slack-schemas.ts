@@ -12,7 +12,8 @@ export const SlackInteractionResultSchema = z
     selected_option: z.string().nullable(),
     resolved_by: z.string().nullable(),
     message_updated: z.boolean().openapi({
-      description: "Whether the message was replaced through the click's response_url to say who chose what.",
+      description:
+        "Whether the click's response_url took the answer: on `resolved` the message replaced to say who chose what; on `already_resolved` who chose it, told to the clicker alone. Either way the outbox then updates the card's message with chat.update.",
     }),
   })
   .openapi("SlackInteractionResult");

@@ -322,6 +322,9 @@ export interface NotificationDeliveriesTable {
   last_attempt_at: NullableTimestamp;
   delivered_at: NullableTimestamp;
   created_at: Timestamp;
+  /** The Slack message this delivery posted (chat.postMessage's channel and ts; migration 0020). */
+  slack_channel: string | null;
+  slack_ts: string | null;
 }
 
 export type ProjectRow = Selectable<ProjectsTable>;

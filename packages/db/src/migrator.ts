@@ -18,6 +18,7 @@ import * as leaseOwnerKey from "./migrations/0016-lease-owner-key.ts";
 import * as pullRequestNotModified from "./migrations/0017-pull-request-not-modified.ts";
 import * as eventsRunIndex from "./migrations/0018-events-run-index.ts";
 import * as runPool from "./migrations/0019-run-pool.ts";
+import * as slackMessageRef from "./migrations/0020-slack-message-ref.ts";
 
 /** Migrations in order. Add new ones at the end; never edit one that has shipped. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -39,6 +40,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "0017-pull-request-not-modified": pullRequestNotModified,
   "0018-events-run-index": eventsRunIndex,
   "0019-run-pool": runPool,
+  "0020-slack-message-ref": slackMessageRef,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

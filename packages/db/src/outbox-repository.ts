@@ -58,8 +58,18 @@ export async function writeOutbox(
     JOIN notification_subscriptions s
       ON s.enabled
      AND (s.project_id IS NULL OR s.project_id = o.project_id)
-     AND (cardinality(s.event_types) = 0 OR o.type = ANY(s.event_types))
-     AND array_position(${SEVERITY_ORDER}, o.severity) >= array_position(${SEVERITY_ORDER}, s.min_severity)
+     AND ((
+       (cardinality(s.event_types) = 0 OR o.type = ANY(s.event_types))
+       AND array_position(${SEVERITY_ORDER}, o.severity) >= array_position(${SEVERITY_ORDER}, s.min_severity)
+     ) OR (
+       -- A resolved card's Slack message is updated to say who chose what, whatever the filter.
+       s.channel = 'slack' AND o.type = 'decision.resolved' AND EXISTS (
+         SELECT 1 FROM notification_deliveries cd
+         JOIN notification_outbox co ON co.id = cd.outbox_id
+         WHERE cd.subscription_id = s.id AND co.project_id = o.project_id
+           AND co.type = 'decision.opened' AND co.data->>'decisionId' = o.data->>'decisionId'
+       )
+     ))
     WHERE o.id = ANY(${rows.map((r) => r.id)}::bigint[])
     ORDER BY o.id, s.id`.execute(db);
   const created = Number(fanned.numAffectedRows ?? 0n);
@@ -127,6 +137,43 @@ export async function loadDeliveryWork(db: Db, deliveryId: string): Promise<Deli
   return { delivery, outbox, subscription, waitingFor: earlier?.id ?? null };
 }
 
+/** A Slack message a delivery posted: chat.postMessage's channel and ts. */
+export interface SlackMessageRef {
+  readonly channel: string;
+  readonly ts: string;
+}
+
+/**
+ * The decision card a `decision.resolved` delivery updates: the latest `decision.opened`
+ * notification of the same decision in the same project, before it, sent to the same
+ * subscription; with the Slack message its delivery posted (null when that delivery was not
+ * posted: dead, or a webhook). Undefined when the subscription never got the card.
+ */
+export async function decisionCardOf(
+  db: Db,
+  resolved: Pick<NotificationDeliveryRow, "subscription_id" | "project_id" | "outbox_id">,
+  decisionId: string,
+): Promise<{ outbox: NotificationOutboxRow; message: SlackMessageRef | null } | undefined> {
+  const row = await db
+    .selectFrom("notification_deliveries as d")
+    .innerJoin("notification_outbox as o", "o.id", "d.outbox_id")
+    .selectAll("o")
+    .select(["d.slack_channel", "d.slack_ts"])
+    .where("d.subscription_id", "=", resolved.subscription_id)
+    .where("o.project_id", "=", resolved.project_id)
+    .where("o.type", "=", "decision.opened")
+    .where(sql<string>`o.data->>'decisionId'`, "=", decisionId)
+    .where("o.id", "<", resolved.outbox_id)
+    .orderBy("o.id", "desc")
+    .limit(1)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  const { slack_channel, slack_ts, ...outbox } = row;
+  const message =
+    slack_channel !== null && slack_ts !== null ? { channel: slack_channel, ts: slack_ts } : null;
+  return { outbox, message };
+}
+
 /** Counts one attempt of a pending delivery; its attempt number, or null when no longer pending. */
 export async function startDeliveryAttempt(db: Db, deliveryId: string): Promise<number | null> {
   const row = await db
@@ -146,12 +193,21 @@ export async function startDeliveryAttempt(db: Db, deliveryId: string): Promise<
 export async function recordDeliveryOutcome(
   db: Db,
   deliveryId: string,
-  outcome: { status: "delivered" | "dead" | "pending"; httpStatus: number | null; error: string | null },
+  outcome: {
+    status: "delivered" | "dead" | "pending";
+    httpStatus: number | null;
+    error: string | null;
+    /** The Slack message the attempt posted, kept to update it later. */
+    slackMessage?: SlackMessageRef | null | undefined;
+  },
 ): Promise<boolean> {
   const updated = await db
     .updateTable("notification_deliveries")
     .set({
       status: outcome.status,
+      ...(outcome.slackMessage
+        ? { slack_channel: outcome.slackMessage.channel, slack_ts: outcome.slackMessage.ts }
+        : {}),
       last_status: outcome.httpStatus,
       last_error: outcome.error === null ? null : outcome.error.slice(0, 2000),
       ...(outcome.status === "delivered" ? { delivered_at: sql`now()` } : {}),

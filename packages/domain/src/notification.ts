@@ -39,7 +39,7 @@ export interface Notification {
 /**
  * The notifications of one transition's events, in event order:
  * - `decision.created` → `decision.opened` (warning: a human is needed), with the card;
- * - `decision.resolved` → `decision.resolved` (info);
+ * - `decision.resolved` → `decision.resolved` (info), with the resolution's note;
  * - `incident.recorded` → `incident.recorded` (critical);
  * - `project.status_changed` to paused at a bound (budget, sessions, rounds) → `project.paused`
  *   (warning); a pause an operator asked for is not news to them;
@@ -66,8 +66,15 @@ function notificationOf(
       const card = decisions.find((d) => d.id === event.data.decisionId);
       return { type: "decision.opened", severity: "warning", data: { ...event.data, ...cardOf(card) } };
     }
-    case "decision.resolved":
-      return { type: "decision.resolved", severity: "info", data: event.data };
+    case "decision.resolved": {
+      // The note goes with the answer, for a Slack card updated to say who chose what.
+      const card = decisions.find((d) => d.id === event.data.decisionId);
+      return {
+        type: "decision.resolved",
+        severity: "info",
+        data: { ...event.data, note: card?.note ?? null },
+      };
+    }
     case "incident.recorded":
       return { type: "incident.recorded", severity: "critical", data: event.data };
     case "project.status_changed":

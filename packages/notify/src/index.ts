@@ -1,5 +1,15 @@
-export { type SlackMessage, slackMessageOf } from "./slack-message.ts";
-export { postSlackMessage, type SlackAttempt } from "./slack-sender.ts";
+export {
+  type ResolvedCard,
+  type SlackMessage,
+  slackMessageOf,
+  slackResolvedCardMessage,
+} from "./slack-message.ts";
+export {
+  postSlackMessage,
+  type SlackAttempt,
+  type SlackOutcome,
+  updateSlackMessage,
+} from "./slack-sender.ts";
 export { type OutboxNotification, webhookPayloadOf, webhookTestPayload } from "./webhook-payload.ts";
 export {
   type AttemptOutcome,

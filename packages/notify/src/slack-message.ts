@@ -72,6 +72,43 @@ export function slackMessageOf(payload: WebhookPayload): SlackMessage {
   return { text: clip(`Needs you in ${data.project_id}: ${data.question}`, SECTION_MAX), blocks };
 }
 
+/** A resolved decision card, as its Slack message says it: what was asked, who chose what. */
+export interface ResolvedCard {
+  readonly projectId: string;
+  readonly taskId: string | null;
+  readonly title: string;
+  readonly question: string;
+  /** The chosen option's label (its id when the card no longer names it). */
+  readonly chosen: string;
+  /** Who resolved it: `slack:<token name>`, a token's name, `cli:<user>`… */
+  readonly by: string;
+  readonly note: string | null;
+  /** The task's dashboard page, when known. */
+  readonly url: string | null;
+}
+
+/**
+ * The message a decision card's message becomes once it is resolved, wherever it was resolved
+ * (a button, the resolve route, the CLI): the question and who chose what, without buttons or
+ * note field, so nobody clicks a card that is already answered.
+ */
+export function slackResolvedCardMessage(card: ResolvedCard): SlackMessage {
+  const where = `${mrkdwn(card.projectId)}${card.taskId ? ` (${mrkdwn(card.taskId)})` : ""}`;
+  const outcome = `:white_check_mark: *${mrkdwn(card.by)}* chose *${mrkdwn(card.chosen)}*`;
+  const note = card.note ? `\n> ${mrkdwn(card.note).replaceAll("\n", "\n> ")}` : "";
+  return {
+    text: clip(
+      `Answered in ${card.projectId}: ${card.by} chose ${card.chosen} (${card.question})`,
+      SECTION_MAX,
+    ),
+    blocks: [
+      section(`*Answered* in ${where}: *${mrkdwn(card.title)}*\n${mrkdwn(card.question)}`),
+      section(`${outcome}${note}`),
+      ...(card.url ? [section(`<${card.url}|Open in Overseer>`)] : []),
+    ],
+  };
+}
+
 /** One line saying what happened, per type. */
 function summaryOf(payload: WebhookPayload): string {
   const p = mrkdwn(payload.data.project_id ?? "every project");

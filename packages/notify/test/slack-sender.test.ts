@@ -1,7 +1,12 @@
 import { DecisionButtonValueSchema, type WebhookPayload, WebhookPayloadSchema } from "@overseer/api-contract";
 import { SlackDouble } from "@overseer/test-support";
 import { afterAll, describe, expect, it } from "vitest";
-import { postSlackMessage, slackMessageOf } from "../src/index.ts";
+import {
+  postSlackMessage,
+  slackMessageOf,
+  slackResolvedCardMessage,
+  updateSlackMessage,
+} from "../src/index.ts";
 
 const slack = await SlackDouble.start();
 afterAll(() => slack.close());
@@ -43,9 +48,15 @@ const send = (payload: WebhookPayload, channel = "C0DECISIONS", token = slack.bo
 
 describe("Slack messages with @slack/web-api", () => {
   it("posts a decision card with a note field and one button per option, each naming card and option", async () => {
-    expect(await send(card)).toEqual({ ok: true, status: 200, error: null });
+    const sent = await send(card);
     expect(slack.refusedPosts).toEqual([]);
     const posted = slack.posted.at(-1);
+    expect(sent).toEqual({
+      ok: true,
+      status: 200,
+      error: null,
+      message: { channel: "C0DECISIONS", ts: posted?.ts },
+    });
     expect(posted?.channel).toBe("C0DECISIONS");
     expect(posted?.text).toBe("Needs you in demo: Which database should we use?");
     const actions = posted?.blocks?.find((b) => b.type === "actions");
@@ -80,6 +91,55 @@ describe("Slack messages with @slack/web-api", () => {
       ":rotating_light: Incident in demo (scope_violation): wrote outside src/** &lt;3",
     );
     expect(posted?.blocks?.map((b) => b.type)).toEqual(["section"]);
+  });
+
+  it("updates a posted card to say who chose what, buttons and note field gone; the same update twice changes nothing", async () => {
+    const sent = await send(card);
+    const ts = sent.message?.ts ?? "";
+    const resolved = slackResolvedCardMessage({
+      projectId: "demo",
+      taskId: "S00-001.R1",
+      title: "Database choice",
+      question: "Which database should we use?",
+      chosen: "Use SQLite",
+      by: "slack:alice",
+      note: "Only for the demo.\nNot for production.",
+      url: "https://overseer.example.com/#/project/demo/task/S00-001.R1",
+    });
+    const update = () =>
+      updateSlackMessage({
+        token: slack.botToken,
+        apiUrl: slack.apiUrl,
+        channel: "C0DECISIONS",
+        ts,
+        message: resolved,
+        timeoutMs: 5000,
+      });
+    expect(await update()).toEqual({
+      ok: true,
+      status: 200,
+      error: null,
+      message: { channel: "C0DECISIONS", ts },
+    });
+    expect(await update()).toMatchObject({ ok: true });
+    expect(slack.refusedUpdates).toEqual([]);
+    const now = slack.messageAt("C0DECISIONS", ts);
+    expect(now?.blocks?.map((b) => b.type)).toEqual(["section", "section", "section"]);
+    const texts = JSON.stringify(now?.blocks);
+    expect(texts).toContain(":white_check_mark: *slack:alice* chose *Use SQLite*");
+    expect(texts).toContain("> Only for the demo.\\n> Not for production.");
+    expect(texts).not.toContain("overseer_resolve");
+    expect(slack.updates.slice(-2).map((m) => m.ts)).toEqual([ts, ts]);
+
+    const missing = await updateSlackMessage({
+      token: slack.botToken,
+      apiUrl: slack.apiUrl,
+      channel: "C0DECISIONS",
+      ts: "1.000001",
+      message: resolved,
+      timeoutMs: 5000,
+    });
+    expect(missing).toMatchObject({ ok: false, error: expect.stringContaining("message_not_found") });
   });
 
   it("fails an attempt with Slack's reason: unknown channel, bad token, no token", async () => {

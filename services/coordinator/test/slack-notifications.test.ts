@@ -2,7 +2,9 @@
  * Slack subscriptions through the notification outbox, against real Postgres and Redis and a
  * Slack Web API double that checks chat.postMessage's documented arguments and Block Kit: a
  * decision card opened in a project becomes a message with one button per option in the
- * subscription's channel; a channel the bot is not in is a failed attempt with Slack's reason.
+ * subscription's channel; once resolved (here through the resolve route's command) that message
+ * is updated with chat.update to say who chose what, through its own delivery; a channel the bot
+ * is not in is a failed attempt with Slack's reason.
  */
 import {
   applyTransition,
@@ -10,6 +12,7 @@ import {
   createScratchDatabase,
   createSubscription,
   listDeliveries,
+  redeliver,
   type ScratchDatabase,
 } from "@overseer/db";
 import { type Redis, RunQueues, resolveQueueOptions } from "@overseer/queue";
@@ -142,6 +145,64 @@ describe("Slack subscriptions", () => {
     expect(JSON.stringify(posted?.blocks)).toContain(
       "<https://overseer.example.com/#/project/sl/task/S00-001.R1|Open in Overseer>",
     );
+  });
+
+  it("update the card's message with chat.update once it is resolved, through a delivery of its own", async () => {
+    await newProject("up");
+    await createSubscription(scratch.db, {
+      id: "slack-up",
+      projectId: "up",
+      channel: "slack",
+      url: null,
+      slackChannel: "C0DECISIONS",
+      // Only cards: the resolution still reaches the card's message, as an update.
+      eventTypes: ["decision.opened"],
+      minSeverity: "warning",
+      secret: null,
+      createdBy: "test",
+    });
+    await askInProject("up");
+    const [card] = await until("the card posted", async () => {
+      const rows = await listDeliveries(scratch.db, { projectId: "up", status: "delivered", limit: 10 });
+      return rows.length === 1 ? rows : undefined;
+    });
+    const posted = slack.posted.find((m) => m.ts === card?.slack_ts);
+    expect(posted?.channel).toBe("C0DECISIONS");
+    expect(card?.slack_channel).toBe("C0DECISIONS");
+    const postsBefore = slack.posted.length;
+
+    // Resolved the way POST …/resolve does (not a click: no response_url to answer).
+    await new TransitionApplier({ db: scratch.db }).apply("up", {
+      kind: "resolve-decision",
+      decisionId: "decision-S00-001.R1",
+      optionId: "use_sqlite",
+      note: "Only for the <demo>.",
+      by: "alice",
+      resolutionId: "res-up",
+    });
+    const update = await until("the update delivered", async () => {
+      const rows = await listDeliveries(scratch.db, { projectId: "up", limit: 10 });
+      const row = rows.find((r) => r.type === "decision.resolved");
+      return row?.status === "delivered" ? row : undefined;
+    });
+    expect(update).toMatchObject({ subscription_id: "slack-up", attempts: 1, slack_ts: card?.slack_ts });
+    expect(update.webhook_id).not.toBe(card?.webhook_id);
+    expect(slack.posted).toHaveLength(postsBefore);
+    expect(slack.refusedUpdates).toEqual([]);
+    const now = slack.messageAt("C0DECISIONS", posted?.ts ?? "");
+    expect(now?.text).toBe("Answered in up: alice chose Use SQLite (Which database should we use?)");
+    const blocks = JSON.stringify(now?.blocks);
+    expect(blocks).toContain("*alice* chose *Use SQLite*");
+    expect(blocks).toContain("> Only for the &lt;demo&gt;.");
+    expect(now?.blocks?.map((b) => b.type)).not.toContain("actions");
+    expect(now?.blocks?.map((b) => b.type)).not.toContain("input");
+
+    // Sent again (a redelivery): the same update once more, still no new message.
+    const updates = slack.updates.length;
+    await redeliver(scratch.db, update.id);
+    await until("the update sent again", async () => (slack.updates.length > updates ? true : undefined));
+    expect(slack.updates.at(-1)).toEqual(slack.updates.at(-2));
+    expect(slack.posted).toHaveLength(postsBefore);
   });
 
   it("a channel the bot is not in fails the attempt with Slack's reason", async () => {

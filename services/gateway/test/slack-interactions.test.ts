@@ -107,13 +107,18 @@ describe("POST /api/v1/slack/interactions", () => {
     expect(resolvedEvents).toHaveLength(1);
     expect(await getDecision(fx.scratch.db, "sl", q.decisionId)).toEqual(decision);
 
-    // Each click replaced the message (valid Block Kit, checked by the double) with who chose what.
+    // The first click replaced the message (valid Block Kit, checked by the double) with who chose
+    // what, buttons gone; the late clicks told their clicker alone and left the message as it is.
     expect(slack.refusedResponses).toEqual([]);
-    const texts = slack.responses.slice(-3).map((r) => r.message);
-    expect(texts.every((m) => m.replace_original === true)).toBe(true);
-    expect(texts[0]?.text).toContain(`<@${ALICE}> chose *Use Postgres* (as slack:alice)`);
-    expect(texts[1]?.text).toContain("Already resolved by slack:alice: *Use Postgres*");
-    expect(texts[2]?.text).toContain("Already resolved by slack:alice: *Use Postgres*");
+    const [replaced, ...told] = slack.responses.slice(-3).map((r) => r.message);
+    expect(replaced).toMatchObject({ replace_original: true });
+    expect(replaced?.text).toContain("slack:alice chose Use Postgres");
+    expect(JSON.stringify(replaced?.blocks)).toContain("*slack:alice* chose *Use Postgres*");
+    expect(JSON.stringify(replaced?.blocks)).not.toContain("overseer_resolve");
+    for (const late of told) {
+      expect(late).toMatchObject({ response_type: "ephemeral", replace_original: false });
+      expect(late?.text).toContain("Already resolved by slack:alice: *Use Postgres*");
+    }
   });
 
   it("an option that needs a note: without one the clicker alone is told (422); with the note field's text it resolves", async () => {
@@ -135,7 +140,7 @@ describe("POST /api/v1/slack/interactions", () => {
       note: "Only for the demo.",
       resolvedBy: "slack:alice",
     });
-    expect(slack.responses.at(-1)?.message.text).toContain("> Only for the demo.");
+    expect(JSON.stringify(slack.responses.at(-1)?.message.blocks)).toContain("> Only for the demo.");
     expect(slack.refusedResponses).toEqual([]);
   });
 

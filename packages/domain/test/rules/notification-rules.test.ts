@@ -61,6 +61,7 @@ describe("notificationsOf", () => {
       decisionId: `decision-${b.resolverId}`,
       optionId: "staging",
       by: "op",
+      note: "ship it",
       resolutionId: "res-1",
     });
     expect(notified(result)).toEqual([
@@ -68,7 +69,12 @@ describe("notificationsOf", () => {
         type: "decision.resolved",
         severity: "info",
         taskId: b.resolverId,
-        data: expect.objectContaining({ optionId: "staging", by: "op", resolutionId: "res-1" }),
+        data: expect.objectContaining({
+          optionId: "staging",
+          by: "op",
+          resolutionId: "res-1",
+          note: "ship it",
+        }),
       }),
     ]);
   });

@@ -2,7 +2,7 @@ import { createHmac, randomBytes } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { type ResponseUrlMessage, ResponseUrlMessageSchema } from "./slack-block-kit.ts";
-import { type PostedMessage, postMessageAnswer } from "./slack-web-api.ts";
+import { type PostedMessage, postMessageAnswer, updateMessageAnswer } from "./slack-web-api.ts";
 
 /** A click as Slack would send it to the app's interactivity URL: form body and signed headers. */
 export interface SlackRequest {
@@ -20,7 +20,8 @@ export interface ReceivedResponse {
  * The Slack side of interactivity, as Slack documents it: it builds `block_actions` payloads
  * ("Reference: interaction payloads"), sends them form-encoded as `payload=<JSON>` and signs
  * them ("Verifying requests from Slack": `v0=` HMAC-SHA256 of `v0:<timestamp>:<body>` with the
- * app's signing secret); and it serves the response_urls (`/actions/<team>/<id>/<token>`) that
+ * app's signing secret); it serves the Web API methods the app calls (chat.postMessage,
+ * chat.update) and the response_urls (`/actions/<team>/<id>/<token>`) that
  * accept a message update, refusing bodies that are not valid Block Kit (400 `invalid_blocks`).
  */
 export class SlackDouble {
@@ -38,6 +39,10 @@ export class SlackDouble {
   readonly posted: PostedMessage[] = [];
   /** chat.postMessage calls refused, with Slack's error code. */
   readonly refusedPosts: string[] = [];
+  /** chat.update calls accepted, in order (each the message's new content). */
+  readonly updates: PostedMessage[] = [];
+  /** chat.update calls refused, with Slack's error code. */
+  readonly refusedUpdates: string[] = [];
 
   private constructor(signingSecret: string) {
     this.signingSecret = signingSecret;
@@ -50,6 +55,15 @@ export class SlackDouble {
           const answer = postMessageAnswer(this, req.headers, Buffer.concat(chunks).toString("utf8"));
           if (answer.ok) this.posted.push(answer.message);
           else this.refusedPosts.push(answer.error);
+          res
+            .writeHead(200, { "Content-Type": "application/json; charset=utf-8" })
+            .end(JSON.stringify(answer));
+          return;
+        }
+        if (req.method === "POST" && path === "/api/chat.update") {
+          const answer = updateMessageAnswer(this, req.headers, Buffer.concat(chunks).toString("utf8"));
+          if (answer.ok) this.updates.push(answer.message);
+          else this.refusedUpdates.push(answer.error);
           res
             .writeHead(200, { "Content-Type": "application/json; charset=utf-8" })
             .end(JSON.stringify(answer));
@@ -91,6 +105,12 @@ export class SlackDouble {
   /** `http://127.0.0.1:<port>`: the origin of every response_url this double hands out. */
   get origin(): string {
     return `http://127.0.0.1:${(this.#server.address() as AddressInfo).port}`;
+  }
+
+  /** A message's content now: its last chat.update, else what chat.postMessage posted. */
+  messageAt(channel: string, ts: string): PostedMessage | undefined {
+    const same = (m: PostedMessage) => m.channel === channel && m.ts === ts;
+    return this.updates.findLast(same) ?? this.posted.find(same);
   }
 
   /** A fresh response_url of a message, as Slack puts one in each interaction payload. */

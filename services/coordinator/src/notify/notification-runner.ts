@@ -26,17 +26,12 @@ import {
   recordDeliveryOutcome,
   startDeliveryAttempt,
 } from "@overseer/db";
-import {
-  type AttemptOutcome,
-  postSlackMessage,
-  postWebhook,
-  slackMessageOf,
-  webhookPayloadOf,
-} from "@overseer/notify";
+import { postWebhook, type SlackOutcome, webhookPayloadOf } from "@overseer/notify";
 import { NOTIFY_QUEUE, type NotifyQueue, notifyJobSchema, queueKeyPrefix, type Redis } from "@overseer/queue";
 import type { Logger } from "@overseer/runtime";
 import { Worker } from "bullmq";
 import type { ResolvedCoordinatorOptions } from "../coordinator-options.ts";
+import { sendSlackDelivery } from "./slack-delivery.ts";
 
 export interface NotificationRunnerDeps {
   readonly db: Db;
@@ -160,6 +155,7 @@ export class NotificationRunner {
         status: "delivered",
         httpStatus: outcome.status,
         error: null,
+        slackMessage: outcome.message,
       });
       log.debug("notification delivered");
       this.pump(work.delivery.project_id);
@@ -179,26 +175,30 @@ export class NotificationRunner {
     throw new Error(outcome.error ?? "delivery failed");
   }
 
-  private async send(work: DeliveryWork): Promise<AttemptOutcome> {
+  private async send(work: DeliveryWork): Promise<SlackOutcome> {
     const { subscription, outbox, delivery } = work;
-    const payload = webhookPayloadOf(outbox, this.#options.dashboardUrl);
     if (subscription.channel === "slack" && subscription.slack_channel !== null) {
-      return postSlackMessage({
+      return sendSlackDelivery(this.#deps.db, work, subscription.slack_channel, {
         token: this.#options.slackBotToken,
         apiUrl: this.#options.slackApiUrl,
-        channel: subscription.slack_channel,
-        message: slackMessageOf(payload),
         timeoutMs: this.#options.notifyTimeoutMs,
+        dashboardUrl: this.#options.dashboardUrl,
       });
     }
     if (subscription.channel !== "webhook" || subscription.url === null)
-      return { ok: false, status: null, error: `channel ${subscription.channel} cannot be sent yet` };
-    return postWebhook({
+      return {
+        ok: false,
+        status: null,
+        error: `channel ${subscription.channel} cannot be sent yet`,
+        message: null,
+      };
+    const outcome = await postWebhook({
       url: subscription.url,
       secrets: activeSecrets(subscription.secrets).map((s) => s.secret),
       webhookId: delivery.webhook_id,
-      body: JSON.stringify(payload),
+      body: JSON.stringify(webhookPayloadOf(outbox, this.#options.dashboardUrl)),
       timeoutMs: this.#options.notifyTimeoutMs,
     });
+    return { ...outcome, message: null };
   }
 }

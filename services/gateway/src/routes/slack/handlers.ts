@@ -93,7 +93,7 @@ export function receiveSlackInteraction(
     const updated = await replaceMessage(
       ctx,
       payload.response_url,
-      resolvedMessage(resolved.decision, payload.user.id, resolved.fresh),
+      resolvedMessage(resolved.decision, resolved.fresh),
     );
     return c.json(
       {

@@ -6,6 +6,7 @@ import {
   DecisionButtonValueSchema,
 } from "@overseer/api-contract";
 import type { Decision } from "@overseer/domain";
+import { slackResolvedCardMessage } from "@overseer/notify";
 
 /**
  * The part of Slack's `block_actions` interaction payload (sent form-encoded as `payload=<JSON>`)
@@ -62,40 +63,34 @@ export function decisionNote(payload: BlockActionsPayload): string | undefined {
   return undefined;
 }
 
-/** Block Kit caps a section's text at 3000 characters. */
-const SECTION_TEXT_MAX = 3000;
-
 /**
- * The message that replaces the card once it is resolved: the question, then who chose what
- * (Slack's `response_url` body: `replace_original`, `text`, `blocks`).
+ * What the click's `response_url` gets once the card is resolved. A fresh resolution replaces
+ * the message with who chose what (the same message chat.update writes from the outbox, for a
+ * card resolved anywhere); a click on a card already resolved tells the clicker alone who chose
+ * what, and leaves the message as it is.
  */
-export function resolvedMessage(
-  decision: Decision,
-  clickedBy: string,
-  fresh: boolean,
-): { replace_original: true; text: string; blocks: unknown[] } {
+export function resolvedMessage(decision: Decision, fresh: boolean): Record<string, unknown> {
   const option = decision.options.find((o) => o.id === decision.selectedOption);
   const chosen = option?.label ?? decision.selectedOption ?? "?";
-  const who = decision.resolvedBy ?? "?";
-  const outcome = fresh
-    ? `<@${clickedBy}> chose *${mrkdwn(chosen)}* (as ${mrkdwn(who)}).`
-    : `Already resolved by ${mrkdwn(who)}: *${mrkdwn(chosen)}*. Your click changed nothing.`;
-  const note = decision.note ? `\n> ${mrkdwn(decision.note)}` : "";
-  const text = `${outcome}${note}`;
-  return {
-    replace_original: true,
-    text: `${decision.title}: ${text}`.slice(0, SECTION_TEXT_MAX),
-    blocks: [
-      {
-        type: "section",
-        text: {
-          type: "mrkdwn",
-          text: `*${mrkdwn(decision.title)}*\n${mrkdwn(decision.question)}`.slice(0, SECTION_TEXT_MAX),
-        },
-      },
-      { type: "section", text: { type: "mrkdwn", text: text.slice(0, SECTION_TEXT_MAX) } },
-    ],
-  };
+  const by = decision.resolvedBy ?? "?";
+  if (!fresh) {
+    return {
+      response_type: "ephemeral",
+      replace_original: false,
+      text: `Already resolved by ${mrkdwn(by)}: *${mrkdwn(chosen)}*. Your click changed nothing.`,
+    };
+  }
+  const message = slackResolvedCardMessage({
+    projectId: decision.projectId,
+    taskId: decision.itemId,
+    title: decision.title,
+    question: decision.question,
+    chosen,
+    by,
+    note: decision.note,
+    url: null,
+  });
+  return { replace_original: true, ...message };
 }
 
 /** Slack's mrkdwn escaping: `&`, `<` and `>` only. */
