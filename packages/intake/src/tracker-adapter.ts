@@ -81,3 +81,26 @@ export interface TrackerWebhookVerifier {
   /** null when the delivery is about nothing intake cares for. */
   parse(headers: Readonly<Record<string, string | undefined>>, rawBody: string): TrackerWebhookEvent | null;
 }
+
+/**
+ * How to reach one tracker, host-side. The secret is resolved by the caller (the coordinator or
+ * the gateway reads the environment variable an intake source names); it never enters a sandbox.
+ */
+export interface TrackerConnection {
+  readonly kind: TrackerKind;
+  /** The API base URL; unset: the tracker's public cloud (Jira Data Center and self-hosted GitLab set it). */
+  readonly baseUrl?: string;
+  /** The token / API key the credentials reference resolved to. */
+  readonly token: string;
+  /** Jira Cloud basic auth: the account email paired with the API token. */
+  readonly user?: string;
+  /** The fetch to use (tests route it to a double); default: the global fetch. */
+  readonly fetch?: typeof fetch;
+}
+
+/** What an adapter module offers: how to build its adapter and how to read its webhooks. */
+export interface TrackerRegistration {
+  readonly kind: TrackerKind;
+  create(connection: TrackerConnection): TrackerAdapter;
+  readonly webhook: TrackerWebhookVerifier;
+}
