@@ -34,7 +34,13 @@ import {
 import { validateTaskList } from "@overseer/task-files";
 import { dropRunQueues } from "@overseer/test-support";
 import { importTasks, startProject, TransitionApplier } from "@overseer/transitions";
-import { postgresRunFence, resolveWorkerOptions, sandboxWrapFor, WorkerService } from "@overseer/worker";
+import {
+  AgentCliCache,
+  postgresRunFence,
+  resolveWorkerOptions,
+  sandboxWrapFor,
+  WorkerService,
+} from "@overseer/worker";
 import pino from "pino";
 import { afterAll, afterEach, beforeAll } from "vitest";
 import { type ServiceProcess, startService } from "./service-process.ts";
@@ -59,6 +65,8 @@ export interface ClusterOptions {
   egressAllowPrivate?: readonly Cidr[];
   /** The workers' image cache (runs of projects with `sandbox.image`), in the data dir. Default none. */
   images?: Omit<ImageCacheOptions, "dir">;
+  /** Agent CLIs of `.overseer/environment.yml` (agent.npm) installed with this npm. Default: none (refused). */
+  agentClis?: { npmPath?: string; npmEnv?: Record<string, string> };
 }
 
 export interface ProjectSpec {
@@ -282,6 +290,16 @@ export class ClusterFixture {
         sandboxFor: async (job, paths, image) =>
           sandboxWrapFor(driver, job, paths, this.dataDir, image ?? null),
         ...(this.options.images ? { imageFor: imageSource(this.imageCache(this.options.images)) } : {}),
+        ...(this.options.agentClis
+          ? {
+              agentCliFor: agentCliSource(
+                new AgentCliCache({
+                  dir: path.join(this.dataDir, "images", "agents"),
+                  ...this.options.agentClis,
+                }),
+              ),
+            }
+          : {}),
       }),
     );
     await worker.start();
@@ -314,6 +332,10 @@ export class ClusterFixture {
     await this.scratch?.drop().catch(() => undefined);
     if (this.dataDir) await rm(this.dataDir, { recursive: true, force: true }).catch(() => undefined);
   }
+}
+
+function agentCliSource(cache: AgentCliCache) {
+  return (pkg: string, digest: string | null) => cache.install(pkg, digest);
 }
 
 function imageSource(cache: ImageCache) {

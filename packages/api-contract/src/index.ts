@@ -13,5 +13,6 @@ export * from "./notification-schemas.ts";
 export * from "./operator-schemas.ts";
 export * from "./pull-request-schemas.ts";
 export * from "./resource-schemas.ts";
+export * from "./run-environment-schemas.ts";
 export * from "./slack-schemas.ts";
 export * from "./transcript-schemas.ts";

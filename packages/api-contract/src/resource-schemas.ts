@@ -16,6 +16,7 @@ import {
   PullRequestPolicySchema,
   TaskPullRequestSchema,
 } from "./pull-request-schemas.ts";
+import { RunEnvironmentSchema } from "./run-environment-schemas.ts";
 
 /**
  * Shapes of what the gateway answers. They document the API (OpenAPI components) and type
@@ -485,7 +486,7 @@ export const RunPhaseSchema = z
   .object({
     name: z.string().openapi({
       description:
-        "queue_wait, image, fetch, checkout, sandbox, setup_hook, agent, after_run_hook, scope_check, commit, push, land or result_applied, in the order they happened.",
+        "queue_wait, fetch, checkout, image, agent_cli, sandbox, environment_setup, setup_hook, agent, after_run_hook, scope_check, commit, push, land or result_applied, in the order they happened.",
       example: "agent",
     }),
     started_at: isoTime,
@@ -499,6 +500,10 @@ export const RunSchema = RunSummarySchema.extend({
   phases: z.array(RunPhaseSchema).openapi({
     description:
       "Where the run's time went: its phases back to back from its creation to the application of its result, so they add up to created_at → ended_at. Empty when no worker result was applied (cancelled, misconfigured, still running). The same timings are the spans of its OpenTelemetry trace.",
+  }),
+  environment: RunEnvironmentSchema.nullable().openapi({
+    description:
+      'The run environment the run used (README "Project images"); null = none reported (a run that ended before its checkout, or older).',
   }),
 }).openapi("Run");
 

@@ -127,6 +127,11 @@ export interface RunsTable {
   image_digest: ColumnType<string | null, string | null | undefined, string | null>;
   /** The worker pool the run needs (runner config `pool`), set when its job is queued; `default` until then. */
   pool: Generated<string>;
+  /**
+   * The run environment the run used (run-contract `RunEnvironment`: environment file, image and
+   * its source, setup commands, agent CLI); null: none reported.
+   */
+  environment: ColumnType<Record<string, unknown> | null, unknown, unknown>;
   created_at: Timestamp;
   started_at: NullableTimestamp;
   ended_at: NullableTimestamp;

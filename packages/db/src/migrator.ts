@@ -19,6 +19,7 @@ import * as pullRequestNotModified from "./migrations/0017-pull-request-not-modi
 import * as eventsRunIndex from "./migrations/0018-events-run-index.ts";
 import * as runPool from "./migrations/0019-run-pool.ts";
 import * as slackMessageRef from "./migrations/0020-slack-message-ref.ts";
+import * as runEnvironment from "./migrations/0021-run-environment.ts";
 
 /** Migrations in order. Add new ones at the end; never edit one that has shipped. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -41,6 +42,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "0018-events-run-index": eventsRunIndex,
   "0019-run-pool": runPool,
   "0020-slack-message-ref": slackMessageRef,
+  "0021-run-environment": runEnvironment,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

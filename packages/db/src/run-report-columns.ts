@@ -25,6 +25,8 @@ export interface RunReport {
   phases?: readonly RunPhaseRow[];
   /** The digest of the run image the run ran on; absent or null: the worker's own system. */
   imageDigest?: string | null;
+  /** The run environment the run used (run-contract `RunEnvironment`); absent or null: none reported. */
+  environment?: Record<string, unknown> | null;
 }
 
 export async function storeRunReport(db: Db, runId: string, report: RunReport): Promise<void> {
@@ -52,5 +54,6 @@ export function runReportColumns(report: RunReport) {
     ...(report.timing ? { timing: json({ ...report.timing, committed: Date.now() }) } : {}),
     ...(report.phases ? { phases: json(report.phases) } : {}),
     image_digest: report.imageDigest ?? null,
+    environment: report.environment ? json(report.environment) : null,
   };
 }

@@ -14,6 +14,13 @@ export {
   presetKeyEnv,
 } from "./agent-presets.ts";
 export {
+  ENVIRONMENT_FILE,
+  type EnvironmentFile,
+  type EnvironmentFileResult,
+  MAX_ENVIRONMENT_FILE_BYTES,
+  parseEnvironmentFile,
+} from "./environment-file.ts";
+export {
   FORGE_KIND_NAMES,
   type ForgeAuth,
   type ForgeKindName,

@@ -50,6 +50,7 @@ export {
   imageReferenceSchema,
   parseImageReference,
 } from "./image-reference.ts";
+export { type RunEnvironment, runEnvironmentSchema } from "./run-environment-schema.ts";
 export {
   hookSchema,
   jobLandingBranch,

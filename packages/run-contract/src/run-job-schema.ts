@@ -1,6 +1,7 @@
 import { TranscriptEntrySchema } from "@overseer/transcript";
 import { z } from "zod";
 import { ControlTransitionSchema } from "./control-file-schema.ts";
+import { runEnvironmentSchema } from "./run-environment-schema.ts";
 import { runPhaseSchema, traceparentSchema } from "./run-phases.ts";
 import { runSandboxSchema } from "./sandbox-request-schema.ts";
 import { DEFAULT_POOL, poolNameSchema } from "./worker-pool.ts";
@@ -245,6 +246,12 @@ export const runResultSchema = z.object({
     .regex(/^sha256:[a-f0-9]{64}$/)
     .nullable()
     .optional(),
+  /**
+   * The run environment the run used (README "Project images"): the repository's
+   * `.overseer/environment.yml` it read (its blob), the image and where it came from, how many
+   * setup commands ran and the agent CLI installed. Absent: a run that ended before its checkout.
+   */
+  environment: runEnvironmentSchema.optional(),
   exitCode: z.number().nullable(),
   signal: z.string().nullable(),
   durationMs: z.number(),

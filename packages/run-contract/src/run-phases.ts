@@ -6,10 +6,13 @@ import { z } from "zod";
  * application of its result, so they add up to the run's duration (created_at → ended_at):
  *
  *   queue_wait      created (claimed) until a worker picked its job
- *   image           the project's run image resolved, and pulled and unpacked on a cache miss
  *   fetch           the worker's mirror fetch (skipped when the mirror already holds the head)
- *   checkout        worktree, prompt, control dir, placed files (and a merge of the main branch)
+ *   checkout        worktree, prompt, control dir, placed files (and a merge of the main branch),
+ *                   the repository's .overseer/environment.yml read
+ *   image           the run image resolved, and pulled and unpacked on a cache miss
+ *   agent_cli       the environment file's agent CLI installed (a cache miss) or found
  *   sandbox         the run's sandbox and disk guard are prepared
+ *   environment_setup  the environment file's setup commands (only when it has some)
  *   setup_hook      the runner config's setup hook (only when there is one)
  *   agent           the agent CLI, from its start to its exit (or its transition and linger)
  *   after_run_hook  the runner config's after_run hook (only when there is one)
@@ -24,10 +27,12 @@ import { z } from "zod";
  */
 export const RUN_PHASES = [
   "queue_wait",
-  "image",
   "fetch",
   "checkout",
+  "image",
+  "agent_cli",
   "sandbox",
+  "environment_setup",
   "setup_hook",
   "agent",
   "after_run_hook",

@@ -40,6 +40,8 @@ export interface AgentPhaseContext {
   usage?: RunUsageTracker | undefined;
   /** Parses the agent's output into its transcript as it streams. */
   transcript?: RunTranscriptRecorder | undefined;
+  /** The `.overseer/environment.yml` setup commands (argv each), run before the setup hook. */
+  setup?: { commands: readonly string[][]; timeoutMs: number } | undefined;
 }
 
 /**
@@ -128,6 +130,13 @@ async function runInSandbox(
 
   // Aborted (a cancel, a shutdown) before or while the setup hook ran: nothing of the run counts.
   if (ctx.signal?.aborted) return { kind: "aborted", observed: {} };
+  const commands = ctx.setup?.commands ?? [];
+  for (const [index, command] of commands.entries()) {
+    const step = await hook({ argv: [...command], timeoutMs: ctx.setup?.timeoutMs ?? 600_000 });
+    if (ctx.signal?.aborted) return { kind: "aborted", observed: { output: step.output } };
+    if (!step.ok) return environmentSetupFailed(index, command, step);
+  }
+  if (commands.length > 0) ctx.clock.lap("environment_setup");
   if (job.hooks.setup) {
     const setup = await hook(job.hooks.setup);
     ctx.clock.lap("setup_hook");
@@ -218,6 +227,20 @@ function hookFailed(which: "setup" | "after_run", hook: HookResult, observed: Ob
   };
 }
 
+function environmentSetupFailed(index: number, command: readonly string[], hook: HookResult): AgentPhase {
+  const how = hook.timedOut ? "timed out (setup_timeout_seconds)" : `exit ${hook.exitCode ?? "by signal"}`;
+  const shown = command[0] === "/bin/sh" && command[1] === "-c" ? command[2] : JSON.stringify(command);
+  return {
+    kind: "ended",
+    outcome: {
+      kind: "no-transition",
+      crashed: false,
+      detail: `.overseer/environment.yml setup[${index}] failed (${how}): ${shown}\n${hook.output}`,
+    },
+    observed: { output: hook.output },
+  };
+}
+
 function notConfigured(message: string): AgentPhase {
   return {
     kind: "ended",
@@ -237,7 +260,7 @@ export function runEnv(job: RunJob, paths: RunPaths): Record<string, string> {
     action: job.action,
     promptFile: paths.promptFile,
     controlDir: paths.controlDir,
-    pathPrepend: [paths.agentBinDir],
+    pathPrepend: [paths.agentBinDir, ...(paths.agentCli ? [paths.agentCli.binDir] : [])],
   });
 }
 

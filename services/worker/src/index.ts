@@ -1,3 +1,4 @@
+export { AgentCliCache, type AgentCliInstall } from "./agent-cli-cache.ts";
 export { executeRun, type RunExecutorDeps, type RunPaths, WorkerShutdownError } from "./run-executor.ts";
 export { postgresRunFence, type RunFence } from "./run-fence.ts";
 export { sandboxWrapFor } from "./sandbox-wrap.ts";

@@ -9,6 +9,7 @@ import {
   type RunResult,
 } from "@overseer/run-contract";
 import type { Logger } from "@overseer/runtime";
+import type { AgentCliInstall } from "./agent-cli-cache.ts";
 import type { RunFence } from "./run-fence.ts";
 import type { ImageSource, RunImage } from "./run-image.ts";
 
@@ -22,6 +23,11 @@ export interface RunExecutorDeps {
   sandboxFor(job: RunJob, paths: RunPaths, image?: RunImage | null): Promise<WrapCommand | undefined>;
   /** The worker's image cache (runs of projects with `sandbox.image`); absent: such runs are refused. */
   imageFor?: ImageSource;
+  /**
+   * Installs the agent CLI a repository's `.overseer/environment.yml` names (agent-cli-cache.ts)
+   * for runs on the image `digest`; absent: such runs are refused.
+   */
+  agentCliFor?(pkg: string, digest: string | null): Promise<AgentCliInstall>;
   /**
    * Why this worker cannot run the job under the sandbox driver its project asks for
    * (sandbox-choice.ts), or null. A refusal ends the run as a configuration error before checkout.
@@ -91,6 +97,8 @@ export interface RunPaths {
   agentBinDir: string;
   /** The run's disk limit in bytes, or null: the sandbox also caps every file at it. */
   diskLimitBytes: number | null;
+  /** The agent CLI installed for the run (`.overseer/environment.yml` agent.npm), bound read-only. */
+  agentCli?: AgentCliInstall;
 }
 
 export interface Commits {
@@ -129,6 +137,7 @@ export type ResultExtra = Observed &
     landingFailure?: RunResult["landingFailure"];
     transcript?: RunResult["transcript"];
     imageDigest?: string | null;
+    environment?: RunResult["environment"];
   };
 
 /** Epoch milliseconds at sub-millisecond resolution, monotonic within this process. */
@@ -205,6 +214,7 @@ export function buildRunResult(
     outputTruncated: extra.outputTruncated ?? false,
     ...(extra.transcript ? { transcript: extra.transcript } : {}),
     ...(extra.imageDigest ? { imageDigest: extra.imageDigest } : {}),
+    ...(extra.environment ? { environment: extra.environment } : {}),
     timing: {
       enqueuedAt: job.enqueuedAt,
       pickedAt: clock.pickedAt,

@@ -22,7 +22,7 @@ import { rm } from "node:fs/promises";
 import path from "node:path";
 import type { Worktree } from "@overseer/git";
 import { createRedactor } from "@overseer/input-errors";
-import type { RunJob, RunOutcome, RunResult } from "@overseer/run-contract";
+import type { RunEnvironment, RunJob, RunOutcome, RunResult } from "@overseer/run-contract";
 import { runAgent } from "./agent-phase.ts";
 import { prepareCheckout } from "./checkout-phase.ts";
 import { filesWithMarkers, markerRefusal } from "./conflict-markers.ts";
@@ -37,7 +37,8 @@ import {
   type ResultExtra,
   type RunExecutorDeps,
 } from "./run-context.ts";
-import { acquireRunImage, type RunImage } from "./run-image.ts";
+import { prepareEnvironment } from "./run-environment.ts";
+import type { RunImage } from "./run-image.ts";
 import { scopeViolations } from "./scope-checker.ts";
 import { RunTranscriptRecorder } from "./transcript-recorder.ts";
 import { RunUsageTracker } from "./usage-tracker.ts";
@@ -65,8 +66,13 @@ export async function executeRun(
   const runDir = path.join(deps.dataDir, "runs", `${job.runId}-${randomBytes(3).toString("hex")}`);
   const mirror = deps.mirrorFor(job);
   let image: RunImage | null = null;
+  let environment: RunEnvironment | undefined;
   const finish = (outcome: RunOutcome, extra: ResultExtra = {}) =>
-    buildRunResult(job, deps.workerId, clock, outcome, { ...extra, imageDigest: image?.digest ?? null });
+    buildRunResult(job, deps.workerId, clock, outcome, {
+      ...extra,
+      imageDigest: image?.digest ?? null,
+      ...(environment ? { environment } : {}),
+    });
   let worktree: Worktree | null = null;
   const usage = new RunUsageTracker(
     job,
@@ -81,19 +87,22 @@ export async function executeRun(
     if (refusal !== null) {
       return finish({ kind: "misconfigured", reason: "configuration_error", message: refusal });
     }
-    const acquired = await acquireRunImage(job, deps.imageFor);
-    if (acquired.kind === "misconfigured") return finish(acquired.outcome);
-    if (acquired.kind === "image") {
-      image = acquired.image;
-      clock.lap("image");
-    }
-    // Every sandbox of the run (hooks, agent, landing check) on the run's image.
-    const held = image;
-    const onImage: RunExecutorDeps = { ...deps, sandboxFor: (j, p) => deps.sandboxFor(j, p, held) };
     const checkout = await prepareCheckout(job, deps, mirror, runDir, clock, (wt) => {
       worktree = wt;
     });
     if (checkout.kind === "misconfigured") return finish(checkout.outcome);
+    // What the run runs on: the runner config's image, else the environment file's.
+    const prepared = await prepareEnvironment(job, deps, mirror, checkout, (held) => {
+      image = held;
+      clock.lap("image");
+    });
+    environment = prepared.record;
+    if (prepared.kind === "misconfigured") return finish(prepared.outcome);
+    if (checkout.paths.agentCli) clock.lap("agent_cli");
+    const env = prepared.environment;
+    // Every sandbox of the run (hooks, agent, landing check) on the run's image.
+    const held = image as RunImage | null;
+    const onImage: RunExecutorDeps = { ...deps, sandboxFor: (j, p) => deps.sandboxFor(j, p, held) };
 
     const agentJob = checkout.prompt === job.prompt ? job : { ...job, prompt: checkout.prompt };
     usage.start(checkout.paths.controlDir);
@@ -117,6 +126,7 @@ export async function executeRun(
       signal,
       usage,
       transcript: recorder,
+      setup: { commands: env.setup, timeoutMs: env.setupTimeoutMs },
     }).catch(async (error: unknown) => {
       // Cancelled or shut down mid-run: no result follows, so what it spent is reported now
       // (read before its dirs go), and the rest of its transcript is published.

@@ -30,10 +30,22 @@ export function sandboxWrapFor(
       id: `${job.runId.replace(/[^A-Za-z0-9_.-]/g, "").slice(0, 56)}-${n}`,
       checkoutDir: paths.checkout,
       controlDir: paths.controlDir,
-      readOnlyBinds: [...paths.gitDirs, paths.agentBinDir, paths.inputDir, ...(job.readOnlyPaths ?? [])],
+      readOnlyBinds: [
+        ...paths.gitDirs,
+        paths.agentBinDir,
+        paths.inputDir,
+        ...(paths.agentCli ? [paths.agentCli.root] : []),
+        ...(job.readOnlyPaths ?? []),
+      ],
       commands: agentCommands(paths.agentBinDir),
       hiddenPaths: [dataDir],
-      env: image === null ? env : imageRunEnv(image.config.env, env, paths.agentBinDir),
+      env:
+        image === null
+          ? env
+          : imageRunEnv(image.config.env, env, [
+              paths.agentBinDir,
+              ...(paths.agentCli ? [paths.agentCli.binDir] : []),
+            ]),
       ...(image === null ? {} : { rootfs: image.rootfs, ...imageIdentity(image.config) }),
       networkAllowHosts: job.sandbox.networkAllowHosts,
       pidsMax: job.sandbox.pidsMax,

@@ -21,6 +21,7 @@ import { createLogger, runUntilSignalled } from "@overseer/runtime";
 import { createSandboxDriver, detectSandboxHost, ImageCache, type SandboxDriver } from "@overseer/sandbox";
 import { loadSettingsOrExit } from "@overseer/settings";
 import { startRunTracing } from "@overseer/telemetry";
+import { AgentCliCache } from "./agent-cli-cache.ts";
 import { postgresRunFence } from "./run-fence.ts";
 import { chooseSandbox, type WorkerSandbox } from "./sandbox-choice.ts";
 import { sandboxWrapFor } from "./sandbox-wrap.ts";
@@ -93,6 +94,10 @@ const images = new ImageCache({
   insecureRegistries: settings.imageInsecureRegistries,
   tagTtlMs: settings.imageTagTtlMs,
 });
+// Agent CLIs named by repositories' .overseer/environment.yml, installed once per image beside it.
+const agentClis = new AgentCliCache({
+  dir: path.join(settings.imageCacheDir ?? path.join(settings.dataDir, "images"), "agents"),
+});
 // Traces only when the OTEL_* variables ask for them (README, "Watching runs").
 const tracing = await startRunTracing({ serviceName: "overseer-worker" });
 if (tracing) logger.info("exporting run traces over OpenTelemetry (OTEL_* variables)");
@@ -152,6 +157,7 @@ const service = new WorkerService(
     sandboxFor: async (job, paths, image) =>
       sandboxWrapFor(driverFor(job), job, paths, settings.dataDir, image ?? null),
     imageFor: (reference) => images.acquire(reference),
+    agentCliFor: (pkg, digest) => agentClis.install(pkg, digest),
     sandboxRefusal: (job) => {
       const choice = chooseSandbox(job, workerSandbox);
       return choice.ok ? null : choice.message;

@@ -1,6 +1,7 @@
 import type { WrapCommand } from "@overseer/harness";
 import { isPoolName, POOL_NAME_EXPECTED, type RunJob } from "@overseer/run-contract";
 import { defaultWorkerId, WORKER_DEFAULTS } from "@overseer/settings";
+import type { AgentCliInstall } from "./agent-cli-cache.ts";
 import type { RunPaths } from "./run-context.ts";
 import type { ImageSource, RunImage } from "./run-image.ts";
 
@@ -57,18 +58,21 @@ export interface WorkerServiceOptions {
   sandboxFor(job: RunJob, paths: RunPaths, image?: RunImage | null): Promise<WrapCommand | undefined>;
   /** The worker's image cache for runs of projects with `sandbox.image` (run-image.ts). Default: none (such runs are refused). */
   imageFor?: ImageSource;
+  /** Installs the agent CLI of a repository's `.overseer/environment.yml` (agent-cli-cache.ts). Default: none (such runs are refused). */
+  agentCliFor?(pkg: string, digest: string | null): Promise<AgentCliInstall>;
   /** Why a job's project asks for a sandbox driver this worker cannot honour (run-context.ts), or null. Default: never. */
   sandboxRefusal?(job: RunJob): string | null;
 }
 
 /** Every option after defaults: what `WorkerService` accepts. */
 export type ResolvedWorkerOptions = Readonly<
-  Required<Omit<WorkerServiceOptions, "imageFor">> & Pick<WorkerServiceOptions, "imageFor">
+  Required<Omit<WorkerServiceOptions, "imageFor" | "agentCliFor">> &
+    Pick<WorkerServiceOptions, "imageFor" | "agentCliFor">
 >;
 
 type WorkerDefaultKey = Exclude<
   keyof WorkerServiceOptions,
-  "id" | "dataDir" | "sandboxName" | "unsafe" | "sandboxFor" | "sandboxRefusal" | "imageFor"
+  "id" | "dataDir" | "sandboxName" | "unsafe" | "sandboxFor" | "sandboxRefusal" | "imageFor" | "agentCliFor"
 >;
 
 /** Each number option and the least value it accepts. */

@@ -135,6 +135,7 @@ export class WorkerService {
       },
       sandboxFor: (job, paths, image) => options.sandboxFor(job, paths, image),
       ...(options.imageFor ? { imageFor: options.imageFor } : {}),
+      ...(options.agentCliFor ? { agentCliFor: options.agentCliFor } : {}),
       sandboxRefusal: (job) => options.sandboxRefusal(job),
       confirmOwnership: (job) => this.confirmOwnership(job.runId),
       // A usage report of a run this delivery no longer owns still counts: the spend is real.

@@ -5,6 +5,8 @@ type Phase = Run["phases"][number];
 
 const LABELS: Record<string, string> = {
   queue_wait: "queue wait",
+  agent_cli: "agent CLI",
+  environment_setup: "environment setup",
   setup_hook: "setup hook",
   after_run_hook: "after_run hook",
   scope_check: "scope check",

@@ -89,6 +89,24 @@ export function RunView({ runId }: { runId: string }) {
                 <dt>Run image</dt>
                 <dd data-testid="run-image">
                   {r.image_digest ? <code>{r.image_digest}</code> : "the worker's own system"}
+                  {r.environment?.image ? (
+                    <>
+                      {" "}
+                      (<code>{r.environment.image}</code>, from{" "}
+                      {r.environment.image_from === "environment_file"
+                        ? ".overseer/environment.yml"
+                        : "the runner config"}
+                      )
+                    </>
+                  ) : null}
+                </dd>
+                <dt>Environment file</dt>
+                <dd data-testid="run-environment">
+                  {r.environment?.file
+                    ? `${r.environment.file.path}: ${r.environment.setup_commands} setup command(s)${
+                        r.environment.agent_package ? `, agent CLI ${r.environment.agent_package}` : ""
+                      }${r.environment.ignored_image ? `; its image ${r.environment.ignored_image} overridden by sandbox.image` : ""}`
+                    : "none"}
                 </dd>
                 <dt>Started</dt>
                 <dd>{formatTime(r.started_at)}</dd>

@@ -6,6 +6,7 @@ import type {
   IncidentSchema,
   MissionSchema,
   ProjectSchema,
+  RunEnvironmentSchema,
   RunSchema,
   RunSummarySchema,
   TaskPullRequestSchema,
@@ -252,6 +253,28 @@ export function runView(r: NumberedRunRow, redact: (text: string) => string): z.
       started_at: new Date(p.startedAt).toISOString(),
       duration_ms: p.durationMs,
     })),
+    environment: runEnvironmentView(r.environment),
+  };
+}
+
+/** The stored run environment (run-contract `RunEnvironment`, written by the coordinator) in the API's snake_case. */
+function runEnvironmentView(
+  stored: Record<string, unknown> | null,
+): z.infer<typeof RunEnvironmentSchema> | null {
+  if (stored === null || typeof stored !== "object") return null;
+  const text = (value: unknown) => (typeof value === "string" ? value : null);
+  const file = stored.file as { path?: unknown; blob?: unknown } | null | undefined;
+  const from = stored.imageFrom;
+  return {
+    file:
+      file && typeof file.path === "string" && typeof file.blob === "string"
+        ? { path: file.path, blob: file.blob }
+        : null,
+    image: text(stored.image),
+    image_from: from === "runner_config" || from === "environment_file" ? from : null,
+    ignored_image: text(stored.ignoredImage),
+    setup_commands: typeof stored.setupCommands === "number" ? stored.setupCommands : 0,
+    agent_package: text(stored.agentPackage),
   };
 }
 

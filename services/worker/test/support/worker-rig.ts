@@ -5,7 +5,7 @@
  * "hostile agent" is a shell script given as the harness argv.
  */
 import { randomBytes } from "node:crypto";
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { initBareRepo, runGit } from "@overseer/git";
@@ -183,10 +183,36 @@ export class WorkerRig {
       await git("clone", "--quiet", "--branch", branch, this.remote, ".");
       for (const [name, content] of Object.entries(files)) {
         await mkdir(path.dirname(path.join(clone, name)), { recursive: true });
+        // A symlink committed earlier is replaced, never written through.
+        await rm(path.join(clone, name), { force: true });
         await writeFile(path.join(clone, name), content);
       }
       await git("add", "--all");
       await git("commit", "--quiet", "-m", message);
+      await git("push", "--quiet", "origin", `HEAD:refs/heads/${branch}`);
+      return (await git("rev-parse", "HEAD")).stdout.trim();
+    } finally {
+      await rm(clone, { recursive: true, force: true });
+    }
+  }
+
+  /** Commits a symlink `name` → `target` on `branch` of the remote (a hostile commit). */
+  async commitSymlinkOnRemote(branch: string, name: string, target: string): Promise<string> {
+    const clone = await mkdtemp(path.join(this.dir, "clone-"));
+    const env = {
+      GIT_AUTHOR_NAME: "x",
+      GIT_AUTHOR_EMAIL: "x@example.com",
+      GIT_COMMITTER_NAME: "x",
+      GIT_COMMITTER_EMAIL: "x@example.com",
+    };
+    const git = (...args: string[]) => runGit(args, { cwd: clone, env });
+    try {
+      await git("clone", "--quiet", "--branch", branch, this.remote, ".");
+      await rm(path.join(clone, name), { force: true });
+      await mkdir(path.dirname(path.join(clone, name)), { recursive: true });
+      await symlink(target, path.join(clone, name));
+      await git("add", "--all");
+      await git("commit", "--quiet", "-m", `symlink ${name}`);
       await git("push", "--quiet", "origin", `HEAD:refs/heads/${branch}`);
       return (await git("rev-parse", "HEAD")).stdout.trim();
     } finally {
