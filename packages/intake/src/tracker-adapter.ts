@@ -88,7 +88,16 @@ export interface TrackerWebhookVerifier {
  */
 export interface TrackerConnection {
   readonly kind: TrackerKind;
-  /** The API base URL; unset: the tracker's public cloud (Jira Data Center and self-hosted GitLab set it). */
+  /**
+   * The source's container (IntakeQuery.container). GitHub and GitLab ids are issue numbers, so
+   * their adapters are bound to this repository / project (and refuse to start without it).
+   */
+  readonly container?: string;
+  /**
+   * The API base URL; unset: the tracker's public cloud (Jira Data Center and self-hosted GitLab
+   * set it). GitHub: the web URL (`https://github.com` or an Enterprise Server's; the REST URL
+   * is derived from it, as for the forge).
+   */
   readonly baseUrl?: string;
   /** The token / API key the credentials reference resolved to. */
   readonly token: string;

@@ -1,3 +1,4 @@
+import { githubRegistration } from "./github-registration.ts";
 import { linearRegistration } from "./linear-adapter.ts";
 import type {
   TrackerAdapter,
@@ -14,7 +15,7 @@ export type { TrackerConnection, TrackerRegistration } from "./tracker-adapter.t
  * Every registered adapter, one line each. An adapter module exports its TrackerRegistration and
  * adds it here; nothing else in intake names a tracker.
  */
-const REGISTRATIONS: readonly TrackerRegistration[] = [linearRegistration];
+const REGISTRATIONS: readonly TrackerRegistration[] = [githubRegistration, linearRegistration];
 
 function registrationOf(kind: TrackerKind): TrackerRegistration {
   const found = REGISTRATIONS.find((registration) => registration.kind === kind);

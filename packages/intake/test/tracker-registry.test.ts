@@ -16,7 +16,9 @@ describe("the tracker registry", () => {
   it("refuses a kind with no adapter, naming the ones there are", () => {
     const missing = TRACKER_KINDS.filter((kind) => !registeredTrackerKinds().includes(kind));
     for (const kind of missing) {
-      expect(() => createTrackerAdapter({ kind, token: "t" })).toThrow(`no tracker adapter for "${kind}"`);
+      expect(() => createTrackerAdapter({ kind, container: "acme/app", token: "t" })).toThrow(
+        `no tracker adapter for "${kind}"`,
+      );
       expect(() => trackerWebhookVerifier(kind)).toThrow(/use one of the registered kinds/);
     }
   });

@@ -66,8 +66,26 @@ export interface IssueComment {
   createdAt: string;
 }
 
+/** An issue (not a pull request): GitHub numbers both from one sequence per repository. */
+export interface DoubleIssue {
+  number: number;
+  title: string;
+  body: string | null;
+  state: "open" | "closed";
+  stateReason: "completed" | "not_planned" | "reopened" | null;
+  author: string;
+  labels: string[];
+  assignees: string[];
+  /** Numbers of the issues this one is blocked by (GitHub's issue dependencies). */
+  blockedBy: number[];
+  createdAt: string;
+  updatedAt: string;
+  closedAt: string | null;
+}
+
 export interface RepoState {
   pulls: DoublePull[];
+  issues: DoubleIssue[];
   checkRuns: CheckRun[];
   statuses: {
     sha: string;
@@ -79,7 +97,7 @@ export interface RepoState {
   }[];
   reviews: Review[];
   threads: Thread[];
-  /** Conversation comments on pull requests (GitHub's issue comments). */
+  /** Conversation comments on issues and pull requests (GitHub's issue comments). */
   comments: IssueComment[];
   requiredChecks: string[];
 }
@@ -123,7 +141,7 @@ export class GitHubDoubleState {
   }
 
   nextNumber(state: RepoState): number {
-    return state.pulls.reduce((max, p) => Math.max(max, p.number), 0) + 1;
+    return [...state.pulls, ...state.issues].reduce((max, p) => Math.max(max, p.number), 0) + 1;
   }
 }
 
@@ -135,4 +153,33 @@ export function latestByName(runs: readonly CheckRun[]): CheckRun[] {
   const latest = new Map<string, CheckRun>();
   for (const run of runs) latest.set(run.name, run);
   return [...latest.values()];
+}
+
+/** A fresh open issue, as a person opens one. */
+export function newDoubleIssue(
+  number: number,
+  issue: {
+    title: string;
+    body?: string;
+    labels?: string[];
+    assignees?: string[];
+    login?: string;
+    blockedBy?: number[];
+  },
+): DoubleIssue {
+  const now = new Date().toISOString();
+  return {
+    number,
+    title: issue.title,
+    body: issue.body ?? null,
+    state: "open",
+    stateReason: null,
+    author: issue.login ?? "octocat",
+    labels: [...(issue.labels ?? [])],
+    assignees: [...(issue.assignees ?? [])],
+    blockedBy: [...(issue.blockedBy ?? [])],
+    createdAt: now,
+    updatedAt: now,
+    closedAt: null,
+  };
 }

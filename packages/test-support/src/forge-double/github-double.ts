@@ -21,14 +21,17 @@ import { GitHubBodies } from "./github-double-bodies.ts";
 import { mergePull } from "./github-double-merge.ts";
 import {
   type CheckRun,
+  type DoubleIssue,
   type DoublePull,
   GitHubDoubleState,
   type GitHubDoubleUser,
+  newDoubleIssue,
   type RepoState,
   type Review,
   type Thread,
 } from "./github-double-state.ts";
 import { answerGraphql } from "./github-graphql-resolvers.ts";
+import { issueRoutes } from "./github-issue-routes.ts";
 import { GitHubOpenApi } from "./github-openapi.ts";
 import { pullRoutes } from "./github-pull-routes.ts";
 import { type Handler, isAccessRefusal, type Route } from "./github-rest-answers.ts";
@@ -72,7 +75,7 @@ export class GitHubDouble extends ForgeDoubleBase {
     this.#state = new GitHubDoubleState(this.git);
     const bodies = new GitHubBodies(this.#openapi, this.#state, () => this.url);
     const context = { state: this.#state, bodies, openapi: this.#openapi };
-    this.#routes = [...pullRoutes(context), ...checkRoutes(context)];
+    this.#routes = [...pullRoutes(context), ...issueRoutes(context), ...checkRoutes(context)];
     this.#apps = new GitHubDoubleApps(this.#state, this.#openapi);
     this.#hooks = new GitHubWebhookEvents(
       this.#state,
@@ -111,6 +114,7 @@ export class GitHubDouble extends ForgeDoubleBase {
   ): Promise<string> {
     this.#state.repos.set(repository, {
       pulls: [],
+      issues: [],
       checkRuns: [],
       statuses: [],
       reviews: [],
@@ -133,6 +137,74 @@ export class GitHubDouble extends ForgeDoubleBase {
 
   pulls(repository: string): readonly DoublePull[] {
     return this.#state.repo(repository).pulls;
+  }
+
+  /** A person opens an issue (with GitHub's `issues.opened` webhook); its number. */
+  openIssue(
+    repository: string,
+    issue: {
+      title: string;
+      body?: string;
+      labels?: string[];
+      assignees?: string[];
+      login?: string;
+      blockedBy?: number[];
+    },
+  ): number {
+    const state = this.#state.repo(repository);
+    const opened = newDoubleIssue(this.#state.nextNumber(state), issue);
+    state.issues.push(opened);
+    this.track(this.#hooks.issue(repository, opened, "opened", opened.author));
+    return opened.number;
+  }
+
+  issues(repository: string): readonly DoubleIssue[] {
+    return this.#state.repo(repository).issues;
+  }
+
+  /** A person closes (or reopens) an issue by hand, or unassigns it. */
+  async changeIssue(
+    repository: string,
+    number: number,
+    change: { state?: "open" | "closed"; assignees?: string[]; login?: string },
+  ): Promise<void> {
+    const issue = this.#issue(repository, number);
+    const login = change.login ?? "octocat";
+    issue.updatedAt = new Date().toISOString();
+    if (change.assignees) {
+      const dropped = issue.assignees.some((a) => !change.assignees?.includes(a));
+      issue.assignees = [...change.assignees];
+      await this.#hooks.issue(repository, issue, dropped ? "unassigned" : "assigned", login);
+    }
+    if (change.state && change.state !== issue.state) {
+      issue.state = change.state;
+      issue.closedAt = change.state === "closed" ? issue.updatedAt : null;
+      issue.stateReason = change.state === "closed" ? "completed" : "reopened";
+      await this.#hooks.issue(repository, issue, change.state === "closed" ? "closed" : "reopened", login);
+    }
+  }
+
+  /** A person comments on an issue (with GitHub's `issue_comment.created` webhook); the comment's id. */
+  commentOnIssue(repository: string, number: number, login: string, body: string): number {
+    const issue = this.#issue(repository, number);
+    const id = this.#state.nextId();
+    const now = new Date().toISOString();
+    const comment = { id, issue: number, login, body, createdAt: now };
+    this.#state.repo(repository).comments.push(comment);
+    issue.updatedAt = now;
+    this.track(this.#hooks.commentOnIssue(repository, issue, comment));
+    return id;
+  }
+
+  /** The conversation comments of an issue or pull request. */
+  comments(repository: string, number: number): readonly { id: number; login: string; body: string }[] {
+    return this.#state.repo(repository).comments.filter((c) => c.issue === number);
+  }
+
+  #issue(repository: string, number: number): DoubleIssue {
+    const issue = this.#state.repo(repository).issues.find((i) => i.number === number);
+    if (!issue) throw new Error(`No issue #${number} in ${repository}.`);
+    return issue;
   }
 
   /** A check run on `sha` (a new run of the same name supersedes the old one); its id is its Actions job id. */
@@ -394,6 +466,8 @@ export class GitHubDouble extends ForgeDoubleBase {
     const state = this.#state.repos.get(repository);
     if (!state) return;
     const number = Number(params.pull_number ?? params.issue_number);
+    const issue = state.issues.find((i) => i.number === number);
+    if (issue) return this.#hookIssueWrite(repository, template, issue, params, login);
     const pull =
       template === "/repos/{owner}/{repo}/pulls"
         ? state.pulls.at(-1)
@@ -424,6 +498,35 @@ export class GitHubDouble extends ForgeDoubleBase {
         );
         const reply = thread?.comments.at(-1);
         if (thread && reply) await this.#hooks.reviewComment(repository, pull, thread, reply);
+        return;
+      }
+    }
+  }
+
+  /** The webhook of a write on an issue through the API. */
+  async #hookIssueWrite(
+    repository: string,
+    template: string,
+    issue: DoubleIssue,
+    params: Record<string, string>,
+    login: string,
+  ): Promise<void> {
+    switch (template) {
+      case "/repos/{owner}/{repo}/issues/{issue_number}":
+        return this.#hooks.issue(repository, issue, issue.state === "closed" ? "closed" : "edited", login);
+      case "/repos/{owner}/{repo}/issues/{issue_number}/labels":
+        return this.#hooks.issue(repository, issue, "labeled", login, issue.labels.at(-1));
+      case "/repos/{owner}/{repo}/issues/{issue_number}/labels/{name}":
+        return this.#hooks.issue(
+          repository,
+          issue,
+          "unlabeled",
+          login,
+          decodeURIComponent(params.name ?? ""),
+        );
+      case "/repos/{owner}/{repo}/issues/{issue_number}/comments": {
+        const comment = this.#state.repo(repository).comments.at(-1);
+        if (comment) await this.#hooks.commentOnIssue(repository, issue, comment);
         return;
       }
     }

@@ -42,6 +42,7 @@ export class GitHubOpenApi {
   readonly #compiled = new Map<string, ValidateFunction>();
 
   private constructor(doc: OpenApiDocument) {
+    nullableWithoutType(doc);
     this.#doc = doc;
     this.#ajv = addFormats(new Ajv({ strict: false, allErrors: true }));
     this.#ajv.addSchema({ $id: "github", paths: doc.paths, components: doc.components });
@@ -234,4 +235,26 @@ function deepMerge(base: Record<string, unknown>, overlay: Record<string, unknow
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/**
+ * OpenAPI 3.0's `nullable: true` beside `anyOf`/`oneOf`/`allOf` and no `type` (the description
+ * has some, e.g. `issue-field-value`), which Ajv refuses to compile, said the JSON Schema way:
+ * `anyOf: [the schema, { type: "null" }]`. Changes the document in place, once, at load.
+ */
+function nullableWithoutType(node: unknown): void {
+  if (Array.isArray(node)) {
+    for (const item of node) nullableWithoutType(item);
+    return;
+  }
+  if (typeof node !== "object" || node === null) return;
+  const schema = node as Record<string, unknown>;
+  for (const value of Object.values(schema)) nullableWithoutType(value);
+  if (schema.nullable !== true || "type" in schema) return;
+  const { nullable: _nullable, description, ...rest } = schema;
+  for (const key of Object.keys(schema)) delete schema[key];
+  Object.assign(schema, {
+    ...(description === undefined ? {} : { description }),
+    anyOf: [rest, { type: "null" }],
+  });
 }

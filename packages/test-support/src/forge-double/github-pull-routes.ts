@@ -1,4 +1,4 @@
-/** The GitHub double's REST routes for the user, the repository and its pull requests (reviews, labels, merge). */
+/** The GitHub double's REST routes for the user, the repository and its pull requests (reviews, merge); labels and conversation comments are github-issue-routes.ts'. */
 
 import { mergePull } from "./github-double-merge.ts";
 import { canWrite, type DoublePull } from "./github-double-state.ts";
@@ -121,82 +121,6 @@ export function pullRoutes({ state: double, bodies, openapi }: GitHubRestContext
         }
         pull.updatedAt = new Date().toISOString();
         return { status: 200, body: await bodies.pullBody(repository, pull, "pull-request") };
-      },
-    ],
-    [
-      "POST",
-      "/repos/{owner}/{repo}/issues/{issue_number}/labels",
-      ({ state, params, body, user }) => {
-        if (!canWrite(user)) return forbidden("issues=write");
-        const pull = state.pulls.find((p) => p.number === Number(params.issue_number));
-        if (!pull) return notFound();
-        const labels = (body as { labels?: string[] }).labels ?? [];
-        for (const label of labels) if (!pull.labels.includes(label)) pull.labels.push(label);
-        return { status: 200, body: pull.labels.map((name) => bodies.label(name)) };
-      },
-    ],
-    [
-      "GET",
-      "/repos/{owner}/{repo}/issues/{issue_number}/comments",
-      ({ repository, state, params, query }) => {
-        const number = Number(params.issue_number);
-        if (!state.pulls.some((p) => p.number === number)) return notFound();
-        const perPage = Number(query.get("per_page") ?? 30);
-        return {
-          status: 200,
-          body: state.comments
-            .filter((c) => c.issue === number)
-            .slice(0, perPage)
-            .map((c) =>
-              openapi.instanceOf("issue-comment", {
-                id: c.id,
-                node_id: `IC_${c.id}`,
-                body: c.body,
-                user: bodies.simpleUser(c.login),
-                created_at: c.createdAt,
-                updated_at: c.createdAt,
-                html_url: `${bodies.url}/${repository}/pull/${number}#issuecomment-${c.id}`,
-                issue_url: `${bodies.url}/api/v3/repos/${repository}/issues/${number}`,
-                url: `${bodies.url}/api/v3/repos/${repository}/issues/comments/${c.id}`,
-                author_association: "MEMBER",
-              }),
-            ),
-        };
-      },
-    ],
-    [
-      "POST",
-      "/repos/{owner}/{repo}/issues/{issue_number}/comments",
-      ({ repository, state, params, body, user }) => {
-        if (!canWrite(user)) return forbidden("issues=write");
-        const number = Number(params.issue_number);
-        const pull = state.pulls.find((p) => p.number === number);
-        if (!pull) return notFound();
-        const now = new Date().toISOString();
-        const comment = {
-          id: double.nextId(),
-          issue: number,
-          login: user.login,
-          body: String(body.body),
-          createdAt: now,
-        };
-        state.comments.push(comment);
-        pull.updatedAt = now;
-        return {
-          status: 201,
-          body: openapi.instanceOf("issue-comment", {
-            id: comment.id,
-            node_id: `IC_${comment.id}`,
-            body: comment.body,
-            user: bodies.simpleUser(user.login),
-            created_at: now,
-            updated_at: now,
-            html_url: `${bodies.url}/${repository}/pull/${number}#issuecomment-${comment.id}`,
-            issue_url: `${bodies.url}/api/v3/repos/${repository}/issues/${number}`,
-            url: `${bodies.url}/api/v3/repos/${repository}/issues/comments/${comment.id}`,
-            author_association: "MEMBER",
-          }),
-        };
       },
     ],
     [

@@ -2,13 +2,14 @@
  * What the GitHub double tells its webhooks, event by event, as GitHub does for the pull
  * request loop: `pull_request` (opened, edited, closed with `merged`, auto_merge_enabled),
  * `pull_request_review` (submitted), `pull_request_review_comment` (created: each inline
- * comment and reply), `issue_comment` (created), `check_run` (created / completed) and
- * `status`. Each payload is a recorded example with the double's values laid over it and is
+ * comment and reply), `issue_comment` (created, on a pull request or an issue), `issues`
+ * (opened, edited, closed, labeled, assigned…), `check_run` (created / completed) and `status`. Each payload is a recorded example with the double's values laid over it and is
  * validated against the event's schema (github-webhook-payloads.ts).
  */
 import type { GitHubBodies } from "./github-double-bodies.ts";
 import type {
   CheckRun,
+  DoubleIssue,
   DoublePull,
   GitHubDoubleState,
   IssueComment,
@@ -185,6 +186,86 @@ export class GitHubWebhookEvents {
     return this.#inOrder(async () => ["issue_comment", "created", fields]);
   }
 
+  /** An `issues` event: an issue opened, edited, closed, reopened, (un)labeled or (un)assigned. */
+  issue(
+    repository: string,
+    issue: DoubleIssue,
+    action: "opened" | "edited" | "closed" | "reopened" | "labeled" | "unlabeled" | "assigned" | "unassigned",
+    sender: string,
+    label?: string,
+  ): Promise<void> {
+    const extra: Json = {};
+    if (label !== undefined) extra.label = this.#label(label);
+    if (action === "edited") extra.changes = {};
+    if (action === "assigned" || action === "unassigned")
+      extra.assignee = issue.assignees[0] ? this.#user(issue.assignees[0]) : null;
+    return this.#inOrder(async () => [
+      "issues",
+      action,
+      { action, issue: this.#issueFields(repository, issue), ...extra, ...this.#around(repository, sender) },
+    ]);
+  }
+
+  /** A comment on an issue's conversation (`issue_comment` without `pull_request`). */
+  commentOnIssue(repository: string, issue: DoubleIssue, comment: IssueComment): Promise<void> {
+    const page = `${this.bodies.url}/${repository}/issues/${issue.number}`;
+    return this.#inOrder(async () => [
+      "issue_comment",
+      "created",
+      {
+        action: "created",
+        issue: this.#issueFields(repository, issue),
+        comment: {
+          id: comment.id,
+          node_id: `IC_${comment.id}`,
+          url: `${this.#api(repository)}/issues/comments/${comment.id}`,
+          html_url: `${page}#issuecomment-${comment.id}`,
+          issue_url: `${this.#api(repository)}/issues/${issue.number}`,
+          user: this.#user(comment.login),
+          body: comment.body,
+          created_at: comment.createdAt,
+          updated_at: comment.createdAt,
+          author_association: "MEMBER",
+          performed_via_github_app: null,
+          reactions: this.#reactions(`${this.#api(repository)}/issues/comments/${comment.id}/reactions`),
+        },
+        ...this.#around(repository, comment.login),
+      },
+    ]);
+  }
+
+  #issueFields(repository: string, issue: DoubleIssue): Json {
+    const url = `${this.#api(repository)}/issues/${issue.number}`;
+    return {
+      url,
+      repository_url: this.#api(repository),
+      labels_url: `${url}/labels{/name}`,
+      comments_url: `${url}/comments`,
+      events_url: `${url}/events`,
+      html_url: `${this.bodies.url}/${repository}/issues/${issue.number}`,
+      id: issue.number * 7919,
+      node_id: `I_${issue.number}`,
+      number: issue.number,
+      title: issue.title,
+      user: this.#user(issue.author),
+      labels: issue.labels.map((name) => this.#label(name)),
+      state: issue.state,
+      state_reason: issue.stateReason,
+      locked: false,
+      assignee: issue.assignees[0] ? this.#user(issue.assignees[0]) : null,
+      assignees: issue.assignees.map((login) => this.#user(login)),
+      milestone: null,
+      comments: this.#repo(repository).comments.filter((c) => c.issue === issue.number).length,
+      created_at: issue.createdAt,
+      updated_at: issue.updatedAt,
+      closed_at: issue.closedAt,
+      body: issue.body,
+      active_lock_reason: null,
+      author_association: "MEMBER",
+      reactions: this.#reactions(`${url}/reactions`),
+    };
+  }
+
   /** A check run reported on a sha: `created` while it runs, `completed` once it concluded. */
   checkRun(repository: string, run: CheckRun): Promise<void> {
     return this.#inOrder(async () => {
@@ -266,7 +347,9 @@ export class GitHubWebhookEvents {
   }
 
   #emit(event: string, action: string | null, fields: Json): void {
-    const { payload, problems } = this.#payloads.build(event, action, fields);
+    // issues.closed has no recorded example; issues.reopened has its shape.
+    const like = event === "issues" ? "reopened" : undefined;
+    const { payload, problems } = this.#payloads.build(event, action, fields, like);
     this.violations.push(...problems);
     this.send(event, payload);
   }

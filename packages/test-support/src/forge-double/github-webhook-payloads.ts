@@ -55,10 +55,19 @@ export class GitHubWebhookPayloads {
    * `fields` laid over it: objects merge key by key, anything else replaces the example's value.
    * `problems` lists where the result breaks the event's schema.
    */
-  build(event: string, action: string | null, fields: Json): { payload: Json; problems: string[] } {
+  build(
+    event: string,
+    action: string | null,
+    fields: Json,
+    /** The recorded action to start from when `action` has none (issues.closed: `reopened`, the same shape). */
+    like?: string,
+  ): { payload: Json; problems: string[] } {
     const recorded = this.#examples.find((e) => e.name === event)?.examples ?? [];
-    // An action with no recorded example (pull_request.edited) starts from the event's first one.
-    const example = recorded.find((e) => action === null || e.action === action) ?? recorded[0];
+    // An action with no recorded example (pull_request.edited) starts from `like`'s, else the event's first one.
+    const example =
+      recorded.find((e) => action === null || e.action === action) ??
+      recorded.find((e) => e.action === like) ??
+      recorded[0];
     if (!example) return { payload: fields, problems: [`webhook ${event}.${action}: no recorded example`] };
     const payload = overlay(example, fields) as Json;
     const definition = `${event}$${action ?? "event"}`;
