@@ -269,14 +269,14 @@ export const SPECS: SpecTable = {
     fallback: COORDINATOR_DEFAULTS.slackBotToken,
     defaultLabel: "(empty: Slack deliveries fail)",
     description:
-      "The Slack app's bot token (xoxb-…, scope chat:write) the coordinator posts Slack subscriptions' messages with (chat.postMessage to each subscription's channel). Empty: every Slack delivery fails and becomes a dead letter after its attempts.",
+      "The Slack app's bot token (xoxb-…, scope chat:write) the coordinator posts Slack subscriptions' messages with (chat.postMessage to each subscription's channel) and updates an answered decision card's message with (chat.update). Empty: every Slack delivery fails and becomes a dead letter after its attempts.",
     schema: z.string().max(512, { error: "at most 512 characters" }),
     secret: true,
   },
   slackApiUrl: {
     name: "OVERSEER_SLACK_API_URL",
     fallback: COORDINATOR_DEFAULTS.slackApiUrl,
-    description: "Slack's Web API base URL the coordinator calls (chat.postMessage).",
+    description: "Slack's Web API base URL the coordinator calls (chat.postMessage, chat.update).",
     schema: url(["http:", "https:"], "an http:// or https:// URL").transform((v) =>
       v.endsWith("/") ? v : `${v}/`,
     ),
