@@ -36,6 +36,35 @@ if [ "$(id -u)" != "0" ]; then
 fi
 
 user=overseer
+
+# 3. A delegated cgroup for per-run limits (cgroup v1, as Docker 20.10 mounts it on a v1 or hybrid
+#    host): the container's pids, memory and cpu hierarchies are re-mounted writable and get one
+#    directory, `overseer`, owned by the worker's user, where the worker makes one cgroup per run
+#    (pids.max, memory.limit_in_bytes; packages/sandbox cgroup-limits.ts). The container's own
+#    cgroup files stay root's, so the worker cannot raise the container's limits, and runs never
+#    see /sys. Where this is not possible (cgroup v2 here, or a mount refused) nothing is
+#    delegated: the worker then refuses runs unless OVERSEER_ALLOW_UNENFORCED_LIMITS=1.
+delegate_cgroups() {
+  [ "${OVERSEER_DELEGATE_CGROUP:-1}" = "1" ] || return 0
+  if [ "$(stat -f -c %T /sys/fs/cgroup 2>/dev/null)" = "cgroup2fs" ]; then
+    echo "overseer-entrypoint: cgroup v2 is not delegated by this entrypoint; per-run limits are refused unless OVERSEER_ALLOW_UNENFORCED_LIMITS=1 (infra/README.md)" >&2
+    return 0
+  fi
+  for controller in pids memory cpu; do
+    dir=/sys/fs/cgroup/$controller
+    mountpoint -q "$dir" 2>/dev/null || continue
+    # mkdir and chmod while root owns it (no CAP_FOWNER here), then hand it over (CAP_CHOWN).
+    if mount -o remount,bind,rw,nosuid,nodev,noexec "$dir" 2>/dev/null &&
+      mkdir -p "$dir/overseer" && chmod 0755 "$dir/overseer" &&
+      chown "$user:$user" "$dir/overseer" 2>/dev/null; then
+      :
+    else
+      echo "overseer-entrypoint: cannot delegate the $controller cgroup ($dir); runs asking for its limit are refused unless OVERSEER_ALLOW_UNENFORCED_LIMITS=1" >&2
+      mount -o remount,bind,ro,nosuid,nodev,noexec "$dir" 2>/dev/null || true
+    fi
+  done
+}
+
 if [ "${OVERSEER_PREPARE_BWRAP:-0}" = "1" ]; then
   holder=/run/overseer-bwrap
   if ! mountpoint -q "$holder/proc" 2>/dev/null; then
@@ -48,6 +77,7 @@ if [ "${OVERSEER_PREPARE_BWRAP:-0}" = "1" ]; then
   fi
   mount --bind /proc/sys/user /proc/sys/user
   mount -o remount,bind,rw,nosuid,nodev,noexec /proc/sys/user
+  delegate_cgroups
 fi
 
 uid=$(id -u "$user")

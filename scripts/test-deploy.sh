@@ -37,6 +37,9 @@ NODE_IMAGE="overseer-test-node:$(node --version | tr -d v)-$(recipe infra/test/n
 export OVERSEER_POSTGRES_IMAGE="overseer-test-postgres:15-$(recipe infra/test/postgres.Dockerfile infra/test/postgres-entrypoint.sh)"
 export OVERSEER_REDIS_IMAGE="overseer-test-redis:7-$(recipe infra/test/redis.Dockerfile)"
 export OVERSEER_IMAGE=overseer:test
+# A real agent CLI baked in with the AGENT_CLIS build arg (infra/README.md, "Agent CLIs in the
+# image"): Gemini CLI, one bundled package of 21 MB; Codex's Linux binary alone is 172 MB.
+export OVERSEER_TEST_AGENT_CLIS=${OVERSEER_TEST_AGENT_CLIS:-@google/gemini-cli@0.61.0}
 export OVERSEER_BASE_IMAGE=$NODE_IMAGE
 
 [ "$(id -u)" = "0" ] || die "needs root (apt, dockerd)"
@@ -180,6 +183,7 @@ done
 build_started=$(date +%s)
 log "building $OVERSEER_IMAGE from infra/Dockerfile (BASE_IMAGE=$NODE_IMAGE)"
 docker build --network host -f infra/Dockerfile --build-arg BASE_IMAGE="$NODE_IMAGE" \
+  --build-arg AGENT_CLIS="$OVERSEER_TEST_AGENT_CLIS" \
   --build-arg REVISION="$(git rev-parse HEAD 2>/dev/null || echo unknown)" \
   --build-arg CREATED="$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
   -t "$OVERSEER_IMAGE" . >"$WORK/build.log" 2>&1 || { tail -n 40 "$WORK/build.log"; die "docker build failed"; }

@@ -71,6 +71,24 @@ describe("docker-compose.yml", () => {
     expect(JSON.stringify(worker.security_opt)).not.toContain("unconfined");
     expect(worker.cap_drop).toEqual(["ALL"]);
   });
+
+  it("bounds every service container and gives the sandbox-less services least privilege", () => {
+    const compose = YAML.parse(readFileSync(path.join(REPO_ROOT, "docker-compose.yml"), "utf8"), {
+      merge: true,
+    });
+    for (const [name, service] of Object.entries<Record<string, unknown>>(compose.services)) {
+      for (const key of ["pids_limit", "mem_limit", "cpus"])
+        expect(service[key], `${name}.${key}`).toBeDefined();
+    }
+    for (const name of ["migrate", "coordinator", "gateway"]) {
+      const service = compose.services[name];
+      expect(service.cap_drop, name).toEqual(["ALL"]);
+      expect(service.cap_add, name).toBeUndefined();
+      expect(service.security_opt, name).toContain("no-new-privileges:true");
+      expect(service.read_only, name).toBe(true);
+    }
+    expect(compose.services.worker.security_opt).toContain("no-new-privileges:true");
+  });
 });
 
 /** Settings without a constant default, and why. */
@@ -98,6 +116,7 @@ const SETTING_CONSTANTS: Readonly<Record<string, readonly [keyof ServiceSettings
   OVERSEER_WORKER_POOLS: ["workerPools", WORKER_DEFAULTS.pools],
   OVERSEER_SANDBOX: ["sandbox", CLUSTER_DEFAULTS.sandbox],
   OVERSEER_SANDBOX_UNSAFE_NONE: ["sandboxUnsafeNone", CLUSTER_DEFAULTS.sandboxUnsafeNone],
+  OVERSEER_ALLOW_UNENFORCED_LIMITS: ["allowUnenforcedLimits", CLUSTER_DEFAULTS.allowUnenforcedLimits],
   OVERSEER_LEASE_TTL_MS: ["leaseTtlMs", COORDINATOR_DEFAULTS.leaseTtlMs],
   OVERSEER_RECONCILE_INTERVAL_MS: ["reconcileIntervalMs", COORDINATOR_DEFAULTS.reconcileIntervalMs],
   OVERSEER_RECONCILE_BATCH: ["reconcileBatch", COORDINATOR_DEFAULTS.reconcileBatch],

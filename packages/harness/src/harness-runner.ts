@@ -39,6 +39,8 @@ export interface WrappedCommand {
    * it the process group gets SIGTERM, grace, SIGKILL.
    */
   stop?: (pid: number, options: { graceMs: number }) => Promise<void>;
+  /** The sandbox limits the run ran into (read after it ended, before `cleanup`). */
+  limitsReached?: () => Promise<string[]>;
 }
 
 /** Turns the harness argv + env into the command that runs it inside a sandbox. */
@@ -133,6 +135,8 @@ export interface HarnessRunResult {
   endedAt: number;
   /** Epoch ms when the worker saw the valid transition; null without one. */
   transitionAt: number | null;
+  /** Sandbox limits the run ran into (`pids_max 64 reached: 212 forks refused`); absent when none. */
+  limitsReached?: string[];
 }
 
 let defaultLogger: Logger | undefined;
@@ -194,7 +198,7 @@ export async function runHarness(options: RunHarnessOptions): Promise<HarnessRun
     ? await options.wrap(options.argv, options.env)
     : { file, args: options.argv.slice(1), env: options.env };
   try {
-    return await supervise(prepared, options, {
+    const result = await supervise(prepared, options, {
       killGraceMs,
       timeoutMs,
       idleTimeoutMs,
@@ -206,6 +210,8 @@ export async function runHarness(options: RunHarnessOptions): Promise<HarnessRun
       transitionLingerMs,
       logger,
     });
+    const reached = (await prepared.limitsReached?.().catch(() => [])) ?? [];
+    return reached.length > 0 ? { ...result, limitsReached: reached } : result;
   } finally {
     await prepared.cleanup?.();
   }

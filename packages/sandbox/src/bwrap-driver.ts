@@ -42,7 +42,7 @@ import type {
 } from "./sandbox-driver.ts";
 import { SandboxSetupError, SandboxSpecError, SandboxUnavailableError } from "./sandbox-errors.ts";
 import { runSandboxProbe } from "./sandbox-probe.ts";
-import { parseSandboxSpec, type SandboxSpec } from "./sandbox-spec-schema.ts";
+import { parseSandboxSpec, type SandboxLimits, type SandboxSpec } from "./sandbox-spec-schema.ts";
 import { buildSeccompFilter, seccompSupported } from "./seccomp-filter.ts";
 
 /**
@@ -109,7 +109,12 @@ class BwrapPreparedCommand implements PreparedCommand {
     private readonly runDir: string,
     readonly cgroup: RunCgroup | null,
     private readonly proxy: EgressProxy | null,
+    private readonly limits: SandboxLimits,
   ) {}
+
+  async limitsReached(): Promise<string[]> {
+    return (await this.cgroup?.limitsReached(this.limits)) ?? [];
+  }
 
   readonly env: Readonly<Record<string, string>> = {};
 
@@ -431,6 +436,7 @@ export class BwrapDriver implements SandboxDriver {
         runDir,
         cgroup,
         proxy,
+        spec.limits,
       );
     } catch (error) {
       await proxy?.close().catch(() => undefined);

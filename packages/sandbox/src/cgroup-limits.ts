@@ -383,6 +383,41 @@ export class RunCgroup {
     return null;
   }
 
+  /** A `key value` line of a flat-keyed file (`pids.events`, `memory.events`, `memory.oom_control`), or null. */
+  async readKeyed(file: string, key: string): Promise<number | null> {
+    for (const dir of this.dirs) {
+      try {
+        const text = await readFile(join(dir, file), "utf8");
+        const line = text.split("\n").find((l) => l.startsWith(`${key} `));
+        if (line !== undefined) return Number(line.slice(key.length + 1).trim());
+      } catch {
+        // not in this hierarchy
+      }
+    }
+    return null;
+  }
+
+  /**
+   * The run's limits it ran into, one line each for the run's failure (`pids_max 64 reached:
+   * 212 forks refused`), read before `destroy`. Only what the cgroup counted: forks the pids
+   * controller refused (`pids.events` max) and processes the memory controller's OOM killer ended
+   * (`memory.events` or `memory.oom_control` oom_kill).
+   */
+  async limitsReached(limits: SandboxLimits): Promise<string[]> {
+    const reached: string[] = [];
+    const forksRefused = await this.readKeyed("pids.events", "max");
+    if (forksRefused !== null && forksRefused > 0)
+      reached.push(`pids_max ${limits.pidsMax} reached: ${forksRefused} forks refused`);
+    const oomKills =
+      (await this.readKeyed("memory.events", "oom_kill")) ??
+      (await this.readKeyed("memory.oom_control", "oom_kill"));
+    if (oomKills !== null && oomKills > 0) {
+      const mb = Math.round(limits.memoryBytes / 1024 / 1024);
+      reached.push(`memory_mb ${mb} reached: ${oomKills} process${oomKills === 1 ? "" : "es"} killed out of memory`);
+    }
+    return reached;
+  }
+
   /** Kills every process still in the run cgroups. */
   async killAll(): Promise<void> {
     if (this.killDir !== null) await writeOptional(join(this.killDir, "cgroup.kill"), "1");

@@ -53,6 +53,10 @@ class UnsandboxedCommand implements PreparedCommand {
   async cleanup(): Promise<void> {
     // Nothing was set up on the host.
   }
+
+  async limitsReached(): Promise<string[]> {
+    return []; // nothing counts them without a sandbox
+  }
 }
 
 export class NoneDriver implements SandboxDriver {

@@ -36,6 +36,11 @@ export interface PreparedCommand {
   stop(pid: number | undefined, options?: StopOptions): Promise<void>;
   /** Releases host resources (cgroups, egress proxy, runtime files). Idempotent; call after exit. */
   cleanup(): Promise<void>;
+  /**
+   * The limits the run ran into, one line each (`pids_max 64 reached: 212 forks refused`), as
+   * far as the driver counts them (bwrap: its run cgroup); [] otherwise. Call before `cleanup`.
+   */
+  limitsReached(): Promise<string[]>;
 }
 
 export interface StopOptions {

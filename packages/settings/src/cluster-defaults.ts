@@ -20,4 +20,9 @@ export const CLUSTER_DEFAULTS = Object.freeze({
   sandbox: "bwrap",
   /** Whether the `none` driver (no isolation) is allowed (`OVERSEER_SANDBOX_UNSAFE_NONE`). */
   sandboxUnsafeNone: false,
+  /**
+   * Whether a worker inside a container may run runs whose pids and memory limits it cannot
+   * enforce per run (no delegated cgroup) (`OVERSEER_ALLOW_UNENFORCED_LIMITS`).
+   */
+  allowUnenforcedLimits: false,
 });

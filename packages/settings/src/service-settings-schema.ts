@@ -136,6 +136,13 @@ export const SPECS: SpecTable = {
     description: "Allow the none driver: agents then run with the worker's own rights.",
     schema: booleanSetting,
   },
+  allowUnenforcedLimits: {
+    name: "OVERSEER_ALLOW_UNENFORCED_LIMITS",
+    fallback: String(CLUSTER_DEFAULTS.allowUnenforcedLimits),
+    description:
+      "Inside a container without a delegated cgroup the worker refuses runs, whose per-run pids and memory limits it cannot enforce; 1 runs them anyway, bounded only by the container's own limits.",
+    schema: booleanSetting,
+  },
   leaseTtlMs: {
     name: "OVERSEER_LEASE_TTL_MS",
     fallback: String(COORDINATOR_DEFAULTS.leaseTtlMs),

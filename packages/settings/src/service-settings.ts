@@ -36,6 +36,8 @@ export interface ServiceSettings {
   readonly sandbox: SandboxDriverName;
   /** `OVERSEER_SANDBOX_UNSAFE_NONE`: allow the `none` driver (no isolation). Default `false`. */
   readonly sandboxUnsafeNone: boolean;
+  /** `OVERSEER_ALLOW_UNENFORCED_LIMITS`: run runs whose per-run limits no cgroup enforces inside a container. Default `false`. */
+  readonly allowUnenforcedLimits: boolean;
   /** `OVERSEER_LEASE_TTL_MS`: project ownership lease lifetime; a dead owner is replaced after this. Default `15000`. */
   readonly leaseTtlMs: number;
   /** `OVERSEER_RECONCILE_INTERVAL_MS`: how often the coordinator re-reads Postgres and repairs queues. Default `5000`. */

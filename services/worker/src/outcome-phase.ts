@@ -70,6 +70,10 @@ function outcomeOf(
     };
   }
   const crashed = harness.signal !== null && harness.signal !== "SIGTERM";
+  // A fork bomb or a memory hog stopped by the run's cgroup: named first, it is why the run failed.
+  const limits = harness.limitsReached?.length
+    ? `the run hit its sandbox limits (${harness.limitsReached.join("; ")}); `
+    : "";
   const why = harness.controlError
     ? `its control file was refused: ${harness.controlError}`
     : `exit ${harness.exitCode ?? "-"}${harness.signal ? ` (signal ${harness.signal})` : ""} without calling overseer-agent`;
@@ -78,7 +82,7 @@ function outcomeOf(
   return {
     kind: "no-transition",
     crashed,
-    detail: `${cause ? `${cause.message} (${fixFor(cause, job.projectId)}); ` : ""}the harness ended without a transition: ${why}.\n${said}`,
+    detail: `${limits}${cause ? `${cause.message} (${fixFor(cause, job.projectId)}); ` : ""}the harness ended without a transition: ${why}.\n${said}`,
     ...(protocolNotFollowed ? { protocolNotFollowed: true } : {}),
   };
 }

@@ -62,6 +62,7 @@ export function sandboxWrapFor(
       env: { ...prepared.env },
       cleanup: () => prepared.cleanup(),
       stop: (pid, options) => prepared.stop(pid, options),
+      limitsReached: () => prepared.limitsReached(),
     };
   };
 }

@@ -23,7 +23,13 @@ import { loadSettingsOrExit } from "@overseer/settings";
 import { startRunTracing } from "@overseer/telemetry";
 import { AgentCliCache } from "./agent-cli-cache.ts";
 import { postgresRunFence } from "./run-fence.ts";
-import { chooseSandbox, type WorkerSandbox } from "./sandbox-choice.ts";
+import {
+  chooseSandbox,
+  limitsRefusal,
+  unenforcedRunLimits,
+  type WorkerLimits,
+  type WorkerSandbox,
+} from "./sandbox-choice.ts";
 import { sandboxWrapFor } from "./sandbox-wrap.ts";
 import { resolveWorkerOptions } from "./worker-options.ts";
 import { WorkerService } from "./worker-service.ts";
@@ -32,6 +38,7 @@ const settings = loadSettingsOrExit("worker");
 const logger = createLogger({ name: "worker", level: settings.logLevel });
 
 let driver: SandboxDriver;
+let workerLimits: WorkerLimits = { container: false, controllers: [], allowUnenforced: true };
 try {
   const allowPrivateCidrs = settings.egressAllowPrivate.map((text) => parseCidr(text) as Cidr);
   if (allowPrivateCidrs.length > 0) {
@@ -65,6 +72,20 @@ try {
     { container: host.container, cgroups: host.cgroups, sandbox: settings.sandbox },
     `sandbox host: ${host.summary}`,
   );
+  workerLimits = {
+    container: host.container.container,
+    controllers: host.cgroups.controllers,
+    allowUnenforced: settings.allowUnenforcedLimits,
+  };
+  const unenforced = settings.sandbox === "none" ? [] : unenforcedRunLimits(workerLimits);
+  if (unenforced.length > 0) {
+    logger.warn(
+      { unenforced },
+      settings.allowUnenforcedLimits
+        ? "per-run limits not enforced in this container; OVERSEER_ALLOW_UNENFORCED_LIMITS=1 runs them bounded only by the container's own limits"
+        : "per-run limits cannot be enforced in this container: runs are refused (OVERSEER_ALLOW_UNENFORCED_LIMITS=1 runs them anyway; infra/README.md)",
+    );
+  }
 } catch (error) {
   logger.fatal({ err: error }, `worker refuses to start: ${(error as Error).message}`);
   process.exit(2);
@@ -160,7 +181,8 @@ const service = new WorkerService(
     agentCliFor: (pkg, digest) => agentClis.install(pkg, digest),
     sandboxRefusal: (job) => {
       const choice = chooseSandbox(job, workerSandbox);
-      return choice.ok ? null : choice.message;
+      if (!choice.ok) return choice.message;
+      return limitsRefusal(job, choice.driver, workerLimits);
     },
   }),
 );

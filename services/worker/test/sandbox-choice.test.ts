@@ -4,12 +4,37 @@
  * through a real worker (Redis, git) before any checkout.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { chooseSandbox } from "../src/sandbox-choice.ts";
+import { chooseSandbox, limitsRefusal, unenforcedRunLimits } from "../src/sandbox-choice.ts";
 import { WorkerRig } from "./support/worker-rig.ts";
 
 const job = (driver?: "bwrap" | "none") => ({
   projectId: "p1",
   sandbox: { pidsMax: 1, memoryMb: 16, cpuSeconds: 1, networkAllowHosts: [], ...(driver ? { driver } : {}) },
+});
+
+describe("limitsRefusal", () => {
+  const inContainer = (controllers: string[], allowUnenforced = false) => ({
+    container: true,
+    controllers,
+    allowUnenforced,
+  });
+
+  it("refuses runs in a container without a delegated cgroup, naming the limits and both fixes", () => {
+    const message = limitsRefusal(job(), "bwrap", inContainer(["cpu"])) ?? "";
+    expect(message).toContain("pids_max 1, memory_mb 16");
+    expect(message).toContain("OVERSEER_ALLOW_UNENFORCED_LIMITS=1");
+    expect(message).toContain("infra/README.md");
+    expect(unenforcedRunLimits(inContainer(["memory"]))).toEqual(["pids"]);
+  });
+
+  it("runs them where the cgroup is delegated, on a host, without a sandbox, or when the operator allowed it", () => {
+    expect(limitsRefusal(job(), "bwrap", inContainer(["pids", "memory"]))).toBeNull();
+    expect(
+      limitsRefusal(job(), "bwrap", { container: false, controllers: [], allowUnenforced: false }),
+    ).toBeNull();
+    expect(limitsRefusal(job(), "none", inContainer([]))).toBeNull();
+    expect(limitsRefusal(job(), "bwrap", inContainer([], true))).toBeNull();
+  });
 });
 
 describe("chooseSandbox", () => {

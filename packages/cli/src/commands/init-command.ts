@@ -5,9 +5,11 @@ import { ProjectSchema } from "@overseer/api-contract";
 import { getProject } from "@overseer/db";
 import { landingBranch, landingHint, PROJECT_ID_PATTERN, type RepoKind } from "@overseer/domain";
 import { createIntegrationBranch, repoKindOf, runGit } from "@overseer/git";
+import { resolveExecutable } from "@overseer/harness";
 import { ConfigError } from "@overseer/input-errors";
 import {
   AGENT_KINDS,
+  AGENT_PRESETS,
   type AgentKind,
   agentPresetConfig,
   type ForgeSettingsInput,
@@ -352,6 +354,7 @@ async function buildConfig(
     const install = await installRootOf(sources.agentBin);
     if (install !== null) preset.sandbox = { ...preset.sandbox, read_only_paths: [install] };
   }
+  warnWhenCliMissing(kind, sources.agentBin, io);
   const keyEnv = presetKeyEnv(kind, sources.baseUrl);
   if (!preset.secrets || Object.keys(preset.secrets).length === 0)
     io.err(
@@ -361,6 +364,24 @@ async function buildConfig(
   return parseRunnerConfig(
     { ...preset, ...fromFile },
     `--agent ${kind}${sources.config ? ` + ${sources.config}` : ""}`,
+  );
+}
+
+/**
+ * The preset's CLI must be on the workers' PATH; where init runs (a gateway container, the
+ * cluster host) shares the workers' image or host, so a CLI missing here is very likely missing
+ * there too, and every run would stop with "codex not found". Says how to add one.
+ */
+function warnWhenCliMissing(
+  kind: AgentKind,
+  agentBin: string | undefined,
+  io: { err(text: string): void; env: Readonly<Record<string, string | undefined>> },
+): void {
+  const { bin, npmPackage } = AGENT_PRESETS[kind];
+  const program = agentBin ?? bin;
+  if (resolveExecutable(program, io.env.PATH) !== null) return;
+  io.err(
+    `warning: ${program} (${npmPackage}) is not on this machine's PATH, so a worker sharing it cannot run this project's agent. Add the CLI at a pinned version: in the Overseer image, build it with --build-arg AGENT_CLIS="${npmPackage}@VERSION" (compose: OVERSEER_AGENT_CLIS="${npmPackage}@VERSION" docker compose build; infra/README.md, "Agent CLIs in the image"); on a host, npm install --global ${npmPackage}@VERSION, or name the program with --agent-bin PATH.`,
   );
 }
 
