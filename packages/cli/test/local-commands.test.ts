@@ -1,4 +1,4 @@
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import {
@@ -136,7 +136,8 @@ describe("overseer CLI (local verbs)", () => {
 
   it("init --agent writes a preset: bypassed CLI sandbox, key in secrets, API host allow-listed", async () => {
     const out = io();
-    out.env = { ...out.env, OPENAI_API_KEY: "sk-test-preset-key-123" };
+    // No codex on this PATH: init says how to add the CLI (the image's AGENT_CLIS build arg).
+    out.env = { ...out.env, OPENAI_API_KEY: "sk-test-preset-key-123", PATH: path.join(dir, "no-such-bin") };
     const code = await runCli(
       [
         "init",
@@ -153,7 +154,12 @@ describe("overseer CLI (local verbs)", () => {
       ],
       out,
     );
-    expect(out.stderr).toEqual([VIA_LOCAL]);
+    expect(out.stderr).toEqual([
+      expect.stringContaining(
+        "codex (@openai/codex) is not on this machine's PATH, so a worker sharing it cannot run this project's agent. Add the CLI at a pinned version: in the Overseer image, build it with --build-arg AGENT_CLIS=\"@openai/codex@VERSION\"",
+      ),
+      VIA_LOCAL,
+    ]);
     expect(code).toBe(0);
     const config = (await requireProject(scratch.db, "codex-preset")).runner_config as Record<
       string,
@@ -210,7 +216,11 @@ describe("overseer CLI (local verbs)", () => {
     expect(await runCli(["init", "--project", "copilot-gw", "--repo", repo, ...args], missing)).toBe(0);
     expect(missing.stderr.join("\n")).toContain("COPILOT_PROVIDER_API_KEY is not set");
     const out = io();
-    out.env = { ...out.env, COPILOT_PROVIDER_API_KEY: "sk-gateway-key-123" };
+    // A copilot on PATH: no warning about a missing CLI.
+    const bin = path.join(dir, "copilot-bin");
+    await mkdir(bin, { recursive: true });
+    await writeFile(path.join(bin, "copilot"), "#!/bin/sh\n", { mode: 0o755 });
+    out.env = { ...out.env, COPILOT_PROVIDER_API_KEY: "sk-gateway-key-123", PATH: bin };
     expect(await runCli(["init", "--project", "copilot-gw2", "--repo", repo, ...args], out)).toBe(0);
     expect(out.stderr).toEqual([VIA_LOCAL]);
     const config = (await requireProject(scratch.db, "copilot-gw2")).runner_config as Record<string, unknown>;

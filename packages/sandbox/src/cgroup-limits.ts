@@ -413,7 +413,9 @@ export class RunCgroup {
       (await this.readKeyed("memory.oom_control", "oom_kill"));
     if (oomKills !== null && oomKills > 0) {
       const mb = Math.round(limits.memoryBytes / 1024 / 1024);
-      reached.push(`memory_mb ${mb} reached: ${oomKills} process${oomKills === 1 ? "" : "es"} killed out of memory`);
+      reached.push(
+        `memory_mb ${mb} reached: ${oomKills} process${oomKills === 1 ? "" : "es"} killed out of memory`,
+      );
     }
     return reached;
   }

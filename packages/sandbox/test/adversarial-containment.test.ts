@@ -10,7 +10,6 @@ import { caps, driver, useAdversarialSandbox, ws } from "./helpers/adversarial-s
 import {
   hostSleepersWithTag,
   newDriver,
-  runSandboxed,
   runShell,
   testRuntimeRoot,
   waitFor,
@@ -60,20 +59,32 @@ print("forked", n, "visible", len([p for p in os.listdir("/proc") if p.isdigit()
       expect(forked).toBeGreaterThan(30);
       expect(Number(match?.[2])).toBeLessThanOrEqual(64);
       if (peak !== null) expect(peak).toBeLessThanOrEqual(64);
+      // What the worker puts first in the run's failure.
+      expect(await prepared.limitsReached()).toEqual([
+        expect.stringMatching(/^pids_max 64 reached: \d+ forks refused$/),
+      ]);
     } finally {
       await prepared.cleanup();
     }
   });
 
   it("contains a memory hog with the memory limit", async () => {
-    const result = await runSandboxed(
-      driver,
+    const prepared = await driver.prepare(
       ["/usr/bin/python3", "-c", "data = b'x' * (768 << 20)\nprint('SURVIVED', len(data))"],
       ws.spec({ limits: { pidsMax: 64, memoryBytes: 128 * 1024 ** 2 } }),
     );
-    expect(result.stdout).not.toContain("SURVIVED");
-    // cgroup: the OOM killer SIGKILLs it (bwrap reports 128+9); RLIMIT_AS fallback: MemoryError.
-    expect(result.exitCode === 137 || /MemoryError/.test(result.stderr)).toBe(true);
+    try {
+      const result = await runPreparedCommand(prepared, { timeoutMs: 30_000 });
+      expect(result.stdout).not.toContain("SURVIVED");
+      // cgroup: the OOM killer SIGKILLs it (bwrap reports 128+9); RLIMIT_AS fallback: MemoryError.
+      expect(result.exitCode === 137 || /MemoryError/.test(result.stderr)).toBe(true);
+      if (caps.memory.via.startsWith("cgroup"))
+        expect(await prepared.limitsReached()).toEqual([
+          expect.stringMatching(/^memory_mb 128 reached: \d+ process(es)? killed out of memory$/),
+        ]);
+    } finally {
+      await prepared.cleanup();
+    }
   });
 
   it("kills a process that exceeds its CPU-time budget", async () => {

@@ -8,8 +8,7 @@ export {
   type ServiceSettings,
   type SettingReference,
 } from "./service-settings.ts";
-export { SETTINGS_REFERENCE } from "./service-settings-schema.ts";
 export { defaultWorkerId } from "./setting-value-schemas.ts";
 export { loadSettings, loadSettingsOrExit } from "./settings-loader.ts";
-export { renderSettingsMarkdown } from "./settings-markdown-renderer.ts";
+export { renderSettingsMarkdown, SETTINGS_REFERENCE } from "./settings-markdown-renderer.ts";
 export { RUN_FENCE_DEFAULTS, WORKER_DEFAULTS } from "./worker-defaults.ts";

@@ -6,7 +6,7 @@ import { CLUSTER_DEFAULTS } from "./cluster-defaults.ts";
 import { COORDINATOR_DEFAULTS } from "./coordinator-defaults.ts";
 import { GATEWAY_DEFAULTS } from "./gateway-defaults.ts";
 import { QUEUE_DEFAULTS } from "./queue-defaults.ts";
-import { LOG_LEVELS, type ServiceSettings, type SettingReference } from "./service-settings.ts";
+import { LOG_LEVELS, type ServiceSettings } from "./service-settings.ts";
 import {
   BYTES_MAX,
   booleanSetting,
@@ -589,17 +589,3 @@ export const SPECS: SpecTable = {
     secret: true,
   },
 };
-
-/**
- * The configuration reference, in declaration order: the README table is generated from it
- * (`renderSettingsMarkdown`) and checked against it.
- */
-export const SETTINGS_REFERENCE: readonly SettingReference[] = Object.freeze(
-  Object.values(SPECS).map((s: SettingSpec<unknown>) =>
-    Object.freeze({
-      name: s.name,
-      default: s.defaultLabel ?? String(s.fallback),
-      description: s.description,
-    }),
-  ),
-);

@@ -1,5 +1,19 @@
 import type { SettingReference } from "./service-settings.ts";
-import { SETTINGS_REFERENCE } from "./service-settings-schema.ts";
+import { type SettingSpec, SPECS } from "./service-settings-schema.ts";
+
+/**
+ * The configuration reference, in declaration order: the README table is generated from it
+ * (`renderSettingsMarkdown`) and checked against it.
+ */
+export const SETTINGS_REFERENCE: readonly SettingReference[] = Object.freeze(
+  Object.values(SPECS).map((s: SettingSpec<unknown>) =>
+    Object.freeze({
+      name: s.name,
+      default: s.defaultLabel ?? String(s.fallback),
+      description: s.description,
+    }),
+  ),
+);
 
 /**
  * The README's configuration reference: a markdown table with one row per environment

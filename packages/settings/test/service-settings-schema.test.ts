@@ -45,6 +45,13 @@ const TABLE: [string, keyof ServiceSettings, unknown, string, string][] = [
   ["OVERSEER_WORKER_POOLS", "workerPools", ["default"], "gpu,Bad Pool", "a pool name"],
   ["OVERSEER_SANDBOX", "sandbox", "bwrap", "docker", "one of bwrap, none"],
   ["OVERSEER_SANDBOX_UNSAFE_NONE", "sandboxUnsafeNone", false, "on", "one of 1, 0, true, false, yes, no"],
+  [
+    "OVERSEER_ALLOW_UNENFORCED_LIMITS",
+    "allowUnenforcedLimits",
+    false,
+    "sometimes",
+    "one of 1, 0, true, false, yes, no",
+  ],
   ["OVERSEER_LEASE_TTL_MS", "leaseTtlMs", 15000, "999", "an integer from 1000"],
   ["OVERSEER_RECONCILE_INTERVAL_MS", "reconcileIntervalMs", 5000, "-5", "an integer from 100"],
   ["OVERSEER_RECONCILE_BATCH", "reconcileBatch", 500, "0", "an integer from 1 to 100000"],
