@@ -236,6 +236,15 @@ export const ProjectStatusSchema = z
       example: "waiting for you: 1 unanswered question(s)",
       description: "Stop signal text, null when nothing is pending.",
     }),
+    pool: z.string().openapi({
+      description:
+        "The worker pool the project's runs need (runner config `pool`; `default` when it names none).",
+    }),
+    pool_waiting: z.string().nullable().openapi({
+      example: "waiting for a worker in pool jdk",
+      description:
+        "Set while queued runs wait in a pool no live worker serves (none started, or every one draining), worked out from the workers' heartbeats when read; null otherwise.",
+    }),
     open_pull_requests: z.array(OpenPullRequestSchema).openapi({
       description:
         "The pull requests still open (or being opened), oldest task first: link, checks, review and approvals of each.",
@@ -543,6 +552,12 @@ export const WorkerSchema = z
     host: z.string(),
     pid: z.number().int(),
     slots: z.number().int(),
+    pools: z.array(z.string()).openapi({
+      description: "The worker pools it serves (`OVERSEER_WORKER_POOLS`), sharing its slots.",
+    }),
+    draining: z.boolean().openapi({
+      description: "Stopping: it finishes what it runs and takes no new job, so its pools count it out.",
+    }),
     sandbox: z.string(),
     unsafe: z.boolean(),
     current_jobs: z.array(

@@ -7,6 +7,7 @@ import { PrereqGraph } from "../components/prereq-graph.tsx";
 import { ProjectControls } from "../components/project-controls.tsx";
 import { MergePolicy, PullRequestLink } from "../components/pull-request-link.tsx";
 import { Empty, Load } from "../components/states.tsx";
+import { PoolWaitingNotice } from "../components/worker-pools.tsx";
 import { formatCount, formatUsd, STATUS_LABEL } from "../lib/format.ts";
 import { useLoad, useProjectEvents } from "../lib/hooks.ts";
 import { href } from "../lib/router.ts";
@@ -61,6 +62,7 @@ export function ProjectView({ projectId }: { projectId: string }) {
               }}
             />
             {s.status_reason ? <p class="muted">{s.status_reason}</p> : null}
+            <PoolWaitingNotice status={s} />
             {s.objective ? <p>{s.objective}</p> : null}
             <p class="muted" data-testid="landing">
               {s.pull_requests ? (

@@ -1,6 +1,7 @@
 import { useState } from "preact/hooks";
 import { client } from "../api/client.ts";
 import { Empty, Load } from "../components/states.tsx";
+import { WorkerPools } from "../components/worker-pools.tsx";
 import { ago } from "../lib/format.ts";
 import { useLoad, useSession } from "../lib/hooks.ts";
 import { href } from "../lib/router.ts";
@@ -59,6 +60,7 @@ export function WorkersView() {
                     <tr>
                       <th scope="col">Worker</th>
                       <th scope="col">Host</th>
+                      <th scope="col">Pools</th>
                       <th scope="col">Sandbox</th>
                       <th scope="col">Slots</th>
                       <th scope="col">Heartbeat</th>
@@ -71,6 +73,9 @@ export function WorkersView() {
                         <td>{x.id}</td>
                         <td>
                           {x.host} (pid {x.pid})
+                        </td>
+                        <td>
+                          <WorkerPools worker={x} />
                         </td>
                         <td class={x.unsafe ? "error" : ""}>{x.sandbox}</td>
                         <td>

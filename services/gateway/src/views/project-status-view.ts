@@ -8,7 +8,9 @@ import {
   summarizeMission,
   TASK_STATUSES,
 } from "@overseer/domain";
+import { DEFAULT_POOL } from "@overseer/run-contract";
 import type { StatusSnapshot } from "../live/project-status-cache.ts";
+import { poolWaitingText, projectPool } from "./pool-waiting.ts";
 import {
   activeRunView,
   decisionCard,
@@ -42,6 +44,8 @@ export function fullCounts(counts: Record<string, number>): Record<string, numbe
 export function projectStatusView(
   data: ProjectStatusData,
   now = new Date(),
+  /** The pools live workers serve now (pool-waiting.ts); null: unknown, no waiting state is claimed. */
+  served: ReadonlySet<string> | null = null,
 ): z.infer<typeof ProjectStatusSchema> {
   const { project } = data;
   const pending = data.pendingDecisions.map(decisionCard);
@@ -70,6 +74,8 @@ export function projectStatusView(
     pending_questions: pending,
     pending_count: pending.length,
     waiting_for_you: waitingForYou(pending.length),
+    pool: projectPool(project),
+    pool_waiting: poolWaitingText(project, running, served),
     open_pull_requests: data.openPullRequests.flatMap(({ taskId, title, pullRequest }) => {
       const view = pullRequestView(pullRequest);
       return view ? [{ task_id: taskId, title, ...view }] : [];
@@ -103,6 +109,11 @@ function statusText(
   for (const r of s.running)
     lines.push(
       `running: ${r.action} #${r.number} of ${r.task_id} (${r.agent_id}) ${r.status}${r.worker_id ? ` on ${r.worker_id}` : ""}`,
+    );
+  if (s.pool !== DEFAULT_POOL) lines.push(`pool: ${s.pool}`);
+  if (s.pool_waiting)
+    lines.push(
+      `${s.pool_waiting} (queued runs start once a worker with OVERSEER_WORKER_POOLS naming it is live)`,
     );
   if (s.mission_notice) lines.push(s.mission_notice);
   if (s.waiting_for_you) {
@@ -164,14 +175,23 @@ function oneLine(text: string, max: number): string {
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
 
-const rendered = new WeakMap<StatusSnapshot, string>();
+const rendered = new WeakMap<StatusSnapshot, Map<string, string>>();
 
-/** The status answer as JSON text, rendered once per snapshot (`generated_at` = when it was read). */
-export function statusJson(snapshot: StatusSnapshot): string {
-  let text = rendered.get(snapshot);
+/**
+ * The status answer as JSON text, rendered once per snapshot and waiting state (`generated_at` =
+ * when it was read; the waiting state comes from the workers' heartbeats, `served`).
+ */
+export function statusJson(snapshot: StatusSnapshot, served: ReadonlySet<string> | null = null): string {
+  const key = poolWaitingText(snapshot.data.project, snapshot.data.activeRuns, served) ?? "";
+  let byWaiting = rendered.get(snapshot);
+  if (!byWaiting) {
+    byWaiting = new Map();
+    rendered.set(snapshot, byWaiting);
+  }
+  let text = byWaiting.get(key);
   if (text === undefined) {
-    text = JSON.stringify(projectStatusView(snapshot.data, new Date(snapshot.at)));
-    rendered.set(snapshot, text);
+    text = JSON.stringify(projectStatusView(snapshot.data, new Date(snapshot.at), served));
+    byWaiting.set(key, text);
   }
   return text;
 }

@@ -309,6 +309,8 @@ export function workerView(w: WorkerHeartbeat): z.infer<typeof WorkerSchema> {
     host: w.host,
     pid: w.pid,
     slots: w.slots,
+    pools: [...w.pools],
+    draining: w.draining,
     sandbox: w.sandbox,
     unsafe: w.unsafe,
     current_jobs: (w.currentJobs ?? []).map((j) => ({
