@@ -1,7 +1,7 @@
 import { DEFAULT_POOL } from "@overseer/run-contract";
 import { QUEUE_DEFAULTS } from "@overseer/settings";
 
-export { QUEUE_DEFAULTS };
+export { DEFAULT_POOL, QUEUE_DEFAULTS };
 
 /** BullMQ queues (under the configured prefix). */
 export const RUN_QUEUE = "runs";

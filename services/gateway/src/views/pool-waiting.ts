@@ -1,6 +1,5 @@
 import type { ProjectRow } from "@overseer/db";
-import { poolWaiting } from "@overseer/queue";
-import { DEFAULT_POOL } from "@overseer/run-contract";
+import { DEFAULT_POOL, poolWaiting } from "@overseer/queue";
 
 /** The worker pool a project's runs need: its runner config's `pool`, `default` when it names none. */
 export function projectPool(project: Pick<ProjectRow, "runner_config">): string {

@@ -8,7 +8,7 @@ import {
   summarizeMission,
   TASK_STATUSES,
 } from "@overseer/domain";
-import { DEFAULT_POOL } from "@overseer/run-contract";
+import { DEFAULT_POOL } from "@overseer/queue";
 import type { StatusSnapshot } from "../live/project-status-cache.ts";
 import { poolWaitingText, projectPool } from "./pool-waiting.ts";
 import {
