@@ -180,7 +180,7 @@ describe("parseRunnerConfig", () => {
     [{ secrets: { LUMA_TASK_ID: "x" } }, "secrets.LUMA_TASK_ID", "not starting with OVERSEER_ or LUMA_"],
     [{ secrets: { KEY: 12345 } }, "secrets.KEY", "a string"],
     [{ network_allow_hosts: ["https://api.example.com/v1"] }, "network_allow_hosts[0]", "a host name"],
-    [{ sandbox: { driver: "podman" } }, "sandbox.driver", "one of bwrap, none"],
+    [{ sandbox: { driver: "podman" } }, "sandbox.driver", "one of bwrap, gvisor, none"],
     [{ sandbox: { driver: "docker" } }, "sandbox.driver", "the docker driver was removed"],
     [{ sandbox: { pids_max: 0 } }, "sandbox.pids_max", "an integer from 1"],
     [{ sandbox: { memory_mb: "2g" } }, "sandbox.memory_mb", "an integer from 16"],

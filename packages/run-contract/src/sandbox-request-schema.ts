@@ -2,7 +2,7 @@ import { z } from "zod";
 import { imageReferenceSchema } from "./image-reference.ts";
 
 /** Every sandbox driver, defined once (settings, runner configs and run jobs validate against it). */
-export const SANDBOX_DRIVER_NAMES = ["bwrap", "none"] as const;
+export const SANDBOX_DRIVER_NAMES = ["bwrap", "gvisor", "none"] as const;
 export type SandboxDriverName = (typeof SANDBOX_DRIVER_NAMES)[number];
 
 /**

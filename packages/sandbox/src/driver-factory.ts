@@ -1,5 +1,7 @@
 import { SANDBOX_DRIVER_NAMES, type SandboxDriverName } from "@overseer/run-contract";
 import { BwrapDriver, type BwrapDriverOptions } from "./bwrap-driver.ts";
+import { GvisorDriver, type GvisorDriverOptions } from "./gvisor-driver.ts";
+import { RUNSC_INSTALL_FIX } from "./gvisor-runsc.ts";
 import { NoneDriver } from "./none-driver.ts";
 import type { SandboxDriver } from "./sandbox-driver.ts";
 import { SandboxSpecError, UnsafeSandboxRefusedError } from "./sandbox-errors.ts";
@@ -18,6 +20,7 @@ export interface CreateSandboxDriverOptions {
   /** Environment the unsafe switch is read from. Default `process.env`. */
   env?: Readonly<Record<string, string | undefined>>;
   bwrap?: BwrapDriverOptions;
+  gvisor?: GvisorDriverOptions;
 }
 
 /** Whether `none` is allowed by the option or the environment switch. */
@@ -33,6 +36,8 @@ export function createSandboxDriver(
   switch (name) {
     case "bwrap":
       return new BwrapDriver(options.bwrap);
+    case "gvisor":
+      return new GvisorDriver(options.gvisor);
     case "none":
       if (!isUnsafeNoneAllowed(options)) throw new UnsafeSandboxRefusedError();
       return new NoneDriver();
@@ -63,9 +68,11 @@ export interface DriverDetection {
   drivers: Record<SandboxDriverName, DriverAvailability>;
 }
 
-/** Reports which drivers work on this host (runs `bwrap --version`). */
+/** Reports which drivers are installed on this host (runs `bwrap --version`, `runsc --version`). */
 export async function detectDriver(options: CreateSandboxDriverOptions = {}): Promise<DriverDetection> {
   const bwrapVersion = await new BwrapDriver(options.bwrap).version();
+  const gvisor = new GvisorDriver(options.gvisor);
+  const [runscVersion, platform] = await Promise.all([gvisor.version(), gvisor.platform()]);
   const unsafeAllowed = isUnsafeNoneAllowed(options);
   const drivers: Record<SandboxDriverName, DriverAvailability> = {
     bwrap: {
@@ -77,6 +84,14 @@ export async function detectDriver(options: CreateSandboxDriverOptions = {}): Pr
           : process.platform !== "linux"
             ? "bwrap needs Linux"
             : "bubblewrap not found (install the bubblewrap package)",
+    },
+    gvisor: {
+      available: runscVersion !== null,
+      version: runscVersion,
+      detail:
+        runscVersion !== null
+          ? `runsc found (platform ${platform}${process.getuid?.() === 0 ? "" : ", rootless"})`
+          : `runsc not found (${RUNSC_INSTALL_FIX})`,
     },
     none: {
       available: unsafeAllowed,

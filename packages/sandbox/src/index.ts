@@ -31,6 +31,7 @@ export {
   resolveEgressProxyOptions,
 } from "./egress-proxy-options.ts";
 export { isForbiddenAddress } from "./forbidden-address.ts";
+export { GvisorDriver, type GvisorDriverOptions } from "./gvisor-driver.ts";
 export { type CachedImage, ImageCache, type ImageCacheOptions } from "./image-cache.ts";
 export {
   ImagePullError,

@@ -37,6 +37,7 @@ if [ -x /bin/bash ]; then
 else
   echo TCP=untested
 fi
+if ls -d / >/dev/null 2>&1; then echo LS=ok; else echo LS=fail; fi
 `;
 
 export interface ProbeContext {
@@ -47,6 +48,8 @@ export interface ProbeContext {
   spec?: Partial<SandboxSpec>;
   /** chmod applied to the probe's checkout and control dirs (when the sandbox user is not their owner). */
   writableDirMode?: number;
+  /** False when the sandbox's /proc does not show NoNewPrivs (gVisor): only the capabilities are checked. Default true. */
+  noNewPrivsReported?: boolean;
   /** Runs after the command exited, before cleanup (e.g. to read the run cgroup's counters). */
   inspect?: (prepared: PreparedCommand, problems: string[]) => Promise<void>;
 }
@@ -155,9 +158,14 @@ function checkNetworkDenied(facts: Map<string, string>, connections: number): Pr
       );
 }
 
-function checkPrivilegesDropped(facts: Map<string, string>): ProbeCheck {
+function checkPrivilegesDropped(facts: Map<string, string>, noNewPrivsReported: boolean): ProbeCheck {
   const capEff = facts.get("CapEff");
   const noNewPrivs = facts.get("NoNewPrivs");
+  if (!noNewPrivsReported && capEff !== undefined && /^0+$/.test(capEff) && noNewPrivs === undefined)
+    return {
+      ok: true,
+      detail: "CapEff 0 (no_new_privs set by the runtime; this kernel's /proc does not show it)",
+    };
   return capEff !== undefined && /^0+$/.test(capEff) && noNewPrivs === "1"
     ? { ok: true, detail: "CapEff 0, NoNewPrivs 1" }
     : failed(`CapEff ${capEff ?? "?"}, NoNewPrivs ${noNewPrivs ?? "?"}`);
@@ -202,7 +210,12 @@ async function runProbeChecks(
     const after = await canaryPrints(dirs, () => "missing");
     report.writeOutsideDenied = checkWriteOutsideDenied(facts, before, after);
     report.networkDenied = checkNetworkDenied(facts, listener.connections());
-    report.privilegesDropped = checkPrivilegesDropped(facts);
+    report.privilegesDropped = checkPrivilegesDropped(facts, context.noNewPrivsReported ?? true);
+    if (facts.get("LS") === "fail") {
+      report.problems.push(
+        "coreutils `ls -d /` fails inside the sandbox (an old gVisor rejects statx with AT_NO_AUTOMOUNT, so ls and stat fail with EINVAL): install a current gVisor release (https://gvisor.dev/docs/user_guide/install/)",
+      );
+    }
   } finally {
     await prepared.cleanup();
   }

@@ -32,9 +32,9 @@ describe("createSandboxDriver", () => {
 
   it("rejects unknown names listing the allowed ones", () => {
     expect(() => createSandboxDriver("firejail" as never)).toThrow(SandboxSpecError);
-    expect(() => createSandboxDriver("firejail" as never)).toThrow(/bwrap, none.*"firejail"/);
+    expect(() => createSandboxDriver("firejail" as never)).toThrow(/bwrap, gvisor, none.*"firejail"/);
     // The docker driver was removed: a leftover setting is refused, never mapped to another driver.
-    expect(() => createSandboxDriver("docker" as never)).toThrow(/bwrap, none.*"docker"/);
+    expect(() => createSandboxDriver("docker" as never)).toThrow(/bwrap, gvisor, none.*"docker"/);
   });
 });
 
@@ -49,7 +49,8 @@ describe("defaultDriverName / detectDriver", () => {
     expect(detection.recommended).toBe("bwrap");
     expect(detection.drivers.bwrap.available).toBe(true);
     expect(detection.drivers.bwrap.version).toMatch(/^bubblewrap /);
-    expect(Object.keys(detection.drivers)).toEqual(["bwrap", "none"]);
+    expect(Object.keys(detection.drivers)).toEqual(["bwrap", "gvisor", "none"]);
+    expect(detection.drivers.gvisor.detail).toMatch(/^runsc (found \(platform \w+|not found)/);
     expect(detection.drivers.none.available).toBe(false);
     expect(detection.drivers.none.detail).toContain(UNSAFE_NONE_ENV);
   });

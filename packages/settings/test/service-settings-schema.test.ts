@@ -43,7 +43,7 @@ const TABLE: [string, keyof ServiceSettings, unknown, string, string][] = [
     "letters",
   ],
   ["OVERSEER_WORKER_POOLS", "workerPools", ["default"], "gpu,Bad Pool", "a pool name"],
-  ["OVERSEER_SANDBOX", "sandbox", "bwrap", "docker", "one of bwrap, none"],
+  ["OVERSEER_SANDBOX", "sandbox", "bwrap", "docker", "one of bwrap, gvisor, none"],
   ["OVERSEER_SANDBOX_UNSAFE_NONE", "sandboxUnsafeNone", false, "on", "one of 1, 0, true, false, yes, no"],
   [
     "OVERSEER_ALLOW_UNENFORCED_LIMITS",

@@ -6,6 +6,11 @@ export interface WorkerSandbox {
   driver: SandboxDriverName;
   /** `OVERSEER_SANDBOX_UNSAFE_NONE`: the worker may run a project's runs without a sandbox. */
   allowUnsafeNone: boolean;
+  /**
+   * Whether gVisor works here, from the worker's start-up probe of runsc: a worker of another
+   * driver still runs the projects that ask for `sandbox.driver: gvisor` when it does. Absent: not probed.
+   */
+  gvisor?: { available: boolean; detail: string };
 }
 
 export type SandboxChoice = { ok: true; driver: SandboxDriverName } | { ok: false; message: string };
@@ -32,6 +37,14 @@ export function chooseSandbox(
 function chooseDriver(job: Pick<RunJob, "projectId" | "sandbox">, worker: WorkerSandbox): SandboxChoice {
   const asked = job.sandbox.driver;
   if (asked === undefined || asked === worker.driver) return { ok: true, driver: worker.driver };
+  if (asked === "gvisor") {
+    return worker.gvisor?.available
+      ? { ok: true, driver: "gvisor" }
+      : {
+          ok: false,
+          message: `Project ${job.projectId} asks for sandbox.driver "gvisor", but gVisor does not work on this worker (${worker.gvisor?.detail ?? "runsc was not probed"}): install it on the worker (apt-get install runsc; \`overseer doctor\` shows whether it works and why not), run the project on a worker where it works, or remove sandbox.driver from the runner config. The run is not moved to a weaker sandbox.`,
+        };
+  }
   if (asked === "none") {
     return worker.allowUnsafeNone
       ? { ok: true, driver: "none" }

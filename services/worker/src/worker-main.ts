@@ -18,7 +18,14 @@ import {
 } from "@overseer/queue";
 import { type Cidr, parseCidr } from "@overseer/run-contract";
 import { createLogger, runUntilSignalled } from "@overseer/runtime";
-import { createSandboxDriver, detectSandboxHost, ImageCache, type SandboxDriver } from "@overseer/sandbox";
+import {
+  createSandboxDriver,
+  detectSandboxHost,
+  GvisorDriver,
+  ImageCache,
+  type ProbeReport,
+  type SandboxDriver,
+} from "@overseer/sandbox";
 import { loadSettingsOrExit } from "@overseer/settings";
 import { startRunTracing } from "@overseer/telemetry";
 import { AgentCliCache } from "./agent-cli-cache.ts";
@@ -39,6 +46,21 @@ const logger = createLogger({ name: "worker", level: settings.logLevel });
 
 let driver: SandboxDriver;
 let workerLimits: WorkerLimits = { container: false, controllers: [], allowUnenforced: true };
+/** gVisor for the projects that ask for it (`sandbox.driver: gvisor`), when it works here. */
+let gvisorDriver: SandboxDriver | null = null;
+let gvisorState: { available: boolean; detail: string } = {
+  available: false,
+  detail: "runsc was not probed",
+};
+
+/** Whether a probe shows the sandbox confining: available, and no write outside, no network, no privileges. */
+function probeFailures(probe: ProbeReport): string[] {
+  const failed = [probe.writeOutsideDenied, probe.networkDenied, probe.privilegesDropped].filter(
+    (c) => !c.ok,
+  );
+  return !probe.available || failed.length > 0 ? [...probe.problems, ...failed.map((c) => c.detail)] : [];
+}
+
 try {
   const allowPrivateCidrs = settings.egressAllowPrivate.map((text) => parseCidr(text) as Cidr);
   if (allowPrivateCidrs.length > 0) {
@@ -51,21 +73,39 @@ try {
   driver = createSandboxDriver(settings.sandbox, {
     allowUnsafeNone: settings.sandboxUnsafeNone,
     bwrap: { egress },
+    gvisor: { egress },
   });
   if (settings.sandbox !== "none") {
     // A live probe before taking any job: the sandbox must actually confine (this also
     // warms the driver's caches, so the first run pays no setup).
-    const probe = await driver.probe();
-    const failed = [probe.writeOutsideDenied, probe.networkDenied, probe.privilegesDropped].filter(
-      (c) => !c.ok,
-    );
-    if (!probe.available || failed.length > 0) {
+    const problems = probeFailures(await driver.probe());
+    if (problems.length > 0) {
       throw new Error(
-        `sandbox driver "${settings.sandbox}" does not work on this host (${[...probe.problems, ...failed.map((c) => c.detail)].join("; ") || "not available"}); ` +
-          "install bubblewrap (apt-get install bubblewrap), or to run agents WITHOUT isolation set OVERSEER_SANDBOX=none and OVERSEER_SANDBOX_UNSAFE_NONE=1",
+        `sandbox driver "${settings.sandbox}" does not work on this host (${problems.join("; ") || "not available"}); ` +
+          (settings.sandbox === "gvisor"
+            ? "install gVisor (apt-get install runsc) or set OVERSEER_SANDBOX=bwrap"
+            : "install bubblewrap (apt-get install bubblewrap), or to run agents WITHOUT isolation set OVERSEER_SANDBOX=none and OVERSEER_SANDBOX_UNSAFE_NONE=1"),
       );
     }
   }
+  // gVisor for projects that ask for it: probed once here, so such a run is refused up front
+  // (never moved to a weaker sandbox) when runsc is missing or does not confine on this host.
+  gvisorDriver = driver.name === "gvisor" ? driver : new GvisorDriver({ egress });
+  if (driver.name === "gvisor") gvisorState = { available: true, detail: "the worker's own driver" };
+  else if ((await gvisorDriver.version()) === null) {
+    gvisorState = { available: false, detail: "runsc is not installed" };
+  } else {
+    const probe = await gvisorDriver.probe();
+    const problems = probeFailures(probe);
+    gvisorState =
+      problems.length === 0
+        ? { available: true, detail: probe.version ?? "runsc" }
+        : { available: false, detail: problems.join("; ") };
+  }
+  logger.info(
+    { gvisor: gvisorState },
+    `gVisor (sandbox.driver: gvisor): ${gvisorState.available ? "works" : "unavailable"}: ${gvisorState.detail}`,
+  );
   // What is enforced here: on a host or in a container, with or without delegated cgroups.
   const host = await detectSandboxHost();
   logger.info(
@@ -96,6 +136,7 @@ try {
 const workerSandbox: WorkerSandbox = {
   driver: settings.sandbox,
   allowUnsafeNone: settings.sandboxUnsafeNone,
+  gvisor: gvisorState,
 };
 let noneDriver: SandboxDriver | null = null;
 function driverFor(job: Parameters<typeof chooseSandbox>[0]): SandboxDriver {
@@ -104,6 +145,7 @@ function driverFor(job: Parameters<typeof chooseSandbox>[0]): SandboxDriver {
     noneDriver ??= createSandboxDriver("none", { allowUnsafeNone: true });
     return noneDriver;
   }
+  if (choice.ok && choice.driver === "gvisor" && gvisorDriver !== null) return gvisorDriver;
   return driver;
 }
 
@@ -197,6 +239,7 @@ runUntilSignalled({
   stop: async () => {
     await service.stop();
     await driver.dispose();
+    if (gvisorDriver !== driver) await gvisorDriver?.dispose();
     await database.close();
     await tracing
       ?.shutdown()

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chooseSandbox, limitsRefusal, unenforcedRunLimits } from "../src/sandbox-choice.ts";
 import { WorkerRig } from "./support/worker-rig.ts";
 
-const job = (driver?: "bwrap" | "none") => ({
+const job = (driver?: "bwrap" | "gvisor" | "none") => ({
   projectId: "p1",
   sandbox: { pidsMax: 1, memoryMb: 16, cpuSeconds: 1, networkAllowHosts: [], ...(driver ? { driver } : {}) },
 });
@@ -53,6 +53,27 @@ describe("chooseSandbox", () => {
     const refused = chooseSandbox(job("none"), bwrapWorker);
     expect(refused.ok).toBe(false);
     expect(refused.ok ? "" : refused.message).toContain("OVERSEER_SANDBOX_UNSAFE_NONE=1");
+  });
+
+  it("runs gVisor projects on a bwrap worker where runsc passed the probe, and refuses them elsewhere", () => {
+    const works = { available: true, detail: "runsc version 0.0~20221219.0 (platform ptrace)" };
+    expect(chooseSandbox(job("gvisor"), { ...bwrapWorker, gvisor: works })).toEqual({
+      ok: true,
+      driver: "gvisor",
+    });
+    expect(chooseSandbox(job("gvisor"), { driver: "gvisor", allowUnsafeNone: false })).toEqual({
+      ok: true,
+      driver: "gvisor",
+    });
+    const missing = chooseSandbox(job("gvisor"), {
+      ...bwrapWorker,
+      gvisor: { available: false, detail: "runsc is not installed" },
+    });
+    expect(missing.ok ? "" : missing.message).toContain(
+      'Project p1 asks for sandbox.driver "gvisor", but gVisor does not work on this worker (runsc is not installed): install it on the worker (apt-get install runsc;',
+    );
+    const unprobed = chooseSandbox(job("gvisor"), bwrapWorker);
+    expect(unprobed.ok ? "" : unprobed.message).toContain("(runsc was not probed)");
   });
 
   it("refuses bwrap on a worker that runs without a sandbox", () => {

@@ -41,6 +41,8 @@ export function sandboxDriverFix(driver: SandboxDriverName): string {
       return process.platform === "linux"
         ? "install bubblewrap (Debian: `sudo apt-get install bubblewrap`)"
         : "bubblewrap needs Linux: run the workers on a Linux host or in the compose cluster's Linux containers (docker-compose.yml)";
+    case "gvisor":
+      return "install gVisor (Debian: `sudo apt-get install runsc`, or a current release from https://gvisor.dev/docs/user_guide/install/), or set OVERSEER_SANDBOX=bwrap";
     case "none":
       return "set OVERSEER_SANDBOX=bwrap (recommended) or, knowingly, OVERSEER_SANDBOX_UNSAFE_NONE=1";
   }
@@ -48,6 +50,8 @@ export function sandboxDriverFix(driver: SandboxDriverName): string {
 
 /** A live sandbox probe failed: the driver runs but does not isolate as required. */
 export function sandboxProbeFix(driver: SandboxDriverName): string {
+  if (driver === "gvisor")
+    return "see the probe's problems above; as a non-root worker runsc runs --rootless and needs user namespaces; inside a container it needs CAP_SYS_ADMIN and a seccomp profile allowing unshare/mount, else use bwrap there";
   return driver === "bwrap"
     ? "allow unprivileged user namespaces (`sudo sysctl -w kernel.unprivileged_userns_clone=1`; on Ubuntu 24.04+ also `sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0`); inside a container see docker-compose.yml; see packages/sandbox/README.md"
     : "set OVERSEER_SANDBOX=bwrap";

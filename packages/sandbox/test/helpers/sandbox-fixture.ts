@@ -9,6 +9,7 @@ import {
   type PreparedCommand,
   type RunPreparedResult,
   runPreparedCommand,
+  type SandboxDriver,
   type SandboxSpec,
 } from "../../src/index.ts";
 
@@ -127,7 +128,7 @@ export function witnessFor(ws: SandboxWorkspace, extra: readonly string[] = []):
 
 /** Prepares `argv` with `driver`, runs it (bounded), always cleans up. */
 export async function runSandboxed(
-  driver: BwrapDriver,
+  driver: SandboxDriver,
   argv: readonly string[],
   spec: SandboxSpec,
   options: { timeoutMs?: number; stdin?: string; onPrepared?: (p: PreparedCommand) => void } = {},
@@ -146,7 +147,7 @@ export async function runSandboxed(
 
 /** `sh -c script` in the sandbox. */
 export function runShell(
-  driver: BwrapDriver,
+  driver: SandboxDriver,
   script: string,
   spec: SandboxSpec,
   options: { timeoutMs?: number; stdin?: string } = {},
