@@ -52,7 +52,12 @@ import type {
 } from "./sandbox-driver.ts";
 import { SandboxSetupError, SandboxSpecError, SandboxUnavailableError } from "./sandbox-errors.ts";
 import { runSandboxProbe } from "./sandbox-probe.ts";
-import { parseSandboxSpec, type ResolvedSandboxSpec, type SandboxSpec } from "./sandbox-spec-schema.ts";
+import {
+  parseSandboxSpec,
+  type ResolvedSandboxSpec,
+  type SandboxLimits,
+  type SandboxSpec,
+} from "./sandbox-spec-schema.ts";
 
 /**
  * `sandbox.driver: gvisor`: the run under gVisor's `runsc`, a user-space kernel between the agent
@@ -97,7 +102,14 @@ class GvisorPreparedCommand implements PreparedCommand {
     private readonly runDir: string,
     readonly cgroup: RunCgroup | null,
     private readonly proxy: EgressProxy | null,
+    /** The limits the host cgroup was given (memory as the run's; pids as the sentry's backstop). */
+    private readonly hostLimits: SandboxLimits,
   ) {}
+
+  /** What the host cgroup counted (memory, the pids backstop); gVisor's own rlimit refusals are not counted. */
+  async limitsReached(): Promise<string[]> {
+    return (await this.cgroup?.limitsReached(this.hostLimits)) ?? [];
+  }
 
   private async deleteContainer(): Promise<void> {
     const { path, stateDir, containerId } = this.runsc;
@@ -367,11 +379,9 @@ export class GvisorDriver implements SandboxDriver {
         innerArgv = ["/bin/sh", "-c", egress.launcher, "overseer-egress", ...argv];
       }
       const plan = await this.plan();
+      const hostLimits = { ...spec.limits, pidsMax: spec.limits.pidsMax * 2 + SENTRY_TASKS };
       try {
-        cgroup = await RunCgroup.create(plan, spec.runId, {
-          ...spec.limits,
-          pidsMax: spec.limits.pidsMax * 2 + SENTRY_TASKS,
-        });
+        cgroup = await RunCgroup.create(plan, spec.runId, hostLimits);
       } catch (error) {
         throw new SandboxSetupError(
           `cannot create the run cgroup for ${spec.runId}: ${(error as Error).message}`,
@@ -413,6 +423,7 @@ export class GvisorDriver implements SandboxDriver {
         runDir,
         cgroup,
         proxy,
+        hostLimits,
       );
     } catch (error) {
       await proxy?.close().catch(() => undefined);
