@@ -9,7 +9,8 @@
  *          commands per applied transition, coordinator CPU per transition, throughput vs floor
  *   idle   every project active with nothing to do, for `idleSeconds`: statements/s, commands/s
  *   long   `longRuns` runs that sleep, all running, for `windowSeconds`: Redis commands/s per
- *          running run (above the idle rate)
+ *          running run (above the idle rate), Redis memory per running run (`used_memory` with
+ *          them running minus before they started)
  *
  * A transition is one commit that wrote something: each sends exactly one NOTIFY, counted from
  * pg_stat_statements. Counts are exact; times depend on the machine's load.
@@ -135,10 +136,12 @@ export async function benchScale(options: ScaleOptions = SCALE_DEFAULTS): Promis
     await quiet(counters.statements, 3000);
     const idleProjects = options.projects + 1;
     const idle = await measure(() => sleep(options.idleSeconds * 1000));
+    const memoryBefore = await redisUsedMemory(monitor);
     await activate(cluster, "long-");
     await waitFor(() => runningRuns(cluster).then((n) => n >= options.longRuns), 300_000);
     const long = await measure(() => sleep(options.windowSeconds * 1000));
     const stillRunning = await runningRuns(cluster);
+    const memoryPerRun = ((await redisUsedMemory(monitor)) - memoryBefore) / Math.max(1, stillRunning);
 
     const slots = options.workers * options.workerConcurrency;
     const floorTasksPerSecond = Math.min(slots, os.cpus().length) / ((2 * floor.perRunMs.p50) / 1000);
@@ -163,6 +166,7 @@ export async function benchScale(options: ScaleOptions = SCALE_DEFAULTS): Promis
       ),
       figure("statements/s from idle active projects", idleStatementsPerSecond, "≈ 0 (≤ 1/s)", (v) => v <= 1),
       figure("Redis commands/s per running run", longPerRun, "≤ 1", (v) => v <= 1),
+      figure("Redis memory bytes per running run", memoryPerRun, "≤ 1024", (v) => v <= 1024),
       figure("coordinator CPU ms per transition", busy.coordinatorCpuMs / transitions, "reported", null),
       figure(
         "throughput as a share of the git floor",
@@ -195,6 +199,7 @@ export async function benchScale(options: ScaleOptions = SCALE_DEFAULTS): Promis
         runsRunning: { atStart: options.longRuns, atEnd: stillRunning },
         commandsPerSecond: round(long.commands.all / long.seconds),
         commandsPerSecondPerRunAboveIdle: round(longPerRun),
+        redisMemoryBytesPerRun: round(memoryPerRun),
       },
     };
   } finally {
@@ -355,6 +360,12 @@ async function quiet(statements: StatementCounter, ms: number): Promise<void> {
     if (notifies === 0) return;
     await statements.reset();
   }
+}
+
+/** Redis `used_memory` (INFO memory), in bytes. */
+async function redisUsedMemory(redis: ReturnType<typeof createRedis>): Promise<number> {
+  const info = await redis.info("memory");
+  return Number(/^used_memory:(\d+)/m.exec(info)?.[1] ?? Number.NaN);
 }
 
 async function runningRuns(cluster: ClusterFixture): Promise<number> {

@@ -129,6 +129,7 @@ const SETTING_CONSTANTS: Readonly<Record<string, readonly [keyof ServiceSettings
   OVERSEER_MAX_STALLED_COUNT: ["maxStalledCount", WORKER_DEFAULTS.maxStalledCount],
   OVERSEER_RESULT_CONCURRENCY: ["resultConcurrency", COORDINATOR_DEFAULTS.resultConcurrency],
   OVERSEER_RESULT_ATTEMPTS: ["resultAttempts", COORDINATOR_DEFAULTS.resultAttempts],
+  OVERSEER_RESULT_RETRY_MS: ["resultRetryMs", COORDINATOR_DEFAULTS.resultRetryMs],
   OVERSEER_FORGE_CONCURRENCY: ["forgeConcurrency", COORDINATOR_DEFAULTS.forgeConcurrency],
   OVERSEER_FORGE_RETRY_BASE_MS: ["forgeRetryBaseMs", COORDINATOR_DEFAULTS.forgeRetryBaseMs],
   OVERSEER_NOTIFY_ATTEMPTS: ["notifyAttempts", COORDINATOR_DEFAULTS.notifyAttempts],

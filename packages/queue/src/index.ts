@@ -16,6 +16,7 @@ export {
   type RedisTarget,
   redisTarget,
 } from "./redis-connection.ts";
+export { type ResultEntry, ResultStream } from "./result-stream.ts";
 export {
   type QueueOptions,
   type ResolvedQueueOptions,

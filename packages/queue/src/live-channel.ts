@@ -1,3 +1,4 @@
+import { execAll } from "./pipeline-exec.ts";
 import { QUEUE_DEFAULTS } from "./queue-names.ts";
 import type { Redis } from "./redis-connection.ts";
 
@@ -249,9 +250,4 @@ export class LiveChannel {
     }
     await execAll(pipeline);
   }
-}
-
-/** Runs a pipeline and throws the first command error (a pipeline reports errors per command). */
-async function execAll(pipeline: ReturnType<Redis["pipeline"]>): Promise<void> {
-  for (const [error] of (await pipeline.exec()) ?? []) if (error) throw error;
 }

@@ -3,9 +3,8 @@ import { QUEUE_DEFAULTS } from "@overseer/settings";
 
 export { DEFAULT_POOL, QUEUE_DEFAULTS };
 
-/** BullMQ queues (under the configured prefix). */
+/** BullMQ queues (under the configured prefix). Run results travel on a stream (result-stream.ts). */
 export const RUN_QUEUE = "runs";
-export const RESULT_QUEUE = "results";
 /**
  * The run queue of one worker pool: `runs` for the default pool (the queue every worker served
  * before pools existed), `runs-<pool>` for another. Only workers that serve the pool consume it.
@@ -30,21 +29,4 @@ export function queueKeyPrefix(prefix: string): string {
 
 export function runJobId(runId: string): string {
   return `run-${runId}`;
-}
-
-export function resultJobId(runId: string): string {
-  return `result-${runId}`;
-}
-
-/**
- * One start notice per run and worker: a run redelivered to another worker (its first worker
- * died or froze) reports its new start, so Postgres learns who runs it now.
- */
-export function startedJobId(runId: string, workerId: string): string {
-  return `started-${runId}-${workerId}`;
-}
-
-/** One usage report of a running run per worker and report number (see runUsageMessageSchema). */
-export function usageJobId(runId: string, workerId: string, seq: number): string {
-  return `usage-${runId}-${workerId}-${seq}`;
 }

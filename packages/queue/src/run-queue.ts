@@ -11,17 +11,9 @@ import { type JobsOptions, Queue } from "bullmq";
 import type { z } from "zod";
 import { ForgeQueue } from "./forge-queue.ts";
 import { NotifyQueue } from "./notify-queue.ts";
-import {
-  QUEUE_DEFAULTS,
-  queueKeyPrefix,
-  RESULT_QUEUE,
-  resultJobId,
-  runJobId,
-  runQueueName,
-  startedJobId,
-  usageJobId,
-} from "./queue-names.ts";
+import { QUEUE_DEFAULTS, queueKeyPrefix, runJobId, runQueueName } from "./queue-names.ts";
 import type { Redis } from "./redis-connection.ts";
+import { ResultStream } from "./result-stream.ts";
 
 export interface QueueOptions {
   /** Redis key prefix for every queue; default `overseer`. */
@@ -77,10 +69,10 @@ export interface RunJobState {
 }
 
 /**
- * Producer side of the run and result queues. Job ids are derived from run ids, so enqueueing
- * the same run twice (a repeated tick, a reconcile, a restarted coordinator) adds one job. A run
- * job goes to the queue of its worker pool (`runQueueName`); every read of a run's job names
- * that pool, so a look-up stays one key per run whatever the number of pools.
+ * Producer side of the run queues and the results stream. Job ids are derived from run ids, so
+ * enqueueing the same run twice (a repeated tick, a reconcile, a restarted coordinator) adds one
+ * job. A run job goes to the queue of its worker pool (`runQueueName`); every read of a run's job
+ * names that pool, so a look-up stays one key per run whatever the number of pools.
  */
 export class RunQueues {
   /** The default pool's run queue. */
@@ -88,7 +80,8 @@ export class RunQueues {
   private readonly poolQueues = new Map<string, Queue>();
   private readonly connection: Redis;
   private readonly prefix: string;
-  readonly results: Queue;
+  /** Run results, from the workers to the coordinators (result-stream.ts). */
+  readonly results: ResultStream;
   /** The coordinator's host-side pull request work (forge-queue.ts). */
   readonly forge: ForgeQueue;
   /** The coordinator's notification deliveries (notify-queue.ts). */
@@ -102,7 +95,7 @@ export class RunQueues {
     this.prefix = prefix;
     this.runs = new Queue(runQueueName(DEFAULT_POOL), { connection, prefix });
     this.poolQueues.set(DEFAULT_POOL, this.runs);
-    this.results = new Queue(RESULT_QUEUE, { connection, prefix });
+    this.results = new ResultStream(connection, options.prefix);
     this.forge = new ForgeQueue(connection, { prefix: options.prefix });
     this.notify = new NotifyQueue(connection, {
       prefix: options.prefix,
@@ -133,22 +126,10 @@ export class RunQueues {
     await this.runQueue(payload.pool).add("run", payload, { ...this.jobOptions, jobId: runJobId(job.runId) });
   }
 
-  /** Reports a result; idempotent per run. */
+  /** Reports a result on the results stream; a repeated report applies once (by run id). */
   async reportResult(message: ResultMessage): Promise<void> {
     const payload = validPayload(resultMessageSchema, message, `result message for run ${message.runId}`);
-    const jobId =
-      payload.kind === "run-result"
-        ? resultJobId(payload.runId)
-        : payload.kind === "run-usage"
-          ? usageJobId(payload.runId, payload.workerId, payload.seq)
-          : startedJobId(payload.runId, payload.workerId);
-    await this.results.add(payload.kind, payload, {
-      jobId,
-      attempts: 5,
-      backoff: { type: "exponential", delay: 200 },
-      removeOnComplete: true,
-      removeOnFail: { age: 7 * 24 * 3600 },
-    });
+    await this.results.report(payload);
   }
 
   /** Where one run's work stands in Redis (runJobStates); `pool` is the run's worker pool. */
@@ -158,10 +139,10 @@ export class RunQueues {
 
   /**
    * Where each run's work stands in Redis: `active` (a job exists and is not failed),
-   * `reported` (its result waits to be applied), `failed` (the job exhausted its attempts;
-   * `failedReason` says why) or `missing` (nothing: lost, e.g. Redis was flushed). Two
-   * commands per run, by job id in its pool's queue (`poolOf`, default: every run in the default
-   * pool; no list scan), all runs in one round trip.
+   * `reported` (its result was reported: applied soon, or retried from the results stream),
+   * `failed` (the job exhausted its attempts; `failedReason` says why) or `missing` (nothing:
+   * lost, e.g. Redis was flushed). Two commands per run, by key in its pool's queue (`poolOf`,
+   * default: every run in the default pool; no list scan), all runs in one round trip.
    */
   async runJobStates(
     runIds: readonly string[],
@@ -172,22 +153,19 @@ export class RunQueues {
     const client = (await this.runs.client) as unknown as Redis;
     const pipeline = client.pipeline();
     for (const runId of runIds) {
-      pipeline.hmget(this.results.toKey(resultJobId(runId)), "timestamp", "finishedOn");
+      pipeline.exists(this.results.reportedKey(runId));
       const runs = this.runQueue(poolOf(runId));
       pipeline.hmget(runs.toKey(runJobId(runId)), "timestamp", "finishedOn", "failedReason");
     }
     const replies = (await pipeline.exec()) ?? [];
-    const fields = (i: number): (string | null)[] => {
+    const reply = (i: number): unknown => {
       const [error, value] = replies[i] ?? [new Error("no reply from Redis"), null];
       if (error) throw error;
-      return value as (string | null)[];
+      return value;
     };
-    const failedResults: string[] = [];
+    const fields = (i: number) => reply(i) as (string | null)[];
     runIds.forEach((runId, n) => {
-      const [resultAt, resultFinished] = fields(2 * n);
-      if (resultAt) {
-        // Results are removed once applied: a finished one still here failed its attempts.
-        if (resultFinished) failedResults.push(runId);
+      if (reply(2 * n) === 1) {
         states.set(runId, { state: "reported" });
         return;
       }
@@ -198,12 +176,6 @@ export class RunQueues {
       else if (failedReason) states.set(runId, { state: "failed", failedReason });
       else states.set(runId, { state: "missing" });
     });
-    // A result the coordinator failed to apply (database down through every attempt) is put
-    // back in line: the outcome of a finished run is never dropped.
-    for (const runId of failedResults) {
-      const job = await this.results.getJob(resultJobId(runId));
-      await job?.retry("failed").catch(() => undefined);
-    }
     return states;
   }
 
@@ -222,17 +194,12 @@ export class RunQueues {
    * Counts one more failed application of the run's result and returns the count so far. Kept
    * in Redis beside the result job (7 days), so it survives the job being retried afresh.
    */
-  async countResultFailure(runId: string): Promise<number> {
-    // BullMQ types its client narrowly; it is the ioredis connection the queue was given.
-    const client = (await this.results.client) as unknown as Redis;
-    const key = this.results.toKey(`${resultJobId(runId)}:failures`);
-    const count = await client.incr(key);
-    await client.expire(key, 7 * 24 * 3600);
-    return count;
+  countResultFailure(runId: string): Promise<number> {
+    return this.results.countFailure(runId);
   }
 
-  async hasResult(runId: string): Promise<boolean> {
-    return (await this.results.getJob(resultJobId(runId))) !== undefined;
+  hasResult(runId: string): Promise<boolean> {
+    return this.results.reported(runId);
   }
 
   /** Removes a queued job for a cancelled run (an active one is ended by its worker); `pool` is the run's. */
@@ -245,17 +212,14 @@ export class RunQueues {
 
   async counts(): Promise<{ runs: Record<string, number>; results: Record<string, number> }> {
     const states = ["waiting", "active", "delayed", "completed", "failed", "paused", "prioritized"] as const;
-    const [runs, results] = await Promise.all([
-      this.runs.getJobCounts(...states),
-      this.results.getJobCounts(...states),
-    ]);
-    return { runs, results };
+    const [runs, stream] = await Promise.all([this.runs.getJobCounts(...states), this.results.counts()]);
+    const results: Record<string, number> = Object.fromEntries(states.map((s) => [s, 0]));
+    return { runs, results: { ...results, ...stream } };
   }
 
   async close(): Promise<void> {
     await Promise.all([
       ...[...this.poolQueues.values()].map((queue) => queue.close()),
-      this.results.close(),
       this.forge.close(),
       this.notify.close(),
     ]);

@@ -1,12 +1,11 @@
 import type { RunJob, RunResult } from "@overseer/run-contract";
 import { deleteRedisKeys, runJobFixture, runResultFixture, uniqueRedisPrefix } from "@overseer/test-support";
-import { UnrecoverableError, Worker } from "bullmq";
+import { Worker } from "bullmq";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   createRedis,
   LiveChannel,
   queueKeyPrefix,
-  RESULT_QUEUE,
   type Redis,
   RUN_QUEUE,
   RunQueues,
@@ -31,7 +30,6 @@ beforeAll(() => {
 
 afterAll(async () => {
   await queues.runs.obliterate({ force: true });
-  await queues.results.obliterate({ force: true });
   await queues.close();
   await deleteRedisKeys(redis, prefix);
   redis.disconnect();
@@ -51,28 +49,33 @@ describe("RunQueues", () => {
     expect((await queues.runJobState("r2")).state).toBe("missing");
   });
 
-  it("a reported result counts, and a result whose application failed is put back in line", async () => {
+  it("a reported result counts; one read but never acknowledged is taken again, by another coordinator too", async () => {
+    await queues.enqueueRun(job("r3"));
     await queues.reportResult(result("r3"));
-    await queues.reportResult(result("r3"));
-    expect(await queues.results.getJobCountByTypes("waiting")).toBe(1);
     expect(await queues.hasResult("r3")).toBe(true);
-    const failing = new Worker(
-      RESULT_QUEUE,
-      async () => {
-        throw new UnrecoverableError("database down");
-      },
-      {
-        connection: createRedis(process.env.REDIS_URL ?? "redis://127.0.0.1:6379"),
-        prefix: queueKeyPrefix(prefix),
-      },
-    );
-    const failed = new Promise<void>((resolve) => failing.once("failed", () => resolve()));
-    await failed;
-    await failing.close();
-    const stored = await queues.results.getJob("result-r3");
-    expect(await stored?.getState()).toBe("failed");
     expect((await queues.runJobState("r3")).state).toBe("reported");
-    expect(await (await queues.results.getJob("result-r3"))?.getState()).toBe("waiting");
+    expect(await queues.hasResult("r4")).toBe(false);
+    const stream = queues.results;
+    await stream.ensureGroup();
+    const reader = createRedis(process.env.REDIS_URL ?? "redis://127.0.0.1:6379");
+    try {
+      // Coordinator "a" reads it, then dies (or fails to apply it): no acknowledgement.
+      const [read] = await stream.read(reader, "a", 10, 100);
+      expect(read?.message).toMatchObject({ kind: "run-result", runId: "r3" });
+      expect(await stream.read(reader, "a", 10, 100)).toEqual([]);
+      expect((await queues.counts()).results).toMatchObject({ waiting: 0, active: 1 });
+      expect(await stream.claimStale("b", 60_000, 10)).toEqual([]);
+      await new Promise((r) => setTimeout(r, 50));
+      const [again] = await stream.claimStale("b", 20, 10);
+      expect(again).toEqual(read);
+      await stream.ack(again?.id ?? "");
+      expect(await stream.claimStale("b", 0, 10)).toEqual([]);
+      expect(await stream.messages()).toEqual([]);
+      expect(await stream.countFailure("r3")).toBe(1);
+      expect(await stream.countFailure("r3")).toBe(2);
+    } finally {
+      reader.disconnect();
+    }
   });
 });
 

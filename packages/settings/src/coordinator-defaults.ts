@@ -22,6 +22,11 @@ export const COORDINATOR_DEFAULTS = Object.freeze({
   resultConcurrency: 8,
   /** Failed applications of one run result before its run is ended as failed (`OVERSEER_RESULT_ATTEMPTS`). */
   resultAttempts: 5,
+  /**
+   * A run result read but not acknowledged this long (its application failed, or its replica
+   * died) is taken again from the results stream (`OVERSEER_RESULT_RETRY_MS`).
+   */
+  resultRetryMs: 2_000,
   /** Most tasks a planner's plan may hold: the import bound (`OVERSEER_MAX_IMPORT_TASKS`). */
   maxPlanTasks: DEFAULT_MAX_IMPORT_TASKS,
   /** BullMQ key prefix (`OVERSEER_QUEUE_PREFIX`). */

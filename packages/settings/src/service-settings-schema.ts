@@ -222,6 +222,12 @@ export const SPECS: SpecTable = {
       "Failed applications of one run result (a result Postgres keeps refusing) before its run is ended as failed with a result_unapplicable incident, so the project carries on.",
     schema: integer(1, 1000),
   },
+  resultRetryMs: {
+    name: "OVERSEER_RESULT_RETRY_MS",
+    fallback: String(COORDINATOR_DEFAULTS.resultRetryMs),
+    description: "A run result not applied (refused, or its coordinator died) is read again after this.",
+    schema: integer(100, MS_MAX),
+  },
   forgeConcurrency: {
     name: "OVERSEER_FORGE_CONCURRENCY",
     fallback: String(COORDINATOR_DEFAULTS.forgeConcurrency),
@@ -267,8 +273,7 @@ export const SPECS: SpecTable = {
   notifyConcurrency: {
     name: "OVERSEER_NOTIFY_CONCURRENCY",
     fallback: String(COORDINATOR_DEFAULTS.notifyConcurrency),
-    description:
-      "Notification deliveries a coordinator sends in parallel (different subscriptions or projects).",
+    description: "Notification deliveries a coordinator sends at once (other subscriptions or projects).",
     schema: integer(1, 256),
   },
   slackBotToken: {
@@ -387,8 +392,7 @@ export const SPECS: SpecTable = {
   diskCheckMs: {
     name: "OVERSEER_DISK_CHECK_MS",
     fallback: String(WORKER_DEFAULTS.diskCheckMs),
-    description:
-      "Pause between two measurements of a running run's disk use (a huge checkout is measured less often).",
+    description: "Pause between two measurements of a run's disk use (a huge checkout: less often).",
     schema: integer(10, 60_000),
   },
   runMaxFiles: {

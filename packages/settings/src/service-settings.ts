@@ -62,6 +62,8 @@ export interface ServiceSettings {
   readonly resultConcurrency: number;
   /** `OVERSEER_RESULT_ATTEMPTS`: failed applications of one run result before its run is ended as failed with an incident. Default `5`. */
   readonly resultAttempts: number;
+  /** `OVERSEER_RESULT_RETRY_MS`: a run result read but not applied is taken again after this long. Default `2000`. */
+  readonly resultRetryMs: number;
   /** `OVERSEER_FORGE_CONCURRENCY`: forge jobs (pull request work) one coordinator runs at once. Default `4`. */
   readonly forgeConcurrency: number;
   /** `OVERSEER_FORGE_RETRY_BASE_MS`: backoff unit of a forge request after a 5xx. Default `1000`. */

@@ -64,6 +64,7 @@ const TABLE: [string, keyof ServiceSettings, unknown, string, string][] = [
   ["OVERSEER_MAX_STALLED_COUNT", "maxStalledCount", 3, "0", "an integer from 1"],
   ["OVERSEER_RESULT_CONCURRENCY", "resultConcurrency", 8, "-1", "an integer from 1"],
   ["OVERSEER_RESULT_ATTEMPTS", "resultAttempts", 5, "0", "an integer from 1"],
+  ["OVERSEER_RESULT_RETRY_MS", "resultRetryMs", 2000, "10", "an integer from 100"],
   ["OVERSEER_FORGE_CONCURRENCY", "forgeConcurrency", 4, "0", "an integer from 1 to 256"],
   ["OVERSEER_FORGE_RETRY_BASE_MS", "forgeRetryBaseMs", 1000, "-1", "an integer from 0"],
   ["OVERSEER_DASHBOARD_URL", "dashboardUrl", undefined, "ftp://example.com", "http:// or https://"],

@@ -47,7 +47,7 @@ export async function deleteRedisKeys(redis: Redis, prefix: string): Promise<voi
 }
 
 /**
- * Teardown of a rig's queues: empties and closes the run and result queues, deletes every key
+ * Teardown of a rig's queues: empties and closes the run queue, deletes every key (the results stream among them)
  * under `prefix` and disconnects `redis`. Either may be missing (setup failed early); errors
  * are swallowed so that the rest of a teardown still runs.
  */
@@ -57,7 +57,6 @@ export async function dropRunQueues(
   prefix: string,
 ): Promise<void> {
   await queues?.runs.obliterate({ force: true }).catch(() => undefined);
-  await queues?.results.obliterate({ force: true }).catch(() => undefined);
   await queues?.close().catch(() => undefined);
   if (redis) await deleteRedisKeys(redis, prefix).catch(() => undefined);
   redis?.disconnect();

@@ -58,6 +58,7 @@ const coordinator = new Coordinator(
     prefix: settings.queuePrefix,
     resultConcurrency: settings.resultConcurrency,
     resultAttempts: settings.resultAttempts,
+    resultRetryMs: settings.resultRetryMs,
     maxPlanTasks: settings.maxImportTasks,
     forgeConcurrency: settings.forgeConcurrency,
     forgeRetryBaseMs: settings.forgeRetryBaseMs,

@@ -25,6 +25,8 @@ export interface CoordinatorOptions {
    * a `result_unapplicable` incident. Default 5.
    */
   resultAttempts?: number;
+  /** A result read but not applied (failed, or its replica died) is taken again after this long. Default 2000 ms. */
+  resultRetryMs?: number;
   /** Most tasks a planner's plan may hold (OVERSEER_MAX_IMPORT_TASKS, the import bound). Default 10000. */
   maxPlanTasks?: number;
   /** Forge jobs (pull request work of pull_request projects) run in parallel (`OVERSEER_FORGE_CONCURRENCY`). Default 4. */
@@ -67,6 +69,7 @@ export function resolveCoordinatorOptions(options: CoordinatorOptions = {}): Res
     ["resultConcurrency", 1],
     ["conflictRetries", 1],
     ["resultAttempts", 1],
+    ["resultRetryMs", 1],
     ["maxPlanTasks", 1],
     ["forgeConcurrency", 1],
     ["forgeRetryBaseMs", 0],

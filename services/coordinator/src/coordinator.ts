@@ -4,7 +4,7 @@
  *   leases ──► owned projects ──► scheduling pass (claim → build job → enqueue)
  *                   ▲                                   │
  *   NOTIFY ─────────┤                                   ▼
- *   results queue ──┴──◄── apply run result ◄── workers (BullMQ, stateless)
+ *   results stream ─┴──◄── apply run result ◄── workers (BullMQ, stateless)
  *
  * Event-driven, so its cost grows with what changes, not with the projects it owns: a pass
  * runs after a transition this process applied that may make work runnable (a result, a
@@ -44,19 +44,19 @@ import {
 } from "@overseer/db";
 import { type Command, nextWakeAt, type ProjectState, type Run } from "@overseer/domain";
 import { ConfigError, formatZodIssues } from "@overseer/input-errors";
-import { type LiveChannel, queueKeyPrefix, RESULT_QUEUE, type Redis, type RunQueues } from "@overseer/queue";
+import type { LiveChannel, Redis, RunQueues } from "@overseer/queue";
 import { type ResultMessage, type RunResult, resultMessageSchema } from "@overseer/run-contract";
 import type { Logger } from "@overseer/runtime";
 import { sanitizeValue } from "@overseer/task-files";
 import type { RunTracing } from "@overseer/telemetry";
 import { type ApplyCommandOptions, TransitionApplier } from "@overseer/transitions";
-import { Worker } from "bullmq";
 import type { ResolvedCoordinatorOptions } from "./coordinator-options.ts";
 import { ForgeRunner } from "./forge/forge-runner.ts";
 import { NotificationRunner } from "./notify/notification-runner.ts";
 import { ProjectPolicies, type ProjectPolicy } from "./project-policy.ts";
 import { ProjectSerializer } from "./project-serializer.ts";
 import { commandForResult } from "./result-command-mapper.ts";
+import { ResultConsumer } from "./result-consumer.ts";
 import { buildRunJob, type JobBuild } from "./run-job-builder.ts";
 import { RunReconciler } from "./run-reconciler.ts";
 import { phaseTimeline, runReportOf } from "./run-report.ts";
@@ -68,7 +68,7 @@ export interface CoordinatorDeps {
   db: Db;
   /** LISTEN/NOTIFY connection (reconnects by itself). */
   notifications: NotificationListener;
-  /** Connection for the results worker (blocking). */
+  /** Connection the forge worker and the results reader duplicate (they block). */
   workerConnection: Redis;
   queues: RunQueues;
   live: LiveChannel;
@@ -92,9 +92,11 @@ export class Coordinator {
   /** Host-side pull request work of pull_request projects (forge/forge-runner.ts). */
   private readonly forge: ForgeRunner;
   private readonly notify: NotificationRunner; // outbox deliveries (notify/notification-runner.ts)
-  private resultsWorker: Worker | null = null;
+  /** Reads and applies the run results (result-consumer.ts). */
+  private readonly results: ResultConsumer;
   private leaseTimer: NodeJS.Timeout | null = null;
   private reconcileTimer: NodeJS.Timeout | null = null;
+  private resultRetryTimer: NodeJS.Timeout | null = null;
   /** The safety net: active runs checked against Redis (run-reconciler.ts). */
   private readonly reconciler: RunReconciler;
   private unlisten: (() => Promise<void>) | null = null;
@@ -154,6 +156,17 @@ export class Coordinator {
       },
     );
     this.notify = new NotificationRunner({ ...deps, queue: deps.queues.notify }, options);
+    this.results = new ResultConsumer(
+      deps.queues.results,
+      () => deps.workerConnection.duplicate(),
+      (message) => this.onResultMessage(message),
+      deps.logger,
+      {
+        consumer: options.id,
+        concurrency: options.resultConcurrency,
+        retryAfterMs: options.resultRetryMs,
+      },
+    );
   }
 
   get ownedProjects(): readonly string[] {
@@ -171,13 +184,8 @@ export class Coordinator {
     );
     this.unlisten = () => listener.unlisten();
     await this.renewLeases();
-    this.resultsWorker = new Worker(RESULT_QUEUE, (job) => this.onResultMessage(job.data), {
-      connection: this.deps.workerConnection,
-      prefix: queueKeyPrefix(this.options.prefix),
-      concurrency: this.options.resultConcurrency,
-      autorun: true,
-    });
-    this.resultsWorker.on("error", (error) => log.error({ err: error }, "results worker error"));
+    this.results.start();
+    this.resultRetryTimer = setInterval(() => void this.results.retryStale(), this.options.resultRetryMs);
     this.forge.start();
     await this.notify.start();
     this.leaseTimer = setInterval(() => void this.renewLeases(), Math.floor(this.leaseTtlMs / 3));
@@ -187,8 +195,8 @@ export class Coordinator {
 
   /**
    * Stops taking results and passes and hands back what it holds: waits up to `inFlightMs` for
-   * the results, forge jobs and passes in flight (a result still applying then is closed
-   * without waiting and redelivered once its lock lapses; it applies once), then releases its
+   * the results, forge jobs and passes in flight (a result still applying then is left
+   * unacknowledged and taken again by another replica; it applies once), then releases its
    * leases, so another replica takes its projects at once. Default: waits for everything.
    */
   async stop(inFlightMs = Number.POSITIVE_INFINITY): Promise<void> {
@@ -196,16 +204,16 @@ export class Coordinator {
     const deadline = Date.now() + inFlightMs;
     if (this.leaseTimer) clearInterval(this.leaseTimer);
     if (this.reconcileTimer) clearInterval(this.reconcileTimer);
+    if (this.resultRetryTimer) clearInterval(this.resultRetryTimer);
     for (const t of [...this.wakeTimers.values(), ...this.retryTimers.values()]) clearTimeout(t);
     this.wakeTimers.clear();
     this.retryTimers.clear();
     await this.unlisten?.().catch(() => undefined);
-    if (!(await settlesBy(this.resultsWorker?.close() ?? Promise.resolve(), deadline))) {
+    if (!(await this.results.stop(deadline))) {
       this.deps.logger.warn(
         { coordinator: this.id },
         "results still applying at the end of the grace are left to another replica",
       );
-      await this.resultsWorker?.close(true).catch(() => undefined);
     }
     await settlesBy(this.forge.stop(), deadline);
     await settlesBy(this.notify.stop(), deadline);
@@ -451,7 +459,7 @@ export class Coordinator {
   }
 
   /**
-   * Rethrows (the result job is retried) until the result failed `resultAttempts` times;
+   * Rethrows (the result is taken again after `resultRetryMs`) until it failed `resultAttempts` times;
    * then ends its run as failed with an incident, so a poison result cannot wedge a project.
    */
   private async endRunIfResultExhausted(result: RunResult, error: unknown): Promise<void> {

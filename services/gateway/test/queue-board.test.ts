@@ -69,7 +69,7 @@ describe("Bull Board at /admin/queues", () => {
     const api = await fx.app.request("/admin/queues/api/queues", { headers: { Cookie: cookie } });
     expect(api.status).toBe(200);
     const body = (await api.json()) as { queues: { name: string }[] };
-    expect(body.queues.map((q) => q.name).sort()).toEqual(["results", "runs"]);
+    expect(body.queues.map((q) => q.name).sort()).toEqual(["runs"]);
   });
 
   it("an expired session is refused", async () => {

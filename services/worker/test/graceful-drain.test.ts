@@ -7,7 +7,7 @@
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { resultJobId, runJobId } from "@overseer/queue";
+import { runJobId } from "@overseer/queue";
 import { afterEach, describe, expect, it } from "vitest";
 import { WorkerRig } from "./support/worker-rig.ts";
 
@@ -59,11 +59,11 @@ describe("worker drain on stop", () => {
     await writeFile(path.join(gate, "go"), "");
     await stopped;
 
-    const result = await rig.queues.results.getJob(resultJobId(running.runId));
-    expect(result?.data).toMatchObject({ runId: running.runId, outcome: { kind: "transition" } });
+    const result = await rig.reportedResult(running.runId);
+    expect(result).toMatchObject({ runId: running.runId, outcome: { kind: "transition" } });
     // The job enqueued during the drain was left for another worker.
     expect(await (await rig.queues.runs.getJob(runJobId(late.runId)))?.getState()).toBe("waiting");
-    expect(await rig.queues.results.getJob(resultJobId(late.runId))).toBeUndefined();
+    expect(await rig.reportedResult(late.runId)).toBeNull();
   });
 
   it("hands a run still going at the drain deadline straight back; another worker then finishes it once", async () => {
@@ -88,15 +88,13 @@ describe("worker drain on stop", () => {
     const handedBack = await rig.queues.runs.getJob(runJobId(job.runId));
     expect(await handedBack?.getState()).toBe("waiting");
     expect(handedBack?.attemptsMade).toBe(0);
-    expect(await rig.queues.results.getJob(resultJobId(job.runId))).toBeUndefined();
+    expect(await rig.reportedResult(job.runId)).toBeNull();
 
     await writeFile(path.join(gate, "go"), "");
     const next = await new WorkerRig(rig.prefix).setup();
     rigs.push(next);
-    const result = await until("the redelivered run's result", async () =>
-      rig.queues.results.getJob(resultJobId(job.runId)),
-    );
-    expect(result.data).toMatchObject({ runId: job.runId, outcome: { kind: "transition" } });
+    const result = await until("the redelivered run's result", async () => rig.reportedResult(job.runId));
+    expect(result).toMatchObject({ runId: job.runId, outcome: { kind: "transition" } });
     expect(await rig.git("show", "overseer/task/S02-001:src/b.txt")).toBe("b");
   });
 });

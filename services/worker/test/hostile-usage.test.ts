@@ -40,10 +40,10 @@ const SUBMIT = "echo work > src/x.txt && echo m | overseer-agent submit --messag
 
 /** The run-usage messages the worker sent for `runId`, in report order. */
 async function usageReports(runId: string): Promise<RunUsageMessage[]> {
-  const jobs = await rig.queues.results.getJobs(["waiting", "delayed", "prioritized", "paused"]);
-  return jobs
-    .filter((j) => j.name === "run-usage")
-    .map((j) => runUsageMessageSchema.parse(j.data))
+  const messages = await rig.queues.results.messages();
+  return messages
+    .filter((m) => (m as { kind?: string }).kind === "run-usage")
+    .map((m) => runUsageMessageSchema.parse(m))
     .filter((m) => m.runId === runId)
     .sort((a, b) => a.seq - b.seq);
 }

@@ -105,7 +105,8 @@ export function registerQueueBoardRoutes(app: RouteApp, ctx: RouteContext): void
   const adapter = new HonoAdapter(serveStatic);
   adapter.setBasePath(QUEUE_BOARD_PATH);
   createBullBoard({
-    queues: [new BullMQAdapter(ctx.deps.queues.runs), new BullMQAdapter(ctx.deps.queues.results)],
+    // Run results travel on a Redis stream, not a BullMQ queue: their counts are on /ops/queues.
+    queues: [new BullMQAdapter(ctx.deps.queues.runs)],
     serverAdapter: adapter,
     options: { uiConfig: { boardTitle: "Overseer queues" } },
   });

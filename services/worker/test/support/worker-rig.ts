@@ -17,7 +17,6 @@ import {
   RunQueues,
   resolveLiveOptions,
   resolveQueueOptions,
-  resultJobId,
   WorkerRegistry,
 } from "@overseer/queue";
 import { type RunJob, type RunResult, runResultSchema } from "@overseer/run-contract";
@@ -147,13 +146,22 @@ export class WorkerRig {
     return this.job("overseer-agent approve", { taskId, action: "review", expectedTaskHead, ...overrides });
   }
 
+  /** The run's result as its worker reported it on the results stream; null while none is there. */
+  async reportedResult(runId: string): Promise<RunResult | null> {
+    const messages = await this.queues.results.messages();
+    const found = messages.find(
+      (m) => (m as { kind?: string }).kind === "run-result" && (m as { runId?: string }).runId === runId,
+    );
+    return found ? runResultSchema.parse(found) : null;
+  }
+
   /** Enqueues the job as a coordinator would and waits for the worker's reported result. */
   async run(job: RunJob, timeoutMs = 90_000): Promise<RunResult> {
     await this.queues.enqueueRun(job);
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      const reported = await this.queues.results.getJob(resultJobId(job.runId));
-      if (reported) return runResultSchema.parse(reported.data);
+      const reported = await this.reportedResult(job.runId);
+      if (reported) return reported;
       if (Date.now() > deadline) {
         const state = await this.queues.runJobState(job.runId, job.pool);
         throw new Error(
