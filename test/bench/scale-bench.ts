@@ -15,10 +15,21 @@
  * A transition is one commit that wrote something: each sends exactly one NOTIFY, counted from
  * pg_stat_statements. Counts are exact; times depend on the machine's load.
  *
+ * The busy phase also times a real gateway process answering the fleet and one project's
+ * status, request after request, while the projects run (scale-gateway-probe.ts).
+ *
  * Sizes (flags of bench-main.ts): the defaults finish in a few minutes on 2 cores. The issue's
- * sizes: `--scale-projects 1000 --scale-long-runs 500 --scale-workers 4
- * --scale-worker-concurrency 128` (and `--scale-projects 5000` for the idle phase alone, with
- * `--scale-tasks 0`).
+ * sizes, one command each:
+ *
+ *   1,000 projects × 2 tasks, and the gateway's p99 while they run:
+ *     npm run bench -- --only scale --scale-projects 1000 --scale-workers 2 --scale-worker-concurrency 16
+ *   5,000 idle active projects (statements/s and coordinator CPU while nothing changes):
+ *     npm run bench -- --only scale --scale-projects 5000 --scale-tasks 0 --scale-long-runs 0
+ *   500 concurrent long runs (Redis commands/s and memory per running run):
+ *     npm run bench -- --only scale --scale-projects 0 --scale-long-runs 500 --scale-workers 4 --scale-worker-concurrency 128
+ *
+ * A size with no busy transitions (`--scale-tasks 0`, `--scale-projects 0`) prints its
+ * per-transition figures as null.
  */
 import os from "node:os";
 import { POSTGRES_NOTIFY_CHANNEL, sql } from "@overseer/db";
@@ -37,6 +48,7 @@ import {
   StatementCounter,
   type StatementTotals,
 } from "./scale-counters.ts";
+import { GatewayProbe } from "./scale-gateway-probe.ts";
 import { type Percentiles, percentiles } from "./stats.ts";
 
 export interface ScaleOptions {
@@ -103,6 +115,7 @@ export async function benchScale(options: ScaleOptions = SCALE_DEFAULTS): Promis
     reconcileIntervalMs: defaults.reconcileIntervalMs,
   }).setup();
   const processes: ServiceProcess[] = [];
+  const closers: (() => Promise<void>)[] = [];
   const monitor = createRedis(redis.url);
   try {
     const statements = new StatementCounter(cluster.scratch.db, Object.values(ROLES));
@@ -125,13 +138,17 @@ export async function benchScale(options: ScaleOptions = SCALE_DEFAULTS): Promis
       );
     }
     await waitFor(async () => (await monitor.hlen(`${cluster.prefix}:workers`)) >= options.workers, 60_000);
+    const gateway = await GatewayProbe.start(cluster);
+    closers.push(() => gateway.close());
     const pid = coordinator.child.pid;
     const measure = (work: () => Promise<void>) => measurePhase(counters, pid, work);
 
     const one = await measure(() => activateAndFinish(cluster, "one-", options.overheadTasks));
     const oneTimings = await runTimings(cluster, "one-");
     const busyTasks = options.projects * options.tasksPerProject;
+    gateway.begin(Array.from({ length: options.projects }, (_, p) => `scale-${p}`));
     const busy = await measure(() => activateAndFinish(cluster, "scale-", busyTasks + options.overheadTasks));
+    const gatewayLatencies = await gateway.end();
     const busyTimings = await runTimings(cluster, "scale-");
     await quiet(counters.statements, 3000);
     const idleProjects = options.projects + 1;
@@ -175,6 +192,18 @@ export async function benchScale(options: ScaleOptions = SCALE_DEFAULTS): Promis
         (v) => v >= 0.6,
       ),
       figure("one project's overhead vs the git floor", overhead, "≤ 1.5", (v) => v <= 1.5),
+      figure(
+        `gateway fleet p99 ms while ${options.projects} projects run`,
+        gatewayLatencies.fleetMs.p99,
+        "≤ 50",
+        (v) => v <= 50,
+      ),
+      figure(
+        `gateway status p99 ms while ${options.projects} projects run`,
+        gatewayLatencies.statusMs.p99,
+        "≤ 50",
+        (v) => v <= 50,
+      ),
     ];
     return {
       sizes: { ...options, slots, idleProjects, sandbox: "bwrap" },
@@ -187,6 +216,7 @@ export async function benchScale(options: ScaleOptions = SCALE_DEFAULTS): Promis
         tasksPerSecond: round(busyTasksPerSecond),
         transitionsPerTask: round(transitions / busyTasks),
         timings: busyTimings,
+        gateway: gatewayLatencies,
       },
       idle: {
         ...summary(idle, 0),
@@ -204,6 +234,7 @@ export async function benchScale(options: ScaleOptions = SCALE_DEFAULTS): Promis
     };
   } finally {
     monitor.disconnect();
+    for (const close of closers) await close().catch(() => undefined);
     await Promise.all(processes.map((p) => p.kill("SIGTERM")));
     await cluster.teardown();
     cluster.redis.disconnect();
