@@ -159,8 +159,7 @@ export const SPECS: SpecTable = {
   reconcileBatch: {
     name: "OVERSEER_RECONCILE_BATCH",
     fallback: String(COORDINATOR_DEFAULTS.reconcileBatch),
-    description:
-      "Active runs one reconcile round checks (one statement, two Redis commands per run); the next round goes on from the last.",
+    description: "Active runs one reconcile round checks (two Redis commands each), on from the last.",
     schema: integer(1, 100_000),
   },
   heartbeatIntervalMs: {
@@ -487,8 +486,7 @@ export const SPECS: SpecTable = {
   maxBodyDepth: {
     name: "OVERSEER_MAX_BODY_DEPTH",
     fallback: String(GATEWAY_DEFAULTS.maxBodyDepth),
-    description:
-      "Deepest nesting of arrays and objects the gateway accepts in a request body; deeper bodies get 400 before they are parsed.",
+    description: "Deepest nesting of arrays and objects in a request body; deeper ones get 400 unparsed.",
     schema: integer(2, 10_000),
   },
   maxImportTasks: {

@@ -3,7 +3,7 @@
  * worker that serves the pool, and a worker serving several pools runs at most its concurrency
  * at once across all of them. Real Redis (BullMQ), real bwrap sandboxes, real git.
  */
-import { resultJobId, runQueueName } from "@overseer/queue";
+import { runQueueName } from "@overseer/queue";
 import { type RunResult, runResultSchema } from "@overseer/run-contract";
 import { afterEach, describe, expect, it } from "vitest";
 import { WorkerRig } from "./support/worker-rig.ts";
@@ -29,8 +29,8 @@ async function until<T>(
 
 async function resultOf(rig: WorkerRig, runId: string): Promise<RunResult> {
   return until(`the result of ${runId}`, async () => {
-    const job = await rig.queues.results.getJob(resultJobId(runId));
-    return job ? runResultSchema.parse(job.data) : null;
+    const result = await rig.reportedResult(runId);
+    return result ? runResultSchema.parse(result) : null;
   });
 }
 
@@ -67,7 +67,7 @@ describe("worker pools", () => {
     const other = await plain.run(plain.job(submit("plain"), { taskId: "S01-002" }));
     expect(other.outcome.kind).toBe("transition");
     expect(await jdkQueue.getJobCountByTypes("waiting")).toBe(1);
-    expect(await plain.queues.results.getJob(resultJobId(job.runId))).toBeUndefined();
+    expect(await plain.reportedResult(job.runId)).toBeNull();
 
     const jdk = await new WorkerRig(plain.prefix).setup({ concurrency: 1, pools: ["jdk"] });
     rigs.push(jdk);
