@@ -1,4 +1,5 @@
 import { githubRegistration } from "./github-registration.ts";
+import { jiraRegistration } from "./jira-adapter.ts";
 import { linearRegistration } from "./linear-adapter.ts";
 import type {
   TrackerAdapter,
@@ -15,7 +16,11 @@ export type { TrackerConnection, TrackerRegistration } from "./tracker-adapter.t
  * Every registered adapter, one line each. An adapter module exports its TrackerRegistration and
  * adds it here; nothing else in intake names a tracker.
  */
-const REGISTRATIONS: readonly TrackerRegistration[] = [githubRegistration, linearRegistration];
+const REGISTRATIONS: readonly TrackerRegistration[] = [
+  githubRegistration,
+  linearRegistration,
+  jiraRegistration,
+];
 
 function registrationOf(kind: TrackerKind): TrackerRegistration {
   const found = REGISTRATIONS.find((registration) => registration.kind === kind);

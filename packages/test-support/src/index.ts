@@ -152,6 +152,7 @@ export { buildHostRootfs, type HostRootfsInput } from "./host-rootfs.ts";
 export type { ResponseUrlMessage } from "./slack-double/slack-block-kit.ts";
 export { type ReceivedResponse, SlackDouble, type SlackRequest } from "./slack-double/slack-double.ts";
 export type { PostedMessage } from "./slack-double/slack-web-api.ts";
+export { JiraDouble, type JiraDoubleIssue, type JiraDoubleUser } from "./tracker-double/jira-double.ts";
 export { LinearDouble } from "./tracker-double/linear-double.ts";
 export type { LinearDoubleIssue, LinearDoubleUser } from "./tracker-double/linear-double-state.ts";
 export { type ReceivedWebhook, WebhookReceiver } from "./webhook-receiver.ts";
