@@ -1,5 +1,6 @@
 import type { LandingFailure, MissionState, Proposal, RepoKind } from "@overseer/domain";
 import type { ColumnType, Generated, Insertable, Selectable } from "kysely";
+import type { IntakeItemsTable, IntakeSourcesTable, IntakeWebhookDeliveriesTable } from "./intake-schema.ts";
 
 /** Columns Postgres fills by default on insert. */
 type Defaulted<T> = ColumnType<T, T | undefined, T>;
@@ -274,6 +275,9 @@ export interface Database {
   notification_subscriptions: NotificationSubscriptionsTable;
   notification_outbox: NotificationOutboxTable;
   notification_deliveries: NotificationDeliveriesTable;
+  intake_sources: IntakeSourcesTable;
+  intake_items: IntakeItemsTable;
+  intake_webhook_deliveries: IntakeWebhookDeliveriesTable;
 }
 
 /** A webhook signing secret (`whsec_…`); a rotated-out one signs until `expires_at` (ISO). */

@@ -28,6 +28,7 @@ export {
   projectChangeToken,
   runDurationBuckets,
 } from "./gateway-queries.ts";
+export * from "./intake-repository.ts";
 export * from "./lease-repository.ts";
 export {
   LATEST_MIGRATION,

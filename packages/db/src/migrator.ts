@@ -20,6 +20,7 @@ import * as eventsRunIndex from "./migrations/0018-events-run-index.ts";
 import * as runPool from "./migrations/0019-run-pool.ts";
 import * as slackMessageRef from "./migrations/0020-slack-message-ref.ts";
 import * as runEnvironment from "./migrations/0021-run-environment.ts";
+import * as intake from "./migrations/0022-intake.ts";
 
 /** Migrations in order. Add new ones at the end; never edit one that has shipped. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -43,6 +44,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "0019-run-pool": runPool,
   "0020-slack-message-ref": slackMessageRef,
   "0021-run-environment": runEnvironment,
+  "0022-intake": intake,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

@@ -1,4 +1,5 @@
 export { ForgeQueue, forgeJobId } from "./forge-queue.ts";
+export { type IntakeJob, IntakeQueue, intakeJobSchema } from "./intake-queue.ts";
 export {
   boundedPieces,
   LiveChannel,

@@ -16,6 +16,8 @@ export function runQueueName(pool: string): string {
 export const FORGE_QUEUE = "forge";
 /** The coordinator's notification deliveries from the outbox (notify-queue.ts). */
 export const NOTIFY_QUEUE = "notify";
+/** The coordinator's tracker intake: polls per source and issue re-reads (intake-queue.ts). */
+export const INTAKE_QUEUE = "intake";
 
 /**
  * The BullMQ prefix of a cluster's queues: its key prefix as a hash tag (`{overseer}`), so

@@ -1,0 +1,165 @@
+/**
+ * The coordinator's tracker intake (README "Intake and notifications"). Postgres holds the
+ * sources and what each took; BullMQ carries the work:
+ *
+ *   poll scheduler per source (every pollMs) ──► `poll`: issues updated since the last poll,
+ *                                                  plus the source's live items ──► `read` each
+ *   gateway webhook route (verified, stored once) ──► `read` of that issue
+ *   `read` ──► readIssue: take → task (or mission), terminal/unassigned → cancel, comments → answers
+ *
+ * At least once and idempotent by issue id (intake-issue.ts), so a redelivered job, two replicas
+ * or a restart mid-read change nothing twice. `sync` (at start and every reconcile interval)
+ * rebuilds the poll schedulers from Postgres, so a Redis flush loses no source. Tracker tokens
+ * are read here from the host environment variable a source names; they never enter a sandbox.
+ */
+import { randomUUID } from "node:crypto";
+import {
+  type Db,
+  getIntakeSource,
+  type IntakeSourceRow,
+  listIntakeSources,
+  liveIntakeIssueIds,
+  recordIntakePoll,
+} from "@overseer/db";
+import type { Command } from "@overseer/domain";
+import {
+  createTrackerAdapter,
+  type IntakeQuery,
+  intakeConfigOf,
+  type TrackerAdapter,
+} from "@overseer/intake";
+import { INTAKE_QUEUE, type IntakeQueue, intakeJobSchema, queueKeyPrefix, type Redis } from "@overseer/queue";
+import type { Logger } from "@overseer/runtime";
+import type { TransitionApplier } from "@overseer/transitions";
+import { Worker } from "bullmq";
+import { type IssueOutcome, readIssue } from "./intake-issue.ts";
+
+export interface IntakeRunnerDeps {
+  readonly db: Db;
+  readonly queue: IntakeQueue;
+  readonly transitions: Pick<TransitionApplier, "apply">;
+  readonly workerConnection: Redis;
+  readonly logger: Logger;
+  /** Where tokens are read (default: process.env). */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+}
+
+export interface IntakeRunnerOptions {
+  readonly prefix: string;
+  readonly intakePollMs: number;
+  readonly intakeConcurrency: number;
+  readonly reconcileIntervalMs: number;
+}
+
+/** A source's tracker adapter, its token read from the host environment variable it names. */
+export function adapterOf(
+  source: IntakeSourceRow,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): TrackerAdapter {
+  const token = env[source.token_env];
+  if (token === undefined || token === "")
+    throw new Error(
+      `intake source ${source.id}: the environment variable ${source.token_env} is not set on this coordinator; set it to the ${source.kind} token`,
+    );
+  const query = source.query as unknown as IntakeQuery;
+  return createTrackerAdapter({
+    kind: source.kind,
+    container: query.container,
+    token,
+    ...(source.base_url ? { baseUrl: source.base_url } : {}),
+  });
+}
+
+export class IntakeRunner {
+  readonly #deps: IntakeRunnerDeps;
+  readonly #options: IntakeRunnerOptions;
+  #worker: Worker | null = null;
+  #syncTimer: NodeJS.Timeout | null = null;
+  /** Outcomes since start, by kind (metrics). */
+  readonly counts = new Map<IssueOutcome | "poll" | "failed", number>();
+
+  constructor(deps: IntakeRunnerDeps, options: IntakeRunnerOptions) {
+    this.#deps = deps;
+    this.#options = options;
+  }
+
+  async start(): Promise<void> {
+    const log = this.#deps.logger;
+    this.#worker = new Worker(INTAKE_QUEUE, (job) => this.process(job.data), {
+      connection: this.#deps.workerConnection,
+      prefix: queueKeyPrefix(this.#options.prefix),
+      concurrency: this.#options.intakeConcurrency,
+      autorun: true,
+    });
+    this.#worker.on("error", (error) => log.error({ err: error }, "intake worker error"));
+    this.#worker.on("failed", (job, error) => {
+      this.#count("failed");
+      log.warn({ job: job?.id, reason: error.message }, "intake job failed; retried with backoff");
+    });
+    await this.sync().catch((error) => log.warn({ err: error }, "intake sync failed; retried"));
+    this.#syncTimer = setInterval(
+      () => void this.sync().catch((error) => log.warn({ err: error }, "intake sync failed; retried")),
+      this.#options.reconcileIntervalMs,
+    );
+  }
+
+  async stop(): Promise<void> {
+    if (this.#syncTimer) clearInterval(this.#syncTimer);
+    await this.#worker?.close();
+    this.#worker = null;
+  }
+
+  /** One poll scheduler per enabled source, none for others. */
+  async sync(): Promise<void> {
+    const sources = await listIntakeSources(this.#deps.db, { enabledOnly: true });
+    await this.#deps.queue.syncPolls(
+      sources.map((s) => s.id),
+      this.#options.intakePollMs,
+    );
+  }
+
+  /** One job; throws to have BullMQ retry it with backoff. */
+  async process(data: unknown): Promise<void> {
+    const job = intakeJobSchema.parse(data);
+    const source = await getIntakeSource(this.#deps.db, job.sourceId);
+    if (source === null || !source.enabled) return;
+    if (job.kind === "poll") return this.#poll(source);
+    const outcome = await readIssue(this.#work(source, adapterOf(source, this.#deps.env)), job.issueId);
+    this.#count(outcome);
+  }
+
+  async #poll(source: IntakeSourceRow): Promise<void> {
+    const started = new Date().toISOString();
+    try {
+      const adapter = adapterOf(source, this.#deps.env);
+      const query = source.query as unknown as IntakeQuery;
+      const since = source.polled_at ? source.polled_at.toISOString() : null;
+      const issues = await adapter.listIssues(query, since);
+      const live = await liveIntakeIssueIds(this.#deps.db, source.id);
+      for (const id of new Set([...issues.map((i) => i.id), ...live]))
+        await this.#deps.queue.read(source.id, id);
+      await recordIntakePoll(this.#deps.db, source.id, { polledAt: started, error: null });
+      this.#count("poll");
+    } catch (error) {
+      await recordIntakePoll(this.#deps.db, source.id, { polledAt: null, error: String(error) });
+      throw error;
+    }
+  }
+
+  #work(source: IntakeSourceRow, adapter: TrackerAdapter) {
+    return {
+      db: this.#deps.db,
+      source,
+      query: source.query as unknown as IntakeQuery,
+      config: intakeConfigOf(source.config as never),
+      adapter,
+      apply: (projectId: string, command: Command) => this.#deps.transitions.apply(projectId, command),
+      newId: () => randomUUID(),
+      logger: this.#deps.logger,
+    };
+  }
+
+  #count(what: IssueOutcome | "poll" | "failed"): void {
+    this.counts.set(what, (this.counts.get(what) ?? 0) + 1);
+  }
+}
