@@ -1,8 +1,8 @@
 /**
  * Jira Cloud through jira.js (REST v3): enhanced JQL search (`/rest/api/3/search/jql`), issues,
  * comments with ADF bodies, transitions and `myself`. Credentials: an Atlassian account email
- * with an API token (basic), or a bearer token (OAuth, or a Data Center personal access token)
- * when no email is given. Terminal is the status category "Done"; "blocked by" comes from issue
+ * with an API token (basic), or an OAuth access token (bearer) when no email is given. Data
+ * Center serves REST v2 only and is not read by this adapter yet. Terminal is the status category "Done"; "blocked by" comes from issue
  * links of the Blocks type. A comment's hidden marker is a comment property
  * (`overseer.marker`), read back with `expand=properties`.
  */
@@ -104,9 +104,9 @@ function classify(error: unknown): Failure {
       kind: "credentials",
       message:
         "Jira refused the credentials (401): the intake source's Jira token is missing, revoked or mistyped. " +
-        "Jira Cloud: an API token (id.atlassian.com > Security > API tokens) with the account's email as the " +
-        "source's user; Data Center: a personal access token. Put the token in the environment variable the " +
-        "source's credentials name.",
+        "Create an API token (id.atlassian.com > Security > API tokens) and give the account's email as the " +
+        "source's user (or, without a user, an OAuth access token), and put the token in the environment " +
+        "variable the source's credentials name.",
     };
   }
   if (status === 403) {
