@@ -195,7 +195,9 @@ if (want("forge")) {
 }
 
 if (want("images")) {
-  log("images: first pull + unpack, cache hit, bwrap on the image rootfs vs the host root, docker run");
+  log(
+    "images: first pull + unpack, cache hit, bwrap and gVisor on the image rootfs vs the host root, docker run",
+  );
   const images = await benchImageRuns(quick ? 20 : 60);
   results.images = images;
   const extra = images.cacheHitRunExtraVsPlainBwrapMs as { value: number; goal: string } | undefined;
@@ -204,6 +206,13 @@ if (want("images")) {
       ? `images: skipped: ${String(images.skipped)}`
       : `images: first pull ${String(images.firstPullAndUnpackMs)} ms; cache-hit run +${extra?.value} ms vs plain bwrap (goal ${extra?.goal})`,
   );
+  const gvisor = images.gvisor as { skipped?: string; startExtraVsPlainBwrapMs?: number } | undefined;
+  if (gvisor !== undefined)
+    log(
+      gvisor.skipped
+        ? `images: gVisor skipped: ${gvisor.skipped}`
+        : `images: gVisor start on the image +${gvisor.startExtraVsPlainBwrapMs} ms vs plain bwrap`,
+    );
 }
 
 const json = JSON.stringify(results, null, 2);
