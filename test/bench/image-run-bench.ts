@@ -42,7 +42,7 @@ function benchImage(): TestImageRecipe {
   return {
     ...base,
     name: "overseer-bench/base",
-    rootfs: { ...base.rootfs, programs: [...(base.rootfs.programs ?? []), "/usr/bin/true"] },
+    rootfs: { ...base.rootfs, programs: [...(base.rootfs?.programs ?? []), "/usr/bin/true"] },
   };
 }
 

@@ -5,7 +5,12 @@ import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from "node:fs/promise
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { buildHostRootfs, type HostRootfsInput } from "@overseer/test-support";
+import {
+  buildDebianRootfs,
+  buildHostRootfs,
+  type DebianRootfsInput,
+  type HostRootfsInput,
+} from "@overseer/test-support";
 import { execa } from "execa";
 
 /**
@@ -30,7 +35,10 @@ export async function imagesSuiteSkipReason(): Promise<string | null> {
 export interface TestImageRecipe {
   name: string;
   tag: string;
-  rootfs: Omit<HostRootfsInput, "dir">;
+  /** Assembled from the host's binaries (seconds), or… */
+  rootfs?: Omit<HostRootfsInput, "dir">;
+  /** …made by debootstrap from Debian packages (minutes, once: the image is cached). */
+  debian?: Omit<DebianRootfsInput, "dir" | "mirror">;
   /** Image config variables (`KEY=value`). */
   env?: readonly string[];
   /** Image config user (`1000:1000`). */
@@ -78,7 +86,52 @@ export function pythonImage(tag = "1"): TestImageRecipe {
 }
 
 function recipeKey(recipe: TestImageRecipe): string {
-  return createHash("sha256").update(JSON.stringify(recipe)).digest("hex").slice(0, 16);
+  // A Debian image carries the host's node: a new node is a new image.
+  const node = recipe.debian?.hostNode ? process.version : "";
+  return createHash("sha256").update(JSON.stringify(recipe)).update(node).digest("hex").slice(0, 16);
+}
+
+/** Why this machine cannot build the Debian toolchain images (the images suite's own reasons first), or null. */
+export async function toolchainImagesSkipReason(): Promise<string | null> {
+  const base = await imagesSuiteSkipReason();
+  if (base !== null) return base;
+  for (const tool of ["debootstrap", "unshare", "chroot"]) {
+    const found = await execa("sh", ["-c", `command -v ${tool}`], { reject: false });
+    if (found.exitCode !== 0) return `${tool} is not installed (apt-get install -y debootstrap)`;
+  }
+  return null;
+}
+
+const DEBIAN_ENV = ["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "LANG=C.UTF-8"];
+
+/** Debian bookworm minbase with python3 (debootstrap), the host's node, user 1000. */
+export function debianPythonImage(tag = "1"): TestImageRecipe {
+  return {
+    name: "overseer-test/debian-python",
+    tag,
+    debian: {
+      packages: ["python3"],
+      hostNode: true,
+      files: { "/etc/overseer-test-image": "debian-python\n" },
+    },
+    env: [...DEBIAN_ENV, "PYTHONDONTWRITEBYTECODE=1"],
+    user: "1000:1000",
+  };
+}
+
+/** Debian bookworm minbase with default-jdk-headless (debootstrap), the host's node, user 1000. */
+export function debianJdkImage(tag = "1"): TestImageRecipe {
+  return {
+    name: "overseer-test/debian-jdk",
+    tag,
+    debian: {
+      packages: ["default-jdk-headless"],
+      hostNode: true,
+      files: { "/etc/overseer-test-image": "debian-jdk\n" },
+    },
+    env: [...DEBIAN_ENV, "JAVA_HOME=/usr/lib/jvm/java-17-openjdk-amd64"],
+    user: "1000:1000",
+  };
 }
 
 const imageStore = process.env.OVERSEER_TEST_IMAGE_CACHE ?? "/var/tmp/overseer-test-images";
@@ -95,7 +148,9 @@ export async function builtImage(recipe: TestImageRecipe): Promise<string> {
     await execa("umoci", ["init", "--layout", staged]);
     await execa("umoci", ["new", "--image", `${staged}:image`]);
     await execa("umoci", ["unpack", "--image", `${staged}:image`, bundle]);
-    await buildHostRootfs({ dir: path.join(bundle, "rootfs"), ...recipe.rootfs });
+    const started = Date.now();
+    if (recipe.debian) await buildDebianRootfs({ dir: path.join(bundle, "rootfs"), ...recipe.debian });
+    else await buildHostRootfs({ dir: path.join(bundle, "rootfs"), programs: [], ...recipe.rootfs });
     await execa("umoci", ["repack", "--image", `${staged}:image`, bundle]);
     const config = [
       ...(recipe.env ?? []).flatMap((e) => ["--config.env", e]),
@@ -106,6 +161,9 @@ export async function builtImage(recipe: TestImageRecipe): Promise<string> {
     await rename(staged, layout).catch(async (error: NodeJS.ErrnoException) => {
       if (!existsSync(path.join(layout, "index.json"))) throw error; // else built by another process
     });
+    console.warn(
+      `images suite: built ${recipe.name}:${recipe.tag} in ${((Date.now() - started) / 1000).toFixed(1)} s (cached in ${layout})`,
+    );
     return layout;
   } finally {
     await rm(work, { recursive: true, force: true });

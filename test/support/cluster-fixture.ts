@@ -56,7 +56,7 @@ export interface ClusterOptions {
   /** Postgres server the scratch database is created on. Default DATABASE_URL or the local server. */
   databaseUrl?: string;
   /** Sandbox driver for in-process workers. Default `bwrap`. */
-  sandbox?: "bwrap" | "none";
+  sandbox?: "bwrap" | "gvisor" | "none";
   /** Lease TTL, small in tests so failover is quick. Default 3000 ms. */
   leaseTtlMs?: number;
   reconcileIntervalMs?: number;

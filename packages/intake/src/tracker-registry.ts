@@ -1,5 +1,4 @@
 import { githubRegistration } from "./github-registration.ts";
-import { gitlabRegistration } from "./gitlab-registration.ts";
 import { jiraRegistration } from "./jira-adapter.ts";
 import { linearRegistration } from "./linear-adapter.ts";
 import type {
@@ -19,7 +18,6 @@ export type { TrackerConnection, TrackerRegistration } from "./tracker-adapter.t
  */
 const REGISTRATIONS: readonly TrackerRegistration[] = [
   githubRegistration,
-  gitlabRegistration,
   linearRegistration,
   jiraRegistration,
 ];

@@ -138,6 +138,7 @@ export function runResultFixture(
   };
 }
 
+export { buildDebianRootfs, type DebianRootfsInput } from "./debian-rootfs.ts";
 export type { WebhookDelivery, WebhookLoss } from "./forge-double/double-base.ts";
 export { DoubleGit } from "./forge-double/double-git.ts";
 export type { ApiRequest, Fault } from "./forge-double/double-server.ts";
@@ -148,10 +149,6 @@ export { GitHubDouble } from "./forge-double/github-double.ts";
 export type { DoublePull, GitHubDoubleUser } from "./forge-double/github-double-state.ts";
 export { GitLabDouble } from "./forge-double/gitlab-double.ts";
 export type { GitLabDoubleUser, GitLabMr } from "./forge-double/gitlab-double-state.ts";
-export {
-  GITLAB_ISSUE_HOOK_EXAMPLE,
-  GITLAB_ISSUE_NOTE_HOOK_EXAMPLE,
-} from "./forge-double/gitlab-issue-examples.ts";
 export { buildHostRootfs, type HostRootfsInput } from "./host-rootfs.ts";
 export type { ResponseUrlMessage } from "./slack-double/slack-block-kit.ts";
 export { type ReceivedResponse, SlackDouble, type SlackRequest } from "./slack-double/slack-double.ts";

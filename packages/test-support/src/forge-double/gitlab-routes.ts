@@ -20,7 +20,6 @@ import {
   GITLAB_TOKEN_SELF_EXAMPLE,
   GITLAB_VALIDATION_ERROR_EXAMPLE,
 } from "./gitlab-examples.ts";
-import { gitlabIssueRoutes } from "./gitlab-issue-routes.ts";
 import { gitlabNoteRoutes } from "./gitlab-note-routes.ts";
 import {
   canWrite,
@@ -339,6 +338,5 @@ export function gitlabRoutes(): ContractRoute<GitLabRouteContext>[] {
     },
     ...gitlabCiRoutes(),
     ...gitlabNoteRoutes(),
-    ...gitlabIssueRoutes(),
   ];
 }
