@@ -127,7 +127,7 @@ export const SPECS: SpecTable = {
     name: "OVERSEER_SANDBOX",
     fallback: CLUSTER_DEFAULTS.sandbox,
     description:
-      "Sandbox driver of the worker's runs: bwrap, or none (needs OVERSEER_SANDBOX_UNSAFE_NONE). A project's sandbox.driver must match it (none: the worker must allow it).",
+      "Sandbox driver of the worker's runs: bwrap, gvisor (runsc), or none (needs OVERSEER_SANDBOX_UNSAFE_NONE). A project's sandbox.driver must match it (none: the worker must allow it; gvisor: also any worker where runsc passes its start-up probe).",
     schema: oneOf(SANDBOX_DRIVER_NAMES),
   },
   sandboxUnsafeNone: {
