@@ -2,7 +2,9 @@
  * The scale bench's gateway figure: a real gateway process answering `GET /api/v1/fleet` and
  * `GET /api/projects/{id}/status` one request after another while the busy phase runs, each
  * request timed by the client. The gateway connects as `postgres`, so its statements are not
- * among the services' counted ones; its routes send no Redis command.
+ * among the services' counted ones. Its routes read the worker heartbeats from Redis, so the
+ * bench calibrates the Redis commands one request costs (`calibrate`, on a quiet cluster) and
+ * takes the probe's share out of the busy phase's count.
  */
 import { createApiToken } from "@overseer/db";
 import type { ClusterFixture } from "../support/cluster-fixture.ts";
@@ -54,6 +56,25 @@ export class GatewayProbe {
       fleetMs: percentiles(this.fleet),
       statusMs: percentiles(this.status),
     };
+  }
+
+  /**
+   * Redis commands per probe request: `requests` requests (fleet and status in turn) on a quiet
+   * cluster, minus the background rate `idlePerSecond` over the same time.
+   */
+  async calibrate(
+    counter: { reset(): Promise<void>; read(): Promise<{ all: number }> },
+    projectId: string | undefined,
+    idlePerSecond: number,
+    requests = 100,
+  ): Promise<number> {
+    await counter.reset();
+    const t0 = performance.now();
+    for (let i = 0; i < requests; i++)
+      await this.timed(i % 2 === 0 || !projectId ? "/api/v1/fleet" : `/api/projects/${projectId}/status`);
+    const seconds = (performance.now() - t0) / 1000;
+    const { all } = await counter.read();
+    return Math.max(0, all - idlePerSecond * seconds) / requests;
   }
 
   async close(): Promise<void> {
