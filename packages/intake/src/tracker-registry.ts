@@ -1,4 +1,5 @@
 import { githubRegistration } from "./github-registration.ts";
+import { gitlabRegistration } from "./gitlab-registration.ts";
 import { jiraRegistration } from "./jira-adapter.ts";
 import { linearRegistration } from "./linear-adapter.ts";
 import type {
@@ -18,6 +19,7 @@ export type { TrackerConnection, TrackerRegistration } from "./tracker-adapter.t
  */
 const REGISTRATIONS: readonly TrackerRegistration[] = [
   githubRegistration,
+  gitlabRegistration,
   linearRegistration,
   jiraRegistration,
 ];

@@ -149,6 +149,10 @@ export { GitHubDouble } from "./forge-double/github-double.ts";
 export type { DoublePull, GitHubDoubleUser } from "./forge-double/github-double-state.ts";
 export { GitLabDouble } from "./forge-double/gitlab-double.ts";
 export type { GitLabDoubleUser, GitLabMr } from "./forge-double/gitlab-double-state.ts";
+export {
+  GITLAB_ISSUE_HOOK_EXAMPLE,
+  GITLAB_ISSUE_NOTE_HOOK_EXAMPLE,
+} from "./forge-double/gitlab-issue-examples.ts";
 export { buildHostRootfs, type HostRootfsInput } from "./host-rootfs.ts";
 export type { ResponseUrlMessage } from "./slack-double/slack-block-kit.ts";
 export { type ReceivedResponse, SlackDouble, type SlackRequest } from "./slack-double/slack-double.ts";

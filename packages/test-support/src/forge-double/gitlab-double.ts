@@ -26,6 +26,7 @@ import {
 } from "./gitlab-double-state.ts";
 import { GITLAB_MERGE_REQUEST_HOOK_EXAMPLE } from "./gitlab-examples.ts";
 import { GITLAB_MR_NOTE_HOOK_EXAMPLE, GITLAB_PIPELINE_HOOK_EXAMPLE } from "./gitlab-hook-examples.ts";
+import { type GitLabIssue, GitLabIssueStore } from "./gitlab-issue-state.ts";
 import { type GitLabRouteContext, gitlabRoutes } from "./gitlab-routes.ts";
 
 /** What GitLab's pre-receive check prints (git shows it after `remote:`). */
@@ -35,6 +36,7 @@ export class GitLabDouble extends ForgeDoubleBase {
   readonly kind = "gitlab" as const;
   readonly #state: GitLabDoubleState;
   readonly #routes = gitlabRoutes();
+  readonly #issues: GitLabIssueStore;
 
   private constructor(root: string) {
     super(
@@ -59,6 +61,44 @@ export class GitLabDouble extends ForgeDoubleBase {
       }),
     );
     this.#state = new GitLabDoubleState(this.git, () => this.url);
+    this.#issues = new GitLabIssueStore({
+      url: () => this.url,
+      nextId: () => this.#state.nextId(),
+      user: (username) => this.#state.user(username),
+      deliver: (event, payload) => this.deliver(event, payload),
+    });
+  }
+
+  /** A person opens an issue (GitLab sends an Issue Hook); its iid. `blockedBy`: iids it `is_blocked_by`. */
+  openIssue(
+    project: string,
+    issue: {
+      title: string;
+      description?: string;
+      author?: string;
+      labels?: string[];
+      assignees?: string[];
+      blockedBy?: number[];
+    },
+  ): number {
+    return this.#issues.open(this.#state.project(project), { author: "root", ...issue }).iid;
+  }
+
+  /** A person comments on an issue (a Note Hook); the note's id. */
+  commentOnIssue(project: string, iid: number, username: string, body: string): number {
+    const state = this.#state.project(project);
+    return this.#issues.addNote(state, this.issue(project, iid), username, body).id;
+  }
+
+  /** A person closes or reopens an issue (an Issue Hook). */
+  setIssueState(project: string, iid: number, state: "opened" | "closed", by = "root"): void {
+    this.#issues.setState(this.#state.project(project), this.issue(project, iid), state, by);
+  }
+
+  issue(project: string, iid: number): GitLabIssue {
+    const found = this.#issues.find(this.#state.project(project), iid);
+    if (!found) throw new Error(`No issue #${iid} in ${project}.`);
+    return found;
   }
 
   static async start(): Promise<GitLabDouble> {
@@ -332,7 +372,7 @@ export class GitLabDouble extends ForgeDoubleBase {
         if (params.id !== undefined && (!project || user.accessLevel === 0)) {
           return { refuse: { status: 404, body: { message: "404 Project Not Found" } } };
         }
-        return { ok: { user, project: project as GitLabProject, state: this.#state } };
+        return { ok: { user, project: project as GitLabProject, state: this.#state, issues: this.#issues } };
       },
       this.server.violations,
       (problems) => ({ status: 400, body: { message: problems.join("; ") } }),
@@ -345,6 +385,8 @@ export class GitLabDouble extends ForgeDoubleBase {
   #afterWrite(method: string, answer: ApiAnswer | null): void {
     if (method === "GET" || !answer || answer.status >= 300) return;
     const body = answer.body as { iid?: number; project_id?: number; state?: string } | undefined;
+    // Only a merge request's answer (an issue's has an iid too, and its own hooks).
+    if (!body || !("source_branch" in body)) return;
     const project = [...this.#state.projects.values()].find((p) => p.id === body?.project_id);
     const mr = project?.mrs.find((m) => m.iid === body?.iid);
     if (!project || !mr) return;

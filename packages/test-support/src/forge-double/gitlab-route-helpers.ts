@@ -14,12 +14,15 @@ import {
   type GitLabProject,
 } from "./gitlab-double-state.ts";
 import { GITLAB_ERROR_EXAMPLE } from "./gitlab-examples.ts";
+import type { GitLabIssueStore } from "./gitlab-issue-state.ts";
 
 export interface GitLabRouteContext {
   readonly user: GitLabDoubleUser;
   /** The project a `/projects/{id}/…` route names (undefined elsewhere). */
   readonly project: GitLabProject;
   readonly state: GitLabDoubleState;
+  /** The projects' issues (gitlab-issue-routes.ts). */
+  readonly issues: GitLabIssueStore;
 }
 
 export const int = z.string().regex(/^\d+$/);

@@ -20,6 +20,7 @@ import {
   GITLAB_TOKEN_SELF_EXAMPLE,
   GITLAB_VALIDATION_ERROR_EXAMPLE,
 } from "./gitlab-examples.ts";
+import { gitlabIssueRoutes } from "./gitlab-issue-routes.ts";
 import { gitlabNoteRoutes } from "./gitlab-note-routes.ts";
 import {
   canWrite,
@@ -338,5 +339,6 @@ export function gitlabRoutes(): ContractRoute<GitLabRouteContext>[] {
     },
     ...gitlabCiRoutes(),
     ...gitlabNoteRoutes(),
+    ...gitlabIssueRoutes(),
   ];
 }
