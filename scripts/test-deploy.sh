@@ -87,6 +87,17 @@ cleanup() {
       log "tearing down the cluster"
       timeout 180 "${COMPOSE[@]}" down -v --remove-orphans -t 10 >/dev/null 2>&1 ||
         log "compose down did not finish cleanly"
+      # `down -v` must leave no volume behind (the workers' anonymous ones included, also those
+      # of workers the rolling update replaced).
+      if [ "$status" = "0" ] && [ -f "$WORK/volumes-before" ]; then
+        leftover=$(docker volume ls -q | sort | comm -13 "$WORK/volumes-before" -)
+        if [ -n "$leftover" ]; then
+          log "FAILED: volumes left after down -v: $(echo "$leftover" | tr '\n' ' ')"
+          status=1
+        else
+          log "no volume left after down -v"
+        fi
+      fi
     fi
     if [ -n "$DOCKERD_PID" ]; then
       log "stopping the dockerd this run started (pid $DOCKERD_PID)"
@@ -190,6 +201,7 @@ docker build --network host -f infra/Dockerfile --build-arg BASE_IMAGE="$NODE_IM
 log "image built in $(($(date +%s) - build_started)) s, $(docker image inspect "$OVERSEER_IMAGE" --format '{{.Size}}' | awk '{printf "%.0f MB", $1/1e6}')"
 
 # --- the cluster ------------------------------------------------------------------------------
+docker volume ls -q | sort >"$WORK/volumes-before"
 log "compose up: postgres, redis, migrate, coordinator, gateway, 2 workers"
 "${COMPOSE[@]}" up -d --no-build --scale worker=2 >"$WORK/up.log" 2>&1 || { cat "$WORK/up.log"; die "compose up failed"; }
 

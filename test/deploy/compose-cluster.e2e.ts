@@ -12,31 +12,31 @@
  * - Every task ends done, each with exactly one submit and one approve transition, no run
  *   transition recorded twice, and exactly one landed commit per task on main.
  */
-import { execFile } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { promisify } from "node:util";
-import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { waitFor } from "../support/wait-for.ts";
+import { containedRuns } from "./contained-runs.ts";
+import {
+  api,
+  cli,
+  closeDatabase,
+  compose,
+  containerHealth,
+  docker,
+  git,
+  IMAGE_USER,
+  progress,
+  REPOS,
+  setToken,
+  sh,
+  sql,
+} from "./deploy-support.ts";
+import { agentCliAndDoctor } from "./operator-checks.ts";
+import { rollingUpdate } from "./rolling-update.ts";
 
-const run = promisify(execFile);
-
-function required(name: string): string {
-  const value = process.env[name];
-  if (!value)
-    throw new Error(`${name} is not set: run this through npm run test:deploy (scripts/test-deploy.sh)`);
-  return value;
-}
-
-const COMPOSE = required("OVERSEER_DEPLOY_COMPOSE").split(" ");
-const GATEWAY = required("OVERSEER_DEPLOY_GATEWAY_URL");
-const DATABASE_URL = required("OVERSEER_DEPLOY_DATABASE_URL");
-const REPOS = required("OVERSEER_TEST_REPOS");
 const PROJECT = "deploy";
 const REPO = path.join(REPOS, `${PROJECT}.git`);
-/** uid:gid of the `overseer` user in the image (infra/Dockerfile). */
-const IMAGE_USER = "10001:10001";
 const FIRST_IDS = ["S00-001", "S00-002", "S00-003", "S00-004", "S00-005", "S00-006"];
 /** Wait for every first task, so runs are still in flight when the Postgres restart comes. */
 const LATE_IDS = ["S01-001", "S01-002"];
@@ -45,54 +45,6 @@ const DRAIN_IDS = ["S02-001", "S02-002"];
 const TASK_IDS = [...FIRST_IDS, ...LATE_IDS, ...DRAIN_IDS];
 /** The worker's stop_grace_period in docker-compose.yml (above OVERSEER_WORKER_DRAIN_MS). */
 const WORKER_STOP_GRACE_SECONDS = 45;
-
-const started = Date.now();
-function progress(line: string): void {
-  process.stdout.write(`[test:deploy +${Math.round((Date.now() - started) / 1000)}s] ${line}\n`);
-}
-
-async function sh(file: string, args: string[], timeoutMs = 300_000): Promise<string> {
-  try {
-    const { stdout } = await run(file, args, { timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024 });
-    return stdout;
-  } catch (error) {
-    const e = error as Error & { stdout?: string; stderr?: string };
-    throw new Error(`${file} ${args.join(" ")} failed: ${e.message}\n${e.stdout ?? ""}${e.stderr ?? ""}`);
-  }
-}
-
-const compose = (args: string[], timeoutMs?: number) =>
-  sh(COMPOSE[0] as string, [...COMPOSE.slice(1), ...args], timeoutMs);
-const docker = (args: string[], timeoutMs?: number) => sh("docker", args, timeoutMs);
-const git = (args: string[], cwd?: string) =>
-  sh("git", ["-c", "safe.directory=*", ...(cwd ? ["-C", cwd] : []), ...args]);
-
-/** `overseer …` inside the running gateway container (the documented operator path, infra/README.md). */
-const cli = (args: string[]) => compose(["exec", "-T", "gateway", "node", "dist/overseer.js", ...args]);
-
-let token = "";
-async function api(method: string, route: string, body?: unknown, contentType = "application/json") {
-  const response = await fetch(`${GATEWAY}${route}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${token}`,
-      ...(body === undefined ? {} : { "content-type": contentType }),
-    },
-    body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body),
-    signal: AbortSignal.timeout(30_000),
-  });
-  const text = await response.text();
-  if (!response.ok) throw new Error(`${method} ${route}: ${response.status} ${text}`);
-  return text === "" ? null : JSON.parse(text);
-}
-
-const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 2, connectionTimeoutMillis: 10_000 });
-// An idle connection dies with the Postgres restart; the pool drops it and the next query reconnects.
-pool.on("error", () => undefined);
-
-async function sql<Row extends pg.QueryResultRow>(text: string, params: unknown[] = []): Promise<Row[]> {
-  return (await pool.query<Row>(text, params)).rows;
-}
 
 interface RunningRun {
   id: string;
@@ -107,17 +59,6 @@ async function runningRuns(): Promise<RunningRun[]> {
   );
 }
 
-async function containerHealth(id: string): Promise<string> {
-  return (
-    await docker([
-      "inspect",
-      "--format",
-      "{{if .State.Health}}{{.State.Health.Status}}{{else}}{{.State.Status}}{{end}}",
-      id,
-    ])
-  ).trim();
-}
-
 let scratch = "";
 
 beforeAll(async () => {
@@ -125,16 +66,17 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await pool.end();
+  await closeDatabase();
   await rm(scratch, { recursive: true, force: true });
 });
 
 /** The first admin token, from a one-off container of the image; then both workers' heartbeats. */
 async function startOperating(): Promise<void> {
-  token =
+  const token =
     (await cli(["token", "create", "--scope", "admin", "--name", "test-deploy"])).trim().split("\n").at(-1) ??
     "";
   expect(token).toMatch(/^ovr_/);
+  setToken(token);
   progress("admin token created with `compose exec gateway node dist/overseer.js token create`");
 
   const ready = await api("GET", "/readyz");
@@ -366,4 +308,22 @@ describe("compose cluster (npm run test:deploy)", () => {
     progress(`all ${done.length} tasks done`);
     await expectExactlyOnce();
   });
+
+  it(
+    "contains a fork bomb and a memory hog run as tasks inside the worker containers",
+    { timeout: 600_000 },
+    () => containedRuns(scratch),
+  );
+
+  it(
+    "runs the agent CLI baked in with AGENT_CLIS; doctor --deep in the gateway container exits 0",
+    {
+      timeout: 300_000,
+    },
+    () => agentCliAndDoctor(scratch, PROJECT),
+  );
+
+  it("replaces every worker one at a time, drained, while runs keep starting", { timeout: 900_000 }, () =>
+    rollingUpdate(scratch),
+  );
 });

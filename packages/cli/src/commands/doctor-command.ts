@@ -18,7 +18,13 @@ import {
 } from "@overseer/project-config";
 import { createRedis, describeRedisTarget, redisTarget } from "@overseer/queue";
 import type { SandboxDriverName } from "@overseer/run-contract";
-import { createSandboxDriver, detectDriver, detectSandboxHost } from "@overseer/sandbox";
+import {
+  createSandboxDriver,
+  detectDriver,
+  detectSandboxHost,
+  type ProbeReport,
+  type SandboxHost,
+} from "@overseer/sandbox";
 import type { ServiceSettings } from "@overseer/settings";
 import { DEFAULT_ROLE } from "@overseer/task-files";
 import { execa } from "execa";
@@ -50,7 +56,8 @@ const usage = "overseer doctor [--deep] [--project P] [--json] [--probe-timeout 
 
 export interface DoctorCheck {
   name: string;
-  status: "ok" | "warn" | "fail";
+  /** `skip`: does not apply where doctor runs (the detail says why and where it is checked). */
+  status: "ok" | "warn" | "fail" | "skip";
   detail: string;
   /** A failed required check makes doctor exit 1. */
   required: boolean;
@@ -115,10 +122,16 @@ export const doctorCommand: CliCommand = {
       const reachable = client ? await checkGateway(client, add) : true;
       await checkRedis(settings, add);
       await checkGit(add);
-      await checkSandbox(settings, add);
+      const sandboxSkipped = await checkSandbox(settings, io.env, add);
       const source = client ? gatewayProjects(client) : databaseProjects((database as DbHandle).db);
       if (reachable)
-        await checkProjects(source, io, add, { deep, project: values.project, probeTimeoutMs, settings });
+        await checkProjects(source, io, add, {
+          deep,
+          project: values.project,
+          probeTimeoutMs,
+          settings,
+          sandboxSkipped,
+        });
     } finally {
       await database?.close();
     }
@@ -296,8 +309,30 @@ async function checkGit(add: Add): Promise<void> {
   }
 }
 
-/** The configured driver, its version and a live probe (write inside, write outside, network). */
-async function checkSandbox(settings: ServiceSettings, add: Add): Promise<void> {
+/**
+ * Why the sandbox checks do not apply where doctor runs, or null: a container that is not a
+ * worker's (the compose gateway or coordinator, where the docs have operators run the CLI) has
+ * none of what bubblewrap needs, by design, so its failing probe says nothing about the workers.
+ */
+function sandboxNotHere(
+  probe: ProbeReport,
+  host: SandboxHost,
+  env: Readonly<Record<string, string | undefined>>,
+): string | null {
+  if (!host.container.container || env.OVERSEER_PREPARE_BWRAP === "1") return null;
+  if ([probe.writeInside, probe.writeOutsideDenied, probe.privilegesDropped].every((c) => c.ok)) return null;
+  return `not checked in this ${host.container.runtime} container, which runs no sandbox: only the worker service gets what bubblewrap needs (SYS_ADMIN for its entrypoint, the seccomp profile, OVERSEER_PREPARE_BWRAP=1; infra/README.md). Each worker probes its own sandbox at start and turns healthy only after it passed; GET /api/v1/workers lists each worker's sandbox`;
+}
+
+/**
+ * The configured driver, its version and a live probe (write inside, write outside, network).
+ * Returns why the sandbox checks were skipped here (sandboxNotHere), or null.
+ */
+async function checkSandbox(
+  settings: ServiceSettings,
+  env: Readonly<Record<string, string | undefined>>,
+  add: Add,
+): Promise<string | null> {
   const name = settings.sandbox as SandboxDriverName;
   const detection = await detectDriver({ allowUnsafeNone: settings.sandboxUnsafeNone });
   const availability = detection.drivers[name];
@@ -309,7 +344,7 @@ async function checkSandbox(settings: ServiceSettings, add: Add): Promise<void> 
       required: true,
       fix: sandboxDriverFix(name),
     });
-    return;
+    return null;
   }
   if (name === "none") {
     add({
@@ -319,7 +354,7 @@ async function checkSandbox(settings: ServiceSettings, add: Add): Promise<void> 
         "UNSAFE: agents run without isolation, with the worker's own rights (OVERSEER_SANDBOX_UNSAFE_NONE=1)",
       required: false,
     });
-    return;
+    return null;
   }
   add({
     name: "egress to internal ranges",
@@ -333,6 +368,11 @@ async function checkSandbox(settings: ServiceSettings, add: Add): Promise<void> 
   const probe = await createSandboxDriver(name).probe();
   // After the probe, not beside it: both create and remove the per-worker parent cgroup.
   const host = await detectSandboxHost();
+  const skipped = sandboxNotHere(probe, host, env);
+  if (skipped !== null) {
+    add({ name: `sandbox ${name}`, status: "skip", detail: skipped, required: false });
+    return skipped;
+  }
   add({
     name: "sandbox host",
     status: host.cgroups.delegated ? "ok" : "warn",
@@ -368,6 +408,7 @@ async function checkSandbox(settings: ServiceSettings, add: Add): Promise<void> 
       required: false,
     });
   }
+  return null;
 }
 
 async function checkProjects(
@@ -379,6 +420,8 @@ async function checkProjects(
     project?: string | undefined;
     probeTimeoutMs: number;
     settings: ServiceSettings;
+    /** Why the sandbox is not checked here (a service container), or null. */
+    sandboxSkipped: string | null;
   },
 ): Promise<void> {
   let projects: StoredProject[];
@@ -454,8 +497,37 @@ async function checkProjects(
       env: io.env,
       timeoutMs: options.probeTimeoutMs,
     };
+    if (options.sandboxSkipped !== null) {
+      await unsandboxedProjectChecks(probe, options.deep, add);
+      continue;
+    }
     // The host finding the CLI is not enough: a run execs it inside the sandbox.
     for (const check of await sandboxVisibilityChecks(probe)) add(check);
     if (options.deep) for (const check of await deepProbeProject(probe)) add(check);
+  }
+}
+
+/**
+ * Where no sandbox runs (a service container): the CLI's visibility inside the sandbox is the
+ * workers' to check (skipped, saying so), and --deep runs each CLI's version, auth and model
+ * call here without a sandbox, which the operator asked for by running it here.
+ */
+async function unsandboxedProjectChecks(
+  probe: Parameters<typeof deepProbeProject>[0],
+  deep: boolean,
+  add: Add,
+): Promise<void> {
+  add({
+    name: `${probe.projectId}: harness in the sandbox`,
+    status: "skip",
+    detail: "not checked here (no sandbox runs in this container); the workers run the harness in theirs",
+    required: false,
+  });
+  if (!deep) return;
+  const none = createSandboxDriver("none", { allowUnsafeNone: true });
+  try {
+    for (const check of await deepProbeProject({ ...probe, driver: none })) add(check);
+  } finally {
+    await none.dispose();
   }
 }
