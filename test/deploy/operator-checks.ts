@@ -27,7 +27,7 @@ export async function agentCliAndDoctor(scratch: string, healthyProject: string)
   const repo = await bareRepo(scratch, "gemini");
   await cli(["init", "--project", "gemini", "--repo", repo, "--agent", "gemini"]);
   const doctor = await cli(["doctor", "--project", "gemini"]);
-  expect(doctor).toMatch(/^OK\s+gemini: harness \S+\/execute\s+\/usr\/local\/bin\/gemini$/m);
+  expect(doctor).toMatch(/^OK\s+gemini: CLI gemini\s+\/usr\/local\/bin\/gemini in this image/m);
   progress(
     "`init --agent gemini` then `doctor` in the gateway container: gemini found at /usr/local/bin/gemini",
   );

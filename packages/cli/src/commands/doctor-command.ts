@@ -37,7 +37,7 @@ import type { CliIo } from "../cli-io.ts";
 import type { CliCommand } from "../command-registry.ts";
 import { commandTarget, databaseLabel, describeTarget } from "../command-target.ts";
 import { type GatewayClient, toCliError } from "../gateway-client.ts";
-import { deepProbeProject, sandboxVisibilityChecks } from "./doctor-deep-probe.ts";
+import { cliOf, deepProbeProject, sandboxVisibilityChecks } from "./doctor-deep-probe.ts";
 import {
   GIT_FIX,
   harnessNotConfiguredFix,
@@ -498,7 +498,7 @@ async function checkProjects(
       timeoutMs: options.probeTimeoutMs,
     };
     if (options.sandboxSkipped !== null) {
-      await unsandboxedProjectChecks(probe, options.deep, add);
+      await unsandboxedProjectChecks(probe, options.deep, io.env, add);
       continue;
     }
     // The host finding the CLI is not enough: a run execs it inside the sandbox.
@@ -508,21 +508,42 @@ async function checkProjects(
 }
 
 /**
- * Where no sandbox runs (a service container): the CLI's visibility inside the sandbox is the
- * workers' to check (skipped, saying so), and --deep runs each CLI's version, auth and model
- * call here without a sandbox, which the operator asked for by running it here.
+ * Where no sandbox runs (a service container of the workers' image): each distinct CLI (argv[0],
+ * or `$0` of a preset's `sh -c` wrapper) is looked up on this PATH, the image's, instead of
+ * inside a sandbox; --deep runs each CLI's version, auth and model call here without a sandbox,
+ * which the operator asked for by running it here.
  */
 async function unsandboxedProjectChecks(
   probe: Parameters<typeof deepProbeProject>[0],
   deep: boolean,
+  env: Readonly<Record<string, string | undefined>>,
   add: Add,
 ): Promise<void> {
-  add({
-    name: `${probe.projectId}: harness in the sandbox`,
-    status: "skip",
-    detail: "not checked here (no sandbox runs in this container); the workers run the harness in theirs",
-    required: false,
-  });
+  const clis = new Set<string>();
+  for (const role of probe.roles)
+    for (const action of ["execute", "review"] as const) {
+      const argv = commandForRole(probe.config, role, action);
+      if (argv.length > 0) clis.add(cliOf(argv));
+    }
+  for (const cli of clis) {
+    const found = resolveExecutable(cli, env.PATH);
+    add(
+      found
+        ? {
+            name: `${probe.projectId}: CLI ${cli}`,
+            status: "ok",
+            detail: `${found} in this image (no sandbox runs in this container; the workers run it in theirs)`,
+            required: true,
+          }
+        : {
+            name: `${probe.projectId}: CLI ${cli}`,
+            status: "fail",
+            detail: `${cli} is not in this image, so the workers built from it cannot run it either`,
+            required: true,
+            fix: harnessNotFoundFix(cli),
+          },
+    );
+  }
   if (!deep) return;
   const none = createSandboxDriver("none", { allowUnsafeNone: true });
   try {
