@@ -87,7 +87,7 @@ interface PhaseCounts {
 
 interface Figure {
   figure: string;
-  value: number;
+  value: number | null;
   goal: string;
   met: boolean | null;
 }
@@ -251,7 +251,9 @@ export async function benchScale(options: ScaleOptions = SCALE_DEFAULTS): Promis
   }
 }
 
+/** A figure beside its goal; one this size cannot give (no transition, no request) is null, not judged. */
 function figure(name: string, value: number, goal: string, met: ((v: number) => boolean) | null): Figure {
+  if (!Number.isFinite(value)) return { figure: name, value: null, goal, met: null };
   return { figure: name, value: round(value), goal, met: met ? met(value) : null };
 }
 
