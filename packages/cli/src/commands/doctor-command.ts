@@ -123,6 +123,7 @@ export const doctorCommand: CliCommand = {
       await checkRedis(settings, add);
       await checkGit(add);
       const sandboxSkipped = await checkSandbox(settings, io.env, add);
+      if (sandboxSkipped === null) await checkGvisor(settings, add);
       const source = client ? gatewayProjects(client) : databaseProjects((database as DbHandle).db);
       if (reachable)
         await checkProjects(source, io, add, {
@@ -409,6 +410,45 @@ async function checkSandbox(
     });
   }
   return null;
+}
+
+/**
+ * gVisor for projects with `sandbox.driver: gvisor` on a worker of another driver: whether runsc
+ * is installed, its version and platform, and whether a live probe held (the worker probes the same
+ * way at start and refuses such runs when it did not).
+ */
+async function checkGvisor(settings: ServiceSettings, add: Add): Promise<void> {
+  if (settings.sandbox === "gvisor") return; // the sandbox check above probed it
+  const gvisor = createSandboxDriver("gvisor");
+  try {
+    if ((await gvisor.version()) === null) {
+      add({
+        name: "sandbox gvisor",
+        status: "warn",
+        detail:
+          "runsc not installed: projects with sandbox.driver gvisor are refused by workers like this one",
+        required: false,
+        fix: sandboxDriverFix("gvisor"),
+      });
+      return;
+    }
+    const probe = await gvisor.probe();
+    const failed = [probe.writeOutsideDenied, probe.networkDenied, probe.privilegesDropped].filter(
+      (c) => !c.ok,
+    );
+    add({
+      name: "sandbox gvisor",
+      status: failed.length === 0 && probe.problems.length === 0 ? "ok" : "warn",
+      detail:
+        failed.length === 0
+          ? `${probe.version} works${probe.problems.length > 0 ? `; ${probe.problems.join("; ")}` : ""}`
+          : `${probe.version} does not confine here: ${[...probe.problems, ...failed.map((c) => c.detail)].join("; ")}`,
+      required: false,
+      ...(failed.length === 0 ? {} : { fix: sandboxProbeFix("gvisor") }),
+    });
+  } finally {
+    await gvisor.dispose();
+  }
 }
 
 async function checkProjects(
