@@ -138,6 +138,8 @@ const SETTING_CONSTANTS: Readonly<Record<string, readonly [keyof ServiceSettings
   OVERSEER_SLACK_BOT_TOKEN: ["slackBotToken", COORDINATOR_DEFAULTS.slackBotToken],
   OVERSEER_SLACK_API_URL: ["slackApiUrl", COORDINATOR_DEFAULTS.slackApiUrl],
   OVERSEER_NOTIFY_CONCURRENCY: ["notifyConcurrency", COORDINATOR_DEFAULTS.notifyConcurrency],
+  OVERSEER_INTAKE_POLL_MS: ["intakePollMs", COORDINATOR_DEFAULTS.intakePollMs],
+  OVERSEER_INTAKE_CONCURRENCY: ["intakeConcurrency", COORDINATOR_DEFAULTS.intakeConcurrency],
   OVERSEER_MIRROR_FRESH_MS: ["mirrorFreshMs", WORKER_DEFAULTS.mirrorFreshMs],
   OVERSEER_KILL_GRACE_MS: ["killGraceMs", WORKER_DEFAULTS.killGraceMs],
   OVERSEER_SHUTDOWN_GRACE_MS: ["shutdownGraceMs", COORDINATOR_DEFAULTS.shutdownGraceMs],

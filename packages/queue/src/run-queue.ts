@@ -10,6 +10,7 @@ import { COORDINATOR_DEFAULTS } from "@overseer/settings";
 import { type JobsOptions, Queue } from "bullmq";
 import type { z } from "zod";
 import { ForgeQueue } from "./forge-queue.ts";
+import { IntakeQueue } from "./intake-queue.ts";
 import { NotifyQueue } from "./notify-queue.ts";
 import { QUEUE_DEFAULTS, queueKeyPrefix, runJobId, runQueueName } from "./queue-names.ts";
 import type { Redis } from "./redis-connection.ts";
@@ -86,6 +87,8 @@ export class RunQueues {
   readonly forge: ForgeQueue;
   /** The coordinator's notification deliveries (notify-queue.ts). */
   readonly notify: NotifyQueue;
+  /** The coordinator's tracker intake: polls and issue re-reads (intake-queue.ts). */
+  readonly intake: IntakeQueue;
   private readonly jobOptions: JobsOptions;
 
   /** Takes options resolved once by `resolveQueueOptions`. */
@@ -101,6 +104,11 @@ export class RunQueues {
       prefix: options.prefix,
       attempts: options.notifyAttempts,
       backoffMs: options.notifyBackoffMs,
+    });
+    this.intake = new IntakeQueue(connection, {
+      prefix: options.prefix,
+      attempts: options.infraAttempts,
+      backoffMs: options.infraBackoffMs,
     });
     this.jobOptions = {
       attempts: options.infraAttempts,
@@ -222,6 +230,7 @@ export class RunQueues {
       ...[...this.poolQueues.values()].map((queue) => queue.close()),
       this.forge.close(),
       this.notify.close(),
+      this.intake.close(),
     ]);
   }
 }

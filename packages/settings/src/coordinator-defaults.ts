@@ -47,6 +47,10 @@ export const COORDINATOR_DEFAULTS = Object.freeze({
   notifyTimeoutMs: 10_000,
   /** Deliveries one replica sends in parallel, different streams (`OVERSEER_NOTIFY_CONCURRENCY`). */
   notifyConcurrency: 8,
+  /** Period of each intake source's poll of its tracker, in ms (`OVERSEER_INTAKE_POLL_MS`). */
+  intakePollMs: 60_000,
+  /** Intake jobs (polls, issue re-reads) one replica runs in parallel (`OVERSEER_INTAKE_CONCURRENCY`). */
+  intakeConcurrency: 2,
   /** Bot token Slack notifications are posted with; "" fails Slack deliveries (`OVERSEER_SLACK_BOT_TOKEN`). */
   slackBotToken: "",
   /** Slack's Web API base (`OVERSEER_SLACK_API_URL`). */

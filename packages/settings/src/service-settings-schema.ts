@@ -5,6 +5,7 @@ import { z } from "zod";
 import { CLUSTER_DEFAULTS } from "./cluster-defaults.ts";
 import { COORDINATOR_DEFAULTS } from "./coordinator-defaults.ts";
 import { GATEWAY_DEFAULTS } from "./gateway-defaults.ts";
+import { INTAKE_CONCURRENCY_SPEC, INTAKE_POLL_MS_SPEC } from "./intake-settings.ts";
 import { QUEUE_DEFAULTS } from "./queue-defaults.ts";
 import { LOG_LEVELS, type ServiceSettings } from "./service-settings.ts";
 import {
@@ -275,6 +276,8 @@ export const SPECS: SpecTable = {
     description: "Notification deliveries a coordinator sends at once (other subscriptions or projects).",
     schema: integer(1, 256),
   },
+  intakePollMs: INTAKE_POLL_MS_SPEC,
+  intakeConcurrency: INTAKE_CONCURRENCY_SPEC,
   slackBotToken: {
     name: "OVERSEER_SLACK_BOT_TOKEN",
     fallback: COORDINATOR_DEFAULTS.slackBotToken,

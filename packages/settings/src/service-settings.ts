@@ -78,6 +78,10 @@ export interface ServiceSettings {
   readonly notifyTimeoutMs: number;
   /** `OVERSEER_NOTIFY_CONCURRENCY`: deliveries a coordinator sends in parallel. Default `8`. */
   readonly notifyConcurrency: number;
+  /** `OVERSEER_INTAKE_POLL_MS`: period of each intake source's tracker poll. Default `60000`. */
+  readonly intakePollMs: number;
+  /** `OVERSEER_INTAKE_CONCURRENCY`: intake jobs a coordinator runs in parallel. Default `2`. */
+  readonly intakeConcurrency: number;
   /** `OVERSEER_SLACK_BOT_TOKEN`: bot token Slack notifications are posted with; "" fails them. Secret. */
   readonly slackBotToken: string;
   /** `OVERSEER_SLACK_API_URL`: Slack's Web API base. Default `https://slack.com/api/`. */

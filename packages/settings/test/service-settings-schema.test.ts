@@ -72,6 +72,8 @@ const TABLE: [string, keyof ServiceSettings, unknown, string, string][] = [
   ["OVERSEER_NOTIFY_BACKOFF_MS", "notifyBackoffMs", 5000, "-1", "an integer from 0"],
   ["OVERSEER_NOTIFY_TIMEOUT_MS", "notifyTimeoutMs", 10000, "5", "an integer from 100"],
   ["OVERSEER_NOTIFY_CONCURRENCY", "notifyConcurrency", 8, "0", "an integer from 1"],
+  ["OVERSEER_INTAKE_POLL_MS", "intakePollMs", 60000, "10", "an integer from 1000"],
+  ["OVERSEER_INTAKE_CONCURRENCY", "intakeConcurrency", 2, "0", "an integer from 1"],
   ["OVERSEER_SLACK_BOT_TOKEN", "slackBotToken", "", "x".repeat(513), "at most 512 characters"],
   ["OVERSEER_SLACK_API_URL", "slackApiUrl", "https://slack.com/api/", "slack.com/api", "http:// or https://"],
   ["OVERSEER_MIRROR_FRESH_MS", "mirrorFreshMs", 5000, "-1", "an integer from 0"],

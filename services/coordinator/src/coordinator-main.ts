@@ -66,6 +66,8 @@ const coordinator = new Coordinator(
     notifyConcurrency: settings.notifyConcurrency,
     notifyAttempts: settings.notifyAttempts,
     notifyTimeoutMs: settings.notifyTimeoutMs,
+    intakePollMs: settings.intakePollMs,
+    intakeConcurrency: settings.intakeConcurrency,
     slackBotToken: settings.slackBotToken,
     slackApiUrl: settings.slackApiUrl,
   }),

@@ -41,6 +41,10 @@ export interface CoordinatorOptions {
   notifyAttempts?: number;
   /** Bound on one webhook or Slack request. Default 10000 ms. */
   notifyTimeoutMs?: number;
+  /** Period of each intake source's tracker poll. Default 60000 ms. */
+  intakePollMs?: number;
+  /** Intake jobs run in parallel. Default 2. */
+  intakeConcurrency?: number;
   /** Bot token Slack subscriptions' messages are posted with. Default "": Slack deliveries fail. */
   slackBotToken?: string;
   /** Slack's Web API base. Default `https://slack.com/api/`. */
@@ -76,6 +80,8 @@ export function resolveCoordinatorOptions(options: CoordinatorOptions = {}): Res
     ["notifyConcurrency", 1],
     ["notifyAttempts", 1],
     ["notifyTimeoutMs", 1],
+    ["intakePollMs", 1000],
+    ["intakeConcurrency", 1],
   ];
   if (resolved.maxProjects !== null) atLeast.push(["maxProjects", 1]);
   for (const [key, min] of atLeast) {

@@ -52,6 +52,7 @@ import type { RunTracing } from "@overseer/telemetry";
 import { type ApplyCommandOptions, TransitionApplier } from "@overseer/transitions";
 import type { ResolvedCoordinatorOptions } from "./coordinator-options.ts";
 import { ForgeRunner } from "./forge/forge-runner.ts";
+import { IntakeRunner } from "./intake/intake-runner.ts";
 import { NotificationRunner } from "./notify/notification-runner.ts";
 import { ProjectPolicies, type ProjectPolicy } from "./project-policy.ts";
 import { ProjectSerializer } from "./project-serializer.ts";
@@ -92,6 +93,7 @@ export class Coordinator {
   /** Host-side pull request work of pull_request projects (forge/forge-runner.ts). */
   private readonly forge: ForgeRunner;
   private readonly notify: NotificationRunner; // outbox deliveries (notify/notification-runner.ts)
+  private readonly intake: IntakeRunner; // tracker intake (intake/intake-runner.ts)
   /** Reads and applies the run results (result-consumer.ts). */
   private readonly results: ResultConsumer;
   private leaseTimer: NodeJS.Timeout | null = null;
@@ -156,6 +158,10 @@ export class Coordinator {
       },
     );
     this.notify = new NotificationRunner({ ...deps, queue: deps.queues.notify }, options);
+    this.intake = new IntakeRunner(
+      { ...deps, queue: deps.queues.intake, transitions: this.transitions },
+      options,
+    );
     this.results = new ResultConsumer(
       deps.queues.results,
       () => deps.workerConnection.duplicate(),
@@ -188,6 +194,7 @@ export class Coordinator {
     this.resultRetryTimer = setInterval(() => void this.results.retryStale(), this.options.resultRetryMs);
     this.forge.start();
     await this.notify.start();
+    await this.intake.start();
     this.leaseTimer = setInterval(() => void this.renewLeases(), Math.floor(this.leaseTtlMs / 3));
     this.reconcileTimer = setInterval(() => void this.reconciler.sweep(), this.reconcileIntervalMs);
     log.info({ coordinator: this.id, owned: this.ownedProjects }, "coordinator started");
@@ -217,6 +224,7 @@ export class Coordinator {
     }
     await settlesBy(this.forge.stop(), deadline);
     await settlesBy(this.notify.stop(), deadline);
+    await settlesBy(this.intake.stop(), deadline);
     await settlesBy(this.serializer.idle(), deadline);
     await releaseLeases(this.deps.db, this.id).catch(() => undefined);
     this.owned.clear();

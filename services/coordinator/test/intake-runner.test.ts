@@ -38,7 +38,7 @@ let transitions: TransitionApplier;
 function runner(): IntakeRunner {
   return new IntakeRunner(
     { db: scratch.db, queue, transitions, workerConnection: redis, logger, env },
-    { prefix, intakePollMs: 60_000, intakeConcurrency: 2, reconcileIntervalMs: 60_000 },
+    { prefix, intakePollMs: 60_000, intakeConcurrency: 2 },
   );
 }
 

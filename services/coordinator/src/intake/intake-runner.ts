@@ -8,7 +8,7 @@
  *   `read` ──► readIssue: take → task (or mission), terminal/unassigned → cancel, comments → answers
  *
  * At least once and idempotent by issue id (intake-issue.ts), so a redelivered job, two replicas
- * or a restart mid-read change nothing twice. `sync` (at start and every reconcile interval)
+ * or a restart mid-read change nothing twice. `sync` (at start and every poll period)
  * rebuilds the poll schedulers from Postgres, so a Redis flush loses no source. Tracker tokens
  * are read here from the host environment variable a source names; they never enter a sandbox.
  */
@@ -48,7 +48,6 @@ export interface IntakeRunnerOptions {
   readonly prefix: string;
   readonly intakePollMs: number;
   readonly intakeConcurrency: number;
-  readonly reconcileIntervalMs: number;
 }
 
 /** A source's tracker adapter, its token read from the host environment variable it names. */
@@ -99,7 +98,7 @@ export class IntakeRunner {
     await this.sync().catch((error) => log.warn({ err: error }, "intake sync failed; retried"));
     this.#syncTimer = setInterval(
       () => void this.sync().catch((error) => log.warn({ err: error }, "intake sync failed; retried")),
-      this.#options.reconcileIntervalMs,
+      this.#options.intakePollMs,
     );
   }
 
