@@ -76,7 +76,7 @@ export function jiraJql(query: IntakeQuery, since: string | null | undefined, ti
   return `${clauses.join(" AND ")} ORDER BY updated ASC`;
 }
 
-function toIssue(issue: JiraIssue, baseUrl: string): TrackerIssue {
+function toIssue(issue: JiraIssue, baseUrl: string, myAccountId: string): TrackerIssue {
   const fields = issue.fields ?? {};
   return {
     id: issue.id ?? "",
@@ -87,7 +87,10 @@ function toIssue(issue: JiraIssue, baseUrl: string): TrackerIssue {
     state: fields.status?.name ?? "",
     terminal: fields.status?.statusCategory?.key === "done",
     labels: fields.labels ?? [],
-    assignees: fields.assignee?.accountId ? [fields.assignee.accountId] : [],
+    // The account id, and `me` when it is the token's own account (a query's `assignee: me`).
+    assignees: fields.assignee?.accountId
+      ? [fields.assignee.accountId, ...(fields.assignee.accountId === myAccountId ? ["me"] : [])]
+      : [],
     blockedBy: (fields.issuelinks ?? [])
       .filter((link) => link.type?.name === "Blocks" && link.inwardIssue?.id)
       .map((link) => link.inwardIssue?.id ?? ""),
@@ -135,11 +138,12 @@ export class JiraAdapter implements TrackerAdapter {
     if (!connection.baseUrl)
       throw new Error("a Jira intake source needs its site URL (https://your-site.atlassian.net)");
     this.#baseUrl = connection.baseUrl.replace(/\/$/, "");
-    this.#client = connection.user
-      ? new Version3Client({
-          host: this.#baseUrl,
-          authentication: { basic: { email: connection.user, apiToken: connection.token } },
-        })
+    // Basic auth: the email as `user`, or the token given as `email:api-token`.
+    const paired = /^([^:\s]+@[^:\s]+):(.+)$/.exec(connection.token);
+    const email = connection.user ?? paired?.[1];
+    const apiToken = connection.user ? connection.token : (paired?.[2] ?? connection.token);
+    this.#client = email
+      ? new Version3Client({ host: this.#baseUrl, authentication: { basic: { email, apiToken } } })
       : new Version3Client({
           host: this.#baseUrl,
           authentication: { oauth2: { accessToken: connection.token } },
@@ -178,18 +182,21 @@ export class JiraAdapter implements TrackerAdapter {
           ...(token ? { nextPageToken: token } : {}),
         }),
       );
-      found.push(...(page.issues ?? []).map((issue) => toIssue(issue as JiraIssue, this.#baseUrl)));
+      found.push(
+        ...(page.issues ?? []).map((issue) => toIssue(issue as JiraIssue, this.#baseUrl, me.accountId)),
+      );
       nextPageToken = page.nextPageToken;
     } while (nextPageToken);
     return found;
   }
 
   async getIssue(id: string): Promise<TrackerIssue | null> {
+    const me = await this.#myself();
     try {
       const issue = await this.#call(() =>
         this.#client.issues.getIssue({ issueIdOrKey: id, fields: FIELDS }),
       );
-      return toIssue(issue as JiraIssue, this.#baseUrl);
+      return toIssue(issue as JiraIssue, this.#baseUrl, me.accountId);
     } catch (error) {
       if ((error as { status?: number }).status === 404) return null;
       throw error;

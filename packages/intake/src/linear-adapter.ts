@@ -93,7 +93,17 @@ interface CommentNode {
   botActor: { name: string | null } | null;
 }
 
-function toIssue(node: IssueNode): TrackerIssue {
+/**
+ * Every name a query's `assignee` may use for the issue's assignee: display name, full name, email,
+ * and `me` when it is the token's own user (intake compares the query's assignee with these).
+ */
+function assigneeNames(assignee: IssueNode["assignee"], viewerId: string): string[] {
+  if (!assignee) return [];
+  const names = [assignee.displayName, assignee.name, assignee.email];
+  return assignee.id === viewerId ? [...names, "me"] : names;
+}
+
+function toIssue(node: IssueNode, viewerId: string): TrackerIssue {
   return {
     id: node.id,
     key: node.identifier,
@@ -103,7 +113,7 @@ function toIssue(node: IssueNode): TrackerIssue {
     state: node.state.name,
     terminal: TERMINAL_TYPES.has(node.state.type),
     labels: node.labels.nodes.map((l) => l.name),
-    assignees: node.assignee ? [node.assignee.displayName] : [],
+    assignees: assigneeNames(node.assignee, viewerId),
     blockedBy: node.inverseRelations.nodes.filter((r) => r.type === "blocks").map((r) => r.issue.id),
     updatedAt: node.updatedAt,
   };
@@ -195,12 +205,13 @@ export class LinearAdapter implements TrackerAdapter {
   }
 
   async listIssues(query: IntakeQuery, since?: string | null): Promise<TrackerIssue[]> {
+    const viewer = await this.#viewerOnce();
     const filter = linearIssueFilter(query, since);
     const found: TrackerIssue[] = [];
     let after: string | null = null;
     for (;;) {
       const data: { issues: Page<IssueNode> } = await this.#query(ISSUES_QUERY, { filter, after });
-      found.push(...data.issues.nodes.map(toIssue));
+      found.push(...data.issues.nodes.map((node) => toIssue(node, viewer.id)));
       if (!data.issues.pageInfo.hasNextPage) return found;
       after = data.issues.pageInfo.endCursor;
     }
@@ -208,8 +219,9 @@ export class LinearAdapter implements TrackerAdapter {
 
   async getIssue(id: string): Promise<TrackerIssue | null> {
     try {
+      const viewer = await this.#viewerOnce();
       const data = await this.#query<{ issue: IssueNode | null }>(ISSUE_QUERY, { id });
-      return data.issue ? toIssue(data.issue) : null;
+      return data.issue ? toIssue(data.issue, viewer.id) : null;
     } catch (error) {
       if (/not found/i.test(String((error as Error).message))) return null;
       throw error;

@@ -70,7 +70,7 @@ describe("the Jira adapter against the Jira double (jira.js v3 models)", () => {
       state: "To Do",
       terminal: false,
       labels: ["overseer", "backend"],
-      assignees: [jira.bot.accountId],
+      assignees: [jira.bot.accountId, "me"],
       blockedBy: [blocker.id],
     });
     const byAccount = await adapter.listIssues({ container: "PROJ", assignee: jira.human.accountId });
@@ -155,6 +155,12 @@ describe("the Jira adapter against the Jira double (jira.js v3 models)", () => {
     expect(String(error)).toMatch(/Jira refused the credentials \(401\).*API token/);
     const bearer = createTrackerAdapter({ kind: "jira", token: jira.bot.apiToken, baseUrl: jira.url });
     expect(await bearer.whoAmI()).toBe(jira.bot.accountId);
+    const paired = createTrackerAdapter({
+      kind: "jira",
+      token: `${jira.bot.email}:${jira.bot.apiToken}`,
+      baseUrl: jira.url,
+    });
+    expect(await paired.whoAmI()).toBe(jira.bot.accountId);
   });
 });
 

@@ -52,7 +52,7 @@ describe("the Linear adapter against the Linear double (schema of @linear/sdk)",
       body: "Export as CSV.\n\n- [ ] a header row",
       state: "Todo",
       terminal: false,
-      assignees: [linear.bot.displayName],
+      assignees: [linear.bot.displayName, linear.bot.name, linear.bot.email, "me"],
       blockedBy: [blocker.id],
     });
     expect([...(export_?.labels ?? [])].sort()).toEqual(["backend", "overseer"]);
