@@ -37,3 +37,4 @@ export {
   type TrackerRegistration,
   trackerWebhookVerifier,
 } from "./tracker-registry.ts";
+export { TrackerCredentialsError } from "./tracker-retry.ts";

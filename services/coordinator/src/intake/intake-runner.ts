@@ -27,6 +27,7 @@ import {
   type IntakeQuery,
   intakeConfigOf,
   type TrackerAdapter,
+  TrackerCredentialsError,
 } from "@overseer/intake";
 import { INTAKE_QUEUE, type IntakeQueue, intakeJobSchema, queueKeyPrefix, type Redis } from "@overseer/queue";
 import type { Logger } from "@overseer/runtime";
@@ -67,6 +68,15 @@ export function adapterOf(
     token,
     ...(source.base_url ? { baseUrl: source.base_url } : {}),
   });
+}
+
+/** A tracker's refusal of the credentials, naming the environment variable the token came from. */
+function credentialsNamed(source: IntakeSourceRow, error: unknown): unknown {
+  if (!(error instanceof TrackerCredentialsError)) return error;
+  return new TrackerCredentialsError(
+    `intake source ${source.id}: ${error.message} The token is read from ${source.token_env} on this coordinator; set it there and restart.`,
+    { cause: error },
+  );
 }
 
 export class IntakeRunner {
@@ -122,9 +132,13 @@ export class IntakeRunner {
     const job = intakeJobSchema.parse(data);
     const source = await getIntakeSource(this.#deps.db, job.sourceId);
     if (source === null || !source.enabled) return;
-    if (job.kind === "poll") return this.#poll(source);
-    const outcome = await readIssue(this.#work(source, adapterOf(source, this.#deps.env)), job.issueId);
-    this.#count(outcome);
+    try {
+      if (job.kind === "poll") return await this.#poll(source);
+      const outcome = await readIssue(this.#work(source, adapterOf(source, this.#deps.env)), job.issueId);
+      this.#count(outcome);
+    } catch (error) {
+      throw credentialsNamed(source, error);
+    }
   }
 
   async #poll(source: IntakeSourceRow): Promise<void> {
@@ -140,7 +154,10 @@ export class IntakeRunner {
       await recordIntakePoll(this.#deps.db, source.id, { polledAt: started, error: null });
       this.#count("poll");
     } catch (error) {
-      await recordIntakePoll(this.#deps.db, source.id, { polledAt: null, error: String(error) });
+      await recordIntakePoll(this.#deps.db, source.id, {
+        polledAt: null,
+        error: String(credentialsNamed(source, error)),
+      });
       throw error;
     }
   }
