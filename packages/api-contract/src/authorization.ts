@@ -143,6 +143,25 @@ export const AUTHORIZATION_TABLE = {
     path: "/api/v1/notifications/deliveries/{delivery_id}/redeliver",
     scope: "operate",
   },
+  // Tracker intake: sources (which env var holds the token is the admin's), dry run, webhooks
+  listIntakeSources: { method: "get", path: "/api/v1/projects/{id}/intake/sources", scope: "read" },
+  createIntakeSource: { method: "post", path: "/api/v1/projects/{id}/intake/sources", scope: "admin" },
+  removeIntakeSource: {
+    method: "delete",
+    path: "/api/v1/projects/{id}/intake/sources/{source_id}",
+    scope: "admin",
+  },
+  testIntakeSource: {
+    method: "post",
+    path: "/api/v1/projects/{id}/intake/sources/{source_id}/test",
+    scope: "operate",
+  },
+  // Tracker webhooks: no token; each delivery carries the tracker's signature of the source's secret
+  receiveIntakeWebhook: {
+    method: "post",
+    path: "/api/v1/intake/sources/{source_id}/webhook",
+    scope: "public",
+  },
   // Forge webhooks: no token; each delivery carries the forge's signature of the shared secret
   receiveForgeWebhook: { method: "post", path: "/api/v1/forge/{id}/webhooks/{forge}", scope: "public" },
   // Slack button clicks: no token; each carries Slack's signature, and acts as the clicker's mapped token

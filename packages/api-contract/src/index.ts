@@ -7,6 +7,7 @@ export * from "./authorization.ts";
 export * from "./fleet-schemas.ts";
 export * from "./forge-schemas.ts";
 export * from "./id-schemas.ts";
+export * from "./intake-schemas.ts";
 export * from "./mcp-schemas.ts";
 export * from "./notification-api-schemas.ts";
 export * from "./notification-schemas.ts";

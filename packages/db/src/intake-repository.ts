@@ -210,3 +210,16 @@ export async function recordIntakeDelivery(
     .executeTakeFirst();
   return inserted !== undefined;
 }
+
+/** Source id → how many issues it turned into tasks (a source that took none is absent). */
+export async function intakeItemCounts(db: Db, sourceIds: readonly string[]): Promise<Map<string, number>> {
+  if (sourceIds.length === 0) return new Map();
+  const rows = await db
+    .selectFrom("intake_items")
+    .select(["source_id", (eb) => eb.fn.countAll<string>().as("taken")])
+    .where("source_id", "in", [...sourceIds])
+    .where("task_id", "is not", null)
+    .groupBy("source_id")
+    .execute();
+  return new Map(rows.map((r) => [r.source_id, Number(r.taken)]));
+}

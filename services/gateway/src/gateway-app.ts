@@ -30,6 +30,7 @@ import { registerArgusRoutes } from "./routes/argus/register.ts";
 import { registerEventRoutes } from "./routes/event/register.ts";
 import { registerFleetRoutes } from "./routes/fleet/register.ts";
 import { registerForgeRoutes } from "./routes/forge/register.ts";
+import { registerIntakeRoutes } from "./routes/intake/register.ts";
 import { registerMcpRoutes } from "./routes/mcp/register.ts";
 import { registerNotificationRoutes } from "./routes/notification/register.ts";
 import { registerWebhookDocuments } from "./routes/notification/webhook-documents.ts";
@@ -186,6 +187,7 @@ export function createGatewayApp(deps: GatewayDeps, settings: ResolvedGatewayOpt
   registerForgeRoutes(app, ctx);
   registerSlackRoutes(app, ctx);
   registerNotificationRoutes(app, ctx);
+  registerIntakeRoutes(app, ctx);
   registerWebhookDocuments(app);
   registerMcpRoutes(app, ctx);
   registerQueueBoardRoutes(app, ctx);

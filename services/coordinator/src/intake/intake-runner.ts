@@ -13,6 +13,7 @@
  * are read here from the host environment variable a source names; they never enter a sandbox.
  */
 import { randomUUID } from "node:crypto";
+import { IntakeConfigSpec, IntakeQuerySpec } from "@overseer/api-contract";
 import {
   type Db,
   getIntakeSource,
@@ -24,7 +25,6 @@ import {
 import type { Command } from "@overseer/domain";
 import {
   createTrackerAdapter,
-  type IntakeQuery,
   intakeConfigOf,
   type TrackerAdapter,
   TrackerCredentialsError,
@@ -61,7 +61,7 @@ export function adapterOf(
     throw new Error(
       `intake source ${source.id}: the environment variable ${source.token_env} is not set on this coordinator; set it to the ${source.kind} token`,
     );
-  const query = source.query as unknown as IntakeQuery;
+  const query = IntakeQuerySpec.parse(source.query);
   return createTrackerAdapter({
     kind: source.kind,
     container: query.container,
@@ -145,7 +145,7 @@ export class IntakeRunner {
     const started = new Date().toISOString();
     try {
       const adapter = adapterOf(source, this.#deps.env);
-      const query = source.query as unknown as IntakeQuery;
+      const query = IntakeQuerySpec.parse(source.query);
       const since = source.polled_at ? source.polled_at.toISOString() : null;
       const issues = await adapter.listIssues(query, since);
       const live = await liveIntakeIssueIds(this.#deps.db, source.id);
@@ -166,8 +166,8 @@ export class IntakeRunner {
     return {
       db: this.#deps.db,
       source,
-      query: source.query as unknown as IntakeQuery,
-      config: intakeConfigOf(source.config as never),
+      query: IntakeQuerySpec.parse(source.query),
+      config: intakeConfigOf(IntakeConfigSpec.parse(source.config)),
       adapter,
       apply: (projectId: string, command: Command) => this.#deps.transitions.apply(projectId, command),
       newId: () => randomUUID(),

@@ -107,6 +107,7 @@ const ERROR_DESCRIPTIONS = {
   415: "Unsupported Content-Type.",
   422: "Well-formed but refused (invalid option, note required, invalid runner config or task file).",
   429: "Too many write requests for this token; see Retry-After.",
+  502: "An outside service the route asked (a tracker) refused or could not be reached; the message carries its error.",
   503: "A dependency (Postgres, Redis) is unavailable, or too many streams are open.",
 } as const;
 
