@@ -1,6 +1,11 @@
 import type { LandingFailure, MissionState, Proposal, RepoKind } from "@overseer/domain";
 import type { ColumnType, Generated, Insertable, Selectable } from "kysely";
-import type { IntakeItemsTable, IntakeSourcesTable, IntakeWebhookDeliveriesTable } from "./intake-schema.ts";
+import type {
+  IntakeItemsTable,
+  IntakeSourcesTable,
+  IntakeWebhookDeliveriesTable,
+  TrackerUpdatesTable,
+} from "./intake-schema.ts";
 
 /** Columns Postgres fills by default on insert. */
 type Defaulted<T> = ColumnType<T, T | undefined, T>;
@@ -278,6 +283,7 @@ export interface Database {
   intake_sources: IntakeSourcesTable;
   intake_items: IntakeItemsTable;
   intake_webhook_deliveries: IntakeWebhookDeliveriesTable;
+  tracker_updates: TrackerUpdatesTable;
 }
 
 /** A webhook signing secret (`whsec_…`); a rotated-out one signs until `expires_at` (ISO). */

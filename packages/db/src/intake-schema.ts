@@ -1,5 +1,5 @@
 /** The tables of tracker intake (migration 0022). */
-import type { ColumnType } from "kysely";
+import type { ColumnType, Generated } from "kysely";
 
 type Defaulted<T> = ColumnType<T, T | undefined, T>;
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
@@ -43,4 +43,25 @@ export interface IntakeWebhookDeliveriesTable {
   issue_id: string;
   what: "issue" | "comment";
   received_at: Timestamp;
+}
+
+/** Two-way status, tracker side (migration 0023). */
+export interface TrackerUpdatesTable {
+  id: Generated<string>;
+  key: string;
+  source_id: string;
+  issue_id: string;
+  project_id: string;
+  task_id: string;
+  moment: "started" | "pr_opened" | "done" | "blocked" | "merged";
+  occurrence: string;
+  event_id: string | null;
+  /** `pullRequestUrl`, `detail` (why blocked). */
+  data: Json<Record<string, unknown>>;
+  status: Defaulted<"pending" | "delivered" | "dead">;
+  attempts: Defaulted<number>;
+  last_error: string | null;
+  last_attempt_at: NullableTimestamp;
+  delivered_at: NullableTimestamp;
+  created_at: Timestamp;
 }

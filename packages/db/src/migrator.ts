@@ -21,6 +21,7 @@ import * as runPool from "./migrations/0019-run-pool.ts";
 import * as slackMessageRef from "./migrations/0020-slack-message-ref.ts";
 import * as runEnvironment from "./migrations/0021-run-environment.ts";
 import * as intake from "./migrations/0022-intake.ts";
+import * as trackerUpdates from "./migrations/0023-tracker-updates.ts";
 
 /** Migrations in order. Add new ones at the end; never edit one that has shipped. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -45,6 +46,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "0020-slack-message-ref": slackMessageRef,
   "0021-run-environment": runEnvironment,
   "0022-intake": intake,
+  "0023-tracker-updates": trackerUpdates,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

@@ -26,6 +26,7 @@ import { loadProjectState } from "./project-state-repository.ts";
 import { persistPullRequests } from "./pull-request-repository.ts";
 import { taskMutableColumns } from "./row-mappers.ts";
 import { type RunReport, runReportColumns, storeRunReport } from "./run-report-columns.ts";
+import { writeTrackerUpdates } from "./tracker-update-repository.ts";
 import { storeRunTranscript } from "./transcript-repository.ts";
 import { recordRunUsage } from "./usage-repository.ts";
 
@@ -269,6 +270,8 @@ async function persist(
   const eventRows = await insertEvents(db, projectId, result.events, extras.payload);
   // The notifications of these events, in the same transaction (the outbox).
   await writeOutbox(db, projectId, result.events, changes.decisions, eventRows);
+  // What the issues of intake-made tasks hear (two-way status), in the same transaction too.
+  await writeTrackerUpdates(db, projectId, result.events, eventRows, changes.tasks, before);
   return { eventRows, notified: eventRows.length > 0, reported, actionRunNumbers };
 }
 

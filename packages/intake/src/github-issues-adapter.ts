@@ -135,6 +135,9 @@ export class GitHubIssuesAdapter implements TrackerAdapter {
       ...this.#where,
       issue_number: issueNumber(id),
       body: `${body}\n\n${marker}`,
+      // Not retried blindly: a 5xx may come after the comment was made. The caller retries the
+      // whole call, which finds the first comment by its marker instead of posting a second.
+      request: { retries: 0 },
     });
     return { id: String(GitHubIssueCommentSchema.parse(data).id), created: true };
   }

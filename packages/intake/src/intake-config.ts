@@ -65,5 +65,7 @@ export const INTAKE_CONFIG_DEFAULTS: IntakeSourceConfig = Object.freeze({
 /** A config with the defaults filled in for what `partial` leaves unset. */
 export function intakeConfigOf(partial: Partial<IntakeSourceConfig> = {}): IntakeSourceConfig {
   const defined = Object.fromEntries(Object.entries(partial).filter(([, value]) => value !== undefined));
-  return { ...INTAKE_CONFIG_DEFAULTS, ...defined };
+  // A status map overrides moment by moment: a moment it leaves out keeps its default.
+  const statusMap = { ...INTAKE_CONFIG_DEFAULTS.statusMap, ...(partial.statusMap ?? {}) };
+  return { ...INTAKE_CONFIG_DEFAULTS, ...defined, statusMap };
 }

@@ -149,6 +149,8 @@ describe("the status map", () => {
     const jira = intakeConfigOf({ statusMap: { merged: { state: "Done" }, done: { comment: false } } });
     expect(statusUpdateOf("jira", "merged", jira, context).state).toBe("Done");
     expect(statusUpdateOf("jira", "done", jira, context).comment).toBeNull();
+    // A moment the map leaves out keeps its default.
+    expect(statusUpdateOf("jira", "started", jira, context).addLabels).toEqual(["overseer:working"]);
   });
 
   it("never adds and removes the same label", () => {

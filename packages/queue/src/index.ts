@@ -25,6 +25,7 @@ export {
   RunQueues,
   resolveQueueOptions,
 } from "./run-queue.ts";
+export { TrackerStatusQueue, trackerStatusJobSchema } from "./tracker-status-queue.ts";
 export {
   poolWaiting,
   servedPools,

@@ -18,6 +18,8 @@ export const FORGE_QUEUE = "forge";
 export const NOTIFY_QUEUE = "notify";
 /** The coordinator's tracker intake: polls per source and issue re-reads (intake-queue.ts). */
 export const INTAKE_QUEUE = "intake";
+/** The coordinator's two-way status writes to intake issues (tracker-status-queue.ts). */
+export const TRACKER_STATUS_QUEUE = "tracker-status";
 
 /**
  * The BullMQ prefix of a cluster's queues: its key prefix as a hash tag (`{overseer}`), so

@@ -15,6 +15,7 @@ import { NotifyQueue } from "./notify-queue.ts";
 import { QUEUE_DEFAULTS, queueKeyPrefix, runJobId, runQueueName } from "./queue-names.ts";
 import type { Redis } from "./redis-connection.ts";
 import { ResultStream } from "./result-stream.ts";
+import { TrackerStatusQueue } from "./tracker-status-queue.ts";
 
 export interface QueueOptions {
   /** Redis key prefix for every queue; default `overseer`. */
@@ -89,6 +90,8 @@ export class RunQueues {
   readonly notify: NotifyQueue;
   /** The coordinator's tracker intake: polls and issue re-reads (intake-queue.ts). */
   readonly intake: IntakeQueue;
+  /** The coordinator's two-way status writes to intake issues (tracker-status-queue.ts). */
+  readonly trackerStatus: TrackerStatusQueue;
   private readonly jobOptions: JobsOptions;
 
   /** Takes options resolved once by `resolveQueueOptions`. */
@@ -101,6 +104,11 @@ export class RunQueues {
     this.results = new ResultStream(connection, options.prefix);
     this.forge = new ForgeQueue(connection, { prefix: options.prefix });
     this.notify = new NotifyQueue(connection, {
+      prefix: options.prefix,
+      attempts: options.notifyAttempts,
+      backoffMs: options.notifyBackoffMs,
+    });
+    this.trackerStatus = new TrackerStatusQueue(connection, {
       prefix: options.prefix,
       attempts: options.notifyAttempts,
       backoffMs: options.notifyBackoffMs,
@@ -231,6 +239,7 @@ export class RunQueues {
       this.forge.close(),
       this.notify.close(),
       this.intake.close(),
+      this.trackerStatus.close(),
     ]);
   }
 }

@@ -52,7 +52,7 @@ import type { RunTracing } from "@overseer/telemetry";
 import { type ApplyCommandOptions, TransitionApplier } from "@overseer/transitions";
 import type { ResolvedCoordinatorOptions } from "./coordinator-options.ts";
 import { ForgeRunner } from "./forge/forge-runner.ts";
-import { IntakeRunner } from "./intake/intake-runner.ts";
+import { IntakeServices } from "./intake/intake-services.ts";
 import { NotificationRunner } from "./notify/notification-runner.ts";
 import { ProjectPolicies, type ProjectPolicy } from "./project-policy.ts";
 import { ProjectSerializer } from "./project-serializer.ts";
@@ -93,7 +93,7 @@ export class Coordinator {
   /** Host-side pull request work of pull_request projects (forge/forge-runner.ts). */
   private readonly forge: ForgeRunner;
   private readonly notify: NotificationRunner; // outbox deliveries (notify/notification-runner.ts)
-  private readonly intake: IntakeRunner; // tracker intake (intake/intake-runner.ts)
+  private readonly intake: IntakeServices; // tracker intake and two-way status (intake/)
   /** Reads and applies the run results (result-consumer.ts). */
   private readonly results: ResultConsumer;
   private leaseTimer: NodeJS.Timeout | null = null;
@@ -158,10 +158,7 @@ export class Coordinator {
       },
     );
     this.notify = new NotificationRunner({ ...deps, queue: deps.queues.notify }, options);
-    this.intake = new IntakeRunner(
-      { ...deps, queue: deps.queues.intake, transitions: this.transitions },
-      options,
-    );
+    this.intake = new IntakeServices(deps, this.transitions, options);
     this.results = new ResultConsumer(
       deps.queues.results,
       () => deps.workerConnection.duplicate(),

@@ -1,0 +1,234 @@
+/**
+ * Two-way status, tracker side, against real Postgres and Redis (BullMQ) and the GitHub double
+ * (every request and answer checked against @octokit/openapi): an intake-made task moving
+ * through started → PR opened → merged writes one `tracker_updates` row per moment in the
+ * transaction of its event, and the runner turns each into exactly one comment (the PR's with
+ * its URL), the labels of the status map, and a close on merge; a redelivered job or a lost
+ * answer posts nothing twice; a tracker 5xx is retried with backoff and then delivered.
+ */
+import {
+  applyTransition,
+  createIntakeSource,
+  createProject,
+  createScratchDatabase,
+  listTrackerUpdates,
+  type ScratchDatabase,
+} from "@overseer/db";
+import { IntakeQueue, type Redis, TrackerStatusQueue } from "@overseer/queue";
+import { createLogger } from "@overseer/runtime";
+import { createTestRedis, deleteRedisKeys, GitHubDouble, uniqueRedisPrefix } from "@overseer/test-support";
+import { startProject, TransitionApplier } from "@overseer/transitions";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { IntakeRunner } from "../src/intake/intake-runner.ts";
+import { TrackerStatusRunner } from "../src/intake/tracker-status-runner.ts";
+
+const REPO = "acme/app";
+const BOT = { login: "overseer-bot", token: "ghp_status_bot" };
+const prefix = uniqueRedisPrefix("tracker-status");
+const logger = createLogger({ name: "tracker-status-test", level: "silent" });
+const env = { OVERSEER_TEST_GITHUB_TOKEN: BOT.token };
+
+let scratch: ScratchDatabase;
+let redis: Redis;
+let intakeQueue: IntakeQueue;
+let statusQueue: TrackerStatusQueue;
+let github: GitHubDouble;
+let transitions: TransitionApplier;
+
+beforeAll(async () => {
+  scratch = await createScratchDatabase();
+  redis = createTestRedis();
+  intakeQueue = new IntakeQueue(redis, { prefix, attempts: 2, backoffMs: 50 });
+  statusQueue = new TrackerStatusQueue(redis, { prefix, attempts: 3, backoffMs: 50 });
+  transitions = new TransitionApplier({ db: scratch.db });
+  github = await GitHubDouble.start();
+  github.addUser(BOT);
+  await github.createRepository(REPO);
+}, 60_000);
+
+afterAll(async () => {
+  await intakeQueue?.close();
+  await statusQueue?.close();
+  if (redis) await deleteRedisKeys(redis, prefix);
+  redis?.disconnect();
+  await scratch?.drop();
+  await github?.close();
+});
+
+afterEach(() => {
+  expect(github.takeViolations()).toEqual([]);
+});
+
+function statusRunner(): TrackerStatusRunner {
+  return new TrackerStatusRunner(
+    {
+      db: scratch.db,
+      queue: statusQueue,
+      notifications: scratch.notifications,
+      workerConnection: redis,
+      logger,
+      env,
+    },
+    { prefix, notifyConcurrency: 2, notifyAttempts: 3, reconcileIntervalMs: 60_000 },
+  );
+}
+
+/** A project with a GitHub intake source and one issue taken as a task; the issue number and task id. */
+async function intakeTask(projectId: string): Promise<{ number: number; taskId: string }> {
+  await createProject(scratch.db, { id: projectId, repo: "/tmp/none", runnerConfig: {}, objective: "o" });
+  await createIntakeSource(scratch.db, {
+    id: `gh-${projectId}`,
+    projectId,
+    kind: "github",
+    baseUrl: github.url,
+    query: { container: REPO, labels: ["overseer"], assignee: BOT.login },
+    config: {},
+    tokenEnv: "OVERSEER_TEST_GITHUB_TOKEN",
+    webhookSecretEnv: null,
+    createdBy: "test",
+  });
+  const number = github.openIssue(REPO, {
+    title: `Work for ${projectId}`,
+    labels: ["overseer"],
+    assignees: [BOT.login],
+  });
+  const intake = new IntakeRunner(
+    { db: scratch.db, queue: intakeQueue, transitions, workerConnection: redis, logger, env },
+    { prefix, intakePollMs: 60_000, intakeConcurrency: 1 },
+  );
+  await intake.process({ v: 1, kind: "read", sourceId: `gh-${projectId}`, issueId: String(number) });
+  await startProject(transitions, projectId);
+  return { number, taskId: `acme-app-${number}` };
+}
+
+/** Claims the next run and starts it; its id. */
+async function claimAndStart(projectId: string): Promise<string> {
+  const run = (await applyTransition(scratch.db, projectId, { kind: "claim" })).changes.runs[0];
+  if (!run) throw new Error("nothing claimed");
+  await applyTransition(scratch.db, projectId, { kind: "run-started", runId: run.id, workerId: "w1" });
+  return run.id;
+}
+
+/** The task is executed, reviewed and approved in pull_request mode, its PR opened (#7). */
+async function throughPullRequest(projectId: string, taskId: string, url: string): Promise<void> {
+  const execute = await claimAndStart(projectId);
+  await applyTransition(scratch.db, projectId, {
+    kind: "submit",
+    runId: execute,
+    message: "work",
+    commitSha: "c0ffee",
+    branchHead: "c0ffee",
+  });
+  const review = await claimAndStart(projectId); // a second run.started: still one "started"
+  await applyTransition(scratch.db, projectId, {
+    kind: "approve",
+    runId: review,
+    feedback: "Looks right",
+    landedSha: "c0ffee",
+    landedBranch: `overseer/pr/${taskId}`,
+    reviewedHead: "c0ffee",
+    pullRequest: { base: "main" },
+  });
+  await applyTransition(scratch.db, projectId, {
+    kind: "pr-opened",
+    taskId,
+    number: 7,
+    url,
+    headSha: "c0ffee",
+  });
+}
+
+async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+const allDelivered = (projectId: string, count: number) => async () => {
+  const rows = await listTrackerUpdates(scratch.db, { projectId });
+  return rows.length === count && rows.every((r) => r.status === "delivered") ? rows : undefined;
+};
+
+describe("two-way status (GitHub Issues)", () => {
+  it("comments once per moment, moves labels per the map and closes the issue on merge", async () => {
+    const { number, taskId } = await intakeTask("flow");
+    const url = "https://github.test/acme/app/pull/7";
+    await throughPullRequest("flow", taskId, url);
+    await applyTransition(scratch.db, "flow", {
+      kind: "pr-opened",
+      taskId,
+      number: 7,
+      url,
+      headSha: "c0ffee",
+    });
+    // Written with their events, before anything is sent.
+    const written = await listTrackerUpdates(scratch.db, { projectId: "flow" });
+    expect(written.map((r) => [r.moment, r.status]).reverse()).toEqual([
+      ["started", "pending"],
+      ["pr_opened", "pending"],
+    ]);
+    const runner = statusRunner();
+    await runner.start();
+    try {
+      await until("started and PR comments", allDelivered("flow", 2));
+      const issue = () => github.issues(REPO).find((i) => i.number === number);
+      expect(issue()?.labels).toEqual(expect.arrayContaining(["overseer", "overseer:working"]));
+      await applyTransition(scratch.db, "flow", {
+        kind: "pr-merged",
+        taskId,
+        mergeCommitSha: "beef",
+        mergedBy: "alice",
+      });
+      const rows = await until("the merge update", allDelivered("flow", 3));
+      expect(rows.map((r) => r.moment).reverse()).toEqual(["started", "pr_opened", "merged"]);
+      const bodies = github.comments(REPO, number).map((c) => c.body);
+      expect(bodies).toHaveLength(3);
+      expect(bodies[0]).toContain(`started work on this issue as task \`${taskId}\``);
+      expect(bodies[1]).toContain(url);
+      expect(bodies[2]).toContain("merged");
+      expect(issue()?.state).toBe("closed");
+      expect(issue()?.labels).not.toContain("overseer:working");
+
+      // A redelivered job of a delivered update writes nothing.
+      for (const row of rows) await runner.process({ v: 1, updateId: row.id });
+      expect(github.comments(REPO, number)).toHaveLength(3);
+    } finally {
+      await runner.stop();
+    }
+  });
+
+  it("posts a comment whose answer was lost only once when the write is retried", async () => {
+    const { number } = await intakeTask("lost");
+    github.fail({ status: 502, matching: /^POST .*\/issues\/\d+\/comments$/, afterEffect: true });
+    await claimAndStart("lost");
+    const runner = statusRunner();
+    await runner.start();
+    try {
+      await until("the started update", allDelivered("lost", 1));
+      expect(github.comments(REPO, number)).toHaveLength(1);
+    } finally {
+      await runner.stop();
+    }
+  });
+
+  it("retries a tracker 5xx with backoff, then delivers", async () => {
+    const { number } = await intakeTask("flaky");
+    // The comment's POST is not retried inside the adapter: two job attempts fail, the third delivers.
+    github.fail({ status: 503, times: 2, matching: /^POST .*\/issues\/\d+\/comments$/ });
+    await claimAndStart("flaky");
+    const runner = statusRunner();
+    await runner.start();
+    try {
+      const [row] = await until("the started update", allDelivered("flaky", 1));
+      expect(row?.attempts).toBe(3);
+      expect(row?.last_error).toBeNull();
+      expect(github.comments(REPO, number)).toHaveLength(1);
+    } finally {
+      await runner.stop();
+    }
+  });
+});
