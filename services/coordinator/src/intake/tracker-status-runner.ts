@@ -13,6 +13,7 @@
  * retried by BullMQ with exponential backoff; after `notifyAttempts` the update is `dead` (logged,
  * listed with its error; an operator can redeliver it). A periodic sweep re-asks for every head.
  */
+import { IntakeConfigSpec } from "@overseer/api-contract";
 import {
   type Db,
   getIntakeSource,
@@ -162,12 +163,17 @@ export class TrackerStatusRunner {
     const source = await getIntakeSource(this.#deps.db, update.source_id);
     if (source === null) throw new Error(`intake source ${update.source_id} is gone; nothing to write to`);
     const adapter = adapterOf(source, this.#deps.env);
-    const write = statusUpdateOf(source.kind, update.moment, intakeConfigOf(source.config as never), {
-      taskId: update.task_id,
-      occurrence: update.occurrence,
-      pullRequestUrl: update.data.pullRequestUrl ?? null,
-      detail: update.data.detail ?? null,
-    });
+    const write = statusUpdateOf(
+      source.kind,
+      update.moment,
+      intakeConfigOf(IntakeConfigSpec.parse(source.config)),
+      {
+        taskId: update.task_id,
+        occurrence: update.occurrence,
+        pullRequestUrl: update.data.pullRequestUrl ?? null,
+        detail: update.data.detail ?? null,
+      },
+    );
     if (write.comment) await adapter.comment(update.issue_id, write.comment.body, write.comment.marker);
     if (write.addLabels.length > 0 || write.removeLabels.length > 0)
       await adapter.setLabels(update.issue_id, write.addLabels, write.removeLabels);
