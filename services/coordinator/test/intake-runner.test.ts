@@ -122,6 +122,18 @@ describe("intake runner (GitHub Issues)", () => {
     }
   });
 
+  it("two runners reading one new issue at the same moment take it once, and neither fails", async () => {
+    await source("gh-race", "race");
+    const number = github.openIssue(REPO, { title: "Race", labels: ["overseer"], assignees: [BOT.login] });
+    const job = { v: 1, kind: "read", sourceId: "gh-race", issueId: String(number) };
+    for (let round = 0; round < 3; round++) {
+      await Promise.all([runner().process(job), runner().process(job), runner().process(job)]);
+    }
+    const { tasks } = await listTasks(scratch.db, "race");
+    expect(tasks.map((t) => t.id)).toEqual([`acme-app-${number}`]);
+    expect((await getIntakeSource(scratch.db, "gh-race"))?.last_error ?? null).toBeNull();
+  });
+
   it("answers the task's pending card with a person's comment, through the resolve command", async () => {
     await source("gh-answer", "answer");
     const number = github.openIssue(REPO, {

@@ -110,8 +110,9 @@ async function take(work: IssueWork, issue: TrackerIssue): Promise<IssueOutcome>
       await work.apply(source.project_id, { kind: "import-tasks", tasks: [card], by });
     }
   } catch (error) {
-    // Taken before (a redelivery after a crash between the import and the record below).
-    if (!(error instanceof DomainError && error.code === "already_exists")) throw error;
+    // Taken before: a redelivery after a crash between the import and the record below, or
+    // another coordinator's runner taking the same issue at the same moment.
+    if (!takenBefore(error, taskId)) throw error;
   }
   await recordIntakeItem(work.db, {
     sourceId: source.id,
@@ -126,6 +127,13 @@ async function take(work: IssueWork, issue: TrackerIssue): Promise<IssueOutcome>
     "intake took an issue",
   );
   return "taken";
+}
+
+/** The import was refused because the issue's task already exists (its id is the issue's). */
+function takenBefore(error: unknown, taskId: string): boolean {
+  if (!(error instanceof DomainError)) return false;
+  if (error.code === "already_exists") return true;
+  return error.code === "conflict" && error.details.taskId === taskId && !("unknown" in error.details);
 }
 
 async function cancel(work: IssueWork, item: IntakeItemRow, reason: string): Promise<void> {
