@@ -5,6 +5,7 @@ import { type CliIo, terminalSafeIo } from "./cli-io.ts";
 import { type CliCommand, findCommand, helpText } from "./command-registry.ts";
 import { doctorCommand } from "./commands/doctor-command.ts";
 import { initCommand } from "./commands/init-command.ts";
+import { intakeCommands } from "./commands/intake-commands.ts";
 import { mcpCommand } from "./commands/mcp-command.ts";
 import { migrateCommand } from "./commands/migrate-command.ts";
 import { missionStartCommand } from "./commands/mission-command.ts";
@@ -30,6 +31,7 @@ export const COMMANDS: readonly CliCommand[] = [
   upCommand,
   ...operatorCommands,
   ...notifyCommands,
+  ...intakeCommands,
   mcpCommand,
 ];
 
