@@ -7,6 +7,7 @@
  */
 import type { Redis, ResultEntry, ResultStream } from "@overseer/queue";
 import type { Logger } from "@overseer/runtime";
+import { settlesBy } from "./scheduling-rules.ts";
 
 export interface ResultConsumerOptions {
   /** Consumer name in the group: the coordinator's id. */
@@ -66,11 +67,8 @@ export class ResultConsumer {
     // Ends a blocking read at once; an entry it was being handed stays pending for others.
     this.connection?.disconnect();
     await this.loop.catch(() => undefined);
-    const all = Promise.allSettled([...this.inFlight.values()]).then(() => true);
-    const late = new Promise<boolean>((resolve) => {
-      setTimeout(() => resolve(false), Math.max(0, deadline - Date.now())).unref();
-    });
-    return Promise.race([all, late]);
+    // settlesBy waits for all when there is no deadline (setTimeout would clamp Infinity to 1 ms).
+    return settlesBy(Promise.allSettled([...this.inFlight.values()]), deadline);
   }
 
   private async run(connection: Redis): Promise<void> {
