@@ -4,7 +4,9 @@
  * through started → PR opened → merged writes one `tracker_updates` row per moment in the
  * transaction of its event, and the runner turns each into exactly one comment (the PR's with
  * its URL), the labels of the status map, and a close on merge; a redelivered job or a lost
- * answer posts nothing twice; a tracker 5xx is retried with backoff and then delivered.
+ * answer posts nothing twice; a tracker 5xx is retried with backoff and then delivered; a
+ * "Needs you" stop writes a `blocked` update with its reason. (Octokit's throttling spaces
+ * comment writes about 3 s apart, as GitHub asks, so a case with three comments takes ~8 s.)
  */
 import {
   applyTransition,
@@ -217,18 +219,29 @@ describe("two-way status (GitHub Issues)", () => {
 
   it("retries a tracker 5xx with backoff, then delivers", async () => {
     const { number } = await intakeTask("flaky");
-    // The comment's POST is not retried inside the adapter: two job attempts fail, the third delivers.
-    github.fail({ status: 503, times: 2, matching: /^POST .*\/issues\/\d+\/comments$/ });
-    await claimAndStart("flaky");
+    // The comment's POST is not retried inside the adapter: the first job attempt fails, the next delivers.
+    github.fail({ status: 503, matching: new RegExp(`^POST .*/issues/${number}/comments$`) });
+    const runId = await claimAndStart("flaky");
     const runner = statusRunner();
     await runner.start();
     try {
       const [row] = await until("the started update", allDelivered("flaky", 1));
-      expect(row?.attempts).toBe(3);
+      expect(row?.attempts).toBe(2);
       expect(row?.last_error).toBeNull();
       expect(github.comments(REPO, number)).toHaveLength(1);
     } finally {
       await runner.stop();
     }
+    // A "Needs you" stop is a `blocked` update, written with its event and carrying why.
+    await applyTransition(scratch.db, "flaky", {
+      kind: "escalate",
+      runId,
+      reason: "A product decision.",
+      needsUser: true,
+      question: "Which database?",
+      options: [{ id: "postgres", label: "Postgres" }],
+    });
+    const [blocked] = await listTrackerUpdates(scratch.db, { projectId: "flaky", status: "pending" });
+    expect(blocked).toMatchObject({ moment: "blocked", data: { detail: expect.any(String) } });
   });
 });
