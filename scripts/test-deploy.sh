@@ -12,7 +12,7 @@
 # are cached by tag across runs (OVERSEER_TEST_REBUILD_BASE=1 rebuilds them).
 #
 # Settings (environment): OVERSEER_TEST_PG_PORT (55432), OVERSEER_TEST_REDIS_PORT (56379),
-# OVERSEER_TEST_GATEWAY_PORT (57070), DEBIAN_MIRROR (read from the apt sources),
+# OVERSEER_TEST_GATEWAY_PORT (57070), OVERSEER_TEST_REGISTRY_PORT (55000), DEBIAN_MIRROR (read from the apt sources),
 # OVERSEER_TEST_KEEP=1 (leave the cluster up for inspection; dockerd keeps running).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,6 +28,8 @@ die() {
 export OVERSEER_TEST_PG_PORT=${OVERSEER_TEST_PG_PORT:-55432}
 export OVERSEER_TEST_REDIS_PORT=${OVERSEER_TEST_REDIS_PORT:-56379}
 export OVERSEER_TEST_GATEWAY_PORT=${OVERSEER_TEST_GATEWAY_PORT:-57070}
+# The project-image case's docker-registry on loopback (the workers name it insecure).
+export OVERSEER_TEST_REGISTRY_PORT=${OVERSEER_TEST_REGISTRY_PORT:-55000}
 export POSTGRES_PASSWORD=${POSTGRES_PASSWORD:-overseer-test}
 PROJECT_NAME=overseer-deploy-test
 # Base image tags carry a hash of the files they are built from, so an edited recipe rebuilds.
@@ -49,6 +51,8 @@ missing=()
 command -v dockerd >/dev/null 2>&1 || missing+=(docker.io)
 command -v docker-compose >/dev/null 2>&1 || docker compose version >/dev/null 2>&1 || missing+=(docker-compose)
 command -v debootstrap >/dev/null 2>&1 || missing+=(debootstrap)
+# The project-image case: its registry, and the images suite's image builder (test/images).
+for tool in skopeo umoci docker-registry; do command -v "$tool" >/dev/null 2>&1 || missing+=("$tool"); done
 if [ ${#missing[@]} -gt 0 ]; then
   log "installing ${missing[*]} (apt)"
   apt-get update -qq

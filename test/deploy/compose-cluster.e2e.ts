@@ -33,6 +33,7 @@ import {
   sql,
 } from "./deploy-support.ts";
 import { agentCliAndDoctor } from "./operator-checks.ts";
+import { projectImages } from "./project-images.ts";
 import { rollingUpdate } from "./rolling-update.ts";
 
 const PROJECT = "deploy";
@@ -321,6 +322,12 @@ describe("compose cluster (npm run test:deploy)", () => {
       timeout: 300_000,
     },
     () => agentCliAndDoctor(scratch, PROJECT),
+  );
+
+  it(
+    "runs a Python project on its image (sandbox.image) inside the worker containers, under bwrap and under gVisor",
+    { timeout: 900_000 },
+    () => projectImages(scratch),
   );
 
   it("replaces every worker one at a time, drained, while runs keep starting", { timeout: 900_000 }, () =>

@@ -4,7 +4,7 @@
  * tools (compose, docker, git, the CLI in the gateway container, the HTTP API).
  */
 import { execFile } from "node:child_process";
-import { writeFile } from "node:fs/promises";
+import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
 import pg from "pg";
@@ -97,13 +97,20 @@ export async function closeDatabase(): Promise<void> {
   await pool.end();
 }
 
-/** A bare repository `<REPOS>/<name>.git` with one commit on main, owned by the image's user. */
-export async function bareRepo(scratch: string, name: string): Promise<string> {
+/** A bare repository `<REPOS>/<name>.git` with one commit on main (a README and `files`), owned by the image's user. */
+export async function bareRepo(
+  scratch: string,
+  name: string,
+  files: Record<string, string> = {},
+): Promise<string> {
   const seed = path.join(scratch, `${name}-work`);
   const repo = path.join(REPOS, `${name}.git`);
   await git(["init", "-q", "-b", "main", seed]);
-  await writeFile(path.join(seed, "README.md"), `# ${name}\n`);
-  await git(["add", "README.md"], seed);
+  for (const [file, content] of Object.entries({ "README.md": `# ${name}\n`, ...files })) {
+    await mkdir(path.dirname(path.join(seed, file)), { recursive: true });
+    await writeFile(path.join(seed, file), content);
+  }
+  await git(["add", "-A"], seed);
   await git(
     ["-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-q", "-m", "Initial"],
     seed,

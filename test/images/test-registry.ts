@@ -187,9 +187,10 @@ export class TestRegistry {
   private dir = "";
   host = "";
 
-  async start(): Promise<this> {
+  /** Listens on `port` (a fixed one other processes were told about), else on a free one. */
+  async start(port?: number): Promise<this> {
     this.dir = await mkdtemp(path.join(tmpdir(), "overseer-registry-"));
-    const port = await freePort();
+    port ??= await freePort();
     this.host = `127.0.0.1:${port}`;
     const config = path.join(this.dir, "config.yml");
     await writeFile(

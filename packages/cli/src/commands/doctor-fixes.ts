@@ -51,7 +51,7 @@ export function sandboxDriverFix(driver: SandboxDriverName): string {
 /** A live sandbox probe failed: the driver runs but does not isolate as required. */
 export function sandboxProbeFix(driver: SandboxDriverName): string {
   if (driver === "gvisor")
-    return "see the probe's problems above; as a non-root worker runsc runs --rootless and needs user namespaces; inside a container it needs CAP_SYS_ADMIN and a seccomp profile allowing unshare/mount, else use bwrap there";
+    return "see the probe's problems above; as a non-root worker runsc runs --rootless and needs user namespaces; inside a container it needs a seccomp profile allowing unshare, mount, pivot_root and chroot (infra/seccomp-bwrap.json; infra/README.md, Project images), else use bwrap there";
   return driver === "bwrap"
     ? "allow unprivileged user namespaces (`sudo sysctl -w kernel.unprivileged_userns_clone=1`; on Ubuntu 24.04+ also `sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0`); inside a container see docker-compose.yml; see packages/sandbox/README.md"
     : "set OVERSEER_SANDBOX=bwrap";
