@@ -112,7 +112,15 @@ export const PROC_MASKED_FILES: readonly string[] = [
   "latency_stats",
 ];
 
-export type TopLevelEntry = { path: string; kind: "symlink"; target: string } | { path: string; kind: "dir" };
+/**
+ * A top-level entry of the sandbox's system: a symlink, a directory bound whole, or (`entries`) a
+ * directory made on the sandbox's root with each of its entries bound, so binds below it (the
+ * worker's own files under an image's /opt, e.g. /opt/overseer/dist/bin) still get their mount
+ * points.
+ */
+export type TopLevelEntry =
+  | { path: string; kind: "symlink"; target: string }
+  | { path: string; kind: "dir"; entries?: readonly string[] };
 
 /** Host facts the builder needs; gathered (and cached) by the driver. */
 export interface BwrapHostLayout {
@@ -203,7 +211,12 @@ export function buildBwrapArgs(input: BwrapBuildInput): string[] {
   for (const entry of layout.topLevel) {
     if (entry.path === "/bin" && files.binDir !== null) args.push("--ro-bind", files.binDir, "/bin");
     else if (entry.kind === "symlink") args.push("--symlink", entry.target, entry.path);
-    else args.push("--ro-bind", `${system}${entry.path}`, entry.path);
+    else if (entry.entries === undefined) args.push("--ro-bind", `${system}${entry.path}`, entry.path);
+    else {
+      args.push("--dir", entry.path);
+      for (const name of entry.entries)
+        args.push("--ro-bind", `${system}${entry.path}/${name}`, `${entry.path}/${name}`);
+    }
   }
   if (files.binDir !== null) {
     for (const command of files.commands) args.push("--ro-bind", command.source, `/bin/${command.name}`);

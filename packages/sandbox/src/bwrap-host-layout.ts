@@ -49,10 +49,21 @@ export async function detectImageLayout(rootfs: string): Promise<BwrapHostLayout
   const etcEntries = names.filter((name) => !ETC_NEVER.test(name) && !ETC_IMAGE_SKIPPED.has(name)).sort();
   return {
     ...(await kernelFacts()),
-    topLevel: await topLevelEntries(rootfs, [...SYSTEM_TOP_LEVEL, "/opt"]),
+    // The image's /opt entry by entry: the worker's own install may live under /opt (the
+    // production image's /opt/overseer), and its binds need mount points there.
+    topLevel: [...(await topLevelEntries(rootfs, SYSTEM_TOP_LEVEL)), ...(await imageOpt(rootfs))],
     etcEntries,
     systemRoot: rootfs,
   };
+}
+
+async function imageOpt(rootfs: string): Promise<TopLevelEntry[]> {
+  const info = await lstat(join(rootfs, "opt")).catch(() => null);
+  if (info === null) return [];
+  if (info.isSymbolicLink())
+    return [{ path: "/opt", kind: "symlink", target: await readlink(join(rootfs, "opt")) }];
+  if (!info.isDirectory()) return [];
+  return [{ path: "/opt", kind: "dir", entries: (await readdir(join(rootfs, "opt"))).sort() }];
 }
 
 /** Image /etc entries the snapshot makes itself (mtab) or that describe the image's host. */

@@ -77,6 +77,28 @@ describe("BwrapDriver on an image rootfs", () => {
     expect(await fingerprintTree([rootfs])).toEqual(before);
   });
 
+  it("binds a host directory under /opt next to the image's /opt (a worker installed in /opt/overseer)", async () => {
+    const hostOpt = await mkdtemp("/opt/overseer-rootfs-test-");
+    try {
+      await writeFile(join(hostOpt, "tool.txt"), "from the worker's /opt\n");
+      const script = `cat ${hostOpt}/tool.txt; sh /opt/tool/bin/hello; touch ${hostOpt}/x 2>/dev/null || echo read-only`;
+      const result = await runShell(
+        driver,
+        script,
+        ws.spec({ rootfs, readOnlyBinds: [...(ws.spec().readOnlyBinds ?? []), hostOpt] }),
+      );
+      expect(result.stderr).toBe("");
+      expect(result.stdout.split("\n")).toEqual([
+        "from the worker's /opt",
+        "hello from /opt",
+        "read-only",
+        "",
+      ]);
+    } finally {
+      await rm(hostOpt, { recursive: true, force: true });
+    }
+  });
+
   it("keeps the accounts synthetic and places the spec's commands in the image's /bin", async () => {
     const tool = join(ws.root, "overseer-tool");
     await writeFile(tool, "#!/bin/sh\necho placed command\n", { mode: 0o755 });
