@@ -24,6 +24,19 @@ export async function loadProjectState(
   projectId: string,
   options: LoadStateOptions = {},
 ): Promise<ProjectState> {
+  return (await loadProjectStateAndIntake(db, projectId, options)).state;
+}
+
+/**
+ * loadProjectState, and the tasks of the project that came from an intake item (not
+ * cancelled), read by the same statement: a transition writes tracker updates only for those
+ * (tracker-update-repository.ts), so a project without intake pays no statement for them.
+ */
+export async function loadProjectStateAndIntake(
+  db: Db,
+  projectId: string,
+  options: LoadStateOptions = {},
+): Promise<{ state: ProjectState; intakeTaskIds: ReadonlySet<string> }> {
   const runIds = [...(options.runIds ?? [])];
   const decisionIds = [...(options.decisionIds ?? [])];
   // The (resolved) card of a named run's task is loaded too: a re-asked card must grow its
@@ -45,7 +58,9 @@ export async function loadProjectState(
            AND (c.status = 'pending' OR c.id = ANY(${decisionIds}::text[])
              OR c.id IN (SELECT 'decision-' || n.task_id FROM runs n
                          WHERE n.project_id = ${projectId} AND n.id = ANY(${runIds}::text[])))) AS decisions,
-      (SELECT coalesce(json_agg(q), '[]') FROM pull_requests q WHERE q.project_id = ${projectId}) AS pull_requests`.execute(
+      (SELECT coalesce(json_agg(q), '[]') FROM pull_requests q WHERE q.project_id = ${projectId}) AS pull_requests,
+      (SELECT coalesce(json_agg(i.task_id), '[]') FROM intake_items i
+         WHERE i.project_id = ${projectId} AND i.task_id IS NOT NULL AND i.cancelled_at IS NULL) AS intake_tasks`.execute(
     db,
   );
   const parts = rows[0];
@@ -74,12 +89,13 @@ export async function loadProjectState(
   const decisions = new Map<string, Decision>(
     parts.decisions.map((r) => [r.id as string, decisionFromRow(revive<DecisionRow>(r, DECISION_DATES))]),
   );
-  return {
+  const state: ProjectState = {
     project: projectControlFromRow(revive<ProjectRow>(parts.project, PROJECT_DATES)),
     tasks,
     runs,
     decisions,
   };
+  return { state, intakeTaskIds: new Set(parts.intake_tasks) };
 }
 
 /** The parts of loadProjectState's one row, as JSON gives them (timestamps as strings). */
@@ -90,6 +106,7 @@ interface StateParts {
   runs: Record<string, unknown>[];
   decisions: Record<string, unknown>[];
   pull_requests: Record<string, unknown>[];
+  intake_tasks: string[];
 }
 
 const PROJECT_DATES = ["created_at", "updated_at"] as const;

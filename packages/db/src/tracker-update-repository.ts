@@ -100,7 +100,9 @@ function momentsOf(
 
 /**
  * Writes the tracker updates of a transition, for the tasks that came from an intake item (not
- * cancelled); a moment already written for the item is skipped. Returns how many were written.
+ * cancelled; `intakeTaskIds`, read with the transition's state); a moment already written for
+ * the item is skipped. Returns how many were written. A transition of no intake-made task
+ * sends no statement.
  */
 export async function writeTrackerUpdates(
   db: Db,
@@ -109,8 +111,10 @@ export async function writeTrackerUpdates(
   eventRows: readonly EventRow[],
   tasks: readonly Task[],
   before: ReadonlyMap<string, Task>,
+  intakeTaskIds: ReadonlySet<string>,
 ): Promise<number> {
-  const moments = momentsOf(events, eventRows, tasks, before);
+  if (intakeTaskIds.size === 0) return 0;
+  const moments = momentsOf(events, eventRows, tasks, before).filter((m) => intakeTaskIds.has(m.task_id));
   if (moments.length === 0) return 0;
   const written = await sql`
     INSERT INTO tracker_updates (key, source_id, issue_id, project_id, task_id, moment, occurrence, event_id, data)

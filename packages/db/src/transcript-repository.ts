@@ -1,5 +1,5 @@
 import { sql } from "kysely";
-import type { Db } from "./connection.ts";
+import { type Db, json } from "./connection.ts";
 
 /** A run's transcript as stored: the worker's parsed entries, unvalidated JSON (callers parse). */
 export interface StoredRunTranscript {
@@ -74,4 +74,35 @@ export async function listTaskTranscripts(
       },
     ]),
   );
+}
+
+/**
+ * The insert of a run's transcript whose run, task and project are known (the run's own ending
+ * update carries it as a CTE: no statement of its own). Same effect as storeRunTranscript.
+ */
+export function runTranscriptInsert(
+  db: Db,
+  run: { runId: string; projectId: string; taskId: string },
+  transcript: { agent: string | null; entries: readonly unknown[]; truncated: boolean },
+) {
+  const text = JSON.stringify(transcript.entries);
+  return db
+    .insertInto("run_transcripts")
+    .values({
+      run_id: run.runId,
+      project_id: run.projectId,
+      task_id: run.taskId,
+      agent: transcript.agent,
+      entries: json(transcript.entries),
+      truncated: transcript.truncated,
+      bytes: Buffer.byteLength(text),
+    })
+    .onConflict((oc) =>
+      oc.column("run_id").doUpdateSet((eb) => ({
+        agent: eb.ref("excluded.agent"),
+        entries: eb.ref("excluded.entries"),
+        truncated: eb.ref("excluded.truncated"),
+        bytes: eb.ref("excluded.bytes"),
+      })),
+    );
 }

@@ -10,9 +10,9 @@ import {
   type ProjectStatus,
   type Usage,
 } from "@overseer/domain";
-import { sql } from "kysely";
+import { type QueryCreator, sql } from "kysely";
 import { type Db, json } from "./connection.ts";
-import type { EventRow } from "./database-schema.ts";
+import type { Database, EventRow } from "./database-schema.ts";
 import {
   ConflictError,
   isSerializationFailure,
@@ -22,12 +22,12 @@ import {
 import { insertBatches } from "./insert-batches.ts";
 import { holdLease } from "./lease-repository.ts";
 import { writeOutbox } from "./outbox-repository.ts";
-import { loadProjectState } from "./project-state-repository.ts";
+import { loadProjectStateAndIntake } from "./project-state-repository.ts";
 import { persistPullRequests } from "./pull-request-repository.ts";
 import { taskMutableColumns } from "./row-mappers.ts";
 import { type RunReport, runReportColumns, storeRunReport } from "./run-report-columns.ts";
 import { writeTrackerUpdates } from "./tracker-update-repository.ts";
-import { storeRunTranscript } from "./transcript-repository.ts";
+import { runTranscriptInsert, storeRunTranscript } from "./transcript-repository.ts";
 import { recordRunUsage } from "./usage-repository.ts";
 
 export interface ApplyOptions {
@@ -124,7 +124,7 @@ export async function applyTransition(
         if (!notified) await notify(trx, projectId, options.origin);
         return { ...created, eventRows };
       }
-      const state = await loadProjectState(trx, projectId, {
+      const { state, intakeTaskIds } = await loadProjectStateAndIntake(trx, projectId, {
         runIds: runId ? [runId] : [],
         decisionIds: command.kind === "resolve-decision" ? [command.decisionId] : [],
       });
@@ -166,7 +166,11 @@ export async function applyTransition(
       // The run's report rides on the run's own update, the NOTIFY on the events' insert.
       const report = runId && options.runReport ? { runId, report: options.runReport } : null;
       const payload = notifyPayload(projectId, options.origin);
-      const written = await persist(trx, projectId, result, ctx.now, state.tasks, { payload, report });
+      const written = await persist(trx, projectId, result, ctx.now, state.tasks, {
+        payload,
+        report,
+        intakeTaskIds,
+      });
       const { eventRows } = written;
       if (command.kind === "start-mission" && command.budgetUsd !== undefined) {
         // The mission's spend bound sits beside the spend it bounds (the coordinator pauses at it).
@@ -176,10 +180,10 @@ export async function applyTransition(
           .where("id", "=", projectId)
           .execute();
       }
-      if (runId && options.runReport && !written.reported)
+      if (runId && options.runReport && !written.reported) {
         await storeRunReport(trx, runId, options.runReport);
-      if (runId && options.runReport?.transcript)
-        await storeRunTranscript(trx, runId, options.runReport.transcript);
+        if (options.runReport.transcript) await storeRunTranscript(trx, runId, options.runReport.transcript);
+      }
       if (usage && runId) await recordRunUsage(trx, projectId, runId, usage);
       if (!written.notified) await notify(trx, projectId, options.origin);
       return { ...result, eventRows, actionRunNumbers: written.actionRunNumbers };
@@ -237,6 +241,8 @@ interface Persisted {
 interface PersistExtras {
   payload: string;
   report?: { runId: string; report: RunReport } | null;
+  /** The project's tasks that came from an intake item (none: no tracker update is written). */
+  intakeTaskIds?: ReadonlySet<string>;
 }
 
 async function persist(
@@ -271,7 +277,8 @@ async function persist(
   // The notifications of these events, in the same transaction (the outbox).
   await writeOutbox(db, projectId, result.events, changes.decisions, eventRows);
   // What the issues of intake-made tasks hear (two-way status), in the same transaction too.
-  await writeTrackerUpdates(db, projectId, result.events, eventRows, changes.tasks, before);
+  const intakeTaskIds = extras.intakeTaskIds ?? new Set<string>();
+  await writeTrackerUpdates(db, projectId, result.events, eventRows, changes.tasks, before, intakeTaskIds);
   return { eventRows, notified: eventRows.length > 0, reported, actionRunNumbers };
 }
 
@@ -377,7 +384,17 @@ async function persistRuns(
       continue;
     }
     const previous = result.state.runs.get(run.id);
-    const updated = await db
+    // The run's transcript rides on its report's update (a CTE), not a statement of its own.
+    const transcript = report?.runId === run.id ? report.report.transcript : null;
+    // The CTE's own name adds nothing the update reads: the update is typed as on `Database`.
+    const updater = (
+      transcript
+        ? db.with("transcript", () =>
+            runTranscriptInsert(db, { runId: run.id, projectId, taskId: run.taskId }, transcript),
+          )
+        : db
+    ) as QueryCreator<Database>;
+    const updated = await updater
       .updateTable("runs")
       .set({
         status: run.status,
