@@ -113,7 +113,7 @@ describe.each(DRIVERS)("toolchain projects on Debian images under $driver", ({ d
   const runsOf = (projectId: string) =>
     cluster.scratch.db
       .selectFrom("runs")
-      .select(["action", "status", "image_digest", "environment", "output", "failure"])
+      .select(["action", "status", "image_digest", "sandbox_driver", "environment", "output", "failure"])
       .where("project_id", "=", projectId)
       .orderBy("created_at")
       .execute();
@@ -154,6 +154,7 @@ describe.each(DRIVERS)("toolchain projects on Debian images under $driver", ({ d
       // The after_run hook is the project's unittest: a failing one fails the run.
       expect(run.status).toBe("finished");
       expect(run.image_digest).toBe(python.digest);
+      expect(run.sandbox_driver).toBe(driver);
       expect(run.environment).toMatchObject({
         file: { path: ".overseer/environment.yml" },
         image: python.reference,
@@ -189,6 +190,7 @@ describe.each(DRIVERS)("toolchain projects on Debian images under $driver", ({ d
     for (const run of runs) {
       expect(run.status).toBe("finished");
       expect(run.image_digest).toBe(jdk.digest);
+      expect(run.sandbox_driver).toBe(driver);
       expect(run.environment).toMatchObject({ file: null, image: jdk.reference, imageFrom: "runner_config" });
     }
   });

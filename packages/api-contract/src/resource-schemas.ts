@@ -18,10 +18,7 @@ import {
 } from "./pull-request-schemas.ts";
 import { RunEnvironmentSchema } from "./run-environment-schemas.ts";
 
-/**
- * Shapes of what the gateway answers. They document the API (OpenAPI components) and type
- * the handlers; snake_case throughout, timestamps as ISO-8601 strings.
- */
+/** What the gateway answers: OpenAPI components and handler types; snake_case, ISO-8601 times. */
 
 const isoTime = z.string().openapi({ format: "date-time", example: "2025-01-01T12:00:00.000Z" });
 const nullableIso = isoTime.nullable();
@@ -484,6 +481,11 @@ export const RunSummarySchema = z
       description:
         "The digest of the run image the run ran on (the project's `sandbox.image`, resolved when it started); null = the worker's own system.",
       example: "sha256:4f53cda18c2baa0c0354bb5f9a3ecbe5ed12ab4d8e11ba873c2f11161202b945",
+    }),
+    sandbox_driver: z.string().nullable().openapi({
+      description:
+        "The sandbox driver the run ran under: `bwrap`, `gvisor` (a user-space kernel), or `none` (no isolation, allowed per worker); null = refused before a sandbox was chosen, or no worker result.",
+      example: "gvisor",
     }),
     created_at: isoTime,
     started_at: nullableIso,

@@ -131,6 +131,8 @@ export interface RunsTable {
   phases: ColumnType<RunPhaseRow[], unknown, unknown>;
   /** The digest of the run image the run ran on (`sandbox.image`); null: the worker's own system. */
   image_digest: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The sandbox driver the run ran under (`bwrap`, `gvisor`, `none`); null: none chosen or reported. */
+  sandbox_driver: ColumnType<string | null, string | null | undefined, string | null>;
   /** The worker pool the run needs (runner config `pool`), set when its job is queued; `default` until then. */
   pool: Generated<string>;
   /**

@@ -22,6 +22,7 @@ import * as slackMessageRef from "./migrations/0020-slack-message-ref.ts";
 import * as runEnvironment from "./migrations/0021-run-environment.ts";
 import * as intake from "./migrations/0022-intake.ts";
 import * as trackerUpdates from "./migrations/0023-tracker-updates.ts";
+import * as runSandboxDriver from "./migrations/0024-run-sandbox-driver.ts";
 
 /** Migrations in order. Add new ones at the end; never edit one that has shipped. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -47,6 +48,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "0021-run-environment": runEnvironment,
   "0022-intake": intake,
   "0023-tracker-updates": trackerUpdates,
+  "0024-run-sandbox-driver": runSandboxDriver,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

@@ -25,6 +25,8 @@ export interface RunReport {
   phases?: readonly RunPhaseRow[];
   /** The digest of the run image the run ran on; absent or null: the worker's own system. */
   imageDigest?: string | null;
+  /** The sandbox driver the run ran under; absent or null: none chosen (refused) or not reported. */
+  sandboxDriver?: string | null;
   /** The run environment the run used (run-contract `RunEnvironment`); absent or null: none reported. */
   environment?: Record<string, unknown> | null;
 }
@@ -54,6 +56,7 @@ export function runReportColumns(report: RunReport) {
     ...(report.timing ? { timing: json({ ...report.timing, committed: Date.now() }) } : {}),
     ...(report.phases ? { phases: json(report.phases) } : {}),
     image_digest: report.imageDigest ?? null,
+    sandbox_driver: report.sandboxDriver ?? null,
     environment: report.environment ? json(report.environment) : null,
   };
 }

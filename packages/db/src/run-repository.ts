@@ -100,6 +100,7 @@ export async function listRuns(db: Db, filter: ListRunsFilter = {}) {
       "tokens_unpriced",
       "usage_source",
       "image_digest",
+      "sandbox_driver",
       "created_at",
       "started_at",
       "ended_at",

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { ControlTransitionSchema } from "./control-file-schema.ts";
 import { runEnvironmentSchema } from "./run-environment-schema.ts";
 import { runPhaseSchema, traceparentSchema } from "./run-phases.ts";
-import { runSandboxSchema } from "./sandbox-request-schema.ts";
+import { runSandboxSchema, SANDBOX_DRIVER_NAMES } from "./sandbox-request-schema.ts";
 import { DEFAULT_POOL, poolNameSchema } from "./worker-pool.ts";
 
 /**
@@ -246,6 +246,11 @@ export const runResultSchema = z.object({
     .regex(/^sha256:[a-f0-9]{64}$/)
     .nullable()
     .optional(),
+  /**
+   * The sandbox driver the run ran under (the project's `sandbox.driver` as this worker honoured
+   * it, else the worker's own). Absent: a run refused before its sandbox was chosen.
+   */
+  sandboxDriver: z.enum(SANDBOX_DRIVER_NAMES).optional(),
   /**
    * The run environment the run used (README "Project images"): the repository's
    * `.overseer/environment.yml` it read (its blob), the image and where it came from, how many

@@ -20,6 +20,7 @@ export function runReportOf(result: RunResult, receivedAt: number): NonNullable<
     transcript: result.transcript ?? null,
     commitSha: result.commitSha,
     imageDigest: result.imageDigest ?? null,
+    sandboxDriver: result.sandboxDriver ?? null,
     environment: result.environment ?? null,
     startedAt: result.timing.spawnedAt ?? result.timing.pickedAt,
     timing: { ...timing, received: receivedAt },

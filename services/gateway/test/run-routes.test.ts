@@ -21,16 +21,26 @@ describe("runs, events, decisions, incidents", () => {
           output: "password=hunter2-very-secret token ovr_abcdefghijklmnopqrstuvwxyz012345\nok\n",
           exitCode: 0,
           durationMs: 1234,
+          imageDigest: `sha256:${"a".repeat(64)}`,
+          sandboxDriver: "gvisor",
         },
       },
     );
     const list = await fx.request("GET", "/api/v1/projects/rn/runs?task=S00-001", { token: fx.tokens.read });
     expect(list.status).toBe(200);
     expect(list.body.runs).toEqual([
-      expect.objectContaining({ id: runId, status: "finished", transition: "submit", duration_ms: 1234 }),
+      expect.objectContaining({
+        id: runId,
+        status: "finished",
+        transition: "submit",
+        duration_ms: 1234,
+        image_digest: `sha256:${"a".repeat(64)}`,
+        sandbox_driver: "gvisor",
+      }),
     ]);
     expect(list.body.runs[0].output).toBeUndefined();
     const run = await fx.request("GET", `/api/v1/runs/${runId}`);
+    expect(run.body).toMatchObject({ image_digest: `sha256:${"a".repeat(64)}`, sandbox_driver: "gvisor" });
     expect(run.body.output).toContain("password=[REDACTED]");
     expect(run.text).not.toContain("hunter2-very-secret");
     expect(run.text).not.toContain("ovr_abcdefghijklmnopqrstuvwxyz012345");

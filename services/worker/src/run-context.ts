@@ -7,6 +7,7 @@ import {
   type RunPhase,
   type RunPhaseName,
   type RunResult,
+  type SandboxDriverName,
 } from "@overseer/run-contract";
 import type { Logger } from "@overseer/runtime";
 import type { AgentCliInstall } from "./agent-cli-cache.ts";
@@ -33,6 +34,8 @@ export interface RunExecutorDeps {
    * (sandbox-choice.ts), or null. A refusal ends the run as a configuration error before checkout.
    */
   sandboxRefusal(job: RunJob): string | null;
+  /** The driver the run's sandboxes use (the project's, as this worker honours it, else its own), recorded on the run. */
+  sandboxDriverFor(job: RunJob): SandboxDriverName;
   killGraceMs: number;
   maxOutputBytes: number;
   /**
@@ -137,6 +140,7 @@ export type ResultExtra = Observed &
     landingFailure?: RunResult["landingFailure"];
     transcript?: RunResult["transcript"];
     imageDigest?: string | null;
+    sandboxDriver?: SandboxDriverName;
     environment?: RunResult["environment"];
   };
 
@@ -214,6 +218,7 @@ export function buildRunResult(
     outputTruncated: extra.outputTruncated ?? false,
     ...(extra.transcript ? { transcript: extra.transcript } : {}),
     ...(extra.imageDigest ? { imageDigest: extra.imageDigest } : {}),
+    ...(extra.sandboxDriver ? { sandboxDriver: extra.sandboxDriver } : {}),
     ...(extra.environment ? { environment: extra.environment } : {}),
     timing: {
       enqueuedAt: job.enqueuedAt,

@@ -22,7 +22,13 @@ import { rm } from "node:fs/promises";
 import path from "node:path";
 import type { Worktree } from "@overseer/git";
 import { createRedactor } from "@overseer/input-errors";
-import type { RunEnvironment, RunJob, RunOutcome, RunResult } from "@overseer/run-contract";
+import type {
+  RunEnvironment,
+  RunJob,
+  RunOutcome,
+  RunResult,
+  SandboxDriverName,
+} from "@overseer/run-contract";
 import { runAgent } from "./agent-phase.ts";
 import { prepareCheckout } from "./checkout-phase.ts";
 import { filesWithMarkers, markerRefusal } from "./conflict-markers.ts";
@@ -50,6 +56,15 @@ export {
   WorkerShutdownError,
 } from "./run-context.ts";
 
+function runLogger(deps: RunExecutorDeps, job: RunJob) {
+  return deps.logger.child({
+    runId: job.runId,
+    projectId: job.projectId,
+    taskId: job.taskId,
+    action: job.action,
+  });
+}
+
 export async function executeRun(
   job: RunJob,
   deps: RunExecutorDeps,
@@ -57,20 +72,17 @@ export async function executeRun(
 ): Promise<RunResult> {
   const clock = new PhaseClock(job);
   const redact = createRedactor(job.secretValues);
-  const log = deps.logger.child({
-    runId: job.runId,
-    projectId: job.projectId,
-    taskId: job.taskId,
-    action: job.action,
-  });
+  const log = runLogger(deps, job);
   const runDir = path.join(deps.dataDir, "runs", `${job.runId}-${randomBytes(3).toString("hex")}`);
   const mirror = deps.mirrorFor(job);
   let image: RunImage | null = null;
   let environment: RunEnvironment | undefined;
+  let sandboxDriver: SandboxDriverName | undefined;
   const finish = (outcome: RunOutcome, extra: ResultExtra = {}) =>
     buildRunResult(job, deps.workerId, clock, outcome, {
       ...extra,
       imageDigest: image?.digest ?? null,
+      ...(sandboxDriver ? { sandboxDriver } : {}),
       ...(environment ? { environment } : {}),
     });
   let worktree: Worktree | null = null;
@@ -84,9 +96,9 @@ export async function executeRun(
 
   try {
     const refusal = deps.sandboxRefusal(job);
-    if (refusal !== null) {
+    if (refusal !== null)
       return finish({ kind: "misconfigured", reason: "configuration_error", message: refusal });
-    }
+    sandboxDriver = deps.sandboxDriverFor(job);
     const checkout = await prepareCheckout(job, deps, mirror, runDir, clock, (wt) => {
       worktree = wt;
     });

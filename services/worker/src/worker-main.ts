@@ -221,6 +221,7 @@ const service = new WorkerService(
       sandboxWrapFor(driverFor(job), job, paths, settings.dataDir, image ?? null),
     imageFor: (reference) => images.acquire(reference),
     agentCliFor: (pkg, digest) => agentClis.install(pkg, digest),
+    sandboxDriverFor: (job) => driverFor(job).name,
     sandboxRefusal: (job) => {
       const choice = chooseSandbox(job, workerSandbox);
       if (!choice.ok) return choice.message;

@@ -1,5 +1,5 @@
 import type { WrapCommand } from "@overseer/harness";
-import { isPoolName, POOL_NAME_EXPECTED, type RunJob } from "@overseer/run-contract";
+import { isPoolName, POOL_NAME_EXPECTED, type RunJob, type SandboxDriverName } from "@overseer/run-contract";
 import { defaultWorkerId, WORKER_DEFAULTS } from "@overseer/settings";
 import type { AgentCliInstall } from "./agent-cli-cache.ts";
 import type { RunPaths } from "./run-context.ts";
@@ -52,7 +52,7 @@ export interface WorkerServiceOptions {
   /** On stop, how long running runs may go on before they are aborted and handed back. Default 30000 ms. */
   drainMs?: number;
   /** Sandbox driver name, for heartbeats. */
-  sandboxName: string;
+  sandboxName: SandboxDriverName;
   /** True when runs execute without isolation (`none`): shown loudly everywhere. */
   unsafe: boolean;
   sandboxFor(job: RunJob, paths: RunPaths, image?: RunImage | null): Promise<WrapCommand | undefined>;
@@ -62,17 +62,27 @@ export interface WorkerServiceOptions {
   agentCliFor?(pkg: string, digest: string | null): Promise<AgentCliInstall>;
   /** Why a job's project asks for a sandbox driver this worker cannot honour (run-context.ts), or null. Default: never. */
   sandboxRefusal?(job: RunJob): string | null;
+  /** The driver a job's runs use, recorded on the run. Default: `sandboxName`. */
+  sandboxDriverFor?(job: RunJob): SandboxDriverName;
 }
 
 /** Every option after defaults: what `WorkerService` accepts. */
 export type ResolvedWorkerOptions = Readonly<
-  Required<Omit<WorkerServiceOptions, "imageFor" | "agentCliFor">> &
-    Pick<WorkerServiceOptions, "imageFor" | "agentCliFor">
+  Required<Omit<WorkerServiceOptions, "imageFor" | "agentCliFor" | "sandboxDriverFor">> &
+    Pick<WorkerServiceOptions, "imageFor" | "agentCliFor" | "sandboxDriverFor">
 >;
 
 type WorkerDefaultKey = Exclude<
   keyof WorkerServiceOptions,
-  "id" | "dataDir" | "sandboxName" | "unsafe" | "sandboxFor" | "sandboxRefusal" | "imageFor" | "agentCliFor"
+  | "id"
+  | "dataDir"
+  | "sandboxName"
+  | "unsafe"
+  | "sandboxFor"
+  | "sandboxRefusal"
+  | "sandboxDriverFor"
+  | "imageFor"
+  | "agentCliFor"
 >;
 
 /** Each number option and the least value it accepts. */

@@ -137,6 +137,7 @@ export class WorkerService {
       ...(options.imageFor ? { imageFor: options.imageFor } : {}),
       ...(options.agentCliFor ? { agentCliFor: options.agentCliFor } : {}),
       sandboxRefusal: (job) => options.sandboxRefusal(job),
+      sandboxDriverFor: (job) => options.sandboxDriverFor?.(job) ?? options.sandboxName,
       confirmOwnership: (job) => this.confirmOwnership(job.runId),
       // A usage report of a run this delivery no longer owns still counts: the spend is real.
       reportUsage: (job, usage) => {

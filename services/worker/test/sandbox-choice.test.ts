@@ -106,6 +106,18 @@ describe("a worker that cannot honour the project's driver", () => {
       'asks for sandbox.driver "none"',
     );
     expect(result.timing.spawnedAt).toBeNull();
+    // No sandbox was chosen: the run records none.
+    expect(result.sandboxDriver).toBeUndefined();
     expect(await rig.head("overseer/task/S03-001")).toBeNull();
+  });
+
+  it("records the driver a run it honours ran under", async () => {
+    const result = await rig.run(
+      rig.job("echo ran > src/ran.txt; echo m | overseer-agent submit --message-file -", {
+        taskId: "S03-002",
+      }),
+    );
+    expect(result.outcome.kind).toBe("transition");
+    expect(result.sandboxDriver).toBe("bwrap");
   });
 });

@@ -82,9 +82,11 @@ export function RunView({ runId }: { runId: string }) {
                 <dd>{r.worker_id ?? "–"}</dd>
                 <dt>Sandbox driver</dt>
                 <dd data-testid="run-sandbox">
-                  {worker
-                    ? `${worker.sandbox}${worker.unsafe ? " (UNSAFE: no sandbox)" : ""}`
-                    : "unknown (worker no longer beating)"}
+                  {r.sandbox_driver
+                    ? `${r.sandbox_driver}${r.sandbox_driver === "none" ? " (UNSAFE: no sandbox)" : ""}`
+                    : worker
+                      ? `not recorded; its worker runs ${worker.sandbox}${worker.unsafe ? " (UNSAFE: no sandbox)" : ""}`
+                      : "not recorded"}
                 </dd>
                 <dt>Run image</dt>
                 <dd data-testid="run-image">

@@ -206,6 +206,7 @@ type RunSummaryRow = { number: number } & Pick<
   | "tokens_unpriced"
   | "usage_source"
   | "image_digest"
+  | "sandbox_driver"
   | "created_at"
   | "started_at"
   | "ended_at"
@@ -237,6 +238,7 @@ export function runSummaryView(r: RunSummaryRow): z.infer<typeof RunSummarySchem
     ...spendView(r),
     usage_source: r.usage_source,
     image_digest: r.image_digest,
+    sandbox_driver: r.sandbox_driver,
     created_at: iso(r.created_at),
     started_at: isoOrNull(r.started_at),
     ended_at: isoOrNull(r.ended_at),
