@@ -302,13 +302,27 @@ describe("README: run it on your own project (real Codex, working copy, a model 
     // The model answered one call (with its usage) and now hangs on the next.
     await waitFor("the model to hang", () => model.requests.some((r) => r.hung), 120_000, 250);
     await ok(["stop", "stopped"]);
-    const stopped = await waitFor(
+    const ended = await waitFor(
       "the stopped run to end",
       async () => (await runsOf("stopped")).find((r) => r.status !== "running"),
       60_000,
       250,
     );
-    expect(stopped.status).toBe("cancelled");
+    expect(ended.status).toBe("cancelled");
+    const cancelSeenAt = Date.now();
+    // The stop cancels the run in Postgres before its worker hears of it; the worker then reports
+    // what the run spent (usage-tracker.ts). Read before that report, a cancelled run can show
+    // no usage yet (the one CI failure, under load): the wait is for that report, the product's
+    // own fact (bounded: a usage that never comes fails the case).
+    const stopped = await waitFor(
+      "the cancelled run's usage, reported by its worker at the cancel",
+      async () => (await runsOf("stopped")).find((r) => r.status === "cancelled" && Number(r.tokens_in) > 0),
+      30_000,
+      250,
+    );
+    console.info(
+      `cancelled run: usage at the cancel ${ended.tokens_in}, recorded ${Date.now() - cancelSeenAt} ms after it`,
+    );
     expect(Number(stopped.tokens_in)).toBe(RESPONSE_USAGE.input);
     expect(Number(stopped.tokens_out)).toBe(RESPONSE_USAGE.output);
     expect(Number(stopped.cost_usd)).toBeGreaterThan(0);

@@ -416,7 +416,7 @@ export const SPECS: SpecTable = {
     fallback: String(WORKER_DEFAULTS.usageReportMs),
     defaultLabel: "5000 (5 s)",
     description:
-      "Pause between two usage reports of a running run (sent only when its tokens or cost changed), which feed the live token/cost counter and the budget check; 0 reports only when the run ends.",
+      "Pause between two usage reports of a running run (sent only when its tokens or cost changed), which feed the live token/cost counter and the budget check; 0 reports only when the run ends. A cancel or a shutdown reports at once, before the agent's process group is ended (the cancel has already ended the run, so its usage follows it).",
     schema: integer(0, MS_MAX),
   },
   cliRetryLimit: {

@@ -117,7 +117,7 @@ export async function executeRun(
     const onImage: RunExecutorDeps = { ...deps, sandboxFor: (j, p) => deps.sandboxFor(j, p, held) };
 
     const agentJob = checkout.prompt === job.prompt ? job : { ...job, prompt: checkout.prompt };
-    usage.start(checkout.paths.controlDir);
+    usage.start(checkout.paths.controlDir, signal);
     const recorder = new RunTranscriptRecorder(
       job,
       checkout.paths.checkout,

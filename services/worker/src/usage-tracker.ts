@@ -31,9 +31,14 @@ export class RunUsageTracker {
     this.#meter.write(chunk);
   }
 
-  /** The run's control dir exists: session files are read there from now on. */
-  start(controlDir: string): void {
+  /**
+   * The run's control dir exists: session files are read there from now on. When `signal`
+   * aborts (a cancel, which has already ended the run in Postgres, or a shutdown), what the run
+   * spent so far is reported at once, not after its process group's kill grace and drain.
+   */
+  start(controlDir: string, signal?: AbortSignal): void {
     this.#controlDir = controlDir;
+    signal?.addEventListener("abort", () => void this.#tick(), { once: true });
     if (this.intervalMs <= 0 || !this.report) return;
     this.#timer = setInterval(() => void this.#tick(), this.intervalMs);
     this.#timer.unref();
