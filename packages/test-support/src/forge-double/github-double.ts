@@ -162,15 +162,33 @@ export class GitHubDouble extends ForgeDoubleBase {
     return this.#state.repo(repository).issues;
   }
 
-  /** A person closes (or reopens) an issue by hand, or unassigns it. */
+  /**
+   * A person closes (or reopens) an issue by hand, unassigns it, or adds or removes a label
+   * (`issues.labeled` / `unlabeled`; a label it already has, or lacks, sends nothing).
+   */
   async changeIssue(
     repository: string,
     number: number,
-    change: { state?: "open" | "closed"; assignees?: string[]; login?: string },
+    change: {
+      state?: "open" | "closed";
+      assignees?: string[];
+      addLabel?: string;
+      removeLabel?: string;
+      login?: string;
+    },
   ): Promise<void> {
     const issue = this.#issue(repository, number);
     const login = change.login ?? "octocat";
     issue.updatedAt = new Date().toISOString();
+    const { addLabel: add, removeLabel: remove } = change;
+    if (add !== undefined && !issue.labels.includes(add)) {
+      issue.labels.push(add);
+      await this.#hooks.issue(repository, issue, "labeled", login, add);
+    }
+    if (remove !== undefined && issue.labels.includes(remove)) {
+      issue.labels = issue.labels.filter((l) => l !== remove);
+      await this.#hooks.issue(repository, issue, "unlabeled", login, remove);
+    }
     if (change.assignees) {
       const dropped = issue.assignees.some((a) => !change.assignees?.includes(a));
       issue.assignees = [...change.assignees];

@@ -1,0 +1,262 @@
+/**
+ * Issue 23's GitHub case, the README's path ("Intake and notifications"): a labelled GitHub issue
+ * becomes a task, runs, gets a comment with its pull request's link, and is closed on merge.
+ * Overseer's parts are real (the gateway as its own process, an in-process coordinator with its
+ * intake and tracker status runners, a bwrap worker running the fake harness, git, Postgres,
+ * Redis); GitHub is the GitHub double (REST checked against @octokit/openapi, webhooks built on
+ * @octokit/webhooks-examples and checked against @octokit/webhooks-schemas, signed
+ * `X-Hub-Signature-256` as GitHub signs them).
+ *
+ * The source is added with `overseer intake add` and the repository's webhook pointed at the URL
+ * it prints. Polling is left at ten minutes, so webhooks alone bring the issue in: a person opens
+ * an issue, labels it `overseer` → a task, once (a redelivery of the `issues.labeled` delivery
+ * stores nothing and asks for nothing) → executor and reviewer run → the pull request opens on
+ * the double → the issue hears "started" and then a comment with the pull request's `html_url` →
+ * CI goes green and a person merges on the double → the task is done → the issue gets the merge
+ * comment, loses `overseer:working` and is closed (completed). A delivery signed with another
+ * secret is refused 401 with a message naming the secret's variable, and is stored nowhere.
+ */
+
+import { createHmac } from "node:crypto";
+import { runCli } from "@overseer/cli";
+import { createApiToken, getIntakeItem, getTask } from "@overseer/db";
+import { GitHubDouble } from "@overseer/test-support";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ClusterFixture } from "../support/cluster-fixture.ts";
+import { type GatewayProcess, startGatewayProcess } from "../support/gateway-process.ts";
+import { REPO_ROOT } from "../support/service-process.ts";
+import { waitFor } from "../support/wait-for.ts";
+import { pr, until } from "./pull-request-state.ts";
+
+const REPO = "acme/app";
+const PROJECT = "gh-intake";
+const BOT = { login: "overseer-bot", token: "ghp_overseer_intake_e2e" };
+const HUMAN = { login: "alice", token: "ghp_alice_intake_e2e" };
+const TOKEN_ENV = "OVERSEER_E2E_GITHUB_TOKEN";
+const SECRET_ENV = "OVERSEER_E2E_GITHUB_HOOK_SECRET";
+const SECRET = "gh-intake-e2e-hook-secret";
+
+/** What the fake agents do: the executor bumps v and submits, the reviewer approves. */
+const SCRIPT = [
+  "```overseer-fake",
+  'execute: write src/app.ts "export const v = 1;\\n"; submit "Bump v"',
+  'review: approve "Fine"',
+  "```",
+].join("\n");
+
+let forge: GitHubDouble;
+let gateway: GatewayProcess;
+const cluster = new ClusterFixture({ sandbox: "bwrap" });
+const tokenBefore = process.env[TOKEN_ENV];
+
+beforeAll(async () => {
+  forge = await GitHubDouble.start();
+  forge.addUser(BOT);
+  forge.addUser(HUMAN);
+  await forge.createRepository(REPO, { "README.md": "# app\n", "src/app.ts": "export const v = 0;\n" });
+  await forge.protectBranch(REPO, ["main"], ["ci"]);
+  await cluster.setup();
+  // The token stays host-side: in the coordinator's environment (this process) and the gateway's.
+  process.env[TOKEN_ENV] = BOT.token;
+  gateway = await startGatewayProcess(
+    cluster.env({ LOG_LEVEL: "info", [TOKEN_ENV]: BOT.token, [SECRET_ENV]: SECRET }),
+  );
+  await cluster.startCoordinator("coord-gh-intake", { forgeRetryBaseMs: 20, intakePollMs: 600_000 });
+  await cluster.startWorker(1);
+}, 120_000);
+
+afterAll(async () => {
+  await gateway?.service.kill("SIGTERM");
+  await cluster.teardown();
+  await forge?.close();
+  if (tokenBefore === undefined) delete process.env[TOKEN_ENV];
+  else process.env[TOKEN_ENV] = tokenBefore;
+});
+
+/** `overseer …` over HTTP against the gateway, as an operator with an admin token runs it. */
+async function overseer(token: string, ...args: string[]): Promise<{ code: number; out: string }> {
+  const lines: string[] = [];
+  const env = { OVERSEER_URL: gateway.url, OVERSEER_TOKEN: token };
+  const code = await runCli(args, {
+    out: (l: string) => lines.push(l),
+    err: (l: string) => lines.push(l),
+    env,
+    cwd: REPO_ROOT,
+  });
+  return { code, out: lines.join("\n") };
+}
+
+const storedDeliveries = (sourceId: string) =>
+  cluster.scratch.db
+    .selectFrom("intake_webhook_deliveries")
+    .select(["delivery_id", "issue_id"])
+    .where("source_id", "=", sourceId)
+    .execute();
+
+const trackerUpdates = () =>
+  cluster.scratch.db
+    .selectFrom("tracker_updates")
+    .select(["moment", "status", "data"])
+    .where("project_id", "=", PROJECT)
+    .orderBy("id")
+    .execute();
+
+describe("GitHub issue intake end to end (GitHub double → gateway → coordinator → worker → pull request)", () => {
+  it("a labelled issue becomes a task once, its PR link is commented, a person's merge closes it; a forged delivery is refused", async () => {
+    await cluster.addProject({
+      id: PROJECT,
+      tasks: [],
+      remote: () => forge.cloneUrl(REPO),
+      runnerConfig: ClusterFixture.fakeRunnerConfig({
+        landing: {
+          mode: "pull_request",
+          pull_request: { poll_seconds: 1, required_checks: ["ci"], merge: "manual" },
+        },
+        forge: { kind: "github", url: forge.url, repository: REPO, token: BOT.token },
+      }),
+    });
+    const admin = (await createApiToken(cluster.scratch.db, { name: "admin", scope: "admin" })).token;
+
+    // 1. The operator subscribes the project to the repository's issues labelled `overseer`,
+    //    and points the repository's webhook at the URL `intake add` prints.
+    const added = await overseer(
+      admin,
+      "intake",
+      "add",
+      "github",
+      REPO,
+      "--project",
+      PROJECT,
+      "--label",
+      "overseer",
+      "--token-env",
+      TOKEN_ENV,
+      "--webhook-secret-env",
+      SECRET_ENV,
+      "--base-url",
+      forge.url,
+    );
+    expect(added.code, added.out).toBe(0);
+    const sourceId = /added (src_[0-9a-f]+): github acme\/app \(label overseer\)/.exec(added.out)?.[1];
+    const hookPath = /webhook URL: <gateway URL>(\S+)/.exec(added.out)?.[1];
+    if (!sourceId || !hookPath) throw new Error(`unexpected intake add output:\n${added.out}`);
+    expect(hookPath).toBe(`/api/v1/intake/sources/${sourceId}/webhook`);
+    const hookUrl = `${gateway.url}${hookPath}`;
+    forge.addWebhook(hookUrl, SECRET);
+
+    // 2. A person opens an issue (not labelled yet: nothing is taken), then labels it.
+    const number = forge.openIssue(REPO, {
+      title: "Bump v",
+      body: `Version 1 is out.\n\n- [ ] v is 1\n\n${SCRIPT}`,
+      login: HUMAN.login,
+    });
+    const issueId = String(number);
+    await forge.flushWebhooks();
+    const dryRun = await overseer(admin, "intake", "test", sourceId);
+    expect(dryRun.code, dryRun.out).toBe(0);
+    expect(await getIntakeItem(cluster.scratch.db, sourceId, issueId)).toBeNull();
+    await forge.changeIssue(REPO, number, { addLabel: "overseer", login: HUMAN.login });
+    const labelled = forge.deliveries.find(
+      (d) => d.url === hookUrl && d.event === "issues" && JSON.parse(d.body).action === "labeled",
+    );
+    if (!labelled) throw new Error("the double sent no issues.labeled delivery");
+
+    const taskId = `acme-app-${number}`;
+    const item = await waitFor(
+      "intake to take the labelled issue",
+      async () => (await getIntakeItem(cluster.scratch.db, sourceId, issueId))?.task_id ?? undefined,
+      60_000,
+    );
+    expect(item).toBe(taskId);
+    expect(await getTask(cluster.scratch.db, PROJECT, taskId)).toMatchObject({
+      title: "Bump v",
+      acceptance: ["v is 1"],
+    });
+
+    // 3. Redelivered (GitHub's "Redeliver": the same X-GitHub-Delivery): stored once, nothing new.
+    const again = await fetch(hookUrl, { method: "POST", headers: labelled.headers, body: labelled.body });
+    expect(again.status).toBe(200);
+    expect(await again.json()).toEqual({
+      source_id: sourceId,
+      delivery_id: labelled.headers["x-github-delivery"],
+      stored: false,
+      issue_id: issueId,
+    });
+
+    // 4. A delivery signed with another secret (a forgery, or a webhook set up with the wrong
+    //    secret) is refused, says what to fix, and is stored nowhere.
+    const forged = {
+      ...labelled.headers,
+      "x-github-delivery": "00000000-0000-4000-8000-forged000001",
+      "x-hub-signature-256": `sha256=${createHmac("sha256", "not-the-secret").update(labelled.body).digest("hex")}`,
+    };
+    const refused = await fetch(hookUrl, { method: "POST", headers: forged, body: labelled.body });
+    expect(refused.status).toBe(401);
+    const problem = (await refused.json()) as { error?: { code?: string; message?: string } };
+    expect(JSON.stringify(problem)).toContain("bad_signature");
+    expect(JSON.stringify(problem)).toContain(SECRET_ENV);
+    const stored = await storedDeliveries(sourceId);
+    expect(stored.map((d) => d.delivery_id)).not.toContain(forged["x-github-delivery"]);
+    expect(stored.filter((d) => d.delivery_id === labelled.headers["x-github-delivery"])).toHaveLength(1);
+
+    // 5. The task runs (executor, reviewer) and its pull request opens on the double; the
+    //    issue hears that work started, then the pull request's link.
+    const open = await cluster.waitForProject(
+      PROJECT,
+      (s) => s.tasks.get(taskId)?.status === "pr_open" && pr(s, taskId)?.status === "open",
+      240_000,
+    );
+    const opened = pr(open, taskId);
+    if (!opened?.number || !opened.url) throw new Error("no pull request recorded");
+    const htmlUrl = `${forge.url}/${REPO}/pull/${opened.number}`;
+    expect(opened.url).toBe(htmlUrl);
+    expect(forge.pulls(REPO).map((p) => [p.number, p.state])).toEqual([[opened.number, "open"]]);
+    const comments = () => forge.comments(REPO, number).filter((c) => c.login === BOT.login);
+    await until(() => comments().some((c) => c.body.includes(htmlUrl)), 120_000);
+    expect(comments().map((c) => c.body.split("\n")[0])).toEqual([
+      `Overseer started work on this issue as task \`${taskId}\`.`,
+      `Overseer opened a pull request for task \`${taskId}\`: ${htmlUrl}`,
+    ]);
+    expect(forge.issues(REPO).find((i) => i.number === number)).toMatchObject({
+      state: "open",
+      labels: ["overseer", "overseer:working"],
+    });
+
+    // 6. CI goes green; a person merges on the double; Overseer notices, the task is done, and
+    //    the issue gets the merge comment, loses overseer:working and is closed as completed.
+    forge.setCheckRun(REPO, opened.headSha ?? "", { name: "ci", conclusion: "success" });
+    await cluster.waitForProject(PROJECT, (s) => pr(s, taskId)?.checks === "success", 120_000);
+    const mergeSha = await forge.mergeByHuman(REPO, opened.number, HUMAN.login, "merge");
+    const done = await cluster.waitForProject(
+      PROJECT,
+      (s) => s.tasks.get(taskId)?.status === "done",
+      120_000,
+    );
+    expect(pr(done, taskId)).toMatchObject({
+      status: "merged",
+      mergeCommitSha: mergeSha,
+      mergedBy: HUMAN.login,
+    });
+    const issue = () => forge.issues(REPO).find((i) => i.number === number);
+    await until(() => issue()?.state === "closed", 120_000);
+    expect(issue()).toMatchObject({ state: "closed", stateReason: "completed", labels: ["overseer"] });
+    expect(comments().map((c) => c.body.split("\n")[0])).toEqual([
+      `Overseer started work on this issue as task \`${taskId}\`.`,
+      `Overseer opened a pull request for task \`${taskId}\`: ${htmlUrl}`,
+      `The pull request of task \`${taskId}\` merged: ${htmlUrl}`,
+    ]);
+    expect((await trackerUpdates()).map((u) => [u.moment, u.status])).toEqual([
+      ["started", "delivered"],
+      ["pr_opened", "delivered"],
+      ["merged", "delivered"],
+    ]);
+
+    // Exactly one task came of the issue, however many deliveries its changes sent.
+    const state = await cluster.waitForProject(PROJECT, () => true);
+    expect([...state.tasks.keys()]).toEqual([taskId]);
+    await forge.flushWebhooks();
+    const sent = forge.deliveries.filter((d) => d.url === hookUrl);
+    expect(sent.every((d) => d.status === 200)).toBe(true);
+    expect(forge.takeViolations()).toEqual([]);
+  }, 600_000);
+});
