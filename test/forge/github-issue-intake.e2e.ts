@@ -20,7 +20,7 @@
 import { createHmac } from "node:crypto";
 import { runCli } from "@overseer/cli";
 import { createApiToken, getIntakeItem, getTask } from "@overseer/db";
-import { GitHubDouble } from "@overseer/test-support";
+import { GitHubDouble, type WebhookDelivery } from "@overseer/test-support";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ClusterFixture } from "../support/cluster-fixture.ts";
 import { type GatewayProcess, startGatewayProcess } from "../support/gateway-process.ts";
@@ -101,6 +101,139 @@ const trackerUpdates = () =>
     .orderBy("id")
     .execute();
 
+/** Step 1: `overseer intake add` with an admin token; the source's id and its webhook URL. */
+async function addSource(admin: string): Promise<{ sourceId: string; hookUrl: string }> {
+  const added = await overseer(
+    admin,
+    ...["intake", "add", "github", REPO, "--project", PROJECT, "--label", "overseer"],
+    ...["--token-env", TOKEN_ENV, "--webhook-secret-env", SECRET_ENV, "--base-url", forge.url],
+  );
+  expect(added.code, added.out).toBe(0);
+  const sourceId = /added (src_[0-9a-f]+): github acme\/app \(label overseer\)/.exec(added.out)?.[1];
+  const hookPath = /webhook URL: <gateway URL>(\S+)/.exec(added.out)?.[1];
+  if (!sourceId || !hookPath) throw new Error(`unexpected intake add output:\n${added.out}`);
+  expect(hookPath).toBe(`/api/v1/intake/sources/${sourceId}/webhook`);
+  return { sourceId, hookUrl: `${gateway.url}${hookPath}` };
+}
+
+/**
+ * Step 3: the `issues.labeled` delivery again, as GitHub's "Redeliver" sends it (the same
+ * X-GitHub-Delivery): 200, stored once, nothing asked. Then the same body signed with another
+ * secret (a forgery, or a webhook set up with the wrong secret): 401 naming the secret's
+ * variable, stored nowhere; and sent form-encoded (GitHub's other content type): 415 saying
+ * to send JSON.
+ */
+async function replays(sourceId: string, hookUrl: string, issueId: string, labelled: WebhookDelivery) {
+  const post = (headers: Record<string, string>, body = labelled.body) =>
+    fetch(hookUrl, { method: "POST", headers, body });
+  const again = await post(labelled.headers);
+  expect(again.status).toBe(200);
+  expect(await again.json()).toEqual({
+    source_id: sourceId,
+    delivery_id: labelled.headers["x-github-delivery"],
+    stored: false,
+    issue_id: issueId,
+  });
+
+  const forgedId = "00000000-0000-4000-8000-f0f0f0f0f0f0";
+  const wrong = createHmac("sha256", "not-the-secret").update(labelled.body).digest("hex");
+  const refused = await post({
+    ...labelled.headers,
+    "x-github-delivery": forgedId,
+    "x-hub-signature-256": `sha256=${wrong}`,
+  });
+  expect(refused.status).toBe(401);
+  const problem = JSON.stringify(await refused.json());
+  expect(problem).toContain("bad_signature");
+  expect(problem).toContain(SECRET_ENV);
+
+  const form = `payload=${encodeURIComponent(labelled.body)}`;
+  const formSignature = createHmac("sha256", SECRET).update(form).digest("hex");
+  const asForm = await post(
+    {
+      ...labelled.headers,
+      "content-type": "application/x-www-form-urlencoded",
+      "x-github-delivery": "00000000-0000-4000-8000-f0f0f0f0f0f1",
+      "x-hub-signature-256": `sha256=${formSignature}`,
+    },
+    form,
+  );
+  expect(asForm.status).toBe(415);
+  expect(JSON.stringify(await asForm.json())).toContain("application/json");
+
+  const stored = (await storedDeliveries(sourceId)).map((d) => d.delivery_id);
+  expect(stored).not.toContain(forgedId);
+  expect(stored.filter((id) => id === labelled.headers["x-github-delivery"])).toHaveLength(1);
+}
+
+/** The bot's comments on the issue, first line each (the hidden marker follows). */
+const botComments = (number: number) =>
+  forge
+    .comments(REPO, number)
+    .filter((c) => c.login === BOT.login)
+    .map((c) => c.body.split("\n")[0] ?? "");
+
+/**
+ * Step 5: the task runs (executor, reviewer) and its pull request opens on the double; the
+ * issue hears that work started, then the pull request's html_url. The pull request as recorded.
+ */
+async function pullRequestCommented(taskId: string, number: number) {
+  const open = await cluster.waitForProject(
+    PROJECT,
+    (s) => s.tasks.get(taskId)?.status === "pr_open" && pr(s, taskId)?.status === "open",
+    240_000,
+  );
+  const opened = pr(open, taskId);
+  if (!opened?.number || !opened.headSha) throw new Error("no pull request recorded");
+  const htmlUrl = `${forge.url}/${REPO}/pull/${opened.number}`;
+  expect(opened.url).toBe(htmlUrl);
+  expect(forge.pulls(REPO).map((p) => [p.number, p.state])).toEqual([[opened.number, "open"]]);
+  await until(() => botComments(number).some((c) => c.includes(htmlUrl)), 120_000);
+  expect(botComments(number)).toEqual([
+    `Overseer started work on this issue as task \`${taskId}\`.`,
+    `Overseer opened a pull request for task \`${taskId}\`: ${htmlUrl}`,
+  ]);
+  expect(forge.issues(REPO).find((i) => i.number === number)).toMatchObject({
+    state: "open",
+    labels: ["overseer", "overseer:working"],
+  });
+  return { number: opened.number, headSha: opened.headSha, htmlUrl };
+}
+
+/**
+ * Step 6: CI goes green; a person merges on the double; Overseer notices, the task is done, and
+ * the issue gets the merge comment, loses overseer:working and is closed as completed.
+ */
+async function mergedAndClosed(
+  taskId: string,
+  number: number,
+  pull: { number: number; headSha: string; htmlUrl: string },
+) {
+  forge.setCheckRun(REPO, pull.headSha, { name: "ci", conclusion: "success" });
+  await cluster.waitForProject(PROJECT, (s) => pr(s, taskId)?.checks === "success", 120_000);
+  const mergeSha = await forge.mergeByHuman(REPO, pull.number, HUMAN.login, "merge");
+  const done = await cluster.waitForProject(PROJECT, (s) => s.tasks.get(taskId)?.status === "done", 120_000);
+  expect(pr(done, taskId)).toMatchObject({
+    status: "merged",
+    mergeCommitSha: mergeSha,
+    mergedBy: HUMAN.login,
+  });
+  const issue = () => forge.issues(REPO).find((i) => i.number === number);
+  await until(() => issue()?.state === "closed", 120_000);
+  expect(issue()).toMatchObject({ state: "closed", stateReason: "completed", labels: ["overseer"] });
+  expect(botComments(number)).toEqual([
+    `Overseer started work on this issue as task \`${taskId}\`.`,
+    `Overseer opened a pull request for task \`${taskId}\`: ${pull.htmlUrl}`,
+    `The pull request of task \`${taskId}\` merged: ${pull.htmlUrl}`,
+  ]);
+  // The close is the update's last write; its row is marked delivered right after.
+  const updates = await waitFor("the merged update marked delivered", async () => {
+    const rows = await trackerUpdates();
+    return rows.every((u) => u.status === "delivered") ? rows : undefined;
+  });
+  expect(updates.map((u) => u.moment)).toEqual(["started", "pr_opened", "merged"]);
+}
+
 describe("GitHub issue intake end to end (GitHub double → gateway → coordinator → worker → pull request)", () => {
   it("a labelled issue becomes a task once, its PR link is commented, a person's merge closes it; a forged delivery is refused", async () => {
     await cluster.addProject({
@@ -119,32 +252,11 @@ describe("GitHub issue intake end to end (GitHub double → gateway → coordina
 
     // 1. The operator subscribes the project to the repository's issues labelled `overseer`,
     //    and points the repository's webhook at the URL `intake add` prints.
-    const added = await overseer(
-      admin,
-      "intake",
-      "add",
-      "github",
-      REPO,
-      "--project",
-      PROJECT,
-      "--label",
-      "overseer",
-      "--token-env",
-      TOKEN_ENV,
-      "--webhook-secret-env",
-      SECRET_ENV,
-      "--base-url",
-      forge.url,
-    );
-    expect(added.code, added.out).toBe(0);
-    const sourceId = /added (src_[0-9a-f]+): github acme\/app \(label overseer\)/.exec(added.out)?.[1];
-    const hookPath = /webhook URL: <gateway URL>(\S+)/.exec(added.out)?.[1];
-    if (!sourceId || !hookPath) throw new Error(`unexpected intake add output:\n${added.out}`);
-    expect(hookPath).toBe(`/api/v1/intake/sources/${sourceId}/webhook`);
-    const hookUrl = `${gateway.url}${hookPath}`;
+    const { sourceId, hookUrl } = await addSource(admin);
     forge.addWebhook(hookUrl, SECRET);
 
-    // 2. A person opens an issue (not labelled yet: nothing is taken), then labels it.
+    // 2. A person opens an issue (not labelled yet: the dry run would take nothing), then
+    //    labels it: its `issues.labeled` delivery makes it a task.
     const number = forge.openIssue(REPO, {
       title: "Bump v",
       body: `Version 1 is out.\n\n- [ ] v is 1\n\n${SCRIPT}`,
@@ -154,109 +266,38 @@ describe("GitHub issue intake end to end (GitHub double → gateway → coordina
     await forge.flushWebhooks();
     const dryRun = await overseer(admin, "intake", "test", sourceId);
     expect(dryRun.code, dryRun.out).toBe(0);
-    expect(await getIntakeItem(cluster.scratch.db, sourceId, issueId)).toBeNull();
+    expect(dryRun.out).not.toContain(`${REPO}#${number}`);
     await forge.changeIssue(REPO, number, { addLabel: "overseer", login: HUMAN.login });
     const labelled = forge.deliveries.find(
       (d) => d.url === hookUrl && d.event === "issues" && JSON.parse(d.body).action === "labeled",
     );
     if (!labelled) throw new Error("the double sent no issues.labeled delivery");
-
     const taskId = `acme-app-${number}`;
-    const item = await waitFor(
+    const taken = await waitFor(
       "intake to take the labelled issue",
       async () => (await getIntakeItem(cluster.scratch.db, sourceId, issueId))?.task_id ?? undefined,
       60_000,
     );
-    expect(item).toBe(taskId);
+    expect(taken).toBe(taskId);
     expect(await getTask(cluster.scratch.db, PROJECT, taskId)).toMatchObject({
       title: "Bump v",
       acceptance: ["v is 1"],
     });
 
-    // 3. Redelivered (GitHub's "Redeliver": the same X-GitHub-Delivery): stored once, nothing new.
-    const again = await fetch(hookUrl, { method: "POST", headers: labelled.headers, body: labelled.body });
-    expect(again.status).toBe(200);
-    expect(await again.json()).toEqual({
-      source_id: sourceId,
-      delivery_id: labelled.headers["x-github-delivery"],
-      stored: false,
-      issue_id: issueId,
-    });
+    // 3–4. Redelivered, forged, form-encoded.
+    await replays(sourceId, hookUrl, issueId, labelled);
 
-    // 4. A delivery signed with another secret (a forgery, or a webhook set up with the wrong
-    //    secret) is refused, says what to fix, and is stored nowhere.
-    const forged = {
-      ...labelled.headers,
-      "x-github-delivery": "00000000-0000-4000-8000-forged000001",
-      "x-hub-signature-256": `sha256=${createHmac("sha256", "not-the-secret").update(labelled.body).digest("hex")}`,
-    };
-    const refused = await fetch(hookUrl, { method: "POST", headers: forged, body: labelled.body });
-    expect(refused.status).toBe(401);
-    const problem = (await refused.json()) as { error?: { code?: string; message?: string } };
-    expect(JSON.stringify(problem)).toContain("bad_signature");
-    expect(JSON.stringify(problem)).toContain(SECRET_ENV);
-    const stored = await storedDeliveries(sourceId);
-    expect(stored.map((d) => d.delivery_id)).not.toContain(forged["x-github-delivery"]);
-    expect(stored.filter((d) => d.delivery_id === labelled.headers["x-github-delivery"])).toHaveLength(1);
+    // 5–6. Pull request, its link on the issue, a person's merge, the issue closed.
+    const pull = await pullRequestCommented(taskId, number);
+    await mergedAndClosed(taskId, number, pull);
 
-    // 5. The task runs (executor, reviewer) and its pull request opens on the double; the
-    //    issue hears that work started, then the pull request's link.
-    const open = await cluster.waitForProject(
-      PROJECT,
-      (s) => s.tasks.get(taskId)?.status === "pr_open" && pr(s, taskId)?.status === "open",
-      240_000,
-    );
-    const opened = pr(open, taskId);
-    if (!opened?.number || !opened.url) throw new Error("no pull request recorded");
-    const htmlUrl = `${forge.url}/${REPO}/pull/${opened.number}`;
-    expect(opened.url).toBe(htmlUrl);
-    expect(forge.pulls(REPO).map((p) => [p.number, p.state])).toEqual([[opened.number, "open"]]);
-    const comments = () => forge.comments(REPO, number).filter((c) => c.login === BOT.login);
-    await until(() => comments().some((c) => c.body.includes(htmlUrl)), 120_000);
-    expect(comments().map((c) => c.body.split("\n")[0])).toEqual([
-      `Overseer started work on this issue as task \`${taskId}\`.`,
-      `Overseer opened a pull request for task \`${taskId}\`: ${htmlUrl}`,
-    ]);
-    expect(forge.issues(REPO).find((i) => i.number === number)).toMatchObject({
-      state: "open",
-      labels: ["overseer", "overseer:working"],
-    });
-
-    // 6. CI goes green; a person merges on the double; Overseer notices, the task is done, and
-    //    the issue gets the merge comment, loses overseer:working and is closed as completed.
-    forge.setCheckRun(REPO, opened.headSha ?? "", { name: "ci", conclusion: "success" });
-    await cluster.waitForProject(PROJECT, (s) => pr(s, taskId)?.checks === "success", 120_000);
-    const mergeSha = await forge.mergeByHuman(REPO, opened.number, HUMAN.login, "merge");
-    const done = await cluster.waitForProject(
-      PROJECT,
-      (s) => s.tasks.get(taskId)?.status === "done",
-      120_000,
-    );
-    expect(pr(done, taskId)).toMatchObject({
-      status: "merged",
-      mergeCommitSha: mergeSha,
-      mergedBy: HUMAN.login,
-    });
-    const issue = () => forge.issues(REPO).find((i) => i.number === number);
-    await until(() => issue()?.state === "closed", 120_000);
-    expect(issue()).toMatchObject({ state: "closed", stateReason: "completed", labels: ["overseer"] });
-    expect(comments().map((c) => c.body.split("\n")[0])).toEqual([
-      `Overseer started work on this issue as task \`${taskId}\`.`,
-      `Overseer opened a pull request for task \`${taskId}\`: ${htmlUrl}`,
-      `The pull request of task \`${taskId}\` merged: ${htmlUrl}`,
-    ]);
-    expect((await trackerUpdates()).map((u) => [u.moment, u.status])).toEqual([
-      ["started", "delivered"],
-      ["pr_opened", "delivered"],
-      ["merged", "delivered"],
-    ]);
-
-    // Exactly one task came of the issue, however many deliveries its changes sent.
+    // Exactly one task came of the issue, however many deliveries its changes sent, each
+    // answered 200 by the gateway; the double saw nothing GitHub would not send or answer.
     const state = await cluster.waitForProject(PROJECT, () => true);
     expect([...state.tasks.keys()]).toEqual([taskId]);
     await forge.flushWebhooks();
     const sent = forge.deliveries.filter((d) => d.url === hookUrl);
-    expect(sent.every((d) => d.status === 200)).toBe(true);
+    expect(sent.map((d) => d.status).every((status) => status === 200)).toBe(true);
     expect(forge.takeViolations()).toEqual([]);
   }, 600_000);
 });
