@@ -33,8 +33,11 @@ export {
 export {
   createTrackerAdapter,
   registeredTrackerKinds,
+  sourceAdapterOf,
   type TrackerConnection,
   type TrackerRegistration,
+  type TrackerSourceRef,
+  TrackerTokenNotSetError,
   trackerWebhookVerifier,
 } from "./tracker-registry.ts";
 export { TrackerCredentialsError } from "./tracker-retry.ts";

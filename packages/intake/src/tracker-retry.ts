@@ -24,7 +24,7 @@ export type Failure =
 
 /** A tracker refused the credentials: the message says which to fix and how. */
 export class TrackerCredentialsError extends Error {
-  override readonly name = "TrackerCredentialsError";
+  override readonly name: string = "TrackerCredentialsError";
 }
 
 export async function withRetry<T>(

@@ -3,7 +3,8 @@
  * (every request and answer checked against @octokit/openapi): a labelled, assigned issue becomes
  * a task once however often it is read (polls, redelivered jobs, a second runner); a person's
  * comment answers the task's pending "Needs you" card through the resolve command; an issue
- * closed in the tracker cancels its task; a missing token is a clear error.
+ * closed in the tracker cancels its task; a missing token fails at once (no retries) with an error
+ * naming the variable, shown as the source's last error.
  */
 import {
   applyTransition,
@@ -14,12 +15,14 @@ import {
   getIntakeSource,
   getTask,
   listTasks,
+  recordIntakePoll,
   type ScratchDatabase,
 } from "@overseer/db";
 import { IntakeQueue, type Redis } from "@overseer/queue";
 import { createLogger } from "@overseer/runtime";
 import { createTestRedis, deleteRedisKeys, GitHubDouble, uniqueRedisPrefix } from "@overseer/test-support";
 import { startProject, TransitionApplier } from "@overseer/transitions";
+import { UnrecoverableError } from "bullmq";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { IntakeRunner } from "../src/intake/intake-runner.ts";
 
@@ -186,10 +189,46 @@ describe("intake runner (GitHub Issues)", () => {
     expect((await getTask(scratch.db, "close", `acme-app-${number}`))?.status).toBe("cancelled");
   });
 
-  it("says which environment variable is missing when the token is not there", async () => {
+  it("a missing token fails a read and a poll at once (never retried), the source's last error naming the variable", async () => {
     await source("gh-notoken", "notoken", "OVERSEER_TEST_NO_SUCH_TOKEN");
+    const missing = /the environment variable OVERSEER_TEST_NO_SUCH_TOKEN is not set \(or is empty\)/;
+    const lastError = async () => (await getIntakeSource(scratch.db, "gh-notoken"))?.last_error;
+    await expect(runner().process({ v: 1, kind: "poll", sourceId: "gh-notoken" })).rejects.toThrow(
+      UnrecoverableError,
+    );
+    expect(await lastError()).toMatch(missing);
+    await recordIntakePoll(scratch.db, "gh-notoken", { polledAt: null, error: null });
     await expect(
       runner().process({ v: 1, kind: "read", sourceId: "gh-notoken", issueId: "1" }),
-    ).rejects.toThrow(/OVERSEER_TEST_NO_SUCH_TOKEN is not set on this coordinator/);
+    ).rejects.toThrow(missing);
+    expect(await lastError()).toMatch(missing);
+
+    // Through BullMQ (2 attempts with backoff): the read fails once and for good.
+    const running = runner();
+    await running.start();
+    try {
+      await queue.read("gh-notoken", "2");
+      const failed = await until("the read to fail", async () => {
+        const job = await queue.queue.getJob("intake-gh-notoken-2");
+        return job && (await job.getState()) === "failed" ? job : undefined;
+      });
+      expect(failed.attemptsStarted).toBe(1);
+      expect(failed.failedReason).toMatch(missing);
+    } finally {
+      await running.stop();
+    }
+    // An empty value counts as missing.
+    const empty = new IntakeRunner(
+      {
+        db: scratch.db,
+        queue,
+        transitions,
+        workerConnection: redis,
+        logger,
+        env: { OVERSEER_TEST_NO_SUCH_TOKEN: "" },
+      },
+      { prefix, intakePollMs: 60_000, intakeConcurrency: 1 },
+    );
+    await expect(empty.process({ v: 1, kind: "poll", sourceId: "gh-notoken" })).rejects.toThrow(missing);
   });
 });

@@ -5,7 +5,8 @@
  * transaction of its event, and the runner turns each into exactly one comment (the PR's with
  * its URL), the labels of the status map, and a close on merge; a redelivered job or a lost
  * answer posts nothing twice; a tracker 5xx is retried with backoff and then delivered; a
- * "Needs you" stop writes a `blocked` update with its reason. (Octokit's throttling spaces
+ * "Needs you" stop writes a `blocked` update with its reason; a token variable that is not set
+ * makes the update a dead letter at once, its error naming the variable. (Octokit's throttling spaces
  * comment writes about 3 s apart, as GitHub asks, so a case with three comments takes ~8 s.)
  */
 import {
@@ -61,7 +62,7 @@ afterEach(() => {
   expect(github.takeViolations()).toEqual([]);
 });
 
-function statusRunner(): TrackerStatusRunner {
+function statusRunner(tokens: Record<string, string | undefined> = env): TrackerStatusRunner {
   return new TrackerStatusRunner(
     {
       db: scratch.db,
@@ -69,7 +70,7 @@ function statusRunner(): TrackerStatusRunner {
       notifications: scratch.notifications,
       workerConnection: redis,
       logger,
-      env,
+      env: tokens,
     },
     { prefix, notifyConcurrency: 2, notifyAttempts: 3, reconcileIntervalMs: 60_000 },
   );
@@ -243,5 +244,26 @@ describe("two-way status (GitHub Issues)", () => {
     });
     const [blocked] = await listTrackerUpdates(scratch.db, { projectId: "flaky", status: "pending" });
     expect(blocked).toMatchObject({ moment: "blocked", data: { detail: expect.any(String) } });
+  });
+
+  it("a token variable unset or empty on the coordinator makes the update a dead letter at once, naming it", async () => {
+    const { number } = await intakeTask("notoken");
+    await claimAndStart("notoken");
+    const runner = statusRunner({ OVERSEER_TEST_GITHUB_TOKEN: "" });
+    await runner.start();
+    try {
+      const [dead] = await until("the dead letter", async () => {
+        const rows = await listTrackerUpdates(scratch.db, { projectId: "notoken" });
+        return rows.length === 1 && rows[0]?.status === "dead" ? rows : undefined;
+      });
+      // One attempt of the three allowed: no retry can mend a missing token.
+      expect(dead?.attempts).toBe(1);
+      expect(dead?.last_error).toMatch(
+        /the environment variable OVERSEER_TEST_GITHUB_TOKEN is not set \(or is empty\)/,
+      );
+      expect(github.comments(REPO, number)).toHaveLength(0);
+    } finally {
+      await runner.stop();
+    }
   });
 });

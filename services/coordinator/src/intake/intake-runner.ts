@@ -24,15 +24,16 @@ import {
 } from "@overseer/db";
 import type { Command } from "@overseer/domain";
 import {
-  createTrackerAdapter,
   intakeConfigOf,
+  sourceAdapterOf,
   type TrackerAdapter,
   TrackerCredentialsError,
+  TrackerTokenNotSetError,
 } from "@overseer/intake";
 import { INTAKE_QUEUE, type IntakeQueue, intakeJobSchema, queueKeyPrefix, type Redis } from "@overseer/queue";
 import type { Logger } from "@overseer/runtime";
 import type { TransitionApplier } from "@overseer/transitions";
-import { Worker } from "bullmq";
+import { UnrecoverableError, Worker } from "bullmq";
 import { type IssueOutcome, readIssue } from "./intake-issue.ts";
 
 export interface IntakeRunnerDeps {
@@ -51,31 +52,16 @@ export interface IntakeRunnerOptions {
   readonly intakeConcurrency: number;
 }
 
-/** A source's tracker adapter, its token read from the host environment variable it names. */
-export function adapterOf(
-  source: IntakeSourceRow,
-  env: Readonly<Record<string, string | undefined>> = process.env,
-): TrackerAdapter {
-  const token = env[source.token_env];
-  if (token === undefined || token === "")
-    throw new Error(
-      `intake source ${source.id}: the environment variable ${source.token_env} is not set on this coordinator; set it to the ${source.kind} token`,
-    );
-  const query = IntakeQuerySpec.parse(source.query);
-  return createTrackerAdapter({
-    kind: source.kind,
-    container: query.container,
-    token,
-    ...(source.base_url ? { baseUrl: source.base_url } : {}),
-  });
-}
-
-/** A tracker's refusal of the credentials, naming the environment variable the token came from. */
+/**
+ * A tracker's refusal of the credentials names the environment variable the token came from; a
+ * missing or refused credential is not retried (BullMQ's UnrecoverableError): no attempt can
+ * succeed until an operator acts, and the source's last error says what to do.
+ */
 function credentialsNamed(source: IntakeSourceRow, error: unknown): unknown {
+  if (error instanceof TrackerTokenNotSetError) return new UnrecoverableError(error.message);
   if (!(error instanceof TrackerCredentialsError)) return error;
-  return new TrackerCredentialsError(
+  return new UnrecoverableError(
     `intake source ${source.id}: ${error.message} The token is read from ${source.token_env} on this coordinator; set it there and restart.`,
-    { cause: error },
   );
 }
 
@@ -132,20 +118,23 @@ export class IntakeRunner {
     const job = intakeJobSchema.parse(data);
     const source = await getIntakeSource(this.#deps.db, job.sourceId);
     if (source === null || !source.enabled) return;
+    if (job.kind === "poll") return await this.#poll(source);
     try {
-      if (job.kind === "poll") return await this.#poll(source);
-      const outcome = await readIssue(this.#work(source, adapterOf(source, this.#deps.env)), job.issueId);
+      const outcome = await readIssue(this.#work(source), job.issueId);
       this.#count(outcome);
     } catch (error) {
-      throw credentialsNamed(source, error);
+      const named = credentialsNamed(source, error);
+      if (named instanceof UnrecoverableError)
+        await recordIntakePoll(this.#deps.db, source.id, { polledAt: null, error: named.message });
+      throw named;
     }
   }
 
   async #poll(source: IntakeSourceRow): Promise<void> {
     const started = new Date().toISOString();
     try {
-      const adapter = adapterOf(source, this.#deps.env);
       const query = IntakeQuerySpec.parse(source.query);
+      const adapter = sourceAdapterOf(source, query.container, this.#deps.env ?? process.env);
       const since = source.polled_at ? source.polled_at.toISOString() : null;
       const issues = await adapter.listIssues(query, since);
       const live = await liveIntakeIssueIds(this.#deps.db, source.id);
@@ -154,19 +143,20 @@ export class IntakeRunner {
       await recordIntakePoll(this.#deps.db, source.id, { polledAt: started, error: null });
       this.#count("poll");
     } catch (error) {
-      await recordIntakePoll(this.#deps.db, source.id, {
-        polledAt: null,
-        error: String(credentialsNamed(source, error)),
-      });
-      throw error;
+      const named = credentialsNamed(source, error);
+      const message = named instanceof Error ? named.message : String(named);
+      await recordIntakePoll(this.#deps.db, source.id, { polledAt: null, error: message });
+      throw named;
     }
   }
 
-  #work(source: IntakeSourceRow, adapter: TrackerAdapter) {
+  #work(source: IntakeSourceRow) {
+    const query = IntakeQuerySpec.parse(source.query);
+    const adapter: TrackerAdapter = sourceAdapterOf(source, query.container, this.#deps.env ?? process.env);
     return {
       db: this.#deps.db,
       source,
-      query: IntakeQuerySpec.parse(source.query),
+      query,
       config: intakeConfigOf(IntakeConfigSpec.parse(source.config)),
       adapter,
       apply: (projectId: string, command: Command) => this.#deps.transitions.apply(projectId, command),

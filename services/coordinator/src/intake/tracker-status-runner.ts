@@ -12,7 +12,7 @@
  * first comment instead of posting a second; labels and state are idempotent. Credentials that
  * are missing or refused make the update a dead letter at once, its error naming the variable.
  */
-import { IntakeConfigSpec } from "@overseer/api-contract";
+import { IntakeConfigSpec, IntakeQuerySpec } from "@overseer/api-contract";
 import {
   type Db,
   getIntakeSource,
@@ -23,7 +23,7 @@ import {
   TRACKER_UPDATE_NOTIFY_CHANNEL,
   type TrackerUpdateRow,
 } from "@overseer/db";
-import { intakeConfigOf, statusUpdateOf, TrackerCredentialsError } from "@overseer/intake";
+import { intakeConfigOf, sourceAdapterOf, statusUpdateOf, TrackerCredentialsError } from "@overseer/intake";
 import { TRACKER_STATUS_QUEUE, type TrackerStatusQueue, trackerStatusJobSchema } from "@overseer/queue";
 import {
   type RowDelivery,
@@ -32,7 +32,6 @@ import {
   type RowDeliveryPumpOptions,
   type RowOutcome,
 } from "../row-delivery-pump.ts";
-import { adapterOf } from "./intake-runner.ts";
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -85,7 +84,7 @@ function trackerUpdateDelivery(db: Db, env: Env | undefined): RowDelivery<Tracke
 async function writeUpdate(db: Db, update: TrackerUpdateRow, env: Env | undefined): Promise<void> {
   const source = await getIntakeSource(db, update.source_id);
   if (source === null) throw new Error(`intake source ${update.source_id} is gone; nothing to write to`);
-  const adapter = adapterOf(source, env);
+  const adapter = sourceAdapterOf(source, IntakeQuerySpec.parse(source.query).container, env ?? process.env);
   const write = statusUpdateOf(
     source.kind,
     update.moment,

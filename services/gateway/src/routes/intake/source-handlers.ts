@@ -10,11 +10,12 @@ import {
   removeIntakeSource as removeIntakeSourceRow,
 } from "@overseer/db";
 import {
-  createTrackerAdapter,
   intakeConfigOf,
   matchesQuery,
+  sourceAdapterOf,
   type TrackerAdapter,
   type TrackerIssue,
+  TrackerTokenNotSetError,
   taskDraftOf,
 } from "@overseer/intake";
 import { actorOf } from "../../gateway-env.ts";
@@ -116,13 +117,12 @@ export function removeIntakeSource(ctx: RouteContext): GatewayHandler<typeof rem
   };
 }
 
-/** The source's adapter, its token read from the gateway host's environment variable it names. */
-function adapterOf(
-  source: IntakeSourceRow,
-  env: Readonly<Record<string, string | undefined>>,
-): TrackerAdapter {
-  const token = env[source.token_env];
-  if (token === undefined || token === "") {
+/** The source's adapter; a token variable unset on this gateway is a 503 saying what to set. */
+function adapterOn(source: IntakeSourceRow, container: string): TrackerAdapter {
+  try {
+    return sourceAdapterOf(source, container, process.env);
+  } catch (error) {
+    if (!(error instanceof TrackerTokenNotSetError)) throw error;
     throw new ApiError(
       503,
       "token_not_set",
@@ -130,12 +130,6 @@ function adapterOf(
       { token_env: source.token_env },
     );
   }
-  return createTrackerAdapter({
-    kind: source.kind,
-    container: IntakeQuerySpec.parse(source.query).container,
-    token,
-    ...(source.base_url ? { baseUrl: source.base_url } : {}),
-  });
 }
 
 export function testIntakeSource(ctx: RouteContext): GatewayHandler<typeof testIntakeSourceRoute> {
@@ -144,7 +138,7 @@ export function testIntakeSource(ctx: RouteContext): GatewayHandler<typeof testI
     const source = await existingSource(ctx, id, source_id);
     const query = IntakeQuerySpec.parse(source.query);
     const config = intakeConfigOf(IntakeConfigSpec.parse(source.config));
-    const adapter = adapterOf(source, process.env);
+    const adapter = adapterOn(source, query.container);
     let issues: TrackerIssue[];
     try {
       issues = await adapter.listIssues(query, null);
