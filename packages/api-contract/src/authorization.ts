@@ -156,6 +156,13 @@ export const AUTHORIZATION_TABLE = {
     path: "/api/v1/projects/{id}/intake/sources/{source_id}/test",
     scope: "operate",
   },
+  // Two-way status: what Overseer wrote back to the trackers, and dead letters sent again
+  listTrackerUpdates: { method: "get", path: "/api/v1/intake/updates", scope: "read" },
+  redeliverTrackerUpdate: {
+    method: "post",
+    path: "/api/v1/intake/updates/{update_id}/redeliver",
+    scope: "operate",
+  },
   // Tracker webhooks: no token; each delivery carries the tracker's signature of the source's secret
   receiveIntakeWebhook: {
     method: "post",

@@ -16,4 +16,5 @@ export * from "./pull-request-schemas.ts";
 export * from "./resource-schemas.ts";
 export * from "./run-environment-schemas.ts";
 export * from "./slack-schemas.ts";
+export * from "./tracker-update-schemas.ts";
 export * from "./transcript-schemas.ts";

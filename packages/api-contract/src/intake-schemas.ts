@@ -127,6 +127,14 @@ export const IntakeSourceSchema = z
     enabled: z.boolean(),
     items_taken: z.number().int().openapi({ description: "Issues this source turned into tasks." }),
     polled_at: z.string().nullable().openapi({ description: "Where the last successful poll resumed from." }),
+    webhooks_received: z
+      .number()
+      .int()
+      .openapi({ description: "Verified webhook deliveries stored for this source (each once)." }),
+    last_webhook_at: z
+      .string()
+      .nullable()
+      .openapi({ description: "When the last verified webhook delivery came; null: none yet." }),
     last_error: z.string().nullable(),
     created_by: z.string(),
     created_at: z.string(),

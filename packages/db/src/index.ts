@@ -83,6 +83,7 @@ export {
 export * from "./subscription-repository.ts";
 export * from "./task-repository.ts";
 export * from "./token-repository.ts";
+export * from "./tracker-update-queries.ts";
 export * from "./tracker-update-repository.ts";
 export { getRunTranscript, listTaskTranscripts, type StoredRunTranscript } from "./transcript-repository.ts";
 export {

@@ -13,6 +13,7 @@ import type {
   NotificationOutboxRow,
   NotificationSubscriptionRow,
 } from "./database-schema.ts";
+import { type OutboxFigure, outboxFigures } from "./outbox-figures.ts";
 
 /** Sent (payload: the project id) by a transaction that created deliveries or asked for a redelivery. */
 export const OUTBOX_NOTIFY_CHANNEL = "overseer_outbox";
@@ -309,25 +310,6 @@ export async function redeliverDeadLetter(
 }
 
 /** Per project and status: how many deliveries, and how many attempts they made (metrics). */
-export async function deliveryFigures(
-  db: Db,
-): Promise<{ projectId: string; status: string; deliveries: number; attempts: number }[]> {
-  const rows = await db
-    .selectFrom("notification_deliveries")
-    .select([
-      "project_id",
-      "status",
-      db.fn.countAll<string>().as("n"),
-      db.fn.sum<string>("attempts").as("attempts"),
-    ])
-    .groupBy(["project_id", "status"])
-    .orderBy("project_id")
-    .orderBy("status")
-    .execute();
-  return rows.map((r) => ({
-    projectId: r.project_id,
-    status: r.status,
-    deliveries: Number(r.n),
-    attempts: Number(r.attempts ?? 0),
-  }));
+export async function deliveryFigures(db: Db): Promise<OutboxFigure[]> {
+  return outboxFigures(db, "notification_deliveries");
 }

@@ -48,6 +48,8 @@ const EXPECTED_OPERATIONS = [
   "delete /api/v1/projects/{id}/intake/sources/{source_id}",
   "post /api/v1/projects/{id}/intake/sources/{source_id}/test",
   "post /api/v1/intake/sources/{source_id}/webhook",
+  "get /api/v1/intake/updates",
+  "post /api/v1/intake/updates/{update_id}/redeliver",
   "post /api/v1/slack/interactions",
   "delete /api/v1/tokens/{token_id}",
   "get /api/v1/notifications/subscriptions",

@@ -5,22 +5,31 @@ import {
   countRunOutcomes,
   type DurationBuckets,
   deliveryFigures,
+  intakeFigures,
   leaseOwners,
   pullRequestApiCallBuckets,
   runDurationBuckets,
+  trackerUpdateFigures,
 } from "@overseer/db";
 import { Counter, collectDefaultMetrics, Gauge, Histogram, type Metric, Registry } from "prom-client";
 import type { GatewayDeps } from "../gateway-options.ts";
 import { withTimeout } from "../http/with-timeout.ts";
 import { FORGE_CALLS_PER_TASK_BUCKETS, type ForgeSnapshot, forgeMetrics } from "./forge-metrics.ts";
-import { type DeliveryFigures, NOTIFICATION_METRICS } from "./notification-metrics.ts";
+import {
+  type DeliveryFigures,
+  INTAKE_METRICS,
+  type IntakeFigures,
+  NOTIFICATION_METRICS,
+  TRACKER_UPDATE_METRICS,
+} from "./notification-metrics.ts";
 import { SnapshotMetric } from "./snapshot-metric.ts";
 
 /**
  * Prometheus metrics. Two kinds:
  *
  * - Process-local instruments updated as requests happen: HTTP latency by route and status,
- *   operator transitions applied by this gateway, open SSE streams.
+ *   operator transitions applied by this gateway, open SSE streams, tracker webhook deliveries
+ *   this gateway refused.
  * - Cluster figures read at scrape time from their source of truth (Postgres for run outcomes,
  *   durations, transitions, pending cards, leases and pull requests; Redis for queue depths), so every
  *   gateway replica reports the same numbers and nothing is lost on restart. They are read
@@ -49,24 +58,31 @@ interface ClusterSnapshot {
   pullRequests: ForgeSnapshot["pullRequests"];
   forgeCallsPerTask: ForgeSnapshot["forgeCallsPerTask"];
   deliveries: DeliveryFigures | null;
+  trackerUpdates: DeliveryFigures | null;
+  intake: IntakeFigures | null;
 }
+
+const EMPTY_SNAPSHOT: ClusterSnapshot = {
+  queues: null,
+  outcomes: null,
+  eventsByType: null,
+  durations: null,
+  pending: null,
+  leases: null,
+  pullRequests: null,
+  forgeCallsPerTask: null,
+  deliveries: null,
+  trackerUpdates: null,
+  intake: null,
+};
 
 export class GatewayMetrics {
   readonly registry = new Registry();
   readonly httpDuration: Histogram<"method" | "route" | "status">;
   readonly operatorTransitions: Counter<"kind" | "outcome">;
   readonly openStreams: Gauge<"kind">;
-  private snapshot: ClusterSnapshot = {
-    queues: null,
-    outcomes: null,
-    eventsByType: null,
-    durations: null,
-    pending: null,
-    leases: null,
-    pullRequests: null,
-    forgeCallsPerTask: null,
-    deliveries: null,
-  };
+  readonly intakeWebhooksRefused: Counter<"reason">;
+  private snapshot: ClusterSnapshot = EMPTY_SNAPSHOT;
   private snapshotAt = 0;
   private refreshing: Promise<void> | null = null;
 
@@ -96,6 +112,12 @@ export class GatewayMetrics {
       name: "overseer_gateway_open_streams",
       help: "Server-sent event streams open on this gateway.",
       labelNames: ["kind"],
+      registers,
+    });
+    this.intakeWebhooksRefused = new Counter({
+      name: "overseer_intake_webhooks_refused_total",
+      help: "Tracker webhook deliveries this gateway refused and stored nowhere, by reason (bad_signature, webhooks_not_configured, not_found).",
+      labelNames: ["reason"],
       registers,
     });
     const s = () => this.snapshot;
@@ -183,6 +205,10 @@ export class GatewayMetrics {
     for (const metric of forgeMetrics(s)) add(metric);
     for (const m of NOTIFICATION_METRICS)
       add(new SnapshotMetric(m.name, m.help, m.type, () => m.samples(s().deliveries ?? [])));
+    for (const m of TRACKER_UPDATE_METRICS)
+      add(new SnapshotMetric(m.name, m.help, m.type, () => m.samples(s().trackerUpdates ?? [])));
+    for (const m of INTAKE_METRICS)
+      add(new SnapshotMetric(m.name, m.help, m.type, () => m.samples(s().intake ?? [])));
     add(
       new SnapshotMetric(
         "overseer_lease_owners",
@@ -221,21 +247,16 @@ export class GatewayMetrics {
           countPullRequests(db),
           pullRequestApiCallBuckets(db, FORGE_CALLS_PER_TASK_BUCKETS),
           deliveryFigures(db),
+          trackerUpdateFigures(db),
+          intakeFigures(db),
         ]),
         this.sourceTimeoutMs,
         "Postgres",
       ),
     ]);
     const next: ClusterSnapshot = {
+      ...EMPTY_SNAPSHOT,
       queues: queueCounts.status === "fulfilled" ? queueCounts.value : null,
-      outcomes: null,
-      eventsByType: null,
-      durations: null,
-      pending: null,
-      leases: null,
-      pullRequests: null,
-      forgeCallsPerTask: null,
-      deliveries: null,
     };
     if (postgres.status === "fulfilled") {
       const [
@@ -247,6 +268,8 @@ export class GatewayMetrics {
         pullRequests,
         forgeCallsPerTask,
         deliveries,
+        trackerUpdates,
+        intake,
       ] = postgres.value;
       Object.assign(next, {
         outcomes,
@@ -257,6 +280,8 @@ export class GatewayMetrics {
         pullRequests,
         forgeCallsPerTask,
         deliveries,
+        trackerUpdates,
+        intake,
       });
     } else {
       logger.warn({ err: postgres.reason }, "metrics: cannot read Postgres figures");

@@ -175,3 +175,16 @@ export function runNotFound(id: string): ApiError {
     { run_id: id },
   );
 }
+
+/**
+ * A newest-first page read with one row more than `limit`: the first `limit` rows, and the id to
+ * give as `before` for the next (older) page, null on the last.
+ */
+export function newestFirstPage<T extends { id: string | number }>(
+  rows: readonly T[],
+  limit: number,
+): { page: T[]; nextBefore: string | null } {
+  const page = rows.slice(0, limit);
+  const last = page.at(-1);
+  return { page, nextBefore: rows.length > limit && last ? String(last.id) : null };
+}

@@ -8,6 +8,10 @@ import {
   IntakeWebhookAcceptedSchema,
   IntakeWebhookParams,
   ProjectParams,
+  TrackerUpdateListQuery,
+  TrackerUpdateListSchema,
+  TrackerUpdateParams,
+  TrackerUpdateRedeliveredSchema,
 } from "@overseer/api-contract";
 import {
   errorResponses,
@@ -90,5 +94,33 @@ export const receiveIntakeWebhookRoute = tableRoute("receiveIntakeWebhook", {
       "Stored (or stored before, or about nothing intake reads).",
     ),
     ...errorResponses(400, 401, 404, 413, 503),
+  },
+});
+
+export const listTrackerUpdatesRoute = tableRoute("listTrackerUpdates", {
+  method: "get",
+  path: "/api/v1/intake/updates",
+  tags,
+  summary: "List tracker updates (two-way status): status, attempts, dead letters",
+  description:
+    "What Overseer writes back to an intake item's issue (a comment, state and labels per the source's status map, a close on merge), one row per moment, newest first.",
+  request: { query: TrackerUpdateListQuery },
+  responses: {
+    200: jsonResponse(TrackerUpdateListSchema, "Updates, newest first."),
+    ...errorResponses(...READ_ERRORS),
+  },
+});
+
+export const redeliverTrackerUpdateRoute = tableRoute("redeliverTrackerUpdate", {
+  method: "post",
+  path: "/api/v1/intake/updates/{update_id}/redeliver",
+  tags,
+  summary: "Write a dead tracker update again (idempotent)",
+  description:
+    "A dead update becomes pending with its attempts reset and is written again under the same key (its comment is found by its marker, not posted twice); a pending or delivered one is left as it is (`redelivered: false`), so asking twice writes once.",
+  request: { params: TrackerUpdateParams },
+  responses: {
+    200: jsonResponse(TrackerUpdateRedeliveredSchema, "The update after the request."),
+    ...errorResponses(400, 401, 403, 404, 429),
   },
 });

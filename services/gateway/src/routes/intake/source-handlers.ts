@@ -6,6 +6,7 @@ import {
   type IntakeSourceRow,
   intakeItemCounts,
   intakeTaskIds,
+  intakeWebhookCounts,
   listIntakeSources as listIntakeSourceRows,
   removeIntakeSource as removeIntakeSourceRow,
 } from "@overseer/db";
@@ -36,7 +37,9 @@ export function webhookPathOf(sourceId: string): string {
   return `/api/v1/intake/sources/${sourceId}/webhook`;
 }
 
-function sourceView(row: IntakeSourceRow, taken: number): IntakeSource {
+type WebhookCount = { received: number; lastAt: Date | null };
+
+function sourceView(row: IntakeSourceRow, taken: number, webhooks?: WebhookCount): IntakeSource {
   return {
     id: row.id,
     project_id: row.project_id,
@@ -50,6 +53,8 @@ function sourceView(row: IntakeSourceRow, taken: number): IntakeSource {
     enabled: row.enabled,
     items_taken: taken,
     polled_at: iso(row.polled_at),
+    webhooks_received: webhooks?.received ?? 0,
+    last_webhook_at: iso(webhooks?.lastAt ?? null),
     last_error: row.last_error,
     created_by: row.created_by,
     created_at: iso(row.created_at) as string,
@@ -80,11 +85,15 @@ export function listIntakeSources(ctx: RouteContext): GatewayHandler<typeof list
     const { id } = c.req.valid("param");
     await existingProject(ctx.deps.db, id);
     const rows = await listIntakeSourceRows(ctx.deps.db, { projectId: id });
-    const counts = await intakeItemCounts(
-      ctx.deps.db,
-      rows.map((r) => r.id),
+    const ids = rows.map((r) => r.id);
+    const [counts, webhooks] = await Promise.all([
+      intakeItemCounts(ctx.deps.db, ids),
+      intakeWebhookCounts(ctx.deps.db, ids),
+    ]);
+    return c.json(
+      { sources: rows.map((r) => sourceView(r, counts.get(r.id) ?? 0, webhooks.get(r.id))) },
+      200,
     );
-    return c.json({ sources: rows.map((r) => sourceView(r, counts.get(r.id) ?? 0)) }, 200);
   };
 }
 

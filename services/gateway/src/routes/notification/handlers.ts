@@ -15,7 +15,7 @@ import {
 import { newWebhookSecret, postWebhook, webhookTestPayload } from "@overseer/notify";
 import { actorOf } from "../../gateway-env.ts";
 import { ApiError } from "../../http/api-error.ts";
-import { existingProject, type GatewayHandler, type RouteContext } from "../route-kit.ts";
+import { existingProject, type GatewayHandler, newestFirstPage, type RouteContext } from "../route-kit.ts";
 import type {
   createSubscriptionRoute,
   listDeliveriesRoute,
@@ -176,15 +176,8 @@ export function listDeliveries({ deps }: RouteContext): GatewayHandler<typeof li
       before: q.before,
       limit: q.limit + 1,
     });
-    const page = rows.slice(0, q.limit);
-    const last = page.at(-1);
-    return c.json(
-      {
-        deliveries: page.map(deliveryView),
-        next_before: rows.length > q.limit && last ? String(last.id) : null,
-      },
-      200,
-    );
+    const { page, nextBefore } = newestFirstPage(rows, q.limit);
+    return c.json({ deliveries: page.map(deliveryView), next_before: nextBefore }, 200);
   };
 }
 
