@@ -148,6 +148,20 @@ describe("intake sources", () => {
     expect(await intakeTaskIds(fx.scratch.db, source.id)).toEqual(new Map());
     expect(github.requests.filter((r) => r.method !== "GET")).toEqual([]);
   });
+
+  it("a dry run whose token variable is unset or empty answers 503 naming it", async () => {
+    for (const tokenEnv of ["OVERSEER_TEST_INTAKE_ROUTES_UNSET", "OVERSEER_TEST_INTAKE_ROUTES_EMPTY"]) {
+      process.env.OVERSEER_TEST_INTAKE_ROUTES_EMPTY = "";
+      const source = await addSource({ token_env: tokenEnv });
+      const tested = await fx.request("POST", `/api/v1/projects/intake/intake/sources/${source.id}/test`, {
+        token: fx.tokens.operate,
+      });
+      expect(tested.status, tested.text).toBe(503);
+      expect(tested.body.error.code).toBe("token_not_set");
+      expect(tested.text).toContain(`${tokenEnv} is not set on this gateway`);
+    }
+    delete process.env.OVERSEER_TEST_INTAKE_ROUTES_EMPTY;
+  });
 });
 
 describe("POST /api/v1/intake/sources/{source_id}/webhook", () => {
