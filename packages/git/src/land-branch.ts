@@ -26,7 +26,8 @@ import { conflictLines, failedWithoutConflicts, inScratchWorktree, unmergedFiles
  * rewrite it, so landing on `target` while a working tree of the local remote has it checked
  * out is refused with the fix (a project registered before repository kinds were recorded).
  *
- * How, per attempt, against a freshly fetched mirror:
+ * How, per attempt, against a freshly fetched mirror (with `fresh`, a first attempt on the mirror
+ * as it is, which may only land):
  * 1. read source, target and landing branch (one `for-each-ref`), and their merge base;
  * 2. the landing branch already holds the head (a commit since the merge base carries its
  *    `Reviewed-head`, or the head is an ancestor) → done, nothing pushed: a redelivered approve
@@ -75,7 +76,7 @@ export interface LandBranchOptions {
   extraTrailers?: Record<string, string>;
   /** Author and committer of the commits landing makes. */
   author: CommitAuthor;
-  /** Attempts before giving up on a branch that keeps moving. Default 5. */
+  /** Fetched attempts before giving up on a branch that keeps moving. Default 5. */
   maxAttempts?: number;
   /** `auto` (default): merge-tree when git ≥ 2.38, else a temporary worktree. */
   mergeMethod?: "auto" | "merge-tree" | "worktree";
@@ -93,6 +94,14 @@ export interface LandBranchOptions {
   onAttempt?: (attempt: LandAttempt) => void | Promise<void>;
   /** Wraps each push of the landing branch (pushBranch's `guard`: the worker's run fence). */
   guard?: PushGuard | undefined;
+  /**
+   * The mirror was fetched or pushed moments ago (the worker's freshness window): the first
+   * attempt lands from it without a fetch. It only ever lands (its push is compare-and-swap
+   * on the landing branch as the mirror has it); a lost race, a conflict, a check to run or a
+   * missing commit falls through to the fetched attempts, so no answer but a landing comes from
+   * unfetched refs. Default false: every attempt fetches first.
+   */
+  fresh?: boolean;
 }
 
 export const LAND_STRATEGIES = ["squash", "merge"] as const;
@@ -101,7 +110,7 @@ export type LandStrategy = (typeof LAND_STRATEGIES)[number];
 export type LandCheckOutcome = { ok: true } | { ok: false; output: string };
 
 export interface LandAttempt {
-  /** 1-based attempt number. */
+  /** 1-based attempt number (with `fresh`, 1 is the unfetched attempt). */
   attempt: number;
   /** The branch about to be pushed. */
   branch: string;
@@ -182,40 +191,79 @@ export async function landBranch(mirror: RepoMirror, options: LandBranchOptions)
       ((options.mergeMethod ?? LAND_DEFAULTS.mergeMethod) === "auto" && (await hasMergeTreeWriteTree())),
   };
 
+  const at = { source, target, sourceSha };
+  // A mirror synced moments ago is tried as it is first: a landing branch that moved meanwhile
+  // loses the compare-and-swap push, and the fetched attempts below take over. Only a landing
+  // comes out of it: any other answer (a conflict, a check to run, a missing commit) is given
+  // by a fetched attempt, so nothing is decided on stale refs.
+  if (options.fresh === true) {
+    const result = await attemptLanding(mirror, land, at, { attempt: 1, fetched: false, verifySource: true });
+    if (result?.kind === "landed") return result;
+  }
+  const offset = options.fresh === true ? 1 : 0;
   for (let attempt = 1; attempt <= maxAttempts; attempt++) {
-    await mirror.ensure();
-    const heads = await readHeads(mirror, [source, target, landing]);
-    if (sourceSha !== undefined && attempt === 1 && (await mirror.resolveRef(sourceSha)) === null) {
-      throw new GitInputError(
-        "sourceSha",
-        `commit ${sourceSha} is not on the remote; push the task branch first`,
-      );
-    }
-    const sourceHead = sourceSha ?? heads.get(source);
-    if (!sourceHead) {
-      throw new GitInputError(
-        "source",
-        `branch "${source}" does not exist on the remote; push it before landing`,
-      );
-    }
-    const current = heads.get(landing) ?? null;
-    const base = current ?? heads.get(target);
-    if (!base) throw new GitInputError("target", `branch "${target}" does not exist on the remote`);
-
-    const step = await nextLanding(mirror, land, { sourceHead, current, base });
-    if (step.kind !== "push") return step.result;
-    const { next, fastForward } = step;
-    await options.onAttempt?.({ attempt, branch: landing, expectedOldSha: current, sha: next, fastForward });
-    const pushed = await pushBranch(mirror, {
-      branch: landing,
-      sha: next,
-      expectedOldSha: current,
-      guard: options.guard,
-    });
-    if (pushed.ok)
-      return { kind: "landed", sha: next, branch: landing, integration, fastForward, method: strategy };
+    const how = { attempt: attempt + offset, fetched: true, verifySource: attempt === 1 };
+    const result = await attemptLanding(mirror, land, at, how);
+    if (result !== null) return result;
   }
   throw new LandRaceError(landing, maxAttempts);
+}
+
+/**
+ * One attempt: fetch (unless `fetched` is false: the mirror is taken as it is), integrate, push.
+ * Null: the push lost its compare-and-swap race, or an unfetched attempt could not decide.
+ */
+async function attemptLanding(
+  mirror: RepoMirror,
+  land: Landing,
+  at: { source: string; target: string; sourceSha: string | undefined },
+  how: { attempt: number; fetched: boolean; verifySource: boolean },
+): Promise<LandBranchResult | null> {
+  const { source, target, sourceSha } = at;
+  const { options, landing, integration, strategy } = land;
+  if (how.fetched) await mirror.ensure();
+  const heads = await mirror.branchHeads([source, target, landing]);
+  if (sourceSha !== undefined && how.verifySource && (await mirror.resolveRef(sourceSha)) === null) {
+    if (!how.fetched) return null;
+    throw new GitInputError(
+      "sourceSha",
+      `commit ${sourceSha} is not on the remote; push the task branch first`,
+    );
+  }
+  const sourceHead = sourceSha ?? heads.get(source);
+  if (!sourceHead) {
+    if (!how.fetched) return null;
+    throw new GitInputError(
+      "source",
+      `branch "${source}" does not exist on the remote; push it before landing`,
+    );
+  }
+  const current = heads.get(landing) ?? null;
+  const base = current ?? heads.get(target);
+  if (!base) {
+    if (!how.fetched) return null;
+    throw new GitInputError("target", `branch "${target}" does not exist on the remote`);
+  }
+
+  const step = await nextLanding(mirror, land, { sourceHead, current, base, fetched: how.fetched });
+  if (step.kind !== "push") return step.result;
+  const { next, fastForward } = step;
+  await options.onAttempt?.({
+    attempt: how.attempt,
+    branch: landing,
+    expectedOldSha: current,
+    sha: next,
+    fastForward,
+  });
+  const pushed = await pushBranch(mirror, {
+    branch: landing,
+    sha: next,
+    expectedOldSha: current,
+    guard: options.guard,
+  });
+  return pushed.ok
+    ? { kind: "landed", sha: next, branch: landing, integration, fastForward, method: strategy }
+    : null;
 }
 
 /** What one landing holds for all its attempts. */
@@ -231,15 +279,18 @@ interface Landing {
 
 type LandingStep =
   | { kind: "push"; next: string; fastForward: boolean }
-  | { kind: "done"; result: LandBranchResult };
+  /** `result` null: an unfetched attempt that cannot decide (a fetched attempt follows). */
+  | { kind: "done"; result: LandBranchResult | null };
 
 /** The commit one attempt pushes (made in the mirror, checked), or the answer without a push. */
 async function nextLanding(
   mirror: RepoMirror,
   land: Landing,
-  at: { sourceHead: string; current: string | null; base: string },
+  at: { sourceHead: string; current: string | null; base: string; fetched: boolean },
 ): Promise<LandingStep> {
   const { sourceHead, current, base } = at;
+  // On an unfetched mirror only a clean landing is worth trying; the rest waits for a fetch.
+  const undecided: LandingStep = { kind: "done", result: null };
   const { strategy, landing, integration } = land;
   const done = (sha: string): LandingStep => ({
     kind: "done",
@@ -247,6 +298,7 @@ async function nextLanding(
   });
   const mergeBase = await readMergeBase(mirror, base, sourceHead);
   if (mergeBase === null) {
+    if (!at.fetched) return undecided;
     const details = `"${land.options.source}" and "${landing}" have no common history; refusing to merge unrelated histories`;
     return { kind: "done", result: { kind: "conflict", files: [], details, method: strategy } };
   }
@@ -263,7 +315,8 @@ async function nextLanding(
     const merged = land.useMergeTree
       ? await mergeWithMergeTree(mirror, base, sourceHead)
       : await mergeInWorktree(mirror, land.options.workDir, base, sourceHead, land.mergeMessage, land.env);
-    if (merged.kind === "conflict") return { kind: "done", result: { ...merged, method: strategy } };
+    if (merged.kind === "conflict")
+      return at.fetched ? { kind: "done", result: { ...merged, method: strategy } } : undecided;
     tree = merged.tree;
   }
   // Everything the head changes is on the landing branch already.
@@ -283,6 +336,8 @@ async function nextLanding(
     next = await commitTree(mirror, tree, [base, reviewed], land.mergeMessage, land.env);
   }
   if (!fastForward && land.options.check) {
+    // The check runs once, on an integration of the landing branch as fetched.
+    if (!at.fetched) return undecided;
     const checked = await land.options.check(next);
     if (!checked.ok) {
       return {
@@ -303,20 +358,6 @@ async function refuseCheckedOutTarget(mirror: RepoMirror, target: string): Promi
     "target",
     `branch "${target}" is checked out in the working copy ${mirror.location.path}, and Overseer never writes to a working tree; run \`overseer init --project ID --update\` so the project is recorded as a working copy and its work lands on overseer/${target}`,
   );
-}
-
-/** The heads of `branches` in the mirror (one process). Missing branches are absent from the map. */
-async function readHeads(mirror: RepoMirror, branches: readonly string[]): Promise<Map<string, string>> {
-  const refs = [...new Set(branches)].map((b) => `refs/heads/${b}`);
-  const result = await mirror.git(["for-each-ref", "--format=%(objectname) %(refname)", ...refs]);
-  const heads = new Map<string, string>();
-  for (const line of result.stdout.split("\n")) {
-    const space = line.indexOf(" ");
-    if (space < 0) continue;
-    const name = line.slice(space + 1);
-    if (refs.includes(name)) heads.set(name.slice("refs/heads/".length), line.slice(0, space));
-  }
-  return heads;
 }
 
 async function readMergeBase(mirror: RepoMirror, a: string, b: string): Promise<string | null> {

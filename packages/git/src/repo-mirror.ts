@@ -171,6 +171,25 @@ export class RepoMirror {
   }
 
   /**
+   * The heads of `branches` in the mirror, in one git process (`for-each-ref`); a branch the
+   * mirror does not have maps to `null`.
+   */
+  async branchHeads(branches: readonly string[]): Promise<Map<string, string | null>> {
+    const names = [...new Set(branches.map((b) => assertBranchName(b, "branch")))];
+    const refs = names.map((b) => `refs/heads/${b}`);
+    const result = await this.git(["for-each-ref", "--format=%(objectname) %(refname)", ...refs]);
+    const heads = new Map<string, string | null>(names.map((b) => [b, null]));
+    for (const line of result.stdout.split("\n")) {
+      const space = line.indexOf(" ");
+      if (space < 0) continue;
+      // A pattern also matches the refs below it (refs/heads/main/x): only exact names count.
+      const name = line.slice(space + 1).slice("refs/heads/".length);
+      if (heads.has(name)) heads.set(name, line.slice(0, space));
+    }
+    return heads;
+  }
+
+  /**
    * Checks `base` out, detached, into the fresh directory `path`. One git process (which runs two
    * internal children). The base commit id is read from the new worktree's HEAD file.
    */

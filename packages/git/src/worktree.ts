@@ -59,6 +59,13 @@ export interface CommitOptions {
    * Default false.
    */
   amend?: boolean;
+  /**
+   * The index already holds what to commit: `changedPaths()` staged the checkout and nothing
+   * has written to it since (the agent's processes are gone). The commit then records exactly
+   * the paths that were listed and checked, in one git process instead of two. Default false:
+   * everything is staged first.
+   */
+  staged?: boolean;
 }
 
 const NOTHING_TO_COMMIT = /nothing to commit|nothing added to commit|no changes added to commit/;
@@ -123,12 +130,13 @@ export class Worktree {
   /**
    * Stages everything (`add -A`) and commits it on the detached HEAD with `message` plus the
    * trailer block, author = committer = `author`, no hooks, no signing. Returns the new commit
-   * id, or `null` when nothing differs from the current HEAD. Two git processes.
+   * id, or `null` when nothing differs from the current HEAD. Two git processes (one when
+   * `staged`).
    */
   async commit(options: CommitOptions): Promise<string | null> {
     const text = buildCommitMessage(options.message, options.trailers);
     const env = identityEnv(options.author);
-    await this.stageAll();
+    if (options.staged !== true) await this.stageAll();
     const result = await this.git(
       [
         "commit",

@@ -260,3 +260,54 @@ describe("landBranch into a user's non-bare repository", () => {
     expect(result).toEqual(landedAsReviewed(await expectLandedExactly(user, "main", task, main)));
   });
 });
+
+describe("landBranch with fresh (a mirror synced moments ago)", () => {
+  it("lands from the mirror as it is, with no fetch, when nothing moved", async () => {
+    const { remote, mirror, workDir } = await landingRig(temp, "land");
+    const main = (await headOf(remote, "main")) as string;
+    const task = await commitOnRemote(remote, "task/f", { "f.txt": "f\n" }, "task f");
+    await mirror.ensure();
+    // Only a fetch would bring this branch into the mirror.
+    await commitOnRemote(remote, "unrelated", { "u.txt": "u\n" }, "unrelated");
+    const attempts: number[] = [];
+    const result = await landOnMain(mirror, workDir, "task/f", {
+      sourceSha: task,
+      fresh: true,
+      onAttempt: ({ attempt }) => void attempts.push(attempt),
+    });
+    expect(result).toEqual(landedAsReviewed(await expectLandedExactly(remote, "main", task, main)));
+    expect(attempts).toEqual([1]);
+    expect((await mirror.branchHeads(["unrelated"])).get("unrelated")).toBeNull();
+  });
+
+  it("a stale mirror loses the compare-and-swap; the fetched attempt lands on the moved main", async () => {
+    const { remote, mirror, workDir } = await landingRig(temp, "land");
+    const task = await commitOnRemote(remote, "task/g", { "g.txt": "g\n" }, "task g");
+    await mirror.ensure();
+    const moved = await commitOnRemote(remote, "main", { "m.txt": "m\n" }, "main moved");
+    const attempts: number[] = [];
+    const result = await landOnMain(mirror, workDir, "task/g", {
+      sourceSha: task,
+      fresh: true,
+      onAttempt: ({ attempt }) => void attempts.push(attempt),
+    });
+    expect(attempts).toEqual([1, 2]);
+    if (result.kind !== "landed") throw new Error(JSON.stringify(result));
+    expect(result.fastForward).toBe(false);
+    expect(await headOf(remote, "main")).toBe(result.sha);
+    expect(await git(remote, "cat-file", "commit", result.sha)).toContain(`\nparent ${moved}\n`);
+    expect(await git(remote, "show", `${result.sha}:g.txt`)).toBe("g");
+  });
+
+  it("never reports a conflict the stale mirror shows but the remote no longer has", async () => {
+    const { remote, mirror, workDir } = await landingRig(temp, "land");
+    const { taskHead } = await conflictingEdits(remote, "task/h");
+    await mirror.ensure();
+    // Main takes its edit back: the task merges cleanly now.
+    await commitOnRemote(remote, "main", { "shared.txt": LANDING_FILES["shared.txt"] }, "revert");
+    const result = await landOnMain(mirror, workDir, "task/h", { sourceSha: taskHead, fresh: true });
+    if (result.kind !== "landed") throw new Error(JSON.stringify(result));
+    expect(await headOf(remote, "main")).toBe(result.sha);
+    expect(await git(remote, "show", `${result.sha}:shared.txt`)).toBe("line 1\nTASK\nline 3");
+  });
+});

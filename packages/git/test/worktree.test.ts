@@ -167,6 +167,20 @@ describe("Worktree.commit", () => {
     await wt.remove();
   });
 
+  it("with staged: true commits exactly what changedPaths listed, not what was written after", async () => {
+    const wt = await checkout([".env"]);
+    await fs.writeFile(path.join(wt.path, "listed.txt"), "listed\n");
+    await fs.writeFile(path.join(wt.path, ".env"), "SECRET=1\n");
+    expect((await wt.changedPaths()).map((c) => c.path)).toEqual(["listed.txt"]);
+    await fs.writeFile(path.join(wt.path, "later.txt"), "written after the listing\n");
+    const sha = await wt.commit({ message: "Listed only", trailers: {}, author: TEST_AUTHOR, staged: true });
+    const files = (await git(mirror.gitDir, "ls-tree", "-r", "--name-only", sha ?? "")).split("\n");
+    expect(files).toContain("listed.txt");
+    expect(files).not.toContain("later.txt");
+    expect(files).not.toContain(".env");
+    await wt.remove();
+  });
+
   it("keeps its own trailers the ones git reads when the agent's message forges a trailer block", async () => {
     const ours = {
       Task: "S00-031",

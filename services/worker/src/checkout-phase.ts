@@ -4,7 +4,7 @@ import { mergeMainInto, type RepoMirror, type Worktree } from "@overseer/git";
 import { agentBinDir } from "@overseer/harness";
 import { jobLandingBranch, type RunJob, type RunOutcome } from "@overseer/run-contract";
 import { placeCheckoutFiles } from "./checkout-files.ts";
-import type { PhaseClock, RunExecutorDeps, RunPaths } from "./run-context.ts";
+import { mirrorIsFresh, type PhaseClock, type RunExecutorDeps, type RunPaths } from "./run-context.ts";
 
 export type CheckoutPhase =
   | {
@@ -44,10 +44,7 @@ export async function prepareCheckout(
   const unchanged = await refreshMirror(mirror, job, deps);
   // No fetch (the mirror was current): reading the heads counts as checkout.
   if (unchanged === null) clock.lap("fetch");
-  const [taskHead, mainHead] = await Promise.all([
-    unchanged ? unchanged.taskHead : mirror.resolveRef(job.taskBranch),
-    landingHead(job, mirror),
-  ]);
+  const { taskHead, mainHead } = unchanged ?? (await readHeads(job, mirror));
   let base = taskHead ?? mainHead;
   if (base === null) {
     return {
@@ -89,14 +86,24 @@ export async function prepareCheckout(
   return { kind: "ready", worktree, paths, taskHead, base, mergedMain, prompt };
 }
 
-/**
- * The head every checkout builds on: the landing branch (`overseer/<main>` for a working copy),
- * or, before anything landed there, the main branch it will start from (land-branch.ts).
- */
-async function landingHead(job: RunJob, mirror: RepoMirror): Promise<string | null> {
+interface Heads {
+  /** The task branch's head in the mirror (null: no branch yet). */
+  taskHead: string | null;
+  /**
+   * The head every checkout builds on: the landing branch (`overseer/<main>` for a working
+   * copy), or, before anything landed there, the main branch it will start from (land-branch.ts).
+   */
+  mainHead: string | null;
+}
+
+/** The task branch's and the landing branch's heads in the mirror, in one git process. */
+async function readHeads(job: RunJob, mirror: RepoMirror): Promise<Heads> {
   const landing = jobLandingBranch(job);
-  const head = await mirror.resolveRef(landing);
-  return head === null && landing !== job.mainBranch ? mirror.resolveRef(job.mainBranch) : head;
+  const heads = await mirror.branchHeads([job.taskBranch, landing, job.mainBranch]);
+  return {
+    taskHead: heads.get(job.taskBranch) ?? null,
+    mainHead: heads.get(landing) ?? heads.get(job.mainBranch) ?? null,
+  };
 }
 
 /**
@@ -164,26 +171,18 @@ export function diskLimitOf(job: RunJob, deps: Pick<RunExecutorDeps, "diskLimitB
  * commit to work on is there), or, for a task without a branch yet, when this worker
  * fetched or pushed the project within the freshness window (never under pull requests, whose
  * merges happen on the forge). Otherwise: fetch.
- * Returns the task head it read when it did not fetch (still current), else null.
+ * Returns the heads it read when it did not fetch (still current), else null.
  */
-async function refreshMirror(
-  mirror: RepoMirror,
-  job: RunJob,
-  deps: RunExecutorDeps,
-): Promise<{ taskHead: string | null } | null> {
+async function refreshMirror(mirror: RepoMirror, job: RunJob, deps: RunExecutorDeps): Promise<Heads | null> {
   const freshness = deps.mirrorFreshness;
-  // A merge of the main branch needs the main branch as it is now: always fetch.
-  const local = job.mergeMain ? undefined : await mirror.resolveRef(job.taskBranch).catch(() => undefined);
+  // A merge of the main branch needs the main branch as it is now: always fetch. A mirror
+  // that cannot be read (not cloned yet) is fetched.
+  const local = job.mergeMain ? undefined : await readHeads(job, mirror).catch(() => undefined);
   if (local !== undefined) {
-    if (job.expectedTaskHead !== null && local === job.expectedTaskHead) return { taskHead: local };
-    const lastSync = freshness.lastSync.get(job.projectId);
-    // Under pull requests the landing branch moves on the forge: a recent sync proves nothing.
-    const fresh =
-      job.landing?.viaPullRequests !== true &&
-      freshness.freshMs > 0 &&
-      lastSync !== undefined &&
-      Date.now() - lastSync < freshness.freshMs;
-    if (job.expectedTaskHead === null && local === null && fresh) return { taskHead: null };
+    const { taskHead } = local;
+    if (job.expectedTaskHead !== null && taskHead === job.expectedTaskHead) return local;
+    const fresh = mirrorIsFresh(freshness, job);
+    if (job.expectedTaskHead === null && taskHead === null && fresh) return local;
   }
   await mirror.ensure();
   freshness?.lastSync.set(job.projectId, Date.now());

@@ -12,7 +12,13 @@ import {
   type Worktree,
 } from "@overseer/git";
 import { jobLandingBranch, type RunJob, type RunOutcome } from "@overseer/run-contract";
-import { type Commits, NO_COMMITS, type PhaseClock, type RunExecutorDeps } from "./run-context.ts";
+import {
+  type Commits,
+  mirrorIsFresh,
+  NO_COMMITS,
+  type PhaseClock,
+  type RunExecutorDeps,
+} from "./run-context.ts";
 
 export type WorkRecord =
   | { kind: "ok"; commits: Commits }
@@ -37,6 +43,11 @@ export async function recordWork(
     base: string;
     runDir: string;
     violations: string[];
+    /**
+     * The scope check's `changedPaths()` staged the checkout after the agent ended: a commit
+     * records exactly the paths it listed (Worktree `staged`), with no second staging.
+     */
+    staged?: boolean;
     /** The checkout started on a prepared merge of the main branch: amend it (merge-main.ts). */
     mergedMain?: boolean;
     /** The project's check command on a non-fast-forward integration (landing-check.ts). */
@@ -57,47 +68,7 @@ export async function recordWork(
 
   if (transition?.kind === "approve") {
     if (ctx.taskHead === null) return { kind: "ok", commits: NO_COMMITS };
-    const pullRequestBranch = job.landing?.pullRequestBranch;
-    if (pullRequestBranch !== undefined) {
-      const published = await publishForReview(job, deps, mirror, pullRequestBranch, ctx.taskHead);
-      lap("push");
-      return published;
-    }
-    const landed = await protectedAsRefusal(
-      job,
-      landBranch(mirror, {
-        source: job.taskBranch,
-        target: job.mainBranch,
-        landing: jobLandingBranch(job),
-        sourceSha: ctx.taskHead,
-        workDir: path.join(ctx.runDir, "land"),
-        message: `Land ${job.taskId} on ${jobLandingBranch(job)}\n\nApproved by ${job.agentId}.`,
-        // The landed commit keeps the worker's trailers of the reviewed head; the task is its own.
-        extraTrailers: { Task: job.taskId, Status: "approved", "Reviewed-by": job.agentId },
-        author: job.author,
-        strategy: job.landing?.strategy ?? LAND_DEFAULTS.strategy,
-        guard: deps.fence?.guard(job, { sourceSha: ctx.taskHead }),
-        ...(ctx.check ? { check: ctx.check } : {}),
-      }),
-    );
-    if (landed.kind === "protected") return landed;
-    lap("land");
-    if (landed.kind === "conflict") {
-      return { kind: "land-failed", reason: "conflict", files: landed.files, details: landed.details };
-    }
-    if (landed.kind === "check_failed") {
-      return { kind: "land-failed", reason: "check_failed", files: [], details: landed.output };
-    }
-    deps.mirrorFreshness.lastSync.set(job.projectId, Date.now());
-    return {
-      kind: "ok",
-      commits: {
-        ...NO_COMMITS,
-        landedSha: landed.sha,
-        landedBranch: landed.branch,
-        branchHead: ctx.taskHead,
-      },
-    };
+    return landApproved(job, deps, mirror, { ...ctx, taskHead: ctx.taskHead }, lap);
   }
   if (job.action === "review" || !job.gitCommits) {
     return { kind: "ok", commits: { ...NO_COMMITS, branchHead: ctx.taskHead } };
@@ -119,6 +90,7 @@ export async function recordWork(
       trailers: trailers("review"),
       author: job.author,
       amend: ctx.mergedMain === true,
+      staged: ctx.staged === true,
     });
     lap("commit");
     const head = sha ?? ctx.base;
@@ -146,7 +118,12 @@ export async function recordWork(
     transition?.kind === "escalate"
       ? `Checkpoint of ${job.taskId}: ${transition.reason}`
       : `Checkpoint of ${job.taskId} (${outcome.kind === "transition" ? transition?.kind : outcome.kind === "violation" ? outcome.violation : outcome.kind})`;
-  const sha = await worktree.commit({ message, trailers: trailers("blocked"), author: job.author });
+  const sha = await worktree.commit({
+    message,
+    trailers: trailers("blocked"),
+    author: job.author,
+    staged: ctx.staged === true,
+  });
   lap("commit");
   if (sha === null) return { kind: "ok", commits: { ...NO_COMMITS, branchHead: ctx.taskHead } };
   const ref = checkpointRef(job.taskId, job.agentId);
@@ -162,6 +139,60 @@ export async function recordWork(
   return {
     kind: "ok",
     commits: { ...NO_COMMITS, checkpointRef: ref, commitSha: sha, branchHead: ctx.taskHead },
+  };
+}
+
+/** An approve: the reviewed head lands on the landing branch, or goes to its pull request branch. */
+async function landApproved(
+  job: RunJob,
+  deps: Pick<RunExecutorDeps, "mirrorFreshness" | "fence">,
+  mirror: RepoMirror,
+  ctx: { taskHead: string; runDir: string; check?: ((sha: string) => Promise<LandCheckOutcome>) | undefined },
+  lap: (phase: "push" | "land") => void,
+): Promise<WorkRecord> {
+  const pullRequestBranch = job.landing?.pullRequestBranch;
+  if (pullRequestBranch !== undefined) {
+    const published = await publishForReview(job, deps, mirror, pullRequestBranch, ctx.taskHead);
+    lap("push");
+    return published;
+  }
+  const landed = await protectedAsRefusal(
+    job,
+    landBranch(mirror, {
+      source: job.taskBranch,
+      target: job.mainBranch,
+      landing: jobLandingBranch(job),
+      sourceSha: ctx.taskHead,
+      workDir: path.join(ctx.runDir, "land"),
+      message: `Land ${job.taskId} on ${jobLandingBranch(job)}\n\nApproved by ${job.agentId}.`,
+      // The landed commit keeps the worker's trailers of the reviewed head; the task is its own.
+      extraTrailers: { Task: job.taskId, Status: "approved", "Reviewed-by": job.agentId },
+      author: job.author,
+      strategy: job.landing?.strategy ?? LAND_DEFAULTS.strategy,
+      guard: deps.fence?.guard(job, { sourceSha: ctx.taskHead }),
+      // Synced moments ago (this run's checkout fetched, or a landing pushed): a first try
+      // without a fetch, which only ever lands (compare-and-swap on the landing branch).
+      fresh: mirrorIsFresh(deps.mirrorFreshness, job),
+      ...(ctx.check ? { check: ctx.check } : {}),
+    }),
+  );
+  if (landed.kind === "protected") return landed;
+  lap("land");
+  if (landed.kind === "conflict") {
+    return { kind: "land-failed", reason: "conflict", files: landed.files, details: landed.details };
+  }
+  if (landed.kind === "check_failed") {
+    return { kind: "land-failed", reason: "check_failed", files: [], details: landed.output };
+  }
+  deps.mirrorFreshness.lastSync.set(job.projectId, Date.now());
+  return {
+    kind: "ok",
+    commits: {
+      ...NO_COMMITS,
+      landedSha: landed.sha,
+      landedBranch: landed.branch,
+      branchHead: ctx.taskHead,
+    },
   };
 }
 

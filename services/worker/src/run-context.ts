@@ -152,6 +152,25 @@ function epochNow(): number {
 const tenth = (ms: number) => Math.round(ms * 10) / 10;
 
 /**
+ * Whether this worker fetched or pushed the project's mirror within the freshness window, so
+ * its refs may stand in for the remote's where a compare-and-swap push or an exact commit
+ * check catches a stale one. Never under pull requests: the landing branch moves on the forge.
+ */
+export function mirrorIsFresh(
+  freshness: RunExecutorDeps["mirrorFreshness"],
+  job: Pick<RunJob, "projectId" | "landing">,
+  now = Date.now(),
+): boolean {
+  const lastSync = freshness.lastSync.get(job.projectId);
+  return (
+    job.landing?.viaPullRequests !== true &&
+    freshness.freshMs > 0 &&
+    lastSync !== undefined &&
+    now - lastSync < freshness.freshMs
+  );
+}
+
+/**
  * The run's phase timeline (run-contract run-phases.ts): `queue_wait` from the run's creation to
  * this pick, then one phase per `lap`, each from the previous lap to now, so the phases follow
  * each other without gaps. The result carries the timeline; the coordinator adds `result_applied`.

@@ -1,3 +1,5 @@
+import { lstat } from "node:fs/promises";
+import path from "node:path";
 import type { RepoMirror } from "@overseer/git";
 import {
   ENVIRONMENT_FILE,
@@ -34,11 +36,18 @@ export interface ResolvedEnvironment {
   record: RunEnvironment;
 }
 
-/** The environment file's blob in `commit`, or null when there is none. */
+/**
+ * The environment file's blob in `commit`, or null when there is none. `checkout`, when given,
+ * is a fresh checkout of exactly `commit` that no agent has touched yet: a path missing there
+ * is missing from the commit, which answers the common case without a git process. Anything
+ * found there is read from the commit itself (its mode, its size, never the file).
+ */
 async function readEnvironmentBlob(
   mirror: RepoMirror,
   commit: string,
+  checkout?: string,
 ): Promise<{ oid: string; text: string } | { problem: string } | null> {
+  if (checkout !== undefined && (await absentFrom(checkout, ENVIRONMENT_FILE))) return null;
   const listed = await mirror.git(["ls-tree", "-l", "-z", commit, "--", ENVIRONMENT_FILE]);
   const entry = listed.stdout.split("\0").find((line) => line.length > 0);
   if (entry === undefined) return null;
@@ -55,15 +64,30 @@ async function readEnvironmentBlob(
   return { oid: oid as string, text: blob.stdout };
 }
 
+/** Whether `relative` does not exist under `dir` (a missing directory on the way counts). */
+async function absentFrom(dir: string, relative: string): Promise<boolean> {
+  try {
+    await lstat(path.join(dir, relative));
+    return false;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return code === "ENOENT" || code === "ENOTDIR";
+  }
+}
+
 export type EnvironmentResolution =
   | { kind: "ok"; environment: ResolvedEnvironment }
   | { kind: "misconfigured"; outcome: RunOutcome };
 
-/** What `job` runs on, given the environment file of the commit it checked out (`commit`). */
+/**
+ * What `job` runs on, given the environment file of the commit it checked out (`commit`;
+ * `checkout`: its fresh checkout, untouched by any agent yet, see readEnvironmentBlob).
+ */
 export async function resolveRunEnvironment(
   job: Pick<RunJob, "projectId" | "sandbox" | "taskBranch">,
   mirror: RepoMirror,
   commit: string,
+  checkout?: string,
 ): Promise<EnvironmentResolution> {
   const refuse = (detail: string): EnvironmentResolution => ({
     kind: "misconfigured",
@@ -73,7 +97,7 @@ export async function resolveRunEnvironment(
       message: `Project ${job.projectId}: ${detail} (commit ${commit.slice(0, 12)}, checked out for ${job.taskBranch}). Fix ${ENVIRONMENT_FILE} in the repository and push, then resume the project.`,
     },
   });
-  const blob = await readEnvironmentBlob(mirror, commit);
+  const blob = await readEnvironmentBlob(mirror, commit, checkout);
   if (blob !== null && "problem" in blob) return refuse(`${ENVIRONMENT_FILE}: ${blob.problem}`);
   let file: EnvironmentFile | null = null;
   if (blob !== null) {
@@ -123,7 +147,7 @@ export async function prepareEnvironment(
   checkout: { base: string; paths: RunPaths },
   onImage: (image: RunImage) => void,
 ): Promise<PreparedEnvironment> {
-  const resolved = await resolveRunEnvironment(job, mirror, checkout.base);
+  const resolved = await resolveRunEnvironment(job, mirror, checkout.base, checkout.paths.checkout);
   if (resolved.kind === "misconfigured") return resolved;
   const env = resolved.environment;
   const record = env.record;

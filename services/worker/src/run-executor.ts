@@ -172,6 +172,7 @@ export async function executeRun(
       base: checkout.base,
       runDir,
       violations,
+      staged: job.action !== "review",
       mergedMain: checkout.mergedMain !== null,
       check: landingCheck(job, onImage, mirror, { paths: checkout.paths, redact, signal }),
       clock,

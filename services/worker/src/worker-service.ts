@@ -304,11 +304,15 @@ export class WorkerService {
       );
     }
     const run = parsed.data;
-    // Redelivered after this run's result was already reported (a crash between the two).
-    if (await this.deps.queues.hasResult(run.runId)) return;
+    // Both reads at once (Redis and Postgres): redelivered after this run's result was already
+    // reported (a crash between the two), or a retried or redelivered job of a run Postgres no
+    // longer counts: nothing to do.
+    const [reported, refusal] = await Promise.all([
+      this.deps.queues.hasResult(run.runId),
+      this.deps.fence?.refusal(run),
+    ]);
+    if (reported) return;
     if (!token) throw new UnrecoverableError(`run job ${job.id} was delivered without a lock token`);
-    // A retried or redelivered job of a run Postgres no longer counts: nothing to do.
-    const refusal = await this.deps.fence?.refusal(run);
     if (refusal) {
       this.deps.logger.info(
         { runId: run.runId, reason: refusal },
