@@ -35,6 +35,8 @@ const HUMAN = { login: "alice", token: "ghp_alice_intake_e2e" };
 const TOKEN_ENV = "OVERSEER_E2E_GITHUB_TOKEN";
 const SECRET_ENV = "OVERSEER_E2E_GITHUB_HOOK_SECRET";
 const SECRET = "gh-intake-e2e-hook-secret";
+/** `OVERSEER_DASHBOARD_URL` of the coordinator: the started comment links to the task's page. */
+const DASHBOARD = "https://overseer.example.com/";
 
 /** What the fake agents do: the executor bumps v and submits, the reviewer approves. */
 const SCRIPT = [
@@ -61,7 +63,11 @@ beforeAll(async () => {
   gateway = await startGatewayProcess(
     cluster.env({ LOG_LEVEL: "info", [TOKEN_ENV]: BOT.token, [SECRET_ENV]: SECRET }),
   );
-  await cluster.startCoordinator("coord-gh-intake", { forgeRetryBaseMs: 20, intakePollMs: 600_000 });
+  await cluster.startCoordinator("coord-gh-intake", {
+    forgeRetryBaseMs: 20,
+    intakePollMs: 600_000,
+    dashboardUrl: DASHBOARD,
+  });
   await cluster.startWorker(1);
 }, 120_000);
 
@@ -166,6 +172,9 @@ async function replays(sourceId: string, hookUrl: string, issueId: string, label
   expect(stored.filter((id) => id === labelled.headers["x-github-delivery"])).toHaveLength(1);
 }
 
+const startedComment = (taskId: string) =>
+  `Overseer started work on this issue as task \`${taskId}\` ([dashboard](https://overseer.example.com/#/project/${PROJECT}/task/${taskId})).`;
+
 /** The bot's comments on the issue, first line each (the hidden marker follows). */
 const botComments = (number: number) =>
   forge
@@ -190,7 +199,7 @@ async function pullRequestCommented(taskId: string, number: number) {
   expect(forge.pulls(REPO).map((p) => [p.number, p.state])).toEqual([[opened.number, "open"]]);
   await until(() => botComments(number).some((c) => c.includes(htmlUrl)), 120_000);
   expect(botComments(number)).toEqual([
-    `Overseer started work on this issue as task \`${taskId}\`.`,
+    startedComment(taskId),
     `Overseer opened a pull request for task \`${taskId}\`: ${htmlUrl}`,
   ]);
   expect(forge.issues(REPO).find((i) => i.number === number)).toMatchObject({
@@ -222,7 +231,7 @@ async function mergedAndClosed(
   await until(() => issue()?.state === "closed", 120_000);
   expect(issue()).toMatchObject({ state: "closed", stateReason: "completed", labels: ["overseer"] });
   expect(botComments(number)).toEqual([
-    `Overseer started work on this issue as task \`${taskId}\`.`,
+    startedComment(taskId),
     `Overseer opened a pull request for task \`${taskId}\`: ${pull.htmlUrl}`,
     `The pull request of task \`${taskId}\` merged: ${pull.htmlUrl}`,
   ]);

@@ -4,6 +4,7 @@
  * the CLI parses every answer with them; the web app infers its types from them.
  */
 export * from "./authorization.ts";
+export * from "./dashboard-links.ts";
 export * from "./fleet-schemas.ts";
 export * from "./forge-schemas.ts";
 export * from "./id-schemas.ts";

@@ -1,4 +1,5 @@
 import {
+  dashboardPageUrl,
   WEBHOOK_PAYLOAD_VERSION,
   WEBHOOK_TEST_TYPE,
   type WebhookPayload,
@@ -24,14 +25,12 @@ export interface OutboxNotification {
  */
 export function webhookPayloadOf(row: OutboxNotification, dashboardUrl: string | null): WebhookPayload {
   const d = row.data;
-  const base = dashboardUrl?.replace(/\/+$/, "") ?? null;
-  const page = `/#/project/${encodeURIComponent(row.project_id)}${row.task_id ? `/task/${encodeURIComponent(row.task_id)}` : ""}`;
   const subject = {
     project_id: row.project_id,
     task_id: row.task_id,
     event_id: String(row.event_id),
     severity: row.severity,
-    url: base === null ? null : `${base}${page}`,
+    url: dashboardPageUrl(dashboardUrl, row.project_id, row.task_id),
   };
   const candidate = {
     type: row.type,

@@ -3,6 +3,7 @@
  * Overseer's part of the body (under the marker, pull-request-marker.ts in @overseer/forge):
  * the executor's summary, the acceptance criteria, the reviewer's verdict and links to the runs.
  */
+import { dashboardPageUrl } from "@overseer/api-contract";
 import type { Task } from "@overseer/domain";
 
 export interface RunLine {
@@ -35,7 +36,7 @@ export function pullRequestText(
   },
 ): PullRequestText {
   const link = (hash: string) => (facts.dashboardUrl ? `${facts.dashboardUrl}/${hash}` : null);
-  const taskLink = link(`#/project/${encodeURIComponent(projectId)}/task/${encodeURIComponent(task.id)}`);
+  const taskLink = dashboardPageUrl(facts.dashboardUrl, projectId, task.id);
   const lines = [
     `**Overseer task ${taskLink ? `[${task.id}](${taskLink})` : task.id}** of project \`${projectId}\`, ${approvedHeadLabel(facts.headSha)}.`,
     "",

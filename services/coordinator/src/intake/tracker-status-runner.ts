@@ -12,7 +12,7 @@
  * first comment instead of posting a second; labels and state are idempotent. Credentials that
  * are missing or refused make the update a dead letter at once, its error naming the variable.
  */
-import { IntakeConfigSpec, IntakeQuerySpec } from "@overseer/api-contract";
+import { dashboardPageUrl, IntakeConfigSpec, IntakeQuerySpec } from "@overseer/api-contract";
 import {
   type Db,
   getIntakeSource,
@@ -42,17 +42,24 @@ export interface TrackerStatusRunnerDeps extends Omit<RowDeliveryPumpDeps, "queu
   readonly env?: Env;
 }
 
-/** The notification options apply: concurrency, attempts before a dead letter, sweep period. */
-export type TrackerStatusRunnerOptions = RowDeliveryPumpOptions;
+/**
+ * The notification options apply: concurrency, attempts before a dead letter, sweep period; and
+ * the dashboard's base URL the comments link to (`OVERSEER_DASHBOARD_URL`; null: no link).
+ */
+export type TrackerStatusRunnerOptions = RowDeliveryPumpOptions & { readonly dashboardUrl?: string | null };
 
 export class TrackerStatusRunner extends RowDeliveryPump<TrackerUpdateRow, RowOutcome> {
   constructor(deps: TrackerStatusRunnerDeps, options: TrackerStatusRunnerOptions) {
-    super(deps, options, trackerUpdateDelivery(deps.db, deps.env));
+    super(deps, options, trackerUpdateDelivery(deps.db, deps.env, options.dashboardUrl ?? null));
   }
 }
 
 /** Tracker updates as rows of the pump. */
-function trackerUpdateDelivery(db: Db, env: Env | undefined): RowDelivery<TrackerUpdateRow, RowOutcome> {
+function trackerUpdateDelivery(
+  db: Db,
+  env: Env | undefined,
+  dashboardUrl: string | null,
+): RowDelivery<TrackerUpdateRow, RowOutcome> {
   return {
     what: "tracker status update",
     queueName: TRACKER_STATUS_QUEUE,
@@ -68,7 +75,7 @@ function trackerUpdateDelivery(db: Db, env: Env | undefined): RowDelivery<Tracke
     startAttempt: (id) => startTrackerUpdateAttempt(db, id),
     send: async (update) => {
       try {
-        await writeUpdate(db, update, env);
+        await writeUpdate(db, update, env, dashboardUrl);
         return { ok: true, error: null };
       } catch (error) {
         const message = error instanceof Error ? error.message : String(error);
@@ -81,7 +88,12 @@ function trackerUpdateDelivery(db: Db, env: Env | undefined): RowDelivery<Tracke
 }
 
 /** Comment (marked with the update's key), then labels, then state. */
-async function writeUpdate(db: Db, update: TrackerUpdateRow, env: Env | undefined): Promise<void> {
+async function writeUpdate(
+  db: Db,
+  update: TrackerUpdateRow,
+  env: Env | undefined,
+  dashboardUrl: string | null,
+): Promise<void> {
   const source = await getIntakeSource(db, update.source_id);
   if (source === null) throw new Error(`intake source ${update.source_id} is gone; nothing to write to`);
   const adapter = sourceAdapterOf(source, IntakeQuerySpec.parse(source.query).container, env ?? process.env);
@@ -94,6 +106,7 @@ async function writeUpdate(db: Db, update: TrackerUpdateRow, env: Env | undefine
       occurrence: update.occurrence,
       pullRequestUrl: update.data.pullRequestUrl ?? null,
       detail: update.data.detail ?? null,
+      dashboardUrl: dashboardPageUrl(dashboardUrl, update.project_id, update.task_id),
     },
   );
   if (write.comment) await adapter.comment(update.issue_id, write.comment.body, write.comment.marker);
