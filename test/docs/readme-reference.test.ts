@@ -100,6 +100,7 @@ const WITHOUT_CONSTANT: Readonly<Record<string, string>> = {
   OVERSEER_URL: "made of the gateway's host and port",
   OVERSEER_DASHBOARD_URL: "none: pull request bodies name runs by id",
   OVERSEER_TOKEN: "none",
+  OVERSEER_COORDINATOR_IDLE_TX_MS: "unset: OVERSEER_LEASE_TTL_MS",
 };
 
 /** Each setting with a default: the field it fills and the constant its service reads. */

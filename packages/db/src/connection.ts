@@ -20,6 +20,13 @@ export interface ConnectOptions {
   applicationName?: string;
   /** Called when a pooled connection fails (it is discarded and the pool opens a new one). */
   onConnectionError?: (error: Error) => void;
+  /**
+   * Postgres ends a session whose transaction waits this long for its client's next statement
+   * (idle_in_transaction_session_timeout), releasing its locks: a client cut off mid-transaction,
+   * whose connection Postgres still sees open (a half-open TCP, a proxy in between), holds its
+   * row locks no longer than this. Unset: Postgres' own setting (off by default).
+   */
+  idleInTransactionTimeoutMs?: number;
 }
 
 /**
@@ -34,6 +41,9 @@ export function connectDatabase(url: string, options: ConnectOptions = {}): DbHa
     connectionString: url,
     max: options.max ?? DB_DEFAULTS.poolMax,
     application_name: applicationName,
+    ...(options.idleInTransactionTimeoutMs !== undefined
+      ? { idle_in_transaction_session_timeout: options.idleInTransactionTimeoutMs }
+      : {}),
   });
   // Without these listeners a connection error on an idle or checked-out client would be
   // an uncaught 'error' event. The pool removes an idle client that errored; a checked-out
@@ -60,12 +70,13 @@ const broken = new WeakSet<pg.PoolClient>();
 
 /**
  * True for errors that leave the connection unusable: the server ending the session
- * (SQLSTATE class 57P: shutdown, pg_terminate_backend), connection failures (class 08), and
- * errors without a SQLSTATE (socket closed, "Connection terminated unexpectedly").
+ * (SQLSTATE class 57P: shutdown, pg_terminate_backend; 25P03: its transaction sat idle past
+ * idle_in_transaction_session_timeout), connection failures (class 08), and errors without a
+ * SQLSTATE (socket closed, "Connection terminated unexpectedly").
  */
 function isConnectionError(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
-  return typeof code !== "string" || code.startsWith("57P") || code.startsWith("08");
+  return typeof code !== "string" || code.startsWith("57P") || code.startsWith("08") || code === "25P03";
 }
 
 /**

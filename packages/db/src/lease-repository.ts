@@ -10,8 +10,12 @@ import { LeaseLostError } from "./db-errors.ts";
  *
  * Its own leases are renewed by an UPDATE of their expiry alone (a no-key update), so a renewal
  * never waits for, nor conflicts with, the claims in flight, which hold their lease FOR KEY
- * SHARE (holdLease). Taking a lease over sets its owner, a key (leases_project_owner): that
- * waits for a claim of the previous owner to commit.
+ * SHARE (holdLease). Taking a lease over sets its owner, a key (leases_project_owner), so never
+ * while a claim of the previous owner is in flight: such a lease is skipped (SKIP LOCKED) and
+ * taken at a later renewal, once the claim has ended. Skipped, not waited for: a claim whose
+ * coordinator was cut off mid-transaction holds its lock until Postgres ends the session
+ * (the coordinator's idle_in_transaction_session_timeout), and meanwhile this statement
+ * renews the replica's own leases on time.
  */
 /** Lease defaults: with no `maxProjects` a replica may own every project (Postgres' int4 LIMIT bound). */
 export const LEASE_DEFAULTS = Object.freeze({ maxProjects: 2_147_483_647 });
@@ -26,19 +30,24 @@ export async function acquireLeases(
   const expiry = sql`now() + make_interval(secs => ${ttlMs / 1000})`;
   const rows = await sql<{ project_id: string }>`
     WITH candidates AS (
-      SELECT p.id, coalesce(l.owner = ${owner}, false) AS mine
+      SELECT p.id, coalesce(l.owner = ${owner}, false) AS mine, l.project_id IS NOT NULL AS leased
       FROM projects p
       LEFT JOIN leases l ON l.project_id = p.id
       WHERE p.status = 'active' AND (l.project_id IS NULL OR l.owner = ${owner} OR l.expires_at < now())
       ORDER BY (l.owner = ${owner}) DESC NULLS LAST, p.id
       LIMIT ${limit}
+    ), lapsed AS (
+      SELECT project_id FROM leases
+      WHERE project_id IN (SELECT id FROM candidates WHERE NOT mine AND leased) AND expires_at < now()
+      FOR UPDATE SKIP LOCKED
     ), renewed AS (
       UPDATE leases SET expires_at = ${expiry}
       WHERE owner = ${owner} AND project_id IN (SELECT id FROM candidates WHERE mine)
       RETURNING project_id
     ), taken AS (
       INSERT INTO leases (project_id, owner, expires_at)
-      SELECT id, ${owner}, ${expiry} FROM candidates WHERE NOT mine
+      SELECT id, ${owner}, ${expiry} FROM candidates
+      WHERE NOT mine AND (NOT leased OR id IN (SELECT project_id FROM lapsed))
       ON CONFLICT (project_id) DO UPDATE
         SET owner = EXCLUDED.owner,
             expires_at = EXCLUDED.expires_at,
@@ -118,7 +127,8 @@ export async function leaseOwners(db: Db): Promise<{ projectId: string; owner: s
  * The claim's lease check, inside its transaction: `owner` must hold an unexpired lease on the
  * project (LeaseLostError otherwise), and keeps it until the transaction ends. FOR KEY SHARE: the owner's own renewal (a no-key update of the
  * expiry) neither waits for nor conflicts with it, while a takeover by another replica (a new
- * owner, a key of leases_project_owner) or a release (a delete) waits until the claim commits.
+ * owner, a key of leases_project_owner) skips the lease until the claim has ended, and a release
+ * (a delete) waits for it.
  */
 export async function holdLease(db: Db, projectId: string, owner: string): Promise<void> {
   const lease = await db

@@ -4,6 +4,7 @@ import {
   acquireLeases,
   applyTransition,
   ConflictError,
+  connectDatabase,
   createProject,
   createScratchDatabase,
   getRun,
@@ -308,34 +309,79 @@ describe("leases (rule 11)", () => {
     await releaseLeases(scratch.db, other);
   });
 
-  it("a claim's lease check never holds up its owner's renewal; a takeover waits for the claim", async () => {
+  it("a claim's lease check never holds up its owner's renewal; a takeover skips the lease until the claim ends", async () => {
     await projectWithTasks("p-lock", [card("S00-001")]);
     expect(await acquireLeases(scratch.db, "lock-a", 60_000)).toContain("p-lock");
-    const takeover = await scratch.db.transaction().execute(async (claim) => {
+    await scratch.db.transaction().execute(async (claim) => {
       // A claim's transaction between its lease check and its commit.
       await holdLease(claim, "p-lock", "lock-a");
       // The owner renews meanwhile: not held up (a wait here would never end before the claim).
       expect(await acquireLeases(scratch.db, "lock-a", 60_000)).toContain("p-lock");
-      // Its lease lapses (a no-key update, not held up either); another replica takes it over.
+      // Its lease lapses (a no-key update, not held up either); another replica's renewal
+      // neither takes it over while the claim is in flight nor waits for the claim.
       await sql`UPDATE leases SET expires_at = now() - interval '1 second' WHERE project_id = 'p-lock'`.execute(
         scratch.db,
       );
-      const pending = acquireLeases(scratch.db, "lock-b", 60_000);
-      // The takeover changes the owner (a key of leases_project_owner): it waits for the claim.
-      await waitUntil(async () => {
-        const { rows } = await sql<{ n: string }>`
-          SELECT count(*)::text AS n FROM pg_stat_activity
-          WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%INSERT INTO leases%'`.execute(
-          scratch.db,
-        );
-        return Number(rows[0]?.n) > 0;
-      });
-      return { pending };
+      expect(await acquireLeases(scratch.db, "lock-b", 60_000)).not.toContain("p-lock");
     });
-    expect(await takeover.pending).toContain("p-lock");
+    // The claim ended: the next renewal takes the lapsed lease over.
+    expect(await acquireLeases(scratch.db, "lock-b", 60_000)).toContain("p-lock");
     await releaseLeases(scratch.db, "lock-b");
   });
+
+  it("a claim whose coordinator went silent mid-transaction is ended by Postgres, and its lease taken over", async () => {
+    await projectWithTasks("p-cut", [card("S00-001")]);
+    // The cut-off coordinator's pool: Postgres ends its transactions idle for 1 s.
+    const cut = connectDatabase(scratch.url, {
+      applicationName: "cut-off",
+      idleInTransactionTimeoutMs: 1000,
+    });
+    try {
+      expect(await acquireLeases(cut.db, "cut-a", 60_000)).toContain("p-cut");
+      let silence: () => void = () => {};
+      let held: () => void = () => {};
+      const holding = new Promise<void>((resolve) => {
+        held = resolve;
+      });
+      const claim = cut.db.transaction().execute(async (trx) => {
+        await holdLease(trx, "p-cut", "cut-a");
+        held();
+        // Cut off: the client sends nothing more; Postgres still sees its connection open.
+        await new Promise<void>((resolve) => {
+          silence = resolve;
+        });
+        await createProject(trx, { id: "p-cut-late", repo: "/tmp/none", runnerConfig: {} });
+      });
+      const claimEnded = claim.then(
+        () => "committed",
+        () => "ended",
+      );
+      await holding;
+      await sql`UPDATE leases SET expires_at = now() - interval '1 second' WHERE project_id = 'p-cut'`.execute(
+        scratch.db,
+      );
+      // The renewal of the replica taking over is never held up by the silent claim…
+      expect(await acquireLeases(scratch.db, "cut-b", 60_000)).not.toContain("p-cut");
+      // …and takes the lease once Postgres has ended the silent claim's transaction.
+      await waitUntil(
+        async () => (await acquireLeases(scratch.db, "cut-b", 60_000)).includes("p-cut"),
+        15_000,
+      );
+      silence();
+      // The silent claim committed nothing: its session was gone when it came back.
+      expect(await claimEnded).toBe("ended");
+      expect(await projectExistsById("p-cut-late")).toBe(false);
+      await releaseLeases(scratch.db, "cut-b");
+    } finally {
+      await cut.close();
+    }
+  });
 });
+
+async function projectExistsById(id: string): Promise<boolean> {
+  const row = await scratch.db.selectFrom("projects").select("id").where("id", "=", id).executeTakeFirst();
+  return row !== undefined;
+}
 
 async function waitUntil(check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;

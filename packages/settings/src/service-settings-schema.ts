@@ -4,6 +4,7 @@ import { LOGGER_DEFAULTS } from "@overseer/runtime";
 import { z } from "zod";
 import { CLUSTER_DEFAULTS } from "./cluster-defaults.ts";
 import { COORDINATOR_DEFAULTS } from "./coordinator-defaults.ts";
+import { COORDINATOR_IDLE_TX_MS_SPEC } from "./coordinator-idle-tx-setting.ts";
 import { GATEWAY_DEFAULTS } from "./gateway-defaults.ts";
 import { INTAKE_CONCURRENCY_SPEC, INTAKE_POLL_MS_SPEC } from "./intake-settings.ts";
 import { QUEUE_DEFAULTS } from "./queue-defaults.ts";
@@ -150,6 +151,7 @@ export const SPECS: SpecTable = {
     description: "Lifetime of a coordinator's lease on a project; a crashed owner is replaced after it.",
     schema: integer(1000, MS_MAX),
   },
+  coordinatorIdleTxMs: COORDINATOR_IDLE_TX_MS_SPEC,
   reconcileIntervalMs: {
     name: "OVERSEER_RECONCILE_INTERVAL_MS",
     fallback: String(COORDINATOR_DEFAULTS.reconcileIntervalMs),

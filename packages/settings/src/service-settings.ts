@@ -40,6 +40,8 @@ export interface ServiceSettings {
   readonly allowUnenforcedLimits: boolean;
   /** `OVERSEER_LEASE_TTL_MS`: project ownership lease lifetime; a dead owner is replaced after this. Default `15000`. */
   readonly leaseTtlMs: number;
+  /** `OVERSEER_COORDINATOR_IDLE_TX_MS`: Postgres ends a coordinator transaction idle this long (its locks go with it); at most the lease TTL. Default: the lease TTL. */
+  readonly coordinatorIdleTxMs: number | undefined;
   /** `OVERSEER_RECONCILE_INTERVAL_MS`: how often the coordinator re-reads Postgres and repairs queues. Default `5000`. */
   readonly reconcileIntervalMs: number;
   /** `OVERSEER_RECONCILE_BATCH`: active runs one reconcile round checks against Redis. Default `500`. */

@@ -50,6 +50,18 @@ function crossCheck(values: Record<string, unknown>, env: NodeJS.ProcessEnv): Co
       "so a live owner renews before its lease expires",
     ),
   );
+  const { coordinatorIdleTxMs, leaseTtlMs } = values;
+  if (
+    typeof coordinatorIdleTxMs === "number" &&
+    typeof leaseTtlMs === "number" &&
+    coordinatorIdleTxMs > leaseTtlMs
+  ) {
+    issues.push({
+      path: SPECS.coordinatorIdleTxMs.name,
+      expected: `at most OVERSEER_LEASE_TTL_MS (${leaseTtlMs}), so a lease a cut-off coordinator's claim holds is taken over within the TTL`,
+      received: String(coordinatorIdleTxMs),
+    });
+  }
   const { maxOutputBytes, liveLogEntries } = values;
   if (
     typeof maxOutputBytes === "number" &&

@@ -53,6 +53,7 @@ const TABLE: [string, keyof ServiceSettings, unknown, string, string][] = [
     "one of 1, 0, true, false, yes, no",
   ],
   ["OVERSEER_LEASE_TTL_MS", "leaseTtlMs", 15000, "999", "an integer from 1000"],
+  ["OVERSEER_COORDINATOR_IDLE_TX_MS", "coordinatorIdleTxMs", undefined, "10s", "an integer from 100"],
   ["OVERSEER_RECONCILE_INTERVAL_MS", "reconcileIntervalMs", 5000, "-5", "an integer from 100"],
   ["OVERSEER_RECONCILE_BATCH", "reconcileBatch", 500, "0", "an integer from 1 to 100000"],
   ["OVERSEER_HEARTBEAT_INTERVAL_MS", "heartbeatIntervalMs", 5000, "5s", "an integer from 100"],
@@ -258,6 +259,15 @@ describe("loadSettings", () => {
     expect(
       loadSettings({ OVERSEER_LEASE_TTL_MS: "4000", OVERSEER_HEARTBEAT_INTERVAL_MS: "1000" }).leaseTtlMs,
     ).toBe(4000);
+  });
+
+  it("bounds a coordinator's idle transaction by the lease TTL", () => {
+    const error = settingsError({ OVERSEER_COORDINATOR_IDLE_TX_MS: "20000" });
+    expect(error.issues).toEqual([
+      expect.objectContaining({ path: "OVERSEER_COORDINATOR_IDLE_TX_MS", received: "20000" }),
+    ]);
+    expect(error.issues[0]?.expected).toContain("OVERSEER_LEASE_TTL_MS (15000)");
+    expect(loadSettings({ OVERSEER_COORDINATOR_IDLE_TX_MS: "15000" }).coordinatorIdleTxMs).toBe(15000);
   });
 
   it("requires job locks to be renewed more often than they lapse", () => {

@@ -23,7 +23,11 @@ const settings = loadSettingsOrExit("coordinator");
 const logger = createLogger({ name: "coordinator", level: settings.logLevel });
 
 await ensureDatabaseExists(settings.databaseUrl);
-const database = connectDatabase(settings.databaseUrl, { applicationName: "overseer-coordinator" });
+// A claim cut off mid-transaction (a half-open connection) holds its lease no longer than the TTL.
+const database = connectDatabase(settings.databaseUrl, {
+  applicationName: "overseer-coordinator",
+  idleInTransactionTimeoutMs: settings.coordinatorIdleTxMs ?? settings.leaseTtlMs,
+});
 await migrateToLatest(database.db);
 const redis = createRedis(redisTarget(settings));
 const workerConnection = createRedis(redisTarget(settings));
