@@ -6,6 +6,7 @@ import { type CliCommand, findCommand, helpText } from "./command-registry.ts";
 import { doctorCommand } from "./commands/doctor-command.ts";
 import { initCommand } from "./commands/init-command.ts";
 import { intakeCommands } from "./commands/intake-commands.ts";
+import { intakeUpdateCommands } from "./commands/intake-update-commands.ts";
 import { mcpCommand } from "./commands/mcp-command.ts";
 import { migrateCommand } from "./commands/migrate-command.ts";
 import { missionStartCommand } from "./commands/mission-command.ts";
@@ -32,6 +33,7 @@ export const COMMANDS: readonly CliCommand[] = [
   ...operatorCommands,
   ...notifyCommands,
   ...intakeCommands,
+  ...intakeUpdateCommands,
   mcpCommand,
 ];
 
