@@ -45,6 +45,7 @@ import {
   CommandCounter,
   type CommandTotals,
   processCpuMs,
+  redisMemoryByKind,
   StatementCounter,
   type StatementTotals,
 } from "./scale-counters.ts";
@@ -159,6 +160,7 @@ export async function benchScale(options: ScaleOptions = SCALE_DEFAULTS): Promis
     const long = await measure(() => sleep(options.windowSeconds * 1000));
     const stillRunning = await runningRuns(cluster);
     const memoryPerRun = ((await redisUsedMemory(monitor)) - memoryBefore) / Math.max(1, stillRunning);
+    const memoryByKind = await redisMemoryByKind(monitor);
 
     const slots = options.workers * options.workerConcurrency;
     const floorTasksPerSecond = Math.min(slots, os.cpus().length) / ((2 * floor.perRunMs.p50) / 1000);
@@ -238,6 +240,7 @@ export async function benchScale(options: ScaleOptions = SCALE_DEFAULTS): Promis
         commandsPerSecond: round(long.commands.all / long.seconds),
         commandsPerSecondPerRunAboveIdle: round(longPerRun),
         redisMemoryBytesPerRun: round(memoryPerRun),
+        redisMemoryByKind: memoryByKind,
       },
     };
   } finally {

@@ -118,3 +118,31 @@ function shorten(query: string): string {
   const one = query.replace(/\s+/g, " ").trim();
   return one.length > 160 ? `${one.slice(0, 157)}...` : one;
 }
+
+/**
+ * Redis memory by kind of key (`MEMORY USAGE` of every key, ids in the key replaced by `*`),
+ * largest first: where the bytes per running run go. Read after a phase (its SCAN and MEMORY
+ * commands are not counted).
+ */
+export async function redisMemoryByKind(
+  redis: Redis,
+  top = 15,
+): Promise<Record<string, { keys: number; bytes: number }>> {
+  const kinds = new Map<string, { keys: number; bytes: number }>();
+  let cursor = "0";
+  do {
+    const [next, keys] = await redis.scan(cursor, "COUNT", 1000);
+    cursor = next;
+    const pipeline = redis.pipeline();
+    for (const key of keys) pipeline.memory("USAGE", key);
+    const sizes = (await pipeline.exec()) ?? [];
+    keys.forEach((key, i) => {
+      const kind = key.replace(/[0-9a-f]{8}-[0-9a-f-]{27,}/g, "*").replace(/\d+/g, "*");
+      const entry = kinds.get(kind) ?? { keys: 0, bytes: 0 };
+      entry.keys += 1;
+      entry.bytes += Number(sizes[i]?.[1] ?? 0);
+      kinds.set(kind, entry);
+    });
+  } while (cursor !== "0");
+  return Object.fromEntries([...kinds.entries()].sort((a, b) => b[1].bytes - a[1].bytes).slice(0, top));
+}

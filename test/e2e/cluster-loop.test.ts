@@ -1,10 +1,11 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { listEvents } from "@overseer/db";
+import { applyTransition, getRunJob, listEvents } from "@overseer/db";
 import { runGit } from "@overseer/git";
+import { runJobId } from "@overseer/queue";
 import { describe, expect, it } from "vitest";
 import YAML from "yaml";
-import { useRunningCluster } from "../support/cluster-fixture.ts";
+import { ClusterFixture, useRunningCluster } from "../support/cluster-fixture.ts";
 import { allTasks } from "../support/wait-for.ts";
 
 const fixtures = path.resolve(import.meta.dirname, "../demo/fixtures");
@@ -67,6 +68,38 @@ describe("cluster loop (coordinator + workers + bwrap + git)", () => {
       types: ["task.unblocked"],
     });
     expect(unblocked.map((e) => e.task_id)).toEqual(["S00-002"]);
+  });
+
+  it("queues only the run's ids: its job stays in Postgres while the run is live, gone once it ended", async () => {
+    const sleeper = ClusterFixture.fakeRunnerConfig({
+      argv: ["/bin/sh", "-c", "cat >/dev/null; exec sleep 600"],
+      timeout_seconds: 600,
+    });
+    await cluster.addProject({
+      id: "ref-only",
+      tasks: [{ id: "S00-001", title: "Sleep", scope: ["**"] }],
+      runnerConfig: sleeper,
+    });
+    const db = cluster.scratch.db;
+    let runId: string | undefined;
+    for (let i = 0; i < 600 && !runId; i++) {
+      const running = await db
+        .selectFrom("runs")
+        .select("id")
+        .where("project_id", "=", "ref-only")
+        .where("status", "=", "running")
+        .executeTakeFirst();
+      runId = running?.id;
+      if (!runId) await new Promise((r) => setTimeout(r, 100));
+    }
+    if (!runId) throw new Error("the run of ref-only never started");
+    const queued = await cluster.queues.runs.getJob(runJobId(runId));
+    expect(queued?.data).toEqual({ v: 1, kind: "run-ref", runId, projectId: "ref-only", pool: "default" });
+    const stored = (await getRunJob(db, runId)) as { prompt?: string; argv?: string[] } | null;
+    expect(stored?.argv).toEqual(["/bin/sh", "-c", "cat >/dev/null; exec sleep 600"]);
+    expect(stored?.prompt).toContain("S00-001");
+    await applyTransition(db, "ref-only", { kind: "cancel", taskId: "S00-001", by: "operator" });
+    expect(await getRunJob(db, runId)).toBeNull();
   });
 
   it("leaves a decision card pending when the agent needs the user", async () => {

@@ -266,6 +266,12 @@ export interface RunTranscriptsTable {
   created_at: Timestamp;
 }
 
+/** A live run's job (run-contract RunJob, unvalidated JSON: the worker parses it); migration 0025. */
+export interface RunJobsTable {
+  run_id: string;
+  job: Json<unknown>;
+}
+
 export interface Database {
   projects: ProjectsTable;
   tasks: TasksTable;
@@ -279,6 +285,7 @@ export interface Database {
   forge_webhook_deliveries: ForgeWebhookDeliveriesTable;
   pull_requests: PullRequestsTable;
   run_transcripts: RunTranscriptsTable;
+  run_jobs: RunJobsTable;
   notification_subscriptions: NotificationSubscriptionsTable;
   notification_outbox: NotificationOutboxTable;
   notification_deliveries: NotificationDeliveriesTable;

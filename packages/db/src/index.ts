@@ -69,7 +69,7 @@ export {
   runFromRow,
   taskFromRow,
 } from "./row-mappers.ts";
-export { type RunFenceCheck, RunNotLiveError, runRefusal, withLiveRun } from "./run-fence.ts";
+export { liveRunJob, type RunFenceCheck, RunNotLiveError, runRefusal, withLiveRun } from "./run-fence.ts";
 export type { RunReport } from "./run-report-columns.ts";
 export * from "./run-repository.ts";
 export {

@@ -23,6 +23,7 @@ import * as runEnvironment from "./migrations/0021-run-environment.ts";
 import * as intake from "./migrations/0022-intake.ts";
 import * as trackerUpdates from "./migrations/0023-tracker-updates.ts";
 import * as runSandboxDriver from "./migrations/0024-run-sandbox-driver.ts";
+import * as runJobs from "./migrations/0025-run-jobs.ts";
 
 /** Migrations in order. Add new ones at the end; never edit one that has shipped. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -49,6 +50,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "0022-intake": intake,
   "0023-tracker-updates": trackerUpdates,
   "0024-run-sandbox-driver": runSandboxDriver,
+  "0025-run-jobs": runJobs,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

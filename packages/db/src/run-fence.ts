@@ -65,17 +65,40 @@ export function fenceRefusal(row: FenceRow | undefined, check: RunFenceCheck): s
   return null;
 }
 
-async function readFence(db: Db, check: RunFenceCheck, lock: boolean): Promise<FenceRow | undefined> {
+/** The fence's facts about a run, locked (`lock`) for a push, with its stored job (`withJob`) for a start. */
+async function readFence(
+  db: Db,
+  check: RunFenceCheck,
+  lock: boolean,
+  withJob = false,
+): Promise<(FenceRow & { job?: unknown | null }) | undefined> {
   const forLock = lock ? sql`FOR NO KEY UPDATE OF r, t` : sql``;
-  const result = await sql<FenceRow>`
+  const job = withJob ? sql`, j.job` : sql``;
+  const joinJob = withJob ? sql`LEFT JOIN run_jobs j ON j.run_id = r.id` : sql``;
+  const result = await sql<FenceRow & { job?: unknown | null }>`
     SELECT r.status AS run_status, r.action, r.task_id, t.status AS task_status, t.branch_head,
-           p.status AS project_status
+           p.status AS project_status ${job}
     FROM runs r
     JOIN tasks t ON t.project_id = r.project_id AND t.id = r.task_id
     JOIN projects p ON p.id = r.project_id
+    ${joinJob}
     WHERE r.id = ${check.runId} AND r.project_id = ${check.projectId}
     ${forLock}`.execute(db);
   return result.rows[0];
+}
+
+/**
+ * What a delivery of a queued run reference reads before it starts, in one statement: why the
+ * run may not act (as `runRefusal`), else its stored job (`run_jobs`, unvalidated JSON: the
+ * worker parses it), null when none is stored.
+ */
+export async function liveRunJob(
+  db: Db,
+  check: RunFenceCheck,
+): Promise<{ refusal: string } | { refusal: null; job: unknown | null }> {
+  const row = await readFence(db, check, false, true);
+  const refusal = fenceRefusal(row, check);
+  return refusal === null ? { refusal, job: row?.job ?? null } : { refusal };
 }
 
 /** Why the run may not move a ref now (no lock taken), or null: for a delivery deciding whether to start. */

@@ -1,5 +1,5 @@
 import { sql } from "kysely";
-import type { Db } from "./connection.ts";
+import { type Db, json } from "./connection.ts";
 import type { RunRow } from "./database-schema.ts";
 import { PAGE_LIMITS, resolvePageLimit } from "./page-limits.ts";
 
@@ -128,15 +128,40 @@ export async function runPools(db: Db, runIds: readonly string[]): Promise<Map<s
 }
 
 /**
- * Stores what the run's job was queued with: the rendered prompt and the worker pool whose queue
- * holds the job (one statement per run, beside the enqueue).
+ * Stores the run's job before its reference is queued (run-contract RunRef): the job itself in
+ * `run_jobs` (what a worker reads with its run fence), its rendered prompt and its worker pool on
+ * the run's row; one statement. A run that already ended gets no job row (nothing would delete
+ * it). Storing it again (a re-enqueued run) replaces it.
  */
-export async function storeRunPrompt(db: Db, runId: string, prompt: string, pool: string): Promise<void> {
+export async function storeRunJob(
+  db: Db,
+  runId: string,
+  job: { prompt: string; pool: string },
+): Promise<void> {
   await db
+    .with("stored", (qb) =>
+      qb
+        .insertInto("run_jobs")
+        .columns(["run_id", "job"])
+        .expression((eb) =>
+          eb
+            .selectFrom("runs")
+            .select([eb.val(runId).as("run_id"), json(job).as("job")])
+            .where("id", "=", runId)
+            .where("status", "in", ["queued", "running"]),
+        )
+        .onConflict((oc) => oc.column("run_id").doUpdateSet((eb) => ({ job: eb.ref("excluded.job") }))),
+    )
     .updateTable("runs")
-    .set({ prompt, prompt_chars: prompt.length, pool })
+    .set({ prompt: job.prompt, prompt_chars: job.prompt.length, pool: job.pool })
     .where("id", "=", runId)
     .execute();
+}
+
+/** A run's stored job (storeRunJob), or null: none stored, or the run ended. */
+export async function getRunJob(db: Db, runId: string): Promise<unknown | null> {
+  const row = await db.selectFrom("run_jobs").select("job").where("run_id", "=", runId).executeTakeFirst();
+  return row?.job ?? null;
 }
 
 /** How many runs of this action the task has had (the next run's number is this + 1). */

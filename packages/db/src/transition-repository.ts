@@ -384,16 +384,8 @@ async function persistRuns(
       continue;
     }
     const previous = result.state.runs.get(run.id);
-    // The run's transcript rides on its report's update (a CTE), not a statement of its own.
     const transcript = report?.runId === run.id ? report.report.transcript : null;
-    // The CTE's own name adds nothing the update reads: the update is typed as on `Database`.
-    const updater = (
-      transcript
-        ? db.with("transcript", () =>
-            runTranscriptInsert(db, { runId: run.id, projectId, taskId: run.taskId }, transcript),
-          )
-        : db
-    ) as QueryCreator<Database>;
+    const updater = runUpdater(db, { runId: run.id, projectId, taskId: run.taskId }, run.status, transcript);
     const updated = await updater
       .updateTable("runs")
       .set({
@@ -418,6 +410,29 @@ async function persistRuns(
     if (report?.runId === run.id) reported = true;
   }
   return reported;
+}
+
+/**
+ * What a run's update is issued from, with what rides on it as CTEs instead of statements of
+ * their own: the run's transcript (with its report), and, once the run ends, the delete of its
+ * stored job (`run_jobs`: nothing reads it after, and it holds the run's secrets).
+ */
+function runUpdater(
+  db: Db,
+  run: { runId: string; projectId: string; taskId: string },
+  status: string,
+  transcript: RunReport["transcript"],
+): QueryCreator<Database> {
+  // The CTEs' names add nothing the update reads: it is typed as on `Database`.
+  let creator = db as QueryCreator<Database>;
+  if (transcript)
+    creator = creator.with("transcript", () => runTranscriptInsert(db, run, transcript)) as never;
+  if (status !== "queued" && status !== "running") {
+    creator = creator.with("job_gone", () =>
+      db.deleteFrom("run_jobs").where("run_id", "=", run.runId),
+    ) as never;
+  }
+  return creator;
 }
 
 /** New decision cards are inserted; a re-asked or resolved card replaces the stored one. */

@@ -11,10 +11,13 @@ import {
   createProject,
   createScratchDatabase,
   getRun,
+  getRunJob,
   getTask,
+  liveRunJob,
   RunNotLiveError,
   runRefusal,
   type ScratchDatabase,
+  storeRunJob,
   withLiveRun,
 } from "../src/index.ts";
 
@@ -61,6 +64,35 @@ const cancel = (projectId: string) =>
   applyTransition(scratch.db, projectId, { kind: "cancel", taskId: "S00-001", by: "operator" });
 
 describe("run fence", () => {
+  it("hands a delivery the run's stored job with its answer, and forgets the job once the run ends", async () => {
+    const runId = await inReview("fence-job");
+    const check = { projectId: "fence-job", runId };
+    expect(await liveRunJob(scratch.db, check)).toEqual({ refusal: null, job: null });
+    const job = { runId, prompt: "Review it.", pool: "gpu", env: { TOKEN: "secret" } };
+    await storeRunJob(scratch.db, runId, job);
+    // Stored again (a re-enqueued run): replaced, not duplicated.
+    await storeRunJob(scratch.db, runId, { ...job, prompt: "Review it again." });
+    expect(await liveRunJob(scratch.db, check)).toEqual({
+      refusal: null,
+      job: { ...job, prompt: "Review it again." },
+    });
+    const run = await getRun(scratch.db, runId);
+    expect([run?.prompt, run?.prompt_chars, run?.pool]).toEqual(["Review it again.", 16, "gpu"]);
+    // The run's ending update deletes its job (the run's secrets do not outlive it).
+    await applyTransition(scratch.db, "fence-job", {
+      kind: "approve",
+      runId,
+      landedSha: HEAD,
+      landedBranch: "main",
+      reviewedHead: HEAD,
+    });
+    expect(await getRunJob(scratch.db, runId)).toBeNull();
+    expect(await liveRunJob(scratch.db, check)).toEqual({ refusal: "the run is finished" });
+    // A run that already ended gets no job row.
+    await storeRunJob(scratch.db, runId, job);
+    expect(await getRunJob(scratch.db, runId)).toBeNull();
+  });
+
   it("refuses every push of a run whose task was cancelled first, and says why", async () => {
     const runId = await inReview("fence-first");
     const check = { projectId: "fence-first", runId, landing: { sourceSha: HEAD } };

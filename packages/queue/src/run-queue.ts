@@ -2,9 +2,9 @@ import { formatZodIssues } from "@overseer/input-errors";
 import {
   DEFAULT_POOL,
   type ResultMessage,
-  type RunJob,
+  type RunQueuePayload,
   resultMessageSchema,
-  runJobSchema,
+  runQueuePayloadSchema,
 } from "@overseer/run-contract";
 import { COORDINATOR_DEFAULTS } from "@overseer/settings";
 import { type JobsOptions, Queue } from "bullmq";
@@ -136,9 +136,12 @@ export class RunQueues {
     return queue;
   }
 
-  /** Queues a run in its pool's queue (`job.pool`); idempotent per run. */
-  async enqueueRun(job: RunJob): Promise<void> {
-    const payload = validPayload(runJobSchema, job, `run job ${job.runId}`);
+  /**
+   * Queues a run in its pool's queue (`job.pool`); idempotent per run. Coordinators queue a
+   * reference (`RunRef`, the job stored in Postgres); a whole `RunJob` is accepted too.
+   */
+  async enqueueRun(job: RunQueuePayload): Promise<void> {
+    const payload = validPayload(runQueuePayloadSchema, job, `run job ${job.runId}`);
     await this.runQueue(payload.pool).add("run", payload, { ...this.jobOptions, jobId: runJobId(job.runId) });
   }
 

@@ -7,9 +7,11 @@ import { runSandboxSchema, SANDBOX_DRIVER_NAMES } from "./sandbox-request-schema
 import { DEFAULT_POOL, poolNameSchema } from "./worker-pool.ts";
 
 /**
- * Queue payloads are versioned tagged unions (`v`, `kind`). A worker needs nothing but
- * this payload, Redis and git access: it never reads Postgres, so workers can run on any
- * machine. The coordinator renders the prompt and resolves the config before enqueueing.
+ * Queue payloads are versioned tagged unions (`v`, `kind`). The coordinator renders the prompt
+ * and resolves the config into a `RunJob` before enqueueing; the job stays in Postgres
+ * (`run_jobs`, while the run is live) and the queue carries only a `RunRef` naming it, which a
+ * worker resolves with the run fence's read (one statement before a delivery starts). A queued
+ * `RunJob` (an older coordinator, a test without Postgres) still runs as it is.
  */
 export const RUN_JOB_VERSION = 1;
 
@@ -141,6 +143,28 @@ export const runJobSchema = z.object({
   mergeMain: landingFailureSchema.nullable().optional(),
 });
 export type RunJob = z.infer<typeof runJobSchema>;
+
+/**
+ * What a run queue carries: the run's ids and the pool whose queue it waits in, a few hundred
+ * bytes of Redis whatever the prompt and config (the job itself is the run's row in `run_jobs`).
+ */
+export const runRefSchema = z.object({
+  v: z.literal(RUN_JOB_VERSION),
+  kind: z.literal("run-ref"),
+  runId: z.string().min(1),
+  projectId: z.string().min(1),
+  pool: poolNameSchema.default(DEFAULT_POOL),
+});
+export type RunRef = z.infer<typeof runRefSchema>;
+
+/** A run queue's payload: a reference (what coordinators queue) or a whole job. */
+export const runQueuePayloadSchema = z.discriminatedUnion("kind", [runRefSchema, runJobSchema]);
+export type RunQueuePayload = z.infer<typeof runQueuePayloadSchema>;
+
+/** The reference a run queue carries for `job`. */
+export function runRefOf(job: Pick<RunJob, "runId" | "projectId" | "pool">): RunRef {
+  return { v: RUN_JOB_VERSION, kind: "run-ref", runId: job.runId, projectId: job.projectId, pool: job.pool };
+}
 
 /** The branch a job's work builds on and lands on (`landingBranch`, else `mainBranch`). */
 export function jobLandingBranch(job: Pick<RunJob, "landingBranch" | "mainBranch">): string {

@@ -40,12 +40,12 @@ import {
   releaseLeases,
   requireProject,
   settleDroppedLeases,
-  storeRunPrompt,
+  storeRunJob,
 } from "@overseer/db";
 import { type Command, nextWakeAt, type ProjectState, type Run } from "@overseer/domain";
 import { ConfigError, formatZodIssues } from "@overseer/input-errors";
 import type { LiveChannel, Redis, RunQueues } from "@overseer/queue";
-import { type ResultMessage, type RunResult, resultMessageSchema } from "@overseer/run-contract";
+import { type ResultMessage, type RunResult, resultMessageSchema, runRefOf } from "@overseer/run-contract";
 import type { Logger } from "@overseer/runtime";
 import { sanitizeValue } from "@overseer/task-files";
 import type { RunTracing } from "@overseer/telemetry";
@@ -420,7 +420,9 @@ export class Coordinator {
     // With traces on, the job opens the run's trace: every span of the run joins it.
     const tracing = this.deps.tracing;
     const job = tracing ? { ...build.job, traceparent: tracing.newRunTrace() } : build.job;
-    await Promise.all([storeRunPrompt(db, run.id, job.prompt, job.pool), this.deps.queues.enqueueRun(job)]);
+    // The job stays in Postgres, stored before the queue names it: Redis carries its ids only.
+    await storeRunJob(db, run.id, job);
+    await this.deps.queues.enqueueRun(runRefOf(job));
     return false;
   }
 

@@ -1,7 +1,14 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { type Db, type RunFenceCheck, RunNotLiveError, runRefusal, withLiveRun } from "@overseer/db";
+import {
+  type Db,
+  liveRunJob,
+  type RunFenceCheck,
+  RunNotLiveError,
+  runRefusal,
+  withLiveRun,
+} from "@overseer/db";
 import type { PushBranchResult, PushGuard } from "@overseer/git";
-import type { RunJob } from "@overseer/run-contract";
+import type { RunJob, RunRef } from "@overseer/run-contract";
 import { RUN_FENCE_DEFAULTS } from "@overseer/settings";
 
 /**
@@ -13,6 +20,11 @@ import { RUN_FENCE_DEFAULTS } from "@overseer/settings";
 export interface RunFence {
   /** Why the run may not act (cancelled, ended, task done or cancelled, project stopped), or null. */
   refusal(job: RunJob): Promise<string | null>;
+  /**
+   * The same, for a queued reference, with the run's stored job when it may act (unvalidated
+   * JSON, null when none is stored): one read.
+   */
+  load(ref: RunRef): Promise<{ refusal: string } | { refusal: null; job: unknown | null }>;
   /** The guard of this run's pushes; `landing` names the approved head a landing may push. */
   guard(job: RunJob, landing?: { sourceSha: string }): PushGuard;
 }
@@ -32,7 +44,10 @@ export interface PostgresRunFenceOptions {
  */
 export function postgresRunFence(db: Db, given: PostgresRunFenceOptions = {}): RunFence {
   const options = resolveRunFenceOptions(given);
-  const checkOf = (job: RunJob, landing?: { sourceSha: string }): RunFenceCheck => ({
+  const checkOf = (
+    job: Pick<RunJob, "projectId" | "runId">,
+    landing?: { sourceSha: string },
+  ): RunFenceCheck => ({
     projectId: job.projectId,
     runId: job.runId,
     landing,
@@ -43,6 +58,11 @@ export function postgresRunFence(db: Db, given: PostgresRunFenceOptions = {}): R
     refusal: (job) =>
       patiently(
         () => runRefusal(db, checkOf(job)),
+        () => true,
+      ),
+    load: (ref) =>
+      patiently(
+        () => liveRunJob(db, checkOf(ref)),
         () => true,
       ),
     guard: (job, landing) => async (push) => {

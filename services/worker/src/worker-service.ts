@@ -48,7 +48,13 @@ import {
   type WorkerHeartbeat,
   type WorkerRegistry,
 } from "@overseer/queue";
-import { RUN_JOB_VERSION, type RunJob, runJobSchema } from "@overseer/run-contract";
+import {
+  RUN_JOB_VERSION,
+  type RunJob,
+  type RunQueuePayload,
+  runJobSchema,
+  runQueuePayloadSchema,
+} from "@overseer/run-contract";
 import type { Logger } from "@overseer/runtime";
 import type { RunTracing } from "@overseer/telemetry";
 import { type Job, UnrecoverableError, WaitingError } from "bullmq";
@@ -297,29 +303,29 @@ export class WorkerService {
   }
 
   private async processInSlot(job: Job, token: string | undefined): Promise<void> {
-    const parsed = runJobSchema.safeParse(job.data);
+    const parsed = runQueuePayloadSchema.safeParse(job.data);
     if (!parsed.success) {
       throw new UnrecoverableError(
         `malformed run job ${job.id}: ${formatZodIssues(parsed.error.issues, job.data)}`,
       );
     }
-    const run = parsed.data;
+    const payload = parsed.data;
     // Both reads at once (Redis and Postgres): redelivered after this run's result was already
     // reported (a crash between the two), or a retried or redelivered job of a run Postgres no
-    // longer counts: nothing to do.
-    const [reported, refusal] = await Promise.all([
-      this.deps.queues.hasResult(run.runId),
-      this.deps.fence?.refusal(run),
-    ]);
-    if (reported) return;
+    // longer counts: nothing to do. A reported run's job read may fail unheard.
+    const reading = this.liveJob(payload);
+    reading.catch(() => undefined);
+    if (await this.deps.queues.hasResult(payload.runId)) return;
     if (!token) throw new UnrecoverableError(`run job ${job.id} was delivered without a lock token`);
-    if (refusal) {
+    const live = await reading;
+    if (live.refusal !== null) {
       this.deps.logger.info(
-        { runId: run.runId, reason: refusal },
+        { runId: payload.runId, reason: live.refusal },
         "run is no longer live; its job ends here",
       );
       return;
     }
+    const run = live.job;
     if (this.draining) {
       await job.moveToWait(token);
       throw new WaitingError(`run ${run.runId} left for another worker: this one is draining`);
@@ -404,6 +410,36 @@ export class WorkerService {
       this.traces.drop(run.runId);
       await this.flushLog(run.runId);
     }
+  }
+
+  /**
+   * The job a delivery runs, or why it may not (the run fence): a reference is resolved with the
+   * fence's one read (its job stored in Postgres); a whole job is checked by the fence as it is.
+   */
+  private async liveJob(
+    payload: RunQueuePayload,
+  ): Promise<{ refusal: string; job?: undefined } | { refusal: null; job: RunJob }> {
+    const fence = this.deps.fence;
+    if (payload.kind === "run") {
+      const refusal = await fence?.refusal(payload);
+      return refusal ? { refusal } : { refusal: null, job: payload };
+    }
+    if (!fence) {
+      throw new UnrecoverableError(
+        `run job ${payload.runId} is a reference to a job stored in Postgres, and this worker has no run fence to read it: give the worker DATABASE_URL`,
+      );
+    }
+    const loaded = await fence.load(payload);
+    if (loaded.refusal !== null) return loaded;
+    const stored = runJobSchema.safeParse(loaded.job);
+    if (!stored.success) {
+      throw new UnrecoverableError(
+        loaded.job === null
+          ? `run ${payload.runId} is live but Postgres holds no job for it (run_jobs): its coordinator stores one before queueing; the reconcile sweep will record the failure`
+          : `malformed stored job of run ${payload.runId}: ${formatZodIssues(stored.error.issues, loaded.job)}`,
+      );
+    }
+    return { refusal: null, job: stored.data };
   }
 
   /** Throws `RunOwnershipLostError` unless this worker's delivery of the run still holds its job lock. */
