@@ -1,7 +1,9 @@
-import { sql } from "kysely";
+import { type QueryCreator, sql } from "kysely";
 import { type Db, json } from "./connection.ts";
-import type { RunRow } from "./database-schema.ts";
+import type { Database, RunRow } from "./database-schema.ts";
 import { PAGE_LIMITS, resolvePageLimit } from "./page-limits.ts";
+import type { RunReport } from "./run-report-columns.ts";
+import { runTranscriptInsert } from "./transcript-repository.ts";
 
 /** Runs that should have a live queue job: queued or running, across the given projects. */
 export async function activeRuns(db: Db, projectIds: readonly string[]): Promise<RunRow[]> {
@@ -215,4 +217,27 @@ export async function taskUsage(
     tokens_unpriced: Number(row.tokens_unpriced),
     cost_usd: Number(row.cost_usd),
   };
+}
+
+/**
+ * What a run's update is issued from, with what rides on it as CTEs instead of statements of
+ * their own: the run's transcript (with its report), and, once the run ends, the delete of its
+ * stored job (`run_jobs`: nothing reads it after, and it holds the run's secrets).
+ */
+export function runUpdater(
+  db: Db,
+  run: { runId: string; projectId: string; taskId: string },
+  status: string,
+  transcript: RunReport["transcript"],
+): QueryCreator<Database> {
+  // The CTEs' names add nothing the update reads: it is typed as on `Database`.
+  let creator = db as QueryCreator<Database>;
+  if (transcript)
+    creator = creator.with("transcript", () => runTranscriptInsert(db, run, transcript)) as never;
+  if (status !== "queued" && status !== "running") {
+    creator = creator.with("job_gone", () =>
+      db.deleteFrom("run_jobs").where("run_id", "=", run.runId),
+    ) as never;
+  }
+  return creator;
 }

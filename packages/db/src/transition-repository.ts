@@ -10,9 +10,9 @@ import {
   type ProjectStatus,
   type Usage,
 } from "@overseer/domain";
-import { type QueryCreator, sql } from "kysely";
+import { sql } from "kysely";
 import { type Db, json } from "./connection.ts";
-import type { Database, EventRow } from "./database-schema.ts";
+import type { EventRow } from "./database-schema.ts";
 import {
   ConflictError,
   isSerializationFailure,
@@ -26,8 +26,9 @@ import { loadProjectStateAndIntake } from "./project-state-repository.ts";
 import { persistPullRequests } from "./pull-request-repository.ts";
 import { taskMutableColumns } from "./row-mappers.ts";
 import { type RunReport, runReportColumns, storeRunReport } from "./run-report-columns.ts";
+import { runUpdater } from "./run-repository.ts";
 import { writeTrackerUpdates } from "./tracker-update-repository.ts";
-import { runTranscriptInsert, storeRunTranscript } from "./transcript-repository.ts";
+import { storeRunTranscript } from "./transcript-repository.ts";
 import { recordRunUsage } from "./usage-repository.ts";
 
 export interface ApplyOptions {
@@ -410,29 +411,6 @@ async function persistRuns(
     if (report?.runId === run.id) reported = true;
   }
   return reported;
-}
-
-/**
- * What a run's update is issued from, with what rides on it as CTEs instead of statements of
- * their own: the run's transcript (with its report), and, once the run ends, the delete of its
- * stored job (`run_jobs`: nothing reads it after, and it holds the run's secrets).
- */
-function runUpdater(
-  db: Db,
-  run: { runId: string; projectId: string; taskId: string },
-  status: string,
-  transcript: RunReport["transcript"],
-): QueryCreator<Database> {
-  // The CTEs' names add nothing the update reads: it is typed as on `Database`.
-  let creator = db as QueryCreator<Database>;
-  if (transcript)
-    creator = creator.with("transcript", () => runTranscriptInsert(db, run, transcript)) as never;
-  if (status !== "queued" && status !== "running") {
-    creator = creator.with("job_gone", () =>
-      db.deleteFrom("run_jobs").where("run_id", "=", run.runId),
-    ) as never;
-  }
-  return creator;
 }
 
 /** New decision cards are inserted; a re-asked or resolved card replaces the stored one. */
