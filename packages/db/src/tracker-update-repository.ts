@@ -2,7 +2,8 @@
  * Two-way status, tracker side (migration 0023): `writeTrackerUpdates` runs inside a
  * transition's transaction and writes one `tracker_updates` row per moment of a task that came
  * from an intake item (started, PR opened, done, blocked, PR merged), once per (item, moment,
- * occurrence); the rest serves the coordinator's delivery jobs.
+ * occurrence); a project paused at a bound is a `blocked` moment of each of its intake-made tasks
+ * under way. The rest serves the coordinator's delivery jobs.
  */
 import type { DomainEvent, Task } from "@overseer/domain";
 import { sql } from "kysely";
@@ -75,16 +76,57 @@ function eventMoment(event: DomainEvent, eventId: string | null, index: number, 
   }
 }
 
+/** Work under way that a pause stops: running or in review, or back to do after a first attempt. */
+function underWay(task: Task): boolean {
+  if (task.status === "in_progress" || task.status === "review") return true;
+  return task.status === "todo" && (task.executorAgentId !== null || task.failures > 0);
+}
+
+/**
+ * A project paused at a bound (budget, sessions, rounds) blocks every intake-made task whose work
+ * had begun until an operator starts it again: one `blocked` moment each, per pause (pure).
+ */
+function pauseMoments(
+  event: DomainEvent,
+  eventId: string | null,
+  index: number,
+  tasks: readonly Task[],
+  before: ReadonlyMap<string, Task>,
+  intakeTaskIds: ReadonlySet<string>,
+): Moment[] {
+  if (event.type !== "project.status_changed" || event.data.status !== "paused") return [];
+  if (typeof event.data.bound !== "string") return [];
+  const reason = text(event.data.reason) ?? `${event.data.bound} bound reached`;
+  const detail = `the project is paused at its ${event.data.bound} bound (${reason}); work goes on when an operator starts it again.`;
+  const out: Moment[] = [];
+  for (const taskId of intakeTaskIds) {
+    const task = tasks.find((t) => t.id === taskId) ?? before.get(taskId);
+    if (!task || !underWay(task)) continue;
+    out.push({
+      task_id: taskId,
+      moment: "blocked",
+      occurrence: String(eventId ?? index),
+      event_id: eventId,
+      data: { detail },
+    });
+  }
+  return out;
+}
+
 /** The moments of one transition (pure): its events, plus the tasks that became done in it. */
 function momentsOf(
   events: readonly DomainEvent[],
   eventRows: readonly EventRow[],
   tasks: readonly Task[],
   before: ReadonlyMap<string, Task>,
+  intakeTaskIds: ReadonlySet<string>,
 ): Moment[] {
   const out: Moment[] = [];
   events.forEach((event, index) => {
-    if (event.taskId === null) return;
+    if (event.taskId === null) {
+      out.push(...pauseMoments(event, eventRows[index]?.id ?? null, index, tasks, before, intakeTaskIds));
+      return;
+    }
     const url = tasks.find((t) => t.id === event.taskId)?.pullRequest?.url ?? null;
     const moment = eventMoment(event, eventRows[index]?.id ?? null, index, url);
     if (moment) out.push(moment);
@@ -114,7 +156,9 @@ export async function writeTrackerUpdates(
   intakeTaskIds: ReadonlySet<string>,
 ): Promise<number> {
   if (intakeTaskIds.size === 0) return 0;
-  const moments = momentsOf(events, eventRows, tasks, before).filter((m) => intakeTaskIds.has(m.task_id));
+  const moments = momentsOf(events, eventRows, tasks, before, intakeTaskIds).filter((m) =>
+    intakeTaskIds.has(m.task_id),
+  );
   if (moments.length === 0) return 0;
   const written = await sql`
     INSERT INTO tracker_updates (key, source_id, issue_id, project_id, task_id, moment, occurrence, event_id, data)

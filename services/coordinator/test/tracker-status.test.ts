@@ -6,7 +6,8 @@
  * its URL), the labels of the status map, and a close on merge; a redelivered job or a lost
  * answer posts nothing twice; a tracker 5xx is retried with backoff and then delivered; a
  * "Needs you" stop writes a `blocked` update with its reason; a token variable that is not set
- * makes the update a dead letter at once, its error naming the variable. (Octokit's throttling spaces
+ * makes the update a dead letter at once, its error naming the variable; a pause at a bound is a
+ * `project.paused` outbox row and a `blocked` update of each issue under way. (Octokit's throttling spaces
  * comment writes about 3 s apart, as GitHub asks, so a case with three comments takes ~8 s.)
  */
 import {
@@ -262,6 +263,44 @@ describe("two-way status (GitHub Issues)", () => {
         /the environment variable OVERSEER_TEST_GITHUB_TOKEN is not set \(or is empty\)/,
       );
       expect(github.comments(REPO, number)).toHaveLength(0);
+    } finally {
+      await runner.stop();
+    }
+  });
+
+  it("a pause at a bound (sessions, not only budget) writes project.paused to the outbox and a blocked update per issue under way", async () => {
+    const { number, taskId } = await intakeTask("bound");
+    await claimAndStart("bound");
+    await applyTransition(scratch.db, "bound", {
+      kind: "set-project-status",
+      status: "paused",
+      by: "coordinator",
+      reason: "max_sessions (1) reached",
+      bound: "sessions",
+    });
+    const outbox = await scratch.db
+      .selectFrom("notification_outbox")
+      .select(["type", "data"])
+      .where("project_id", "=", "bound")
+      .execute();
+    expect(outbox).toEqual([
+      expect.objectContaining({
+        type: "project.paused",
+        data: expect.objectContaining({ bound: "sessions" }),
+      }),
+    ]);
+    const runner = statusRunner();
+    await runner.start();
+    try {
+      const rows = await until("the started and blocked updates", allDelivered("bound", 2));
+      expect(rows.map((r) => [r.task_id, r.moment]).reverse()).toEqual([
+        [taskId, "started"],
+        [taskId, "blocked"],
+      ]);
+      const bodies = github.comments(REPO, number).map((c) => c.body);
+      expect(bodies.at(-1)).toContain("paused at its sessions bound (max_sessions (1) reached)");
+      const issue = github.issues(REPO).find((i) => i.number === number);
+      expect(issue?.labels).toContain("overseer:blocked");
     } finally {
       await runner.stop();
     }
