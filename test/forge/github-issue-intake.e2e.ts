@@ -11,8 +11,8 @@
  * it prints. Polling is left at ten minutes, so webhooks alone bring the issue in: a person opens
  * an issue, labels it `overseer` → a task, once (a redelivery of the `issues.labeled` delivery
  * stores nothing and asks for nothing) → executor and reviewer run → the pull request opens on
- * the double → the issue hears "started" and then a comment with the pull request's `html_url` →
- * CI goes green and a person merges on the double → the task is done → the issue gets the merge
+ * the double, naming the issue → the issue hears "started" and then a comment with the pull
+ * request's `html_url` → CI goes green and a person merges on the double → the task is done → the issue gets the merge
  * comment, loses `overseer:working` and is closed (completed). A delivery signed with another
  * secret is refused 401 with a message naming the secret's variable, and is stored nowhere.
  */
@@ -197,6 +197,8 @@ async function pullRequestCommented(taskId: string, number: number) {
   const htmlUrl = `${forge.url}/${REPO}/pull/${opened.number}`;
   expect(opened.url).toBe(htmlUrl);
   expect(forge.pulls(REPO).map((p) => [p.number, p.state])).toEqual([[opened.number, "open"]]);
+  // The pull request names its issue (GitHub links the two), without a closing keyword.
+  expect(forge.pulls(REPO)[0]?.body).toContain(`From issue ${REPO}#${number}; its status is reported there.`);
   await until(() => botComments(number).some((c) => c.includes(htmlUrl)), 120_000);
   expect(botComments(number)).toEqual([
     startedComment(taskId),

@@ -112,6 +112,22 @@ export async function getIntakeItem(
   return result.rows[0] ?? null;
 }
 
+/** The key of the tracker issue a task came from (`acme/app#12`, `ENG-12`), null for any other task. */
+export async function intakeIssueKeyOfTask(
+  db: Db,
+  projectId: string,
+  taskId: string,
+): Promise<string | null> {
+  const row = await db
+    .selectFrom("intake_items")
+    .select("issue_key")
+    .where("project_id", "=", projectId)
+    .where("task_id", "=", taskId)
+    .where("cancelled_at", "is", null)
+    .executeTakeFirst();
+  return row?.issue_key ?? null;
+}
+
 /** Issue id → task id of every issue the source turned into a task (blockers become prerequisites). */
 export async function intakeTaskIds(db: Db, sourceId: string): Promise<Map<string, string>> {
   const rows = await db

@@ -34,4 +34,11 @@ describe("pullRequestText", () => {
     expect(text.body).toContain("**Overseer task T-7**");
     expect(text.body).toContain("- `run-1`: execute by `exec-1` (finished)");
   });
+
+  it("names the tracker issue an intake task came from, without closing keywords", () => {
+    const text = pullRequestText("web", task, { ...facts, dashboardUrl: null, issueKey: "acme/app#12" });
+    expect(text.body).toContain("From issue acme/app#12; its status is reported there.");
+    expect(text.body).not.toMatch(/\b(close[sd]?|fix(e[sd])?|resolve[sd]?)\s+acme\/app#12/i);
+    expect(pullRequestText("web", task, { ...facts, dashboardUrl: null }).body).not.toContain("From issue");
+  });
 });

@@ -9,6 +9,7 @@ import {
   getForgeDelivery,
   getPullRequestRow,
   getWaitingPullRequestRow,
+  intakeIssueKeyOfTask,
   listOpenPullRequests,
   loadProjectSnapshot,
   markForgeDeliveryApplied,
@@ -51,6 +52,7 @@ export async function ensurePull(ctx: ForgeJobContext, taskId: string): Promise<
     runs,
     dashboardUrl: ctx.dashboardUrl,
     headSha,
+    issueKey: await intakeIssueKeyOfTask(ctx.db, projectId, taskId),
   });
   // What the executor of this head was asked: the review as it stood when the run that submitted
   // it was claimed (not a later executor's: after rule 20's retarget one runs while the head is

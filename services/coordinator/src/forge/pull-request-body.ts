@@ -1,7 +1,8 @@
 /**
  * What a task's pull request says (PR-DESIGN "Loop", ensure): the title from the task, and
  * Overseer's part of the body (under the marker, pull-request-marker.ts in @overseer/forge):
- * the executor's summary, the acceptance criteria, the reviewer's verdict and links to the runs.
+ * the issue the task came from, the executor's summary, the acceptance criteria, the reviewer's
+ * verdict and links to the runs.
  */
 import { dashboardPageUrl } from "@overseer/api-contract";
 import type { Task } from "@overseer/domain";
@@ -33,12 +34,17 @@ export function pullRequestText(
     /** The dashboard's base URL, when the coordinator knows it (`OVERSEER_DASHBOARD_URL`). */
     readonly dashboardUrl: string | null;
     readonly headSha: string;
+    /** The tracker issue the task came from (intake), named so the forge links the two. */
+    readonly issueKey?: string | null;
   },
 ): PullRequestText {
   const link = (hash: string) => (facts.dashboardUrl ? `${facts.dashboardUrl}/${hash}` : null);
   const taskLink = dashboardPageUrl(facts.dashboardUrl, projectId, task.id);
   const lines = [
     `**Overseer task ${taskLink ? `[${task.id}](${taskLink})` : task.id}** of project \`${projectId}\`, ${approvedHeadLabel(facts.headSha)}.`,
+    // Named, never "Closes": the issue hears the merge from Overseer, after the task is done
+    // (a forge closing it first would read as the issue gone terminal and cancel the task).
+    ...(facts.issueKey ? ["", `From issue ${facts.issueKey}; its status is reported there.`] : []),
     "",
     "### Summary",
     facts.summary?.trim() || task.body.trim() || task.title,
