@@ -1,4 +1,4 @@
-import { execa } from "execa";
+import { spawn } from "node:child_process";
 import { GitError } from "./git-error.ts";
 
 /**
@@ -159,48 +159,99 @@ export async function runGit(args: readonly string[], options: RunGitOptions): P
   // Own process group (and session, so no controlling terminal to prompt on): on timeout the
   // whole group is killed — git's children (ssh, upload-pack, aliases) would otherwise hold the
   // pipes open long after git itself died.
-  const subprocess = execa("git", hardenedArgv(args), {
-    cwd: options.cwd,
-    env: buildEnv(options),
-    extendEnv: false,
-    input: options.input,
-    stdin: options.input === undefined ? "ignore" : "pipe",
-    detached: true,
-    reject: false,
-    stripFinalNewline: false,
-    maxBuffer: options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES,
-    windowsHide: true,
-  });
-  const pid = subprocess.pid;
+  const run = collect(hardenedArgv(args), options);
+  const pid = run.pid;
   if (pid !== undefined) trackGroup(pid);
   let timedOut = false;
   let forceKill: NodeJS.Timeout | undefined;
   const timer = setTimeout(() => {
     timedOut = true;
-    killGroup(subprocess.pid, "SIGTERM");
-    forceKill = setTimeout(() => killGroup(subprocess.pid, "SIGKILL"), grace);
+    killGroup(pid, "SIGTERM");
+    forceKill = setTimeout(() => killGroup(pid, "SIGKILL"), grace);
   }, timeout);
-  const result = await subprocess;
+  const result = await run.done;
   if (pid !== undefined) liveGroups.delete(pid);
   clearTimeout(timer);
   if (forceKill) clearTimeout(forceKill);
-  if (timedOut) killGroup(subprocess.pid, "SIGKILL");
+  if (timedOut) killGroup(pid, "SIGKILL");
 
-  const stdout = typeof result.stdout === "string" ? result.stdout : "";
-  const stderr = typeof result.stderr === "string" ? result.stderr : "";
-  const exitCode = typeof result.exitCode === "number" ? result.exitCode : null;
+  const { stdout, stderr, exitCode } = result;
   if (!timedOut && (exitCode === 0 || (exitCode !== null && options.okExitCodes?.includes(exitCode)))) {
     return { stdout, stderr, exitCode };
   }
   throw new GitError({
     args,
     exitCode: timedOut ? null : exitCode,
-    stderr: stderr || (result.failed && exitCode === null ? (result.shortMessage ?? "") : ""),
+    stderr: stderr || (exitCode === null ? result.failure : ""),
     stdout,
     cwd: options.cwd,
     signal: result.signal ?? undefined,
     timedOut,
   });
+}
+
+interface Collected {
+  stdout: string;
+  stderr: string;
+  /** null: killed by a signal, or never started. */
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  /** Why there is no exit code: the spawn failed or the output went over its bound. */
+  failure: string;
+}
+
+/**
+ * Spawns `git argv` detached, with exactly `buildEnv(options)`, writes `input` to its stdin and
+ * collects both outputs as UTF-8 (decoded once, at the end), up to `maxOutputBytes` each: past
+ * it the group is ended and the call fails. A plain `child_process.spawn`: git runs a dozen
+ * times per run, and a general process library costs about twice its main-thread time per call.
+ */
+function collect(
+  argv: string[],
+  options: RunGitOptions,
+): { pid: number | undefined; done: Promise<Collected> } {
+  const maxBytes = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
+  const child = spawn("git", argv, {
+    cwd: options.cwd,
+    env: buildEnv(options),
+    stdio: [options.input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
+    detached: true,
+    windowsHide: true,
+  });
+  let failure = "";
+  const output = (stream: NodeJS.ReadableStream | null) => {
+    const chunks: Buffer[] = [];
+    let bytes = 0;
+    stream?.on("data", (chunk: Buffer) => {
+      bytes += chunk.length;
+      if (bytes > maxBytes) {
+        if (failure === "") failure = `git's output went over ${maxBytes} bytes`;
+        killGroup(child.pid, "SIGTERM");
+        return;
+      }
+      chunks.push(chunk);
+    });
+    return () => Buffer.concat(chunks).toString("utf8");
+  };
+  const stdout = output(child.stdout);
+  const stderr = output(child.stderr);
+  if (child.stdin) {
+    // git may exit before reading all its input (EPIPE): its exit code tells what happened.
+    child.stdin.on("error", () => undefined);
+    child.stdin.end(options.input);
+  }
+  const done = new Promise<Collected>((resolve) => {
+    child.once("error", (error) => {
+      failure = error.message;
+      // A spawn that failed emits no close when no stream was ever opened.
+      if (child.pid === undefined) resolve({ stdout: "", stderr: "", exitCode: null, signal: null, failure });
+    });
+    child.once("close", (code, signal) => {
+      const exited = failure === "" ? code : null;
+      resolve({ stdout: stdout(), stderr: stderr(), exitCode: exited, signal, failure });
+    });
+  });
+  return { pid: child.pid, done };
 }
 
 /**

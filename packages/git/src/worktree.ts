@@ -172,21 +172,14 @@ export class Worktree {
   }
 
   /**
-   * Deletes the checkout and its admin directory in the mirror. Uses `git worktree remove
-   * --force --force` (one process); if git refuses — e.g. the agent replaced the `.git` file —
-   * both directories are deleted directly (never following symlinks). Idempotent.
+   * Deletes the checkout and its admin directory in the mirror: what `git worktree remove
+   * --force --force` does, without a git process. The admin directory goes first, so git never
+   * lists a worktree whose files are half gone. Never follows symlinks; works whatever the agent
+   * did to the checkout (a replaced `.git` file included). Idempotent.
    */
   async remove(): Promise<void> {
     if (this.removed) return;
-    try {
-      await runGit(["--git-dir", this.commonDir, "worktree", "remove", "--force", "--force", this.path], {
-        cwd: this.commonDir,
-        timeoutMs: this.timeoutMs,
-      });
-    } catch (error) {
-      if (!(error instanceof GitError)) throw error;
-      await fs.rm(this.worktreeGitDir, { recursive: true, force: true });
-    }
+    await fs.rm(this.worktreeGitDir, { recursive: true, force: true });
     await fs.rm(this.path, { recursive: true, force: true });
     this.removed = true;
   }

@@ -61,6 +61,20 @@ describe("runGit", () => {
     expect((error as GitError).message).toContain("timed out");
   });
 
+  it("feeds stdin, keeps the output byte for byte, and fails past maxOutputBytes", async () => {
+    const dir = await temp.make();
+    const remote = await makeRemote(dir, { "a.txt": "a\n" });
+    const text = "ünïcode line\n".repeat(2000);
+    const blob = (await runGit(["hash-object", "-w", "--stdin"], { cwd: remote, input: text })).stdout.trim();
+    expect((await runGit(["cat-file", "blob", blob], { cwd: remote })).stdout).toBe(text);
+    const error = await runGit(["cat-file", "blob", blob], { cwd: remote, maxOutputBytes: 1000 }).catch(
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(GitError);
+    expect((error as GitError).exitCode).toBeNull();
+    expect((error as GitError).stderr).toContain("over 1000 bytes");
+  });
+
   it("redacts credentials embedded in URLs", () => {
     expect(redactUrlCredentials("fatal: https://bot:s3cret@example.com/x.git")).toBe(
       "fatal: https://***@example.com/x.git",
