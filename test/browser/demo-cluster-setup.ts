@@ -20,6 +20,8 @@ declare module "vitest" {
     operatorToken: string;
     /** The demo's data directory (removed afterwards): tests put their own repositories here. */
     dataDir: string;
+    /** The demo's database (dropped afterwards): tests seed what no route writes (a dead tracker update). */
+    databaseUrl: string;
   }
 }
 
@@ -77,6 +79,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide("gatewayUrl", url);
   project.provide("operatorToken", token);
   project.provide("dataDir", dataDir);
+  project.provide("databaseUrl", dbUrl);
 
   return async () => {
     child.kill("SIGINT");

@@ -9,6 +9,7 @@ import { ChartsView } from "./views/charts-view.tsx";
 import { DeliveriesView } from "./views/deliveries-view.tsx";
 import { FleetView } from "./views/fleet-view.tsx";
 import { IncidentsView } from "./views/incidents-view.tsx";
+import { IntakeView } from "./views/intake-view.tsx";
 import { NeedsView } from "./views/needs-view.tsx";
 import { ProjectView } from "./views/project-view.tsx";
 import { RunView } from "./views/run-view.tsx";
@@ -127,6 +128,7 @@ function View({ route }: { route: Route }) {
       workers: "Workers",
       charts: "Charts",
       project: "Project",
+      intake: "Intake",
       task: "Task",
       run: "Run",
     };
@@ -147,6 +149,8 @@ function View({ route }: { route: Route }) {
       return <ChartsView project={route.project} />;
     case "project":
       return <ProjectView key={route.project} projectId={route.project} />;
+    case "intake":
+      return <IntakeView key={route.project} projectId={route.project} />;
     case "task":
       return (
         <TaskView key={`${route.project}/${route.task}`} projectId={route.project} taskId={route.task} />

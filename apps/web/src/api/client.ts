@@ -5,6 +5,7 @@ import type {
   Delivery,
   Fleet,
   Incident,
+  IntakeSource,
   PendingDecision,
   Project,
   ProjectEvent,
@@ -16,6 +17,7 @@ import type {
   Session,
   Task,
   TaskTranscript,
+  TrackerUpdate,
   Worker,
 } from "./types.ts";
 
@@ -31,7 +33,7 @@ export class ApiFailure extends Error {
 }
 
 /** Every call carries the token as a bearer header; the token is never put in a URL. */
-export async function api<T>(method: "GET" | "POST", path: string, body?: unknown): Promise<T> {
+export async function api<T>(method: "GET" | "POST" | "DELETE", path: string, body?: unknown): Promise<T> {
   const headers: Record<string, string> = { Accept: "application/json" };
   const token = getToken();
   if (token) headers.Authorization = `Bearer ${token}`;
@@ -117,6 +119,23 @@ export const client = {
     api<{ delivery: Delivery; redelivered: boolean }>(
       "POST",
       `/api/v1/notifications/deliveries/${enc(deliveryId)}/redeliver`,
+    ),
+  intakeSources: (id: string) =>
+    api<{ sources: IntakeSource[] }>("GET", `/api/v1/projects/${enc(id)}/intake/sources`),
+  removeIntakeSource: (id: string, sourceId: string) =>
+    api<{ id: string; removed: true }>(
+      "DELETE",
+      `/api/v1/projects/${enc(id)}/intake/sources/${enc(sourceId)}`,
+    ),
+  trackerUpdates: (id: string, status: string | null) =>
+    api<{ updates: TrackerUpdate[]; next_before: string | null }>(
+      "GET",
+      `/api/v1/intake/updates${query({ project_id: id, status, limit: 200 })}`,
+    ),
+  redeliverTrackerUpdate: (updateId: string) =>
+    api<{ update: TrackerUpdate; redelivered: boolean }>(
+      "POST",
+      `/api/v1/intake/updates/${enc(updateId)}/redeliver`,
     ),
   workers: () => api<{ workers: Worker[]; stale_after_ms: number }>("GET", "/api/v1/workers"),
   queues: () =>

@@ -12,6 +12,7 @@ import type {
   FleetProjectSchema,
   FleetSchema,
   IncidentSchema,
+  IntakeSourceSchema,
   PendingDecisionSchema,
   ProjectSchema,
   ProjectStatusSchema,
@@ -22,6 +23,7 @@ import type {
   SessionSchema,
   TaskSchema,
   TaskTranscriptSchema,
+  TrackerUpdateSchema,
   TranscriptEntrySchema,
   WorkerSchema,
 } from "@overseer/api-contract";
@@ -40,6 +42,8 @@ export type RunSummary = z.infer<typeof RunSummarySchema>;
 export type ProjectEvent = z.infer<typeof EventSchema>;
 export type Incident = z.infer<typeof IncidentSchema>;
 export type Delivery = z.infer<typeof DeliverySchema>;
+export type IntakeSource = z.infer<typeof IntakeSourceSchema>;
+export type TrackerUpdate = z.infer<typeof TrackerUpdateSchema>;
 export type Worker = z.infer<typeof WorkerSchema>;
 export type RunStats = z.infer<typeof RunStatsSchema>;
 export type CommitDiff = z.infer<typeof CommitDiffSchema>;

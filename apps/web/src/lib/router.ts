@@ -12,6 +12,7 @@ export type Route =
   | { view: "workers" }
   | { view: "charts"; project: string | null }
   | { view: "project"; project: string }
+  | { view: "intake"; project: string }
   | { view: "task"; project: string; task: string }
   | { view: "run"; run: string };
 
@@ -28,6 +29,7 @@ export function parseRoute(hash: string): Route {
   if (head === "workers") return { view: "workers" };
   if (head === "charts") return { view: "charts", project: a ?? null };
   if (head === "run" && a) return { view: "run", run: a };
+  if (head === "project" && a && b === "intake") return { view: "intake", project: a };
   if (head === "project" && a && b === "task" && c) return { view: "task", project: a, task: c };
   if (head === "project" && a) return { view: "project", project: a };
   return { view: "fleet" };
@@ -41,6 +43,7 @@ export const href = {
   workers: () => "#/workers",
   charts: (project?: string | null) => (project ? `#/charts/${encodeURIComponent(project)}` : "#/charts"),
   project: (id: string) => `#/project/${encodeURIComponent(id)}`,
+  intake: (id: string) => `#/project/${encodeURIComponent(id)}/intake`,
   task: (id: string, task: string) => `#/project/${encodeURIComponent(id)}/task/${encodeURIComponent(task)}`,
   run: (run: string) => `#/run/${encodeURIComponent(run)}`,
 };

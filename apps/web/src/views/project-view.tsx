@@ -43,6 +43,11 @@ export function ProjectView({ projectId }: { projectId: string }) {
       <p class="crumbs">
         <a href={href.fleet()}>Fleet</a> /
       </p>
+      <p class="crumbs">
+        <a href={href.intake(projectId)} data-testid="project-intake">
+          Intake sources and tracker updates
+        </a>
+      </p>
       <Load state={status} what={`project ${projectId}`}>
         {(s) => (
           <header class="view-head">
