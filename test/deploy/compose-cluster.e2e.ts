@@ -325,7 +325,7 @@ describe("compose cluster (npm run test:deploy)", () => {
   );
 
   it(
-    "runs a Python project on its image (sandbox.image) inside the worker containers, under bwrap and under gVisor",
+    "runs a Python and a JDK project on their images (sandbox.image) inside the worker containers, under bwrap and under gVisor",
     { timeout: 900_000 },
     () => projectImages(scratch),
   );

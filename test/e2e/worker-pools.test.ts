@@ -3,7 +3,9 @@
  * gateway processes, a coordinator, Postgres, a private Redis (this test flushes it), git and
  * bwrap. A project on pool `jdk` waits, visibly, while only a default worker is live; its queue
  * is rebuilt from Postgres after a FLUSHALL; a jdk worker then runs it. A default-pool project
- * is unaffected meanwhile.
+ * is unaffected meanwhile. Queue depths (API and metrics) count the jdk pool's queue too;
+ * `overseer workers` lists each worker's pools, and `overseer workers drain` stops the jdk one
+ * gracefully (its process exits 0, its pool is unserved again).
  */
 import path from "node:path";
 import { runCli } from "@overseer/cli";
@@ -28,6 +30,9 @@ describe("worker pools", () => {
     const gateway = await startGatewayProcess({ ...env, LOG_LEVEL: "info" });
     resources.onRelease(async () => void (await gateway.service.kill("SIGTERM")));
     const token = (await createApiToken(cluster.scratch.db, { name: "reader", scope: "read" })).token;
+    const admin = (await createApiToken(cluster.scratch.db, { name: "admin", scope: "admin" })).token;
+    const get = async (route: string) =>
+      fetch(`${gateway.url}${route}`, { headers: { Authorization: `Bearer ${token}` } });
 
     await cluster.addProject({
       id: "jdkp",
@@ -53,15 +58,29 @@ describe("worker pools", () => {
     });
     expect(waiting?.pool).toBe("jdk");
     expect(waiting?.pool_waiting).toBe("waiting for a worker in pool jdk");
-    const lines: string[] = [];
-    const io = {
-      out: (l: string) => lines.push(l),
-      err: (l: string) => lines.push(l),
-      env: { OVERSEER_URL: gateway.url, OVERSEER_TOKEN: token },
-      cwd: REPO_ROOT,
+    const cli = async (args: string[], bearer = token) => {
+      const lines: string[] = [];
+      const io = {
+        out: (l: string) => lines.push(l),
+        err: (l: string) => lines.push(l),
+        env: { OVERSEER_URL: gateway.url, OVERSEER_TOKEN: bearer },
+        cwd: REPO_ROOT,
+      };
+      return { code: await runCli(args, io), out: lines.join("\n") };
     };
-    expect(await runCli(["status", "--project", "jdkp"], io)).toBe(0);
-    expect(lines.join("\n")).toContain("waiting for a worker in pool jdk");
+    const status0 = await cli(["status", "--project", "jdkp"]);
+    expect(status0.code).toBe(0);
+    expect(status0.out).toContain("waiting for a worker in pool jdk");
+    // Depths count every pool: the jdk job waits in its own queue, no worker serving it.
+    const queues = (await (await get("/api/v1/queues")).json()) as {
+      runs: Record<string, number>;
+      pools: Record<string, Record<string, number>>;
+    };
+    expect(queues.pools.jdk?.waiting).toBe(1);
+    expect(queues.runs.waiting).toBeGreaterThanOrEqual(1);
+    expect(await (await get("/metrics")).text()).toContain(
+      'overseer_queue_jobs{queue="runs-jdk",state="waiting"} 1',
+    );
 
     const jdkQueue = cluster.queues.runQueue("jdk");
     const [run] = await cluster.scratch.db
@@ -76,7 +95,7 @@ describe("worker pools", () => {
     await waitFor("the jdk queue rebuilt", async () => (await jdkQueue.getJobCountByTypes("waiting")) === 1);
     expect(await cluster.queues.runQueue("default").getJobCountByTypes("waiting")).toBe(0);
 
-    resources.service("worker", {
+    const jdkWorker = resources.service("worker", {
       ...env,
       OVERSEER_WORKER_ID: "jdk-1",
       OVERSEER_WORKER_POOLS: "jdk",
@@ -94,5 +113,21 @@ describe("worker pools", () => {
       ["jdk-1", "jdk"],
     ]);
     expect((await status()).pool_waiting).toBeNull();
+
+    const listed = await cli(["workers"]);
+    expect(listed.code).toBe(0);
+    expect(listed.out).toMatch(/jdk-1\s+jdk\s+\d\/2\s+taking jobs\s+bwrap/);
+    expect(listed.out).toMatch(/plain-1\s+default\s+0\/2\s+taking jobs\s+bwrap/);
+    // Draining is an admin's: a read token is refused.
+    expect((await cli(["workers", "drain", "jdk-1"])).code).not.toBe(0);
+    const drained = await cli(["workers", "drain", "jdk-1"], admin);
+    expect(drained.code, drained.out).toBe(0);
+    expect(drained.out).toContain("asked jdk-1 (pools jdk) to drain");
+    // Seen at its next heartbeat: it stops as on SIGTERM and exits 0; its pool is unserved again.
+    expect(await jdkWorker.exited).toBe(0);
+    expect((await cli(["workers", "--pool", "jdk"])).out).toContain("no live worker in pool jdk");
+    const unknown = await cli(["workers", "drain", "jdk-1"], admin);
+    expect(unknown.code).not.toBe(0);
+    expect(unknown.out).toContain("No live worker jdk-1");
   });
 });

@@ -113,6 +113,7 @@ export const AUTHORIZATION_TABLE = {
   listFleetIncidents: { method: "get", path: "/api/v1/incidents", scope: "read" },
   getRunStats: { method: "get", path: "/api/v1/stats/runs", scope: "read" },
   listWorkers: { method: "get", path: "/api/v1/workers", scope: "read" },
+  drainWorker: { method: "post", path: "/api/v1/workers/{worker_id}/drain", scope: "admin" },
   listQueues: { method: "get", path: "/api/v1/queues", scope: "read" },
   // Tokens and the queue board
   listTokens: { method: "get", path: "/api/v1/tokens", scope: "admin" },

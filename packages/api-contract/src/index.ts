@@ -19,3 +19,4 @@ export * from "./run-environment-schemas.ts";
 export * from "./slack-schemas.ts";
 export * from "./tracker-update-schemas.ts";
 export * from "./transcript-schemas.ts";
+export * from "./worker-schemas.ts";

@@ -548,34 +548,6 @@ export const IncidentSchema = z
   })
   .openapi("Incident");
 
-export const WorkerSchema = z
-  .object({
-    id: z.string(),
-    host: z.string(),
-    pid: z.number().int(),
-    slots: z.number().int(),
-    pools: z.array(z.string()).openapi({
-      description: "The worker pools it serves (`OVERSEER_WORKER_POOLS`), sharing its slots.",
-    }),
-    draining: z.boolean().openapi({
-      description: "Stopping: it finishes what it runs and takes no new job, so its pools count it out.",
-    }),
-    sandbox: z.string(),
-    unsafe: z.boolean(),
-    current_jobs: z.array(
-      z.object({
-        run_id: z.string(),
-        project_id: z.string(),
-        task_id: z.string(),
-        action: z.string(),
-        since: isoTime,
-      }),
-    ),
-    started_at: isoTime,
-    heartbeat_at: isoTime,
-  })
-  .openapi("Worker");
-
 export const TokenSchema = z
   .object({
     id: z.string(),

@@ -17,6 +17,7 @@ import { startCommand } from "./commands/start-command.ts";
 import { taskAddCommand, taskImportCommand, taskListCommand } from "./commands/task-commands.ts";
 import { tokenCreateCommand } from "./commands/token-create-command.ts";
 import { upCommand } from "./commands/up-command.ts";
+import { workersCommands } from "./commands/workers-commands.ts";
 
 export const COMMANDS: readonly CliCommand[] = [
   initCommand,
@@ -34,6 +35,7 @@ export const COMMANDS: readonly CliCommand[] = [
   ...notifyCommands,
   ...intakeCommands,
   ...intakeUpdateCommands,
+  ...workersCommands,
   mcpCommand,
 ];
 

@@ -17,6 +17,17 @@ export async function activeRuns(db: Db, projectIds: readonly string[]): Promise
     .execute();
 }
 
+/** The worker pools some queued or running run needs (queue depths are counted per pool). */
+export async function openRunPools(db: Db): Promise<string[]> {
+  const rows = await db
+    .selectFrom("runs")
+    .select("pool")
+    .distinct()
+    .where("status", "in", ["queued", "running"])
+    .execute();
+  return rows.map((r) => r.pool);
+}
+
 /**
  * One page of the active runs (queued or running) of the projects `owner` leases, by run id
  * after `afterId` (null: from the first): the coordinator's reconcile sweep walks them a

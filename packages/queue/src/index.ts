@@ -19,6 +19,7 @@ export {
 } from "./redis-connection.ts";
 export { type ResultEntry, ResultStream } from "./result-stream.ts";
 export {
+  type QueueCounts,
   type QueueOptions,
   type ResolvedQueueOptions,
   type RunJobState,

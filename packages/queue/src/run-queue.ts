@@ -70,6 +70,15 @@ export interface RunJobState {
   failedReason?: string;
 }
 
+/** Job counts by state (`RunQueues.counts`). */
+export interface QueueCounts {
+  /** Run jobs of every pool counted, summed. */
+  runs: Record<string, number>;
+  /** Run jobs per worker pool (`default` and each pool asked about). */
+  pools: Record<string, Record<string, number>>;
+  results: Record<string, number>;
+}
+
 /**
  * Producer side of the run queues and the results stream. Job ids are derived from run ids, so
  * enqueueing the same run twice (a repeated tick, a reconcile, a restarted coordinator) adds one
@@ -229,11 +238,25 @@ export class RunQueues {
     if (state !== "active") await job.remove().catch(() => undefined);
   }
 
-  async counts(): Promise<{ runs: Record<string, number>; results: Record<string, number> }> {
+  /**
+   * Job counts by state: per worker pool (the default one and each of `pools`), their sum over
+   * every pool as `runs`, and the results stream's.
+   */
+  async counts(pools: Iterable<string> = []): Promise<QueueCounts> {
     const states = ["waiting", "active", "delayed", "completed", "failed", "paused", "prioritized"] as const;
-    const [runs, stream] = await Promise.all([this.runs.getJobCounts(...states), this.results.counts()]);
-    const results: Record<string, number> = Object.fromEntries(states.map((s) => [s, 0]));
-    return { runs, results: { ...results, ...stream } };
+    const names = [...new Set([DEFAULT_POOL, ...pools])].sort();
+    const [perPool, stream] = await Promise.all([
+      Promise.all(names.map((pool) => this.runQueue(pool).getJobCounts(...states))),
+      this.results.counts(),
+    ]);
+    const zero = (): Record<string, number> => Object.fromEntries(states.map((s) => [s, 0]));
+    const runs = zero();
+    for (const counts of perPool) for (const s of states) runs[s] = (runs[s] ?? 0) + (counts[s] ?? 0);
+    return {
+      runs,
+      pools: Object.fromEntries(names.map((pool, i) => [pool, perPool[i] ?? zero()])),
+      results: { ...zero(), ...stream },
+    };
   }
 
   async close(): Promise<void> {

@@ -18,23 +18,43 @@ export interface WorkerHeartbeat {
   heartbeatAt: number;
 }
 
-/** Worker heartbeats, kept in one Redis hash; entries older than `staleAfterMs` are dropped on read. */
+/**
+ * Worker heartbeats, kept in one Redis hash; entries older than `staleAfterMs` are dropped on
+ * read. Beside them, the drains an operator asked for (`overseer workers drain`), one field per
+ * worker, which each worker reads with its own heartbeat (same round trip).
+ */
 export class WorkerRegistry {
   private readonly key: string;
+  private readonly drainKey: string;
 
   constructor(
     private readonly redis: Redis,
     prefix: string = QUEUE_DEFAULTS.prefix,
   ) {
     this.key = `${prefix}:workers`;
+    this.drainKey = `${prefix}:workers:drain`;
   }
 
-  async beat(heartbeat: WorkerHeartbeat): Promise<void> {
-    await this.redis.hset(this.key, heartbeat.id, JSON.stringify(heartbeat));
+  /** Stores the heartbeat; answers whether an operator asked this worker to drain. */
+  async beat(heartbeat: WorkerHeartbeat): Promise<{ drainRequested: boolean }> {
+    const replies = await this.redis
+      .multi()
+      .hset(this.key, heartbeat.id, JSON.stringify(heartbeat))
+      .hexists(this.drainKey, heartbeat.id)
+      .exec();
+    const [error, asked] = replies?.[1] ?? [new Error("no reply from Redis"), 0];
+    if (error) throw error;
+    return { drainRequested: asked === 1 };
   }
 
+  /** Asks the worker to drain (seen at its next heartbeat): it takes no new job, finishes its runs and stops. */
+  async requestDrain(workerId: string, now = Date.now()): Promise<void> {
+    await this.redis.hset(this.drainKey, workerId, String(now));
+  }
+
+  /** Its heartbeat and any drain asked of it: a worker that stopped. */
   async remove(workerId: string): Promise<void> {
-    await this.redis.hdel(this.key, workerId);
+    await this.redis.multi().hdel(this.key, workerId).hdel(this.drainKey, workerId).exec();
   }
 
   async list(staleAfterMs: number, now = Date.now()): Promise<WorkerHeartbeat[]> {

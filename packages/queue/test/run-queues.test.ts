@@ -168,4 +168,41 @@ describe("LiveChannel and WorkerRegistry", () => {
     expect((await registry.list(10_000)).map((w) => w.id)).toEqual(["fresh"]);
     expect(await redis.hexists(`${prefix}:workers`, "stale")).toBe(0);
   });
+
+  it("answers a worker's heartbeat with the drain an operator asked of it, until it is removed", async () => {
+    const registry = new WorkerRegistry(redis, prefix);
+    const beat = {
+      id: "w-drain",
+      host: "h",
+      pid: 1,
+      slots: 1,
+      pools: ["jdk"],
+      draining: false,
+      sandbox: "bwrap",
+      unsafe: false,
+      currentJobs: [],
+      startedAt: 0,
+      heartbeatAt: Date.now(),
+    };
+    expect(await registry.beat(beat)).toEqual({ drainRequested: false });
+    await registry.requestDrain("w-drain");
+    expect(await registry.beat(beat)).toEqual({ drainRequested: true });
+    await registry.remove("w-drain");
+    expect((await registry.list(10_000)).map((w) => w.id)).not.toContain("w-drain");
+    // A fresh worker with the same id (restarted by its supervisor) is not drained again.
+    expect(await registry.beat(beat)).toEqual({ drainRequested: false });
+  });
+
+  it("counts run jobs per worker pool, and their sum", async () => {
+    const queues = new RunQueues(redis, resolveQueueOptions({ prefix }));
+    await queues.runQueue("jdk").add("run", { x: 1 }, { jobId: "run-pool-count-1" });
+    await queues.runQueue("jdk").add("run", { x: 2 }, { jobId: "run-pool-count-2" });
+    await queues.runs.add("run", { x: 3 }, { jobId: "run-pool-count-3" });
+    const counts = await queues.counts(["jdk", "gpu"]);
+    expect(counts.pools.jdk?.waiting).toBe(2);
+    expect(counts.pools.gpu?.waiting).toBe(0);
+    expect(counts.pools.default?.waiting).toBeGreaterThanOrEqual(1);
+    expect(counts.runs.waiting).toBe((counts.pools.default?.waiting ?? 0) + 2);
+    await queues.close();
+  });
 });

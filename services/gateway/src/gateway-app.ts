@@ -82,6 +82,7 @@ export function createGatewayApp(deps: GatewayDeps, settings: ResolvedGatewayOpt
     settings.metricsCacheMs,
     settings.readyTimeoutMs,
     settings.processMetrics,
+    settings.workerStaleAfterMs,
   );
   const verifier = new TokenVerifier(
     deps.db,

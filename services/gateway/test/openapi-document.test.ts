@@ -40,6 +40,7 @@ const EXPECTED_OPERATIONS = [
   "get /api/v1/queues",
   "get /api/v1/tokens",
   "post /api/v1/tokens",
+  "post /api/v1/workers/{worker_id}/drain",
   "post /mcp",
   "post /api/v1/admin/queues/session",
   "post /api/v1/forge/{id}/webhooks/{forge}",

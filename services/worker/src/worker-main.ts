@@ -222,6 +222,8 @@ const service = new WorkerService(
     imageFor: (reference) => images.acquire(reference),
     agentCliFor: (pkg, digest) => agentClis.install(pkg, digest),
     sandboxDriverFor: (job) => driverFor(job).name,
+    // Drained on an operator's request as on SIGTERM: runs finish, then the process exits 0.
+    onDrainRequested: () => process.kill(process.pid, "SIGTERM"),
     sandboxRefusal: (job) => {
       const choice = chooseSandbox(job, workerSandbox);
       if (!choice.ok) return choice.message;

@@ -62,6 +62,12 @@ export interface WorkerServiceOptions {
   agentCliFor?(pkg: string, digest: string | null): Promise<AgentCliInstall>;
   /** Why a job's project asks for a sandbox driver this worker cannot honour (run-context.ts), or null. Default: never. */
   sandboxRefusal?(job: RunJob): string | null;
+  /**
+   * An operator asked this worker to drain (`overseer workers drain`, seen at a heartbeat): the
+   * process's own graceful stop (worker-main: as on SIGTERM). Called once. Default: none (the
+   * service owner decides; tests call `stop()`).
+   */
+  onDrainRequested?(): void;
   /** The driver a job's runs use, recorded on the run. Default: `sandboxName`. */
   sandboxDriverFor?(job: RunJob): SandboxDriverName;
 }
@@ -81,6 +87,7 @@ type WorkerDefaultKey = Exclude<
   | "sandboxFor"
   | "sandboxRefusal"
   | "sandboxDriverFor"
+  | "onDrainRequested"
   | "imageFor"
   | "agentCliFor"
 >;
@@ -121,6 +128,7 @@ export function resolveWorkerOptions(options: WorkerServiceOptions): ResolvedWor
     id: defaultWorkerId(),
     lockRenewMs: Math.min(WORKER_DEFAULTS.lockRenewMs, Math.floor(lockDurationMs / 3)),
     sandboxRefusal: () => null,
+    onDrainRequested: () => undefined,
     ...defined,
   });
   for (const [key, min] of Object.entries(MINIMA) as [keyof typeof MINIMA, number][]) {

@@ -266,6 +266,8 @@ export class WorkerService {
   }
 
   private drainCut: (() => void) | null = null;
+  /** An operator's drain request was seen (and passed to `onDrainRequested`). */
+  private drainAsked = false;
   private handingBack = false;
   /** Set by stop(): a job BullMQ still delivers (its fetch was already waiting) goes straight back. */
   private draining = false;
@@ -509,8 +511,17 @@ export class WorkerService {
       startedAt: this.startedAt,
       heartbeatAt: Date.now(),
     };
-    await this.deps.registry
+    const answer = await this.deps.registry
       .beat(heartbeat)
       .catch((error) => this.deps.logger.warn({ err: error }, "heartbeat failed"));
+    // Once: a second SIGTERM would cut the drain short (handBackNow).
+    if (answer?.drainRequested && !this.draining && !this.drainAsked) {
+      this.drainAsked = true;
+      this.deps.logger.info(
+        { worker: this.id },
+        "an operator asked this worker to drain (overseer workers drain)",
+      );
+      this.options.onDrainRequested();
+    }
   }
 }

@@ -11,9 +11,11 @@ import {
   runDurationBuckets,
   trackerUpdateFigures,
 } from "@overseer/db";
+import { type QueueCounts, runQueueName } from "@overseer/queue";
 import { Counter, collectDefaultMetrics, Gauge, Histogram, type Metric, Registry } from "prom-client";
 import type { GatewayDeps } from "../gateway-options.ts";
 import { withTimeout } from "../http/with-timeout.ts";
+import { poolQueueCounts } from "../operations/pool-queue-counts.ts";
 import { FORGE_CALLS_PER_TASK_BUCKETS, type ForgeSnapshot, forgeMetrics } from "./forge-metrics.ts";
 import {
   type DeliveryFigures,
@@ -49,7 +51,7 @@ export const HTTP_DURATION_BUCKETS_SECONDS: readonly number[] = [
 ];
 
 interface ClusterSnapshot {
-  queues: { runs: Record<string, number>; results: Record<string, number> } | null;
+  queues: QueueCounts | null;
   outcomes: { outcome: string; transition: string; count: number }[] | null;
   eventsByType: Record<string, number> | null;
   durations: DurationBuckets | null;
@@ -87,11 +89,13 @@ export class GatewayMetrics {
   private refreshing: Promise<void> | null = null;
 
   constructor(
-    private readonly deps: Pick<GatewayDeps, "db" | "queues" | "logger">,
+    private readonly deps: Pick<GatewayDeps, "db" | "queues" | "registry" | "logger">,
     private readonly cacheMs: number,
     /** Time limit of each source read. */
     private readonly sourceTimeoutMs: number,
     processMetrics: boolean,
+    /** Heartbeat age after which a worker is gone (its pools are counted while it lives). */
+    private readonly staleAfterMs: number,
   ) {
     const registers = [this.registry];
     if (processMetrics) collectDefaultMetrics({ register: this.registry });
@@ -136,12 +140,21 @@ export class GatewayMetrics {
     add(
       new SnapshotMetric(
         "overseer_queue_jobs",
-        "Jobs in the BullMQ queues by queue and state.",
+        "Jobs in the BullMQ queues by queue and state: one run queue per worker pool (`runs` for the default pool, `runs-<pool>` for another), and the results.",
         "gauge",
-        () =>
-          Object.entries(s().queues ?? {}).flatMap(([queue, counts]) =>
+        () => {
+          const q = s().queues;
+          if (q === null) return [];
+          const queues: [string, Record<string, number>][] = [
+            ...Object.entries(q.pools).map(
+              ([pool, counts]) => [runQueueName(pool), counts] as [string, Record<string, number>],
+            ),
+            ["results", q.results],
+          ];
+          return queues.flatMap(([queue, counts]) =>
             Object.entries(counts).map(([state, value]) => ({ labels: { queue, state }, value })),
-          ),
+          );
+        },
       ),
     );
     add(
@@ -234,9 +247,9 @@ export class GatewayMetrics {
   }
 
   private async refresh(): Promise<void> {
-    const { db, queues, logger } = this.deps;
+    const { db, logger } = this.deps;
     const [queueCounts, postgres] = await Promise.allSettled([
-      withTimeout(queues.counts(), this.sourceTimeoutMs, "Redis"),
+      poolQueueCounts(this.deps, this.staleAfterMs, this.sourceTimeoutMs),
       withTimeout(
         Promise.all([
           countRunOutcomes(db),

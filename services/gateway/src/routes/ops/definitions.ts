@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { WorkerSchema } from "@overseer/api-contract";
+import { WorkerDrainSchema, WorkerListSchema } from "@overseer/api-contract";
 import { errorResponses, jsonResponse, tableRoute } from "../route-kit.ts";
 
 /**
@@ -18,7 +18,14 @@ const ReadySchema = z
 
 const QueueCountsSchema = z
   .object({
-    runs: z.record(z.string(), z.number().int()),
+    runs: z.record(z.string(), z.number().int()).openapi({
+      description: "Run jobs by state, summed over every worker pool.",
+    }),
+    pools: z.record(z.string(), z.record(z.string(), z.number().int())).openapi({
+      description:
+        "Run jobs by state per worker pool: `default`, each pool a queued or running run needs, and each pool a live worker serves.",
+      example: { default: { waiting: 2, active: 4 }, jdk: { waiting: 3, active: 0 } },
+    }),
     results: z.record(z.string(), z.number().int()),
   })
   .openapi("QueueCounts");
@@ -68,11 +75,22 @@ export const listWorkersRoute = tableRoute("listWorkers", {
   tags: ["Cluster"],
   summary: "Live workers (heartbeats)",
   responses: {
-    200: jsonResponse(
-      z.object({ workers: z.array(WorkerSchema), stale_after_ms: z.number().int() }),
-      "Workers that beat recently.",
-    ),
+    200: jsonResponse(WorkerListSchema, "Workers that beat recently: pools, slots, running runs, draining."),
     ...errorResponses(401, 403, 503),
+  },
+});
+
+export const drainWorkerRoute = tableRoute("drainWorker", {
+  method: "post",
+  path: "/api/v1/workers/{worker_id}/drain",
+  tags: ["Cluster"],
+  summary: "Drain one worker: it takes no new job, finishes its runs and stops",
+  description:
+    "The worker sees the request at its next heartbeat and stops as on SIGTERM: no new job (its pools count it out at once), running runs finish within its OVERSEER_WORKER_DRAIN_MS and the rest are handed back to the queue, then it exits 0. An orchestrator that restarts it (compose `restart: unless-stopped`) brings up a fresh worker; scale the service down to remove it.",
+  request: { params: z.object({ worker_id: z.string().min(1).max(200) }) },
+  responses: {
+    202: jsonResponse(WorkerDrainSchema, "Asked; the worker drains at its next heartbeat."),
+    ...errorResponses(401, 403, 404, 503),
   },
 });
 

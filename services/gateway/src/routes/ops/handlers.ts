@@ -1,8 +1,11 @@
 import { pingDatabase } from "@overseer/db";
+import { ApiError } from "../../http/api-error.ts";
 import { withTimeout } from "../../http/with-timeout.ts";
+import { poolQueueCounts } from "../../operations/pool-queue-counts.ts";
 import { workerView } from "../../views/resource-views.ts";
 import type { GatewayHandler, RouteContext } from "../route-kit.ts";
 import type {
+  drainWorkerRoute,
   getHealthRoute,
   getMetricsRoute,
   getReadinessRoute,
@@ -51,8 +54,27 @@ export function listWorkers({ deps, options }: RouteContext): GatewayHandler<typ
   };
 }
 
+export function drainWorker({ deps, options }: RouteContext): GatewayHandler<typeof drainWorkerRoute> {
+  return async (c) => {
+    const { worker_id: id } = c.req.valid("param");
+    const redis = <T>(work: Promise<T>) => withTimeout(work, options.readyTimeoutMs, "Redis");
+    const workers = await redis(deps.registry.list(options.workerStaleAfterMs));
+    const worker = workers.find((w) => w.id === id);
+    if (!worker)
+      throw new ApiError(
+        404,
+        "not_found",
+        `No live worker ${id}: overseer workers (GET /api/v1/workers) lists the workers that beat in the last ${options.workerStaleAfterMs} ms.`,
+      );
+    const now = Date.now();
+    await redis(deps.registry.requestDrain(id, now));
+    return c.json({ worker: workerView(worker), requested_at: new Date(now).toISOString() }, 202);
+  };
+}
+
 export function listQueues({ deps, options }: RouteContext): GatewayHandler<typeof listQueuesRoute> {
-  return async (c) => c.json(await withTimeout(deps.queues.counts(), options.readyTimeoutMs, "Redis"), 200);
+  return async (c) =>
+    c.json(await poolQueueCounts(deps, options.workerStaleAfterMs, options.readyTimeoutMs), 200);
 }
 
 async function check(probe: () => Promise<unknown>): Promise<{ ok: boolean; ms: number; error?: string }> {

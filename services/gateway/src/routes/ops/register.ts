@@ -9,5 +9,6 @@ export function registerOpsRoutes(app: RouteApp, ctx: RouteContext): void {
   app.openapi(guarded(ctx, routes.getReadinessRoute), handlers.getReadiness(ctx));
   app.openapi(guarded(ctx, routes.getMetricsRoute), handlers.getMetrics(ctx));
   app.openapi(guarded(ctx, routes.listWorkersRoute), handlers.listWorkers(ctx));
+  app.openapi(guarded(ctx, routes.drainWorkerRoute), handlers.drainWorker(ctx));
   app.openapi(guarded(ctx, routes.listQueuesRoute), handlers.listQueues(ctx));
 }
