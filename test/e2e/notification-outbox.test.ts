@@ -2,10 +2,19 @@
  * The notification outbox under failure (README "Intake and notifications"), with real
  * processes, Postgres and Redis: a coordinator SIGKILLed while deliveries back off, then a Redis
  * FLUSHALL, lose nothing and deliver nothing twice. The receiver verifies every message with the
- * `standardwebhooks` library and is down (503) until the end.
+ * `standardwebhooks` library and is down (503) until the end. The tracker updates of intake-made
+ * tasks (two-way status) survive the same: GitHub (the double, checked against @octokit/openapi)
+ * answers every comment with 503 until the end, then each update is one comment, in order per issue.
  */
-import { createSubscription, listDeliveries } from "@overseer/db";
+import {
+  createIntakeSource,
+  createSubscription,
+  listDeliveries,
+  listTrackerUpdates,
+  recordIntakeItem,
+} from "@overseer/db";
 import type { Command } from "@overseer/domain";
+import { GitHubDouble, taskCard } from "@overseer/test-support";
 import { TransitionApplier } from "@overseer/transitions";
 import { describe, expect, it } from "vitest";
 import { useTestResources } from "../support/cluster-fixture.ts";
@@ -60,7 +69,8 @@ describe("notification outbox failures", () => {
     // Both streams' heads are being retried (the receiver answers 503) when the coordinator dies.
     await waitFor("retries under way", async () => {
       const rows = await listDeliveries(db, { limit: 50 });
-      return rows.filter((r) => r.attempts >= 2).length >= 2;
+      // Counted by the receiver too: an attempt is counted before its POST arrives.
+      return receiver.turnedAway >= 4 && rows.filter((r) => r.attempts >= 2).length >= 2;
     });
     await first.kill("SIGKILL");
     await cluster.redis.flushall();
@@ -88,5 +98,95 @@ describe("notification outbox failures", () => {
       );
       expect(got.every((a) => a.payload.type === "project.paused")).toBe(true);
     }
+  });
+
+  it("a coordinator SIGKILLed mid-retry and a Redis FLUSHALL: every tracker update is written once, in order per issue", async () => {
+    const redis = await startPrivateRedis();
+    resources.onRelease(redis.stop);
+    const github = await GitHubDouble.start();
+    resources.onRelease(() => github.close());
+    const BOT = { login: "overseer-bot", token: "ghp_failure_suite_bot" };
+    github.addUser(BOT);
+    await github.createRepository("acme/app");
+    const cluster = await resources.cluster({ redisUrl: redis.url });
+    const db = cluster.scratch.db;
+    const transitions = new TransitionApplier({ db });
+    const numbers = [1, 2].map((n) =>
+      github.openIssue("acme/app", { title: `Issue ${n}`, labels: ["overseer"] }),
+    );
+    const taskIds = numbers.map((n) => `acme-app-${n}`);
+    await cluster.addProject({
+      id: "t1",
+      tasks: taskIds.map((id) => taskCard(id)),
+      concurrency: 2,
+      start: false,
+    });
+    await createIntakeSource(db, {
+      id: "gh-failure",
+      projectId: "t1",
+      kind: "github",
+      baseUrl: github.url,
+      query: { container: "acme/app", labels: ["overseer"] },
+      config: {},
+      tokenEnv: "OVERSEER_TEST_FAILURE_TRACKER_TOKEN",
+      webhookSecretEnv: null,
+      createdBy: "test",
+    });
+    for (const [i, number] of numbers.entries())
+      await recordIntakeItem(db, {
+        sourceId: "gh-failure",
+        issueId: String(number),
+        issueKey: `acme/app#${number}`,
+        projectId: "t1",
+        taskId: taskIds[i] as string,
+        commentCursor: null,
+      });
+    // GitHub is down for comments until the end.
+    github.fail({ status: 503, matching: /^POST .*\/issues\/\d+\/comments$/, times: 1_000_000 });
+    const env = cluster.env({
+      OVERSEER_NOTIFY_BACKOFF_MS: "100",
+      OVERSEER_NOTIFY_ATTEMPTS: "60",
+      OVERSEER_TEST_FAILURE_TRACKER_TOKEN: BOT.token,
+    });
+    const first = resources.service("coordinator", { ...env, OVERSEER_COORDINATOR_ID: "doomed" });
+    await transitions.apply("t1", { kind: "start-project", by: "test", stage: null, sessionsLimit: null });
+    // No worker here: the test starts the runs the coordinator claimed, as a worker would.
+    const runs = await waitFor("both tasks claimed", async () => {
+      const rows = await db.selectFrom("runs").select("id").where("project_id", "=", "t1").execute();
+      return rows.length === 2 ? rows : undefined;
+    });
+    for (const run of runs)
+      await transitions.apply("t1", { kind: "run-started", runId: run.id, workerId: "w1" });
+    await waitFor("both started updates retried", async () => {
+      const rows = await listTrackerUpdates(db, { projectId: "t1" });
+      return rows.length === 2 && rows.every((r) => r.attempts >= 2) ? rows : undefined;
+    });
+    await first.kill("SIGKILL");
+    await cluster.redis.flushall();
+    // Paused at its budget while both are under way: a blocked update per issue, behind the started one.
+    await budgetPause(transitions, "t1", 1);
+    resources.service("coordinator", { ...env, OVERSEER_COORDINATOR_ID: "survivor" });
+    github.clearFaults();
+    const all = await waitFor(
+      "every tracker update written",
+      async () => {
+        const rows = await listTrackerUpdates(db, { projectId: "t1" });
+        return rows.length >= 4 && rows.every((r) => r.status === "delivered") ? rows : undefined;
+      },
+      60_000,
+    );
+    for (const number of numbers) {
+      const updates = all
+        .filter((r) => r.issue_id === String(number))
+        .sort((a, b) => Number(a.id) - Number(b.id));
+      expect(updates.map((u) => u.moment).slice(0, 2)).toEqual(["started", "blocked"]);
+      const comments = github.comments("acme/app", number).map((c) => c.body);
+      // Once each (the comment's marker is the update's key), in the order of the updates.
+      expect(comments).toHaveLength(updates.length);
+      expect(comments.map((body, i) => body.includes(`:${updates[i]?.moment}:`))).toEqual(
+        updates.map(() => true),
+      );
+    }
+    expect(github.takeViolations()).toEqual([]);
   });
 });
