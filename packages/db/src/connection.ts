@@ -41,6 +41,8 @@ export function connectDatabase(url: string, options: ConnectOptions = {}): DbHa
     connectionString: url,
     max: options.max ?? DB_DEFAULTS.poolMax,
     application_name: applicationName,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: DB_DEFAULTS.keepAliveInitialDelayMs,
     ...(options.idleInTransactionTimeoutMs !== undefined
       ? { idle_in_transaction_session_timeout: options.idleInTransactionTimeoutMs }
       : {}),

@@ -7,4 +7,10 @@ export const DB_DEFAULTS = Object.freeze({
   /** Reconnection backoff of the LISTEN connection: first wait and ceiling. */
   listenerMinBackoffMs: 100,
   listenerMaxBackoffMs: 5000,
+  /**
+   * TCP keepalive on every connection, first probe after this long idle: a peer that vanished
+   * (host down, link cut, a NAT that forgot the flow) is noticed by the kernel instead of the
+   * socket waiting forever on a connection nobody will answer.
+   */
+  keepAliveInitialDelayMs: 10_000,
 });

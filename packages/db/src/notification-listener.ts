@@ -84,6 +84,8 @@ export function createNotificationListener(
     const c = new pg.Client({
       connectionString: url,
       application_name: options.applicationName ?? DB_DEFAULTS.applicationName,
+      keepAlive: true,
+      keepAliveInitialDelayMillis: DB_DEFAULTS.keepAliveInitialDelayMs,
     });
     c.on("error", (error) => dropClient(c, error));
     c.on("end", () => dropClient(c));
