@@ -1,4 +1,4 @@
-import { connectDatabase } from "@overseer/db";
+import { applyTransition, connectDatabase } from "@overseer/db";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import {
@@ -15,7 +15,8 @@ import {
 /**
  * A project's intake page (README "Intake and notifications"): its tracker source with kind and
  * query, and a tracker update that went dead shown as a dead letter and sent again from the
- * page with its Redeliver button. The source is added through the API (its token variable is
+ * page with its Redeliver button; a dead notification delivery likewise on the Notifications
+ * page. The source is added through the API (its token variable is
  * set nowhere, so nothing reaches a tracker); the dead update is seeded in the demo's database,
  * as the coordinator leaves one after its last attempt.
  */
@@ -23,10 +24,11 @@ const PROJECT = "browser-intake";
 let browser: Browser;
 let page: Page;
 let updateId = "";
+let deliveryId = "";
 const consoleErrors: string[] = [];
 
 beforeAll(async () => {
-  await createFakeProject(PROJECT, [], false);
+  await createFakeProject(PROJECT, [], true);
   const { source } = await gatewayApi<{ source: { id: string } }>(
     "POST",
     `/api/v1/projects/${PROJECT}/intake/sources`,
@@ -58,6 +60,27 @@ beforeAll(async () => {
       .returning("id")
       .executeTakeFirstOrThrow();
     updateId = String(row.id);
+    // A notification to a receiver that is down: a bound pause writes its delivery, which the
+    // coordinator tries; marked dead here as after its last attempt.
+    const { subscription } = await gatewayApi<{ subscription: { id: string } }>(
+      "POST",
+      "/api/v1/notifications/subscriptions",
+      { url: "http://127.0.0.1:9/down", project_id: PROJECT, event_types: ["project.paused"] },
+    );
+    await applyTransition(db.db, PROJECT, {
+      kind: "set-project-status",
+      status: "paused",
+      by: "browser-test",
+      reason: "budget_usd 1 reached",
+      bound: "budget",
+    });
+    const delivery = await db.db
+      .updateTable("notification_deliveries")
+      .set({ status: "dead", attempts: 5, last_error: "connect ECONNREFUSED 127.0.0.1:9" })
+      .where("subscription_id", "=", subscription.id)
+      .returning("id")
+      .executeTakeFirstOrThrow();
+    deliveryId = String(delivery.id);
   } finally {
     await db.close();
   }
@@ -93,6 +116,15 @@ describe("intake in the web app", () => {
       updates: { id: string; attempts: number; last_error: string | null }[];
     }>("GET", `/api/v1/intake/updates?project_id=${PROJECT}`);
     expect(after.updates.find((u) => u.id === updateId)?.attempts).toBeLessThan(5);
+  });
+
+  it("shows a dead notification delivery and redelivers it from the Notifications page", async () => {
+    await page.goto(`${url}/#/notifications`);
+    const row = page.getByTestId(`delivery-${deliveryId}`);
+    await row.getByText("dead letter").waitFor();
+    await row.getByText("connect ECONNREFUSED 127.0.0.1:9").waitFor();
+    await page.getByTestId(`redeliver-${deliveryId}`).click();
+    await page.getByRole("status").getByText(`Delivery ${deliveryId} is pending again`).waitFor();
   });
 
   it("logged no error in the browser console", () => {
