@@ -167,19 +167,25 @@ export class BwrapDriver implements SandboxDriver {
     return this.bwrapPathPromise;
   }
 
-  /** The host's layout, or the image's when the run has a rootfs (each read once). */
+  /**
+   * The host's layout, or the image's when the run has a rootfs: each read and checked once per
+   * path (an image's rootfs is content-addressed, so a path keeps its content; every prepare of
+   * every run on a cached image skips the checks and the reads).
+   */
   private async layout(rootfs?: string): Promise<BwrapHostLayout> {
     if (rootfs === undefined) {
       this.layoutPromise ??= detectBwrapHostLayout(this.options.extraEtcEntries);
       return this.layoutPromise;
     }
-    const root = await requireDirectory("rootfs", rootfs);
-    await requireDirectory("rootfs", join(root, "usr"));
-    let layout = this.imageLayouts.get(root);
+    let layout = this.imageLayouts.get(rootfs);
     if (layout === undefined) {
-      layout = detectImageLayout(root);
-      layout.catch(() => this.imageLayouts.delete(root));
-      this.imageLayouts.set(root, layout);
+      layout = (async () => {
+        const root = await requireDirectory("rootfs", rootfs);
+        await requireDirectory("rootfs", join(root, "usr"));
+        return detectImageLayout(root);
+      })();
+      layout.catch(() => this.imageLayouts.delete(rootfs));
+      this.imageLayouts.set(rootfs, layout);
     }
     return layout;
   }

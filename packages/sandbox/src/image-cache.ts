@@ -72,6 +72,9 @@ export class ImageCache {
   private readonly maxBytes: number;
   private readonly tagTtlMs: number;
   private readonly tags = new Map<string, { digest: string; at: number }>();
+  /** Metadata of the digests this instance found or unpacked (immutable per digest). */
+  private readonly metas = new Map<string, EntryMeta>();
+  private dirs: Promise<void> | null = null;
 
   constructor(private readonly options: ImageCacheOptions) {
     if (!options.dir.startsWith("/"))
@@ -90,19 +93,17 @@ export class ImageCache {
     const hex = digest.replace(/^sha256:/, "");
     if (!/^[a-f0-9]{64}$/.test(hex))
       throw new SandboxSpecError(`image digest: expected sha256, got ${digest}`);
-    for (const sub of ["images", "locks", "leases", "tmp"])
-      await mkdir(this.path(sub), { recursive: true, mode: 0o700 });
+    await this.ensureDirs();
     let pulled = false;
     const { meta, lease } = await this.locked(hex, async () => {
-      let meta = await this.readMeta(hex);
+      let meta = await this.touchedMeta(hex);
       if (meta === null) {
         meta = await this.pull(reference, digest, hex);
         pulled = true;
+        this.metas.set(hex, meta);
       }
       const lease = this.path("leases", `${hex}.${process.pid}.${randomBytes(6).toString("hex")}`);
       await writeFile(lease, "");
-      const now = new Date();
-      await utimes(this.path("images", hex, "meta.json"), now, now);
       return { meta, lease };
     });
     if (pulled) await this.evict().catch(() => undefined);
@@ -123,6 +124,38 @@ export class ImageCache {
     const digest = await resolveImageDigest(reference, this.options);
     if (!reference.includes("@")) this.tags.set(reference, { digest, at: Date.now() });
     return digest;
+  }
+
+  /** The cache's directories, made once per instance (again after one went missing). */
+  private ensureDirs(): Promise<void> {
+    this.dirs ??= (async () => {
+      for (const sub of ["images", "locks", "leases", "tmp"])
+        await mkdir(this.path(sub), { recursive: true, mode: 0o700 });
+    })().catch((error) => {
+      this.dirs = null;
+      throw error;
+    });
+    return this.dirs;
+  }
+
+  /**
+   * A cached entry's metadata, its last use set to now (LRU), or null when the digest is not
+   * unpacked here. The metadata of a digest never changes, so it is read once per instance; the
+   * touch itself proves the entry is still there (another process may have evicted it).
+   */
+  private async touchedMeta(hex: string): Promise<EntryMeta | null> {
+    const now = new Date();
+    const known = this.metas.get(hex);
+    try {
+      await utimes(this.path("images", hex, "meta.json"), now, now);
+    } catch {
+      this.metas.delete(hex);
+      return null;
+    }
+    if (known !== undefined) return known;
+    const meta = await this.readMeta(hex);
+    if (meta !== null) this.metas.set(hex, meta);
+    return meta;
   }
 
   private async readMeta(hex: string): Promise<EntryMeta | null> {
