@@ -20,6 +20,31 @@ export interface SlackOutcome extends AttemptOutcome {
 const NO_TOKEN =
   "no Slack bot token: set OVERSEER_SLACK_BOT_TOKEN on the coordinator (the app's xoxb- token)";
 
+/**
+ * Slack's answers for a token it does not take (https://api.slack.com/methods/chat.postMessage,
+ * "Errors"): no retry can mend them, only the operator (a redeliver once the token is fixed).
+ */
+const REFUSED_TOKEN = new Set([
+  "not_authed",
+  "invalid_auth",
+  "account_inactive",
+  "token_revoked",
+  "token_expired",
+]);
+
+function failure(error: string, slackError: string | undefined, status: number | null): SlackOutcome {
+  const final = slackError !== undefined && REFUSED_TOKEN.has(slackError);
+  return { ok: false, status, error, message: null, ...(final ? { final } : {}) };
+}
+
+const noToken = (): SlackOutcome => ({
+  ok: false,
+  status: null,
+  error: NO_TOKEN,
+  message: null,
+  final: true,
+});
+
 function clientOf(attempt: Pick<SlackAttempt, "token" | "apiUrl" | "timeoutMs">): WebClient {
   return new WebClient(attempt.token, {
     slackApiUrl: attempt.apiUrl,
@@ -36,7 +61,7 @@ function clientOf(attempt: Pick<SlackAttempt, "token" | "apiUrl" | "timeoutMs">)
  * (`channel_not_found`, `not_in_channel`, `invalid_auth`…) is the failure's reason.
  */
 export async function postSlackMessage(attempt: SlackAttempt): Promise<SlackOutcome> {
-  if (!attempt.token) return { ok: false, status: null, error: NO_TOKEN, message: null };
+  if (!attempt.token) return noToken();
   try {
     const answer = await clientOf(attempt).chat.postMessage({
       channel: attempt.channel,
@@ -48,19 +73,13 @@ export async function postSlackMessage(attempt: SlackAttempt): Promise<SlackOutc
       const channel = answer.channel ?? attempt.channel;
       return { ok: true, status: 200, error: null, message: { channel, ts: answer.ts } };
     }
-    return {
-      ok: false,
-      status: 200,
-      error: `Slack chat.postMessage: ${answer.error ?? "not ok"}`,
-      message: null,
-    };
+    return failure(`Slack chat.postMessage: ${answer.error ?? "not ok"}`, answer.error, 200);
   } catch (error) {
-    return {
-      ok: false,
-      status: null,
-      error: `Slack chat.postMessage to ${attempt.channel} failed: ${reasonOf(error)}`,
-      message: null,
-    };
+    return failure(
+      `Slack chat.postMessage to ${attempt.channel} failed: ${reasonOf(error)}`,
+      slackErrorOf(error),
+      null,
+    );
   }
 }
 
@@ -72,7 +91,7 @@ export async function postSlackMessage(attempt: SlackAttempt): Promise<SlackOutc
 export async function updateSlackMessage(
   attempt: SlackAttempt & { readonly ts: string },
 ): Promise<SlackOutcome> {
-  if (!attempt.token) return { ok: false, status: null, error: NO_TOKEN, message: null };
+  if (!attempt.token) return noToken();
   try {
     const answer = await clientOf(attempt).chat.update({
       channel: attempt.channel,
@@ -82,18 +101,21 @@ export async function updateSlackMessage(
     });
     if (answer.ok)
       return { ok: true, status: 200, error: null, message: { channel: attempt.channel, ts: attempt.ts } };
-    return { ok: false, status: 200, error: `Slack chat.update: ${answer.error ?? "not ok"}`, message: null };
+    return failure(`Slack chat.update: ${answer.error ?? "not ok"}`, answer.error, 200);
   } catch (error) {
-    return {
-      ok: false,
-      status: null,
-      error: `Slack chat.update of message ${attempt.ts} in ${attempt.channel} failed: ${reasonOf(error)}`,
-      message: null,
-    };
+    return failure(
+      `Slack chat.update of message ${attempt.ts} in ${attempt.channel} failed: ${reasonOf(error)}`,
+      slackErrorOf(error),
+      null,
+    );
   }
 }
 
+/** Slack's `error` code of a failed Web API call (the client throws on `ok: false`). */
+function slackErrorOf(error: unknown): string | undefined {
+  return (error as { data?: { error?: string } }).data?.error;
+}
+
 function reasonOf(error: unknown): string {
-  const data = (error as { data?: { error?: string } }).data;
-  return data?.error ?? (error as Error).message;
+  return slackErrorOf(error) ?? (error as Error).message;
 }

@@ -42,6 +42,8 @@ export interface AttemptOutcome {
   readonly status: number | null;
   /** Why it failed, for the delivery's `last_error`; null when ok. */
   readonly error: string | null;
+  /** No retry can mend it (a missing or refused credential): a dead letter at once. */
+  readonly final?: boolean;
 }
 
 /**

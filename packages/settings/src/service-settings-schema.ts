@@ -285,7 +285,7 @@ export const SPECS: SpecTable = {
     fallback: COORDINATOR_DEFAULTS.slackBotToken,
     defaultLabel: "(empty: Slack deliveries fail)",
     description:
-      "The Slack app's bot token (xoxb-…, scope chat:write) the coordinator posts Slack subscriptions' messages with (chat.postMessage to each subscription's channel) and updates an answered decision card's message with (chat.update). Empty: every Slack delivery fails and becomes a dead letter after its attempts.",
+      "The Slack app's bot token (xoxb-…, scope chat:write) the coordinator posts Slack subscriptions' messages with (chat.postMessage to each subscription's channel) and updates an answered decision card's message with (chat.update). Empty (or a token Slack refuses: invalid_auth, token_revoked…): every Slack delivery becomes a dead letter at its first attempt, naming the reason; redeliver once the token is set.",
     schema: z.string().max(512, { error: "at most 512 characters" }),
     secret: true,
   },
