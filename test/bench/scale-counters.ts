@@ -126,7 +126,7 @@ function shorten(query: string): string {
  */
 export async function redisMemoryByKind(
   redis: Redis,
-  top = 15,
+  top = Number.POSITIVE_INFINITY,
 ): Promise<Record<string, { keys: number; bytes: number }>> {
   const kinds = new Map<string, { keys: number; bytes: number }>();
   let cursor = "0";

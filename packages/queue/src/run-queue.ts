@@ -64,6 +64,13 @@ export function resolveQueueOptions(options: QueueOptions = {}): ResolvedQueueOp
   return resolved;
 }
 
+/**
+ * BullMQ's events stream of a run queue, kept short: nothing reads it (no QueueEvents; Postgres
+ * and the results stream say what happened), and at BullMQ's default of 10,000 entries it held
+ * a few hundred bytes per run (added, waiting, active, …) long after the run.
+ */
+const RUN_QUEUE_STREAMS = Object.freeze({ events: { maxLen: 100 } });
+
 /** Where a run's work stands in Redis (RunQueues.runJobStates). */
 export interface RunJobState {
   state: "active" | "reported" | "failed" | "missing";
@@ -108,7 +115,7 @@ export class RunQueues {
     const prefix = queueKeyPrefix(options.prefix);
     this.connection = connection;
     this.prefix = prefix;
-    this.runs = new Queue(runQueueName(DEFAULT_POOL), { connection, prefix });
+    this.runs = new Queue(runQueueName(DEFAULT_POOL), { connection, prefix, streams: RUN_QUEUE_STREAMS });
     this.poolQueues.set(DEFAULT_POOL, this.runs);
     this.results = new ResultStream(connection, options.prefix);
     this.forge = new ForgeQueue(connection, { prefix: options.prefix });
@@ -139,7 +146,11 @@ export class RunQueues {
   runQueue(pool: string): Queue {
     let queue = this.poolQueues.get(pool);
     if (!queue) {
-      queue = new Queue(runQueueName(pool), { connection: this.connection, prefix: this.prefix });
+      queue = new Queue(runQueueName(pool), {
+        connection: this.connection,
+        prefix: this.prefix,
+        streams: RUN_QUEUE_STREAMS,
+      });
       this.poolQueues.set(pool, queue);
     }
     return queue;
