@@ -160,16 +160,16 @@ export async function benchScale(options: ScaleOptions = SCALE_DEFAULTS): Promis
     await waitFor(() => runningRuns(cluster).then((n) => n >= options.longRuns), 300_000);
     const long = await measure(() => sleep(options.windowSeconds * 1000));
     const stillRunning = await runningRuns(cluster);
-    const memoryPerRun = ((await redisUsedMemory(monitor)) - memoryBefore) / Math.max(1, stillRunning);
+    const memoryPerRun = ((await redisUsedMemory(monitor)) - memoryBefore) / stillRunning;
     const memoryByKind = await redisMemoryByKind(monitor);
     // What the running runs' keys hold (MEMORY USAGE of every key, after minus before): the job,
     // its lock, its share of the queue's lists and events, its heartbeat entry. `used_memory`
     // also moves with client buffers and the allocator, noisy at small sizes: reported beside.
-    const keysPerRun = (totalBytes(memoryByKind) - keysBefore) / Math.max(1, stillRunning);
+    const keysPerRun = (totalBytes(memoryByKind) - keysBefore) / stillRunning;
 
     const slots = options.workers * options.workerConcurrency;
     const floorTasksPerSecond = Math.min(slots, os.cpus().length) / ((2 * floor.perRunMs.p50) / 1000);
-    const busyTasksPerSecond = busyTasks / busy.seconds;
+    const busyTasksPerSecond = busyTasks > 0 ? busyTasks / busy.seconds : Number.NaN;
     const transitions = busy.statements.notifies;
     const gatewayCommandsPerRequest = await gateway.calibrate(
       counters.commands,
