@@ -5,8 +5,8 @@
  * token in the coordinator's environment (host-side, as in production), and reads of what
  * intake recorded for an issue.
  */
-import { createIntakeSource, getIntakeItem, type IntakeItemRow, recordIntakeDelivery } from "@overseer/db";
-import { type TrackerKind, trackerWebhookVerifier } from "@overseer/intake";
+import { createIntakeSource, getIntakeItem, type IntakeItemRow } from "@overseer/db";
+import type { TrackerKind } from "@overseer/intake";
 import type { ClusterFixture, TestResources } from "./cluster-fixture.ts";
 import { waitFor } from "./wait-for.ts";
 
@@ -88,26 +88,4 @@ export function runsOf(cluster: ClusterFixture, projectId: string, taskId: strin
     .where("task_id", "=", taskId)
     .orderBy("created_at")
     .execute();
-}
-
-/**
- * What the gateway's intake webhook route does with one delivery (issue 23): verify the
- * signature (and timestamp) with the tracker's verifier, store the delivery once, ask for a
- * re-read of its issue. Returns the HTTP status the route answers with.
- * TODO(intake-api): drive the gateway route itself once it has landed.
- */
-export async function receiveDelivery(
-  cluster: ClusterFixture,
-  sourceId: string,
-  kind: TrackerKind,
-  delivery: { headers: Record<string, string>; body: string },
-  secret: string,
-): Promise<number> {
-  const verifier = trackerWebhookVerifier(kind);
-  if (!verifier.verify(delivery.headers, delivery.body, secret)) return 401;
-  const event = verifier.parse(delivery.headers, delivery.body);
-  if (event === null) return 204;
-  if (await recordIntakeDelivery(cluster.scratch.db, { sourceId, ...event }))
-    await cluster.queues.intake.read(sourceId, event.issueId);
-  return 202;
 }
