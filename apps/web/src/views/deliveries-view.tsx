@@ -1,62 +1,46 @@
 import { useState } from "preact/hooks";
 import { client } from "../api/client.ts";
 import type { Delivery } from "../api/types.ts";
+import {
+  type DeliveryStatusFilter,
+  DeliveryStatusPill,
+  Notice,
+  RedeliverButton,
+  StatusFilter,
+} from "../components/dead-letters.tsx";
 import { Empty, Load } from "../components/states.tsx";
+import { Table } from "../components/table.tsx";
 import { formatTime } from "../lib/format.ts";
 import { useLoad, useSession } from "../lib/hooks.ts";
 import { href } from "../lib/router.ts";
-
-const STATUSES = ["all", "dead", "pending", "delivered"] as const;
+import { useRedeliver } from "../lib/use-redeliver.ts";
 
 /**
  * Notification deliveries (README "Intake and notifications"), newest first: status, attempts,
  * the receiver's last answer, and a Redeliver button on each dead letter for operate tokens.
  */
 export function DeliveriesView() {
-  const [status, setStatus] = useState<(typeof STATUSES)[number]>("all");
+  const [status, setStatus] = useState<DeliveryStatusFilter>("all");
   const deliveries = useLoad(
     () => client.deliveries(status === "all" ? null : status),
     `deliveries-${status}`,
     10_000,
   );
   const session = useSession();
-  const [notice, setNotice] = useState<string | null>(null);
-  const redeliver = async (id: string) => {
-    try {
+  const { notice, redeliver } = useRedeliver({
+    noun: "Delivery",
+    again: "it is sent once more with the same webhook-id.",
+    send: async (id) => {
       const r = await client.redeliver(id);
-      setNotice(
-        r.redelivered
-          ? `Delivery ${id} is pending again; it is sent once more with the same webhook-id.`
-          : `Delivery ${id} is ${r.delivery.status}, not a dead letter; nothing changed.`,
-      );
-    } catch (error) {
-      setNotice(`Delivery ${id} was not redelivered: ${(error as Error).message}`);
-    }
-    deliveries.reload();
-  };
+      return { redelivered: r.redelivered, status: r.delivery.status };
+    },
+    reload: deliveries.reload,
+  });
   return (
     <section aria-labelledby="deliveries-title">
       <h1 id="deliveries-title">Notifications</h1>
-      <div class="toolbar">
-        <label>
-          Status{" "}
-          <select
-            value={status}
-            onChange={(e) => setStatus((e.currentTarget as HTMLSelectElement).value as typeof status)}
-          >
-            {STATUSES.map((s) => (
-              <option key={s} value={s}>
-                {s === "dead" ? "dead letters" : s}
-              </option>
-            ))}
-          </select>
-        </label>
-      </div>
-      {notice ? (
-        <p class="state" role="status">
-          {notice}
-        </p>
-      ) : null}
+      <StatusFilter status={status} onChange={setStatus} />
+      <Notice text={notice} />
       <Load state={deliveries} what="deliveries">
         {(data) =>
           data.deliveries.length === 0 ? (
@@ -87,69 +71,39 @@ export function DeliveriesTable({
   canRedeliver: boolean;
   onRedeliver: (id: string) => Promise<void>;
 }) {
-  const [busy, setBusy] = useState<string | null>(null);
   return (
-    <div class="table-wrap">
-      <table>
-        <thead>
-          <tr>
-            <th scope="col">When</th>
-            <th scope="col">Project</th>
-            <th scope="col">Type</th>
-            <th scope="col">Status</th>
-            <th scope="col">Attempts</th>
-            <th scope="col">Last answer</th>
-            <th scope="col">Subscription</th>
-            <th scope="col">
-              <span class="sr-only">Actions</span>
-            </th>
-          </tr>
-        </thead>
-        <tbody>
-          {deliveries.map((d) => (
-            <tr key={d.id} data-testid={`delivery-${d.id}`}>
-              <td>{formatTime(d.created_at)}</td>
-              <td>
-                <a href={href.project(d.project_id)}>{d.project_id}</a>
-                {d.task_id ? (
-                  <>
-                    {" "}
-                    · <a href={href.task(d.project_id, d.task_id)}>{d.task_id}</a>
-                  </>
-                ) : null}
-              </td>
-              <td>
-                {d.type} <span class="muted">({d.severity})</span>
-              </td>
-              <td>
-                <span class={`pill st-${d.status}`}>{d.status === "dead" ? "dead letter" : d.status}</span>
-              </td>
-              <td>{d.attempts}</td>
-              <td>{lastAnswer(d)}</td>
-              <td>
-                <code>{d.subscription_id}</code>
-              </td>
-              <td>
-                {d.status === "dead" && canRedeliver ? (
-                  <button
-                    type="button"
-                    disabled={busy === d.id}
-                    data-testid={`redeliver-${d.id}`}
-                    onClick={async () => {
-                      setBusy(d.id);
-                      await onRedeliver(d.id);
-                      setBusy(null);
-                    }}
-                  >
-                    Redeliver
-                  </button>
-                ) : null}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <Table columns={["When", "Project", "Type", "Status", "Attempts", "Last answer", "Subscription"]} actions>
+      {deliveries.map((d) => (
+        <tr key={d.id} data-testid={`delivery-${d.id}`}>
+          <td>{formatTime(d.created_at)}</td>
+          <td>
+            <a href={href.project(d.project_id)}>{d.project_id}</a>
+            {d.task_id ? (
+              <>
+                {" "}
+                · <a href={href.task(d.project_id, d.task_id)}>{d.task_id}</a>
+              </>
+            ) : null}
+          </td>
+          <td>
+            {d.type} <span class="muted">({d.severity})</span>
+          </td>
+          <td>
+            <DeliveryStatusPill status={d.status} />
+          </td>
+          <td>{d.attempts}</td>
+          <td>{lastAnswer(d)}</td>
+          <td>
+            <code>{d.subscription_id}</code>
+          </td>
+          <td>
+            {d.status === "dead" && canRedeliver ? (
+              <RedeliverButton testId={`redeliver-${d.id}`} onRedeliver={() => onRedeliver(d.id)} />
+            ) : null}
+          </td>
+        </tr>
+      ))}
+    </Table>
   );
 }
 

@@ -2,12 +2,19 @@ import { useState } from "preact/hooks";
 import { client } from "../api/client.ts";
 import type { IntakeSource, TrackerUpdate } from "../api/types.ts";
 import { ConfirmButton } from "../components/confirm-button.tsx";
+import {
+  type DeliveryStatusFilter,
+  DeliveryStatusPill,
+  Notice,
+  RedeliverButton,
+  StatusFilter,
+} from "../components/dead-letters.tsx";
 import { Empty, Load } from "../components/states.tsx";
+import { Table } from "../components/table.tsx";
 import { formatTime } from "../lib/format.ts";
 import { useLoad, useSession } from "../lib/hooks.ts";
 import { href } from "../lib/router.ts";
-
-const STATUSES = ["all", "dead", "pending", "delivered"] as const;
+import { useRedeliver } from "../lib/use-redeliver.ts";
 
 /**
  * A project's tracker intake (README "Intake and notifications"): its sources (kind, query,
@@ -18,26 +25,21 @@ const STATUSES = ["all", "dead", "pending", "delivered"] as const;
 export function IntakeView({ projectId }: { projectId: string }) {
   const session = useSession();
   const sources = useLoad(() => client.intakeSources(projectId), `intake-sources-${projectId}`, 10_000);
-  const [status, setStatus] = useState<(typeof STATUSES)[number]>("all");
+  const [status, setStatus] = useState<DeliveryStatusFilter>("all");
   const updates = useLoad(
     () => client.trackerUpdates(projectId, status === "all" ? null : status),
     `tracker-updates-${projectId}-${status}`,
     10_000,
   );
-  const [notice, setNotice] = useState<string | null>(null);
-  const redeliver = async (id: string) => {
-    try {
+  const { notice, redeliver } = useRedeliver({
+    noun: "Tracker update",
+    again: "it is written once more (its comment is not posted twice).",
+    send: async (id) => {
       const r = await client.redeliverTrackerUpdate(id);
-      setNotice(
-        r.redelivered
-          ? `Tracker update ${id} is pending again; it is written once more (its comment is not posted twice).`
-          : `Tracker update ${id} is ${r.update.status}, not a dead letter; nothing changed.`,
-      );
-    } catch (error) {
-      setNotice(`Tracker update ${id} was not redelivered: ${(error as Error).message}`);
-    }
-    updates.reload();
-  };
+      return { redelivered: r.redelivered, status: r.update.status };
+    },
+    reload: updates.reload,
+  });
   return (
     <section aria-labelledby="intake-title">
       <p class="crumbs">
@@ -62,26 +64,8 @@ export function IntakeView({ projectId }: { projectId: string }) {
         }
       </Load>
       <h2>Tracker updates</h2>
-      <div class="toolbar">
-        <label>
-          Status{" "}
-          <select
-            value={status}
-            onChange={(e) => setStatus((e.currentTarget as HTMLSelectElement).value as typeof status)}
-          >
-            {STATUSES.map((s) => (
-              <option key={s} value={s}>
-                {s === "dead" ? "dead letters" : s}
-              </option>
-            ))}
-          </select>
-        </label>
-      </div>
-      {notice ? (
-        <p class="state" role="status">
-          {notice}
-        </p>
-      ) : null}
+      <StatusFilter status={status} onChange={setStatus} />
+      <Notice text={notice} />
       <Load state={updates} what="tracker updates">
         {(data) =>
           data.updates.length === 0 ? (
@@ -121,56 +105,41 @@ function SourcesTable({
   onRemove: (sourceId: string) => Promise<void>;
 }) {
   return (
-    <div class="table-wrap">
-      <table>
-        <thead>
-          <tr>
-            <th scope="col">Source</th>
-            <th scope="col">Kind</th>
-            <th scope="col">Query</th>
-            <th scope="col">Items taken</th>
-            <th scope="col">Last poll</th>
-            <th scope="col">Webhooks</th>
-            <th scope="col">Last error</th>
-            <th scope="col">
-              <span class="sr-only">Actions</span>
-            </th>
-          </tr>
-        </thead>
-        <tbody>
-          {sources.map((s) => (
-            <tr key={s.id} data-testid={`source-${s.id}`}>
-              <td>
-                <code>{s.id}</code>
-                {s.enabled ? null : <span class="muted"> (disabled)</span>}
-              </td>
-              <td>{s.kind}</td>
-              <td>{queryText(s)}</td>
-              <td>{s.items_taken}</td>
-              <td>{s.polled_at ? formatTime(s.polled_at) : "not yet"}</td>
-              <td>
-                {s.webhook_secret_env === null
-                  ? "off (polling only)"
-                  : `${s.webhooks_received}${s.last_webhook_at ? `, last ${formatTime(s.last_webhook_at)}` : ""}`}
-              </td>
-              <td>{s.last_error ?? <span class="muted">none</span>}</td>
-              <td>
-                {canRemove ? (
-                  <ConfirmButton
-                    label="Remove"
-                    title={`Remove intake source ${s.id}?`}
-                    consequence="Its items, webhook deliveries and tracker updates go with it; the tasks it made stay."
-                    danger
-                    testId={`remove-source-${s.id}`}
-                    onConfirm={() => onRemove(s.id)}
-                  />
-                ) : null}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <Table
+      columns={["Source", "Kind", "Query", "Items taken", "Last poll", "Webhooks", "Last error"]}
+      actions
+    >
+      {sources.map((s) => (
+        <tr key={s.id} data-testid={`source-${s.id}`}>
+          <td>
+            <code>{s.id}</code>
+            {s.enabled ? null : <span class="muted"> (disabled)</span>}
+          </td>
+          <td>{s.kind}</td>
+          <td>{queryText(s)}</td>
+          <td>{s.items_taken}</td>
+          <td>{s.polled_at ? formatTime(s.polled_at) : "not yet"}</td>
+          <td>
+            {s.webhook_secret_env === null
+              ? "off (polling only)"
+              : `${s.webhooks_received}${s.last_webhook_at ? `, last ${formatTime(s.last_webhook_at)}` : ""}`}
+          </td>
+          <td>{s.last_error ?? <span class="muted">none</span>}</td>
+          <td>
+            {canRemove ? (
+              <ConfirmButton
+                label="Remove"
+                title={`Remove intake source ${s.id}?`}
+                consequence="Its items, webhook deliveries and tracker updates go with it; the tasks it made stay."
+                danger
+                testId={`remove-source-${s.id}`}
+                onConfirm={() => onRemove(s.id)}
+              />
+            ) : null}
+          </td>
+        </tr>
+      ))}
+    </Table>
   );
 }
 
@@ -185,64 +154,34 @@ function UpdatesTable({
   canRedeliver: boolean;
   onRedeliver: (id: string) => Promise<void>;
 }) {
-  const [busy, setBusy] = useState<string | null>(null);
   return (
-    <div class="table-wrap">
-      <table>
-        <thead>
-          <tr>
-            <th scope="col">When</th>
-            <th scope="col">Task</th>
-            <th scope="col">Issue</th>
-            <th scope="col">Moment</th>
-            <th scope="col">Status</th>
-            <th scope="col">Attempts</th>
-            <th scope="col">Last error</th>
-            <th scope="col">
-              <span class="sr-only">Actions</span>
-            </th>
-          </tr>
-        </thead>
-        <tbody>
-          {updates.map((u) => (
-            <tr key={u.id} data-testid={`tracker-update-${u.id}`}>
-              <td>{formatTime(u.created_at)}</td>
-              <td>
-                <a href={href.task(projectId, u.task_id)}>{u.task_id}</a>
-              </td>
-              <td>
-                {u.kind ?? "tracker"} {u.issue_id}
-              </td>
-              <td>{u.moment}</td>
-              <td>
-                <span class={`pill st-${u.status}`}>{u.status === "dead" ? "dead letter" : u.status}</span>
-              </td>
-              <td>{u.attempts}</td>
-              <td>
-                {u.status === "delivered"
-                  ? `written at ${formatTime(u.delivered_at)}`
-                  : (u.last_error ?? (u.attempts === 0 ? "not tried yet" : ""))}
-              </td>
-              <td>
-                {u.status === "dead" && canRedeliver ? (
-                  <button
-                    type="button"
-                    disabled={busy === u.id}
-                    data-testid={`redeliver-update-${u.id}`}
-                    onClick={async () => {
-                      setBusy(u.id);
-                      await onRedeliver(u.id);
-                      setBusy(null);
-                    }}
-                  >
-                    Redeliver
-                  </button>
-                ) : null}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <Table columns={["When", "Task", "Issue", "Moment", "Status", "Attempts", "Last error"]} actions>
+      {updates.map((u) => (
+        <tr key={u.id} data-testid={`tracker-update-${u.id}`}>
+          <td>{formatTime(u.created_at)}</td>
+          <td>
+            <a href={href.task(projectId, u.task_id)}>{u.task_id}</a>
+          </td>
+          <td>
+            {u.kind ?? "tracker"} {u.issue_id}
+          </td>
+          <td>{u.moment}</td>
+          <td>
+            <DeliveryStatusPill status={u.status} />
+          </td>
+          <td>{u.attempts}</td>
+          <td>
+            {u.status === "delivered"
+              ? `written at ${formatTime(u.delivered_at)}`
+              : (u.last_error ?? (u.attempts === 0 ? "not tried yet" : ""))}
+          </td>
+          <td>
+            {u.status === "dead" && canRedeliver ? (
+              <RedeliverButton testId={`redeliver-update-${u.id}`} onRedeliver={() => onRedeliver(u.id)} />
+            ) : null}
+          </td>
+        </tr>
+      ))}
+    </Table>
   );
 }
