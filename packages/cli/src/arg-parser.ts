@@ -40,3 +40,20 @@ export function onePositional(
     throw new UsageError(`${message}\nUsage: ${usage}`);
   return only;
 }
+
+/**
+ * The one positional argument of a verb on a row (a delivery, a tracker update): its id, a
+ * positive integer. Missing, several or not an integer is a usage error naming `what` and
+ * where to find ids (`listHint`, a command).
+ */
+export function oneRowId(
+  positionals: readonly string[],
+  what: string,
+  listHint: string,
+  usage: string,
+): string {
+  const id = onePositional(positionals, `Give one ${what} id (see ${listHint}).`, usage);
+  if (!/^[1-9][0-9]*$/.test(id))
+    throw new UsageError(`A ${what} id is an integer, received "${id}".\nUsage: ${usage}`);
+  return id;
+}

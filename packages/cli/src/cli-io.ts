@@ -57,3 +57,27 @@ export function formatTable(headers: readonly string[], rows: readonly (readonly
       .trimEnd();
   return [line(headers), line(widths.map((w) => "-".repeat(w))), ...rows.map(line)];
 }
+
+/** `?a=1&b=2` of the filters given (undefined or empty ones left out); "" when none is. */
+export function queryString(filters: Record<string, string | number | undefined>): string {
+  const query = new URLSearchParams();
+  for (const [key, value] of Object.entries(filters))
+    if (value !== undefined && value !== "") query.set(key, String(value));
+  return query.size > 0 ? `?${query}` : "";
+}
+
+/** A list command's output: the items as JSON (`json`), `none` when there is none, else a table. */
+export function printList<T>(
+  io: CliIo,
+  items: readonly T[],
+  {
+    json,
+    none,
+    headers,
+    row,
+  }: { json: boolean | undefined; none: string; headers: readonly string[]; row: (item: T) => string[] },
+): void {
+  if (json) io.out(JSON.stringify(items, null, 2));
+  else if (items.length === 0) io.out(none);
+  else for (const line of formatTable(headers, items.map(row))) io.out(line);
+}

@@ -3,9 +3,9 @@ import {
   TrackerUpdateListSchema,
   TrackerUpdateRedeliveredSchema,
 } from "@overseer/api-contract";
-import { onePositional, parseCommandArgs, requirePositive } from "../arg-parser.ts";
-import { EXIT_OK, UsageError } from "../cli-errors.ts";
-import { formatTable } from "../cli-io.ts";
+import { oneRowId, parseCommandArgs, requirePositive } from "../arg-parser.ts";
+import { EXIT_OK } from "../cli-errors.ts";
+import { printList, queryString } from "../cli-io.ts";
 import type { CliCommand } from "../command-registry.ts";
 import { withGateway } from "../command-target.ts";
 import { GatewayClient } from "../gateway-client.ts";
@@ -39,28 +39,21 @@ export const intakeUpdatesCommand: CliCommand = {
       updatesUsage,
       false,
     );
-    const limit = requirePositive(values.limit, "--limit");
-    const filters: [string, string | undefined][] = [
-      ["project_id", values.project],
-      ["source_id", values.source],
-      ["status", values.status],
-      ["limit", limit === undefined ? undefined : String(limit)],
-    ];
-    const query = new URLSearchParams(filters.filter((f): f is [string, string] => Boolean(f[1])));
+    const query = queryString({
+      project_id: values.project,
+      source_id: values.source,
+      status: values.status,
+      limit: requirePositive(values.limit, "--limit"),
+    });
     const client = GatewayClient.fromIo(io);
     return withGateway(async () => {
-      const { updates } = await client.get(
-        `${UPDATES}${query.size > 0 ? `?${query}` : ""}`,
-        TrackerUpdateListSchema,
-      );
-      if (values.json) io.out(JSON.stringify(updates, null, 2));
-      else if (updates.length === 0) io.out("no tracker update");
-      else
-        for (const line of formatTable(
-          ["ID", "STATUS", "ATTEMPTS", "MOMENT", "ISSUE", "TASK", "PROJECT", "LAST ERROR"],
-          updates.map(updateRow),
-        ))
-          io.out(line);
+      const { updates } = await client.get(`${UPDATES}${query}`, TrackerUpdateListSchema);
+      printList(io, updates, {
+        json: values.json,
+        none: "no tracker update",
+        headers: ["ID", "STATUS", "ATTEMPTS", "MOMENT", "ISSUE", "TASK", "PROJECT", "LAST ERROR"],
+        row: updateRow,
+      });
       return EXIT_OK;
     });
   },
@@ -87,13 +80,12 @@ export const intakeRedeliverCommand: CliCommand = {
   usage: redeliverUsage,
   async run(args, io) {
     const { positionals } = parseCommandArgs(args, {}, redeliverUsage);
-    const id = onePositional(
+    const id = oneRowId(
       positionals,
-      "Give one tracker update id (see overseer intake updates --status dead).",
+      "tracker update",
+      "overseer intake updates --status dead",
       redeliverUsage,
     );
-    if (!/^[1-9][0-9]*$/.test(id))
-      throw new UsageError(`A tracker update id is an integer, received "${id}".\nUsage: ${redeliverUsage}`);
     const client = GatewayClient.fromIo(io);
     return withGateway(async () => {
       const r = await client.post(

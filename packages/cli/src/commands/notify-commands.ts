@@ -9,9 +9,9 @@ import {
   SubscriptionRemovedSchema,
   SubscriptionTestedSchema,
 } from "@overseer/api-contract";
-import { onePositional, parseCommandArgs, requirePositive } from "../arg-parser.ts";
+import { onePositional, oneRowId, parseCommandArgs, requirePositive } from "../arg-parser.ts";
 import { CommandFailed, EXIT_OK, UsageError } from "../cli-errors.ts";
-import { type CliIo, formatTable } from "../cli-io.ts";
+import { type CliIo, formatTable, printList, queryString } from "../cli-io.ts";
 import type { CliCommand } from "../command-registry.ts";
 import { withGateway } from "../command-target.ts";
 import { GatewayClient } from "../gateway-client.ts";
@@ -238,28 +238,20 @@ export const notifyDeliveriesCommand: CliCommand = {
       deliveriesUsage,
       false,
     );
-    const limit = requirePositive(values.limit, "--limit");
-    const query = new URLSearchParams();
-    if (values.project) query.set("project_id", values.project);
-    if (values.subscription) query.set("subscription_id", values.subscription);
-    if (values.status) query.set("status", values.status);
-    if (limit !== undefined) query.set("limit", String(limit));
+    const query = queryString({
+      project_id: values.project,
+      subscription_id: values.subscription,
+      status: values.status,
+      limit: requirePositive(values.limit, "--limit"),
+    });
     return withClient(io, async (client) => {
-      const q = query.size > 0 ? `?${query}` : "";
-      const { deliveries } = await client.get(`${DELIVERIES}${q}`, DeliveryListSchema);
-      if (values.json) {
-        io.out(JSON.stringify(deliveries, null, 2));
-        return EXIT_OK;
-      }
-      if (deliveries.length === 0) {
-        io.out("no delivery");
-        return EXIT_OK;
-      }
-      for (const line of formatTable(
-        ["ID", "STATUS", "ATTEMPTS", "TYPE", "PROJECT", "SUBSCRIPTION", "LAST ERROR"],
-        deliveries.map(deliveryRow),
-      ))
-        io.out(line);
+      const { deliveries } = await client.get(`${DELIVERIES}${query}`, DeliveryListSchema);
+      printList(io, deliveries, {
+        json: values.json,
+        none: "no delivery",
+        headers: ["ID", "STATUS", "ATTEMPTS", "TYPE", "PROJECT", "SUBSCRIPTION", "LAST ERROR"],
+        row: deliveryRow,
+      });
       return EXIT_OK;
     });
   },
@@ -285,13 +277,7 @@ export const notifyRedeliverCommand: CliCommand = {
   usage: redeliverUsage,
   async run(args, io) {
     const { positionals } = parseCommandArgs(args, {}, redeliverUsage);
-    const id = onePositional(
-      positionals,
-      "Give one delivery id (see overseer notify deliveries --status dead).",
-      redeliverUsage,
-    );
-    if (!/^[1-9][0-9]*$/.test(id))
-      throw new UsageError(`A delivery id is an integer, received "${id}".\nUsage: ${redeliverUsage}`);
+    const id = oneRowId(positionals, "delivery", "overseer notify deliveries --status dead", redeliverUsage);
     return withClient(io, async (client) => {
       const r = await client.post(`${DELIVERIES}/${enc(id)}/redeliver`, {}, RedeliveredSchema);
       io.out(
