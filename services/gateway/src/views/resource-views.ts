@@ -38,8 +38,10 @@ import { pullRequestPolicyView } from "./pull-request-policy-view.ts";
 
 /** Row and domain objects → API shapes (snake_case, ISO times, bigints as numbers). */
 
-const iso = (d: Date | string | number): string => new Date(d).toISOString();
-const isoOrNull = (d: Date | string | number | null | undefined): string | null =>
+/** A time as the API writes it (ISO 8601, UTC). */
+export const iso = (d: Date | string | number): string => new Date(d).toISOString();
+/** `iso`, with no time (null, undefined) staying null. */
+export const isoOrNull = (d: Date | string | number | null | undefined): string | null =>
   d === null || d === undefined ? null : iso(d);
 
 export function decisionCard(d: Decision): z.infer<typeof DecisionCardSchema> {

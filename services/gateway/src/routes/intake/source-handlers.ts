@@ -21,6 +21,7 @@ import {
 } from "@overseer/intake";
 import { actorOf } from "../../gateway-env.ts";
 import { ApiError } from "../../http/api-error.ts";
+import { iso, isoOrNull } from "../../views/resource-views.ts";
 import { existingProject, type GatewayHandler, type RouteContext } from "../route-kit.ts";
 import type {
   createIntakeSourceRoute,
@@ -28,9 +29,6 @@ import type {
   removeIntakeSourceRoute,
   testIntakeSourceRoute,
 } from "./definitions.ts";
-
-const iso = (d: Date | string | null) =>
-  d === null ? null : (typeof d === "string" ? new Date(d) : d).toISOString();
 
 /** Where a source's tracker posts its webhooks. */
 export function webhookPathOf(sourceId: string): string {
@@ -52,12 +50,12 @@ function sourceView(row: IntakeSourceRow, taken: number, webhooks?: WebhookCount
     webhook_path: webhookPathOf(row.id),
     enabled: row.enabled,
     items_taken: taken,
-    polled_at: iso(row.polled_at),
+    polled_at: isoOrNull(row.polled_at),
     webhooks_received: webhooks?.received ?? 0,
-    last_webhook_at: iso(webhooks?.lastAt ?? null),
+    last_webhook_at: isoOrNull(webhooks?.lastAt ?? null),
     last_error: row.last_error,
     created_by: row.created_by,
-    created_at: iso(row.created_at) as string,
+    created_at: iso(row.created_at),
   };
 }
 

@@ -6,11 +6,9 @@ import {
   type TrackerUpdateListRow,
 } from "@overseer/db";
 import { ApiError } from "../../http/api-error.ts";
+import { iso, isoOrNull } from "../../views/resource-views.ts";
 import { type GatewayHandler, newestFirstPage, type RouteContext } from "../route-kit.ts";
 import type { listTrackerUpdatesRoute, redeliverTrackerUpdateRoute } from "./definitions.ts";
-
-const iso = (d: Date | string | null) =>
-  d === null ? null : (typeof d === "string" ? new Date(d) : d).toISOString();
 
 export function trackerUpdateView(row: TrackerUpdateListRow): TrackerUpdate {
   return {
@@ -25,9 +23,9 @@ export function trackerUpdateView(row: TrackerUpdateListRow): TrackerUpdate {
     status: row.status,
     attempts: row.attempts,
     last_error: row.last_error,
-    last_attempt_at: iso(row.last_attempt_at),
-    delivered_at: iso(row.delivered_at),
-    created_at: iso(row.created_at) as string,
+    last_attempt_at: isoOrNull(row.last_attempt_at),
+    delivered_at: isoOrNull(row.delivered_at),
+    created_at: iso(row.created_at),
   };
 }
 

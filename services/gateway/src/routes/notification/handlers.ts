@@ -15,6 +15,7 @@ import {
 import { newWebhookSecret, postWebhook, webhookTestPayload } from "@overseer/notify";
 import { actorOf } from "../../gateway-env.ts";
 import { ApiError } from "../../http/api-error.ts";
+import { iso, isoOrNull } from "../../views/resource-views.ts";
 import { existingProject, type GatewayHandler, newestFirstPage, type RouteContext } from "../route-kit.ts";
 import type {
   createSubscriptionRoute,
@@ -28,8 +29,6 @@ import type {
 
 /** How long the test message may take (the coordinator's own sends use OVERSEER_NOTIFY_TIMEOUT_MS). */
 const TEST_TIMEOUT_MS = 10_000;
-
-const iso = (d: Date | string) => (typeof d === "string" ? new Date(d) : d).toISOString();
 
 /** A subscription as the API shows it: the secrets' dates, never their values. */
 export function subscriptionView(row: NotificationSubscriptionRow, now = new Date()): Subscription {
@@ -65,8 +64,8 @@ export function deliveryView(row: DeliveryListRow): Delivery {
     attempts: row.attempts,
     last_status: row.last_status,
     last_error: row.last_error,
-    last_attempt_at: row.last_attempt_at === null ? null : iso(row.last_attempt_at),
-    delivered_at: row.delivered_at === null ? null : iso(row.delivered_at),
+    last_attempt_at: isoOrNull(row.last_attempt_at),
+    delivered_at: isoOrNull(row.delivered_at),
     created_at: iso(row.created_at),
   };
 }
