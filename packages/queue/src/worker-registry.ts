@@ -37,13 +37,13 @@ export class WorkerRegistry {
 
   /** Stores the heartbeat; answers whether an operator asked this worker to drain. */
   async beat(heartbeat: WorkerHeartbeat): Promise<{ drainRequested: boolean }> {
-    const replies = await this.redis
-      .multi()
-      .hset(this.key, heartbeat.id, JSON.stringify(heartbeat))
-      .hexists(this.drainKey, heartbeat.id)
-      .exec();
-    const [error, asked] = replies?.[1] ?? [new Error("no reply from Redis"), 0];
-    if (error) throw error;
+    // Both sent at once (one round trip) as plain commands, not a MULTI: each is retried on its
+    // own by the client through a Redis Cluster or Sentinel failover (MOVED, TRYAGAIN, a new
+    // primary), where a transaction aborted mid-failover would fail the heartbeat.
+    const [, asked] = await Promise.all([
+      this.redis.hset(this.key, heartbeat.id, JSON.stringify(heartbeat)),
+      this.redis.hexists(this.drainKey, heartbeat.id),
+    ]);
     return { drainRequested: asked === 1 };
   }
 
@@ -54,7 +54,7 @@ export class WorkerRegistry {
 
   /** Its heartbeat and any drain asked of it: a worker that stopped. */
   async remove(workerId: string): Promise<void> {
-    await this.redis.multi().hdel(this.key, workerId).hdel(this.drainKey, workerId).exec();
+    await Promise.all([this.redis.hdel(this.key, workerId), this.redis.hdel(this.drainKey, workerId)]);
   }
 
   async list(staleAfterMs: number, now = Date.now()): Promise<WorkerHeartbeat[]> {
