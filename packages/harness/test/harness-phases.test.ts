@@ -2,7 +2,7 @@
  * The phases `runHarness` composes, one `describe` each, every one against a real process:
  * spawn, stdio, ending the group, watching the control dir, deadlines.
  */
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { createRedactor } from "@overseer/input-errors";
 import { isProcessGroupAlive } from "@overseer/process";
@@ -120,7 +120,10 @@ describe("connectStdio", () => {
 describe("RunEnder", () => {
   it("ends the whole group for the first reason only; a process ignoring SIGTERM is killed", async () => {
     const dirs = makeRunDirs();
-    const spawned = await spawnSh("trap '' TERM; sleep 300 & trap '' TERM; wait", dirs);
+    // `ready` once the shell ignores SIGTERM (and its sleep with it): a SIGTERM sent before the
+    // trap is set would end the shell at once, and the case would not be about a process ignoring it.
+    const spawned = await spawnSh("trap '' TERM; sleep 300 & : > ready; wait", dirs);
+    await expect.poll(() => existsSync(join(dirs.checkout, "ready")), { timeout: 20_000 }).toBe(true);
     const ender = enderFor(spawned);
     expect(ender.reason).toBeNull();
     ender.end("timeout");
