@@ -35,17 +35,7 @@ it("a cancelled run's usage is reported when the cancel arrives, while its agent
     (await rig.live.readLog(job.runId)).some((entry) => entry.data.includes("agent-waits")),
   );
   expect(await usageReports(job.runId)).toEqual([]);
-  await rig.live.publishEvents([
-    {
-      id: "e1",
-      projectId: job.projectId,
-      taskId: job.taskId,
-      runId: job.runId,
-      type: "run.cancelled",
-      data: {},
-      createdAt: new Date().toISOString(),
-    },
-  ]);
+  await rig.cancel(job);
   await waitFor(async () => (await usageReports(job.runId)).length > 0);
   // The agent ignores SIGTERM: its group is still inside the 10 s grace, the job still active.
   expect((await rig.queues.runJobState(job.runId)).state).toBe("active");

@@ -109,17 +109,7 @@ describe("issue 18 item 5: a run stopped mid-way keeps what it spent", () => {
     const job = rig.job(`${echo({ type: "assistant", message })}; sleep 30`, { agent: "claude" });
     await rig.queues.enqueueRun(job);
     await waitFor(async () => (await usageReports(job.runId)).length > 0);
-    await rig.live.publishEvents([
-      {
-        id: "e1",
-        projectId: job.projectId,
-        taskId: job.taskId,
-        runId: job.runId,
-        type: "run.cancelled",
-        data: {},
-        createdAt: new Date().toISOString(),
-      },
-    ]);
+    await rig.cancel(job);
     await waitFor(async () => (await rig.queues.runJobState(job.runId)).state !== "active");
     const reports = await usageReports(job.runId);
     expect(reports.at(-1)?.usage).toMatchObject({

@@ -113,6 +113,21 @@ export class WorkerRig {
     if (this.dir) await rm(this.dir, { recursive: true, force: true });
   }
 
+  /** What `overseer stop` leaves for the worker: the run's cancellation on the live channel. */
+  async cancel(job: Pick<RunJob, "runId" | "projectId" | "taskId">): Promise<void> {
+    await this.live.publishEvents([
+      {
+        id: "e1",
+        projectId: job.projectId,
+        taskId: job.taskId,
+        runId: job.runId,
+        type: "run.cancelled",
+        data: {},
+        createdAt: new Date().toISOString(),
+      },
+    ]);
+  }
+
   /** A run job for task `taskId` whose harness is `sh -c script` (the hostile agent). */
   job(script: string, overrides: Partial<RunJob> = {}): RunJob {
     this.runs += 1;
