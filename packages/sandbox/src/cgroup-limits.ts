@@ -158,39 +158,13 @@ export async function detectCgroupPlan(input: CgroupPlanOptions = {}): Promise<C
     const ownDir = hierarchyDir(v2Mount, own.v2);
     const parentDir = join(ownDir, parentName);
     try {
-      const created = await mkdir(parentDir, { recursive: true });
-      const readControllers = async (dir: string) =>
-        (await readFile(join(dir, "cgroup.controllers"), "utf8")).trim().split(/\s+/).filter(Boolean);
-      let available = await readControllers(parentDir);
-      const missing = CONTROLLERS.filter((c) => !available.includes(c));
-      if (missing.length > 0) {
-        const offered = await readControllers(ownDir);
-        for (const controller of missing.filter((c) => offered.includes(c))) {
-          try {
-            await writeFile(join(ownDir, "cgroup.subtree_control"), `+${controller}`);
-          } catch (error) {
-            plan.notes.push(
-              `cgroup v2: cannot enable ${controller} below ${ownDir} (${(error as NodeJS.ErrnoException).code}); run the worker in a delegated cgroup leaf (e.g. systemd Delegate=yes)`,
-            );
-          }
-        }
-        available = await readControllers(parentDir);
+      const release = await holdParent(parentDir);
+      try {
+        await enableV2Controllers(ownDir, parentDir, plan);
+      } finally {
+        // Leave nothing behind: RunCgroup.create re-creates the parent (and re-enables the controllers).
+        await release();
       }
-      const home: ControllerHome = { version: 2, parentDir, enable: [] };
-      for (const controller of CONTROLLERS.filter((c) => available.includes(c))) {
-        try {
-          await writeFile(join(parentDir, "cgroup.subtree_control"), `+${controller}`);
-          home.enable?.push(controller);
-          plan[controller] = home;
-        } catch (error) {
-          plan.notes.push(
-            `cgroup v2: cannot enable ${controller} in ${parentDir}: ${(error as Error).message}`,
-          );
-        }
-      }
-      if (await canAccess(join(parentDir, "cgroup.kill"))) plan.kill = home;
-      // Leave nothing behind: RunCgroup.create re-creates the parent (and re-enables the controllers).
-      if (created !== undefined) await rmdir(parentDir).catch(() => undefined);
     } catch (error) {
       plan.notes.push(`cgroup v2 at ${v2Mount.mountPoint} is not usable: ${(error as Error).message}`);
     }
@@ -206,12 +180,12 @@ export async function detectCgroupPlan(input: CgroupPlanOptions = {}): Promise<C
     }
     const parentDir = join(hierarchyDir(mount, ownPath), parentName);
     try {
-      const created = await mkdir(parentDir, { recursive: true });
-      const usable =
-        (await canAccess(parentDir, constants.W_OK)) &&
-        (await canAccess(join(parentDir, V1_PROBE_FILE[controller])));
-      if (created !== undefined) await rmdir(parentDir).catch(() => undefined);
-      if (!usable) {
+      const release = await holdParent(parentDir);
+      const usable = await Promise.all([
+        canAccess(parentDir, constants.W_OK),
+        canAccess(join(parentDir, V1_PROBE_FILE[controller])),
+      ]).finally(release);
+      if (!usable.every(Boolean)) {
         plan.notes.push(
           `cgroup v1 ${controller} at ${parentDir} is not writable or lacks ${V1_PROBE_FILE[controller]}`,
         );
@@ -225,6 +199,65 @@ export async function detectCgroupPlan(input: CgroupPlanOptions = {}): Promise<C
     }
   }
   return plan;
+}
+
+/** v2: enables pids, memory and cpu for the run cgroups under `parentDir` where the host allows; notes why not. */
+async function enableV2Controllers(ownDir: string, parentDir: string, plan: CgroupPlan): Promise<void> {
+  const readControllers = async (dir: string) =>
+    (await readFile(join(dir, "cgroup.controllers"), "utf8")).trim().split(/\s+/).filter(Boolean);
+  let available = await readControllers(parentDir);
+  const missing = CONTROLLERS.filter((c) => !available.includes(c));
+  if (missing.length > 0) {
+    const offered = await readControllers(ownDir);
+    for (const controller of missing.filter((c) => offered.includes(c))) {
+      try {
+        await writeFile(join(ownDir, "cgroup.subtree_control"), `+${controller}`);
+      } catch (error) {
+        plan.notes.push(
+          `cgroup v2: cannot enable ${controller} below ${ownDir} (${(error as NodeJS.ErrnoException).code}); run the worker in a delegated cgroup leaf (e.g. systemd Delegate=yes)`,
+        );
+      }
+    }
+    available = await readControllers(parentDir);
+  }
+  const home: ControllerHome = { version: 2, parentDir, enable: [] };
+  for (const controller of CONTROLLERS.filter((c) => available.includes(c))) {
+    try {
+      await writeFile(join(parentDir, "cgroup.subtree_control"), `+${controller}`);
+      home.enable?.push(controller);
+      plan[controller] = home;
+    } catch (error) {
+      plan.notes.push(`cgroup v2: cannot enable ${controller} in ${parentDir}: ${(error as Error).message}`);
+    }
+  }
+  if (await canAccess(join(parentDir, "cgroup.kill"))) plan.kill = home;
+}
+
+let probes = 0;
+
+/**
+ * Creates the per-worker parent `parentDir` (when absent) with a probe child in it, so that the
+ * parent stays while the plan looks at it: every worker in the same cgroup shares the parent, and
+ * another one's probe or last run removes it when empty (before this hold, two workers started
+ * together saw each other's parent vanish mid-probe and one of them, thinking its memory and pids
+ * limits unenforceable, refused every run). The probe child is named like a run cgroup, so a
+ * crashed worker's is swept. Returns the release: removes the child, then the parent if empty.
+ */
+async function holdParent(parentDir: string): Promise<() => Promise<void>> {
+  const probe = join(parentDir, `run-${process.pid}-probe-${++probes}`);
+  activeRunDirs.add(probe);
+  try {
+    await mkdirWithParentRetry(parentDir, probe, []);
+  } catch (error) {
+    activeRunDirs.delete(probe);
+    throw error;
+  }
+  return async () => {
+    await rmdir(probe).catch(() => undefined);
+    activeRunDirs.delete(probe);
+    // EBUSY while another worker's runs or probes use it.
+    await rmdir(parentDir).catch(() => undefined);
+  };
 }
 
 /** Human-readable enforcement report for each limit, given a plan. */

@@ -1,10 +1,11 @@
 import { existsSync } from "node:fs";
-import { mkdir } from "node:fs/promises";
+import { mkdir, readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { DEFAULT_SANDBOX_LIMITS } from "@overseer/run-contract";
 import { describe, expect, it } from "vitest";
 import {
   CGROUP_PLAN_DEFAULTS,
+  type CgroupPlan,
   describeCgroupPlan,
   detectCgroupPlan,
   parseCgroupMounts,
@@ -101,6 +102,38 @@ describe("run cgroups on this host", () => {
     } finally {
       await next?.destroy();
       await keeper?.destroy();
+    }
+  });
+});
+
+describe("cgroup discovery beside other workers", () => {
+  it("finds the same limits when workers in one cgroup detect at once, while another's runs come and go", async (context) => {
+    const single = await detectCgroupPlan();
+    if (single.pids === null && single.memory === null)
+      context.skip(`no usable cgroups here: ${single.notes.join("; ")}`);
+    const enforced = (plan: CgroupPlan) => ({ pids: !!plan.pids, memory: !!plan.memory, cpu: !!plan.cpu });
+    // A sibling worker's runs: each last one removes the shared parent, as RunCgroup.destroy does.
+    let stop = false;
+    const sibling = (async () => {
+      for (let i = 0; !stop; i++)
+        await (
+          await RunCgroup.create(single, `sibling-${process.pid}-${i}`, DEFAULT_SANDBOX_LIMITS)
+        )?.destroy();
+    })();
+    try {
+      // Before the probe held the shared parent, most of these lost a limit (the parent another
+      // detection had created vanished mid-probe) and that worker would refuse every run.
+      for (let round = 0; round < 10; round++) {
+        const plans = await Promise.all(Array.from({ length: 4 }, () => detectCgroupPlan()));
+        for (const plan of plans) expect(enforced(plan), plan.notes.join("; ")).toEqual(enforced(single));
+      }
+    } finally {
+      stop = true;
+      await sibling;
+    }
+    for (const home of [single.pids, single.memory, single.cpu]) {
+      const left = home ? await readdir(home.parentDir).catch(() => []) : [];
+      expect(left.filter((name) => name.startsWith(`run-${process.pid}-`))).toEqual([]);
     }
   });
 });
