@@ -3,10 +3,10 @@ import { type CommitAuthor, identityEnv } from "./commit-identity.ts";
 import { buildCommitMessage } from "./commit-message-builder.ts";
 import { GitInputError, LandRaceError } from "./git-error.ts";
 import { hasMergeTreeWriteTree } from "./git-version.ts";
-import { alreadyLanded, commitReviewedWork, readReviewedHead } from "./landed-commit.ts";
+import { alreadyLanded, commitReviewedWork, type ReviewedHead, readReviewedHead } from "./landed-commit.ts";
 import { type PushGuard, pushBranch } from "./push-branch.ts";
 import { assertBranchName, assertSha } from "./ref-names.ts";
-import type { RepoMirror } from "./repo-mirror.ts";
+import type { BranchTip, RepoMirror } from "./repo-mirror.ts";
 import { conflictLines, failedWithoutConflicts, inScratchWorktree, unmergedFiles } from "./scratch-git.ts";
 
 /**
@@ -28,7 +28,9 @@ import { conflictLines, failedWithoutConflicts, inScratchWorktree, unmergedFiles
  *
  * How, per attempt, against a freshly fetched mirror (with `fresh`, a first attempt on the mirror
  * as it is, which may only land):
- * 1. read source, target and landing branch (one `for-each-ref`), and their merge base;
+ * 1. read source, target and landing branch with their trees (one `for-each-ref`), the reviewed
+ *    head with its tree, parents and message (one `show`), and their merge base (no process
+ *    when the landing branch is the head's parent, the usual one-commit task);
  * 2. the landing branch already holds the head (a commit since the merge base carries its
  *    `Reviewed-head`, or the head is an ancestor) → done, nothing pushed: a redelivered approve
  *    job lands once;
@@ -197,12 +199,12 @@ export async function landBranch(mirror: RepoMirror, options: LandBranchOptions)
   // comes out of it: any other answer (a conflict, a check to run, a missing commit) is given
   // by a fetched attempt, so nothing is decided on stale refs.
   if (options.fresh === true) {
-    const result = await attemptLanding(mirror, land, at, { attempt: 1, fetched: false, verifySource: true });
+    const result = await attemptLanding(mirror, land, at, { attempt: 1, fetched: false });
     if (result?.kind === "landed") return result;
   }
   const offset = options.fresh === true ? 1 : 0;
   for (let attempt = 1; attempt <= maxAttempts; attempt++) {
-    const how = { attempt: attempt + offset, fetched: true, verifySource: attempt === 1 };
+    const how = { attempt: attempt + offset, fetched: true };
     const result = await attemptLanding(mirror, land, at, how);
     if (result !== null) return result;
   }
@@ -217,35 +219,39 @@ async function attemptLanding(
   mirror: RepoMirror,
   land: Landing,
   at: { source: string; target: string; sourceSha: string | undefined },
-  how: { attempt: number; fetched: boolean; verifySource: boolean },
+  how: { attempt: number; fetched: boolean },
 ): Promise<LandBranchResult | null> {
   const { source, target, sourceSha } = at;
   const { options, landing, integration, strategy } = land;
   if (how.fetched) await mirror.ensure();
-  const heads = await mirror.branchHeads([source, target, landing]);
-  if (sourceSha !== undefined && how.verifySource && (await mirror.resolveRef(sourceSha)) === null) {
+  // Two reads: the three branches with their trees, then the reviewed head (which also
+  // verifies that it is a commit the mirror has).
+  const tips = await mirror.branchTips([source, target, landing]);
+  const sourceHead = sourceSha ?? tips.get(source)?.sha;
+  const head = sourceHead === undefined ? null : await readReviewedHead(mirror, sourceHead);
+  if (sourceSha !== undefined && head === null) {
     if (!how.fetched) return null;
     throw new GitInputError(
       "sourceSha",
       `commit ${sourceSha} is not on the remote; push the task branch first`,
     );
   }
-  const sourceHead = sourceSha ?? heads.get(source);
-  if (!sourceHead) {
+  if (!sourceHead || head === null) {
     if (!how.fetched) return null;
     throw new GitInputError(
       "source",
       `branch "${source}" does not exist on the remote; push it before landing`,
     );
   }
-  const current = heads.get(landing) ?? null;
-  const base = current ?? heads.get(target);
-  if (!base) {
+  const currentTip = tips.get(landing) ?? null;
+  const current = currentTip?.sha ?? null;
+  const baseTip = currentTip ?? tips.get(target);
+  if (!baseTip) {
     if (!how.fetched) return null;
     throw new GitInputError("target", `branch "${target}" does not exist on the remote`);
   }
 
-  const step = await nextLanding(mirror, land, { sourceHead, current, base, fetched: how.fetched });
+  const step = await nextLanding(mirror, land, { head, current, base: baseTip, fetched: how.fetched });
   if (step.kind !== "push") return step.result;
   const { next, fastForward } = step;
   await options.onAttempt?.({
@@ -286,9 +292,11 @@ type LandingStep =
 async function nextLanding(
   mirror: RepoMirror,
   land: Landing,
-  at: { sourceHead: string; current: string | null; base: string; fetched: boolean },
+  at: { head: ReviewedHead; current: string | null; base: BranchTip; fetched: boolean },
 ): Promise<LandingStep> {
-  const { sourceHead, current, base } = at;
+  const { head, current } = at;
+  const sourceHead = head.sha;
+  const base = at.base.sha;
   // On an unfetched mirror only a clean landing is worth trying; the rest waits for a fetch.
   const undecided: LandingStep = { kind: "done", result: null };
   const { strategy, landing, integration } = land;
@@ -296,7 +304,9 @@ async function nextLanding(
     kind: "done",
     result: { kind: "landed", sha, branch: landing, integration, fastForward: true, method: strategy },
   });
-  const mergeBase = await readMergeBase(mirror, base, sourceHead);
+  // The head on the landing branch (the usual single commit of a task): base is the merge base.
+  const mergeBase =
+    base === sourceHead || head.parents.includes(base) ? base : await readMergeBase(mirror, base, sourceHead);
   if (mergeBase === null) {
     if (!at.fetched) return undecided;
     const details = `"${land.options.source}" and "${landing}" have no common history; refusing to merge unrelated histories`;
@@ -308,7 +318,6 @@ async function nextLanding(
     // The integration branch does not exist yet: create it at target.
     return current === null ? { kind: "push", next: base, fastForward: true } : done(current);
   }
-  const head = await readReviewedHead(mirror, sourceHead);
   const fastForward = mergeBase === base;
   let tree = head.tree;
   if (!fastForward) {
@@ -320,7 +329,7 @@ async function nextLanding(
     tree = merged.tree;
   }
   // Everything the head changes is on the landing branch already.
-  if (current !== null && tree === (await treeOf(mirror, base))) return done(current);
+  if (current !== null && tree === at.base.tree) return done(current);
   const work = (parent: string, workTree: string) =>
     commitReviewedWork(mirror, head, {
       tree: workTree,

@@ -15,6 +15,8 @@ export const REVIEWED_HEAD_TRAILER = "Reviewed-head";
 export interface ReviewedHead {
   sha: string;
   tree: string;
+  /** The head's parent commits. */
+  parents: string[];
   /** The head's message without its trailer block. */
   body: string;
   /** The head's trailers as git reads them (the last paragraph: Overseer's own block). */
@@ -23,16 +25,22 @@ export interface ReviewedHead {
 
 const TRAILER_LINE = /^([A-Za-z0-9][A-Za-z0-9-]*): (.*)$/;
 
-/** Reads the reviewed head: tree, message and the trailer block git itself parses (one process). */
-export async function readReviewedHead(mirror: RepoMirror, sha: string): Promise<ReviewedHead> {
+/**
+ * Reads the reviewed head: tree, parents, message and the trailer block git itself parses, in
+ * one process that also verifies it (`--ignore-missing` on `<sha>^{commit}`): null when `sha`
+ * is not a commit in the mirror.
+ */
+export async function readReviewedHead(mirror: RepoMirror, sha: string): Promise<ReviewedHead | null> {
   const shown = await mirror.git([
     "show",
     "-s",
-    "--format=%T%x00%B%x00%(trailers:only,unfold)%x00",
+    "--ignore-missing",
+    "--format=%T%x00%P%x00%B%x00%(trailers:only,unfold)%x00",
     "--end-of-options",
-    sha,
+    `${sha}^{commit}`,
   ]);
-  const [tree = "", message = "", block = ""] = shown.stdout.split("\0");
+  if (shown.stdout === "") return null;
+  const [tree = "", parents = "", message = "", block = ""] = shown.stdout.split("\0");
   const text = message.trimEnd();
   const lines = block.trim();
   const trailers: Record<string, string> = {};
@@ -46,6 +54,7 @@ export async function readReviewedHead(mirror: RepoMirror, sha: string): Promise
   return {
     sha,
     tree: assertSha(tree.trim(), "reviewed tree"),
+    parents: parents.split(" ").filter((p) => p !== ""),
     body: own ? text.slice(0, -lines.length).trimEnd() : text,
     trailers: own ? trailers : {},
   };

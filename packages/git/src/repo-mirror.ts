@@ -58,6 +58,12 @@ export interface AddWorktreeOptions {
   neverCommit?: readonly string[];
 }
 
+/** A branch's head commit and that commit's tree. */
+export interface BranchTip {
+  sha: string;
+  tree: string;
+}
+
 const PROJECT_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 const FETCH_REFSPEC = "+refs/heads/*:refs/heads/*";
 const GIT_LOCK_CONFLICT = /\.lock': File exists|cannot lock ref|Unable to create '[^']*\.lock'/;
@@ -175,18 +181,27 @@ export class RepoMirror {
    * mirror does not have maps to `null`.
    */
   async branchHeads(branches: readonly string[]): Promise<Map<string, string | null>> {
+    const tips = await this.branchTips(branches);
+    return new Map([...tips].map(([name, tip]) => [name, tip?.sha ?? null]));
+  }
+
+  /**
+   * The head commits of `branches` in the mirror with their trees, in one git process
+   * (`for-each-ref`); a branch the mirror does not have maps to `null`.
+   */
+  async branchTips(branches: readonly string[]): Promise<Map<string, BranchTip | null>> {
     const names = [...new Set(branches.map((b) => assertBranchName(b, "branch")))];
     const refs = names.map((b) => `refs/heads/${b}`);
-    const result = await this.git(["for-each-ref", "--format=%(objectname) %(refname)", ...refs]);
-    const heads = new Map<string, string | null>(names.map((b) => [b, null]));
+    const result = await this.git(["for-each-ref", "--format=%(objectname) %(tree) %(refname)", ...refs]);
+    const tips = new Map<string, BranchTip | null>(names.map((b) => [b, null]));
     for (const line of result.stdout.split("\n")) {
-      const space = line.indexOf(" ");
-      if (space < 0) continue;
+      const [sha, tree, ref] = line.split(" ", 3);
+      if (sha === undefined || tree === undefined || ref === undefined) continue;
       // A pattern also matches the refs below it (refs/heads/main/x): only exact names count.
-      const name = line.slice(space + 1).slice("refs/heads/".length);
-      if (heads.has(name)) heads.set(name, line.slice(0, space));
+      const name = ref.slice("refs/heads/".length);
+      if (tips.has(name)) tips.set(name, { sha, tree });
     }
-    return heads;
+    return tips;
   }
 
   /**

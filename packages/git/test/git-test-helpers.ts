@@ -268,3 +268,51 @@ export async function exists(file: string): Promise<boolean> {
     () => false,
   );
 }
+
+/** The git processes one call ran, read from git's own trace (GIT_TRACE2_EVENT). */
+export interface GitProcesses {
+  /** Subcommands of the processes this process spawned itself, in order (`worktree add` as two words). */
+  commands: string[];
+  /** Every git process, children (push's receive-pack, worktree add's update-ref…) included. */
+  total: number;
+}
+
+/**
+ * Runs `call` with git tracing on (runGit passes GIT_TRACE2_EVENT through) and reports the git
+ * processes it started. Calls in the same test file run one at a time, so nothing else is traced.
+ */
+export async function tracingGit<T>(
+  temp: ReturnType<typeof tempScope>,
+  call: () => Promise<T>,
+): Promise<{ result: T; processes: GitProcesses }> {
+  const file = path.join(await temp.make("overseer-git-trace-"), "trace.json");
+  const previous = process.env.GIT_TRACE2_EVENT;
+  process.env.GIT_TRACE2_EVENT = file;
+  let result: T;
+  try {
+    result = await call();
+  } finally {
+    if (previous === undefined) delete process.env.GIT_TRACE2_EVENT;
+    else process.env.GIT_TRACE2_EVENT = previous;
+  }
+  const text = await fs.readFile(file, "utf8").catch(() => "");
+  const starts = text
+    .split("\n")
+    .filter((line) => line !== "")
+    .map((line) => JSON.parse(line) as { event: string; sid: string; argv: string[] })
+    .filter((event) => event.event === "start");
+  const commands = starts.filter((event) => !event.sid.includes("/")).map((event) => subcommand(event.argv));
+  return { result, processes: { commands, total: starts.length } };
+}
+
+/** `worktree add` from `git -c a=b --git-dir X worktree add …`; other commands by their first word. */
+function subcommand(argv: string[]): string {
+  const words = argv.slice(1);
+  let i = 0;
+  while (i < words.length && (words[i] as string).startsWith("-")) {
+    const word = words[i] as string;
+    i += word === "-c" || word === "--git-dir" || word === "--work-tree" ? 2 : 1;
+  }
+  const command = words[i] ?? "";
+  return command === "worktree" ? `worktree ${words[i + 1] ?? ""}` : command;
+}

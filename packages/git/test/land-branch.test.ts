@@ -15,6 +15,7 @@ import {
   makeRemote,
   snapshotTree,
   TEST_AUTHOR,
+  tracingGit,
   useTempScope,
 } from "./git-test-helpers.ts";
 
@@ -278,6 +279,30 @@ describe("landBranch with fresh (a mirror synced moments ago)", () => {
     expect(result).toEqual(landedAsReviewed(await expectLandedExactly(remote, "main", task, main)));
     expect(attempts).toEqual([1]);
     expect((await mirror.branchHeads(["unrelated"])).get("unrelated")).toBeNull();
+  });
+
+  it("lands a one-commit task on an unmoved main with a for-each-ref, a show, a commit-tree and the push", async () => {
+    const { remote, mirror, workDir } = await landingRig(temp, "land");
+    const main = (await headOf(remote, "main")) as string;
+    const task = await commitOnRemote(remote, "task/p", { "p.txt": "p\n" }, "task p");
+    await mirror.ensure();
+    const { result, processes } = await tracingGit(temp, () =>
+      landOnMain(mirror, workDir, "task/p", { sourceSha: task, fresh: true, mergeMethod: "merge-tree" }),
+    );
+    expect(result).toEqual(landedAsReviewed(await expectLandedExactly(remote, "main", task, main)));
+    // The head's parent is main: no merge-base, and the trees come with the reads.
+    expect(processes.commands).toEqual(["worktree list", "for-each-ref", "show", "commit-tree", "push"]);
+  });
+
+  it("refuses a sourceSha that names something other than a commit", async () => {
+    const { remote, mirror, workDir } = await landingRig(temp, "land");
+    await commitOnRemote(remote, "task/q", { "q.txt": "q\n" }, "task q");
+    await mirror.ensure();
+    const blob = await git(mirror.gitDir, "rev-parse", "task/q:q.txt");
+    await expect(landOnMain(mirror, workDir, "task/q", { sourceSha: blob })).rejects.toThrow(
+      /commit [0-9a-f]{40} is not on the remote/,
+    );
+    expect(await headOf(remote, "main")).not.toBeNull();
   });
 
   it("a stale mirror loses the compare-and-swap; the fetched attempt lands on the moved main", async () => {

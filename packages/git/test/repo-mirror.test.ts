@@ -39,6 +39,16 @@ describe("RepoMirror.ensure", () => {
     await mirror.ensure();
     expect(await mirror.resolveRef("feature")).toBe(feature);
     expect(await mirror.resolveRef("main")).toBe(main2);
+    const tips = await mirror.branchTips(["main", "feature", "feature/none"]);
+    expect(tips.get("main")).toEqual({
+      sha: main2,
+      tree: await git(mirror.gitDir, "rev-parse", "main^{tree}"),
+    });
+    expect(tips.get("feature")).toEqual({
+      sha: feature,
+      tree: await git(mirror.gitDir, "rev-parse", `${feature}^{tree}`),
+    });
+    expect(tips.get("feature/none")).toBeNull();
 
     await git(remote, "update-ref", "-d", "refs/heads/feature");
     await mirror.ensure();
