@@ -143,32 +143,36 @@ export async function runPools(db: Db, runIds: readonly string[]): Promise<Map<s
 /**
  * Stores the run's job before its reference is queued (run-contract RunRef): the job itself in
  * `run_jobs` (what a worker reads with its run fence), its rendered prompt and its worker pool on
- * the run's row; one statement. A run that already ended gets no job row (nothing would delete
- * it). Storing it again (a re-enqueued run) replaces it.
+ * the run's row; one statement. Storing it again (a re-enqueued run) replaces it. Returns false,
+ * storing nothing, when the run already ended: nothing would delete a job row then, and its
+ * reference must not be queued.
+ *
+ * The job row is inserted from the run's own update: a cancel that updated the run first holds
+ * its row lock, so this update waits for the cancel's commit and then finds the run ended (a job
+ * inserted from a read beside the update could slip in after the cancel deleted the run's job,
+ * outliving the run with its secrets).
  */
 export async function storeRunJob(
   db: Db,
   runId: string,
   job: { prompt: string; pool: string },
-): Promise<void> {
-  await db
-    .with("stored", (qb) =>
+): Promise<boolean> {
+  const stored = await db
+    .with("live", (qb) =>
       qb
-        .insertInto("run_jobs")
-        .columns(["run_id", "job"])
-        .expression((eb) =>
-          eb
-            .selectFrom("runs")
-            .select([eb.val(runId).as("run_id"), json(job).as("job")])
-            .where("id", "=", runId)
-            .where("status", "in", ["queued", "running"]),
-        )
-        .onConflict((oc) => oc.column("run_id").doUpdateSet((eb) => ({ job: eb.ref("excluded.job") }))),
+        .updateTable("runs")
+        .set({ prompt: job.prompt, prompt_chars: job.prompt.length, pool: job.pool })
+        .where("id", "=", runId)
+        .where("status", "in", ["queued", "running"])
+        .returning("id"),
     )
-    .updateTable("runs")
-    .set({ prompt: job.prompt, prompt_chars: job.prompt.length, pool: job.pool })
-    .where("id", "=", runId)
-    .execute();
+    .insertInto("run_jobs")
+    .columns(["run_id", "job"])
+    .expression((eb) => eb.selectFrom("live").select(["live.id as run_id", json(job).as("job")]))
+    .onConflict((oc) => oc.column("run_id").doUpdateSet((eb) => ({ job: eb.ref("excluded.job") })))
+    .returning("run_id")
+    .executeTakeFirst();
+  return stored !== undefined;
 }
 
 /** A run's stored job (storeRunJob), or null: none stored, or the run ended. */

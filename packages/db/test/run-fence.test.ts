@@ -16,7 +16,9 @@ import {
   liveRunJob,
   RunNotLiveError,
   runRefusal,
+  runUpdater,
   type ScratchDatabase,
+  sql,
   storeRunJob,
   withLiveRun,
 } from "../src/index.ts";
@@ -60,6 +62,20 @@ async function inReview(projectId: string): Promise<string> {
   return review?.id as string;
 }
 
+/** Waits until a statement naming `table` waits on a lock (another transaction holds its row). */
+async function waitForLockWait(db: typeof scratch.db, table: string): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    const { rows } = await sql<{ n: number }>`
+      SELECT count(*)::int AS n FROM pg_stat_activity
+      WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE ${`%${table}%`}`.execute(
+      db,
+    );
+    if ((rows[0]?.n ?? 0) > 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error(`no statement on ${table} waited on a lock within 2 s`);
+}
+
 const cancel = (projectId: string) =>
   applyTransition(scratch.db, projectId, { kind: "cancel", taskId: "S00-001", by: "operator" });
 
@@ -88,9 +104,34 @@ describe("run fence", () => {
     });
     expect(await getRunJob(scratch.db, runId)).toBeNull();
     expect(await liveRunJob(scratch.db, check)).toEqual({ refusal: "the run is finished" });
-    // A run that already ended gets no job row.
-    await storeRunJob(scratch.db, runId, job);
+    // A run that already ended gets no job row, and is not to be queued.
+    expect(await storeRunJob(scratch.db, runId, job)).toBe(false);
     expect(await getRunJob(scratch.db, runId)).toBeNull();
+  });
+
+  it("a cancel that updated the run before its job is stored leaves no job row once it commits", async () => {
+    const runId = await inReview("fence-job-race");
+    const job = { runId, prompt: "Review it.", pool: "default" };
+    let storing: Promise<boolean> | null = null;
+    await scratch.db
+      .transaction()
+      .setIsolationLevel("repeatable read")
+      .execute(async (trx) => {
+        // The cancel's own run update (persistRuns: the run ended, its job row deleted with it).
+        const run = { runId, projectId: "fence-job-race", taskId: "S00-001" };
+        await runUpdater(trx, run, "cancelled", null)
+          .updateTable("runs")
+          .set({ status: "cancelled", ended_at: new Date() })
+          .where("id", "=", runId)
+          .where("status", "in", ["queued", "running"])
+          .execute();
+        // The coordinator stores the job while the cancel is not yet committed: it must wait.
+        storing = storeRunJob(scratch.db, runId, job);
+        await waitForLockWait(scratch.db, "run_jobs");
+      });
+    expect(await storing).toBe(false);
+    expect(await getRunJob(scratch.db, runId)).toBeNull();
+    expect((await getRun(scratch.db, runId))?.status).toBe("cancelled");
   });
 
   it("refuses every push of a run whose task was cancelled first, and says why", async () => {

@@ -421,8 +421,8 @@ export class Coordinator {
     const tracing = this.deps.tracing;
     const job = tracing ? { ...build.job, traceparent: tracing.newRunTrace() } : build.job;
     // The job stays in Postgres, stored before the queue names it: Redis carries its ids only.
-    await storeRunJob(db, run.id, job);
-    await this.deps.queues.enqueueRun(runRefOf(job));
+    // A run that ended meanwhile (cancelled) stores nothing and is not queued.
+    if (await storeRunJob(db, run.id, job)) await this.deps.queues.enqueueRun(runRefOf(job));
     return false;
   }
 
