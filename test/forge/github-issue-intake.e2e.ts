@@ -20,18 +20,16 @@
 import { createHmac } from "node:crypto";
 import { runCli } from "@overseer/cli";
 import { createApiToken, getIntakeItem, getTask } from "@overseer/db";
-import { GitHubDouble, type WebhookDelivery } from "@overseer/test-support";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ClusterFixture } from "../support/cluster-fixture.ts";
+import type { WebhookDelivery } from "@overseer/test-support";
+import { afterAll, describe, expect, it } from "vitest";
 import { type GatewayProcess, startGatewayProcess } from "../support/gateway-process.ts";
 import { REPO_ROOT } from "../support/service-process.ts";
 import { waitFor } from "../support/wait-for.ts";
+import { useGitHubCase } from "./github-setup.ts";
 import { pr, until } from "./pull-request-state.ts";
 
 const REPO = "acme/app";
 const PROJECT = "gh-intake";
-const BOT = { login: "overseer-bot", token: "ghp_overseer_intake_e2e" };
-const HUMAN = { login: "alice", token: "ghp_alice_intake_e2e" };
 const TOKEN_ENV = "OVERSEER_E2E_GITHUB_TOKEN";
 const SECRET_ENV = "OVERSEER_E2E_GITHUB_HOOK_SECRET";
 const SECRET = "gh-intake-e2e-hook-secret";
@@ -46,35 +44,26 @@ const SCRIPT = [
   "```",
 ].join("\n");
 
-let forge: GitHubDouble;
 let gateway: GatewayProcess;
-const cluster = new ClusterFixture({ sandbox: "bwrap" });
 const tokenBefore = process.env[TOKEN_ENV];
-
-beforeAll(async () => {
-  forge = await GitHubDouble.start();
-  forge.addUser(BOT);
-  forge.addUser(HUMAN);
-  await forge.createRepository(REPO, { "README.md": "# app\n", "src/app.ts": "export const v = 0;\n" });
-  await forge.protectBranch(REPO, ["main"], ["ci"]);
-  await cluster.setup();
-  // The token stays host-side: in the coordinator's environment (this process) and the gateway's.
-  process.env[TOKEN_ENV] = BOT.token;
-  gateway = await startGatewayProcess(
-    cluster.env({ LOG_LEVEL: "info", [TOKEN_ENV]: BOT.token, [SECRET_ENV]: SECRET }),
-  );
-  await cluster.startCoordinator("coord-gh-intake", {
-    forgeRetryBaseMs: 20,
-    intakePollMs: 600_000,
-    dashboardUrl: DASHBOARD,
-  });
-  await cluster.startWorker(1);
-}, 120_000);
+const gh = useGitHubCase({
+  repo: REPO,
+  tag: "intake_e2e",
+  coordinator: "coord-gh-intake",
+  coordinatorOptions: { intakePollMs: 600_000, dashboardUrl: DASHBOARD },
+  workers: 1,
+  beforeCoordinator: async () => {
+    // The token stays host-side: in the coordinator's environment (this process) and the gateway's.
+    process.env[TOKEN_ENV] = BOT.token;
+    gateway = await startGatewayProcess(
+      cluster.env({ LOG_LEVEL: "info", [TOKEN_ENV]: BOT.token, [SECRET_ENV]: SECRET }),
+    );
+  },
+});
+const { cluster, bot: BOT, human: HUMAN } = gh;
 
 afterAll(async () => {
   await gateway?.service.kill("SIGTERM");
-  await cluster.teardown();
-  await forge?.close();
   if (tokenBefore === undefined) delete process.env[TOKEN_ENV];
   else process.env[TOKEN_ENV] = tokenBefore;
 });
@@ -112,7 +101,7 @@ async function addSource(admin: string): Promise<{ sourceId: string; hookUrl: st
   const added = await overseer(
     admin,
     ...["intake", "add", "github", REPO, "--project", PROJECT, "--label", "overseer"],
-    ...["--token-env", TOKEN_ENV, "--webhook-secret-env", SECRET_ENV, "--base-url", forge.url],
+    ...["--token-env", TOKEN_ENV, "--webhook-secret-env", SECRET_ENV, "--base-url", gh.forge.url],
   );
   expect(added.code, added.out).toBe(0);
   const sourceId = /added (src_[0-9a-f]+): github acme\/app \(label overseer\)/.exec(added.out)?.[1];
@@ -177,7 +166,7 @@ const startedComment = (taskId: string) =>
 
 /** The bot's comments on the issue, first line each (the hidden marker follows). */
 const botComments = (number: number) =>
-  forge
+  gh.forge
     .comments(REPO, number)
     .filter((c) => c.login === BOT.login)
     .map((c) => c.body.split("\n")[0] ?? "");
@@ -194,17 +183,19 @@ async function pullRequestCommented(taskId: string, number: number) {
   );
   const opened = pr(open, taskId);
   if (!opened?.number || !opened.headSha) throw new Error("no pull request recorded");
-  const htmlUrl = `${forge.url}/${REPO}/pull/${opened.number}`;
+  const htmlUrl = `${gh.forge.url}/${REPO}/pull/${opened.number}`;
   expect(opened.url).toBe(htmlUrl);
-  expect(forge.pulls(REPO).map((p) => [p.number, p.state])).toEqual([[opened.number, "open"]]);
+  expect(gh.forge.pulls(REPO).map((p) => [p.number, p.state])).toEqual([[opened.number, "open"]]);
   // The pull request names its issue (GitHub links the two), without a closing keyword.
-  expect(forge.pulls(REPO)[0]?.body).toContain(`From issue ${REPO}#${number}; its status is reported there.`);
+  expect(gh.forge.pulls(REPO)[0]?.body).toContain(
+    `From issue ${REPO}#${number}; its status is reported there.`,
+  );
   await until(() => botComments(number).some((c) => c.includes(htmlUrl)), 120_000);
   expect(botComments(number)).toEqual([
     startedComment(taskId),
     `Overseer opened a pull request for task \`${taskId}\`: ${htmlUrl}`,
   ]);
-  expect(forge.issues(REPO).find((i) => i.number === number)).toMatchObject({
+  expect(gh.forge.issues(REPO).find((i) => i.number === number)).toMatchObject({
     state: "open",
     labels: ["overseer", "overseer:working"],
   });
@@ -220,16 +211,16 @@ async function mergedAndClosed(
   number: number,
   pull: { number: number; headSha: string; htmlUrl: string },
 ) {
-  forge.setCheckRun(REPO, pull.headSha, { name: "ci", conclusion: "success" });
+  gh.forge.setCheckRun(REPO, pull.headSha, { name: "ci", conclusion: "success" });
   await cluster.waitForProject(PROJECT, (s) => pr(s, taskId)?.checks === "success", 120_000);
-  const mergeSha = await forge.mergeByHuman(REPO, pull.number, HUMAN.login, "merge");
+  const mergeSha = await gh.forge.mergeByHuman(REPO, pull.number, HUMAN.login, "merge");
   const done = await cluster.waitForProject(PROJECT, (s) => s.tasks.get(taskId)?.status === "done", 120_000);
   expect(pr(done, taskId)).toMatchObject({
     status: "merged",
     mergeCommitSha: mergeSha,
     mergedBy: HUMAN.login,
   });
-  const issue = () => forge.issues(REPO).find((i) => i.number === number);
+  const issue = () => gh.forge.issues(REPO).find((i) => i.number === number);
   await until(() => issue()?.state === "closed", 120_000);
   expect(issue()).toMatchObject({ state: "closed", stateReason: "completed", labels: ["overseer"] });
   expect(botComments(number)).toEqual([
@@ -250,36 +241,30 @@ describe("GitHub issue intake end to end (GitHub double → gateway → coordina
     await cluster.addProject({
       id: PROJECT,
       tasks: [],
-      remote: () => forge.cloneUrl(REPO),
-      runnerConfig: ClusterFixture.fakeRunnerConfig({
-        landing: {
-          mode: "pull_request",
-          pull_request: { poll_seconds: 1, required_checks: ["ci"], merge: "manual" },
-        },
-        forge: { kind: "github", url: forge.url, repository: REPO, token: BOT.token },
-      }),
+      remote: () => gh.forge.cloneUrl(REPO),
+      runnerConfig: gh.pullRequestConfig({ merge: "manual" }),
     });
     const admin = (await createApiToken(cluster.scratch.db, { name: "admin", scope: "admin" })).token;
 
     // 1. The operator subscribes the project to the repository's issues labelled `overseer`,
     //    and points the repository's webhook at the URL `intake add` prints.
     const { sourceId, hookUrl } = await addSource(admin);
-    forge.addWebhook(hookUrl, SECRET);
+    gh.forge.addWebhook(hookUrl, SECRET);
 
     // 2. A person opens an issue (not labelled yet: the dry run would take nothing), then
     //    labels it: its `issues.labeled` delivery makes it a task.
-    const number = forge.openIssue(REPO, {
+    const number = gh.forge.openIssue(REPO, {
       title: "Bump v",
       body: `Version 1 is out.\n\n- [ ] v is 1\n\n${SCRIPT}`,
       login: HUMAN.login,
     });
     const issueId = String(number);
-    await forge.flushWebhooks();
+    await gh.forge.flushWebhooks();
     const dryRun = await overseer(admin, "intake", "test", sourceId);
     expect(dryRun.code, dryRun.out).toBe(0);
     expect(dryRun.out).not.toContain(`${REPO}#${number}`);
-    await forge.changeIssue(REPO, number, { addLabel: "overseer", login: HUMAN.login });
-    const labelled = forge.deliveries.find(
+    await gh.forge.changeIssue(REPO, number, { addLabel: "overseer", login: HUMAN.login });
+    const labelled = gh.forge.deliveries.find(
       (d) => d.url === hookUrl && d.event === "issues" && JSON.parse(d.body).action === "labeled",
     );
     if (!labelled) throw new Error("the double sent no issues.labeled delivery");
@@ -306,9 +291,9 @@ describe("GitHub issue intake end to end (GitHub double → gateway → coordina
     // answered 200 by the gateway; the double saw nothing GitHub would not send or answer.
     const state = await cluster.waitForProject(PROJECT, () => true);
     expect([...state.tasks.keys()]).toEqual([taskId]);
-    await forge.flushWebhooks();
-    const sent = forge.deliveries.filter((d) => d.url === hookUrl);
+    await gh.forge.flushWebhooks();
+    const sent = gh.forge.deliveries.filter((d) => d.url === hookUrl);
     expect(sent.map((d) => d.status).every((status) => status === 200)).toBe(true);
-    expect(forge.takeViolations()).toEqual([]);
+    expect(gh.forge.takeViolations()).toEqual([]);
   }, 600_000);
 });

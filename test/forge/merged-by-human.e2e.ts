@@ -14,42 +14,26 @@
 
 import { createApiToken, listEvents } from "@overseer/db";
 import type { ProjectState } from "@overseer/domain";
-import { GitHubDouble } from "@overseer/test-support";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ClusterFixture, scriptedTask } from "../support/cluster-fixture.ts";
+import { afterAll, describe, expect, it } from "vitest";
+import { scriptedTask } from "../support/cluster-fixture.ts";
 import { type GatewayProcess, startGatewayProcess } from "../support/gateway-process.ts";
+import { useGitHubCase } from "./github-setup.ts";
 import { pr, until } from "./pull-request-state.ts";
 
 const REPO = "acme/human-merge";
-const BOT = { login: "overseer-bot", token: "ghp_overseer_human_merge" };
-const HUMAN = { login: "alice", token: "ghp_alice_human_merge" };
-
-let forge: GitHubDouble;
+const gh = useGitHubCase({ repo: REPO, tag: "human_merge", coordinator: "coord-human-merge", workers: 2 });
+const { cluster, human: HUMAN } = gh;
 let gateway: GatewayProcess | null = null;
-const cluster = new ClusterFixture({ sandbox: "bwrap" });
-
-beforeAll(async () => {
-  forge = await GitHubDouble.start();
-  forge.addUser(BOT);
-  forge.addUser(HUMAN);
-  await forge.createRepository(REPO, { "README.md": "# app\n", "src/app.ts": "export const v = 0;\n" });
-  await forge.protectBranch(REPO, ["main"], ["ci"]);
-  await cluster.setup();
-  await cluster.startCoordinator("coord-human-merge", { forgeRetryBaseMs: 20 });
-  await cluster.startWorker(2);
-}, 120_000);
 
 afterAll(async () => {
   await gateway?.service.kill("SIGTERM");
-  await cluster.teardown();
-  await forge?.close();
 });
 
 const isOpen = (state: ProjectState, id: string) =>
   state.tasks.get(id)?.status === "pr_open" && pr(state, id)?.status === "open";
 
 /** Every ref of the forge's repository with its commit. */
-const refs = () => forge.git.git(REPO, ["for-each-ref", "--format=%(refname) %(objectname)"]);
+const refs = () => gh.forge.git.git(REPO, ["for-each-ref", "--format=%(refname) %(objectname)"]);
 
 describe("pull_request mode: merged by a person outside Overseer (GitHub double, merge: manual)", () => {
   it("a human merge makes the task done with the merge commit; Overseer moves nothing afterwards", async () => {
@@ -68,14 +52,8 @@ describe("pull_request mode: merged by a person outside Overseer (GitHub double,
           { title: "Add w" },
         ),
       ],
-      remote: () => forge.cloneUrl(REPO),
-      runnerConfig: ClusterFixture.fakeRunnerConfig({
-        landing: {
-          mode: "pull_request",
-          pull_request: { poll_seconds: 1, required_checks: ["ci"], merge: "manual" },
-        },
-        forge: { kind: "github", url: forge.url, repository: REPO, token: BOT.token },
-      }),
+      remote: () => gh.forge.cloneUrl(REPO),
+      runnerConfig: gh.pullRequestConfig({ merge: "manual" }),
     });
 
     // 1. Both pull requests open; H's checks go green (Overseer sees it and, manual, waits).
@@ -83,15 +61,15 @@ describe("pull_request mode: merged by a person outside Overseer (GitHub double,
     const h = pr(open, "H");
     const w = pr(open, "W");
     if (!h?.number || !w?.number) throw new Error("no pull requests");
-    forge.setCheckRun(REPO, h.headSha, { name: "ci", conclusion: "success" });
+    gh.forge.setCheckRun(REPO, h.headSha, { name: "ci", conclusion: "success" });
     await cluster.waitForProject(project, (s) => pr(s, "H")?.checks === "success", 120_000);
-    expect(forge.pulls(REPO).find((p) => p.number === h.number)?.state).toBe("open");
+    expect(gh.forge.pulls(REPO).find((p) => p.number === h.number)?.state).toBe("open");
 
     // 2. Alice merges it on the forge; the task is done with her merge commit.
-    const mergeSha = await forge.mergeByHuman(REPO, h.number, HUMAN.login, "merge");
+    const mergeSha = await gh.forge.mergeByHuman(REPO, h.number, HUMAN.login, "merge");
     const done = await cluster.waitForProject(project, (s) => s.tasks.get("H")?.status === "done", 120_000);
     const doneAt = Date.now();
-    expect(await forge.git.resolve(REPO, "refs/heads/main")).toBe(mergeSha);
+    expect(await gh.forge.git.resolve(REPO, "refs/heads/main")).toBe(mergeSha);
     expect(pr(done, "H")).toMatchObject({
       number: h.number,
       status: "merged",
@@ -143,20 +121,20 @@ describe("pull_request mode: merged by a person outside Overseer (GitHub double,
     const wPath = `/repos/${REPO}/pulls/${w.number}`;
     await until(
       () =>
-        forge.requests.filter((r) => r.at > doneAt && r.method === "GET" && r.path.endsWith(wPath)).length >=
-        3,
+        gh.forge.requests.filter((r) => r.at > doneAt && r.method === "GET" && r.path.endsWith(wPath))
+          .length >= 3,
       120_000,
     );
-    const after = forge.requests.filter((r) => r.at > doneAt);
+    const after = gh.forge.requests.filter((r) => r.at > doneAt);
     // GraphQL reads are POSTs too (the review threads); the one mutation the adapter has
     // (auto-merge) would show on the pull requests.
     const writes = after.filter((r) => r.method !== "GET" && r.path !== "/api/graphql");
     expect(writes).toEqual([]);
-    expect(forge.pulls(REPO).map((p) => p.autoMerge)).toEqual([null, null]);
+    expect(gh.forge.pulls(REPO).map((p) => p.autoMerge)).toEqual([null, null]);
     expect(await refs()).toBe(refsAtDone);
-    expect(await forge.git.resolve(REPO, "refs/heads/main")).toBe(mergeSha);
-    expect(forge.pulls(REPO)).toHaveLength(2);
-    expect(forge.takeViolations()).toEqual([]);
+    expect(await gh.forge.git.resolve(REPO, "refs/heads/main")).toBe(mergeSha);
+    expect(gh.forge.pulls(REPO)).toHaveLength(2);
+    expect(gh.forge.takeViolations()).toEqual([]);
 
     // Figures: forge API calls for H (Overseer's counter) and what the double logged.
     const row = await cluster.scratch.db
@@ -171,7 +149,7 @@ describe("pull_request mode: merged by a person outside Overseer (GitHub double,
       JSON.stringify({
         figure: "merged-by-human",
         forgeApiCallsForTask: row.api_calls,
-        doubleRequestsForRepo: forge.requests.length,
+        doubleRequestsForRepo: gh.forge.requests.length,
         readsOfMergedPullAfterDone: after.filter(hPaths).length,
       }),
     );

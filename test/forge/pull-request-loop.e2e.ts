@@ -13,44 +13,14 @@
  */
 
 import { listEvents } from "@overseer/db";
-import { GitHubDouble } from "@overseer/test-support";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ClusterFixture, scriptedTask } from "../support/cluster-fixture.ts";
+import { describe, expect, it } from "vitest";
+import { scriptedTask } from "../support/cluster-fixture.ts";
+import { useGitHubCase } from "./github-setup.ts";
 import { openOn, pr, until } from "./pull-request-state.ts";
 
 const REPO = "acme/app";
-const BOT = { login: "overseer-bot", token: "ghp_overseer_e2e" };
-const HUMAN = { login: "alice", token: "ghp_alice_e2e" };
-
-let forge: GitHubDouble;
-const cluster = new ClusterFixture({ sandbox: "bwrap" });
-
-beforeAll(async () => {
-  forge = await GitHubDouble.start();
-  forge.addUser(BOT);
-  forge.addUser(HUMAN);
-  await forge.createRepository(REPO, { "README.md": "# app\n", "src/app.ts": "export const v = 0;\n" });
-  await forge.protectBranch(REPO, ["main"], ["ci"]);
-  await cluster.setup();
-  await cluster.startCoordinator("coord-pr", { forgeRetryBaseMs: 20 });
-  await cluster.startWorker(2);
-}, 120_000);
-
-afterAll(async () => {
-  await cluster.teardown();
-  await forge?.close();
-});
-
-function prConfig(pullRequest: Record<string, unknown>) {
-  return ClusterFixture.fakeRunnerConfig({
-    attempts: 3,
-    landing: {
-      mode: "pull_request",
-      pull_request: { labels: ["overseer"], poll_seconds: 1, required_checks: ["ci"], ...pullRequest },
-    },
-    forge: { kind: "github", url: forge.url, repository: REPO, token: BOT.token },
-  });
-}
+const gh = useGitHubCase({ repo: REPO, tag: "e2e", coordinator: "coord-pr", workers: 2 });
+const { cluster, bot: BOT, human: HUMAN } = gh;
 
 describe("pull_request mode on the GitHub double (coordinator + worker + bwrap + git)", () => {
   it("CI red → fix → green → changes requested inline → fix answering the thread → approved → merged (auto)", async () => {
@@ -68,15 +38,18 @@ describe("pull_request mode on the GitHub double (coordinator + worker + bwrap +
     await cluster.addProject({
       id: project,
       tasks: [task],
-      remote: () => forge.cloneUrl(REPO),
-      runnerConfig: prConfig({ merge: "auto", required_approvals: 1 }),
+      remote: () => gh.forge.cloneUrl(REPO),
+      runnerConfig: gh.pullRequestConfig(
+        { labels: ["overseer"], merge: "auto", required_approvals: 1 },
+        { attempts: 3 },
+      ),
     });
 
     // 1. Approved: the pull request is open on the approved head; main did not move.
     const opened = await cluster.waitForProject(project, (s) => openOn(s, "T-1"), 120_000);
     const first = pr(opened, "T-1");
     if (!first?.number) throw new Error("no pull request");
-    const pull = forge.pulls(REPO).find((p) => p.number === first.number);
+    const pull = gh.forge.pulls(REPO).find((p) => p.number === first.number);
     expect(pull).toMatchObject({
       head: "overseer/pr/T-1",
       base: "main",
@@ -86,11 +59,11 @@ describe("pull_request mode on the GitHub double (coordinator + worker + bwrap +
     expect(pull?.body).toContain("<!-- overseer:task:T-1 -->");
     expect(pull?.body).toContain("v is bumped");
     expect(pull?.body).toContain("Looks right");
-    expect(await forge.git.resolve(REPO, "refs/heads/overseer/pr/T-1")).toBe(first.headSha);
-    const mainBefore = await forge.git.resolve(REPO, "refs/heads/main");
+    expect(await gh.forge.git.resolve(REPO, "refs/heads/overseer/pr/T-1")).toBe(first.headSha);
+    const mainBefore = await gh.forge.git.resolve(REPO, "refs/heads/main");
 
     // 2. CI red: the failing check's log tail reaches the next executor; its fix updates the same PR.
-    forge.setCheckRun(REPO, first.headSha, {
+    gh.forge.setCheckRun(REPO, first.headSha, {
       name: "ci",
       conclusion: "failure",
       log: `${"setup\n".repeat(50)}FAIL src/app.test.ts\nexpected v to be 2, got 1\n`,
@@ -111,12 +84,12 @@ describe("pull_request mode on the GitHub double (coordinator + worker + bwrap +
     // 3. Green, and a person requests changes with an inline comment on the updated pull request.
     const secondNumber = second.number;
     await until(() =>
-      (forge.pulls(REPO).find((p) => p.number === secondNumber)?.body ?? "").includes(
+      (gh.forge.pulls(REPO).find((p) => p.number === secondNumber)?.body ?? "").includes(
         second.headSha.slice(0, 12),
       ),
     );
-    forge.setCheckRun(REPO, second.headSha, { name: "ci", conclusion: "success" });
-    await forge.review(REPO, second.number, {
+    gh.forge.setCheckRun(REPO, second.headSha, { name: "ci", conclusion: "success" });
+    await gh.forge.review(REPO, second.number, {
       login: HUMAN.login,
       state: "CHANGES_REQUESTED",
       body: "One thing.",
@@ -136,20 +109,20 @@ describe("pull_request mode on the GitHub double (coordinator + worker + bwrap +
     expect(runs[2]?.prompt).toContain("src/app.ts");
     // The thread is answered by the push that addresses it.
     const number = third.number;
-    await until(() => forge.threads(REPO, number)[0]?.comments.at(-1)?.login === BOT.login);
-    expect(forge.threads(REPO, number)[0]?.comments.at(-1)?.body).toContain(third.headSha);
+    await until(() => gh.forge.threads(REPO, number)[0]?.comments.at(-1)?.login === BOT.login);
+    expect(gh.forge.threads(REPO, number)[0]?.comments.at(-1)?.body).toContain(third.headSha);
 
     // 4. Green and approved on the new head: Overseer merges it with the approved sha.
-    forge.setCheckRun(REPO, third.headSha, { name: "ci", conclusion: "success" });
-    await forge.review(REPO, third.number, { login: HUMAN.login, state: "APPROVED" });
+    gh.forge.setCheckRun(REPO, third.headSha, { name: "ci", conclusion: "success" });
+    await gh.forge.review(REPO, third.number, { login: HUMAN.login, state: "APPROVED" });
     const done = await cluster.waitForProject(project, (s) => s.tasks.get("T-1")?.status === "done", 120_000);
     const merged = pr(done, "T-1");
-    const main = await forge.git.resolve(REPO, "refs/heads/main");
+    const main = await gh.forge.git.resolve(REPO, "refs/heads/main");
     expect(main).not.toBe(mainBefore);
     expect(merged).toMatchObject({ status: "merged", mergeCommitSha: main, mergedBy: BOT.login });
-    expect(forge.pulls(REPO).filter((p) => p.head === "overseer/pr/T-1")).toHaveLength(1);
-    expect(await forge.git.git(REPO, ["show", `${main}:src/app.ts`])).toContain("v = 3");
-    expect(forge.takeViolations()).toEqual([]);
+    expect(gh.forge.pulls(REPO).filter((p) => p.head === "overseer/pr/T-1")).toHaveLength(1);
+    expect(await gh.forge.git.git(REPO, ["show", `${main}:src/app.ts`])).toContain("v = 3");
+    expect(gh.forge.takeViolations()).toEqual([]);
 
     // Figures for the closing note.
     const row = await cluster.scratch.db
