@@ -32,6 +32,7 @@ import { runGatewayStatusBench } from "./gateway-bench.ts";
 import { benchGitFloor } from "./git-floor-bench.ts";
 import { benchImageRuns } from "./image-run-bench.ts";
 import { benchScale, SCALE_DEFAULTS, type ScaleOptions } from "./scale-bench.ts";
+import { ScalePhaseError } from "./scale-progress.ts";
 import { benchTracingOverhead } from "./tracing-overhead-bench.ts";
 
 /** `--scale-projects 1000` etc.: the scale bench's sizes (scale-bench.ts), its defaults when absent. */
@@ -45,6 +46,9 @@ const SCALE_FLAGS: Record<string, keyof ScaleOptions> = {
   "scale-workers": "workers",
   "scale-worker-concurrency": "workerConcurrency",
   "scale-floor-iterations": "floorIterations",
+  "scale-phase-timeout-seconds": "phaseTimeoutSeconds",
+  "scale-stall-seconds": "stallSeconds",
+  "scale-probe-rate": "probeRate",
 };
 
 const { values } = parseArgs({
@@ -173,7 +177,14 @@ if (want("scale")) {
     sizes[key] = n;
   }
   log(`scale: ${sizes.projects} project(s) × ${sizes.tasksPerProject} task(s), ${sizes.longRuns} long runs`);
-  results.scale = await benchScale(sizes);
+  try {
+    results.scale = await benchScale(sizes);
+  } catch (error) {
+    // A phase that could not finish says which, how far it got and why (scale-progress.ts).
+    if (!(error instanceof ScalePhaseError)) throw error;
+    log(error.message);
+    process.exit(1);
+  }
   for (const f of (
     results.scale as { figures: { figure: string; value: number; goal: string; met: boolean | null }[] }
   ).figures) {

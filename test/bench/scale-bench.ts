@@ -7,23 +7,32 @@
  *   one    1 project × `overheadTasks` tasks, one at a time: its overhead vs the git floor
  *   busy   `projects` projects × `tasksPerProject` trivial tasks at once: statements and
  *          commands per applied transition, coordinator CPU per transition, throughput vs floor
- *   idle   every project active with nothing to do, for `idleSeconds`: statements/s, commands/s
+ *   idle   every project active with nothing to do, for `idleSeconds`: statements/s, commands/s,
+ *          coordinator CPU ms/s; then again with a tenth of them active (the rest paused), so
+ *          that the JSON shows whether idle cost grows with idle projects (`idle.bySize`)
  *   long   `longRuns` runs that sleep, all running, for `windowSeconds`: Redis commands/s per
  *          running run (above the idle rate), Redis memory per running run (`used_memory` with
- *          them running minus before they started)
+ *          them running minus before they started), coordinator CPU ms/s beside idle's
  *
  * A transition is one commit that wrote something: each sends exactly one NOTIFY, counted from
  * pg_stat_statements. Counts are exact; times depend on the machine's load.
  *
+ * Every wait is bounded (scale-progress.ts): a phase fails at once, saying how far it got and
+ * each paused project's reason, when its bound passes (`--scale-phase-timeout-seconds`, default
+ * scaled with the phase's size), when nothing progressed for `--scale-stall-seconds` (default
+ * 60 s + 0.1 s per project), when one of its projects pauses, or when a service exits.
+ *
  * The busy phase also times a real gateway process answering the fleet and one project's
- * status, request after request, while the projects run (scale-gateway-probe.ts).
+ * status while the projects run, open loop at `--scale-probe-rate` requests a second per route
+ * (scale-gateway-probe.ts). Projects are made from one template repository and started or paused
+ * through the product's transitions, several at a time (scale-setup.ts).
  *
  * Sizes (flags of bench-main.ts): the defaults finish in a few minutes on 2 cores. The issue's
  * sizes, one command each:
  *
  *   1,000 projects × 2 tasks, and the gateway's p99 while they run:
  *     npm run bench -- --only scale --scale-projects 1000 --scale-workers 2 --scale-worker-concurrency 16
- *   5,000 idle active projects (statements/s and coordinator CPU while nothing changes):
+ *   5,000 idle active projects (statements/s and coordinator CPU while nothing changes, at 501 and 5,001):
  *     npm run bench -- --only scale --scale-projects 5000 --scale-tasks 0 --scale-long-runs 0
  *   500 concurrent long runs (Redis commands/s and memory per running run):
  *     npm run bench -- --only scale --scale-projects 0 --scale-long-runs 500 --scale-workers 4 --scale-worker-concurrency 128
@@ -32,25 +41,35 @@
  * per-transition figures as null.
  */
 import os from "node:os";
-import { POSTGRES_NOTIFY_CHANNEL, sql } from "@overseer/db";
-import { createRedis } from "@overseer/queue";
+import { createRedis, type Redis } from "@overseer/queue";
+import { detectSandboxHost } from "@overseer/sandbox";
 import { loadSettings } from "@overseer/settings";
 import { ClusterFixture } from "../support/cluster-fixture.ts";
 import { startPrivatePostgres } from "../support/private-postgres.ts";
 import { startPrivateRedis } from "../support/private-redis.ts";
 import { type ServiceProcess, startService } from "../support/service-process.ts";
-import { TRIVIAL_HARNESS } from "./cluster-throughput-bench.ts";
 import { benchGitFloor } from "./git-floor-bench.ts";
 import {
   CommandCounter,
   type CommandTotals,
   processCpuMs,
   redisMemoryByKind,
+  redisUsedMemory,
+  runTimings,
   StatementCounter,
   type StatementTotals,
+  type Timings,
+  totalBytes,
 } from "./scale-counters.ts";
-import { GatewayProbe } from "./scale-gateway-probe.ts";
-import { type Percentiles, percentiles } from "./stats.ts";
+import { type GatewayLatencies, GatewayProbe } from "./scale-gateway-probe.ts";
+import {
+  boundMs,
+  PROGRESS_MIN_INTERVAL_MS,
+  ScalePhaseError,
+  ScaleProgress,
+  sleep,
+} from "./scale-progress.ts";
+import { addProjects, pauseProjects, projectIds, startProjects } from "./scale-setup.ts";
 
 export interface ScaleOptions {
   projects: number;
@@ -62,6 +81,12 @@ export interface ScaleOptions {
   workers: number;
   workerConcurrency: number;
   floorIterations: number;
+  /** Every phase's bound in seconds; 0: each phase's own, scaled with its size (scale-progress.ts). */
+  phaseTimeoutSeconds: number;
+  /** A phase fails when nothing progressed this long; 0: 60 s + 0.1 s per project. */
+  stallSeconds: number;
+  /** Gateway probe requests a second, per route (fleet, status), open loop. */
+  probeRate: number;
 }
 
 export const SCALE_DEFAULTS: ScaleOptions = Object.freeze({
@@ -74,6 +99,9 @@ export const SCALE_DEFAULTS: ScaleOptions = Object.freeze({
   workers: 2,
   workerConcurrency: 4,
   floorIterations: 30,
+  phaseTimeoutSeconds: 0,
+  stallSeconds: 0,
+  probeRate: 10,
 });
 
 const ROLES = { coordinator: "bench_coordinator", worker: "bench_worker" } as const;
@@ -93,6 +121,20 @@ interface Figure {
   met: boolean | null;
 }
 
+/** What the phases share: the cluster, its counters and services, the probe. */
+interface Rig {
+  cluster: ClusterFixture;
+  counters: { statements: StatementCounter; commands: CommandCounter };
+  monitor: Redis;
+  coordinatorPid: number | undefined;
+  gateway: GatewayProbe;
+  progress: ScaleProgress;
+  /** Why a service is gone (it exited during the bench), or null. */
+  broken: () => string | null;
+}
+
+const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
+
 export async function benchScale(options: ScaleOptions = SCALE_DEFAULTS): Promise<Record<string, unknown>> {
   if (options.longRuns > options.workers * options.workerConcurrency)
     throw new Error(
@@ -104,6 +146,8 @@ export async function benchScale(options: ScaleOptions = SCALE_DEFAULTS): Promis
       shared_preload_libraries: "pg_stat_statements",
       "pg_stat_statements.max": "10000",
       "pg_stat_statements.track_utility": "on",
+      // The bench's thousands of projects and the services' pools.
+      max_connections: "300",
     },
   });
   const redis = await startPrivateRedis();
@@ -116,148 +160,326 @@ export async function benchScale(options: ScaleOptions = SCALE_DEFAULTS): Promis
     reconcileIntervalMs: defaults.reconcileIntervalMs,
   }).setup();
   const processes: ServiceProcess[] = [];
-  const closers: (() => Promise<void>)[] = [];
   const monitor = createRedis(redis.url);
+  let gateway: GatewayProbe | null = null;
   try {
     const statements = new StatementCounter(cluster.scratch.db, Object.values(ROLES));
     await statements.install();
+    await addProjects(cluster, options, log);
+    const coordinatorPid = startServices(cluster, options, defaults, processes);
+    const broken = watchServices(processes);
+    const progress = new ScaleProgress(cluster.scratch.db, cluster.scratch.notifications, log);
+    await waitForWorkers(monitor, cluster.prefix, options, broken);
+    gateway = await GatewayProbe.start(cluster, "one-0");
     const counters = { statements, commands: new CommandCounter(monitor) };
-    await addProjects(cluster, options);
-    const env = serviceEnv(cluster, options, defaults);
-    const coordinator = startService("coordinator", {
-      ...env,
-      DATABASE_URL: roleUrl(cluster, ROLES.coordinator),
-    });
-    processes.push(coordinator);
-    for (let i = 0; i < options.workers; i++) {
-      processes.push(
-        startService("worker", {
-          ...env,
-          DATABASE_URL: roleUrl(cluster, ROLES.worker),
-          OVERSEER_WORKER_ID: `scale-w${i}`,
-        }),
-      );
-    }
-    await waitFor(async () => (await monitor.hlen(`${cluster.prefix}:workers`)) >= options.workers, 60_000);
-    const gateway = await GatewayProbe.start(cluster);
-    closers.push(() => gateway.close());
-    const pid = coordinator.child.pid;
-    const measure = (work: () => Promise<void>) => measurePhase(counters, pid, work);
-
-    const one = await measure(() => activateAndFinish(cluster, "one-", options.overheadTasks));
-    const oneTimings = await runTimings(cluster, "one-");
-    const busyTasks = options.projects * options.tasksPerProject;
-    gateway.begin(Array.from({ length: options.projects }, (_, p) => `scale-${p}`));
-    const busy = await measure(() => activateAndFinish(cluster, "scale-", busyTasks + options.overheadTasks));
-    const gatewayLatencies = await gateway.end();
-    const busyTimings = await runTimings(cluster, "scale-");
-    await quiet(counters.statements, 3000);
-    const idleProjects = options.projects + 1;
-    const idle = await measure(() => sleep(options.idleSeconds * 1000));
-    const memoryBefore = await redisUsedMemory(monitor);
-    const keysBefore = totalBytes(await redisMemoryByKind(monitor));
-    await activate(cluster, "long-");
-    await waitFor(() => runningRuns(cluster).then((n) => n >= options.longRuns), 300_000);
-    const long = await measure(() => sleep(options.windowSeconds * 1000));
-    const stillRunning = await runningRuns(cluster);
-    const memoryPerRun = ((await redisUsedMemory(monitor)) - memoryBefore) / stillRunning;
-    const memoryByKind = await redisMemoryByKind(monitor);
-    // What the running runs' keys hold (MEMORY USAGE of every key, after minus before): the job,
-    // its lock, its share of the queue's lists and events, its heartbeat entry. `used_memory`
-    // also moves with client buffers and the allocator, noisy at small sizes: reported beside.
-    const keysPerRun = (totalBytes(memoryByKind) - keysBefore) / stillRunning;
-
-    const slots = options.workers * options.workerConcurrency;
-    const floorTasksPerSecond = Math.min(slots, os.cpus().length) / ((2 * floor.perRunMs.p50) / 1000);
-    const busyTasksPerSecond = busyTasks > 0 ? busyTasks / busy.seconds : Number.NaN;
-    const transitions = busy.statements.notifies;
-    const gatewayCommandsPerRequest = await gateway.calibrate(
-      counters.commands,
-      options.projects > 0 ? "scale-0" : undefined,
-      // The background rate right now: the long runs are still running.
-      long.commands.all / long.seconds,
-    );
-    const busyServiceCommands = busy.commands.all - gatewayLatencies.requests * gatewayCommandsPerRequest;
-    const idleCommandsPerSecond = idle.commands.all / idle.seconds;
-    const longPerRun = (long.commands.all / long.seconds - idleCommandsPerSecond) / options.longRuns;
-    const overhead = (oneTimings.queuedToSpawned.p50 + oneTimings.exitedToCommitted.p50) / floor.perRunMs.p50;
-    const idleStatementsPerSecond = idle.statements.all / idle.seconds;
-    const figures: Figure[] = [
-      figure(
-        "Postgres statements per applied transition",
-        busy.statements.all / transitions,
-        "≤ 10",
-        (v) => v <= 10,
-      ),
-      figure(
-        "Redis commands per applied transition",
-        busyServiceCommands / transitions,
-        "≤ 25",
-        (v) => v <= 25,
-      ),
-      figure("statements/s from idle active projects", idleStatementsPerSecond, "≈ 0 (≤ 1/s)", (v) => v <= 1),
-      figure("Redis commands/s per running run", longPerRun, "≤ 1", (v) => v <= 1),
-      figure("Redis memory bytes per running run (its keys)", keysPerRun, "≤ 1024", (v) => v <= 1024),
-      figure("coordinator CPU ms per transition", busy.coordinatorCpuMs / transitions, "reported", null),
-      figure(
-        "throughput as a share of the git floor",
-        busyTasksPerSecond / floorTasksPerSecond,
-        "≥ 0.6",
-        (v) => v >= 0.6,
-      ),
-      figure("one project's overhead vs the git floor", overhead, "≤ 1.5", (v) => v <= 1.5),
-      figure(
-        `gateway fleet p99 ms while ${options.projects} projects run`,
-        gatewayLatencies.fleetMs.p99,
-        "≤ 50",
-        (v) => v <= 50,
-      ),
-      figure(
-        `gateway status p99 ms while ${options.projects} projects run`,
-        gatewayLatencies.statusMs.p99,
-        "≤ 50",
-        (v) => v <= 50,
-      ),
-    ];
+    const rig: Rig = { cluster, counters, monitor, coordinatorPid, gateway, progress, broken };
+    const measured = await runPhases(rig, options);
+    const sandboxHost = await detectSandboxHost();
     return {
-      sizes: { ...options, slots, idleProjects, sandbox: "bwrap" },
-      figures,
-      floor: { perRunP50Ms: floor.perRunMs.p50, tasksPerSecond: round(floorTasksPerSecond) },
-      one: { ...summary(one, one.statements.notifies), timings: oneTimings },
-      busy: {
-        ...summary(busy, transitions),
-        tasks: busyTasks,
-        tasksPerSecond: round(busyTasksPerSecond),
-        transitionsPerTask: round(transitions / busyTasks),
-        timings: busyTimings,
-        gateway: { ...gatewayLatencies, redisCommandsPerRequest: round(gatewayCommandsPerRequest) },
-        serviceCommandsPerTransition: round(busyServiceCommands / transitions),
-      },
-      idle: {
-        ...summary(idle, 0),
-        statementsPerSecond: round(idleStatementsPerSecond),
-        commandsPerSecond: round(idleCommandsPerSecond),
-        coordinatorCpuMsPerSecond: round(idle.coordinatorCpuMs / idle.seconds),
-      },
-      long: {
-        ...summary(long, long.statements.notifies),
-        runsRunning: { atStart: options.longRuns, atEnd: stillRunning },
-        commandsPerSecond: round(long.commands.all / long.seconds),
-        commandsPerSecondPerRunAboveIdle: round(longPerRun),
-        redisKeyBytesPerRun: round(keysPerRun),
-        redisUsedMemoryBytesPerRun: round(memoryPerRun),
-        redisMemoryByKind: Object.fromEntries(Object.entries(memoryByKind).slice(0, 15)),
+      ...(await report(rig, options, floor, measured)),
+      conditions: {
+        sandbox: "bwrap",
+        sandboxHost: sandboxHost.summary,
+        limitsEnforced: sandboxHost.cgroups.controllers,
+        // Not set: the workers here enforce per-run pids and memory limits in their own cgroups.
+        allowUnenforcedLimits: false,
+        probe: `open loop, ${options.probeRate} fleet + ${options.probeRate} status requests/s`,
+        progressReadsAtMostEveryMs: PROGRESS_MIN_INTERVAL_MS,
       },
     };
   } finally {
     monitor.disconnect();
-    for (const close of closers) await close().catch(() => undefined);
+    await gateway?.close().catch(() => undefined);
     await Promise.all(processes.map((p) => p.kill("SIGTERM")));
     await cluster.teardown();
     cluster.redis.disconnect();
     await redis.stop();
     await postgres.destroy();
   }
+}
+
+/** Starts the coordinator and the workers as processes (their own database roles); returns the coordinator's pid. */
+function startServices(
+  cluster: ClusterFixture,
+  options: ScaleOptions,
+  defaults: ReturnType<typeof loadSettings>,
+  processes: ServiceProcess[],
+): number | undefined {
+  const env = serviceEnv(cluster, options, defaults);
+  const coordinator = startService("coordinator", {
+    ...env,
+    DATABASE_URL: roleUrl(cluster, ROLES.coordinator),
+  });
+  processes.push(coordinator);
+  for (let i = 0; i < options.workers; i++) {
+    processes.push(
+      startService("worker", {
+        ...env,
+        DATABASE_URL: roleUrl(cluster, ROLES.worker),
+        OVERSEER_WORKER_ID: `scale-w${i}`,
+      }),
+    );
+  }
+  return coordinator.child.pid;
+}
+
+/** A service that exits before the bench stops it breaks every phase: said with its last output. */
+function watchServices(processes: readonly ServiceProcess[]): () => string | null {
+  let gone: string | null = null;
+  processes.forEach((p, i) => {
+    void p.exited.then((code) => {
+      const tail = p.output().trim().split("\n").slice(-5).join("\n    ");
+      gone ??= `${p.name} ${i === 0 ? "" : `#${i} `}exited (${String(code)}):\n    ${tail}`;
+    });
+  });
+  return () => gone;
+}
+
+async function waitForWorkers(
+  monitor: Redis,
+  prefix: string,
+  options: ScaleOptions,
+  broken: () => string | null,
+): Promise<void> {
+  const deadline = Date.now() + boundMs(options.phaseTimeoutSeconds, 60, 0, 0);
+  for (;;) {
+    const registered = await monitor.hlen(`${prefix}:workers`);
+    if (registered >= options.workers) return;
+    const why = broken() ?? (Date.now() > deadline ? "its bound passed" : null);
+    if (why !== null)
+      throw new ScalePhaseError(
+        `scale bench: phase "workers start" failed: ${why}\n  how far: ${registered} of ${options.workers} workers registered`,
+      );
+    await sleep(200);
+  }
+}
+
+interface Measured {
+  one: PhaseCounts;
+  oneTimings: Timings;
+  busy: PhaseCounts;
+  busyTimings: Timings;
+  gatewayLatencies: GatewayLatencies;
+  idle: PhaseCounts;
+  /** Idle at a tenth of the projects (the rest paused), for flatness; null below 10 projects. */
+  idleSmall: { projects: number; counts: PhaseCounts } | null;
+  long: PhaseCounts;
+  stillRunning: number;
+  memoryPerRun: number;
+  memoryByKind: Record<string, { keys: number; bytes: number }>;
+  keysPerRun: number;
+}
+
+async function runPhases(rig: Rig, options: ScaleOptions): Promise<Measured> {
+  const { cluster, counters, progress } = rig;
+  const measure = (work: () => Promise<void>) => measurePhase(counters, rig.coordinatorPid, work);
+  const stallMs = (projects: number) =>
+    (options.stallSeconds > 0 ? options.stallSeconds : 60 + 0.1 * projects) * 1000;
+  const done = (phase: string, prefix: string, total: number, bound: number, projects: number) =>
+    progress.waitFor({
+      phase,
+      prefix,
+      until: (p) => p.tasksDone >= total,
+      describe: (p) => `${p.tasksDone} of ${total} tasks done`,
+      progressOf: (p) => p.tasksDone,
+      boundMs: bound,
+      stallMs: stallMs(projects),
+      broken: rig.broken,
+    });
+
+  log(`scale one: 1 project × ${options.overheadTasks} tasks`);
+  const one = await measure(async () => {
+    await startProjects(cluster, ["one-0"]);
+    await done(
+      "one",
+      "one-",
+      options.overheadTasks,
+      boundMs(options.phaseTimeoutSeconds, 60, 20, options.overheadTasks),
+      1,
+    );
+  });
+  const oneTimings = await runTimings(cluster, "one-");
+  const busyTasks = options.projects * options.tasksPerProject;
+  const scaleIds = projectIds("scale-", options.projects);
+  log(`scale busy: ${options.projects} projects × ${options.tasksPerProject} tasks`);
+  rig.gateway.begin(scaleIds, options.probeRate);
+  const busy = await measure(async () => {
+    await startProjects(cluster, scaleIds);
+    const bound = boundMs(options.phaseTimeoutSeconds, 120, 1, busyTasks + 0.05 * options.projects);
+    await done("busy", "scale-", busyTasks + options.overheadTasks, bound, options.projects);
+  });
+  const gatewayLatencies = await rig.gateway.end();
+  const busyTimings = await runTimings(cluster, "scale-");
+  await quiet(rig, options);
+  log(`scale idle: ${options.projects + 1} active projects for ${options.idleSeconds} s`);
+  const idle = await measure(() => sleep(options.idleSeconds * 1000));
+  let idleSmall: Measured["idleSmall"] = null;
+  if (options.projects >= 10) {
+    const small = Math.ceil(options.projects / 10);
+    await pauseProjects(cluster, scaleIds.slice(small));
+    await quiet(rig, options);
+    log(`scale idle: ${small + 1} active projects for ${options.idleSeconds} s`);
+    idleSmall = { projects: small + 1, counts: await measure(() => sleep(options.idleSeconds * 1000)) };
+  }
+  return {
+    one,
+    oneTimings,
+    busy,
+    busyTimings,
+    gatewayLatencies,
+    idle,
+    idleSmall,
+    ...(await longPhase(rig, options, measure, stallMs)),
+  };
+}
+
+async function longPhase(
+  rig: Rig,
+  options: ScaleOptions,
+  measure: (work: () => Promise<void>) => Promise<PhaseCounts>,
+  stallMs: (projects: number) => number,
+) {
+  const { cluster, monitor } = rig;
+  const memoryBefore = await redisUsedMemory(monitor);
+  const keysBefore = totalBytes(await redisMemoryByKind(monitor));
+  log(`scale long: ${options.longRuns} runs that sleep`);
+  await startProjects(cluster, projectIds("long-", options.longRuns));
+  await rig.progress.waitFor({
+    phase: "long runs start",
+    prefix: "long-",
+    until: (p) => p.runsRunning >= options.longRuns,
+    describe: (p) => `${p.runsRunning} of ${options.longRuns} runs running`,
+    progressOf: (p) => p.runsRunning,
+    boundMs: boundMs(options.phaseTimeoutSeconds, 60, 0.5, options.longRuns),
+    stallMs: stallMs(options.longRuns),
+    broken: rig.broken,
+  });
+  const long = await measure(() => sleep(options.windowSeconds * 1000));
+  const stillRunning = (await rig.progress.read("long-")).runsRunning;
+  const memoryPerRun = ((await redisUsedMemory(monitor)) - memoryBefore) / stillRunning;
+  const memoryByKind = await redisMemoryByKind(monitor);
+  // What the running runs' keys hold (MEMORY USAGE of every key, after minus before): the job,
+  // its lock, its share of the queue's lists and events, its heartbeat entry. `used_memory`
+  // also moves with client buffers and the allocator, noisy at small sizes: reported beside.
+  const keysPerRun = (totalBytes(memoryByKind) - keysBefore) / stillRunning;
+  return { long, stillRunning, memoryPerRun, memoryByKind, keysPerRun };
+}
+
+async function report(
+  rig: Rig,
+  options: ScaleOptions,
+  floor: Awaited<ReturnType<typeof benchGitFloor>>,
+  m: Measured,
+): Promise<Record<string, unknown>> {
+  const { one, busy, idle, long, gatewayLatencies } = m;
+  const slots = options.workers * options.workerConcurrency;
+  const floorTasksPerSecond = Math.min(slots, os.cpus().length) / ((2 * floor.perRunMs.p50) / 1000);
+  const busyTasks = options.projects * options.tasksPerProject;
+  const busyTasksPerSecond = busyTasks > 0 ? busyTasks / busy.seconds : Number.NaN;
+  const transitions = busy.statements.notifies;
+  const gatewayCommandsPerRequest = await rig.gateway.calibrate(
+    rig.counters.commands,
+    options.projects > 0 ? "scale-0" : undefined,
+    // The background rate right now: the long runs are still running.
+    long.commands.all / long.seconds,
+  );
+  const busyServiceCommands = busy.commands.all - gatewayLatencies.requests * gatewayCommandsPerRequest;
+  const idleCommandsPerSecond = idle.commands.all / idle.seconds;
+  const longPerRun = (long.commands.all / long.seconds - idleCommandsPerSecond) / options.longRuns;
+  const overhead =
+    (m.oneTimings.queuedToSpawned.p50 + m.oneTimings.exitedToCommitted.p50) / floor.perRunMs.p50;
+  const idleStatementsPerSecond = idle.statements.all / idle.seconds;
+  const cpuPerSecond = (c: PhaseCounts) => c.coordinatorCpuMs / c.seconds;
+  const idleProjects = options.projects + 1;
+  const idleGrowth = m.idleSmall
+    ? ((cpuPerSecond(idle) - cpuPerSecond(m.idleSmall.counts)) / (idleProjects - m.idleSmall.projects)) * 1000
+    : Number.NaN;
+  const figures: Figure[] = [
+    figure(
+      "Postgres statements per applied transition",
+      busy.statements.all / transitions,
+      "≤ 10",
+      (v) => v <= 10,
+    ),
+    figure(
+      "Redis commands per applied transition",
+      busyServiceCommands / transitions,
+      "≤ 25",
+      (v) => v <= 25,
+    ),
+    figure("statements/s from idle active projects", idleStatementsPerSecond, "≈ 0 (≤ 1/s)", (v) => v <= 1),
+    figure("Redis commands/s per running run", longPerRun, "≤ 1", (v) => v <= 1),
+    figure("Redis memory bytes per running run (its keys)", m.keysPerRun, "≤ 1024", (v) => v <= 1024),
+    figure("coordinator CPU ms per transition", busy.coordinatorCpuMs / transitions, "reported", null),
+    figure(
+      `coordinator idle CPU ms/s added per 1,000 active projects (${m.idleSmall?.projects ?? "-"} → ${idleProjects})`,
+      idleGrowth,
+      "≈ 0 (flat)",
+      null,
+    ),
+    figure(
+      "throughput as a share of the git floor",
+      busyTasksPerSecond / floorTasksPerSecond,
+      "≥ 0.6",
+      (v) => v >= 0.6,
+    ),
+    figure("one project's overhead vs the git floor", overhead, "≤ 1.5", (v) => v <= 1.5),
+    figure(
+      `gateway fleet p99 ms while ${options.projects} projects run`,
+      gatewayLatencies.fleetMs.p99,
+      "≤ 50",
+      (v) => v <= 50,
+    ),
+    figure(
+      `gateway status p99 ms while ${options.projects} projects run`,
+      gatewayLatencies.statusMs.p99,
+      "≤ 50",
+      (v) => v <= 50,
+    ),
+  ];
+  const idleAt = (projects: number, c: PhaseCounts) => ({
+    activeProjects: projects,
+    seconds: round(c.seconds),
+    coordinatorCpuMsPerSecond: round(cpuPerSecond(c)),
+    statementsPerSecond: round(c.statements.all / c.seconds),
+    commandsPerSecond: round(c.commands.all / c.seconds),
+  });
+  return {
+    sizes: { ...options, slots, idleProjects },
+    figures,
+    floor: { perRunP50Ms: floor.perRunMs.p50, tasksPerSecond: round(floorTasksPerSecond) },
+    one: { ...summary(one, one.statements.notifies), timings: m.oneTimings },
+    busy: {
+      ...summary(busy, transitions),
+      tasks: busyTasks,
+      tasksPerSecond: round(busyTasksPerSecond),
+      transitionsPerTask: round(transitions / busyTasks),
+      timings: m.busyTimings,
+      gateway: { ...gatewayLatencies, redisCommandsPerRequest: round(gatewayCommandsPerRequest) },
+      serviceCommandsPerTransition: round(busyServiceCommands / transitions),
+    },
+    idle: {
+      ...summary(idle, 0),
+      statementsPerSecond: round(idleStatementsPerSecond),
+      commandsPerSecond: round(idleCommandsPerSecond),
+      coordinatorCpuMsPerSecond: round(cpuPerSecond(idle)),
+      bySize: [
+        ...(m.idleSmall ? [idleAt(m.idleSmall.projects, m.idleSmall.counts)] : []),
+        idleAt(idleProjects, idle),
+      ],
+    },
+    long: {
+      ...summary(long, long.statements.notifies),
+      runsRunning: { atStart: options.longRuns, atEnd: m.stillRunning },
+      commandsPerSecond: round(long.commands.all / long.seconds),
+      commandsPerSecondPerRunAboveIdle: round(longPerRun),
+      // Beside idle's: flat when the running runs cost the coordinator nothing.
+      coordinatorCpuMsPerSecond: round(cpuPerSecond(long)),
+      redisKeyBytesPerRun: round(m.keysPerRun),
+      redisUsedMemoryBytesPerRun: round(m.memoryPerRun),
+      redisMemoryByKind: Object.fromEntries(Object.entries(m.memoryByKind).slice(0, 15)),
+    },
+  };
 }
 
 /** A figure beside its goal; one this size cannot give (no transition, no request) is null, not judged. */
@@ -285,38 +507,6 @@ function summary(phase: PhaseCounts, transitions: number) {
     topStatements: phase.statements.top,
     topCommands: Object.fromEntries(Object.entries(phase.commands.byCommand).slice(0, 15)),
   };
-}
-
-/** The projects of every phase, created paused (no service runs yet). */
-async function addProjects(cluster: ClusterFixture, options: ScaleOptions): Promise<void> {
-  const trivial = ClusterFixture.fakeRunnerConfig({ argv: TRIVIAL_HARNESS, timeout_seconds: 120 });
-  const tasks = (n: number) =>
-    Array.from({ length: n }, (_, i) => ({
-      id: `S00-${String(i + 1).padStart(3, "0")}`,
-      title: `Bench task ${i + 1}`,
-      scope: ["**"],
-    }));
-  await cluster.addProject({
-    id: "one-0",
-    tasks: tasks(options.overheadTasks),
-    runnerConfig: trivial,
-    start: false,
-  });
-  for (let p = 0; p < options.projects; p++) {
-    await cluster.addProject({
-      id: `scale-${p}`,
-      tasks: tasks(options.tasksPerProject),
-      runnerConfig: trivial,
-      start: false,
-    });
-  }
-  const sleeper = ClusterFixture.fakeRunnerConfig({
-    argv: ["/bin/sh", "-c", "cat >/dev/null; exec sleep 3600"],
-    timeout_seconds: 3600,
-  });
-  for (let p = 0; p < options.longRuns; p++) {
-    await cluster.addProject({ id: `long-${p}`, tasks: tasks(1), runnerConfig: sleeper, start: false });
-  }
 }
 
 /** The services' environment: the production timings, not the test fixture's short ones. */
@@ -362,112 +552,25 @@ async function measurePhase(
   return { seconds, statements, commands, coordinatorCpuMs: cpu1 - cpu0 };
 }
 
-/** Starts the projects whose id starts with `prefix` (as an operator would: a NOTIFY with no origin). */
-async function activate(cluster: ClusterFixture, prefix: string): Promise<void> {
-  const db = cluster.scratch.db;
-  await db
-    .updateTable("projects")
-    .set({ status: "active", sessions_used: 0 })
-    .where("id", "like", `${prefix}%`)
-    .execute();
-  await sql`SELECT pg_notify(${POSTGRES_NOTIFY_CHANNEL}, id) FROM projects WHERE id LIKE ${`${prefix}%`}`.execute(
-    db,
-  );
-}
-
-/** Starts the projects of `prefix` and waits until `doneTotal` tasks of the cluster are done. */
-async function activateAndFinish(cluster: ClusterFixture, prefix: string, doneTotal: number): Promise<void> {
-  const db = cluster.scratch.db;
-  let wake: () => void = () => {};
-  const listener = await cluster.scratch.notifications.listen(POSTGRES_NOTIFY_CHANNEL, () => wake());
-  try {
-    await activate(cluster, prefix);
-    const deadline = Date.now() + 1_800_000;
-    for (;;) {
-      const { n } = await db
-        .selectFrom("tasks")
-        .select((eb) => eb.fn.countAll<string>().as("n"))
-        .where("status", "=", "done")
-        .executeTakeFirstOrThrow();
-      if (Number(n) >= doneTotal) return;
-      if (Date.now() > deadline) throw new Error(`scale bench timed out: ${n} of ${doneTotal} tasks done`);
-      await new Promise<void>((resolve) => {
-        wake = resolve;
-        setTimeout(resolve, 250).unref();
-      });
-    }
-  } finally {
-    await listener.unlisten();
-  }
-}
-
-/** Waits until no transition was applied for `ms` (the last results and claims settled). */
-async function quiet(statements: StatementCounter, ms: number): Promise<void> {
+/**
+ * Waits until no transition was applied for 3 s (the last results and claims settled), within
+ * the phase bound (60 s + 0.05 s per project).
+ */
+async function quiet(rig: Rig, options: ScaleOptions): Promise<void> {
+  const { statements } = rig.counters;
+  const deadline = Date.now() + boundMs(options.phaseTimeoutSeconds, 60, 0.05, options.projects);
   await statements.reset();
   for (;;) {
-    await sleep(ms);
+    await sleep(3000);
     const { notifies } = await statements.read(0);
     if (notifies === 0) return;
+    const why = rig.broken() ?? (Date.now() > deadline ? "its bound passed" : null);
+    if (why !== null)
+      throw new ScalePhaseError(
+        `scale bench: phase "quiet" failed: ${why}\n  how far: still ${notifies} transitions in the last 3 s`,
+      );
     await statements.reset();
   }
-}
-
-function totalBytes(kinds: Record<string, { bytes: number }>): number {
-  return Object.values(kinds).reduce((n, k) => n + k.bytes, 0);
-}
-
-/** Redis `used_memory` (INFO memory), in bytes. */
-async function redisUsedMemory(redis: ReturnType<typeof createRedis>): Promise<number> {
-  const info = await redis.info("memory");
-  return Number(/^used_memory:(\d+)/m.exec(info)?.[1] ?? Number.NaN);
-}
-
-async function runningRuns(cluster: ClusterFixture): Promise<number> {
-  const { n } = await cluster.scratch.db
-    .selectFrom("runs")
-    .select((eb) => eb.fn.countAll<string>().as("n"))
-    .where("status", "=", "running")
-    .executeTakeFirstOrThrow();
-  return Number(n);
-}
-
-interface Timings {
-  runs: number;
-  queuedToSpawned: Percentiles;
-  exitedToCommitted: Percentiles;
-  enqueuedToPickedP50: number;
-  receivedToCommittedP50: number;
-}
-
-async function runTimings(cluster: ClusterFixture, prefix: string): Promise<Timings> {
-  const rows = await cluster.scratch.db
-    .selectFrom("runs")
-    .select(["timing"])
-    .where("status", "=", "finished")
-    .where("project_id", "like", `${prefix}%`)
-    .execute();
-  const timings = rows.map((r) => r.timing as Record<string, unknown>);
-  const gap = (from: string, to: string) =>
-    timings.map((t) => Number(t[to] ?? Number.NaN) - Number(t[from] ?? Number.NaN));
-  return {
-    runs: rows.length,
-    queuedToSpawned: percentiles(gap("enqueuedAt", "spawnedAt")),
-    exitedToCommitted: percentiles(gap("exitedAt", "committed")),
-    enqueuedToPickedP50: percentiles(gap("enqueuedAt", "pickedAt")).p50,
-    receivedToCommittedP50: percentiles(gap("received", "committed")).p50,
-  };
-}
-
-async function waitFor(check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`scale bench: condition not met within ${timeoutMs} ms`);
-    await sleep(100);
-  }
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
 }
 
 function round(n: number): number {

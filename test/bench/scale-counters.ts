@@ -8,6 +8,8 @@
 import { readFile } from "node:fs/promises";
 import { type Db, sql } from "@overseer/db";
 import type { Redis } from "@overseer/queue";
+import type { ClusterFixture } from "../support/cluster-fixture.ts";
+import { type Percentiles, percentiles } from "./stats.ts";
 
 /** The statements of `pg_stat_statements` that only delimit a transaction. */
 const TRANSACTION_CONTROL =
@@ -145,4 +147,44 @@ export async function redisMemoryByKind(
     });
   } while (cursor !== "0");
   return Object.fromEntries([...kinds.entries()].sort((a, b) => b[1].bytes - a[1].bytes).slice(0, top));
+}
+
+/** Bytes of `redisMemoryByKind`'s kinds together. */
+export function totalBytes(kinds: Record<string, { bytes: number }>): number {
+  return Object.values(kinds).reduce((n, k) => n + k.bytes, 0);
+}
+
+/** Redis `used_memory` (INFO memory), in bytes. */
+export async function redisUsedMemory(redis: Redis): Promise<number> {
+  const info = await redis.info("memory");
+  return Number(/^used_memory:(\d+)/m.exec(info)?.[1] ?? Number.NaN);
+}
+
+/** Run times of one phase, ms. */
+export interface Timings {
+  runs: number;
+  queuedToSpawned: Percentiles;
+  exitedToCommitted: Percentiles;
+  enqueuedToPickedP50: number;
+  receivedToCommittedP50: number;
+}
+
+/** The finished runs of the projects of `prefix`: how long each step took, percentiles. */
+export async function runTimings(cluster: ClusterFixture, prefix: string): Promise<Timings> {
+  const rows = await cluster.scratch.db
+    .selectFrom("runs")
+    .select(["timing"])
+    .where("status", "=", "finished")
+    .where("project_id", "like", `${prefix}%`)
+    .execute();
+  const timings = rows.map((r) => r.timing as Record<string, unknown>);
+  const gap = (from: string, to: string) =>
+    timings.map((t) => Number(t[to] ?? Number.NaN) - Number(t[from] ?? Number.NaN));
+  return {
+    runs: rows.length,
+    queuedToSpawned: percentiles(gap("enqueuedAt", "spawnedAt")),
+    exitedToCommitted: percentiles(gap("exitedAt", "committed")),
+    enqueuedToPickedP50: percentiles(gap("enqueuedAt", "pickedAt")).p50,
+    receivedToCommittedP50: percentiles(gap("received", "committed")).p50,
+  };
 }

@@ -4,12 +4,12 @@
  * coordinator and workers (or none, when a test spawns them as processes).
  */
 import { randomBytes } from "node:crypto";
-import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import { cp, mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { Coordinator, type CoordinatorOptions, resolveCoordinatorOptions } from "@overseer/coordinator";
 import { createProject, createScratchDatabase, type ScratchDatabase } from "@overseer/db";
-import type { ProjectState } from "@overseer/domain";
+import type { ProjectState, RepoKind } from "@overseer/domain";
 import { initBareRepo, repoKindOf, runGit } from "@overseer/git";
 import { fakeHarnessPath } from "@overseer/harness";
 import { parseRunnerConfig } from "@overseer/project-config";
@@ -78,6 +78,12 @@ export interface ProjectSpec {
   start?: boolean;
   /** The remote the project names for its bare repository (default: the repository's path). */
   remote?: (repoPath: string) => string;
+  /**
+   * A bare repository (`createRepo`) copied file by file for this project instead of one made
+   * with git: many projects with the same start for the cost of a copy each (the scale bench's
+   * thousands). Each project still has a repository of its own. Ignored with `workingCopy`.
+   */
+  template?: string;
   /**
    * Register a non-bare clone with `main` checked out (a user's working copy) instead of a
    * bare repository. Default false.
@@ -163,6 +169,13 @@ export class ClusterFixture {
     return repo;
   }
 
+  /** A copy of the bare repository `template` (a file copy, no git process) named `name`. */
+  async copyRepo(template: string, name: string): Promise<string> {
+    const repo = path.join(this.dataDir, "repos", `${name}.git`);
+    await cp(template, repo, { recursive: true, errorOnExist: true, force: false });
+    return repo;
+  }
+
   /**
    * A user's working copy: a non-bare clone of a fresh bare repository (`createRepo`), with
    * `main` checked out. Returns the clone's path.
@@ -191,16 +204,27 @@ export class ClusterFixture {
     ) as unknown as Record<string, unknown>;
   }
 
+  private readonly templateKinds = new Map<string, Promise<RepoKind>>();
+
   async addProject(spec: ProjectSpec): Promise<string> {
+    const template = spec.workingCopy ? undefined : spec.template;
     const repo = spec.workingCopy
       ? await this.createWorkingCopy(spec.id, spec.files)
-      : await this.createRepo(spec.id, spec.files);
+      : template !== undefined
+        ? await this.copyRepo(template, spec.id)
+        : await this.createRepo(spec.id, spec.files);
     const runnerConfig = spec.runnerConfig ?? ClusterFixture.fakeRunnerConfig();
+    // A copy is what its template is: asked once.
+    let repoKind = template !== undefined ? this.templateKinds.get(template) : undefined;
+    if (repoKind === undefined) {
+      repoKind = repoKindOf(template ?? repo, "main");
+      if (template !== undefined) this.templateKinds.set(template, repoKind);
+    }
     await createProject(this.scratch.db, {
       id: spec.id,
       repo: spec.remote ? spec.remote(repo) : repo,
       // What `overseer init` records: a working copy's work lands on overseer/main.
-      repoKind: await repoKindOf(repo, "main"),
+      repoKind: await repoKind,
       runnerConfig,
       concurrency: spec.concurrency ?? 1,
       objective: `Test project ${spec.id}`,

@@ -1,0 +1,94 @@
+/**
+ * The scale bench's projects: thousands of them, created before any service runs, and started
+ * or paused the way an operator does (the `start-project` and `set-project-status` transitions,
+ * each with its event and NOTIFY), several at a time.
+ *
+ * Every project has a bare repository of its own, as in production, but not one made with git
+ * each time: one template (`git init` + an initial commit, what `overseer init` needs) is copied
+ * file by file (ClusterFixture's `template`). Git would spawn ~8 processes per project, minutes at
+ * 5,000 projects on a loaded machine; the copy costs a few files. Its hook samples are left out
+ * of the template (git needs none of them).
+ */
+import { readdir, rm } from "node:fs/promises";
+import path from "node:path";
+import { startProject, TransitionApplier } from "@overseer/transitions";
+import { ClusterFixture } from "../support/cluster-fixture.ts";
+import { TRIVIAL_HARNESS } from "./cluster-throughput-bench.ts";
+
+/** How many projects the bench creates, starts or pauses at once (its Postgres connections). */
+const PARALLEL = 8;
+
+export interface ProjectSizes {
+  projects: number;
+  tasksPerProject: number;
+  overheadTasks: number;
+  longRuns: number;
+}
+
+/** The projects of every phase, created paused (no service runs yet): `one-0`, `scale-<n>`, `long-<n>`. */
+export async function addProjects(
+  cluster: ClusterFixture,
+  sizes: ProjectSizes,
+  log: (line: string) => void,
+): Promise<void> {
+  const t0 = performance.now();
+  const template = await cluster.createRepo("template");
+  const hooks = path.join(template, "hooks");
+  for (const sample of await readdir(hooks).catch(() => [])) await rm(path.join(hooks, sample));
+  const trivial = ClusterFixture.fakeRunnerConfig({ argv: TRIVIAL_HARNESS, timeout_seconds: 120 });
+  const sleeper = ClusterFixture.fakeRunnerConfig({
+    argv: ["/bin/sh", "-c", "cat >/dev/null; exec sleep 3600"],
+    timeout_seconds: 3600,
+  });
+  const tasks = (n: number) =>
+    Array.from({ length: n }, (_, i) => ({
+      id: `S00-${String(i + 1).padStart(3, "0")}`,
+      title: `Bench task ${i + 1}`,
+      scope: ["**"],
+    }));
+  const specs = [
+    { id: "one-0", tasks: tasks(sizes.overheadTasks), runnerConfig: trivial },
+    ...Array.from({ length: sizes.projects }, (_, p) => ({
+      id: `scale-${p}`,
+      tasks: tasks(sizes.tasksPerProject),
+      runnerConfig: trivial,
+    })),
+    ...Array.from({ length: sizes.longRuns }, (_, p) => ({
+      id: `long-${p}`,
+      tasks: tasks(1),
+      runnerConfig: sleeper,
+    })),
+  ];
+  await inParallel(specs, (spec) => cluster.addProject({ ...spec, template, start: false }));
+  log(`scale: ${specs.length} projects created in ${Math.round(performance.now() - t0)} ms`);
+}
+
+/** Starts the given projects (the `start-project` transition, as `overseer start` does). */
+export async function startProjects(cluster: ClusterFixture, ids: readonly string[]): Promise<void> {
+  const applier = new TransitionApplier({ db: cluster.scratch.db });
+  await inParallel(ids, (id) => startProject(applier, id, { by: "scale-bench" }));
+}
+
+/** Pauses the given projects (the `set-project-status` transition, as `overseer pause` does). */
+export async function pauseProjects(cluster: ClusterFixture, ids: readonly string[]): Promise<void> {
+  const applier = new TransitionApplier({ db: cluster.scratch.db });
+  await inParallel(ids, (id) =>
+    applier.apply(id, { kind: "set-project-status", status: "paused", by: "scale-bench", reason: "bench" }),
+  );
+}
+
+/** The ids `<prefix><0..n-1>`. */
+export function projectIds(prefix: string, n: number): string[] {
+  return Array.from({ length: n }, (_, p) => `${prefix}${p}`);
+}
+
+async function inParallel<T>(items: readonly T[], work: (item: T) => Promise<unknown>): Promise<void> {
+  let next = 0;
+  const lane = async () => {
+    while (next < items.length) {
+      const item = items[next++] as T;
+      await work(item);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(PARALLEL, items.length) }, lane));
+}
