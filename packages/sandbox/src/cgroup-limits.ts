@@ -316,6 +316,7 @@ const DESTROY_TIMEOUT_MS = 5_000;
 
 /** Run cgroup directories this process created and has not destroyed yet (not swept as stale). */
 const activeRunDirs = new Set<string>();
+/** Longest wait between two rmdir attempts of a busy run cgroup. */
 const DESTROY_POLL_MS = 20;
 
 async function readPids(dir: string): Promise<number[]> {
@@ -483,40 +484,55 @@ function killQuietly(pid: number): void {
   }
 }
 
+/**
+ * Removes run cgroup directories, killing what is still inside first. Every process of a run is in
+ * the first directory (the launcher joins them in order before it execs bwrap), so the common case
+ * — the run has ended — is one rmdir per directory with nothing to read or kill: an rmdir succeeds
+ * only on an empty cgroup. On EBUSY (processes left, or an exiting one the kernel has not released
+ * yet: bwrap returns once the command's status is known, while the sandbox's init may still be
+ * exiting) it kills (cgroup.kill, then every listed pid) and retries after 1, 2, 4… up to 20 ms.
+ */
 async function destroyDirs(dirs: readonly string[], killDir: string | null): Promise<void> {
-  if (killDir !== null) await writeOptional(join(killDir, "cgroup.kill"), "1");
   const deadline = Date.now() + DESTROY_TIMEOUT_MS;
+  let killSent = false;
   for (const dir of dirs) {
-    for (;;) {
-      for (const pid of await readPids(dir)) killQuietly(pid);
+    for (let attempt = 0; ; attempt++) {
       try {
         await rmdir(dir);
         break;
       } catch (error) {
-        const code = (error as NodeJS.ErrnoException).code;
-        if (code === "ENOENT") break;
+        if ((error as NodeJS.ErrnoException).code === "ENOENT") break;
+        if (!killSent && killDir !== null) await writeOptional(join(killDir, "cgroup.kill"), "1");
+        killSent = true;
+        for (const pid of await readPids(dir)) killQuietly(pid);
         if (Date.now() >= deadline) throw error;
-        await new Promise((resolve) => setTimeout(resolve, DESTROY_POLL_MS));
+        await new Promise((resolve) => setTimeout(resolve, destroyPollMs(attempt)));
       }
     }
   }
 }
 
+/** Wait before the next rmdir of a busy run cgroup: 1, 2, 4, 8, 16, then 20 ms. */
+function destroyPollMs(attempt: number): number {
+  return Math.min(DESTROY_POLL_MS, 2 ** attempt);
+}
+
 /**
  * mkdir of a run cgroup. The per-worker parent is created on demand (and removed by the last
- * run's cleanup); a concurrent cleanup may remove it between the two mkdirs, hence the retry.
+ * run's cleanup), so only an ENOENT makes it (re)create the parent; a concurrent cleanup may
+ * remove it between the two mkdirs, hence the retry.
  */
 async function mkdirWithParentRetry(parent: string, dir: string, enable: readonly string[]): Promise<void> {
   for (let attempt = 0; ; attempt++) {
     try {
-      const created = await mkdir(parent, { recursive: true });
-      if (created !== undefined && enable.length > 0) {
-        await writeFile(join(parent, "cgroup.subtree_control"), enable.map((c) => `+${c}`).join(" "));
-      }
       await mkdir(dir);
       return;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "ENOENT" || attempt >= 3) throw error;
+    }
+    const created = await mkdir(parent, { recursive: true });
+    if (created !== undefined && enable.length > 0) {
+      await writeFile(join(parent, "cgroup.subtree_control"), enable.map((c) => `+${c}`).join(" "));
     }
   }
 }

@@ -1,3 +1,4 @@
+import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdir, readdir } from "node:fs/promises";
 import { join } from "node:path";
@@ -84,6 +85,25 @@ describe("run cgroups on this host", () => {
     } finally {
       await cgroup?.destroy();
     }
+    for (const dir of cgroup?.dirs ?? []) expect(existsSync(dir)).toBe(false);
+  });
+
+  it("destroy kills what is still running in the run cgroups, then removes them", async (context) => {
+    const plan = await detectCgroupPlan();
+    if (plan.pids === null) context.skip("no pids cgroup here");
+    const cgroup = await RunCgroup.create(plan, `busy-${process.pid}`, DEFAULT_SANDBOX_LIMITS);
+    // Joins every run cgroup as the launcher does, then leaves a child behind that outlives it.
+    const joins = (cgroup?.procsFiles ?? []).map((file) => `echo $$ > '${file}' || exit 125`);
+    const child = spawn("/bin/sh", ["-c", [...joins, "exec sleep 60"].join("\n")], { stdio: "ignore" });
+    const exited = new Promise<NodeJS.Signals | null>((resolve) =>
+      child.once("exit", (_, signal) => resolve(signal)),
+    );
+    try {
+      await expect.poll(() => cgroup?.readCounter("pids.current") ?? 1, { timeout: 5_000 }).toBe(1);
+    } finally {
+      await cgroup?.destroy();
+    }
+    expect(await exited).toBe("SIGKILL");
     for (const dir of cgroup?.dirs ?? []) expect(existsSync(dir)).toBe(false);
   });
 
