@@ -4,7 +4,8 @@ import path from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import { withFileLock } from "./file-lock.ts";
 import { GitError, GitInputError } from "./git-error.ts";
-import { assertBranchName, assertRevision } from "./ref-names.ts";
+import { addLinkedWorktree, supportsLinkedWorktree } from "./linked-worktree.ts";
+import { assertBranchName, assertRevision, isFullSha } from "./ref-names.ts";
 import { parseRemoteLocation, type RemoteLocation, serverProgramArgs } from "./remote-location.ts";
 import { type RepoMirrorOptions, resolveRepoMirrorOptions } from "./repo-mirror-options.ts";
 import { type GitResult, runGit } from "./run-git.ts";
@@ -30,8 +31,8 @@ import { Worktree } from "./worktree.ts";
  *   fetch runs waits for the *next* fetch (started after its call, so it sees every push that
  *   happened before it asked), and all callers that arrive during one fetch share that next one.
  * - `addWorktree()` and `pruneWorktrees()` hold a separate short lock, `<projectId>.worktrees.lock`,
- *   because `git worktree prune` would delete a worktree that `git worktree add` has created
- *   but not yet registered. Checkouts therefore never wait for a network fetch.
+ *   so our prune never runs while a worktree is being created (linked-worktree.ts; `git
+ *   worktree add` on unusual layouts). Checkouts therefore never wait for a network fetch.
  * - Reads, commits in worktrees and pushes run without our locks; git's own ref and index
  *   locks cover them. A push also writes the mirror's copy of the branch (as its
  *   remote-tracking ref), so a concurrent fetch may lose that ref's lock: fetches are retried
@@ -205,8 +206,8 @@ export class RepoMirror {
   }
 
   /**
-   * Checks `base` out, detached, into the fresh directory `path`. One git process (which runs two
-   * internal children). The base commit id is read from the new worktree's HEAD file.
+   * Checks `base` out, detached, into the fresh directory `path`. One git process when `base` is
+   * a commit id (linked-worktree.ts), two for a branch name (its commit is read first).
    */
   async addWorktree(options: AddWorktreeOptions): Promise<Worktree> {
     const base = assertRevision(options.base, "base");
@@ -217,16 +218,21 @@ export class RepoMirror {
     const neverCommit = (options.neverCommit ?? []).map((p, i) => relativeLiteral(p, `neverCommit[${i}]`));
     const target = path.resolve(options.path);
     await this.assertExists();
-    await withFileLock(this.worktreesLockPath(), this.lockOptions(), async () => {
-      await this.git(["worktree", "add", "--quiet", "--detach", target, "--end-of-options", base], {
+    const sha = isFullSha(base) ? base : await this.resolveRef(base);
+    if (sha === null) {
+      throw new GitInputError("base", `"${base}" is not a branch or commit of the mirror; fetch it first`);
+    }
+    const worktreeGitDir = await withFileLock(this.worktreesLockPath(), this.lockOptions(), async () => {
+      if (await supportsLinkedWorktree(this.gitDir))
+        return addLinkedWorktree(this.gitDir, target, sha, this.gitTimeoutMs);
+      await this.git(["worktree", "add", "--quiet", "--detach", target, "--end-of-options", sha], {
         maintenance: false,
       });
+      return this.readWorktreeGitDir(target);
     });
-    const worktreeGitDir = await this.readWorktreeGitDir(target);
-    const head = (await fs.readFile(path.join(worktreeGitDir, "HEAD"), "utf8")).trim();
     return new Worktree({
       path: target,
-      baseSha: head,
+      baseSha: sha,
       branch: options.branch,
       worktreeGitDir,
       commonDir: this.gitDir,

@@ -10,6 +10,7 @@ import {
   makeRemote,
   runFixture,
   TEST_AUTHOR,
+  tracingGit,
   useTempScope,
   waitForLine,
 } from "./git-test-helpers.ts";
@@ -228,6 +229,58 @@ describe("worktrees", () => {
     await expect(mirror.addWorktree({ base: "main", path: path.join(dir, "busy") })).rejects.toThrow(
       /already exists/,
     );
+  });
+
+  it("checks a commit out in one git process: a linked worktree git lists, with a clean status", async () => {
+    const { dir, mirror, remote } = await setup();
+    const head = await commitOnRemote(remote, "main", { "deep/x/y.txt": "y\n" }, "more");
+    await mirror.ensure();
+    const { result: wt, processes } = await tracingGit(temp, () =>
+      mirror.addWorktree({ base: head, path: path.join(dir, "jobs", "one") }),
+    );
+    expect(processes).toEqual({ commands: ["read-tree"], total: 1 });
+    expect(wt.baseSha).toBe(head);
+    expect(await wt.head()).toBe(head);
+    expect(await fs.readFile(path.join(wt.path, "deep", "x", "y.txt"), "utf8")).toBe("y\n");
+    const { worktreeGitDir } = wt.gitDirs();
+    const inTree = (...args: string[]) =>
+      git(wt.path, "--git-dir", worktreeGitDir, "--work-tree", wt.path, ...args);
+    expect(await inTree("status", "--porcelain", "--untracked-files=all")).toBe("");
+    expect(await inTree("rev-parse", "HEAD")).toBe(head);
+    const listed = await git(mirror.gitDir, "worktree", "list", "--porcelain");
+    expect(listed).toContain(`worktree ${wt.path}\nHEAD ${head}\ndetached`);
+    // git's own prune keeps it; the removal leaves nothing for git to list.
+    await git(mirror.gitDir, "worktree", "prune");
+    expect(await exists(worktreeGitDir)).toBe(true);
+    await wt.remove();
+    expect(await git(mirror.gitDir, "worktree", "list", "--porcelain")).not.toContain(wt.path);
+  });
+
+  it("refuses a tree or an unknown commit and leaves no worktree behind", async () => {
+    const { dir, mirror } = await setup();
+    await mirror.ensure();
+    const tree = await git(mirror.gitDir, "rev-parse", "main^{tree}");
+    for (const base of [tree, "0".repeat(40)]) {
+      const target = path.join(dir, "bad");
+      await expect(mirror.addWorktree({ base, path: target })).rejects.toThrow(/Not a valid object name/);
+      expect(await exists(target)).toBe(false);
+    }
+    expect(await fs.readdir(path.join(mirror.gitDir, "worktrees")).catch(() => [])).toEqual([]);
+    expect((await fs.readdir(mirror.gitDir)).filter((name) => name.startsWith(".worktree-"))).toEqual([]);
+  });
+
+  it("leaves per-worktree config layouts to git worktree add", async () => {
+    const { dir, mirror } = await setup();
+    await mirror.ensure();
+    await git(mirror.gitDir, "config", "core.repositoryFormatVersion", "1");
+    await git(mirror.gitDir, "config", "extensions.worktreeConfig", "true");
+    const { result: wt, processes } = await tracingGit(temp, () =>
+      mirror.addWorktree({ base: "main", path: path.join(dir, "cfg") }),
+    );
+    expect(processes.commands).toEqual(["rev-parse", "worktree add"]);
+    expect(wt.baseSha).toBe(await headOf(mirror.gitDir, "main"));
+    expect(await fs.readFile(path.join(wt.path, "README.md"), "utf8")).toBe("hello\n");
+    await wt.remove();
   });
 
   it("prunes worktrees whose directories vanished", async () => {
