@@ -1,4 +1,5 @@
-import { constants, mkdir, readdir, readFile, rmdir, writeFile } from "node:fs/promises";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { constants, readFile, rmdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { isProcessAlive } from "@overseer/process";
 import { canAccess } from "./path-access.ts";
@@ -319,17 +320,24 @@ const activeRunDirs = new Set<string>();
 /** Longest wait between two rmdir attempts of a busy run cgroup. */
 const DESTROY_POLL_MS = 20;
 
-async function readPids(dir: string): Promise<number[]> {
+/*
+ * A run's cgroup files are read and written synchronously: cgroupfs is kernel state in memory, so
+ * each call returns in microseconds and never waits on a disk, while every asynchronous call cost
+ * the worker a thread-pool round trip (~50 µs of CPU, ~40 of them per run). Only rmdir stays
+ * asynchronous: removing a memory cgroup can wait in the kernel for milliseconds.
+ */
+
+function readPids(dir: string): number[] {
   try {
-    return (await readFile(join(dir, "cgroup.procs"), "utf8")).split("\n").filter(Boolean).map(Number);
+    return readFileSync(join(dir, "cgroup.procs"), "utf8").split("\n").filter(Boolean).map(Number);
   } catch {
     return [];
   }
 }
 
-async function writeOptional(path: string, value: string): Promise<void> {
+function writeOptional(path: string, value: string): void {
   try {
-    await writeFile(path, value);
+    writeFileSync(path, value);
   } catch {
     // Optional knob (memsw, swap.max, oom.group) missing or refused on this kernel: the main limit still holds.
   }
@@ -377,25 +385,22 @@ export class RunCgroup {
         dirs.push(dir);
       }
       const dirOf = (home: ControllerHome) => join(home.parentDir, name);
-      if (plan.pids) await writeFile(join(dirOf(plan.pids), "pids.max"), String(limits.pidsMax));
+      if (plan.pids) writeFileSync(join(dirOf(plan.pids), "pids.max"), String(limits.pidsMax));
       if (plan.memory?.version === 2) {
-        await writeFile(join(dirOf(plan.memory), "memory.max"), String(limits.memoryBytes));
-        await writeOptional(join(dirOf(plan.memory), "memory.swap.max"), "0");
-        await writeOptional(join(dirOf(plan.memory), "memory.oom.group"), "1");
+        writeFileSync(join(dirOf(plan.memory), "memory.max"), String(limits.memoryBytes));
+        writeOptional(join(dirOf(plan.memory), "memory.swap.max"), "0");
+        writeOptional(join(dirOf(plan.memory), "memory.oom.group"), "1");
       } else if (plan.memory) {
-        await writeFile(join(dirOf(plan.memory), "memory.limit_in_bytes"), String(limits.memoryBytes));
-        await writeOptional(
-          join(dirOf(plan.memory), "memory.memsw.limit_in_bytes"),
-          String(limits.memoryBytes),
-        );
+        writeFileSync(join(dirOf(plan.memory), "memory.limit_in_bytes"), String(limits.memoryBytes));
+        writeOptional(join(dirOf(plan.memory), "memory.memsw.limit_in_bytes"), String(limits.memoryBytes));
       }
       if (cpu && limits.cpus !== undefined) {
         const period = 100_000;
         const quota = Math.max(1_000, Math.round(limits.cpus * period));
-        if (cpu.version === 2) await writeFile(join(dirOf(cpu), "cpu.max"), `${quota} ${period}`);
+        if (cpu.version === 2) writeFileSync(join(dirOf(cpu), "cpu.max"), `${quota} ${period}`);
         else {
-          await writeFile(join(dirOf(cpu), "cpu.cfs_period_us"), String(period));
-          await writeFile(join(dirOf(cpu), "cpu.cfs_quota_us"), String(quota));
+          writeFileSync(join(dirOf(cpu), "cpu.cfs_period_us"), String(period));
+          writeFileSync(join(dirOf(cpu), "cpu.cfs_quota_us"), String(quota));
         }
       }
       return cgroup;
@@ -409,7 +414,7 @@ export class RunCgroup {
   async readCounter(file: string): Promise<number | null> {
     for (const dir of this.dirs) {
       try {
-        return Number((await readFile(join(dir, file), "utf8")).trim());
+        return Number(readFileSync(join(dir, file), "utf8").trim());
       } catch {
         // not in this hierarchy
       }
@@ -421,7 +426,7 @@ export class RunCgroup {
   async readKeyed(file: string, key: string): Promise<number | null> {
     for (const dir of this.dirs) {
       try {
-        const text = await readFile(join(dir, file), "utf8");
+        const text = readFileSync(join(dir, file), "utf8");
         const line = text.split("\n").find((l) => l.startsWith(`${key} `));
         if (line !== undefined) return Number(line.slice(key.length + 1).trim());
       } catch {
@@ -456,8 +461,8 @@ export class RunCgroup {
 
   /** Kills every process still in the run cgroups. */
   async killAll(): Promise<void> {
-    if (this.killDir !== null) await writeOptional(join(this.killDir, "cgroup.kill"), "1");
-    for (const dir of this.dirs) for (const pid of await readPids(dir)) killQuietly(pid);
+    if (this.killDir !== null) writeOptional(join(this.killDir, "cgroup.kill"), "1");
+    for (const dir of this.dirs) for (const pid of readPids(dir)) killQuietly(pid);
   }
 
   /** Kills what is left and removes the directories (bounded wait). Idempotent. */
@@ -502,9 +507,9 @@ async function destroyDirs(dirs: readonly string[], killDir: string | null): Pro
         break;
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code === "ENOENT") break;
-        if (!killSent && killDir !== null) await writeOptional(join(killDir, "cgroup.kill"), "1");
+        if (!killSent && killDir !== null) writeOptional(join(killDir, "cgroup.kill"), "1");
         killSent = true;
-        for (const pid of await readPids(dir)) killQuietly(pid);
+        for (const pid of readPids(dir)) killQuietly(pid);
         if (Date.now() >= deadline) throw error;
         await new Promise((resolve) => setTimeout(resolve, destroyPollMs(attempt)));
       }
@@ -525,14 +530,14 @@ function destroyPollMs(attempt: number): number {
 async function mkdirWithParentRetry(parent: string, dir: string, enable: readonly string[]): Promise<void> {
   for (let attempt = 0; ; attempt++) {
     try {
-      await mkdir(dir);
+      mkdirSync(dir);
       return;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "ENOENT" || attempt >= 3) throw error;
     }
-    const created = await mkdir(parent, { recursive: true });
+    const created = mkdirSync(parent, { recursive: true });
     if (created !== undefined && enable.length > 0) {
-      await writeFile(join(parent, "cgroup.subtree_control"), enable.map((c) => `+${c}`).join(" "));
+      writeFileSync(join(parent, "cgroup.subtree_control"), enable.map((c) => `+${c}`).join(" "));
     }
   }
 }
@@ -546,7 +551,7 @@ async function sweepStaleRunCgroups(parents: readonly string[]): Promise<void> {
   for (const parent of parents) {
     let entries: string[];
     try {
-      entries = await readdir(parent);
+      entries = readdirSync(parent);
     } catch {
       continue;
     }
