@@ -180,7 +180,6 @@ export async function landBranch(mirror: RepoMirror, options: LandBranchOptions)
   }
   const landing = options.landing === undefined ? target : assertBranchName(options.landing, "landing");
   const integration = landing !== target;
-  if (!integration) await refuseCheckedOutTarget(mirror, target);
   const land: Landing = {
     options,
     strategy,
@@ -188,9 +187,16 @@ export async function landBranch(mirror: RepoMirror, options: LandBranchOptions)
     integration,
     env: identityEnv(options.author),
     mergeMessage: buildCommitMessage(options.message, {}),
-    useMergeTree:
-      options.mergeMethod === "merge-tree" ||
-      ((options.mergeMethod ?? LAND_DEFAULTS.mergeMethod) === "auto" && (await hasMergeTreeWriteTree())),
+    // Both answered while the first attempt reads (each is a process the first time): the
+    // refusal before anything is decided, the merge method when a merge is needed.
+    refusal: handled(integration ? Promise.resolve() : refuseCheckedOutTarget(mirror, target)),
+    useMergeTree: handled(
+      options.mergeMethod === "merge-tree"
+        ? Promise.resolve(true)
+        : (options.mergeMethod ?? LAND_DEFAULTS.mergeMethod) === "auto"
+          ? hasMergeTreeWriteTree()
+          : Promise.resolve(false),
+    ),
   };
 
   const at = { source, target, sourceSha };
@@ -223,12 +229,20 @@ async function attemptLanding(
 ): Promise<LandBranchResult | null> {
   const { source, target, sourceSha } = at;
   const { options, landing, integration, strategy } = land;
-  if (how.fetched) await mirror.ensure();
   // Two reads: the three branches with their trees, then the reviewed head (which also
   // verifies that it is a commit the mirror has).
-  const tips = await mirror.branchTips([source, target, landing]);
-  const sourceHead = sourceSha ?? tips.get(source)?.sha;
-  const head = sourceHead === undefined ? null : await readReviewedHead(mirror, sourceHead);
+  const reads = (async () => {
+    if (how.fetched) await mirror.ensure();
+    const tips = await mirror.branchTips([source, target, landing]);
+    const sourceHead = sourceSha ?? tips.get(source)?.sha;
+    const head = sourceHead === undefined ? null : await readReviewedHead(mirror, sourceHead);
+    return { tips, sourceHead, head };
+  })();
+  // A refused target wins over whatever the reads found.
+  const [refused, read] = await Promise.allSettled([land.refusal, reads]);
+  if (refused.status === "rejected") throw refused.reason;
+  if (read.status === "rejected") throw read.reason;
+  const { tips, sourceHead, head } = read.value;
   if (sourceSha !== undefined && head === null) {
     if (!how.fetched) return null;
     throw new GitInputError(
@@ -280,7 +294,15 @@ interface Landing {
   integration: boolean;
   env: Record<string, string>;
   mergeMessage: string;
-  useMergeTree: boolean;
+  /** Rejects when landing on `target` would write to a user's working tree. */
+  refusal: Promise<void>;
+  useMergeTree: Promise<boolean>;
+}
+
+/** `promise`, marked handled: awaited only on some paths, its rejection must not go unhandled. */
+function handled<T>(promise: Promise<T>): Promise<T> {
+  promise.catch(() => undefined);
+  return promise;
 }
 
 type LandingStep =
@@ -321,7 +343,7 @@ async function nextLanding(
   const fastForward = mergeBase === base;
   let tree = head.tree;
   if (!fastForward) {
-    const merged = land.useMergeTree
+    const merged = (await land.useMergeTree)
       ? await mergeWithMergeTree(mirror, base, sourceHead)
       : await mergeInWorktree(mirror, land.options.workDir, base, sourceHead, land.mergeMessage, land.env);
     if (merged.kind === "conflict")
