@@ -107,13 +107,22 @@ export class CommandCounter {
 
 /** User + system CPU time of a process so far, in ms (clock ticks of 10 ms). */
 export async function processCpuMs(pid: number | undefined): Promise<number> {
-  if (!pid) return Number.NaN;
+  return (await processTreeCpuMs(pid)).own;
+}
+
+/**
+ * CPU time so far, in ms, of a process itself (user + system) and of its children it has
+ * waited for (cutime + cstime: for a worker, the git, bwrap and harness processes of its runs,
+ * each counted once it was reaped). Sampled before and after a phase, the differences divided
+ * by its runs give a service's own CPU per run beside its children's.
+ */
+export async function processTreeCpuMs(pid: number | undefined): Promise<{ own: number; children: number }> {
+  if (!pid) return { own: Number.NaN, children: Number.NaN };
   const stat = await readFile(`/proc/${pid}/stat`, "utf8").catch(() => "");
   // Fields after the command name (which may hold spaces) start at field 3 (state).
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  const utime = Number(fields[11]);
-  const stime = Number(fields[12]);
-  return (utime + stime) * 10;
+  const ticks = (i: number) => Number(fields[i]);
+  return { own: (ticks(11) + ticks(12)) * 10, children: (ticks(13) + ticks(14)) * 10 };
 }
 
 function shorten(query: string): string {
