@@ -70,7 +70,7 @@ describe("cluster loop (coordinator + workers + bwrap + git)", () => {
     expect(unblocked.map((e) => e.task_id)).toEqual(["S00-002"]);
   });
 
-  it("queues only the run's ids: its job stays in Postgres while the run is live, gone once it ended", async () => {
+  it("queues the run by id: its job stays in Postgres while the run is live, gone once it ended", async () => {
     const sleeper = ClusterFixture.fakeRunnerConfig({
       argv: ["/bin/sh", "-c", "cat >/dev/null; exec sleep 600"],
       timeout_seconds: 600,
@@ -94,7 +94,11 @@ describe("cluster loop (coordinator + workers + bwrap + git)", () => {
     }
     if (!runId) throw new Error("the run of ref-only never started");
     const queued = await cluster.queues.runs.getJob(runJobId(runId));
-    expect(queued?.data).toEqual({ v: 1, kind: "run-ref", runId, projectId: "ref-only", pool: "default" });
+    // Stored by id: the job id names the run and the queue the pool (run-contract runByIdSchema).
+    expect(queued?.data).toEqual({ v: 1, kind: "run-by-id" });
+    // No options of its own (its workers apply the run job policy): its id and BullMQ's default.
+    const opts = await cluster.redis.hget(cluster.queues.runs.toKey(runJobId(runId)), "opts");
+    expect(JSON.parse(opts ?? "null")).toEqual({ jobId: runJobId(runId), attempts: 0 });
     const stored = (await getRunJob(db, runId)) as { prompt?: string; argv?: string[] } | null;
     expect(stored?.argv).toEqual(["/bin/sh", "-c", "cat >/dev/null; exec sleep 600"]);
     expect(stored?.prompt).toContain("S00-001");

@@ -48,7 +48,10 @@ interface FenceRow {
 }
 
 /** Why the run may not move a ref now, or null when it may. */
-export function fenceRefusal(row: FenceRow | undefined, check: RunFenceCheck): string | null {
+export function fenceRefusal(
+  row: FenceRow | undefined,
+  check: Pick<RunFenceCheck, "landing">,
+): string | null {
   if (!row) return "Postgres has no such run";
   if (row.run_status !== "queued" && row.run_status !== "running") return `the run is ${row.run_status}`;
   if (row.task_status === "cancelled" || row.task_status === "done") {
@@ -65,16 +68,23 @@ export function fenceRefusal(row: FenceRow | undefined, check: RunFenceCheck): s
   return null;
 }
 
+/**
+ * Which run a start reads: a queued reference may name the run by its id alone (its project is
+ * then the run's own; `runs.id` is the primary key).
+ */
+export type RunStartCheck = Omit<RunFenceCheck, "projectId" | "landing"> & { projectId?: string | undefined };
+
 /** The fence's facts about a run, locked (`lock`) for a push, with its stored job (`withJob`) for a start. */
 async function readFence(
   db: Db,
-  check: RunFenceCheck,
+  check: RunStartCheck,
   lock: boolean,
   withJob = false,
 ): Promise<(FenceRow & { job?: unknown | null }) | undefined> {
   const forLock = lock ? sql`FOR NO KEY UPDATE OF r, t` : sql``;
   const job = withJob ? sql`, j.job` : sql``;
   const joinJob = withJob ? sql`LEFT JOIN run_jobs j ON j.run_id = r.id` : sql``;
+  const ofProject = check.projectId === undefined ? sql`` : sql`AND r.project_id = ${check.projectId}`;
   const result = await sql<FenceRow & { job?: unknown | null }>`
     SELECT r.status AS run_status, r.action, r.task_id, t.status AS task_status, t.branch_head,
            p.status AS project_status ${job}
@@ -82,7 +92,7 @@ async function readFence(
     JOIN tasks t ON t.project_id = r.project_id AND t.id = r.task_id
     JOIN projects p ON p.id = r.project_id
     ${joinJob}
-    WHERE r.id = ${check.runId} AND r.project_id = ${check.projectId}
+    WHERE r.id = ${check.runId} ${ofProject}
     ${forLock}`.execute(db);
   return result.rows[0];
 }
@@ -94,10 +104,10 @@ async function readFence(
  */
 export async function liveRunJob(
   db: Db,
-  check: RunFenceCheck,
+  check: RunStartCheck,
 ): Promise<{ refusal: string } | { refusal: null; job: unknown | null }> {
   const row = await readFence(db, check, false, true);
-  const refusal = fenceRefusal(row, check);
+  const refusal = fenceRefusal(row, {});
   return refusal === null ? { refusal, job: row?.job ?? null } : { refusal };
 }
 

@@ -19,12 +19,15 @@ export {
 } from "./redis-connection.ts";
 export { type ResultEntry, ResultStream } from "./result-stream.ts";
 export {
+  deliveredRun,
   type QueueCounts,
   type QueueOptions,
   type ResolvedQueueOptions,
+  type RunJobPolicy,
   type RunJobState,
   RunQueues,
   resolveQueueOptions,
+  runJobPolicy,
 } from "./run-queue.ts";
 export { TrackerStatusQueue, trackerStatusJobSchema } from "./tracker-status-queue.ts";
 export {

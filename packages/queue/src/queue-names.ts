@@ -31,6 +31,16 @@ export function queueKeyPrefix(prefix: string): string {
   return `{${prefix}}`;
 }
 
+/**
+ * A run job's id: its run's own id (a UUID), so enqueueing a run again (a repeated pass, a
+ * reconcile) adds nothing. Nothing around it: it is in the job's key, its lock's key, its
+ * `opts` and the queue's lists, and `opts` must stay within 64 bytes (run-contract runByIdSchema).
+ */
 export function runJobId(runId: string): string {
+  return runId;
+}
+
+/** The id run jobs had before (`run-<runId>`): a job an older coordinator queued still has it. */
+export function legacyRunJobId(runId: string): string {
   return `run-${runId}`;
 }

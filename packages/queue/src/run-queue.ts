@@ -1,18 +1,21 @@
 import { formatZodIssues } from "@overseer/input-errors";
 import {
   DEFAULT_POOL,
+  queuedRunSchema,
   type ResultMessage,
+  RUN_JOB_VERSION,
+  type RunById,
   type RunQueuePayload,
   resultMessageSchema,
   runQueuePayloadSchema,
 } from "@overseer/run-contract";
 import { COORDINATOR_DEFAULTS } from "@overseer/settings";
-import { type JobsOptions, Queue } from "bullmq";
+import { type KeepJobs, Queue } from "bullmq";
 import type { z } from "zod";
 import { ForgeQueue } from "./forge-queue.ts";
 import { IntakeQueue } from "./intake-queue.ts";
 import { NotifyQueue } from "./notify-queue.ts";
-import { QUEUE_DEFAULTS, queueKeyPrefix, runJobId, runQueueName } from "./queue-names.ts";
+import { legacyRunJobId, QUEUE_DEFAULTS, queueKeyPrefix, runJobId, runQueueName } from "./queue-names.ts";
 import type { Redis } from "./redis-connection.ts";
 import { ResultStream } from "./result-stream.ts";
 import { TrackerStatusQueue } from "./tracker-status-queue.ts";
@@ -71,6 +74,53 @@ export function resolveQueueOptions(options: QueueOptions = {}): ResolvedQueueOp
  */
 const RUN_QUEUE_STREAMS = Object.freeze({ events: { maxLen: 100 } });
 
+/**
+ * What the workers of the run queues apply to every run job (pool-worker.ts): the attempts and
+ * backoff of a job whose worker failed for an infrastructure reason, and what is kept of a
+ * finished job. Set on the worker, not on each job, so the job's Redis hash holds only its id,
+ * its tag and BullMQ's own fields (run-contract `runByIdSchema`: every value within 64 bytes).
+ * A job queued with its own options (an older coordinator) keeps them.
+ */
+export interface RunJobPolicy {
+  readonly attempts: number;
+  readonly backoff: { readonly type: "exponential"; readonly delay: number };
+  /** A completed run job goes at once: its result travels on the results stream. */
+  readonly removeOnComplete: KeepJobs;
+  /** A failed one stays a week, for `runJobStates` and the operator. */
+  readonly removeOnFail: KeepJobs;
+}
+
+/** The run job policy of resolved queue options. */
+export function runJobPolicy(
+  options: Pick<ResolvedQueueOptions, "infraAttempts" | "infraBackoffMs">,
+): RunJobPolicy {
+  return Object.freeze({
+    attempts: options.infraAttempts,
+    backoff: Object.freeze({ type: "exponential" as const, delay: options.infraBackoffMs }),
+    removeOnComplete: Object.freeze({ count: 0 }),
+    removeOnFail: Object.freeze({ age: 7 * 24 * 3600 }),
+  });
+}
+
+/** How a run job is stored for a reference: its tag alone (the job id names the run, the queue the pool). */
+const RUN_BY_ID: RunById = Object.freeze({ v: RUN_JOB_VERSION, kind: "run-by-id" });
+
+/**
+ * What a delivered run job names, from its data, its id and the pool of the queue it came from:
+ * a job stored by id (`run-by-id`) is the reference `{ runId, pool }`; a full reference or a
+ * whole job is as queued. A malformed one: `error` says what is wrong, field by field.
+ */
+export function deliveredRun(
+  job: { readonly id?: string | undefined; readonly data: unknown },
+  pool: string,
+): { payload: RunQueuePayload; error?: undefined } | { payload?: undefined; error: string } {
+  const parsed = queuedRunSchema.safeParse(job.data);
+  if (!parsed.success) return { error: formatZodIssues(parsed.error.issues, job.data) };
+  if (parsed.data.kind !== "run-by-id") return { payload: parsed.data };
+  if (!job.id) return { error: "a run job stored by id has no id" };
+  return { payload: { v: RUN_JOB_VERSION, kind: "run-ref", runId: job.id, pool } };
+}
+
 /** Where a run's work stands in Redis (RunQueues.runJobStates). */
 export interface RunJobState {
   state: "active" | "reported" | "failed" | "missing";
@@ -108,7 +158,8 @@ export class RunQueues {
   readonly intake: IntakeQueue;
   /** The coordinator's two-way status writes to intake issues (tracker-status-queue.ts). */
   readonly trackerStatus: TrackerStatusQueue;
-  private readonly jobOptions: JobsOptions;
+  /** What the run queues' workers apply to every run job (pool-worker.ts). */
+  readonly runJobPolicy: RunJobPolicy;
 
   /** Takes options resolved once by `resolveQueueOptions`. */
   constructor(connection: Redis, options: ResolvedQueueOptions) {
@@ -134,12 +185,7 @@ export class RunQueues {
       attempts: options.infraAttempts,
       backoffMs: options.infraBackoffMs,
     });
-    this.jobOptions = {
-      attempts: options.infraAttempts,
-      backoff: { type: "exponential", delay: options.infraBackoffMs },
-      removeOnComplete: true,
-      removeOnFail: { age: 7 * 24 * 3600 },
-    };
+    this.runJobPolicy = runJobPolicy(options);
   }
 
   /** The run queue of one worker pool (created on first use, then kept). */
@@ -157,12 +203,15 @@ export class RunQueues {
   }
 
   /**
-   * Queues a run in its pool's queue (`job.pool`); idempotent per run. Coordinators queue a
-   * reference (`RunRef`, the job stored in Postgres); a whole `RunJob` is accepted too.
+   * Queues a run in its pool's queue (`job.pool`); idempotent per run (its job id). Coordinators
+   * queue a reference (`RunRef`, the job stored in Postgres), stored by id (`runByIdSchema`); a
+   * whole `RunJob` is accepted too. The job carries no options: its workers apply the queue's
+   * `runJobPolicy`.
    */
   async enqueueRun(job: RunQueuePayload): Promise<void> {
     const payload = validPayload(runQueuePayloadSchema, job, `run job ${job.runId}`);
-    await this.runQueue(payload.pool).add("run", payload, { ...this.jobOptions, jobId: runJobId(job.runId) });
+    const data = payload.kind === "run-ref" ? RUN_BY_ID : payload;
+    await this.runQueue(payload.pool).add("run", data, { jobId: runJobId(job.runId) });
   }
 
   /** Reports a result on the results stream; a repeated report applies once (by run id). */
@@ -173,7 +222,12 @@ export class RunQueues {
 
   /** Where one run's work stands in Redis (runJobStates); `pool` is the run's worker pool. */
   async runJobState(runId: string, pool: string = DEFAULT_POOL): Promise<RunJobState> {
-    return (await this.runJobStates([runId], () => pool)).get(runId) ?? { state: "missing" };
+    const state = (await this.runJobStates([runId], () => pool)).get(runId) ?? { state: "missing" };
+    if (state.state !== "missing") return state;
+    // Before a repair re-enqueues it: a job an older coordinator queued under the former id.
+    const runs = this.runQueue(pool);
+    const client = await runs.client;
+    return jobHashState(await client.hmget(runs.toKey(legacyRunJobId(runId)), ...JOB_STATE_FIELDS));
   }
 
   /**
@@ -194,7 +248,7 @@ export class RunQueues {
     for (const runId of runIds) {
       pipeline.exists(this.results.reportedKey(runId));
       const runs = this.runQueue(poolOf(runId));
-      pipeline.hmget(runs.toKey(runJobId(runId)), "timestamp", "finishedOn", "failedReason");
+      pipeline.hmget(runs.toKey(runJobId(runId)), ...JOB_STATE_FIELDS);
     }
     const replies = (await pipeline.exec()) ?? [];
     const reply = (i: number): unknown => {
@@ -208,25 +262,21 @@ export class RunQueues {
         states.set(runId, { state: "reported" });
         return;
       }
-      // Run jobs are removed on completion: a finished one still here failed for good.
-      const [jobAt, jobFinished, failedReason] = fields(2 * n + 1);
-      if (!jobAt) states.set(runId, { state: "missing" });
-      else if (!jobFinished) states.set(runId, { state: "active" });
-      else if (failedReason) states.set(runId, { state: "failed", failedReason });
-      else states.set(runId, { state: "missing" });
+      states.set(runId, jobHashState(fields(2 * n + 1)));
     });
     return states;
   }
 
   /**
-   * Whether the delivery holding `token` still owns the run's job: its BullMQ lock exists and
-   * carries that token. False once the lock lapsed (a frozen or partitioned worker) or the
-   * job was redelivered to another worker, whose token the lock then holds.
+   * Whether the delivery holding `token` still owns its run job (`jobId`: `runJobId`, or
+   * `legacyRunJobId` for a job an older coordinator queued): its BullMQ lock exists and carries
+   * that token. False once the lock lapsed (a frozen or partitioned worker) or the job was
+   * redelivered to another worker, whose token the lock then holds.
    */
-  async holdsRunLock(runId: string, token: string, pool: string = DEFAULT_POOL): Promise<boolean> {
+  async holdsRunLock(jobId: string, token: string, pool: string = DEFAULT_POOL): Promise<boolean> {
     const runs = this.runQueue(pool);
     const client = await runs.client;
-    return (await client.get(runs.toKey(`${runJobId(runId)}:lock`))) === token;
+    return (await client.get(runs.toKey(`${jobId}:lock`))) === token;
   }
 
   /**
@@ -243,7 +293,8 @@ export class RunQueues {
 
   /** Removes a queued job for a cancelled run (an active one is ended by its worker); `pool` is the run's. */
   async removeRun(runId: string, pool: string = DEFAULT_POOL): Promise<void> {
-    const job = await this.runQueue(pool).getJob(runJobId(runId));
+    const queue = this.runQueue(pool);
+    const job = (await queue.getJob(runJobId(runId))) ?? (await queue.getJob(legacyRunJobId(runId)));
     if (!job) return;
     const state = await job.getState();
     if (state !== "active") await job.remove().catch(() => undefined);
@@ -279,6 +330,22 @@ export class RunQueues {
       this.trackerStatus.close(),
     ]);
   }
+}
+
+/** The fields of a run job's hash that say where it stands (`jobHashState`). */
+const JOB_STATE_FIELDS = ["timestamp", "finishedOn", "failedReason"] as const;
+
+/** Where a run job stands from its `JOB_STATE_FIELDS` (all null: no such job). */
+function jobHashState([jobAt, jobFinished, failedReason]: readonly (
+  | string
+  | null
+  | undefined
+)[]): RunJobState {
+  // Run jobs are removed on completion: a finished one still here failed for good.
+  if (!jobAt) return { state: "missing" };
+  if (!jobFinished) return { state: "active" };
+  if (failedReason) return { state: "failed", failedReason };
+  return { state: "missing" };
 }
 
 /** Parses a payload before it is queued; a bad one is a programming error named field by field. */

@@ -145,21 +145,36 @@ export const runJobSchema = z.object({
 export type RunJob = z.infer<typeof runJobSchema>;
 
 /**
- * What a run queue carries: the run's ids and the pool whose queue it waits in, a few hundred
- * bytes of Redis whatever the prompt and config (the job itself is the run's row in `run_jobs`).
+ * A reference to a run whose job is stored in Postgres (the run's row in `run_jobs`): its id and
+ * the pool whose queue it waits in. `projectId` is absent when the queue held the run by id
+ * (`runByIdSchema`): the fence's read of the stored job finds the run by its id alone.
  */
 export const runRefSchema = z.object({
   v: z.literal(RUN_JOB_VERSION),
   kind: z.literal("run-ref"),
   runId: z.string().min(1),
-  projectId: z.string().min(1),
+  projectId: z.string().min(1).optional(),
   pool: poolNameSchema.default(DEFAULT_POOL),
 });
 export type RunRef = z.infer<typeof runRefSchema>;
 
-/** A run queue's payload: a reference (what coordinators queue) or a whole job. */
+/**
+ * How a run queue's job carries a `RunRef` (what coordinators queue): its tag alone. The job's
+ * id names the run (`run-<runId>`) and its queue names the pool, so the job's data holds no id
+ * again: every value of the job's Redis hash then stays within Redis's default
+ * `hash-max-listpack-value` (64 bytes) and the hash one compact listpack (~0.3 KB per queued or
+ * running run instead of ~0.8 KB as a hash table).
+ */
+export const runByIdSchema = z.object({ v: z.literal(RUN_JOB_VERSION), kind: z.literal("run-by-id") });
+export type RunById = z.infer<typeof runByIdSchema>;
+
+/** What a run job delivered to a worker names: a reference or a whole job (an older coordinator, a test). */
 export const runQueuePayloadSchema = z.discriminatedUnion("kind", [runRefSchema, runJobSchema]);
 export type RunQueuePayload = z.infer<typeof runQueuePayloadSchema>;
+
+/** A run queue's job data as stored: a run by id (what coordinators queue), a full reference or a whole job. */
+export const queuedRunSchema = z.discriminatedUnion("kind", [runByIdSchema, runRefSchema, runJobSchema]);
+export type QueuedRun = z.infer<typeof queuedRunSchema>;
 
 /** The reference a run queue carries for `job`. */
 export function runRefOf(job: Pick<RunJob, "runId" | "projectId" | "pool">): RunRef {

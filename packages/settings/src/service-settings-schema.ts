@@ -175,7 +175,7 @@ export const SPECS: SpecTable = {
     name: "OVERSEER_JOB_ATTEMPTS",
     fallback: String(QUEUE_DEFAULTS.infraAttempts),
     description:
-      "Attempts of a run job whose worker failed for an infrastructure reason (git remote down, disk full) before the coordinator records the run as failed; the task then follows its project's retry policy (runner config attempts).",
+      "Attempts of a run job whose worker failed for an infrastructure reason (git remote down, disk full) before the coordinator records the run as failed; the task then follows its project's retry policy (runner config attempts). The workers apply it to run jobs: set it on them (the coordinator uses it for its intake jobs).",
     schema: integer(1, 100),
   },
   retryBackoffMs: {

@@ -21,8 +21,8 @@ export interface RunFence {
   /** Why the run may not act (cancelled, ended, task done or cancelled, project stopped), or null. */
   refusal(job: RunJob): Promise<string | null>;
   /**
-   * The same, for a queued reference, with the run's stored job when it may act (unvalidated
-   * JSON, null when none is stored): one read.
+   * The same, for a queued reference (by the run's id alone when it names no project), with
+   * the run's stored job when it may act (unvalidated JSON, null when none is stored): one read.
    */
   load(ref: RunRef): Promise<{ refusal: string } | { refusal: null; job: unknown | null }>;
   /** The guard of this run's pushes; `landing` names the approved head a landing may push. */
@@ -62,7 +62,7 @@ export function postgresRunFence(db: Db, given: PostgresRunFenceOptions = {}): R
       ),
     load: (ref) =>
       patiently(
-        () => liveRunJob(db, checkOf(ref)),
+        () => liveRunJob(db, { runId: ref.runId, projectId: ref.projectId }),
         () => true,
       ),
     guard: (job, landing) => async (push) => {

@@ -175,7 +175,15 @@ const service = new WorkerService(
   {
     workerConnection: createRedis(redisTarget(settings)),
     subscriber: createRedis(redisTarget(settings)),
-    queues: new RunQueues(redis, resolveQueueOptions({ prefix: settings.queuePrefix })),
+    // The run job policy (attempts and backoff after an infrastructure failure) is the workers'.
+    queues: new RunQueues(
+      redis,
+      resolveQueueOptions({
+        prefix: settings.queuePrefix,
+        infraAttempts: settings.jobAttempts,
+        infraBackoffMs: settings.retryBackoffMs,
+      }),
+    ),
     live: new LiveChannel(
       redis,
       resolveLiveOptions({

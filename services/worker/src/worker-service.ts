@@ -39,6 +39,7 @@ import { RunNotLiveError } from "@overseer/db";
 import { RepoMirror } from "@overseer/git";
 import { formatZodIssues } from "@overseer/input-errors";
 import {
+  deliveredRun,
   type LiveChannel,
   queueKeyPrefix,
   type Redis,
@@ -48,13 +49,7 @@ import {
   type WorkerHeartbeat,
   type WorkerRegistry,
 } from "@overseer/queue";
-import {
-  RUN_JOB_VERSION,
-  type RunJob,
-  type RunQueuePayload,
-  runJobSchema,
-  runQueuePayloadSchema,
-} from "@overseer/run-contract";
+import { RUN_JOB_VERSION, type RunJob, type RunQueuePayload, runJobSchema } from "@overseer/run-contract";
 import type { Logger } from "@overseer/runtime";
 import type { RunTracing } from "@overseer/telemetry";
 import { type Job, UnrecoverableError, WaitingError } from "bullmq";
@@ -97,6 +92,8 @@ export class WorkerService {
     string,
     {
       job: RunJob;
+      /** The delivered job's id (`runJobId`, or the former `run-<id>` of a job an older coordinator queued). */
+      jobId: string;
       /** BullMQ lock token of this delivery: the job is ours while its lock holds it. */
       token: string;
       since: number;
@@ -196,7 +193,8 @@ export class WorkerService {
     this.workers = this.options.pools.map((pool) => {
       const worker = new PoolWorker(
         runQueueName(pool),
-        (job, token) => this.process(job, token),
+        (job, token) => this.process(job, token, pool),
+        this.deps.queues.runJobPolicy,
         {
           connection: this.deps.workerConnection,
           prefix: queueKeyPrefix(this.options.prefix),
@@ -291,27 +289,22 @@ export class WorkerService {
    * Runs one delivered job in a slot of the shared budget, or hands it straight back when every
    * slot is taken (another pool took the last one first; slot-gate.ts).
    */
-  private async process(job: Job, token: string | undefined): Promise<void> {
+  private async process(job: Job, token: string | undefined, pool: string): Promise<void> {
     if (!this.slots.tryTake()) {
       if (!token) throw new UnrecoverableError(`run job ${job.id} was delivered without a lock token`);
       await job.moveToWait(token);
       throw new WaitingError(`run job ${job.id} left for later: every slot of this worker is taken`);
     }
     try {
-      await this.processInSlot(job, token);
+      await this.processInSlot(job, token, pool);
     } finally {
       this.slots.release();
     }
   }
 
-  private async processInSlot(job: Job, token: string | undefined): Promise<void> {
-    const parsed = runQueuePayloadSchema.safeParse(job.data);
-    if (!parsed.success) {
-      throw new UnrecoverableError(
-        `malformed run job ${job.id}: ${formatZodIssues(parsed.error.issues, job.data)}`,
-      );
-    }
-    const payload = parsed.data;
+  private async processInSlot(job: Job, token: string | undefined, pool: string): Promise<void> {
+    const { payload, error } = deliveredRun(job, pool);
+    if (!payload) throw new UnrecoverableError(`malformed run job ${job.id}: ${error}`);
     // Both reads at once (Redis and Postgres): redelivered after this run's result was already
     // reported (a crash between the two), or a retried or redelivered job of a run Postgres no
     // longer counts: nothing to do. A reported run's job read may fail unheard.
@@ -335,6 +328,7 @@ export class WorkerService {
     const abort = new AbortController();
     const entry = {
       job: run,
+      jobId: job.id ?? runJobId(run.runId),
       token,
       since: Date.now(),
       abort,
@@ -450,7 +444,7 @@ export class WorkerService {
     if (
       !entry ||
       entry.lockLost ||
-      !(await this.deps.queues.holdsRunLock(runId, entry.token, entry.job.pool))
+      !(await this.deps.queues.holdsRunLock(entry.jobId, entry.token, entry.job.pool))
     ) {
       if (entry) entry.lockLost = true;
       throw new RunOwnershipLostError(runId);
@@ -460,7 +454,7 @@ export class WorkerService {
   /** BullMQ could not renew these jobs' locks: another worker may already run them, so stop. */
   private onLockLost(jobIds: string[]): void {
     for (const entry of this.current.values()) {
-      if (!jobIds.includes(runJobId(entry.job.runId)) || entry.lockLost) continue;
+      if (!jobIds.includes(entry.jobId) || entry.lockLost) continue;
       this.deps.logger.warn({ runId: entry.job.runId }, "job lock lost; ending the run's process group");
       entry.lockLost = true;
       entry.abort.abort();
