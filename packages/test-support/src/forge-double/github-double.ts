@@ -9,12 +9,13 @@
  * reply, a check run or a status, a merge or a close by hand.
  */
 
-import { createHash, createHmac } from "node:crypto";
+import { createHmac } from "node:crypto";
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { ForgeDoubleBase } from "./double-base.ts";
 import type { ApiAnswer, ApiHandler } from "./double-server.ts";
+import { GitHubApi } from "./github-api.ts";
 import { type GitHubDoubleApp, GitHubDoubleApps } from "./github-app-auth.ts";
 import { checkRoutes } from "./github-check-routes.ts";
 import { GitHubBodies } from "./github-double-bodies.ts";
@@ -26,17 +27,13 @@ import {
   GitHubDoubleState,
   type GitHubDoubleUser,
   newDoubleIssue,
-  type RepoState,
   type Review,
   type Thread,
 } from "./github-double-state.ts";
-import { answerGraphql } from "./github-graphql-resolvers.ts";
 import { issueRoutes } from "./github-issue-routes.ts";
 import { GitHubOpenApi } from "./github-openapi.ts";
 import { pullRoutes } from "./github-pull-routes.ts";
-import { type Handler, isAccessRefusal, type Route } from "./github-rest-answers.ts";
 import { GitHubWebhookEvents } from "./github-webhook-events.ts";
-import { matchTemplate } from "./route-template.ts";
 
 const PROTECTED = [
   "error: GH006: Protected branch update failed for {ref}.",
@@ -47,9 +44,9 @@ export class GitHubDouble extends ForgeDoubleBase {
   readonly kind = "github" as const;
   readonly #openapi = GitHubOpenApi.load();
   readonly #state: GitHubDoubleState;
-  readonly #routes: Route[];
   readonly #hooks: GitHubWebhookEvents;
   readonly #apps: GitHubDoubleApps;
+  readonly #api: GitHubApi;
 
   private constructor(root: string) {
     super(
@@ -75,7 +72,6 @@ export class GitHubDouble extends ForgeDoubleBase {
     this.#state = new GitHubDoubleState(this.git);
     const bodies = new GitHubBodies(this.#openapi, this.#state, () => this.url);
     const context = { state: this.#state, bodies, openapi: this.#openapi };
-    this.#routes = [...pullRoutes(context), ...issueRoutes(context), ...checkRoutes(context)];
     this.#apps = new GitHubDoubleApps(this.#state, this.#openapi);
     this.#hooks = new GitHubWebhookEvents(
       this.#state,
@@ -83,6 +79,14 @@ export class GitHubDouble extends ForgeDoubleBase {
       (event, payload) => this.deliver(event, payload),
       this.server.violations,
     );
+    this.#api = new GitHubApi({
+      state: this.#state,
+      openapi: this.#openapi,
+      routes: [...pullRoutes(context), ...issueRoutes(context), ...checkRoutes(context)],
+      apps: this.#apps,
+      hooks: this.#hooks,
+      violations: this.server.violations,
+    });
   }
 
   static async start(): Promise<GitHubDouble> {
@@ -372,195 +376,8 @@ export class GitHubDouble extends ForgeDoubleBase {
     await this.#hooks.pullRequest(repository, pull, "closed", login);
   }
 
-  protected override async handleApi(request: Parameters<ApiHandler>[0]): Promise<ApiAnswer | null> {
-    const { method, url } = request;
-    if (url.pathname.startsWith("/api/_logs/")) {
-      const id = Number(url.pathname.split("/").pop());
-      const run = [...this.#state.repos.values()].flatMap((r) => r.checkRuns).find((r) => r.id === id);
-      return run ? { status: 200, text: run.log } : null;
-    }
-    const appTemplate = GitHubDoubleApps.template(method, url.pathname.replace(/^\/api\/v3/, ""));
-    if (appTemplate) return this.#answerApp(appTemplate, request);
-    const user = this.#state.authenticate(request.headers.authorization);
-    if (url.pathname === "/api/graphql" && method === "POST") {
-      if (!user)
-        return {
-          status: 401,
-          body: { message: "Bad credentials", documentation_url: "https://docs.github.com/graphql" },
-        };
-      const queued = new Set(this.#allPulls().filter(({ pull }) => pull.autoMerge !== null));
-      const answer = await answerGraphql(
-        this.#state,
-        request.body as { query: string; variables?: Record<string, unknown> },
-        user,
-        this.server.violations,
-      );
-      for (const { repository, pull } of this.#allPulls()) {
-        if (pull.autoMerge === null || [...queued].some((q) => q.pull === pull)) continue;
-        await this.#hooks.pullRequest(repository, pull, "auto_merge_enabled", user.login);
-      }
-      return answer;
-    }
-    const pathname = url.pathname.replace(/^\/api\/v3/, "");
-    for (const [routeMethod, template, handler] of this.#routes) {
-      if (routeMethod !== method) continue;
-      const params = matchTemplate(template, pathname);
-      if (!params) continue;
-      const problems = this.#openapi.checkRequest(method, template, {
-        path: params,
-        query: url.searchParams,
-        body: request.body,
-      });
-      if (problems.length > 0) {
-        this.server.violations.push(...problems);
-        return {
-          status: 422,
-          body: {
-            message: "Validation Failed",
-            documentation_url: "https://docs.github.com/rest",
-            errors: problems,
-          },
-        };
-      }
-      const answer = await this.#answer(handler, params, url.searchParams, request.body, user);
-      this.#checkAnswer(method, template, answer);
-      if (user && method !== "GET" && answer.status < 300)
-        await this.#hookWrite(template, params, user.login);
-      return method === "GET" ? conditional(answer, request.headers["if-none-match"]) : answer;
-    }
-    this.server.violations.push(`${method} ${pathname}: not a route of the GitHub double`);
-    return null;
-  }
-
-  async #answer(
-    handler: Handler,
-    params: Record<string, string>,
-    query: URLSearchParams,
-    body: unknown,
-    user: GitHubDoubleUser | null,
-  ): Promise<ApiAnswer> {
-    if (!user)
-      return {
-        status: 401,
-        body: { message: "Bad credentials", documentation_url: "https://docs.github.com/rest" },
-      };
-    if (params.owner === undefined || params.repo === undefined) {
-      return handler({
-        repository: "",
-        state: undefined as unknown as RepoState,
-        params,
-        query,
-        body: (body ?? {}) as Record<string, unknown>,
-        user,
-      });
-    }
-    const repository = `${params.owner}/${params.repo}`;
-    const state = this.#state.repos.get(repository);
-    if (!state || user.role === "none")
-      return {
-        status: 404,
-        body: { message: "Not Found", documentation_url: "https://docs.github.com/rest" },
-      };
-    return handler({ repository, state, params, query, body: (body ?? {}) as Record<string, unknown>, user });
-  }
-
-  /** An App route (JWT-authenticated), its request and answer checked like every other. */
-  #answerApp(template: string, request: Parameters<ApiHandler>[0]): ApiAnswer {
-    const pathname = request.url.pathname.replace(/^\/api\/v3/, "");
-    const problems = this.#openapi.checkRequest(request.method, template, {
-      path: matchTemplate(template, pathname) ?? {},
-      query: request.url.searchParams,
-      body: request.body,
-    });
-    this.server.violations.push(...problems);
-    const answer = this.#apps.answer(template, pathname, request.headers.authorization);
-    this.#checkAnswer(request.method, template, answer);
-    return answer;
-  }
-
-  /** The webhook GitHub sends after a write through its API succeeded. */
-  async #hookWrite(template: string, params: Record<string, string>, login: string): Promise<void> {
-    const repository = `${params.owner}/${params.repo}`;
-    const state = this.#state.repos.get(repository);
-    if (!state) return;
-    const number = Number(params.pull_number ?? params.issue_number);
-    const issue = state.issues.find((i) => i.number === number);
-    if (issue) return this.#hookIssueWrite(repository, template, issue, params, login);
-    const pull =
-      template === "/repos/{owner}/{repo}/pulls"
-        ? state.pulls.at(-1)
-        : state.pulls.find((p) => p.number === number);
-    if (!pull) return;
-    switch (template) {
-      case "/repos/{owner}/{repo}/pulls":
-        return this.#hooks.pullRequest(repository, pull, "opened", login);
-      case "/repos/{owner}/{repo}/pulls/{pull_number}":
-        return this.#hooks.pullRequest(
-          repository,
-          pull,
-          pull.state === "closed" ? "closed" : "edited",
-          login,
-        );
-      case "/repos/{owner}/{repo}/pulls/{pull_number}/merge":
-        return this.#hooks.pullRequest(repository, pull, "closed", login);
-      case "/repos/{owner}/{repo}/issues/{issue_number}/labels":
-        return this.#hooks.pullRequest(repository, pull, "labeled", login);
-      case "/repos/{owner}/{repo}/issues/{issue_number}/comments": {
-        const comment = state.comments.at(-1);
-        if (comment) await this.#hooks.issueComment(repository, pull, comment);
-        return;
-      }
-      case "/repos/{owner}/{repo}/pulls/{pull_number}/comments/{comment_id}/replies": {
-        const thread = state.threads.find(
-          (t) => t.pull === number && t.comments[0]?.id === Number(params.comment_id),
-        );
-        const reply = thread?.comments.at(-1);
-        if (thread && reply) await this.#hooks.reviewComment(repository, pull, thread, reply);
-        return;
-      }
-    }
-  }
-
-  /** The webhook of a write on an issue through the API. */
-  async #hookIssueWrite(
-    repository: string,
-    template: string,
-    issue: DoubleIssue,
-    params: Record<string, string>,
-    login: string,
-  ): Promise<void> {
-    switch (template) {
-      case "/repos/{owner}/{repo}/issues/{issue_number}":
-        return this.#hooks.issue(repository, issue, issue.state === "closed" ? "closed" : "edited", login);
-      case "/repos/{owner}/{repo}/issues/{issue_number}/labels":
-        return this.#hooks.issue(repository, issue, "labeled", login, issue.labels.at(-1));
-      case "/repos/{owner}/{repo}/issues/{issue_number}/labels/{name}":
-        return this.#hooks.issue(
-          repository,
-          issue,
-          "unlabeled",
-          login,
-          decodeURIComponent(params.name ?? ""),
-        );
-      case "/repos/{owner}/{repo}/issues/{issue_number}/comments": {
-        const comment = this.#state.repo(repository).comments.at(-1);
-        if (comment) await this.#hooks.commentOnIssue(repository, issue, comment);
-        return;
-      }
-    }
-  }
-
-  #allPulls(): { repository: string; pull: DoublePull }[] {
-    return [...this.#state.repos.entries()].flatMap(([repository, state]) =>
-      state.pulls.map((pull) => ({ repository, pull })),
-    );
-  }
-
-  /** Statuses every GitHub route can answer though the description lists them per operation only sometimes. */
-  #checkAnswer(method: string, template: string, answer: ApiAnswer): void {
-    const generic = answer.status === 401 || (answer.status === 403 && isAccessRefusal(answer.body));
-    if (generic) return;
-    this.server.violations.push(...this.#openapi.checkResponse(method, template, answer.status, answer.body));
+  protected override handleApi(request: Parameters<ApiHandler>[0]): Promise<ApiAnswer | null> {
+    return this.#api.answer(request);
   }
 
   /** Applies GitHub auto-merge where it is enabled and the head became green (call after setting checks). */
@@ -582,19 +399,4 @@ function rateLimitMessage(primary: boolean): string {
   return primary
     ? "API rate limit exceeded for user ID 1. If you reach out to GitHub Support for help, please include the request ID 0000:0000:0000000:0000000:00000000."
     : "You have exceeded a secondary rate limit. Please wait a few minutes before you try again. If you reach out to GitHub Support for help, please include the request ID 0000:0000:0000000:0000000:00000000.";
-}
-
-/**
- * GitHub's conditional requests: every 200 GET carries a strong `ETag` of its body, and a
- * request whose `If-None-Match` names it is answered 304 Not Modified without a body (GitHub
- * does not charge those to the rate limit).
- */
-function conditional(answer: ApiAnswer, ifNoneMatch: string | string[] | undefined): ApiAnswer {
-  if (answer.status !== 200 || answer.body === undefined) return answer;
-  const etag = `"${createHash("sha256").update(JSON.stringify(answer.body)).digest("hex").slice(0, 40)}"`;
-  const asked = (Array.isArray(ifNoneMatch) ? ifNoneMatch.join(",") : (ifNoneMatch ?? ""))
-    .split(",")
-    .map((tag) => tag.trim().replace(/^W\//, ""));
-  if (asked.includes(etag)) return { status: 304, headers: { ...answer.headers, etag } };
-  return { ...answer, headers: { ...answer.headers, etag } };
 }
