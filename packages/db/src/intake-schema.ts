@@ -56,7 +56,7 @@ export interface TrackerUpdatesTable {
   moment: "started" | "pr_opened" | "done" | "blocked" | "merged";
   occurrence: string;
   event_id: string | null;
-  /** `pullRequestUrl`, `detail` (why blocked). */
+  /** `pullRequestUrl`, `detail` (why blocked), `bound` (a pause at a bound: which one). */
   data: Json<Record<string, unknown>>;
   status: Defaulted<"pending" | "delivered" | "dead">;
   attempts: Defaulted<number>;

@@ -26,7 +26,8 @@ export interface TrackerUpdateRow {
   readonly moment: TrackerMoment;
   readonly occurrence: string;
   readonly event_id: string | null;
-  readonly data: { pullRequestUrl?: string | null; detail?: string | null };
+  /** `bound` is set on a `blocked` moment that is the project's pause at a bound. */
+  readonly data: { pullRequestUrl?: string | null; detail?: string | null; bound?: string | null };
   readonly status: "pending" | "delivered" | "dead";
   readonly attempts: number;
   readonly last_error: string | null;
@@ -96,8 +97,8 @@ function pauseMoments(
 ): Moment[] {
   if (event.type !== "project.status_changed" || event.data.status !== "paused") return [];
   if (typeof event.data.bound !== "string") return [];
-  const reason = text(event.data.reason) ?? `${event.data.bound} bound reached`;
-  const detail = `the project is paused at its ${event.data.bound} bound (${reason}); work goes on when an operator starts it again.`;
+  const bound = event.data.bound;
+  const detail = text(event.data.reason) ?? `${bound} bound reached`;
   const out: Moment[] = [];
   for (const taskId of intakeTaskIds) {
     const task = tasks.find((t) => t.id === taskId) ?? before.get(taskId);
@@ -107,7 +108,7 @@ function pauseMoments(
       moment: "blocked",
       occurrence: String(eventId ?? index),
       event_id: eventId,
-      data: { detail },
+      data: { detail, bound },
     });
   }
   return out;

@@ -12,8 +12,10 @@ export interface StatusContext {
   /** What makes this moment's write unique (the outbox row id): a second `blocked` is a new comment. */
   readonly occurrence: string;
   readonly pullRequestUrl?: string | null | undefined;
-  /** Why blocked: the question of the "Needs you" card. */
+  /** Why blocked: the question of the "Needs you" card, or the reason of a pause at a bound. */
   readonly detail?: string | null | undefined;
+  /** Set when `blocked` is the project's pause at a bound (budget, sessions, rounds): which one. */
+  readonly bound?: string | null | undefined;
   readonly dashboardUrl?: string | null | undefined;
 }
 
@@ -38,10 +40,23 @@ function commentText(moment: StatusMoment, context: StatusContext): string {
     case "done":
       return `Task ${task} is done${link}.`;
     case "blocked":
+      if (context.bound) return pausedText(task, context.bound, context.detail, link);
       return `Task ${task} needs a person${context.detail ? `: ${context.detail}` : "."}\n\nReply here to answer; the reply goes to the task.`;
     case "merged":
       return `The pull request of task ${task} merged${context.pullRequestUrl ? `: ${context.pullRequestUrl}` : "."}`;
   }
+}
+
+/**
+ * A pause at a bound asks nothing of the issue's readers: it says what stopped the work and
+ * what an operator does to go on (raise the bound, start the project again).
+ */
+function pausedText(task: string, bound: string, reason: string | null | undefined, link: string): string {
+  return [
+    `Task ${task} is paused: its project stopped at its ${bound} bound${reason ? ` (${reason})` : ""}.`,
+    "",
+    `Nothing to answer here. An operator can raise the ${bound} bound and start the project again (\`overseer start\`)${link}; the work then goes on.`,
+  ].join("\n");
 }
 
 /** The marker of one write: `<!-- overseer:intake:<task>:<moment>:<occurrence> -->`. */

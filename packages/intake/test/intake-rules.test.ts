@@ -153,6 +153,31 @@ describe("the status map", () => {
     expect(statusUpdateOf("jira", "started", jira, context).addLabels).toEqual(["overseer:working"]);
   });
 
+  it("a question asks for a reply; a pause at a bound says what an operator can do instead", () => {
+    const question = statusUpdateOf("github", "blocked", intakeConfigOf(), {
+      ...context,
+      detail: "Which database?",
+    });
+    expect(question.comment?.body).toBe(
+      "Task `acme-app-12` needs a person: Which database?\n\nReply here to answer; the reply goes to the task.",
+    );
+    const paused = statusUpdateOf("github", "blocked", intakeConfigOf(), {
+      ...context,
+      detail: "budget_usd 5 reached",
+      bound: "budget",
+      dashboardUrl: "https://overseer.example.com/#/project/p/task/acme-app-12",
+    });
+    expect(paused.comment?.body).toBe(
+      [
+        "Task `acme-app-12` is paused: its project stopped at its budget bound (budget_usd 5 reached).",
+        "",
+        "Nothing to answer here. An operator can raise the budget bound and start the project again (`overseer start`) ([dashboard](https://overseer.example.com/#/project/p/task/acme-app-12)); the work then goes on.",
+      ].join("\n"),
+    );
+    expect(paused.comment?.body).not.toContain("Reply here");
+    expect(paused.addLabels).toEqual(["overseer:blocked"]);
+  });
+
   it("never adds and removes the same label", () => {
     const config = intakeConfigOf({ statusMap: { blocked: { addLabels: ["x"], removeLabels: ["x", "y"] } } });
     const update = statusUpdateOf("github", "blocked", config, context);

@@ -298,7 +298,11 @@ describe("two-way status (GitHub Issues)", () => {
         [taskId, "blocked"],
       ]);
       const bodies = github.comments(REPO, number).map((c) => c.body);
-      expect(bodies.at(-1)).toContain("paused at its sessions bound (max_sessions (1) reached)");
+      expect(bodies.at(-1)).toContain(
+        "is paused: its project stopped at its sessions bound (max_sessions (1) reached).",
+      );
+      expect(bodies.at(-1)).toContain("An operator can raise the sessions bound and start the project again");
+      expect(bodies.at(-1)).not.toContain("Reply here");
       const issue = github.issues(REPO).find((i) => i.number === number);
       expect(issue?.labels).toContain("overseer:blocked");
     } finally {

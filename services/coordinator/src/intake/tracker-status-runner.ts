@@ -106,6 +106,7 @@ async function writeUpdate(
       occurrence: update.occurrence,
       pullRequestUrl: update.data.pullRequestUrl ?? null,
       detail: update.data.detail ?? null,
+      bound: update.data.bound ?? null,
       dashboardUrl: dashboardPageUrl(dashboardUrl, update.project_id, update.task_id),
     },
   );
