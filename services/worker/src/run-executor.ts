@@ -160,13 +160,17 @@ export async function executeRun(
       const marked = await filesWithMarkers(checkout.paths.checkout, checkout.mergedMain.conflicts);
       if (marked.length > 0) return finish(markerRefusal(marked), { ...agent.observed, ...ran });
     }
+    // The ownership check (a Redis round trip) runs beside the scope check's git; both are
+    // answered before anything is committed or pushed.
+    const owned = deps.confirmOwnership?.(job);
+    owned?.catch(() => undefined);
     const violations =
       job.action === "review"
         ? []
         : scopeViolations(await checkout.worktree.changedPaths(), job.scope, job.metadataGlobs);
     clock.lap("scope_check");
 
-    await deps.confirmOwnership?.(job);
+    await owned;
     const work = await recordWork(job, deps, mirror, checkout.worktree, outcome, {
       taskHead: checkout.taskHead,
       base: checkout.base,
