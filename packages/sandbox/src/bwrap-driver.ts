@@ -32,7 +32,7 @@ import { createEtcSnapshot, sweepDeadWorkerDirs } from "./etc-snapshot.ts";
 import { buildEgressLauncher, buildHostLauncher, pointAtEgressBridge } from "./launcher-script.ts";
 import { canAccess, findOnPath } from "./path-access.ts";
 import { stopProcessTree } from "./process-tree.ts";
-import { createRunDir, defaultRuntimeRoot, ensurePrivateDir } from "./runtime-dir.ts";
+import { createRunDir, defaultRuntimeRoot, ensurePrivateDir, writeRunFile } from "./runtime-dir.ts";
 import type {
   PreparedCommand,
   ProbeReport,
@@ -106,7 +106,8 @@ class BwrapPreparedCommand implements PreparedCommand {
     readonly file: string,
     readonly args: readonly string[],
     readonly cwd: string,
-    private readonly runDir: string,
+    /** The run's private directory (proxy mode) or its one options file, removed by cleanup. */
+    private readonly runPath: string,
     readonly cgroup: RunCgroup | null,
     private readonly proxy: EgressProxy | null,
     private readonly limits: SandboxLimits,
@@ -133,7 +134,7 @@ class BwrapPreparedCommand implements PreparedCommand {
     const errors: string[] = [];
     await this.proxy?.close().catch((error: Error) => errors.push(`egress proxy: ${error.message}`));
     await this.cgroup?.destroy().catch((error: Error) => errors.push(`cgroup: ${error.message}`));
-    await rm(this.runDir, { recursive: true, force: true }).catch((error: Error) =>
+    await rm(this.runPath, { recursive: true, force: true }).catch((error: Error) =>
       errors.push(`runtime dir: ${error.message}`),
     );
     if (errors.length > 0)
@@ -342,7 +343,9 @@ export class BwrapDriver implements SandboxDriver {
       layout,
       commands.map((command) => command.name),
     );
-    const runDir = await createRunDir(this.runtimeRoot);
+    // Proxy mode needs a directory (the egress socket, the bridge); other runs only the options file.
+    const runDir = spec.network.mode === "proxy" ? await createRunDir(this.runtimeRoot) : null;
+    let runPath = runDir;
     let cgroup: RunCgroup | null = null;
     let proxy: EgressProxy | null = null;
     try {
@@ -350,7 +353,7 @@ export class BwrapDriver implements SandboxDriver {
       let innerArgv = [...argv];
       let runtimeMountDir: string | null = null;
 
-      if (spec.network.mode === "proxy") {
+      if (spec.network.mode === "proxy" && runDir !== null) {
         runtimeMountDir = join(runDir, "mount");
         await mkdir(runtimeMountDir, { mode: 0o755 });
         // Mount point of the control dir's fixed bind (SANDBOX_CONTROL_MOUNT) inside this read-only bind.
@@ -411,8 +414,11 @@ export class BwrapDriver implements SandboxDriver {
           seccompFd: seccompFile === null ? null : 4,
         },
       });
-      const argsFile = join(runDir, "bwrap-args");
-      await writeFile(argsFile, `${bwrapArgs.join("\0")}\0`, { mode: 0o600 });
+      const bwrapOptions = `${bwrapArgs.join("\0")}\0`;
+      const argsFile =
+        runDir === null ? await writeRunFile(this.runtimeRoot, bwrapOptions) : join(runDir, "bwrap-args");
+      if (runDir !== null) await writeFile(argsFile, bwrapOptions, { mode: 0o600 });
+      runPath = runDir ?? argsFile;
       const shell = await this.launcherShell();
       const launcher = buildHostLauncher({
         bash: shell === "/bin/bash",
@@ -439,7 +445,7 @@ export class BwrapDriver implements SandboxDriver {
           ...innerArgv,
         ],
         spec.checkoutDir,
-        runDir,
+        runPath,
         cgroup,
         proxy,
         spec.limits,
@@ -447,7 +453,7 @@ export class BwrapDriver implements SandboxDriver {
     } catch (error) {
       await proxy?.close().catch(() => undefined);
       await cgroup?.destroy().catch(() => undefined);
-      await rm(runDir, { recursive: true, force: true });
+      if (runPath !== null) await rm(runPath, { recursive: true, force: true });
       throw error;
     }
   }

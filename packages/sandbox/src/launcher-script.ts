@@ -12,7 +12,7 @@
  *      driver falls back to POSIX sh, which can close only 3-9 (see the README).
  *   1. opens the NUL-separated bwrap options file on fd 3 (bwrap reads its options from there, so
  *      the sandbox's env values, secrets included, never appear on a command line visible in
- *      `ps`; the file lives in the 0700 run directory until cleanup() removes it — deleting it
+ *      `ps`; the file lives in the 0700 runtime root until cleanup() removes it — deleting it
  *      here would cost an extra fork+exec of rm on every spawn),
  *   2. writes its own pid into every run cgroup's cgroup.procs (aborting with 125 if any fails:
  *      a run never starts unconfined),

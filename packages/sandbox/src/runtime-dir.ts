@@ -1,4 +1,5 @@
-import { chmod, lstat, mkdir, mkdtemp } from "node:fs/promises";
+import { randomBytes } from "node:crypto";
+import { chmod, lstat, mkdir, mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SandboxSetupError } from "./sandbox-errors.ts";
@@ -33,4 +34,16 @@ export async function createRunDir(root: string): Promise<string> {
   await ensurePrivateDir(root);
   // The worker pid in the name lets a later worker remove a crashed one's leftovers.
   return mkdtemp(join(root, `run-${process.pid}-`));
+}
+
+/**
+ * Writes a run's one private file straight into `root` (0600, never over an existing file): a
+ * run that needs no more than that is spared a directory of its own (mkdtemp, then a recursive
+ * rm at cleanup). Named like a run directory, so a crashed worker's leftovers are swept the same way.
+ */
+export async function writeRunFile(root: string, content: string): Promise<string> {
+  await ensurePrivateDir(root);
+  const file = join(root, `run-${process.pid}-${randomBytes(6).toString("hex")}`);
+  await writeFile(file, content, { mode: 0o600, flag: "wx" });
+  return file;
 }

@@ -242,6 +242,19 @@ describe("BwrapDriver: running commands", () => {
     await expect(driver.prepare([], ws.spec())).rejects.toBeInstanceOf(SandboxSpecError);
   });
 
+  it("a run without network keeps only its private options file, until cleanup", async () => {
+    const prepared = await driver.prepare(["/bin/true"], ws.spec());
+    const launcher = prepared.args.find((arg) => arg.includes("exec 3<")) as string;
+    const argsFile = /exec 3<'([^']+)'/.exec(launcher)?.[1] as string;
+    const info = await stat(argsFile);
+    expect(info.isFile()).toBe(true);
+    expect(info.mode & 0o777).toBe(0o600);
+    expect((await readFile(argsFile, "utf8")).split("\0")).toContain("--unshare-all");
+    expect((await runPreparedCommand(prepared)).exitCode).toBe(0);
+    await prepared.cleanup();
+    expect(existsSync(argsFile)).toBe(false);
+  });
+
   it("cleanup is idempotent and stop() after exit is harmless", async () => {
     const prepared = await driver.prepare(["/bin/true"], ws.spec());
     let pid = 0;
