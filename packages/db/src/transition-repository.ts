@@ -4,6 +4,7 @@ import {
   applyCommand,
   applyProjectCreation,
   type Command,
+  changesNothing,
   commandRunId,
   type DomainContext,
   type ProjectState,
@@ -12,7 +13,7 @@ import {
 } from "@overseer/domain";
 import { sql } from "kysely";
 import { type Db, json } from "./connection.ts";
-import type { EventRow } from "./database-schema.ts";
+import type { EventRow, ProjectRow } from "./database-schema.ts";
 import {
   ConflictError,
   isSerializationFailure,
@@ -97,6 +98,12 @@ export interface AppliedTransition extends ApplyResult {
    * counted as it was inserted; absent when the transition created no run.
    */
   readonly actionRunNumbers?: ReadonlyMap<string, number>;
+  /**
+   * The project's row as this transaction's update of it left it (the whole row, read back by
+   * the update itself), or null when the transaction did not update the project row. The spend
+   * columns are those before this transaction's usage, if it recorded some.
+   */
+  readonly projectRow: ProjectRow | null;
 }
 
 export async function applyTransition(
@@ -123,7 +130,7 @@ export async function applyTransition(
           payload,
         });
         if (!notified) await notify(trx, projectId, options.origin);
-        return { ...created, eventRows };
+        return { ...created, eventRows, projectRow: null };
       }
       const { state, intakeTaskIds } = await loadProjectStateAndIntake(trx, projectId, {
         runIds: runId ? [runId] : [],
@@ -158,36 +165,32 @@ export async function applyTransition(
           // The spend changed: the coordinator's next pass checks it against budget_usd.
           await notify(trx, projectId, options.origin);
         }
-        return { ...result, eventRows: [] };
+        return { ...result, eventRows: [], projectRow: null };
       }
       // A command that changed nothing (a scheduling pass with nothing to claim) writes
       // nothing and notifies no one: a NOTIFY here would wake every listener for nothing,
       // and a coordinator that schedules on NOTIFY would loop.
-      if (isNoChange(result)) return { ...result, eventRows: [] };
+      if (changesNothing(result)) return { ...result, eventRows: [], projectRow: null };
       // The run's report rides on the run's own update, the NOTIFY on the events' insert.
       const report = runId && options.runReport ? { runId, report: options.runReport } : null;
       const payload = notifyPayload(projectId, options.origin);
+      // The mission's spend bound sits beside the spend it bounds (the coordinator pauses at it).
+      const missionBudgetUsd = command.kind === "start-mission" ? command.budgetUsd : undefined;
       const written = await persist(trx, projectId, result, ctx.now, state.tasks, {
         payload,
         report,
         intakeTaskIds,
+        missionBudgetUsd,
       });
       const { eventRows } = written;
-      if (command.kind === "start-mission" && command.budgetUsd !== undefined) {
-        // The mission's spend bound sits beside the spend it bounds (the coordinator pauses at it).
-        await trx
-          .updateTable("projects")
-          .set({ budget_usd: command.budgetUsd })
-          .where("id", "=", projectId)
-          .execute();
-      }
       if (runId && options.runReport && !written.reported) {
         await storeRunReport(trx, runId, options.runReport);
         if (options.runReport.transcript) await storeRunTranscript(trx, runId, options.runReport.transcript);
       }
       if (usage && runId) await recordRunUsage(trx, projectId, runId, usage);
       if (!written.notified) await notify(trx, projectId, options.origin);
-      return { ...result, eventRows, actionRunNumbers: written.actionRunNumbers };
+      const { actionRunNumbers, projectRow } = written;
+      return { ...result, eventRows, actionRunNumbers, projectRow };
     })
     .catch((error: unknown) => {
       if (isSerializationFailure(error)) {
@@ -202,20 +205,6 @@ export async function applyTransition(
 /** Wakes the listeners of `POSTGRES_NOTIFY_CHANNEL` at commit (notifyPayload). */
 async function notify(db: Db, projectId: string, origin?: string): Promise<void> {
   await sql`SELECT pg_notify(${POSTGRES_NOTIFY_CHANNEL}, ${notifyPayload(projectId, origin)})`.execute(db);
-}
-
-function isNoChange(result: ApplyResult): boolean {
-  const c = result.changes;
-  return (
-    c.project === null &&
-    c.createdProject === null &&
-    c.settings === null &&
-    c.tasks.length === 0 &&
-    c.runs.length === 0 &&
-    c.decisions.length === 0 &&
-    result.events.length === 0 &&
-    result.incidents.length === 0
-  );
 }
 
 async function projectExists(db: Db, projectId: string): Promise<boolean> {
@@ -236,6 +225,8 @@ interface Persisted {
   /** The run report was written with the run's own update. */
   reported: boolean;
   actionRunNumbers: ReadonlyMap<string, number>;
+  /** The project row as its update left it; null when it was not updated. */
+  projectRow: ProjectRow | null;
 }
 
 /** The transition's NOTIFY payload, and the report of the run it names (if any). */
@@ -244,6 +235,8 @@ interface PersistExtras {
   report?: { runId: string; report: RunReport } | null;
   /** The project's tasks that came from an intake item (none: no tracker update is written). */
   intakeTaskIds?: ReadonlySet<string>;
+  /** start-mission's spend bound, written with the project row (the mission changes it). */
+  missionBudgetUsd?: number | null | undefined;
 }
 
 async function persist(
@@ -257,6 +250,7 @@ async function persist(
   const { changes } = result;
   const now = new Date(at);
   let reported = false;
+  let projectRow: ProjectRow | null = null;
   const actionRunNumbers = new Map<string, number>();
   try {
     if (changes.createdProject) await insertProjectRow(db, changes.createdProject, now);
@@ -265,7 +259,12 @@ async function persist(
     await persistPullRequests(db, projectId, changes.tasks, before, now);
     reported = await persistRuns(db, projectId, result, now, extras.report ?? null, actionRunNumbers);
     await persistDecisions(db, projectId, changes, now);
-    if (changes.project) await updateProjectRow(db, projectId, changes.project, changes.settings, now);
+    if (changes.project) {
+      const { settings } = changes;
+      const budget = extras.missionBudgetUsd;
+      const patch = budget === undefined ? settings : { ...settings, budgetUsd: budget };
+      projectRow = await updateProjectRow(db, projectId, changes.project, patch, now);
+    }
   } catch (error) {
     if (isUniqueViolation(error))
       throw new ConflictError("A concurrent transition created the same row; retry.", {
@@ -280,7 +279,7 @@ async function persist(
   // What the issues of intake-made tasks hear (two-way status), in the same transaction too.
   const intakeTaskIds = extras.intakeTaskIds ?? new Set<string>();
   await writeTrackerUpdates(db, projectId, result.events, eventRows, changes.tasks, before, intakeTaskIds);
-  return { eventRows, notified: eventRows.length > 0, reported, actionRunNumbers };
+  return { eventRows, notified: eventRows.length > 0, reported, actionRunNumbers, projectRow };
 }
 
 type Changes = ApplyResult["changes"];
@@ -484,7 +483,7 @@ async function updateProjectRow(
   p: NonNullable<Changes["project"]>,
   settings: Changes["settings"],
   now: Date,
-): Promise<void> {
+): Promise<ProjectRow> {
   const updated = await db
     .updateTable("projects")
     .set({
@@ -506,9 +505,10 @@ async function updateProjectRow(
     })
     .where("id", "=", projectId)
     .where("version", "=", p.version)
+    .returningAll()
     .executeTakeFirst();
-  if (updated.numUpdatedRows === 0n)
-    throw new ConflictError(`Project ${projectId} changed concurrently; retry.`);
+  if (!updated) throw new ConflictError(`Project ${projectId} changed concurrently; retry.`);
+  return updated;
 }
 
 async function insertIncidents(

@@ -40,8 +40,13 @@ export interface TransitionApplierOptions {
    * own notifications. Default: none.
    */
   origin?: string | undefined;
-  /** Called right after a commit that applied something, before any publication. */
-  onCommit?: ((projectId: string, result: AppliedTransition) => void) | undefined;
+  /**
+   * Called right after a commit that applied something, before any publication. `overlapped`:
+   * another commit of this applier on the same project landed while this one was in flight, so
+   * `result.state` may lack that commit's changes (and that one's state may lack this one's).
+   * Not overlapped, `result.state` holds every earlier commit of this applier on the project.
+   */
+  onCommit?: ((projectId: string, result: AppliedTransition, overlapped: boolean) => void) | undefined;
 }
 
 export interface ApplyCommandOptions extends ApplyOptions {
@@ -64,6 +69,8 @@ export interface ApplyCommandOptions extends ApplyOptions {
  */
 export class TransitionApplier {
   private readonly conflictRetries: number;
+  /** Per project with applies in flight: how many, and the commits counted while they are. */
+  private readonly inFlight = new Map<string, { applies: number; commits: number }>();
 
   constructor(
     private readonly deps: TransitionApplierDeps,
@@ -84,20 +91,31 @@ export class TransitionApplier {
   ): Promise<AppliedTransition> {
     const { retryOnConflict = true, ...applyOptions } = options;
     const attempts = retryOnConflict ? this.conflictRetries : 1;
-    for (let attempt = 1; ; attempt++) {
-      try {
-        const origin = this.options.origin;
-        const result = await applyTransition(this.deps.db, projectId, command, {
-          ...applyOptions,
-          ...(origin ? { origin } : {}),
-        });
-        if (result.outcome === "applied") this.options.onCommit?.(projectId, result);
-        await this.afterCommit(result);
-        return result;
-      } catch (error) {
-        if (error instanceof ConflictError && attempt < attempts) continue;
-        throw error;
+    const flight = this.inFlight.get(projectId) ?? { applies: 0, commits: 0 };
+    this.inFlight.set(projectId, flight);
+    flight.applies++;
+    const commitsBefore = flight.commits;
+    try {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          const origin = this.options.origin;
+          const result = await applyTransition(this.deps.db, projectId, command, {
+            ...applyOptions,
+            ...(origin ? { origin } : {}),
+          });
+          if (result.outcome === "applied") {
+            flight.commits++;
+            this.options.onCommit?.(projectId, result, flight.commits - 1 !== commitsBefore);
+          }
+          await this.afterCommit(result);
+          return result;
+        } catch (error) {
+          if (error instanceof ConflictError && attempt < attempts) continue;
+          throw error;
+        }
       }
+    } finally {
+      if (--flight.applies === 0) this.inFlight.delete(projectId);
     }
   }
 

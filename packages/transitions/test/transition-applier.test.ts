@@ -102,6 +102,35 @@ describe("TransitionApplier", () => {
     expect(results.map((r) => r.outcome)).toEqual(["applied", "applied", "applied"]);
   });
 
+  it("tells its commit hook whether another commit on the project landed while the command was in flight", async () => {
+    const commits: { projectId: string; overlapped: boolean }[] = [];
+    const applier = new TransitionApplier(
+      { db: scratch.db },
+      {
+        onCommit: (projectId, _result, overlapped) => commits.push({ projectId, overlapped }),
+      },
+    );
+    await createProject(scratch.db, { id: "overlap", repo: "/tmp/none", runnerConfig: {} });
+    await createProject(scratch.db, { id: "beside", repo: "/tmp/none", runnerConfig: {} });
+    await importTasks(applier, "overlap", [card("S00-001"), card("S00-002")]);
+    expect(commits).toEqual([{ projectId: "overlap", overlapped: false }]);
+    commits.length = 0;
+    // Started together: whichever commits last saw the other commit land in its flight.
+    await Promise.all([
+      applier.apply("overlap", { kind: "answer", taskId: "S00-001", text: "first", by: "a" }),
+      applier.apply("overlap", { kind: "answer", taskId: "S00-002", text: "second", by: "b" }),
+      // Another project's commit is no overlap.
+      importTasks(applier, "beside", [card("S00-001")]),
+    ]);
+    const overlap = commits.filter((c) => c.projectId === "overlap").map((c) => c.overlapped);
+    expect(overlap).toEqual([false, true]);
+    expect(commits.find((c) => c.projectId === "beside")?.overlapped).toBe(false);
+    // Alone again afterwards.
+    commits.length = 0;
+    await applier.apply("overlap", { kind: "set-project-status", status: "active", by: "c" });
+    expect(commits.map((c) => c.overlapped)).toEqual([false]);
+  });
+
   it("keeps a committed transition when Redis refuses the publication", async () => {
     const broken = createRedis("redis://127.0.0.1:6379", {
       lazyConnect: true,

@@ -8,7 +8,8 @@
  *
  * Event-driven, so its cost grows with what changes, not with the projects it owns: a pass
  * runs after a transition this process applied that may make work runnable (a result, a
- * forge report, a budget pause; not its own claims or a run starting), on a Postgres NOTIFY
+ * forge report, a budget pause; not its own claims or a run starting) unless claiming on the
+ * state it committed would change nothing (pass-gate.ts), on a Postgres NOTIFY
  * from anyone else for an owned project (operator actions, task imports, other replicas),
  * when a retry backoff expires, and after a lease is won. Kicks coalesce: one pending pass
  * per project, never a queue of them. The notifications of its own commits carry its id and
@@ -38,12 +39,11 @@ import {
   parseNotifyPayload,
   recordUsageReport,
   releaseLeases,
-  requireProject,
   settleDroppedLeases,
   storeRunJob,
 } from "@overseer/db";
-import { type Command, nextWakeAt, type ProjectState, type Run } from "@overseer/domain";
-import { ConfigError, formatZodIssues } from "@overseer/input-errors";
+import type { Command, ProjectState, Run } from "@overseer/domain";
+import { formatZodIssues } from "@overseer/input-errors";
 import type { LiveChannel, Redis, RunQueues } from "@overseer/queue";
 import { type ResultMessage, type RunResult, resultMessageSchema, runRefOf } from "@overseer/run-contract";
 import type { Logger } from "@overseer/runtime";
@@ -54,7 +54,9 @@ import type { ResolvedCoordinatorOptions } from "./coordinator-options.ts";
 import { ForgeRunner } from "./forge/forge-runner.ts";
 import { IntakeServices } from "./intake/intake-services.ts";
 import { NotificationRunner } from "./notify/notification-runner.ts";
-import { ProjectPolicies, type ProjectPolicy } from "./project-policy.ts";
+import { PassGate } from "./pass-gate.ts";
+import { ProjectPolicies } from "./project-policy.ts";
+import { ProjectRows } from "./project-rows.ts";
 import { ProjectSerializer } from "./project-serializer.ts";
 import { commandForResult } from "./result-command-mapper.ts";
 import { ResultConsumer } from "./result-consumer.ts";
@@ -62,7 +64,7 @@ import { buildRunJob, type JobBuild } from "./run-job-builder.ts";
 import { RunReconciler } from "./run-reconciler.ts";
 import { phaseTimeline, runReportOf } from "./run-report.ts";
 import { appliedRunOf } from "./run-trace.ts";
-import { budgetPauseCommand, claimCommand, QUIET_EVENTS, settlesBy } from "./scheduling-rules.ts";
+import { budgetPauseCommand, claimCommand, settlesBy } from "./scheduling-rules.ts";
 import { unapplicableResultCommand } from "./unapplicable-result.ts";
 
 export interface CoordinatorDeps {
@@ -87,7 +89,10 @@ export class Coordinator {
   private readonly serializer: ProjectSerializer;
   /** Each project's policy, parsed once per project version (jobs and results share it). */
   private readonly policies = new ProjectPolicies();
-  private readonly wakeTimers = new Map<string, NodeJS.Timeout>();
+  /** The owned projects' rows, kept exact in memory (project-rows.ts). */
+  readonly rows: ProjectRows;
+  /** Which own commits call for a pass, and the retry backoffs' wake timers (pass-gate.ts). */
+  readonly gate: PassGate;
   /** Projects whose last pass failed: asked again after a reconcile interval. */
   private readonly retryTimers = new Map<string, NodeJS.Timeout>();
   /** Host-side pull request work of pull_request projects (forge/forge-runner.ts). */
@@ -115,14 +120,17 @@ export class Coordinator {
     this.id = options.id;
     this.leaseTtlMs = options.leaseTtlMs;
     this.reconcileIntervalMs = options.reconcileIntervalMs;
+    this.rows = new ProjectRows(deps.db, (projectId) => this.owned.has(projectId));
+    this.gate = new PassGate(this.rows, this.policies, (projectId) => this.kick(projectId));
     this.transitions = new TransitionApplier(
       { db: deps.db, live: deps.live, queues: deps.queues, logger: deps.logger },
       {
         conflictRetries: options.conflictRetries,
         origin: options.id,
         // Its own commits' NOTIFY is skipped: the pass they call for is asked for here.
-        onCommit: (projectId, result) => {
-          if (result.events.some((e) => !QUIET_EVENTS.has(e.type))) this.kick(projectId);
+        onCommit: (projectId, result, overlapped) => {
+          this.rows.noteCommit(projectId, result);
+          this.gate.afterCommit(projectId, result, overlapped);
         },
       },
     );
@@ -209,8 +217,8 @@ export class Coordinator {
     if (this.leaseTimer) clearInterval(this.leaseTimer);
     if (this.reconcileTimer) clearInterval(this.reconcileTimer);
     if (this.resultRetryTimer) clearInterval(this.resultRetryTimer);
-    for (const t of [...this.wakeTimers.values(), ...this.retryTimers.values()]) clearTimeout(t);
-    this.wakeTimers.clear();
+    for (const t of this.retryTimers.values()) clearTimeout(t);
+    this.gate.stop();
     this.retryTimers.clear();
     await this.unlisten?.().catch(() => undefined);
     if (!(await this.results.stop(deadline))) {
@@ -236,6 +244,7 @@ export class Coordinator {
   private onNotify(payload: string): void {
     const { projectId, origin } = parseNotifyPayload(payload);
     if (origin === this.id) return;
+    this.rows.drop(projectId);
     if (this.owned.has(projectId)) this.kick(projectId);
     else if (origin === null) this.renewLeasesSoon();
   }
@@ -305,11 +314,10 @@ export class Coordinator {
     if (lease.status === "active" && lease.holder === this.id) return;
     this.owned.delete(projectId);
     this.policies.forget(projectId);
-    for (const timers of [this.wakeTimers, this.retryTimers]) {
-      const timer = timers.get(projectId);
-      if (timer) clearTimeout(timer);
-      timers.delete(projectId);
-    }
+    this.rows.drop(projectId);
+    this.gate.forget(projectId);
+    clearTimeout(this.retryTimers.get(projectId));
+    this.retryTimers.delete(projectId);
     const log = { projectId, coordinator: this.id, status: lease.status, holder: lease.holder };
     if (lease.status !== "active") {
       this.deps.logger.info(log, `lease released: project ${projectId} is ${lease.status ?? "deleted"}`);
@@ -327,55 +335,43 @@ export class Coordinator {
 
   private async schedulePass(projectId: string): Promise<void> {
     if (!this.owned.has(projectId)) return;
-    const project = await requireProject(this.deps.db, projectId);
+    const project = await this.rows.get(projectId);
     if (await this.pauseIfOverBudget(project)) return;
     const claimed = await this.apply(projectId, claimCommand(this.policies, project), {
       leaseOwner: this.id,
     });
     if (!claimed) return;
-    const policy = this.policyIfValid(project);
+    const policy = this.policies.ifValid(project);
     if (policy.ok) {
       await this.forge
         .reconcile(project, claimed.state, policy.policy)
         .catch((error) => this.deps.logger.warn({ err: error, projectId }, "forge reconcile failed"));
     }
     const created = claimed.changes.runs.filter((r) => claimed.changes.createdRunIds.has(r.id));
+    // The claim's own update of the project row (a run counts a session) is its freshest read.
+    const current = claimed.projectRow ?? project;
     let freed = false;
     for (const run of created) {
       const number = claimed.actionRunNumbers?.get(run.id);
-      freed = (await this.enqueueRun(project, claimed.state, run, number)) || freed;
+      freed = (await this.enqueueRun(current, claimed.state, run, number)) || freed;
     }
-    this.armWakeTimer(projectId, claimed.state);
+    this.gate.armWakeTimer(projectId, claimed.state);
     if (freed) this.kick(projectId);
   }
 
   /** An active project whose spend reached a bound is paused (budgetPauseCommand); nothing is claimed. */
   private async pauseIfOverBudget(project: ProjectRow): Promise<boolean> {
-    const pause = budgetPauseCommand(project, this.budgetsOf(project), this.id);
+    const pause = budgetPauseCommand(project, this.policies.budgetsOf(project), this.id);
     if (pause) await this.apply(project.id, pause);
     return pause !== null;
   }
 
-  /**
-   * The spend bounds: `budget_usd` and the runner config's `budget_tokens`. A stored config that
-   * no longer parses bounds by `budget_usd` only; the run the claim then queues pauses the
-   * project on it (run-misconfigured), which is where the operator learns of it.
-   */
-  private budgetsOf(project: ProjectRow): { budgetUsd: number | null; budgetTokens: number | null } {
-    const policy = this.policyIfValid(project);
-    return { budgetUsd: project.budget_usd, budgetTokens: policy.ok ? policy.policy.budgets.tokens : null };
-  }
-
-  /** The project's policy, or the `ConfigError` of a stored config that no longer parses. */
-  private policyIfValid(
-    project: ProjectRow,
-  ): { ok: true; policy: ProjectPolicy } | { ok: false; error: ConfigError } {
-    try {
-      return { ok: true, policy: this.policies.of(project) };
-    } catch (error) {
-      if (error instanceof ConfigError) return { ok: false, error };
-      throw error;
-    }
+  /** Whether the project's row in memory bounds no spend (neither budget_usd nor budget_tokens). */
+  private unbudgeted(projectId: string): boolean {
+    const row = this.rows.cached(projectId);
+    if (!row) return false;
+    const { budgetUsd, budgetTokens } = this.policies.budgetsOf(row);
+    return budgetUsd === null && budgetTokens === null;
   }
 
   /** The run's job, or why it cannot be built (a stored config that no longer parses among them). */
@@ -386,7 +382,7 @@ export class Coordinator {
     number: number,
     evidence: MissionEvidence | null,
   ): JobBuild {
-    const policy = this.policyIfValid(project);
+    const policy = this.policies.ifValid(project);
     if (!policy.ok) return { ok: false, reason: "configuration_error", message: policy.error.message };
     return buildRunJob(project, policy.policy, state, run, number, Date.now(), evidence);
   }
@@ -426,23 +422,6 @@ export class Coordinator {
     return false;
   }
 
-  private armWakeTimer(projectId: string, state: Parameters<typeof nextWakeAt>[0]): void {
-    const at = nextWakeAt(state, Date.now());
-    const existing = this.wakeTimers.get(projectId);
-    if (existing) clearTimeout(existing);
-    this.wakeTimers.delete(projectId);
-    if (at === null) return;
-    const timer = setTimeout(
-      () => {
-        this.wakeTimers.delete(projectId);
-        this.kick(projectId);
-      },
-      Math.max(0, at - Date.now()) + 5,
-    );
-    timer.unref();
-    this.wakeTimers.set(projectId, timer);
-  }
-
   // -------------------------------------------------------------------------------------
   // Results
 
@@ -479,7 +458,7 @@ export class Coordinator {
       "run result cannot be applied; ending the run as failed",
     );
     await this.serializer.run(projectId, async () => {
-      const project = await requireProject(this.deps.db, projectId);
+      const project = await this.rows.get(projectId);
       const { retry } = this.policies.of(project);
       await this.apply(projectId, unapplicableResultCommand(result, error, failures, retry));
     });
@@ -531,7 +510,7 @@ export class Coordinator {
 
   /** A result for a project deleted meanwhile is dropped. */
   private async projectIfExists(projectId: string): Promise<ProjectRow | null> {
-    return requireProject(this.deps.db, projectId).catch((error) => {
+    return this.rows.get(projectId).catch((error) => {
       if (error instanceof NotFoundError) return null;
       throw error;
     });
@@ -555,6 +534,7 @@ export class Coordinator {
 
   /** Every owned project gets a pass (the LISTEN connection came back: notifications were lost). */
   private kickAll(): void {
+    this.rows.dropAll();
     for (const projectId of this.owned) this.kick(projectId);
   }
 
@@ -570,7 +550,10 @@ export class Coordinator {
     options: ApplyCommandOptions = {},
   ): Promise<AppliedTransition | null> {
     try {
-      return await this.transitions.apply(projectId, command, options);
+      const applied = await this.transitions.apply(projectId, command, options);
+      // What a run spent moved its project's spend: a budget's check must read it again.
+      if ("usage" in command && command.usage && !this.unbudgeted(projectId)) this.rows.drop(projectId);
+      return applied;
     } catch (error) {
       if (error instanceof LeaseLostError && options.leaseOwner !== undefined) {
         await this.settleDropped([projectId]);

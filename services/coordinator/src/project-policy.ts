@@ -90,6 +90,26 @@ export class ProjectPolicies {
     return entry.policy;
   }
 
+  /** The project's policy, or the `ConfigError` of a stored config that no longer parses. */
+  ifValid(project: ProjectRow): { ok: true; policy: ProjectPolicy } | { ok: false; error: ConfigError } {
+    try {
+      return { ok: true, policy: this.of(project) };
+    } catch (error) {
+      if (error instanceof ConfigError) return { ok: false, error };
+      throw error;
+    }
+  }
+
+  /**
+   * The spend bounds: `budget_usd` and the runner config's `budget_tokens`. A stored config that
+   * no longer parses bounds by `budget_usd` only; the run the claim then queues pauses the
+   * project on it (run-misconfigured), which is where the operator learns of it.
+   */
+  budgetsOf(project: ProjectRow): { budgetUsd: number | null; budgetTokens: number | null } {
+    const policy = this.ifValid(project);
+    return { budgetUsd: project.budget_usd, budgetTokens: policy.ok ? policy.policy.budgets.tokens : null };
+  }
+
   /** Drops a project's policy (its lease was lost: another replica schedules it now). */
   forget(projectId: string): void {
     this.cached.delete(projectId);

@@ -38,7 +38,10 @@ export const QUIET_EVENTS: ReadonlySet<string> = new Set(["run.queued", "run.sta
  * satisfies its dependents (docs/state-machine.md rule 19). A stored config that no longer
  * parses claims with merged prerequisites, the stricter reading; its runs record the error.
  */
-export function claimCommand(policies: ProjectPolicies, project: ProjectRow): Command {
+export function claimCommand(
+  policies: ProjectPolicies,
+  project: ProjectRow,
+): Extract<Command, { kind: "claim" }> {
   try {
     const { landing } = policies.of(project);
     return landing.mode === "pull_request" && landing.pullRequest.prerequisites === "stacked"

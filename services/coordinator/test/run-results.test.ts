@@ -3,11 +3,9 @@
  * in through `applyResultMessage` (the results queue's handler) or a scheduling pass, and
  * what Postgres holds afterwards is checked.
  */
-import { randomBytes } from "node:crypto";
 import {
   acquireLeases,
   createProject,
-  createScratchDatabase,
   type Db,
   getRun,
   getTask,
@@ -17,29 +15,18 @@ import {
   requireProject,
   type ScratchDatabase,
 } from "@overseer/db";
-import { LiveChannel, type Redis, RunQueues, resolveLiveOptions, resolveQueueOptions } from "@overseer/queue";
 import type { RunOutcome, RunResult } from "@overseer/run-contract";
 import { createLogger } from "@overseer/runtime";
-import {
-  createTestRedis,
-  deleteRedisKeys,
-  runResultFixture,
-  taskCard,
-  uniqueRedisPrefix,
-} from "@overseer/test-support";
-import { importTasks, startProject, TransitionApplier } from "@overseer/transitions";
+import { runResultFixture, taskCard } from "@overseer/test-support";
+import { importTasks, startProject, type TransitionApplier } from "@overseer/transitions";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Coordinator } from "../src/coordinator.ts";
-import { resolveCoordinatorOptions } from "../src/coordinator-options.ts";
+import type { Coordinator } from "../src/coordinator.ts";
+import { type CoordinatorRig, countingTransactions, openCoordinatorRig } from "./coordinator-rig.ts";
 
-const prefix = uniqueRedisPrefix("coordtest");
-const logger = createLogger({ name: "coordinator-test", level: "silent" });
+let rig: CoordinatorRig;
 let scratch: ScratchDatabase;
-let redis: Redis;
-let queues: RunQueues;
-let live: LiveChannel;
 let applier: TransitionApplier;
-const coordinators: Coordinator[] = [];
+const logger = createLogger({ name: "coordinator-test", level: "silent" });
 
 const card = (id: string) => taskCard(id);
 
@@ -56,41 +43,13 @@ function resultOf(runId: string, projectId: string, outcome: RunOutcome): RunRes
   });
 }
 
-/**
- * The test database, counting the transactions opened through it: `db.transaction()` is the
- * one way a command is applied (applyTransition), so the count is the number of transactions.
- */
-function countingTransactions(db: Db): { db: Db; count: () => number } {
-  let transactions = 0;
-  const counting = new Proxy(db, {
-    get(target, property) {
-      if (property === "transaction") transactions++;
-      const value = Reflect.get(target, property, target);
-      return typeof value === "function" ? value.bind(target) : value;
-    },
-  });
-  return { db: counting, count: () => transactions };
-}
-
 /** A coordinator on the test database that owns no lease until `renewLeases` is called. */
 function coordinator(
   options: { maxPlanTasks?: number } = {},
   log = logger,
   db: Db = scratch.db,
 ): Coordinator {
-  const created = new Coordinator(
-    {
-      db,
-      notifications: scratch.notifications,
-      workerConnection: redis,
-      queues,
-      live,
-      logger: log,
-    },
-    resolveCoordinatorOptions({ id: `coord-${randomBytes(3).toString("hex")}`, prefix, ...options }),
-  );
-  coordinators.push(created);
-  return created;
+  return rig.coordinator(options, log, db);
 }
 
 /** An active project with one task. */
@@ -118,19 +77,12 @@ async function projectWithClaimedTask(
 }
 
 beforeAll(async () => {
-  scratch = await createScratchDatabase();
-  redis = createTestRedis();
-  queues = new RunQueues(redis, resolveQueueOptions({ prefix }));
-  live = new LiveChannel(redis, resolveLiveOptions({ prefix }));
-  applier = new TransitionApplier({ db: scratch.db, live, queues });
+  rig = await openCoordinatorRig("coordtest");
+  ({ scratch, applier } = rig);
 });
 
 afterAll(async () => {
-  for (const c of coordinators) await c.stop();
-  await queues?.close();
-  await deleteRedisKeys(redis, prefix);
-  redis?.disconnect();
-  await scratch?.drop();
+  await rig?.close();
 });
 
 describe("Coordinator applying run results", () => {

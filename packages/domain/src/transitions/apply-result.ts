@@ -34,3 +34,21 @@ export interface ApplyResult {
     readonly optionId: string;
   } | null;
 }
+
+/**
+ * Whether an applied command changed nothing at all (a claim with nothing to claim): no row
+ * to write, no event, no incident. Such a command writes nothing and notifies no one.
+ */
+export function changesNothing(result: ApplyResult): boolean {
+  const c = result.changes;
+  return (
+    c.project === null &&
+    c.createdProject === null &&
+    c.settings === null &&
+    c.tasks.length === 0 &&
+    c.runs.length === 0 &&
+    c.decisions.length === 0 &&
+    result.events.length === 0 &&
+    result.incidents.length === 0
+  );
+}

@@ -2,11 +2,12 @@
  * Claim (rule 1, the scheduler's tick): a continuous mission plans its next round, then the
  * runnable tasks get runs up to the project's free slots and its session budget.
  */
+import type { ProjectState } from "../project-state.ts";
 import type { PrerequisiteMode } from "../pull-request.ts";
 import type { Run } from "../run.ts";
 import { activeRunCount, nextAction, runnableTasks } from "../scheduler.ts";
-import type { ApplyResult } from "./apply-result.ts";
-import type { Draft } from "./draft.ts";
+import { type ApplyResult, changesNothing } from "./apply-result.ts";
+import { Draft } from "./draft.ts";
 import type { CommandOf } from "./handler.ts";
 import { continueMission, missionOpen, pauseAtBound, statusCounts } from "./mission-rounds.ts";
 
@@ -14,6 +15,17 @@ import { continueMission, missionOpen, pauseAtBound, statusCounts } from "./miss
 export function claim(draft: Draft, command: CommandOf<"claim">): ApplyResult {
   claimRuns(draft, command.stage ?? draft.project.stage, command.prerequisites ?? "merged");
   return draft.result("applied");
+}
+
+/**
+ * A claim's dry run: true when claiming on `state` at `now` would change nothing (nothing
+ * runnable, no free slot, no mission round or bound to record), so a scheduler that knows
+ * `state` is the project's whole current state can leave the claim's transaction out. Pure.
+ */
+export function claimChangesNothing(state: ProjectState, command: CommandOf<"claim">, now: number): boolean {
+  // No run is created when nothing changes: the ids are never drawn.
+  const ctx = { now, randomHex: () => "000000000000", newRunId: () => "dry-run" };
+  return changesNothing(claim(new Draft(state, ctx), command));
 }
 
 function claimRuns(draft: Draft, stage: string | null, prerequisites: PrerequisiteMode): void {
