@@ -21,6 +21,8 @@ const PROGRESS_LOG_MS = 10_000;
 export interface Progress {
   tasksDone: number;
   runsRunning: number;
+  /** Runs that ended (finished, failed, ...): at 1,000 projects every executor run ends before the first review, so tasks finish late while runs end all along. */
+  runsEnded: number;
   /** Projects of the phase (id prefix) that are paused. */
   paused: number;
 }
@@ -57,9 +59,10 @@ export class ScaleProgress {
   ) {}
 
   async read(prefix: string): Promise<Progress> {
-    const { rows } = await sql<{ done: string; running: string; paused: string }>`
+    const { rows } = await sql<{ done: string; running: string; ended: string; paused: string }>`
       SELECT (SELECT count(*) FROM tasks WHERE status = 'done')::text AS done,
              (SELECT count(*) FROM runs WHERE status = 'running')::text AS running,
+             (SELECT count(*) FROM runs WHERE status NOT IN ('queued', 'running'))::text AS ended,
              (SELECT count(*) FROM projects WHERE status = 'paused' AND id LIKE ${`${prefix}%`})::text AS paused`.execute(
       this.db,
     );
@@ -67,6 +70,7 @@ export class ScaleProgress {
     return {
       tasksDone: Number(row?.done ?? 0),
       runsRunning: Number(row?.running ?? 0),
+      runsEnded: Number(row?.ended ?? 0),
       paused: Number(row?.paused ?? 0),
     };
   }
