@@ -170,7 +170,9 @@ export async function benchScale(options: ScaleOptions = SCALE_DEFAULTS): Promis
     const broken = watchServices(processes);
     const progress = new ScaleProgress(cluster.scratch.db, cluster.scratch.notifications, log);
     await waitForWorkers(monitor, cluster.prefix, options, broken);
-    gateway = await GatewayProbe.start(cluster, "one-0");
+    // On a loaded machine the gateway's start (tsx) took over 30 s beside 5,000 projects.
+    const gatewayStartMs = boundMs(options.phaseTimeoutSeconds, 60, 0.02, options.projects);
+    gateway = await GatewayProbe.start(cluster, "one-0", gatewayStartMs);
     const counters = { statements, commands: new CommandCounter(monitor) };
     const rig: Rig = { cluster, counters, monitor, coordinatorPid, gateway, progress, broken };
     const measured = await runPhases(rig, options);
@@ -241,7 +243,9 @@ async function waitForWorkers(
   options: ScaleOptions,
   broken: () => string | null,
 ): Promise<void> {
-  const deadline = Date.now() + boundMs(options.phaseTimeoutSeconds, 60, 0, 0);
+  // Each worker loads through tsx and probes its sandbox (bwrap, cgroups, runsc) first: over a
+  // minute for 4 of them on a machine at load 25.
+  const deadline = Date.now() + boundMs(options.phaseTimeoutSeconds, 120, 15, options.workers);
   for (;;) {
     const registered = await monitor.hlen(`${prefix}:workers`);
     if (registered >= options.workers) return;

@@ -39,10 +39,10 @@ export class GatewayProbe {
     private readonly token: string,
   ) {}
 
-  /** Starts the gateway and warms it up on the fleet and `warmProjectId`'s status. */
-  static async start(cluster: ClusterFixture, warmProjectId: string): Promise<GatewayProbe> {
+  /** Starts the gateway (listening within `startMs`) and warms it up on the fleet and `warmProjectId`'s status. */
+  static async start(cluster: ClusterFixture, warmProjectId: string, startMs: number): Promise<GatewayProbe> {
     const { token } = await createApiToken(cluster.scratch.db, { name: "scale-bench", scope: "read" });
-    const gateway = await startGatewayProcess(cluster.env({ LOG_LEVEL: "info" }));
+    const gateway = await startGatewayProcess(cluster.env({ LOG_LEVEL: "info" }), startMs);
     const probe = new GatewayProbe(gateway, token);
     // A fresh process answers its first requests slowly (module loading, JIT); those are not
     // what a polling dashboard sees, and at a few seconds' busy phase they would be its p99.
