@@ -22,6 +22,9 @@ import { type Percentiles, percentiles } from "./stats.ts";
 
 export interface GatewayLatencies {
   requests: number;
+  /** Requests that got no answer (connection errors), and the first messages. */
+  failed: number;
+  firstFailures: string[];
   fleetMs: Percentiles;
   statusMs: Percentiles;
 }
@@ -88,10 +91,12 @@ export class GatewayProbe {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     await Promise.all(this.inFlight);
-    if (this.failures.length > 0)
-      throw new Error(`scale bench: the gateway probe failed: ${this.failures.slice(0, 3).join("; ")}`);
+    // Requests that got no answer are counted, not fatal: at 1,000 projects on a machine at
+    // load 25 some fetches failed (no connection) after 30 minutes of a busy phase.
     return {
       requests: this.fleet.length + this.status.length,
+      failed: this.failures.length,
+      firstFailures: this.failures.slice(0, 3),
       fleetMs: percentiles(this.fleet),
       statusMs: percentiles(this.status),
     };
@@ -129,7 +134,8 @@ export class GatewayProbe {
         into.push(ms);
       },
       (error: Error) => {
-        this.failures.push(error.message);
+        const cause = (error as { cause?: { message?: string } }).cause?.message;
+        this.failures.push(`GET ${path}: ${error.message}${cause ? ` (${cause})` : ""}`);
       },
     );
     this.inFlight.add(request);
