@@ -160,17 +160,7 @@ export async function executeRun(
       const marked = await filesWithMarkers(checkout.paths.checkout, checkout.mergedMain.conflicts);
       if (marked.length > 0) return finish(markerRefusal(marked), { ...agent.observed, ...ran });
     }
-    // The ownership check (a Redis round trip) runs beside the scope check's git; both are
-    // answered before anything is committed or pushed.
-    const owned = deps.confirmOwnership?.(job);
-    owned?.catch(() => undefined);
-    const violations =
-      job.action === "review"
-        ? []
-        : scopeViolations(await checkout.worktree.changedPaths(), job.scope, job.metadataGlobs);
-    clock.lap("scope_check");
-
-    await owned;
+    const violations = await checkScopeAndOwnership(job, deps, checkout.worktree, clock);
     const work = await recordWork(job, deps, mirror, checkout.worktree, outcome, {
       taskHead: checkout.taskHead,
       base: checkout.base,
@@ -201,6 +191,27 @@ export async function executeRun(
     if (deps.defer) deps.defer(cleanup);
     else await cleanup;
   }
+}
+
+/**
+ * The scope check's violations (none for a review), with the ownership check (a Redis round
+ * trip) run beside its git: both are answered before anything is committed or pushed.
+ */
+async function checkScopeAndOwnership(
+  job: RunJob,
+  deps: RunExecutorDeps,
+  worktree: Worktree,
+  clock: PhaseClock,
+): Promise<string[]> {
+  const owned = deps.confirmOwnership?.(job);
+  owned?.catch(() => undefined);
+  const violations =
+    job.action === "review"
+      ? []
+      : scopeViolations(await worktree.changedPaths(), job.scope, job.metadataGlobs);
+  clock.lap("scope_check");
+  await owned;
+  return violations;
 }
 
 /**
