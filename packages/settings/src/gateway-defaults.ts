@@ -28,6 +28,7 @@ export const GATEWAY_DEFAULTS = Object.freeze({
   readyTimeoutMs: 2000,
   metricsCacheMs: 5000,
   statusCacheTtlMs: 2000,
+  fleetCacheMs: 1000,
   shutdownDrainMs: 5000,
   processMetrics: true,
   boardSessionTtlMs: 900_000,

@@ -21,6 +21,7 @@ import {
 import { TokenVerifier } from "./http/token-verifier.ts";
 import { validationHook } from "./http/validation-hook.ts";
 import { WriteRateLimiter } from "./http/write-rate-limiter.ts";
+import { FleetAnswerCache } from "./live/fleet-answer-cache.ts";
 import { ProjectEventSubscriber } from "./live/project-event-subscriber.ts";
 import { ProjectStatusCache } from "./live/project-status-cache.ts";
 import { StreamRegistry } from "./live/stream-registry.ts";
@@ -28,6 +29,7 @@ import { GatewayMetrics } from "./metrics/gateway-metrics.ts";
 import { OperatorTransitions } from "./operations/operator-transitions.ts";
 import { registerArgusRoutes } from "./routes/argus/register.ts";
 import { registerEventRoutes } from "./routes/event/register.ts";
+import { loadFleetAnswer } from "./routes/fleet/handlers.ts";
 import { registerFleetRoutes } from "./routes/fleet/register.ts";
 import { registerForgeRoutes } from "./routes/forge/register.ts";
 import { registerIntakeRoutes } from "./routes/intake/register.ts";
@@ -100,10 +102,14 @@ export function createGatewayApp(deps: GatewayDeps, settings: ResolvedGatewayOpt
   );
   const subscriber = new ProjectEventSubscriber(deps.redis, deps.live, deps.logger);
   const statusCache = new ProjectStatusCache(deps.db, settings.statusCacheTtlMs);
+  const fleetCache = new FleetAnswerCache(() => loadFleetAnswer(deps.db), settings.fleetCacheMs);
   const transitions = new OperatorTransitions(deps, metrics, {
     conflictRetries: settings.conflictRetries,
     redisTimeoutMs: settings.readyTimeoutMs,
-    onCommit: (projectId) => statusCache.invalidate(projectId),
+    onCommit: (projectId) => {
+      statusCache.invalidate(projectId);
+      fleetCache.invalidate();
+    },
   });
   const ctx: RouteContext = {
     deps,
@@ -114,6 +120,7 @@ export function createGatewayApp(deps: GatewayDeps, settings: ResolvedGatewayOpt
     metrics,
     verifier,
     statusCache,
+    fleetCache,
     authorize: authorizationGuard(deps.db),
     boardSessions: new BoardSessions(deps.redis, deps.live.prefix, settings.boardSessionTtlMs),
   };

@@ -77,6 +77,12 @@ export interface GatewayOptions {
    * 0 disables the cache. Default 2000.
    */
   statusCacheTtlMs?: number;
+  /**
+   * How long one fleet overview answer (`GET /api/v1/fleet`, O(projects) to build) is shared by
+   * every request, in ms: other processes' changes show within it, this gateway's own at once.
+   * 0 disables the cache. Default 1000.
+   */
+  fleetCacheMs?: number;
   /** How long a computed `/metrics` snapshot of database and queue figures is reused, in ms. Default 5000. */
   metricsCacheMs?: number;
   /** On shutdown, how long to wait for running request handlers before giving up waiting, in ms. Default 5000. */
@@ -146,7 +152,7 @@ const POSITIVE = [
 ] as const satisfies readonly (keyof ResolvedGatewayOptions)[];
 
 /** Options that may be 0 (0 turns the cache off). */
-const NON_NEGATIVE = ["tokenCacheTtlMs", "metricsCacheMs", "statusCacheTtlMs"] as const;
+const NON_NEGATIVE = ["tokenCacheTtlMs", "metricsCacheMs", "statusCacheTtlMs", "fleetCacheMs"] as const;
 
 /**
  * Merges options over `GATEWAY_DEFAULTS` (and `GATEWAY_LOCATION_DEFAULTS`) once, and checks them

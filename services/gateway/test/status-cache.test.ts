@@ -1,9 +1,10 @@
-import { applyTransition, POSTGRES_NOTIFY_CHANNEL, sql } from "@overseer/db";
+import { applyTransition } from "@overseer/db";
 import { importTasks, TransitionApplier } from "@overseer/transitions";
 import { describe, expect, it } from "vitest";
 import {
   card,
   type GatewayFixture,
+  notificationsDelivered,
   raiseQuestion,
   seedProject,
   useGatewayFixture,
@@ -19,24 +20,6 @@ const token = useGatewayFixture({}, { listen: false });
 
 const get = (fx: GatewayFixture, id: string) =>
   fx.request("GET", `/api/projects/${id}/status`, { token: fx.tokens.read });
-
-/**
- * Resolves once every notification committed so far reached the gateway: a marker sent now
- * arrives on the same LISTEN connection after them (Postgres delivers in commit order).
- */
-async function notificationsDelivered(fx: GatewayFixture): Promise<void> {
-  let seen: () => void = () => {};
-  const arrived = new Promise<void>((resolve) => (seen = resolve));
-  const subscription = await fx.scratch.notifications.listen(POSTGRES_NOTIFY_CHANNEL, (payload) => {
-    if (payload === "delivery-marker") seen();
-  });
-  try {
-    await sql`SELECT pg_notify(${POSTGRES_NOTIFY_CHANNEL}, 'delivery-marker')`.execute(fx.scratch.db);
-    await arrived;
-  } finally {
-    await subscription.unlisten();
-  }
-}
 
 describe("status cache", () => {
   it("serves the same answer while nothing changes", async () => {

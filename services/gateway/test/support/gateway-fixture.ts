@@ -7,7 +7,9 @@ import {
   createApiToken,
   createProject,
   createScratchDatabase,
+  POSTGRES_NOTIFY_CHANNEL,
   type ScratchDatabase,
+  sql,
 } from "@overseer/db";
 import type { OptionCommandInput, TaskCardInput } from "@overseer/domain";
 import {
@@ -283,4 +285,22 @@ export async function statusWhen(
     )
     .toBe(true);
   return last;
+}
+
+/**
+ * Resolves once every notification committed so far reached the gateway: a marker sent now
+ * arrives on the same LISTEN connection after them (Postgres delivers in commit order).
+ */
+export async function notificationsDelivered(fx: GatewayFixture): Promise<void> {
+  let seen: () => void = () => {};
+  const arrived = new Promise<void>((resolve) => (seen = resolve));
+  const subscription = await fx.scratch.notifications.listen(POSTGRES_NOTIFY_CHANNEL, (payload) => {
+    if (payload === "delivery-marker") seen();
+  });
+  try {
+    await sql`SELECT pg_notify(${POSTGRES_NOTIFY_CHANNEL}, 'delivery-marker')`.execute(fx.scratch.db);
+    await arrived;
+  } finally {
+    await subscription.unlisten();
+  }
 }

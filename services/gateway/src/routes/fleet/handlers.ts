@@ -1,5 +1,6 @@
 import { scopeGrants } from "@overseer/api-contract";
 import {
+  type Db,
   getRun,
   listFleet,
   listPendingDecisionsAcrossProjects,
@@ -42,15 +43,20 @@ export const getSession: GatewayHandler<typeof getSessionRoute> = (c) => {
   );
 };
 
-export function getFleet({ deps }: RouteContext): GatewayHandler<typeof getFleetRoute> {
-  return async (c) => {
-    const { windowSeconds, bucketSeconds } = FLEET_THROUGHPUT;
-    const [rows, throughput] = await Promise.all([
-      listFleet(deps.db),
-      runThroughput(deps.db, windowSeconds, bucketSeconds),
-    ]);
-    return c.json(fleetView(rows, throughput, FLEET_THROUGHPUT, new Date()), 200);
-  };
+/** The fleet overview serialized, read from Postgres (what `RouteContext.fleetCache` reuses). */
+export async function loadFleetAnswer(db: Db): Promise<string> {
+  const { windowSeconds, bucketSeconds } = FLEET_THROUGHPUT;
+  const [rows, throughput] = await Promise.all([
+    listFleet(db),
+    runThroughput(db, windowSeconds, bucketSeconds),
+  ]);
+  return JSON.stringify(fleetView(rows, throughput, FLEET_THROUGHPUT, new Date()));
+}
+
+export function getFleet(ctx: RouteContext): GatewayHandler<typeof getFleetRoute> {
+  return async (c) =>
+    // One serialized answer shared by every poller for `fleetCacheMs` (live/fleet-answer-cache.ts).
+    c.body(await ctx.fleetCache.get(), 200, { "Content-Type": "application/json" }) as never;
 }
 
 export function listFleetDecisions({ deps }: RouteContext): GatewayHandler<typeof listFleetDecisionsRoute> {
