@@ -23,8 +23,11 @@ export function claim(draft: Draft, command: CommandOf<"claim">): ApplyResult {
  * `state` is the project's whole current state can leave the claim's transaction out. Pure.
  */
 export function claimChangesNothing(state: ProjectState, command: CommandOf<"claim">, now: number): boolean {
-  // No run is created when nothing changes: the ids are never drawn.
-  const ctx = { now, randomHex: () => "000000000000", newRunId: () => "dry-run" };
+  // The ids a dry run draws are thrown away, but each must be new: a claim of several runs
+  // mints an agent id per run until it is unused, so one constant id would never end.
+  let drawn = 0;
+  const next = () => (++drawn).toString(16).padStart(12, "0");
+  const ctx = { now, randomHex: next, newRunId: () => `dry-run-${next()}` };
   return changesNothing(claim(new Draft(state, ctx), command));
 }
 

@@ -5,7 +5,7 @@
  * commands and checks the resulting state, events, incidents and decision cards.
  */
 import { describe, expect, it } from "vitest";
-import { firstRunnable, runnableTasks } from "../../src/index.ts";
+import { claimChangesNothing, firstRunnable, runnableTasks } from "../../src/index.ts";
 import { ids } from "../support/rule-helpers.ts";
 import {
   activeRunOf,
@@ -226,5 +226,26 @@ describe("rule 13: dry run shows the first runnable task and changes nothing", (
     expect(first?.id).toBe(blocked.resolverId);
     expect(s).toEqual(before);
     expect(activeRuns(s)).toEqual(activeRuns(before));
+  });
+});
+
+describe("the coordinator's pass gate: a claim's dry run on a known state (claimChangesNothing)", () => {
+  it("is true when nothing is runnable or no slot is free", () => {
+    expect(
+      claimChangesNothing(
+        buildState({ tasks: [task("A", { status: "done" })] }),
+        { kind: "claim" },
+        START_MS,
+      ),
+    ).toBe(true);
+    const d = createDriver();
+    const busy = claimFor(d, buildState({ tasks: [task("A"), task("B")] }), "A").state;
+    expect(claimChangesNothing(busy, { kind: "claim" }, START_MS)).toBe(true);
+  });
+
+  it("is false when it would claim, and ends when it would claim several runs of one role at once", () => {
+    const s = buildState({ project: { concurrency: 3 }, tasks: [task("A"), task("B"), task("C")] });
+    expect(claimChangesNothing(s, { kind: "claim" }, START_MS)).toBe(false);
+    expect(claimChangesNothing(buildState({ tasks: [task("A")] }), { kind: "claim" }, START_MS)).toBe(false);
   });
 });
