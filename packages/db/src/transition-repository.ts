@@ -162,7 +162,8 @@ export async function applyTransition(
         if (runId && options.runReport?.transcript)
           await storeRunTranscript(trx, runId, options.runReport.transcript);
         if (usage && runId && (await recordRunUsage(trx, projectId, runId, usage))) {
-          // The spend changed: the coordinator's next pass checks it against budget_usd.
+          // The spend changed: the project's coordinator checks it against its budgets in a pass
+          // (asked for by its NOTIFY, or by the applying coordinator itself: it skips its own).
           await notify(trx, projectId, options.origin);
         }
         return { ...result, eventRows: [], projectRow: null };

@@ -552,7 +552,13 @@ export class Coordinator {
     try {
       const applied = await this.transitions.apply(projectId, command, options);
       // What a run spent moved its project's spend: a budget's check must read it again.
-      if ("usage" in command && command.usage && !this.unbudgeted(projectId)) this.rows.drop(projectId);
+      if ("usage" in command && command.usage && !this.unbudgeted(projectId)) {
+        this.rows.drop(projectId);
+        // A result of a run that had already ended (cancelled, timed out) records only its
+        // usage: no commit hook asks for a pass and its NOTIFY is this replica's own, so the
+        // pass whose budget check may pause the project is asked for here.
+        if (applied.outcome === "already_applied") this.kick(projectId);
+      }
       return applied;
     } catch (error) {
       if (error instanceof LeaseLostError && options.leaseOwner !== undefined) {

@@ -5,7 +5,16 @@
  * writer changed (an operator's import, another replica's result, a config change: each a
  * NOTIFY) and when a retry backoff ends.
  */
-import { createProject, type Db, getRunJob, getTask, listRuns, type ScratchDatabase } from "@overseer/db";
+import {
+  createProject,
+  type Db,
+  getRun,
+  getRunJob,
+  getTask,
+  listRuns,
+  requireProject,
+  type ScratchDatabase,
+} from "@overseer/db";
 import type { RunOutcome } from "@overseer/run-contract";
 import { runResultFixture, taskCard } from "@overseer/test-support";
 import {
@@ -30,8 +39,18 @@ function coordinator(db: Db = scratch.db): Coordinator {
 const RUNNER = { argv: ["true"], attempts: 3, retry_backoff_seconds: 1 };
 
 /** A started project with these tasks. */
-async function started(projectId: string, taskIds: string[], runnerConfig: object = RUNNER): Promise<void> {
-  await createProject(scratch.db, { id: projectId, repo: "/tmp/none", runnerConfig: { ...runnerConfig } });
+async function started(
+  projectId: string,
+  taskIds: string[],
+  runnerConfig: object = RUNNER,
+  budgetUsd: number | null = null,
+): Promise<void> {
+  await createProject(scratch.db, {
+    id: projectId,
+    repo: "/tmp/none",
+    runnerConfig: { ...runnerConfig },
+    budgetUsd,
+  });
   await importTasks(
     operator,
     projectId,
@@ -166,5 +185,31 @@ describe("passes whose claim could change nothing", () => {
     // The job is stored just after the claim's commit that queued the run.
     await expect.poll(() => getRunJob(scratch.db, next.id)).toMatchObject({ env: { STAGE: "two" } });
     expect(c.rows.readCount).toBeGreaterThan(reads);
+  });
+});
+
+describe("a result that brings only usage (its run had already ended)", () => {
+  it("checks the budget: the project pauses at once, though its commit is the coordinator's own", async () => {
+    const c = coordinator();
+    await started("late-usage", ["S00-001"], RUNNER, 0.5);
+    await c.start();
+    const execute = await queuedRun("late-usage", "S00-001", "execute");
+    // An operator cancels the task while its run goes; the run's result arrives afterwards.
+    await operator.apply("late-usage", { kind: "cancel", taskId: "S00-001", by: "test" });
+    await c.idle();
+    await c.applyResultMessage({
+      ...result(execute.id, "late-usage", { kind: "submit", message: "feat: too late" }),
+      usage: { tokensIn: 500, tokensOut: 5, costUsd: 0.75, source: "overseer-agent" },
+    });
+    // Only the usage was recorded (already_applied), with this coordinator's NOTIFY, which it
+    // skips: the coordinator itself asks for the pass whose budget check pauses the project.
+    await expect
+      .poll(async () => (await requireProject(scratch.db, "late-usage")).status, { timeout: 10_000 })
+      .toBe("paused");
+    await c.idle();
+    const project = await requireProject(scratch.db, "late-usage");
+    expect(project.cost_usd).toBeCloseTo(0.75, 9);
+    expect(project.status_reason).toContain("budget_usd 0.5 reached");
+    expect((await getRun(scratch.db, execute.id))?.status).toBe("cancelled");
   });
 });
