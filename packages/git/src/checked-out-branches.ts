@@ -1,3 +1,4 @@
+import { promises as fs } from "node:fs";
 import path from "node:path";
 import { runGit } from "./run-git.ts";
 
@@ -47,4 +48,45 @@ export async function checkedOutBranches(repoPath: string, timeoutMs: number): P
   }
   flush();
   return { bare, branches };
+}
+
+/**
+ * True when the files of `repoPath` show, without a git process, that no branch of it is checked
+ * out: a bare repository (no `.git` inside it, `bare = true` in the `[core]` section of a config
+ * file that includes no other file and names no work tree) with no linked worktree (no entry
+ * under `worktrees/`). False whenever that is not certain: ask `checkedOutBranches`. A landing
+ * on a bare remote (every push of a project whose remote is a bare path) is then one process
+ * shorter; the remote's receive-pack still refuses a checked-out branch (remote-location.ts).
+ */
+export async function plainBareWithoutCheckouts(repoPath: string): Promise<boolean> {
+  const absent = (file: string) =>
+    fs.lstat(path.join(repoPath, file)).then(
+      () => false,
+      (error: NodeJS.ErrnoException) => error.code === "ENOENT",
+    );
+  const [config, noDotGit, worktrees] = await Promise.all([
+    fs.readFile(path.join(repoPath, "config"), "utf8").catch(() => ""),
+    absent(".git"),
+    fs
+      .readdir(path.join(repoPath, "worktrees"))
+      .catch((error: NodeJS.ErrnoException) => (error.code === "ENOENT" ? [] : null)),
+  ]);
+  return noDotGit && worktrees !== null && worktrees.length === 0 && bareConfig(config);
+}
+
+/**
+ * The last `bare` of `[core]` is `true`, every line is one git writes (a header alone or
+ * `key = value`), and nothing is included or names a work tree: the config says bare, alone.
+ */
+function bareConfig(config: string): boolean {
+  if (/^\s*\[\s*include/im.test(config) || /^\s*worktree\s*=/im.test(config)) return false;
+  let section = "";
+  let bare = false;
+  for (const line of config.split("\n")) {
+    const header = /^\s*\[\s*([A-Za-z0-9.-]+)(\s+"[^"\n]*")?\s*\]\s*$/.exec(line);
+    if (header) section = (header[1] as string).toLowerCase();
+    else if (!/^\s*([A-Za-z][A-Za-z0-9-]*\s*=.*)?$/.test(line)) return false;
+    else if (section === "core" && /^\s*bare\s*=/i.test(line)) bare = /^\s*bare\s*=\s*true\s*$/i.test(line);
+  }
+  return bare;
 }

@@ -1,9 +1,15 @@
-import { checkedOutBranches } from "./checked-out-branches.ts";
+import { checkedOutBranches, plainBareWithoutCheckouts } from "./checked-out-branches.ts";
 import { type CommitAuthor, identityEnv } from "./commit-identity.ts";
 import { buildCommitMessage } from "./commit-message-builder.ts";
 import { GitInputError, LandRaceError } from "./git-error.ts";
 import { hasMergeTreeWriteTree } from "./git-version.ts";
-import { alreadyLanded, commitReviewedWork, type ReviewedHead, readReviewedHead } from "./landed-commit.ts";
+import {
+  alreadyLanded,
+  commitReviewedWork,
+  type ReviewedHead,
+  readBranchCommits,
+  readReviewedHead,
+} from "./landed-commit.ts";
 import { type PushGuard, pushBranch } from "./push-branch.ts";
 import { assertBranchName, assertSha } from "./ref-names.ts";
 import type { BranchTip, RepoMirror } from "./repo-mirror.ts";
@@ -28,9 +34,10 @@ import { conflictLines, failedWithoutConflicts, inScratchWorktree, unmergedFiles
  *
  * How, per attempt, against a freshly fetched mirror (with `fresh`, a first attempt on the mirror
  * as it is, which may only land):
- * 1. read source, target and landing branch with their trees (one `for-each-ref`), the reviewed
- *    head with its tree, parents and message (one `show`), and their merge base (no process
- *    when the landing branch is the head's parent, the usual one-commit task);
+ * 1. read source, target and landing branch with their trees and commits (one `for-each-ref`),
+ *    which gives the reviewed head's tree, parents and message when the source branch is at it
+ *    (else one `show`), and their merge base (no process when the landing branch is the head's
+ *    parent, the usual one-commit task);
  * 2. the landing branch already holds the head (a commit since the merge base carries its
  *    `Reviewed-head`, or the head is an ancestor) → done, nothing pushed: a redelivered approve
  *    job lands once;
@@ -229,13 +236,21 @@ async function attemptLanding(
 ): Promise<LandBranchResult | null> {
   const { source, target, sourceSha } = at;
   const { options, landing, integration, strategy } = land;
-  // Two reads: the three branches with their trees, then the reviewed head (which also
+  // One read of the three branches with their trees and commits; the reviewed head is the
+  // source branch's when the branch is at it (the usual case), else a second read (which also
   // verifies that it is a commit the mirror has).
   const reads = (async () => {
     if (how.fetched) await mirror.ensure();
-    const tips = await mirror.branchTips([source, target, landing]);
+    const listed = await readBranchCommits(mirror, [source, target, landing]);
+    const tips = listed?.tips ?? (await mirror.branchTips([source, target, landing]));
     const sourceHead = sourceSha ?? tips.get(source)?.sha;
-    const head = sourceHead === undefined ? null : await readReviewedHead(mirror, sourceHead);
+    const listedHead = listed?.heads.get(source);
+    const head =
+      sourceHead === undefined
+        ? null
+        : listedHead?.sha === sourceHead
+          ? listedHead
+          : await readReviewedHead(mirror, sourceHead);
     return { tips, sourceHead, head };
   })();
   // A refused target wins over whatever the reads found.
@@ -382,7 +397,7 @@ async function nextLanding(
 
 /** Pushing to a branch checked out in a working tree of the local remote would rewrite the user's work. */
 async function refuseCheckedOutTarget(mirror: RepoMirror, target: string): Promise<void> {
-  if (mirror.location.kind !== "local") return;
+  if (mirror.location.kind !== "local" || (await plainBareWithoutCheckouts(mirror.location.path))) return;
   const { branches } = await checkedOutBranches(mirror.location.path, mirror.gitTimeoutMs);
   if (!branches.has(target)) return;
   throw new GitInputError(

@@ -1,6 +1,6 @@
 import { buildCommitMessage } from "./commit-message-builder.ts";
-import { assertSha } from "./ref-names.ts";
-import type { RepoMirror } from "./repo-mirror.ts";
+import { assertBranchName, assertSha, isFullSha } from "./ref-names.ts";
+import type { BranchTip, RepoMirror } from "./repo-mirror.ts";
 
 /**
  * The commit that carries approved work onto the landing branch (land-branch.ts): the reviewed
@@ -41,6 +41,17 @@ export async function readReviewedHead(mirror: RepoMirror, sha: string): Promise
   ]);
   if (shown.stdout === "") return null;
   const [tree = "", parents = "", message = "", block = ""] = shown.stdout.split("\0");
+  return reviewedHead(sha, tree, parents, message, block);
+}
+
+/** A commit's fields as git printed them (`%T`, `%P`, `%B`, `%(trailers:only,unfold)`). */
+function reviewedHead(
+  sha: string,
+  tree: string,
+  parents: string,
+  message: string,
+  block: string,
+): ReviewedHead {
   const text = message.trimEnd();
   const lines = block.trim();
   const trailers: Record<string, string> = {};
@@ -58,6 +69,56 @@ export async function readReviewedHead(mirror: RepoMirror, sha: string): Promise
     body: own ? text.slice(0, -lines.length).trimEnd() : text,
     trailers: own ? trailers : {},
   };
+}
+
+/** Fields per branch of `readBranchCommits`, each ended by NUL (for-each-ref adds a newline per branch). */
+const BRANCH_COMMIT_FORMAT = [
+  "%(objectname)",
+  "%(objecttype)",
+  "%(tree)",
+  "%(parent)",
+  "%(refname)",
+  "%(contents)",
+  "%(trailers:only,unfold)",
+]
+  .map((atom) => `${atom}%00`)
+  .join("");
+const BRANCH_COMMIT_FIELDS = 7;
+
+/**
+ * The heads of `branches` with their trees (a missing branch maps to null), and each head read
+ * as `readReviewedHead` reads it, in one git process (`for-each-ref`): a landing's reads of the
+ * branches and of the reviewed head, when the task branch is at the reviewed head (the usual
+ * case), in one process instead of two. Null when the listing cannot be split into exactly
+ * those fields (a message holding a NUL byte): the caller reads them the usual way.
+ */
+export async function readBranchCommits(
+  mirror: RepoMirror,
+  branches: readonly string[],
+): Promise<{ tips: Map<string, BranchTip | null>; heads: Map<string, ReviewedHead> } | null> {
+  const names = [...new Set(branches.map((b) => assertBranchName(b, "branch")))];
+  const listed = await mirror.git([
+    "for-each-ref",
+    `--format=${BRANCH_COMMIT_FORMAT}`,
+    ...names.map((b) => `refs/heads/${b}`),
+  ]);
+  const fields = listed.stdout.split("\0");
+  // n records of 7 fields, each record but the first starting after for-each-ref's newline.
+  if ((fields.length - 1) % BRANCH_COMMIT_FIELDS !== 0 || fields.at(-1)?.trim() !== "") return null;
+  const tips = new Map<string, BranchTip | null>(names.map((b) => [b, null]));
+  const heads = new Map<string, ReviewedHead>();
+  for (let i = 0; i + BRANCH_COMMIT_FIELDS <= fields.length - 1; i += BRANCH_COMMIT_FIELDS) {
+    const [sha = "", type = "", tree = "", parents = "", ref = "", message = "", block = ""] = fields
+      .slice(i, i + BRANCH_COMMIT_FIELDS)
+      .map((field, k) => (k === 0 && i > 0 ? field.replace(/^\n/, "") : field));
+    if (!isFullSha(sha) || !ref.startsWith("refs/heads/")) return null;
+    // A pattern also matches the refs below it (refs/heads/main/x): only exact names count.
+    const name = ref.slice("refs/heads/".length);
+    if (!tips.has(name)) continue;
+    tips.set(name, { sha, tree });
+    if (type === "commit") heads.set(name, reviewedHead(sha, tree, parents, message, block));
+  }
+  return { tips, heads };
 }
 
 /**

@@ -245,6 +245,15 @@ describe("landBranch into a user's non-bare repository", () => {
     expect(await headOf(user, "task/k")).toBe(task);
   });
 
+  it("refuses to land on a bare remote's branch checked out in a linked worktree of it", async () => {
+    const { remote, mirror, workDir, dir } = await landingRig(temp, "land");
+    await commitOnRemote(remote, "task/l", { "l.txt": "l\n" }, "task l");
+    await git(remote, "worktree", "add", "--quiet", path.join(dir, "linked"), "main");
+    const mainBefore = await headOf(remote, "main");
+    await expect(landOnMain(mirror, workDir, "task/l")).rejects.toThrow(/branch "main" is checked out/);
+    expect(await headOf(remote, "main")).toBe(mainBefore);
+  });
+
   it("lands on the target itself when the user's repository has another branch checked out", async () => {
     const {
       remote: user,
@@ -281,7 +290,7 @@ describe("landBranch with fresh (a mirror synced moments ago)", () => {
     expect((await mirror.branchHeads(["unrelated"])).get("unrelated")).toBeNull();
   });
 
-  it("lands a one-commit task on an unmoved main with a for-each-ref, a show, a commit-tree and the push", async () => {
+  it("lands a one-commit task on an unmoved main with a for-each-ref (the reviewed head too), a commit-tree and the push", async () => {
     const { remote, mirror, workDir } = await landingRig(temp, "land");
     const main = (await headOf(remote, "main")) as string;
     const task = await commitOnRemote(remote, "task/p", { "p.txt": "p\n" }, "task p");
@@ -290,15 +299,9 @@ describe("landBranch with fresh (a mirror synced moments ago)", () => {
       landOnMain(mirror, workDir, "task/p", { sourceSha: task, fresh: true, mergeMethod: "merge-tree" }),
     );
     expect(result).toEqual(landedAsReviewed(await expectLandedExactly(remote, "main", task, main)));
-    // The head's parent is main: no merge-base, and the trees come with the reads.
-    // The check for a checked-out target (worktree list) runs beside the reads.
-    expect(processes.commands.sort()).toEqual([
-      "commit-tree",
-      "for-each-ref",
-      "push",
-      "show",
-      "worktree list",
-    ]);
+    // The head's parent is main: no merge-base, and the trees and the head come with the reads.
+    // The remote is bare with no linked worktree, which its files say: no worktree list.
+    expect(processes.commands.sort()).toEqual(["commit-tree", "for-each-ref", "push"]);
   });
 
   it("refuses a sourceSha that names something other than a commit", async () => {

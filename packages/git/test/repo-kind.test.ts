@@ -7,6 +7,7 @@
 import { promises as fs } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { plainBareWithoutCheckouts } from "../src/checked-out-branches.ts";
 import { createIntegrationBranch, repoKindOf } from "../src/index.ts";
 import { git, headOf, makeRemote, snapshotTree, useTempScope } from "./git-test-helpers.ts";
 
@@ -34,6 +35,33 @@ describe("repoKindOf", () => {
   it("fails on a local path that is not a repository", async () => {
     const dir = await temp.make();
     await expect(repoKindOf(path.join(dir, "nothing"), "main")).rejects.toThrow();
+  });
+});
+
+describe("plainBareWithoutCheckouts", () => {
+  it("is true only for a bare repository whose files say so and that has no linked worktree", async () => {
+    const dir = await temp.make();
+    const bare = await makeRemote(dir, { "a.txt": "a\n" });
+    expect(await plainBareWithoutCheckouts(bare)).toBe(true);
+    // A later `bare = false` wins in git; anything git would read otherwise is not guessed at.
+    const config = await fs.readFile(path.join(bare, "config"), "utf8");
+    for (const [edited, answer] of [
+      [`${config}[core]\n\tbare = false\n`, false],
+      [`${config}[remote "origin"]\n\turl = /x\n`, true],
+      [`${config}[include]\n\tpath = other\n`, false],
+      [`${config}\tworktree = /tmp\n`, false],
+      [`${config}# a comment\n`, false],
+      [config.replace("bare = true", "bare"), false],
+    ] as const) {
+      await fs.writeFile(path.join(bare, "config"), edited);
+      expect(await plainBareWithoutCheckouts(bare), edited).toBe(answer);
+    }
+    await fs.writeFile(path.join(bare, "config"), config);
+    await git(dir, "clone", "--quiet", bare, "user");
+    expect(await plainBareWithoutCheckouts(path.join(dir, "user"))).toBe(false);
+    await git(bare, "worktree", "add", "--quiet", path.join(dir, "linked"), "main");
+    expect(await plainBareWithoutCheckouts(bare)).toBe(false);
+    expect(await plainBareWithoutCheckouts(path.join(dir, "nothing"))).toBe(false);
   });
 });
 
