@@ -48,8 +48,20 @@ export function describeRedisTarget(target: string | RedisTarget): string {
  * (`maxRetriesPerRequest: null`). Reconnects back off up to 2 s. A primary demoted by a
  * failover answers writes with READONLY: the connection then reconnects (to the new primary,
  * which Sentinel or the cluster names) and sends the command again.
+ *
+ * Connection errors (refused while Redis starts or is away, reset) are the client's to retry,
+ * and every command they fail reports its own error to its caller, who logs it: the client's
+ * 'error' event has a listener that drops it, else ioredis prints each one to stderr beside the
+ * service's logs ("[ioredis] Unhandled error event"), and a Cluster's unheard 'error' throws.
+ * A caller that wants the events adds a listener of its own.
  */
 export function createRedis(target: string | RedisTarget, options: RedisOptions = {}): Redis {
+  const client = connect(target, options);
+  client.on("error", () => undefined);
+  return client;
+}
+
+function connect(target: string | RedisTarget, options: RedisOptions): Redis {
   const t = typeof target === "string" ? { url: target } : target;
   const url = new URL(t.url);
   const common: RedisOptions = {
