@@ -1,3 +1,4 @@
+import { promises as fs } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { GitInputError } from "./git-error.ts";
@@ -62,20 +63,51 @@ const LOCAL_SERVER_CONFIG = [
 ];
 
 /**
+ * In the receive-pack of a local remote without alternates of its own: its connectivity check
+ * (`rev-list … --not --all --alternate-refs`) runs in the push's quarantine, where the only
+ * "alternate" is the repository itself, so the alternate refs are its own refs, which `--all`
+ * already names; the `for-each-ref` git runs to list them is replaced by `true` (no output).
+ * The check itself is unchanged. A remote with `objects/info/alternates` keeps git's command.
+ */
+const NO_SELF_ALTERNATE_REFS = "core.alternateRefsCommand=true";
+
+/**
  * The command git runs (through `sh -c`, as it always does for local transports) for the
  * server side of a local remote. Every word is single-quoted; nothing here comes from input.
+ * `exec`: git appends the quoted path, and with a quoted word dash forks the command instead
+ * of replacing itself, so a shell would stay alive for the whole fetch or push.
  */
-export function localServerCommand(program: "upload-pack" | "receive-pack"): string {
-  const words = ["git"];
-  for (const setting of LOCAL_SERVER_CONFIG) words.push("-c", `'${setting}'`);
+export function localServerCommand(program: "upload-pack" | "receive-pack", ownAlternates = true): string {
+  const words = ["exec", "git"];
+  const settings =
+    program === "receive-pack" && !ownAlternates
+      ? [...LOCAL_SERVER_CONFIG, NO_SELF_ALTERNATE_REFS]
+      : LOCAL_SERVER_CONFIG;
+  for (const setting of settings) words.push("-c", `'${setting}'`);
   words.push(program);
   return words.join(" ");
 }
 
-/** Arguments selecting the hardened server program for `fetch`/`clone`/`ls-remote` or `push`. */
-export function serverProgramArgs(location: RemoteLocation, direction: "fetch" | "push"): string[] {
+/** Whether a local remote borrows objects from other repositories (`objects/info/alternates`). */
+export async function hasOwnAlternates(location: RemoteLocation): Promise<boolean> {
+  if (location.kind !== "local") return false;
+  return fs.access(path.join(location.path, "objects", "info", "alternates")).then(
+    () => true,
+    () => false,
+  );
+}
+
+/**
+ * Arguments selecting the hardened server program for `fetch`/`clone`/`ls-remote` or `push`;
+ * `ownAlternates` (hasOwnAlternates) false lets a push skip the self-listing (above).
+ */
+export function serverProgramArgs(
+  location: RemoteLocation,
+  direction: "fetch" | "push",
+  ownAlternates = true,
+): string[] {
   if (location.kind !== "local") return [];
   return direction === "fetch"
     ? [`--upload-pack=${localServerCommand("upload-pack")}`]
-    : [`--receive-pack=${localServerCommand("receive-pack")}`];
+    : [`--receive-pack=${localServerCommand("receive-pack", ownAlternates)}`];
 }

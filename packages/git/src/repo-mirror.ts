@@ -6,7 +6,12 @@ import { withFileLock } from "./file-lock.ts";
 import { GitError, GitInputError } from "./git-error.ts";
 import { addLinkedWorktree, supportsLinkedWorktree } from "./linked-worktree.ts";
 import { assertBranchName, assertRevision, isFullSha } from "./ref-names.ts";
-import { parseRemoteLocation, type RemoteLocation, serverProgramArgs } from "./remote-location.ts";
+import {
+  hasOwnAlternates,
+  parseRemoteLocation,
+  type RemoteLocation,
+  serverProgramArgs,
+} from "./remote-location.ts";
 import { type RepoMirrorOptions, resolveRepoMirrorOptions } from "./repo-mirror-options.ts";
 import { type GitResult, runGit } from "./run-git.ts";
 import { Worktree } from "./worktree.ts";
@@ -268,7 +273,13 @@ export class RepoMirror {
     const prefix = options.maintenance === false ? ["-c", "maintenance.auto=false", "-c", "gc.auto=0"] : [];
     const [command, ...rest] = args;
     const server =
-      options.network && command !== undefined ? serverProgramArgs(this.location, options.network) : [];
+      options.network && command !== undefined
+        ? serverProgramArgs(
+            this.location,
+            options.network,
+            options.network !== "push" || (await hasOwnAlternates(this.location)),
+          )
+        : [];
     const fullArgs = command === undefined ? [] : [command, ...server, ...rest];
     const run = () =>
       runGit([...prefix, "--git-dir", this.gitDir, ...fullArgs], {

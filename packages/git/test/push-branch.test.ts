@@ -95,4 +95,44 @@ describe("pushBranch", () => {
     expect(error).toBeInstanceOf(GitError);
     expect(await headOf(remote, "nf")).toBe(first);
   });
+
+  it("a push to a local remote: no shell kept alive, no self-listing of refs unless the remote has alternates", async () => {
+    const { dir, remote, mirror, first, second } = await setup();
+    const events = async (call: () => Promise<unknown>) => {
+      const file = path.join(await temp.make("overseer-push-trace-"), "trace.json");
+      process.env.GIT_TRACE2_EVENT = file;
+      try {
+        await call();
+      } finally {
+        delete process.env.GIT_TRACE2_EVENT;
+      }
+      return (await fs.readFile(file, "utf8"))
+        .split("\n")
+        .filter((line) => line !== "")
+        .map((line) => JSON.parse(line) as { event: string; argv?: string[]; ancestry?: string[] });
+    };
+    const plain = await events(() => pushBranch(mirror, { branch: "x", sha: first, expectedOldSha: null }));
+    const starts = plain
+      .filter((e) => e.event === "start")
+      .map((e) => (e.argv ?? []).filter((a) => !a.startsWith("-")));
+    expect(starts.some((argv) => argv.includes("for-each-ref"))).toBe(false);
+    expect(starts.some((argv) => argv.includes("rev-list"))).toBe(true);
+    // receive-pack's parent is the push itself (the shell replaced itself with it).
+    const ancestry = plain.filter((e) => e.event === "cmd_ancestry").map((e) => e.ancestry?.[0]);
+    expect(ancestry).not.toContain("sh");
+    expect(await headOf(remote, "x")).toBe(first);
+
+    // A remote that borrows objects keeps git's own listing of the alternates' refs.
+    const lender = await makeRemote(path.join(dir, "lender"), { "l.txt": "l\n" });
+    await fs.writeFile(
+      path.join(remote, "objects", "info", "alternates"),
+      `${path.join(lender, "objects")}\n`,
+    );
+    const borrowed = await events(() =>
+      pushBranch(mirror, { branch: "x", sha: second, expectedOldSha: first }),
+    );
+    const listings = borrowed.filter((e) => e.event === "start" && e.argv?.includes("for-each-ref"));
+    expect(listings.length).toBeGreaterThan(0);
+    expect(await headOf(remote, "x")).toBe(second);
+  });
 });
