@@ -341,12 +341,6 @@ export class Coordinator {
       leaseOwner: this.id,
     });
     if (!claimed) return;
-    const policy = this.policies.ifValid(project);
-    if (policy.ok) {
-      await this.forge
-        .reconcile(project, claimed.state, policy.policy)
-        .catch((error) => this.deps.logger.warn({ err: error, projectId }, "forge reconcile failed"));
-    }
     const created = claimed.changes.runs.filter((r) => claimed.changes.createdRunIds.has(r.id));
     // The claim's own update of the project row (a run counts a session) is its freshest read.
     const current = claimed.projectRow ?? project;
@@ -354,6 +348,13 @@ export class Coordinator {
     for (const run of created) {
       const number = claimed.actionRunNumbers?.get(run.id);
       freed = (await this.enqueueRun(current, claimed.state, run, number)) || freed;
+    }
+    // The forge's bookkeeping (pull_request mode) after the runs are queued: no run waits for it.
+    const policy = this.policies.ifValid(project);
+    if (policy.ok) {
+      await this.forge
+        .reconcile(project, claimed.state, policy.policy)
+        .catch((error) => this.deps.logger.warn({ err: error, projectId }, "forge reconcile failed"));
     }
     this.gate.armWakeTimer(projectId, claimed.state);
     if (freed) this.kick(projectId);

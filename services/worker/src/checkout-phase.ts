@@ -41,6 +41,47 @@ export async function prepareCheckout(
   clock: PhaseClock,
   onWorktree: (worktree: Worktree) => void,
 ): Promise<CheckoutPhase> {
+  const paths: RunPaths = {
+    runDir,
+    checkout: path.join(runDir, "checkout"),
+    controlDir: path.join(runDir, "control"),
+    inputDir: path.join(runDir, "input"),
+    promptFile: path.join(runDir, "input", "prompt.md"),
+    gitDirs: [],
+    agentBinDir: agentBinDir(),
+    diskLimitBytes: diskLimitOf(job, deps),
+  };
+  // The run's private directory first (0700, before the worktree makes its checkout in it);
+  // its control and input dirs and the prompt are written while git reads the heads and makes
+  // the worktree (the prompt after the merge when a merge of the main branch may add to it).
+  await mkdir(runDir, { recursive: true, mode: 0o700 });
+  const inputs: Promise<void>[] = [];
+  const writeInputs = (prompt: string) => {
+    const written = writeRunInputs(paths, prompt);
+    written.catch(() => undefined);
+    inputs.push(written);
+  };
+  if (!job.mergeMain) writeInputs(job.prompt);
+  try {
+    return await checkoutInto(job, deps, mirror, paths, clock, onWorktree, {
+      write: writeInputs,
+      written: () => Promise.all(inputs),
+    });
+  } finally {
+    // Nothing is left writing into the run dir once this returns: the caller removes it.
+    await Promise.allSettled(inputs);
+  }
+}
+
+async function checkoutInto(
+  job: RunJob,
+  deps: RunExecutorDeps,
+  mirror: RepoMirror,
+  paths: RunPaths,
+  clock: PhaseClock,
+  onWorktree: (worktree: Worktree) => void,
+  inputs: { write(prompt: string): void; written(): Promise<unknown> },
+): Promise<CheckoutPhase> {
   const unchanged = await refreshMirror(mirror, job, deps);
   // No fetch (the mirror was current): reading the heads counts as checkout.
   if (unchanged === null) clock.lap("fetch");
@@ -56,22 +97,10 @@ export async function prepareCheckout(
       },
     };
   }
-  const mergedMain = await prepareMergedMain(job, mirror, taskHead, mainHead, runDir);
+  const mergedMain = await prepareMergedMain(job, mirror, taskHead, mainHead, paths.runDir);
   if (mergedMain !== null) base = mergedMain.sha;
   const prompt = promptWithConflicts(job, mergedMain);
-  const paths: RunPaths = {
-    runDir,
-    checkout: path.join(runDir, "checkout"),
-    controlDir: path.join(runDir, "control"),
-    inputDir: path.join(runDir, "input"),
-    promptFile: path.join(runDir, "input", "prompt.md"),
-    gitDirs: [],
-    agentBinDir: agentBinDir(),
-    diskLimitBytes: diskLimitOf(job, deps),
-  };
-  await mkdir(paths.controlDir, { recursive: true, mode: 0o700 });
-  await mkdir(paths.inputDir, { recursive: true, mode: 0o700 });
-  await writeFile(paths.promptFile, prompt, { encoding: "utf8", mode: 0o600 });
+  if (job.mergeMain) inputs.write(prompt);
   const worktree = await mirror.addWorktree({
     base,
     path: paths.checkout,
@@ -82,8 +111,19 @@ export async function prepareCheckout(
   const dirs = worktree.gitDirs();
   paths.gitDirs = [...new Set([dirs.commonDir, dirs.worktreeGitDir])];
   await placeCheckoutFiles(paths.checkout, job.files);
+  await inputs.written();
   clock.lap("checkout");
   return { kind: "ready", worktree, paths, taskHead, base, mergedMain, prompt };
+}
+
+/** The run's control dir (empty) and input dir with the prompt, inside its private run dir. */
+async function writeRunInputs(paths: RunPaths, prompt: string): Promise<void> {
+  await Promise.all([
+    mkdir(paths.controlDir, { mode: 0o700 }),
+    mkdir(paths.inputDir, { mode: 0o700 }).then(() =>
+      writeFile(paths.promptFile, prompt, { encoding: "utf8", mode: 0o600 }),
+    ),
+  ]);
 }
 
 interface Heads {

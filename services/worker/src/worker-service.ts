@@ -337,9 +337,11 @@ export class WorkerService {
       handBack: false,
     };
     this.current.set(run.runId, entry);
-    // A cancel published before this subscription is missed here; the fence stops the run.
+    // A cancel published before this subscription is missed here; the fence stops the run. The
+    // subscription travels while the checkout starts (nothing before the agent's spawn needs
+    // it); the unsubscribe below goes on the same connection after it.
     const cancelChannel = this.deps.live.cancelChannel(run.runId);
-    await this.deps.subscriber
+    const watching = this.deps.subscriber
       .subscribe(cancelChannel)
       .catch((error) =>
         this.deps.logger.warn({ err: error, runId: run.runId }, "cannot watch the run's cancel"),
@@ -350,16 +352,20 @@ export class WorkerService {
       abort.abort();
     }
     try {
-      // Off the critical path: the start notice travels while the checkout is prepared.
-      const started = this.deps.queues
-        .reportResult({
-          v: RUN_JOB_VERSION,
-          kind: "run-started",
-          runId: run.runId,
-          projectId: run.projectId,
-          workerId: this.id,
-          at: Date.now(),
-        })
+      // Off the critical path: the start notice travels while the checkout is prepared, once
+      // the run's cancel is watched, so a cancel of a run seen running is always heard here.
+      const at = Date.now();
+      const started = watching
+        .then(() =>
+          this.deps.queues.reportResult({
+            v: RUN_JOB_VERSION,
+            kind: "run-started",
+            runId: run.runId,
+            projectId: run.projectId,
+            workerId: this.id,
+            at,
+          }),
+        )
         .catch((error) =>
           this.deps.logger.warn({ err: error, runId: run.runId }, "run-started notice failed"),
         );
@@ -402,6 +408,7 @@ export class WorkerService {
       throw error;
     } finally {
       this.current.delete(run.runId);
+      await watching;
       await this.deps.subscriber.unsubscribe(cancelChannel).catch(() => undefined);
       this.traces.drop(run.runId);
       await this.flushLog(run.runId);
