@@ -44,6 +44,11 @@ export interface ChangedPathsOptions {
    * (`node_modules/`), so the default list is exactly what `commit()` would record.
    */
   includeIgnored?: boolean;
+  /**
+   * `stage()` already ran and nothing has written to the checkout since (the agent's processes
+   * are gone): the list is read from the index as it is, in one git process. Default false.
+   */
+  staged?: boolean;
 }
 
 export interface CommitOptions {
@@ -104,10 +109,10 @@ export class Worktree {
    * type changes. The list is exactly the content `commit()` records, because it is computed the
    * same way: stage everything (`add -A`) into this worktree's own index, then diff the index
    * against the base. Staging writes blobs into the mirror's object store, which the commit
-   * reuses. Two git processes (three with `includeIgnored`).
+   * reuses. Two git processes (three with `includeIgnored`; one less when `staged`).
    */
   async changedPaths(options: ChangedPathsOptions = {}): Promise<ChangedPath[]> {
-    await this.stageAll();
+    if (options.staged !== true) await this.stage();
     const diff = await this.git([
       "diff-index",
       "--cached",
@@ -136,7 +141,7 @@ export class Worktree {
   async commit(options: CommitOptions): Promise<string | null> {
     const text = buildCommitMessage(options.message, options.trailers);
     const env = identityEnv(options.author);
-    if (options.staged !== true) await this.stageAll();
+    if (options.staged !== true) await this.stage();
     const result = await this.git(
       [
         "commit",
@@ -165,6 +170,24 @@ export class Worktree {
     return this.head();
   }
 
+  /**
+   * Points the detached HEAD back at `sha` (a commit of the checkout's history, e.g. its base):
+   * a commit made here since is dropped from it, the index and the files stay as they are. What
+   * `git update-ref --no-deref HEAD <sha>` does to a detached HEAD, without a git process: the
+   * admin directory's HEAD file is replaced in one rename, through git's lock file `HEAD.lock`.
+   * Lets a commit be made before its message is certain, and be replaced.
+   */
+  async resetHead(sha: string): Promise<void> {
+    if (this.removed) {
+      throw new GitInputError("worktree", `${this.path} was removed; create a new one with addWorktree()`);
+    }
+    const head = path.join(this.worktreeGitDir, "HEAD");
+    // git's own lock file: fails (EEXIST) rather than race a git process moving HEAD.
+    const lock = `${head}.lock`;
+    await fs.writeFile(lock, `${assertSha(sha, "sha")}\n`, { flag: "wx" });
+    await fs.rename(lock, head);
+  }
+
   /** The current HEAD commit of the checkout (the base, or the last commit made here). */
   async head(): Promise<string> {
     const text = await fs.readFile(path.join(this.worktreeGitDir, "HEAD"), "utf8");
@@ -189,7 +212,12 @@ export class Worktree {
     return ["--", ":(top)", ...this.neverCommit.map((p) => `:(exclude,literal)${p}`)];
   }
 
-  private async stageAll(): Promise<void> {
+  /**
+   * Stages the whole checkout (`add --all`, the never-committed paths excepted) into this
+   * worktree's own index: what `changedPaths({ staged: true })` lists and
+   * `commit({ staged: true })` records. One git process.
+   */
+  async stage(): Promise<void> {
     await this.git(["add", "--all", ...this.pathspec()]);
   }
 

@@ -20,6 +20,14 @@ import {
   type RunExecutorDeps,
 } from "./run-context.ts";
 
+/** The scope check of a run whose agent finished (run-executor.ts startScopeCheck). */
+export interface ScopeCheck {
+  /** The checkout is staged into its index (at once for a review, which commits nothing). */
+  staged: Promise<void>;
+  /** The paths out of scope (none for a review), once the run's ownership is confirmed too. */
+  checked: Promise<string[]>;
+}
+
 export type WorkRecord =
   | { kind: "ok"; commits: Commits }
   /** Approved, but not landed: a real conflict with the main branch or a failed check. */
@@ -42,21 +50,22 @@ export async function recordWork(
     taskHead: string | null;
     base: string;
     runDir: string;
-    violations: string[];
-    /**
-     * The scope check's `changedPaths()` staged the checkout after the agent ended: a commit
-     * records exactly the paths it listed (Worktree `staged`), with no second staging.
-     */
-    staged?: boolean;
+    /** The scope check started when the checkout became final (run-executor.ts). */
+    scope: ScopeCheck;
     /** The checkout started on a prepared merge of the main branch: amend it (merge-main.ts). */
     mergedMain?: boolean;
     /** The project's check command on a non-fast-forward integration (landing-check.ts). */
     check?: ((sha: string) => Promise<LandCheckOutcome>) | undefined;
-    /** Laps `commit`, `push` and `land` as each is done. */
+    /** Laps `scope_check`, `commit`, `push` and `land` as each is done. */
     clock?: Pick<PhaseClock, "lap">;
   },
 ): Promise<WorkRecord> {
-  const lap = (phase: "commit" | "push" | "land") => ctx.clock?.lap(phase);
+  const lap = (phase: "scope_check" | "commit" | "push" | "land") => ctx.clock?.lap(phase);
+  const checked = async () => {
+    const violations = await ctx.scope.checked;
+    lap("scope_check");
+    return violations;
+  };
   const transition = outcome.kind === "transition" ? outcome.transition : null;
   const trailers = (status: string) => ({
     Task: job.taskId,
@@ -67,12 +76,16 @@ export async function recordWork(
   });
 
   if (transition?.kind === "approve") {
+    await checked();
     if (ctx.taskHead === null) return { kind: "ok", commits: NO_COMMITS };
     return landApproved(job, deps, mirror, { ...ctx, taskHead: ctx.taskHead }, lap);
   }
   if (job.action === "review" || !job.gitCommits) {
+    await checked();
     return { kind: "ok", commits: { ...NO_COMMITS, branchHead: ctx.taskHead } };
   }
+  // The commit records exactly what the scope check lists: the index `stage()` wrote.
+  await ctx.scope.staged;
 
   // A planner's proposal is handed in like a submit (its review checks out the same head).
   const handIn =
@@ -83,15 +96,23 @@ export async function recordWork(
         : transition?.kind === "complete"
           ? `Objective met: evidence proposed by ${job.taskId}`
           : null;
-  if (handIn !== null && ctx.violations.length === 0) {
-    const message = handIn;
-    const sha = await worktree.commit({
-      message,
-      trailers: trailers("review"),
-      author: job.author,
-      amend: ctx.mergedMain === true,
-      staged: ctx.staged === true,
-    });
+  // A hand-in is committed while the scope check lists the paths (it reads the same index): the
+  // usual answer, no violation, then has its commit at once. A violation drops that commit
+  // (nothing of it was pushed) and records the checkpoint below on the checkout's base instead.
+  const handInCommit =
+    handIn === null
+      ? null
+      : worktree.commit({
+          message: handIn,
+          trailers: trailers("review"),
+          author: job.author,
+          amend: ctx.mergedMain === true,
+          staged: true,
+        });
+  handInCommit?.catch(() => undefined);
+  const violations = await checked();
+  if (handInCommit !== null && violations.length === 0) {
+    const sha = await handInCommit;
     lap("commit");
     const head = sha ?? ctx.base;
     if (head !== ctx.taskHead) {
@@ -118,11 +139,16 @@ export async function recordWork(
     transition?.kind === "escalate"
       ? `Checkpoint of ${job.taskId}: ${transition.reason}`
       : `Checkpoint of ${job.taskId} (${outcome.kind === "transition" ? transition?.kind : outcome.kind === "violation" ? outcome.violation : outcome.kind})`;
+  if (handInCommit !== null) {
+    // Whether it was made or failed, the checkpoint builds on the base, as if it never was.
+    await handInCommit.catch(() => undefined);
+    await worktree.resetHead(ctx.base);
+  }
   const sha = await worktree.commit({
     message,
     trailers: trailers("blocked"),
     author: job.author,
-    staged: ctx.staged === true,
+    staged: true,
   });
   lap("commit");
   if (sha === null) return { kind: "ok", commits: { ...NO_COMMITS, branchHead: ctx.taskHead } };

@@ -32,7 +32,7 @@ import type {
 import { runAgent } from "./agent-phase.ts";
 import { prepareCheckout } from "./checkout-phase.ts";
 import { filesWithMarkers, markerRefusal } from "./conflict-markers.ts";
-import { recordWork, type WorkRecord } from "./git-phase.ts";
+import { recordWork, type ScopeCheck, type WorkRecord } from "./git-phase.ts";
 import { gitStepBreach } from "./git-step-bound.ts";
 import { landingCheck } from "./landing-check.ts";
 import { decideOutcome, runUsage } from "./outcome-phase.ts";
@@ -145,6 +145,9 @@ export async function executeRun(
       await Promise.all([usage.finish(), recorder.finish()]);
       throw error;
     });
+    // The checkout is final (the agent's processes are gone): its scope check and the ownership
+    // check start beside the reads of what the run spent and did.
+    const scope = startScopeCheck(job, deps, checkout.worktree, agent.kind === "finished");
     // What the run spent counts whatever its outcome; what it did is kept whatever its outcome.
     const [counted, record] = await Promise.all([usage.finish(), recorder.finish()]);
     const spent = runUsage(counted, agent.kind === "finished" ? agent.harness.transition : null);
@@ -160,18 +163,16 @@ export async function executeRun(
       const marked = await filesWithMarkers(checkout.paths.checkout, checkout.mergedMain.conflicts);
       if (marked.length > 0) return finish(markerRefusal(marked), { ...agent.observed, ...ran });
     }
-    const violations = await checkScopeAndOwnership(job, deps, checkout.worktree, clock);
     const work = await recordWork(job, deps, mirror, checkout.worktree, outcome, {
       taskHead: checkout.taskHead,
       base: checkout.base,
       runDir,
-      violations,
-      staged: job.action !== "review",
+      scope,
       mergedMain: checkout.mergedMain !== null,
       check: landingCheck(job, onImage, mirror, { paths: checkout.paths, redact, signal }),
       clock,
     });
-    const [finalOutcome, extra] = resultOfWork(work, outcome, agent.observed, violations);
+    const [finalOutcome, extra] = resultOfWork(work, outcome, agent.observed, await scope.checked);
     return finish(finalOutcome, { ...extra, ...ran });
   } catch (error) {
     // A host-side git step past its bound ends the run as a disk_limit violation.
@@ -194,24 +195,31 @@ export async function executeRun(
 }
 
 /**
- * The scope check's violations (none for a review), with the ownership check (a Redis round
- * trip) run beside its git: both are answered before anything is committed or pushed.
+ * The scope check (none for a review), started as soon as the checkout is final: the staging,
+ * then the list of changed paths against the scope, with the ownership check (a Redis round
+ * trip) beside its git. `staged` lets the commit start beside the list (git-phase.ts); both
+ * checks are answered (`checked`) before anything is pushed. Its promises are marked handled:
+ * a run that ends before the git phase never awaits them.
  */
-async function checkScopeAndOwnership(
+function startScopeCheck(
   job: RunJob,
   deps: RunExecutorDeps,
   worktree: Worktree,
-  clock: PhaseClock,
-): Promise<string[]> {
-  const owned = deps.confirmOwnership?.(job);
-  owned?.catch(() => undefined);
-  const violations =
-    job.action === "review"
-      ? []
-      : scopeViolations(await worktree.changedPaths(), job.scope, job.metadataGlobs);
-  clock.lap("scope_check");
-  await owned;
-  return violations;
+  finished: boolean,
+): ScopeCheck {
+  // A run that ended without its agent finishing (a limit, a refused sandbox) is checked by nothing.
+  if (!finished) return { staged: Promise.resolve(), checked: Promise.resolve([]) };
+  const owned = Promise.resolve(deps.confirmOwnership?.(job));
+  const review = job.action === "review";
+  const staged = review ? Promise.resolve() : worktree.stage();
+  const violations = review
+    ? Promise.resolve([])
+    : staged.then(async () =>
+        scopeViolations(await worktree.changedPaths({ staged: true }), job.scope, job.metadataGlobs),
+      );
+  const checked = Promise.all([violations, owned]).then(([found]) => found);
+  for (const promise of [staged, checked]) promise.catch(() => undefined);
+  return { staged, checked };
 }
 
 /**

@@ -408,7 +408,7 @@ describe("git phase", () => {
         taskHead: null,
         base,
         runDir: path.join(rig.dir, "cas"),
-        violations: [],
+        scope: { staged: worktree.stage(), checked: Promise.resolve([]) },
       },
     );
     expect(work.kind).toBe("lost-race");
