@@ -16,6 +16,11 @@
  *                under `merge: auto`, webhook-driven and polling-only (forge-loop-bench.ts)
  *   images       a run on a project image: first pull + unpack, cache hit, bwrap on the image
  *                rootfs vs on the host root, docker run where an engine answers (image-run-bench.ts)
+ *
+ * The throughput, tracing and scale benches run the coordinator, workers and gateway from the
+ * production build (scripts/build.mjs, built once into a scratch dir), as operators do;
+ * `--tsx` runs their TypeScript through tsx instead (bench-services.ts), `conditions.services`
+ * in their JSON says which.
  */
 import { mkdir, writeFile } from "node:fs/promises";
 import os from "node:os";
@@ -23,6 +28,7 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { createSandboxDriver, measureSpawnOverhead } from "@overseer/sandbox";
 import { REPO_ROOT } from "../support/service-process.ts";
+import { type ServicesMode, servicesCondition } from "./bench-services.ts";
 import { benchThroughput } from "./cluster-throughput-bench.ts";
 import { benchDeadWorker } from "./dead-worker-bench.ts";
 import { benchDecisionLatency } from "./decision-latency-bench.ts";
@@ -36,7 +42,7 @@ import { ScalePhaseError } from "./scale-progress.ts";
 import { benchTracingOverhead } from "./tracing-overhead-bench.ts";
 
 /** `--scale-projects 1000` etc.: the scale bench's sizes (scale-bench.ts), its defaults when absent. */
-const SCALE_FLAGS: Record<string, keyof ScaleOptions> = {
+const SCALE_FLAGS: Record<string, Exclude<keyof ScaleOptions, "services">> = {
   "scale-projects": "projects",
   "scale-tasks": "tasksPerProject",
   "scale-overhead-tasks": "overheadTasks",
@@ -55,12 +61,15 @@ const { values } = parseArgs({
   options: {
     quick: { type: "boolean", default: false },
     only: { type: "string" },
+    // The services through tsx instead of the production build (bench-services.ts).
+    tsx: { type: "boolean", default: false },
     ...Object.fromEntries(Object.keys(SCALE_FLAGS).map((flag) => [flag, { type: "string" as const }])),
   },
 });
 const only = values.only ? new Set(values.only.split(",")) : null;
 const want = (name: string) => only === null || only.has(name);
 const quick = values.quick ?? false;
+const services: ServicesMode = values.tsx ? "tsx" : "build";
 const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
 
 const results: Record<string, unknown> = {
@@ -73,6 +82,7 @@ const results: Record<string, unknown> = {
     node: process.version,
     loadAverage: os.loadavg().map((n) => Math.round(n * 100) / 100),
     quick,
+    services: servicesCondition(services),
   },
 };
 
@@ -95,7 +105,7 @@ if (want("throughput")) {
   const runs = [];
   for (const s of scenarios) {
     log(`throughput: ${s.projects} project(s) × ${s.tasksPerProject} task(s)`);
-    runs.push(await benchThroughput({ ...s, workers: 2, workerConcurrency: 2, sandbox: "bwrap" }));
+    runs.push(await benchThroughput({ ...s, workers: 2, workerConcurrency: 2, sandbox: "bwrap", services }));
   }
   results.throughput = runs;
   const floor = results.floor as { perRunMs: { p50: number; p99: number } } | undefined;
@@ -163,11 +173,11 @@ if (want("flood")) {
 
 if (want("tracing")) {
   log("tracing: the same runs untraced, then traced (OTLP/HTTP to a local receiver)");
-  results.tracing = await benchTracingOverhead(quick ? 3 : 8);
+  results.tracing = await benchTracingOverhead(quick ? 3 : 8, services);
 }
 
 if (want("scale")) {
-  const sizes: ScaleOptions = { ...SCALE_DEFAULTS };
+  const sizes: ScaleOptions = { ...SCALE_DEFAULTS, services };
   for (const [flag, key] of Object.entries(SCALE_FLAGS)) {
     const given = (values as Record<string, unknown>)[flag];
     if (given === undefined) continue;

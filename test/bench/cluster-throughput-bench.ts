@@ -2,13 +2,15 @@
  * End-to-end throughput and per-job orchestration overhead of the real cluster: a
  * coordinator process and worker processes (bwrap sandbox) driving N projects whose tasks
  * use a trivial shell harness (no Node start per run), each task executed, reviewed by a
- * fresh agent and landed on main.
+ * fresh agent and landed on main. The services run from the production build unless
+ * `services` is "tsx" (bench-services.ts).
  */
 import { readFile } from "node:fs/promises";
 import { listProjects, loadProjectSnapshot, POSTGRES_NOTIFY_CHANNEL, sql } from "@overseer/db";
 import { ClusterFixture } from "../support/cluster-fixture.ts";
 import { type ServiceProcess, startService } from "../support/service-process.ts";
 import { benchCluster } from "./bench-cluster.ts";
+import { benchServices, type ServicesMode, servicesCondition } from "./bench-services.ts";
 import { type Percentiles, percentiles } from "./stats.ts";
 
 /** The whole harness: one `sh` process, finishing with the bundled shell `overseer-agent`. */
@@ -32,6 +34,8 @@ export interface ThroughputOptions {
   timeoutMs?: number;
   /** More environment for the coordinator and workers (the tracing bench's OTEL_* variables). */
   env?: Record<string, string>;
+  /** The production build (default) or TypeScript through tsx. */
+  services?: ServicesMode;
 }
 
 export interface ThroughputResult {
@@ -41,6 +45,8 @@ export interface ThroughputResult {
   workers: number;
   slots: number;
   sandbox: string;
+  /** How the services ran (bench-services.ts). */
+  services: string;
   wallSeconds: number;
   tasksPerSecond: number;
   queuedToSpawnedMs: Percentiles;
@@ -74,10 +80,11 @@ export async function benchThroughput(options: ThroughputOptions): Promise<Throu
       OVERSEER_STALLED_INTERVAL_MS: "15000",
       ...options.env,
     });
-    const coordinator = startService("coordinator", env);
+    const built = await benchServices(options.services ?? "build");
+    const coordinator = startService("coordinator", env, built);
     processes.push(coordinator);
     const workers = Array.from({ length: options.workers }, (_, i) =>
-      startService("worker", { ...env, OVERSEER_WORKER_ID: `bench-w${i}` }),
+      startService("worker", { ...env, OVERSEER_WORKER_ID: `bench-w${i}` }, built),
     );
     processes.push(...workers);
     await waitForWorkers(cluster, options.workers);
@@ -152,6 +159,7 @@ export async function benchThroughput(options: ThroughputOptions): Promise<Throu
       workers: options.workers,
       slots: options.workers * options.workerConcurrency,
       sandbox: options.sandbox,
+      services: servicesCondition(options.services ?? "build"),
       wallSeconds: round(wallSeconds),
       tasksPerSecond: round((options.projects * options.tasksPerProject) / wallSeconds),
       queuedToSpawnedMs: percentiles(queued),

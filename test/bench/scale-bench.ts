@@ -1,8 +1,11 @@
 /**
  * `npm run bench -- --only scale`: what the cluster costs per unit of change (issue 22), on a
  * private Postgres with `pg_stat_statements` and a private Redis, so that statements and
- * commands are counted exactly. The real coordinator and worker processes (bwrap sandbox,
- * the production lease, reconcile and lock settings) run four phases in one cluster:
+ * commands are counted exactly. The real coordinator, worker and gateway processes run from the
+ * production build (scripts/build.mjs, built once into a scratch dir: `node <dir>/worker.js`,
+ * what operators run; `--tsx` runs the TypeScript through tsx instead, bench-services.ts), with
+ * the bwrap sandbox and the production lease, reconcile and lock settings, four phases in one
+ * cluster:
  *
  *   one    1 project × `overheadTasks` tasks, one at a time: its overhead vs the git floor
  *   busy   `projects` projects × `tasksPerProject` trivial tasks at once: statements and
@@ -16,6 +19,11 @@
  *
  * A transition is one commit that wrote something: each sends exactly one NOTIFY, counted from
  * pg_stat_statements. Counts are exact; times depend on the machine's load.
+ *
+ * Where a run's time goes, for the one and busy phases: each run phase's percentiles from the
+ * stored timelines (`timings.phasesMs`, run-phases.ts), and the workers' CPU per finished run,
+ * their own beside their reaped children's (git, bwrap, the harness), from /proc
+ * (`workerCpuMsPerRun`; it includes the workers' background work during the phase).
  *
  * Every wait is bounded (scale-progress.ts): a phase fails at once, saying how far it got and
  * each paused project's reason, when its bound passes (`--scale-phase-timeout-seconds`, default
@@ -47,17 +55,17 @@ import { loadSettings } from "@overseer/settings";
 import { ClusterFixture } from "../support/cluster-fixture.ts";
 import { startPrivatePostgres } from "../support/private-postgres.ts";
 import { startPrivateRedis } from "../support/private-redis.ts";
-import { type ServiceProcess, startService } from "../support/service-process.ts";
+import { type ServiceProcess, type StartServiceOptions, startService } from "../support/service-process.ts";
+import { benchServices, type ServicesMode, servicesCondition } from "./bench-services.ts";
 import { benchGitFloor } from "./git-floor-bench.ts";
 import {
   CommandCounter,
-  type CommandTotals,
-  processCpuMs,
+  measurePhase,
+  type PhaseCounts,
   redisMemoryByKind,
   redisUsedMemory,
   runTimings,
   StatementCounter,
-  type StatementTotals,
   type Timings,
   totalBytes,
 } from "./scale-counters.ts";
@@ -87,6 +95,8 @@ export interface ScaleOptions {
   stallSeconds: number;
   /** Gateway probe requests a second, per route (fleet, status), open loop. */
   probeRate: number;
+  /** How the services run: the production build (default) or TypeScript through tsx (`--tsx`). */
+  services: ServicesMode;
 }
 
 export const SCALE_DEFAULTS: ScaleOptions = Object.freeze({
@@ -102,17 +112,10 @@ export const SCALE_DEFAULTS: ScaleOptions = Object.freeze({
   phaseTimeoutSeconds: 0,
   stallSeconds: 0,
   probeRate: 10,
+  services: "build",
 });
 
 const ROLES = { coordinator: "bench_coordinator", worker: "bench_worker" } as const;
-
-/** One phase's counts: statements, commands, coordinator CPU and wall time. */
-interface PhaseCounts {
-  seconds: number;
-  statements: StatementTotals;
-  commands: CommandTotals;
-  coordinatorCpuMs: number;
-}
 
 interface Figure {
   figure: string;
@@ -127,6 +130,7 @@ interface Rig {
   counters: { statements: StatementCounter; commands: CommandCounter };
   monitor: Redis;
   coordinatorPid: number | undefined;
+  workerPids: (number | undefined)[];
   gateway: GatewayProbe;
   progress: ScaleProgress;
   /** Why a service is gone (it exited during the bench), or null. */
@@ -166,20 +170,22 @@ export async function benchScale(options: ScaleOptions = SCALE_DEFAULTS): Promis
     const statements = new StatementCounter(cluster.scratch.db, Object.values(ROLES));
     await statements.install();
     await addProjects(cluster, options, log);
-    const coordinatorPid = startServices(cluster, options, defaults, processes);
+    const services = await benchServices(options.services);
+    const { coordinatorPid, workerPids } = startServices(cluster, options, defaults, processes, services);
     const broken = watchServices(processes);
     const progress = new ScaleProgress(cluster.scratch.db, cluster.scratch.notifications, log);
     await waitForWorkers(monitor, cluster.prefix, options, broken);
     // On a loaded machine the gateway's start (tsx) took over 30 s beside 5,000 projects.
     const gatewayStartMs = boundMs(options.phaseTimeoutSeconds, 60, 0.02, options.projects);
-    gateway = await GatewayProbe.start(cluster, "one-0", gatewayStartMs);
+    gateway = await GatewayProbe.start(cluster, "one-0", gatewayStartMs, services);
     const counters = { statements, commands: new CommandCounter(monitor) };
-    const rig: Rig = { cluster, counters, monitor, coordinatorPid, gateway, progress, broken };
+    const rig: Rig = { cluster, counters, monitor, coordinatorPid, workerPids, gateway, progress, broken };
     const measured = await runPhases(rig, options);
     const sandboxHost = await detectSandboxHost();
     return {
       ...(await report(rig, options, floor, measured)),
       conditions: {
+        services: servicesCondition(options.services),
         sandbox: "bwrap",
         sandboxHost: sandboxHost.summary,
         limitsEnforced: sandboxHost.cgroups.controllers,
@@ -200,29 +206,32 @@ export async function benchScale(options: ScaleOptions = SCALE_DEFAULTS): Promis
   }
 }
 
-/** Starts the coordinator and the workers as processes (their own database roles); returns the coordinator's pid. */
+/** Starts the coordinator and the workers as processes (their own database roles); returns their pids. */
 function startServices(
   cluster: ClusterFixture,
   options: ScaleOptions,
   defaults: ReturnType<typeof loadSettings>,
   processes: ServiceProcess[],
-): number | undefined {
+  services: StartServiceOptions,
+): { coordinatorPid: number | undefined; workerPids: (number | undefined)[] } {
   const env = serviceEnv(cluster, options, defaults);
-  const coordinator = startService("coordinator", {
-    ...env,
-    DATABASE_URL: roleUrl(cluster, ROLES.coordinator),
-  });
+  const coordinator = startService(
+    "coordinator",
+    { ...env, DATABASE_URL: roleUrl(cluster, ROLES.coordinator) },
+    services,
+  );
   processes.push(coordinator);
+  const workerPids: (number | undefined)[] = [];
   for (let i = 0; i < options.workers; i++) {
-    processes.push(
-      startService("worker", {
-        ...env,
-        DATABASE_URL: roleUrl(cluster, ROLES.worker),
-        OVERSEER_WORKER_ID: `scale-w${i}`,
-      }),
+    const worker = startService(
+      "worker",
+      { ...env, DATABASE_URL: roleUrl(cluster, ROLES.worker), OVERSEER_WORKER_ID: `scale-w${i}` },
+      services,
     );
+    processes.push(worker);
+    workerPids.push(worker.child.pid);
   }
-  return coordinator.child.pid;
+  return { coordinatorPid: coordinator.child.pid, workerPids };
 }
 
 /** A service that exits before the bench stops it breaks every phase: said with its last output. */
@@ -243,8 +252,8 @@ async function waitForWorkers(
   options: ScaleOptions,
   broken: () => string | null,
 ): Promise<void> {
-  // Each worker loads through tsx and probes its sandbox (bwrap, cgroups, runsc) first: over a
-  // minute for 4 of them on a machine at load 25.
+  // Each worker loads (through tsx it took longer) and probes its sandbox (bwrap, cgroups, runsc)
+  // first: over a minute for 4 of them on a machine at load 25.
   const deadline = Date.now() + boundMs(options.phaseTimeoutSeconds, 120, 15, options.workers);
   for (;;) {
     const registered = await monitor.hlen(`${prefix}:workers`);
@@ -276,7 +285,7 @@ interface Measured {
 
 async function runPhases(rig: Rig, options: ScaleOptions): Promise<Measured> {
   const { cluster, counters, progress } = rig;
-  const measure = (work: () => Promise<void>) => measurePhase(counters, rig.coordinatorPid, work);
+  const measure = (work: () => Promise<void>) => measurePhase(counters, rig, work);
   const stallMs = (projects: number) =>
     (options.stallSeconds > 0 ? options.stallSeconds : 60 + 0.1 * projects) * 1000;
   const done = (phase: string, prefix: string, total: number, bound: number, projects: number) =>
@@ -452,13 +461,18 @@ async function report(
     sizes: { ...options, slots, idleProjects },
     figures,
     floor: { perRunP50Ms: floor.perRunMs.p50, tasksPerSecond: round(floorTasksPerSecond) },
-    one: { ...summary(one, one.statements.notifies), timings: m.oneTimings },
+    one: {
+      ...summary(one, one.statements.notifies),
+      timings: m.oneTimings,
+      workerCpuMsPerRun: perRun(one, m.oneTimings.runs),
+    },
     busy: {
       ...summary(busy, transitions),
       tasks: busyTasks,
       tasksPerSecond: round(busyTasksPerSecond),
       transitionsPerTask: round(transitions / busyTasks),
       timings: m.busyTimings,
+      workerCpuMsPerRun: perRun(busy, m.busyTimings.runs),
       gateway: { ...gatewayLatencies, redisCommandsPerRequest: round(gatewayCommandsPerRequest) },
       serviceCommandsPerTransition: round(busyServiceCommands / transitions),
     },
@@ -490,6 +504,12 @@ async function report(
 function figure(name: string, value: number, goal: string, met: ((v: number) => boolean) | null): Figure {
   if (!Number.isFinite(value)) return { figure: name, value: null, goal, met: null };
   return { figure: name, value: round(value), goal, met: met ? met(value) : null };
+}
+
+/** The workers' CPU in a phase per run that finished in it: their own, their children's. */
+function perRun(phase: PhaseCounts, runs: number) {
+  if (runs === 0) return null;
+  return { own: round(phase.workerCpuMs.own / runs), children: round(phase.workerCpuMs.children / runs) };
 }
 
 function summary(phase: PhaseCounts, transitions: number) {
@@ -536,24 +556,6 @@ function roleUrl(cluster: ClusterFixture, role: string): string {
   const url = new URL(cluster.scratch.url);
   url.username = role;
   return url.toString();
-}
-
-async function measurePhase(
-  counters: { statements: StatementCounter; commands: CommandCounter },
-  pid: number | undefined,
-  work: () => Promise<void>,
-): Promise<PhaseCounts> {
-  await Promise.all([counters.statements.reset(), counters.commands.reset()]);
-  const cpu0 = await processCpuMs(pid);
-  const t0 = performance.now();
-  await work();
-  const seconds = (performance.now() - t0) / 1000;
-  const [statements, commands, cpu1] = await Promise.all([
-    counters.statements.read(),
-    counters.commands.read(),
-    processCpuMs(pid),
-  ]);
-  return { seconds, statements, commands, coordinatorCpuMs: cpu1 - cpu0 };
 }
 
 /**

@@ -8,6 +8,7 @@
 import { readFile } from "node:fs/promises";
 import { type Db, sql } from "@overseer/db";
 import type { Redis } from "@overseer/queue";
+import { RUN_PHASES } from "@overseer/run-contract";
 import type { ClusterFixture } from "../support/cluster-fixture.ts";
 import { type Percentiles, percentiles } from "./stats.ts";
 
@@ -105,6 +106,51 @@ export class CommandCounter {
   }
 }
 
+/** One phase's counts: statements, commands, coordinator CPU, the workers' CPU and wall time. */
+export interface PhaseCounts {
+  seconds: number;
+  statements: StatementTotals;
+  commands: CommandTotals;
+  coordinatorCpuMs: number;
+  /** The workers together: their own CPU, and their reaped children's. */
+  workerCpuMs: { own: number; children: number };
+}
+
+/** Counts what `work` costs: statements, commands, the coordinator's and the workers' CPU, wall time. */
+export async function measurePhase(
+  counters: { statements: StatementCounter; commands: CommandCounter },
+  pids: { coordinatorPid: number | undefined; workerPids: readonly (number | undefined)[] },
+  work: () => Promise<void>,
+): Promise<PhaseCounts> {
+  await Promise.all([counters.statements.reset(), counters.commands.reset()]);
+  const [cpu0, workers0] = await Promise.all([
+    processCpuMs(pids.coordinatorPid),
+    workersCpuMs(pids.workerPids),
+  ]);
+  const t0 = performance.now();
+  await work();
+  const seconds = (performance.now() - t0) / 1000;
+  const [statements, commands, cpu1, workers1] = await Promise.all([
+    counters.statements.read(),
+    counters.commands.read(),
+    processCpuMs(pids.coordinatorPid),
+    workersCpuMs(pids.workerPids),
+  ]);
+  const workerCpuMs = { own: workers1.own - workers0.own, children: workers1.children - workers0.children };
+  return { seconds, statements, commands, coordinatorCpuMs: cpu1 - cpu0, workerCpuMs };
+}
+
+/** The workers' CPU so far, together: their own and their reaped children's, ms. */
+async function workersCpuMs(
+  pids: readonly (number | undefined)[],
+): Promise<{ own: number; children: number }> {
+  const each = await Promise.all(pids.map((pid) => processTreeCpuMs(pid)));
+  return {
+    own: each.reduce((n, c) => n + c.own, 0),
+    children: each.reduce((n, c) => n + c.children, 0),
+  };
+}
+
 /** User + system CPU time of a process so far, in ms (clock ticks of 10 ms). */
 export async function processCpuMs(pid: number | undefined): Promise<number> {
   return (await processTreeCpuMs(pid)).own;
@@ -176,13 +222,19 @@ export interface Timings {
   exitedToCommitted: Percentiles;
   enqueuedToPickedP50: number;
   receivedToCommittedP50: number;
+  /**
+   * Where a run's time goes: each phase of its stored timeline (runs.phases, run-phases.ts:
+   * queue_wait … result_applied, back to back), percentiles over the runs that had it (a phase
+   * met twice in one run counts with its sum).
+   */
+  phasesMs: Record<string, Percentiles>;
 }
 
 /** The finished runs of the projects of `prefix`: how long each step took, percentiles. */
 export async function runTimings(cluster: ClusterFixture, prefix: string): Promise<Timings> {
   const rows = await cluster.scratch.db
     .selectFrom("runs")
-    .select(["timing"])
+    .select(["timing", "phases"])
     .where("status", "=", "finished")
     .where("project_id", "like", `${prefix}%`)
     .execute();
@@ -195,5 +247,27 @@ export async function runTimings(cluster: ClusterFixture, prefix: string): Promi
     exitedToCommitted: percentiles(gap("exitedAt", "committed")),
     enqueuedToPickedP50: percentiles(gap("enqueuedAt", "pickedAt")).p50,
     receivedToCommittedP50: percentiles(gap("received", "committed")).p50,
+    phasesMs: phasePercentiles(rows.map((r) => r.phases ?? [])),
   };
+}
+
+/** Per phase name (in run-phases.ts order), percentiles of its time per run over the runs that had it. */
+function phasePercentiles(
+  timelines: readonly (readonly { name: string; durationMs: number }[])[],
+): Record<string, Percentiles> {
+  const perPhase = new Map<string, number[]>();
+  for (const timeline of timelines) {
+    const sums = new Map<string, number>();
+    for (const { name, durationMs } of timeline) sums.set(name, (sums.get(name) ?? 0) + durationMs);
+    for (const [name, ms] of sums) perPhase.set(name, [...(perPhase.get(name) ?? []), ms]);
+  }
+  const order = (name: string) => {
+    const i = (RUN_PHASES as readonly string[]).indexOf(name);
+    return i < 0 ? RUN_PHASES.length : i;
+  };
+  return Object.fromEntries(
+    [...perPhase.entries()]
+      .sort((a, b) => order(a[0]) - order(b[0]))
+      .map(([name, values]) => [name, percentiles(values)]),
+  );
 }

@@ -18,6 +18,7 @@
 import { createApiToken } from "@overseer/db";
 import type { ClusterFixture } from "../support/cluster-fixture.ts";
 import { type GatewayProcess, startGatewayProcess } from "../support/gateway-process.ts";
+import type { StartServiceOptions } from "../support/service-process.ts";
 import { type Percentiles, percentiles } from "./stats.ts";
 
 export interface GatewayLatencies {
@@ -42,10 +43,18 @@ export class GatewayProbe {
     private readonly token: string,
   ) {}
 
-  /** Starts the gateway (listening within `startMs`) and warms it up on the fleet and `warmProjectId`'s status. */
-  static async start(cluster: ClusterFixture, warmProjectId: string, startMs: number): Promise<GatewayProbe> {
+  /**
+   * Starts the gateway (listening within `startMs`; from the production build when `services`
+   * names one) and warms it up on the fleet and `warmProjectId`'s status.
+   */
+  static async start(
+    cluster: ClusterFixture,
+    warmProjectId: string,
+    startMs: number,
+    services: StartServiceOptions = {},
+  ): Promise<GatewayProbe> {
     const { token } = await createApiToken(cluster.scratch.db, { name: "scale-bench", scope: "read" });
-    const gateway = await startGatewayProcess(cluster.env({ LOG_LEVEL: "info" }), startMs);
+    const gateway = await startGatewayProcess(cluster.env({ LOG_LEVEL: "info" }), startMs, services);
     const probe = new GatewayProbe(gateway, token);
     // A fresh process answers its first requests slowly (module loading, JIT); those are not
     // what a polling dashboard sees, and at a few seconds' busy phase they would be its p99.

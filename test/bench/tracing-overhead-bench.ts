@@ -7,6 +7,7 @@
  * run and the services' peak RSS, with the spans the receiver got.
  */
 import { startOtlpReceiver } from "../support/otlp-receiver.ts";
+import type { ServicesMode } from "./bench-services.ts";
 import { benchThroughput, type ThroughputResult } from "./cluster-throughput-bench.ts";
 
 export interface TracingOverheadResult {
@@ -43,9 +44,12 @@ const side = (r: ThroughputResult): TracingSide => ({
 
 const round = (n: number) => Math.round(n * 100) / 100;
 
-export async function benchTracingOverhead(tasksPerProject: number): Promise<TracingOverheadResult> {
+export async function benchTracingOverhead(
+  tasksPerProject: number,
+  services: ServicesMode = "build",
+): Promise<TracingOverheadResult> {
   const scenario = { projects: 2, tasksPerProject, workers: 2, workerConcurrency: 2 };
-  const options = { ...scenario, sandbox: "bwrap" as const };
+  const options = { ...scenario, sandbox: "bwrap" as const, services };
   const untraced = side(await benchThroughput(options));
   const receiver = await startOtlpReceiver();
   try {

@@ -2,7 +2,7 @@
  * The gateway as its own process (gateway-main.ts, as in production) on a port the OS
  * chooses, for benchmarks that must not share the load generator's event loop.
  */
-import { type ServiceProcess, startService } from "./service-process.ts";
+import { type ServiceProcess, type StartServiceOptions, startService } from "./service-process.ts";
 
 export interface GatewayProcess {
   service: ServiceProcess;
@@ -18,12 +18,13 @@ export interface GatewayProcess {
 export async function startGatewayProcess(
   env: Record<string, string>,
   timeoutMs = 30_000,
+  options: StartServiceOptions = {},
 ): Promise<GatewayProcess> {
-  const service = startService("gateway", {
-    ...env,
-    OVERSEER_GATEWAY_HOST: "127.0.0.1",
-    OVERSEER_GATEWAY_PORT: "0",
-  });
+  const service = startService(
+    "gateway",
+    { ...env, OVERSEER_GATEWAY_HOST: "127.0.0.1", OVERSEER_GATEWAY_PORT: "0" },
+    options,
+  );
   try {
     const port = await listeningPort(service, timeoutMs);
     return { service, url: `http://127.0.0.1:${port}` };

@@ -13,10 +13,12 @@ export function productionBuildDir(): string {
   return path.join(REPO_ROOT, "node_modules", ".cache", `overseer-build-${randomBytes(4).toString("hex")}`);
 }
 
-/** Runs the production build into `outDir`; resolves with what it printed. */
-export async function buildProduction(outDir: string): Promise<string> {
-  const { stdout } = await promisify(execFile)(process.execPath, ["scripts/build.mjs", "--out-dir", outDir], {
-    cwd: REPO_ROOT,
-  });
+/**
+ * Runs the production build into `outDir`; resolves with what it printed. `web: false` skips
+ * copying the web app (`--no-web`: the services run without it, the gateway answers its API).
+ */
+export async function buildProduction(outDir: string, options: { web?: boolean } = {}): Promise<string> {
+  const args = ["scripts/build.mjs", "--out-dir", outDir, ...(options.web === false ? ["--no-web"] : [])];
+  const { stdout } = await promisify(execFile)(process.execPath, args, { cwd: REPO_ROOT });
   return stdout;
 }
