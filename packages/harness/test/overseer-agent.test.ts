@@ -218,6 +218,16 @@ describe("overseer-agent publication", () => {
     expect(readdirSync(run.control).sort()).toEqual([".transition.lock", "transition.json"]);
   });
 
+  it("starts no process but awk and mv (no mktemp): each costs a fork and exec on every run", async () => {
+    const bin = makeTempDir("overseer-agent-bin-");
+    for (const tool of ["awk", "mv"]) symlinkSync(`/usr/bin/${tool}`, join(bin, tool));
+    const run = await agent(["submit", "--message", "only awk and mv"], { path: bin });
+    expect(run.stderr).toBe("");
+    expect(run.exitCode).toBe(0);
+    expect((await recorded(run.control)).transition).toMatchObject({ message: "only awk and mv" });
+    expect(readdirSync(run.control).sort()).toEqual([".transition.lock", "transition.json"]);
+  });
+
   it("refuses a second transition", async () => {
     const first = await agent(["submit", "--message", "one"]);
     const second = await agent(["approve"], { control: first.control });
