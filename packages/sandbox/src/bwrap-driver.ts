@@ -430,14 +430,17 @@ export class BwrapDriver implements SandboxDriver {
         fileSizeBytes: spec.limits.fileSizeBytes ?? null,
         seccompFile,
       });
+      const bash = shell === "/bin/bash";
       return new BwrapPreparedCommand(
         spec.runId,
-        "/usr/bin/env",
-        // --norc: bash would otherwise source ~/.bashrc of the worker when stdin is a socket.
+        // bash runs directly (one exec fewer than `env -i bash`, ~1.5 ms of CPU per spawn): -p
+        // makes it ignore BASH_ENV, ENV, SHELLOPTS, BASHOPTS and exported functions, and the
+        // launcher execs bwrap with `exec -c` (an empty environment). POSIX sh has neither, so
+        // there `env -i` still empties the environment first. --norc: bash would otherwise
+        // source ~/.bashrc of the worker when stdin is a socket.
+        bash ? shell : "/usr/bin/env",
         [
-          "-i",
-          shell,
-          ...(shell === "/bin/bash" ? ["--norc", "--noprofile"] : []),
+          ...(bash ? ["--norc", "--noprofile", "-p"] : ["-i", shell]),
           "-c",
           launcher,
           "overseer-sandbox",

@@ -388,6 +388,51 @@ describe("BwrapDriver: network proxy mode", () => {
   });
 });
 
+describe("BwrapDriver: the host launcher", () => {
+  it("starts as bash itself (no env -i exec) and ignores a careless caller's BASH_ENV, SHELLOPTS and exported functions", async () => {
+    const driver = newDriver();
+    const markers = await mkdtemp(join(tmpdir(), "overseer-launcher-env-"));
+    const hook = join(markers, "bash-env.sh");
+    await writeFile(hook, `touch ${join(markers, "bash-env-ran")}\n`);
+    const prepared = await driver.prepare(["/bin/sh", "-c", "echo inside; env | sort"], ws.spec());
+    try {
+      expect(prepared.file).toBe("/bin/bash");
+      const child = spawn(prepared.file, [...prepared.args], {
+        cwd: prepared.cwd,
+        env: {
+          ...process.env,
+          ...prepared.env,
+          BASH_ENV: hook,
+          ENV: hook,
+          SHELLOPTS: "xtrace",
+          "BASH_FUNC_ulimit%%": `() { touch ${join(markers, "function-ran")}; }`,
+        },
+        detached: true,
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let stdout = "";
+      let stderr = "";
+      child.stdout.on("data", (chunk: Buffer) => {
+        stdout += chunk.toString();
+      });
+      child.stderr.on("data", (chunk: Buffer) => {
+        stderr += chunk.toString();
+      });
+      const code = await new Promise<number | null>((resolve) => child.once("close", resolve));
+      expect(stderr).toBe("");
+      expect(code).toBe(0);
+      expect(stdout.split("\n")[0]).toBe("inside");
+      expect(stdout).not.toContain("BASH_ENV");
+      expect(stdout).not.toContain("SHELLOPTS");
+      expect(existsSync(join(markers, "bash-env-ran"))).toBe(false);
+      expect(existsSync(join(markers, "function-ran"))).toBe(false);
+    } finally {
+      await prepared.cleanup();
+      await rm(markers, { recursive: true, force: true });
+    }
+  });
+});
+
 describe("BwrapDriver: process-group kill from a caller", () => {
   it("killing the spawned process group ends the run and the caller sees the exit", async () => {
     const driver = newDriver();

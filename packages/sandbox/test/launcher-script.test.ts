@@ -35,3 +35,24 @@ describe("buildHostLauncher: RLIMIT_FSIZE", () => {
     }
   });
 });
+
+describe("buildHostLauncher: bwrap's environment", () => {
+  it("bash execs bwrap with an empty environment (exec -c); POSIX sh relies on the env -i before it", async () => {
+    const script = buildHostLauncher({
+      ...base,
+      bash: true,
+      bwrapPath: "/usr/bin/env",
+      argsFile: "/dev/null",
+    });
+    expect(script).toContain("exec -c '/usr/bin/env' --args 3");
+    expect(buildHostLauncher({ ...base, bash: false })).toContain("exec '/usr/bin/bwrap' --args 3");
+    // The launcher with /usr/bin/env standing in for bwrap: it prints what bwrap would get.
+    const run = await execa("/bin/bash", ["--norc", "--noprofile", "-p", "-c", script, "launcher"], {
+      env: { WORKER_SECRET: "s3cret", PATH: "/usr/bin:/bin" },
+      extendEnv: false,
+      reject: false,
+    });
+    expect(run.stdout).not.toContain("WORKER_SECRET");
+    expect(run.stdout).not.toContain("PATH=");
+  });
+});
