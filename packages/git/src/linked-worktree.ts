@@ -17,7 +17,8 @@ import { runGit } from "./run-git.ts";
  *
  * Order, so `git worktree prune` (ours, or a gc's) never sees a half-made worktree: the
  * checkout's `.git` file first, then the admin directory, complete, renamed into `worktrees/`
- * in one step. Prune keeps a worktree whose `gitdir` names an existing `.git`.
+ * in one step. Prune keeps a worktree whose `gitdir` names an existing `.git`. So making one
+ * needs no lock against a prune (ours or anyone's), nor against another worktree being made.
  *
  * Mirrors whose refs or config git keeps per worktree in other ways (`extensions.refStorage`,
  * `extensions.worktreeConfig`) are left to `git worktree add` (`supportsLinkedWorktree`).
@@ -33,6 +34,9 @@ export async function supportsLinkedWorktree(gitDir: string): Promise<boolean> {
  * Creates the checkout `target` (absent or an empty directory) of commit `sha`, detached, as a
  * linked worktree of the bare repository `gitDir`. Returns the admin directory. On failure
  * nothing is left: neither the admin directory nor a checkout it created.
+ *
+ * The admin directory is staged while the checkout directory and its `.git` file are made
+ * (independent writes, at once), and renamed into `worktrees/` only once both are complete.
  */
 export async function addLinkedWorktree(
   gitDir: string,
@@ -40,22 +44,22 @@ export async function addLinkedWorktree(
   sha: string,
   timeoutMs: number,
 ): Promise<string> {
-  const created = await makeEmptyDir(target);
   const id = `${path
     .basename(target)
     .replace(/[^A-Za-z0-9_-]/g, "-")
     .slice(0, 64)}-${randomBytes(4).toString("hex")}`;
   const admin = path.join(gitDir, "worktrees", id);
   const staging = path.join(gitDir, `.worktree-${id}`);
+  const staged = stageAdmin(staging, target, sha);
+  staged.catch(() => undefined);
+  /** Whether `target` was created here (undefined: not known to be ours, left alone). */
+  let created: boolean | undefined;
   let placed = false;
   try {
+    created = await makeEmptyDir(target);
     await fs.writeFile(path.join(target, ".git"), `gitdir: ${admin}\n`);
-    await fs.mkdir(staging);
-    await fs.writeFile(path.join(staging, "gitdir"), `${path.join(target, ".git")}\n`);
-    await fs.writeFile(path.join(staging, "commondir"), "../..\n");
-    await fs.writeFile(path.join(staging, "HEAD"), `${sha}\n`);
-    await fs.mkdir(path.join(gitDir, "worktrees"), { recursive: true });
-    await fs.rename(staging, admin);
+    await staged;
+    await placeAdmin(gitDir, staging, admin);
     placed = true;
     await runGit(
       [
@@ -77,21 +81,60 @@ export async function addLinkedWorktree(
     );
     return admin;
   } catch (error) {
+    await staged.catch(() => undefined);
     await fs.rm(placed ? admin : staging, { recursive: true, force: true });
-    if (created) await fs.rm(target, { recursive: true, force: true });
-    else await fs.rm(path.join(target, ".git"), { force: true });
+    if (created === true) await fs.rm(target, { recursive: true, force: true });
+    else if (created === false) await fs.rm(path.join(target, ".git"), { force: true });
     throw error;
   }
 }
 
-/** Makes `dir` (and its parents); true when it did not exist. An existing non-empty directory is refused. */
+/** The admin directory's files in `staging` (outside `worktrees/`, where prune never looks). */
+async function stageAdmin(staging: string, target: string, sha: string): Promise<void> {
+  await fs.mkdir(staging);
+  await Promise.all([
+    fs.writeFile(path.join(staging, "gitdir"), `${path.join(target, ".git")}\n`),
+    fs.writeFile(path.join(staging, "commondir"), "../..\n"),
+    fs.writeFile(path.join(staging, "HEAD"), `${sha}\n`),
+  ]);
+}
+
+/**
+ * Renames the staged admin directory into `worktrees/`. A prune removes `worktrees/` when it is
+ * empty, possibly between its making and this rename: it is made again, a few times at most
+ * (each rename that succeeds leaves it non-empty, so prunes stop removing it).
+ */
+async function placeAdmin(gitDir: string, staging: string, admin: string): Promise<void> {
+  const missing = (error: unknown) => (error as NodeJS.ErrnoException).code === "ENOENT";
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await fs.rename(staging, admin);
+      return;
+    } catch (error) {
+      if (!missing(error) || attempt >= 10) throw error;
+    }
+    // A recursive mkdir that finds the directory, then loses it to a prune, says ENOENT too.
+    await fs.mkdir(path.join(gitDir, "worktrees"), { recursive: true }).catch((error: unknown) => {
+      if (!missing(error)) throw error;
+    });
+  }
+}
+
+/**
+ * Makes `dir` (and, when missing, its parents); true when it did not exist. An existing
+ * non-empty directory is refused.
+ */
 async function makeEmptyDir(dir: string): Promise<boolean> {
-  await fs.mkdir(path.dirname(dir), { recursive: true });
   try {
     await fs.mkdir(dir);
     return true;
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") {
+      await fs.mkdir(path.dirname(dir), { recursive: true });
+      return makeEmptyDir(dir);
+    }
+    if (code !== "EEXIST") throw error;
   }
   const entries = await fs.readdir(dir);
   if (entries.length > 0) throw new GitInputError("path", `${dir} already exists and is not empty`);

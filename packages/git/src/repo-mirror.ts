@@ -35,9 +35,10 @@ import { Worktree } from "./worktree.ts";
  * - Inside one process, concurrent `ensure()` calls coalesce: a caller that arrives while a
  *   fetch runs waits for the *next* fetch (started after its call, so it sees every push that
  *   happened before it asked), and all callers that arrive during one fetch share that next one.
- * - `addWorktree()` and `pruneWorktrees()` hold a separate short lock, `<projectId>.worktrees.lock`,
- *   so our prune never runs while a worktree is being created (linked-worktree.ts; `git
- *   worktree add` on unusual layouts). Checkouts therefore never wait for a network fetch.
+ * - `pruneWorktrees()`, and `addWorktree()` on unusual layouts (`git worktree add`), hold a
+ *   separate short lock, `<projectId>.worktrees.lock`, so our prune never runs while git makes
+ *   a worktree. The usual linked worktree is made in an order no prune can break
+ *   (linked-worktree.ts), without that lock. Checkouts therefore never wait for a network fetch.
  * - Reads, commits in worktrees and pushes run without our locks; git's own ref and index
  *   locks cover them. A push also writes the mirror's copy of the branch (as its
  *   remote-tracking ref), so a concurrent fetch may lose that ref's lock: fetches are retried
@@ -222,19 +223,23 @@ export class RepoMirror {
     }
     const neverCommit = (options.neverCommit ?? []).map((p, i) => relativeLiteral(p, `neverCommit[${i}]`));
     const target = path.resolve(options.path);
-    await this.assertExists();
+    // The mirror's presence and its layout, read at once (a config that cannot be read: git's way).
+    const [, linked] = await Promise.all([
+      this.assertExists(),
+      supportsLinkedWorktree(this.gitDir).catch(() => false),
+    ]);
     const sha = isFullSha(base) ? base : await this.resolveRef(base);
     if (sha === null) {
       throw new GitInputError("base", `"${base}" is not a branch or commit of the mirror; fetch it first`);
     }
-    const worktreeGitDir = await withFileLock(this.worktreesLockPath(), this.lockOptions(), async () => {
-      if (await supportsLinkedWorktree(this.gitDir))
-        return addLinkedWorktree(this.gitDir, target, sha, this.gitTimeoutMs);
-      await this.git(["worktree", "add", "--quiet", "--detach", target, "--end-of-options", sha], {
-        maintenance: false,
-      });
-      return this.readWorktreeGitDir(target);
-    });
+    const worktreeGitDir = linked
+      ? await addLinkedWorktree(this.gitDir, target, sha, this.gitTimeoutMs)
+      : await withFileLock(this.worktreesLockPath(), this.lockOptions(), async () => {
+          await this.git(["worktree", "add", "--quiet", "--detach", target, "--end-of-options", sha], {
+            maintenance: false,
+          });
+          return this.readWorktreeGitDir(target);
+        });
     return new Worktree({
       path: target,
       baseSha: sha,

@@ -302,4 +302,47 @@ describe("worktrees", () => {
     for (const wt of trees) expect(await exists(wt.gitDirs().worktreeGitDir)).toBe(true);
     await Promise.all(trees.map((wt) => wt.remove()));
   });
+
+  it("makes linked worktrees while a foreign git worktree prune runs over and over (no lock between them): none is lost", async () => {
+    const { dir, mirror } = await setup();
+    await mirror.ensure();
+    let adding = true;
+    let prunes = 0;
+    const pruning = (async () => {
+      while (adding) {
+        await git(mirror.gitDir, "worktree", "prune");
+        prunes++;
+      }
+    })();
+    const adds = Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        mirror.addWorktree({ base: "main", path: path.join(dir, "p", `w${i}`) }),
+      ),
+    ).finally(() => {
+      adding = false;
+    });
+    const [trees] = await Promise.all([adds, pruning]);
+    expect(prunes).toBeGreaterThan(0);
+    await git(mirror.gitDir, "worktree", "prune");
+    for (const wt of trees) {
+      expect(await exists(wt.gitDirs().worktreeGitDir)).toBe(true);
+      expect(await fs.readFile(path.join(wt.path, "README.md"), "utf8")).toBe("hello\n");
+      expect(await wt.changedPaths()).toEqual([]);
+    }
+    // No staged admin directory is left beside worktrees/.
+    expect((await fs.readdir(mirror.gitDir)).filter((n) => n.startsWith(".worktree-"))).toEqual([]);
+    await Promise.all(trees.map((wt) => wt.remove()));
+  });
+
+  it("refuses a non-empty target and leaves it, and the mirror, as they were", async () => {
+    const { dir, mirror } = await setup();
+    await mirror.ensure();
+    const target = path.join(dir, "busy");
+    await fs.mkdir(target);
+    await fs.writeFile(path.join(target, "mine.txt"), "keep\n");
+    await expect(mirror.addWorktree({ base: "main", path: target })).rejects.toThrow(/not empty/);
+    expect(await fs.readdir(target)).toEqual(["mine.txt"]);
+    expect(await fs.readdir(path.join(mirror.gitDir, "worktrees")).catch(() => [])).toEqual([]);
+    expect((await fs.readdir(mirror.gitDir)).filter((n) => n.startsWith(".worktree-"))).toEqual([]);
+  });
 });
