@@ -42,7 +42,7 @@ import { ScalePhaseError } from "./scale-progress.ts";
 import { benchTracingOverhead } from "./tracing-overhead-bench.ts";
 
 /** `--scale-projects 1000` etc.: the scale bench's sizes (scale-bench.ts), its defaults when absent. */
-const SCALE_FLAGS: Record<string, Exclude<keyof ScaleOptions, "services">> = {
+const SCALE_FLAGS: Record<string, Exclude<keyof ScaleOptions, "services" | "workerCpuProfDir">> = {
   "scale-projects": "projects",
   "scale-tasks": "tasksPerProject",
   "scale-overhead-tasks": "overheadTasks",
@@ -63,6 +63,8 @@ const { values } = parseArgs({
     only: { type: "string" },
     // The services through tsx instead of the production build (bench-services.ts).
     tsx: { type: "boolean", default: false },
+    // A dir for the scale bench's worker CPU profiles (node --cpu-prof), e.g. /tmp/prof.
+    "scale-worker-cpu-prof": { type: "string" },
     ...Object.fromEntries(Object.keys(SCALE_FLAGS).map((flag) => [flag, { type: "string" as const }])),
   },
 });
@@ -177,7 +179,11 @@ if (want("tracing")) {
 }
 
 if (want("scale")) {
-  const sizes: ScaleOptions = { ...SCALE_DEFAULTS, services };
+  const sizes: ScaleOptions = {
+    ...SCALE_DEFAULTS,
+    services,
+    workerCpuProfDir: values["scale-worker-cpu-prof"] ? path.resolve(values["scale-worker-cpu-prof"]) : "",
+  };
   for (const [flag, key] of Object.entries(SCALE_FLAGS)) {
     const given = (values as Record<string, unknown>)[flag];
     if (given === undefined) continue;

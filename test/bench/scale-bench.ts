@@ -24,6 +24,8 @@
  * stored timelines (`timings.phasesMs`, run-phases.ts), and the workers' CPU per finished run,
  * their own beside their reaped children's (git, bwrap, the harness), from /proc
  * (`workerCpuMsPerRun`; it includes the workers' background work during the phase).
+ * `--scale-worker-cpu-prof DIR` runs each worker under `node --cpu-prof` (its profile in DIR
+ * when it exits at the bench's end): where a worker's own CPU goes.
  *
  * Every wait is bounded (scale-progress.ts): a phase fails at once, saying how far it got and
  * each paused project's reason, when its bound passes (`--scale-phase-timeout-seconds`, default
@@ -97,6 +99,11 @@ export interface ScaleOptions {
   probeRate: number;
   /** How the services run: the production build (default) or TypeScript through tsx (`--tsx`). */
   services: ServicesMode;
+  /**
+   * A dir for the workers' CPU profiles (`node --cpu-prof`, written as each worker exits at the
+   * bench's end; `--scale-worker-cpu-prof DIR`), or "" for none.
+   */
+  workerCpuProfDir: string;
 }
 
 export const SCALE_DEFAULTS: ScaleOptions = Object.freeze({
@@ -113,6 +120,7 @@ export const SCALE_DEFAULTS: ScaleOptions = Object.freeze({
   stallSeconds: 0,
   probeRate: 10,
   services: "build",
+  workerCpuProfDir: "",
 });
 
 const ROLES = { coordinator: "bench_coordinator", worker: "bench_worker" } as const;
@@ -222,11 +230,13 @@ function startServices(
   );
   processes.push(coordinator);
   const workerPids: (number | undefined)[] = [];
+  const prof = options.workerCpuProfDir;
+  const workerStart = prof ? { ...services, nodeArgs: ["--cpu-prof", `--cpu-prof-dir=${prof}`] } : services;
   for (let i = 0; i < options.workers; i++) {
     const worker = startService(
       "worker",
       { ...env, DATABASE_URL: roleUrl(cluster, ROLES.worker), OVERSEER_WORKER_ID: `scale-w${i}` },
-      services,
+      workerStart,
     );
     processes.push(worker);
     workerPids.push(worker.child.pid);

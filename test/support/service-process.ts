@@ -27,6 +27,8 @@ export interface StartServiceOptions {
    * DIR/<name>.js` with no tsx. Default: the TypeScript entry point through tsx.
    */
   builtDir?: string;
+  /** Node options before the entry point (the scale bench's `--cpu-prof`, which NODE_OPTIONS refuses). */
+  nodeArgs?: readonly string[];
 }
 
 /** Starts a service as its own Node process (TypeScript through tsx, or a production build). */
@@ -35,9 +37,12 @@ export function startService(
   env: Record<string, string>,
   options: StartServiceOptions = {},
 ): ServiceProcess {
-  const entry = options.builtDir
-    ? [path.join(options.builtDir, `${name}.js`)]
-    : ["--import", "tsx", path.join(REPO_ROOT, ENTRY[name])];
+  const entry = [
+    ...(options.nodeArgs ?? []),
+    ...(options.builtDir
+      ? [path.join(options.builtDir, `${name}.js`)]
+      : ["--import", "tsx", path.join(REPO_ROOT, ENTRY[name])]),
+  ];
   const { child, output, exited } = spawnNode(entry, env);
   return {
     name,
