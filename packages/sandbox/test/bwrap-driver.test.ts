@@ -253,6 +253,11 @@ describe("BwrapDriver: running commands", () => {
     expect((await runPreparedCommand(prepared)).exitCode).toBe(0);
     await prepared.cleanup();
     expect(existsSync(argsFile)).toBe(false);
+    // An options file already gone (a tmp cleaner, an operator) does not fail the next cleanup.
+    const again = await driver.prepare(["/bin/true"], ws.spec());
+    const againFile = /exec 3<'([^']+)'/.exec(again.args.join("\n"))?.[1] as string;
+    await rm(againFile);
+    await again.cleanup();
   });
 
   it("cleanup is idempotent and stop() after exit is harmless", async () => {
