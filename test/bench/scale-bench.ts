@@ -23,7 +23,8 @@
  * Where a run's time goes, for the one and busy phases: each run phase's percentiles from the
  * stored timelines (`timings.phasesMs`, run-phases.ts), and the workers' CPU per finished run,
  * their own beside their reaped children's (git, bwrap, the harness), from /proc
- * (`workerCpuMsPerRun`; it includes the workers' background work during the phase).
+ * (`workerCpuMsPerRun`: `own` includes the workers' background work during the phase,
+ * `ownAboveIdle` takes out their rate in the idle phase, `idle.workerCpuMsPerSecond`).
  * `--scale-worker-cpu-prof DIR` runs each worker under `node --cpu-prof` (its profile in DIR
  * when it exits at the bench's end): where a worker's own CPU goes.
  *
@@ -70,6 +71,7 @@ import {
   StatementCounter,
   type Timings,
   totalBytes,
+  workerCpuPerRun,
 } from "./scale-counters.ts";
 import { type GatewayLatencies, GatewayProbe } from "./scale-gateway-probe.ts";
 import {
@@ -474,7 +476,7 @@ async function report(
     one: {
       ...summary(one, one.statements.notifies),
       timings: m.oneTimings,
-      workerCpuMsPerRun: perRun(one, m.oneTimings.runs),
+      workerCpuMsPerRun: workerCpuPerRun(one, m.oneTimings.runs, idle),
     },
     busy: {
       ...summary(busy, transitions),
@@ -482,7 +484,7 @@ async function report(
       tasksPerSecond: round(busyTasksPerSecond),
       transitionsPerTask: round(transitions / busyTasks),
       timings: m.busyTimings,
-      workerCpuMsPerRun: perRun(busy, m.busyTimings.runs),
+      workerCpuMsPerRun: workerCpuPerRun(busy, m.busyTimings.runs, idle),
       gateway: { ...gatewayLatencies, redisCommandsPerRequest: round(gatewayCommandsPerRequest) },
       serviceCommandsPerTransition: round(busyServiceCommands / transitions),
     },
@@ -491,6 +493,8 @@ async function report(
       statementsPerSecond: round(idleStatementsPerSecond),
       commandsPerSecond: round(idleCommandsPerSecond),
       coordinatorCpuMsPerSecond: round(cpuPerSecond(idle)),
+      // The workers together, waiting for jobs (heartbeats, BullMQ's blocking fetches).
+      workerCpuMsPerSecond: round(idle.workerCpuMs.own / idle.seconds),
       bySize: [
         ...(m.idleSmall ? [idleAt(m.idleSmall.projects, m.idleSmall.counts)] : []),
         idleAt(idleProjects, idle),
@@ -514,12 +518,6 @@ async function report(
 function figure(name: string, value: number, goal: string, met: ((v: number) => boolean) | null): Figure {
   if (!Number.isFinite(value)) return { figure: name, value: null, goal, met: null };
   return { figure: name, value: round(value), goal, met: met ? met(value) : null };
-}
-
-/** The workers' CPU in a phase per run that finished in it: their own, their children's. */
-function perRun(phase: PhaseCounts, runs: number) {
-  if (runs === 0) return null;
-  return { own: round(phase.workerCpuMs.own / runs), children: round(phase.workerCpuMs.children / runs) };
 }
 
 function summary(phase: PhaseCounts, transitions: number) {

@@ -151,6 +151,23 @@ async function workersCpuMs(
   };
 }
 
+/**
+ * The workers' CPU in a phase per run that finished in it: their own, their children's, and
+ * their own above what they spend idle (the idle phase's rate over the same time: heartbeats,
+ * waits for jobs), the part the runs cost.
+ */
+export function workerCpuPerRun(phase: PhaseCounts, runs: number, idle: PhaseCounts) {
+  if (runs === 0) return null;
+  const idleOwn = (idle.workerCpuMs.own / idle.seconds) * phase.seconds;
+  return {
+    own: tenth(phase.workerCpuMs.own / runs),
+    children: tenth(phase.workerCpuMs.children / runs),
+    ownAboveIdle: tenth((phase.workerCpuMs.own - idleOwn) / runs),
+  };
+}
+
+const tenth = (n: number) => Math.round(n * 10) / 10;
+
 /** User + system CPU time of a process so far, in ms (clock ticks of 10 ms). */
 export async function processCpuMs(pid: number | undefined): Promise<number> {
   return (await processTreeCpuMs(pid)).own;
