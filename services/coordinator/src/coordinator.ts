@@ -166,7 +166,11 @@ export class Coordinator {
       },
     );
     this.notify = new NotificationRunner({ ...deps, queue: deps.queues.notify }, options);
-    this.intake = new IntakeServices(deps, this.transitions, options);
+    this.intake = new IntakeServices(
+      { ...deps, mergedOnForge: (projectId, taskId) => this.forge.recordMergeIfMerged(projectId, taskId) },
+      this.transitions,
+      options,
+    );
     this.results = new ResultConsumer(
       deps.queues.results,
       () => deps.workerConnection.duplicate(),

@@ -312,6 +312,28 @@ async function syncStacked(ctx: ForgeJobContext, mergedTaskId: string): Promise<
   }
 }
 
+/**
+ * Whether the task's open pull request already merged on the forge, read now (unconditionally:
+ * the next poll may be minutes away); a merge found is recorded as a sync would (`pr-merged`,
+ * then the pull requests stacked on it). Intake asks before it cancels the task of a closed
+ * issue: a person who merges and then closes the issue by hand closed it after the merge.
+ */
+export async function recordMergeIfMerged(ctx: ForgeJobContext, taskId: string): Promise<boolean> {
+  const row = await getPullRequestRow(ctx.db, ctx.project.id, taskId);
+  if (!row || row.number === null || row.status !== "open") return false;
+  const seen = await ctx.forge.getPullRequest(row.number);
+  if (seen.status !== "merged") return false;
+  await ctx.apply({
+    kind: "pr-merged",
+    taskId,
+    mergeCommitSha: seen.mergeCommitSha ?? seen.headSha,
+    mergedBy: seen.mergedBy,
+  });
+  await ctx.record(taskId);
+  await syncStacked(ctx, taskId);
+  return true;
+}
+
 /** Closes the pull request of a cancelled task; the domain then records it closed. */
 export async function closePull(ctx: ForgeJobContext, taskId: string, number: number): Promise<void> {
   const row = await getPullRequestRow(ctx.db, ctx.project.id, taskId);

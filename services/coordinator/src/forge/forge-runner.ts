@@ -34,7 +34,14 @@ import type { TransitionApplier } from "@overseer/transitions";
 import { Worker } from "bullmq";
 import type { ProjectPolicies, ProjectPolicy } from "../project-policy.ts";
 import type { ForgeJobContext } from "./forge-job-context.ts";
-import { applyDelivery, closePull, ensurePull, mergePull, syncPull } from "./forge-jobs.ts";
+import {
+  applyDelivery,
+  closePull,
+  ensurePull,
+  mergePull,
+  recordMergeIfMerged,
+  syncPull,
+} from "./forge-jobs.ts";
 
 export interface ForgeRunnerDeps {
   readonly db: Db;
@@ -148,6 +155,17 @@ export class ForgeRunner {
     if (policy.landing.mode !== "pull_request" || pollMs <= 0) return;
     const row = await getPullRequestRow(this.#deps.db, projectId, taskId);
     if (row?.status === "open") await this.#deps.queue.addPoll(projectId, taskId, pollMs);
+  }
+
+  /**
+   * Whether the task's open pull request already merged on the forge; a merge found is recorded
+   * (`recordMergeIfMerged`). False without a pull request open in Postgres, or in push mode.
+   */
+  async recordMergeIfMerged(projectId: string, taskId: string): Promise<boolean> {
+    const project = await requireProject(this.#deps.db, projectId);
+    const policy = this.#deps.policies.of(project);
+    if (policy.landing.mode !== "pull_request" || policy.forge === null) return false;
+    return recordMergeIfMerged(this.#context(project, policy), taskId);
   }
 
   /** Runs one forge job (the queue's processor; tests call it directly too). */

@@ -43,10 +43,15 @@ export interface IssueWork {
   readonly apply: (projectId: string, command: Command) => Promise<AppliedTransition>;
   readonly newId: () => string;
   readonly logger: Logger;
+  /**
+   * Whether the task's open pull request already merged on the forge, the merge then recorded
+   * (the forge runner's recordMergeIfMerged); absent: never asked.
+   */
+  readonly mergedOnForge?: ((projectId: string, taskId: string) => Promise<boolean>) | undefined;
 }
 
 /** What a re-read did (logged, counted). */
-export type IssueOutcome = "taken" | "cancelled" | "answered" | "unchanged" | "gone";
+export type IssueOutcome = "taken" | "cancelled" | "merged" | "answered" | "unchanged" | "gone";
 
 function standingOf(item: IntakeItemRow | null): TaskStanding {
   if (item === null || item.task_id === null) return "none";
@@ -61,15 +66,11 @@ export async function readIssue(work: IssueWork, issueId: string): Promise<Issue
   const issue = await work.adapter.getIssue(issueId);
   if (issue === null) {
     if (standing !== "live" || item === null) return "gone";
-    await cancel(work, item, `the issue ${item.issue_key} no longer exists in the tracker`);
-    return "cancelled";
+    return cancelUnlessMerged(work, item, `the issue ${item.issue_key} no longer exists in the tracker`);
   }
   const verdict = issueVerdictOf(issue, work.query, standing);
   if (verdict.kind === "take") return take(work, issue);
-  if (verdict.kind === "cancel" && item !== null) {
-    await cancel(work, item, verdict.reason);
-    return "cancelled";
-  }
+  if (verdict.kind === "cancel" && item !== null) return cancelUnlessMerged(work, item, verdict.reason);
   if (standing === "live" && item !== null)
     return (await readComments(work, item)) ? "answered" : "unchanged";
   return "unchanged";
@@ -134,6 +135,30 @@ function takenBefore(error: unknown, taskId: string): boolean {
   if (!(error instanceof DomainError)) return false;
   if (error.code === "already_exists") return true;
   return error.code === "conflict" && error.details.taskId === taskId && !("unknown" in error.details);
+}
+
+/**
+ * The task of an issue closed (or gone, or unassigned) is cancelled, unless its pull request
+ * merged on the forge before: a person who merges and then closes the issue by hand, before
+ * Overseer's poll saw the merge, closed it after the merge ("merged, by anyone → done"), so the
+ * merge is recorded instead and the task is done. A forge that cannot be read fails the read
+ * (retried with backoff) rather than cancel work that may have merged.
+ */
+async function cancelUnlessMerged(
+  work: IssueWork,
+  item: IntakeItemRow,
+  reason: string,
+): Promise<IssueOutcome> {
+  const taskId = item.task_id;
+  if (taskId !== null && work.mergedOnForge && (await work.mergedOnForge(item.project_id, taskId))) {
+    work.logger.info(
+      { source: work.source.id, issue: item.issue_key, task: taskId },
+      "intake found the task's pull request merged on the forge: the merge is recorded, the task not cancelled",
+    );
+    return "merged";
+  }
+  await cancel(work, item, reason);
+  return "cancelled";
 }
 
 async function cancel(work: IssueWork, item: IntakeItemRow, reason: string): Promise<void> {

@@ -44,6 +44,8 @@ export interface IntakeRunnerDeps {
   readonly logger: Logger;
   /** Where tokens are read (default: process.env). */
   readonly env?: Readonly<Record<string, string | undefined>>;
+  /** Whether a task's open pull request merged on the forge, recorded if so (intake-issue.ts). */
+  readonly mergedOnForge?: (projectId: string, taskId: string) => Promise<boolean>;
 }
 
 export interface IntakeRunnerOptions {
@@ -162,6 +164,7 @@ export class IntakeRunner {
       apply: (projectId: string, command: Command) => this.#deps.transitions.apply(projectId, command),
       newId: () => randomUUID(),
       logger: this.#deps.logger,
+      mergedOnForge: this.#deps.mergedOnForge,
     };
   }
 

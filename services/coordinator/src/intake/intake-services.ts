@@ -16,6 +16,8 @@ export interface IntakeServicesDeps {
   readonly notifications: NotificationListener;
   readonly workerConnection: Redis;
   readonly logger: Logger;
+  /** Whether a task's open pull request merged on the forge, recorded if so (the forge runner's). */
+  readonly mergedOnForge?: (projectId: string, taskId: string) => Promise<boolean>;
 }
 
 export class IntakeServices {
