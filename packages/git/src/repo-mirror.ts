@@ -5,6 +5,7 @@ import { setTimeout as delay } from "node:timers/promises";
 import { withFileLock } from "./file-lock.ts";
 import { GitError, GitInputError } from "./git-error.ts";
 import { addLinkedWorktree, supportsLinkedWorktree } from "./linked-worktree.ts";
+import { branchHeadsFromFiles } from "./ref-files.ts";
 import { assertBranchName, assertRevision, isFullSha } from "./ref-names.ts";
 import {
   hasOwnAlternates,
@@ -184,11 +185,18 @@ export class RepoMirror {
   }
 
   /**
-   * The heads of `branches` in the mirror, in one git process (`for-each-ref`); a branch the
-   * mirror does not have maps to `null`.
+   * The heads of `branches` in the mirror, read from its ref files (ref-files.ts), else in one
+   * git process (`for-each-ref`); a branch the mirror does not have maps to `null`.
    */
   async branchHeads(branches: readonly string[]): Promise<Map<string, string | null>> {
-    const tips = await this.branchTips(branches);
+    const names = [...new Set(branches.map((b) => assertBranchName(b, "branch")))];
+    const read = await branchHeadsFromFiles(this.gitDir, names).catch((error: unknown) => {
+      throw (error as NodeJS.ErrnoException).code === "ENOENT"
+        ? new GitInputError("mirror", `${this.gitDir} does not exist yet; call ensure() first`)
+        : error;
+    });
+    if (read !== null) return read;
+    const tips = await this.branchTips(names);
     return new Map([...tips].map(([name, tip]) => [name, tip?.sha ?? null]));
   }
 
