@@ -96,6 +96,11 @@ export class GatewayProbe {
     fire();
   }
 
+  /** The gateway's process id (tsx's: the gateway runs in its child). */
+  get pid(): number {
+    return this.gateway.service.child.pid ?? 0;
+  }
+
   async end(): Promise<GatewayLatencies> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);

@@ -29,6 +29,7 @@ export const GATEWAY_DEFAULTS = Object.freeze({
   metricsCacheMs: 5000,
   statusCacheTtlMs: 2000,
   fleetCacheMs: 1000,
+  fleetStaleMs: 2000,
   shutdownDrainMs: 5000,
   processMetrics: true,
   boardSessionTtlMs: 900_000,

@@ -21,9 +21,9 @@ import {
 import { TokenVerifier } from "./http/token-verifier.ts";
 import { validationHook } from "./http/validation-hook.ts";
 import { WriteRateLimiter } from "./http/write-rate-limiter.ts";
-import { FleetAnswerCache } from "./live/fleet-answer-cache.ts";
 import { ProjectEventSubscriber } from "./live/project-event-subscriber.ts";
 import { ProjectStatusCache } from "./live/project-status-cache.ts";
+import { SharedRefresh } from "./live/shared-refresh.ts";
 import { StreamRegistry } from "./live/stream-registry.ts";
 import { GatewayMetrics } from "./metrics/gateway-metrics.ts";
 import { OperatorTransitions } from "./operations/operator-transitions.ts";
@@ -102,7 +102,13 @@ export function createGatewayApp(deps: GatewayDeps, settings: ResolvedGatewayOpt
   );
   const subscriber = new ProjectEventSubscriber(deps.redis, deps.live, deps.logger);
   const statusCache = new ProjectStatusCache(deps.db, settings.statusCacheTtlMs);
-  const fleetCache = new FleetAnswerCache(() => loadFleetAnswer(deps.db), settings.fleetCacheMs);
+  // The fleet overview is O(projects) to read and serialize: its pollers share one answer
+  // (routes/fleet/handlers.ts, `fleetCacheMs` and `fleetStaleMs`).
+  const fleetCache = new SharedRefresh(() => loadFleetAnswer(deps.db), {
+    ttlMs: settings.fleetCacheMs,
+    staleMs: settings.fleetStaleMs,
+    onBackgroundError: (error) => deps.logger.warn({ err: error }, "fleet: cannot refresh the overview"),
+  });
   const transitions = new OperatorTransitions(deps, metrics, {
     conflictRetries: settings.conflictRetries,
     redisTimeoutMs: settings.readyTimeoutMs,

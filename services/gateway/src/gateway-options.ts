@@ -83,6 +83,14 @@ export interface GatewayOptions {
    * 0 disables the cache. Default 1000.
    */
   fleetCacheMs?: number;
+  /**
+   * How much older than `fleetCacheMs` a fleet answer may still be given at once while one
+   * refresh runs behind it (stale-while-revalidate), in ms, so no poller waits for the
+   * O(projects) read: an answer is at most `fleetCacheMs + fleetStaleMs` old (plus one read).
+   * This gateway's own writes still show at once. 0: requests past `fleetCacheMs` wait for the
+   * refresh. Default 2000.
+   */
+  fleetStaleMs?: number;
   /** How long a computed `/metrics` snapshot of database and queue figures is reused, in ms. Default 5000. */
   metricsCacheMs?: number;
   /** On shutdown, how long to wait for running request handlers before giving up waiting, in ms. Default 5000. */
@@ -152,7 +160,13 @@ const POSITIVE = [
 ] as const satisfies readonly (keyof ResolvedGatewayOptions)[];
 
 /** Options that may be 0 (0 turns the cache off). */
-const NON_NEGATIVE = ["tokenCacheTtlMs", "metricsCacheMs", "statusCacheTtlMs", "fleetCacheMs"] as const;
+const NON_NEGATIVE = [
+  "tokenCacheTtlMs",
+  "metricsCacheMs",
+  "statusCacheTtlMs",
+  "fleetCacheMs",
+  "fleetStaleMs",
+] as const;
 
 /**
  * Merges options over `GATEWAY_DEFAULTS` (and `GATEWAY_LOCATION_DEFAULTS`) once, and checks them

@@ -15,6 +15,7 @@ import { type QueueCounts, runQueueName } from "@overseer/queue";
 import { Counter, collectDefaultMetrics, Gauge, Histogram, type Metric, Registry } from "prom-client";
 import type { GatewayDeps } from "../gateway-options.ts";
 import { withTimeout } from "../http/with-timeout.ts";
+import { SharedRefresh } from "../live/shared-refresh.ts";
 import { poolQueueCounts } from "../operations/pool-queue-counts.ts";
 import { FORGE_CALLS_PER_TASK_BUCKETS, type ForgeSnapshot, forgeMetrics } from "./forge-metrics.ts";
 import {
@@ -85,18 +86,19 @@ export class GatewayMetrics {
   readonly openStreams: Gauge<"kind">;
   readonly intakeWebhooksRefused: Counter<"reason">;
   private snapshot: ClusterSnapshot = EMPTY_SNAPSHOT;
-  private snapshotAt = 0;
-  private refreshing: Promise<void> | null = null;
+  /** The cluster figures, read at most once per `cacheMs` whatever the number of scrapers. */
+  private readonly snapshots: SharedRefresh<ClusterSnapshot>;
 
   constructor(
     private readonly deps: Pick<GatewayDeps, "db" | "queues" | "registry" | "logger">,
-    private readonly cacheMs: number,
+    cacheMs: number,
     /** Time limit of each source read. */
     private readonly sourceTimeoutMs: number,
     processMetrics: boolean,
     /** Heartbeat age after which a worker is gone (its pools are counted while it lives). */
     private readonly staleAfterMs: number,
   ) {
+    this.snapshots = new SharedRefresh(() => this.refresh(), { ttlMs: cacheMs });
     const registers = [this.registry];
     if (processMetrics) collectDefaultMetrics({ register: this.registry });
     this.httpDuration = new Histogram({
@@ -237,16 +239,12 @@ export class GatewayMetrics {
 
   /** The exposition text, with cluster figures at most `cacheMs` old. */
   async render(): Promise<{ contentType: string; body: string }> {
-    if (Date.now() - this.snapshotAt >= this.cacheMs || this.snapshotAt === 0) {
-      this.refreshing ??= this.refresh().finally(() => {
-        this.refreshing = null;
-      });
-      await this.refreshing;
-    }
+    this.snapshot = await this.snapshots.get();
     return { contentType: this.registry.contentType, body: await this.registry.metrics() };
   }
 
-  private async refresh(): Promise<void> {
+  /** Reads every source; one that fails is logged and left null (never throws). */
+  private async refresh(): Promise<ClusterSnapshot> {
     const { db, logger } = this.deps;
     const [queueCounts, postgres] = await Promise.allSettled([
       poolQueueCounts(this.deps, this.staleAfterMs, this.sourceTimeoutMs),
@@ -301,7 +299,6 @@ export class GatewayMetrics {
     }
     if (queueCounts.status === "rejected")
       logger.warn({ err: queueCounts.reason }, "metrics: cannot read queue counts");
-    this.snapshot = next;
-    this.snapshotAt = Date.now();
+    return next;
   }
 }

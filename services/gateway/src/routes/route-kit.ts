@@ -18,9 +18,9 @@ import type { GatewayEnv } from "../gateway-env.ts";
 import type { GatewayDeps, ResolvedGatewayOptions } from "../gateway-options.ts";
 import { ApiError } from "../http/api-error.ts";
 import type { TokenVerifier } from "../http/token-verifier.ts";
-import type { FleetAnswerCache } from "../live/fleet-answer-cache.ts";
 import type { ProjectEventSubscriber } from "../live/project-event-subscriber.ts";
 import type { ProjectStatusCache } from "../live/project-status-cache.ts";
+import type { SharedRefresh } from "../live/shared-refresh.ts";
 import type { StreamRegistry } from "../live/stream-registry.ts";
 import type { GatewayMetrics } from "../metrics/gateway-metrics.ts";
 import type { OperatorTransitions } from "../operations/operator-transitions.ts";
@@ -35,8 +35,8 @@ export interface RouteContext {
   readonly metrics: GatewayMetrics;
   readonly verifier: TokenVerifier;
   readonly statusCache: ProjectStatusCache;
-  /** The fleet overview's answer, shared by its pollers (`live/fleet-answer-cache.ts`). */
-  readonly fleetCache: FleetAnswerCache;
+  /** The fleet overview's serialized answer, shared by its pollers (`loadFleetAnswer`). */
+  readonly fleetCache: SharedRefresh<string>;
   /** Bull Board sessions (ended on revocation by the token routes). */
   readonly boardSessions: BoardSessions;
   /** The authorization table's guard of an operation (`http/authorization-guard.ts`). */
