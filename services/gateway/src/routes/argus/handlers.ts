@@ -21,10 +21,12 @@ import type {
 export function getArgusStatus(ctx: RouteContext): GatewayHandler<typeof getArgusStatusRoute> {
   return async (c) => {
     const { id } = c.req.valid("param");
-    const snapshot = await ctx.statusCache.get(id);
+    // The project (Postgres) and the live workers' pools (Redis) are read at once: one round trip
+    // of waiting, not two, on a loaded cluster.
+    const [snapshot, pools] = await Promise.all([ctx.statusCache.get(id), livePools(ctx)]);
     if (!snapshot) throw projectNotFound(id);
     // A cached snapshot is rendered once per waiting state: polling clients get the same bytes until it changes.
-    return c.body(statusJson(snapshot, await livePools(ctx)), 200, {
+    return c.body(statusJson(snapshot, pools), 200, {
       "Content-Type": "application/json",
     }) as never;
   };
