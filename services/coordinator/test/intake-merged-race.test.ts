@@ -2,9 +2,11 @@
  * A person merges a task's pull request, then closes its issue by hand before Overseer's poll of
  * the pull request saw the merge: intake, reading the closed issue, asks the forge first and
  * records the merge (the task is done) instead of cancelling the task. An issue closed while the
- * pull request is still open cancels the task as before. Real Postgres and Redis (BullMQ), the
- * GitHub double (every request and answer checked against @octokit/openapi) for both the issues
- * and the pull requests, the coordinator's forge runner and intake runner wired as it wires them.
+ * pull request is still open cancels the task as before, and an operator's cancel just after a
+ * merge records the merge rather than closing the merged pull request. Real Postgres and Redis
+ * (BullMQ), the GitHub double (every request and answer checked against @octokit/openapi) for
+ * the issues and the pull requests, the coordinator's forge runner and intake runner wired as
+ * it wires them.
  */
 import {
   applyTransition,
@@ -183,10 +185,28 @@ describe("intake, an issue closed by hand right after its pull request merged", 
   });
 
   it("still cancels the task of an issue closed while its pull request is open", async () => {
-    const { issue, read, sourceId, taskId } = await taskWithOpenPull("closed-open");
+    const { issue, read, sourceId, taskId, number } = await taskWithOpenPull("closed-open");
     await github.changeIssue(REPO, issue, { state: "closed", login: "octocat" });
     await intake.process(read);
     expect((await getTask(scratch.db, "closed-open", taskId))?.status).toBe("cancelled");
     expect((await getIntakeItem(scratch.db, sourceId, String(issue)))?.cancelled_at).not.toBeNull();
+    // The cancel's close job closes it on the forge, recorded closed.
+    await forge.process({ v: 1, kind: "close", projectId: "closed-open", taskId, number });
+    expect(github.pulls(REPO).find((p) => p.number === number)?.state).toBe("closed");
+    expect((await getPullRequestRow(scratch.db, "closed-open", taskId))?.status).toBe("closed");
+  });
+});
+
+describe("an operator's cancel of a task whose pull request merged just before", () => {
+  it("records the merge, not a close: the forge runner reads the pull request before closing it", async () => {
+    const { taskId, number } = await taskWithOpenPull("cancel-merged");
+    const mergeSha = await github.mergeByHuman(REPO, number, "octocat");
+    await transitions.apply("cancel-merged", { kind: "cancel", taskId, by: "operator" });
+    await forge.process({ v: 1, kind: "close", projectId: "cancel-merged", taskId, number });
+    expect((await getTask(scratch.db, "cancel-merged", taskId))?.status).toBe("cancelled");
+    expect(await getPullRequestRow(scratch.db, "cancel-merged", taskId)).toMatchObject({
+      status: "merged",
+      merge_commit_sha: mergeSha,
+    });
   });
 });

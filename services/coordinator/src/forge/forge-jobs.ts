@@ -334,10 +334,15 @@ export async function recordMergeIfMerged(ctx: ForgeJobContext, taskId: string):
   return true;
 }
 
-/** Closes the pull request of a cancelled task; the domain then records it closed. */
+/**
+ * Closes the pull request of a cancelled task; the domain then records it closed. One that merged
+ * meanwhile (a person merged it just before the cancel) is recorded as merged, never as closed
+ * unmerged (rule 18: the cancelled task only records the merge).
+ */
 export async function closePull(ctx: ForgeJobContext, taskId: string, number: number): Promise<void> {
   const row = await getPullRequestRow(ctx.db, ctx.project.id, taskId);
   if (row?.status !== "open" || row.number !== number) return;
+  if (await recordMergeIfMerged(ctx, taskId)) return;
   await ctx.forge.closePullRequest(number);
   await ctx.apply({
     kind: "pr-closed",
