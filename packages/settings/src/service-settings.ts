@@ -154,6 +154,12 @@ export interface ServiceSettings {
   readonly maxStreamsPerToken: number;
   /** `OVERSEER_MAX_STREAMS_PER_ADDRESS`: SSE streams non-admin tokens may keep open from one client address (then 429). Default `100`. */
   readonly maxStreamsPerAddress: number;
+  /** `OVERSEER_STATUS_CACHE_MS`: longest reuse of a project's status answer (NOTIFY drops it at once). Default `2000`. */
+  readonly statusCacheTtlMs: number;
+  /** `OVERSEER_FLEET_CACHE_MS`: how long one fleet overview answer is shared by its pollers. Default `1000`. */
+  readonly fleetCacheMs: number;
+  /** `OVERSEER_FLEET_STALE_MS`: how much older a fleet answer may be given while it refreshes. Default `2000`. */
+  readonly fleetStaleMs: number;
   /** `OVERSEER_BOARD_SESSION_TTL_MS`: lifetime of a Bull Board session (`/admin/queues`). Default `900000`. */
   readonly boardSessionTtlMs: number;
   /** Secret of forge webhooks (HMAC key for GitHub/Gitea, X-Gitlab-Token); "" refuses them. */
