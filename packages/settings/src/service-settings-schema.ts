@@ -6,6 +6,7 @@ import { CLUSTER_DEFAULTS } from "./cluster-defaults.ts";
 import { COORDINATOR_DEFAULTS } from "./coordinator-defaults.ts";
 import { COORDINATOR_IDLE_TX_MS_SPEC } from "./coordinator-idle-tx-setting.ts";
 import { GATEWAY_DEFAULTS } from "./gateway-defaults.ts";
+import { GATEWAY_SPECS } from "./gateway-settings.ts";
 import { INTAKE_CONCURRENCY_SPEC, INTAKE_POLL_MS_SPEC } from "./intake-settings.ts";
 import { QUEUE_DEFAULTS } from "./queue-defaults.ts";
 import { LOG_LEVELS, type ServiceSettings } from "./service-settings.ts";
@@ -507,48 +508,12 @@ export const SPECS: SpecTable = {
       "Longest task title the gateway accepts in an import or a new task (422 beyond it; details go in the body). Task files and planner plans use the same validator with this default.",
     schema: integer(1, 100_000),
   },
-  maxOpenStreams: {
-    name: "OVERSEER_MAX_OPEN_STREAMS",
-    fallback: String(GATEWAY_DEFAULTS.maxOpenStreams),
-    description:
-      "SSE streams (events, run logs) one gateway keeps open, all clients together; beyond it a new stream gets 503 with Retry-After. The per-token and per-address caps come first.",
-    schema: integer(1, 1_000_000),
-  },
-  maxStreamsPerToken: {
-    name: "OVERSEER_MAX_STREAMS_PER_TOKEN",
-    fallback: String(GATEWAY_DEFAULTS.maxStreamsPerToken),
-    description:
-      "SSE streams one token may keep open at once; beyond it that token's new streams get 429 with Retry-After, so one token cannot take every stream slot.",
-    schema: integer(1, 1_000_000),
-  },
-  maxStreamsPerAddress: {
-    name: "OVERSEER_MAX_STREAMS_PER_ADDRESS",
-    fallback: String(GATEWAY_DEFAULTS.maxStreamsPerAddress),
-    description:
-      "SSE streams read and operate tokens may keep open from one client address (the connection's address: behind a reverse proxy, the proxy's); beyond it 429 with Retry-After. Admin tokens are held only by their token cap, so an admin still gets a stream.",
-    schema: integer(1, 1_000_000),
-  },
-  statusCacheTtlMs: {
-    name: "OVERSEER_STATUS_CACHE_MS",
-    fallback: String(GATEWAY_DEFAULTS.statusCacheTtlMs),
-    description:
-      "Longest reuse of one project's status answer by the gateway; each transition's NOTIFY drops it at once (and the gateway's own writes before they answer), so this bounds only what a lost notification can cost. 0 reads Postgres on every request.",
-    schema: integer(0, 600_000),
-  },
-  fleetCacheMs: {
-    name: "OVERSEER_FLEET_CACHE_MS",
-    fallback: String(GATEWAY_DEFAULTS.fleetCacheMs),
-    description:
-      "How long one fleet overview answer (GET /api/v1/fleet, a read of every project) is shared by all its pollers; other processes' changes show within it, this gateway's own writes at once. 0 reads Postgres on every request.",
-    schema: integer(0, 600_000),
-  },
-  fleetStaleMs: {
-    name: "OVERSEER_FLEET_STALE_MS",
-    fallback: String(GATEWAY_DEFAULTS.fleetStaleMs),
-    description:
-      "How much older than OVERSEER_FLEET_CACHE_MS a fleet answer may still be given at once while one refresh runs behind it (stale-while-revalidate), so no poller waits for the read of every project: an answer is at most the sum of both old, plus one read. 0: requests past the cache time wait for the refresh.",
-    schema: integer(0, 600_000),
-  },
+  maxOpenStreams: GATEWAY_SPECS.maxOpenStreams,
+  maxStreamsPerToken: GATEWAY_SPECS.maxStreamsPerToken,
+  maxStreamsPerAddress: GATEWAY_SPECS.maxStreamsPerAddress,
+  statusCacheTtlMs: GATEWAY_SPECS.statusCacheTtlMs,
+  fleetCacheMs: GATEWAY_SPECS.fleetCacheMs,
+  fleetStaleMs: GATEWAY_SPECS.fleetStaleMs,
   boardSessionTtlMs: {
     name: "OVERSEER_BOARD_SESSION_TTL_MS",
     fallback: String(GATEWAY_DEFAULTS.boardSessionTtlMs),
