@@ -240,6 +240,12 @@ export interface Timings {
   enqueuedToPickedP50: number;
   receivedToCommittedP50: number;
   /**
+   * From the run's creation (its claim transaction's start, runs.created_at) to its job's
+   * enqueue: the claim, which queuedToSpawned (from the enqueue, as the issue measured it)
+   * leaves out.
+   */
+  createdToEnqueuedP50: number;
+  /**
    * Where a run's time goes: each phase of its stored timeline (runs.phases, run-phases.ts:
    * queue_wait … result_applied, back to back), percentiles over the runs that had it (a phase
    * met twice in one run counts with its sum).
@@ -251,7 +257,7 @@ export interface Timings {
 export async function runTimings(cluster: ClusterFixture, prefix: string): Promise<Timings> {
   const rows = await cluster.scratch.db
     .selectFrom("runs")
-    .select(["timing", "phases"])
+    .select(["timing", "phases", "created_at"])
     .where("status", "=", "finished")
     .where("project_id", "like", `${prefix}%`)
     .execute();
@@ -264,6 +270,9 @@ export async function runTimings(cluster: ClusterFixture, prefix: string): Promi
     exitedToCommitted: percentiles(gap("exitedAt", "committed")),
     enqueuedToPickedP50: percentiles(gap("enqueuedAt", "pickedAt")).p50,
     receivedToCommittedP50: percentiles(gap("received", "committed")).p50,
+    createdToEnqueuedP50: percentiles(
+      rows.map((r, i) => Number(timings[i]?.enqueuedAt ?? Number.NaN) - new Date(r.created_at).getTime()),
+    ).p50,
     phasesMs: phasePercentiles(rows.map((r) => r.phases ?? [])),
   };
 }
