@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { chmodSync, lstatSync, mkdirSync, unlinkSync, writeFileSync } from "node:fs";
-import { chmod, lstat, mkdir, mkdtemp } from "node:fs/promises";
+import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SandboxSetupError } from "./sandbox-errors.ts";
@@ -17,27 +17,15 @@ export function defaultRuntimeRoot(): string {
   return join(tmpdir(), `overseer-sandbox-${process.getuid?.() ?? "user"}`);
 }
 
-/** Creates (or checks) the runtime root: a 0700 directory owned by this process's uid. */
+/**
+ * Creates (or checks) the runtime root: a 0700 directory owned by this process's uid. The same
+ * check as {@link writeRunFile}'s (synchronous: a local mkdir and lstat).
+ */
 export async function ensurePrivateDir(path: string): Promise<void> {
-  await mkdir(path, { recursive: true, mode: 0o700 });
-  const stat = await lstat(path);
-  const uid = process.getuid?.();
-  if (!stat.isDirectory() || (uid !== undefined && stat.uid !== uid)) {
-    throw new SandboxSetupError(
-      `sandbox runtime directory ${path} is not a directory owned by uid ${uid}; remove it or set the driver option runtimeRoot to a private directory`,
-    );
-  }
-  if ((stat.mode & 0o077) !== 0) await chmod(path, 0o700);
+  ensurePrivateDirSync(path);
 }
 
-/** A fresh private directory for one run under `root`. */
-export async function createRunDir(root: string): Promise<string> {
-  await ensurePrivateDir(root);
-  // The worker pid in the name lets a later worker remove a crashed one's leftovers.
-  return mkdtemp(join(root, `run-${process.pid}-`));
-}
-
-/** {@link ensurePrivateDir}, synchronously (see {@link writeRunFile}). */
+/** A 0700 directory owned by this process's uid at `path`, made if absent; anything else is refused. */
 function ensurePrivateDirSync(path: string): void {
   mkdirSync(path, { recursive: true, mode: 0o700 });
   const stat = lstatSync(path);
@@ -48,6 +36,13 @@ function ensurePrivateDirSync(path: string): void {
     );
   }
   if ((stat.mode & 0o077) !== 0) chmodSync(path, 0o700);
+}
+
+/** A fresh private directory for one run under `root`. */
+export async function createRunDir(root: string): Promise<string> {
+  await ensurePrivateDir(root);
+  // The worker pid in the name lets a later worker remove a crashed one's leftovers.
+  return mkdtemp(join(root, `run-${process.pid}-`));
 }
 
 /**
