@@ -7,6 +7,7 @@ export {
   fastForwardPush,
 } from "./fast-forward-push.ts";
 export { acquireFileLock, type FileLock, type FileLockOptions, withFileLock } from "./file-lock.ts";
+export { HARDENING_ENV } from "./git-env.ts";
 export {
   GitError,
   GitInputError,
@@ -43,7 +44,6 @@ export {
   DEFAULT_GIT_TIMEOUT_MS,
   type GitResult,
   HARDENING_CONFIG,
-  HARDENING_ENV,
   type RunGitOptions,
   runGit,
 } from "./run-git.ts";

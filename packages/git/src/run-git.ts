@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import { gitEnv } from "./git-env.ts";
 import { GitError } from "./git-error.ts";
 
 /**
@@ -50,37 +51,6 @@ export const HARDENING_CONFIG: readonly string[] = [
   "gc.autoDetach=false",
 ];
 
-/** Environment always set on git processes (after the inherited environment is filtered). */
-export const HARDENING_ENV: Readonly<Record<string, string>> = {
-  GIT_CONFIG_NOSYSTEM: "1",
-  GIT_CONFIG_GLOBAL: "/dev/null",
-  GIT_TERMINAL_PROMPT: "0",
-  GIT_ATTR_NOSYSTEM: "1",
-  GIT_OPTIONAL_LOCKS: "0",
-  LC_ALL: "C",
-  LANGUAGE: "C",
-  GIT_EDITOR: ":",
-  GIT_PAGER: "cat",
-};
-
-/** Inherited `GIT_*` variables that are kept: how the host reaches remotes, never repository layout. */
-const INHERITED_GIT_VARS = new Set([
-  "GIT_SSH",
-  "GIT_SSH_COMMAND",
-  "GIT_SSH_VARIANT",
-  "GIT_ASKPASS",
-  "GIT_SSL_CAINFO",
-  "GIT_SSL_CAPATH",
-  "GIT_SSL_NO_VERIFY",
-  "GIT_PROXY_COMMAND",
-  "GIT_HTTP_USER_AGENT",
-  // Operator-side tracing (`GIT_TRACE2_EVENT=/tmp/t.json` counts processes); never set by us.
-  "GIT_TRACE",
-  "GIT_TRACE2",
-  "GIT_TRACE2_EVENT",
-  "GIT_TRACE2_PERF",
-]);
-
 /** Default bound on one git process, in ms (5 minutes). */
 export const DEFAULT_GIT_TIMEOUT_MS = 300_000;
 
@@ -116,29 +86,6 @@ export interface GitResult {
   stdout: string;
   stderr: string;
   exitCode: number;
-}
-
-function buildEnv(options: RunGitOptions): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [key, value] of Object.entries(process.env)) {
-    if (value === undefined) continue;
-    if (key.startsWith("GIT_") && !INHERITED_GIT_VARS.has(key)) continue;
-    env[key] = value;
-  }
-  Object.assign(env, HARDENING_ENV);
-  if (options.hostConfig) {
-    delete env.GIT_CONFIG_NOSYSTEM;
-    delete env.GIT_CONFIG_GLOBAL;
-  }
-  if (options.env) {
-    for (const [key, value] of Object.entries(options.env)) {
-      // The config isolation is not something a caller may loosen through env; use hostConfig.
-      if (key === "GIT_CONFIG_NOSYSTEM" || key === "GIT_CONFIG_GLOBAL" || key.startsWith("GIT_CONFIG_"))
-        continue;
-      env[key] = value;
-    }
-  }
-  return env;
 }
 
 /** The full argv (after `git`) for `args`: the hardening `-c` prefix, then the caller's arguments. */
@@ -201,7 +148,7 @@ interface Collected {
 }
 
 /**
- * Spawns `git argv` detached, with exactly `buildEnv(options)`, writes `input` to its stdin and
+ * Spawns `git argv` detached, with exactly `gitEnv(options)` (git-env.ts), writes `input` to its stdin and
  * collects both outputs as UTF-8 (decoded once, at the end), up to `maxOutputBytes` each: past
  * it the group is ended and the call fails. A plain `child_process.spawn`: git runs a dozen
  * times per run, and a general process library costs about twice its main-thread time per call.
@@ -213,7 +160,7 @@ function collect(
   const maxBytes = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
   const child = spawn("git", argv, {
     cwd: options.cwd,
-    env: buildEnv(options),
+    env: gitEnv(options),
     stdio: [options.input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
     detached: true,
     windowsHide: true,
