@@ -52,6 +52,7 @@
  * per-transition figures as null.
  */
 import os from "node:os";
+import { sql } from "@overseer/db";
 import { createRedis, type Redis } from "@overseer/queue";
 import { detectSandboxHost } from "@overseer/sandbox";
 import { loadSettings } from "@overseer/settings";
@@ -65,6 +66,7 @@ import {
   CommandCounter,
   measurePhase,
   type PhaseCounts,
+  phaseSummary,
   redisMemoryByKind,
   redisUsedMemory,
   runTimings,
@@ -73,6 +75,7 @@ import {
   totalBytes,
   workerCpuPerRun,
 } from "./scale-counters.ts";
+import { type CpuParts, clusterCpuParts, cpuPer } from "./scale-cpu.ts";
 import { type GatewayLatencies, GatewayProbe } from "./scale-gateway-probe.ts";
 import {
   boundMs,
@@ -81,7 +84,7 @@ import {
   ScaleProgress,
   sleep,
 } from "./scale-progress.ts";
-import { addProjects, pauseProjects, projectIds, startProjects } from "./scale-setup.ts";
+import { addProjects, pauseProjects, projectIds, roleUrl, serviceEnv, startProjects } from "./scale-setup.ts";
 
 export interface ScaleOptions {
   projects: number;
@@ -141,6 +144,8 @@ interface Rig {
   monitor: Redis;
   coordinatorPid: number | undefined;
   workerPids: (number | undefined)[];
+  /** The processes whose CPU each phase splits (scale-cpu.ts). */
+  cpuParts: CpuParts;
   gateway: GatewayProbe;
   progress: ScaleProgress;
   /** Why a service is gone (it exited during the bench), or null. */
@@ -189,7 +194,25 @@ export async function benchScale(options: ScaleOptions = SCALE_DEFAULTS): Promis
     const gatewayStartMs = boundMs(options.phaseTimeoutSeconds, 60, 0.02, options.projects);
     gateway = await GatewayProbe.start(cluster, "one-0", gatewayStartMs, services);
     const counters = { statements, commands: new CommandCounter(monitor) };
-    const rig: Rig = { cluster, counters, monitor, coordinatorPid, workerPids, gateway, progress, broken };
+    const [backend] = await sql<{ pid: number }>`SELECT pg_backend_pid() AS pid`
+      .execute(cluster.scratch.db)
+      .then((r) => r.rows);
+    const cpuParts = await clusterCpuParts(backend?.pid ?? 0, await monitor.info("server"), {
+      coordinatorPid,
+      workerPids,
+      gatewayPid: gateway.pid,
+    });
+    const rig: Rig = {
+      cluster,
+      counters,
+      monitor,
+      coordinatorPid,
+      workerPids,
+      cpuParts,
+      gateway,
+      progress,
+      broken,
+    };
     const measured = await runPhases(rig, options);
     const sandboxHost = await detectSandboxHost();
     return {
@@ -474,22 +497,25 @@ async function report(
     figures,
     floor: { perRunP50Ms: floor.perRunMs.p50, tasksPerSecond: round(floorTasksPerSecond) },
     one: {
-      ...summary(one, one.statements.notifies),
+      ...phaseSummary(one, one.statements.notifies),
       timings: m.oneTimings,
       workerCpuMsPerRun: workerCpuPerRun(one, m.oneTimings.runs, idle),
+      cpuMsPerTask: one.cpu && cpuPer(one.cpu, options.overheadTasks),
     },
     busy: {
-      ...summary(busy, transitions),
+      ...phaseSummary(busy, transitions),
       tasks: busyTasks,
       tasksPerSecond: round(busyTasksPerSecond),
       transitionsPerTask: round(transitions / busyTasks),
       timings: m.busyTimings,
       workerCpuMsPerRun: workerCpuPerRun(busy, m.busyTimings.runs, idle),
+      // Where a task's CPU goes, the whole machine's included (the goal's floor is ~2 × its p50).
+      cpuMsPerTask: busy.cpu && cpuPer(busy.cpu, busyTasks),
       gateway: { ...gatewayLatencies, redisCommandsPerRequest: round(gatewayCommandsPerRequest) },
       serviceCommandsPerTransition: round(busyServiceCommands / transitions),
     },
     idle: {
-      ...summary(idle, 0),
+      ...phaseSummary(idle, 0),
       statementsPerSecond: round(idleStatementsPerSecond),
       commandsPerSecond: round(idleCommandsPerSecond),
       coordinatorCpuMsPerSecond: round(cpuPerSecond(idle)),
@@ -501,7 +527,7 @@ async function report(
       ],
     },
     long: {
-      ...summary(long, long.statements.notifies),
+      ...phaseSummary(long, long.statements.notifies),
       runsRunning: { atStart: options.longRuns, atEnd: m.stillRunning },
       commandsPerSecond: round(long.commands.all / long.seconds),
       commandsPerSecondPerRunAboveIdle: round(longPerRun),
@@ -518,52 +544,6 @@ async function report(
 function figure(name: string, value: number, goal: string, met: ((v: number) => boolean) | null): Figure {
   if (!Number.isFinite(value)) return { figure: name, value: null, goal, met: null };
   return { figure: name, value: round(value), goal, met: met ? met(value) : null };
-}
-
-function summary(phase: PhaseCounts, transitions: number) {
-  const per = (n: number) => (transitions > 0 ? round(n / transitions) : null);
-  return {
-    seconds: round(phase.seconds),
-    transitions,
-    statements: phase.statements.all,
-    statementsWithoutTransactionControl: phase.statements.withoutTransactionControl,
-    statementsByRole: phase.statements.byRole,
-    commands: phase.commands.all,
-    coordinatorCpuMs: phase.coordinatorCpuMs,
-    perTransition: {
-      statements: per(phase.statements.all),
-      statementsWithoutTransactionControl: per(phase.statements.withoutTransactionControl),
-      commands: per(phase.commands.all),
-      coordinatorCpuMs: per(phase.coordinatorCpuMs),
-    },
-    topStatements: phase.statements.top,
-    topCommands: Object.fromEntries(Object.entries(phase.commands.byCommand).slice(0, 15)),
-  };
-}
-
-/** The services' environment: the production timings, not the test fixture's short ones. */
-function serviceEnv(
-  cluster: ClusterFixture,
-  options: ScaleOptions,
-  defaults: ReturnType<typeof loadSettings>,
-): Record<string, string> {
-  return cluster.env({
-    LOG_LEVEL: "warn",
-    OVERSEER_WORKER_CONCURRENCY: String(options.workerConcurrency),
-    OVERSEER_HEARTBEAT_INTERVAL_MS: String(defaults.heartbeatIntervalMs),
-    OVERSEER_WORKER_LOCK_MS: String(defaults.workerLockMs),
-    OVERSEER_WORKER_LOCK_RENEW_MS: String(defaults.workerLockRenewMs),
-    OVERSEER_STALLED_INTERVAL_MS: String(defaults.stalledIntervalMs),
-    OVERSEER_KILL_GRACE_MS: "500",
-    // The sleeping runs are handed back at once when the bench stops the workers.
-    OVERSEER_WORKER_DRAIN_MS: "500",
-  });
-}
-
-function roleUrl(cluster: ClusterFixture, role: string): string {
-  const url = new URL(cluster.scratch.url);
-  url.username = role;
-  return url.toString();
 }
 
 /**

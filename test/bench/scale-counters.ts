@@ -10,6 +10,7 @@ import { type Db, sql } from "@overseer/db";
 import type { Redis } from "@overseer/queue";
 import { RUN_PHASES } from "@overseer/run-contract";
 import type { ClusterFixture } from "../support/cluster-fixture.ts";
+import { type CpuParts, type CpuTotals, cpuSpent, sampleCpu } from "./scale-cpu.ts";
 import { type Percentiles, percentiles } from "./stats.ts";
 
 /** The statements of `pg_stat_statements` that only delimit a transaction. */
@@ -114,22 +115,32 @@ export interface PhaseCounts {
   coordinatorCpuMs: number;
   /** The workers together: their own CPU, and their reaped children's. */
   workerCpuMs: { own: number; children: number };
+  /** The machine's busy CPU and each part's (scale-cpu.ts), when the parts were given. */
+  cpu: CpuTotals | null;
 }
 
 /** Counts what `work` costs: statements, commands, the coordinator's and the workers' CPU, wall time. */
 export async function measurePhase(
   counters: { statements: StatementCounter; commands: CommandCounter },
-  pids: { coordinatorPid: number | undefined; workerPids: readonly (number | undefined)[] },
+  pids: {
+    coordinatorPid: number | undefined;
+    workerPids: readonly (number | undefined)[];
+    cpuParts?: CpuParts | undefined;
+  },
   work: () => Promise<void>,
 ): Promise<PhaseCounts> {
   await Promise.all([counters.statements.reset(), counters.commands.reset()]);
-  const [cpu0, workers0] = await Promise.all([
+  const sample = () => (pids.cpuParts ? sampleCpu(pids.cpuParts) : Promise.resolve(null));
+  const [cpu0, workers0, machine0] = await Promise.all([
     processCpuMs(pids.coordinatorPid),
     workersCpuMs(pids.workerPids),
+    sample(),
   ]);
   const t0 = performance.now();
   await work();
   const seconds = (performance.now() - t0) / 1000;
+  // The machine first: the counters' reads below are the bench's own work, not the phase's.
+  const machine1 = await sample();
   const [statements, commands, cpu1, workers1] = await Promise.all([
     counters.statements.read(),
     counters.commands.read(),
@@ -137,7 +148,8 @@ export async function measurePhase(
     workersCpuMs(pids.workerPids),
   ]);
   const workerCpuMs = { own: workers1.own - workers0.own, children: workers1.children - workers0.children };
-  return { seconds, statements, commands, coordinatorCpuMs: cpu1 - cpu0, workerCpuMs };
+  const cpu = machine0 && machine1 ? cpuSpent(machine0, machine1) : null;
+  return { seconds, statements, commands, coordinatorCpuMs: cpu1 - cpu0, workerCpuMs, cpu };
 }
 
 /** The workers' CPU so far, together: their own and their reaped children's, ms. */
@@ -297,3 +309,27 @@ function phasePercentiles(
       .map(([name, values]) => [name, percentiles(values)]),
   );
 }
+
+/** A phase's counts, and per applied transition. */
+export function phaseSummary(phase: PhaseCounts, transitions: number) {
+  const per = (n: number) => (transitions > 0 ? hundredth(n / transitions) : null);
+  return {
+    seconds: hundredth(phase.seconds),
+    transitions,
+    statements: phase.statements.all,
+    statementsWithoutTransactionControl: phase.statements.withoutTransactionControl,
+    statementsByRole: phase.statements.byRole,
+    commands: phase.commands.all,
+    coordinatorCpuMs: phase.coordinatorCpuMs,
+    perTransition: {
+      statements: per(phase.statements.all),
+      statementsWithoutTransactionControl: per(phase.statements.withoutTransactionControl),
+      commands: per(phase.commands.all),
+      coordinatorCpuMs: per(phase.coordinatorCpuMs),
+    },
+    topStatements: phase.statements.top,
+    topCommands: Object.fromEntries(Object.entries(phase.commands.byCommand).slice(0, 15)),
+  };
+}
+
+const hundredth = (n: number) => Math.round(n * 100) / 100;

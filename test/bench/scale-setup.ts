@@ -11,6 +11,7 @@
  */
 import { readdir, rm } from "node:fs/promises";
 import path from "node:path";
+import type { loadSettings } from "@overseer/settings";
 import { startProject, TransitionApplier } from "@overseer/transitions";
 import { ClusterFixture } from "../support/cluster-fixture.ts";
 import { TRIVIAL_HARNESS } from "./cluster-throughput-bench.ts";
@@ -91,4 +92,29 @@ async function inParallel<T>(items: readonly T[], work: (item: T) => Promise<unk
     }
   };
   await Promise.all(Array.from({ length: Math.min(PARALLEL, items.length) }, lane));
+}
+
+/** The services' environment: the production timings, not the test fixture's short ones. */
+export function serviceEnv(
+  cluster: ClusterFixture,
+  options: { workerConcurrency: number },
+  defaults: ReturnType<typeof loadSettings>,
+): Record<string, string> {
+  return cluster.env({
+    LOG_LEVEL: "warn",
+    OVERSEER_WORKER_CONCURRENCY: String(options.workerConcurrency),
+    OVERSEER_HEARTBEAT_INTERVAL_MS: String(defaults.heartbeatIntervalMs),
+    OVERSEER_WORKER_LOCK_MS: String(defaults.workerLockMs),
+    OVERSEER_WORKER_LOCK_RENEW_MS: String(defaults.workerLockRenewMs),
+    OVERSEER_STALLED_INTERVAL_MS: String(defaults.stalledIntervalMs),
+    OVERSEER_KILL_GRACE_MS: "500",
+    // The sleeping runs are handed back at once when the bench stops the workers.
+    OVERSEER_WORKER_DRAIN_MS: "500",
+  });
+}
+
+export function roleUrl(cluster: ClusterFixture, role: string): string {
+  const url = new URL(cluster.scratch.url);
+  url.username = role;
+  return url.toString();
 }

@@ -1,0 +1,130 @@
+/**
+ * Where the machine's CPU goes in a phase of the scale bench: the whole machine's busy time
+ * (/proc/stat) beside each part of the cluster (/proc/<pid>/stat), so that CPU per task can be
+ * split into coordinator, workers (their own and their children's: git, bwrap, the harness),
+ * Postgres (the postmaster and its backends), Redis, the gateway, the bench itself (its probe
+ * and progress reads) and the rest (the kernel, other processes).
+ *
+ * A process's children count once they are reaped (cutime + cstime); a Postgres backend that
+ * lives through the phase counts by its own time, one that ends in it by the postmaster's
+ * children's time.
+ */
+import { readdir, readFile } from "node:fs/promises";
+
+/** ms of CPU per part, and the machine's busy ms, over the same interval. */
+export interface CpuTotals {
+  machineMs: number;
+  parts: Record<string, number>;
+}
+
+/** The processes a sample reads. */
+export interface CpuParts {
+  coordinatorPid: number | undefined;
+  workerPids: readonly (number | undefined)[];
+  postmasterPid: number | undefined;
+  redisPid: number | undefined;
+  gatewayPid: number | undefined;
+}
+
+/** Clock ticks (USER_HZ, 100 on Linux) in ms. */
+const TICK_MS = 10;
+
+interface ProcStat {
+  ppid: number;
+  own: number;
+  children: number;
+}
+
+async function procStat(pid: number | string): Promise<ProcStat | null> {
+  const stat = await readFile(`/proc/${pid}/stat`, "utf8").catch(() => "");
+  if (stat === "") return null;
+  // Fields after the command name (which may hold spaces) start at field 3 (state).
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  const ticks = (i: number) => Number(fields[i]) * TICK_MS;
+  return { ppid: Number(fields[1]), own: ticks(11) + ticks(12), children: ticks(13) + ticks(14) };
+}
+
+/** The machine's busy time so far: user, nice, system, irq, softirq and steal of /proc/stat. */
+async function machineBusyMs(): Promise<number> {
+  const stat = await readFile("/proc/stat", "utf8");
+  const line = stat.split("\n", 1)[0] ?? "";
+  const [user, nice, system, , , irq, softirq, steal] = line.trim().split(/\s+/).slice(1).map(Number);
+  return [user, nice, system, irq, softirq, steal].reduce<number>((n, t) => n + (t ?? 0), 0) * TICK_MS;
+}
+
+/** A process and its direct children (live ones by their own time, reaped ones through it). */
+async function treeMs(pid: number | undefined, all: readonly ProcStatWithPid[]): Promise<number> {
+  if (!pid) return Number.NaN;
+  const self = await procStat(pid);
+  if (!self) return Number.NaN;
+  const live = all.filter((p) => p.ppid === pid).reduce((n, p) => n + p.own + p.children, 0);
+  return self.own + self.children + live;
+}
+
+interface ProcStatWithPid extends ProcStat {
+  pid: number;
+}
+
+async function allProcesses(): Promise<ProcStatWithPid[]> {
+  const pids = (await readdir("/proc")).filter((name) => /^\d+$/.test(name));
+  const stats = await Promise.all(pids.map(async (pid) => ({ pid: Number(pid), stat: await procStat(pid) })));
+  return stats.flatMap(({ pid, stat }) => (stat ? [{ pid, ...stat }] : []));
+}
+
+/** The CPU so far of the machine and of each part (the bench is this process). */
+export async function sampleCpu(parts: CpuParts): Promise<CpuTotals> {
+  const [machineMs, all] = await Promise.all([machineBusyMs(), allProcesses()]);
+  const own = async (pid: number | undefined) =>
+    pid ? ((await procStat(pid))?.own ?? Number.NaN) : Number.NaN;
+  const workers = await Promise.all(parts.workerPids.map((pid) => procStat(pid ?? 0)));
+  const usage = process.cpuUsage();
+  return {
+    machineMs,
+    parts: {
+      coordinator: await own(parts.coordinatorPid),
+      workersOwn: workers.reduce((n, w) => n + (w?.own ?? 0), 0),
+      workersChildren: workers.reduce((n, w) => n + (w?.children ?? 0), 0),
+      postgres: await treeMs(parts.postmasterPid, all),
+      redis: await own(parts.redisPid),
+      gateway: await treeMs(parts.gatewayPid, all),
+      bench: (usage.user + usage.system) / 1000,
+    },
+  };
+}
+
+/** What was spent between two samples. */
+export function cpuSpent(before: CpuTotals, after: CpuTotals): CpuTotals {
+  const parts = Object.fromEntries(
+    Object.entries(after.parts).map(([name, ms]) => [name, ms - (before.parts[name] ?? Number.NaN)]),
+  );
+  return { machineMs: after.machineMs - before.machineMs, parts };
+}
+
+/**
+ * CPU ms per unit of work (a task, a run), each part and `other` (the machine's busy time no
+ * part accounts for: the kernel's own work, processes outside the cluster), rounded to 0.1 ms.
+ */
+export function cpuPer(spent: CpuTotals, units: number): Record<string, number> | null {
+  if (units <= 0) return null;
+  const tenth = (n: number) => Math.round((n / units) * 10) / 10;
+  const accounted = Object.values(spent.parts).reduce((n, ms) => n + (Number.isFinite(ms) ? ms : 0), 0);
+  return {
+    ...Object.fromEntries(Object.entries(spent.parts).map(([name, ms]) => [name, tenth(ms)])),
+    other: tenth(spent.machineMs - accounted),
+    machine: tenth(spent.machineMs),
+  };
+}
+
+/** The parts' processes: the postmaster is a backend's parent; Redis says its own pid. */
+export async function clusterCpuParts(
+  backendPid: number,
+  redisInfoServer: string,
+  services: Pick<CpuParts, "coordinatorPid" | "workerPids" | "gatewayPid">,
+): Promise<CpuParts> {
+  const redisPid = /^process_id:(\d+)/m.exec(redisInfoServer)?.[1];
+  return {
+    ...services,
+    postmasterPid: (await procStat(backendPid))?.ppid,
+    redisPid: redisPid ? Number(redisPid) : undefined,
+  };
+}
