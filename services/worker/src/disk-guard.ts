@@ -1,5 +1,6 @@
-import { lstat, readdir } from "node:fs/promises";
+import { lstatSync, readdirSync, type Stats } from "node:fs";
 import path from "node:path";
+import { setImmediate as nextTurn } from "node:timers/promises";
 
 /** What directory trees hold, as the host-side git will meet it. */
 export interface TreeUsage {
@@ -13,41 +14,69 @@ export interface TreeUsage {
 }
 
 /**
+ * Entries measured between two turns of the event loop: a slice of synchronous lstat and readdir
+ * calls takes ~1–2 ms, so a huge tree never stalls the worker's other runs (lock renewals, live
+ * logs) for longer than that.
+ */
+const ENTRIES_PER_SLICE = 512;
+
+/**
  * Usage of directory trees (see TreeUsage); symlinks are never followed. Entries that vanish
  * while the walk runs are skipped.
+ *
+ * Synchronous calls in slices (ENTRIES_PER_SLICE), not one promise per entry: a promise-based
+ * lstat costs a thread-pool round trip, a promise and a microtask per entry, ~5 times the CPU of
+ * the walk itself (2,100 entries: 45 ms against 9 ms of CPU), and the guard walks every run's
+ * checkout at its start, every `intervalMs` and at its end. Only inodes that can be met twice
+ * are remembered: directories (a bind mount can show one twice) and files with more than one
+ * link (a file with one link has one path). A link made while the walk runs may count its file
+ * twice: more, never less.
  */
 export async function diskUsage(roots: readonly string[]): Promise<TreeUsage> {
   const seen = new Set<string>();
   let bytes = 0;
   let files = 0;
-  const visit = async (entry: string): Promise<void> => {
-    let stat: Awaited<ReturnType<typeof lstat>>;
-    try {
-      stat = await lstat(entry, { bigint: false });
-    } catch {
-      return;
+  let slice = 0;
+  const pending = roots.map((root) => path.resolve(root)).reverse();
+  for (let entry = pending.pop(); entry !== undefined; entry = pending.pop()) {
+    if (++slice >= ENTRIES_PER_SLICE) {
+      slice = 0;
+      await nextTurn();
     }
+    const stat = lstatOrSkip(entry);
+    if (stat === undefined) continue;
     files += 1;
-    const key = `${stat.dev}:${stat.ino}`;
-    if (seen.has(key)) return;
-    seen.add(key);
-    if (!stat.isDirectory()) {
+    const directory = stat.isDirectory();
+    if (directory || stat.nlink > 1) {
+      const key = `${stat.dev}:${stat.ino}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+    }
+    if (!directory) {
       bytes += stat.size;
-      return;
+      continue;
     }
-    let names: string[];
-    try {
-      names = await readdir(entry);
-    } catch {
-      return;
-    }
-    // Bounded fan-out: a directory of a million entries must not open a million handles.
-    for (let i = 0; i < names.length; i += 64) {
-      await Promise.all(names.slice(i, i + 64).map((name) => visit(path.join(entry, name))));
-    }
-  };
-  for (const root of roots) await visit(root);
+    const names = readdirOrSkip(entry);
+    // Depth first, in directory order: the stack takes the names back to front.
+    for (let i = names.length - 1; i >= 0; i--) pending.push(`${entry}/${names[i]}`);
+  }
   return { bytes, files };
+}
+
+function lstatOrSkip(entry: string): Stats | undefined {
+  try {
+    return lstatSync(entry, { throwIfNoEntry: false });
+  } catch {
+    return undefined;
+  }
+}
+
+function readdirOrSkip(entry: string): string[] {
+  try {
+    return readdirSync(entry);
+  } catch {
+    return [];
+  }
 }
 
 export interface DiskGuardOptions {

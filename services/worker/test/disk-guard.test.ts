@@ -30,6 +30,28 @@ describe("diskUsage", () => {
     const linkBytes = path.join(dir, "outside").length;
     expect(after).toEqual({ bytes: 4 * MIB + 1024 * MIB + linkBytes, files: 2 + 1 + 8 + 1 + 1 });
   });
+  it("counts a tree of thousands of entries exactly while the event loop keeps turning", async () => {
+    const tree = path.join(dir, "wide");
+    await mkdir(tree);
+    for (let d = 0; d < 30; d++) {
+      await mkdir(path.join(tree, `d${d}`, "nested"), { recursive: true });
+      await Promise.all(
+        Array.from({ length: 40 }, (_, f) => writeFile(path.join(tree, `d${d}`, "nested", `f${f}`), "abc")),
+      );
+    }
+    let turns = 0;
+    let ticking = true;
+    const tick = () => {
+      turns += 1;
+      if (ticking) setImmediate(tick);
+    };
+    setImmediate(tick);
+    const usage = await diskUsage([tree]);
+    ticking = false;
+    expect(usage).toEqual({ bytes: 30 * 40 * 3, files: 1 + 30 * 2 + 30 * 40 });
+    // Other work ran between the walk's slices: it never held the loop for the whole tree.
+    expect(turns).toBeGreaterThan(1);
+  });
 });
 
 describe("startDiskGuard", () => {
