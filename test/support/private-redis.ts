@@ -2,9 +2,12 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { createServer } from "node:net";
 import { createRedis } from "@overseer/queue";
 
-/** A throw-away redis-server on a free loopback port, for tests that FLUSHALL or kill Redis. */
-export async function startPrivateRedis(): Promise<{ url: string; stop(): Promise<void> }> {
-  const port = await freePort();
+/**
+ * A throw-away redis-server on a free loopback port (or `port`: one a stopped server used, to
+ * bring Redis back), for tests that FLUSHALL or kill Redis.
+ */
+export async function startPrivateRedis(port?: number): Promise<{ url: string; stop(): Promise<void> }> {
+  port ??= await freePort();
   const child: ChildProcess = spawn(
     "redis-server",
     ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--daemonize", "no"],

@@ -1,6 +1,7 @@
 import { formatZodIssues } from "@overseer/input-errors";
 import { type ForgeJob, forgeJobSchema } from "@overseer/run-contract";
 import { type Job, type JobsOptions, Queue } from "bullmq";
+import { listenForBullmqErrors, type QueueErrorLog } from "./bullmq-errors.ts";
 import { FORGE_QUEUE, queueKeyPrefix } from "./queue-names.ts";
 import type { Redis } from "./redis-connection.ts";
 
@@ -27,9 +28,17 @@ export class ForgeQueue {
 
   constructor(
     connection: Redis,
-    options: { prefix: string; attempts?: number; backoffMs?: number; retryAfterMs?: number },
+    options: {
+      prefix: string;
+      attempts?: number;
+      backoffMs?: number;
+      retryAfterMs?: number;
+      /** The service's logger, for the queue's errors (listenForBullmqErrors). */
+      log?: QueueErrorLog;
+    },
   ) {
     this.queue = new Queue(FORGE_QUEUE, { connection, prefix: queueKeyPrefix(options.prefix) });
+    listenForBullmqErrors(this.queue, connection, options.log, "forge queue");
     this.#retryAfterMs = options.retryAfterMs ?? 30_000;
     this.#options = {
       attempts: options.attempts ?? 4,

@@ -1,3 +1,4 @@
+export { listenForBullmqErrors, type QueueErrorLog } from "./bullmq-errors.ts";
 export { ForgeQueue, forgeJobId } from "./forge-queue.ts";
 export { type IntakeJob, IntakeQueue, intakeJobSchema } from "./intake-queue.ts";
 export {

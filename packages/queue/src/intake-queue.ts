@@ -1,5 +1,6 @@
 import { type JobsOptions, Queue } from "bullmq";
 import { z } from "zod";
+import { listenForBullmqErrors, type QueueErrorLog } from "./bullmq-errors.ts";
 import { INTAKE_QUEUE, queueKeyPrefix } from "./queue-names.ts";
 import type { Redis } from "./redis-connection.ts";
 
@@ -26,8 +27,12 @@ export class IntakeQueue {
   readonly queue: Queue;
   readonly #options: JobsOptions;
 
-  constructor(connection: Redis, options: { prefix: string; attempts: number; backoffMs: number }) {
+  constructor(
+    connection: Redis,
+    options: { prefix: string; attempts: number; backoffMs: number; log?: QueueErrorLog },
+  ) {
     this.queue = new Queue(INTAKE_QUEUE, { connection, prefix: queueKeyPrefix(options.prefix) });
+    listenForBullmqErrors(this.queue, connection, options.log, "intake queue");
     this.#options = {
       attempts: options.attempts,
       backoff: { type: "exponential", delay: options.backoffMs },

@@ -1,4 +1,5 @@
 import { type JobsOptions, Queue } from "bullmq";
+import { listenForBullmqErrors, type QueueErrorLog } from "./bullmq-errors.ts";
 import { queueKeyPrefix } from "./queue-names.ts";
 import type { Redis } from "./redis-connection.ts";
 
@@ -8,6 +9,8 @@ export interface RowJobQueueOptions {
   backoffMs: number;
   /** A job that failed for good is retried when asked for again this long after. Default 30 s. */
   retryAfterMs?: number;
+  /** The service's logger, for the queue's errors (listenForBullmqErrors). */
+  log?: QueueErrorLog;
 }
 
 /**
@@ -25,6 +28,7 @@ export class RowJobQueue {
 
   constructor(connection: Redis, name: string, options: RowJobQueueOptions) {
     this.queue = new Queue(name, { connection, prefix: queueKeyPrefix(options.prefix) });
+    listenForBullmqErrors(this.queue, connection, options.log, `${name} queue`);
     this.#retryAfterMs = options.retryAfterMs ?? 30_000;
     this.#options = {
       attempts: options.attempts,

@@ -12,6 +12,7 @@ import {
 import { COORDINATOR_DEFAULTS } from "@overseer/settings";
 import { type KeepJobs, Queue } from "bullmq";
 import type { z } from "zod";
+import { listenForBullmqErrors, type QueueErrorLog } from "./bullmq-errors.ts";
 import { ForgeQueue } from "./forge-queue.ts";
 import { IntakeQueue } from "./intake-queue.ts";
 import { NotifyQueue } from "./notify-queue.ts";
@@ -148,6 +149,7 @@ export class RunQueues {
   private readonly poolQueues = new Map<string, Queue>();
   private readonly connection: Redis;
   private readonly prefix: string;
+  private readonly log: QueueErrorLog | undefined;
   /** Run results, from the workers to the coordinators (result-stream.ts). */
   readonly results: ResultStream;
   /** The coordinator's host-side pull request work (forge-queue.ts). */
@@ -161,29 +163,36 @@ export class RunQueues {
   /** What the run queues' workers apply to every run job (pool-worker.ts). */
   readonly runJobPolicy: RunJobPolicy;
 
-  /** Takes options resolved once by `resolveQueueOptions`. */
-  constructor(connection: Redis, options: ResolvedQueueOptions) {
+  /**
+   * Takes options resolved once by `resolveQueueOptions`, and the service's logger for what its
+   * BullMQ queues report (`listenForBullmqErrors`: a Redis outage is one line; without a logger,
+   * dropped).
+   */
+  constructor(connection: Redis, options: ResolvedQueueOptions, log?: QueueErrorLog) {
     const prefix = queueKeyPrefix(options.prefix);
     this.connection = connection;
     this.prefix = prefix;
-    this.runs = new Queue(runQueueName(DEFAULT_POOL), { connection, prefix, streams: RUN_QUEUE_STREAMS });
-    this.poolQueues.set(DEFAULT_POOL, this.runs);
+    this.log = log;
+    this.runs = this.runQueue(DEFAULT_POOL);
     this.results = new ResultStream(connection, options.prefix);
-    this.forge = new ForgeQueue(connection, { prefix: options.prefix });
+    this.forge = new ForgeQueue(connection, { prefix: options.prefix, log });
     this.notify = new NotifyQueue(connection, {
       prefix: options.prefix,
       attempts: options.notifyAttempts,
       backoffMs: options.notifyBackoffMs,
+      log,
     });
     this.trackerStatus = new TrackerStatusQueue(connection, {
       prefix: options.prefix,
       attempts: options.notifyAttempts,
       backoffMs: options.notifyBackoffMs,
+      log,
     });
     this.intake = new IntakeQueue(connection, {
       prefix: options.prefix,
       attempts: options.infraAttempts,
       backoffMs: options.infraBackoffMs,
+      log,
     });
     this.runJobPolicy = runJobPolicy(options);
   }
@@ -197,6 +206,7 @@ export class RunQueues {
         prefix: this.prefix,
         streams: RUN_QUEUE_STREAMS,
       });
+      listenForBullmqErrors(queue, this.connection, this.log, `${runQueueName(pool)} queue`);
       this.poolQueues.set(pool, queue);
     }
     return queue;

@@ -40,6 +40,7 @@ const queues = new RunQueues(
     notifyAttempts: settings.notifyAttempts,
     notifyBackoffMs: settings.notifyBackoffMs,
   }),
+  logger,
 );
 // Traces only when the OTEL_* variables ask for them (README, "Watching runs").
 const tracing = await startRunTracing({ serviceName: "overseer-coordinator" });

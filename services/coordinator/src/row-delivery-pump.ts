@@ -15,7 +15,7 @@
  * on the receiving side (a webhook id, a comment marker).
  */
 import type { NotificationListener } from "@overseer/db";
-import { queueKeyPrefix, type Redis } from "@overseer/queue";
+import { listenForBullmqErrors, queueKeyPrefix, type Redis } from "@overseer/queue";
 import type { Logger } from "@overseer/runtime";
 import { Worker } from "bullmq";
 
@@ -98,7 +98,7 @@ export class RowDeliveryPump<W, O extends RowOutcome> {
       concurrency: this.#options.notifyConcurrency,
       autorun: true,
     });
-    this.#worker.on("error", (error) => log.error({ err: error }, `${what} worker error`));
+    listenForBullmqErrors(this.#worker, this.#deps.workerConnection, log, `${what} worker`);
     this.#worker.on("failed", (job, error) =>
       log.warn({ job: job?.id, reason: error.message }, `${what} attempt failed; retried with backoff`),
     );

@@ -28,7 +28,7 @@ const database = connectDatabase(settings.databaseUrl, { applicationName: "overs
 await migrateToLatest(database.db);
 // Requests must fail fast when Redis is away (readiness says so) rather than queue forever.
 const redis = createRedis(redisTarget(settings), { maxRetriesPerRequest: 2 });
-const queues = new RunQueues(redis, resolveQueueOptions({ prefix: settings.queuePrefix }));
+const queues = new RunQueues(redis, resolveQueueOptions({ prefix: settings.queuePrefix }), logger);
 const gateway = await startGateway(
   {
     db: database.db,

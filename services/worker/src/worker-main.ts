@@ -183,6 +183,7 @@ const service = new WorkerService(
         infraAttempts: settings.jobAttempts,
         infraBackoffMs: settings.retryBackoffMs,
       }),
+      logger,
     ),
     live: new LiveChannel(
       redis,

@@ -41,6 +41,7 @@ import { formatZodIssues } from "@overseer/input-errors";
 import {
   deliveredRun,
   type LiveChannel,
+  listenForBullmqErrors,
   queueKeyPrefix,
   type Redis,
   type RunQueues,
@@ -207,7 +208,7 @@ export class WorkerService {
         },
         this.slots,
       );
-      worker.on("error", (error) => logger.error({ err: error, pool }, "run worker error"));
+      listenForBullmqErrors(worker, this.deps.workerConnection, logger, `${runQueueName(pool)} worker`);
       worker.on("lockRenewalFailed", (jobIds) => this.onLockLost(jobIds));
       worker.on("failed", (job, error) =>
         logger.warn({ jobId: job?.id, pool, err: error }, "run job failed"),

@@ -27,7 +27,13 @@ import {
 } from "@overseer/db";
 import type { ProjectState } from "@overseer/domain";
 import { createForgeAdapter, ForgeCallCounter } from "@overseer/forge";
-import { FORGE_QUEUE, type ForgeQueue, queueKeyPrefix, type Redis } from "@overseer/queue";
+import {
+  FORGE_QUEUE,
+  type ForgeQueue,
+  listenForBullmqErrors,
+  queueKeyPrefix,
+  type Redis,
+} from "@overseer/queue";
 import { type ForgeJob, forgeJobSchema } from "@overseer/run-contract";
 import type { Logger } from "@overseer/runtime";
 import type { TransitionApplier } from "@overseer/transitions";
@@ -80,7 +86,7 @@ export class ForgeRunner {
       concurrency: this.#options.concurrency,
       autorun: true,
     });
-    this.#worker.on("error", (error) => this.#deps.logger.error({ err: error }, "forge worker error"));
+    listenForBullmqErrors(this.#worker, this.#deps.workerConnection, this.#deps.logger, "forge worker");
     // Polls keep themselves going: a sync that ended asks for the task's next poll.
     this.#worker.on("completed", (job) => {
       void this.#pollAgain(job.data).catch((e) =>

@@ -30,7 +30,14 @@ import {
   TrackerCredentialsError,
   TrackerTokenNotSetError,
 } from "@overseer/intake";
-import { INTAKE_QUEUE, type IntakeQueue, intakeJobSchema, queueKeyPrefix, type Redis } from "@overseer/queue";
+import {
+  INTAKE_QUEUE,
+  type IntakeQueue,
+  intakeJobSchema,
+  listenForBullmqErrors,
+  queueKeyPrefix,
+  type Redis,
+} from "@overseer/queue";
 import type { Logger } from "@overseer/runtime";
 import type { TransitionApplier } from "@overseer/transitions";
 import { UnrecoverableError, Worker } from "bullmq";
@@ -88,7 +95,7 @@ export class IntakeRunner {
       concurrency: this.#options.intakeConcurrency,
       autorun: true,
     });
-    this.#worker.on("error", (error) => log.error({ err: error }, "intake worker error"));
+    listenForBullmqErrors(this.#worker, this.#deps.workerConnection, log, "intake worker");
     this.#worker.on("failed", (job, error) => {
       this.#count("failed");
       log.warn({ job: job?.id, reason: error.message }, "intake job failed; retried with backoff");
