@@ -42,7 +42,10 @@ import { ScalePhaseError } from "./scale-progress.ts";
 import { benchTracingOverhead } from "./tracing-overhead-bench.ts";
 
 /** `--scale-projects 1000` etc.: the scale bench's sizes (scale-bench.ts), its defaults when absent. */
-const SCALE_FLAGS: Record<string, Exclude<keyof ScaleOptions, "services" | "workerCpuProfDir">> = {
+const SCALE_FLAGS: Record<
+  string,
+  Exclude<keyof ScaleOptions, "services" | "workerCpuProfDir" | "coordinatorCpuProfDir">
+> = {
   "scale-projects": "projects",
   "scale-tasks": "tasksPerProject",
   "scale-overhead-tasks": "overheadTasks",
@@ -65,6 +68,8 @@ const { values } = parseArgs({
     tsx: { type: "boolean", default: false },
     // A dir for the scale bench's worker CPU profiles (node --cpu-prof), e.g. /tmp/prof.
     "scale-worker-cpu-prof": { type: "string" },
+    // The same for the coordinator.
+    "scale-coordinator-cpu-prof": { type: "string" },
     ...Object.fromEntries(Object.keys(SCALE_FLAGS).map((flag) => [flag, { type: "string" as const }])),
   },
 });
@@ -183,6 +188,9 @@ if (want("scale")) {
     ...SCALE_DEFAULTS,
     services,
     workerCpuProfDir: values["scale-worker-cpu-prof"] ? path.resolve(values["scale-worker-cpu-prof"]) : "",
+    coordinatorCpuProfDir: values["scale-coordinator-cpu-prof"]
+      ? path.resolve(values["scale-coordinator-cpu-prof"])
+      : "",
   };
   for (const [flag, key] of Object.entries(SCALE_FLAGS)) {
     const given = (values as Record<string, unknown>)[flag];

@@ -26,7 +26,8 @@
  * (`workerCpuMsPerRun`: `own` includes the workers' background work during the phase,
  * `ownAboveIdle` takes out their rate in the idle phase, `idle.workerCpuMsPerSecond`).
  * `--scale-worker-cpu-prof DIR` runs each worker under `node --cpu-prof` (its profile in DIR
- * when it exits at the bench's end): where a worker's own CPU goes.
+ * when it exits at the bench's end): where a worker's own CPU goes; `--scale-coordinator-cpu-prof
+ * DIR` does the same for the coordinator.
  *
  * Every wait is bounded (scale-progress.ts): a phase fails at once, saying how far it got and
  * each paused project's reason, when its bound passes (`--scale-phase-timeout-seconds`, default
@@ -109,6 +110,8 @@ export interface ScaleOptions {
    * bench's end; `--scale-worker-cpu-prof DIR`), or "" for none.
    */
   workerCpuProfDir: string;
+  /** The same for the coordinator (`--scale-coordinator-cpu-prof DIR`), or "" for none. */
+  coordinatorCpuProfDir: string;
 }
 
 export const SCALE_DEFAULTS: ScaleOptions = Object.freeze({
@@ -126,6 +129,7 @@ export const SCALE_DEFAULTS: ScaleOptions = Object.freeze({
   probeRate: 10,
   services: "build",
   workerCpuProfDir: "",
+  coordinatorCpuProfDir: "",
 });
 
 const ROLES = { coordinator: "bench_coordinator", worker: "bench_worker" } as const;
@@ -248,15 +252,16 @@ function startServices(
   services: StartServiceOptions,
 ): { coordinatorPid: number | undefined; workerPids: (number | undefined)[] } {
   const env = serviceEnv(cluster, options, defaults);
+  const profiled = (dir: string) =>
+    dir ? { ...services, nodeArgs: ["--cpu-prof", `--cpu-prof-dir=${dir}`] } : services;
   const coordinator = startService(
     "coordinator",
     { ...env, DATABASE_URL: roleUrl(cluster, ROLES.coordinator) },
-    services,
+    profiled(options.coordinatorCpuProfDir),
   );
   processes.push(coordinator);
   const workerPids: (number | undefined)[] = [];
-  const prof = options.workerCpuProfDir;
-  const workerStart = prof ? { ...services, nodeArgs: ["--cpu-prof", `--cpu-prof-dir=${prof}`] } : services;
+  const workerStart = profiled(options.workerCpuProfDir);
   for (let i = 0; i < options.workers; i++) {
     const worker = startService(
       "worker",

@@ -27,6 +27,11 @@ export interface ConnectOptions {
    * row locks no longer than this. Unset: Postgres' own setting (off by default).
    */
   idleInTransactionTimeoutMs?: number;
+  /**
+   * Called with the text of every statement a connection sends, transaction control included
+   * (BEGIN, COMMIT): what a path costs in statements, as Postgres counts them (tests, benches).
+   */
+  onStatement?: (text: string) => void;
 }
 
 /**
@@ -53,7 +58,7 @@ export function connectDatabase(url: string, options: ConnectOptions = {}): DbHa
   pool.on("error", onError);
   pool.on("connect", (client) => {
     client.on("error", onError);
-    markWhenBroken(client);
+    markWhenBroken(client, options.onStatement);
   });
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: discardingBroken(pool) }) });
   const notifications = createNotificationListener(url, { applicationName, onError });
@@ -86,9 +91,10 @@ function isConnectionError(error: unknown): boolean {
  * closes a moment later; a client released in between would look healthy to the pool and
  * fail the next caller. So a client is marked broken as soon as a statement fails that way.
  */
-function markWhenBroken(client: pg.PoolClient): void {
+function markWhenBroken(client: pg.PoolClient, onStatement?: (text: string) => void): void {
   const query = client.query.bind(client) as (...args: unknown[]) => unknown;
   client.query = ((...args: unknown[]) => {
+    if (onStatement) onStatement(statementText(args[0]));
     const result = query(...args);
     if (result instanceof Promise) {
       result.catch((error: unknown) => {
@@ -97,6 +103,13 @@ function markWhenBroken(client: pg.PoolClient): void {
     }
     return result;
   }) as typeof client.query;
+}
+
+/** A query's text, whether it was given as a string or as a query config. */
+function statementText(query: unknown): string {
+  if (typeof query === "string") return query;
+  const text = (query as { text?: unknown } | null)?.text;
+  return typeof text === "string" ? text : String(query);
 }
 
 /** The pool as Kysely sees it, destroying a broken client on release instead of reusing it. */

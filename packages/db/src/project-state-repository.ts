@@ -4,7 +4,20 @@ import type { Db } from "./connection.ts";
 import type { DecisionRow, ProjectRow, PullRequestRow, RunRow, TaskRow } from "./database-schema.ts";
 import { NotFoundError } from "./db-errors.ts";
 import { pullRequestFromRow } from "./pull-request-repository.ts";
-import { decisionFromRow, projectControlFromRow, runFromRow, taskFromRow } from "./row-mappers.ts";
+import {
+  decisionFromRow,
+  PROJECT_CONTROL_COLUMNS,
+  type ProjectControlColumn,
+  projectControlFromRow,
+  runFromRow,
+  taskFromRow,
+} from "./row-mappers.ts";
+
+/**
+ * The project row's columns the state machine reads, not the whole row: its runner config
+ * (prompts, files, secrets) is no input of a transition, and came back as JSON with every one.
+ */
+const PROJECT_CONTROL = sql.raw(PROJECT_CONTROL_COLUMNS.join(", "));
 
 export interface LoadStateOptions {
   /** Runs to include even if they already ended (the run a command names). */
@@ -43,7 +56,7 @@ export async function loadProjectStateAndIntake(
   // revision instead of being inserted twice (decisionIdFor: `decision-<task>`).
   const { rows } = await sql<StateParts>`
     SELECT
-      (SELECT row_to_json(p) FROM projects p WHERE p.id = ${projectId}) AS project,
+      (SELECT row_to_json(p) FROM (SELECT ${PROJECT_CONTROL} FROM projects WHERE id = ${projectId}) p) AS project,
       (SELECT coalesce(json_agg(t), '[]') FROM tasks t WHERE t.project_id = ${projectId}) AS tasks,
       (SELECT coalesce(json_agg(json_build_array(d.task_id, d.depends_on)), '[]')
          FROM task_dependencies d WHERE d.project_id = ${projectId}) AS deps,
@@ -90,7 +103,7 @@ export async function loadProjectStateAndIntake(
     parts.decisions.map((r) => [r.id as string, decisionFromRow(revive<DecisionRow>(r, DECISION_DATES))]),
   );
   const state: ProjectState = {
-    project: projectControlFromRow(revive<ProjectRow>(parts.project, PROJECT_DATES)),
+    project: projectControlFromRow(parts.project as unknown as Pick<ProjectRow, ProjectControlColumn>),
     tasks,
     runs,
     decisions,
@@ -109,7 +122,6 @@ interface StateParts {
   intake_tasks: string[];
 }
 
-const PROJECT_DATES = ["created_at", "updated_at"] as const;
 const TASK_DATES = ["not_before", "created_at", "updated_at"] as const;
 const RUN_DATES = ["not_before", "created_at", "started_at"] as const;
 const DECISION_DATES = ["created_at", "resolved_at"] as const;

@@ -119,7 +119,22 @@ export function decisionFromRow(row: DecisionRow): Decision {
   };
 }
 
-export function projectControlFromRow(row: ProjectRow): ProjectControl {
+/** The columns of a project row the state machine reads (projectControlFromRow). */
+export const PROJECT_CONTROL_COLUMNS = [
+  "id",
+  "status",
+  "status_reason",
+  "continuous",
+  "concurrency",
+  "sessions_limit",
+  "sessions_used",
+  "stage",
+  "mission",
+  "version",
+] as const;
+export type ProjectControlColumn = (typeof PROJECT_CONTROL_COLUMNS)[number];
+
+export function projectControlFromRow(row: Pick<ProjectRow, ProjectControlColumn>): ProjectControl {
   return {
     id: row.id,
     status: row.status,

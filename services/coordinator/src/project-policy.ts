@@ -6,7 +6,10 @@
  * Every input of a policy (`runner_config`, `budget_usd`, `branch`, `repo_kind`) is written only
  * with the project row's version bump (packages/db transition-repository), so a policy cached
  * under the row's version (and creation time) is the policy of every row read at that version.
- * A stored config that no longer parses is cached as its error, so it is not re-parsed either.
+ * Most version bumps leave those inputs alone (every claim counts a session, so bumps the
+ * version): a row at another version whose inputs are the cached policy's own keeps it, and
+ * only a changed input parses again. A stored config that no longer parses is cached as its
+ * error, so it is not re-parsed either.
  */
 import { landingBranchOf, type ProjectRow } from "@overseer/db";
 import type { PlanApproval, RetryPolicy } from "@overseer/domain";
@@ -70,20 +73,38 @@ export function projectPolicyOf(project: ProjectRow): ProjectPolicy {
   };
 }
 
-type Cached = { key: string; policy: ProjectPolicy } | { key: string; error: ConfigError };
+/** What a policy is parsed from, beside the row's version: the same inputs, the same policy. */
+type Entry = { version: number; created: number; inputs: string } & (
+  | { policy: ProjectPolicy }
+  | { error: ConfigError }
+);
 
-/** Policies of the projects this coordinator works on, each parsed once per project version. */
+/**
+ * A policy's inputs as one string (Postgres gives `jsonb` keys in one order, so the same
+ * config reads the same).
+ */
+function inputsOf(project: ProjectRow): string {
+  return JSON.stringify([project.runner_config, project.budget_usd, project.branch, project.repo_kind]);
+}
+
+/** Policies of the projects this coordinator works on, each parsed once per change of its inputs. */
 export class ProjectPolicies {
-  private readonly cached = new Map<string, Cached>();
+  private readonly cached = new Map<string, Entry>();
   private parses = 0;
 
   /** The project's policy; throws the `ConfigError` of a stored config that does not parse. */
   of(project: ProjectRow): ProjectPolicy {
-    const key = `${project.version}@${project.created_at.getTime()}`;
+    const { version } = project;
+    const created = project.created_at.getTime();
     let entry = this.cached.get(project.id);
-    if (entry?.key !== key) {
-      this.parses++;
-      entry = parsed(project, key);
+    if (entry?.version !== version || entry.created !== created) {
+      // A project deleted and made again under its id is another project: its creation tells.
+      const inputs = inputsOf(project);
+      if (entry?.created === created && entry.inputs === inputs) entry = { ...entry, version };
+      else {
+        this.parses++;
+        entry = parsed(project, { version, created, inputs });
+      }
       this.cached.set(project.id, entry);
     }
     if ("error" in entry) throw entry.error;
@@ -121,11 +142,11 @@ export class ProjectPolicies {
   }
 }
 
-function parsed(project: ProjectRow, key: string): Cached {
+function parsed(project: ProjectRow, key: { version: number; created: number; inputs: string }): Entry {
   try {
-    return { key, policy: projectPolicyOf(project) };
+    return { ...key, policy: projectPolicyOf(project) };
   } catch (error) {
-    if (error instanceof ConfigError) return { key, error };
+    if (error instanceof ConfigError) return { ...key, error };
     throw error;
   }
 }

@@ -6,7 +6,8 @@ import {
   type ScratchDatabase,
 } from "@overseer/db";
 import { ConfigError } from "@overseer/input-errors";
-import { TransitionApplier } from "@overseer/transitions";
+import { taskCard } from "@overseer/test-support";
+import { importTasks, startProject, TransitionApplier, updateProjectConfig } from "@overseer/transitions";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ProjectPolicies, projectPolicyOf } from "../src/project-policy.ts";
 
@@ -133,6 +134,36 @@ describe("ProjectPolicies", () => {
 
     policies.forget("policy-cache");
     expect(policies.of(await requireProject(scratch.db, "policy-cache"))).toEqual(changed);
+    expect(policies.parseCount).toBe(3);
+  });
+
+  it("keeps the parsed policy across version bumps that leave its inputs alone (a start, each claim), not across a budget change", async () => {
+    await createProject(scratch.db, {
+      id: "policy-bumps",
+      repo: "/tmp/none",
+      runnerConfig: { argv: ["true"], attempts: 2, budget_tokens: 5000 },
+    });
+    const policies = new ProjectPolicies();
+    const first = policies.of(await requireProject(scratch.db, "policy-bumps"));
+    const applier = new TransitionApplier({ db: scratch.db });
+    await importTasks(applier, "policy-bumps", [taskCard("S00-001"), taskCard("S00-002")]);
+    await startProject(applier, "policy-bumps", { by: "test" });
+    const before = await requireProject(scratch.db, "policy-bumps");
+    await applier.apply("policy-bumps", { kind: "claim" });
+    const claimed = await requireProject(scratch.db, "policy-bumps");
+    // The claim counted its sessions: another version, the same inputs, the same policy.
+    expect(claimed.version).toBeGreaterThan(before.version);
+    expect(policies.of(before)).toBe(first);
+    expect(policies.of(claimed)).toBe(first);
+    expect(policies.parseCount).toBe(1);
+
+    const budgeted = await updateProjectConfig(applier, "policy-bumps", { budgetUsd: 3 });
+    expect(policies.of(budgeted).budgets).toEqual({ usd: 3, tokens: 5000 });
+    expect(policies.parseCount).toBe(2);
+    const reconfigured = await updateProjectConfig(applier, "policy-bumps", {
+      runnerConfig: { argv: ["true"], attempts: 2, budget_tokens: 7000 },
+    });
+    expect(policies.of(reconfigured).budgets).toEqual({ usd: 3, tokens: 7000 });
     expect(policies.parseCount).toBe(3);
   });
 
