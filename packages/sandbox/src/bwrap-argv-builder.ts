@@ -185,6 +185,46 @@ export function orderUserMounts(mounts: readonly UserMount[]): UserMount[] {
     .map(({ mount }) => mount);
 }
 
+function within(path: string, dir: string): boolean {
+  return path === dir || path.startsWith(`${dir}/`);
+}
+
+/** Whether read-only bind `outer` shows at `inner.dest` exactly `inner.source` (same relative path below both). */
+function shows(outer: UserMount, inner: UserMount & { kind: "bind" }): boolean {
+  if (outer.kind !== "bind" || outer.writable || outer.dest === "/" || !within(inner.dest, outer.dest))
+    return false;
+  return inner.source === `${outer.source}${inner.dest.slice(outer.dest.length)}`;
+}
+
+/**
+ * The user mounts without the read-only binds another read-only bind already shows: a bind whose
+ * source and destination lie at the same relative path below an outer bind's (a worktree's admin
+ * directory inside its mirror, both bound read-only), with no other mount at or between the two
+ * destinations (a mask there, or a writable bind, would change what the outer bind shows, and
+ * then the inner one stays). bwrap binds recursively and remounts read-only recursively, so the
+ * sandbox sees the same tree, the same files, read-only all the same; each bind dropped saves
+ * bwrap one parse of /proc/self/mountinfo (~0.2 ms of CPU per spawn).
+ */
+export function withoutCoveredBinds(mounts: readonly UserMount[]): UserMount[] {
+  const dropped = new Set<UserMount>();
+  const shallowFirst = [...mounts].sort((a, b) => depth(a.dest) - depth(b.dest));
+  for (const inner of shallowFirst) {
+    if (inner.kind !== "bind" || inner.writable) continue;
+    const outer = shallowFirst.find((m) => m !== inner && !dropped.has(m) && shows(m, inner));
+    if (outer === undefined) continue;
+    const between = mounts.some(
+      (m) =>
+        m !== outer &&
+        m !== inner &&
+        !dropped.has(m) &&
+        within(m.dest, outer.dest) &&
+        within(inner.dest, m.dest),
+    );
+    if (!between) dropped.add(inner);
+  }
+  return mounts.filter((m) => !dropped.has(m));
+}
+
 export function buildBwrapArgs(input: BwrapBuildInput): string[] {
   const { spec, layout, files } = input;
   const size = String(spec.limits.tmpfsBytes);
@@ -234,7 +274,7 @@ export function buildBwrapArgs(input: BwrapBuildInput): string[] {
   if (files.runtimeDir !== null) args.push("--ro-bind", files.runtimeDir, SANDBOX_RUNTIME_MOUNT);
   args.push("--bind", files.controlDir, SANDBOX_CONTROL_MOUNT);
 
-  for (const mount of orderUserMounts(input.userMounts)) {
+  for (const mount of orderUserMounts(withoutCoveredBinds(input.userMounts))) {
     if (mount.kind === "bind") args.push(mount.writable ? "--bind" : "--ro-bind", mount.source, mount.dest);
     else if (mount.isDirectory)
       args.push("--size", "4096", "--tmpfs", mount.dest, "--remount-ro", mount.dest);

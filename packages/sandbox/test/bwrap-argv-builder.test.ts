@@ -4,6 +4,7 @@ import {
   buildBwrapArgs,
   orderUserMounts,
   type UserMount,
+  withoutCoveredBinds,
 } from "../src/bwrap-argv-builder.ts";
 import { parseSandboxSpec } from "../src/index.ts";
 
@@ -154,5 +155,59 @@ describe("orderUserMounts", () => {
       { kind: "bind", source: "/a", dest: "/a", writable: false },
     ];
     expect(orderUserMounts(mounts).map((m) => m.dest)).toEqual(["/a", "/a/b", "/a/b/vendor", "/a/b/secret"]);
+  });
+});
+
+describe("withoutCoveredBinds", () => {
+  const ro = (source: string, dest = source): Extract<UserMount, { kind: "bind" }> => ({
+    kind: "bind",
+    source,
+    dest,
+    writable: false,
+  });
+  const mirror = ro("/data/mirrors/p.git");
+  const admin = ro("/data/mirrors/p.git/worktrees/run1");
+
+  it("drops a read-only bind that an outer read-only bind shows at the same place (a worktree's admin dir in its mirror)", () => {
+    const mounts = [mirror, admin, ro("/opt/overseer/bin")];
+    expect(withoutCoveredBinds(mounts)).toEqual([mirror, ro("/opt/overseer/bin")]);
+    expect(withoutCoveredBinds([admin, mirror])).toEqual([mirror]);
+    // bwrap is asked for one bind fewer; the agent's view of the admin dir is the mirror's.
+    const args = buildBwrapArgs(input({ userMounts: [...input().userMounts, mirror, admin] }));
+    expect(indexOf(args, "--ro-bind", mirror.source, mirror.dest)).toBeGreaterThan(-1);
+    expect(args).not.toContain(admin.dest);
+  });
+
+  it("keeps one of two identical binds", () => {
+    expect(withoutCoveredBinds([mirror, ro("/data/mirrors/p.git")])).toHaveLength(1);
+  });
+
+  it.each<[string, UserMount[]]>([
+    [
+      "a mask lies between them",
+      [{ kind: "mask", dest: "/data/mirrors/p.git/worktrees", isDirectory: true }],
+    ],
+    [
+      "a mask hides the outer bind's own place",
+      [{ kind: "mask", dest: "/data/mirrors/p.git", isDirectory: true }],
+    ],
+    [
+      "a writable bind lies between them",
+      [{ ...ro("/srv/other", "/data/mirrors/p.git/worktrees"), writable: true }],
+    ],
+    ["another read-only bind lies between them", [ro("/srv/other", "/data/mirrors/p.git/worktrees")]],
+  ])("keeps the inner bind when %s", (_, others) => {
+    const mounts = [mirror, ...others, admin];
+    expect(withoutCoveredBinds(mounts)).toEqual(mounts);
+  });
+
+  it.each<[string, UserMount, UserMount]>([
+    ["the inner bind is writable", mirror, { ...admin, writable: true }],
+    ["the outer bind is writable", { ...mirror, writable: true }, admin],
+    ["the inner source is elsewhere (a symlinked path)", mirror, ro("/srv/admin", admin.dest)],
+    ["the outer bind shows another source there", ro("/srv/mirror", mirror.dest), admin],
+    ["the paths only share a prefix", ro("/data/mirrors/p"), ro("/data/mirrors/p.git")],
+  ])("keeps both when %s", (_, outer, inner) => {
+    expect(withoutCoveredBinds([outer, inner])).toEqual([outer, inner]);
   });
 });

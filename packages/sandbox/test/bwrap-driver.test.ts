@@ -175,6 +175,28 @@ describe("BwrapDriver: running commands", () => {
     expect(result.stdout).toContain("wrote-checkout");
   });
 
+  it("shows a read-only path nested in another read-only bind (a worktree's admin dir in its mirror) through the outer bind, read-only", async () => {
+    const admin = join(ws.gitDir, "worktrees", "run1");
+    await mkdir(admin, { recursive: true });
+    await writeFile(join(admin, "HEAD"), "0123456789012345678901234567890123456789\n");
+    const spec = ws.spec({ readOnlyBinds: [ws.gitDir, admin] });
+    const prepared = await driver.prepare(["/bin/true"], spec);
+    try {
+      const options = await readFile(/exec 3<'([^']+)'/.exec(prepared.args.join(" "))?.[1] ?? "", "utf8");
+      expect(options.split("\0")).not.toContain(admin);
+    } finally {
+      await prepared.cleanup();
+    }
+    const result = await runShell(
+      driver,
+      `cat ${admin}/HEAD; touch ${admin}/x 2>&1; touch ${ws.gitDir}/x 2>&1; echo end`,
+      spec,
+    );
+    expect(result.stdout).toMatch(
+      /^0123456789012345678901234567890123456789\n.*Read-only file system\n.*Read-only file system\nend\n$/s,
+    );
+  });
+
   it("applies a CPU bandwidth quota when limits.cpus is set", async () => {
     const caps = await driver.capabilities();
     const prepared = await driver.prepare(["/bin/true"], ws.spec({ limits: { cpus: 0.5 } }));
