@@ -104,6 +104,11 @@ export interface AppliedTransition extends ApplyResult {
    * columns are those before this transaction's usage, if it recorded some.
    */
   readonly projectRow: ProjectRow | null;
+  /**
+   * Whether the command's usage grew the run's recorded spend (recordRunUsage): false for a
+   * result delivered again, whose spend the first delivery recorded, and for no usage.
+   */
+  readonly usageRecorded: boolean;
 }
 
 export async function applyTransition(
@@ -130,7 +135,7 @@ export async function applyTransition(
           payload,
         });
         if (!notified) await notify(trx, projectId, options.origin);
-        return { ...created, eventRows, projectRow: null };
+        return { ...created, eventRows, projectRow: null, usageRecorded: false };
       }
       const { state, intakeTaskIds } = await loadProjectStateAndIntake(trx, projectId, {
         runIds: runId ? [runId] : [],
@@ -161,17 +166,16 @@ export async function applyTransition(
         // it did is kept (the same transcript again changes nothing).
         if (runId && options.runReport?.transcript)
           await storeRunTranscript(trx, runId, options.runReport.transcript);
-        if (usage && runId && (await recordRunUsage(trx, projectId, runId, usage))) {
-          // The spend changed: the project's coordinator checks it against its budgets in a pass
-          // (asked for by its NOTIFY, or by the applying coordinator itself: it skips its own).
-          await notify(trx, projectId, options.origin);
-        }
-        return { ...result, eventRows: [], projectRow: null };
+        const usageRecorded = !!usage && !!runId && (await recordRunUsage(trx, projectId, runId, usage));
+        // The spend changed: the project's coordinator checks it against its budgets in a pass
+        // (asked for by its NOTIFY, or by the applying coordinator itself: it skips its own).
+        if (usageRecorded) await notify(trx, projectId, options.origin);
+        return { ...result, eventRows: [], projectRow: null, usageRecorded };
       }
       // A command that changed nothing (a scheduling pass with nothing to claim) writes
       // nothing and notifies no one: a NOTIFY here would wake every listener for nothing,
       // and a coordinator that schedules on NOTIFY would loop.
-      if (changesNothing(result)) return { ...result, eventRows: [], projectRow: null };
+      if (changesNothing(result)) return { ...result, eventRows: [], projectRow: null, usageRecorded: false };
       // The run's report rides on the run's own update, the NOTIFY on the events' insert.
       const report = runId && options.runReport ? { runId, report: options.runReport } : null;
       const payload = notifyPayload(projectId, options.origin);
@@ -188,10 +192,10 @@ export async function applyTransition(
         await storeRunReport(trx, runId, options.runReport);
         if (options.runReport.transcript) await storeRunTranscript(trx, runId, options.runReport.transcript);
       }
-      if (usage && runId) await recordRunUsage(trx, projectId, runId, usage);
+      const usageRecorded = !!usage && !!runId && (await recordRunUsage(trx, projectId, runId, usage));
       if (!written.notified) await notify(trx, projectId, options.origin);
       const { actionRunNumbers, projectRow } = written;
-      return { ...result, eventRows, actionRunNumbers, projectRow };
+      return { ...result, eventRows, actionRunNumbers, projectRow, usageRecorded };
     })
     .catch((error: unknown) => {
       if (isSerializationFailure(error)) {

@@ -556,8 +556,9 @@ export class Coordinator {
   ): Promise<AppliedTransition | null> {
     try {
       const applied = await this.transitions.apply(projectId, command, options);
-      // What a run spent moved its project's spend: a budget's check must read it again.
-      if ("usage" in command && command.usage && !this.unbudgeted(projectId)) {
+      // What a run spent moved its project's spend: a budget's check must read it again. A
+      // result delivered again recorded nothing (its spend was counted once): nothing to check.
+      if (applied.usageRecorded && !this.unbudgeted(projectId)) {
         this.rows.drop(projectId);
         // A result of a run that had already ended (cancelled, timed out) records only its
         // usage: no commit hook asks for a pass and its NOTIFY is this replica's own, so the

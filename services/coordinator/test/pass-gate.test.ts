@@ -213,3 +213,35 @@ describe("a result that brings only usage (its run had already ended)", () => {
     expect((await getRun(scratch.db, execute.id))?.status).toBe("cancelled");
   });
 });
+
+describe("a result delivered again after its run ended", () => {
+  it("asks for no pass: the spend it brings was recorded by the first delivery", async () => {
+    const counting = countingTransactions(scratch.db);
+    const c = coordinator(counting.db);
+    await started("repeated-usage", ["S00-001"], RUNNER, 0.5);
+    await c.start();
+    const execute = await queuedRun("repeated-usage", "S00-001", "execute");
+    await operator.apply("repeated-usage", { kind: "cancel", taskId: "S00-001", by: "test" });
+    await c.idle();
+    const late = {
+      ...result(execute.id, "repeated-usage", { kind: "submit", message: "feat: too late" }),
+      usage: { tokensIn: 500, tokensOut: 5, costUsd: 0.75, source: "overseer-agent" },
+    };
+    // The first delivery records the spend and its pass pauses the project (acfff69).
+    await c.applyResultMessage(late);
+    await expect
+      .poll(async () => (await requireProject(scratch.db, "repeated-usage")).status, { timeout: 10_000 })
+      .toBe("paused");
+    await c.idle();
+    const transactions = counting.count();
+    const reads = c.rows.readCount;
+    // Delivered again (the results stream retries what it cannot tell was applied): the one
+    // transaction that finds it applied and the spend unchanged, then nothing.
+    await c.applyResultMessage(late);
+    await c.applyResultMessage(late);
+    await c.idle();
+    expect(counting.count() - transactions).toBe(2);
+    expect(c.rows.readCount).toBe(reads);
+    expect((await requireProject(scratch.db, "repeated-usage")).cost_usd).toBeCloseTo(0.75, 9);
+  });
+});
