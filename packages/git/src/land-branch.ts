@@ -32,8 +32,8 @@ import { conflictLines, failedWithoutConflicts, inScratchWorktree, unmergedFiles
  * rewrite it, so landing on `target` while a working tree of the local remote has it checked
  * out is refused with the fix (a project registered before repository kinds were recorded).
  *
- * How, per attempt, against a freshly fetched mirror (with `fresh`, a first attempt on the mirror
- * as it is, which may only land):
+ * How, per attempt, against a freshly fetched mirror (with `mirrorFirst`, a first attempt on the
+ * mirror as it is, which may only land by its compare-and-swap push):
  * 1. read source, target and landing branch with their trees and commits (one `for-each-ref`),
  *    which gives the reviewed head's tree, parents and message when the source branch is at it
  *    (else one `show`), and their merge base (no process when the landing branch is the head's
@@ -55,7 +55,10 @@ import { conflictLines, failedWithoutConflicts, inScratchWorktree, unmergedFiles
  * 5. a result that is not exactly the reviewed tree is handed to `check` (the project's check
  *    command) before anything is pushed; a failing check lands nothing;
  * 6. push with compare-and-swap on the landing branch's old value (pushBranch). A lost race
- *    re-fetches and starts over, at most `maxAttempts` times; nothing is ever forced.
+ *    starts over, at most `maxAttempts` times, from the landing branch as the lost push re-read
+ *    it from the remote (a whole fetch only when the source is a branch rather than the pinned
+ *    `sourceSha`, or a vanished integration branch must start at `target` again); nothing is
+ *    ever forced.
  *
  * Merges read `.gitattributes` from the trees being merged, so a `merge=<driver>` attribute the
  * agent wrote can name a driver — but the program behind a driver comes from configuration
@@ -104,13 +107,15 @@ export interface LandBranchOptions {
   /** Wraps each push of the landing branch (pushBranch's `guard`: the worker's run fence). */
   guard?: PushGuard | undefined;
   /**
-   * The mirror was fetched or pushed moments ago (the worker's freshness window): the first
-   * attempt lands from it without a fetch. It only ever lands (its push is compare-and-swap
-   * on the landing branch as the mirror has it); a lost race, a conflict, a check to run or a
-   * missing commit falls through to the fetched attempts, so no answer but a landing comes from
-   * unfetched refs. Default false: every attempt fetches first.
+   * First try to land from the mirror as it is, however old, with no fetch: the refs the mirror
+   * holds stand in for the remote's only where the push checks them, since that push is
+   * compare-and-swap on the landing branch as the mirror has it (the remote moves the branch
+   * only if it is still there). So the unfetched attempt only ever lands by a push: a lost race,
+   * a conflict, a check to run, a missing commit, work the mirror shows as landed already, or a
+   * landing branch still to create falls through to the fetched attempts, and no answer but a
+   * pushed landing comes from unfetched refs. Default false: every attempt fetches first.
    */
-  fresh?: boolean;
+  mirrorFirst?: boolean;
 }
 
 export const LAND_STRATEGIES = ["squash", "merge"] as const;
@@ -119,7 +124,7 @@ export type LandStrategy = (typeof LAND_STRATEGIES)[number];
 export type LandCheckOutcome = { ok: true } | { ok: false; output: string };
 
 export interface LandAttempt {
-  /** 1-based attempt number (with `fresh`, 1 is the unfetched attempt). */
+  /** 1-based attempt number (with `mirrorFirst`, 1 is the unfetched attempt). */
   attempt: number;
   /** The branch about to be pushed. */
   branch: string;
@@ -207,40 +212,56 @@ export async function landBranch(mirror: RepoMirror, options: LandBranchOptions)
   };
 
   const at = { source, target, sourceSha };
-  // A mirror synced moments ago is tried as it is first: a landing branch that moved meanwhile
-  // loses the compare-and-swap push, and the fetched attempts below take over. Only a landing
-  // comes out of it: any other answer (a conflict, a check to run, a missing commit) is given
-  // by a fetched attempt, so nothing is decided on stale refs.
-  if (options.fresh === true) {
-    const result = await attemptLanding(mirror, land, at, { attempt: 1, fetched: false });
+  // After a lost push the landing branch was just read from the remote (pushBranch fetches it);
+  // with the reviewed head pinned, that branch is all the next attempt decides on, so it needs
+  // no fetch of the whole mirror. Unless it is an integration branch that is gone: its start,
+  // `target`, has to be read again.
+  const readAfterLoss = (lost: AttemptOutcome) =>
+    lost?.kind === "lost" && sourceSha !== undefined && (lost.actualSha !== null || !integration);
+  let fetch = true;
+  // The mirror is tried as it is first: a landing branch that moved since the mirror last saw it
+  // loses the compare-and-swap push, and the fetched attempts below take over. Only a pushed
+  // landing comes out of it: any other answer (a conflict, a check to run, a missing commit,
+  // work already there) is given by a fetched attempt, so nothing is decided on stale refs.
+  if (options.mirrorFirst === true) {
+    const result = await attemptLanding(mirror, land, at, { attempt: 1, fetched: false, fetch: false });
     if (result?.kind === "landed") return result;
+    fetch = !readAfterLoss(result);
   }
-  const offset = options.fresh === true ? 1 : 0;
+  const offset = options.mirrorFirst === true ? 1 : 0;
   for (let attempt = 1; attempt <= maxAttempts; attempt++) {
-    const how = { attempt: attempt + offset, fetched: true };
+    const how = { attempt: attempt + offset, fetched: true, fetch };
     const result = await attemptLanding(mirror, land, at, how);
-    if (result !== null) return result;
+    if (result !== null && result.kind !== "lost") return result;
+    fetch = !readAfterLoss(result);
   }
   throw new LandRaceError(landing, maxAttempts);
 }
 
 /**
- * One attempt: fetch (unless `fetched` is false: the mirror is taken as it is), integrate, push.
- * Null: the push lost its compare-and-swap race, or an unfetched attempt could not decide.
+ * One attempt's answer; `lost`: the push lost its compare-and-swap race and the landing branch
+ * is `actualSha` on the remote (and in the mirror); null: an unfetched attempt could not decide.
+ */
+type AttemptOutcome = LandBranchResult | { kind: "lost"; actualSha: string | null } | null;
+
+/**
+ * One attempt: fetch (with `fetch`), integrate, push. `fetched`: the refs read are the remote's
+ * (the mirror was fetched, or the landing branch re-read after a lost push), so any answer may
+ * be given; false: the mirror as it is, which may only land.
  */
 async function attemptLanding(
   mirror: RepoMirror,
   land: Landing,
   at: { source: string; target: string; sourceSha: string | undefined },
-  how: { attempt: number; fetched: boolean },
-): Promise<LandBranchResult | null> {
+  how: { attempt: number; fetched: boolean; fetch: boolean },
+): Promise<AttemptOutcome> {
   const { source, target, sourceSha } = at;
   const { options, landing, integration, strategy } = land;
   // One read of the three branches with their trees and commits; the reviewed head is the
   // source branch's when the branch is at it (the usual case), else a second read (which also
   // verifies that it is a commit the mirror has).
   const reads = (async () => {
-    if (how.fetched) await mirror.ensure();
+    if (how.fetch) await mirror.ensure();
     const listed = await readBranchCommits(mirror, [source, target, landing]);
     const tips = listed?.tips ?? (await mirror.branchTips([source, target, landing]));
     const sourceHead = sourceSha ?? tips.get(source)?.sha;
@@ -298,7 +319,7 @@ async function attemptLanding(
   });
   return pushed.ok
     ? { kind: "landed", sha: next, branch: landing, integration, fastForward, method: strategy }
-    : null;
+    : { kind: "lost", actualSha: pushed.actualSha };
 }
 
 /** What one landing holds for all its attempts. */
@@ -336,6 +357,8 @@ async function nextLanding(
   const base = at.base.sha;
   // On an unfetched mirror only a clean landing is worth trying; the rest waits for a fetch.
   const undecided: LandingStep = { kind: "done", result: null };
+  // A landing branch to create starts at `target` as the remote has it now.
+  if (current === null && !at.fetched) return undecided;
   const { strategy, landing, integration } = land;
   const done = (sha: string): LandingStep => ({
     kind: "done",
@@ -352,6 +375,8 @@ async function nextLanding(
   // The work is there already: the head itself (a task branch without commits of its own), or
   // a landed commit naming it.
   if (mergeBase === sourceHead || (await alreadyLanded(mirror, mergeBase, base, sourceHead))) {
+    // Seen on unfetched refs only: the branch may have been reset since; a fetch tells.
+    if (!at.fetched) return undecided;
     // The integration branch does not exist yet: create it at target.
     return current === null ? { kind: "push", next: base, fastForward: true } : done(current);
   }
@@ -366,7 +391,7 @@ async function nextLanding(
     tree = merged.tree;
   }
   // Everything the head changes is on the landing branch already.
-  if (current !== null && tree === at.base.tree) return done(current);
+  if (current !== null && tree === at.base.tree) return at.fetched ? done(current) : undecided;
   const work = (parent: string, workTree: string) =>
     commitReviewedWork(mirror, head, {
       tree: workTree,

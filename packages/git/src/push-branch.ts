@@ -87,7 +87,8 @@ async function casPush(mirror: RepoMirror, options: PushBranchOptions): Promise<
 
 /** Re-fetches one branch into the mirror (deleting it there if the remote has none); returns its value. */
 export async function refreshBranch(mirror: RepoMirror, branch: string): Promise<string | null> {
-  const ref = `refs/heads/${assertBranchName(branch, "branch")}`;
+  assertBranchName(branch, "branch");
+  const ref = `refs/heads/${branch}`;
   const fetched = await mirror.git(["fetch", "--quiet", "--no-tags", "origin", `+${ref}:${ref}`], {
     network: "fetch",
     okExitCodes: [128],
@@ -106,5 +107,7 @@ export async function refreshBranch(mirror: RepoMirror, branch: string): Promise
     await mirror.git(["update-ref", "-d", ref]);
     return null;
   }
-  return mirror.resolveRef(ref);
+  // The value the fetch just wrote, from the ref file (no git process; git's read when the
+  // layout is not plain).
+  return (await mirror.branchHeads([branch])).get(branch) ?? null;
 }

@@ -271,7 +271,7 @@ describe("landBranch into a user's non-bare repository", () => {
   });
 });
 
-describe("landBranch with fresh (a mirror synced moments ago)", () => {
+describe("landBranch with mirrorFirst (the mirror as it is, however old)", () => {
   it("lands from the mirror as it is, with no fetch, when nothing moved", async () => {
     const { remote, mirror, workDir } = await landingRig(temp, "land");
     const main = (await headOf(remote, "main")) as string;
@@ -282,7 +282,7 @@ describe("landBranch with fresh (a mirror synced moments ago)", () => {
     const attempts: number[] = [];
     const result = await landOnMain(mirror, workDir, "task/f", {
       sourceSha: task,
-      fresh: true,
+      mirrorFirst: true,
       onAttempt: ({ attempt }) => void attempts.push(attempt),
     });
     expect(result).toEqual(landedAsReviewed(await expectLandedExactly(remote, "main", task, main)));
@@ -296,7 +296,11 @@ describe("landBranch with fresh (a mirror synced moments ago)", () => {
     const task = await commitOnRemote(remote, "task/p", { "p.txt": "p\n" }, "task p");
     await mirror.ensure();
     const { result, processes } = await tracingGit(temp, () =>
-      landOnMain(mirror, workDir, "task/p", { sourceSha: task, fresh: true, mergeMethod: "merge-tree" }),
+      landOnMain(mirror, workDir, "task/p", {
+        sourceSha: task,
+        mirrorFirst: true,
+        mergeMethod: "merge-tree",
+      }),
     );
     expect(result).toEqual(landedAsReviewed(await expectLandedExactly(remote, "main", task, main)));
     // The head's parent is main: no merge-base, and the trees and the head come with the reads.
@@ -323,7 +327,7 @@ describe("landBranch with fresh (a mirror synced moments ago)", () => {
     const attempts: number[] = [];
     const result = await landOnMain(mirror, workDir, "task/g", {
       sourceSha: task,
-      fresh: true,
+      mirrorFirst: true,
       onAttempt: ({ attempt }) => void attempts.push(attempt),
     });
     expect(attempts).toEqual([1, 2]);
@@ -340,7 +344,7 @@ describe("landBranch with fresh (a mirror synced moments ago)", () => {
     await mirror.ensure();
     // Main takes its edit back: the task merges cleanly now.
     await commitOnRemote(remote, "main", { "shared.txt": LANDING_FILES["shared.txt"] }, "revert");
-    const result = await landOnMain(mirror, workDir, "task/h", { sourceSha: taskHead, fresh: true });
+    const result = await landOnMain(mirror, workDir, "task/h", { sourceSha: taskHead, mirrorFirst: true });
     if (result.kind !== "landed") throw new Error(JSON.stringify(result));
     expect(await headOf(remote, "main")).toBe(result.sha);
     expect(await git(remote, "show", `${result.sha}:shared.txt`)).toBe("line 1\nTASK\nline 3");

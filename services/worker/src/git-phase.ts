@@ -12,13 +12,7 @@ import {
   type Worktree,
 } from "@overseer/git";
 import { jobLandingBranch, type RunJob, type RunOutcome } from "@overseer/run-contract";
-import {
-  type Commits,
-  mirrorIsFresh,
-  NO_COMMITS,
-  type PhaseClock,
-  type RunExecutorDeps,
-} from "./run-context.ts";
+import { type Commits, NO_COMMITS, type PhaseClock, type RunExecutorDeps } from "./run-context.ts";
 
 /** The scope check of a run whose agent finished (run-executor.ts startScopeCheck). */
 export interface ScopeCheck {
@@ -196,9 +190,10 @@ async function landApproved(
       author: job.author,
       strategy: job.landing?.strategy ?? LAND_DEFAULTS.strategy,
       guard: deps.fence?.guard(job, { sourceSha: ctx.taskHead }),
-      // Synced moments ago (this run's checkout fetched, or a landing pushed): a first try
-      // without a fetch, which only ever lands (compare-and-swap on the landing branch).
-      fresh: mirrorIsFresh(deps.mirrorFreshness, job),
+      // A first try without a fetch, however old the mirror: it only ever lands, by the
+      // compare-and-swap push on the landing branch as the mirror has it; a branch that moved
+      // since (another worker's landing, a person's commit) is fetched and tried again.
+      mirrorFirst: true,
       ...(ctx.check ? { check: ctx.check } : {}),
     }),
   );
