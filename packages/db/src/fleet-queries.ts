@@ -4,9 +4,9 @@ import type { Db } from "./connection.ts";
 import { decisionFromRow } from "./row-mappers.ts";
 
 /**
- * Read models of the operator web app that span every project: one row per project with its
- * task counts, active runs and pending cards (three grouped scans over indexed columns, not a
- * query per project), recent throughput, and run statistics over a time window.
+ * Read models of the operator web app that span every project: each project's row with its task
+ * counts, active runs, pending cards and recently ended runs, and run statistics over a time
+ * window.
  */
 
 export interface FleetProjectRow {
@@ -27,51 +27,39 @@ export interface FleetProjectRow {
   counts: Record<string, number>;
   running: number;
   pending: number;
+  /** When each of its runs that ended in the window ended (epoch ms, ascending). */
+  ended_ms: number[];
 }
 
-export async function listFleet(db: Db): Promise<FleetProjectRow[]> {
+/**
+ * The fleet rows of the projects `ids` (null: of every project), ordered by id: a project that
+ * does not exist has no row. Each subquery reads one project's rows through an index (counts by
+ * status from its tasks, its active runs, its pending cards, its runs ended in the last
+ * `windowSeconds`), so reading a few projects costs what they hold, not what the fleet holds.
+ */
+export async function listFleetProjects(
+  db: Db,
+  ids: readonly string[] | null,
+  windowSeconds: number,
+): Promise<FleetProjectRow[]> {
+  const only = ids === null ? sql`` : sql`WHERE p.id = ANY(${[...ids]}::text[])`;
   const result = await sql<FleetProjectRow>`
     SELECT p.id, p.name, p.status, p.status_reason, p.stage, p.objective, p.sessions_used,
       p.sessions_limit, p.budget_usd, p.cost_usd, p.tokens_unpriced, p.tokens_in, p.tokens_out, p.updated_at,
-      COALESCE(t.counts, '{}'::jsonb) AS counts,
-      COALESCE(r.n, 0)::int AS running,
-      COALESCE(d.n, 0)::int AS pending
+      COALESCE((
+        SELECT jsonb_object_agg(s.status, s.n)
+        FROM (SELECT status, count(*)::int AS n FROM tasks WHERE project_id = p.id GROUP BY status) s
+      ), '{}'::jsonb) AS counts,
+      (SELECT count(*)::int FROM runs r WHERE r.project_id = p.id AND r.status IN ('queued','running')) AS running,
+      (SELECT count(*)::int FROM decisions d WHERE d.project_id = p.id AND d.status = 'pending') AS pending,
+      ARRAY(
+        SELECT (extract(epoch FROM r.ended_at) * 1000)::float8 FROM runs r
+        WHERE r.project_id = p.id AND r.ended_at > now() - make_interval(secs => ${windowSeconds})
+        ORDER BY r.ended_at
+      ) AS ended_ms
     FROM projects p
-    LEFT JOIN (
-      SELECT project_id, jsonb_object_agg(status, n) AS counts
-      FROM (SELECT project_id, status, count(*)::int AS n FROM tasks GROUP BY project_id, status) s
-      GROUP BY project_id
-    ) t ON t.project_id = p.id
-    LEFT JOIN (
-      SELECT project_id, count(*) AS n FROM runs WHERE status IN ('queued','running') GROUP BY project_id
-    ) r ON r.project_id = p.id
-    LEFT JOIN (
-      SELECT project_id, count(*) AS n FROM decisions WHERE status = 'pending' GROUP BY project_id
-    ) d ON d.project_id = p.id
+    ${only}
     ORDER BY p.id`.execute(db);
-  return result.rows;
-}
-
-export interface ThroughputRow {
-  project_id: string;
-  /** 0 = the most recent bucket. */
-  bucket: number;
-  runs: number;
-}
-
-/** Runs ended per project per `bucketSeconds` over the last `windowSeconds`. */
-export async function runThroughput(
-  db: Db,
-  windowSeconds: number,
-  bucketSeconds: number,
-): Promise<ThroughputRow[]> {
-  const result = await sql<ThroughputRow>`
-    SELECT project_id,
-      floor(extract(epoch FROM (now() - ended_at)) / ${bucketSeconds})::int AS bucket,
-      count(*)::int AS runs
-    FROM runs
-    WHERE ended_at IS NOT NULL AND ended_at > now() - make_interval(secs => ${windowSeconds})
-    GROUP BY 1, 2`.execute(db);
   return result.rows;
 }
 

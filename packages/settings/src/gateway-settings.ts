@@ -38,14 +38,14 @@ export const GATEWAY_SPECS = {
     name: "OVERSEER_FLEET_CACHE_MS",
     fallback: String(GATEWAY_DEFAULTS.fleetCacheMs),
     description:
-      "How long one fleet overview answer (GET /api/v1/fleet, a read of every project) is shared by all its pollers; other processes' changes show within it, this gateway's own writes at once. 0 reads Postgres on every request.",
+      "How long one fleet overview answer (GET /api/v1/fleet) is shared by all its pollers; other processes' changes show within it, this gateway's own writes at once. Each refresh re-reads only the projects whose NOTIFY arrived since the previous one (every project when the gateway cannot LISTEN). 0 refreshes on every request.",
     schema: integer(0, 600_000),
   },
   fleetStaleMs: {
     name: "OVERSEER_FLEET_STALE_MS",
     fallback: String(GATEWAY_DEFAULTS.fleetStaleMs),
     description:
-      "How much older than OVERSEER_FLEET_CACHE_MS a fleet answer may still be given at once while one refresh runs behind it (stale-while-revalidate), so no poller waits for the read of every project: an answer is at most the sum of both old, plus one read. 0: requests past the cache time wait for the refresh.",
+      "How much older than OVERSEER_FLEET_CACHE_MS a fleet answer may still be given at once while one refresh runs behind it (stale-while-revalidate), so no poller waits for a refresh: an answer is at most the sum of both old, plus one read. 0: requests past the cache time wait for the refresh.",
     schema: integer(0, 600_000),
   },
 };

@@ -21,6 +21,7 @@ import {
 import { TokenVerifier } from "./http/token-verifier.ts";
 import { validationHook } from "./http/validation-hook.ts";
 import { WriteRateLimiter } from "./http/write-rate-limiter.ts";
+import { FLEET_THROUGHPUT, FleetAnswer } from "./live/fleet-answer.ts";
 import { ProjectEventSubscriber } from "./live/project-event-subscriber.ts";
 import { ProjectStatusCache } from "./live/project-status-cache.ts";
 import { SharedRefresh } from "./live/shared-refresh.ts";
@@ -29,7 +30,6 @@ import { GatewayMetrics } from "./metrics/gateway-metrics.ts";
 import { OperatorTransitions } from "./operations/operator-transitions.ts";
 import { registerArgusRoutes } from "./routes/argus/register.ts";
 import { registerEventRoutes } from "./routes/event/register.ts";
-import { loadFleetAnswer } from "./routes/fleet/handlers.ts";
 import { registerFleetRoutes } from "./routes/fleet/register.ts";
 import { registerForgeRoutes } from "./routes/forge/register.ts";
 import { registerIntakeRoutes } from "./routes/intake/register.ts";
@@ -102,9 +102,8 @@ export function createGatewayApp(deps: GatewayDeps, settings: ResolvedGatewayOpt
   );
   const subscriber = new ProjectEventSubscriber(deps.redis, deps.live, deps.logger);
   const statusCache = new ProjectStatusCache(deps.db, settings.statusCacheTtlMs);
-  // The fleet overview is O(projects) to read and serialize: its pollers share one answer
-  // (routes/fleet/handlers.ts, `fleetCacheMs` and `fleetStaleMs`).
-  const fleetCache = new SharedRefresh(() => loadFleetAnswer(deps.db), {
+  const fleet = new FleetAnswer(deps.db, FLEET_THROUGHPUT);
+  const fleetCache = new SharedRefresh(() => fleet.load(), {
     ttlMs: settings.fleetCacheMs,
     staleMs: settings.fleetStaleMs,
     onBackgroundError: (error) => deps.logger.warn({ err: error }, "fleet: cannot refresh the overview"),
@@ -114,6 +113,7 @@ export function createGatewayApp(deps: GatewayDeps, settings: ResolvedGatewayOpt
     redisTimeoutMs: settings.readyTimeoutMs,
     onCommit: (projectId) => {
       statusCache.invalidate(projectId);
+      fleet.changed(projectId);
       fleetCache.invalidate();
     },
   });
@@ -130,7 +130,7 @@ export function createGatewayApp(deps: GatewayDeps, settings: ResolvedGatewayOpt
     authorize: authorizationGuard(deps.db),
     boardSessions: new BoardSessions(deps.redis, deps.live.prefix, settings.boardSessionTtlMs),
   };
-  const unlisten = listenForChanges(deps, statusCache, subscriber);
+  const unlisten = listenForChanges(deps, statusCache, fleet, subscriber);
 
   const inFlight = new InFlightRequests();
   const app = new OpenAPIHono<GatewayEnv>({ defaultHook: validationHook });
@@ -241,13 +241,14 @@ export function createGatewayApp(deps: GatewayDeps, settings: ResolvedGatewayOpt
 
 /**
  * LISTENs to the transition channel when a notification listener is given: each notification
- * (payload: project id) drops that project's cached status and wakes its event streams (the
- * CLI applies commands without Redis: its NOTIFY is what publishes them live), and the cache
- * trusts them (`notify` mode) once listening. Returns the function that stops listening.
+ * (payload: project id) drops that project's cached status, marks it for the fleet overview's
+ * next read and wakes its event streams (the CLI applies commands without Redis: its NOTIFY is
+ * what publishes them live), and both caches trust them (`notify` mode) once listening. Returns the function that stops listening.
  */
 function listenForChanges(
   deps: GatewayDeps,
   cache: ProjectStatusCache,
+  fleet: FleetAnswer,
   subscriber: ProjectEventSubscriber,
 ): () => Promise<void> {
   if (!deps.notifications) return async () => {};
@@ -257,12 +258,15 @@ function listenForChanges(
       (payload) => {
         const { projectId } = parseNotifyPayload(payload);
         cache.invalidate(projectId);
+        fleet.changed(projectId);
         subscriber.wake(projectId);
       },
       // Called on every (re)connection: anything sent while disconnected was missed.
       () => {
         cache.invalidateAll();
         cache.setNotified(true);
+        fleet.changedAll();
+        fleet.setNotified(true);
       },
     )
     .catch((error) => {
@@ -274,6 +278,7 @@ function listenForChanges(
     });
   return async () => {
     cache.setNotified(false);
+    fleet.setNotified(false);
     const handle = await listening;
     await handle?.unlisten().catch(() => undefined);
   };

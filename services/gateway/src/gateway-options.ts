@@ -78,15 +78,16 @@ export interface GatewayOptions {
    */
   statusCacheTtlMs?: number;
   /**
-   * How long one fleet overview answer (`GET /api/v1/fleet`, O(projects) to build) is shared by
-   * every request, in ms: other processes' changes show within it, this gateway's own at once.
-   * 0 disables the cache. Default 1000.
+   * How long one fleet overview answer (`GET /api/v1/fleet`) is shared by every request, in ms:
+   * other processes' changes show within it, this gateway's own at once. A refresh re-reads the
+   * projects that changed since the previous one (live/fleet-answer.ts). 0 refreshes on every
+   * request. Default 1000.
    */
   fleetCacheMs?: number;
   /**
    * How much older than `fleetCacheMs` a fleet answer may still be given at once while one
-   * refresh runs behind it (stale-while-revalidate), in ms, so no poller waits for the
-   * O(projects) read: an answer is at most `fleetCacheMs + fleetStaleMs` old (plus one read).
+   * refresh runs behind it (stale-while-revalidate), in ms, so no poller waits for a refresh:
+   * an answer is at most `fleetCacheMs + fleetStaleMs` old (plus one read).
    * This gateway's own writes still show at once. 0: requests past `fleetCacheMs` wait for the
    * refresh. Default 2000.
    */

@@ -6,10 +6,11 @@ import { createGatewayApp, type GatewayApp, resolveGatewayOptions } from "../src
 import { card, notificationsDelivered, seedProject, useGatewayFixture } from "./support/gateway-fixture.ts";
 
 /**
- * The fleet overview costs O(projects) to read and serialize, so its pollers share one answer
- * (`fleetCacheMs`): at 5,000 projects, ten requests a second, each reading it, took the
- * gateway's whole event loop while the projects started, and status requests waited ~56 s
- * behind them. Counted here: fleet statements the gateway sends to Postgres.
+ * The fleet overview's pollers share one answer (`fleetCacheMs`): at 5,000 projects, ten
+ * requests a second, each reading the whole fleet, took the gateway's whole event loop while the
+ * projects started, and status requests waited ~56 s behind them. Each read now re-reads only
+ * the projects that changed (live/fleet-answer.ts). Counted here: fleet statements the gateway
+ * sends to Postgres.
  */
 const fx = useGatewayFixture();
 
@@ -21,7 +22,7 @@ function countingGateway(fleetCacheMs: number): { app: () => GatewayApp; fleetRe
     const db = fx.scratch.db.withPlugin({
       transformQuery: ({ node }) => {
         const text = (node as { sqlFragments?: readonly string[] }).sqlFragments?.join(" ") ?? "";
-        if (text.includes("AS pending\n    FROM projects p")) reads++;
+        if (text.includes("AS ended_ms")) reads++;
         return node;
       },
       transformResult: async ({ result }) => result,
@@ -75,9 +76,35 @@ describe("fleet answer cache", () => {
     for (let i = 0; i < 30; i++) await fleet(cached.app(), read);
     expect(cached.fleetReads()).toBe(1);
     expect(answers.every((a) => a.projects.length === answers[0]?.projects.length)).toBe(true);
-    // Without the cache, each request is a read: the cost the cache removes.
-    await Promise.all(Array.from({ length: 5 }, () => fleet(uncached.app(), read)));
-    expect(uncached.fleetReads()).toBe(5);
+    // Without the cache, each request reads what changed since the read before it: once the
+    // burst is read, nothing (the notifications mark what changed, live/fleet-answer.ts).
+    await fleet(uncached.app(), read);
+    const readsBefore = uncached.fleetReads();
+    const again = await Promise.all(Array.from({ length: 5 }, () => fleet(uncached.app(), read)));
+    expect(uncached.fleetReads()).toBe(readsBefore);
+    expect(again[4]?.projects.filter((p) => p.id.startsWith("burst-")).map((p) => p.status)).toEqual(
+      ids.map(() => "active"),
+    );
+  });
+
+  it("shows another process's transition once its notification arrived, reading only that project", async () => {
+    await seedProject(fx, "other-fleet", [card("S00-001")]);
+    await notificationsDelivered(fx);
+    const app = uncached.app();
+    expect((await fleet(app, fx.tokens.read)).projects.find((p) => p.id === "other-fleet")?.status).toBe(
+      "active",
+    );
+    const readsBefore = uncached.fleetReads();
+    await new TransitionApplier({ db: fx.scratch.db }).apply("other-fleet", {
+      kind: "set-project-status",
+      status: "paused",
+      by: "test",
+      reason: "elsewhere",
+    });
+    await notificationsDelivered(fx);
+    const after = await fleet(app, fx.tokens.read);
+    expect(after.projects.find((p) => p.id === "other-fleet")?.status).toBe("paused");
+    expect(uncached.fleetReads()).toBe(readsBefore + 1);
   });
 
   it("shows a change made through this gateway on the next request (own writes)", async () => {

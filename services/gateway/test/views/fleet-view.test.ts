@@ -23,33 +23,25 @@ function row(id: string, over: Partial<FleetProjectRow> = {}): FleetProjectRow {
     counts: {},
     running: 0,
     pending: 0,
+    ended_ms: [],
     ...over,
   };
 }
 
 describe("throughputSeries", () => {
-  it("puts bucket 0 (the most recent) last and fills the other buckets with zeros", () => {
-    const series = throughputSeries(
-      [
-        { project_id: "a", bucket: 0, runs: 4 },
-        { project_id: "a", bucket: 11, runs: 1 },
-        { project_id: "b", bucket: 2, runs: 7 },
-      ],
-      HOUR,
-    );
-    expect(series.get("a")).toEqual([1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4]);
-    expect(series.get("b")).toEqual([0, 0, 0, 0, 0, 0, 0, 0, 0, 7, 0, 0]);
+  const now = Date.parse("2026-01-02T04:00:00.000Z");
+  const ago = (seconds: number) => now - seconds * 1000;
+
+  it("counts the runs of each bucket, the most recent bucket last, and fills the others with zeros", () => {
+    expect(throughputSeries([ago(3599), ago(299), ago(10), ago(1), ago(0)], HOUR, now)).toEqual([
+      1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4,
+    ]);
+    expect(throughputSeries([ago(600), ago(899)], HOUR, now)).toEqual([0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0]);
   });
 
-  it("drops rows outside the window (a run ending on the window's edge or a clock ahead of Postgres)", () => {
-    const series = throughputSeries(
-      [
-        { project_id: "a", bucket: 12, runs: 9 },
-        { project_id: "a", bucket: -1, runs: 9 },
-      ],
-      HOUR,
-    );
-    expect(series.size).toBe(0);
+  it("leaves out runs that ended before the window, and counts one ended after now (a clock ahead) as the latest", () => {
+    expect(throughputSeries([ago(3600), ago(7200)], HOUR, now)).toEqual(new Array(12).fill(0));
+    expect(throughputSeries([now + 2000], HOUR, now)).toEqual([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1]);
   });
 });
 
@@ -58,8 +50,14 @@ describe("fleetView", () => {
 
   it("adds the total to the counts, turns numerics into numbers and times into ISO strings", () => {
     const fleet = fleetView(
-      [row("a", { counts: { todo: 2, done: 5 }, running: 1, pending: 2 })],
-      [{ project_id: "a", bucket: 0, runs: 3 }],
+      [
+        row("a", {
+          counts: { todo: 2, done: 5 },
+          running: 1,
+          pending: 2,
+          ended_ms: [1, 2, 3].map((s) => now.getTime() - s * 1000),
+        }),
+      ],
       HOUR,
       now,
     );
@@ -99,7 +97,6 @@ describe("fleetView", () => {
         row("b", { cost_usd: 0.25, tokens_unpriced: 1241 }),
         row("n", { cost_usd: 0.009084000000000002 }),
       ],
-      [],
       HOUR,
       now,
     ).projects;
@@ -113,7 +110,7 @@ describe("fleetView", () => {
   });
 
   it("gives a project without ended runs a series of zeros and an empty count a total of 0", () => {
-    const [project] = fleetView([row("quiet")], [], HOUR, now).projects;
+    const [project] = fleetView([row("quiet")], HOUR, now).projects;
     expect(project?.throughput).toEqual(new Array(12).fill(0));
     expect(project?.counts).toEqual({ total: 0 });
   });

@@ -1,19 +1,16 @@
 import { scopeGrants } from "@overseer/api-contract";
 import {
-  type Db,
   getRun,
-  listFleet,
   listPendingDecisionsAcrossProjects,
   listRecentIncidents,
   requireProject,
   runStats,
-  runThroughput,
 } from "@overseer/db";
 import { startProject as applyStart } from "@overseer/transitions";
 import { actorOf } from "../../gateway-env.ts";
 import { ApiError } from "../../http/api-error.ts";
 import type { CommitDiffReader } from "../../operations/commit-diff-reader.ts";
-import { fleetView, runStatsView, type ThroughputWindow } from "../../views/fleet-view.ts";
+import { runStatsView } from "../../views/fleet-view.ts";
 import { decisionCard, incidentView, projectView } from "../../views/resource-views.ts";
 import { existingProject, type GatewayHandler, type RouteContext, runNotFound } from "../route-kit.ts";
 import type {
@@ -25,9 +22,6 @@ import type {
   listFleetIncidentsRoute,
   startProjectRoute,
 } from "./definitions.ts";
-
-/** Fleet throughput: runs ended per 5 minutes over the last hour. */
-const FLEET_THROUGHPUT: ThroughputWindow = { windowSeconds: 3600, bucketSeconds: 300 };
 
 export const getSession: GatewayHandler<typeof getSessionRoute> = (c) => {
   const token = c.get("token");
@@ -43,35 +37,9 @@ export const getSession: GatewayHandler<typeof getSessionRoute> = (c) => {
   );
 };
 
-/**
- * The fleet overview serialized, read from Postgres: what `RouteContext.fleetCache` shares.
- *
- * It costs O(projects) to read, build and serialize (~15 ms of CPU and 400 kB at 1,000
- * projects); answered per request, ten dashboards polling once a second took the whole event
- * loop, and every other route (status included) queued behind them. So every request shares one
- * answer for `fleetCacheMs` (concurrent requests join the read in flight), and for
- * `fleetStaleMs` more it is still answered at once while one refresh runs behind it: under
- * steady polling no request waits for this read (at 1,000 running projects, the one request a
- * second that did set the fleet's p99).
- *
- * Other processes' changes (NOTIFYs) do not drop the answer: during a burst of transitions they
- * arrive by the hundred a second, and dropping on each would put the cost back on every request.
- * They show within `fleetCacheMs + fleetStaleMs`. Transitions applied through this gateway drop
- * it, so an operator sees their own writes at once; a read that began before such a drop is
- * never reused.
- */
-export async function loadFleetAnswer(db: Db): Promise<string> {
-  const { windowSeconds, bucketSeconds } = FLEET_THROUGHPUT;
-  const [rows, throughput] = await Promise.all([
-    listFleet(db),
-    runThroughput(db, windowSeconds, bucketSeconds),
-  ]);
-  return JSON.stringify(fleetView(rows, throughput, FLEET_THROUGHPUT, new Date()));
-}
-
 export function getFleet(ctx: RouteContext): GatewayHandler<typeof getFleetRoute> {
   return async (c) =>
-    // One serialized answer shared by every poller (loadFleetAnswer).
+    // One serialized answer shared by every poller (gateway-app.ts, live/fleet-answer.ts).
     c.body(await ctx.fleetCache.get(), 200, { "Content-Type": "application/json" }) as never;
 }
 
