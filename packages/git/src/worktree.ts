@@ -1,5 +1,6 @@
 import { promises as fs } from "node:fs";
 import path from "node:path";
+import { removeTree } from "@overseer/process";
 import { type ChangedPath, describeChange, parseRawDiff } from "./changed-paths-parser.ts";
 import { type CommitAuthor, identityEnv } from "./commit-identity.ts";
 import { buildCommitMessage } from "./commit-message-builder.ts";
@@ -202,8 +203,8 @@ export class Worktree {
    */
   async remove(): Promise<void> {
     if (this.removed) return;
-    await fs.rm(this.worktreeGitDir, { recursive: true, force: true });
-    await fs.rm(this.path, { recursive: true, force: true });
+    await removeTree(this.worktreeGitDir);
+    await removeTree(this.path);
     this.removed = true;
   }
 

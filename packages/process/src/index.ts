@@ -1,2 +1,3 @@
 export { PROCESS_DEFAULTS } from "./process-defaults.ts";
 export { isProcessAlive, isProcessGroupAlive } from "./process-liveness.ts";
+export { removeTree } from "./remove-tree.ts";

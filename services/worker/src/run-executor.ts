@@ -18,10 +18,10 @@
  * only ever runs inside the sandbox.
  */
 import { randomBytes } from "node:crypto";
-import { rm } from "node:fs/promises";
 import path from "node:path";
 import type { Worktree } from "@overseer/git";
 import { createRedactor } from "@overseer/input-errors";
+import { removeTree } from "@overseer/process";
 import type {
   RunEnvironment,
   RunJob,
@@ -187,7 +187,7 @@ export async function executeRun(
     await (image as RunImage | null)?.release();
     const cleanup = (async () => {
       if (wt) await wt.remove().catch((error) => log.warn({ err: error }, "worktree removal failed"));
-      await rm(runDir, { recursive: true, force: true }).catch(() => undefined);
+      await removeTree(runDir).catch(() => undefined);
     })();
     if (deps.defer) deps.defer(cleanup);
     else await cleanup;
