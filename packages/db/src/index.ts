@@ -86,6 +86,7 @@ export * from "./token-repository.ts";
 export * from "./tracker-update-queries.ts";
 export * from "./tracker-update-repository.ts";
 export { getRunTranscript, listTaskTranscripts, type StoredRunTranscript } from "./transcript-repository.ts";
+export type { CreatedRun, RunJobsBuilder, StoredRunJob } from "./transition-events.ts";
 export {
   type AppliedTransition,
   type ApplyOptions,

@@ -2,7 +2,7 @@ import type { Decision, ProjectState, Run, Task } from "@overseer/domain";
 import { sql } from "kysely";
 import type { Db } from "./connection.ts";
 import type { DecisionRow, ProjectRow, PullRequestRow, RunRow, TaskRow } from "./database-schema.ts";
-import { NotFoundError } from "./db-errors.ts";
+import { LeaseLostError, NotFoundError } from "./db-errors.ts";
 import { pullRequestFromRow } from "./pull-request-repository.ts";
 import {
   decisionFromRow,
@@ -24,6 +24,11 @@ export interface LoadStateOptions {
   runIds?: readonly string[];
   /** Decisions to include even if resolved. */
   decisionIds?: readonly string[];
+  /**
+   * A coordinator's id: the same statement checks and holds its lease on the project (as
+   * holdLease does, FOR KEY SHARE until the transaction ends), LeaseLostError when it holds none.
+   */
+  leaseOwner?: string | undefined;
 }
 
 /**
@@ -52,10 +57,16 @@ export async function loadProjectStateAndIntake(
 ): Promise<{ state: ProjectState; intakeTaskIds: ReadonlySet<string> }> {
   const runIds = [...(options.runIds ?? [])];
   const decisionIds = [...(options.decisionIds ?? [])];
+  const owner = options.leaseOwner;
+  const lease =
+    owner === undefined
+      ? sql``
+      : sql`(SELECT l.owner FROM leases l WHERE l.project_id = ${projectId} AND l.owner = ${owner}
+           AND l.expires_at > now() FOR KEY SHARE) AS lease_owner,`;
   // The (resolved) card of a named run's task is loaded too: a re-asked card must grow its
   // revision instead of being inserted twice (decisionIdFor: `decision-<task>`).
   const { rows } = await sql<StateParts>`
-    SELECT
+    SELECT ${lease}
       (SELECT row_to_json(p) FROM (SELECT ${PROJECT_CONTROL} FROM projects WHERE id = ${projectId}) p) AS project,
       (SELECT coalesce(json_agg(t), '[]') FROM tasks t WHERE t.project_id = ${projectId}) AS tasks,
       (SELECT coalesce(json_agg(json_build_array(d.task_id, d.depends_on)), '[]')
@@ -77,6 +88,7 @@ export async function loadProjectStateAndIntake(
     db,
   );
   const parts = rows[0];
+  if (owner !== undefined && parts?.lease_owner !== owner) throw new LeaseLostError(projectId, owner);
   if (!parts?.project) throw new NotFoundError(`Project ${projectId} does not exist.`);
   const prereqs = new Map<string, string[]>();
   for (const [taskId, dependsOn] of parts.deps) {
@@ -113,6 +125,8 @@ export async function loadProjectStateAndIntake(
 
 /** The parts of loadProjectState's one row, as JSON gives them (timestamps as strings). */
 interface StateParts {
+  /** The coordinator whose lease the statement holds (asked for by `leaseOwner`), or null. */
+  lease_owner?: string | null;
   project: Record<string, unknown> | null;
   tasks: Record<string, unknown>[];
   deps: [string, string][];

@@ -30,6 +30,16 @@ import { type RunReport, runReportColumns, storeRunReport } from "./run-report-c
 import { runUpdater } from "./run-repository.ts";
 import { writeTrackerUpdates } from "./tracker-update-repository.ts";
 import { storeRunTranscript } from "./transcript-repository.ts";
+import {
+  type CreatedRun,
+  insertEvents,
+  POSTGRES_NOTIFY_CHANNEL,
+  type RunJobsBuilder,
+  type StoredRunJob,
+} from "./transition-events.ts";
+
+export { POSTGRES_NOTIFY_CHANNEL };
+
 import { recordRunUsage } from "./usage-repository.ts";
 
 export interface ApplyOptions {
@@ -53,9 +63,12 @@ export interface ApplyOptions {
    * the notifications of its own commits, which it already acted on. Default: none.
    */
   origin?: string;
+  /**
+   * The jobs of the runs the transition creates (a claim's), built and stored in its
+   * transaction (transition-events.ts): a claimed run's job costs no commit of its own.
+   */
+  runJobs?: RunJobsBuilder;
 }
-
-export const POSTGRES_NOTIFY_CHANNEL = "overseer_events";
 
 /**
  * A NOTIFY payload on `POSTGRES_NOTIFY_CHANNEL`: the project's id, then, when the commit was a
@@ -123,9 +136,10 @@ export async function applyTransition(
     .transaction()
     .setIsolationLevel("repeatable read")
     .execute(async (trx) => {
-      if (options.leaseOwner !== undefined) await holdLease(trx, projectId, options.leaseOwner);
       const runId = commandRunId(command);
       const ctx = defaultDomainContext(options.ctx);
+      if (command.kind === "create-project" && options.leaseOwner !== undefined)
+        await holdLease(trx, projectId, options.leaseOwner);
       if (command.kind === "create-project" && !(await projectExists(trx, projectId))) {
         if (command.project.id !== projectId)
           throw new Error(`create-project for ${command.project.id} was applied to project ${projectId}`);
@@ -137,9 +151,11 @@ export async function applyTransition(
         if (!notified) await notify(trx, projectId, options.origin);
         return { ...created, eventRows, projectRow: null, usageRecorded: false };
       }
+      // The lease of a claim (`leaseOwner`) is checked and held by the load itself: no statement of its own.
       const { state, intakeTaskIds } = await loadProjectStateAndIntake(trx, projectId, {
         runIds: runId ? [runId] : [],
         decisionIds: command.kind === "resolve-decision" ? [command.decisionId] : [],
+        leaseOwner: command.kind === "create-project" ? undefined : options.leaseOwner,
       });
       const allowed = options.projectStatusIn;
       if (allowed && !allowed.includes(state.project.status))
@@ -186,6 +202,7 @@ export async function applyTransition(
         report,
         intakeTaskIds,
         missionBudgetUsd,
+        runJobs: options.runJobs,
       });
       const { eventRows } = written;
       if (runId && options.runReport && !written.reported) {
@@ -242,6 +259,8 @@ interface PersistExtras {
   intakeTaskIds?: ReadonlySet<string>;
   /** start-mission's spend bound, written with the project row (the mission changes it). */
   missionBudgetUsd?: number | null | undefined;
+  /** Builds the created runs' jobs, stored with the events (ApplyOptions.runJobs). */
+  runJobs?: RunJobsBuilder | undefined;
 }
 
 async function persist(
@@ -278,7 +297,8 @@ async function persist(
     throw error;
   }
   await insertIncidents(db, projectId, result.incidents);
-  const eventRows = await insertEvents(db, projectId, result.events, extras.payload);
+  const jobs = await createdRunJobs(db, result, projectRow, actionRunNumbers, extras.runJobs);
+  const eventRows = await insertEvents(db, projectId, result.events, extras.payload, jobs);
   // The notifications of these events, in the same transaction (the outbox).
   await writeOutbox(db, projectId, result.events, changes.decisions, eventRows);
   // What the issues of intake-made tasks hear (two-way status), in the same transaction too.
@@ -288,6 +308,23 @@ async function persist(
 }
 
 type Changes = ApplyResult["changes"];
+
+/** The created runs' jobs (ApplyOptions.runJobs), none when the transition created no run. */
+async function createdRunJobs(
+  db: Db,
+  result: ApplyResult,
+  projectRow: ProjectRow | null,
+  numbers: ReadonlyMap<string, number>,
+  build: RunJobsBuilder | undefined,
+): Promise<ReadonlyMap<string, StoredRunJob>> {
+  const { changes } = result;
+  const runs: CreatedRun[] = changes.runs.flatMap((run) => {
+    const number = numbers.get(run.id);
+    return changes.createdRunIds.has(run.id) && number !== undefined ? [{ run, number }] : [];
+  });
+  if (!build || runs.length === 0) return new Map();
+  return build({ state: result.state, projectRow, runs }, db);
+}
 
 /** New tasks and their dependency edges, in multi-row batches. */
 async function insertCreatedTasks(db: Db, projectId: string, changes: Changes): Promise<void> {
@@ -536,40 +573,6 @@ async function insertIncidents(
       )
       .execute();
   }
-}
-
-/**
- * The events, and the transition's NOTIFY in the same statement (sent at commit; Postgres
- * delivers one notification however many rows name the same payload).
- */
-async function insertEvents(
-  db: Db,
-  projectId: string,
-  events: ApplyResult["events"],
-  payload: string,
-): Promise<EventRow[]> {
-  if (events.length === 0) return [];
-  const rows = await db
-    .with("inserted", (qb) =>
-      qb
-        .insertInto("events")
-        .values(
-          events.map((e) => ({
-            project_id: projectId,
-            task_id: e.taskId,
-            run_id: e.runId,
-            type: e.type,
-            data: json(e.data),
-          })),
-        )
-        .returningAll(),
-    )
-    .selectFrom("inserted")
-    .selectAll()
-    .select(sql<string>`pg_notify(${POSTGRES_NOTIFY_CHANNEL}, ${payload})`.as("notified"))
-    .orderBy("inserted.id")
-    .execute();
-  return rows.map(({ notified: _, ...row }) => row);
 }
 
 /**

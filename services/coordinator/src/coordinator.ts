@@ -25,13 +25,10 @@
 import {
   type AppliedTransition,
   acquireLeases,
-  countRunsOfAction,
   type Db,
   type DroppedLease,
   existingTaskIds,
   LeaseLostError,
-  loadMissionEvidence,
-  type MissionEvidence,
   NotFoundError,
   type NotificationListener,
   POSTGRES_NOTIFY_CHANNEL,
@@ -40,12 +37,11 @@ import {
   recordUsageReport,
   releaseLeases,
   settleDroppedLeases,
-  storeRunJob,
 } from "@overseer/db";
-import type { Command, ProjectState, Run } from "@overseer/domain";
+import type { Command } from "@overseer/domain";
 import { formatZodIssues } from "@overseer/input-errors";
 import type { LiveChannel, Redis, RunQueues } from "@overseer/queue";
-import { type ResultMessage, type RunResult, resultMessageSchema, runRefOf } from "@overseer/run-contract";
+import { type ResultMessage, type RunResult, resultMessageSchema } from "@overseer/run-contract";
 import type { Logger } from "@overseer/runtime";
 import { sanitizeValue } from "@overseer/task-files";
 import type { RunTracing } from "@overseer/telemetry";
@@ -60,7 +56,7 @@ import { ProjectRows } from "./project-rows.ts";
 import { ProjectSerializer } from "./project-serializer.ts";
 import { commandForResult } from "./result-command-mapper.ts";
 import { ResultConsumer } from "./result-consumer.ts";
-import { buildRunJob, type JobBuild } from "./run-job-builder.ts";
+import { type ClaimJobs, RunEnqueuer } from "./run-enqueuer.ts";
 import { RunReconciler } from "./run-reconciler.ts";
 import { phaseTimeline, runReportOf } from "./run-report.ts";
 import { appliedRunOf } from "./run-trace.ts";
@@ -99,6 +95,8 @@ export class Coordinator {
   private readonly forge: ForgeRunner;
   private readonly notify: NotificationRunner; // outbox deliveries (notify/notification-runner.ts)
   private readonly intake: IntakeServices; // tracker intake and two-way status (intake/)
+  /** From a claimed run to its job in Redis (run-enqueuer.ts). */
+  private readonly enqueuer: RunEnqueuer;
   /** Reads and applies the run results (result-consumer.ts). */
   private readonly results: ResultConsumer;
   private leaseTimer: NodeJS.Timeout | null = null;
@@ -134,6 +132,11 @@ export class Coordinator {
         },
       },
     );
+    this.enqueuer = new RunEnqueuer({
+      ...deps,
+      policies: this.policies,
+      apply: (projectId, command) => this.apply(projectId, command),
+    });
     this.serializer = new ProjectSerializer((projectId, error) => this.onPassError(projectId, error));
     this.reconciler = new RunReconciler(
       { db: deps.db, queues: deps.queues, logger: deps.logger },
@@ -144,7 +147,7 @@ export class Coordinator {
         inTurn: (projectId, fn) => {
           void this.serializer.run(projectId, fn).catch((error) => this.onPassError(projectId, error));
         },
-        enqueueRun: (project, state, run) => this.enqueueRun(project, state, run),
+        enqueueRun: (project, state, run) => this.enqueuer.enqueueRun(project, state, run),
         apply: (projectId, command) => this.apply(projectId, command).then(() => undefined),
         retryOf: (project) => this.policies.of(project).retry,
       },
@@ -341,8 +344,11 @@ export class Coordinator {
     if (!this.owned.has(projectId)) return;
     const project = await this.rows.get(projectId);
     if (await this.pauseIfOverBudget(project)) return;
+    // The claim's transaction builds and stores its runs' jobs too (run-enqueuer.ts).
+    const built: ClaimJobs = new Map();
     const claimed = await this.apply(projectId, claimCommand(this.policies, project), {
       leaseOwner: this.id,
+      runJobs: this.enqueuer.jobsOfClaim(project, built),
     });
     if (!claimed) return;
     const created = claimed.changes.runs.filter((r) => claimed.changes.createdRunIds.has(r.id));
@@ -350,8 +356,12 @@ export class Coordinator {
     const current = claimed.projectRow ?? project;
     let freed = false;
     for (const run of created) {
+      const build = built.get(run.id);
       const number = claimed.actionRunNumbers?.get(run.id);
-      freed = (await this.enqueueRun(current, claimed.state, run, number)) || freed;
+      const failed = build
+        ? await this.enqueuer.queueClaimed(projectId, run, build)
+        : await this.enqueuer.enqueueRun(current, claimed.state, run, number);
+      freed = failed || freed;
     }
     // The forge's bookkeeping (pull_request mode) after the runs are queued: no run waits for it.
     const policy = this.policies.ifValid(project);
@@ -377,54 +387,6 @@ export class Coordinator {
     if (!row) return false;
     const { budgetUsd, budgetTokens } = this.policies.budgetsOf(row);
     return budgetUsd === null && budgetTokens === null;
-  }
-
-  /** The run's job, or why it cannot be built (a stored config that no longer parses among them). */
-  private buildJob(
-    project: ProjectRow,
-    state: ProjectState,
-    run: Run,
-    number: number,
-    evidence: MissionEvidence | null,
-  ): JobBuild {
-    const policy = this.policies.ifValid(project);
-    if (!policy.ok) return { ok: false, reason: "configuration_error", message: policy.error.message };
-    return buildRunJob(project, policy.policy, state, run, number, Date.now(), evidence);
-  }
-
-  /**
-   * Builds and enqueues a run's job from the state the claim produced (no reload). Returns
-   * true when the run was failed instead (its slot is free again).
-   */
-  private async enqueueRun(
-    project: ProjectRow,
-    state: ProjectState,
-    run: Run,
-    known?: number,
-  ): Promise<boolean> {
-    const db = this.deps.db;
-    // The claim counted it as it inserted the run; a repaired run's is counted here.
-    const number = known ?? (await countRunsOfAction(db, project.id, run.taskId, run.action));
-    const planning = state.tasks.get(run.taskId)?.kind === "plan";
-    const evidence = planning ? await loadMissionEvidence(db, project.id) : null;
-    const build = this.buildJob(project, state, run, number, evidence);
-    if (!build.ok) {
-      this.deps.logger.warn({ projectId: project.id, runId: run.id, reason: build.reason }, build.message);
-      await this.apply(project.id, {
-        kind: "run-misconfigured",
-        runId: run.id,
-        reason: build.reason,
-        message: build.message,
-      });
-      return true;
-    }
-    // With traces on, the job opens the run's trace: every span of the run joins it.
-    const tracing = this.deps.tracing;
-    const job = tracing ? { ...build.job, traceparent: tracing.newRunTrace() } : build.job;
-    // The job stays in Postgres, stored before the queue names it: Redis carries its ids only.
-    // A run that ended meanwhile (cancelled) stores nothing and is not queued.
-    if (await storeRunJob(db, run.id, job)) await this.deps.queues.enqueueRun(runRefOf(job));
-    return false;
   }
 
   // -------------------------------------------------------------------------------------

@@ -4,7 +4,16 @@
  * every statement is a round trip on a run's critical path, and issue 22 bounds them per
  * transition. A change that adds one fails here, naming the statements.
  */
-import { connectDatabase, createProject, type DbHandle, listRuns, type ScratchDatabase } from "@overseer/db";
+import {
+  connectDatabase,
+  createProject,
+  type DbHandle,
+  getRun,
+  getRunJob,
+  listRuns,
+  requireProject,
+  type ScratchDatabase,
+} from "@overseer/db";
 import type { RunOutcome } from "@overseer/run-contract";
 import { runResultFixture, taskCard } from "@overseer/test-support";
 import { importTasks, startProject, type TransitionApplier } from "@overseer/transitions";
@@ -93,7 +102,52 @@ describe("a task's transitions through the coordinator, in statements", () => {
     });
     costs.approve = approve.length;
     expect({ costs, submit, approve }).toMatchObject({
-      costs: { executeStarted: 5, submitAndReviewClaim: 14, reviewStarted: 5, approve: 6 },
+      costs: { executeStarted: 5, submitAndReviewClaim: 12, reviewStarted: 5, approve: 6 },
+    });
+  });
+});
+
+describe("a claim stores its runs' jobs in its own transaction", () => {
+  it("the job and the run's prompt and pool are written before the claim's commit, nothing after it", async () => {
+    await createProject(scratch.db, {
+      id: "jobs-in-claim",
+      repo: "/tmp/none",
+      concurrency: 2,
+      runnerConfig: { argv: ["true"], pool: "small" },
+    });
+    await importTasks(operator, "jobs-in-claim", [taskCard("S00-001"), taskCard("S00-002")]);
+    await startProject(operator, "jobs-in-claim", { by: "test" });
+    const c = rig.coordinator({}, rig.logger, recorded.db);
+    const pass = await statementsOf(async () => {
+      await c.renewLeases();
+      await c.idle();
+    });
+    const runs = (await listRuns(scratch.db, { projectId: "jobs-in-claim", limit: 10 })).filter(
+      (r) => r.status === "queued",
+    );
+    expect(runs).toHaveLength(2);
+    for (const run of runs) {
+      expect(await getRunJob(scratch.db, run.id)).toMatchObject({ runId: run.id, pool: "small" });
+      expect(await getRun(scratch.db, run.id)).toMatchObject({ pool: "small" });
+    }
+    // Both jobs ride on the claim's events statement; the claim's commit is the pass's last statement.
+    expect(pass.at(-1)).toBe("commit");
+    expect(pass.filter((s) => s.includes('"run_jobs"'))).toHaveLength(1);
+  });
+
+  it("a run whose job cannot be built (no harness command) stores none and is failed as misconfigured", async () => {
+    await createProject(scratch.db, { id: "no-harness", repo: "/tmp/none", runnerConfig: {} });
+    await importTasks(operator, "no-harness", [taskCard("S00-001")]);
+    await startProject(operator, "no-harness", { by: "test" });
+    const c = rig.coordinator({}, rig.logger, recorded.db);
+    await c.renewLeases();
+    await c.idle();
+    const [run] = await listRuns(scratch.db, { projectId: "no-harness", limit: 10 });
+    expect(run).toMatchObject({ status: "failed" });
+    expect(await getRunJob(scratch.db, run?.id ?? "")).toBeNull();
+    expect(await requireProject(scratch.db, "no-harness")).toMatchObject({
+      status: "paused",
+      status_reason: expect.stringMatching(/harness/i),
     });
   });
 });
