@@ -24,6 +24,7 @@ import * as intake from "./migrations/0022-intake.ts";
 import * as trackerUpdates from "./migrations/0023-tracker-updates.ts";
 import * as runSandboxDriver from "./migrations/0024-run-sandbox-driver.ts";
 import * as runJobs from "./migrations/0025-run-jobs.ts";
+import * as outboxDeliveredTotals from "./migrations/0026-outbox-delivered-totals.ts";
 
 /** Migrations in order. Add new ones at the end; never edit one that has shipped. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -51,6 +52,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "0023-tracker-updates": trackerUpdates,
   "0024-run-sandbox-driver": runSandboxDriver,
   "0025-run-jobs": runJobs,
+  "0026-outbox-delivered-totals": outboxDeliveredTotals,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

@@ -11,7 +11,9 @@ export interface OutboxFigure {
 
 /**
  * Per project and status of an outbox table (notification deliveries, tracker updates): how many
- * rows and how many attempts they made, one grouped query (metrics, read at scrape time).
+ * rows and how many attempts they made (metrics, read at scrape time). What it reads grows with
+ * what is still to send, not with what was ever sent: the pending and dead rows through their
+ * partial index, the delivered ones from the totals a trigger keeps (migration 0026).
  */
 export async function outboxFigures(
   db: Db,
@@ -19,8 +21,11 @@ export async function outboxFigures(
 ): Promise<OutboxFigure[]> {
   const rows = await sql<{ project_id: string; status: string; n: string; attempts: string | null }>`
     SELECT project_id, status, count(*) AS n, sum(attempts) AS attempts
-    FROM ${sql.table(table)}
+    FROM ${sql.table(table)} WHERE status <> 'delivered'
     GROUP BY project_id, status
+    UNION ALL
+    SELECT project_id, 'delivered', deliveries, attempts
+    FROM outbox_delivered_totals WHERE outbox = ${table} AND deliveries > 0
     ORDER BY project_id, status`.execute(db);
   return rows.rows.map((r) => ({
     projectId: r.project_id,
