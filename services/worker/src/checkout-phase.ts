@@ -1,4 +1,4 @@
-import { mkdir, writeFile } from "node:fs/promises";
+import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { mergeMainInto, type RepoMirror, type Worktree } from "@overseer/git";
 import { agentBinDir } from "@overseer/harness";
@@ -52,9 +52,10 @@ export async function prepareCheckout(
     diskLimitBytes: diskLimitOf(job, deps),
   };
   // The run's private directory first (0700, before the worktree makes its checkout in it);
-  // its control and input dirs and the prompt are written while git reads the heads and makes
+  // its control and input dirs and the prompt are written before git reads the heads and makes
   // the worktree (the prompt after the merge when a merge of the main branch may add to it).
-  await mkdir(runDir, { recursive: true, mode: 0o700 });
+  // Synchronous: a few small entries, where a promise per call costs the worker more CPU.
+  mkdirSync(runDir, { recursive: true, mode: 0o700 });
   const inputs: Promise<void>[] = [];
   const writeInputs = (prompt: string) => {
     const written = writeRunInputs(paths, prompt);
@@ -118,12 +119,9 @@ async function checkoutInto(
 
 /** The run's control dir (empty) and input dir with the prompt, inside its private run dir. */
 async function writeRunInputs(paths: RunPaths, prompt: string): Promise<void> {
-  await Promise.all([
-    mkdir(paths.controlDir, { mode: 0o700 }),
-    mkdir(paths.inputDir, { mode: 0o700 }).then(() =>
-      writeFile(paths.promptFile, prompt, { encoding: "utf8", mode: 0o600 }),
-    ),
-  ]);
+  mkdirSync(paths.controlDir, { mode: 0o700 });
+  mkdirSync(paths.inputDir, { mode: 0o700 });
+  writeFileSync(paths.promptFile, prompt, { encoding: "utf8", mode: 0o600 });
 }
 
 interface Heads {

@@ -1,4 +1,4 @@
-import { lstat } from "node:fs/promises";
+import { lstatSync } from "node:fs";
 import path from "node:path";
 import type { RepoMirror } from "@overseer/git";
 import {
@@ -47,7 +47,7 @@ async function readEnvironmentBlob(
   commit: string,
   checkout?: string,
 ): Promise<{ oid: string; text: string } | { problem: string } | null> {
-  if (checkout !== undefined && (await absentFrom(checkout, ENVIRONMENT_FILE))) return null;
+  if (checkout !== undefined && absentFrom(checkout, ENVIRONMENT_FILE)) return null;
   const listed = await mirror.git(["ls-tree", "-l", "-z", commit, "--", ENVIRONMENT_FILE]);
   const entry = listed.stdout.split("\0").find((line) => line.length > 0);
   if (entry === undefined) return null;
@@ -65,10 +65,10 @@ async function readEnvironmentBlob(
 }
 
 /** Whether `relative` does not exist under `dir` (a missing directory on the way counts). */
-async function absentFrom(dir: string, relative: string): Promise<boolean> {
+function absentFrom(dir: string, relative: string): boolean {
   try {
-    await lstat(path.join(dir, relative));
-    return false;
+    // Synchronous and without an error for the usual answer (no such file): one lstat.
+    return lstatSync(path.join(dir, relative), { throwIfNoEntry: false }) === undefined;
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     return code === "ENOENT" || code === "ENOTDIR";
