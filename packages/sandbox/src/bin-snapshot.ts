@@ -1,4 +1,4 @@
-import { chmod, mkdtemp, readdir, symlink, writeFile } from "node:fs/promises";
+import { chmod, link, mkdtemp, readdir, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { sweepDeadWorkerDirs } from "./etc-snapshot.ts";
 
@@ -13,7 +13,11 @@ import { sweepDeadWorkerDirs } from "./etc-snapshot.ts";
  * bound read-only at /bin, which holds a symlink `NAME -> /usr/bin/NAME` for every entry of the
  * host's /usr/bin (so `/bin/sh`, `#!/bin/bash` and the rest resolve as before) and an empty
  * placeholder file for each command, over which the driver binds the command's host file
- * read-only (`--ro-bind FILE /bin/NAME`).
+ * read-only (`--ro-bind FILE /bin/NAME`). A command given in `linkFrom` is placed as a hard link to
+ * its host file instead (the same inode: the same file, content, mode and owner as the bind
+ * showed, read-only through the /bin bind), and needs no bind of its own: bwrap parses
+ * /proc/self/mountinfo once per bind. Where the link cannot be made (another filesystem), the
+ * command gets its placeholder and its bind as before.
  *
  * A snapshot is taken once per driver instance, set of command names and state of /usr/bin (its
  * mtime changes when an entry is added or removed, and a new snapshot is taken then), and removed
@@ -30,16 +34,39 @@ export interface BinSnapshotInput {
   listFrom?: string;
   /** Names of the commands to place; a host entry of the same name is shadowed by the command. */
   commandNames: readonly string[];
+  /** Host files of commands to place as hard links (name → file); the others get placeholders. */
+  linkFrom?: Readonly<Record<string, string>>;
 }
 
-/** Creates the snapshot directory and returns its path. */
-export async function createBinSnapshot(input: BinSnapshotInput): Promise<string> {
+export interface BinSnapshot {
+  dir: string;
+  /** The commands placed as hard links: no bind over them. */
+  linked: ReadonlySet<string>;
+}
+
+/** Creates the snapshot directory: its path and the commands linked into it. */
+export async function createBinSnapshot(input: BinSnapshotInput): Promise<BinSnapshot> {
   await sweepDeadWorkerDirs(input.root, "bin");
   const dir = await mkdtemp(join(input.root, `bin-${process.pid}-`));
   await chmod(dir, 0o755);
   const commands = new Set(input.commandNames);
   const entries = (await readdir(input.listFrom ?? input.usrBin)).filter((entry) => !commands.has(entry));
   await Promise.all(entries.map((entry) => symlink(join(input.usrBin, entry), join(dir, entry))));
-  await Promise.all([...commands].map((name) => writeFile(join(dir, name), "", { mode: 0o755 })));
-  return dir;
+  const linked = new Set<string>();
+  await Promise.all(
+    [...commands].map(async (name) => {
+      const source = input.linkFrom?.[name];
+      if (source !== undefined) {
+        try {
+          await link(source, join(dir, name));
+          linked.add(name);
+          return;
+        } catch {
+          // Another filesystem, or links refused: a placeholder, and the driver binds the file over it.
+        }
+      }
+      await writeFile(join(dir, name), "", { mode: 0o755 });
+    }),
+  );
+  return { dir, linked };
 }

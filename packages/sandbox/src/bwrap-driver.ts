@@ -1,9 +1,10 @@
 import { randomBytes } from "node:crypto";
+import { statSync } from "node:fs";
 import { mkdir, realpath, rm, stat, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { PROCESS_DEFAULTS } from "@overseer/process";
 import { execa } from "execa";
-import { createBinSnapshot } from "./bin-snapshot.ts";
+import { type BinSnapshot, createBinSnapshot } from "./bin-snapshot.ts";
 import {
   type BwrapHostLayout,
   buildBwrapArgs,
@@ -89,11 +90,7 @@ export const BWRAP_DEFAULT_GID = 1000;
  * The snapshot directory cached under `key`, created by `create` on first use; a failed creation
  * is forgotten, so the next run tries again.
  */
-function snapshotOnce(
-  cache: Map<string, Promise<string>>,
-  key: string,
-  create: () => Promise<string>,
-): Promise<string> {
+function snapshotOnce<T>(cache: Map<string, Promise<T>>, key: string, create: () => Promise<T>): Promise<T> {
   let snapshot = cache.get(key);
   if (snapshot === undefined) {
     snapshot = create();
@@ -162,7 +159,7 @@ export class BwrapDriver implements SandboxDriver {
   private launcherShellPromise: Promise<string> | null = null;
   private readonly imageLayouts = new Map<string, Promise<BwrapHostLayout>>();
   private readonly etcSnapshots = new Map<string, Promise<string>>();
-  private readonly binSnapshots = new Map<string, Promise<string>>();
+  private readonly binSnapshots = new Map<string, Promise<BinSnapshot>>();
 
   constructor(private readonly options: BwrapDriverOptions = {}) {
     this.runtimeRoot = options.runtimeRoot ?? defaultRuntimeRoot();
@@ -225,7 +222,10 @@ export class BwrapDriver implements SandboxDriver {
   async dispose(): Promise<void> {
     const files = [
       ...(await Promise.all(
-        [...this.etcSnapshots.values(), ...this.binSnapshots.values()].map((p) => p.catch(() => null)),
+        [
+          ...this.etcSnapshots.values(),
+          ...[...this.binSnapshots.values()].map((p) => p.then((snapshot) => snapshot.dir)),
+        ].map((p) => p.catch(() => null)),
       )),
       await (this.seccompFilePromise ?? Promise.resolve(null)).catch(() => null),
     ];
@@ -255,22 +255,33 @@ export class BwrapDriver implements SandboxDriver {
   }
 
   /**
-   * The read-only /bin holding `commandNames` (bin-snapshot.ts), or null when there are none or
-   * /bin is not a merged-/usr symlink (then the commands cannot be placed and /bin stays as it is).
-   * A changed /usr/bin (new mtime) gets a new snapshot; older ones stay until `dispose()`, since
-   * running sandboxes still show them.
+   * The read-only /bin holding the commands (bin-snapshot.ts: hard links to their files where
+   * possible, else placeholders the commands are bound over), or null when there are none or /bin
+   * is not a merged-/usr symlink (then the commands cannot be placed and /bin stays as it is).
+   * A changed /usr/bin (new mtime) or command file (new inode or mtime) gets a new snapshot; older
+   * ones stay until `dispose()`, since running sandboxes still show them.
    */
   private async binSnapshot(
     layout: BwrapHostLayout,
-    commandNames: readonly string[],
-  ): Promise<string | null> {
+    commands: readonly { name: string; source: string }[],
+  ): Promise<BinSnapshot | null> {
     const usrBin = mergedUsrBin(layout);
-    if (commandNames.length === 0 || usrBin === null) return null;
+    if (commands.length === 0 || usrBin === null) return null;
     const listFrom = `${layout.systemRoot ?? ""}${usrBin}`;
-    const key = `${listFrom}:${(await stat(listFrom)).mtimeMs}:${[...commandNames].sort().join("/")}`;
+    const files = commands.map(({ name, source }) => {
+      const info = statSync(source);
+      return `${name}=${source}@${info.ino}:${info.mtimeMs}`;
+    });
+    const key = `${listFrom}:${(await stat(listFrom)).mtimeMs}:${files.sort().join("/")}`;
     return snapshotOnce(this.binSnapshots, key, async () => {
       await ensurePrivateDir(this.runtimeRoot);
-      return createBinSnapshot({ root: this.runtimeRoot, usrBin, listFrom, commandNames });
+      return createBinSnapshot({
+        root: this.runtimeRoot,
+        usrBin,
+        listFrom,
+        commandNames: commands.map((command) => command.name),
+        linkFrom: Object.fromEntries(commands.map((command) => [command.name, command.source])),
+      });
     });
   }
 
@@ -349,10 +360,7 @@ export class BwrapDriver implements SandboxDriver {
     const gid = spec.gid ?? BWRAP_DEFAULT_GID;
 
     const etcDir = await this.etcSnapshot(layout, uid, gid);
-    const binDir = await this.binSnapshot(
-      layout,
-      commands.map((command) => command.name),
-    );
+    const bin = await this.binSnapshot(layout, commands);
     // Proxy mode needs a directory (the egress socket, the bridge); other runs only the options file.
     const runDir = spec.network.mode === "proxy" ? await createRunDir(this.runtimeRoot) : null;
     let runPath = runDir;
@@ -419,8 +427,9 @@ export class BwrapDriver implements SandboxDriver {
           etcDir,
           runtimeDir: runtimeMountDir,
           controlDir: await realpath(spec.controlDir),
-          binDir,
-          commands,
+          binDir: bin?.dir ?? null,
+          // A command linked into the bin dir is there already; the others are bound over their placeholders.
+          commands: commands.filter((command) => !bin?.linked.has(command.name)),
           seccompFd: seccompFile === null ? null : 4,
         },
       });

@@ -226,8 +226,10 @@ export class GvisorDriver implements SandboxDriver {
     if (commandNames.length === 0 || usrBin === null) return { etcDir, binDir: null };
     const listFrom = `${system}${usrBin}`;
     const key = `bin|${listFrom}:${(await stat(listFrom)).mtimeMs}:${[...commandNames].sort().join("/")}`;
-    const binDir = await this.cached(this.snapshots, key, () =>
-      createBinSnapshot({ root: this.runtimeRoot, usrBin, listFrom, commandNames }),
+    const binDir = await this.cached(
+      this.snapshots,
+      key,
+      async () => (await createBinSnapshot({ root: this.runtimeRoot, usrBin, listFrom, commandNames })).dir,
     );
     return { etcDir, binDir };
   }

@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, readFile, rm, rmdir, stat, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rename, rm, rmdir, stat, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -131,6 +131,42 @@ describe("BwrapDriver: running commands", () => {
       expect(await readFile(join(tools, "overseer-agent"), "utf8")).toBe(script);
     } finally {
       await rm(tools, { recursive: true, force: true });
+    }
+  });
+
+  it("places a command as its own file (same inode, read-only), linked into /bin without a bind where it can, bound where it cannot", async () => {
+    const sameFs = await mkdtemp(join(tmpdir(), "overseer-commands-"));
+    const otherFs = existsSync("/dev/shm") ? await mkdtemp("/dev/shm/overseer-commands-") : null;
+    try {
+      const optionsOf = async (spec: ReturnType<typeof ws.spec>) => {
+        const prepared = await driver.prepare(["/bin/true"], spec);
+        try {
+          const file = /exec 3<'([^']+)'/.exec(prepared.args.join(" "))?.[1] ?? "";
+          return (await readFile(file, "utf8")).split("\0");
+        } finally {
+          await prepared.cleanup();
+        }
+      };
+      for (const [dir, bound] of [[sameFs, false], ...(otherFs ? [[otherFs, true] as const] : [])] as const) {
+        const file = join(dir, "overseer-agent");
+        await writeFile(file, "#!/bin/sh\necho one\n", { mode: 0o755 });
+        const spec = ws.spec({ env: { PATH: "/usr/bin:/bin" }, commands: { "overseer-agent": file } });
+        expect((await optionsOf(spec)).includes("/bin/overseer-agent")).toBe(bound);
+        const { ino } = await stat(file);
+        const inside = await runShell(
+          driver,
+          "stat -c '%i %a' /bin/overseer-agent; /bin/overseer-agent",
+          spec,
+        );
+        expect(inside.stdout).toBe(`${ino} 755\none\n`);
+        // A replaced file (a new inode, as a deploy makes it) is what the next run sees.
+        await writeFile(`${file}.new`, "#!/bin/sh\necho two\n", { mode: 0o755 });
+        await rename(`${file}.new`, file);
+        expect((await runShell(driver, "/bin/overseer-agent", spec)).stdout).toBe("two\n");
+      }
+    } finally {
+      await rm(sameFs, { recursive: true, force: true });
+      if (otherFs) await rm(otherFs, { recursive: true, force: true });
     }
   });
 
