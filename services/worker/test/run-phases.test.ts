@@ -376,6 +376,34 @@ describe("git phase", () => {
     expect(passing.landedSha).toBe(await rig.head("main"));
   });
 
+  it("an approve lands from a mirror however old (never fresh here) without a fetch, by the compare-and-swap push", async () => {
+    const [main, dir] = [(await rig.head("main")) as string, path.join(rig.dir, "aged")];
+    await rig.git("update-ref", "refs/heads/overseer/task/S08-005", main);
+    const head = await rig.commitOnRemote("overseer/task/S08-005", { "src/aged.txt": "a\n" }, "Aged");
+    const mirror = new RepoMirror({ dataDir: dir, projectId: "aged", remote: rig.remote });
+    await mirror.ensure();
+    const worktree = await mirror.addWorktree({ base: head, path: path.join(dir, "checkout") });
+    process.env.GIT_TRACE2_EVENT = path.join(dir, "trace.json");
+    const approve = { kind: "transition", transition: { version: 1, kind: "approve" } } as const;
+    const scope = { staged: worktree.stage(), checked: Promise.resolve([]) };
+    const ctx = { taskHead: head, base: head, runDir: dir, scope };
+    const neverFresh = { logger: rig.logger, mirrorFreshness: { lastSync: new Map(), freshMs: 0 } };
+    const work = await recordWork(
+      rig.approveJob("S08-005", head),
+      neverFresh,
+      mirror,
+      worktree,
+      approve,
+      ctx,
+    ).finally(() => delete process.env.GIT_TRACE2_EVENT);
+    const landed = await rig.head("main");
+    expect(work).toMatchObject({ kind: "ok", commits: { landedSha: landed, landedBranch: "main" } });
+    expect(await rig.git("rev-parse", `${landed}^`)).toBe(main);
+    const trace = readFileSync(path.join(dir, "trace.json"), "utf8").split("\n");
+    expect(trace.filter((l) => l.includes('"event":"start"') && l.includes('"fetch"'))).toEqual([]);
+    await worktree.remove();
+  });
+
   it("losing the compare-and-swap push leaves the branch as the winner pushed it and retries the run", async () => {
     const mirror = new RepoMirror({
       dataDir: path.join(rig.dir, "cas"),
