@@ -108,5 +108,5 @@ describe("Linear intake", () => {
       ["execute", "finished"],
       ["review", "finished"],
     ]);
-  }, 40_000);
+  }, 90_000);
 });
