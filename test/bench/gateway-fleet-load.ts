@@ -1,7 +1,7 @@
 /**
  * The scale bench's gateway figure without the rest of the scale bench (7 minutes that load the
  * whole machine): `npm run bench:gateway-load -- [--projects 1000] [--seconds 60] [--busy 2]
- * [--churn 4] [--rate 10] [--tsx]`.
+ * [--churn 4] [--rate 10] [--tsx] [--cpu-prof DIR]`.
  *
  * A gateway process (the production build, as the scale bench runs it; `--tsx`: through tsx) on
  * a scratch database with
@@ -13,11 +13,13 @@
  * - `--busy` processes spin on the CPU, standing for the workers and their sandboxes;
  * - the scale bench's GatewayProbe asks for the fleet and one project's status (the projects in
  *   turn) `--rate` times a second each, open loop.
+ * With `--cpu-prof DIR` the gateway writes a CPU profile (node --cpu-prof) into DIR as it exits.
  * Prints the probe's percentiles per route, the gateway's CPU-ms per request and the churn's
  * transitions/s, as JSON.
  */
 import { spawn } from "node:child_process";
 import { readdir, readFile } from "node:fs/promises";
+import path from "node:path";
 import { parseArgs } from "node:util";
 import { applyTransition, connectDatabase, type Db } from "@overseer/db";
 import { importTasks, TransitionApplier } from "@overseer/transitions";
@@ -34,6 +36,7 @@ const { values } = parseArgs({
     churn: { type: "string", default: "4" },
     rate: { type: "string", default: "10" },
     tsx: { type: "boolean", default: false },
+    "cpu-prof": { type: "string" },
     "churn-child": { type: "string" },
   },
 });
@@ -54,7 +57,12 @@ async function main(): Promise<void> {
     );
     log(`${projects} projects seeded in ${Math.round(performance.now() - t0)} ms`);
     const mode = values.tsx ? "tsx" : "build";
-    const probe = await GatewayProbe.start(cluster, ids[0] as string, 120_000, await benchServices(mode));
+    const profDir = values["cpu-prof"] ? path.resolve(values["cpu-prof"]) : null;
+    const services = {
+      ...(await benchServices(mode)),
+      ...(profDir ? { nodeArgs: ["--cpu-prof", `--cpu-prof-dir=${profDir}`] } : {}),
+    };
+    const probe = await GatewayProbe.start(cluster, ids[0] as string, 120_000, services);
     const churn = spawn(
       process.execPath,
       [

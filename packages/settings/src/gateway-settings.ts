@@ -31,7 +31,7 @@ export const GATEWAY_SPECS = {
     name: "OVERSEER_STATUS_CACHE_MS",
     fallback: String(GATEWAY_DEFAULTS.statusCacheTtlMs),
     description:
-      "Longest reuse of one project's status answer by the gateway; each transition's NOTIFY drops it at once (and the gateway's own writes before they answer), so this bounds only what a lost notification can cost. 0 reads Postgres on every request.",
+      "Longest reuse of one project's status answer by the gateway; each transition's NOTIFY drops it at once (and the gateway's own writes before they answer), so this bounds only what a lost notification can cost; the worker heartbeats behind its pool waiting are read once per it for all projects. 0 reads Postgres and Redis on every request.",
     schema: integer(0, 600_000),
   },
   fleetCacheMs: {

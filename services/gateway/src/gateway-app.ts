@@ -24,6 +24,7 @@ import { WriteRateLimiter } from "./http/write-rate-limiter.ts";
 import { FLEET_THROUGHPUT, FleetAnswer } from "./live/fleet-answer.ts";
 import { ProjectEventSubscriber } from "./live/project-event-subscriber.ts";
 import { ProjectStatusCache } from "./live/project-status-cache.ts";
+import { servedPoolsCache } from "./live/served-pools.ts";
 import { SharedRefresh } from "./live/shared-refresh.ts";
 import { StreamRegistry } from "./live/stream-registry.ts";
 import { GatewayMetrics } from "./metrics/gateway-metrics.ts";
@@ -127,6 +128,7 @@ export function createGatewayApp(deps: GatewayDeps, settings: ResolvedGatewayOpt
     verifier,
     statusCache,
     fleetCache,
+    servedPools: servedPoolsCache(deps, settings),
     authorize: authorizationGuard(deps.db),
     boardSessions: new BoardSessions(deps.redis, deps.live.prefix, settings.boardSessionTtlMs),
   };
@@ -243,7 +245,8 @@ export function createGatewayApp(deps: GatewayDeps, settings: ResolvedGatewayOpt
  * LISTENs to the transition channel when a notification listener is given: each notification
  * (payload: project id) drops that project's cached status, marks it for the fleet overview's
  * next read and wakes its event streams (the CLI applies commands without Redis: its NOTIFY is
- * what publishes them live), and both caches trust them (`notify` mode) once listening. Returns the function that stops listening.
+ * what publishes them live), and both caches trust them (`notify` mode) once listening.
+ * Returns the function that stops listening.
  */
 function listenForChanges(
   deps: GatewayDeps,

@@ -74,7 +74,8 @@ export interface GatewayOptions {
    * Longest reuse of one project's status answer, in ms. An answer is reused only while the
    * project's change token (row version + last event id) is unchanged, so transitions show
    * at once; this bound only matters for changes without events (see `GatewayDeps.notifications`).
-   * 0 disables the cache. Default 2000.
+   * The worker heartbeats (the answer's pool waiting) are read once per it for every project
+   * (live/served-pools.ts). 0 disables the cache. Default 2000.
    */
   statusCacheTtlMs?: number;
   /**

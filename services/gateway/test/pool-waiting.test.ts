@@ -4,10 +4,11 @@
  */
 import { applyTransition } from "@overseer/db";
 import type { WorkerHeartbeat } from "@overseer/queue";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { card, seedProject, statusWhen, useGatewayFixture } from "./support/gateway-fixture.ts";
 
-const fx = useGatewayFixture();
+const STATUS_CACHE_MS = 300;
+const fx = useGatewayFixture({ statusCacheTtlMs: STATUS_CACHE_MS });
 
 function heartbeat(id: string, pools: string[], draining = false): WorkerHeartbeat {
   const now = Date.now();
@@ -40,14 +41,15 @@ describe("a project whose pool has no live worker", () => {
     expect(waiting.body.text).toContain("pool: jdk");
     expect(waiting.body.text).toContain("waiting for a worker in pool jdk");
 
-    // A draining worker of the pool takes no new job: still waiting.
+    // A draining worker of the pool takes no new job: still waiting (once its heartbeat is read:
+    // the heartbeats are read at most once per statusCacheTtlMs).
     await fx.deps.registry.beat(heartbeat("jdk-old", ["jdk"], true));
+    await new Promise((resolve) => setTimeout(resolve, STATUS_CACHE_MS));
     const draining = await fx.request("GET", "/api/projects/jdkproj/status", { token: fx.tokens.read });
     expect(draining.body.pool_waiting).toBe("waiting for a worker in pool jdk");
 
     await fx.deps.registry.beat(heartbeat("jdk-1", ["default", "jdk"]));
-    const served = await fx.request("GET", "/api/projects/jdkproj/status", { token: fx.tokens.read });
-    expect(served.body.pool_waiting).toBeNull();
+    const served = await statusWhen(fx, "jdkproj", (s) => s.pool_waiting === null);
     expect(served.body.text).not.toContain("waiting for a worker");
 
     const workers = await fx.request("GET", "/api/v1/workers", { token: fx.tokens.read });
@@ -72,5 +74,23 @@ describe("a project whose pool has no live worker", () => {
     expect(status.body.pool).toBe("default");
     expect(status.body.pool_waiting).toBeNull();
     expect(status.body.text).not.toContain("pool");
+  });
+
+  it("status requests share one read of the heartbeats for statusCacheTtlMs", async () => {
+    await seedProject(fx, "sharedpools", [card("S00-001")], { pool: "jdk" });
+    await fx.deps.registry.beat(heartbeat("jdk-2", ["jdk"]));
+    await new Promise((resolve) => setTimeout(resolve, STATUS_CACHE_MS));
+    const reads = vi.spyOn(fx.deps.registry, "list");
+    try {
+      const answers = await Promise.all(
+        Array.from({ length: 10 }, () =>
+          fx.request("GET", "/api/projects/sharedpools/status", { token: fx.tokens.read }),
+        ),
+      );
+      expect(answers.every((a) => a.status === 200)).toBe(true);
+      expect(reads).toHaveBeenCalledTimes(1);
+    } finally {
+      reads.mockRestore();
+    }
   });
 });

@@ -4,6 +4,8 @@ import { fleetProjectView, type ThroughputWindow, throughputSeries } from "../vi
 /** Fleet throughput: runs ended per 5 minutes over the last hour. */
 export const FLEET_THROUGHPUT: ThroughputWindow = { windowSeconds: 3600, bucketSeconds: 300 };
 
+const PROJECTS_OPEN = Buffer.from('{"projects":[');
+
 /** One project of the answer: its serialized view around its throughput series. */
 interface Entry {
   /** `{"id":…,"tokens_out":…,"throughput":` */
@@ -40,8 +42,8 @@ export class FleetAnswer {
   private readonly entries = new Map<string, Entry>();
   /** The ids in order; null: projects came or went since it was sorted. */
   private order: string[] | null = null;
-  /** The fragments joined; null: one of them changed since. */
-  private projects: string | null = null;
+  /** The fragments joined, UTF-8; null: one of them changed since. */
+  private projects: Buffer | null = null;
   private marked = new Set<string>();
   private whole = true;
   private notified = false;
@@ -69,14 +71,17 @@ export class FleetAnswer {
     this.whole = true;
   }
 
-  /** The overview serialized, after re-reading what changed since the previous read. */
-  load(): Promise<string> {
+  /**
+   * The overview serialized (UTF-8: each request writes these bytes, not a 400 kB string to
+   * encode again), after re-reading what changed since the previous read.
+   */
+  load(): Promise<Uint8Array<ArrayBuffer>> {
     const read = this.last.then(() => this.read());
     this.last = read.catch(() => undefined);
     return read;
   }
 
-  private async read(): Promise<string> {
+  private async read(): Promise<Uint8Array<ArrayBuffer>> {
     const whole = this.whole || !this.notified;
     const ids = whole ? null : [...this.marked];
     this.whole = false;
@@ -105,7 +110,7 @@ export class FleetAnswer {
     if (ids === null || had.size !== rows.length || rows.some((r) => !had.has(r.id))) this.order = null;
   }
 
-  private serialize(nowMs: number): string {
+  private serialize(nowMs: number): Uint8Array<ArrayBuffer> {
     if (this.order === null) {
       this.order = [...this.entries.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
       this.projects = null;
@@ -120,11 +125,16 @@ export class FleetAnswer {
       e.until = seriesChangesAt(e.ended, this.window, nowMs);
       this.projects = null;
     }
-    this.projects ??= this.order.map((id) => this.entries.get(id)?.json).join(",");
-    return (
-      `{"projects":[${this.projects}],"window_seconds":${this.window.windowSeconds},` +
-      `"bucket_seconds":${this.window.bucketSeconds},"generated_at":"${new Date(nowMs).toISOString()}"}`
-    );
+    this.projects ??= Buffer.from(this.order.map((id) => this.entries.get(id)?.json).join(","));
+    const { windowSeconds, bucketSeconds } = this.window;
+    const generatedAt = new Date(nowMs).toISOString();
+    return Buffer.concat([
+      PROJECTS_OPEN,
+      this.projects,
+      Buffer.from(
+        `],"window_seconds":${windowSeconds},"bucket_seconds":${bucketSeconds},"generated_at":"${generatedAt}"}`,
+      ),
+    ]);
   }
 }
 

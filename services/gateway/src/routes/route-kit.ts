@@ -35,8 +35,10 @@ export interface RouteContext {
   readonly metrics: GatewayMetrics;
   readonly verifier: TokenVerifier;
   readonly statusCache: ProjectStatusCache;
-  /** The fleet overview's serialized answer, shared by its pollers (`loadFleetAnswer`). */
-  readonly fleetCache: SharedRefresh<string>;
+  /** The fleet overview's serialized answer, shared by its pollers (`live/fleet-answer.ts`). */
+  readonly fleetCache: SharedRefresh<Uint8Array<ArrayBuffer>>;
+  /** The pools live workers serve, shared by status requests (`live/served-pools.ts`). */
+  readonly servedPools: SharedRefresh<ReadonlySet<string> | null>;
   /** Bull Board sessions (ended on revocation by the token routes). */
   readonly boardSessions: BoardSessions;
   /** The authorization table's guard of an operation (`http/authorization-guard.ts`). */

@@ -2,10 +2,8 @@ import { randomUUID } from "node:crypto";
 import { argusTaskStatus } from "@overseer/api-contract";
 import { ConflictError, getDecision, getTask, listDecisions, listTasks } from "@overseer/db";
 import { type Decision, normaliseOptionId, type Task } from "@overseer/domain";
-import { servedPools } from "@overseer/queue";
 import { actorOf } from "../../gateway-env.ts";
 import { ApiError } from "../../http/api-error.ts";
-import { withTimeout } from "../../http/with-timeout.ts";
 import { projectStatusView, statusJson } from "../../views/project-status-view.ts";
 import { decisionCard } from "../../views/resource-views.ts";
 import { snapshotView } from "../../views/snapshot-view.ts";
@@ -23,7 +21,7 @@ export function getArgusStatus(ctx: RouteContext): GatewayHandler<typeof getArgu
     const { id } = c.req.valid("param");
     // The project (Postgres) and the live workers' pools (Redis) are read at once: one round trip
     // of waiting, not two, on a loaded cluster.
-    const [snapshot, pools] = await Promise.all([ctx.statusCache.get(id), livePools(ctx)]);
+    const [snapshot, pools] = await Promise.all([ctx.statusCache.get(id), ctx.servedPools.get()]);
     if (!snapshot) throw projectNotFound(id);
     // A cached snapshot is rendered once per waiting state: polling clients get the same bytes until it changes.
     return c.body(statusJson(snapshot, pools), 200, {
@@ -173,19 +171,5 @@ async function allTasks(ctx: RouteContext, projectId: string): Promise<Task[]> {
     out.push(...page.tasks);
     if (!page.next) return out;
     after = page.next;
-  }
-}
-
-/**
- * The pools live, non-draining workers serve now, from their heartbeats (one Redis read, at read
- * time: nothing polls per project); null when Redis does not answer in time.
- */
-async function livePools({ deps, options }: RouteContext): Promise<ReadonlySet<string> | null> {
-  try {
-    return servedPools(
-      await withTimeout(deps.registry.list(options.workerStaleAfterMs), options.readyTimeoutMs, "Redis"),
-    );
-  } catch {
-    return null;
   }
 }
