@@ -69,7 +69,15 @@ export {
   runFromRow,
   taskFromRow,
 } from "./row-mappers.ts";
-export { liveRunJob, type RunFenceCheck, RunNotLiveError, runRefusal, withLiveRun } from "./run-fence.ts";
+export {
+  type HeldRunFence,
+  holdLiveRun,
+  liveRunJob,
+  type RunFenceCheck,
+  RunNotLiveError,
+  runRefusal,
+  withLiveRun,
+} from "./run-fence.ts";
 export type { RunReport } from "./run-report-columns.ts";
 export * from "./run-repository.ts";
 export {

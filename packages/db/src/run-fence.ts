@@ -117,6 +117,72 @@ export async function runRefusal(db: Db, check: RunFenceCheck): Promise<string |
 }
 
 /**
+ * The fence's transaction, opened ahead of its push (`holdLiveRun`): its read is done and the run
+ * and task rows are locked, so nothing it read can change until it ends.
+ */
+export interface HeldRunFence {
+  /**
+   * Runs `move` only if the read found the run live, then commits (recording a landing that
+   * went through); RunNotLiveError (nothing moved) otherwise. Once per fence.
+   */
+  move<T>(move: () => Promise<T>, moved: (value: T) => boolean): Promise<T>;
+  /** Ends the transaction unused (a rollback); nothing after `move`. */
+  close(): Promise<void>;
+}
+
+/**
+ * Opens the fence's transaction now: its read and row locks, before the push it guards is ready
+ * (the worker commits meanwhile), so the push waits for no round trip. The caller must `move`
+ * or `close` it: it holds a pooled connection and row locks until then.
+ */
+export async function holdLiveRun(db: Db, check: RunFenceCheck): Promise<HeldRunFence> {
+  const trx = await db.startTransaction().execute();
+  let row: FenceRow | undefined;
+  try {
+    row = await readFence(trx, check, true);
+  } catch (error) {
+    await trx
+      .rollback()
+      .execute()
+      .catch(() => undefined);
+    throw error;
+  }
+  let ended = false;
+  const end = async (commit: boolean) => {
+    if (ended) return;
+    ended = true;
+    await (commit ? trx.commit() : trx.rollback()).execute();
+  };
+  return {
+    async move(move, moved) {
+      if (ended) throw new Error(`the run fence of ${check.runId} has already ended`);
+      const refusal = fenceRefusal(row, check);
+      if (refusal !== null) {
+        await end(false);
+        throw new RunNotLiveError(check.runId, refusal);
+      }
+      try {
+        const value = await move();
+        if (check.landing && moved(value)) {
+          await trx
+            .updateTable("runs")
+            .set({ transition: "approve" })
+            .where("id", "=", check.runId)
+            .where("status", "in", ["queued", "running"])
+            .execute();
+        }
+        await end(true);
+        return value;
+      } catch (error) {
+        await end(false).catch(() => undefined);
+        throw error;
+      }
+    },
+    close: () => end(false).catch(() => undefined),
+  };
+}
+
+/**
  * Runs `move` (a push) only while the run is live, holding its run and task rows locked until
  * `move` returns; throws RunNotLiveError (nothing moved) otherwise. `moved(value)` says
  * whether the push went through; a landing that did is recorded before the commit.
@@ -127,18 +193,5 @@ export async function withLiveRun<T>(
   move: () => Promise<T>,
   moved: (value: T) => boolean,
 ): Promise<T> {
-  return db.transaction().execute(async (trx) => {
-    const refusal = fenceRefusal(await readFence(trx, check, true), check);
-    if (refusal !== null) throw new RunNotLiveError(check.runId, refusal);
-    const value = await move();
-    if (check.landing && moved(value)) {
-      await trx
-        .updateTable("runs")
-        .set({ transition: "approve" })
-        .where("id", "=", check.runId)
-        .where("status", "in", ["queued", "running"])
-        .execute();
-    }
-    return value;
-  });
+  return (await holdLiveRun(db, check)).move(move, moved);
 }

@@ -13,6 +13,7 @@ import {
   getRun,
   getRunJob,
   getTask,
+  holdLiveRun,
   liveRunJob,
   RunNotLiveError,
   runRefusal,
@@ -152,6 +153,44 @@ describe("run fence", () => {
     );
     await expect(attempt).rejects.toBeInstanceOf(RunNotLiveError);
     expect(pushed).toBe(false);
+  });
+
+  it("a fence opened ahead of its push holds the run: a cancel waits for the push; closed unused, the cancel goes through", async () => {
+    const runId = await inReview("fence-held");
+    const held = await holdLiveRun(scratch.db, { projectId: "fence-held", runId });
+    // The worker commits meanwhile; a cancel arriving now waits for the fence's row locks.
+    let cancelSettled = false;
+    const cancelled = cancel("fence-held").finally(() => {
+      cancelSettled = true;
+    });
+    await waitForLockWait(scratch.db, "tasks");
+    expect(cancelSettled).toBe(false);
+    let pushed = false;
+    const value = await held.move(
+      async () => {
+        pushed = true;
+        return { ok: true };
+      },
+      (r) => r.ok,
+    );
+    expect({ pushed, value }).toEqual({ pushed: true, value: { ok: true } });
+    await cancelled;
+    expect((await getRun(scratch.db, runId))?.status).toBe("cancelled");
+    // The next fence reads the cancel: its push never runs.
+    const after = await holdLiveRun(scratch.db, { projectId: "fence-held", runId });
+    await expect(
+      after.move(
+        async () => ({ ok: true }),
+        (r) => r.ok,
+      ),
+    ).rejects.toBeInstanceOf(RunNotLiveError);
+
+    // Opened and closed unused: nothing is held any more.
+    const other = await inReview("fence-closed");
+    const unused = await holdLiveRun(scratch.db, { projectId: "fence-closed", runId: other });
+    await unused.close();
+    await cancel("fence-closed");
+    expect((await getRun(scratch.db, other))?.status).toBe("cancelled");
   });
 
   it("refuses a landing of any head but the one recorded at the submit", async () => {

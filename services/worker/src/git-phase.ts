@@ -6,6 +6,7 @@ import {
   LAND_DEFAULTS,
   type LandCheckOutcome,
   landBranch,
+  type PushGuard,
   protectedBranchRefusal,
   pushBranch,
   type RepoMirror,
@@ -81,6 +82,44 @@ export async function recordWork(
   // The commit records exactly what the scope check lists: the index `stage()` wrote.
   await ctx.scope.staged;
 
+  // The fence's transaction opens as the commit starts: its read and row locks are done by the
+  // time the push is ready, which then waits for no round trip (run-fence.ts open).
+  const fence = deps.fence?.open(job);
+  try {
+    return await commitWork(job, deps, mirror, worktree, outcome, ctx, {
+      transition,
+      trailers,
+      checked,
+      lap,
+      guard: fence?.guard,
+    });
+  } finally {
+    await fence?.close();
+  }
+}
+
+/** What `commitWork` shares with recordWork. */
+interface CommitSteps {
+  transition: Extract<RunOutcome, { kind: "transition" }>["transition"] | null;
+  trailers: (status: string) => Record<string, string>;
+  /** The scope check's violations, lapped. */
+  checked: () => Promise<string[]>;
+  lap: (phase: "scope_check" | "commit" | "push" | "land") => void;
+  /** The guard of the run's push, its fence opened as the commit started. */
+  guard: PushGuard | undefined;
+}
+
+/** The hand-in's commit and push, or the checkpoint of unfinished work (recordWork). */
+async function commitWork(
+  job: RunJob,
+  deps: Pick<RunExecutorDeps, "logger">,
+  mirror: RepoMirror,
+  worktree: Worktree,
+  outcome: RunOutcome,
+  ctx: { taskHead: string | null; base: string; mergedMain?: boolean },
+  steps: CommitSteps,
+): Promise<WorkRecord> {
+  const { transition, trailers, checked, lap, guard } = steps;
   // A planner's proposal is handed in like a submit (its review checks out the same head).
   const handIn =
     transition?.kind === "submit"
@@ -114,7 +153,7 @@ export async function recordWork(
         branch: job.taskBranch,
         sha: head,
         expectedOldSha: ctx.taskHead,
-        guard: deps.fence?.guard(job),
+        guard,
       });
       lap("push");
       if (!pushed.ok) {
@@ -151,7 +190,7 @@ export async function recordWork(
     branch: ref,
     sha,
     expectedOldSha: null,
-    guard: deps.fence?.guard(job),
+    guard,
   });
   lap("push");
   if (!pushed.ok)

@@ -1,11 +1,12 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import {
   type Db,
+  type HeldRunFence,
+  holdLiveRun,
   liveRunJob,
   type RunFenceCheck,
   RunNotLiveError,
   runRefusal,
-  withLiveRun,
 } from "@overseer/db";
 import type { PushBranchResult, PushGuard } from "@overseer/git";
 import type { RunJob, RunRef } from "@overseer/run-contract";
@@ -27,6 +28,20 @@ export interface RunFence {
   load(ref: RunRef): Promise<{ refusal: string } | { refusal: null; job: unknown | null }>;
   /** The guard of this run's pushes; `landing` names the approved head a landing may push. */
   guard(job: RunJob, landing?: { sourceSha: string }): PushGuard;
+  /**
+   * The guard of the run's next push (not a landing), its transaction opened now: its read and
+   * row locks are done while the worker commits, so the push waits for no round trip. The
+   * caller must `close` it (a no-op once its guard pushed).
+   */
+  open(job: RunJob): OpenedRunFence;
+}
+
+/** A fence opened ahead of its push (RunFence.open). */
+export interface OpenedRunFence {
+  /** Guards one push under the opened transaction (as `guard` would, when it could not open). */
+  guard: PushGuard;
+  /** Ends the opened transaction if no push used it. */
+  close(): Promise<void>;
 }
 
 export interface PostgresRunFenceOptions {
@@ -54,6 +69,27 @@ export function postgresRunFence(db: Db, given: PostgresRunFenceOptions = {}): R
   });
   const patiently = <T>(attempt: () => Promise<T>, retryable: (error: unknown) => boolean) =>
     untilAnswered(attempt, retryable, options);
+  const guard = (job: RunJob, landing?: { sourceSha: string }): PushGuard => guarded(job, landing);
+  /** Pushes under `first` (an opened fence) when given, then under new transactions while Postgres does not answer. */
+  const guarded =
+    (job: RunJob, landing?: { sourceSha: string }, first?: Promise<HeldRunFence | null>): PushGuard =>
+    async (push) => {
+      let pushFailed = false;
+      const failing = () =>
+        push().catch((error: unknown): PushBranchResult => {
+          pushFailed = true;
+          throw error;
+        });
+      let opened = first;
+      const once = async () => {
+        const held = (await opened) ?? (await holdLiveRun(db, checkOf(job, landing)));
+        opened = undefined;
+        return held.move(failing, (pushed: PushBranchResult) => pushed.ok);
+      };
+      // A retry after the push went through (the commit failed) pushes the same sha again,
+      // which the compare-and-swap push answers as done.
+      return patiently(once, (error) => !pushFailed && !(error instanceof RunNotLiveError));
+    };
   return {
     refusal: (job) =>
       patiently(
@@ -65,22 +101,14 @@ export function postgresRunFence(db: Db, given: PostgresRunFenceOptions = {}): R
         () => liveRunJob(db, { runId: ref.runId, projectId: ref.projectId }),
         () => true,
       ),
-    guard: (job, landing) => async (push) => {
-      let pushFailed = false;
-      const once = () =>
-        withLiveRun(
-          db,
-          checkOf(job, landing),
-          () =>
-            push().catch((error: unknown): PushBranchResult => {
-              pushFailed = true;
-              throw error;
-            }),
-          (pushed) => pushed.ok,
-        );
-      // A retry after the push went through (the commit failed) pushes the same sha again,
-      // which the compare-and-swap push answers as done.
-      return patiently(once, (error) => !pushFailed && !(error instanceof RunNotLiveError));
+    guard,
+    open: (job) => {
+      // Not answered (Postgres away): the guard opens its own, patiently, when it pushes.
+      const held = holdLiveRun(db, checkOf(job)).catch(() => null);
+      return {
+        guard: guarded(job, undefined, held),
+        close: async () => (await held)?.close(),
+      };
     },
   };
 }
