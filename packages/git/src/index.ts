@@ -28,6 +28,7 @@ export {
   landBranch,
 } from "./land-branch.ts";
 export { type MergeMainOptions, type MergeMainResult, mergeMainInto } from "./merge-main.ts";
+export type { MirrorLayout } from "./mirror-layout.ts";
 export { protectedBranchRefusal } from "./protected-branch.ts";
 export { type PushBranchOptions, type PushBranchResult, type PushGuard, pushBranch } from "./push-branch.ts";
 export { branchNameProblem, checkpointRef, isFullSha } from "./ref-names.ts";

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { promises as fs } from "node:fs";
 import path from "node:path";
 import { GitInputError } from "./git-error.ts";
+import type { MirrorLayout } from "./mirror-layout.ts";
 import { runGit } from "./run-git.ts";
 
 /**
@@ -24,10 +25,9 @@ import { runGit } from "./run-git.ts";
  * `extensions.worktreeConfig`) are left to `git worktree add` (`supportsLinkedWorktree`).
  */
 
-/** Whether the mirror's layout is the plain one this module writes (read from its config file). */
-export async function supportsLinkedWorktree(gitDir: string): Promise<boolean> {
-  const config = await fs.readFile(path.join(gitDir, "config"), "utf8");
-  return !/^\s*(refstorage|worktreeconfig)\s*=/im.test(config);
+/** Whether the mirror's layout (mirror-layout.ts) is the plain one this module writes. */
+export function supportsLinkedWorktree(layout: MirrorLayout): boolean {
+  return !layout.refStorage && !layout.worktreeConfig;
 }
 
 /**

@@ -1,5 +1,6 @@
 import { promises as fs } from "node:fs";
 import path from "node:path";
+import { type MirrorLayout, readMirrorLayout } from "./mirror-layout.ts";
 
 /**
  * Branch heads read from a bare repository's ref files, as git's "files" ref backend keeps them
@@ -12,17 +13,19 @@ import path from "node:path";
  *
  * Returns null, for the caller to ask git, whenever the layout is not that plain one: another
  * ref backend (`extensions.refStorage`), a symbolic ref, a file that does not hold an object id.
- * Throws when the repository's config cannot be read (no repository there).
+ * `layout` is the mirror's (mirror-layout.ts), read here when not given; throws when the config
+ * cannot be read (no repository there).
  */
 export async function branchHeadsFromFiles(
   gitDir: string,
   names: readonly string[],
+  layout: Promise<MirrorLayout> = readMirrorLayout(gitDir),
 ): Promise<Map<string, string | null> | null> {
-  const [config, loose] = await Promise.all([
-    fs.readFile(path.join(gitDir, "config"), "utf8"),
+  const [{ refStorage }, loose] = await Promise.all([
+    layout,
     Promise.all(names.map((name) => readLoose(path.join(gitDir, "refs", "heads", ...name.split("/"))))),
   ]);
-  if (/^\s*refstorage\s*=/im.test(config)) return null;
+  if (refStorage) return null;
   const heads = new Map<string, string | null>();
   const unpacked: string[] = [];
   for (const [i, name] of names.entries()) {

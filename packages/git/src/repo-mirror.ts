@@ -5,6 +5,7 @@ import { setTimeout as delay } from "node:timers/promises";
 import { withFileLock } from "./file-lock.ts";
 import { GitError, GitInputError } from "./git-error.ts";
 import { addLinkedWorktree, supportsLinkedWorktree } from "./linked-worktree.ts";
+import { type MirrorLayout, readMirrorLayout } from "./mirror-layout.ts";
 import { branchHeadsFromFiles } from "./ref-files.ts";
 import { assertBranchName, assertRevision, isFullSha } from "./ref-names.ts";
 import {
@@ -64,6 +65,11 @@ export interface AddWorktreeOptions {
    * Default none.
    */
   neverCommit?: readonly string[];
+  /**
+   * The mirror's layout as `readLayout()` gave it for this run's start (shared with
+   * `branchHeads`, so the config is read once); read here when not given.
+   */
+  layout?: Promise<MirrorLayout>;
 }
 
 /** A branch's head commit and that commit's tree. */
@@ -185,12 +191,24 @@ export class RepoMirror {
   }
 
   /**
-   * The heads of `branches` in the mirror, read from its ref files (ref-files.ts), else in one
-   * git process (`for-each-ref`); a branch the mirror does not have maps to `null`.
+   * What the mirror's config says of its layout (mirror-layout.ts), read once for a run's start
+   * and handed to `branchHeads` and `addWorktree`. Rejects when there is no mirror.
    */
-  async branchHeads(branches: readonly string[]): Promise<Map<string, string | null>> {
+  readLayout(): Promise<MirrorLayout> {
+    return readMirrorLayout(this.gitDir);
+  }
+
+  /**
+   * The heads of `branches` in the mirror, read from its ref files (ref-files.ts), else in one
+   * git process (`for-each-ref`); a branch the mirror does not have maps to `null`. `layout`:
+   * as `readLayout()` gave it (read here when not given).
+   */
+  async branchHeads(
+    branches: readonly string[],
+    layout: Promise<MirrorLayout> = this.readLayout(),
+  ): Promise<Map<string, string | null>> {
     const names = [...new Set(branches.map((b) => assertBranchName(b, "branch")))];
-    const read = await branchHeadsFromFiles(this.gitDir, names).catch((error: unknown) => {
+    const read = await branchHeadsFromFiles(this.gitDir, names, layout).catch((error: unknown) => {
       throw (error as NodeJS.ErrnoException).code === "ENOENT"
         ? new GitInputError("mirror", `${this.gitDir} does not exist yet; call ensure() first`)
         : error;
@@ -234,7 +252,7 @@ export class RepoMirror {
     // The mirror's presence and its layout, read at once (a config that cannot be read: git's way).
     const [, linked] = await Promise.all([
       this.assertExists(),
-      supportsLinkedWorktree(this.gitDir).catch(() => false),
+      (options.layout ?? this.readLayout()).then(supportsLinkedWorktree, () => false),
     ]);
     const sha = isFullSha(base) ? base : await this.resolveRef(base);
     if (sha === null) {

@@ -1,6 +1,6 @@
 import { promises as fs } from "node:fs";
 import path from "node:path";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { branchHeadsFromFiles } from "../src/ref-files.ts";
 import { RepoMirror } from "../src/repo-mirror.ts";
 import { commitOnRemote, git, makeRemote, useTempScope } from "./git-test-helpers.ts";
@@ -78,5 +78,26 @@ describe("branch heads from the ref files", () => {
     const dir = await temp.make();
     const mirror = new RepoMirror({ dataDir: path.join(dir, "data"), projectId: "none", remote: dir });
     await expect(mirror.branchHeads(["main"])).rejects.toThrow(/does not exist yet; call ensure\(\) first/);
+  });
+
+  it("reads the mirror's config once for a run's start: the layout is shared by the heads and the worktree", async () => {
+    const { dir, mirror } = await mirrorWithBranches();
+    const reads = vi.spyOn(fs, "readFile");
+    try {
+      const configReads = () =>
+        reads.mock.calls.filter(([file]) => String(file) === path.join(mirror.gitDir, "config")).length;
+      const layout = mirror.readLayout();
+      const heads = await mirror.branchHeads(["main"], layout);
+      const worktree = await mirror.addWorktree({
+        base: heads.get("main") as string,
+        path: path.join(dir, "checkout"),
+        layout,
+      });
+      expect(configReads()).toBe(1);
+      expect(await fs.readFile(path.join(worktree.path, "README.md"), "utf8")).toBe("hello\n");
+      await expect(layout).resolves.toEqual({ refStorage: false, worktreeConfig: false });
+    } finally {
+      reads.mockRestore();
+    }
   });
 });

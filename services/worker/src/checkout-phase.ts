@@ -1,6 +1,6 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { mergeMainInto, type RepoMirror, type Worktree } from "@overseer/git";
+import { type MirrorLayout, mergeMainInto, type RepoMirror, type Worktree } from "@overseer/git";
 import { agentBinDir } from "@overseer/harness";
 import { jobLandingBranch, type RunJob, type RunOutcome } from "@overseer/run-contract";
 import { placeCheckoutFiles } from "./checkout-files.ts";
@@ -83,10 +83,22 @@ async function checkoutInto(
   onWorktree: (worktree: Worktree) => void,
   inputs: { write(prompt: string): void; written(): Promise<unknown> },
 ): Promise<CheckoutPhase> {
-  const unchanged = await refreshMirror(mirror, job, deps);
+  // The mirror's config is read once for the heads and the worktree (again only when it could
+  // not be read: no mirror before the clone).
+  let read: Promise<MirrorLayout> | undefined;
+  const layout = (): Promise<MirrorLayout> => {
+    if (!read) {
+      read = mirror.readLayout();
+      read.catch(() => {
+        read = undefined;
+      });
+    }
+    return read;
+  };
+  const unchanged = await refreshMirror(mirror, job, deps, layout);
   // No fetch (the mirror was current): reading the heads counts as checkout.
   if (unchanged === null) clock.lap("fetch");
-  const { taskHead, mainHead } = unchanged ?? (await readHeads(job, mirror));
+  const { taskHead, mainHead } = unchanged ?? (await readHeads(job, mirror, layout()));
   let base = taskHead ?? mainHead;
   if (base === null) {
     return {
@@ -107,6 +119,7 @@ async function checkoutInto(
     path: paths.checkout,
     branch: job.taskBranch,
     neverCommit: Object.keys(job.files),
+    layout: layout(),
   });
   onWorktree(worktree);
   const dirs = worktree.gitDirs();
@@ -135,9 +148,9 @@ interface Heads {
 }
 
 /** The task branch's and the landing branch's heads in the mirror, in one git process. */
-async function readHeads(job: RunJob, mirror: RepoMirror): Promise<Heads> {
+async function readHeads(job: RunJob, mirror: RepoMirror, layout: Promise<MirrorLayout>): Promise<Heads> {
   const landing = jobLandingBranch(job);
-  const heads = await mirror.branchHeads([job.taskBranch, landing, job.mainBranch]);
+  const heads = await mirror.branchHeads([job.taskBranch, landing, job.mainBranch], layout);
   return {
     taskHead: heads.get(job.taskBranch) ?? null,
     mainHead: heads.get(landing) ?? heads.get(job.mainBranch) ?? null,
@@ -211,11 +224,16 @@ export function diskLimitOf(job: RunJob, deps: Pick<RunExecutorDeps, "diskLimitB
  * merges happen on the forge). Otherwise: fetch.
  * Returns the heads it read when it did not fetch (still current), else null.
  */
-async function refreshMirror(mirror: RepoMirror, job: RunJob, deps: RunExecutorDeps): Promise<Heads | null> {
+async function refreshMirror(
+  mirror: RepoMirror,
+  job: RunJob,
+  deps: RunExecutorDeps,
+  layout: () => Promise<MirrorLayout>,
+): Promise<Heads | null> {
   const freshness = deps.mirrorFreshness;
   // A merge of the main branch needs the main branch as it is now: always fetch. A mirror
   // that cannot be read (not cloned yet) is fetched.
-  const local = job.mergeMain ? undefined : await readHeads(job, mirror).catch(() => undefined);
+  const local = job.mergeMain ? undefined : await readHeads(job, mirror, layout()).catch(() => undefined);
   if (local !== undefined) {
     const { taskHead } = local;
     if (job.expectedTaskHead !== null && taskHead === job.expectedTaskHead) return local;

@@ -1,0 +1,23 @@
+import { promises as fs } from "node:fs";
+import path from "node:path";
+
+/** What a bare repository's config says of the layout git keeps its refs and config in. */
+export interface MirrorLayout {
+  /** Another ref backend than the files (`extensions.refStorage`, e.g. reftable). */
+  readonly refStorage: boolean;
+  /** Config kept per worktree (`extensions.worktreeConfig`). */
+  readonly worktreeConfig: boolean;
+}
+
+/**
+ * Reads the repository's config file once for what both the ref files reader (ref-files.ts)
+ * and the linked worktree writer (linked-worktree.ts) need to know, so a run's start reads it
+ * once. Throws when the config cannot be read (no repository there).
+ */
+export async function readMirrorLayout(gitDir: string): Promise<MirrorLayout> {
+  const config = await fs.readFile(path.join(gitDir, "config"), "utf8");
+  return {
+    refStorage: /^\s*refstorage\s*=/im.test(config),
+    worktreeConfig: /^\s*worktreeconfig\s*=/im.test(config),
+  };
+}
