@@ -7,8 +7,14 @@
 import { randomBytes } from "node:crypto";
 import { createScratchDatabase, type Db, type ScratchDatabase } from "@overseer/db";
 import { LiveChannel, type Redis, RunQueues, resolveLiveOptions, resolveQueueOptions } from "@overseer/queue";
+import type { RunOutcome } from "@overseer/run-contract";
 import { createLogger, type Logger } from "@overseer/runtime";
-import { createTestRedis, deleteRedisKeys, uniqueRedisPrefix } from "@overseer/test-support";
+import {
+  createTestRedis,
+  deleteRedisKeys,
+  runResultFixture,
+  uniqueRedisPrefix,
+} from "@overseer/test-support";
 import { TransitionApplier } from "@overseer/transitions";
 import { Coordinator } from "../src/coordinator.ts";
 import { type CoordinatorOptions, resolveCoordinatorOptions } from "../src/coordinator-options.ts";
@@ -74,4 +80,19 @@ export function countingTransactions(db: Db): { db: Db; count: () => number } {
     },
   });
   return { db: counting, count: () => transactions };
+}
+
+/** A run result that brings `transition` (version 1), as a worker reports it. */
+export function transitionResult(runId: string, projectId: string, transition: object) {
+  const outcome = { kind: "transition", transition: { version: 1, ...transition }, usage: undefined };
+  return runResultFixture({
+    runId,
+    projectId,
+    outcome: outcome as RunOutcome,
+    workerId: "worker-test",
+    commitSha: "c0ffee",
+    branchHead: "c0ffee",
+    durationMs: 5,
+    output: "done",
+  });
 }

@@ -15,8 +15,7 @@ import {
   requireProject,
   type ScratchDatabase,
 } from "@overseer/db";
-import type { RunOutcome } from "@overseer/run-contract";
-import { runResultFixture, taskCard } from "@overseer/test-support";
+import { taskCard } from "@overseer/test-support";
 import {
   importTasks,
   startProject,
@@ -25,7 +24,12 @@ import {
 } from "@overseer/transitions";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Coordinator } from "../src/coordinator.ts";
-import { type CoordinatorRig, countingTransactions, openCoordinatorRig } from "./coordinator-rig.ts";
+import {
+  type CoordinatorRig,
+  countingTransactions,
+  openCoordinatorRig,
+  transitionResult as result,
+} from "./coordinator-rig.ts";
 
 let rig: CoordinatorRig;
 let scratch: ScratchDatabase;
@@ -80,20 +84,6 @@ async function queuedRun(projectId: string, taskId: string, action: string): Pro
     )
     .toBe(true);
   return found as ListedRun;
-}
-
-function result(runId: string, projectId: string, transition: object) {
-  const outcome = { kind: "transition", transition: { version: 1, ...transition }, usage: undefined };
-  return runResultFixture({
-    runId,
-    projectId,
-    outcome: outcome as RunOutcome,
-    workerId: "worker-test",
-    commitSha: "c0ffee",
-    branchHead: "c0ffee",
-    durationMs: 5,
-    output: "done",
-  });
 }
 
 /** Submits the task's execute run and approves its review run through `c`; returns both runs. */

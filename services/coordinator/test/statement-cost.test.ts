@@ -14,11 +14,10 @@ import {
   requireProject,
   type ScratchDatabase,
 } from "@overseer/db";
-import type { RunOutcome } from "@overseer/run-contract";
-import { runResultFixture, taskCard } from "@overseer/test-support";
+import { taskCard } from "@overseer/test-support";
 import { importTasks, startProject, type TransitionApplier } from "@overseer/transitions";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type CoordinatorRig, openCoordinatorRig } from "./coordinator-rig.ts";
+import { type CoordinatorRig, openCoordinatorRig, transitionResult as result } from "./coordinator-rig.ts";
 
 let rig: CoordinatorRig;
 let scratch: ScratchDatabase;
@@ -35,20 +34,6 @@ afterAll(async () => {
   await recorded?.close();
   await rig?.close();
 });
-
-function result(runId: string, projectId: string, transition: object) {
-  const outcome = { kind: "transition", transition: { version: 1, ...transition }, usage: undefined };
-  return runResultFixture({
-    runId,
-    projectId,
-    outcome: outcome as RunOutcome,
-    workerId: "worker-test",
-    commitSha: "c0ffee",
-    branchHead: "c0ffee",
-    durationMs: 5,
-    output: "done",
-  });
-}
 
 async function queuedRun(projectId: string, action: string) {
   const runs = await listRuns(scratch.db, { projectId, limit: 10 });
