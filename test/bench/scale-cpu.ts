@@ -53,40 +53,36 @@ async function machineBusyMs(): Promise<number> {
 }
 
 /** A process and its direct children (live ones by their own time, reaped ones through it). */
-async function treeMs(pid: number | undefined, all: readonly ProcStatWithPid[]): Promise<number> {
-  if (!pid) return Number.NaN;
-  const self = await procStat(pid);
+function treeMs(pid: number | undefined, all: ReadonlyMap<number, ProcStat>): number {
+  const self = pid ? all.get(pid) : undefined;
   if (!self) return Number.NaN;
-  const live = all.filter((p) => p.ppid === pid).reduce((n, p) => n + p.own + p.children, 0);
+  let live = 0;
+  for (const p of all.values()) if (p.ppid === pid) live += p.own + p.children;
   return self.own + self.children + live;
 }
 
-interface ProcStatWithPid extends ProcStat {
-  pid: number;
-}
-
-async function allProcesses(): Promise<ProcStatWithPid[]> {
+/** Every process's /proc/<pid>/stat, read once per sample. */
+async function allProcesses(): Promise<Map<number, ProcStat>> {
   const pids = (await readdir("/proc")).filter((name) => /^\d+$/.test(name));
-  const stats = await Promise.all(pids.map(async (pid) => ({ pid: Number(pid), stat: await procStat(pid) })));
-  return stats.flatMap(({ pid, stat }) => (stat ? [{ pid, ...stat }] : []));
+  const stats = await Promise.all(pids.map(async (pid) => [Number(pid), await procStat(pid)] as const));
+  return new Map(stats.flatMap(([pid, stat]) => (stat ? [[pid, stat] as const] : [])));
 }
 
 /** The CPU so far of the machine and of each part (the bench is this process). */
 export async function sampleCpu(parts: CpuParts): Promise<CpuTotals> {
   const [machineMs, all] = await Promise.all([machineBusyMs(), allProcesses()]);
-  const own = async (pid: number | undefined) =>
-    pid ? ((await procStat(pid))?.own ?? Number.NaN) : Number.NaN;
-  const workers = await Promise.all(parts.workerPids.map((pid) => procStat(pid ?? 0)));
+  const of = (pid: number | undefined) => (pid ? all.get(pid) : undefined);
+  const workers = parts.workerPids.map(of);
   const usage = process.cpuUsage();
   return {
     machineMs,
     parts: {
-      coordinator: await own(parts.coordinatorPid),
+      coordinator: of(parts.coordinatorPid)?.own ?? Number.NaN,
       workersOwn: workers.reduce((n, w) => n + (w?.own ?? 0), 0),
       workersChildren: workers.reduce((n, w) => n + (w?.children ?? 0), 0),
-      postgres: await treeMs(parts.postmasterPid, all),
-      redis: await own(parts.redisPid),
-      gateway: await treeMs(parts.gatewayPid, all),
+      postgres: treeMs(parts.postmasterPid, all),
+      redis: of(parts.redisPid)?.own ?? Number.NaN,
+      gateway: treeMs(parts.gatewayPid, all),
       bench: (usage.user + usage.system) / 1000,
     },
   };
