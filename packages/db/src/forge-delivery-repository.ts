@@ -6,7 +6,7 @@
 import { sql } from "kysely";
 import { type Db, json } from "./connection.ts";
 import type { ForgeDeliveryRow } from "./database-schema.ts";
-import { POSTGRES_NOTIFY_CHANNEL } from "./transition-repository.ts";
+import { POSTGRES_NOTIFY_CHANNEL } from "./transition-events.ts";
 
 export interface NewForgeDelivery {
   readonly forge: ForgeDeliveryRow["forge"];

@@ -94,14 +94,17 @@ export * from "./token-repository.ts";
 export * from "./tracker-update-queries.ts";
 export * from "./tracker-update-repository.ts";
 export { getRunTranscript, listTaskTranscripts, type StoredRunTranscript } from "./transcript-repository.ts";
-export type { CreatedRun, RunJobsBuilder, StoredRunJob } from "./transition-events.ts";
+export {
+  type CreatedRun,
+  POSTGRES_NOTIFY_CHANNEL,
+  type RunJobsBuilder,
+  type StoredRunJob,
+} from "./transition-events.ts";
+export { notifyPayload, parseNotifyPayload } from "./transition-notify.ts";
 export {
   type AppliedTransition,
   type ApplyOptions,
   applyTransition,
   defaultDomainContext,
-  notifyPayload,
-  POSTGRES_NOTIFY_CHANNEL,
-  parseNotifyPayload,
   recordUsageReport,
 } from "./transition-repository.ts";

@@ -1,0 +1,74 @@
+import type { ApplyResult } from "@overseer/domain";
+import { sql } from "kysely";
+import type { Db } from "./connection.ts";
+import { ConflictError } from "./db-errors.ts";
+import { type RunReport, runReportColumns } from "./run-report-columns.ts";
+import { runUpdater } from "./run-repository.ts";
+
+/**
+ * New runs are inserted; a started or ended run is updated only while it is still active, with
+ * the worker's report when it is the run the command names. True when that report was written.
+ */
+export async function persistRuns(
+  db: Db,
+  projectId: string,
+  result: ApplyResult,
+  now: Date,
+  report: { runId: string; report: RunReport } | null,
+  actionRunNumbers: Map<string, number>,
+): Promise<boolean> {
+  const { changes } = result;
+  let reported = false;
+  for (const run of changes.runs) {
+    if (changes.createdRunIds.has(run.id)) {
+      await db
+        .insertInto("runs")
+        .values({
+          id: run.id,
+          project_id: projectId,
+          task_id: run.taskId,
+          agent_id: run.agentId,
+          action: run.action,
+          attempt: run.attempt,
+          status: run.status,
+          not_before: run.notBefore === null ? null : new Date(run.notBefore),
+          created_at: new Date(run.createdAt),
+        })
+        // The statement's snapshot does not see the row it inserts: the runs before this one.
+        .returning(
+          sql<string>`(SELECT count(*) FROM runs o WHERE o.project_id = ${projectId} AND o.task_id = ${run.taskId} AND o.action = ${run.action})`.as(
+            "before",
+          ),
+        )
+        .executeTakeFirstOrThrow()
+        .then((row) => actionRunNumbers.set(run.id, Number(row.before) + 1));
+      continue;
+    }
+    const previous = result.state.runs.get(run.id);
+    const transcript = report?.runId === run.id ? report.report.transcript : null;
+    const updater = runUpdater(db, { runId: run.id, projectId, taskId: run.taskId }, run.status, transcript);
+    const updated = await updater
+      .updateTable("runs")
+      .set({
+        status: run.status,
+        transition: run.transition,
+        failure: run.failure,
+        ...(run.status === "running"
+          ? { worker_id: run.workerId, started_at: new Date(run.startedAt ?? now.getTime()) }
+          : {}),
+        ...(run.status !== "running" && run.status !== "queued" ? { ended_at: now } : {}),
+        ...(report?.runId === run.id ? runReportColumns(report.report) : {}),
+      })
+      .where("id", "=", run.id)
+      .where("status", "in", ["queued", "running"])
+      .executeTakeFirst();
+    if (updated.numUpdatedRows === 0n) {
+      throw new ConflictError(`Run ${run.id} already ended concurrently; retry.`, {
+        runId: run.id,
+        status: previous?.status,
+      });
+    }
+    if (report?.runId === run.id) reported = true;
+  }
+  return reported;
+}
