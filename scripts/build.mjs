@@ -8,6 +8,8 @@
 //   dist/overseer.js      packages/cli/src/bin.ts (the `overseer` CLI, executable, `#!/usr/bin/env node`)
 //   dist/healthcheck.js   packages/cli/src/healthcheck-main.ts (container liveness probe)
 //   dist/bin/             overseer-agent and the fake harness (bound into every sandboxed run)
+//   dist/process-spawner.mjs  the small process the worker and gateway start git through
+//                         (packages/process/bin/, plain Node ESM; found beside the bundle)
 //   dist/web/             the built operator web app (apps/web/dist), served by the gateway
 //   dist/package.json     the installable CLI package: `npm install -g ./dist` puts `overseer` on
 //                         PATH (a link to this dir, so a rebuild updates it)
@@ -37,6 +39,9 @@ const ENTRIES = {
 };
 
 const HARNESS_BIN = ["overseer-agent", "fake-harness.mjs"];
+
+/** Plain-JS entries the bundles start as child processes, copied beside them (not bound into runs). */
+const SIDE_ENTRIES = { "process-spawner.mjs": "packages/process/bin/process-spawner.mjs" };
 
 /** Bare imports other than the workspace's own packages stay external (resolved from node_modules). */
 const externalDependencies = {
@@ -107,6 +112,8 @@ async function main() {
     await cp(join(ROOT, "packages/harness/bin", name), target);
     await chmod(target, 0o755);
   }
+
+  for (const [name, source] of Object.entries(SIDE_ENTRIES)) await cp(join(ROOT, source), join(outDir, name));
 
   const manifest = JSON.parse(await readFile(join(ROOT, "package.json"), "utf8"));
   await chmod(join(outDir, "overseer.js"), 0o755);

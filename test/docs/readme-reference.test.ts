@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
+import { PROCESS_DEFAULTS } from "@overseer/process";
 import { EGRESS_DEFAULTS } from "@overseer/run-contract";
 import { LOGGER_DEFAULTS } from "@overseer/runtime";
 import {
@@ -153,6 +154,7 @@ const SETTING_CONSTANTS: Readonly<Record<string, readonly [keyof ServiceSettings
   OVERSEER_DISK_CHECK_MS: ["diskCheckMs", WORKER_DEFAULTS.diskCheckMs],
   OVERSEER_RUN_MAX_FILES: ["runMaxFiles", WORKER_DEFAULTS.maxFiles],
   OVERSEER_GIT_TIMEOUT_MS: ["gitTimeoutMs", WORKER_DEFAULTS.gitTimeoutMs],
+  OVERSEER_PROCESS_SPAWNER: ["processSpawner", PROCESS_DEFAULTS.spawner],
   OVERSEER_USAGE_REPORT_MS: ["usageReportMs", WORKER_DEFAULTS.usageReportMs],
   OVERSEER_CLI_RETRY_LIMIT: ["cliRetryLimit", WORKER_DEFAULTS.cliRetryLimit],
   OVERSEER_MAX_OUTPUT_BYTES: ["maxOutputBytes", WORKER_DEFAULTS.maxOutputBytes],

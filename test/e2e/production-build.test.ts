@@ -7,7 +7,7 @@
  * of the output dir puts the `overseer` command on PATH.
  */
 import { execFile } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -43,6 +43,23 @@ async function waitForOutput(
   }
 }
 
+/** The command lines of `pid`'s child processes (arguments joined by spaces). */
+function childCommandLines(pid: number): string[] {
+  const lines: string[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      if (ppid !== pid) continue;
+      lines.push(readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0").filter(Boolean).join(" "));
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return lines;
+}
+
 describe("production build", () => {
   const cluster = new ClusterFixture({ sandbox: "bwrap" });
   const services: ServiceProcess[] = [];
@@ -64,6 +81,7 @@ describe("production build", () => {
       "worker.js",
       "overseer.js",
       "healthcheck.js",
+      "process-spawner.mjs",
       "web/index.html",
     ]) {
       expect(existsSync(path.join(outDir, name)), name).toBe(true);
@@ -131,6 +149,11 @@ describe("production build", () => {
     await cluster.waitForProject("built", (s) => allTasks(s, ["done"]), 90_000);
     const landed = await runGit(["show", "main:src/built.txt"], { cwd: repo });
     expect(landed.stdout.trim()).toBe("from the build");
+    // The built worker ran that git through the process spawner copied beside its bundle.
+    const worker = services[1]?.child.pid as number;
+    expect(childCommandLines(worker)).toContain(
+      `${process.execPath} ${path.join(outDir, "process-spawner.mjs")}`,
+    );
 
     // Liveness: each service keeps its heartbeat file fresh; the probe loads no npm dependency.
     const probeEnv = { PATH: process.env.PATH ?? "/usr/bin:/bin", OVERSEER_DATA_DIR: cluster.dataDir };

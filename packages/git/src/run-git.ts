@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process";
+import { type SpawnedGroup, spawnGroup } from "@overseer/process";
 import { gitEnv } from "./git-env.ts";
 import { GitError } from "./git-error.ts";
 
@@ -107,20 +107,17 @@ export async function runGit(args: readonly string[], options: RunGitOptions): P
   // whole group is killed — git's children (ssh, upload-pack, aliases) would otherwise hold the
   // pipes open long after git itself died.
   const run = collect(hardenedArgv(args), options);
-  const pid = run.pid;
-  if (pid !== undefined) trackGroup(pid);
   let timedOut = false;
   let forceKill: NodeJS.Timeout | undefined;
   const timer = setTimeout(() => {
     timedOut = true;
-    killGroup(pid, "SIGTERM");
-    forceKill = setTimeout(() => killGroup(pid, "SIGKILL"), grace);
+    run.group.kill("SIGTERM");
+    forceKill = setTimeout(() => run.group.kill("SIGKILL"), grace);
   }, timeout);
   const result = await run.done;
-  if (pid !== undefined) liveGroups.delete(pid);
   clearTimeout(timer);
   if (forceKill) clearTimeout(forceKill);
-  if (timedOut) killGroup(pid, "SIGKILL");
+  if (timedOut) run.group.kill("SIGKILL");
 
   const { stdout, stderr, exitCode } = result;
   if (!timedOut && (exitCode === 0 || (exitCode !== null && options.okExitCodes?.includes(exitCode)))) {
@@ -148,32 +145,29 @@ interface Collected {
 }
 
 /**
- * Spawns `git argv` detached, with exactly `gitEnv(options)` (git-env.ts), writes `input` to its stdin and
- * collects both outputs as UTF-8 (decoded once, at the end), up to `maxOutputBytes` each: past
- * it the group is ended and the call fails. A plain `child_process.spawn`: git runs a dozen
- * times per run, and a general process library costs about twice its main-thread time per call.
+ * Spawns `git argv` in its own process group (`spawnGroup` of @overseer/process: through the
+ * worker's small spawner process, or directly), with exactly `gitEnv(options)` (git-env.ts),
+ * writes `input` to its stdin and collects both outputs as UTF-8 (decoded once, at the end), up
+ * to `maxOutputBytes` each: past it the group is ended and the call fails. No general process
+ * library: git runs a dozen times per run, and one costs about twice the main-thread time per call.
  */
-function collect(
-  argv: string[],
-  options: RunGitOptions,
-): { pid: number | undefined; done: Promise<Collected> } {
+function collect(argv: string[], options: RunGitOptions): { group: SpawnedGroup; done: Promise<Collected> } {
   const maxBytes = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
-  const child = spawn("git", argv, {
+  const group = spawnGroup("git", argv, {
     cwd: options.cwd,
     env: gitEnv(options),
-    stdio: [options.input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
-    detached: true,
-    windowsHide: true,
+    stdin: options.input !== undefined,
   });
+  const { child } = group;
   let failure = "";
-  const output = (stream: NodeJS.ReadableStream | null) => {
+  const output = (stream: NodeJS.ReadableStream) => {
     const chunks: Buffer[] = [];
     let bytes = 0;
-    stream?.on("data", (chunk: Buffer) => {
+    stream.on("data", (chunk: Buffer) => {
       bytes += chunk.length;
       if (bytes > maxBytes) {
         if (failure === "") failure = `git's output went over ${maxBytes} bytes`;
-        killGroup(child.pid, "SIGTERM");
+        group.kill("SIGTERM");
         return;
       }
       chunks.push(chunk);
@@ -198,30 +192,5 @@ function collect(
       resolve({ stdout: stdout(), stderr: stderr(), exitCode: exited, signal, failure });
     });
   });
-  return { pid: child.pid, done };
-}
-
-/**
- * Process groups of running git calls. Being detached, they would outlive this process; when it
- * exits (normally or through a handled signal) they are killed with it.
- */
-const liveGroups = new Set<number>();
-let exitHookInstalled = false;
-
-function trackGroup(pid: number): void {
-  liveGroups.add(pid);
-  if (exitHookInstalled) return;
-  exitHookInstalled = true;
-  process.once("exit", () => {
-    for (const group of liveGroups) killGroup(group, "SIGKILL");
-  });
-}
-
-function killGroup(pid: number | undefined, signal: NodeJS.Signals): void {
-  if (pid === undefined) return;
-  try {
-    process.kill(-pid, signal);
-  } catch {
-    // The group is already gone.
-  }
+  return { group, done };
 }

@@ -1,3 +1,11 @@
 export { PROCESS_DEFAULTS } from "./process-defaults.ts";
 export { isProcessAlive, isProcessGroupAlive } from "./process-liveness.ts";
 export { removeTree } from "./remove-tree.ts";
+export {
+  type GroupChild,
+  processSpawnerPid,
+  type SpawnedGroup,
+  type SpawnGroupOptions,
+  spawnGroup,
+  useProcessSpawner,
+} from "./spawn-group.ts";

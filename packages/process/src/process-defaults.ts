@@ -2,4 +2,9 @@
 export const PROCESS_DEFAULTS = Object.freeze({
   /** Delay between SIGTERM and SIGKILL when a run's process group is stopped (`OVERSEER_KILL_GRACE_MS`). */
   killGraceMs: 5000,
+  /**
+   * Start children (git) through one small spawner process rather than forking this one
+   * (`OVERSEER_PROCESS_SPAWNER`; spawn-group.ts).
+   */
+  spawner: true,
 });

@@ -1,4 +1,5 @@
 import path from "node:path";
+import { PROCESS_DEFAULTS } from "@overseer/process";
 import { EGRESS_DEFAULTS, parseCidr, SANDBOX_DRIVER_NAMES } from "@overseer/run-contract";
 import { LOGGER_DEFAULTS } from "@overseer/runtime";
 import { z } from "zod";
@@ -413,6 +414,13 @@ export const SPECS: SpecTable = {
     description:
       "Bound of each host-side git step of a run (add, commit, checkout, merge; not fetch or push, which talk to the remote); a step past it is stopped and the run recorded as a disk_limit incident.",
     schema: integer(1000, MS_MAX),
+  },
+  processSpawner: {
+    name: "OVERSEER_PROCESS_SPAWNER",
+    fallback: String(PROCESS_DEFAULTS.spawner),
+    description:
+      "Worker and gateway start git through one small spawner process of their own (started on first use, again if it dies, gone with the service) rather than forking themselves, which costs about three times the CPU per git process from a service of a hundred megabytes or more; 0 forks the service for each git process.",
+    schema: booleanSetting,
   },
   usageReportMs: {
     name: "OVERSEER_USAGE_REPORT_MS",

@@ -122,6 +122,8 @@ export interface ServiceSettings {
   readonly runMaxFiles: number;
   /** `OVERSEER_GIT_TIMEOUT_MS`: bound of each host-side git step of a run (add, commit, checkout, merge). Default `120000`. */
   readonly gitTimeoutMs: number;
+  /** `OVERSEER_PROCESS_SPAWNER`: start git through one small spawner process rather than forking the service. Default `true`. */
+  readonly processSpawner: boolean;
   /** `OVERSEER_USAGE_REPORT_MS`: pause between two usage reports of a running run (`0`: only when it ends). Default `5000`. */
   readonly usageReportMs: number;
   /** `OVERSEER_CLI_RETRY_LIMIT`: retries in a row of a rate limit or an unreachable gateway, as the agent CLI reports them, after which its run is ended. Default `5`. */

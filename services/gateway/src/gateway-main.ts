@@ -7,6 +7,7 @@
 import path from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import { connectDatabase, ensureDatabaseExists, migrateToLatest } from "@overseer/db";
+import { useProcessSpawner } from "@overseer/process";
 import {
   createRedis,
   LiveChannel,
@@ -21,6 +22,7 @@ import { loadSettings } from "@overseer/settings";
 import { startGateway } from "./gateway-server.ts";
 
 const settings = loadSettings();
+useProcessSpawner(settings.processSpawner);
 const logger = createLogger({ name: "gateway", level: settings.logLevel });
 
 await ensureDatabaseExists(settings.databaseUrl);

@@ -7,6 +7,7 @@
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import { connectDatabase } from "@overseer/db";
+import { useProcessSpawner } from "@overseer/process";
 import {
   createRedis,
   LiveChannel,
@@ -42,6 +43,7 @@ import { resolveWorkerOptions } from "./worker-options.ts";
 import { WorkerService } from "./worker-service.ts";
 
 const settings = loadSettingsOrExit("worker");
+useProcessSpawner(settings.processSpawner);
 const logger = createLogger({ name: "worker", level: settings.logLevel });
 
 let driver: SandboxDriver;

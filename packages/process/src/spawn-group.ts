@@ -1,0 +1,128 @@
+import { spawn } from "node:child_process";
+import type { Readable, Writable } from "node:stream";
+import { PROCESS_DEFAULTS } from "./process-defaults.ts";
+import { SpawnerConnection, spawnerEntry } from "./process-spawner.ts";
+
+/**
+ * Starts a command in its own process group, either through the process spawner (the
+ * default: process-spawner.ts says why) or with a plain `child_process.spawn` from this
+ * process (`useProcessSpawner(false)`, the `OVERSEER_PROCESS_SPAWNER` setting). Both give the
+ * same child: same argv, environment and cwd, same stdio, same exit code and signal.
+ */
+
+/** The parts of a child process callers use; a ChildProcess and a RemoteChild both have them. */
+export interface GroupChild {
+  /** Its pid, also its process group id; undefined until it started (or when it failed to). */
+  readonly pid: number | undefined;
+  readonly stdin: Writable | null;
+  readonly stdout: Readable;
+  readonly stderr: Readable;
+  once(event: "error", listener: (error: Error) => void): this;
+  once(event: "spawn", listener: () => void): this;
+  once(event: "exit" | "close", listener: (code: number | null, signal: NodeJS.Signals | null) => void): this;
+}
+
+export interface SpawnGroupOptions {
+  cwd: string;
+  /** Exactly the child's environment (nothing of this process's is added). */
+  env: Record<string, string>;
+  /** Pipe the child's stdin; else it reads /dev/null. */
+  stdin: boolean;
+}
+
+export interface SpawnedGroup {
+  readonly child: GroupChild;
+  /** Signals the child's whole process group; a signal sent before it started is sent when it does. */
+  kill(signal: NodeJS.Signals): void;
+}
+
+let spawnerEnabled: boolean = PROCESS_DEFAULTS.spawner;
+let connection: SpawnerConnection | undefined;
+let warnedMissing = false;
+
+/**
+ * Whether children are started through the process spawner (default `true`, the services set
+ * it from `OVERSEER_PROCESS_SPAWNER`). Turning it off
+ * leaves a running spawner to end its calls, then to exit with this process.
+ */
+export function useProcessSpawner(enabled: boolean): void {
+  spawnerEnabled = enabled;
+}
+
+/** The live spawner, started on first use and again after one died; undefined when off or not found. */
+function spawner(): SpawnerConnection | undefined {
+  if (!spawnerEnabled) return undefined;
+  if (connection?.alive) return connection;
+  const entry = spawnerEntry();
+  if (entry === undefined) {
+    if (!warnedMissing) {
+      warnedMissing = true;
+      process.emitWarning(
+        "process-spawner.mjs is missing beside the bundle (scripts/build.mjs copies it there); children are spawned directly",
+      );
+    }
+    return undefined;
+  }
+  connection = new SpawnerConnection(entry);
+  return connection;
+}
+
+/** The spawner's pid when one runs (tests and benchmarks look at it). */
+export function processSpawnerPid(): number | undefined {
+  return connection?.alive ? connection.process.pid : undefined;
+}
+
+/** Starts `file args` in a new process group and session, without a shell. */
+export function spawnGroup(file: string, args: readonly string[], options: SpawnGroupOptions): SpawnedGroup {
+  const remote = spawner();
+  const child: GroupChild = remote
+    ? remote.spawn({ file, args, cwd: options.cwd, env: options.env, stdin: options.stdin, detached: true })
+    : (spawn(file, [...args], {
+        cwd: options.cwd,
+        env: options.env,
+        stdio: [options.stdin ? "pipe" : "ignore", "pipe", "pipe"],
+        detached: true,
+        windowsHide: true,
+      }) as unknown as GroupChild);
+  let pending: NodeJS.Signals | undefined;
+  const started = () => {
+    const pid = child.pid as number;
+    trackGroup(pid);
+    child.once("close", () => liveGroups.delete(pid));
+    if (pending) killGroup(pid, pending);
+  };
+  if (child.pid !== undefined) started();
+  else child.once("spawn", started);
+  return {
+    child,
+    kill(signal) {
+      if (child.pid === undefined) pending = signal;
+      else killGroup(child.pid, signal);
+    },
+  };
+}
+
+/**
+ * Process groups of running children. Being detached, they would outlive this process; when it
+ * exits (normally or through a handled signal) they are killed with it. (A spawner also kills
+ * its children's groups when this process is gone, however it ended.)
+ */
+const liveGroups = new Set<number>();
+let exitHookInstalled = false;
+
+function trackGroup(pid: number): void {
+  liveGroups.add(pid);
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.once("exit", () => {
+    for (const group of liveGroups) killGroup(group, "SIGKILL");
+  });
+}
+
+function killGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // The group is already gone.
+  }
+}

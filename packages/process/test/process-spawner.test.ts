@@ -1,0 +1,153 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { afterAll, describe, expect, it } from "vitest";
+import {
+  isProcessAlive,
+  processSpawnerPid,
+  type SpawnedGroup,
+  spawnGroup,
+  useProcessSpawner,
+} from "../src/index.ts";
+
+const ENV = { PATH: process.env.PATH ?? "/usr/bin:/bin", LC_ALL: "C" };
+const REPO_ROOT = fileURLToPath(new URL("../../..", import.meta.url));
+
+interface Ended {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: Buffer;
+  stderr: Buffer;
+  error: Error | undefined;
+}
+
+/** Runs `sh -c script` in a new group; resolves once it closed (or failed to start). */
+function sh(script: string, options: { input?: Buffer | string; cwd?: string } = {}) {
+  const group = spawnGroup("sh", ["-c", script], {
+    cwd: options.cwd ?? REPO_ROOT,
+    env: ENV,
+    stdin: options.input !== undefined,
+  });
+  return { group, ended: ended(group, options.input) };
+}
+
+function ended(group: SpawnedGroup, input?: Buffer | string): Promise<Ended> {
+  const { child } = group;
+  const out: Buffer[] = [];
+  const err: Buffer[] = [];
+  child.stdout.on("data", (chunk: Buffer) => out.push(chunk));
+  child.stderr.on("data", (chunk: Buffer) => err.push(chunk));
+  child.stdin?.end(input);
+  return new Promise((resolve) => {
+    let error: Error | undefined;
+    const done = (code: number | null, signal: NodeJS.Signals | null) =>
+      resolve({ code, signal, stdout: Buffer.concat(out), stderr: Buffer.concat(err), error });
+    child.once("error", (e) => {
+      error = e;
+      if (child.pid === undefined) done(null, null);
+    });
+    child.once("close", done);
+  });
+}
+
+/** The first line `group` prints, as a number (a pid the script echoed). */
+function firstNumber(group: SpawnedGroup): Promise<number> {
+  return new Promise((resolve) => group.child.stdout.once("data", (chunk: Buffer) => resolve(Number(chunk))));
+}
+
+/** Waits (bounded) until `pid` is gone; true when it went. */
+async function gone(pid: number): Promise<boolean> {
+  for (let i = 0; i < 100 && isProcessAlive(pid); i++) await new Promise((r) => setTimeout(r, 100));
+  return !isProcessAlive(pid);
+}
+
+afterAll(() => useProcessSpawner(true));
+
+describe.each([
+  ["through the spawner", true],
+  ["spawned directly", false],
+])("spawnGroup %s", (_name, viaSpawner) => {
+  it("gives the exit code, both outputs byte for byte, and the stdin it was fed", async () => {
+    useProcessSpawner(viaSpawner);
+    const result = await sh("printf 'out ü'; printf 'err' >&2; exit 3").ended;
+    expect(result).toMatchObject({ code: 3, signal: null, error: undefined });
+    expect(result.stdout.toString("utf8")).toBe("out ü");
+    expect(result.stderr.toString()).toBe("err");
+    const input = Buffer.alloc(3 * 1024 * 1024 + 7, "xyz\n");
+    const echoed = await sh("cat", { input }).ended;
+    expect(echoed.code).toBe(0);
+    expect(echoed.stdout.equals(input)).toBe(true);
+    const parent = Number((await sh("echo $PPID").ended).stdout);
+    expect(parent).toBe(viaSpawner ? processSpawnerPid() : process.pid);
+  });
+
+  it("carries outputs of many megabytes, and many calls at once each get their own", async () => {
+    useProcessSpawner(viaSpawner);
+    const big = await sh("head -c 25000000 /dev/zero").ended;
+    expect(big.stdout.length).toBe(25_000_000);
+    const many = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => sh(`echo ${i}; echo e${i} >&2; exit ${i % 4}`).ended),
+    );
+    many.forEach((result, i) => {
+      expect(result.stdout.toString()).toBe(`${i}\n`);
+      expect(result.stderr.toString()).toBe(`e${i}\n`);
+      expect(result.code).toBe(i % 4);
+    });
+  });
+
+  it("fails to start in a missing directory as child_process does: an error, no pid", async () => {
+    useProcessSpawner(viaSpawner);
+    const { group, ended: result } = sh("true", { cwd: "/nonexistent/dir" });
+    const failed = await result;
+    expect(group.child.pid).toBeUndefined();
+    expect(failed.error?.message).toBe("spawn sh ENOENT");
+    expect((failed.error as NodeJS.ErrnoException).code).toBe("ENOENT");
+  });
+
+  it("kills the whole process group, the command's own children too, even when asked before it started", async () => {
+    useProcessSpawner(viaSpawner);
+    const { group, ended: result } = sh("sleep 60 & echo $!; wait");
+    const sleeper = await firstNumber(group);
+    group.kill("SIGTERM");
+    expect((await result).signal).toBe("SIGTERM");
+    expect(await gone(sleeper)).toBe(true);
+    const early = sh("sleep 60");
+    early.group.kill("SIGKILL");
+    expect((await early.ended).signal).toBe("SIGKILL");
+  });
+});
+
+describe("the process spawner", () => {
+  it("fails the calls in flight with a clear error when it dies, kills their groups, and is started again", async () => {
+    useProcessSpawner(true);
+    await sh("true").ended;
+    const first = processSpawnerPid() as number;
+    const { group, ended: result } = sh("sleep 60 & echo $!; wait");
+    const sleeper = await firstNumber(group);
+    process.kill(first, "SIGKILL");
+    const failed = await result;
+    expect(failed.code).toBeNull();
+    expect(failed.error?.message).toMatch(
+      /process spawner \(pid \d+\) was killed by SIGKILL while this command ran/,
+    );
+    expect(await gone(sleeper)).toBe(true);
+    const again = await sh("echo again").ended;
+    expect(again.stdout.toString()).toBe("again\n");
+    expect(processSpawnerPid()).not.toBe(first);
+  });
+
+  it("never outlives its parent: killed with SIGKILL, the parent takes the spawner and its children along", async () => {
+    const parent: ChildProcess = spawn(
+      process.execPath,
+      ["--import", "tsx", "packages/process/test/fixtures/spawner-parent.ts"],
+      { cwd: REPO_ROOT, stdio: ["ignore", "pipe", "inherit"] },
+    );
+    const line = await new Promise<string>((resolve) =>
+      parent.stdout?.once("data", (chunk: Buffer) => resolve(chunk.toString())),
+    );
+    const { spawner, sleep } = JSON.parse(line) as { spawner: number; sleep: number };
+    expect(isProcessAlive(spawner) && isProcessAlive(sleep)).toBe(true);
+    parent.kill("SIGKILL");
+    expect(await gone(spawner)).toBe(true);
+    expect(await gone(sleep)).toBe(true);
+  });
+});
