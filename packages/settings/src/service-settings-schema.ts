@@ -419,7 +419,7 @@ export const SPECS: SpecTable = {
     name: "OVERSEER_PROCESS_SPAWNER",
     fallback: String(PROCESS_DEFAULTS.spawner),
     description:
-      "Worker and gateway start git through one small spawner process of their own (started on first use, again if it dies, gone with the service) rather than forking themselves, which costs about three times the CPU per git process from a service of a hundred megabytes or more; 0 forks the service for each git process.",
+      "Worker and gateway start git through one small spawner process of their own (started on first use, again if it dies, gone with the service) rather than forking themselves for each git process (a fork's CPU grows with the forked process's memory); 0 forks the service for each git process.",
     schema: booleanSetting,
   },
   usageReportMs: {
