@@ -48,4 +48,25 @@ export const GATEWAY_SPECS = {
       "How much older than OVERSEER_FLEET_CACHE_MS a fleet answer may still be given at once while one refresh runs behind it (stale-while-revalidate), so no poller waits for a refresh: an answer is at most the sum of both old, plus one read. 0: requests past the cache time wait for the refresh.",
     schema: integer(0, 600_000),
   },
+  compressMinBytes: {
+    name: "OVERSEER_COMPRESS_MIN_BYTES",
+    fallback: String(GATEWAY_DEFAULTS.compressMinBytes),
+    description:
+      "Smallest fleet or status answer the gateway compresses (brotli or gzip, as the request's Accept-Encoding allows; once per change of the answer, not per request). Smaller answers, and requests without Accept-Encoding, get the bytes as they are.",
+    schema: integer(0, 1_073_741_824),
+  },
+  accessLogSample: {
+    name: "OVERSEER_ACCESS_LOG_SAMPLE",
+    fallback: String(GATEWAY_DEFAULTS.accessLogSample),
+    description:
+      "One in this many successful fast reads (GET or HEAD answered below 400 within OVERSEER_ACCESS_LOG_SLOW_MS, such as dashboard polls) gets an access log line, which carries `sampled` = this number; every error, write and slow request gets its line. The latency metrics count every request. 1 logs every request.",
+    schema: integer(1, 1_000_000),
+  },
+  accessLogSlowMs: {
+    name: "OVERSEER_ACCESS_LOG_SLOW_MS",
+    fallback: String(GATEWAY_DEFAULTS.accessLogSlowMs),
+    description:
+      "A read that took at least this long always gets its access log line, whatever OVERSEER_ACCESS_LOG_SAMPLE says.",
+    schema: integer(0, 600_000),
+  },
 };

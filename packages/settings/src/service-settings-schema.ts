@@ -522,6 +522,9 @@ export const SPECS: SpecTable = {
   statusCacheTtlMs: GATEWAY_SPECS.statusCacheTtlMs,
   fleetCacheMs: GATEWAY_SPECS.fleetCacheMs,
   fleetStaleMs: GATEWAY_SPECS.fleetStaleMs,
+  compressMinBytes: GATEWAY_SPECS.compressMinBytes,
+  accessLogSample: GATEWAY_SPECS.accessLogSample,
+  accessLogSlowMs: GATEWAY_SPECS.accessLogSlowMs,
   boardSessionTtlMs: {
     name: "OVERSEER_BOARD_SESSION_TTL_MS",
     fallback: String(GATEWAY_DEFAULTS.boardSessionTtlMs),

@@ -162,6 +162,12 @@ export interface ServiceSettings {
   readonly fleetCacheMs: number;
   /** `OVERSEER_FLEET_STALE_MS`: how much older a fleet answer may be given while it refreshes. Default `2000`. */
   readonly fleetStaleMs: number;
+  /** `OVERSEER_COMPRESS_MIN_BYTES`: smallest fleet or status answer the gateway compresses. Default `1024`. */
+  readonly compressMinBytes: number;
+  /** `OVERSEER_ACCESS_LOG_SAMPLE`: one in this many successful fast reads gets an access log line. Default `10`. */
+  readonly accessLogSample: number;
+  /** `OVERSEER_ACCESS_LOG_SLOW_MS`: a read this slow always gets its access log line. Default `500`. */
+  readonly accessLogSlowMs: number;
   /** `OVERSEER_BOARD_SESSION_TTL_MS`: lifetime of a Bull Board session (`/admin/queues`). Default `900000`. */
   readonly boardSessionTtlMs: number;
   /** Secret of forge webhooks (HMAC key for GitHub/Gitea, X-Gitlab-Token); "" refuses them. */

@@ -21,11 +21,10 @@ import {
 import { TokenVerifier } from "./http/token-verifier.ts";
 import { validationHook } from "./http/validation-hook.ts";
 import { WriteRateLimiter } from "./http/write-rate-limiter.ts";
-import { FLEET_THROUGHPUT, FleetAnswer } from "./live/fleet-answer.ts";
+import { FLEET_THROUGHPUT, FleetAnswer, sharedFleetAnswer } from "./live/fleet-answer.ts";
 import { ProjectEventSubscriber } from "./live/project-event-subscriber.ts";
 import { ProjectStatusCache } from "./live/project-status-cache.ts";
 import { servedPoolsCache } from "./live/served-pools.ts";
-import { SharedRefresh } from "./live/shared-refresh.ts";
 import { StreamRegistry } from "./live/stream-registry.ts";
 import { GatewayMetrics } from "./metrics/gateway-metrics.ts";
 import { OperatorTransitions } from "./operations/operator-transitions.ts";
@@ -104,11 +103,9 @@ export function createGatewayApp(deps: GatewayDeps, settings: ResolvedGatewayOpt
   const subscriber = new ProjectEventSubscriber(deps.redis, deps.live, deps.logger);
   const statusCache = new ProjectStatusCache(deps.db, settings.statusCacheTtlMs);
   const fleet = new FleetAnswer(deps.db, FLEET_THROUGHPUT);
-  const fleetCache = new SharedRefresh(() => fleet.load(), {
-    ttlMs: settings.fleetCacheMs,
-    staleMs: settings.fleetStaleMs,
-    onBackgroundError: (error) => deps.logger.warn({ err: error }, "fleet: cannot refresh the overview"),
-  });
+  const fleetCache = sharedFleetAnswer(fleet, settings, (error) =>
+    deps.logger.warn({ err: error }, "fleet: cannot refresh the overview"),
+  );
   const transitions = new OperatorTransitions(deps, metrics, {
     conflictRetries: settings.conflictRetries,
     redisTimeoutMs: settings.readyTimeoutMs,
@@ -136,7 +133,13 @@ export function createGatewayApp(deps: GatewayDeps, settings: ResolvedGatewayOpt
 
   const inFlight = new InFlightRequests();
   const app = new OpenAPIHono<GatewayEnv>({ defaultHook: validationHook });
-  app.use("*", inFlight.middleware(), requestId(), accessLog(deps.logger, metrics), securityHeaders());
+  app.use(
+    "*",
+    inFlight.middleware(),
+    requestId(),
+    accessLog(deps.logger, metrics, settings),
+    securityHeaders(),
+  );
   if (settings.corsOrigins.length > 0) {
     const origins = [...settings.corsOrigins];
     app.use(

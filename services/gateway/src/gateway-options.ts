@@ -93,6 +93,19 @@ export interface GatewayOptions {
    * refresh. Default 2000.
    */
   fleetStaleMs?: number;
+  /**
+   * Smallest fleet or status answer compressed (brotli or gzip per the request's
+   * Accept-Encoding, once per change of the answer: http/encoded-body.ts), in bytes. Default 1024.
+   */
+  compressMinBytes?: number;
+  /**
+   * One in this many successful fast reads (GET/HEAD below 400 within `accessLogSlowMs`) gets an
+   * access log line (with `sampled`); errors, writes and slow requests always do. 1: every
+   * request. Default 10.
+   */
+  accessLogSample?: number;
+  /** A read at least this slow always gets its access log line, in ms. Default 500. */
+  accessLogSlowMs?: number;
   /** How long a computed `/metrics` snapshot of database and queue figures is reused, in ms. Default 5000. */
   metricsCacheMs?: number;
   /** On shutdown, how long to wait for running request handlers before giving up waiting, in ms. Default 5000. */
@@ -159,6 +172,7 @@ const POSITIVE = [
   "readyTimeoutMs",
   "shutdownDrainMs",
   "boardSessionTtlMs",
+  "accessLogSample",
 ] as const satisfies readonly (keyof ResolvedGatewayOptions)[];
 
 /** Options that may be 0 (0 turns the cache off). */
@@ -168,6 +182,8 @@ const NON_NEGATIVE = [
   "statusCacheTtlMs",
   "fleetCacheMs",
   "fleetStaleMs",
+  "compressMinBytes",
+  "accessLogSlowMs",
 ] as const;
 
 /**

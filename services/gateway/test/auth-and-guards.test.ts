@@ -8,7 +8,7 @@ import {
   useRaisedQuestion,
 } from "./support/gateway-fixture.ts";
 
-const fx = useGatewayFixture();
+const fx = useGatewayFixture({ accessLogSample: 1 });
 useRaisedQuestion(fx, "auth");
 
 /** Routes of each family for the revocation check (every route × scope is the generated table test's). */

@@ -38,7 +38,7 @@ type Fleet = ReturnType<typeof FleetSchema.parse>;
 
 async function read(answer: FleetAnswer): Promise<Fleet> {
   // The answer keeps the contract (api-contract's FleetSchema).
-  return FleetSchema.parse(JSON.parse(Buffer.from(await answer.load()).toString("utf8")));
+  return FleetSchema.parse(JSON.parse(Buffer.from((await answer.load()).identity).toString("utf8")));
 }
 
 describe("fleet answer", () => {

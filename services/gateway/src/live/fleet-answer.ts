@@ -1,5 +1,8 @@
+import { randomBytes } from "node:crypto";
 import { type Db, type FleetProjectRow, listFleetProjects } from "@overseer/db";
+import { EncodedBody } from "../http/encoded-body.ts";
 import { fleetProjectView, type ThroughputWindow, throughputSeries } from "../views/fleet-view.ts";
+import { SharedRefresh } from "./shared-refresh.ts";
 
 /** Fleet throughput: runs ended per 5 minutes over the last hour. */
 export const FLEET_THROUGHPUT: ThroughputWindow = { windowSeconds: 3600, bucketSeconds: 300 };
@@ -44,6 +47,9 @@ export class FleetAnswer {
   private order: string[] | null = null;
   /** The fragments joined, UTF-8; null: one of them changed since. */
   private projects: Buffer | null = null;
+  /** Bumped whenever `projects` is joined again: the answer's entity tag with `instance`. */
+  private version = 0;
+  private readonly instance = randomBytes(6).toString("base64url");
   private marked = new Set<string>();
   private whole = true;
   private notified = false;
@@ -73,15 +79,16 @@ export class FleetAnswer {
 
   /**
    * The overview serialized (UTF-8: each request writes these bytes, not a 400 kB string to
-   * encode again), after re-reading what changed since the previous read.
+   * encode again), after re-reading what changed since the previous read. Its entity tag changes
+   * whenever a project's part does (not with `generated_at` alone: a weak tag).
    */
-  load(): Promise<Uint8Array<ArrayBuffer>> {
+  load(): Promise<EncodedBody> {
     const read = this.last.then(() => this.read());
     this.last = read.catch(() => undefined);
     return read;
   }
 
-  private async read(): Promise<Uint8Array<ArrayBuffer>> {
+  private async read(): Promise<EncodedBody> {
     const whole = this.whole || !this.notified;
     const ids = whole ? null : [...this.marked];
     this.whole = false;
@@ -110,7 +117,7 @@ export class FleetAnswer {
     if (ids === null || had.size !== rows.length || rows.some((r) => !had.has(r.id))) this.order = null;
   }
 
-  private serialize(nowMs: number): Uint8Array<ArrayBuffer> {
+  private serialize(nowMs: number): EncodedBody {
     if (this.order === null) {
       this.order = [...this.entries.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
       this.projects = null;
@@ -125,17 +132,45 @@ export class FleetAnswer {
       e.until = seriesChangesAt(e.ended, this.window, nowMs);
       this.projects = null;
     }
-    this.projects ??= Buffer.from(this.order.map((id) => this.entries.get(id)?.json).join(","));
+    if (this.projects === null) {
+      this.projects = Buffer.from(this.order.map((id) => this.entries.get(id)?.json).join(","));
+      this.version++;
+    }
     const { windowSeconds, bucketSeconds } = this.window;
     const generatedAt = new Date(nowMs).toISOString();
-    return Buffer.concat([
+    const bytes = Buffer.concat([
       PROJECTS_OPEN,
       this.projects,
       Buffer.from(
         `],"window_seconds":${windowSeconds},"bucket_seconds":${bucketSeconds},"generated_at":"${generatedAt}"}`,
       ),
     ]);
+    return new EncodedBody(bytes, `fleet-${this.instance}-${this.version}`);
   }
+}
+
+/**
+ * The answer shared by every poller (`fleetCacheMs`, stale-while-revalidate `fleetStaleMs`,
+ * shared-refresh.ts). Each refresh makes the content codings the previous answer was asked for
+ * before it is given (off the event loop), so pollers never wait for a compression.
+ */
+export function sharedFleetAnswer(
+  fleet: FleetAnswer,
+  options: { readonly fleetCacheMs: number; readonly fleetStaleMs: number },
+  onBackgroundError: (error: unknown) => void,
+): SharedRefresh<EncodedBody> {
+  let previous: EncodedBody | null = null;
+  const load = async () => {
+    const body = await fleet.load();
+    await body.prepareLike(previous);
+    previous = body;
+    return body;
+  };
+  return new SharedRefresh(load, {
+    ttlMs: options.fleetCacheMs,
+    staleMs: options.fleetStaleMs,
+    onBackgroundError,
+  });
 }
 
 /** When the earliest of `endedMs` moves to its next bucket (or out of the window) after `nowMs`. */

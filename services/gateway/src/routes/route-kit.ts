@@ -17,6 +17,7 @@ import type { BoardSessions } from "../admin/board-sessions.ts";
 import type { GatewayEnv } from "../gateway-env.ts";
 import type { GatewayDeps, ResolvedGatewayOptions } from "../gateway-options.ts";
 import { ApiError } from "../http/api-error.ts";
+import type { EncodedBody } from "../http/encoded-body.ts";
 import type { TokenVerifier } from "../http/token-verifier.ts";
 import type { ProjectEventSubscriber } from "../live/project-event-subscriber.ts";
 import type { ProjectStatusCache } from "../live/project-status-cache.ts";
@@ -36,7 +37,7 @@ export interface RouteContext {
   readonly verifier: TokenVerifier;
   readonly statusCache: ProjectStatusCache;
   /** The fleet overview's serialized answer, shared by its pollers (`live/fleet-answer.ts`). */
-  readonly fleetCache: SharedRefresh<Uint8Array<ArrayBuffer>>;
+  readonly fleetCache: SharedRefresh<EncodedBody>;
   /** The pools live workers serve, shared by status requests (`live/served-pools.ts`). */
   readonly servedPools: SharedRefresh<ReadonlySet<string> | null>;
   /** Bull Board sessions (ended on revocation by the token routes). */

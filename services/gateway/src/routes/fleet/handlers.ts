@@ -9,6 +9,7 @@ import {
 import { startProject as applyStart } from "@overseer/transitions";
 import { actorOf } from "../../gateway-env.ts";
 import { ApiError } from "../../http/api-error.ts";
+import { sendEncoded } from "../../http/encoded-body.ts";
 import type { CommitDiffReader } from "../../operations/commit-diff-reader.ts";
 import { runStatsView } from "../../views/fleet-view.ts";
 import { decisionCard, incidentView, projectView } from "../../views/resource-views.ts";
@@ -39,8 +40,9 @@ export const getSession: GatewayHandler<typeof getSessionRoute> = (c) => {
 
 export function getFleet(ctx: RouteContext): GatewayHandler<typeof getFleetRoute> {
   return async (c) =>
-    // One serialized answer shared by every poller (gateway-app.ts, live/fleet-answer.ts).
-    c.body(await ctx.fleetCache.get(), 200, { "Content-Type": "application/json" }) as never;
+    // One serialized answer shared by every poller, compressed once per change (gateway-app.ts,
+    // live/fleet-answer.ts, http/encoded-body.ts).
+    sendEncoded(c, await ctx.fleetCache.get(), "application/json", ctx.options.compressMinBytes) as never;
 }
 
 export function listFleetDecisions({ deps }: RouteContext): GatewayHandler<typeof listFleetDecisionsRoute> {
