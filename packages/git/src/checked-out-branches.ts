@@ -1,4 +1,4 @@
-import { promises as fs } from "node:fs";
+import { lstatSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { runGit } from "./run-git.ts";
 
@@ -59,19 +59,31 @@ export async function checkedOutBranches(repoPath: string, timeoutMs: number): P
  * shorter; the remote's receive-pack still refuses a checked-out branch (remote-location.ts).
  */
 export async function plainBareWithoutCheckouts(repoPath: string): Promise<boolean> {
-  const absent = (file: string) =>
-    fs.lstat(path.join(repoPath, file)).then(
-      () => false,
-      (error: NodeJS.ErrnoException) => error.code === "ENOENT",
-    );
-  const [config, noDotGit, worktrees] = await Promise.all([
-    fs.readFile(path.join(repoPath, "config"), "utf8").catch(() => ""),
-    absent(".git"),
-    fs
-      .readdir(path.join(repoPath, "worktrees"))
-      .catch((error: NodeJS.ErrnoException) => (error.code === "ENOENT" ? [] : null)),
-  ]);
-  return noDotGit && worktrees !== null && worktrees.length === 0 && bareConfig(config);
+  // Three small local reads, synchronous: ~10 µs of CPU each against 50-170 µs through the
+  // promise API (every landing on a bare remote makes them).
+  const attempt = <T>(read: () => T, otherwise: (error: NodeJS.ErrnoException) => T): T => {
+    try {
+      return read();
+    } catch (error) {
+      return otherwise(error as NodeJS.ErrnoException);
+    }
+  };
+  const noDotGit = attempt(
+    () => lstatSync(path.join(repoPath, ".git"), { throwIfNoEntry: false }) === undefined,
+    () => false,
+  );
+  if (!noDotGit) return false;
+  const worktrees = attempt<string[] | null>(
+    () => readdirSync(path.join(repoPath, "worktrees")),
+    (error) => (error.code === "ENOENT" ? [] : null),
+  );
+  if (worktrees === null || worktrees.length > 0) return false;
+  return bareConfig(
+    attempt(
+      () => readFileSync(path.join(repoPath, "config"), "utf8"),
+      () => "",
+    ),
+  );
 }
 
 /**

