@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
-import { statSync } from "node:fs";
-import { mkdir, realpath, rm, stat, writeFile } from "node:fs/promises";
+import { realpathSync, statSync } from "node:fs";
+import { mkdir, realpath, rm, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { PROCESS_DEFAULTS } from "@overseer/process";
 import { execa } from "execa";
@@ -272,7 +272,7 @@ export class BwrapDriver implements SandboxDriver {
       const info = statSync(source);
       return `${name}=${source}@${info.ino}:${info.mtimeMs}`;
     });
-    const key = `${listFrom}:${(await stat(listFrom)).mtimeMs}:${files.sort().join("/")}`;
+    const key = `${listFrom}:${statSync(listFrom).mtimeMs}:${files.sort().join("/")}`;
     return snapshotOnce(this.binSnapshots, key, async () => {
       await ensurePrivateDir(this.runtimeRoot);
       return createBinSnapshot({
@@ -426,7 +426,7 @@ export class BwrapDriver implements SandboxDriver {
         files: {
           etcDir,
           runtimeDir: runtimeMountDir,
-          controlDir: await realpath(spec.controlDir),
+          controlDir: realpathSync.native(spec.controlDir),
           binDir: bin?.dir ?? null,
           // A command linked into the bin dir is there already; the others are bound over their placeholders.
           commands: commands.filter((command) => !bin?.linked.has(command.name)),
