@@ -263,13 +263,21 @@ export interface Timings {
    * met twice in one run counts with its sum).
    */
   phasesMs: Record<string, Percentiles>;
+  /**
+   * The overhead's two gaps cut at each hand-over, p50 ms (criticalPath):
+   * queuedToSpawned = enqueuedToPicked + pickedToSpawned; exitedToCommitted = exitedToAgentEnd
+   * (the agent's exit after its transition, its group ended) + agentEndToReported (outcome,
+   * scope check, commit, push or land, in the worker) + reportedToReceived (log flush, ownership
+   * check, the result queue, the coordinator's pick-up) + receivedToCommitted (its transaction).
+   */
+  criticalPathP50Ms: Record<string, Record<string, number>>;
 }
 
 /** The finished runs of the projects of `prefix`: how long each step took, percentiles. */
 export async function runTimings(cluster: ClusterFixture, prefix: string): Promise<Timings> {
   const rows = await cluster.scratch.db
     .selectFrom("runs")
-    .select(["timing", "phases", "created_at"])
+    .select(["timing", "phases", "created_at", "action"])
     .where("status", "=", "finished")
     .where("project_id", "like", `${prefix}%`)
     .execute();
@@ -286,6 +294,39 @@ export async function runTimings(cluster: ClusterFixture, prefix: string): Promi
       rows.map((r, i) => Number(timings[i]?.enqueuedAt ?? Number.NaN) - new Date(r.created_at).getTime()),
     ).p50,
     phasesMs: phasePercentiles(rows.map((r) => r.phases ?? [])),
+    criticalPathP50Ms: Object.fromEntries(
+      ["all", ...new Set(rows.map((r) => r.action))].map((action) => {
+        const of = rows.filter((r) => action === "all" || r.action === action);
+        return [
+          action,
+          criticalPath(
+            of.map((r) => r.timing as Record<string, unknown>),
+            of.map((r) => r.phases ?? []),
+          ),
+        ];
+      }),
+    ),
+  };
+}
+
+/** `Timings.criticalPathP50Ms`: each hand-over's gap, p50 over the runs. */
+function criticalPath(
+  timings: readonly Record<string, unknown>[],
+  timelines: readonly (readonly { name: string; startedAt: number; durationMs: number }[])[],
+): Record<string, number> {
+  const at = (t: Record<string, unknown>, key: string) => Number(t[key] ?? Number.NaN);
+  const agentEnd = timelines.map((phases) => {
+    const agent = phases.find((p) => p.name === "agent");
+    return agent ? agent.startedAt + agent.durationMs : Number.NaN;
+  });
+  const p50 = (values: number[]) => Math.round(percentiles(values).p50 * 10) / 10;
+  return {
+    enqueuedToPicked: p50(timings.map((t) => at(t, "pickedAt") - at(t, "enqueuedAt"))),
+    pickedToSpawned: p50(timings.map((t) => at(t, "spawnedAt") - at(t, "pickedAt"))),
+    exitedToAgentEnd: p50(timings.map((t, i) => (agentEnd[i] ?? Number.NaN) - at(t, "exitedAt"))),
+    agentEndToReported: p50(timings.map((t, i) => at(t, "reportedAt") - (agentEnd[i] ?? Number.NaN))),
+    reportedToReceived: p50(timings.map((t) => at(t, "received") - at(t, "reportedAt"))),
+    receivedToCommitted: p50(timings.map((t) => at(t, "committed") - at(t, "received"))),
   };
 }
 
