@@ -14,6 +14,7 @@ import {
 } from "@overseer/git";
 import { jobLandingBranch, type RunJob, type RunOutcome } from "@overseer/run-contract";
 import { type Commits, NO_COMMITS, type PhaseClock, type RunExecutorDeps } from "./run-context.ts";
+import type { OpenedRunFence } from "./run-fence.ts";
 
 /** The scope check of a run whose agent finished (run-executor.ts startScopeCheck). */
 export interface ScopeCheck {
@@ -71,9 +72,19 @@ export async function recordWork(
   });
 
   if (transition?.kind === "approve") {
-    await checked();
-    if (ctx.taskHead === null) return { kind: "ok", commits: NO_COMMITS };
-    return landApproved(job, deps, mirror, { ...ctx, taskHead: ctx.taskHead }, lap);
+    if (ctx.taskHead === null) {
+      await checked();
+      return { kind: "ok", commits: NO_COMMITS };
+    }
+    // The landing's fence opens beside the ownership check, as a commit's does (below): its
+    // read and row locks are done by the time the landing or pull request branch is pushed.
+    const fence = deps.fence?.open(job, { sourceSha: ctx.taskHead });
+    try {
+      await checked();
+      return await landApproved(job, deps, mirror, { ...ctx, taskHead: ctx.taskHead }, lap, fence);
+    } finally {
+      await fence?.close();
+    }
   }
   if (job.action === "review" || !job.gitCommits) {
     await checked();
@@ -204,17 +215,22 @@ async function commitWork(
 /** An approve: the reviewed head lands on the landing branch, or goes to its pull request branch. */
 async function landApproved(
   job: RunJob,
-  deps: Pick<RunExecutorDeps, "mirrorFreshness" | "fence">,
+  deps: Pick<RunExecutorDeps, "mirrorFreshness">,
   mirror: RepoMirror,
   ctx: { taskHead: string; runDir: string; check?: ((sha: string) => Promise<LandCheckOutcome>) | undefined },
   lap: (phase: "push" | "land") => void,
+  fence: OpenedRunFence | undefined,
 ): Promise<WorkRecord> {
+  const guard = fence?.guard;
   const pullRequestBranch = job.landing?.pullRequestBranch;
   if (pullRequestBranch !== undefined) {
-    const published = await publishForReview(job, deps, mirror, pullRequestBranch, ctx.taskHead);
+    const published = await publishForReview(job, deps, mirror, pullRequestBranch, ctx.taskHead, guard);
     lap("push");
     return published;
   }
+  // The project's check command may run for minutes: the run's rows are not held meanwhile
+  // (the fence closes; the push after the check opens its own, read then).
+  const check = ctx.check;
   const landed = await protectedAsRefusal(
     job,
     landBranch(mirror, {
@@ -228,12 +244,19 @@ async function landApproved(
       extraTrailers: { Task: job.taskId, Status: "approved", "Reviewed-by": job.agentId },
       author: job.author,
       strategy: job.landing?.strategy ?? LAND_DEFAULTS.strategy,
-      guard: deps.fence?.guard(job, { sourceSha: ctx.taskHead }),
+      guard,
       // A first try without a fetch, however old the mirror: it only ever lands, by the
       // compare-and-swap push on the landing branch as the mirror has it; a branch that moved
       // since (another worker's landing, a person's commit) is fetched and tried again.
       mirrorFirst: true,
-      ...(ctx.check ? { check: ctx.check } : {}),
+      ...(check
+        ? {
+            check: async (sha: string) => {
+              await fence?.close();
+              return check(sha);
+            },
+          }
+        : {}),
     }),
   );
   if (landed.kind === "protected") return landed;
@@ -292,16 +315,13 @@ async function protectedAsRefusal<T>(
  */
 async function publishForReview(
   job: RunJob,
-  deps: Pick<RunExecutorDeps, "mirrorFreshness" | "fence">,
+  deps: Pick<RunExecutorDeps, "mirrorFreshness">,
   mirror: RepoMirror,
   branch: string,
   head: string,
+  guard: PushGuard | undefined,
 ): Promise<WorkRecord> {
-  const pushed = await fastForwardPush(mirror, {
-    branch,
-    sha: head,
-    guard: deps.fence?.guard(job, { sourceSha: head }),
-  });
+  const pushed = await fastForwardPush(mirror, { branch, sha: head, guard });
   if (pushed.kind === "diverged") {
     return {
       kind: "land-failed",

@@ -29,18 +29,24 @@ export interface RunFence {
   /** The guard of this run's pushes; `landing` names the approved head a landing may push. */
   guard(job: RunJob, landing?: { sourceSha: string }): PushGuard;
   /**
-   * The guard of the run's next push (not a landing), its transaction opened now: its read and
-   * row locks are done while the worker commits, so the push waits for no round trip. The
-   * caller must `close` it (a no-op once its guard pushed).
+   * The guard of the run's pushes, its first push's transaction opened now: its read and row
+   * locks are done while the worker commits (or integrates a landing, `landing` as for
+   * `guard`), so that push waits for no round trip. The caller must `close` it.
    */
-  open(job: RunJob): OpenedRunFence;
+  open(job: RunJob, landing?: { sourceSha: string }): OpenedRunFence;
 }
 
 /** A fence opened ahead of its push (RunFence.open). */
 export interface OpenedRunFence {
-  /** Guards one push under the opened transaction (as `guard` would, when it could not open). */
+  /**
+   * Guards pushes as `guard` does; the first one runs under the opened transaction (unless it
+   * was closed first, or could not open), later ones each under their own.
+   */
   guard: PushGuard;
-  /** Ends the opened transaction if no push used it. */
+  /**
+   * Ends the opened transaction if no push used it (its rows are no longer held); a push the
+   * guard makes afterwards opens its own fence, read at that push.
+   */
   close(): Promise<void>;
 }
 
@@ -70,9 +76,16 @@ export function postgresRunFence(db: Db, given: PostgresRunFenceOptions = {}): R
   const patiently = <T>(attempt: () => Promise<T>, retryable: (error: unknown) => boolean) =>
     untilAnswered(attempt, retryable, options);
   const guard = (job: RunJob, landing?: { sourceSha: string }): PushGuard => guarded(job, landing);
-  /** Pushes under `first` (an opened fence) when given, then under new transactions while Postgres does not answer. */
+  /**
+   * Pushes under the opened fence `take` hands over (once: later calls get nothing), else under
+   * a new transaction, tried again while Postgres does not answer.
+   */
   const guarded =
-    (job: RunJob, landing?: { sourceSha: string }, first?: Promise<HeldRunFence | null>): PushGuard =>
+    (
+      job: RunJob,
+      landing?: { sourceSha: string },
+      take?: () => Promise<HeldRunFence | null> | undefined,
+    ): PushGuard =>
     async (push) => {
       let pushFailed = false;
       const failing = () =>
@@ -80,10 +93,8 @@ export function postgresRunFence(db: Db, given: PostgresRunFenceOptions = {}): R
           pushFailed = true;
           throw error;
         });
-      let opened = first;
       const once = async () => {
-        const held = (await opened) ?? (await holdLiveRun(db, checkOf(job, landing)));
-        opened = undefined;
+        const held = (await take?.()) ?? (await holdLiveRun(db, checkOf(job, landing)));
         return held.move(failing, (pushed: PushBranchResult) => pushed.ok);
       };
       // A retry after the push went through (the commit failed) pushes the same sha again,
@@ -102,12 +113,20 @@ export function postgresRunFence(db: Db, given: PostgresRunFenceOptions = {}): R
         () => true,
       ),
     guard,
-    open: (job) => {
+    open: (job, landing) => {
       // Not answered (Postgres away): the guard opens its own, patiently, when it pushes.
-      const held = holdLiveRun(db, checkOf(job)).catch(() => null);
+      let unused: Promise<HeldRunFence | null> | undefined = holdLiveRun(db, checkOf(job, landing)).catch(
+        () => null,
+      );
+      // Handed over once: to the first push, or to `close` when no push came first.
+      const take = () => {
+        const held = unused;
+        unused = undefined;
+        return held;
+      };
       return {
-        guard: guarded(job, undefined, held),
-        close: async () => (await held)?.close(),
+        guard: guarded(job, landing, take),
+        close: async () => (await take())?.close(),
       };
     },
   };
