@@ -375,8 +375,9 @@ export class WorkerService {
       await started;
       // Cancelled while it ran: the cancel ended the run; whatever it made of it counts for nothing.
       if (entry.cancelled) return;
-      await this.flushLog(run.runId);
-      await this.confirmOwnership(run.runId);
+      // The live log's tail and the ownership check are in flight together (one wait, not two);
+      // the result goes out after both, only while this delivery still owns the run.
+      await Promise.all([this.flushLog(run.runId), this.confirmOwnership(run.runId)]);
       await this.deps.queues.reportResult(result);
       this.traces.finish(run, result);
     } catch (error) {
