@@ -160,4 +160,5 @@ export type { PostedMessage } from "./slack-double/slack-web-api.ts";
 export { JiraDouble, type JiraDoubleIssue, type JiraDoubleUser } from "./tracker-double/jira-double.ts";
 export { LinearDouble } from "./tracker-double/linear-double.ts";
 export type { LinearDoubleIssue, LinearDoubleUser } from "./tracker-double/linear-double-state.ts";
+export { type UntilOptions, until } from "./until.ts";
 export { type ReceivedWebhook, WebhookReceiver } from "./webhook-receiver.ts";

@@ -23,6 +23,7 @@ import {
   SlackDouble,
   taskCard,
   uniqueRedisPrefix,
+  until,
 } from "@overseer/test-support";
 import { importTasks, startProject, TransitionApplier } from "@overseer/transitions";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -93,16 +94,6 @@ async function askInProject(projectId: string): Promise<void> {
       { id: "use_sqlite", label: "Use SQLite", requires_note: true },
     ],
   });
-}
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 describe("Slack subscriptions", () => {

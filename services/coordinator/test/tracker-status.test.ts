@@ -10,121 +10,66 @@
  * `project.paused` outbox row and a `blocked` update of each issue under way. (Octokit's throttling spaces
  * comment writes about 3 s apart, as GitHub asks, so a case with three comments takes ~8 s.)
  */
-import {
-  applyTransition,
-  createIntakeSource,
-  createProject,
-  createScratchDatabase,
-  listTrackerUpdates,
-  type ScratchDatabase,
-} from "@overseer/db";
-import { IntakeQueue, type Redis, TrackerStatusQueue } from "@overseer/queue";
-import { createLogger } from "@overseer/runtime";
-import { createTestRedis, deleteRedisKeys, GitHubDouble, uniqueRedisPrefix } from "@overseer/test-support";
-import { startProject, TransitionApplier } from "@overseer/transitions";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { IntakeRunner } from "../src/intake/intake-runner.ts";
+import { applyTransition, createProject, listTrackerUpdates } from "@overseer/db";
+import { TrackerStatusQueue } from "@overseer/queue";
+import { until } from "@overseer/test-support";
+import { startProject } from "@overseer/transitions";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TrackerStatusRunner } from "../src/intake/tracker-status-runner.ts";
+import { claimAndStart, githubSource, intakeRunner, REPO, useIntakeCase } from "./intake-case.ts";
 
-const REPO = "acme/app";
-const BOT = { login: "overseer-bot", token: "ghp_status_bot" };
-const prefix = uniqueRedisPrefix("tracker-status");
-const logger = createLogger({ name: "tracker-status-test", level: "silent" });
-const env = { OVERSEER_TEST_GITHUB_TOKEN: BOT.token };
-
-let scratch: ScratchDatabase;
-let redis: Redis;
-let intakeQueue: IntakeQueue;
+const c = useIntakeCase("tracker-status");
 let statusQueue: TrackerStatusQueue;
-let github: GitHubDouble;
-let transitions: TransitionApplier;
 
-beforeAll(async () => {
-  scratch = await createScratchDatabase();
-  redis = createTestRedis();
-  intakeQueue = new IntakeQueue(redis, { prefix, attempts: 2, backoffMs: 50 });
-  statusQueue = new TrackerStatusQueue(redis, { prefix, attempts: 3, backoffMs: 50 });
-  transitions = new TransitionApplier({ db: scratch.db });
-  github = await GitHubDouble.start();
-  github.addUser(BOT);
-  await github.createRepository(REPO);
-}, 60_000);
+beforeAll(() => {
+  statusQueue = new TrackerStatusQueue(c.redis, { prefix: c.prefix, attempts: 3, backoffMs: 50 });
+});
 
 afterAll(async () => {
-  await intakeQueue?.close();
   await statusQueue?.close();
-  if (redis) await deleteRedisKeys(redis, prefix);
-  redis?.disconnect();
-  await scratch?.drop();
-  await github?.close();
 });
 
-afterEach(() => {
-  expect(github.takeViolations()).toEqual([]);
-});
-
-function statusRunner(tokens: Record<string, string | undefined> = env): TrackerStatusRunner {
+function statusRunner(tokens: Record<string, string | undefined> = c.env): TrackerStatusRunner {
   return new TrackerStatusRunner(
     {
-      db: scratch.db,
+      db: c.scratch.db,
       queue: statusQueue,
-      notifications: scratch.notifications,
-      workerConnection: redis,
-      logger,
+      notifications: c.scratch.notifications,
+      workerConnection: c.redis,
+      logger: c.logger,
       env: tokens,
     },
-    { prefix, notifyConcurrency: 2, notifyAttempts: 3, reconcileIntervalMs: 60_000 },
+    { prefix: c.prefix, notifyConcurrency: 2, notifyAttempts: 3, reconcileIntervalMs: 60_000 },
   );
 }
 
 /** A project with a GitHub intake source and one issue taken as a task; the issue number and task id. */
 async function intakeTask(projectId: string): Promise<{ number: number; taskId: string }> {
-  await createProject(scratch.db, { id: projectId, repo: "/tmp/none", runnerConfig: {}, objective: "o" });
-  await createIntakeSource(scratch.db, {
-    id: `gh-${projectId}`,
-    projectId,
-    kind: "github",
-    baseUrl: github.url,
-    query: { container: REPO, labels: ["overseer"], assignee: BOT.login },
-    config: {},
-    tokenEnv: "OVERSEER_TEST_GITHUB_TOKEN",
-    webhookSecretEnv: null,
-    createdBy: "test",
-  });
-  const number = github.openIssue(REPO, {
+  await createProject(c.scratch.db, { id: projectId, repo: "/tmp/none", runnerConfig: {}, objective: "o" });
+  await githubSource(c, `gh-${projectId}`, projectId);
+  const number = c.github.openIssue(REPO, {
     title: `Work for ${projectId}`,
     labels: ["overseer"],
-    assignees: [BOT.login],
+    assignees: [c.bot.login],
   });
-  const intake = new IntakeRunner(
-    { db: scratch.db, queue: intakeQueue, transitions, workerConnection: redis, logger, env },
-    { prefix, intakePollMs: 60_000, intakeConcurrency: 1 },
-  );
+  const intake = intakeRunner(c);
   await intake.process({ v: 1, kind: "read", sourceId: `gh-${projectId}`, issueId: String(number) });
-  await startProject(transitions, projectId);
+  await startProject(c.transitions, projectId);
   return { number, taskId: `acme-app-${number}` };
-}
-
-/** Claims the next run and starts it; its id. */
-async function claimAndStart(projectId: string): Promise<string> {
-  const run = (await applyTransition(scratch.db, projectId, { kind: "claim" })).changes.runs[0];
-  if (!run) throw new Error("nothing claimed");
-  await applyTransition(scratch.db, projectId, { kind: "run-started", runId: run.id, workerId: "w1" });
-  return run.id;
 }
 
 /** The task is executed, reviewed and approved in pull_request mode, its PR opened (#7). */
 async function throughPullRequest(projectId: string, taskId: string, url: string): Promise<void> {
-  const execute = await claimAndStart(projectId);
-  await applyTransition(scratch.db, projectId, {
+  const execute = await claimAndStart(c.scratch.db, projectId);
+  await applyTransition(c.scratch.db, projectId, {
     kind: "submit",
     runId: execute,
     message: "work",
     commitSha: "c0ffee",
     branchHead: "c0ffee",
   });
-  const review = await claimAndStart(projectId); // a second run.started: still one "started"
-  await applyTransition(scratch.db, projectId, {
+  const review = await claimAndStart(c.scratch.db, projectId); // a second run.started: still one "started"
+  await applyTransition(c.scratch.db, projectId, {
     kind: "approve",
     runId: review,
     feedback: "Looks right",
@@ -133,7 +78,7 @@ async function throughPullRequest(projectId: string, taskId: string, url: string
     reviewedHead: "c0ffee",
     pullRequest: { base: "main" },
   });
-  await applyTransition(scratch.db, projectId, {
+  await applyTransition(c.scratch.db, projectId, {
     kind: "pr-opened",
     taskId,
     number: 7,
@@ -142,27 +87,17 @@ async function throughPullRequest(projectId: string, taskId: string, url: string
   });
 }
 
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 const allDelivered = (projectId: string, count: number) => async () => {
-  const rows = await listTrackerUpdates(scratch.db, { projectId });
+  const rows = await listTrackerUpdates(c.scratch.db, { projectId });
   return rows.length === count && rows.every((r) => r.status === "delivered") ? rows : undefined;
 };
 
 describe("two-way status (GitHub Issues)", () => {
   it("comments once per moment, moves labels per the map and closes the issue on merge", async () => {
     const { number, taskId } = await intakeTask("flow");
-    const url = "https://github.test/acme/app/pull/7";
+    const url = "https://c.github.test/acme/app/pull/7";
     await throughPullRequest("flow", taskId, url);
-    await applyTransition(scratch.db, "flow", {
+    await applyTransition(c.scratch.db, "flow", {
       kind: "pr-opened",
       taskId,
       number: 7,
@@ -170,7 +105,7 @@ describe("two-way status (GitHub Issues)", () => {
       headSha: "c0ffee",
     });
     // Written with their events, before anything is sent.
-    const written = await listTrackerUpdates(scratch.db, { projectId: "flow" });
+    const written = await listTrackerUpdates(c.scratch.db, { projectId: "flow" });
     expect(written.map((r) => [r.moment, r.status]).reverse()).toEqual([
       ["started", "pending"],
       ["pr_opened", "pending"],
@@ -179,9 +114,9 @@ describe("two-way status (GitHub Issues)", () => {
     await runner.start();
     try {
       await until("started and PR comments", allDelivered("flow", 2));
-      const issue = () => github.issues(REPO).find((i) => i.number === number);
+      const issue = () => c.github.issues(REPO).find((i) => i.number === number);
       expect(issue()?.labels).toEqual(expect.arrayContaining(["overseer", "overseer:working"]));
-      await applyTransition(scratch.db, "flow", {
+      await applyTransition(c.scratch.db, "flow", {
         kind: "pr-merged",
         taskId,
         mergeCommitSha: "beef",
@@ -189,7 +124,7 @@ describe("two-way status (GitHub Issues)", () => {
       });
       const rows = await until("the merge update", allDelivered("flow", 3));
       expect(rows.map((r) => r.moment).reverse()).toEqual(["started", "pr_opened", "merged"]);
-      const bodies = github.comments(REPO, number).map((c) => c.body);
+      const bodies = c.github.comments(REPO, number).map((c) => c.body);
       expect(bodies).toHaveLength(3);
       expect(bodies[0]).toContain(`started work on this issue as task \`${taskId}\``);
       expect(bodies[1]).toContain(url);
@@ -199,7 +134,7 @@ describe("two-way status (GitHub Issues)", () => {
 
       // A redelivered job of a delivered update writes nothing.
       for (const row of rows) await runner.process({ v: 1, updateId: row.id });
-      expect(github.comments(REPO, number)).toHaveLength(3);
+      expect(c.github.comments(REPO, number)).toHaveLength(3);
     } finally {
       await runner.stop();
     }
@@ -207,13 +142,13 @@ describe("two-way status (GitHub Issues)", () => {
 
   it("posts a comment whose answer was lost only once when the write is retried", async () => {
     const { number } = await intakeTask("lost");
-    github.fail({ status: 502, matching: /^POST .*\/issues\/\d+\/comments$/, afterEffect: true });
-    await claimAndStart("lost");
+    c.github.fail({ status: 502, matching: /^POST .*\/issues\/\d+\/comments$/, afterEffect: true });
+    await claimAndStart(c.scratch.db, "lost");
     const runner = statusRunner();
     await runner.start();
     try {
       await until("the started update", allDelivered("lost", 1));
-      expect(github.comments(REPO, number)).toHaveLength(1);
+      expect(c.github.comments(REPO, number)).toHaveLength(1);
     } finally {
       await runner.stop();
     }
@@ -222,20 +157,20 @@ describe("two-way status (GitHub Issues)", () => {
   it("retries a tracker 5xx with backoff, then delivers", async () => {
     const { number } = await intakeTask("flaky");
     // The comment's POST is not retried inside the adapter: the first job attempt fails, the next delivers.
-    github.fail({ status: 503, matching: new RegExp(`^POST .*/issues/${number}/comments$`) });
-    const runId = await claimAndStart("flaky");
+    c.github.fail({ status: 503, matching: new RegExp(`^POST .*/issues/${number}/comments$`) });
+    const runId = await claimAndStart(c.scratch.db, "flaky");
     const runner = statusRunner();
     await runner.start();
     try {
       const [row] = await until("the started update", allDelivered("flaky", 1));
       expect(row?.attempts).toBe(2);
       expect(row?.last_error).toBeNull();
-      expect(github.comments(REPO, number)).toHaveLength(1);
+      expect(c.github.comments(REPO, number)).toHaveLength(1);
     } finally {
       await runner.stop();
     }
     // A "Needs you" stop is a `blocked` update, written with its event and carrying why.
-    await applyTransition(scratch.db, "flaky", {
+    await applyTransition(c.scratch.db, "flaky", {
       kind: "escalate",
       runId,
       reason: "A product decision.",
@@ -243,18 +178,18 @@ describe("two-way status (GitHub Issues)", () => {
       question: "Which database?",
       options: [{ id: "postgres", label: "Postgres" }],
     });
-    const [blocked] = await listTrackerUpdates(scratch.db, { projectId: "flaky", status: "pending" });
+    const [blocked] = await listTrackerUpdates(c.scratch.db, { projectId: "flaky", status: "pending" });
     expect(blocked).toMatchObject({ moment: "blocked", data: { detail: expect.any(String) } });
   });
 
   it("a token variable unset or empty on the coordinator makes the update a dead letter at once, naming it", async () => {
     const { number } = await intakeTask("notoken");
-    await claimAndStart("notoken");
+    await claimAndStart(c.scratch.db, "notoken");
     const runner = statusRunner({ OVERSEER_TEST_GITHUB_TOKEN: "" });
     await runner.start();
     try {
       const [dead] = await until("the dead letter", async () => {
-        const rows = await listTrackerUpdates(scratch.db, { projectId: "notoken" });
+        const rows = await listTrackerUpdates(c.scratch.db, { projectId: "notoken" });
         return rows.length === 1 && rows[0]?.status === "dead" ? rows : undefined;
       });
       // One attempt of the three allowed: no retry can mend a missing token.
@@ -262,7 +197,7 @@ describe("two-way status (GitHub Issues)", () => {
       expect(dead?.last_error).toMatch(
         /the environment variable OVERSEER_TEST_GITHUB_TOKEN is not set \(or is empty\)/,
       );
-      expect(github.comments(REPO, number)).toHaveLength(0);
+      expect(c.github.comments(REPO, number)).toHaveLength(0);
     } finally {
       await runner.stop();
     }
@@ -270,15 +205,15 @@ describe("two-way status (GitHub Issues)", () => {
 
   it("a pause at a bound (sessions, not only budget) writes project.paused to the outbox and a blocked update per issue under way", async () => {
     const { number, taskId } = await intakeTask("bound");
-    await claimAndStart("bound");
-    await applyTransition(scratch.db, "bound", {
+    await claimAndStart(c.scratch.db, "bound");
+    await applyTransition(c.scratch.db, "bound", {
       kind: "set-project-status",
       status: "paused",
       by: "coordinator",
       reason: "max_sessions (1) reached",
       bound: "sessions",
     });
-    const outbox = await scratch.db
+    const outbox = await c.scratch.db
       .selectFrom("notification_outbox")
       .select(["type", "data"])
       .where("project_id", "=", "bound")
@@ -297,13 +232,13 @@ describe("two-way status (GitHub Issues)", () => {
         [taskId, "started"],
         [taskId, "blocked"],
       ]);
-      const bodies = github.comments(REPO, number).map((c) => c.body);
+      const bodies = c.github.comments(REPO, number).map((c) => c.body);
       expect(bodies.at(-1)).toContain(
         "is paused: its project stopped at its sessions bound (max_sessions (1) reached).",
       );
       expect(bodies.at(-1)).toContain("An operator can raise the sessions bound and start the project again");
       expect(bodies.at(-1)).not.toContain("Reply here");
-      const issue = github.issues(REPO).find((i) => i.number === number);
+      const issue = c.github.issues(REPO).find((i) => i.number === number);
       expect(issue?.labels).toContain("overseer:blocked");
     } finally {
       await runner.stop();
