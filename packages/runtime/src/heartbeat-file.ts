@@ -1,4 +1,5 @@
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { rename, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 
 /**
@@ -42,7 +43,13 @@ export interface HeartbeatFile {
   stop(): void;
 }
 
-/** Writes the heartbeat now and every `intervalMs` (atomic rename; the timer does not hold the process). */
+/**
+ * Writes the heartbeat now and every `intervalMs` (atomic rename; the timer does not hold the
+ * process). The first write is synchronous (the file exists when this returns); the timer's
+ * writes go through the libuv thread pool, one at a time, so a slow disk never stalls the event
+ * loop: on a loaded 2-core machine the gateway's renameSync took ~80 ms of its event loop per beat
+ * (~5 % of its busy time under npm run bench:gateway-load), the longest of its stalls.
+ */
 export function startHeartbeatFile(options: {
   file: string;
   service: string;
@@ -51,27 +58,49 @@ export function startHeartbeatFile(options: {
   const { file, service, intervalMs } = options;
   mkdirSync(path.dirname(file), { recursive: true });
   const temp = `${file}.${process.pid}.tmp`;
+  const text = () =>
+    `${JSON.stringify({ service, pid: process.pid, at: Date.now(), interval_ms: intervalMs } satisfies HeartbeatRecord)}\n`;
   const beat = () => {
-    const record: HeartbeatRecord = { service, pid: process.pid, at: Date.now(), interval_ms: intervalMs };
     try {
-      writeFileSync(temp, `${JSON.stringify(record)}\n`);
+      writeFileSync(temp, text());
       renameSync(temp, file);
     } catch {
       // A full or read-only disk makes the check fail by staleness, which is the right answer.
     }
   };
+  let stopped = false;
+  let writing = false;
+  const tick = async () => {
+    if (writing || stopped) return;
+    writing = true;
+    try {
+      await writeFile(temp, text());
+      await rename(temp, file);
+    } catch {
+      // As in `beat`.
+    } finally {
+      writing = false;
+      // A write that was under way when the heartbeat stopped must not leave a file behind.
+      if (stopped) await removeFiles(file, temp);
+    }
+  };
   beat();
-  const timer = setInterval(beat, intervalMs);
+  const timer = setInterval(() => void tick(), intervalMs);
   timer.unref();
   return {
     file,
     beat,
     stop: () => {
+      stopped = true;
       clearInterval(timer);
       rmSync(file, { force: true });
       rmSync(temp, { force: true });
     },
   };
+}
+
+async function removeFiles(...files: string[]): Promise<void> {
+  for (const f of files) await rm(f, { force: true }).catch(() => undefined);
 }
 
 export type HeartbeatVerdict =

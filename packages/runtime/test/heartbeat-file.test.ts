@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -34,6 +34,21 @@ describe("heartbeat file", () => {
     heartbeat.stop();
     const missing = checkHeartbeatFile(file);
     expect(missing.ok ? "" : missing.reason).toBe(`no heartbeat file at ${file}`);
+  });
+
+  it("keeps beating on its timer, and leaves no file behind when stopped during a beat", async () => {
+    const file = path.join(dir, "gateway.json");
+    const heartbeat = startHeartbeatFile({ file, service: "gateway", intervalMs: 5 });
+    const first = JSON.parse(await readFile(file, "utf8")).at as number;
+    await expect
+      .poll(async () => JSON.parse(await readFile(file, "utf8").catch(() => "{}")).at ?? first, {
+        timeout: 10_000,
+      })
+      .toBeGreaterThan(first);
+    heartbeat.stop();
+    // A timer's write in flight at stop removes what it wrote once it ends.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect((await readdir(dir)).filter((f) => f.startsWith("gateway.json"))).toEqual([]);
   });
 
   it("refuses a file that is not a heartbeat record", async () => {
