@@ -14,6 +14,8 @@
  *                vs the git floor, on private servers (scale-bench.ts; sizes: --scale-* flags)
  *   forge        pull requests on the GitHub double: forge API calls per task and green → merged
  *                under `merge: auto`, webhook-driven and polling-only (forge-loop-bench.ts)
+ *   spawner      CPU per git call from a worker-sized process: forked directly vs through the
+ *                process spawner (git-spawner-bench.ts; --spawner-rss-mb, default 130)
  *   images       a run on a project image: first pull + unpack, cache hit, bwrap on the image
  *                rootfs vs on the host root, docker run where an engine answers (image-run-bench.ts)
  *
@@ -36,6 +38,7 @@ import { runFloodBench } from "./flood-memory-bench.ts";
 import { benchForgeLoop } from "./forge-loop-bench.ts";
 import { runGatewayStatusBench } from "./gateway-bench.ts";
 import { benchGitFloor } from "./git-floor-bench.ts";
+import { benchGitSpawner } from "./git-spawner-bench.ts";
 import { benchImageRuns } from "./image-run-bench.ts";
 import { benchScale, SCALE_DEFAULTS, type ScaleOptions } from "./scale-bench.ts";
 import { ScalePhaseError } from "./scale-progress.ts";
@@ -66,6 +69,8 @@ const { values } = parseArgs({
     only: { type: "string" },
     // The services through tsx instead of the production build (bench-services.ts).
     tsx: { type: "boolean", default: false },
+    // The spawner bench's resident size before it measures, in MB (a worker's is ~130).
+    "spawner-rss-mb": { type: "string", default: "130" },
     // A dir for the scale bench's worker CPU profiles (node --cpu-prof), e.g. /tmp/prof.
     "scale-worker-cpu-prof": { type: "string" },
     // The same for the coordinator.
@@ -96,6 +101,14 @@ const results: Record<string, unknown> = {
 if (want("floor")) {
   log("floor: plain shell loop");
   results.floor = await benchGitFloor(quick ? 20 : 50);
+}
+
+if (want("spawner")) {
+  log("spawner: CPU per git call, forked directly vs through the process spawner");
+  results.spawner = await benchGitSpawner({
+    calls: quick ? 100 : 400,
+    rssMb: Number(values["spawner-rss-mb"]),
+  });
 }
 
 if (want("throughput")) {

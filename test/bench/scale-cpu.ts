@@ -7,7 +7,9 @@
  *
  * A process's children count once they are reaped (cutime + cstime); a Postgres backend that
  * lives through the phase counts by its own time, one that ends in it by the postmaster's
- * children's time.
+ * children's time. A worker's process spawner (named `overseer-spawner`, packages/process) lives
+ * as long as its worker: it counts by its own time and its reaped children's (the git processes
+ * it started for the worker), as `workersSpawner`.
  */
 import { readdir, readFile } from "node:fs/promises";
 
@@ -30,6 +32,7 @@ export interface CpuParts {
 const TICK_MS = 10;
 
 interface ProcStat {
+  comm: string;
   ppid: number;
   own: number;
   children: number;
@@ -41,7 +44,8 @@ async function procStat(pid: number | string): Promise<ProcStat | null> {
   // Fields after the command name (which may hold spaces) start at field 3 (state).
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   const ticks = (i: number) => Number(fields[i]) * TICK_MS;
-  return { ppid: Number(fields[1]), own: ticks(11) + ticks(12), children: ticks(13) + ticks(14) };
+  const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+  return { comm, ppid: Number(fields[1]), own: ticks(11) + ticks(12), children: ticks(13) + ticks(14) };
 }
 
 /** The machine's busy time so far: user, nice, system, irq, softirq and steal of /proc/stat. */
@@ -59,6 +63,16 @@ function treeMs(pid: number | undefined, all: ReadonlyMap<number, ProcStat>): nu
   let live = 0;
   for (const p of all.values()) if (p.ppid === pid) live += p.own + p.children;
   return self.own + self.children + live;
+}
+
+/** The workers' live process spawners: their own time and their reaped children's. */
+function spawnersMs(workerPids: readonly (number | undefined)[], all: ReadonlyMap<number, ProcStat>): number {
+  let ms = 0;
+  for (const p of all.values()) {
+    // The kernel keeps 15 characters of a process's name.
+    if (p.comm === "overseer-spawne" && workerPids.includes(p.ppid)) ms += p.own + p.children;
+  }
+  return ms;
 }
 
 /** Every process's /proc/<pid>/stat, read once per sample. */
@@ -80,6 +94,7 @@ export async function sampleCpu(parts: CpuParts): Promise<CpuTotals> {
       coordinator: of(parts.coordinatorPid)?.own ?? Number.NaN,
       workersOwn: workers.reduce((n, w) => n + (w?.own ?? 0), 0),
       workersChildren: workers.reduce((n, w) => n + (w?.children ?? 0), 0),
+      workersSpawner: spawnersMs(parts.workerPids, all),
       postgres: treeMs(parts.postmasterPid, all),
       redis: of(parts.redisPid)?.own ?? Number.NaN,
       gateway: treeMs(parts.gatewayPid, all),

@@ -110,6 +110,10 @@ export function serviceEnv(
     OVERSEER_KILL_GRACE_MS: "500",
     // The sleeping runs are handed back at once when the bench stops the workers.
     OVERSEER_WORKER_DRAIN_MS: "500",
+    // `OVERSEER_PROCESS_SPAWNER=0 npm run bench -- --only scale` compares with git forked from the workers.
+    ...(process.env.OVERSEER_PROCESS_SPAWNER
+      ? { OVERSEER_PROCESS_SPAWNER: process.env.OVERSEER_PROCESS_SPAWNER }
+      : {}),
   });
 }
 

@@ -151,9 +151,7 @@ describe("production build", () => {
     expect(landed.stdout.trim()).toBe("from the build");
     // The built worker ran that git through the process spawner copied beside its bundle.
     const worker = services[1]?.child.pid as number;
-    expect(childCommandLines(worker)).toContain(
-      `${process.execPath} ${path.join(outDir, "process-spawner.mjs")}`,
-    );
+    expect(childCommandLines(worker)).toContain("overseer-spawner");
 
     // Liveness: each service keeps its heartbeat file fresh; the probe loads no npm dependency.
     const probeEnv = { PATH: process.env.PATH ?? "/usr/bin:/bin", OVERSEER_DATA_DIR: cluster.dataDir };

@@ -118,6 +118,8 @@ function shutdown() {
   process.exit(0);
 }
 
+// Named in `ps` and /proc/<pid>/stat (the scale bench counts its CPU by this name).
+process.title = "overseer-spawner";
 for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) process.on(signal, () => undefined);
 process.stdout.on("error", shutdown);
 process.stdin.on("data", onData);
