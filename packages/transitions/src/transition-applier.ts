@@ -55,6 +55,12 @@ export interface ApplyCommandOptions extends ApplyOptions {
    * changed, and the caller decides again from a fresh read. Default true.
    */
   retryOnConflict?: boolean | undefined;
+  /**
+   * Starts once the transaction committed, beside the publication of its live events (one wait
+   * for both, not one after the other): what must not wait for watchers, such as queueing the
+   * runs a claim created. Its failure is the apply's, after the publication settled.
+   */
+  onCommitted?: ((result: AppliedTransition) => Promise<void>) | undefined;
 }
 
 /**
@@ -89,7 +95,7 @@ export class TransitionApplier {
     command: Command,
     options: ApplyCommandOptions = {},
   ): Promise<AppliedTransition> {
-    const { retryOnConflict = true, ...applyOptions } = options;
+    const { retryOnConflict = true, onCommitted, ...applyOptions } = options;
     const attempts = retryOnConflict ? this.conflictRetries : 1;
     const flight = this.inFlight.get(projectId) ?? { applies: 0, commits: 0 };
     this.inFlight.set(projectId, flight);
@@ -97,22 +103,25 @@ export class TransitionApplier {
     const commitsBefore = flight.commits;
     try {
       for (let attempt = 1; ; attempt++) {
+        let result: AppliedTransition;
         try {
           const origin = this.options.origin;
-          const result = await applyTransition(this.deps.db, projectId, command, {
+          result = await applyTransition(this.deps.db, projectId, command, {
             ...applyOptions,
             ...(origin ? { origin } : {}),
           });
-          if (result.outcome === "applied") {
-            flight.commits++;
-            this.options.onCommit?.(projectId, result, flight.commits - 1 !== commitsBefore);
-          }
-          await this.afterCommit(result);
-          return result;
         } catch (error) {
           if (error instanceof ConflictError && attempt < attempts) continue;
           throw error;
         }
+        // Committed: nothing after this point applies the command again.
+        if (result.outcome === "applied") {
+          flight.commits++;
+          this.options.onCommit?.(projectId, result, flight.commits - 1 !== commitsBefore);
+        }
+        const settled = await Promise.allSettled([onCommitted?.(result), this.afterCommit(result)]);
+        for (const one of settled) if (one.status === "rejected") throw one.reason;
+        return result;
       }
     } finally {
       if (--flight.applies === 0) this.inFlight.delete(projectId);

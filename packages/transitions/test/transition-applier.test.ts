@@ -131,6 +131,65 @@ describe("TransitionApplier", () => {
     expect(commits.map((c) => c.overlapped)).toEqual([false]);
   });
 
+  it("starts onCommitted beside the live publication: it does not wait for the watchers' round trip", async () => {
+    // The live connection is held by a blocking pop: the publication waits behind it until released.
+    const held = createRedis(process.env.REDIS_URL ?? "redis://127.0.0.1:6379");
+    const gate = `${prefix}:gate`;
+    const applier = new TransitionApplier({
+      db: scratch.db,
+      live: new LiveChannel(held, resolveLiveOptions({ prefix })),
+    });
+    await createProject(scratch.db, { id: "beside-live", repo: "/tmp/none", runnerConfig: {} });
+    await importTasks(applier, "beside-live", [card("S00-001")]);
+    const released = held.blpop(gate, 30);
+    let ids: string[] = [];
+    let committed: () => void = () => {};
+    const ran = new Promise<void>((resolve) => {
+      committed = resolve;
+    });
+    const applied = applier.apply(
+      "beside-live",
+      { kind: "set-project-status", status: "active", by: "t" },
+      {
+        onCommitted: async (result) => {
+          ids = result.eventRows.map((e) => String(e.id));
+          committed();
+        },
+      },
+    );
+    await ran;
+    // onCommitted ran while the publication is still stuck: none of the command's events is out.
+    expect(ids.length).toBeGreaterThan(0);
+    expect(received.filter((e) => ids.includes(e.id))).toEqual([]);
+    await redis.lpush(gate, "go");
+    await released;
+    expect((await applied).outcome).toBe("applied");
+    await expect
+      .poll(() => received.filter((e) => ids.includes(e.id)).length, { timeout: 10_000 })
+      .toBe(ids.length);
+    held.disconnect();
+  });
+
+  it("a failing onCommitted fails the apply, and the committed command is not applied again", async () => {
+    let calls = 0;
+    const applier = new TransitionApplier({ db: scratch.db, live });
+    await createProject(scratch.db, { id: "committed-once", repo: "/tmp/none", runnerConfig: {} });
+    await importTasks(applier, "committed-once", [card("S00-001")]);
+    const failing = applier.apply(
+      "committed-once",
+      { kind: "set-project-status", status: "active", by: "t" },
+      {
+        onCommitted: async () => {
+          calls += 1;
+          throw new Error("queue unreachable");
+        },
+      },
+    );
+    await expect(failing).rejects.toThrow("queue unreachable");
+    expect(calls).toBe(1);
+    expect((await getProject(scratch.db, "committed-once"))?.status).toBe("active");
+  });
+
   it("keeps a committed transition when Redis refuses the publication", async () => {
     const broken = createRedis("redis://127.0.0.1:6379", {
       lazyConnect: true,

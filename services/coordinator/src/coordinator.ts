@@ -346,16 +346,29 @@ export class Coordinator {
     if (await this.pauseIfOverBudget(project)) return;
     // The claim's transaction builds and stores its runs' jobs too (run-enqueuer.ts).
     const built: ClaimJobs = new Map();
+    const createdBy = (applied: AppliedTransition) =>
+      applied.changes.runs.filter((r) => applied.changes.createdRunIds.has(r.id));
+    const queued = new Set<string>();
     const claimed = await this.apply(projectId, claimCommand(this.policies, project), {
       leaseOwner: this.id,
       runJobs: this.enqueuer.jobsOfClaim(project, built),
+      // The jobs the claim stored are queued as it commits, beside its live events: a run's
+      // pick-up waits for no publication.
+      onCommitted: async (applied) => {
+        for (const run of createdBy(applied)) {
+          const build = built.get(run.id);
+          if (!build?.ok) continue;
+          await this.enqueuer.queueClaimed(projectId, run, build);
+          queued.add(run.id);
+        }
+      },
     });
     if (!claimed) return;
-    const created = claimed.changes.runs.filter((r) => claimed.changes.createdRunIds.has(r.id));
     // The claim's own update of the project row (a run counts a session) is its freshest read.
     const current = claimed.projectRow ?? project;
     let freed = false;
-    for (const run of created) {
+    for (const run of createdBy(claimed)) {
+      if (queued.has(run.id)) continue;
       const build = built.get(run.id);
       const number = claimed.actionRunNumbers?.get(run.id);
       const failed = build
