@@ -2,6 +2,7 @@ import { type QueryCreator, sql } from "kysely";
 import { type Db, json } from "./connection.ts";
 import type { Database, RunRow } from "./database-schema.ts";
 import { PAGE_LIMITS, resolvePageLimit } from "./page-limits.ts";
+import type { RidingQuery } from "./riding-writes.ts";
 import type { RunReport } from "./run-report-columns.ts";
 import { runTranscriptInsert } from "./transcript-repository.ts";
 
@@ -235,10 +236,30 @@ export async function taskUsage(
 }
 
 /**
- * What a run's update is issued from, with what rides on it as CTEs instead of statements of
- * their own: the run's transcript (with its report), and, once the run ends, the delete of its
- * stored job (`run_jobs`: nothing reads it after, and it holds the run's secrets).
+ * What rides on a run's update as CTEs instead of statements of their own, named with `prefix`:
+ * the run's transcript (with its report), and, once the run ends, the delete of its stored job
+ * (`run_jobs`: nothing reads it after, and it holds the run's secrets).
  */
+export function runUpdateRides(
+  db: Db,
+  run: { runId: string; projectId: string; taskId: string },
+  status: string,
+  transcript: RunReport["transcript"],
+  prefix = "",
+): { name: string; query: RidingQuery }[] {
+  const rides: { name: string; query: RidingQuery }[] = [];
+  if (transcript)
+    rides.push({ name: `${prefix}transcript`, query: runTranscriptInsert(db, run, transcript) });
+  if (status !== "queued" && status !== "running") {
+    rides.push({
+      name: `${prefix}job_gone`,
+      query: db.deleteFrom("run_jobs").where("run_id", "=", run.runId),
+    });
+  }
+  return rides;
+}
+
+/** What a run's update is issued from: runUpdateRides's CTEs on it. */
 export function runUpdater(
   db: Db,
   run: { runId: string; projectId: string; taskId: string },
@@ -247,12 +268,7 @@ export function runUpdater(
 ): QueryCreator<Database> {
   // The CTEs' names add nothing the update reads: it is typed as on `Database`.
   let creator = db as QueryCreator<Database>;
-  if (transcript)
-    creator = creator.with("transcript", () => runTranscriptInsert(db, run, transcript)) as never;
-  if (status !== "queued" && status !== "running") {
-    creator = creator.with("job_gone", () =>
-      db.deleteFrom("run_jobs").where("run_id", "=", run.runId),
-    ) as never;
-  }
+  for (const { name, query } of runUpdateRides(db, run, status, transcript))
+    creator = creator.with(name, () => query as never) as never;
   return creator;
 }

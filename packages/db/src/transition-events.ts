@@ -1,12 +1,14 @@
 /**
  * The last write of a transition: its events, with the NOTIFY, and the jobs of the runs a claim
  * created (`ApplyOptions.runJobs`) riding on the same statement, so that storing a claimed
- * run's job costs the claim neither a statement nor a commit of its own.
+ * run's job costs the claim neither a statement nor a commit of its own; its task and run
+ * updates ride on it too (riding-writes.ts).
  */
 import type { ApplyResult, ProjectState, Run } from "@overseer/domain";
 import { type QueryCreator, sql } from "kysely";
 import { type Db, json } from "./connection.ts";
 import type { Database, EventRow, ProjectRow } from "./database-schema.ts";
+import { RidingWrites } from "./riding-writes.ts";
 
 export const POSTGRES_NOTIFY_CHANNEL = "overseer_events";
 
@@ -36,8 +38,9 @@ export type RunJobsBuilder = (
 /**
  * The events, and the transition's NOTIFY in the same statement (sent at commit; Postgres
  * delivers one notification however many rows name the same payload). The created runs' jobs
- * ride on it: each in `run_jobs`, its prompt and pool on its run's row (as storeRunJob). With
- * no event to insert, the jobs are one statement of their own.
+ * ride on it: each in `run_jobs`, its prompt and pool on its run's row (as storeRunJob); so do
+ * the transition's `writes` (its task and run updates), whose guards it checks. With no event
+ * to insert, the jobs and writes are one statement of their own.
  */
 export async function insertEvents(
   db: Db,
@@ -45,12 +48,17 @@ export async function insertEvents(
   events: ApplyResult["events"],
   payload: string,
   jobs: ReadonlyMap<string, StoredRunJob> = new Map(),
+  writes: RidingWrites = new RidingWrites(),
 ): Promise<EventRow[]> {
+  const creator = writes.on(withRunJobs(db, jobs));
   if (events.length === 0) {
-    if (jobs.size > 0) await withRunJobs(db, jobs).selectNoFrom(sql<number>`1`.as("stored")).execute();
+    if (jobs.size > 0 || writes.size > 0) {
+      const row = await creator.selectNoFrom(writes.counts().as("guard_counts")).executeTakeFirstOrThrow();
+      writes.check(row.guard_counts);
+    }
     return [];
   }
-  const rows = await withRunJobs(db, jobs)
+  const rows = await creator
     .with("inserted", (qb) =>
       qb
         .insertInto("events")
@@ -68,9 +76,11 @@ export async function insertEvents(
     .selectFrom("inserted")
     .selectAll()
     .select(sql<string>`pg_notify(${POSTGRES_NOTIFY_CHANNEL}, ${payload})`.as("notified"))
+    .select(writes.counts().as("guard_counts"))
     .orderBy("inserted.id")
     .execute();
-  return rows.map(({ notified: _, ...row }) => row);
+  writes.check(rows[0]?.guard_counts ?? []);
+  return rows.map(({ notified: _, guard_counts: __, ...row }) => row);
 }
 
 /** The jobs as data-modifying CTEs of the statement built on the returned query creator. */

@@ -8,6 +8,7 @@ import type { EventRow, ProjectRow } from "./database-schema.ts";
 import { ConflictError, isUniqueViolation } from "./db-errors.ts";
 import { writeOutbox } from "./outbox-repository.ts";
 import { persistPullRequests } from "./pull-request-repository.ts";
+import { RidingWrites } from "./riding-writes.ts";
 import type { RunReport } from "./run-report-columns.ts";
 import { writeTrackerUpdates } from "./tracker-update-repository.ts";
 import {
@@ -52,8 +53,10 @@ interface PersistExtras {
 
 /**
  * Writes one applied command's changes, phase by phase in a fixed order (new tasks, changed
- * tasks and their pull requests, runs, decision cards, the project row, incidents, events). Each phase checks the
- * optimistic-concurrency version of what it updates and throws ConflictError on a mismatch.
+ * tasks and their pull requests, runs, decision cards, the project row, incidents, events).
+ * Each phase checks the optimistic-concurrency version of what it updates and throws
+ * ConflictError on a mismatch. The task and run updates are not statements of their own: they
+ * ride on the events' statement (riding-writes.ts), which checks their guards.
  */
 export async function persist(
   db: Db,
@@ -68,12 +71,15 @@ export async function persist(
   let reported = false;
   let projectRow: ProjectRow | null = null;
   const actionRunNumbers = new Map<string, number>();
+  // The task and run updates ride on the events' statement (riding-writes.ts).
+  const writes = new RidingWrites();
   try {
     if (changes.createdProject) await insertProjectRow(db, changes.createdProject, now);
     await insertCreatedTasks(db, projectId, changes);
-    await updateChangedTasks(db, projectId, changes, now);
+    updateChangedTasks(db, projectId, changes, now, writes);
     await persistPullRequests(db, projectId, changes.tasks, before, now);
-    reported = await persistRuns(db, projectId, result, now, extras.report ?? null, actionRunNumbers);
+    const report = extras.report ?? null;
+    reported = await persistRuns(db, projectId, result, now, report, actionRunNumbers, writes);
     await persistDecisions(db, projectId, changes, now);
     if (changes.project) {
       const { settings } = changes;
@@ -89,8 +95,10 @@ export async function persist(
     throw error;
   }
   await insertIncidents(db, projectId, result.incidents);
+  // A claim's job builder reads the transaction: what it reads is written first.
+  if (extras.runJobs && changes.createdRunIds.size > 0) await writes.flush(db);
   const jobs = await createdRunJobs(db, result, projectRow, actionRunNumbers, extras.runJobs);
-  const eventRows = await insertEvents(db, projectId, result.events, extras.payload, jobs);
+  const eventRows = await insertEvents(db, projectId, result.events, extras.payload, jobs, writes);
   // The notifications of these events, in the same transaction (the outbox).
   await writeOutbox(db, projectId, result.events, changes.decisions, eventRows);
   // What the issues of intake-made tasks hear (two-way status), in the same transaction too.

@@ -8,6 +8,7 @@ import { type Db, json } from "./connection.ts";
 import type { ProjectRow } from "./database-schema.ts";
 import { ConflictError } from "./db-errors.ts";
 import { insertBatches } from "./insert-batches.ts";
+import type { RidingWrites } from "./riding-writes.ts";
 import { taskMutableColumns } from "./row-mappers.ts";
 
 type Changes = ApplyResult["changes"];
@@ -44,16 +45,20 @@ export async function insertCreatedTasks(db: Db, projectId: string, changes: Cha
   }
 }
 
-/** Changed tasks, each only if still at the version the command was applied to. */
-export async function updateChangedTasks(
+/**
+ * Changed tasks, each only if still at the version the command was applied to: the updates
+ * ride on `writes` (the events' statement), each guarded.
+ */
+export function updateChangedTasks(
   db: Db,
   projectId: string,
   changes: Changes,
   now: Date,
-): Promise<void> {
+  writes: RidingWrites,
+): void {
   for (const task of changes.tasks) {
     if (changes.createdTaskIds.has(task.id)) continue;
-    const updated = await db
+    const update = db
       .updateTable("tasks")
       .set({
         ...taskMutableColumns(task),
@@ -64,16 +69,11 @@ export async function updateChangedTasks(
       .where("project_id", "=", projectId)
       .where("id", "=", task.id)
       .where("version", "=", task.version)
-      .executeTakeFirst();
-    if (updated.numUpdatedRows === 0n) {
-      throw new ConflictError(
-        `Task ${task.id} changed concurrently (expected version ${task.version}); retry.`,
-        {
-          taskId: task.id,
-          expectedVersion: task.version,
-        },
-      );
-    }
+      .returning("id");
+    writes.guard(`task_${writes.size}`, update, () => {
+      const message = `Task ${task.id} changed concurrently (expected version ${task.version}); retry.`;
+      return new ConflictError(message, { taskId: task.id, expectedVersion: task.version });
+    });
   }
 }
 

@@ -2,12 +2,14 @@ import type { ApplyResult } from "@overseer/domain";
 import { sql } from "kysely";
 import type { Db } from "./connection.ts";
 import { ConflictError } from "./db-errors.ts";
+import type { RidingWrites } from "./riding-writes.ts";
 import { type RunReport, runReportColumns } from "./run-report-columns.ts";
-import { runUpdater } from "./run-repository.ts";
+import { runUpdateRides } from "./run-repository.ts";
 
 /**
  * New runs are inserted; a started or ended run is updated only while it is still active, with
- * the worker's report when it is the run the command names. True when that report was written.
+ * the worker's report when it is the run the command names: its update rides on `writes` (the
+ * events' statement), guarded. True when that report is written with it.
  */
 export async function persistRuns(
   db: Db,
@@ -16,6 +18,7 @@ export async function persistRuns(
   now: Date,
   report: { runId: string; report: RunReport } | null,
   actionRunNumbers: Map<string, number>,
+  writes: RidingWrites,
 ): Promise<boolean> {
   const { changes } = result;
   let reported = false;
@@ -46,8 +49,11 @@ export async function persistRuns(
     }
     const previous = result.state.runs.get(run.id);
     const transcript = report?.runId === run.id ? report.report.transcript : null;
-    const updater = runUpdater(db, { runId: run.id, projectId, taskId: run.taskId }, run.status, transcript);
-    const updated = await updater
+    const ref = { runId: run.id, projectId, taskId: run.taskId };
+    const prefix = `run_${writes.size}_`;
+    for (const ride of runUpdateRides(db, ref, run.status, transcript, prefix))
+      writes.add(ride.name, ride.query);
+    const update = db
       .updateTable("runs")
       .set({
         status: run.status,
@@ -61,13 +67,13 @@ export async function persistRuns(
       })
       .where("id", "=", run.id)
       .where("status", "in", ["queued", "running"])
-      .executeTakeFirst();
-    if (updated.numUpdatedRows === 0n) {
-      throw new ConflictError(`Run ${run.id} already ended concurrently; retry.`, {
+      .returning("id");
+    writes.guard(`${prefix}update`, update, () => {
+      return new ConflictError(`Run ${run.id} already ended concurrently; retry.`, {
         runId: run.id,
         status: previous?.status,
       });
-    }
+    });
     if (report?.runId === run.id) reported = true;
   }
   return reported;
