@@ -23,6 +23,8 @@ export function servedPoolsCache(
         return null;
       }
     },
-    { ttlMs: options.statusCacheTtlMs },
+    // Stale-while-revalidate: no status request waits for the heartbeats' read (a Redis round
+    // trip and the parse of every heartbeat); a pool's waiting shows at most twice the bound late.
+    { ttlMs: options.statusCacheTtlMs, staleMs: options.statusCacheTtlMs },
   );
 }
