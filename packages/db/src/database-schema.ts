@@ -140,6 +140,11 @@ export interface RunsTable {
    * its source, setup commands, agent CLI); null: none reported.
    */
   environment: ColumnType<Record<string, unknown> | null, unknown, unknown>;
+  /** A landing that went through: the commit it put on `landed_branch` (run fence, migration 0027). */
+  landed_sha: ColumnType<string | null, string | null | undefined, string | null>;
+  landed_branch: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The landing's place among the project's landings (largest: the newest); null: no landing. */
+  landing_seq: ColumnType<string | null, string | number | null | undefined, string | number | null>;
   created_at: Timestamp;
   started_at: NullableTimestamp;
   ended_at: NullableTimestamp;

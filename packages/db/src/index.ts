@@ -72,6 +72,7 @@ export {
 export {
   type HeldRunFence,
   holdLiveRun,
+  type LandedHead,
   liveRunJob,
   type RunFenceCheck,
   RunNotLiveError,

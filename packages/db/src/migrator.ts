@@ -25,6 +25,7 @@ import * as trackerUpdates from "./migrations/0023-tracker-updates.ts";
 import * as runSandboxDriver from "./migrations/0024-run-sandbox-driver.ts";
 import * as runJobs from "./migrations/0025-run-jobs.ts";
 import * as outboxDeliveredTotals from "./migrations/0026-outbox-delivered-totals.ts";
+import * as runLandings from "./migrations/0027-run-landings.ts";
 
 /** Migrations in order. Add new ones at the end; never edit one that has shipped. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -53,6 +54,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "0024-run-sandbox-driver": runSandboxDriver,
   "0025-run-jobs": runJobs,
   "0026-outbox-delivered-totals": outboxDeliveredTotals,
+  "0027-run-landings": runLandings,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

@@ -19,12 +19,33 @@ import type { Db } from "./connection.ts";
  * the cancel that waited is then refused: the work is on the branch, the run's result will
  * finish the task. Bound: a worker that dies after the remote took the push and before this
  * commit leaves a ref Postgres does not know of (the window of one commit).
+ *
+ * The landing's record also names what it landed (`landed_sha` on `landed_branch`) and its
+ * place in the order of landings, `landing_seq`, drawn from a sequence right before the push,
+ * after the landing read the branch head it goes onto. A landing goes onto the commit of the
+ * one before it only after that commit was pushed, so after that one drew its number: the
+ * largest `landing_seq` of a project is its newest landing, in whatever order the fences
+ * commit. A run's start reads it (`liveRunJob`, same statement): the landing branch's head a
+ * checkout may trust its mirror for (run-contract `expectedBase`).
  */
 export interface RunFenceCheck {
   projectId: string;
   runId: string;
-  /** Set for a landing: the task head the reviewer approved, which must be the one recorded. */
-  landing?: { sourceSha: string } | undefined;
+  /**
+   * Set for a landing: the task head the reviewer approved, which must be the one recorded.
+   * `ordered`: the push puts a commit on the landing branch (not a pull request branch), so its
+   * place in the order of landings is drawn right before it (`landing_seq`).
+   */
+  landing?: { sourceSha: string; ordered?: boolean } | undefined;
+}
+
+/**
+ * A landing's commit and the branch it went onto, as the run fence recorded it (migration 0027):
+ * for a run's start, the newest landing of its project Postgres knows of.
+ */
+export interface LandedHead {
+  branch: string;
+  sha: string;
 }
 
 /** The run may not move a ref: `reason` says what Postgres holds instead. */
@@ -80,12 +101,21 @@ async function readFence(
   check: RunStartCheck,
   lock: boolean,
   withJob = false,
-): Promise<(FenceRow & { job?: unknown | null }) | undefined> {
+): Promise<(FenceRow & StartColumns) | undefined> {
   const forLock = lock ? sql`FOR NO KEY UPDATE OF r, t` : sql``;
-  const job = withJob ? sql`, j.job` : sql``;
-  const joinJob = withJob ? sql`LEFT JOIN run_jobs j ON j.run_id = r.id` : sql``;
+  // A start reads its stored job and the newest landing of its project (the partial index of
+  // migration 0027: one index row).
+  const job = withJob ? sql`, j.job, lh.landed_sha, lh.landed_branch` : sql``;
+  const joinJob = withJob
+    ? sql`LEFT JOIN run_jobs j ON j.run_id = r.id
+      LEFT JOIN LATERAL (
+        SELECT l.landed_sha, l.landed_branch FROM runs l
+        WHERE l.project_id = r.project_id AND l.landing_seq IS NOT NULL
+        ORDER BY l.landing_seq DESC LIMIT 1
+      ) lh ON true`
+    : sql``;
   const ofProject = check.projectId === undefined ? sql`` : sql`AND r.project_id = ${check.projectId}`;
-  const result = await sql<FenceRow & { job?: unknown | null }>`
+  const result = await sql<FenceRow & StartColumns>`
     SELECT r.status AS run_status, r.action, r.task_id, t.status AS task_status, t.branch_head,
            p.status AS project_status ${job}
     FROM runs r
@@ -97,6 +127,13 @@ async function readFence(
   return result.rows[0];
 }
 
+/** What a start's read adds to the fence's row: the stored job and the project's newest landing. */
+interface StartColumns {
+  job?: unknown | null;
+  landed_sha?: string | null;
+  landed_branch?: string | null;
+}
+
 /**
  * What a delivery of a queued run reference reads before it starts, in one statement: why the
  * run may not act (as `runRefusal`), else its stored job (`run_jobs`, unvalidated JSON: the
@@ -105,10 +142,13 @@ async function readFence(
 export async function liveRunJob(
   db: Db,
   check: RunStartCheck,
-): Promise<{ refusal: string } | { refusal: null; job: unknown | null }> {
+): Promise<{ refusal: string } | { refusal: null; job: unknown | null; landedHead: LandedHead | null }> {
   const row = await readFence(db, check, false, true);
   const refusal = fenceRefusal(row, {});
-  return refusal === null ? { refusal, job: row?.job ?? null } : { refusal };
+  if (refusal !== null) return { refusal };
+  const landedHead =
+    row?.landed_sha && row.landed_branch ? { branch: row.landed_branch, sha: row.landed_sha } : null;
+  return { refusal, job: row?.job ?? null, landedHead };
 }
 
 /** Why the run may not move a ref now (no lock taken), or null: for a delivery deciding whether to start. */
@@ -123,9 +163,10 @@ export async function runRefusal(db: Db, check: RunFenceCheck): Promise<string |
 export interface HeldRunFence {
   /**
    * Runs `move` only if the read found the run live, then commits (recording a landing that
-   * went through); RunNotLiveError (nothing moved) otherwise. Once per fence.
+   * went through: `moved` says whether it did, and for a landing what it landed, recorded with
+   * its place in the order of landings); RunNotLiveError (nothing moved) otherwise. Once per fence.
    */
-  move<T>(move: () => Promise<T>, moved: (value: T) => boolean): Promise<T>;
+  move<T>(move: () => Promise<T>, moved: (value: T) => boolean | LandedHead): Promise<T>;
   /** Ends the transaction unused (a rollback); nothing after `move`. */
   close(): Promise<void>;
 }
@@ -162,11 +203,18 @@ export async function holdLiveRun(db: Db, check: RunFenceCheck): Promise<HeldRun
         throw new RunNotLiveError(check.runId, refusal);
       }
       try {
+        // Drawn after the landing read the head it goes onto, before its push (see above).
+        const seq = check.landing?.ordered ? await nextLandingSeq(trx) : null;
         const value = await move();
-        if (check.landing && moved(value)) {
+        const landed = check.landing ? moved(value) : false;
+        if (landed !== false) {
+          const head =
+            landed === true || seq === null
+              ? {}
+              : { landed_sha: landed.sha, landed_branch: landed.branch, landing_seq: seq };
           await trx
             .updateTable("runs")
-            .set({ transition: "approve" })
+            .set({ transition: "approve", ...head })
             .where("id", "=", check.runId)
             .where("status", "in", ["queued", "running"])
             .execute();
@@ -182,6 +230,12 @@ export async function holdLiveRun(db: Db, check: RunFenceCheck): Promise<HeldRun
   };
 }
 
+/** The next place in the order of landings (migration 0027's sequence, cache 1: numbers rise in the order drawn). */
+async function nextLandingSeq(db: Db): Promise<string> {
+  const { rows } = await sql<{ seq: string }>`SELECT nextval('run_landing_seq')::text AS seq`.execute(db);
+  return rows[0]?.seq as string;
+}
+
 /**
  * Runs `move` (a push) only while the run is live, holding its run and task rows locked until
  * `move` returns; throws RunNotLiveError (nothing moved) otherwise. `moved(value)` says
@@ -191,7 +245,7 @@ export async function withLiveRun<T>(
   db: Db,
   check: RunFenceCheck,
   move: () => Promise<T>,
-  moved: (value: T) => boolean,
+  moved: (value: T) => boolean | LandedHead,
 ): Promise<T> {
   return (await holdLiveRun(db, check)).move(move, moved);
 }

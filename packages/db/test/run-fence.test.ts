@@ -63,6 +63,41 @@ async function inReview(projectId: string): Promise<string> {
   return review?.id as string;
 }
 
+/**
+ * A project (concurrency 2) whose tasks S00-001 and S00-002 were submitted at HEAD and each
+ * has a review run; returns the two review runs' ids, in task order.
+ */
+async function twoInReview(projectId: string): Promise<string[]> {
+  await createProject(scratch.db, { id: projectId, repo: "/tmp/none", runnerConfig: {}, concurrency: 2 });
+  await applyTransition(scratch.db, projectId, {
+    kind: "import-tasks",
+    tasks: [taskCard("S00-001"), taskCard("S00-002")],
+    by: "t",
+  });
+  await applyTransition(scratch.db, projectId, {
+    kind: "start-project",
+    by: "t",
+    stage: null,
+    sessionsLimit: null,
+  });
+  const executes = (await applyTransition(scratch.db, projectId, { kind: "claim" })).changes.runs;
+  expect(executes).toHaveLength(2);
+  for (const run of executes) {
+    await applyTransition(scratch.db, projectId, {
+      kind: "submit",
+      runId: run.id,
+      message: "work",
+      commitSha: HEAD,
+      branchHead: HEAD,
+    });
+  }
+  const reviews = (await applyTransition(scratch.db, projectId, { kind: "claim" })).changes.runs
+    .filter((r) => r.action === "review")
+    .sort((a, b) => a.taskId.localeCompare(b.taskId));
+  expect(reviews).toHaveLength(2);
+  return reviews.map((r) => r.id);
+}
+
 /** Waits until a statement naming `table` waits on a lock (another transaction holds its row). */
 async function waitForLockWait(db: typeof scratch.db, table: string): Promise<void> {
   for (let i = 0; i < 200; i++) {
@@ -84,7 +119,7 @@ describe("run fence", () => {
   it("hands a delivery the run's stored job with its answer, and forgets the job once the run ends", async () => {
     const runId = await inReview("fence-job");
     const check = { projectId: "fence-job", runId };
-    expect(await liveRunJob(scratch.db, check)).toEqual({ refusal: null, job: null });
+    expect(await liveRunJob(scratch.db, check)).toEqual({ refusal: null, job: null, landedHead: null });
     const job = { runId, prompt: "Review it.", pool: "gpu", env: { TOKEN: "secret" } };
     await storeRunJob(scratch.db, runId, job);
     // Stored again (a re-enqueued run): replaced, not duplicated.
@@ -92,6 +127,7 @@ describe("run fence", () => {
     expect(await liveRunJob(scratch.db, check)).toEqual({
       refusal: null,
       job: { ...job, prompt: "Review it again." },
+      landedHead: null,
     });
     const run = await getRun(scratch.db, runId);
     expect([run?.prompt, run?.prompt_chars, run?.pool]).toEqual(["Review it again.", 16, "gpu"]);
@@ -261,5 +297,79 @@ describe("run fence", () => {
     );
     await expect(cancel("fence-after")).rejects.toThrow(/approved work has already landed/);
     expect((await getTask(scratch.db, "fence-after", "S00-001"))?.status).toBe("review");
+  });
+
+  it("records what a landing put on its branch, and a start reads the newest landing in push order, whatever order the fences commit in", async () => {
+    const [first, second] = await twoInReview("fence-landed");
+    const landing = { sourceSha: HEAD, ordered: true };
+    const X1 = "1".repeat(40);
+    const X2 = "2".repeat(40);
+    // Both fences open ahead (their reads done). The first landing draws its place and pushes
+    // X1; the second lands onto X1 afterwards, so it draws its place later, and its fence
+    // commits first: the first one's commit is held back until then.
+    const a = await holdLiveRun(scratch.db, { projectId: "fence-landed", runId: first as string, landing });
+    const b = await holdLiveRun(scratch.db, { projectId: "fence-landed", runId: second as string, landing });
+    let pushedX1: () => void = () => {};
+    let finishA: () => void = () => {};
+    const x1Pushed = new Promise<void>((resolve) => {
+      pushedX1 = resolve;
+    });
+    const aDone = a.move(
+      async () => {
+        pushedX1();
+        await new Promise<void>((resolve) => {
+          finishA = resolve;
+        });
+        return { ok: true };
+      },
+      () => ({ branch: "main", sha: X1 }),
+    );
+    await x1Pushed;
+    await b.move(
+      async () => ({ ok: true }),
+      () => ({ branch: "main", sha: X2 }),
+    );
+    finishA();
+    await aDone;
+    const recorded = await sql<{ landed_sha: string; landed_branch: string }>`
+      SELECT landed_sha, landed_branch FROM runs WHERE project_id = 'fence-landed' AND landing_seq IS NOT NULL
+      ORDER BY landing_seq`.execute(scratch.db);
+    expect(recorded.rows).toEqual([
+      { landed_sha: X1, landed_branch: "main" },
+      { landed_sha: X2, landed_branch: "main" },
+    ]);
+    // A new run of the project starts reading X2: the landing that went onto the other.
+    await applyTransition(scratch.db, "fence-landed", {
+      kind: "approve",
+      runId: first as string,
+      landedSha: X1,
+      landedBranch: "main",
+      reviewedHead: HEAD,
+    });
+    await applyTransition(scratch.db, "fence-landed", {
+      kind: "import-tasks",
+      tasks: [taskCard("S00-003")],
+      by: "t",
+    });
+    const next = (await applyTransition(scratch.db, "fence-landed", { kind: "claim" })).changes.runs[0];
+    expect(next?.taskId).toBe("S00-003");
+    expect(
+      await liveRunJob(scratch.db, { projectId: "fence-landed", runId: next?.id as string }),
+    ).toMatchObject({ refusal: null, landedHead: { branch: "main", sha: X2 } });
+  });
+
+  it("a landing push that did not go through records no landed commit", async () => {
+    const runId = await inReview("fence-lost");
+    await withLiveRun(
+      scratch.db,
+      { projectId: "fence-lost", runId, landing: { sourceSha: HEAD, ordered: true } },
+      async () => ({ ok: false }),
+      (r) => (r.ok ? { branch: "main", sha: "3".repeat(40) } : false),
+    );
+    const run = await getRun(scratch.db, runId);
+    expect([run?.transition, run?.landed_sha, run?.landing_seq]).toEqual([null, null, null]);
+    expect(await liveRunJob(scratch.db, { projectId: "fence-lost", runId })).toMatchObject({
+      landedHead: null,
+    });
   });
 });

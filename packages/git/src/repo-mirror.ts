@@ -334,9 +334,36 @@ export class RepoMirror {
     await this.syncRemoteUrl();
   }
 
+  /**
+   * When this mirror last reflected the remote, as any process on the host recorded it
+   * (`markSynced`: each `ensure()`, and the caller's pushes that it marks): epoch ms, or null
+   * when never recorded. One `stat`, no git process.
+   */
+  async syncedAt(): Promise<number | null> {
+    const stat = await fs.stat(this.syncStampPath()).catch(() => null);
+    return stat === null ? null : stat.mtimeMs;
+  }
+
+  /**
+   * Records that the mirror reflected the remote at `at` (epoch ms): the mtime of
+   * `<projectId>.synced` beside the mirror, which every process on the host reads
+   * (`syncedAt`). A later call with an older time may win a race: the record only errs old.
+   */
+  async markSynced(at: number): Promise<void> {
+    const stamp = this.syncStampPath();
+    const seconds = at / 1000;
+    await fs.utimes(stamp, seconds, seconds).catch(async (error: NodeJS.ErrnoException) => {
+      if (error.code !== "ENOENT") throw error;
+      await fs.writeFile(stamp, "");
+      await fs.utimes(stamp, seconds, seconds);
+    });
+  }
+
   private async ensureLocked(): Promise<void> {
     await fs.mkdir(this.mirrorsDir, { recursive: true });
     await withFileLock(path.join(this.mirrorsDir, `${this.projectId}.lock`), this.lockOptions(), async () => {
+      // What the fetch or clone brings is the remote as of some moment after this one.
+      const started = Date.now();
       if (await exists(path.join(this.gitDir, "HEAD"))) {
         await this.syncRemoteUrl();
         await this.fetch();
@@ -344,6 +371,7 @@ export class RepoMirror {
         await this.createMirror();
       }
       this.urlVerified = true;
+      await this.markSynced(started);
     });
   }
 
@@ -471,6 +499,10 @@ export class RepoMirror {
     if (!(await exists(path.join(this.gitDir, "HEAD")))) {
       throw new GitInputError("mirror", `${this.gitDir} does not exist yet; call ensure() first`);
     }
+  }
+
+  private syncStampPath(): string {
+    return path.join(this.mirrorsDir, `${this.projectId}.synced`);
   }
 
   private worktreesLockPath(): string {

@@ -56,8 +56,22 @@ describe("RepoMirror.ensure", () => {
     expect(await mirror.resolveRef("feature")).toBeNull();
     expect(await mirror.resolveRef(main2)).toBe(main2);
     expect(await mirror.resolveRef("0".repeat(40))).toBeNull();
+    // Beside the mirror, only the record of its last sync (no lock or temp dir left).
     const leftovers = (await fs.readdir(path.join(dataDir, "mirrors"))).filter((n) => n !== "demo.git");
-    expect(leftovers).toEqual([]);
+    expect(leftovers).toEqual(["demo.synced"]);
+  });
+
+  it("records when it last reflected the remote, for every RepoMirror of the same mirror (any process)", async () => {
+    const { dataDir, remote, mirror } = await setup();
+    expect(await mirror.syncedAt()).toBeNull();
+    const before = Date.now();
+    await mirror.ensure();
+    const other = new RepoMirror({ dataDir, projectId: "demo", remote });
+    expect(await other.syncedAt()).toBeGreaterThanOrEqual(before - 1);
+    expect(await other.syncedAt()).toBeLessThanOrEqual(Date.now());
+    const pushedAt = Date.now() - 30_000;
+    await other.markSynced(pushedAt);
+    expect(Math.abs(((await mirror.syncedAt()) as number) - pushedAt)).toBeLessThan(5);
   });
 
   it("follows a changed remote location", async () => {
@@ -98,7 +112,7 @@ describe("RepoMirror.ensure", () => {
     await git(mirror.gitDir, "fsck", "--no-progress", "--strict");
     expect(await mirror.resolveRef("main")).toBe(await headOf(remote, "main"));
     const entries = await fs.readdir(path.join(dataDir, "mirrors"));
-    expect(entries.sort()).toEqual(["demo.git"]);
+    expect(entries.sort()).toEqual(["demo.git", "demo.synced"]);
   });
 
   it("keeps fetching correctly while pushes from the same mirror move its refs", async () => {

@@ -58,6 +58,17 @@ export const runJobSchema = z.object({
    */
   expectedTaskHead: z.string().nullable(),
   /**
+   * The newest landing Postgres knows of in the run's project: the commit it put on `branch`
+   * (run fence, read with the run's start). A new task's checkout trusts its mirror within the
+   * freshness window only while the mirror's head of `branch` is this commit, so no run starts
+   * from a base older than a landing Postgres recorded. Absent or null (an older coordinator, a
+   * job queued whole, nothing landed yet): the freshness window alone decides.
+   */
+  expectedBase: z
+    .object({ branch: z.string().min(1), sha: z.string().regex(/^[0-9a-f]{40}([0-9a-f]{24})?$/) })
+    .nullable()
+    .optional(),
+  /**
    * The agent whose submit is under review (reviews only). A worker refuses an approve from
    * this agent, so no executor ever lands its own work.
    */

@@ -140,6 +140,8 @@ async function writeRunInputs(paths: RunPaths, prompt: string): Promise<void> {
 interface Heads {
   /** The task branch's head in the mirror (null: no branch yet). */
   taskHead: string | null;
+  /** The landing branch's own head in the mirror (null: nothing landed there yet). */
+  landingHead: string | null;
   /**
    * The head every checkout builds on: the landing branch (`overseer/<main>` for a working
    * copy), or, before anything landed there, the main branch it will start from (land-branch.ts).
@@ -151,9 +153,11 @@ interface Heads {
 async function readHeads(job: RunJob, mirror: RepoMirror, layout: Promise<MirrorLayout>): Promise<Heads> {
   const landing = jobLandingBranch(job);
   const heads = await mirror.branchHeads([job.taskBranch, landing, job.mainBranch], layout);
+  const landingHead = heads.get(landing) ?? null;
   return {
     taskHead: heads.get(job.taskBranch) ?? null,
-    mainHead: heads.get(landing) ?? heads.get(job.mainBranch) ?? null,
+    landingHead,
+    mainHead: landingHead ?? heads.get(job.mainBranch) ?? null,
   };
 }
 
@@ -217,11 +221,22 @@ export function diskLimitOf(job: RunJob, deps: Pick<RunExecutorDeps, "diskLimitB
 }
 
 /**
- * Brings the mirror up to date only when it may be behind. A fetch is skipped when the
- * mirror already holds the task branch head Postgres knows (reviews, redos: the exact
- * commit to work on is there), or, for a task without a branch yet, when this worker
- * fetched or pushed the project within the freshness window (never under pull requests, whose
- * merges happen on the forge). Otherwise: fetch.
+ * Brings the mirror up to date only when it may be behind. A fetch is skipped when:
+ *
+ * - the mirror already holds the task branch head Postgres knows (`expectedTaskHead`: reviews,
+ *   redos): the exact commit to work on is there; or
+ * - a task without a branch yet, when the mirror was fetched or pushed within the freshness
+ *   window (OVERSEER_MIRROR_FRESH_MS; by this worker or any process sharing the mirror,
+ *   RepoMirror.syncedAt; never under pull requests, whose merges happen on the forge) AND its
+ *   landing branch is at the newest landing Postgres knows of (`expectedBase`, read with the
+ *   run's start), when the job names one for that branch.
+ *
+ * The guarantee a skip keeps: a new task never starts from a landing branch older than the
+ * newest landing Postgres had recorded when the run's start was read (run fence,
+ * `landing_seq`), and it never trusts the mirror for a change made outside Overseer (a person's
+ * push) longer than today: only within the freshness window since the mirror last reflected
+ * the remote; 0 always fetches. A mirror behind Postgres's landing, a job without
+ * `expectedBase` past the window, or a mirror that cannot be read: fetch, as before.
  * Returns the heads it read when it did not fetch (still current), else null.
  */
 async function refreshMirror(
@@ -237,10 +252,29 @@ async function refreshMirror(
   if (local !== undefined) {
     const { taskHead } = local;
     if (job.expectedTaskHead !== null && taskHead === job.expectedTaskHead) return local;
-    const fresh = mirrorIsFresh(freshness, job);
-    if (job.expectedTaskHead === null && taskHead === null && fresh) return local;
+    if (job.expectedTaskHead === null && taskHead === null && baseAsRecorded(job, local)) {
+      // This worker's own record first; the mirror's (one stat) when that one is not recent.
+      if (mirrorIsFresh(freshness, job)) return local;
+      if (freshness.freshMs > 0 && mirrorIsFresh(freshness, job, Date.now(), await mirror.syncedAt()))
+        return local;
+    }
   }
+  const started = Date.now();
   await mirror.ensure();
-  freshness?.lastSync.set(job.projectId, Date.now());
+  freshness?.lastSync.set(job.projectId, started);
   return null;
+}
+
+/**
+ * Whether the mirror's landing branch is where Postgres's newest landing put it (`expectedBase`),
+ * or the job names none for this branch (an older coordinator, nothing landed yet, a landing
+ * branch that changed since): then the freshness window alone decides, as before.
+ */
+export function baseAsRecorded(
+  job: Pick<RunJob, "expectedBase" | "landingBranch" | "mainBranch">,
+  heads: Pick<Heads, "landingHead">,
+): boolean {
+  const expected = job.expectedBase;
+  if (!expected || expected.branch !== jobLandingBranch(job)) return true;
+  return heads.landingHead === expected.sha;
 }

@@ -78,10 +78,12 @@ export async function recordWork(
     }
     // The landing's fence opens beside the ownership check, as a commit's does (below): its
     // read and row locks are done by the time the landing or pull request branch is pushed.
-    const fence = deps.fence?.open(job, { sourceSha: ctx.taskHead });
+    // What the landing's last attempt pushed, for the fence to record once a push went through.
+    const attempted: LandAttempted = { last: null };
+    const fence = deps.fence?.open(job, { sourceSha: ctx.taskHead, landed: () => attempted.last });
     try {
       await checked();
-      return await landApproved(job, deps, mirror, { ...ctx, taskHead: ctx.taskHead }, lap, fence);
+      return await landApproved(job, deps, mirror, { ...ctx, taskHead: ctx.taskHead, attempted }, lap, fence);
     } finally {
       await fence?.close();
     }
@@ -212,12 +214,22 @@ async function commitWork(
   };
 }
 
+/** The commit a landing's latest attempt pushes onto its branch (null before its first push). */
+interface LandAttempted {
+  last: { branch: string; sha: string } | null;
+}
+
 /** An approve: the reviewed head lands on the landing branch, or goes to its pull request branch. */
 async function landApproved(
   job: RunJob,
   deps: Pick<RunExecutorDeps, "mirrorFreshness">,
   mirror: RepoMirror,
-  ctx: { taskHead: string; runDir: string; check?: ((sha: string) => Promise<LandCheckOutcome>) | undefined },
+  ctx: {
+    taskHead: string;
+    runDir: string;
+    check?: ((sha: string) => Promise<LandCheckOutcome>) | undefined;
+    attempted?: LandAttempted;
+  },
   lap: (phase: "push" | "land") => void,
   fence: OpenedRunFence | undefined,
 ): Promise<WorkRecord> {
@@ -245,6 +257,10 @@ async function landApproved(
       author: job.author,
       strategy: job.landing?.strategy ?? LAND_DEFAULTS.strategy,
       guard,
+      // What each attempt pushes: the fence records the landed commit of the push that went through.
+      onAttempt: ({ branch, sha }) => {
+        if (ctx.attempted) ctx.attempted.last = { branch, sha };
+      },
       // A first try without a fetch, however old the mirror: it only ever lands, by the
       // compare-and-swap push on the landing branch as the mirror has it; a branch that moved
       // since (another worker's landing, a person's commit) is fetched and tried again.
@@ -267,7 +283,7 @@ async function landApproved(
   if (landed.kind === "check_failed") {
     return { kind: "land-failed", reason: "check_failed", files: [], details: landed.output };
   }
-  deps.mirrorFreshness.lastSync.set(job.projectId, Date.now());
+  markSynced(deps, job, mirror);
   return {
     kind: "ok",
     commits: {
@@ -330,9 +346,20 @@ async function publishForReview(
       details: `${branch} is at ${pushed.actualSha}, which ${job.taskBranch} (${head}) does not contain: someone pushed to the pull request branch. Merge those commits into ${job.taskBranch}, or delete ${branch} on the remote, so the approved head can be published.`,
     };
   }
-  deps.mirrorFreshness.lastSync.set(job.projectId, Date.now());
+  markSynced(deps, job, mirror);
   return {
     kind: "ok",
     commits: { ...NO_COMMITS, branchHead: head, pullRequestHead: { branch, sha: head } },
   };
+}
+
+/**
+ * A push that went through left the mirror's copy of its branch as the remote has it: recorded
+ * for this worker and, beside the mirror, for every worker process on the host (best effort: an
+ * unwritten stamp only makes a later checkout fetch).
+ */
+function markSynced(deps: Pick<RunExecutorDeps, "mirrorFreshness">, job: RunJob, mirror: RepoMirror): void {
+  const now = Date.now();
+  deps.mirrorFreshness.lastSync.set(job.projectId, now);
+  mirror.markSynced(now).catch(() => undefined);
 }

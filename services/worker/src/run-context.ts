@@ -152,20 +152,22 @@ function epochNow(): number {
 const tenth = (ms: number) => Math.round(ms * 10) / 10;
 
 /**
- * Whether this worker fetched or pushed the project's mirror within the freshness window, so
- * its refs may stand in for the remote's where a compare-and-swap push or an exact commit
- * check catches a stale one. Never under pull requests: the landing branch moves on the forge.
+ * Whether the project's mirror was fetched or pushed within the freshness window (by this
+ * worker, or `mirrorSyncedAt`: by any process on the host, RepoMirror.syncedAt), so its refs
+ * may stand in for the remote's where a compare-and-swap push or an exact commit check catches
+ * a stale one. Never under pull requests: the landing branch moves on the forge.
  */
 export function mirrorIsFresh(
   freshness: RunExecutorDeps["mirrorFreshness"],
   job: Pick<RunJob, "projectId" | "landing">,
   now = Date.now(),
+  mirrorSyncedAt: number | null = null,
 ): boolean {
-  const lastSync = freshness.lastSync.get(job.projectId);
+  const lastSync = Math.max(freshness.lastSync.get(job.projectId) ?? -Infinity, mirrorSyncedAt ?? -Infinity);
   return (
     job.landing?.viaPullRequests !== true &&
     freshness.freshMs > 0 &&
-    lastSync !== undefined &&
+    Number.isFinite(lastSync) &&
     now - lastSync < freshness.freshMs
   );
 }

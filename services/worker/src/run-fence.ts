@@ -3,6 +3,7 @@ import {
   type Db,
   type HeldRunFence,
   holdLiveRun,
+  type LandedHead,
   liveRunJob,
   type RunFenceCheck,
   RunNotLiveError,
@@ -25,15 +26,26 @@ export interface RunFence {
    * The same, for a queued reference (by the run's id alone when it names no project), with
    * the run's stored job when it may act (unvalidated JSON, null when none is stored): one read.
    */
-  load(ref: RunRef): Promise<{ refusal: string } | { refusal: null; job: unknown | null }>;
-  /** The guard of this run's pushes; `landing` names the approved head a landing may push. */
-  guard(job: RunJob, landing?: { sourceSha: string }): PushGuard;
+  load(
+    ref: RunRef,
+  ): Promise<{ refusal: string } | { refusal: null; job: unknown | null; landedHead: LandedHead | null }>;
+  /**
+   * The guard of this run's pushes; `landing` names the approved head a landing may push, and
+   * `landed()` what the push that went through put on which branch (recorded by the fence).
+   */
+  guard(job: RunJob, landing?: FencedLanding): PushGuard;
   /**
    * The guard of the run's pushes, its first push's transaction opened now: its read and row
    * locks are done while the worker commits (or integrates a landing, `landing` as for
    * `guard`), so that push waits for no round trip. The caller must `close` it.
    */
-  open(job: RunJob, landing?: { sourceSha: string }): OpenedRunFence;
+  open(job: RunJob, landing?: FencedLanding): OpenedRunFence;
+}
+
+/** A landing's guard: the approved head, and what the landing pushes (its last attempt). */
+export interface FencedLanding {
+  sourceSha: string;
+  landed?: () => LandedHead | null;
 }
 
 /** A fence opened ahead of its push (RunFence.open). */
@@ -65,17 +77,15 @@ export interface PostgresRunFenceOptions {
  */
 export function postgresRunFence(db: Db, given: PostgresRunFenceOptions = {}): RunFence {
   const options = resolveRunFenceOptions(given);
-  const checkOf = (
-    job: Pick<RunJob, "projectId" | "runId">,
-    landing?: { sourceSha: string },
-  ): RunFenceCheck => ({
+  const checkOf = (job: Pick<RunJob, "projectId" | "runId">, landing?: FencedLanding): RunFenceCheck => ({
     projectId: job.projectId,
     runId: job.runId,
-    landing,
+    // A landing that says what it pushes puts it on the landing branch: its order is drawn.
+    landing: landing ? { sourceSha: landing.sourceSha, ordered: landing.landed !== undefined } : undefined,
   });
   const patiently = <T>(attempt: () => Promise<T>, retryable: (error: unknown) => boolean) =>
     untilAnswered(attempt, retryable, options);
-  const guard = (job: RunJob, landing?: { sourceSha: string }): PushGuard => guarded(job, landing);
+  const guard = (job: RunJob, landing?: FencedLanding): PushGuard => guarded(job, landing);
   /**
    * Pushes under the opened fence `take` hands over (once: later calls get nothing), else under
    * a new transaction, tried again while Postgres does not answer.
@@ -83,7 +93,7 @@ export function postgresRunFence(db: Db, given: PostgresRunFenceOptions = {}): R
   const guarded =
     (
       job: RunJob,
-      landing?: { sourceSha: string },
+      landing?: FencedLanding,
       take?: () => Promise<HeldRunFence | null> | undefined,
     ): PushGuard =>
     async (push) => {
@@ -95,7 +105,7 @@ export function postgresRunFence(db: Db, given: PostgresRunFenceOptions = {}): R
         });
       const once = async () => {
         const held = (await take?.()) ?? (await holdLiveRun(db, checkOf(job, landing)));
-        return held.move(failing, (pushed: PushBranchResult) => pushed.ok);
+        return held.move(failing, (pushed: PushBranchResult) => pushed.ok && (landing?.landed?.() ?? true));
       };
       // A retry after the push went through (the commit failed) pushes the same sha again,
       // which the compare-and-swap push answers as done.

@@ -444,7 +444,9 @@ export class WorkerService {
           : `malformed stored job of run ${payload.runId}: ${formatZodIssues(stored.error.issues, loaded.job)}`,
       );
     }
-    return { refusal: null, job: stored.data };
+    // The newest landing Postgres knows of, read with the job: the base the checkout may trust.
+    const expectedBase = loaded.landedHead ?? stored.data.expectedBase ?? null;
+    return { refusal: null, job: { ...stored.data, expectedBase } };
   }
 
   /** Throws `RunOwnershipLostError` unless this worker's delivery of the run still holds its job lock. */
