@@ -303,7 +303,7 @@ export const SPECS: SpecTable = {
     name: "OVERSEER_MIRROR_FRESH_MS",
     fallback: String(WORKER_DEFAULTS.mirrorFreshMs),
     description:
-      "A worker skips the fetch before a new task's checkout when its mirror was fetched or pushed this recently (0 always fetches).",
+      "A worker skips the fetch before a new task's checkout when its mirror was fetched or pushed this recently (by any worker process sharing its data dir) and its landing branch is at the newest landing Postgres recorded (0 always fetches).",
     schema: integer(0, MS_MAX),
   },
   killGraceMs: {
