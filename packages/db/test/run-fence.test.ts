@@ -4,11 +4,10 @@
  * landing push waits for it and is then refused, so Postgres never says "cancelled" about work
  * that reached the landing branch.
  */
-import { taskCard } from "@overseer/test-support";
+import { cancelTask, SUBMITTED_HEAD, taskCard, tasksInReview, waitForLockWait } from "@overseer/test-support";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   applyTransition,
-  createProject,
   createScratchDatabase,
   getRun,
   getRunJob,
@@ -32,88 +31,10 @@ afterAll(async () => {
   await scratch?.drop();
 });
 
-const HEAD = "a".repeat(40);
-
-/** A project whose task S00-001 was submitted at HEAD and has a review run; returns its id. */
-async function inReview(projectId: string): Promise<string> {
-  await createProject(scratch.db, { id: projectId, repo: "/tmp/none", runnerConfig: {} });
-  await applyTransition(scratch.db, projectId, {
-    kind: "import-tasks",
-    tasks: [taskCard("S00-001")],
-    by: "t",
-  });
-  await applyTransition(scratch.db, projectId, {
-    kind: "start-project",
-    by: "t",
-    stage: null,
-    sessionsLimit: null,
-  });
-  const execute = (await applyTransition(scratch.db, projectId, { kind: "claim" })).changes.runs[0];
-  await applyTransition(scratch.db, projectId, {
-    kind: "submit",
-    runId: execute?.id as string,
-    message: "work",
-    commitSha: HEAD,
-    branchHead: HEAD,
-  });
-  const review = (await applyTransition(scratch.db, projectId, { kind: "claim" })).changes.runs.find(
-    (r) => r.action === "review",
-  );
-  expect(review).toBeDefined();
-  return review?.id as string;
-}
-
-/**
- * A project (concurrency 2) whose tasks S00-001 and S00-002 were submitted at HEAD and each
- * has a review run; returns the two review runs' ids, in task order.
- */
-async function twoInReview(projectId: string): Promise<string[]> {
-  await createProject(scratch.db, { id: projectId, repo: "/tmp/none", runnerConfig: {}, concurrency: 2 });
-  await applyTransition(scratch.db, projectId, {
-    kind: "import-tasks",
-    tasks: [taskCard("S00-001"), taskCard("S00-002")],
-    by: "t",
-  });
-  await applyTransition(scratch.db, projectId, {
-    kind: "start-project",
-    by: "t",
-    stage: null,
-    sessionsLimit: null,
-  });
-  const executes = (await applyTransition(scratch.db, projectId, { kind: "claim" })).changes.runs;
-  expect(executes).toHaveLength(2);
-  for (const run of executes) {
-    await applyTransition(scratch.db, projectId, {
-      kind: "submit",
-      runId: run.id,
-      message: "work",
-      commitSha: HEAD,
-      branchHead: HEAD,
-    });
-  }
-  const reviews = (await applyTransition(scratch.db, projectId, { kind: "claim" })).changes.runs
-    .filter((r) => r.action === "review")
-    .sort((a, b) => a.taskId.localeCompare(b.taskId));
-  expect(reviews).toHaveLength(2);
-  return reviews.map((r) => r.id);
-}
-
-/** Waits until a statement naming `table` waits on a lock (another transaction holds its row). */
-async function waitForLockWait(db: typeof scratch.db, table: string): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    const { rows } = await sql<{ n: number }>`
-      SELECT count(*)::int AS n FROM pg_stat_activity
-      WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE ${`%${table}%`}`.execute(
-      db,
-    );
-    if ((rows[0]?.n ?? 0) > 0) return;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  throw new Error(`no statement on ${table} waited on a lock within 2 s`);
-}
-
-const cancel = (projectId: string) =>
-  applyTransition(scratch.db, projectId, { kind: "cancel", taskId: "S00-001", by: "operator" });
+const HEAD = SUBMITTED_HEAD;
+const inReview = async (projectId: string) => (await tasksInReview(scratch.db, projectId))[0] as string;
+const twoInReview = (projectId: string) => tasksInReview(scratch.db, projectId, 2);
+const cancel = (projectId: string) => cancelTask(scratch.db, projectId);
 
 describe("run fence", () => {
   it("hands a delivery the run's stored job with its answer, and forgets the job once the run ends", async () => {

@@ -4,7 +4,7 @@
  * fixtures stay with `createScratchDatabase` of `@overseer/db`.
  */
 import { randomBytes } from "node:crypto";
-import type { TaskCardInput } from "@overseer/domain";
+
 import { createRedis, type Redis, type RunQueues } from "@overseer/queue";
 import { RUN_JOB_VERSION, type RunJob, type RunResult } from "@overseer/run-contract";
 
@@ -60,21 +60,6 @@ export async function dropRunQueues(
   await queues?.close().catch(() => undefined);
   if (redis) await deleteRedisKeys(redis, prefix).catch(() => undefined);
   redis?.disconnect();
-}
-
-/** A task card in stage S00 with `src/**` scope. */
-export function taskCard(id: string, prerequisites: string[] = []): TaskCardInput {
-  return {
-    id,
-    stage: "S00",
-    title: `Task ${id}`,
-    body: "",
-    role: "general",
-    scope: ["src/**"],
-    prerequisites,
-    acceptance: [],
-    priority: 0,
-  };
 }
 
 /** A valid run job of `/bin/true` for one run; `fields` override. */
@@ -139,6 +124,7 @@ export function runResultFixture(
 }
 
 export { buildDebianRootfs, type DebianRootfsInput } from "./debian-rootfs.ts";
+export { cancelTask, SUBMITTED_HEAD, tasksInReview, waitForLockWait } from "./fence-case.ts";
 export type { WebhookDelivery, WebhookLoss } from "./forge-double/double-base.ts";
 export { DoubleGit } from "./forge-double/double-git.ts";
 export type { ApiRequest, Fault } from "./forge-double/double-server.ts";
@@ -157,6 +143,7 @@ export { buildHostRootfs, type HostRootfsInput } from "./host-rootfs.ts";
 export type { ResponseUrlMessage } from "./slack-double/slack-block-kit.ts";
 export { type ReceivedResponse, SlackDouble, type SlackRequest } from "./slack-double/slack-double.ts";
 export type { PostedMessage } from "./slack-double/slack-web-api.ts";
+export { taskCard } from "./task-card.ts";
 export { JiraDouble, type JiraDoubleIssue, type JiraDoubleUser } from "./tracker-double/jira-double.ts";
 export { LinearDouble } from "./tracker-double/linear-double.ts";
 export type { LinearDoubleIssue, LinearDoubleUser } from "./tracker-double/linear-double-state.ts";

@@ -6,18 +6,15 @@
  * landing's check command), the push reads the run again and a cancel that came meanwhile
  * stops it.
  */
-import {
-  applyTransition,
-  createProject,
-  createScratchDatabase,
-  getRun,
-  getTask,
-  RunNotLiveError,
-  type ScratchDatabase,
-  sql,
-} from "@overseer/db";
+import { createScratchDatabase, getRun, getTask, RunNotLiveError, type ScratchDatabase } from "@overseer/db";
 import type { PushBranchResult } from "@overseer/git";
-import { runJobFixture, taskCard } from "@overseer/test-support";
+import {
+  cancelTask,
+  runJobFixture,
+  SUBMITTED_HEAD,
+  tasksInReview,
+  waitForLockWait,
+} from "@overseer/test-support";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { postgresRunFence } from "../src/run-fence.ts";
 
@@ -29,52 +26,9 @@ afterAll(async () => {
   await scratch?.drop();
 });
 
-const HEAD = "a".repeat(40);
-
-/** A project whose task S00-001 was submitted at HEAD and has a review run; returns its id. */
-async function inReview(projectId: string): Promise<string> {
-  await createProject(scratch.db, { id: projectId, repo: "/tmp/none", runnerConfig: {} });
-  await applyTransition(scratch.db, projectId, {
-    kind: "import-tasks",
-    tasks: [taskCard("S00-001")],
-    by: "t",
-  });
-  await applyTransition(scratch.db, projectId, {
-    kind: "start-project",
-    by: "t",
-    stage: null,
-    sessionsLimit: null,
-  });
-  const execute = (await applyTransition(scratch.db, projectId, { kind: "claim" })).changes.runs[0];
-  await applyTransition(scratch.db, projectId, {
-    kind: "submit",
-    runId: execute?.id as string,
-    message: "work",
-    commitSha: HEAD,
-    branchHead: HEAD,
-  });
-  const review = (await applyTransition(scratch.db, projectId, { kind: "claim" })).changes.runs.find(
-    (r) => r.action === "review",
-  );
-  return review?.id as string;
-}
-
-const cancel = (projectId: string) =>
-  applyTransition(scratch.db, projectId, { kind: "cancel", taskId: "S00-001", by: "operator" });
-
-/** Waits until a statement naming `table` waits on a lock (the fence holds its row). */
-async function waitForLockWait(table: string): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    const { rows } = await sql<{ n: number }>`
-      SELECT count(*)::int AS n FROM pg_stat_activity
-      WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE ${`%${table}%`}`.execute(
-      scratch.db,
-    );
-    if ((rows[0]?.n ?? 0) > 0) return;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  throw new Error(`no statement on ${table} waited on a lock within 2 s`);
-}
+const HEAD = SUBMITTED_HEAD;
+const inReview = async (projectId: string) => (await tasksInReview(scratch.db, projectId))[0] as string;
+const cancel = (projectId: string) => cancelTask(scratch.db, projectId);
 
 /** A push that counts its calls and goes through. */
 function countedPush(): { push: () => Promise<PushBranchResult>; calls: () => number } {
@@ -100,7 +54,7 @@ describe("worker run fence opened ahead of a landing", () => {
       cancelSettled = true;
     });
     cancelled.catch(() => undefined);
-    await waitForLockWait("tasks");
+    await waitForLockWait(scratch.db, "tasks");
     expect(cancelSettled).toBe(false);
     const { push, calls } = countedPush();
     expect(await fence.guard(push)).toEqual({ ok: true });
