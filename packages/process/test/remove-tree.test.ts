@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, readdir, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { countEventLoopTurns } from "@overseer/test-support";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { removeTree } from "../src/remove-tree.ts";
 
@@ -20,15 +21,7 @@ describe("removeTree", () => {
         Array.from({ length: 30 }, (_, f) => writeFile(path.join(tree, `d${d}`, "nested", `f${f}`), "x")),
       );
     }
-    let turns = 0;
-    let ticking = true;
-    const tick = () => {
-      turns += 1;
-      if (ticking) setImmediate(tick);
-    };
-    setImmediate(tick);
-    await removeTree(tree);
-    ticking = false;
+    const { turns } = await countEventLoopTurns(() => removeTree(tree));
     expect(existsSync(tree)).toBe(false);
     expect(turns).toBeGreaterThan(1);
   });

@@ -1,7 +1,8 @@
 /**
  * Test fixtures shared by the packages' and services' tests (never by production code): a
- * unique Redis key prefix with its clean-up, a task card, a run job and a run result. Postgres
- * fixtures stay with `createScratchDatabase` of `@overseer/db`.
+ * unique Redis key prefix with its clean-up, a task card, a run job and a run result, and a count
+ * of the event loop's turns while an operation runs. Postgres fixtures stay with
+ * `createScratchDatabase` of `@overseer/db`.
  */
 import { randomBytes } from "node:crypto";
 
@@ -124,6 +125,7 @@ export function runResultFixture(
 }
 
 export { buildDebianRootfs, type DebianRootfsInput } from "./debian-rootfs.ts";
+export { countEventLoopTurns } from "./event-loop-turns.ts";
 export { cancelTask, SUBMITTED_HEAD, tasksInReview, waitForLockWait } from "./fence-case.ts";
 export type { WebhookDelivery, WebhookLoss } from "./forge-double/double-base.ts";
 export { DoubleGit } from "./forge-double/double-git.ts";

@@ -1,6 +1,7 @@
 import { link, mkdir, mkdtemp, open, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { countEventLoopTurns } from "@overseer/test-support";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type DiskBreach, diskUsage, startDiskGuard } from "../src/disk-guard.ts";
 
@@ -39,15 +40,7 @@ describe("diskUsage", () => {
         Array.from({ length: 40 }, (_, f) => writeFile(path.join(tree, `d${d}`, "nested", `f${f}`), "abc")),
       );
     }
-    let turns = 0;
-    let ticking = true;
-    const tick = () => {
-      turns += 1;
-      if (ticking) setImmediate(tick);
-    };
-    setImmediate(tick);
-    const usage = await diskUsage([tree]);
-    ticking = false;
+    const { value: usage, turns } = await countEventLoopTurns(() => diskUsage([tree]));
     expect(usage).toEqual({ bytes: 30 * 40 * 3, files: 1 + 30 * 2 + 30 * 40 });
     // Other work ran between the walk's slices: it never held the loop for the whole tree.
     expect(turns).toBeGreaterThan(1);
