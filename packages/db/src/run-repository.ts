@@ -1,6 +1,6 @@
-import { type QueryCreator, sql } from "kysely";
+import { sql } from "kysely";
 import { type Db, json } from "./connection.ts";
-import type { Database, RunRow } from "./database-schema.ts";
+import type { RunRow } from "./database-schema.ts";
 import { PAGE_LIMITS, resolvePageLimit } from "./page-limits.ts";
 import type { RidingQuery } from "./riding-writes.ts";
 import type { RunReport } from "./run-report-columns.ts";
@@ -257,18 +257,4 @@ export function runUpdateRides(
     });
   }
   return rides;
-}
-
-/** What a run's update is issued from: runUpdateRides's CTEs on it. */
-export function runUpdater(
-  db: Db,
-  run: { runId: string; projectId: string; taskId: string },
-  status: string,
-  transcript: RunReport["transcript"],
-): QueryCreator<Database> {
-  // The CTEs' names add nothing the update reads: it is typed as on `Database`.
-  let creator = db as QueryCreator<Database>;
-  for (const { name, query } of runUpdateRides(db, run, status, transcript))
-    creator = creator.with(name, () => query as never) as never;
-  return creator;
 }

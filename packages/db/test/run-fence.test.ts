@@ -4,7 +4,14 @@
  * landing push waits for it and is then refused, so Postgres never says "cancelled" about work
  * that reached the landing branch.
  */
-import { cancelTask, SUBMITTED_HEAD, taskCard, tasksInReview, waitForLockWait } from "@overseer/test-support";
+import {
+  cancelTask,
+  SUBMITTED_HEAD,
+  taskCard,
+  tasksInReview,
+  until,
+  waitForLockWait,
+} from "@overseer/test-support";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   applyTransition,
@@ -16,7 +23,6 @@ import {
   liveRunJob,
   RunNotLiveError,
   runRefusal,
-  runUpdater,
   type ScratchDatabase,
   sql,
   storeRunJob,
@@ -35,6 +41,21 @@ const HEAD = SUBMITTED_HEAD;
 const inReview = async (projectId: string) => (await tasksInReview(scratch.db, projectId))[0] as string;
 const twoInReview = (projectId: string) => tasksInReview(scratch.db, projectId, 2);
 const cancel = (projectId: string) => cancelTask(scratch.db, projectId);
+
+/** The advisory lock by which a test's trigger holds a transaction inside its statement. */
+const HOLD_KEY = 2207;
+/** Waits until `count` statements of this database wait on a lock. */
+const waitForLockWaits = (count: number) =>
+  until(
+    `${count} statements waiting on a lock`,
+    async () => {
+      const { rows } = await sql<{ n: number }>`
+      SELECT count(*)::int AS n FROM pg_stat_activity
+      WHERE datname = current_database() AND wait_event_type = 'Lock'`.execute(scratch.db);
+      return (rows[0]?.n ?? 0) >= count;
+    },
+    { everyMs: 10 },
+  );
 
 describe("run fence", () => {
   it("hands a delivery the run's stored job with its answer, and forgets the job once the run ends", async () => {
@@ -70,24 +91,32 @@ describe("run fence", () => {
   it("a cancel that updated the run before its job is stored leaves no job row once it commits", async () => {
     const runId = await inReview("fence-job-race");
     const job = { runId, prompt: "Review it.", pool: "default" };
-    let storing: Promise<boolean> | null = null;
-    await scratch.db
-      .transaction()
-      .setIsolationLevel("repeatable read")
-      .execute(async (trx) => {
-        // The cancel's own run update (persistRuns: the run ended, its job row deleted with it).
-        const run = { runId, projectId: "fence-job-race", taskId: "S00-001" };
-        await runUpdater(trx, run, "cancelled", null)
-          .updateTable("runs")
-          .set({ status: "cancelled", ended_at: new Date() })
-          .where("id", "=", runId)
-          .where("status", "in", ["queued", "running"])
-          .execute();
+    // The operator's cancel is held inside its statement, after it updated the run (whose row lock
+    // it keeps), by this test's trigger: it waits on an advisory lock the test holds.
+    await sql`CREATE FUNCTION hold_run_update() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN PERFORM pg_advisory_xact_lock_shared(${sql.lit(HOLD_KEY)}); RETURN NEW; END $$`.execute(
+      scratch.db,
+    );
+    await sql`CREATE TRIGGER hold_run_update AFTER UPDATE ON runs FOR EACH ROW
+      WHEN (NEW.id = ${sql.lit(runId)}) EXECUTE FUNCTION hold_run_update()`.execute(scratch.db);
+    try {
+      let cancelling: Promise<unknown> | null = null;
+      let storing: Promise<boolean> | null = null;
+      await scratch.db.connection().execute(async (holder) => {
+        await sql`SELECT pg_advisory_lock(${HOLD_KEY})`.execute(holder);
+        cancelling = cancel("fence-job-race");
+        await waitForLockWaits(1);
         // The coordinator stores the job while the cancel is not yet committed: it must wait.
         storing = storeRunJob(scratch.db, runId, job);
-        await waitForLockWait(scratch.db, "run_jobs");
+        await waitForLockWaits(2);
+        await sql`SELECT pg_advisory_unlock(${HOLD_KEY})`.execute(holder);
       });
-    expect(await storing).toBe(false);
+      await cancelling;
+      expect(await storing).toBe(false);
+    } finally {
+      await sql`DROP TRIGGER hold_run_update ON runs`.execute(scratch.db);
+      await sql`DROP FUNCTION hold_run_update()`.execute(scratch.db);
+    }
     expect(await getRunJob(scratch.db, runId)).toBeNull();
     expect((await getRun(scratch.db, runId))?.status).toBe("cancelled");
   });
