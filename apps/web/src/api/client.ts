@@ -1,4 +1,5 @@
 import { getToken } from "../lib/token-store.ts";
+import { type ReadAnswer, RevalidatingReader } from "./revalidation.ts";
 import type {
   CommitDiff,
   DecisionCard,
@@ -34,25 +35,50 @@ export class ApiFailure extends Error {
 
 /** Every call carries the token as a bearer header; the token is never put in a URL. */
 export async function api<T>(method: "GET" | "POST" | "DELETE", path: string, body?: unknown): Promise<T> {
-  const headers: Record<string, string> = { Accept: "application/json" };
-  const token = getToken();
-  if (token) headers.Authorization = `Bearer ${token}`;
-  if (body !== undefined) headers["Content-Type"] = "application/json";
+  const { headers } = requestHeaders(body !== undefined);
   let res: Response;
   try {
     res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
   } catch (error) {
-    throw new ApiFailure(0, "network", `The gateway did not answer (${(error as Error).message}).`);
+    throw networkFailure(error);
   }
-  const data = (await res.json().catch(() => null)) as
-    | (T & { error?: { code: string; message: string } })
-    | null;
-  if (!res.ok) {
-    throw new ApiFailure(
-      res.status,
-      data?.error?.code ?? "http",
-      data?.error?.message ?? `HTTP ${res.status}`,
-    );
+  const data = await res.json().catch(() => null);
+  return answer<T>(res.status, res.ok, data);
+}
+
+const revalidating = new RevalidatingReader();
+
+/**
+ * A GET of an answer the gateway tags with an ETag, asked again with If-None-Match
+ * (revalidation.ts): an unchanged answer costs a 304 and is the same object as before.
+ */
+async function revalidatedGet<T>(path: string): Promise<T> {
+  const { token, headers } = requestHeaders(false);
+  let read: ReadAnswer;
+  try {
+    read = await revalidating.get(path, token, headers);
+  } catch (error) {
+    throw networkFailure(error);
+  }
+  return answer<T>(read.status, read.ok, read.data);
+}
+
+function requestHeaders(json: boolean): { token: string; headers: Record<string, string> } {
+  const headers: Record<string, string> = { Accept: "application/json" };
+  const token = getToken();
+  if (token) headers.Authorization = `Bearer ${token}`;
+  if (json) headers["Content-Type"] = "application/json";
+  return { token, headers };
+}
+
+function networkFailure(error: unknown): ApiFailure {
+  return new ApiFailure(0, "network", `The gateway did not answer (${(error as Error).message}).`);
+}
+
+function answer<T>(status: number, ok: boolean, body: unknown): T {
+  const data = body as (T & { error?: { code: string; message: string } }) | null;
+  if (!ok) {
+    throw new ApiFailure(status, data?.error?.code ?? "http", data?.error?.message ?? `HTTP ${status}`);
   }
   return data as T;
 }
@@ -71,7 +97,8 @@ type Change = { application_status: string };
 /** The gateway's routes used by the app, typed by the gateway's own schemas. */
 export const client = {
   session: () => api<Session>("GET", "/api/v1/session"),
-  fleet: () => api<Fleet>("GET", "/api/v1/fleet"),
+  // Polled every 5 s by the fleet view: revalidated, an unchanged fleet is a 304 of no body.
+  fleet: () => revalidatedGet<Fleet>("/api/v1/fleet"),
   projects: () => api<{ projects: Project[] }>("GET", "/api/v1/projects"),
   project: (id: string) => api<Project>("GET", `/api/v1/projects/${enc(id)}`),
   status: (id: string) => api<ProjectStatus>("GET", `/api/projects/${enc(id)}/status`),

@@ -27,7 +27,12 @@ export function useLoad<T>(fn: () => Promise<T>, key: string, pollMs = 0): Loade
     const mine = ++seq.current;
     fnRef.current().then(
       (data) => {
-        if (mine === seq.current) setState({ data, error: null, loading: false });
+        // An answer revalidated unchanged (api/revalidation.ts) is the same object: the state
+        // stays as it is, so a poll of an unchanged fleet re-renders nothing.
+        if (mine === seq.current)
+          setState((s) =>
+            s.data === data && s.error === null && !s.loading ? s : { data, error: null, loading: false },
+          );
       },
       (error: Error) => {
         if (mine === seq.current) setState((s) => ({ data: s.data, error, loading: false }));
