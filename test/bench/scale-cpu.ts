@@ -10,6 +10,13 @@
  * children's time. A worker's process spawner (named `overseer-spawner`, packages/process) lives
  * as long as its worker: it counts by its own time and its reaped children's (the git processes
  * it started for the worker), as `workersSpawner`.
+ *
+ * What no part accounts for is split where the kernel says whose it is: `kernelIrq`, the interrupt
+ * and softirq time of /proc/stat (the loopback TCP between the services is received in softirq,
+ * charged to no process), and `kernelThreads`, the kernel's own threads (children of kthreadd,
+ * pid 2: kworkers flushing the file systems, rcu, ksoftirqd; visible when the bench runs on a VM
+ * rather than in a container). `other` is the rest: processes outside the cluster, and ones whose
+ * parent ended before them.
  */
 import { readdir, readFile } from "node:fs/promises";
 
@@ -48,12 +55,23 @@ async function procStat(pid: number | string): Promise<ProcStat | null> {
   return { comm, ppid: Number(fields[1]), own: ticks(11) + ticks(12), children: ticks(13) + ticks(14) };
 }
 
-/** The machine's busy time so far: user, nice, system, irq, softirq and steal of /proc/stat. */
-async function machineBusyMs(): Promise<number> {
+/**
+ * The machine's busy time so far (user, nice, system, irq, softirq and steal of /proc/stat) and
+ * the part of it spent in interrupts and softirqs.
+ */
+async function machineBusyMs(): Promise<{ busy: number; irq: number }> {
   const stat = await readFile("/proc/stat", "utf8");
   const line = stat.split("\n", 1)[0] ?? "";
   const [user, nice, system, , , irq, softirq, steal] = line.trim().split(/\s+/).slice(1).map(Number);
-  return [user, nice, system, irq, softirq, steal].reduce<number>((n, t) => n + (t ?? 0), 0) * TICK_MS;
+  const sum = (ticks: (number | undefined)[]) => ticks.reduce<number>((n, t) => n + (t ?? 0), 0) * TICK_MS;
+  return { busy: sum([user, nice, system, irq, softirq, steal]), irq: sum([irq, softirq]) };
+}
+
+/** The kernel's threads: kthreadd (pid 2) and its children. */
+function kernelThreadsMs(all: ReadonlyMap<number, ProcStat>): number {
+  let ms = 0;
+  for (const [pid, p] of all) if (pid === 2 || p.ppid === 2) ms += p.own;
+  return ms;
 }
 
 /** A process and its direct children (live ones by their own time, reaped ones through it). */
@@ -84,12 +102,12 @@ async function allProcesses(): Promise<Map<number, ProcStat>> {
 
 /** The CPU so far of the machine and of each part (the bench is this process). */
 export async function sampleCpu(parts: CpuParts): Promise<CpuTotals> {
-  const [machineMs, all] = await Promise.all([machineBusyMs(), allProcesses()]);
+  const [machine, all] = await Promise.all([machineBusyMs(), allProcesses()]);
   const of = (pid: number | undefined) => (pid ? all.get(pid) : undefined);
   const workers = parts.workerPids.map(of);
   const usage = process.cpuUsage();
   return {
-    machineMs,
+    machineMs: machine.busy,
     parts: {
       coordinator: of(parts.coordinatorPid)?.own ?? Number.NaN,
       workersOwn: workers.reduce((n, w) => n + (w?.own ?? 0), 0),
@@ -99,6 +117,8 @@ export async function sampleCpu(parts: CpuParts): Promise<CpuTotals> {
       redis: of(parts.redisPid)?.own ?? Number.NaN,
       gateway: treeMs(parts.gatewayPid, all),
       bench: (usage.user + usage.system) / 1000,
+      kernelIrq: machine.irq,
+      kernelThreads: kernelThreadsMs(all),
     },
   };
 }
@@ -113,7 +133,7 @@ export function cpuSpent(before: CpuTotals, after: CpuTotals): CpuTotals {
 
 /**
  * CPU ms per unit of work (a task, a run), each part and `other` (the machine's busy time no
- * part accounts for: the kernel's own work, processes outside the cluster), rounded to 0.1 ms.
+ * part accounts for: processes outside the cluster), rounded to 0.1 ms.
  */
 export function cpuPer(spent: CpuTotals, units: number): Record<string, number> | null {
   if (units <= 0) return null;

@@ -114,6 +114,9 @@ export function serviceEnv(
     ...(process.env.OVERSEER_PROCESS_SPAWNER
       ? { OVERSEER_PROCESS_SPAWNER: process.env.OVERSEER_PROCESS_SPAWNER }
       : {}),
+    // `GIT_TRACE2_EVENT=/tmp/dir npm run bench -- --only scale`: one trace file per git process
+    // the services start (git writes one per process into a directory), to count them per run.
+    ...(process.env.GIT_TRACE2_EVENT ? { GIT_TRACE2_EVENT: process.env.GIT_TRACE2_EVENT } : {}),
   });
 }
 
