@@ -35,7 +35,7 @@ export interface FleetProjectRow {
  * The fleet rows of the projects `ids` (null: of every project), ordered by id: a project that
  * does not exist has no row. Each subquery reads one project's rows through an index (counts by
  * status from its tasks, its active runs, its pending cards, its runs ended in the last
- * `windowSeconds`), so reading a few projects costs what they hold, not what the fleet holds.
+ * `windowSeconds` through `runs_project_ended_idx`, migration 0028), so reading a few projects costs what they hold, not what the fleet holds.
  */
 export async function listFleetProjects(
   db: Db,

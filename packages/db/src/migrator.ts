@@ -26,6 +26,7 @@ import * as runSandboxDriver from "./migrations/0024-run-sandbox-driver.ts";
 import * as runJobs from "./migrations/0025-run-jobs.ts";
 import * as outboxDeliveredTotals from "./migrations/0026-outbox-delivered-totals.ts";
 import * as runLandings from "./migrations/0027-run-landings.ts";
+import * as runsProjectEndedIndex from "./migrations/0028-runs-project-ended-index.ts";
 
 /** Migrations in order. Add new ones at the end; never edit one that has shipped. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -55,6 +56,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "0025-run-jobs": runJobs,
   "0026-outbox-delivered-totals": outboxDeliveredTotals,
   "0027-run-landings": runLandings,
+  "0028-runs-project-ended-index": runsProjectEndedIndex,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };
