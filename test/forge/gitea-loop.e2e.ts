@@ -13,10 +13,10 @@
  * are printed for the closing note.
  */
 
-import { listEvents } from "@overseer/db";
 import { GiteaDouble } from "@overseer/test-support";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ClusterFixture, scriptedTask } from "../support/cluster-fixture.ts";
+import { printLoopFigures, requestsByRoute } from "./loop-figures.ts";
 import { openOn, pr, until } from "./pull-request-state.ts";
 
 const REPO = "acme/app";
@@ -152,40 +152,16 @@ describe("pull_request mode on the Gitea double (coordinator + worker + bwrap + 
     expect(await forge.git.git(REPO, ["show", `${main}:src/app.ts`])).toContain("v = 3");
     expect(forge.takeViolations()).toEqual([]);
 
-    // Figures for the closing note.
-    const row = await cluster.scratch.db
-      .selectFrom("pull_requests")
-      .select(["api_calls"])
-      .where("project_id", "=", project)
-      .where("task_id", "=", "T-1")
-      .executeTakeFirstOrThrow();
-    const events = await listEvents(cluster.scratch.db, {
-      projectId: project,
-      taskId: "T-1",
-      types: ["pr.checks_passed", "pr.merged"],
-      limit: 1000,
-    });
-    const last = (type: string) => events.filter((e) => e.type === type).at(-1)?.created_at;
-    const passedAt = last("pr.checks_passed");
-    const mergedAt = last("pr.merged");
-    const greenToMergedMs =
-      passedAt && mergedAt ? new Date(mergedAt).getTime() - new Date(passedAt).getTime() : null;
-    // Every API request the double saw (only Overseer calls the API here), by route.
-    const byRoute: Record<string, number> = {};
-    for (const r of forge.requests) {
-      if (!r.path.startsWith("/api/")) continue;
-      const route = `${r.method} ${r.path.replace(/\?.*$/, "").replace(/\/[0-9a-f]{40}|\/\d+/g, "/:id")}`;
-      byRoute[route] = (byRoute[route] ?? 0) + 1;
-    }
-    console.log(
-      JSON.stringify({
-        figure: "pull-request-loop",
-        forge: "gitea",
-        forgeApiCallsForTask: row.api_calls,
-        greenToMergedMs,
-        rounds: 3,
-        byRoute,
-      }),
+    // Figures for the closing note: every API request the double saw (only Overseer calls the
+    // API here), by route.
+    const byRoute = requestsByRoute(forge.requests, (p) =>
+      p.replace(/\?.*$/, "").replace(/\/[0-9a-f]{40}|\/\d+/g, "/:id"),
+    );
+    const row = await printLoopFigures(
+      cluster.scratch.db,
+      project,
+      { figure: "pull-request-loop", forge: "gitea" },
+      byRoute,
     );
     expect(row.api_calls).toBeGreaterThan(0);
   }, 600_000);

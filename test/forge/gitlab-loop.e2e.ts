@@ -13,10 +13,10 @@
  * → merged) are printed for the closing note.
  */
 
-import { listEvents } from "@overseer/db";
 import { GitLabDouble } from "@overseer/test-support";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ClusterFixture, scriptedTask } from "../support/cluster-fixture.ts";
+import { printLoopFigures, requestsByRoute } from "./loop-figures.ts";
 import { openOn, pr, until } from "./pull-request-state.ts";
 
 const PROJECT = "acme/platform/app";
@@ -79,44 +79,15 @@ async function executorPrompts(project: string) {
 }
 
 /** Prints the loop's figures for the closing note (forge API calls, green → merged, by route). */
-async function printLoopFigures(project: string) {
-  const row = await cluster.scratch.db
-    .selectFrom("pull_requests")
-    .select(["api_calls"])
-    .where("project_id", "=", project)
-    .where("task_id", "=", "T-1")
-    .executeTakeFirstOrThrow();
-  const events = await listEvents(cluster.scratch.db, {
-    projectId: project,
-    taskId: "T-1",
-    types: ["pr.checks_passed", "pr.merged"],
-    limit: 1000,
-  });
-  const last = (type: string) => events.filter((e) => e.type === type).at(-1)?.created_at;
-  const passedAt = last("pr.checks_passed");
-  const mergedAt = last("pr.merged");
-  const greenToMergedMs =
-    passedAt && mergedAt ? new Date(mergedAt).getTime() - new Date(passedAt).getTime() : null;
+function printGitLabLoopFigures(project: string) {
   // The GitLab requests of this task by route (every REST request went to this one project so far).
-  const byRoute: Record<string, number> = {};
-  for (const r of forge.requests) {
-    if (!r.path.startsWith("/api/")) continue;
-    const route = `${r.method} ${r.path
+  const byRoute = requestsByRoute(forge.requests, (p) =>
+    p
       .replace(/^\/api\/v4\/projects\/[^/]+/, "")
       .replace(/\/[0-9a-f]{40}|\/\d+/g, "/:n")
-      .replace(/\?.*$/, "")}`;
-    byRoute[route] = (byRoute[route] ?? 0) + 1;
-  }
-  console.log(
-    JSON.stringify({
-      figure: "gitlab-merge-request-loop",
-      forgeApiCallsForTask: row.api_calls,
-      greenToMergedMs,
-      rounds: 3,
-      byRoute,
-    }),
+      .replace(/\?.*$/, ""),
   );
-  return row;
+  return printLoopFigures(cluster.scratch.db, project, { figure: "gitlab-merge-request-loop" }, byRoute);
 }
 
 describe("pull_request mode on the GitLab double (coordinator + worker + bwrap + git)", () => {
@@ -240,7 +211,7 @@ describe("pull_request mode on the GitLab double (coordinator + worker + bwrap +
     expect(await forge.git.git(PROJECT, ["show", `${main}:src/app.ts`])).toContain("v = 3");
     expect(forge.takeViolations()).toEqual([]);
 
-    const row = await printLoopFigures(project);
+    const row = await printGitLabLoopFigures(project);
     expect(row.api_calls).toBeGreaterThan(0);
   }, 600_000);
 

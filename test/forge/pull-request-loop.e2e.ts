@@ -12,10 +12,10 @@
  * are printed for the closing note.
  */
 
-import { listEvents } from "@overseer/db";
 import { describe, expect, it } from "vitest";
 import { scriptedTask } from "../support/cluster-fixture.ts";
 import { useGitHubCase } from "./github-setup.ts";
+import { printLoopFigures } from "./loop-figures.ts";
 import { openOn, pr, until } from "./pull-request-state.ts";
 
 const REPO = "acme/app";
@@ -125,31 +125,7 @@ describe("pull_request mode on the GitHub double (coordinator + worker + bwrap +
     expect(gh.forge.takeViolations()).toEqual([]);
 
     // Figures for the closing note.
-    const row = await cluster.scratch.db
-      .selectFrom("pull_requests")
-      .select(["api_calls"])
-      .where("project_id", "=", project)
-      .where("task_id", "=", "T-1")
-      .executeTakeFirstOrThrow();
-    const events = await listEvents(cluster.scratch.db, {
-      projectId: project,
-      taskId: "T-1",
-      types: ["pr.checks_passed", "pr.merged"],
-      limit: 1000,
-    });
-    const last = (type: string) => events.filter((e) => e.type === type).at(-1)?.created_at;
-    const passedAt = last("pr.checks_passed");
-    const mergedAt = last("pr.merged");
-    const greenToMergedMs =
-      passedAt && mergedAt ? new Date(mergedAt).getTime() - new Date(passedAt).getTime() : null;
-    console.log(
-      JSON.stringify({
-        figure: "pull-request-loop",
-        forgeApiCallsForTask: row.api_calls,
-        greenToMergedMs,
-        rounds: 3,
-      }),
-    );
+    const row = await printLoopFigures(cluster.scratch.db, project, { figure: "pull-request-loop" });
     expect(row.api_calls).toBeGreaterThan(0);
   }, 600_000);
 });
