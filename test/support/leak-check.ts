@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { dropDatabase, withDatabase } from "@overseer/db";
+import { createScratchTemplate, dropDatabase, SCRATCH_TEMPLATE_ENV, withDatabase } from "@overseer/db";
 import { isProcessAlive } from "@overseer/process";
 import { createRedis } from "@overseer/queue";
 import pg from "pg";
@@ -19,6 +19,10 @@ import pg from "pg";
  *   environment carries the tag, belongs to this run (harness and sandbox processes get a cleared
  *   environment, so the environment alone is not enough).
  *
+ * It also migrates, once, the template every scratch database of the run is copied from (running
+ * the migrations for each one was most of its cost); the template carries the tag and is dropped
+ * before the databases are checked.
+ *
  * At teardown the leftovers are listed (processes get a few seconds to finish exiting), cleaned
  * up, and the run fails with one line per leak. New fixtures: name Redis prefixes
  * `${process.env.OVERSEER_TEST_RUN}-…` and create temporary files under os.tmpdir().
@@ -33,7 +37,7 @@ const PROCESS_GRACE_MS = 10_000;
 /** Marks the vitest process whose run is already checked (the root and each project call setup). */
 const CHECKED = Symbol.for("overseer.leak-check");
 
-export default function setup(): () => Promise<void> {
+export default async function setup(): Promise<() => Promise<void>> {
   const holder = globalThis as { [CHECKED]?: true };
   if (holder[CHECKED]) return async () => undefined;
   holder[CHECKED] = true;
@@ -42,7 +46,10 @@ export default function setup(): () => Promise<void> {
   mkdirSync(root, { recursive: true });
   process.env[RUN_ENV] = tag;
   process.env.TMPDIR = root;
+  const template = await createScratchTemplate(DATABASE_URL);
+  process.env[SCRATCH_TEMPLATE_ENV] = template.url;
   return async () => {
+    await template.drop();
     const leaks = [
       ...(await leakedProcesses(tag, root)),
       ...(await leakedDatabases(tag)),

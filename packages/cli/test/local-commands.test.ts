@@ -393,7 +393,8 @@ describe("overseer CLI (local verbs)", () => {
   });
 
   it("migrate applies pending migrations, then reports the schema current", async () => {
-    const target = await createScratchDatabase();
+    // Every migration from the empty database, not a copy of the run's migrated template.
+    const target = await createScratchDatabase(undefined, undefined, { template: false });
     try {
       await migrateDown(target.db);
       expect(await pendingMigrations(target.db)).toEqual([LATEST_MIGRATION]);

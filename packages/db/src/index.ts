@@ -83,9 +83,11 @@ export type { RunReport } from "./run-report-columns.ts";
 export * from "./run-repository.ts";
 export {
   createScratchDatabase,
+  createScratchTemplate,
   dropDatabase,
   ensureDatabaseExists,
   probeDatabase,
+  SCRATCH_TEMPLATE_ENV,
   type ScratchDatabase,
   withDatabase,
 } from "./scratch-database.ts";

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { type Migration, type MigrationProvider, type MigrationResultSet, Migrator } from "kysely";
 import type { Db } from "./connection.ts";
 import * as initial from "./migrations/0001-initial-schema.ts";
@@ -99,3 +100,14 @@ export async function pendingMigrations(db: Db): Promise<string[]> {
 }
 
 export const LATEST_MIGRATION = Object.keys(MIGRATIONS).at(-1) as string;
+
+/**
+ * A hash of every migration's name and code: a database migrated by this build carries it in
+ * its template's name, so a copy is never taken from a template another build of the
+ * migrations made (scratch-database.ts).
+ */
+export function migrationsFingerprint(): string {
+  const hash = createHash("sha256");
+  for (const [name, m] of Object.entries(MIGRATIONS)) hash.update(`${name}\0${m.up}\0${m.down}\0`);
+  return hash.digest("hex").slice(0, 12);
+}
