@@ -110,13 +110,16 @@ export function serviceEnv(
     OVERSEER_KILL_GRACE_MS: "500",
     // The sleeping runs are handed back at once when the bench stops the workers.
     OVERSEER_WORKER_DRAIN_MS: "500",
-    // `OVERSEER_PROCESS_SPAWNER=0 npm run bench -- --only scale` compares with git forked from the workers.
-    ...(process.env.OVERSEER_PROCESS_SPAWNER
-      ? { OVERSEER_PROCESS_SPAWNER: process.env.OVERSEER_PROCESS_SPAWNER }
-      : {}),
-    // `GIT_TRACE2_EVENT=/tmp/dir npm run bench -- --only scale`: one trace file per git process
-    // the services start (git writes one per process into a directory), to count them per run.
-    ...(process.env.GIT_TRACE2_EVENT ? { GIT_TRACE2_EVENT: process.env.GIT_TRACE2_EVENT } : {}),
+    // Passed through to the services when set: `OVERSEER_PROCESS_SPAWNER=0` compares with git
+    // forked from the workers, `OVERSEER_RUN_NICE=0` with the runs' processes at the services'
+    // priority, and `GIT_TRACE2_EVENT=/tmp/dir` writes one trace file per git process the services
+    // start (git writes one per process into a directory), to count them per run.
+    ...Object.fromEntries(
+      ["OVERSEER_PROCESS_SPAWNER", "OVERSEER_RUN_NICE", "GIT_TRACE2_EVENT"].flatMap((name) => {
+        const value = process.env[name];
+        return value ? [[name, value]] : [];
+      }),
+    ),
   });
 }
 

@@ -4,6 +4,7 @@
  */
 import { listEvents } from "@overseer/db";
 import { runGit } from "@overseer/git";
+import { fakeHarnessPath } from "@overseer/harness";
 import { describe, expect, it } from "vitest";
 import { ClusterFixture, scriptedTask, useRunningCluster } from "../support/cluster-fixture.ts";
 import { startService } from "../support/service-process.ts";
@@ -92,6 +93,26 @@ describe("fleet, scope and secrets", () => {
     const checkpoint = branches.stdout.trim();
     expect(checkpoint).toMatch(/^overseer\/checkpoint\/S00-001\/execute-general-[0-9a-f]{12}$/);
     expect((await runGit(["show", `${checkpoint}:docs/leak.md`], { cwd: repo })).stdout).toBe("out of scope");
+  });
+
+  it("a run's agent runs below the services, at the worker's OVERSEER_RUN_NICE (default 10)", async () => {
+    // The agent, in its sandbox, notes its own niceness in its checkout, then acts as usual.
+    const note = `mkdir -p src; cut -d' ' -f19 /proc/self/stat > src/nice.txt; exec "$0" "$1"`;
+    await cluster.addProject({
+      id: "nice",
+      tasks: [scriptedTask("S00-001", 'execute: submit "Niceness"')],
+      runnerConfig: ClusterFixture.fakeRunnerConfig({
+        argv: ["/bin/sh", "-c", note, process.execPath, fakeHarnessPath()],
+      }),
+    });
+    await cluster.waitForProject("nice", (s) => allTasks(s, ["done"]), 120_000);
+    const { repo } = await cluster.scratch.db
+      .selectFrom("projects")
+      .select("repo")
+      .where("id", "=", "nice")
+      .executeTakeFirstOrThrow();
+
+    expect((await runGit(["show", "main:src/nice.txt"], { cwd: repo })).stdout).toBe("10\n");
   });
 
   it("a symlink pointing out of the checkout is a violation even inside the scope", async () => {

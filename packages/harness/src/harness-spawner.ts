@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
 import type { Readable, Writable } from "node:stream";
+import { lowerSessionPriority } from "@overseer/process";
 import type { Logger } from "@overseer/runtime";
 import { HarnessNotConfiguredError } from "./harness-errors.ts";
 
@@ -37,7 +38,7 @@ export function epochNow(): number {
 
 /**
  * Phase 1 of a run: starts the command without a shell, in its own process group (`detached`),
- * with exactly the given environment and piped stdio. A command that cannot be started
+ * with exactly the given environment and piped stdio, at the run niceness. A command that cannot be started
  * (ENOENT, EACCES) is a {@link HarnessNotConfiguredError}.
  *
  * A plain `child_process.spawn` (as for git, run-git.ts): a general process library cost about
@@ -60,6 +61,8 @@ export async function spawnHarness(
   const pid = child.pid;
   if (pid === undefined) throw notStarted(command.file, await failed);
   const spawnedAt = epochNow();
+  // Below the services when runs saturate the CPU (OVERSEER_RUN_NICE; @overseer/process child-priority.ts).
+  lowerSessionPriority(pid);
   logger.info({ pid, file: command.file, cwd }, "harness spawned");
   const exited = new Promise<HarnessExit>((resolve) => {
     child.once("exit", (code, signal) => resolve({ code, signal }));

@@ -5,7 +5,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { createRedactor } from "@overseer/input-errors";
-import { isProcessGroupAlive } from "@overseer/process";
+import { isProcessGroupAlive, useRunNice } from "@overseer/process";
 import { afterEach, describe, expect, it } from "vitest";
 import { ControlWatcher } from "../src/control-watcher.ts";
 import { HarnessNotConfiguredError } from "../src/harness-errors.ts";
@@ -61,6 +61,20 @@ describe("spawnHarness", () => {
     expect(readFileSync(join(dirs.checkout, "env.txt"), "utf8")).toBe("given:\n");
     expect(Number(readFileSync(join(dirs.checkout, "pgid.txt"), "utf8").trim())).toBe(spawned.pid);
     expect(spawned.spawnedAt).toBeGreaterThan(0);
+  });
+
+  it("starts the agent at the run niceness (OVERSEER_RUN_NICE), below the worker", async () => {
+    const dirs = makeRunDirs();
+    useRunNice(9);
+    try {
+      // Reads its niceness once fed, after spawnHarness returned (and lowered it).
+      const spawned = await spawnSh("read go; cut -d' ' -f19 /proc/$$/stat > nice.txt", dirs);
+      spawned.stdin.end("go\n");
+      expect(await spawned.exited).toEqual({ code: 0, signal: null });
+      expect(readFileSync(join(dirs.checkout, "nice.txt"), "utf8")).toBe("9\n");
+    } finally {
+      useRunNice(0);
+    }
   });
 
   it("reports a command that does not exist as HarnessNotConfiguredError (not_found)", async () => {

@@ -11,6 +11,8 @@
 // parent ends (even SIGKILL), or when it finds itself reparented. Before exiting it SIGKILLs
 // the process groups of the detached children still running, as the parent would at its exit.
 import { spawn } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
+import { setPriority } from "node:os";
 
 const HEADER = 9;
 // Parent → spawner.
@@ -44,6 +46,34 @@ function send(type, id, body = EMPTY) {
 
 const json = (value) => Buffer.from(JSON.stringify(value));
 
+let autogroups;
+/**
+ * Lowers a detached child's CPU priority to `nice`: its own niceness and its session's
+ * scheduling group where the kernel has them (packages/process/src/child-priority.ts says why;
+ * the same steps as there). Best effort.
+ */
+function lowerSessionPriority(pid, nice) {
+  if (!(nice > 0)) return;
+  try {
+    setPriority(pid, nice);
+  } catch {
+    // Gone already.
+  }
+  if (autogroups === undefined) {
+    try {
+      autogroups = readFileSync("/proc/sys/kernel/sched_autogroup_enabled", "utf8").trim() === "1";
+    } catch {
+      autogroups = false;
+    }
+  }
+  if (!autogroups) return;
+  try {
+    writeFileSync(`/proc/${pid}/autogroup`, String(nice));
+  } catch {
+    // Gone already.
+  }
+}
+
 function start(id, request) {
   const child = spawn(request.file, request.args, {
     cwd: request.cwd,
@@ -60,7 +90,10 @@ function start(id, request) {
   });
   if (pid === undefined) return;
   children.set(id, child);
-  if (request.detached) groups.add(pid);
+  if (request.detached) {
+    groups.add(pid);
+    lowerSessionPriority(pid, request.nice);
+  }
   const pidBody = Buffer.allocUnsafe(4);
   pidBody.writeUInt32BE(pid, 0);
   send(SPAWNED, id, pidBody);

@@ -1,3 +1,4 @@
+export { currentRunNice, lowerSessionPriority, useRunNice } from "./child-priority.ts";
 export { PROCESS_DEFAULTS } from "./process-defaults.ts";
 export { isProcessAlive, isProcessGroupAlive } from "./process-liveness.ts";
 export { removeTree } from "./remove-tree.ts";

@@ -7,4 +7,6 @@ export const PROCESS_DEFAULTS = Object.freeze({
    * (`OVERSEER_PROCESS_SPAWNER`; spawn-group.ts).
    */
   spawner: true,
+  /** Niceness of the processes a worker starts for its runs (`OVERSEER_RUN_NICE`; child-priority.ts). */
+  runNice: 10,
 });

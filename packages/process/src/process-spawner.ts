@@ -45,6 +45,8 @@ export interface SpawnRequest {
   stdin: boolean;
   /** Own process group and session. */
   detached: boolean;
+  /** Niceness of a detached child and its session (child-priority.ts); 0 keeps the spawner's. */
+  nice?: number;
 }
 
 /** A child started through the spawner, shaped like the parts of a ChildProcess callers use. */

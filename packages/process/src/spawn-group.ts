@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
 import type { Readable, Writable } from "node:stream";
+import { currentRunNice, lowerSessionPriority } from "./child-priority.ts";
 import { PROCESS_DEFAULTS } from "./process-defaults.ts";
 import { SpawnerConnection, spawnerEntry } from "./process-spawner.ts";
 
@@ -64,6 +65,8 @@ function spawner(): SpawnerConnection | undefined {
     return undefined;
   }
   connection = new SpawnerConnection(entry);
+  // The spawner's own work (relaying git's output) is run work too.
+  if (connection.process.pid !== undefined) lowerSessionPriority(connection.process.pid, currentRunNice());
   return connection;
 }
 
@@ -72,11 +75,19 @@ export function processSpawnerPid(): number | undefined {
   return connection?.alive ? connection.process.pid : undefined;
 }
 
-/** Starts `file args` in a new process group and session, without a shell. */
+/** Starts `file args` in a new process group and session, without a shell, at the run niceness (child-priority.ts). */
 export function spawnGroup(file: string, args: readonly string[], options: SpawnGroupOptions): SpawnedGroup {
   const remote = spawner();
   const child: GroupChild = remote
-    ? remote.spawn({ file, args, cwd: options.cwd, env: options.env, stdin: options.stdin, detached: true })
+    ? remote.spawn({
+        file,
+        args,
+        cwd: options.cwd,
+        env: options.env,
+        stdin: options.stdin,
+        detached: true,
+        nice: currentRunNice(),
+      })
     : (spawn(file, [...args], {
         cwd: options.cwd,
         env: options.env,
@@ -87,6 +98,8 @@ export function spawnGroup(file: string, args: readonly string[], options: Spawn
   let pending: NodeJS.Signals | undefined;
   const started = () => {
     const pid = child.pid as number;
+    // Through the spawner, the spawner lowers it (the request's `nice`).
+    if (!remote) lowerSessionPriority(pid, currentRunNice());
     trackGroup(pid);
     child.once("close", () => liveGroups.delete(pid));
     if (pending) killGroup(pid, pending);

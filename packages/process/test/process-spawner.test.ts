@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import {
@@ -7,6 +8,7 @@ import {
   type SpawnedGroup,
   spawnGroup,
   useProcessSpawner,
+  useRunNice,
 } from "../src/index.ts";
 
 const ENV = { PATH: process.env.PATH ?? "/usr/bin:/bin", LC_ALL: "C" };
@@ -60,7 +62,21 @@ async function gone(pid: number): Promise<boolean> {
   return !isProcessAlive(pid);
 }
 
-afterAll(() => useProcessSpawner(true));
+afterAll(() => {
+  useProcessSpawner(true);
+  useRunNice(0);
+});
+
+/** The niceness of `pid` (field 19 of /proc/<pid>/stat) and its session's scheduling group's, if any. */
+function niceOf(pid: number): { process: number; session: number | null } {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  let session: number | null = null;
+  if (readFileSync("/proc/sys/kernel/sched_autogroup_enabled", "utf8").trim() === "1") {
+    session = Number(/ nice (-?\d+)/.exec(readFileSync(`/proc/${pid}/autogroup`, "utf8"))?.[1]);
+  }
+  return { process: Number(fields[16]), session };
+}
 
 describe.each([
   ["through the spawner", true],
@@ -92,6 +108,23 @@ describe.each([
       expect(result.stderr.toString()).toBe(`e${i}\n`);
       expect(result.code).toBe(i % 4);
     });
+  });
+
+  it("runs its child at the run niceness, the child's session too, and leaves it alone at 0", async () => {
+    useProcessSpawner(viaSpawner);
+    const own = niceOf(process.pid);
+    // The child reports once it is fed, so it reads its niceness after spawnGroup set it.
+    const report = "read go; cut -d' ' -f19 /proc/$$/stat; cat /proc/$$/autogroup 2>/dev/null || true";
+    for (const nice of [7, 0]) {
+      useRunNice(nice);
+      const { group, ended: result } = sh(report, { input: "go\n" });
+      const out = (await result).stdout.toString();
+      expect(Number(out.split("\n")[0])).toBe(nice);
+      expect(group.child.pid).toBeDefined();
+      if (out.includes("autogroup")) expect(out).toMatch(new RegExp(` nice ${nice}\n`));
+    }
+    // Only a session of its own is lowered: this process's is untouched.
+    expect(niceOf(process.pid)).toEqual(own);
   });
 
   it("fails to start in a missing directory as child_process does: an error, no pid", async () => {
@@ -133,6 +166,23 @@ describe("the process spawner", () => {
     const again = await sh("echo again").ended;
     expect(again.stdout.toString()).toBe("again\n");
     expect(processSpawnerPid()).not.toBe(first);
+  });
+
+  it("started while runs are niced, runs at their niceness itself (relaying their output is run work)", async () => {
+    useProcessSpawner(true);
+    await sh("true").ended;
+    const old = processSpawnerPid() as number;
+    process.kill(old, "SIGKILL");
+    expect(await gone(old)).toBe(true);
+    useRunNice(5);
+    try {
+      expect((await sh("echo new").ended).stdout.toString()).toBe("new\n");
+      const nice = niceOf(processSpawnerPid() as number);
+      expect(nice.process).toBe(5);
+      if (nice.session !== null) expect(nice.session).toBe(5);
+    } finally {
+      useRunNice(0);
+    }
   });
 
   it("never outlives its parent: killed with SIGKILL, the parent takes the spawner and its children along", async () => {

@@ -1,5 +1,4 @@
 import path from "node:path";
-import { PROCESS_DEFAULTS } from "@overseer/process";
 import { EGRESS_DEFAULTS, parseCidr, SANDBOX_DRIVER_NAMES } from "@overseer/run-contract";
 import { LOGGER_DEFAULTS } from "@overseer/runtime";
 import { z } from "zod";
@@ -10,6 +9,7 @@ import { GATEWAY_DEFAULTS } from "./gateway-defaults.ts";
 import { GATEWAY_SPECS } from "./gateway-settings.ts";
 import { INTAKE_CONCURRENCY_SPEC, INTAKE_POLL_MS_SPEC } from "./intake-settings.ts";
 import { QUEUE_DEFAULTS } from "./queue-defaults.ts";
+import { PROCESS_SPAWNER_SPEC, RUN_NICE_SPEC } from "./run-process-settings.ts";
 import { LOG_LEVELS, type ServiceSettings } from "./service-settings.ts";
 import {
   BYTES_MAX,
@@ -415,13 +415,8 @@ export const SPECS: SpecTable = {
       "Bound of each host-side git step of a run (add, commit, checkout, merge; not fetch or push, which talk to the remote); a step past it is stopped and the run recorded as a disk_limit incident.",
     schema: integer(1000, MS_MAX),
   },
-  processSpawner: {
-    name: "OVERSEER_PROCESS_SPAWNER",
-    fallback: String(PROCESS_DEFAULTS.spawner),
-    description:
-      "Worker and gateway start git through one small spawner process of their own (started on first use, again if it dies, gone with the service) rather than forking themselves for each git process (a fork's CPU grows with the forked process's memory); 0 forks the service for each git process.",
-    schema: booleanSetting,
-  },
+  processSpawner: PROCESS_SPAWNER_SPEC,
+  runNice: RUN_NICE_SPEC,
   usageReportMs: {
     name: "OVERSEER_USAGE_REPORT_MS",
     fallback: String(WORKER_DEFAULTS.usageReportMs),

@@ -1,4 +1,5 @@
 import type { WrapCommand, WrappedCommand } from "@overseer/harness";
+import { lowerSessionPriority } from "@overseer/process";
 import { execa } from "execa";
 
 export interface HookResult {
@@ -44,6 +45,8 @@ export async function runHook(options: RunHookOptions): Promise<HookResult> {
       cancelSignal: options.signal,
       maxBuffer: options.maxOutputBytes * 4,
     });
+    // Run work: below the services when runs saturate the CPU (OVERSEER_RUN_NICE).
+    if (child.pid !== undefined) lowerSessionPriority(child.pid);
     // Kill the whole group, not only the direct child, when the hook times out.
     const killGroup = () => {
       if (child.pid !== undefined) {

@@ -224,6 +224,7 @@ const service = new WorkerService(
     diskCheckMs: settings.diskCheckMs,
     maxFiles: settings.runMaxFiles,
     gitTimeoutMs: settings.gitTimeoutMs,
+    runNice: settings.runNice,
     usageReportMs: settings.usageReportMs,
     cliRetryLimit: settings.cliRetryLimit,
     sandboxName: driver.name,

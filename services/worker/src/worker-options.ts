@@ -45,6 +45,11 @@ export interface WorkerServiceOptions {
   maxFiles?: number;
   /** Bound of each host-side git step of a run (add, commit, checkout, merge). Default 120000 ms. */
   gitTimeoutMs?: number;
+  /**
+   * Niceness (0–19) of the processes this worker starts for its runs (git, the agent, hooks) and
+   * of its process spawner, set process-wide when the service starts. Default 10.
+   */
+  runNice?: number;
   /** Pause between two usage reports of a running run (sent only when it changed); 0: only at the end. Default 5000 ms. */
   usageReportMs?: number;
   /** Retries in a row of a rate limit or an unreachable gateway, as the CLI reports them, after which a run is ended. Default 5. */
@@ -108,6 +113,7 @@ const MINIMA: Readonly<Record<Exclude<WorkerDefaultKey, "prefix" | "pools">, num
   diskCheckMs: 1,
   maxFiles: 1,
   gitTimeoutMs: 1,
+  runNice: 0,
   usageReportMs: 0,
   cliRetryLimit: 1,
   drainMs: 0,
@@ -136,6 +142,7 @@ export function resolveWorkerOptions(options: WorkerServiceOptions): ResolvedWor
     if (!Number.isInteger(value) || value < min)
       throw new RangeError(`${key} must be an integer of at least ${min}, received ${String(value)}`);
   }
+  if (resolved.runNice > 19) throw new RangeError(`runNice must be at most 19, received ${resolved.runNice}`);
   if (resolved.lockRenewMs >= resolved.lockDurationMs)
     throw new RangeError(
       `lockRenewMs must be below lockDurationMs (${resolved.lockDurationMs}), received ${resolved.lockRenewMs}`,

@@ -38,6 +38,7 @@ import { hostname } from "node:os";
 import { RunNotLiveError } from "@overseer/db";
 import { RepoMirror } from "@overseer/git";
 import { formatZodIssues } from "@overseer/input-errors";
+import { useRunNice } from "@overseer/process";
 import {
   deliveredRun,
   type LiveChannel,
@@ -182,6 +183,8 @@ export class WorkerService {
 
   async start(): Promise<void> {
     const { logger } = this.deps;
+    // Every process a run starts from now on (git, the agent, hooks) runs below the services.
+    useRunNice(this.options.runNice);
     if (this.options.unsafe) {
       logger.warn(
         { worker: this.id },

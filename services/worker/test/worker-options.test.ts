@@ -46,6 +46,8 @@ describe("resolveWorkerOptions", () => {
     [{ maxOutputBytes: 100 }, "maxOutputBytes must be an integer of at least 1024, received 100"],
     [{ diskCheckMs: 0.5 }, "diskCheckMs must be an integer of at least 1, received 0.5"],
     [{ drainMs: -1 }, "drainMs must be an integer of at least 0, received -1"],
+    [{ runNice: -5 }, "runNice must be an integer of at least 0, received -5"],
+    [{ runNice: 20 }, "runNice must be at most 19, received 20"],
     [
       { lockDurationMs: 3000, lockRenewMs: 3000 },
       "lockRenewMs must be below lockDurationMs (3000), received 3000",

@@ -1,0 +1,23 @@
+import { PROCESS_DEFAULTS } from "@overseer/process";
+import { booleanSetting, integer } from "./setting-value-schemas.ts";
+import { WORKER_DEFAULTS } from "./worker-defaults.ts";
+
+/** How a service starts the processes of its runs (@overseer/process): through whom, at what priority. */
+
+/** `OVERSEER_PROCESS_SPAWNER` (spawn-group.ts, process-spawner.ts). */
+export const PROCESS_SPAWNER_SPEC = {
+  name: "OVERSEER_PROCESS_SPAWNER",
+  fallback: String(PROCESS_DEFAULTS.spawner),
+  description:
+    "Worker and gateway start git through one small spawner process of their own (started on first use, again if it dies, gone with the service) rather than forking themselves for each git process (a fork's CPU grows with the forked process's memory); 0 forks the service for each git process.",
+  schema: booleanSetting,
+};
+
+/** `OVERSEER_RUN_NICE` (child-priority.ts). */
+export const RUN_NICE_SPEC = {
+  name: "OVERSEER_RUN_NICE",
+  fallback: String(WORKER_DEFAULTS.runNice),
+  description:
+    "Niceness (0–19) of the processes a worker starts for its runs (git, the agent, hooks) and of its process spawner, below the services' own, so that the gateway, the coordinator and the workers' event loops answer first when runs keep every core busy; runs still get every cycle the services leave. On a host where each session is its own scheduling group (autogroup), the run's session gets it too. 0 leaves them at the worker's priority.",
+  schema: integer(0, 19),
+};
