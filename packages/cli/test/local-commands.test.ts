@@ -10,6 +10,7 @@ import {
   type ScratchDatabase,
 } from "@overseer/db";
 import { initBareRepo, runGit } from "@overseer/git";
+import { openPullRequest } from "@overseer/test-support";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type CliIo, runCli } from "../src/index.ts";
 
@@ -450,39 +451,12 @@ describe("overseer task list with pull requests", () => {
       by: "test",
     });
     await applyTransition(db, "prs", { kind: "start-project", by: "test", stage: null, sessionsLimit: null });
-    const execute = (await applyTransition(db, "prs", { kind: "claim" })).changes.runs[0];
-    if (!execute) throw new Error("nothing claimed");
-    await applyTransition(db, "prs", {
-      kind: "submit",
-      runId: execute.id,
-      message: "m",
-      commitSha: "h1",
-      branchHead: "h1",
-    });
-    const review = (await applyTransition(db, "prs", { kind: "claim" })).changes.runs[0];
-    if (!review) throw new Error("no review claimed");
-    await applyTransition(db, "prs", {
-      kind: "approve",
-      runId: review.id,
-      landedSha: null,
-      landedBranch: null,
-      reviewedHead: "h1",
-      pullRequest: { base: "main", headSha: "h1" },
-    });
-    await applyTransition(db, "prs", {
-      kind: "pr-opened",
-      taskId: execute.taskId,
-      number: 5,
-      url: "https://forge.test/5",
-      headSha: "h1",
-    });
+    const taskId = await openPullRequest(db, "prs", { number: 5, url: "https://forge.test/5", head: "h1" });
     const out = io();
     expect(await runCli(["task", "list", "--project", "prs", "--status", "pr_open"], out)).toBe(0);
     expect(out.stdout[0]).toMatch(/^ID\s+STATUS\s+KIND\s+STAGE\s+PRIO\s+AFTER\s+PR\s+TITLE/);
     const rows = out.stdout.filter((line) => line.includes("pr_open"));
     expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatch(
-      new RegExp(`^${execute.taskId}\\s+pr_open\\s+work\\s+S00\\s+0\\s+#5 open\\s+Opened`),
-    );
+    expect(rows[0]).toMatch(new RegExp(`^${taskId}\\s+pr_open\\s+work\\s+S00\\s+0\\s+#5 open\\s+Opened`));
   });
 });

@@ -1,7 +1,7 @@
 // `overseer status` of a project that lands through pull requests, against a real listening
 // gateway: the forge and merge policy, and one line per open pull request (link, checks, review).
 import { applyTransition, createProject } from "@overseer/db";
-import { taskCard } from "@overseer/test-support";
+import { openPullRequest, taskCard } from "@overseer/test-support";
 import { importTasks, startProject, TransitionApplier } from "@overseer/transitions";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type CliGateway, runCapturedCli, startCliGateway } from "./cli-gateway.ts";
@@ -24,29 +24,11 @@ beforeAll(async () => {
   const applier = new TransitionApplier({ db });
   await importTasks(applier, "shop", [{ ...taskCard("S00-001"), scope: ["**"] }]);
   await startProject(applier, "shop");
-  const execute = (await applyTransition(db, "shop", { kind: "claim" })).changes.runs[0]!;
-  await applyTransition(db, "shop", {
-    kind: "submit",
-    runId: execute.id,
-    message: "work",
-    commitSha: "abc123",
-    branchHead: "abc123",
-  });
-  const review = (await applyTransition(db, "shop", { kind: "claim" })).changes.runs[0]!;
-  await applyTransition(db, "shop", {
-    kind: "approve",
-    runId: review.id,
-    landedSha: null,
-    landedBranch: null,
-    reviewedHead: "abc123",
-    pullRequest: { base: "main", headSha: "abc123" },
-  });
-  await applyTransition(db, "shop", {
-    kind: "pr-opened",
+  await openPullRequest(db, "shop", {
     taskId: "S00-001",
     number: 7,
     url: "https://gitlab.example/team/sub/shop/-/merge_requests/7",
-    headSha: "abc123",
+    head: "abc123",
   });
   await applyTransition(db, "shop", {
     kind: "pr-checks",

@@ -142,6 +142,7 @@ export {
   GITLAB_ISSUE_NOTE_HOOK_EXAMPLE,
 } from "./forge-double/gitlab-issue-examples.ts";
 export { buildHostRootfs, type HostRootfsInput } from "./host-rootfs.ts";
+export { type OpenedPullRequest, openPullRequest } from "./pull-request-case.ts";
 export type { ResponseUrlMessage } from "./slack-double/slack-block-kit.ts";
 export { type ReceivedResponse, SlackDouble, type SlackRequest } from "./slack-double/slack-double.ts";
 export type { PostedMessage } from "./slack-double/slack-web-api.ts";

@@ -5,6 +5,7 @@
  * coordinator's forge runner records each job's calls (recordPullRequestPoll).
  */
 import { applyTransition, recordPullRequestPoll } from "@overseer/db";
+import { openPullRequest } from "@overseer/test-support";
 import { describe, expect, it } from "vitest";
 import { card, seedProject, useGatewayFixture } from "./support/gateway-fixture.ts";
 
@@ -16,33 +17,13 @@ const PR_MODE = {
 };
 
 /** `taskId` approved in pull_request mode, its pull request `number` open on head c0ffee. */
-async function openPull(projectId: string, taskId: string, number: number): Promise<void> {
-  const db = fx.scratch.db;
-  const execute = (await applyTransition(db, projectId, { kind: "claim" })).changes.runs[0]!;
-  await applyTransition(db, projectId, {
-    kind: "submit",
-    runId: execute.id,
-    message: "work",
-    commitSha: "c0ffee",
-    branchHead: "c0ffee",
-  });
-  const review = (await applyTransition(db, projectId, { kind: "claim" })).changes.runs[0]!;
-  await applyTransition(db, projectId, {
-    kind: "approve",
-    runId: review.id,
-    landedSha: null,
-    landedBranch: null,
-    reviewedHead: "c0ffee",
-    pullRequest: { base: "main", headSha: "c0ffee" },
-  });
-  await applyTransition(db, projectId, {
-    kind: "pr-opened",
+const openPull = (projectId: string, taskId: string, number: number) =>
+  openPullRequest(fx.scratch.db, projectId, {
     taskId,
     number,
     url: `https://forge.test/acme/shop/pull/${number}`,
-    headSha: "c0ffee",
+    head: "c0ffee",
   });
-}
 
 describe("forge API calls in /metrics", () => {
   it("counts calls and 304s by project, and calls per task over the pull requests that ended", async () => {

@@ -8,6 +8,7 @@
  * prints.
  */
 import { applyTransition, recordPullRequestPoll } from "@overseer/db";
+import { openPullRequest } from "@overseer/test-support";
 import { describe, expect, it } from "vitest";
 import { card, seedProject, statusWhen, useGatewayFixture } from "./support/gateway-fixture.ts";
 
@@ -30,30 +31,11 @@ const PR_MODE = {
 /** S00-001 approved in pull_request mode and its pull request #9 open. */
 async function seedPrOpen(projectId: string, runnerConfig: Record<string, unknown> = {}): Promise<void> {
   await seedProject(fx, projectId, [card("S00-001"), card("S00-002", ["S00-001"])], runnerConfig);
-  const db = fx.scratch.db;
-  const execute = (await applyTransition(db, projectId, { kind: "claim" })).changes.runs[0]!;
-  await applyTransition(db, projectId, {
-    kind: "submit",
-    runId: execute.id,
-    message: "work",
-    commitSha: "c0ffee",
-    branchHead: "c0ffee",
-  });
-  const review = (await applyTransition(db, projectId, { kind: "claim" })).changes.runs[0]!;
-  await applyTransition(db, projectId, {
-    kind: "approve",
-    runId: review.id,
-    landedSha: null,
-    landedBranch: null,
-    reviewedHead: "c0ffee",
-    pullRequest: { base: "main", headSha: "c0ffee" },
-  });
-  await applyTransition(db, projectId, {
-    kind: "pr-opened",
+  await openPullRequest(fx.scratch.db, projectId, {
     taskId: "S00-001",
     number: 9,
     url: "https://forge.test/acme/shop/pull/9",
-    headSha: "c0ffee",
+    head: "c0ffee",
   });
 }
 
