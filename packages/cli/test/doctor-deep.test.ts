@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { createProject, createScratchDatabase, type ScratchDatabase } from "@overseer/db";
 import { parseRunnerConfig } from "@overseer/project-config";
-import { BWRAP_DEFAULT_UID, SANDBOX_HOME } from "@overseer/sandbox";
+import { BWRAP_DEFAULT_UID, createSandboxDriver, SANDBOX_HOME, type SandboxDriver } from "@overseer/sandbox";
 import { loadSettings } from "@overseer/settings";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { deepProbeProject, sandboxVisibilityChecks } from "../src/commands/doctor-deep-probe.ts";
@@ -15,11 +15,15 @@ import { type CliIo, runCli } from "../src/index.ts";
  * /usr, bound in through sandbox.read_only_paths like an npm-installed CLI) answers --version,
  * and answers the probe prompt only with the right key, the way a model API would. Each check
  * runs in the sandbox a run uses, and each failure names its fix.
+ *
+ * The probes share one bwrap driver, as a worker's runs do: a new driver builds its host layout
+ * and snapshots first, seconds a probe, which the last test (the real command) still pays.
  */
 
 let dir: string;
 let cli: string;
 let scratch: ScratchDatabase;
+let driver: SandboxDriver;
 const GOOD_KEY = "good-key-0123456789";
 
 const FAKE_CLI = `#!/bin/sh
@@ -43,9 +47,11 @@ beforeAll(async () => {
   await writeFile(cli, FAKE_CLI);
   await chmod(cli, 0o755);
   scratch = await createScratchDatabase();
+  driver = createSandboxDriver("bwrap");
 });
 
 afterAll(async () => {
+  await driver?.dispose();
   await scratch?.drop();
   await rm(dir, { recursive: true, force: true });
 });
@@ -70,6 +76,7 @@ const probeOptions = (overrides: Record<string, unknown>, timeoutMs = 30_000) =>
   settings: { ...loadSettings({}), sandbox: "bwrap" as const, dataDir: path.join(dir, "data") },
   env: {},
   timeoutMs,
+  driver,
 });
 
 async function probe(overrides: Record<string, unknown> = {}, timeoutMs = 30_000) {
