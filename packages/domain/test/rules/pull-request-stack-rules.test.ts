@@ -19,11 +19,7 @@ import {
 describe("rule 19: prerequisites across pull requests", () => {
   it("merged (default): a dependent waits until its prerequisite's pull request merged", () => {
     const d = createDriver();
-    const s = opened(
-      d,
-      toPrOpen(d, buildState({ tasks: [task("A"), task("B", { prerequisites: ["A"] })] }), "A"),
-      "A",
-    );
+    const s = withAOpen(d);
     expect(runnableTasks(s, d.ctx.now).map((t) => t.id)).toEqual([]);
     const merged = d.apply(s, { kind: "pr-merged", taskId: "A", mergeCommitSha: "m", mergedBy: null });
     expect(runnableTasks(merged, d.ctx.now).map((t) => t.id)).toEqual(["B"]);
@@ -31,11 +27,7 @@ describe("rule 19: prerequisites across pull requests", () => {
 
   it("stacked: a pr_open prerequisite satisfies it, its base is that pull request's branch, retargeted on merge", () => {
     const d = createDriver();
-    let s = opened(
-      d,
-      toPrOpen(d, buildState({ tasks: [task("A"), task("B", { prerequisites: ["A"] })] }), "A"),
-      "A",
-    );
+    let s = withAOpen(d);
     expect(runnableTasks(s, d.ctx.now, null, "stacked").map((t) => t.id)).toEqual(["B"]);
     const claimed = d.step(s, { kind: "claim", prerequisites: "stacked" });
     expect(activeRunOf(claimed.state, "B").action).toBe("execute");
@@ -59,19 +51,7 @@ describe("rule 19: prerequisites across pull requests", () => {
 
   it("stacked: a prerequisite back with an executor (red checks) keeps its pull request open and stays the base", () => {
     const d = createDriver();
-    let s = opened(
-      d,
-      toPrOpen(d, buildState({ tasks: [task("A"), task("B", { prerequisites: ["A"] })] }), "A"),
-      "A",
-    );
-    const claimed = d.step(s, { kind: "claim", prerequisites: "stacked" });
-    s = d.apply(claimed.state, {
-      kind: "submit",
-      runId: activeRunOf(claimed.state, "B").id,
-      message: "b",
-      commitSha: HEAD,
-      branchHead: HEAD,
-    });
+    let s = submittedOnA(d, withAOpen(d));
     // A's checks go red: A is todo again, its pull request still open on overseer/pr/A.
     s = d.apply(s, checks("A", "failure"));
     expect(getTask(s, "A").status).toBe("todo");
@@ -94,23 +74,36 @@ describe("rule 19: prerequisites across pull requests", () => {
   });
 });
 
-/** A pr_open with #7 open; B stacked on it, pr_open with #8 targeting overseer/pr/A. */
-function stackedPair(d: Driver): ProjectState {
-  let s = opened(
+/** A pr_open with #7 open, and B, whose prerequisite is A, todo. */
+function withAOpen(d: Driver): ProjectState {
+  return opened(
     d,
     toPrOpen(d, buildState({ tasks: [task("A"), task("B", { prerequisites: ["A"] })] }), "A"),
     "A",
   );
+}
+
+/** `s` with B claimed stacked on A's pull request and its work submitted: B in review. */
+function submittedOnA(d: Driver, s: ProjectState): ProjectState {
   const claimed = d.step(s, { kind: "claim", prerequisites: "stacked" });
-  s = d.apply(claimed.state, {
+  return d.apply(claimed.state, {
     kind: "submit",
     runId: activeRunOf(claimed.state, "B").id,
     message: "b",
     commitSha: HEAD,
     branchHead: HEAD,
   });
-  s = toPrOpenFromReview(d, s, "B", { base: "main", prerequisites: "stacked", headSha: HEAD });
-  return opened(d, s, "B", 8);
+}
+
+/** A pr_open with #7 open; B stacked on it, pr_open with #8 targeting overseer/pr/A. */
+function stackedPair(d: Driver): ProjectState {
+  const s = submittedOnA(d, withAOpen(d));
+  return opened(
+    d,
+    toPrOpenFromReview(d, s, "B", { base: "main", prerequisites: "stacked", headSha: HEAD }),
+    "B",
+    8,
+  );
 }
 
 describe("rule 20: a stacked prerequisite closed unmerged", () => {
@@ -227,19 +220,7 @@ describe("rule 20: a stacked prerequisite closed unmerged", () => {
 describe("rule 20 at the dependent's approve", () => {
   it("a dependent still in review when its base died is asked at its approve, its pull request on the dead base", () => {
     const d = createDriver();
-    let s = opened(
-      d,
-      toPrOpen(d, buildState({ tasks: [task("A"), task("B", { prerequisites: ["A"] })] }), "A"),
-      "A",
-    );
-    const claimed = d.step(s, { kind: "claim", prerequisites: "stacked" });
-    s = d.apply(claimed.state, {
-      kind: "submit",
-      runId: activeRunOf(claimed.state, "B").id,
-      message: "b",
-      commitSha: HEAD,
-      branchHead: HEAD,
-    });
+    let s = submittedOnA(d, withAOpen(d));
     s = d.apply(s, { kind: "pr-closed", taskId: "A", onClosed: "cancel" });
     expect(getTask(s, "B").status).toBe("review");
     s = toPrOpenFromReview(d, s, "B", { base: "main", prerequisites: "stacked", headSha: HEAD });
