@@ -6,6 +6,7 @@ import { hasMergeTreeWriteTree } from "./git-version.ts";
 import {
   alreadyLanded,
   commitReviewedWork,
+  commitTree,
   type ReviewedHead,
   readBranchCommits,
   readReviewedHead,
@@ -439,20 +440,6 @@ async function readMergeBase(mirror: RepoMirror, a: string, b: string): Promise<
 
 async function treeOf(mirror: RepoMirror, commit: string): Promise<string> {
   return (await mirror.git(["rev-parse", "--verify", "--end-of-options", `${commit}^{tree}`])).stdout.trim();
-}
-
-async function commitTree(
-  mirror: RepoMirror,
-  tree: string,
-  parents: readonly string[],
-  message: string,
-  env: Record<string, string>,
-): Promise<string> {
-  const commit = await mirror.git(
-    ["commit-tree", assertSha(tree, "merged tree"), ...parents.flatMap((p) => ["-p", p]), "-F", "-"],
-    { input: message, env },
-  );
-  return assertSha(commit.stdout.trim(), "commit-tree result");
 }
 
 /** The three-way merge of `base` and `source` as a tree (`git merge-tree --write-tree`, no checkout). */

@@ -1,4 +1,5 @@
 import { buildCommitMessage } from "./commit-message-builder.ts";
+import { writeLooseCommit } from "./loose-commit.ts";
 import { assertBranchName, assertSha, isFullSha } from "./ref-names.ts";
 import type { BranchTip, RepoMirror } from "./repo-mirror.ts";
 
@@ -141,10 +142,27 @@ export async function commitReviewedWork(
     ...options.extra,
     [REVIEWED_HEAD_TRAILER]: head.sha,
   });
-  const commit = await mirror.git(["commit-tree", options.tree, "-p", options.parent, "-F", "-"], {
-    input: message,
-    env: options.env,
-  });
+  return commitTree(mirror, options.tree, [options.parent], message, options.env);
+}
+
+/**
+ * `git commit-tree <tree> -p <parent>… -F -` in the mirror: the commit written by
+ * loose-commit.ts without a git process where it writes exactly what git would, else by git.
+ */
+export async function commitTree(
+  mirror: RepoMirror,
+  tree: string,
+  parents: readonly string[],
+  message: string,
+  env: Record<string, string>,
+): Promise<string> {
+  const checkedTree = assertSha(tree, "tree");
+  const written = writeLooseCommit(mirror.gitDir, { tree: checkedTree, parents, message, env });
+  if (written !== null) return written;
+  const commit = await mirror.git(
+    ["commit-tree", checkedTree, ...parents.flatMap((p) => ["-p", assertSha(p, "parent")]), "-F", "-"],
+    { input: message, env },
+  );
   return assertSha(commit.stdout.trim(), "commit-tree result");
 }
 

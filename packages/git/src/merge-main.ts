@@ -3,6 +3,7 @@ import { buildCommitMessage } from "./commit-message-builder.ts";
 import { GitInputError } from "./git-error.ts";
 import { hasMergeTreeWriteTree } from "./git-version.ts";
 import { LAND_DEFAULTS } from "./land-branch.ts";
+import { commitTree } from "./landed-commit.ts";
 import { assertSha } from "./ref-names.ts";
 import type { RepoMirror } from "./repo-mirror.ts";
 import { inScratchWorktree, unmergedFiles } from "./scratch-git.ts";
@@ -64,11 +65,7 @@ export async function mergeMainInto(mirror: RepoMirror, options: MergeMainOption
         if (!conflicts.includes(file)) conflicts.push(file);
       }
     }
-    const commit = await mirror.git(["commit-tree", tree, "-p", head, "-p", main, "-F", "-"], {
-      input: message,
-      env,
-    });
-    return { kind: "merged", sha: assertSha(commit.stdout.trim(), "commit-tree result"), conflicts };
+    return { kind: "merged", sha: await commitTree(mirror, tree, [head, main], message, env), conflicts };
   }
   if (typeof options.workDir !== "string" || options.workDir === "") {
     throw new GitInputError(

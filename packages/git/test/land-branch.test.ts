@@ -290,7 +290,7 @@ describe("landBranch with mirrorFirst (the mirror as it is, however old)", () =>
     expect((await mirror.branchHeads(["unrelated"])).get("unrelated")).toBeNull();
   });
 
-  it("lands a one-commit task on an unmoved main with a for-each-ref (the reviewed head too), a commit-tree and the push", async () => {
+  it("lands a one-commit task on an unmoved main with a for-each-ref (the reviewed head too) and the push", async () => {
     const { remote, mirror, workDir } = await landingRig(temp, "land");
     const main = (await headOf(remote, "main")) as string;
     const task = await commitOnRemote(remote, "task/p", { "p.txt": "p\n" }, "task p");
@@ -304,8 +304,9 @@ describe("landBranch with mirrorFirst (the mirror as it is, however old)", () =>
     );
     expect(result).toEqual(landedAsReviewed(await expectLandedExactly(remote, "main", task, main)));
     // The head's parent is main: no merge-base, and the trees and the head come with the reads.
-    // The remote is bare with no linked worktree, which its files say: no worktree list.
-    expect(processes.commands.sort()).toEqual(["commit-tree", "for-each-ref", "push"]);
+    // The remote is bare with no linked worktree, which its files say: no worktree list. The
+    // landed commit is written into the mirror's object store without a git process.
+    expect(processes.commands.sort()).toEqual(["for-each-ref", "push"]);
   });
 
   it("refuses a sourceSha that names something other than a commit", async () => {
