@@ -18,6 +18,7 @@ export {
   type RedisTarget,
   redisTarget,
 } from "./redis-connection.ts";
+export { psubscribeWhenReady, subscribeWhenReady } from "./redis-subscribe.ts";
 export { type ResultEntry, ResultStream } from "./result-stream.ts";
 export {
   deliveredRun,

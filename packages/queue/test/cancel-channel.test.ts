@@ -1,6 +1,13 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createRedis, LiveChannel, type LiveEvent, type Redis, resolveLiveOptions } from "../src/index.ts";
+import {
+  createRedis,
+  LiveChannel,
+  type LiveEvent,
+  type Redis,
+  resolveLiveOptions,
+  subscribeWhenReady,
+} from "../src/index.ts";
 
 /**
  * Issue 22: a worker listens only to its own runs' cancellations. A run's `run.cancelled`
@@ -36,7 +43,7 @@ describe("run cancel channel", () => {
   it("carries the held run's run.cancelled event only, and names the run", async () => {
     const received: { channel: string; message: string }[] = [];
     subscriber.on("message", (channel: string, message: string) => received.push({ channel, message }));
-    await subscriber.subscribe(live.cancelChannel("run-a"));
+    await subscribeWhenReady(subscriber, live.cancelChannel("run-a"));
     await live.publishEvents([
       event(1, "run.started", "run-a"),
       event(2, "run.cancelled", "run-b"),

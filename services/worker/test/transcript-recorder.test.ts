@@ -3,7 +3,13 @@ import { appendFile, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/pro
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { COPILOT_HOME_DIR } from "@overseer/project-config";
-import { createRedis, LiveChannel, type Redis, resolveLiveOptions } from "@overseer/queue";
+import {
+  createRedis,
+  LiveChannel,
+  type Redis,
+  resolveLiveOptions,
+  subscribeWhenReady,
+} from "@overseer/queue";
 import { createLogger } from "@overseer/runtime";
 import { runJobFixture } from "@overseer/test-support";
 import { TranscriptEntrySchema } from "@overseer/transcript";
@@ -39,7 +45,7 @@ async function listen(projectId: string): Promise<{ runId: string; entries: unkn
   subscriber.on("message", (channel: string, message: string) => {
     if (channel === live.transcriptChannel(projectId)) got.push(JSON.parse(message));
   });
-  await subscriber.subscribe(live.transcriptChannel(projectId));
+  await subscribeWhenReady(subscriber, live.transcriptChannel(projectId));
   return got;
 }
 
