@@ -209,8 +209,9 @@ export class LiveChannel {
 
   /**
    * Keeps entries a running run's output just completed (`keepTranscript`), then publishes them
-   * (in the same round trip, after the writes)   * on its project's transcript channel (`{ runId, entries }`); a watcher that missed some reads
-   * the run's transcript over HTTP (`readTranscript` while it goes) and goes on by `seq`.
+   * on its project's transcript channel (`{ runId, entries }`), in the same round trip after the
+   * writes; a watcher that missed some reads the run's transcript over HTTP (`readTranscript`
+   * while it goes) and goes on by `seq`.
    */
   async publishTranscript(
     projectId: string,
