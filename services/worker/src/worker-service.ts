@@ -48,6 +48,7 @@ import {
   type RunQueues,
   runJobId,
   runQueueName,
+  subscribeWhenReady,
   type WorkerHeartbeat,
   type WorkerRegistry,
 } from "@overseer/queue";
@@ -345,11 +346,9 @@ export class WorkerService {
     // subscription travels while the checkout starts (nothing before the agent's spawn needs
     // it); the unsubscribe below goes on the same connection after it.
     const cancelChannel = this.deps.live.cancelChannel(run.runId);
-    const watching = this.deps.subscriber
-      .subscribe(cancelChannel)
-      .catch((error) =>
-        this.deps.logger.warn({ err: error, runId: run.runId }, "cannot watch the run's cancel"),
-      );
+    const watching = subscribeWhenReady(this.deps.subscriber, cancelChannel).catch((error) =>
+      this.deps.logger.warn({ err: error, runId: run.runId }, "cannot watch the run's cancel"),
+    );
     if (this.handingBack) {
       // Delivered as the drain ended: straight back to the queue.
       entry.handBack = true;

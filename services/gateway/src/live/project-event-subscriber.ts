@@ -1,4 +1,4 @@
-import type { LiveChannel, Redis } from "@overseer/queue";
+import { type LiveChannel, type Redis, subscribeWhenReady } from "@overseer/queue";
 import type { Logger } from "@overseer/runtime";
 
 /** Called with each message of the channel (a wake-up for event streams, entries for transcripts). */
@@ -44,17 +44,21 @@ export class ProjectEventSubscriber {
       this.listeners.set(channel, set);
     }
     set.add(listener);
-    let ready = this.subscribed.get(channel);
-    if (!ready) {
-      ready = connection.subscribe(channel);
-      this.subscribed.set(channel, ready);
-    }
+    const ready = this.subscribed.get(channel) ?? subscribeWhenReady(connection, channel);
+    this.subscribed.set(channel, ready);
     const unsubscribe = () => {
       const current = this.listeners.get(channel);
       if (!current?.delete(listener) || current.size > 0) return;
       this.listeners.delete(channel);
       this.subscribed.delete(channel);
-      connection.unsubscribe(channel).catch(() => undefined);
+      // After its SUBSCRIBE, which waits out a handshake, so never ahead of it; and not when a
+      // stream listens to the channel again meanwhile (its own SUBSCRIBE keeps it).
+      void ready
+        .catch(() => undefined)
+        .then(() => {
+          if (!this.listeners.has(channel)) return connection.unsubscribe(channel);
+        })
+        .catch(() => undefined);
     };
     try {
       await ready;
