@@ -7,7 +7,13 @@
  * still ends done with one submission, one approval and each run finished once, the live
  * channel still carries events, and the worker registry still lists both workers.
  */
-import { LiveChannel, type LiveEvent, resolveLiveOptions, WorkerRegistry } from "@overseer/queue";
+import {
+  LiveChannel,
+  type LiveEvent,
+  resolveLiveOptions,
+  subscribeWhenReady,
+  WorkerRegistry,
+} from "@overseer/queue";
 import { describe, expect, it } from "vitest";
 import { type ClusterFixture, scriptedTask, useTestResources } from "../support/cluster-fixture.ts";
 import { expectEachTaskDoneOnce, hasRunning } from "../support/exactly-once.ts";
@@ -44,7 +50,7 @@ async function watchLive(cluster: ClusterFixture, projectId: string): Promise<Li
   subscriber.on("message", (_channel: string, message: string) =>
     seen.push(JSON.parse(message) as LiveEvent),
   );
-  await subscriber.subscribe(live.eventsChannel(projectId));
+  await subscribeWhenReady(subscriber, live.eventsChannel(projectId));
   return seen;
 }
 

@@ -12,6 +12,7 @@ import {
   createRedis,
   LiveChannel,
   type LiveEvent,
+  psubscribeWhenReady,
   type Redis,
   RunQueues,
   resolveLiveOptions,
@@ -49,7 +50,7 @@ beforeAll(async () => {
   live = new LiveChannel(redis, resolveLiveOptions({ prefix }));
   queues = new RunQueues(redis, resolveQueueOptions({ prefix }));
   // Every project's channel: there is no fleet-wide one.
-  await subscriber.psubscribe(`${live.eventsChannel("")}*`);
+  await psubscribeWhenReady(subscriber, `${live.eventsChannel("")}*`);
   subscriber.on("pmessage", (_pattern, _channel, message: string) =>
     received.push(JSON.parse(message) as LiveEvent),
   );

@@ -1,4 +1,5 @@
 import { getTask, listEvents } from "@overseer/db";
+import { subscribeWhenReady } from "@overseer/queue";
 import { describe, expect, it } from "vitest";
 import {
   card,
@@ -120,7 +121,7 @@ describe("POST /api/projects/{id}/decisions/{decision_id}/resolve", () => {
     const path = `/api/projects/res/decisions/${q.decisionId}/resolve`;
     const subscriber = fx.redis.duplicate();
     const published: string[] = [];
-    await subscriber.subscribe(fx.deps.live.eventsChannel("res"));
+    await subscribeWhenReady(subscriber, fx.deps.live.eventsChannel("res"));
     subscriber.on("message", (_channel, message) => published.push(message));
 
     const first = await fx.request("POST", path, {
