@@ -1,5 +1,6 @@
 import { buildCommitMessage } from "./commit-message-builder.ts";
-import { writeLooseCommit } from "./loose-commit.ts";
+import { plainObjectStore, plainTrailerBlock, readLooseCommit, writeLooseCommit } from "./loose-commit.ts";
+import { branchHeadsFromFiles } from "./ref-files.ts";
 import { assertBranchName, assertSha, isFullSha } from "./ref-names.ts";
 import type { BranchTip, RepoMirror } from "./repo-mirror.ts";
 
@@ -88,9 +89,10 @@ const BRANCH_COMMIT_FIELDS = 7;
 
 /**
  * The heads of `branches` with their trees (a missing branch maps to null), and each head read
- * as `readReviewedHead` reads it, in one git process (`for-each-ref`): a landing's reads of the
+ * as `readReviewedHead` reads it: from the mirror's files when they are plain loose commits
+ * (`branchCommitsFromFiles`), else in one git process (`for-each-ref`): a landing's reads of the
  * branches and of the reviewed head, when the task branch is at the reviewed head (the usual
- * case), in one process instead of two. Null when the listing cannot be split into exactly
+ * case), in one process at most instead of two. Null when the listing cannot be split into exactly
  * those fields (a message holding a NUL byte): the caller reads them the usual way.
  */
 export async function readBranchCommits(
@@ -98,6 +100,8 @@ export async function readBranchCommits(
   branches: readonly string[],
 ): Promise<{ tips: Map<string, BranchTip | null>; heads: Map<string, ReviewedHead> } | null> {
   const names = [...new Set(branches.map((b) => assertBranchName(b, "branch")))];
+  const fromFiles = await branchCommitsFromFiles(mirror.gitDir, names);
+  if (fromFiles !== null) return fromFiles;
   const listed = await mirror.git([
     "for-each-ref",
     `--format=${BRANCH_COMMIT_FORMAT}`,
@@ -118,6 +122,39 @@ export async function readBranchCommits(
     if (!tips.has(name)) continue;
     tips.set(name, { sha, tree });
     if (type === "commit") heads.set(name, reviewedHead(sha, tree, parents, message, block));
+  }
+  return { tips, heads };
+}
+
+/**
+ * What `readBranchCommits` reads, from the mirror's files without a git process: the ref files
+ * (ref-files.ts) and each head's loose object (loose-commit.ts), when every head is a loose
+ * commit whose trailer block is plain (`plainTrailerBlock`). A landing's heads usually are: the
+ * task branch's head was committed or fetched into the mirror, the landing branch's is the
+ * previous landing's. Null otherwise (a packed head, another ref backend): git reads them.
+ */
+async function branchCommitsFromFiles(
+  gitDir: string,
+  names: readonly string[],
+): Promise<{ tips: Map<string, BranchTip | null>; heads: Map<string, ReviewedHead> } | null> {
+  // A mirror that cannot be read this way (none there yet) is git's to report.
+  const plain = await Promise.resolve()
+    .then(() => plainObjectStore(gitDir))
+    .catch(() => false);
+  const shas = plain ? await branchHeadsFromFiles(gitDir, names).catch(() => null) : null;
+  if (shas === null) return null;
+  const tips = new Map<string, BranchTip | null>();
+  const heads = new Map<string, ReviewedHead>();
+  for (const name of names) {
+    const sha = shas.get(name) ?? null;
+    const commit = sha === null ? null : readLooseCommit(gitDir, sha);
+    const block = commit === null ? null : plainTrailerBlock(commit.message);
+    if (sha === null) tips.set(name, null);
+    else if (commit === null || block === null) return null;
+    else {
+      tips.set(name, { sha, tree: commit.tree });
+      heads.set(name, reviewedHead(sha, commit.tree, commit.parents.join(" "), commit.message, block));
+    }
   }
   return { tips, heads };
 }

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import { deflateSync } from "node:zlib";
+import { deflateSync, inflateSync } from "node:zlib";
 import { isFullSha } from "./ref-names.ts";
 
 /**
@@ -109,11 +109,72 @@ function gitDate(now: Date): string {
 }
 
 /**
- * A repository whose objects are SHA-1 only, with git's default file modes: its config names
- * no object format (`extensions.objectFormat`, `extensions.compatObjectFormat`) and no
- * `core.sharedRepository`. Read synchronously: one small local file.
+ * A repository whose objects are SHA-1 only, with git's default file modes and comment
+ * character: its config names no object format (`extensions.objectFormat`,
+ * `extensions.compatObjectFormat`), no `core.sharedRepository` and no `core.commentChar` (which
+ * changes the lines git skips when it looks for trailers). Read synchronously: one small file.
  */
-function plainObjectStore(gitDir: string): boolean {
+export function plainObjectStore(gitDir: string): boolean {
   const config = fs.readFileSync(path.join(gitDir, "config"), "utf8");
-  return !/^\s*(?:compatobjectformat|objectformat|sharedrepository)\s*=/im.test(config);
+  return !/^\s*(?:compatobjectformat|objectformat|sharedrepository|commentchar)\s*=/im.test(config);
+}
+
+/** A commit as its object holds it: tree, parents and the message after the headers. */
+export interface LooseCommitRead {
+  tree: string;
+  parents: string[];
+  message: string;
+}
+
+/**
+ * The commit `sha` read from its loose object (zlib of `commit <size>\0<body>`), without a git
+ * process. Null, for the caller to ask git, when it is not a loose object (packed, absent), not
+ * a commit, or has headers other than tree, parents, author and committer (an encoding, a
+ * signature), which git would read differently. Decoded as UTF-8, as git's output is.
+ */
+export function readLooseCommit(gitDir: string, sha: string): LooseCommitRead | null {
+  if (!isFullSha(sha) || sha.length !== 40) return null;
+  let raw: Buffer;
+  try {
+    raw = inflateSync(fs.readFileSync(path.join(gitDir, "objects", sha.slice(0, 2), sha.slice(2))));
+  } catch {
+    return null;
+  }
+  const nul = raw.indexOf(0);
+  if (nul < 0 || raw.toString("latin1", 0, nul) !== `commit ${raw.length - nul - 1}`) return null;
+  const text = raw.toString("utf8", nul + 1);
+  const end = text.indexOf("\n\n");
+  if (end < 0) return null;
+  const [first = "", ...rest] = text.slice(0, end).split("\n");
+  const tree = first.slice("tree ".length);
+  if (!first.startsWith("tree ") || !isFullSha(tree)) return null;
+  const parents: string[] = [];
+  for (const line of rest) {
+    const parent = line.slice("parent ".length);
+    if (line.startsWith("parent ") && isFullSha(parent)) parents.push(parent);
+    else if (!line.startsWith("author ") && !line.startsWith("committer ")) return null;
+  }
+  return { tree, parents, message: text.slice(end + 2) };
+}
+
+const TRAILER = /^[A-Za-z0-9][A-Za-z0-9-]*: \S(?:.*\S)?$/;
+
+/**
+ * The trailer block git reads from `message` (`%(trailers:only,unfold)`: its lines, each ended
+ * by a newline; "" for none), where the message is plainly one of two kinds: one paragraph (the
+ * title, which git never reads as trailers), or a last paragraph made only of `Key: value`
+ * lines after a blank line (Overseer's own block, commit-message-builder.ts). Null, for the
+ * caller to ask git, for anything git might read otherwise: carriage returns, lines of spaces,
+ * comment lines (`#`), patch dividers (`---`), continuation lines, a last paragraph mixing
+ * trailers with text.
+ */
+export function plainTrailerBlock(message: string): string | null {
+  if (message.includes("\r") || /^(?:#|---)/m.test(message)) return null;
+  const lines = message.replace(/\n+$/, "").split("\n");
+  if (lines.some((line) => line !== "" && line.trim() === "")) return null;
+  const blank = lines.lastIndexOf("");
+  if (blank === -1) return lines.some((line) => line.includes(":")) ? null : "";
+  const block = lines.slice(blank + 1);
+  if (blank === 0 || !block.every((line) => TRAILER.test(line))) return null;
+  return `${block.join("\n")}\n`;
 }

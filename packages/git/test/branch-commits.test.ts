@@ -2,7 +2,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { buildCommitMessage, RepoMirror } from "../src/index.ts";
 import { readBranchCommits, readReviewedHead } from "../src/landed-commit.ts";
-import { git, LANDING_FILES, makeRemote, useTempScope } from "./git-test-helpers.ts";
+import { git, LANDING_FILES, makeRemote, tracingGit, useTempScope } from "./git-test-helpers.ts";
 
 /**
  * A landing reads the branches and the reviewed head in one `for-each-ref` when the task branch
@@ -30,7 +30,27 @@ const MESSAGES: Record<string, string> = {
   "unicode and blank lines": "Ajoute l’analyseur ✓\n\n\n\nCorps.\n\nTask: S00-2\n",
   "a scissors line": `Add parser\n\nTask: S00-1\n\n# ------------------------ >8 ------------------------\nnotes\n`,
   "a very long line": `Add parser\n\n${"x".repeat(100_000)}\n\nTask: S00-3\n`,
+  "a title with a colon": "Fix: the parser\n",
+  "a title only": "Add parser\n",
+  "trailers after a body with bullets": "Add parser\n\n- one\n- two\n\nSigned-off-by: A <a@b>\nTask: S00-4\n",
+  "text among the trailers": "Add parser\n\nsee below\nTask: S00-5\n",
+  "a trailer with two spaces": "Add parser\n\nTask:  S00-6\n",
+  "a trailer with trailing spaces": "Add parser\n\nTask: S00-7  \n",
+  "a line of spaces": "Add parser\n  \nTask: S00-8\n",
+  "a comment line at the end": "Add parser\n\nTask: S00-9\n# note\n",
+  "only trailers": "Task: S00-10\nStatus: review\n",
 };
+
+/** The messages whose heads are read from the mirror's files (loose-commit.ts plainTrailerBlock). */
+const PLAIN = new Set([
+  "ours, with trailers",
+  "ours, subject only",
+  "no trailing newline",
+  "unicode and blank lines",
+  "a very long line",
+  "a title only",
+  "trailers after a body with bullets",
+]);
 
 async function mirrorWith(messages: Record<string, string>) {
   const dir = await temp.make();
@@ -78,5 +98,27 @@ describe("readBranchCommits", () => {
     expect(listed?.tips.get("nothing/here")).toBeNull();
     expect(listed?.tips.get("task")).toBeNull();
     expect([...(listed?.heads.keys() ?? [])].sort()).toEqual(["main", "task/1"]);
+  });
+
+  it("reads a loose head of a plain message from the mirror's files, anything else through git, alike", async () => {
+    const { mirror, branches } = await mirrorWith(MESSAGES);
+    const read = async (packed: boolean) => {
+      for (const [name, branch] of Object.entries(branches)) {
+        const { result: listed, processes } = await tracingGit(temp, () =>
+          readBranchCommits(mirror, [branch]),
+        );
+        const head = listed?.heads.get(branch);
+        expect(head, name).toEqual(await readReviewedHead(mirror, head?.sha as string));
+        expect(listed?.tips.get(branch), name).toEqual({ sha: head?.sha, tree: head?.tree });
+        const byFiles = PLAIN.has(name) && !packed;
+        expect(processes.commands, name).toEqual(byFiles ? [] : ["for-each-ref"]);
+      }
+    };
+    await read(false);
+    // Packed objects and refs are git's to read.
+    await git(mirror.gitDir, "repack", "-a", "-d", "-q");
+    await git(mirror.gitDir, "pack-refs", "--all");
+    await git(mirror.gitDir, "prune-packed");
+    await read(true);
   });
 });

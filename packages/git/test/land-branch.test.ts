@@ -290,7 +290,7 @@ describe("landBranch with mirrorFirst (the mirror as it is, however old)", () =>
     expect((await mirror.branchHeads(["unrelated"])).get("unrelated")).toBeNull();
   });
 
-  it("lands a one-commit task on an unmoved main with a for-each-ref (the reviewed head too) and the push", async () => {
+  it("lands a one-commit task on an unmoved main with the push alone (the heads read from the mirror's files)", async () => {
     const { remote, mirror, workDir } = await landingRig(temp, "land");
     const main = (await headOf(remote, "main")) as string;
     const task = await commitOnRemote(remote, "task/p", { "p.txt": "p\n" }, "task p");
@@ -303,10 +303,11 @@ describe("landBranch with mirrorFirst (the mirror as it is, however old)", () =>
       }),
     );
     expect(result).toEqual(landedAsReviewed(await expectLandedExactly(remote, "main", task, main)));
-    // The head's parent is main: no merge-base, and the trees and the head come with the reads.
-    // The remote is bare with no linked worktree, which its files say: no worktree list. The
-    // landed commit is written into the mirror's object store without a git process.
-    expect(processes.commands.sort()).toEqual(["for-each-ref", "push"]);
+    // The head's parent is main: no merge-base, and the trees and the head come with the reads,
+    // from the ref files and the loose commits (loose-commit.ts). The remote is bare with no
+    // linked worktree, which its files say: no worktree list. The landed commit is written into
+    // the mirror's object store without a git process.
+    expect(processes.commands.sort()).toEqual(["push"]);
   });
 
   it("refuses a sourceSha that names something other than a commit", async () => {
