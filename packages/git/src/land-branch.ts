@@ -35,7 +35,8 @@ import { conflictLines, failedWithoutConflicts, inScratchWorktree, unmergedFiles
  *
  * How, per attempt, against a freshly fetched mirror (with `mirrorFirst`, a first attempt on the
  * mirror as it is, which may only land by its compare-and-swap push):
- * 1. read source, target and landing branch with their trees and commits (one `for-each-ref`),
+ * 1. read source, target and landing branch with their trees and commits (from the mirror's ref
+ *    files and loose commits, else one `for-each-ref`: landed-commit.ts readBranchCommits),
  *    which gives the reviewed head's tree, parents and message when the source branch is at it
  *    (else one `show`), and their merge base (no process when the landing branch is the head's
  *    parent, the usual one-commit task);
@@ -52,7 +53,9 @@ import { conflictLines, failedWithoutConflicts, inScratchWorktree, unmergedFiles
  *      linear history, one commit per task;
  *    - `merge` (a reviewed-range merge): the work commit on the merge base with the reviewed
  *      tree, then a merge commit (`message`; parents: landing branch, work commit) with the
- *      integrated tree — or the work commit alone when the landing branch has not moved;
+ *      integrated tree — or the work commit alone when the landing branch has not moved
+ *    (each commit written into the mirror's object store, by git only where loose-commit.ts
+ *    would not write git's exact bytes);
  * 5. a result that is not exactly the reviewed tree is handed to `check` (the project's check
  *    command) before anything is pushed; a failing check lands nothing;
  * 6. push with compare-and-swap on the landing branch's old value (pushBranch). A lost race
