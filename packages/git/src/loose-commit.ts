@@ -49,9 +49,14 @@ export function writeLooseCommit(gitDir: string, commit: LooseCommit): string | 
   const dir = path.join(gitDir, "objects", sha.slice(0, 2));
   const file = path.join(dir, sha.slice(2));
   if (fs.existsSync(file)) {
-    // git freshens an object it would have written, so gc's grace period counts from now.
+    // git freshens an object it would have written, so gc's grace period counts from now; a
+    // file it may not touch (another user's) still holds the object, as git finds too.
     const now = commit.now ?? new Date();
-    fs.utimesSync(file, now, now);
+    try {
+      fs.utimesSync(file, now, now);
+    } catch {
+      // Kept as it is.
+    }
     return sha;
   }
   fs.mkdirSync(dir, { recursive: true });
