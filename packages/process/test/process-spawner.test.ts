@@ -174,6 +174,11 @@ describe("the process spawner", () => {
     const old = processSpawnerPid() as number;
     process.kill(old, "SIGKILL");
     expect(await gone(old)).toBe(true);
+    // Gone is not yet seen: the connection learns it from the pipes' close, a turn or more later,
+    // and a call sent before that fails with the dead spawner.
+    for (let i = 0; i < 100 && processSpawnerPid() !== undefined; i++)
+      await new Promise((r) => setTimeout(r, 20));
+    expect(processSpawnerPid()).toBeUndefined();
     useRunNice(5);
     try {
       expect((await sh("echo new").ended).stdout.toString()).toBe("new\n");
