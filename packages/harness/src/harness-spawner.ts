@@ -1,6 +1,5 @@
-import { spawn } from "node:child_process";
 import type { Readable, Writable } from "node:stream";
-import { lowerSessionPriority } from "@overseer/process";
+import { spawnGroup } from "@overseer/process";
 import type { Logger } from "@overseer/runtime";
 import { HarnessNotConfiguredError } from "./harness-errors.ts";
 
@@ -37,33 +36,24 @@ export function epochNow(): number {
 }
 
 /**
- * Phase 1 of a run: starts the command without a shell, in its own process group (`detached`),
- * with exactly the given environment and piped stdio, at the run niceness. A command that cannot be started
- * (ENOENT, EACCES) is a {@link HarnessNotConfiguredError}.
+ * Phase 1 of a run: starts the command without a shell, in its own process group and session,
+ * with exactly the given environment and piped stdio, at the run niceness. A command that
+ * cannot be started (ENOENT, EACCES) is a {@link HarnessNotConfiguredError}.
  *
- * A plain `child_process.spawn` (as for git, run-git.ts): a general process library cost about
- * 1.5 ms more of the worker's main-thread CPU per spawn, once per run and hook.
+ * Through the process spawner, as git is (@overseer/process spawn-group.ts): a spawn forks the
+ * caller, and from a busy worker's heap the harness's own spawn was the largest single item of
+ * the worker's CPU profile (about 5 ms per run, against well under 1 ms for the frames that
+ * relay its output).
  */
 export async function spawnHarness(
   command: SpawnCommand,
   cwd: string,
   logger: Logger,
 ): Promise<SpawnedHarness> {
-  const child = spawn(command.file, [...command.args], {
-    cwd,
-    env: { ...command.env },
-    detached: true,
-    stdio: ["pipe", "pipe", "pipe"],
-    windowsHide: true,
-  });
-  // Listened to before anything else: an unheard 'error' event would end the worker.
+  const { child } = spawnGroup(command.file, command.args, { cwd, env: { ...command.env }, stdin: true });
+  // Listened to before anything else: an unheard 'error' event would end the worker, and
+  // through the spawner the exit may arrive in the same read as the pid.
   const failed = new Promise<Error>((resolve) => child.once("error", resolve));
-  const pid = child.pid;
-  if (pid === undefined) throw notStarted(command.file, await failed);
-  const spawnedAt = epochNow();
-  // Below the services when runs saturate the CPU (OVERSEER_RUN_NICE; @overseer/process child-priority.ts).
-  lowerSessionPriority(pid);
-  logger.info({ pid, file: command.file, cwd }, "harness spawned");
   const exited = new Promise<HarnessExit>((resolve) => {
     child.once("exit", (code, signal) => resolve({ code, signal }));
   });
@@ -72,7 +62,16 @@ export async function spawnHarness(
     child.once("close", () => resolve());
     void failed.then(() => resolve());
   });
-  return { stdin: child.stdin, stdout: child.stdout, stderr: child.stderr, pid, spawnedAt, exited, settled };
+  // Through the spawner the pid arrives with its answer; a direct spawn has it (or failed) at once.
+  if (child.pid === undefined) {
+    await Promise.race([new Promise<void>((resolve) => child.once("spawn", resolve)), failed]);
+  }
+  const pid = child.pid;
+  if (pid === undefined) throw notStarted(command.file, await failed);
+  const spawnedAt = epochNow();
+  logger.info({ pid, file: command.file, cwd }, "harness spawned");
+  const stdin = child.stdin as Writable;
+  return { stdin, stdout: child.stdout, stderr: child.stderr, pid, spawnedAt, exited, settled };
 }
 
 /** Why a command could not be started: not there or not executable is "not configured". */
