@@ -319,6 +319,15 @@ const DESTROY_TIMEOUT_MS = 5_000;
 const activeRunDirs = new Set<string>();
 /** Longest wait between two rmdir attempts of a busy run cgroup. */
 const DESTROY_POLL_MS = 20;
+/**
+ * Least time between two sweeps of one parent for stale run cgroups (sweepStaleRunCgroups).
+ * Leftovers appear only when a worker dies, so a sweep before every run (a cgroupfs readdir, about
+ * 0.5 ms with a busy fleet's runs listed, plus a liveness check per other worker's entry) found
+ * nothing almost every time; one sweep per interval reclaims a dead worker's leftovers soon enough.
+ */
+const SWEEP_EVERY_MS = 30_000;
+/** When each parent was last swept (performance.now()). */
+const lastSweeps = new Map<string, number>();
 
 /*
  * A run's cgroup files are read and written synchronously: cgroupfs is kernel state in memory, so
@@ -545,10 +554,17 @@ async function mkdirWithParentRetry(parent: string, dir: string, enable: readonl
 /**
  * Removes `run-<pid>-*` cgroups whose worker is gone (a crashed worker's leftovers), and our own
  * pid's entries that this process did not create (a previous incarnation with the same pid, as
- * happens to pid 1 of a restarted container).
+ * happens to pid 1 of a restarted container). Each parent at most every SWEEP_EVERY_MS unless `force`.
  */
-async function sweepStaleRunCgroups(parents: readonly string[]): Promise<void> {
+export async function sweepStaleRunCgroups(
+  parents: readonly string[],
+  { force = false }: { force?: boolean } = {},
+): Promise<void> {
+  const now = performance.now();
   for (const parent of parents) {
+    const last = lastSweeps.get(parent);
+    if (!force && last !== undefined && now - last < SWEEP_EVERY_MS) continue;
+    lastSweeps.set(parent, now);
     let entries: string[];
     try {
       entries = readdirSync(parent);

@@ -13,6 +13,7 @@ import {
   parseOwnCgroups,
   RunCgroup,
   resolveCgroupPlanOptions,
+  sweepStaleRunCgroups,
 } from "../src/cgroup-limits.ts";
 
 const HYBRID_MOUNTINFO = `31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755
@@ -115,10 +116,15 @@ describe("run cgroups on this host", () => {
     const parent = plan.pids?.parentDir as string;
     const keeper = await RunCgroup.create(plan, `keeper-${process.pid}`, DEFAULT_SANDBOX_LIMITS);
     const stale = join(parent, `run-${deadPid}-crashed`);
+    await sweepStaleRunCgroups([parent], { force: true });
     await mkdir(stale);
+    // Runs sweep a parent at most every 30 s (one was just forced): the next run leaves it, the next sweep takes it.
     const next = await RunCgroup.create(plan, `next-${process.pid}`, DEFAULT_SANDBOX_LIMITS);
     try {
+      expect(existsSync(stale)).toBe(true);
+      await sweepStaleRunCgroups([parent], { force: true });
       expect(existsSync(stale)).toBe(false);
+      expect(existsSync(next?.dirs[0] as string)).toBe(true);
     } finally {
       await next?.destroy();
       await keeper?.destroy();
