@@ -95,19 +95,23 @@ export async function recordWork(
   // The commit records exactly what the scope check lists: the index `stage()` wrote.
   await ctx.scope.staged;
 
-  // The fence's transaction opens as the commit starts: its read and row locks are done by the
-  // time the push is ready, which then waits for no round trip (run-fence.ts open).
-  const fence = deps.fence?.open(job);
+  // The fence's transaction opens once the commit is asked for (the commit is on the critical
+  // path, the fence's round trips are not): its read and row locks are done by the time the
+  // push is ready, which then waits for no round trip (run-fence.ts open).
+  let fence: OpenedRunFence | undefined;
   try {
     return await commitWork(job, deps, mirror, worktree, outcome, ctx, {
       transition,
       trailers,
       checked,
       lap,
-      guard: fence?.guard,
+      openFence: () => {
+        fence = deps.fence?.open(job);
+        return fence?.guard;
+      },
     });
   } finally {
-    await fence?.close();
+    await (fence as OpenedRunFence | undefined)?.close();
   }
 }
 
@@ -118,8 +122,8 @@ interface CommitSteps {
   /** The scope check's violations, lapped. */
   checked: () => Promise<string[]>;
   lap: (phase: "scope_check" | "commit" | "push" | "land") => void;
-  /** The guard of the run's push, its fence opened as the commit started. */
-  guard: PushGuard | undefined;
+  /** Opens the run's fence (once, right after the commit is asked for) and returns its push guard. */
+  openFence: () => PushGuard | undefined;
 }
 
 /** The hand-in's commit and push, or the checkpoint of unfinished work (recordWork). */
@@ -132,7 +136,7 @@ async function commitWork(
   ctx: { taskHead: string | null; base: string; mergedMain?: boolean },
   steps: CommitSteps,
 ): Promise<WorkRecord> {
-  const { transition, trailers, checked, lap, guard } = steps;
+  const { transition, trailers, checked, lap } = steps;
   // A planner's proposal is handed in like a submit (its review checks out the same head).
   const handIn =
     transition?.kind === "submit"
@@ -156,6 +160,7 @@ async function commitWork(
           staged: true,
         });
   handInCommit?.catch(() => undefined);
+  const guard = steps.openFence();
   const violations = await checked();
   if (handInCommit !== null && violations.length === 0) {
     const sha = await handInCommit;

@@ -19,6 +19,7 @@
  */
 import { randomBytes } from "node:crypto";
 import path from "node:path";
+import { setImmediate as nextTurn } from "node:timers/promises";
 import type { Worktree } from "@overseer/git";
 import { createRedactor } from "@overseer/input-errors";
 import { removeTree } from "@overseer/process";
@@ -209,14 +210,19 @@ function startScopeCheck(
 ): ScopeCheck {
   // A run that ended without its agent finishing (a limit, a refused sandbox) is checked by nothing.
   if (!finished) return { staged: Promise.resolve(), checked: Promise.resolve([]) };
-  const owned = Promise.resolve(deps.confirmOwnership?.(job));
+  // The staging first: its git process is on the critical path, the ownership round trip is not.
   const review = job.action === "review";
   const staged = review ? Promise.resolve() : worktree.stage();
+  const owned = Promise.resolve(deps.confirmOwnership?.(job));
+  // The list waits one turn after the staging: the commit (git-phase.ts), which waits for the
+  // same staging and is on the critical path, is asked of the process spawner first, and the
+  // shorter diff still ends before it.
   const violations = review
     ? Promise.resolve([])
-    : staged.then(async () =>
-        scopeViolations(await worktree.changedPaths({ staged: true }), job.scope, job.metadataGlobs),
-      );
+    : staged.then(async () => {
+        await nextTurn();
+        return scopeViolations(await worktree.changedPaths({ staged: true }), job.scope, job.metadataGlobs);
+      });
   const checked = Promise.all([violations, owned]).then(([found]) => found);
   for (const promise of [staged, checked]) promise.catch(() => undefined);
   return { staged, checked };
