@@ -56,6 +56,8 @@ export async function spawnHarness(
   const failed = new Promise<Error>((resolve) => child.once("error", resolve));
   const exited = new Promise<HarnessExit>((resolve) => {
     child.once("exit", (code, signal) => resolve({ code, signal }));
+    // A spawner that died mid-run closes the call without an exit (its sandbox dies with it).
+    child.once("close", (code, signal) => resolve({ code, signal }));
   });
   // Settled once it exited and its stdio closed (a failure after the start settles it too).
   const settled = new Promise<void>((resolve) => {

@@ -5,7 +5,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { createRedactor } from "@overseer/input-errors";
-import { isProcessGroupAlive, useRunNice } from "@overseer/process";
+import { isProcessGroupAlive, processSpawnerPid, useRunNice } from "@overseer/process";
 import { afterEach, describe, expect, it } from "vitest";
 import { ControlWatcher } from "../src/control-watcher.ts";
 import { HarnessNotConfiguredError } from "../src/harness-errors.ts";
@@ -75,6 +75,17 @@ describe("spawnHarness", () => {
     } finally {
       useRunNice(0);
     }
+  });
+
+  it("ends the run's wait when the process spawner dies under it, and takes its group along", async () => {
+    const dirs = makeRunDirs();
+    const spawned = await spawnSh("sleep 300", dirs);
+    const spawner = processSpawnerPid();
+    expect(spawner).toBeDefined();
+    process.kill(spawner as number, "SIGKILL");
+    expect(await spawned.exited).toEqual({ code: null, signal: null });
+    await spawned.settled;
+    await expect.poll(() => isProcessGroupAlive(spawned.pid)).toBe(false);
   });
 
   it("reports a command that does not exist as HarnessNotConfiguredError (not_found)", async () => {

@@ -9,7 +9,7 @@ export const PROCESS_SPAWNER_SPEC = {
   name: "OVERSEER_PROCESS_SPAWNER",
   fallback: String(PROCESS_DEFAULTS.spawner),
   description:
-    "Worker and gateway start git through one small spawner process of their own (started on first use, again if it dies, gone with the service) rather than forking themselves for each git process (a fork's CPU grows with the forked process's memory); 0 forks the service for each git process.",
+    "Worker and gateway start git (and a worker its runs' agents) through one small spawner process of their own (started on first use, again if it dies, gone with the service) rather than forking themselves for each process (a fork's CPU grows with the forked process's memory); 0 forks the service for each process.",
   schema: booleanSetting,
 };
 

@@ -122,7 +122,7 @@ export interface ServiceSettings {
   readonly runMaxFiles: number;
   /** `OVERSEER_GIT_TIMEOUT_MS`: bound of each host-side git step of a run (add, commit, checkout, merge). Default `120000`. */
   readonly gitTimeoutMs: number;
-  /** `OVERSEER_PROCESS_SPAWNER`: start git through one small spawner process rather than forking the service. Default `true`. */
+  /** `OVERSEER_PROCESS_SPAWNER`: start git (and a worker's agents) through one small spawner process rather than forking the service. Default `true`. */
   readonly processSpawner: boolean;
   /** `OVERSEER_RUN_NICE`: niceness of the processes a worker starts for its runs (0–19; 0 keeps the worker's). Default `10`. */
   readonly runNice: number;
