@@ -87,24 +87,36 @@ const openTransactions = async () => {
   return rows[0]?.n ?? -1;
 };
 
+/** Hands the checkout's work in as the run's submit, through the Postgres run fence. */
+function handIn(
+  runId: string,
+  projectId: string,
+  {
+    mirror,
+    base,
+    worktree,
+  }: Pick<Awaited<ReturnType<typeof checkoutWithWork>>, "mirror" | "base" | "worktree">,
+) {
+  return recordWork(
+    runJobFixture({ runId, projectId }),
+    { logger, mirrorFreshness: { lastSync: new Map(), freshMs: 0 }, fence: postgresRunFence(scratch.db) },
+    mirror,
+    worktree,
+    submit,
+    {
+      taskHead: null,
+      base,
+      runDir: dir,
+      scope: { staged: worktree.stage(), checked: Promise.resolve([]) },
+    },
+  );
+}
+
 describe("a hand-in's push through the run fence", () => {
   it("pushes the commit while the run is live and leaves no transaction open", async () => {
     const runId = await executeRun("sfence-live");
     const { remote, mirror, base, worktree } = await checkoutWithWork("live");
-    const job = runJobFixture({ runId, projectId: "sfence-live" });
-    const work = await recordWork(
-      job,
-      { logger, mirrorFreshness: { lastSync: new Map(), freshMs: 0 }, fence: postgresRunFence(scratch.db) },
-      mirror,
-      worktree,
-      submit,
-      {
-        taskHead: null,
-        base,
-        runDir: dir,
-        scope: { staged: worktree.stage(), checked: Promise.resolve([]) },
-      },
-    );
+    const work = await handIn(runId, "sfence-live", { mirror, base, worktree });
     expect(work.kind).toBe("ok");
     const sha = work.kind === "ok" ? work.commits.commitSha : null;
     expect(sha).toMatch(/^[0-9a-f]{40}$/);
@@ -117,20 +129,7 @@ describe("a hand-in's push through the run fence", () => {
     const runId = await executeRun("sfence-cancelled");
     const { remote, mirror, base, worktree } = await checkoutWithWork("cancelled");
     await cancelTask(scratch.db, "sfence-cancelled");
-    const job = runJobFixture({ runId, projectId: "sfence-cancelled" });
-    const work = recordWork(
-      job,
-      { logger, mirrorFreshness: { lastSync: new Map(), freshMs: 0 }, fence: postgresRunFence(scratch.db) },
-      mirror,
-      worktree,
-      submit,
-      {
-        taskHead: null,
-        base,
-        runDir: dir,
-        scope: { staged: worktree.stage(), checked: Promise.resolve([]) },
-      },
-    );
+    const work = handIn(runId, "sfence-cancelled", { mirror, base, worktree });
     await expect(work).rejects.toBeInstanceOf(RunNotLiveError);
     expect(await remoteHead(remote, "overseer/task/S00-001")).toBe("");
     expect(await openTransactions()).toBe(0);
