@@ -63,6 +63,7 @@ import { startPrivateRedis } from "../support/private-redis.ts";
 import { type ServiceProcess, type StartServiceOptions, startService } from "../support/service-process.ts";
 import { benchServices, type ServicesMode, servicesCondition } from "./bench-services.ts";
 import { benchGitFloor } from "./git-floor-bench.ts";
+import { WorkerAccounting } from "./scale-accounting.ts";
 import {
   CommandCounter,
   measurePhase,
@@ -184,13 +185,17 @@ export async function benchScale(options: ScaleOptions = SCALE_DEFAULTS): Promis
   }).setup();
   const processes: ServiceProcess[] = [];
   const monitor = createRedis(redis.url);
+  const accounting = WorkerAccounting.create();
   let gateway: GatewayProbe | null = null;
   try {
     const statements = new StatementCounter(cluster.scratch.db, Object.values(ROLES));
     await statements.install();
     await addProjects(cluster, options, log);
     const services = await benchServices(options.services);
-    const { coordinatorPid, workerPids } = startServices(cluster, options, defaults, processes, services);
+    const { coordinatorPid, workerPids } = startServices(cluster, options, defaults, processes, {
+      ...services,
+      onWorker: (pid) => accounting?.join(pid),
+    });
     const broken = watchServices(processes);
     const progress = new ScaleProgress(cluster.scratch.db, cluster.scratch.notifications, log);
     await waitForWorkers(monitor, cluster.prefix, options, broken);
@@ -205,6 +210,7 @@ export async function benchScale(options: ScaleOptions = SCALE_DEFAULTS): Promis
       coordinatorPid,
       workerPids,
       gatewayPid: gateway.pid,
+      workersTreeMs: accounting && (() => accounting.usageMs()),
     });
     const rig: Rig = {
       cluster,
@@ -236,6 +242,7 @@ export async function benchScale(options: ScaleOptions = SCALE_DEFAULTS): Promis
     monitor.disconnect();
     await gateway?.close().catch(() => undefined);
     await Promise.all(processes.map((p) => p.kill("SIGTERM")));
+    await accounting?.remove();
     await cluster.teardown();
     cluster.redis.disconnect();
     await redis.stop();
@@ -249,7 +256,7 @@ function startServices(
   options: ScaleOptions,
   defaults: ReturnType<typeof loadSettings>,
   processes: ServiceProcess[],
-  services: StartServiceOptions,
+  services: StartServiceOptions & { onWorker(pid: number | undefined): void },
 ): { coordinatorPid: number | undefined; workerPids: (number | undefined)[] } {
   const env = serviceEnv(cluster, options, defaults);
   const profiled = (dir: string) =>
@@ -268,6 +275,7 @@ function startServices(
       { ...env, DATABASE_URL: roleUrl(cluster, ROLES.worker), OVERSEER_WORKER_ID: `scale-w${i}` },
       workerStart,
     );
+    services.onWorker(worker.child.pid);
     processes.push(worker);
     workerPids.push(worker.child.pid);
   }

@@ -15,8 +15,10 @@
  * and softirq time of /proc/stat (the loopback TCP between the services is received in softirq,
  * charged to no process), and `kernelThreads`, the kernel's own threads (children of kthreadd,
  * pid 2: kworkers flushing the file systems, rcu, ksoftirqd; visible when the bench runs on a VM
- * rather than in a container). `other` is the rest: processes outside the cluster, and ones whose
- * parent ended before them.
+ * rather than in a container). `workersSandboxes` is what the workers started that none of those
+ * counts hold (the sandboxes' init and agents, ended with the run's process group, no parent
+ * reaping them), where the bench can count a worker's whole tree (scale-accounting.ts). `other` is
+ * the rest: processes outside the cluster, and, without that count, the sandboxes.
  */
 import { readdir, readFile } from "node:fs/promises";
 
@@ -33,6 +35,11 @@ export interface CpuParts {
   postmasterPid: number | undefined;
   redisPid: number | undefined;
   gatewayPid: number | undefined;
+  /**
+   * The workers and everything they started, ended processes included (scale-accounting.ts), or
+   * null where it cannot be counted.
+   */
+  workersTreeMs: (() => number) | null;
 }
 
 /** Clock ticks (USER_HZ, 100 on Linux) in ms. */
@@ -117,6 +124,13 @@ export async function sampleCpu(parts: CpuParts): Promise<CpuTotals> {
       redis: of(parts.redisPid)?.own ?? Number.NaN,
       gateway: treeMs(parts.gatewayPid, all),
       bench: (usage.user + usage.system) / 1000,
+      // What the workers started beyond what their own and their spawners' times hold: the
+      // sandboxes' init and agents, which no worker process reaps.
+      workersSandboxes: parts.workersTreeMs
+        ? parts.workersTreeMs() -
+          workers.reduce((n, w) => n + (w?.own ?? 0) + (w?.children ?? 0), 0) -
+          spawnersMs(parts.workerPids, all)
+        : Number.NaN,
       kernelIrq: machine.irq,
       kernelThreads: kernelThreadsMs(all),
     },
@@ -150,7 +164,7 @@ export function cpuPer(spent: CpuTotals, units: number): Record<string, number> 
 export async function clusterCpuParts(
   backendPid: number,
   redisInfoServer: string,
-  services: Pick<CpuParts, "coordinatorPid" | "workerPids" | "gatewayPid">,
+  services: Pick<CpuParts, "coordinatorPid" | "workerPids" | "gatewayPid" | "workersTreeMs">,
 ): Promise<CpuParts> {
   const redisPid = /^process_id:(\d+)/m.exec(redisInfoServer)?.[1];
   return {
