@@ -116,12 +116,15 @@ function gitDate(now: Date): string {
 /**
  * A repository whose objects are SHA-1 only, with git's default file modes and comment
  * character: its config names no object format (`extensions.objectFormat`,
- * `extensions.compatObjectFormat`), no `core.sharedRepository` and no `core.commentChar` (which
- * changes the lines git skips when it looks for trailers). Read synchronously: one small file.
+ * `extensions.compatObjectFormat`), no `core.sharedRepository`, no `core.commentChar` (which
+ * changes the lines git skips when it looks for trailers) and no `i18n.commitEncoding` (with
+ * which git adds an `encoding` header). Read synchronously: one small file.
  */
 export function plainObjectStore(gitDir: string): boolean {
   const config = fs.readFileSync(path.join(gitDir, "config"), "utf8");
-  return !/^\s*(?:compatobjectformat|objectformat|sharedrepository|commentchar)\s*=/im.test(config);
+  return !/^\s*(?:compatobjectformat|objectformat|sharedrepository|commentchar|commitencoding)\s*=/im.test(
+    config,
+  );
 }
 
 /** A commit as its object holds it: tree, parents and the message after the headers. */

@@ -5,6 +5,7 @@ import { type ChangedPath, describeChange, parseRawDiff } from "./changed-paths-
 import { type CommitAuthor, identityEnv } from "./commit-identity.ts";
 import { buildCommitMessage } from "./commit-message-builder.ts";
 import { GitError, GitInputError } from "./git-error.ts";
+import { commitBody, plainObjectStore, readLooseCommit, writeLooseCommit } from "./loose-commit.ts";
 import { assertSha } from "./ref-names.ts";
 import { type GitResult, runGit } from "./run-git.ts";
 
@@ -136,13 +137,24 @@ export class Worktree {
   /**
    * Stages everything (`add -A`) and commits it on the detached HEAD with `message` plus the
    * trailer block, author = committer = `author`, no hooks, no signing. Returns the new commit
-   * id, or `null` when nothing differs from the current HEAD. Two git processes (one when
-   * `staged`).
+   * id, or `null` when nothing differs from the current HEAD.
+   *
+   * A new commit (not `amend`) costs one git process, `write-tree`, beside the staging (none
+   * when `staged`): the commit object is written without git (loose-commit.ts, byte for byte
+   * what `git commit` writes) and HEAD moved as resetHead does. `git commit` itself, which
+   * also refreshes and rewrites the index and writes the worktree's reflog (read by nobody: the
+   * checkout is removed after its run), is only asked where loose-commit.ts leaves it to git
+   * (SHA-256 or shared repositories, identities git would clean up) and for `amend`, whose
+   * author and emptiness rules are git's own.
    */
   async commit(options: CommitOptions): Promise<string | null> {
     const text = buildCommitMessage(options.message, options.trailers);
     const env = identityEnv(options.author);
     if (options.staged !== true) await this.stage();
+    if (options.amend !== true) {
+      const made = await this.commitLoose(text, env);
+      if (made !== undefined) return made;
+    }
     const result = await this.git(
       [
         "commit",
@@ -169,6 +181,32 @@ export class Worktree {
       );
     }
     return this.head();
+  }
+
+  /**
+   * The index committed on HEAD as `git commit` would: its tree from `write-tree` (which
+   * refuses an index with conflicts, as commit does), nothing when that is HEAD's own tree
+   * (git's "nothing to commit"), else the commit object written loose and HEAD moved to it.
+   * HEAD's tree is read from its loose object (a commit made or landed here), or asked of git
+   * when it is packed (a fetched one). Undefined when git must make the commit
+   * (writeLooseCommit's refusals), decided before any git process runs.
+   */
+  private async commitLoose(
+    message: string,
+    env: Record<string, string>,
+  ): Promise<string | null | undefined> {
+    const head = await this.head();
+    const probe = { tree: head, parents: [head], message, env };
+    if (commitBody(probe) === null || !plainObjectStore(this.commonDir)) return undefined;
+    const tree = (await this.git(["write-tree"])).stdout.trim();
+    const headTree =
+      readLooseCommit(this.commonDir, head)?.tree ??
+      (await this.git(["rev-parse", "--verify", "--end-of-options", `${head}^{tree}`])).stdout.trim();
+    if (tree === headTree) return null;
+    const sha = writeLooseCommit(this.commonDir, { tree, parents: [head], message, env });
+    if (sha === null) return undefined;
+    await this.resetHead(sha);
+    return sha;
   }
 
   /**
