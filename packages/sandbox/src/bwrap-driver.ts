@@ -35,6 +35,7 @@ import { canAccess, findOnPath } from "./path-access.ts";
 import { stopProcessTree } from "./process-tree.ts";
 import {
   createRunDir,
+  defaultRunFileRoot,
   defaultRuntimeRoot,
   ensurePrivateDir,
   removeRunFile,
@@ -68,6 +69,12 @@ export interface BwrapDriverOptions {
   bwrapPath?: string;
   /** Parent of per-run runtime directories (0700, owned by the worker). Default `$TMPDIR/overseer-sandbox-<uid>`. */
   runtimeRoot?: string;
+  /**
+   * Parent of the per-run bwrap options files (0700, owned by the worker). Default: a private
+   * directory on /dev/shm when that is a tmpfs and `runtimeRoot` is not set, else `runtimeRoot`
+   * (runtime-dir.ts, `defaultRunFileRoot`, says why).
+   */
+  runFileRoot?: string;
   /** Per-run cgroups (pids/memory/cpu). Default `{ mode: "auto", parentName: "overseer" }`. */
   cgroups?: CgroupPlanOptions;
   /** Install the seccomp filter (setuid bits, TIOCSTI, io_uring, syslog) where supported. Default true. */
@@ -152,6 +159,7 @@ class BwrapPreparedCommand implements PreparedCommand {
 export class BwrapDriver implements SandboxDriver {
   readonly name = "bwrap" as const;
   private readonly runtimeRoot: string;
+  private readonly runFileRoot: string;
   private layoutPromise: Promise<BwrapHostLayout> | null = null;
   private planPromise: Promise<CgroupPlan> | null = null;
   private bwrapPathPromise: Promise<string | null> | null = null;
@@ -163,6 +171,23 @@ export class BwrapDriver implements SandboxDriver {
 
   constructor(private readonly options: BwrapDriverOptions = {}) {
     this.runtimeRoot = options.runtimeRoot ?? defaultRuntimeRoot();
+    this.runFileRoot =
+      options.runFileRoot ??
+      (options.runtimeRoot === undefined ? defaultRunFileRoot() : null) ??
+      this.runtimeRoot;
+  }
+
+  /**
+   * Writes a run's bwrap options file into the run-file root, or into the runtime root when that
+   * fails (a full /dev/shm must not stop runs).
+   */
+  private writeOptionsFile(content: string): string {
+    try {
+      return writeRunFile(this.runFileRoot, content);
+    } catch (error) {
+      if (this.runFileRoot === this.runtimeRoot) throw error;
+      return writeRunFile(this.runtimeRoot, content);
+    }
   }
 
   private bwrapPath(): Promise<string | null> {
@@ -242,6 +267,7 @@ export class BwrapDriver implements SandboxDriver {
     return snapshotOnce(this.etcSnapshots, `${system}|${uid}:${gid}`, async () => {
       await ensurePrivateDir(this.runtimeRoot);
       await sweepDeadWorkerDirs(this.runtimeRoot, "run");
+      if (this.runFileRoot !== this.runtimeRoot) await sweepDeadWorkerDirs(this.runFileRoot, "run");
       await sweepDeadWorkerDirs(this.runtimeRoot, "seccomp");
       return createEtcSnapshot({
         root: this.runtimeRoot,
@@ -434,8 +460,7 @@ export class BwrapDriver implements SandboxDriver {
         },
       });
       const bwrapOptions = `${bwrapArgs.join("\0")}\0`;
-      const argsFile =
-        runDir === null ? writeRunFile(this.runtimeRoot, bwrapOptions) : join(runDir, "bwrap-args");
+      const argsFile = runDir === null ? this.writeOptionsFile(bwrapOptions) : join(runDir, "bwrap-args");
       if (runDir !== null) await writeFile(argsFile, bwrapOptions, { mode: 0o600 });
       runPath = runDir ?? argsFile;
       const shell = await this.launcherShell();

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { chmodSync, lstatSync, mkdirSync, unlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, lstatSync, mkdirSync, statfsSync, unlinkSync, writeFileSync } from "node:fs";
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -15,6 +15,28 @@ import { SandboxSetupError } from "./sandbox-errors.ts";
 /** Default parent of per-run runtime directories. */
 export function defaultRuntimeRoot(): string {
   return join(tmpdir(), `overseer-sandbox-${process.getuid?.() ?? "user"}`);
+}
+
+/** statfs(2) f_type of a tmpfs. */
+const TMPFS_MAGIC = 0x01021994;
+
+/**
+ * Default parent of the per-run options files ({@link writeRunFile}): a private directory on
+ * /dev/shm when that is a tmpfs, else null (they go to the runtime root). A file created and
+ * removed on every sandboxed spawn costs the worker's thread ~150-500 µs of CPU (and up to
+ * 2 ms of blocked event loop) on an ext4 /tmp, against ~27 µs on a tmpfs (measured: 2,000
+ * create+write+unlink of a 2.5 KB file). The directory gets the runtime root's checks
+ * (0700, owned by the worker, no symlink), and the sandbox never sees the host's /dev/shm (it
+ * has a private tmpfs there). Only the options file moves: the snapshots stay in the runtime
+ * root, where /bin's hard links to the commands' files can be made.
+ */
+export function defaultRunFileRoot(shmDir = "/dev/shm"): string | null {
+  try {
+    if (statfsSync(shmDir).type !== TMPFS_MAGIC) return null;
+  } catch {
+    return null;
+  }
+  return join(shmDir, `overseer-sandbox-${process.getuid?.() ?? "user"}`);
 }
 
 /**
