@@ -170,6 +170,8 @@ export async function benchScale(options: ScaleOptions = SCALE_DEFAULTS): Promis
       shared_preload_libraries: "pg_stat_statements",
       "pg_stat_statements.max": "10000",
       "pg_stat_statements.track_utility": "on",
+      // Planning time per statement beside execution time (perTransition.statementPlanMs).
+      "pg_stat_statements.track_planning": "on",
       // The bench's thousands of projects and the services' pools.
       max_connections: "300",
     },

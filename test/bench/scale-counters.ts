@@ -23,6 +23,13 @@ export interface StatementCount {
   query: string;
   role: string;
   calls: number;
+  /** Postgres' time executing it (total_exec_time) and planning it (total_plan_time), ms. */
+  execMs: number;
+  planMs: number;
+  /** Shared buffers hit or read, and WAL bytes written, in total. */
+  sharedBlocks: number;
+  walBytes: number;
+  rows: number;
 }
 
 export interface StatementTotals {
@@ -35,6 +42,12 @@ export interface StatementTotals {
   byRole: Record<string, number>;
   /** The most frequent statements, normalized by pg_stat_statements, text shortened. */
   top: StatementCount[];
+  /** The statements Postgres spent the most time on (execution + planning), text shortened. */
+  topByTime: StatementCount[];
+  /** Sums over every statement of the service roles. */
+  execMs: number;
+  planMs: number;
+  walBytes: number;
 }
 
 /** `pg_stat_statements` of one database, restricted to the given login roles. */
@@ -59,15 +72,38 @@ export class StatementCounter {
   }
 
   async read(topN = 20): Promise<StatementTotals> {
-    const { rows } = await sql<{ query: string; role: string; calls: string }>`
-      SELECT s.query, r.rolname AS role, s.calls::text AS calls
+    const { rows } = await sql<{
+      query: string;
+      role: string;
+      calls: string;
+      exec_ms: number;
+      plan_ms: number;
+      blocks: string;
+      wal_bytes: string;
+      rows: string;
+    }>`
+      SELECT s.query, r.rolname AS role, s.calls::text AS calls,
+        s.total_exec_time AS exec_ms, s.total_plan_time AS plan_ms,
+        (s.shared_blks_hit + s.shared_blks_read)::text AS blocks, s.wal_bytes::text AS wal_bytes,
+        s.rows::text AS rows
       FROM pg_stat_statements s
       JOIN pg_roles r ON r.oid = s.userid
       WHERE s.dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
         AND r.rolname = ANY(${[...this.roles]}::text[])
       ORDER BY s.calls DESC`.execute(this.db);
-    const counts = rows.map((r) => ({ query: r.query, role: r.role, calls: Number(r.calls) }));
+    const counts: StatementCount[] = rows.map((r) => ({
+      query: r.query,
+      role: r.role,
+      calls: Number(r.calls),
+      execMs: Number(r.exec_ms),
+      planMs: Number(r.plan_ms),
+      sharedBlocks: Number(r.blocks),
+      walBytes: Number(r.wal_bytes),
+      rows: Number(r.rows),
+    }));
     const sum = (list: StatementCount[]) => list.reduce((n, c) => n + c.calls, 0);
+    const total = (of: (c: StatementCount) => number) => counts.reduce((n, c) => n + of(c), 0);
+    const byTime = [...counts].sort((a, b) => b.execMs + b.planMs - (a.execMs + a.planMs));
     const byRole: Record<string, number> = {};
     for (const c of counts) byRole[c.role] = (byRole[c.role] ?? 0) + c.calls;
     return {
@@ -75,7 +111,11 @@ export class StatementCounter {
       withoutTransactionControl: sum(counts.filter((c) => !TRANSACTION_CONTROL.test(c.query))),
       notifies: sum(counts.filter((c) => NOTIFY.test(c.query))),
       byRole,
-      top: counts.slice(0, topN).map((c) => ({ ...c, query: shorten(c.query) })),
+      top: counts.slice(0, topN).map(brief),
+      topByTime: byTime.slice(0, topN).map(brief),
+      execMs: total((c) => c.execMs),
+      planMs: total((c) => c.planMs),
+      walBytes: total((c) => c.walBytes),
     };
   }
 }
@@ -198,6 +238,11 @@ export async function processTreeCpuMs(pid: number | undefined): Promise<{ own: 
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   const ticks = (i: number) => Number(fields[i]);
   return { own: (ticks(11) + ticks(12)) * 10, children: (ticks(13) + ticks(14)) * 10 };
+}
+
+/** A statement's line in the JSON: its text shortened, its times to a hundredth of a ms. */
+function brief(c: StatementCount): StatementCount {
+  return { ...c, query: shorten(c.query), execMs: hundredth(c.execMs), planMs: hundredth(c.planMs) };
 }
 
 function shorten(query: string): string {
@@ -367,8 +412,14 @@ export function phaseSummary(phase: PhaseCounts, transitions: number) {
       statementsWithoutTransactionControl: per(phase.statements.withoutTransactionControl),
       commands: per(phase.commands.all),
       coordinatorCpuMs: per(phase.coordinatorCpuMs),
+      // Postgres' own account of its time on the services' statements (pg_stat_statements):
+      // executing and planning them (parsing is in neither), and the WAL they wrote.
+      statementExecMs: per(phase.statements.execMs),
+      statementPlanMs: per(phase.statements.planMs),
+      walBytes: per(phase.statements.walBytes),
     },
     topStatements: phase.statements.top,
+    topStatementsByTime: phase.statements.topByTime,
     topCommands: Object.fromEntries(Object.entries(phase.commands.byCommand).slice(0, 15)),
   };
 }

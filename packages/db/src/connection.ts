@@ -3,6 +3,7 @@ import pg from "pg";
 import type { Database } from "./database-schema.ts";
 import { DB_DEFAULTS } from "./db-defaults.ts";
 import { createNotificationListener, type NotificationListener } from "./notification-listener.ts";
+import { isStalePreparedStatement, PreparedStatements } from "./prepared-statements.ts";
 
 export type Db = Kysely<Database>;
 
@@ -72,7 +73,7 @@ export function connectDatabase(url: string, options: ConnectOptions = {}): DbHa
   };
 }
 
-/** Clients whose connection failed under a statement (they are not handed out again). */
+/** Clients whose connection failed under a statement, or that are retired (not handed out again). */
 const broken = new WeakSet<pg.PoolClient>();
 
 /**
@@ -90,15 +91,19 @@ function isConnectionError(error: unknown): boolean {
  * When the server kills a session it first fails the running statement, and the socket
  * closes a moment later; a client released in between would look healthy to the pool and
  * fail the next caller. So a client is marked broken as soon as a statement fails that way.
+ * Its statements go as named prepared statements (prepared-statements.ts); a connection is
+ * retired the same way once it holds its bound of them, or when one went stale.
  */
 function markWhenBroken(client: pg.PoolClient, onStatement?: (text: string) => void): void {
   const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  const prepared = new PreparedStatements();
   client.query = ((...args: unknown[]) => {
     if (onStatement) onStatement(statementText(args[0]));
-    const result = query(...args);
+    const result = query(...prepared.name(args));
+    if (prepared.full) broken.add(client);
     if (result instanceof Promise) {
       result.catch((error: unknown) => {
-        if (isConnectionError(error)) broken.add(client);
+        if (isConnectionError(error) || isStalePreparedStatement(error)) broken.add(client);
       });
     }
     return result;
