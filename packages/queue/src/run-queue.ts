@@ -166,15 +166,23 @@ export class RunQueues {
   /**
    * Takes options resolved once by `resolveQueueOptions`, and the service's logger for what its
    * BullMQ queues report (`listenForBullmqErrors`: a Redis outage is one line; without a logger,
-   * dropped).
+   * dropped). `plain`, when given, carries the results stream: a connection no BullMQ queue
+   * uses. BullMQ defines its Lua scripts (about fifty) on every connection its queues use, and
+   * ioredis copies each defined command into every pipeline made on such a connection, so a
+   * service that reports results often (a worker) keeps them apart.
    */
-  constructor(connection: Redis, options: ResolvedQueueOptions, log?: QueueErrorLog) {
+  constructor(
+    connection: Redis,
+    options: ResolvedQueueOptions,
+    log?: QueueErrorLog,
+    plain: Redis = connection,
+  ) {
     const prefix = queueKeyPrefix(options.prefix);
     this.connection = connection;
     this.prefix = prefix;
     this.log = log;
     this.runs = this.runQueue(DEFAULT_POOL);
-    this.results = new ResultStream(connection, options.prefix);
+    this.results = new ResultStream(plain, options.prefix);
     this.forge = new ForgeQueue(connection, { prefix: options.prefix, log });
     this.notify = new NotifyQueue(connection, {
       prefix: options.prefix,

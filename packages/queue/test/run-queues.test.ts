@@ -77,6 +77,26 @@ describe("RunQueues", () => {
       reader.disconnect();
     }
   });
+
+  it("with a plain connection, results go over it and BullMQ's scripts stay off it", async () => {
+    const own = `${prefix}-plain`;
+    const plain = createRedis(process.env.REDIS_URL ?? "redis://127.0.0.1:6379");
+    const split = new RunQueues(redis, resolveQueueOptions({ prefix: own }), undefined, plain);
+    try {
+      await split.enqueueRun(job("p1"));
+      await split.reportResult(result("p1"));
+      expect(await split.hasResult("p1")).toBe(true);
+      expect(await split.results.messages()).toEqual([expect.objectContaining({ runId: "p1" })]);
+      // What ioredis copies into every pipeline: none on the plain connection.
+      expect(Object.keys((plain as unknown as { scriptsSet: object }).scriptsSet)).toEqual([]);
+      expect(Object.keys((redis as unknown as { scriptsSet: object }).scriptsSet).length).toBeGreaterThan(10);
+    } finally {
+      await split.runs.obliterate({ force: true });
+      await split.close();
+      await deleteRedisKeys(redis, own);
+      plain.disconnect();
+    }
+  });
 });
 
 describe("run job ownership", () => {

@@ -167,6 +167,10 @@ const agentClis = new AgentCliCache({
 const tracing = await startRunTracing({ serviceName: "overseer-worker" });
 if (tracing) logger.info("exporting run traces over OpenTelemetry (OTEL_* variables)");
 const redis = createRedis(redisTarget(settings));
+// The live log, results, transcripts and heartbeats go over a connection of their own: BullMQ
+// defines its Lua scripts (about fifty) on every connection its queues use, and ioredis copies
+// each defined command into every pipeline made on such a connection (several per run).
+const plain = createRedis(redisTarget(settings));
 // One connection per slot (a push holds its run's rows locked) and one to spare.
 const database = connectDatabase(settings.databaseUrl, {
   applicationName: "overseer-worker",
@@ -186,16 +190,17 @@ const service = new WorkerService(
         infraBackoffMs: settings.retryBackoffMs,
       }),
       logger,
+      plain,
     ),
     live: new LiveChannel(
-      redis,
+      plain,
       resolveLiveOptions({
         prefix: settings.queuePrefix,
         maxLogBytes: settings.maxOutputBytes,
         maxLogEntries: settings.liveLogEntries,
       }),
     ),
-    registry: new WorkerRegistry(redis, settings.queuePrefix),
+    registry: new WorkerRegistry(plain, settings.queuePrefix),
     logger,
     fence: postgresRunFence(database.db, {
       waitMs: settings.fenceWaitMs,
