@@ -31,6 +31,9 @@ const database = connectDatabase(settings.databaseUrl, {
 await migrateToLatest(database.db);
 const redis = createRedis(redisTarget(settings));
 const workerConnection = createRedis(redisTarget(settings));
+// Without BullMQ's scripts, whose copy into every pipeline made from a connection cost more than
+// the pipeline itself: the live events' publications and the results' acknowledgements.
+const plainRedis = createRedis(redisTarget(settings));
 const queues = new RunQueues(
   redis,
   resolveQueueOptions({
@@ -41,6 +44,7 @@ const queues = new RunQueues(
     notifyBackoffMs: settings.notifyBackoffMs,
   }),
   logger,
+  plainRedis,
 );
 // Traces only when the OTEL_* variables ask for them (README, "Watching runs").
 const tracing = await startRunTracing({ serviceName: "overseer-coordinator" });
@@ -51,7 +55,7 @@ const coordinator = new Coordinator(
     notifications: database.notifications,
     workerConnection,
     queues,
-    live: new LiveChannel(redis, resolveLiveOptions({ prefix: settings.queuePrefix })),
+    live: new LiveChannel(plainRedis, resolveLiveOptions({ prefix: settings.queuePrefix })),
     logger,
     tracing,
   },
@@ -90,6 +94,7 @@ runUntilSignalled({
     await queues.close();
     redis.disconnect();
     workerConnection.disconnect();
+    plainRedis.disconnect();
     await tracing
       ?.shutdown()
       .catch((error) => logger.warn({ err: error }, "trace export at shutdown failed"));
