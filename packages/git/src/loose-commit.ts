@@ -43,17 +43,25 @@ const REWRITTEN = /[\0\uFFFE\uFFFF]/;
 export function writeLooseCommit(gitDir: string, commit: LooseCommit): string | null {
   const text = commitBody(commit);
   if (text === null || !plainObjectStore(gitDir)) return null;
-  const body = Buffer.from(text, "utf8");
-  const object = Buffer.concat([Buffer.from(`commit ${body.length}\0`), body]);
+  return writeLooseObject(gitDir, "commit", Buffer.from(text, "utf8"), commit.now);
+}
+
+/**
+ * Writes the object `<type> <size>\0<body>` into the loose store of `gitDir` (see
+ * writeLooseCommit: deflated, named by its SHA-1, linked into place from a `tmp_obj_*` file,
+ * freshened when it exists) and returns its id. The caller has checked plainObjectStore.
+ */
+export function writeLooseObject(gitDir: string, type: "commit" | "tree", body: Buffer, now?: Date): string {
+  const object = Buffer.concat([Buffer.from(`${type} ${body.length}\0`), body]);
   const sha = createHash("sha1").update(object).digest("hex");
   const dir = path.join(gitDir, "objects", sha.slice(0, 2));
   const file = path.join(dir, sha.slice(2));
   if (fs.existsSync(file)) {
     // git freshens an object it would have written, so gc's grace period counts from now; a
     // file it may not touch (another user's) still holds the object, as git finds too.
-    const now = commit.now ?? new Date();
+    const time = now ?? new Date();
     try {
-      fs.utimesSync(file, now, now);
+      fs.utimesSync(file, time, time);
     } catch {
       // Kept as it is.
     }

@@ -8,6 +8,7 @@ import { GitError, GitInputError } from "./git-error.ts";
 import { commitBody, plainObjectStore, readLooseCommit, writeLooseCommit } from "./loose-commit.ts";
 import { assertSha } from "./ref-names.ts";
 import { type GitResult, runGit } from "./run-git.ts";
+import { WorktreeIndex } from "./worktree-index.ts";
 
 /**
  * One job's checkout: a linked worktree of the project's mirror, detached at `baseSha`.
@@ -51,6 +52,13 @@ export interface ChangedPathsOptions {
    * are gone): the list is read from the index as it is, in one git process. Default false.
    */
   staged?: boolean;
+  /**
+   * Pair a deleted and an added path of similar content as a rename (`-M`). Default true.
+   * Without it a rename is listed as its deletion and its addition (both paths, as a scope
+   * check wants them), and a staged list is read from the index files without a git process
+   * (worktree-index.ts) where they are of the plain kind.
+   */
+  renames?: boolean;
 }
 
 export interface CommitOptions {
@@ -89,6 +97,8 @@ export class Worktree {
   private readonly neverCommit: readonly string[];
   private readonly timeoutMs: number;
   private removed = false;
+  /** The index the checkout was made with, and the staged one, read without git. */
+  private readonly index: WorktreeIndex;
 
   constructor(init: WorktreeInit) {
     this.path = init.path;
@@ -98,6 +108,7 @@ export class Worktree {
     this.commonDir = init.commonDir;
     this.neverCommit = init.neverCommit;
     this.timeoutMs = init.timeoutMs;
+    this.index = new WorktreeIndex(init.worktreeGitDir);
   }
 
   /** The git directories a sandbox should bind read-only so git inside the run can read history. */
@@ -111,11 +122,23 @@ export class Worktree {
    * type changes. The list is exactly the content `commit()` records, because it is computed the
    * same way: stage everything (`add -A`) into this worktree's own index, then diff the index
    * against the base. Staging writes blobs into the mirror's object store, which the commit
-   * reuses. Two git processes (three with `includeIgnored`; one less when `staged`).
+   * reuses. Two git processes (three with `includeIgnored`; one less when `staged`; none for
+   * a staged list without `renames` when the index files are of the plain kind).
    */
   async changedPaths(options: ChangedPathsOptions = {}): Promise<ChangedPath[]> {
     if (options.staged !== true) await this.stage();
-    const diff = await this.git([
+    const raws = options.renames === false ? this.index.changes() : null;
+    const changes: ChangedPath[] = [];
+    for (const raw of raws ?? parseRawDiff((await this.diffIndex()).stdout)) {
+      changes.push(await describeChange(raw, (p) => this.readLink(p)));
+    }
+    if (options.includeIgnored) changes.push(...(await this.ignoredNewPaths()));
+    return changes;
+  }
+
+  /** `git diff-index` of the index against the base, renames paired (changedPaths). */
+  private diffIndex(): Promise<GitResult> {
+    return this.git([
       "diff-index",
       "--cached",
       "--raw",
@@ -126,12 +149,6 @@ export class Worktree {
       this.baseSha,
       "--",
     ]);
-    const changes: ChangedPath[] = [];
-    for (const raw of parseRawDiff(diff.stdout)) {
-      changes.push(await describeChange(raw, (p) => this.readLink(p)));
-    }
-    if (options.includeIgnored) changes.push(...(await this.ignoredNewPaths()));
-    return changes;
   }
 
   /**
@@ -139,9 +156,10 @@ export class Worktree {
    * trailer block, author = committer = `author`, no hooks, no signing. Returns the new commit
    * id, or `null` when nothing differs from the current HEAD.
    *
-   * A new commit (not `amend`) costs one git process, `write-tree`, beside the staging (none
-   * when `staged`): the commit object is written without git (loose-commit.ts, byte for byte
-   * what `git commit` writes) and HEAD moved as resetHead does. `git commit` itself, which
+   * A new commit (not `amend`) costs no git process beside the staging (none when `staged`):
+   * its tree is written from the index (index-tree.ts, `git write-tree` for an index of another
+   * kind), the commit object without git (loose-commit.ts, byte for byte what `git commit`
+   * writes) and HEAD moved as resetHead does. `git commit` itself, which
    * also refreshes and rewrites the index and writes the worktree's reflog (read by nobody: the
    * checkout is removed after its run), is only asked where loose-commit.ts leaves it to git
    * (SHA-256 or shared repositories, identities git would clean up) and for `amend`, whose
@@ -155,6 +173,7 @@ export class Worktree {
       const made = await this.commitLoose(text, env);
       if (made !== undefined) return made;
     }
+    this.index.invalidate();
     const result = await this.git(
       [
         "commit",
@@ -184,11 +203,11 @@ export class Worktree {
   }
 
   /**
-   * The index committed on HEAD as `git commit` would: its tree from `write-tree` (which
-   * refuses an index with conflicts, as commit does), nothing when that is HEAD's own tree
+   * The index committed on HEAD as `git commit` would: its tree (conflicts are left to
+   * `write-tree`, which refuses them as commit does), nothing when that is HEAD's own tree
    * (git's "nothing to commit"), else the commit object written loose and HEAD moved to it.
-   * HEAD's tree is read from its loose object (a commit made or landed here), or asked of git
-   * when it is packed (a fetched one). Undefined when git must make the commit
+   * HEAD's tree is the checkout's recorded one when HEAD is still the base, else read from its
+   * loose object (a commit made here), else asked of git (packed). Undefined when git must make the commit
    * (writeLooseCommit's refusals), decided before any git process runs.
    */
   private async commitLoose(
@@ -198,8 +217,9 @@ export class Worktree {
     const head = await this.head();
     const probe = { tree: head, parents: [head], message, env };
     if (commitBody(probe) === null || !plainObjectStore(this.commonDir)) return undefined;
-    const tree = (await this.git(["write-tree"])).stdout.trim();
+    const tree = this.index.writeTree(this.commonDir) ?? (await this.gitWriteTree());
     const headTree =
+      (head === this.baseSha ? this.index.baseTree() : null) ??
       readLooseCommit(this.commonDir, head)?.tree ??
       (await this.git(["rev-parse", "--verify", "--end-of-options", `${head}^{tree}`])).stdout.trim();
     if (tree === headTree) return null;
@@ -207,6 +227,13 @@ export class Worktree {
     if (sha === null) return undefined;
     await this.resetHead(sha);
     return sha;
+  }
+
+  /** `git write-tree`, which may write the index (its cache tree). */
+  private async gitWriteTree(): Promise<string> {
+    const tree = (await this.git(["write-tree"])).stdout.trim();
+    this.index.invalidate();
+    return tree;
   }
 
   /**
@@ -261,7 +288,12 @@ export class Worktree {
    * `commit({ staged: true })` records. One git process.
    */
   async stage(): Promise<void> {
-    await this.git(["add", "--all", ...this.pathspec()]);
+    this.index.invalidate();
+    try {
+      await this.git(["add", "--all", ...this.pathspec()]);
+    } finally {
+      this.index.invalidate();
+    }
   }
 
   private async ignoredNewPaths(): Promise<ChangedPath[]> {

@@ -102,7 +102,7 @@ async function gitCommands(action: () => Promise<unknown>): Promise<string[]> {
 const TRAILERS = { Task: "S00-1", Agent: "execute-a", Role: "backend", Action: "execute", Status: "review" };
 
 describe("Worktree.commit without git commit", () => {
-  it("writes byte for byte the commit git commit makes of the same index, in one write-tree", async () => {
+  it("writes byte for byte the commit git commit makes of the same index, without a git process", async () => {
     const ours = await checkout();
     const theirs = await checkout();
     await edit(ours);
@@ -111,7 +111,7 @@ describe("Worktree.commit without git commit", () => {
     await theirs.stage();
     const options = { message: "Add things\n\nBody.", trailers: TRAILERS, author: TEST_AUTHOR, staged: true };
     let sha: string | null = null;
-    expect(await gitCommands(async () => (sha = await ours.commit(options)))).toEqual(["write-tree"]);
+    expect(await gitCommands(async () => (sha = await ours.commit(options)))).toEqual([]);
     expect(sha).toMatch(/^[0-9a-f]{40}$/);
     expect(await ours.head()).toBe(sha);
     const message = buildCommitMessage(options.message, options.trailers);
@@ -134,13 +134,51 @@ describe("Worktree.commit without git commit", () => {
     await fs.writeFile(path.join(wt.path, ".env"), "never committed\n");
     const options = { message: "Nothing", trailers: TRAILERS, author: TEST_AUTHOR };
     const nothing = await gitCommands(async () => expect(await wt.commit(options)).toBeNull());
-    expect(nothing).toEqual(["add", "rev-parse", "write-tree"]);
+    expect(nothing).toEqual(["add"]);
     expect(await wt.head()).toBe(wt.baseSha);
     await edit(wt);
     const sha = await wt.commit(options);
     expect(await git(mirror.gitDir, "rev-parse", `${sha}^`)).toBe(wt.baseSha);
     expect(await git(mirror.gitDir, "ls-tree", "-r", "--name-only", sha ?? "")).toContain("src/a-b.txt");
     await git(mirror.gitDir, "fsck", "--strict", "--no-dangling");
+    // HEAD past the base and packed: its tree is asked of git.
+    await git(mirror.gitDir, "repack", "-a", "-d", "-q");
+    await git(mirror.gitDir, "prune-packed");
+    const again = await gitCommands(async () =>
+      expect(await wt.commit({ ...options, staged: true })).toBeNull(),
+    );
+    expect(again).toEqual(["rev-parse"]);
+    await wt.remove();
+  });
+
+  it("lists a staged checkout's changes from the index files, both sides of a rename, without a git process", async () => {
+    const wt = await checkout();
+    await edit(wt);
+    await fs.rename(path.join(wt.path, "src/b.txt"), path.join(wt.path, "src/b-renamed.txt"));
+    await wt.stage();
+    const paired = await wt.changedPaths({ staged: true });
+    expect(paired.find((c) => c.status === "renamed")).toMatchObject({
+      path: "src/b-renamed.txt",
+      oldPath: "src/b.txt",
+    });
+    let listed: Awaited<ReturnType<Worktree["changedPaths"]>> = [];
+    const commands = await gitCommands(async () => {
+      listed = await wt.changedPaths({ staged: true, renames: false });
+    });
+    expect(commands).toEqual([]);
+    const paths = (changes: typeof listed) =>
+      [...new Set(changes.flatMap((c) => [c.path, c.oldPath ?? c.path]))].sort();
+    expect(paths(listed)).toEqual(paths(paired));
+    expect(listed.find((c) => c.path === "link")).toMatchObject({
+      status: "added",
+      isSymlink: true,
+      symlinkTarget: "README.md",
+    });
+    expect(listed.find((c) => c.path === "script.sh")).toMatchObject({
+      status: "modified",
+      modeChange: true,
+    });
+    expect(listed.filter((c) => c.status === "renamed")).toEqual([]);
     await wt.remove();
   });
 

@@ -221,7 +221,10 @@ function startScopeCheck(
     ? Promise.resolve([])
     : staged.then(async () => {
         await nextTurn();
-        return scopeViolations(await worktree.changedPaths({ staged: true }), job.scope, job.metadataGlobs);
+        // Both sides of a rename are checked alike: its deletion and addition are read from the
+        // index files, without the git process that pairs them (worktree.ts changedPaths).
+        const changes = await worktree.changedPaths({ staged: true, renames: false });
+        return scopeViolations(changes, job.scope, job.metadataGlobs);
       });
   const checked = Promise.all([violations, owned]).then(([found]) => found);
   for (const promise of [staged, checked]) promise.catch(() => undefined);

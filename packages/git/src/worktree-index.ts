@@ -1,0 +1,77 @@
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import type { RawChange } from "./changed-paths-parser.ts";
+import { type ParsedIndex, parseIndex } from "./index-file.ts";
+import { indexChanges, writeIndexTree } from "./index-tree.ts";
+
+/**
+ * A worktree's index as the hand-in reads it without git (worktree.ts): the index the
+ * checkout was made with (the base commit's tree, read once before the agent runs) and the one
+ * the last staging wrote. Every answer is null where index-file.ts leaves the index to git.
+ *
+ * The base is read when the checkout is made: the admin directory is outside the checkout and
+ * bound read-only in the sandbox, but what is compared against must not depend on that, as
+ * `git diff-index <base>` does not. An index larger than {@link MAX_BASE_BYTES} is not kept
+ * (a run's memory): git lists that checkout's changes.
+ */
+const MAX_BASE_BYTES = 16 * 1024 * 1024;
+
+export class WorktreeIndex {
+  private readonly file: string;
+  private base: Buffer | ParsedIndex | null;
+  /** The parsed index since the last staging (undefined: not read yet). */
+  private current: ParsedIndex | null | undefined;
+
+  /** Reads the index `worktreeGitDir` holds now: call as soon as the checkout is made. */
+  constructor(worktreeGitDir: string) {
+    this.file = path.join(worktreeGitDir, "index");
+    this.base = readIndex(this.file);
+    if (this.base !== null && this.base.length > MAX_BASE_BYTES) this.base = null;
+  }
+
+  /** The index changed (a staging, git's own commit): read it again when next asked. */
+  invalidate(): void {
+    this.current = undefined;
+  }
+
+  /** The changes from the base to the index, as `diff-index --cached --raw` lists them without `-M`. */
+  changes(): RawChange[] | null {
+    const base = this.parsedBase();
+    const current = this.parsedCurrent();
+    return base === null || current === null ? null : indexChanges(base, current);
+  }
+
+  /** The index's tree, written into `commonDir`'s loose objects as `write-tree` does. */
+  writeTree(commonDir: string): string | null {
+    const current = this.parsedCurrent();
+    return current === null ? null : writeIndexTree(commonDir, current);
+  }
+
+  /** The base commit's tree as the checkout recorded it (the cache tree of a fresh checkout). */
+  baseTree(): string | null {
+    const base = this.parsedBase();
+    const root = base?.trees.get("");
+    return base && root && root.count === base.entries.length ? root.sha : null;
+  }
+
+  private parsedBase(): ParsedIndex | null {
+    if (Buffer.isBuffer(this.base)) this.base = parseIndex(this.base);
+    return this.base;
+  }
+
+  private parsedCurrent(): ParsedIndex | null {
+    if (this.current === undefined) {
+      const data = readIndex(this.file);
+      this.current = data === null ? null : parseIndex(data);
+    }
+    return this.current;
+  }
+}
+
+function readIndex(file: string): Buffer | null {
+  try {
+    return readFileSync(file);
+  } catch {
+    return null;
+  }
+}

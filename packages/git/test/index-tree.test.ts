@@ -1,0 +1,163 @@
+import { promises as fs, readFileSync } from "node:fs";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parseRawDiff } from "../src/changed-paths-parser.ts";
+import { RepoMirror, runGit, type Worktree } from "../src/index.ts";
+import { parseIndex } from "../src/index-file.ts";
+import { indexChanges, writeIndexTree } from "../src/index-tree.ts";
+import { git, makeRemote, tempScope } from "./git-test-helpers.ts";
+
+/**
+ * The index read without git (index-file.ts, index-tree.ts) must give what git gives: the
+ * tree `git write-tree` writes and the list `git diff-index --cached --no-renames` prints.
+ */
+
+const temp = tempScope();
+let dir = "";
+let mirror: RepoMirror;
+let jobs = 0;
+
+beforeAll(async () => {
+  dir = await temp.make();
+  const remote = await makeRemote(dir, {
+    "README.md": "hello\n",
+    "a.txt": "a\n",
+    "a/b/c.txt": "deep\n",
+    "a/b/d.txt": "deep too\n",
+    "a/e.txt": "e\n",
+    "a-z.txt": "sorts between a/ and a.txt\n",
+    "gone/only.txt": "the whole directory goes\n",
+    "script.sh": "#!/bin/sh\n",
+    "to-link.txt": "becomes a link\n",
+    "z/y/x/w.txt": "far\n",
+  });
+  mirror = new RepoMirror({ dataDir: path.join(dir, "data"), projectId: "index", remote });
+  await mirror.ensure();
+});
+afterAll(() => temp.cleanup());
+
+async function checkout(): Promise<Worktree> {
+  jobs++;
+  return mirror.addWorktree({ base: "main", path: path.join(dir, "jobs", `job-${jobs}`) });
+}
+
+/** git on the checkout's own index. */
+async function wtGit(wt: Worktree, ...args: string[]): Promise<string> {
+  const { worktreeGitDir } = wt.gitDirs();
+  return (await runGit(["--git-dir", worktreeGitDir, "--work-tree", wt.path, ...args], { cwd: wt.path }))
+    .stdout;
+}
+
+function readIndex(wt: Worktree) {
+  return parseIndex(readFileSync(path.join(wt.gitDirs().worktreeGitDir, "index")));
+}
+
+/** Edits touching every kind of change and of tree shape. */
+async function edit(wt: Worktree): Promise<void> {
+  const at = (p: string) => path.join(wt.path, p);
+  await fs.writeFile(at("a/b/c.txt"), "changed\n");
+  await fs.rm(at("gone"), { recursive: true });
+  await fs.chmod(at("script.sh"), 0o755);
+  await fs.rm(at("to-link.txt"));
+  await fs.symlink("README.md", at("to-link.txt"));
+  await fs.rename(at("a/e.txt"), at("a/e-renamed.txt"));
+  await fs.mkdir(at("new dir/ünïcødé 文件"), { recursive: true });
+  await fs.writeFile(at("new dir/ünïcødé 文件/new\nline.txt"), "x\n");
+  await fs.writeFile(at("a.b"), "sorts before a/\n");
+  // A name that is not UTF-8: git keeps its bytes.
+  await fs.writeFile(Buffer.from(path.join(wt.path, "latin-\xe9.txt"), "latin1"), "bytes\n");
+  // An embedded repository: a gitlink entry.
+  const sub = at("sub");
+  await fs.mkdir(sub);
+  await runGit(["init", "-q", sub], { cwd: sub });
+  await fs.writeFile(path.join(sub, "f"), "f\n");
+  await runGit(["-C", sub, "add", "f"], { cwd: sub });
+  await runGit(["-C", sub, "commit", "-q", "-m", "sub"], {
+    cwd: sub,
+    env: {
+      GIT_AUTHOR_NAME: "a",
+      GIT_AUTHOR_EMAIL: "a@b",
+      GIT_COMMITTER_NAME: "a",
+      GIT_COMMITTER_EMAIL: "a@b",
+    },
+  });
+}
+
+describe("the index read without git", () => {
+  it("writes the tree git write-tree writes and lists what git diff-index lists", async () => {
+    const wt = await checkout();
+    const base = readIndex(wt);
+    expect(base).not.toBeNull();
+    // A fresh checkout's cache tree is the base commit's tree.
+    expect(base?.trees.get("")?.sha).toBe(await git(mirror.gitDir, "rev-parse", `${wt.baseSha}^{tree}`));
+    await edit(wt);
+    await wt.stage();
+    const staged = readIndex(wt);
+    expect(staged).not.toBeNull();
+    const tree = writeIndexTree(mirror.gitDir, staged as NonNullable<typeof staged>);
+    expect(tree).toBe((await wtGit(wt, "write-tree")).trim());
+    const raw = await wtGit(wt, "diff-index", "--cached", "--raw", "-z", "--no-renames", wt.baseSha, "--");
+    const listed = indexChanges(base as NonNullable<typeof base>, staged as NonNullable<typeof staged>);
+    expect(listed).toEqual(parseRawDiff(raw));
+    expect(listed.map((c) => c.status)).toEqual(
+      expect.arrayContaining(["added", "deleted", "modified", "typechange"]),
+    );
+    await git(mirror.gitDir, "fsck", "--strict", "--no-dangling");
+    // removeTree reads names as UTF-8: the other name goes first, by its bytes.
+    await fs.rm(Buffer.from(path.join(wt.path, "latin-\xe9.txt"), "latin1"));
+    await wt.remove();
+  });
+
+  it("reuses the cache tree's unchanged directories, and writes the root git would after a new staging", async () => {
+    const wt = await checkout();
+    // Entries staged in the second of the checkout are "racily clean" to git: hashed again,
+    // their directories' cache trees dropped. A second later they are plainly unchanged.
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    await wt.stage();
+    const untouched = readIndex(wt);
+    // Nothing changed: the root is the base's tree, read from the cache tree.
+    expect(writeIndexTree(mirror.gitDir, untouched as NonNullable<typeof untouched>)).toBe(
+      await git(mirror.gitDir, "rev-parse", `${wt.baseSha}^{tree}`),
+    );
+    // write-tree records every directory's tree in the index again; the change drops z's.
+    await wtGit(wt, "write-tree");
+    await fs.writeFile(path.join(wt.path, "z/y/x/w.txt"), "nearer\n");
+    await wt.stage();
+    const staged = readIndex(wt) as NonNullable<ReturnType<typeof readIndex>>;
+    expect(staged.trees.get("a/b")).toBeDefined();
+    expect(staged.trees.get("z")).toBeUndefined();
+    expect(writeIndexTree(mirror.gitDir, staged)).toBe((await wtGit(wt, "write-tree")).trim());
+    await wt.remove();
+  });
+
+  it("leaves other kinds of index to git: version 4, a split index, a conflict", async () => {
+    const wt = await checkout();
+    await wtGit(wt, "update-index", "--index-version", "4");
+    expect(readIndex(wt)).toBeNull();
+    await wtGit(wt, "update-index", "--index-version", "2");
+    expect(readIndex(wt)).not.toBeNull();
+    await wtGit(wt, "update-index", "--split-index");
+    expect(readFileSync(path.join(wt.gitDirs().worktreeGitDir, "index")).includes("link")).toBe(true);
+    expect(readIndex(wt)).toBeNull();
+    await wtGit(wt, "update-index", "--no-split-index");
+    expect(readIndex(wt)).not.toBeNull();
+    const blob = (await git(mirror.gitDir, "rev-parse", `${wt.baseSha}:a.txt`)).trim();
+    await runGit(
+      ["--git-dir", wt.gitDirs().worktreeGitDir, "--work-tree", wt.path, "update-index", "--index-info"],
+      { cwd: wt.path, input: `100644 ${blob} 2\tconflicted.txt\n` },
+    );
+    expect(readIndex(wt)).toBeNull();
+    await wt.remove();
+  });
+
+  it("refuses a damaged index", async () => {
+    const wt = await checkout();
+    const data = readFileSync(path.join(wt.gitDirs().worktreeGitDir, "index"));
+    expect(parseIndex(data)).not.toBeNull();
+    const damaged = Buffer.from(data);
+    damaged[20] = (damaged[20] as number) ^ 1;
+    expect(parseIndex(damaged)).toBeNull();
+    expect(parseIndex(data.subarray(0, 30))).toBeNull();
+    await wt.remove();
+  });
+});
