@@ -2,6 +2,7 @@ import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { constants, readFile, rmdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { isProcessAlive } from "@overseer/process";
+import { releaseParentLater } from "./cgroup-parent-linger.ts";
 import { canAccess } from "./path-access.ts";
 import type { LimitEnforcement } from "./sandbox-driver.ts";
 import type { SandboxLimits } from "./sandbox-spec-schema.ts";
@@ -15,8 +16,9 @@ import type { SandboxLimits } from "./sandbox-spec-schema.ts";
  *
  * Layout: for every hierarchy that carries a controller we need (v2 unified, or v1 per-controller
  * mounts, or a hybrid of both as on this kind of host), a parent `<worker's own cgroup>/<parentName>`
- * holds one child per run, `run-<workerPid>-<runId>`. Parents exist only while runs do (an empty
- * leftover child would keep whoever manages the worker's own cgroup from removing it). Nesting under the worker's own cgroup keeps
+ * holds one child per run, `run-<workerPid>-<runId>`. Parents exist while runs do and a few seconds
+ * after, for the next run (cgroup-parent-linger.ts; an empty leftover child would keep whoever
+ * manages the worker's own cgroup from removing it). Nesting under the worker's own cgroup keeps
  * the host's accounting of the worker intact. The spawn wrapper writes its own pid into every
  * run cgroup's `cgroup.procs` before it execs bwrap, so bwrap and everything below start inside.
  *
@@ -483,10 +485,8 @@ export class RunCgroup {
     } finally {
       for (const dir of this.dirs) activeRunDirs.delete(dir);
     }
-    for (const parent of this.parentDirs) {
-      // Best effort: leave no empty per-worker parent behind; EBUSY while other runs still use it.
-      await rmdir(parent).catch(() => undefined);
-    }
+    // Leave no empty per-worker parent behind, a few seconds later (cgroup-parent-linger.ts).
+    for (const parent of this.parentDirs) releaseParentLater(parent);
   }
 }
 
