@@ -8,8 +8,11 @@ import { setImmediate as nextTurn } from "node:timers/promises";
  */
 const ENTRIES_PER_SLICE = 256;
 
+const SLASH = Buffer.from("/");
+
 interface Pending {
-  path: string;
+  /** Bytes, not a string: a name that is not UTF-8 (an agent can make one) is still found. */
+  path: Buffer;
   /** Its entries are on the stack above it: it is removed (rmdir) when it is on top again. */
   listed: boolean;
 }
@@ -25,7 +28,7 @@ interface Pending {
  * a worker removes a checkout, its admin dir and its run dir after every run.
  */
 export async function removeTree(target: string): Promise<void> {
-  const stack: Pending[] = [{ path: target, listed: false }];
+  const stack: Pending[] = [{ path: Buffer.from(target), listed: false }];
   let slice = 0;
   for (let top = stack.at(-1); top !== undefined; top = stack.at(-1)) {
     if (++slice >= ENTRIES_PER_SLICE) {
@@ -45,8 +48,8 @@ export async function removeTree(target: string): Promise<void> {
       unlessAbsent(() => unlinkSync(top.path));
     } else {
       top.listed = true;
-      for (const name of unlessAbsent(() => readdirSync(top.path)) ?? [])
-        stack.push({ path: `${top.path}/${name}`, listed: false });
+      for (const name of unlessAbsent(() => readdirSync(top.path, { encoding: "buffer" })) ?? [])
+        stack.push({ path: Buffer.concat([top.path, SLASH, name]), listed: false });
     }
   }
 }

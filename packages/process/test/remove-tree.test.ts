@@ -44,6 +44,16 @@ describe("removeTree", () => {
     await expect(removeTree(path.join(dir, "absent"))).resolves.toBeUndefined();
   });
 
+  it("removes names that are not UTF-8 (bytes a checkout may hold)", async () => {
+    const tree = path.join(dir, "tree");
+    await mkdir(path.join(tree, "sub"), { recursive: true });
+    await writeFile(Buffer.from(path.join(tree, "sub", "latin-\xe9.txt"), "latin1"), "x");
+    await mkdir(Buffer.from(path.join(tree, "dir-\xff"), "latin1"));
+    await writeFile(Buffer.from(path.join(tree, "dir-\xff", "f"), "latin1"), "x");
+    await removeTree(tree);
+    expect(existsSync(tree)).toBe(false);
+  });
+
   it("throws what is not an absent entry, as fs.rm does (a path through a file)", async () => {
     await writeFile(path.join(dir, "file"), "x");
     await expect(removeTree(path.join(dir, "file", "below"))).rejects.toMatchObject({ code: "ENOTDIR" });
