@@ -25,6 +25,8 @@ export class ControlWatcher {
   private recheck = false;
   private watcher: FSWatcher | null = null;
   private poll: NodeJS.Timeout | null = null;
+  /** Reads of the control dir so far (tests count them). */
+  reads = 0;
 
   constructor(private readonly options: ControlWatcherOptions) {}
 
@@ -37,10 +39,17 @@ export class ControlWatcher {
     return this.foundAt;
   }
 
-  /** Starts watching and checks once at once. */
+  /**
+   * Starts watching and checks once at once. A change to a dotfile is not looked at: the reader
+   * ignores dotfiles, and overseer-agent's temp file and lock (several events per transition)
+   * are dotfiles; the rename that publishes `transition.json` is an event of its own.
+   */
   start(): void {
     try {
-      this.watcher = watch(this.options.controlDir, { persistent: false }, () => void this.check());
+      this.watcher = watch(this.options.controlDir, { persistent: false }, (_event, name) => {
+        if (typeof name === "string" && name.startsWith(".")) return;
+        void this.check();
+      });
       this.watcher.on("error", () => undefined);
     } catch {
       // No inotify here: the backup poll still finds the transition.
@@ -59,6 +68,7 @@ export class ControlWatcher {
     this.checking = (async () => {
       do {
         this.recheck = false;
+        this.reads += 1;
         const read = await readControlDir(this.options.controlDir, { maxBytes: this.options.maxBytes });
         if (read.ok && !this.found) {
           this.found = read.transition;

@@ -214,6 +214,25 @@ describe("ControlWatcher", () => {
     await ender.ended();
   });
 
+  it("reads the dir once at start and once for the published transition, not for overseer-agent's dotfiles", async () => {
+    const dirs = makeRunDirs();
+    const { watcher, seen } = startedWatcher(dirs);
+    // Dotfiles only (the temp file and lock's kind of events): nothing to read.
+    const dotted = await spawnSh(
+      `for i in 1 2 3; do echo x >> '${join(dirs.control, ".scratch")}'; done; mv '${join(dirs.control, ".scratch")}' '${join(dirs.control, ".other")}'`,
+      dirs,
+    );
+    await dotted.exited;
+    const spawned = await spawnSh('overseer-agent submit --message "Add a.txt"', dirs, runEnv(dirs));
+    await expect.poll(() => seen, { timeout: 20_000 }).toEqual(["submit"]);
+    await spawned.exited;
+    expect(await watcher.close()).toBeNull();
+    // The first read at start, then one per event naming transition.json (its rename; at most
+    // a second one should inotify split the rename's two halves across reads).
+    expect(watcher.reads).toBeGreaterThanOrEqual(2);
+    expect(watcher.reads).toBeLessThanOrEqual(3);
+  });
+
   it("reports an invalid control file when it closes, without a transition", async () => {
     const dirs = makeRunDirs();
     const { watcher, seen } = startedWatcher(dirs);
