@@ -57,6 +57,19 @@ export {
   WorkerShutdownError,
 } from "./run-context.ts";
 
+/**
+ * What sets each run's dir apart (a redelivered run may start here while its previous dir is
+ * still being removed): a tag drawn once per process, since a restarted worker can get its
+ * predecessor's pid and find its dirs, and a count. No random draw per run.
+ */
+const RUN_DIR_TAG = randomBytes(3).toString("hex");
+let runDirCount = 0;
+
+function runDirOf(deps: RunExecutorDeps, job: RunJob): string {
+  runDirCount += 1;
+  return path.join(deps.dataDir, "runs", `${job.runId}-${RUN_DIR_TAG}${runDirCount.toString(36)}`);
+}
+
 function runLogger(deps: RunExecutorDeps, job: RunJob) {
   return deps.logger.child({
     runId: job.runId,
@@ -74,7 +87,7 @@ export async function executeRun(
   const clock = new PhaseClock(job);
   const redact = createRedactor(job.secretValues);
   const log = runLogger(deps, job);
-  const runDir = path.join(deps.dataDir, "runs", `${job.runId}-${randomBytes(3).toString("hex")}`);
+  const runDir = runDirOf(deps, job);
   const mirror = deps.mirrorFor(job);
   let image: RunImage | null = null;
   let environment: RunEnvironment | undefined;
