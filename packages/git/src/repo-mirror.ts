@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { promises as fs } from "node:fs";
+import { appendFileSync, promises as fs } from "node:fs";
 import path from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import { withFileLock } from "./file-lock.ts";
@@ -397,10 +397,9 @@ export class RepoMirror {
         ],
         { cwd: this.mirrorsDir, timeoutMs: this.networkTimeoutMs, hostConfig: this.hostGitConfig },
       );
-      await runGit(["--git-dir", temp, "config", "remote.origin.fetch", FETCH_REFSPEC], {
-        cwd: this.mirrorsDir,
-        timeoutMs: this.gitTimeoutMs,
-      });
+      // The refspec later fetches use (a bare clone writes none), appended as the section git
+      // reads with the clone's own `remote "origin"`: a `git config` process less per mirror.
+      appendFileSync(path.join(temp, "config"), `[remote "origin"]\n\tfetch = ${FETCH_REFSPEC}\n`);
       await fs.rename(temp, this.gitDir);
     } catch (error) {
       await fs.rm(temp, { recursive: true, force: true });
