@@ -18,7 +18,11 @@
  *          them running minus before they started), coordinator CPU ms/s beside idle's
  *
  * A transition is one commit that wrote something: each sends exactly one NOTIFY, counted from
- * pg_stat_statements. Counts are exact; times depend on the machine's load.
+ * pg_stat_statements. Counts are exact; times depend on the machine's load. Postgres' own account
+ * of the services' statements per transition comes from there too (`perTransition`: how many
+ * were planned rather than run on a prepared statement's plan, their execution and planning ms,
+ * WAL bytes; `topStatementsByTime`), and `postgresSessionsOpened` counts the connections opened
+ * in the phase (each a backend forked and its statements prepared again).
  *
  * Where a run's time goes, for the one and busy phases: each run phase's percentiles from the
  * stored timelines (`timings.phasesMs`, run-phases.ts), and the workers' CPU per finished run,

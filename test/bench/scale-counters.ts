@@ -23,6 +23,8 @@ export interface StatementCount {
   query: string;
   role: string;
   calls: number;
+  /** How often Postgres planned it: below `calls` when a prepared statement reused its plan. */
+  plans: number;
   /** Postgres' time executing it (total_exec_time) and planning it (total_plan_time), ms. */
   execMs: number;
   planMs: number;
@@ -44,7 +46,13 @@ export interface StatementTotals {
   top: StatementCount[];
   /** The statements Postgres spent the most time on (execution + planning), text shortened. */
   topByTime: StatementCount[];
+  /**
+   * Sessions opened on the database since the reset (pg_stat_database.sessions; every role's,
+   * the bench's own included): each one is a backend forked and its statements prepared again.
+   */
+  sessionsOpened: number;
   /** Sums over every statement of the service roles. */
+  plans: number;
   execMs: number;
   planMs: number;
   walBytes: number;
@@ -67,8 +75,22 @@ export class StatementCounter {
     }
   }
 
+  private sessionsAtReset = 0;
+
   async reset(): Promise<void> {
     await sql`SELECT pg_stat_statements_reset()`.execute(this.db);
+    this.sessionsAtReset = await this.sessions();
+  }
+
+  /** Sessions opened on this database so far. */
+  private async sessions(): Promise<number> {
+    // The cumulative statistics are a snapshot per transaction: cleared first to read them now.
+    await sql`SELECT pg_stat_clear_snapshot()`.execute(this.db);
+    const { rows } = await sql<{ sessions: string }>`
+      SELECT sessions::text AS sessions FROM pg_stat_database WHERE datname = current_database()`.execute(
+      this.db,
+    );
+    return Number(rows[0]?.sessions ?? Number.NaN);
   }
 
   async read(topN = 20): Promise<StatementTotals> {
@@ -76,13 +98,14 @@ export class StatementCounter {
       query: string;
       role: string;
       calls: string;
+      plans: string;
       exec_ms: number;
       plan_ms: number;
       blocks: string;
       wal_bytes: string;
       rows: string;
     }>`
-      SELECT s.query, r.rolname AS role, s.calls::text AS calls,
+      SELECT s.query, r.rolname AS role, s.calls::text AS calls, s.plans::text AS plans,
         s.total_exec_time AS exec_ms, s.total_plan_time AS plan_ms,
         (s.shared_blks_hit + s.shared_blks_read)::text AS blocks, s.wal_bytes::text AS wal_bytes,
         s.rows::text AS rows
@@ -95,6 +118,7 @@ export class StatementCounter {
       query: r.query,
       role: r.role,
       calls: Number(r.calls),
+      plans: Number(r.plans),
       execMs: Number(r.exec_ms),
       planMs: Number(r.plan_ms),
       sharedBlocks: Number(r.blocks),
@@ -113,6 +137,8 @@ export class StatementCounter {
       byRole,
       top: counts.slice(0, topN).map(brief),
       topByTime: byTime.slice(0, topN).map(brief),
+      sessionsOpened: (await this.sessions()) - this.sessionsAtReset,
+      plans: total((c) => c.plans),
       execMs: total((c) => c.execMs),
       planMs: total((c) => c.planMs),
       walBytes: total((c) => c.walBytes),
@@ -405,6 +431,7 @@ export function phaseSummary(phase: PhaseCounts, transitions: number) {
     statements: phase.statements.all,
     statementsWithoutTransactionControl: phase.statements.withoutTransactionControl,
     statementsByRole: phase.statements.byRole,
+    postgresSessionsOpened: phase.statements.sessionsOpened,
     commands: phase.commands.all,
     coordinatorCpuMs: phase.coordinatorCpuMs,
     perTransition: {
@@ -414,6 +441,8 @@ export function phaseSummary(phase: PhaseCounts, transitions: number) {
       coordinatorCpuMs: per(phase.coordinatorCpuMs),
       // Postgres' own account of its time on the services' statements (pg_stat_statements):
       // executing and planning them (parsing is in neither), and the WAL they wrote.
+      // How many statements were planned (the rest reused their prepared statement's plan).
+      statementPlans: per(phase.statements.plans),
       statementExecMs: per(phase.statements.execMs),
       statementPlanMs: per(phase.statements.planMs),
       walBytes: per(phase.statements.walBytes),

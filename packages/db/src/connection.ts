@@ -17,6 +17,8 @@ export interface DbHandle {
 export interface ConnectOptions {
   /** Pool size; default 10. */
   max?: number;
+  /** A pooled connection idle this long is closed; default DB_DEFAULTS.poolIdleTimeoutMs. */
+  idleTimeoutMs?: number;
   /** application_name shown in pg_stat_activity. */
   applicationName?: string;
   /** Called when a pooled connection fails (it is discarded and the pool opens a new one). */
@@ -46,6 +48,7 @@ export function connectDatabase(url: string, options: ConnectOptions = {}): DbHa
   const pool = new pg.Pool({
     connectionString: url,
     max: options.max ?? DB_DEFAULTS.poolMax,
+    idleTimeoutMillis: options.idleTimeoutMs ?? DB_DEFAULTS.poolIdleTimeoutMs,
     application_name: applicationName,
     keepAlive: true,
     keepAliveInitialDelayMillis: DB_DEFAULTS.keepAliveInitialDelayMs,

@@ -4,6 +4,14 @@ export const DB_DEFAULTS = Object.freeze({
   applicationName: "overseer",
   /** Connections in the pool. */
   poolMax: 10,
+  /**
+   * A pooled connection idle this long is closed. Long enough to outlive a lull between bursts
+   * of transitions: a new connection costs Postgres a backend (fork, catalog caches) and the
+   * preparation of every statement again (prepared-statements.ts: parsed, then planned five
+   * times before its generic plan is reused); with node-postgres' 10 s, a coordinator reopened
+   * a connection every few seconds under a steady load.
+   */
+  poolIdleTimeoutMs: 120_000,
   /** Reconnection backoff of the LISTEN connection: first wait and ceiling. */
   listenerMinBackoffMs: 100,
   listenerMaxBackoffMs: 5000,
