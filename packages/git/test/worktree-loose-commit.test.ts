@@ -182,6 +182,25 @@ describe("Worktree.commit without git commit", () => {
     await wt.remove();
   });
 
+  it("leaves a large index (thousands of files) to git's write-tree and diff-index", async () => {
+    const wt = await checkout();
+    await edit(wt);
+    const many = path.join(wt.path, "many");
+    await fs.mkdir(many);
+    await Promise.all(
+      Array.from({ length: 4000 }, (_, i) => fs.writeFile(path.join(many, `f${i}`), `${i}\n`)),
+    );
+    await wt.stage();
+    const commands = await gitCommands(() =>
+      Promise.all([
+        wt.changedPaths({ staged: true, renames: false }),
+        wt.commit({ message: "Many", trailers: TRAILERS, author: TEST_AUTHOR, staged: true }),
+      ]),
+    );
+    expect(commands).toEqual(["diff-index", "write-tree"]);
+    await wt.remove();
+  });
+
   it("leaves the commit to git where git would write another object", async () => {
     // An identity git cleans up (the trailing dot is stripped from the name).
     const wt = await checkout();
