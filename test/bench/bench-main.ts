@@ -52,6 +52,7 @@ const SCALE_FLAGS: Record<
   "scale-projects": "projects",
   "scale-tasks": "tasksPerProject",
   "scale-overhead-tasks": "overheadTasks",
+  "scale-warmup-tasks": "warmupTasks",
   "scale-idle-seconds": "idleSeconds",
   "scale-long-runs": "longRuns",
   "scale-window-seconds": "windowSeconds",

@@ -7,6 +7,11 @@
  * the bwrap sandbox and the production lease, reconcile and lock settings, four phases in one
  * cluster:
  *
+ *   warm   `warmupTasks` trivial tasks over projects of their own (5 each), not measured: the
+ *          services' JIT compiles their hot paths, as in a cluster that has been running a while
+ *          (a fresh coordinator spent a fifth of its CPU compiling, and ran mostly unoptimised
+ *          code, through its first ~600 transitions); `--scale-warmup-tasks 0` measures a cold
+ *          cluster. Its projects are paused once done, so the idle phases do not count them.
  *   one    1 project × `overheadTasks` tasks, one at a time: its overhead vs the git floor
  *   busy   `projects` projects × `tasksPerProject` trivial tasks at once: statements and
  *          commands per applied transition, coordinator CPU per transition, throughput vs floor
@@ -90,12 +95,23 @@ import {
   ScaleProgress,
   sleep,
 } from "./scale-progress.ts";
-import { addProjects, pauseProjects, projectIds, roleUrl, serviceEnv, startProjects } from "./scale-setup.ts";
+import {
+  addProjects,
+  pauseProjects,
+  projectIds,
+  roleUrl,
+  serviceEnv,
+  startProjects,
+  WARMUP_TASKS_PER_PROJECT,
+  warmupProjects,
+} from "./scale-setup.ts";
 
 export interface ScaleOptions {
   projects: number;
   tasksPerProject: number;
   overheadTasks: number;
+  /** Tasks run before the first measured phase, over projects of their own (the warm phase). */
+  warmupTasks: number;
   idleSeconds: number;
   longRuns: number;
   windowSeconds: number;
@@ -123,6 +139,7 @@ export const SCALE_DEFAULTS: ScaleOptions = Object.freeze({
   projects: 20,
   tasksPerProject: 2,
   overheadTasks: 5,
+  warmupTasks: 100,
   idleSeconds: 15,
   longRuns: 8,
   windowSeconds: 10,
@@ -337,6 +354,27 @@ interface Measured {
   keysPerRun: number;
 }
 
+/**
+ * The warm phase: `warmupTasks` tasks over `warm-<n>` projects, waited for, then those projects
+ * paused and the cluster quiet. Returns the tasks done.
+ */
+async function warmUp(
+  rig: Rig,
+  options: ScaleOptions,
+  done: (phase: string, prefix: string, total: number, bound: number, projects: number) => Promise<unknown>,
+): Promise<number> {
+  const projects = warmupProjects(options.warmupTasks);
+  if (projects === 0) return 0;
+  const ids = projectIds("warm-", projects);
+  const tasks = projects * WARMUP_TASKS_PER_PROJECT;
+  log(`scale warm: ${projects} projects × ${WARMUP_TASKS_PER_PROJECT} tasks (not measured)`);
+  await startProjects(rig.cluster, ids);
+  await done("warm", "warm-", tasks, boundMs(options.phaseTimeoutSeconds, 120, 1, tasks), projects);
+  await pauseProjects(rig.cluster, ids);
+  await quiet(rig, options);
+  return tasks;
+}
+
 async function runPhases(rig: Rig, options: ScaleOptions): Promise<Measured> {
   const { cluster, counters, progress } = rig;
   const measure = (work: () => Promise<void>) => measurePhase(counters, rig, work);
@@ -354,13 +392,15 @@ async function runPhases(rig: Rig, options: ScaleOptions): Promise<Measured> {
       broken: rig.broken,
     });
 
+  // Tasks done so far, every project's: what each phase waits for counts on from it.
+  const warmed = await warmUp(rig, options, done);
   log(`scale one: 1 project × ${options.overheadTasks} tasks`);
   const one = await measure(async () => {
     await startProjects(cluster, ["one-0"]);
     await done(
       "one",
       "one-",
-      options.overheadTasks,
+      warmed + options.overheadTasks,
       boundMs(options.phaseTimeoutSeconds, 60, 20, options.overheadTasks),
       1,
     );
@@ -373,7 +413,7 @@ async function runPhases(rig: Rig, options: ScaleOptions): Promise<Measured> {
   const busy = await measure(async () => {
     await startProjects(cluster, scaleIds);
     const bound = boundMs(options.phaseTimeoutSeconds, 120, 1, busyTasks + 0.05 * options.projects);
-    await done("busy", "scale-", busyTasks + options.overheadTasks, bound, options.projects);
+    await done("busy", "scale-", warmed + busyTasks + options.overheadTasks, bound, options.projects);
   });
   const gatewayLatencies = await rig.gateway.end();
   const busyTimings = await runTimings(cluster, "scale-");

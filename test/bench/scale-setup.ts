@@ -23,10 +23,22 @@ export interface ProjectSizes {
   projects: number;
   tasksPerProject: number;
   overheadTasks: number;
+  warmupTasks: number;
   longRuns: number;
 }
 
-/** The projects of every phase, created paused (no service runs yet): `one-0`, `scale-<n>`, `long-<n>`. */
+/** The warm phase's tasks per project (scale-bench.ts): a few runs in a row on each, as in the others. */
+export const WARMUP_TASKS_PER_PROJECT = 5;
+
+/** The warm phase's projects for `tasks` tasks (rounded up to whole projects). */
+export function warmupProjects(tasks: number): number {
+  return Math.ceil(Math.max(0, tasks) / WARMUP_TASKS_PER_PROJECT);
+}
+
+/**
+ * The projects of every phase, created paused (no service runs yet): `warm-<n>`, `one-0`,
+ * `scale-<n>`, `long-<n>`.
+ */
 export async function addProjects(
   cluster: ClusterFixture,
   sizes: ProjectSizes,
@@ -48,6 +60,11 @@ export async function addProjects(
       scope: ["**"],
     }));
   const specs = [
+    ...Array.from({ length: warmupProjects(sizes.warmupTasks) }, (_, p) => ({
+      id: `warm-${p}`,
+      tasks: tasks(WARMUP_TASKS_PER_PROJECT),
+      runnerConfig: trivial,
+    })),
     { id: "one-0", tasks: tasks(sizes.overheadTasks), runnerConfig: trivial },
     ...Array.from({ length: sizes.projects }, (_, p) => ({
       id: `scale-${p}`,
