@@ -574,6 +574,10 @@ async function report(
       workerCpuMsPerRun: workerCpuPerRun(busy, m.busyTimings.runs, idle),
       // Where a task's CPU goes, the whole machine's included (the goal's floor is ~2 × its p50).
       cpuMsPerTask: busy.cpu && cpuPer(busy.cpu, busyTasks),
+      // Postgres' CPU (every backend's: the gateway's and the bench's reads included) per
+      // applied transition, beside perTransition's statement times, which Postgres counts itself.
+      postgresCpuMsPerTransition:
+        busy.cpu && transitions > 0 ? round((busy.cpu.parts.postgres ?? Number.NaN) / transitions) : null,
       gateway: { ...gatewayLatencies, redisCommandsPerRequest: round(gatewayCommandsPerRequest) },
       serviceCommandsPerTransition: round(busyServiceCommands / transitions),
     },
