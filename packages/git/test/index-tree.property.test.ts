@@ -81,21 +81,38 @@ async function wtGit(wt: Worktree, args: string[]): Promise<string> {
     .stdout;
 }
 
-/** The worker's answers (read without git) must be git's: the tree first, as write-tree rewrites the index. */
+/**
+ * The worker's answers (read without git) must be git's. git answers from a copy of the index:
+ * write-tree would record every directory's tree in the index, a state the worker's own steps
+ * never leave.
+ */
 async function expectParity(wt: Worktree, index: WorktreeIndex): Promise<void> {
   index.invalidate();
   const tree = index.writeTree(mirror.gitDir);
   const changes = index.changes();
   expect(tree).not.toBeNull();
-  expect(tree).toBe((await wtGit(wt, ["write-tree"])).trim());
-  const raw = await wtGit(wt, ["diff-index", "--cached", "--raw", "-z", "--no-renames", wt.baseSha, "--"]);
+  const copy = path.join(dir, "index-copy");
+  await fs.copyFile(path.join(wt.gitDirs().worktreeGitDir, "index"), copy);
+  const onCopy = async (args: string[]) =>
+    (
+      await runGit(["--git-dir", wt.gitDirs().worktreeGitDir, "--work-tree", wt.path, ...args], {
+        cwd: wt.path,
+        env: { GIT_INDEX_FILE: copy },
+      })
+    ).stdout;
+  expect(tree).toBe((await onCopy(["write-tree"])).trim());
+  const raw = await onCopy(["diff-index", "--cached", "--raw", "-z", "--no-renames", wt.baseSha, "--"]);
   expect(changes).toEqual(parseRawDiff(raw));
 }
 
-async function checkout(tree: Planted[]): Promise<{ wt: Worktree; index: WorktreeIndex }> {
+async function checkout(
+  tree: Planted[],
+  neverCommit: string[] = [],
+): Promise<{ wt: Worktree; index: WorktreeIndex }> {
   runs++;
   const base = await commitBase(tree);
-  const wt = await mirror.addWorktree({ base: base.sha, path: path.join(dir, "jobs", `job-${runs}`) });
+  const at = path.join(dir, "jobs", `job-${runs}`);
+  const wt = await mirror.addWorktree({ base: base.sha, path: at, neverCommit });
   // Read as the worker reads it: as soon as the checkout is made.
   const index = new WorktreeIndex(wt.gitDirs().worktreeGitDir);
   expect(index.baseTree()).toBe(base.tree);
@@ -169,10 +186,39 @@ describe("the index read without git, on random trees and edits", () => {
       { numRuns: RUNS - 5 },
     );
   });
+
+  it("gives git's answers over the worker's own steps: stagings, commits written without git, amends", async () => {
+    const step = fc.record({ edits: editsArb(3), finish: fc.constantFrom("stage", "commit", "amend") });
+    await fc.assert(
+      fc.asyncProperty(
+        treeArb,
+        fc.array(step, { minLength: 1, maxLength: 3 }),
+        fc.boolean(),
+        async (tree, steps, never) => {
+          // A never-committed path (the worker's `.env`), among the generated names.
+          const { wt, index } = await checkout(tree, never ? ["a b"] : []);
+          try {
+            for (const { edits, finish } of steps) {
+              await applyAll(wt, edits);
+              if (finish === "stage") await wt.stage();
+              else {
+                const amend = finish === "amend" && (await wt.head()) !== wt.baseSha;
+                await wt.commit({ message: "step", trailers: {}, author: TEST_AUTHOR, amend });
+              }
+              await expectParity(wt, index);
+            }
+          } finally {
+            await wt.remove();
+          }
+        },
+      ),
+      { numRuns: RUNS - 5 },
+    );
+  });
 });
 
 describe("the kinds of index left to git", () => {
-  it("reads none git wrote with a split index, version 4 or feature.manyFiles; reads an untracked cache and a skipped hash", async () => {
+  it("reads none git wrote with a split index, version 4, feature.manyFiles, skip-worktree or intent-to-add; reads an untracked cache, an end-of-entries marker and a skipped hash", async () => {
     const { wt } = await checkout([
       { segments: ["a", "b"], leaf: { kind: "file", content: 1, exec: false } },
     ]);
@@ -208,6 +254,18 @@ describe("the kinds of index left to git", () => {
       zeroed.fill(0, zeroed.length - 20);
       expect(parseIndex(skipped)).not.toBeNull();
       expect(parseIndex(zeroed)).toEqual(parseIndex(skipped));
+      // The end-of-entries marker (EOIE), optional too.
+      const marked = await fresh("index.recordEndOfIndexEntries=true", "index.recordOffsetTable=true");
+      expect(marked.includes("EOIE")).toBe(true);
+      expect(parseIndex(marked)?.entries.map((e) => e.path)).toEqual(["a/b"]);
+      // Entry flags git's own rules apply to: skip-worktree, intent-to-add.
+      await wtGit(wt, ["update-index", "--skip-worktree", "a/b"]);
+      expect(parseIndex(indexOf(wt))).toBeNull();
+      await wtGit(wt, ["update-index", "--no-skip-worktree", "a/b"]);
+      expect(parseIndex(indexOf(wt))).not.toBeNull();
+      await fs.writeFile(path.join(wt.path, "new"), "new\n");
+      await wtGit(wt, ["add", "--intent-to-add", "new"]);
+      expect(parseIndex(indexOf(wt))).toBeNull();
     } finally {
       await wt.remove();
     }
