@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import type { RawChange } from "./changed-paths-parser.ts";
 import type { IndexEntry, ParsedIndex } from "./index-file.ts";
 import { writeLooseObject } from "./loose-commit.ts";
@@ -15,9 +16,27 @@ import { writeLooseObject } from "./loose-commit.ts";
  * which is the index's bytewise order of the paths under it).
  */
 export function writeIndexTree(gitDir: string, index: ParsedIndex): string {
+  const root = index.trees.get("");
+  if (root !== undefined && root.count === index.entries.length) return root.sha;
+  return buildTree(index, (body) => writeLooseObject(gitDir, "tree", body));
+}
+
+/**
+ * The id of the tree the index's entries make, every directory hashed from them (no cache tree
+ * taken, nothing written). Equal to the index's recorded root tree only when the entries are
+ * exactly that tree: a checkout of a damaged tree (entries out of order, a name twice, a mode
+ * git reads as another) gives an index that is not, which `git diff-index <base>` compares
+ * against the tree itself (worktree-index.ts).
+ */
+export function indexTreeId(index: ParsedIndex): string {
+  const hash = (body: Buffer) =>
+    createHash("sha1").update(`tree ${body.length}\0`).update(body).digest("hex");
+  return buildTree({ entries: index.entries, trees: new Map() }, hash);
+}
+
+/** The trees of the index's entries, each stored by `store` (which returns its id), root last. */
+function buildTree(index: ParsedIndex, store: (body: Buffer) => string): string {
   const { entries, trees } = index;
-  const root = trees.get("");
-  if (root !== undefined && root.count === entries.length) return root.sha;
   let i = 0;
   const build = (prefix: string): string => {
     const parts: Buffer[] = [];
@@ -41,7 +60,7 @@ export function writeIndexTree(gitDir: string, index: ParsedIndex): string {
       }
       parts.push(treeEntry("40000", name, sha));
     }
-    return writeLooseObject(gitDir, "tree", Buffer.concat(parts));
+    return store(Buffer.concat(parts));
   };
   return build("");
 }

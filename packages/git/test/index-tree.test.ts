@@ -5,6 +5,7 @@ import { parseRawDiff } from "../src/changed-paths-parser.ts";
 import { RepoMirror, runGit, type Worktree } from "../src/index.ts";
 import { parseIndex } from "../src/index-file.ts";
 import { indexChanges, writeIndexTree } from "../src/index-tree.ts";
+import { WorktreeIndex } from "../src/worktree-index.ts";
 import { git, makeRemote, tempScope } from "./git-test-helpers.ts";
 
 /**
@@ -157,5 +158,43 @@ describe("the index read without git", () => {
     expect(parseIndex(damaged)).toBeNull();
     expect(parseIndex(data.subarray(0, 30))).toBeNull();
     await wt.remove();
+  });
+
+  it("leaves to git a base whose tree git would not write: the checkout's index is not that tree", async () => {
+    const blob = (text: string) =>
+      runGit(["hash-object", "-w", "--stdin"], { cwd: mirror.gitDir, input: text }).then((r) =>
+        r.stdout.trim(),
+      );
+    const one = await blob("one\n");
+    const two = await blob("two\n");
+    const entry = (mode: string, name: string, sha: string) =>
+      Buffer.concat([Buffer.from(`${mode} ${name}\0`), Buffer.from(sha, "hex")]);
+    const damaged = [
+      // Out of order: git lists `a` added and deleted against it.
+      [entry("100644", "b", one), entry("100644", "a", two)],
+      // A name twice: the checkout holds one of them.
+      [entry("100644", "a", one), entry("100644", "a", two)],
+    ];
+    for (const entries of damaged) {
+      const tree = (
+        await runGit(["hash-object", "-t", "tree", "-w", "--literally", "--stdin"], {
+          cwd: mirror.gitDir,
+          input: Buffer.concat(entries),
+        })
+      ).stdout.trim();
+      const base = await git(mirror.gitDir, "commit-tree", "-m", "damaged", tree);
+      jobs++;
+      const wt = await mirror.addWorktree({ base, path: path.join(dir, "jobs", `job-${jobs}`) });
+      const index = new WorktreeIndex(wt.gitDirs().worktreeGitDir);
+      await fs.writeFile(path.join(wt.path, "c"), "c\n");
+      await wt.stage();
+      const raw = await wtGit(wt, "diff-index", "--cached", "--raw", "-z", "--no-renames", base, "--");
+      expect(parseRawDiff(raw).map((c) => c.path)).toEqual(expect.arrayContaining(["a", "c"]));
+      expect(index.changes()).toBeNull();
+      expect(await wt.changedPaths({ staged: true, renames: false })).toEqual(
+        await wt.changedPaths({ staged: true }),
+      );
+      await wt.remove();
+    }
   });
 });
