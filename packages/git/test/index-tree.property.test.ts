@@ -146,7 +146,8 @@ async function checkout(
   const wt = await mirror.addWorktree({ base: base.sha, path: at, neverCommit });
   // Read as the worker reads it: as soon as the checkout is made.
   const index = new WorktreeIndex(wt.gitDirs().worktreeGitDir);
-  expect(index.baseTree()).toBe(base.tree);
+  // A damaged base (a name twice) may record a root the entries do not fill: not taken.
+  expect(damage === "none" ? [base.tree] : [base.tree, null]).toContain(index.baseTree());
   return { wt, index };
 }
 
