@@ -233,9 +233,10 @@ describe("the index read without git, on random trees and edits", () => {
         treeArb,
         fc.array(step, { minLength: 1, maxLength: 3 }),
         fc.boolean(),
-        async (tree, steps, never) => {
+        damageArb,
+        async (tree, steps, never, damage) => {
           // A never-committed path (the worker's `.env`), among the generated names.
-          const { wt, index } = await checkout(tree, never ? ["a b"] : []);
+          const { wt, index } = await checkout(tree, never ? ["a b"] : [], damage);
           try {
             for (const { edits, finish } of steps) {
               await applyAll(wt, edits);
@@ -244,7 +245,7 @@ describe("the index read without git, on random trees and edits", () => {
                 const amend = finish === "amend" && (await wt.head()) !== wt.baseSha;
                 await wt.commit({ message: "step", trailers: {}, author: TEST_AUTHOR, amend });
               }
-              await expectParity(wt, index);
+              await expectParity(wt, index, damage);
             }
           } finally {
             await wt.remove();
