@@ -40,8 +40,9 @@ import { runGatewayStatusBench } from "./gateway-bench.ts";
 import { benchGitFloor } from "./git-floor-bench.ts";
 import { benchGitSpawner } from "./git-spawner-bench.ts";
 import { benchImageRuns } from "./image-run-bench.ts";
-import { benchScale, SCALE_DEFAULTS, type ScaleOptions } from "./scale-bench.ts";
+import { benchScale, SCALE_DEFAULTS } from "./scale-bench.ts";
 import { ScalePhaseError } from "./scale-progress.ts";
+import type { ScaleOptions } from "./scale-types.ts";
 import { benchTracingOverhead } from "./tracing-overhead-bench.ts";
 
 /** `--scale-projects 1000` etc.: the scale bench's sizes (scale-bench.ts), its defaults when absent. */

@@ -61,7 +61,6 @@
  * A size with no busy transitions (`--scale-tasks 0`, `--scale-projects 0`) prints its
  * per-transition figures as null.
  */
-import os from "node:os";
 import { sql } from "@overseer/db";
 import { createRedis, type Redis } from "@overseer/queue";
 import { detectSandboxHost } from "@overseer/sandbox";
@@ -70,24 +69,21 @@ import { ClusterFixture } from "../support/cluster-fixture.ts";
 import { startPrivatePostgres } from "../support/private-postgres.ts";
 import { startPrivateRedis } from "../support/private-redis.ts";
 import { type ServiceProcess, type StartServiceOptions, startService } from "../support/service-process.ts";
-import { benchServices, type ServicesMode, servicesCondition } from "./bench-services.ts";
+import { benchServices, servicesCondition } from "./bench-services.ts";
 import { benchGitFloor } from "./git-floor-bench.ts";
 import { WorkerAccounting } from "./scale-accounting.ts";
 import {
   CommandCounter,
   measurePhase,
   type PhaseCounts,
-  phaseSummary,
   redisMemoryByKind,
   redisUsedMemory,
   runTimings,
   StatementCounter,
-  type Timings,
   totalBytes,
-  workerCpuPerRun,
 } from "./scale-counters.ts";
-import { type CpuParts, clusterCpuParts, cpuPer } from "./scale-cpu.ts";
-import { type GatewayLatencies, GatewayProbe } from "./scale-gateway-probe.ts";
+import { clusterCpuParts } from "./scale-cpu.ts";
+import { GatewayProbe } from "./scale-gateway-probe.ts";
 import {
   boundMs,
   PROGRESS_MIN_INTERVAL_MS,
@@ -95,6 +91,7 @@ import {
   ScaleProgress,
   sleep,
 } from "./scale-progress.ts";
+import { report } from "./scale-report.ts";
 import {
   addProjects,
   pauseProjects,
@@ -105,35 +102,7 @@ import {
   WARMUP_TASKS_PER_PROJECT,
   warmupProjects,
 } from "./scale-setup.ts";
-
-export interface ScaleOptions {
-  projects: number;
-  tasksPerProject: number;
-  overheadTasks: number;
-  /** Tasks run before the first measured phase, over projects of their own (the warm phase). */
-  warmupTasks: number;
-  idleSeconds: number;
-  longRuns: number;
-  windowSeconds: number;
-  workers: number;
-  workerConcurrency: number;
-  floorIterations: number;
-  /** Every phase's bound in seconds; 0: each phase's own, scaled with its size (scale-progress.ts). */
-  phaseTimeoutSeconds: number;
-  /** A phase fails when nothing progressed this long; 0: 60 s + 0.1 s per project. */
-  stallSeconds: number;
-  /** Gateway probe requests a second, per route (fleet, status), open loop. */
-  probeRate: number;
-  /** How the services run: the production build (default) or TypeScript through tsx (`--tsx`). */
-  services: ServicesMode;
-  /**
-   * A dir for the workers' CPU profiles (`node --cpu-prof`, written as each worker exits at the
-   * bench's end; `--scale-worker-cpu-prof DIR`), or "" for none.
-   */
-  workerCpuProfDir: string;
-  /** The same for the coordinator (`--scale-coordinator-cpu-prof DIR`), or "" for none. */
-  coordinatorCpuProfDir: string;
-}
+import type { Measured, Rig, ScaleOptions } from "./scale-types.ts";
 
 export const SCALE_DEFAULTS: ScaleOptions = Object.freeze({
   projects: 20,
@@ -155,28 +124,6 @@ export const SCALE_DEFAULTS: ScaleOptions = Object.freeze({
 });
 
 const ROLES = { coordinator: "bench_coordinator", worker: "bench_worker" } as const;
-
-interface Figure {
-  figure: string;
-  value: number | null;
-  goal: string;
-  met: boolean | null;
-}
-
-/** What the phases share: the cluster, its counters and services, the probe. */
-interface Rig {
-  cluster: ClusterFixture;
-  counters: { statements: StatementCounter; commands: CommandCounter };
-  monitor: Redis;
-  coordinatorPid: number | undefined;
-  workerPids: (number | undefined)[];
-  /** The processes whose CPU each phase splits (scale-cpu.ts). */
-  cpuParts: CpuParts;
-  gateway: GatewayProbe;
-  progress: ScaleProgress;
-  /** Why a service is gone (it exited during the bench), or null. */
-  broken: () => string | null;
-}
 
 const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
 
@@ -338,22 +285,6 @@ async function waitForWorkers(
   }
 }
 
-interface Measured {
-  one: PhaseCounts;
-  oneTimings: Timings;
-  busy: PhaseCounts;
-  busyTimings: Timings;
-  gatewayLatencies: GatewayLatencies;
-  idle: PhaseCounts;
-  /** Idle at a tenth of the projects (the rest paused), for flatness; null below 10 projects. */
-  idleSmall: { projects: number; counts: PhaseCounts } | null;
-  long: PhaseCounts;
-  stillRunning: number;
-  memoryPerRun: number;
-  memoryByKind: Record<string, { keys: number; bytes: number }>;
-  keysPerRun: number;
-}
-
 /**
  * The warm phase: `warmupTasks` tasks over `warm-<n>` projects, waited for, then those projects
  * paused and the cluster quiet. Returns the tasks done.
@@ -472,147 +403,6 @@ async function longPhase(
   return { long, stillRunning, memoryPerRun, memoryByKind, keysPerRun };
 }
 
-async function report(
-  rig: Rig,
-  options: ScaleOptions,
-  floor: Awaited<ReturnType<typeof benchGitFloor>>,
-  m: Measured,
-): Promise<Record<string, unknown>> {
-  const { one, busy, idle, long, gatewayLatencies } = m;
-  const slots = options.workers * options.workerConcurrency;
-  const floorTasksPerSecond = Math.min(slots, os.cpus().length) / ((2 * floor.perRunMs.p50) / 1000);
-  const busyTasks = options.projects * options.tasksPerProject;
-  const busyTasksPerSecond = busyTasks > 0 ? busyTasks / busy.seconds : Number.NaN;
-  const transitions = busy.statements.notifies;
-  const gatewayCommandsPerRequest = await rig.gateway.calibrate(
-    rig.counters.commands,
-    options.projects > 0 ? "scale-0" : undefined,
-    // The background rate right now: the long runs are still running.
-    long.commands.all / long.seconds,
-  );
-  const busyServiceCommands = busy.commands.all - gatewayLatencies.requests * gatewayCommandsPerRequest;
-  const idleCommandsPerSecond = idle.commands.all / idle.seconds;
-  const longPerRun = (long.commands.all / long.seconds - idleCommandsPerSecond) / options.longRuns;
-  const overhead =
-    (m.oneTimings.queuedToSpawned.p50 + m.oneTimings.exitedToCommitted.p50) / floor.perRunMs.p50;
-  const idleStatementsPerSecond = idle.statements.all / idle.seconds;
-  const cpuPerSecond = (c: PhaseCounts) => c.coordinatorCpuMs / c.seconds;
-  const idleProjects = options.projects + 1;
-  // Extrapolated from at least 100 more projects only: from fewer it scales the noise (−1,259
-  // ms/s from 3 → 21); idle.bySize gives the rates themselves at every size.
-  const grown = m.idleSmall ? idleProjects - m.idleSmall.projects : 0;
-  const idleGrowth =
-    m.idleSmall && grown >= 100
-      ? ((cpuPerSecond(idle) - cpuPerSecond(m.idleSmall.counts)) / grown) * 1000
-      : Number.NaN;
-  const figures: Figure[] = [
-    figure(
-      "Postgres statements per applied transition",
-      busy.statements.all / transitions,
-      "≤ 10",
-      (v) => v <= 10,
-    ),
-    figure(
-      "Redis commands per applied transition",
-      busyServiceCommands / transitions,
-      "≤ 25",
-      (v) => v <= 25,
-    ),
-    figure("statements/s from idle active projects", idleStatementsPerSecond, "≈ 0 (≤ 1/s)", (v) => v <= 1),
-    figure("Redis commands/s per running run", longPerRun, "≤ 1", (v) => v <= 1),
-    figure("Redis memory bytes per running run (its keys)", m.keysPerRun, "≤ 1024", (v) => v <= 1024),
-    figure("coordinator CPU ms per transition", busy.coordinatorCpuMs / transitions, "reported", null),
-    figure(
-      `coordinator idle CPU ms/s added per 1,000 active projects (${m.idleSmall?.projects ?? "-"} → ${idleProjects})`,
-      idleGrowth,
-      "≈ 0 (flat)",
-      null,
-    ),
-    figure(
-      "throughput as a share of the git floor",
-      busyTasksPerSecond / floorTasksPerSecond,
-      "≥ 0.6",
-      (v) => v >= 0.6,
-    ),
-    figure("one project's overhead vs the git floor", overhead, "≤ 1.5", (v) => v <= 1.5),
-    figure(
-      `gateway fleet p99 ms while ${options.projects} projects run`,
-      gatewayLatencies.fleetMs.p99,
-      "≤ 50",
-      (v) => v <= 50,
-    ),
-    figure(
-      `gateway status p99 ms while ${options.projects} projects run`,
-      gatewayLatencies.statusMs.p99,
-      "≤ 50",
-      (v) => v <= 50,
-    ),
-  ];
-  const idleAt = (projects: number, c: PhaseCounts) => ({
-    activeProjects: projects,
-    seconds: round(c.seconds),
-    coordinatorCpuMsPerSecond: round(cpuPerSecond(c)),
-    statementsPerSecond: round(c.statements.all / c.seconds),
-    commandsPerSecond: round(c.commands.all / c.seconds),
-  });
-  return {
-    sizes: { ...options, slots, idleProjects },
-    figures,
-    floor: { perRunP50Ms: floor.perRunMs.p50, tasksPerSecond: round(floorTasksPerSecond) },
-    one: {
-      ...phaseSummary(one, one.statements.notifies),
-      timings: m.oneTimings,
-      workerCpuMsPerRun: workerCpuPerRun(one, m.oneTimings.runs, idle),
-      cpuMsPerTask: one.cpu && cpuPer(one.cpu, options.overheadTasks),
-    },
-    busy: {
-      ...phaseSummary(busy, transitions),
-      tasks: busyTasks,
-      tasksPerSecond: round(busyTasksPerSecond),
-      transitionsPerTask: round(transitions / busyTasks),
-      timings: m.busyTimings,
-      workerCpuMsPerRun: workerCpuPerRun(busy, m.busyTimings.runs, idle),
-      // Where a task's CPU goes, the whole machine's included (the goal's floor is ~2 × its p50).
-      cpuMsPerTask: busy.cpu && cpuPer(busy.cpu, busyTasks),
-      // Postgres' CPU (every backend's: the gateway's and the bench's reads included) per
-      // applied transition, beside perTransition's statement times, which Postgres counts itself.
-      postgresCpuMsPerTransition:
-        busy.cpu && transitions > 0 ? round((busy.cpu.parts.postgres ?? Number.NaN) / transitions) : null,
-      gateway: { ...gatewayLatencies, redisCommandsPerRequest: round(gatewayCommandsPerRequest) },
-      serviceCommandsPerTransition: round(busyServiceCommands / transitions),
-    },
-    idle: {
-      ...phaseSummary(idle, 0),
-      statementsPerSecond: round(idleStatementsPerSecond),
-      commandsPerSecond: round(idleCommandsPerSecond),
-      coordinatorCpuMsPerSecond: round(cpuPerSecond(idle)),
-      // The workers together, waiting for jobs (heartbeats, BullMQ's blocking fetches).
-      workerCpuMsPerSecond: round(idle.workerCpuMs.own / idle.seconds),
-      bySize: [
-        ...(m.idleSmall ? [idleAt(m.idleSmall.projects, m.idleSmall.counts)] : []),
-        idleAt(idleProjects, idle),
-      ],
-    },
-    long: {
-      ...phaseSummary(long, long.statements.notifies),
-      runsRunning: { atStart: options.longRuns, atEnd: m.stillRunning },
-      commandsPerSecond: round(long.commands.all / long.seconds),
-      commandsPerSecondPerRunAboveIdle: round(longPerRun),
-      // Beside idle's: flat when the running runs cost the coordinator nothing.
-      coordinatorCpuMsPerSecond: round(cpuPerSecond(long)),
-      redisKeyBytesPerRun: round(m.keysPerRun),
-      redisUsedMemoryBytesPerRun: round(m.memoryPerRun),
-      redisMemoryByKind: Object.fromEntries(Object.entries(m.memoryByKind).slice(0, 15)),
-    },
-  };
-}
-
-/** A figure beside its goal; one this size cannot give (no transition, no request) is null, not judged. */
-function figure(name: string, value: number, goal: string, met: ((v: number) => boolean) | null): Figure {
-  if (!Number.isFinite(value)) return { figure: name, value: null, goal, met: null };
-  return { figure: name, value: round(value), goal, met: met ? met(value) : null };
-}
-
 /**
  * Waits until no transition was applied for 3 s (the last results and claims settled), within
  * the phase bound (60 s + 0.05 s per project).
@@ -632,8 +422,4 @@ async function quiet(rig: Rig, options: ScaleOptions): Promise<void> {
       );
     await statements.reset();
   }
-}
-
-function round(n: number): number {
-  return Math.round(n * 100) / 100;
 }
