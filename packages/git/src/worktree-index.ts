@@ -28,10 +28,18 @@ export class WorktreeIndex {
   /** Whether the base's entries make its commit's tree (undefined: not checked yet). */
   private faithful: boolean | undefined;
 
-  /** Reads the index `worktreeGitDir` holds now: call as soon as the checkout is made. */
-  constructor(worktreeGitDir: string) {
+  /**
+   * Reads the index `worktreeGitDir` holds now: call as soon as the checkout is made. `plain`:
+   * the repository's objects are SHA-1 (loose-commit.ts `plainObjectStore`); otherwise every
+   * answer is git's (an index of 32-byte ids whose checksum git was told to skip would
+   * otherwise be read with 20-byte ones).
+   */
+  constructor(
+    worktreeGitDir: string,
+    private readonly plain: boolean,
+  ) {
     this.file = path.join(worktreeGitDir, "index");
-    this.base = readIndex(this.file);
+    this.base = plain ? readIndex(this.file) : null;
   }
 
   /** The index changed (a staging, git's own commit): read it again when next asked. */
@@ -81,6 +89,7 @@ export class WorktreeIndex {
   }
 
   private parsedCurrent(): ParsedIndex | null {
+    if (!this.plain) return null;
     if (this.current === undefined) {
       const data = readIndex(this.file);
       this.current = data === null ? null : parseIndex(data);

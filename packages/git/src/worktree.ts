@@ -108,7 +108,7 @@ export class Worktree {
     this.commonDir = init.commonDir;
     this.neverCommit = init.neverCommit;
     this.timeoutMs = init.timeoutMs;
-    this.index = new WorktreeIndex(init.worktreeGitDir);
+    this.index = new WorktreeIndex(init.worktreeGitDir, sha1Objects(init.commonDir));
   }
 
   /** The git directories a sandbox should bind read-only so git inside the run can read history. */
@@ -352,5 +352,14 @@ export class Worktree {
       ...(options.env ? { env: options.env } : {}),
       ...(options.okExitCodes ? { okExitCodes: options.okExitCodes } : {}),
     });
+  }
+}
+
+/** Whether the repository's objects are plain SHA-1 ones (an unreadable config: not known, so no). */
+function sha1Objects(commonDir: string): boolean {
+  try {
+    return plainObjectStore(commonDir);
+  } catch {
+    return false;
   }
 }

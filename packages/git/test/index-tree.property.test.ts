@@ -145,7 +145,7 @@ async function checkout(
   const at = path.join(dir, "jobs", `job-${runs}`);
   const wt = await mirror.addWorktree({ base: base.sha, path: at, neverCommit });
   // Read as the worker reads it: as soon as the checkout is made.
-  const index = new WorktreeIndex(wt.gitDirs().worktreeGitDir);
+  const index = new WorktreeIndex(wt.gitDirs().worktreeGitDir, true);
   // A damaged base (a name twice) may record a root the entries do not fill: not taken.
   expect(damage === "none" ? [base.tree] : [base.tree, null]).toContain(index.baseTree());
   return { wt, index };

@@ -185,7 +185,7 @@ describe("the index read without git", () => {
       const base = await git(mirror.gitDir, "commit-tree", "-m", "damaged", tree);
       jobs++;
       const wt = await mirror.addWorktree({ base, path: path.join(dir, "jobs", `job-${jobs}`) });
-      const index = new WorktreeIndex(wt.gitDirs().worktreeGitDir);
+      const index = new WorktreeIndex(wt.gitDirs().worktreeGitDir, true);
       await fs.writeFile(path.join(wt.path, "c"), "c\n");
       await wt.stage();
       const raw = await wtGit(wt, "diff-index", "--cached", "--raw", "-z", "--no-renames", base, "--");
@@ -196,5 +196,17 @@ describe("the index read without git", () => {
       );
       await wt.remove();
     }
+  });
+
+  it("leaves a repository whose objects are not SHA-1 to git", async () => {
+    const repo = path.join(dir, "sha256");
+    await runGit(["init", "-q", "--object-format=sha256", repo], { cwd: dir });
+    await fs.writeFile(path.join(repo, "f"), "f\n");
+    await runGit(["add", "f"], { cwd: repo });
+    // Its entries hold 32-byte ids: read with 20-byte ones they would be garbage, whatever its trailer.
+    const index = new WorktreeIndex(path.join(repo, ".git"), false);
+    expect(index.writeTree(path.join(repo, ".git"))).toBeNull();
+    expect(index.changes()).toBeNull();
+    expect(index.baseTree()).toBeNull();
   });
 });
