@@ -129,7 +129,11 @@ function gitDate(now: Date): string {
  * which git adds an `encoding` header). Read synchronously: one small file.
  */
 export function plainObjectStore(gitDir: string): boolean {
-  const config = fs.readFileSync(path.join(gitDir, "config"), "utf8");
+  return plainObjectConfig(fs.readFileSync(path.join(gitDir, "config"), "utf8"));
+}
+
+/** {@link plainObjectStore} of a config file's text. */
+export function plainObjectConfig(config: string): boolean {
   return !/^\s*(?:compatobjectformat|objectformat|sharedrepository|commentchar|commitencoding)\s*=/im.test(
     config,
   );

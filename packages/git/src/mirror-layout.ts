@@ -1,5 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
+import { plainObjectConfig } from "./loose-commit.ts";
 
 /** What a bare repository's config says of the layout git keeps its refs and config in. */
 export interface MirrorLayout {
@@ -7,6 +8,8 @@ export interface MirrorLayout {
   readonly refStorage: boolean;
   /** Config kept per worktree (`extensions.worktreeConfig`). */
   readonly worktreeConfig: boolean;
+  /** SHA-1 objects with git's default modes and message rules (loose-commit.ts `plainObjectConfig`). */
+  readonly plainObjects: boolean;
 }
 
 /**
@@ -20,5 +23,6 @@ export async function readMirrorLayout(gitDir: string): Promise<MirrorLayout> {
   return {
     refStorage: /^\s*refstorage\s*=/im.test(config),
     worktreeConfig: /^\s*worktreeconfig\s*=/im.test(config),
+    plainObjects: plainObjectConfig(config),
   };
 }

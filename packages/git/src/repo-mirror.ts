@@ -250,10 +250,11 @@ export class RepoMirror {
     const neverCommit = (options.neverCommit ?? []).map((p, i) => relativeLiteral(p, `neverCommit[${i}]`));
     const target = path.resolve(options.path);
     // The mirror's presence and its layout, read at once (a config that cannot be read: git's way).
-    const [, linked] = await Promise.all([
+    const [, layout] = await Promise.all([
       this.assertExists(),
-      (options.layout ?? this.readLayout()).then(supportsLinkedWorktree, () => false),
+      (options.layout ?? this.readLayout()).catch(() => null),
     ]);
+    const linked = layout !== null && supportsLinkedWorktree(layout);
     const sha = isFullSha(base) ? base : await this.resolveRef(base);
     if (sha === null) {
       throw new GitInputError("base", `"${base}" is not a branch or commit of the mirror; fetch it first`);
@@ -274,6 +275,8 @@ export class RepoMirror {
       commonDir: this.gitDir,
       neverCommit,
       timeoutMs: this.gitTimeoutMs,
+      // Unknown (a config that could not be read): git answers.
+      plainObjects: layout?.plainObjects ?? false,
     });
   }
 

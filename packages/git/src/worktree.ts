@@ -37,6 +37,8 @@ export interface WorktreeInit {
   commonDir: string;
   neverCommit: readonly string[];
   timeoutMs: number;
+  /** The repository's objects are plain SHA-1 ones (MirrorLayout): the index may be read without git. */
+  plainObjects: boolean;
 }
 
 export interface ChangedPathsOptions {
@@ -108,7 +110,7 @@ export class Worktree {
     this.commonDir = init.commonDir;
     this.neverCommit = init.neverCommit;
     this.timeoutMs = init.timeoutMs;
-    this.index = new WorktreeIndex(init.worktreeGitDir, sha1Objects(init.commonDir));
+    this.index = new WorktreeIndex(init.worktreeGitDir, init.plainObjects);
   }
 
   /** The git directories a sandbox should bind read-only so git inside the run can read history. */
@@ -352,14 +354,5 @@ export class Worktree {
       ...(options.env ? { env: options.env } : {}),
       ...(options.okExitCodes ? { okExitCodes: options.okExitCodes } : {}),
     });
-  }
-}
-
-/** Whether the repository's objects are plain SHA-1 ones (an unreadable config: not known, so no). */
-function sha1Objects(commonDir: string): boolean {
-  try {
-    return plainObjectStore(commonDir);
-  } catch {
-    return false;
   }
 }

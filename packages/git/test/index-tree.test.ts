@@ -5,6 +5,7 @@ import { parseRawDiff } from "../src/changed-paths-parser.ts";
 import { RepoMirror, runGit, type Worktree } from "../src/index.ts";
 import { parseIndex } from "../src/index-file.ts";
 import { indexChanges, writeIndexTree } from "../src/index-tree.ts";
+import { readMirrorLayout } from "../src/mirror-layout.ts";
 import { WorktreeIndex } from "../src/worktree-index.ts";
 import { git, makeRemote, tempScope } from "./git-test-helpers.ts";
 
@@ -204,6 +205,8 @@ describe("the index read without git", () => {
     await fs.writeFile(path.join(repo, "f"), "f\n");
     await runGit(["add", "f"], { cwd: repo });
     // Its entries hold 32-byte ids: read with 20-byte ones they would be garbage, whatever its trailer.
+    // What a mirror's layout says of it, and so what its worktrees are given.
+    expect((await readMirrorLayout(path.join(repo, ".git"))).plainObjects).toBe(false);
     const index = new WorktreeIndex(path.join(repo, ".git"), false);
     expect(index.writeTree(path.join(repo, ".git"))).toBeNull();
     expect(index.changes()).toBeNull();

@@ -99,7 +99,7 @@ describe("branch heads from the ref files", () => {
       // through the thread pool, ~17 times the CPU) on a run's start.
       expect(promiseReads).not.toHaveBeenCalled();
       expect(await fs.readFile(path.join(worktree.path, "README.md"), "utf8")).toBe("hello\n");
-      await expect(layout).resolves.toEqual({ refStorage: false, worktreeConfig: false });
+      await expect(layout).resolves.toEqual({ refStorage: false, worktreeConfig: false, plainObjects: true });
     } finally {
       reads.mockRestore();
       promiseReads.mockRestore();
