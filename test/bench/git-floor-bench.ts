@@ -34,6 +34,17 @@ done
 export interface FloorResult {
   iterations: number;
   perRunMs: Percentiles;
+  /** Every iteration's ms, in order. */
+  samplesMs: number[];
+}
+
+/**
+ * Two measurements of the floor as one (their iterations pooled): the scale bench measures it
+ * before its phases and again after the busy one, as the machine's speed drifts between runs.
+ */
+export function pooledFloor(a: FloorResult, b: FloorResult): FloorResult {
+  const samplesMs = [...a.samplesMs, ...b.samplesMs];
+  return { iterations: samplesMs.length, perRunMs: percentiles(samplesMs), samplesMs };
 }
 
 export async function benchGitFloor(iterations = 50): Promise<FloorResult> {
@@ -46,8 +57,11 @@ export async function benchGitFloor(iterations = 50): Promise<FloorResult> {
     const { stdout } = await run("bash", ["-c", LOOP, "floor", mirror, String(iterations), dir], {
       maxBuffer: 1 << 20,
     });
-    const micros = stdout.trim().split("\n").map(Number);
-    return { iterations, perRunMs: percentiles(micros.map((us) => us / 1000)) };
+    const samplesMs = stdout
+      .trim()
+      .split("\n")
+      .map((us) => Number(us) / 1000);
+    return { iterations, perRunMs: percentiles(samplesMs), samplesMs };
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

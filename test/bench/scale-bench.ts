@@ -22,6 +22,10 @@
  *          running run (above the idle rate), Redis memory per running run (`used_memory` with
  *          them running minus before they started), coordinator CPU ms/s beside idle's
  *
+ * The git floor (git-floor-bench.ts) is measured before the phases and again after the idle ones
+ * (the cluster quiet for their length); the ratios divide by the p50 of both runs' iterations
+ * together, as the machine's speed drifts between runs (`floor.beforeP50Ms`, `floor.afterP50Ms`).
+ *
  * A transition is one commit that wrote something: each sends exactly one NOTIFY, counted from
  * pg_stat_statements. Counts are exact; times depend on the machine's load. Postgres' own account
  * of the services' statements per transition comes from there too (`perTransition`: how many
@@ -359,12 +363,16 @@ async function runPhases(rig: Rig, options: ScaleOptions): Promise<Measured> {
     log(`scale idle: ${small + 1} active projects for ${options.idleSeconds} s`);
     idleSmall = { projects: small + 1, counts: await measure(() => sleep(options.idleSeconds * 1000)) };
   }
+  // The floor again once the cluster has idled (the busy phase's cleanup, its sandboxes' network
+  // namespaces and Postgres' writes, behind it): pooled with the first.
+  const floorAfter = await benchGitFloor(options.floorIterations);
   return {
     one,
     oneTimings,
     busy,
     busyTimings,
     gatewayLatencies,
+    floorAfter,
     idle,
     idleSmall,
     ...(await longPhase(rig, options, measure, stallMs)),

@@ -3,7 +3,7 @@
  * them, and the JSON of each phase (counts per transition, timings, where a task's CPU goes).
  */
 import os from "node:os";
-import type { benchGitFloor } from "./git-floor-bench.ts";
+import { type FloorResult, pooledFloor } from "./git-floor-bench.ts";
 import { type PhaseCounts, phaseSummary, workerCpuPerRun } from "./scale-counters.ts";
 import { cpuPer } from "./scale-cpu.ts";
 import type { Measured, Rig, ScaleOptions } from "./scale-types.ts";
@@ -18,11 +18,14 @@ interface Figure {
 export async function report(
   rig: Rig,
   options: ScaleOptions,
-  floor: Awaited<ReturnType<typeof benchGitFloor>>,
+  floorBefore: FloorResult,
   m: Measured,
 ): Promise<Record<string, unknown>> {
   const { one, busy, idle, long, gatewayLatencies } = m;
   const slots = options.workers * options.workerConcurrency;
+  // Both measurements' iterations: the machine's speed drifts between runs minutes apart (a
+  // floor of 35 and 49 ms on the same idle machine), and the ratios divide by it.
+  const floor = pooledFloor(floorBefore, m.floorAfter);
   const floorTasksPerSecond = Math.min(slots, os.cpus().length) / ((2 * floor.perRunMs.p50) / 1000);
   const busyTasks = options.projects * options.tasksPerProject;
   const busyTasksPerSecond = busyTasks > 0 ? busyTasks / busy.seconds : Number.NaN;
@@ -101,7 +104,12 @@ export async function report(
   return {
     sizes: { ...options, slots, idleProjects },
     figures,
-    floor: { perRunP50Ms: floor.perRunMs.p50, tasksPerSecond: round(floorTasksPerSecond) },
+    floor: {
+      perRunP50Ms: floor.perRunMs.p50,
+      tasksPerSecond: round(floorTasksPerSecond),
+      beforeP50Ms: floorBefore.perRunMs.p50,
+      afterP50Ms: m.floorAfter.perRunMs.p50,
+    },
     one: {
       ...phaseSummary(one, one.statements.notifies),
       timings: m.oneTimings,

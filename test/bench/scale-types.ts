@@ -2,6 +2,7 @@
 import type { Redis } from "@overseer/queue";
 import type { ClusterFixture } from "../support/cluster-fixture.ts";
 import type { ServicesMode } from "./bench-services.ts";
+import type { FloorResult } from "./git-floor-bench.ts";
 import type { CommandCounter, PhaseCounts, StatementCounter, Timings } from "./scale-counters.ts";
 import type { CpuParts } from "./scale-cpu.ts";
 import type { GatewayLatencies, GatewayProbe } from "./scale-gateway-probe.ts";
@@ -52,6 +53,8 @@ export interface Rig {
 }
 
 export interface Measured {
+  /** The git floor measured again after the idle phases (the first is before every phase). */
+  floorAfter: FloorResult;
   one: PhaseCounts;
   oneTimings: Timings;
   busy: PhaseCounts;
