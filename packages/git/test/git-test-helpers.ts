@@ -4,8 +4,15 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { execa, type ResultPromise } from "execa";
-import { afterEach } from "vitest";
-import { initBareRepo, type LandBranchOptions, landBranch, RepoMirror, runGit } from "../src/index.ts";
+import { afterAll, afterEach, beforeAll } from "vitest";
+import {
+  initBareRepo,
+  type LandBranchOptions,
+  landBranch,
+  RepoMirror,
+  runGit,
+  type Worktree,
+} from "../src/index.ts";
 
 /** Test helpers: temp dirs that are always removed, plain git plumbing for arranging remotes. */
 
@@ -40,6 +47,35 @@ export function useTempScope() {
   const temp = tempScope();
   afterEach(() => temp.cleanup());
   return temp;
+}
+
+/**
+ * For a whole test file: a temp dir, a remote whose `main` holds `files`, its mirror (cloned
+ * once), and `checkout()` making a fresh worktree of it per call (`jobs` counts them).
+ */
+export function useMirrorCheckouts(projectId: string, files: Record<string, string>) {
+  const temp = tempScope();
+  const rig = {
+    dir: "",
+    mirror: undefined as unknown as RepoMirror,
+    jobs: 0,
+    checkout(options: { base?: string; neverCommit?: string[] } = {}): Promise<Worktree> {
+      rig.jobs++;
+      return rig.mirror.addWorktree({
+        base: options.base ?? "main",
+        path: path.join(rig.dir, "jobs", `job-${rig.jobs}`),
+        ...(options.neverCommit ? { neverCommit: options.neverCommit } : {}),
+      });
+    },
+  };
+  beforeAll(async () => {
+    rig.dir = await temp.make();
+    const remote = await makeRemote(rig.dir, files);
+    rig.mirror = new RepoMirror({ dataDir: path.join(rig.dir, "data"), projectId, remote });
+    await rig.mirror.ensure();
+  });
+  afterAll(() => temp.cleanup());
+  return rig;
 }
 
 /** `git <args>` in `cwd` through the hardened runner; returns trimmed stdout. */

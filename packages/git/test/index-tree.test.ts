@@ -1,47 +1,32 @@
 import { promises as fs, readFileSync } from "node:fs";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { parseRawDiff } from "../src/changed-paths-parser.ts";
-import { RepoMirror, runGit, type Worktree } from "../src/index.ts";
+import { runGit, type Worktree } from "../src/index.ts";
 import { parseIndex } from "../src/index-file.ts";
 import { indexChanges, writeIndexTree } from "../src/index-tree.ts";
 import { readMirrorLayout } from "../src/mirror-layout.ts";
 import { WorktreeIndex } from "../src/worktree-index.ts";
-import { git, makeRemote, tempScope } from "./git-test-helpers.ts";
+import { git, useMirrorCheckouts } from "./git-test-helpers.ts";
 
 /**
  * The index read without git (index-file.ts, index-tree.ts) must give what git gives: the
  * tree `git write-tree` writes and the list `git diff-index --cached --no-renames` prints.
  */
 
-const temp = tempScope();
-let dir = "";
-let mirror: RepoMirror;
-let jobs = 0;
-
-beforeAll(async () => {
-  dir = await temp.make();
-  const remote = await makeRemote(dir, {
-    "README.md": "hello\n",
-    "a.txt": "a\n",
-    "a/b/c.txt": "deep\n",
-    "a/b/d.txt": "deep too\n",
-    "a/e.txt": "e\n",
-    "a-z.txt": "sorts between a/ and a.txt\n",
-    "gone/only.txt": "the whole directory goes\n",
-    "script.sh": "#!/bin/sh\n",
-    "to-link.txt": "becomes a link\n",
-    "z/y/x/w.txt": "far\n",
-  });
-  mirror = new RepoMirror({ dataDir: path.join(dir, "data"), projectId: "index", remote });
-  await mirror.ensure();
+const rig = useMirrorCheckouts("index", {
+  "README.md": "hello\n",
+  "a.txt": "a\n",
+  "a/b/c.txt": "deep\n",
+  "a/b/d.txt": "deep too\n",
+  "a/e.txt": "e\n",
+  "a-z.txt": "sorts between a/ and a.txt\n",
+  "gone/only.txt": "the whole directory goes\n",
+  "script.sh": "#!/bin/sh\n",
+  "to-link.txt": "becomes a link\n",
+  "z/y/x/w.txt": "far\n",
 });
-afterAll(() => temp.cleanup());
-
-async function checkout(): Promise<Worktree> {
-  jobs++;
-  return mirror.addWorktree({ base: "main", path: path.join(dir, "jobs", `job-${jobs}`) });
-}
+const checkout = () => rig.checkout();
 
 /** git on the checkout's own index. */
 async function wtGit(wt: Worktree, ...args: string[]): Promise<string> {
@@ -91,12 +76,12 @@ describe("the index read without git", () => {
     const base = readIndex(wt);
     expect(base).not.toBeNull();
     // A fresh checkout's cache tree is the base commit's tree.
-    expect(base?.trees.get("")?.sha).toBe(await git(mirror.gitDir, "rev-parse", `${wt.baseSha}^{tree}`));
+    expect(base?.trees.get("")?.sha).toBe(await git(rig.mirror.gitDir, "rev-parse", `${wt.baseSha}^{tree}`));
     await edit(wt);
     await wt.stage();
     const staged = readIndex(wt);
     expect(staged).not.toBeNull();
-    const tree = writeIndexTree(mirror.gitDir, staged as NonNullable<typeof staged>);
+    const tree = writeIndexTree(rig.mirror.gitDir, staged as NonNullable<typeof staged>);
     expect(tree).toBe((await wtGit(wt, "write-tree")).trim());
     const raw = await wtGit(wt, "diff-index", "--cached", "--raw", "-z", "--no-renames", wt.baseSha, "--");
     const listed = indexChanges(base as NonNullable<typeof base>, staged as NonNullable<typeof staged>);
@@ -104,7 +89,7 @@ describe("the index read without git", () => {
     expect(listed.map((c) => c.status)).toEqual(
       expect.arrayContaining(["added", "deleted", "modified", "typechange"]),
     );
-    await git(mirror.gitDir, "fsck", "--strict", "--no-dangling");
+    await git(rig.mirror.gitDir, "fsck", "--strict", "--no-dangling");
     await wt.remove();
   });
 
@@ -116,8 +101,8 @@ describe("the index read without git", () => {
     await wt.stage();
     const untouched = readIndex(wt);
     // Nothing changed: the root is the base's tree, read from the cache tree.
-    expect(writeIndexTree(mirror.gitDir, untouched as NonNullable<typeof untouched>)).toBe(
-      await git(mirror.gitDir, "rev-parse", `${wt.baseSha}^{tree}`),
+    expect(writeIndexTree(rig.mirror.gitDir, untouched as NonNullable<typeof untouched>)).toBe(
+      await git(rig.mirror.gitDir, "rev-parse", `${wt.baseSha}^{tree}`),
     );
     // write-tree records every directory's tree in the index again; the change drops z's.
     await wtGit(wt, "write-tree");
@@ -126,7 +111,7 @@ describe("the index read without git", () => {
     const staged = readIndex(wt) as NonNullable<ReturnType<typeof readIndex>>;
     expect(staged.trees.get("a/b")).toBeDefined();
     expect(staged.trees.get("z")).toBeUndefined();
-    expect(writeIndexTree(mirror.gitDir, staged)).toBe((await wtGit(wt, "write-tree")).trim());
+    expect(writeIndexTree(rig.mirror.gitDir, staged)).toBe((await wtGit(wt, "write-tree")).trim());
     await wt.remove();
   });
 
@@ -141,7 +126,7 @@ describe("the index read without git", () => {
     expect(readIndex(wt)).toBeNull();
     await wtGit(wt, "update-index", "--no-split-index");
     expect(readIndex(wt)).not.toBeNull();
-    const blob = (await git(mirror.gitDir, "rev-parse", `${wt.baseSha}:a.txt`)).trim();
+    const blob = (await git(rig.mirror.gitDir, "rev-parse", `${wt.baseSha}:a.txt`)).trim();
     await runGit(
       ["--git-dir", wt.gitDirs().worktreeGitDir, "--work-tree", wt.path, "update-index", "--index-info"],
       { cwd: wt.path, input: `100644 ${blob} 2\tconflicted.txt\n` },
@@ -163,7 +148,7 @@ describe("the index read without git", () => {
 
   it("leaves to git a base whose tree git would not write: the checkout's index is not that tree", async () => {
     const blob = (text: string) =>
-      runGit(["hash-object", "-w", "--stdin"], { cwd: mirror.gitDir, input: text }).then((r) =>
+      runGit(["hash-object", "-w", "--stdin"], { cwd: rig.mirror.gitDir, input: text }).then((r) =>
         r.stdout.trim(),
       );
     const one = await blob("one\n");
@@ -179,13 +164,12 @@ describe("the index read without git", () => {
     for (const entries of damaged) {
       const tree = (
         await runGit(["hash-object", "-t", "tree", "-w", "--literally", "--stdin"], {
-          cwd: mirror.gitDir,
+          cwd: rig.mirror.gitDir,
           input: Buffer.concat(entries),
         })
       ).stdout.trim();
-      const base = await git(mirror.gitDir, "commit-tree", "-m", "damaged", tree);
-      jobs++;
-      const wt = await mirror.addWorktree({ base, path: path.join(dir, "jobs", `job-${jobs}`) });
+      const base = await git(rig.mirror.gitDir, "commit-tree", "-m", "damaged", tree);
+      const wt = await rig.checkout({ base });
       const index = new WorktreeIndex(wt.gitDirs().worktreeGitDir, true);
       await fs.writeFile(path.join(wt.path, "c"), "c\n");
       await wt.stage();
@@ -200,8 +184,8 @@ describe("the index read without git", () => {
   });
 
   it("leaves a repository whose objects are not SHA-1 to git", async () => {
-    const repo = path.join(dir, "sha256");
-    await runGit(["init", "-q", "--object-format=sha256", repo], { cwd: dir });
+    const repo = path.join(rig.dir, "sha256");
+    await runGit(["init", "-q", "--object-format=sha256", repo], { cwd: rig.dir });
     await fs.writeFile(path.join(repo, "f"), "f\n");
     await runGit(["add", "f"], { cwd: repo });
     // Its entries hold 32-byte ids: read with 20-byte ones they would be garbage, whatever its trailer.

@@ -1,10 +1,10 @@
 import { promises as fs, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { identityEnv } from "../src/commit-identity.ts";
 import { buildCommitMessage } from "../src/commit-message-builder.ts";
-import { RepoMirror, runGit, type Worktree } from "../src/index.ts";
-import { git, makeRemote, TEST_AUTHOR, tempScope } from "./git-test-helpers.ts";
+import { runGit, type Worktree } from "../src/index.ts";
+import { git, TEST_AUTHOR, useMirrorCheckouts } from "./git-test-helpers.ts";
 
 /**
  * Worktree.commit writes a new commit without `git commit` (write-tree, then loose-commit.ts):
@@ -12,34 +12,15 @@ import { git, makeRemote, TEST_AUTHOR, tempScope } from "./git-test-helpers.ts";
  * time, and git must be left to commit wherever it would write something else.
  */
 
-const temp = tempScope();
-let dir = "";
-let mirror: RepoMirror;
-let jobs = 0;
-
-beforeAll(async () => {
-  dir = await temp.make();
-  const remote = await makeRemote(dir, {
-    "README.md": "hello\n",
-    "edit.txt": "before\n",
-    "gone.txt": "delete me\n",
-    "script.sh": "#!/bin/sh\necho hi\n",
-    "src/a/deep.txt": "deep\n",
-    "src/b.txt": "b\n",
-  });
-  mirror = new RepoMirror({ dataDir: path.join(dir, "data"), projectId: "loose", remote });
-  await mirror.ensure();
+const rig = useMirrorCheckouts("loose", {
+  "README.md": "hello\n",
+  "edit.txt": "before\n",
+  "gone.txt": "delete me\n",
+  "script.sh": "#!/bin/sh\necho hi\n",
+  "src/a/deep.txt": "deep\n",
+  "src/b.txt": "b\n",
 });
-afterAll(() => temp.cleanup());
-
-async function checkout(): Promise<Worktree> {
-  jobs++;
-  return mirror.addWorktree({
-    base: "main",
-    path: path.join(dir, "jobs", `job-${jobs}`),
-    neverCommit: [".env"],
-  });
-}
+const checkout = () => rig.checkout({ neverCommit: [".env"] });
 
 /** The same edits in any checkout: adds, edits, a deletion, an exec bit, a link, nested dirs. */
 async function edit(wt: Worktree): Promise<void> {
@@ -57,7 +38,7 @@ async function edit(wt: Worktree): Promise<void> {
 /** `git commit` of the checkout's staged index, at the author date of `like` (git's own path). */
 async function gitCommit(wt: Worktree, message: string, like: string): Promise<string> {
   const { worktreeGitDir } = wt.gitDirs();
-  const raw = await git(mirror.gitDir, "cat-file", "commit", like);
+  const raw = await git(rig.mirror.gitDir, "cat-file", "commit", like);
   const author = raw.split("\n").find((line) => line.startsWith("author ")) ?? "";
   const date = author.slice(author.lastIndexOf("> ") + 2);
   await runGit(
@@ -83,7 +64,7 @@ async function gitCommit(wt: Worktree, message: string, like: string): Promise<s
 
 /** The git commands run while `action` runs (GIT_TRACE2_EVENT, one file per git process). */
 async function gitCommands(action: () => Promise<unknown>): Promise<string[]> {
-  const trace = await fs.mkdtemp(path.join(dir, "trace-"));
+  const trace = await fs.mkdtemp(path.join(rig.dir, "trace-"));
   process.env.GIT_TRACE2_EVENT = trace;
   try {
     await action();
@@ -116,8 +97,8 @@ describe("Worktree.commit without git commit", () => {
     expect(await ours.head()).toBe(sha);
     const message = buildCommitMessage(options.message, options.trailers);
     expect(await gitCommit(theirs, message, sha as unknown as string)).toBe(sha);
-    expect(await git(mirror.gitDir, "rev-parse", `${sha}^`)).toBe(ours.baseSha);
-    await git(mirror.gitDir, "fsck", "--strict", "--no-dangling");
+    expect(await git(rig.mirror.gitDir, "rev-parse", `${sha}^`)).toBe(ours.baseSha);
+    await git(rig.mirror.gitDir, "fsck", "--strict", "--no-dangling");
     // Nothing is left to commit on the new HEAD: no second commit, HEAD stays.
     expect(await ours.commit({ ...options, message: "again" })).toBeNull();
     expect(await ours.head()).toBe(sha);
@@ -126,10 +107,10 @@ describe("Worktree.commit without git commit", () => {
   });
 
   it("finds nothing to commit against a packed HEAD, and commits on it", async () => {
-    await git(mirror.gitDir, "repack", "-a", "-d", "-q");
-    await git(mirror.gitDir, "prune-packed");
+    await git(rig.mirror.gitDir, "repack", "-a", "-d", "-q");
+    await git(rig.mirror.gitDir, "prune-packed");
     const wt = await checkout();
-    const object = path.join(mirror.gitDir, "objects", wt.baseSha.slice(0, 2), wt.baseSha.slice(2));
+    const object = path.join(rig.mirror.gitDir, "objects", wt.baseSha.slice(0, 2), wt.baseSha.slice(2));
     await expect(fs.access(object)).rejects.toThrow();
     await fs.writeFile(path.join(wt.path, ".env"), "never committed\n");
     const options = { message: "Nothing", trailers: TRAILERS, author: TEST_AUTHOR };
@@ -138,12 +119,12 @@ describe("Worktree.commit without git commit", () => {
     expect(await wt.head()).toBe(wt.baseSha);
     await edit(wt);
     const sha = await wt.commit(options);
-    expect(await git(mirror.gitDir, "rev-parse", `${sha}^`)).toBe(wt.baseSha);
-    expect(await git(mirror.gitDir, "ls-tree", "-r", "--name-only", sha ?? "")).toContain("src/a-b.txt");
-    await git(mirror.gitDir, "fsck", "--strict", "--no-dangling");
+    expect(await git(rig.mirror.gitDir, "rev-parse", `${sha}^`)).toBe(wt.baseSha);
+    expect(await git(rig.mirror.gitDir, "ls-tree", "-r", "--name-only", sha ?? "")).toContain("src/a-b.txt");
+    await git(rig.mirror.gitDir, "fsck", "--strict", "--no-dangling");
     // HEAD past the base and packed: its tree is asked of git.
-    await git(mirror.gitDir, "repack", "-a", "-d", "-q");
-    await git(mirror.gitDir, "prune-packed");
+    await git(rig.mirror.gitDir, "repack", "-a", "-d", "-q");
+    await git(rig.mirror.gitDir, "prune-packed");
     const again = await gitCommands(async () =>
       expect(await wt.commit({ ...options, staged: true })).toBeNull(),
     );
@@ -211,15 +192,15 @@ describe("Worktree.commit without git commit", () => {
       sha = await wt.commit({ message: "Odd name", trailers: TRAILERS, author });
     });
     expect(names).toEqual(["add", "commit"]);
-    expect(await git(mirror.gitDir, "cat-file", "commit", sha ?? "")).toMatch(
+    expect(await git(rig.mirror.gitDir, "cat-file", "commit", sha ?? "")).toMatch(
       /^author Overseer Test Jr <test@overseer\.local> /m,
     );
     await wt.remove();
 
     // A shared repository, whose objects git writes with other modes.
-    const config = path.join(mirror.gitDir, "config");
+    const config = path.join(rig.mirror.gitDir, "config");
     const before = await fs.readFile(config, "utf8");
-    await git(mirror.gitDir, "config", "core.sharedRepository", "group");
+    await git(rig.mirror.gitDir, "config", "core.sharedRepository", "group");
     try {
       const shared = await checkout();
       await edit(shared);

@@ -1,40 +1,21 @@
 import { promises as fs } from "node:fs";
 import path from "node:path";
 import { execa } from "execa";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ChangedPath, GitInputError, RepoMirror, type Worktree } from "../src/index.ts";
-import { git, makeRemote, TEST_AUTHOR, tempScope } from "./git-test-helpers.ts";
+import { describe, expect, it } from "vitest";
+import { type ChangedPath, GitInputError } from "../src/index.ts";
+import { git, TEST_AUTHOR, useMirrorCheckouts } from "./git-test-helpers.ts";
 
-const temp = tempScope();
-let dir = "";
-let mirror: RepoMirror;
-let jobs = 0;
-
-beforeAll(async () => {
-  dir = await temp.make();
-  const remote = await makeRemote(dir, {
-    "README.md": "hello\n",
-    "keep.txt": "keep\n",
-    "edit.txt": "before\n",
-    "gone.txt": "delete me\n",
-    "old name.txt": "a file that will be renamed, long enough for rename detection\n",
-    "script.sh": "#!/bin/sh\necho hi\n",
-    "becomes-link.txt": "plain\n",
-    ".gitignore": "build/\n*.log\n",
-  });
-  mirror = new RepoMirror({ dataDir: path.join(dir, "data"), projectId: "wt", remote });
-  await mirror.ensure();
+const rig = useMirrorCheckouts("wt", {
+  "README.md": "hello\n",
+  "keep.txt": "keep\n",
+  "edit.txt": "before\n",
+  "gone.txt": "delete me\n",
+  "old name.txt": "a file that will be renamed, long enough for rename detection\n",
+  "script.sh": "#!/bin/sh\necho hi\n",
+  "becomes-link.txt": "plain\n",
+  ".gitignore": "build/\n*.log\n",
 });
-afterAll(() => temp.cleanup());
-
-async function checkout(neverCommit?: string[]): Promise<Worktree> {
-  jobs++;
-  return mirror.addWorktree({
-    base: "main",
-    path: path.join(dir, "jobs", `job-${jobs}`),
-    ...(neverCommit ? { neverCommit } : {}),
-  });
-}
+const checkout = (neverCommit?: string[]) => rig.checkout({ neverCommit });
 
 function byPath(changes: ChangedPath[]): Record<string, ChangedPath> {
   return Object.fromEntries(changes.map((c) => [c.path, c]));
@@ -145,7 +126,7 @@ describe("Worktree.commit", () => {
     });
     expect(sha).toMatch(/^[0-9a-f]{40}$/);
     expect(await wt.head()).toBe(sha);
-    const raw = await git(mirror.gitDir, "cat-file", "commit", sha ?? "");
+    const raw = await git(rig.mirror.gitDir, "cat-file", "commit", sha ?? "");
     const message = raw.slice(raw.indexOf("\n\n") + 2);
     expect(`${message}\n`).toBe(
       "Add feature\n\nBody line.\n\nTask: S00-028\nAgent: execute-ci-cd-0123456789ab\nRole: ci-cd\nAction: execute\nStatus: review\n",
@@ -153,11 +134,11 @@ describe("Worktree.commit", () => {
     expect(raw).toMatch(/^author Overseer Test <test@overseer\.local> /m);
     expect(raw).toMatch(/^committer Overseer Test <test@overseer\.local> /m);
     expect(raw).toMatch(new RegExp(`^parent ${wt.baseSha}$`, "m"));
-    const trailers = await git(mirror.gitDir, "log", "-1", "--format=%(trailers:only,unfold)", sha ?? "");
+    const trailers = await git(rig.mirror.gitDir, "log", "-1", "--format=%(trailers:only,unfold)", sha ?? "");
     expect(trailers).toBe(
       "Task: S00-028\nAgent: execute-ci-cd-0123456789ab\nRole: ci-cd\nAction: execute\nStatus: review",
     );
-    const files = await git(mirror.gitDir, "ls-tree", "-r", "--name-only", sha ?? "");
+    const files = await git(rig.mirror.gitDir, "ls-tree", "-r", "--name-only", sha ?? "");
     expect(files.split("\n")).toContain("feature.txt");
     expect(files.split("\n")).not.toContain(".env");
 
@@ -174,7 +155,7 @@ describe("Worktree.commit", () => {
     expect((await wt.changedPaths()).map((c) => c.path)).toEqual(["listed.txt"]);
     await fs.writeFile(path.join(wt.path, "later.txt"), "written after the listing\n");
     const sha = await wt.commit({ message: "Listed only", trailers: {}, author: TEST_AUTHOR, staged: true });
-    const files = (await git(mirror.gitDir, "ls-tree", "-r", "--name-only", sha ?? "")).split("\n");
+    const files = (await git(rig.mirror.gitDir, "ls-tree", "-r", "--name-only", sha ?? "")).split("\n");
     expect(files).toContain("listed.txt");
     expect(files).not.toContain("later.txt");
     expect(files).not.toContain(".env");
@@ -199,14 +180,14 @@ describe("Worktree.commit", () => {
       const wt = await checkout();
       await fs.writeFile(path.join(wt.path, "forged.txt"), message);
       const sha = (await wt.commit({ message, trailers: ours, author: TEST_AUTHOR })) ?? "";
-      const body = await git(mirror.gitDir, "log", "-1", "--format=%B", sha);
+      const body = await git(rig.mirror.gitDir, "log", "-1", "--format=%B", sha);
       const parsed = await execa("git", ["interpret-trailers", "--parse"], { input: `${body}\n` });
       expect(parsed.stdout).toBe(
         Object.entries(ours)
           .map(([k, v]) => `${k}: ${v}`)
           .join("\n"),
       );
-      const viaLog = await git(mirror.gitDir, "log", "-1", "--format=%(trailers:only,unfold)", sha);
+      const viaLog = await git(rig.mirror.gitDir, "log", "-1", "--format=%(trailers:only,unfold)", sha);
       expect(viaLog).toBe(parsed.stdout);
       // The agent's text is still there, as plain body text.
       expect(body).toContain("Agent: forged-agent");
@@ -220,16 +201,16 @@ describe("Worktree.commit", () => {
     await fs.mkdir(path.join(wt.path, "etc-dir"));
     await fs.symlink("/etc", path.join(wt.path, "etc-dir", "all"));
     // Reading through this link would block forever: committing proves git only reads the link.
-    const fifo = path.join(dir, `fifo-${jobs}`);
+    const fifo = path.join(rig.dir, `fifo-${rig.jobs}`);
     await execa("mkfifo", [fifo]);
     await fs.symlink(fifo, path.join(wt.path, "fifo-link"));
     const sha = await wt.commit({ message: "links", trailers: { Task: "T" }, author: TEST_AUTHOR });
-    const tree = await git(mirror.gitDir, "ls-tree", "-r", sha ?? "");
+    const tree = await git(rig.mirror.gitDir, "ls-tree", "-r", sha ?? "");
     expect(tree).toMatch(/^120000 blob [0-9a-f]+\tpasswd$/m);
     expect(tree).toMatch(/^120000 blob [0-9a-f]+\tetc-dir\/all$/m);
     expect(tree).not.toMatch(/etc-dir\/all\//);
-    expect(await git(mirror.gitDir, "cat-file", "-p", `${sha}:passwd`)).toBe("/etc/passwd");
-    expect(await git(mirror.gitDir, "cat-file", "-p", `${sha}:fifo-link`)).toBe(fifo);
+    expect(await git(rig.mirror.gitDir, "cat-file", "-p", `${sha}:passwd`)).toBe("/etc/passwd");
+    expect(await git(rig.mirror.gitDir, "cat-file", "-p", `${sha}:fifo-link`)).toBe(fifo);
     await wt.remove();
   });
 
