@@ -218,14 +218,23 @@ describe("overseer-agent publication", () => {
     expect(readdirSync(run.control).sort()).toEqual([".transition.lock", "transition.json"]);
   });
 
-  it("starts no process but awk and mv (no mktemp): each costs a fork and exec on every run", async () => {
+  it("starts no process but mv, and awk only to escape (no mktemp): each costs a fork and exec on every run", async () => {
     const bin = makeTempDir("overseer-agent-bin-");
-    for (const tool of ["awk", "mv"]) symlinkSync(`/usr/bin/${tool}`, join(bin, tool));
-    const run = await agent(["submit", "--message", "only awk and mv"], { path: bin });
-    expect(run.stderr).toBe("");
-    expect(run.exitCode).toBe(0);
-    expect((await recorded(run.control)).transition).toMatchObject({ message: "only awk and mv" });
-    expect(readdirSync(run.control).sort()).toEqual([".transition.lock", "transition.json"]);
+    symlinkSync("/usr/bin/mv", join(bin, "mv"));
+    const plain = await agent(["submit", "--message", "only mv", "--tokens-in", "07"], { path: bin });
+    expect(plain.stderr).toBe("");
+    expect(plain.exitCode).toBe(0);
+    expect((await recorded(plain.control)).transition).toMatchObject({
+      message: "only mv",
+      usage: { tokens_in: 7 },
+    });
+    expect(readdirSync(plain.control).sort()).toEqual([".transition.lock", "transition.json"]);
+
+    symlinkSync("/usr/bin/awk", join(bin, "awk"));
+    const escaped = await agent(["submit", "--message", 'awk and "mv"'], { path: bin });
+    expect(escaped.stderr).toBe("");
+    expect(escaped.exitCode).toBe(0);
+    expect((await recorded(escaped.control)).transition).toMatchObject({ message: 'awk and "mv"' });
   });
 
   it("refuses a second transition", async () => {
