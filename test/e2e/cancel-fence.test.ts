@@ -158,7 +158,7 @@ describe("a cancel at any moment never moves a ref", () => {
     const cluster = await runningCluster();
     const { repo, reviewRun } = await toReview(cluster, "checkout", "approve", { files: bigTree(4000) });
     // The prompt is written just before the worktree is added.
-    await runWrote(cluster, reviewRun, "input/prompt.md");
+    await runWrote(cluster, reviewRun, "prompt.md");
     const before = await refsOf(repo);
     await cancel(cluster, "checkout", "S00-001");
     await settled(cluster, reviewRun);

@@ -45,14 +45,13 @@ export async function prepareCheckout(
     runDir,
     checkout: path.join(runDir, "checkout"),
     controlDir: path.join(runDir, "control"),
-    inputDir: path.join(runDir, "input"),
-    promptFile: path.join(runDir, "input", "prompt.md"),
+    promptFile: path.join(runDir, "prompt.md"),
     gitDirs: [],
     agentBinDir: agentBinDir(),
     diskLimitBytes: diskLimitOf(job, deps),
   };
   // The run's private directory first (0700, before the worktree makes its checkout in it);
-  // its control and input dirs and the prompt are written before git reads the heads and makes
+  // its control dir and the prompt are written before git reads the heads and makes
   // the worktree (the prompt after the merge when a merge of the main branch may add to it).
   // Synchronous: a few small entries, where a promise per call costs the worker more CPU.
   mkdirSync(runDir, { recursive: true, mode: 0o700 });
@@ -130,10 +129,9 @@ async function checkoutInto(
   return { kind: "ready", worktree, paths, taskHead, base, mergedMain, prompt };
 }
 
-/** The run's control dir (empty) and input dir with the prompt, inside its private run dir. */
+/** The run's control dir (empty) and the prompt, inside its private run dir. */
 async function writeRunInputs(paths: RunPaths, prompt: string): Promise<void> {
   mkdirSync(paths.controlDir, { mode: 0o700 });
-  mkdirSync(paths.inputDir, { mode: 0o700 });
   writeFileSync(paths.promptFile, prompt, { encoding: "utf8", mode: 0o600 });
 }
 

@@ -33,7 +33,7 @@ export function sandboxWrapFor(
       readOnlyBinds: [
         ...paths.gitDirs,
         paths.agentBinDir,
-        paths.inputDir,
+        paths.promptFile,
         ...(paths.agentCli ? [paths.agentCli.root] : []),
         ...(job.readOnlyPaths ?? []),
       ],

@@ -115,7 +115,7 @@ describe("checkout phase", () => {
     expect(await mode(runDir)).toBe(0o700);
     expect(await mode(checkout.paths.controlDir)).toBe(0o700);
     expect(await readdir(checkout.paths.controlDir)).toEqual([]);
-    expect(await mode(checkout.paths.inputDir)).toBe(0o700);
+    expect(path.dirname(checkout.paths.promptFile)).toBe(runDir);
     expect(await readFile(checkout.paths.promptFile, "utf8")).toBe("Do the task.\n");
     expect(await mode(checkout.paths.promptFile)).toBe(0o600);
     expect(await readFile(path.join(checkout.paths.checkout, "src/app.txt"), "utf8")).toBe("v1\n");
