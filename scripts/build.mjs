@@ -8,8 +8,9 @@
 //   dist/overseer.js      packages/cli/src/bin.ts (the `overseer` CLI, executable, `#!/usr/bin/env node`)
 //   dist/healthcheck.js   packages/cli/src/healthcheck-main.ts (container liveness probe)
 //   dist/bin/             overseer-agent and the fake harness (bound into every sandboxed run)
-//   dist/process-spawner.mjs  the small process the worker and gateway start git through
-//                         (packages/process/bin/, plain Node ESM; found beside the bundle)
+//   dist/process-spawner.pl, .mjs  the small process the worker and gateway start git through
+//                         (packages/process/bin/, Perl, or plain Node ESM where there is no
+//                         perl; found beside the bundle)
 //   dist/web/             the built operator web app (apps/web/dist), served by the gateway
 //   dist/package.json     the installable CLI package: `npm install -g ./dist` puts `overseer` on
 //                         PATH (a link to this dir, so a rebuild updates it)
@@ -41,7 +42,10 @@ const ENTRIES = {
 const HARNESS_BIN = ["overseer-agent", "fake-harness.mjs"];
 
 /** Plain-JS entries the bundles start as child processes, copied beside them (not bound into runs). */
-const SIDE_ENTRIES = { "process-spawner.mjs": "packages/process/bin/process-spawner.mjs" };
+const SIDE_ENTRIES = {
+  "process-spawner.mjs": "packages/process/bin/process-spawner.mjs",
+  "process-spawner.pl": "packages/process/bin/process-spawner.pl",
+};
 
 /** Bare imports other than the workspace's own packages stay external (resolved from node_modules). */
 const externalDependencies = {

@@ -155,6 +155,7 @@ const SETTING_CONSTANTS: Readonly<Record<string, readonly [keyof ServiceSettings
   OVERSEER_RUN_MAX_FILES: ["runMaxFiles", WORKER_DEFAULTS.maxFiles],
   OVERSEER_GIT_TIMEOUT_MS: ["gitTimeoutMs", WORKER_DEFAULTS.gitTimeoutMs],
   OVERSEER_PROCESS_SPAWNER: ["processSpawner", PROCESS_DEFAULTS.spawner],
+  OVERSEER_PROCESS_SPAWNER_PROGRAM: ["processSpawnerProgram", PROCESS_DEFAULTS.spawnerProgram],
   OVERSEER_RUN_NICE: ["runNice", PROCESS_DEFAULTS.runNice],
   OVERSEER_USAGE_REPORT_MS: ["usageReportMs", WORKER_DEFAULTS.usageReportMs],
   OVERSEER_CLI_RETRY_LIMIT: ["cliRetryLimit", WORKER_DEFAULTS.cliRetryLimit],

@@ -82,6 +82,7 @@ describe("production build", () => {
       "overseer.js",
       "healthcheck.js",
       "process-spawner.mjs",
+      "process-spawner.pl",
       "web/index.html",
     ]) {
       expect(existsSync(path.join(outDir, name)), name).toBe(true);

@@ -3,7 +3,8 @@
 // Node built-ins only, so it runs with bare `node` from the sources and from the production
 // build alike (scripts/build.mjs copies it next to the bundles), and stays small: forking it
 // costs a fraction of forking the ~130 MB worker (packages/process/src/process-spawner.ts has
-// the why, the parent side and the frame layout, which this file must match).
+// the why, the parent side and the frame layout, which this file must match). process-spawner.pl
+// is the same in Perl, cheaper to fork; this one runs where there is no perl (spawner-program.ts).
 //
 // Lifetime: it lives exactly as long as its parent. It ignores SIGINT, SIGTERM and SIGHUP (a
 // terminal's Ctrl-C or a group signal is the parent's to handle; it may still need to run git

@@ -10,3 +10,4 @@ export {
   spawnGroup,
   useProcessSpawner,
 } from "./spawn-group.ts";
+export { SPAWNER_PROGRAM_CHOICES, type SpawnerProgramChoice } from "./spawner-program.ts";

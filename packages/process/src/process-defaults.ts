@@ -7,6 +7,8 @@ export const PROCESS_DEFAULTS = Object.freeze({
    * (`OVERSEER_PROCESS_SPAWNER`; spawn-group.ts).
    */
   spawner: true,
+  /** Which spawner program: Perl where found, else Node (`OVERSEER_PROCESS_SPAWNER_PROGRAM`; spawner-program.ts). */
+  spawnerProgram: "auto" as "auto" | "perl" | "node",
   /** Niceness of the processes a worker starts for its runs (`OVERSEER_RUN_NICE`; child-priority.ts). */
   runNice: 10,
 });

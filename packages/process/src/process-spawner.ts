@@ -1,16 +1,16 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { EventEmitter } from "node:events";
-import { existsSync } from "node:fs";
 import { Readable, Writable } from "node:stream";
-import { fileURLToPath } from "node:url";
+import type { SpawnerCommand } from "./spawner-program.ts";
 
 /**
- * The parent side of the process spawner (bin/process-spawner.mjs).
+ * The parent side of the process spawner (bin/process-spawner.pl, or bin/process-spawner.mjs
+ * where there is no perl: spawner-program.ts).
  *
  * Why. `child_process.spawn` forks the calling process: its cost grows with the caller's
  * memory. From a ~130 MB worker a spawn costs ~1.25 ms of the worker's CPU plus ~1.8 ms in the
  * child before it execs, against ~0.55 + 0.7 ms from a ~50 MB process; a run spawns git about
- * twenty times. So a worker starts one small Node process, once, and has it spawn the children:
+ * twenty times. So a worker starts one small process, once, and has it spawn the children:
  * the worker only writes a request and reads back stdio and the end.
  *
  * Frames, both ways: u32 BE length of the rest, u8 type, u32 BE call id, body.
@@ -117,18 +117,14 @@ export class RemoteChild extends EventEmitter {
   }
 }
 
-/** Where the spawner's entry is: beside the bundle in the production build, in bin/ in the sources. */
-export function spawnerEntry(): string | undefined {
-  const candidates = [
-    new URL("./process-spawner.mjs", import.meta.url),
-    new URL("../bin/process-spawner.mjs", import.meta.url),
-  ];
-  return candidates.map((url) => fileURLToPath(url)).find((file) => existsSync(file));
-}
-
 /** One running spawner process and the calls in flight through it. */
 export class SpawnerConnection {
   readonly process: ChildProcess;
+  readonly kind: SpawnerCommand["kind"];
+  /** It ended by itself (an exit code other than 0) before its first frame: it cannot run here. */
+  failedToRun = false;
+  private answered = false;
+  private retiring = false;
   private readonly calls = new Map<number, RemoteChild>();
   private nextId = 1;
   private ended = false;
@@ -136,19 +132,21 @@ export class SpawnerConnection {
   private pendingBytes = 0;
   private needed = HEADER;
 
-  constructor(entry: string) {
+  constructor(command: SpawnerCommand) {
+    this.kind = command.kind;
     // Its own session (a terminal's signals are the parent's), nothing inherited but stderr
     // (its crash report lands in the worker's log); git gets each call's own environment.
-    this.process = spawn(process.execPath, [entry], {
+    this.process = spawn(command.file, command.args, {
       stdio: ["pipe", "pipe", "inherit"],
       env: {},
       detached: true,
       windowsHide: true,
     });
     this.process.once("error", (error) => this.died(`could not be started: ${error.message}`));
-    this.process.once("close", (code, signal) =>
-      this.died(signal ? `was killed by ${signal}` : `exited with code ${code}`),
-    );
+    this.process.once("close", (code, signal) => {
+      if (!this.answered && code !== null && code !== 0) this.failedToRun = true;
+      this.died(signal ? `was killed by ${signal}` : `exited with code ${code}`);
+    });
     this.process.stdin?.on("error", () => undefined);
     this.process.stdout?.on("data", (chunk: Buffer) => this.onData(chunk));
     this.idle();
@@ -169,6 +167,12 @@ export class SpawnerConnection {
     return child;
   }
 
+  /** No more calls: it exits (stdin end of file) once those in flight are over. */
+  retire(): void {
+    this.retiring = true;
+    if (this.calls.size === 0) this.process.stdin?.end();
+  }
+
   /** Calls in flight. */
   get running(): number {
     return this.calls.size;
@@ -185,6 +189,7 @@ export class SpawnerConnection {
   }
 
   private onData(chunk: Buffer): void {
+    this.answered = true;
     this.pending.push(chunk);
     this.pendingBytes += chunk.length;
     while (this.pendingBytes >= this.needed) {
@@ -212,6 +217,7 @@ export class SpawnerConnection {
     if (child.receive(type, body)) {
       this.calls.delete(id);
       if (this.calls.size === 0) this.idle();
+      if (this.calls.size === 0 && this.retiring) this.process.stdin?.end();
     }
   }
 

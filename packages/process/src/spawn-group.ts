@@ -2,7 +2,8 @@ import { spawn } from "node:child_process";
 import type { Readable, Writable } from "node:stream";
 import { currentRunNice, lowerSessionPriority } from "./child-priority.ts";
 import { PROCESS_DEFAULTS } from "./process-defaults.ts";
-import { SpawnerConnection, spawnerEntry } from "./process-spawner.ts";
+import { SpawnerConnection } from "./process-spawner.ts";
+import { perlSpawnerFailed, type SpawnerProgramChoice, spawnerCommand } from "./spawner-program.ts";
 
 /**
  * Starts a command in its own process group, either through the process spawner (the
@@ -38,33 +39,33 @@ export interface SpawnedGroup {
 }
 
 let spawnerEnabled: boolean = PROCESS_DEFAULTS.spawner;
+let programChoice: SpawnerProgramChoice = PROCESS_DEFAULTS.spawnerProgram;
 let connection: SpawnerConnection | undefined;
-let warnedMissing = false;
+/** The choice `connection` was started for. */
+let connectionChoice: SpawnerProgramChoice | undefined;
 
 /**
  * Whether children are started through the process spawner (default `true`, the services set
- * it from `OVERSEER_PROCESS_SPAWNER`). Turning it off
- * leaves a running spawner to end its calls, then to exit with this process.
+ * it from `OVERSEER_PROCESS_SPAWNER`), and which one (spawner-program.ts; default `auto`, from
+ * `OVERSEER_PROCESS_SPAWNER_PROGRAM`). A running spawner that is no longer wanted ends its calls,
+ * then exits.
  */
-export function useProcessSpawner(enabled: boolean): void {
+export function useProcessSpawner(enabled: boolean, program: SpawnerProgramChoice = programChoice): void {
   spawnerEnabled = enabled;
+  programChoice = program;
 }
 
 /** The live spawner, started on first use and again after one died; undefined when off or not found. */
 function spawner(): SpawnerConnection | undefined {
   if (!spawnerEnabled) return undefined;
-  if (connection?.alive) return connection;
-  const entry = spawnerEntry();
-  if (entry === undefined) {
-    if (!warnedMissing) {
-      warnedMissing = true;
-      process.emitWarning(
-        "process-spawner.mjs is missing beside the bundle (scripts/build.mjs copies it there); children are spawned directly",
-      );
-    }
-    return undefined;
-  }
-  connection = new SpawnerConnection(entry);
+  if (connection?.alive && connectionChoice === programChoice) return connection;
+  if (connection?.alive) connection.retire();
+  if (connection && !connection.alive && connection.failedToRun && connection.kind === "perl")
+    perlSpawnerFailed();
+  const command = spawnerCommand(programChoice);
+  if (command === undefined) return undefined;
+  connection = new SpawnerConnection(command);
+  connectionChoice = programChoice;
   // The spawner's own work (relaying git's output) is run work too.
   if (connection.process.pid !== undefined) lowerSessionPriority(connection.process.pid, currentRunNice());
   return connection;

@@ -1,5 +1,5 @@
-import { PROCESS_DEFAULTS } from "@overseer/process";
-import { booleanSetting, integer } from "./setting-value-schemas.ts";
+import { PROCESS_DEFAULTS, SPAWNER_PROGRAM_CHOICES } from "@overseer/process";
+import { booleanSetting, integer, oneOf } from "./setting-value-schemas.ts";
 import { WORKER_DEFAULTS } from "./worker-defaults.ts";
 
 /** How a service starts the processes of its runs (@overseer/process): through whom, at what priority. */
@@ -11,6 +11,15 @@ export const PROCESS_SPAWNER_SPEC = {
   description:
     "Worker and gateway start git (and a worker its runs' agents) through one small spawner process of their own (started on first use, again if it dies, gone with the service) rather than forking themselves for each process (a fork's CPU grows with the forked process's memory); 0 forks the service for each process.",
   schema: booleanSetting,
+};
+
+/** `OVERSEER_PROCESS_SPAWNER_PROGRAM` (spawner-program.ts). */
+export const PROCESS_SPAWNER_PROGRAM_SPEC = {
+  name: "OVERSEER_PROCESS_SPAWNER_PROGRAM",
+  fallback: PROCESS_DEFAULTS.spawnerProgram,
+  description:
+    "Which program is that spawner: auto takes the Perl one where a perl is on PATH (a fork from it costs about half the CPU of one from the ~55 MB Node one; perl-base and git bring perl), else the Node one; perl the same, warning when it falls back; node always the Node one.",
+  schema: oneOf(SPAWNER_PROGRAM_CHOICES),
 };
 
 /** `OVERSEER_RUN_NICE` (child-priority.ts). */

@@ -9,7 +9,7 @@ import { GATEWAY_DEFAULTS } from "./gateway-defaults.ts";
 import { GATEWAY_SPECS } from "./gateway-settings.ts";
 import { INTAKE_CONCURRENCY_SPEC, INTAKE_POLL_MS_SPEC } from "./intake-settings.ts";
 import { QUEUE_DEFAULTS } from "./queue-defaults.ts";
-import { PROCESS_SPAWNER_SPEC, RUN_NICE_SPEC } from "./run-process-settings.ts";
+import { PROCESS_SPAWNER_PROGRAM_SPEC, PROCESS_SPAWNER_SPEC, RUN_NICE_SPEC } from "./run-process-settings.ts";
 import { LOG_LEVELS, type ServiceSettings } from "./service-settings.ts";
 import {
   BYTES_MAX,
@@ -416,6 +416,7 @@ export const SPECS: SpecTable = {
     schema: integer(1000, MS_MAX),
   },
   processSpawner: PROCESS_SPAWNER_SPEC,
+  processSpawnerProgram: PROCESS_SPAWNER_PROGRAM_SPEC,
   runNice: RUN_NICE_SPEC,
   usageReportMs: {
     name: "OVERSEER_USAGE_REPORT_MS",

@@ -124,6 +124,8 @@ export interface ServiceSettings {
   readonly gitTimeoutMs: number;
   /** `OVERSEER_PROCESS_SPAWNER`: start git (and a worker's agents) through one small spawner process rather than forking the service. Default `true`. */
   readonly processSpawner: boolean;
+  /** `OVERSEER_PROCESS_SPAWNER_PROGRAM`: the spawner's program, auto (Perl where found, else Node), perl or node. Default `auto`. */
+  readonly processSpawnerProgram: "auto" | "perl" | "node";
   /** `OVERSEER_RUN_NICE`: niceness of the processes a worker starts for its runs (0–19; 0 keeps the worker's). Default `10`. */
   readonly runNice: number;
   /** `OVERSEER_USAGE_REPORT_MS`: pause between two usage reports of a running run (`0`: only when it ends). Default `5000`. */

@@ -22,7 +22,7 @@ import { loadSettings } from "@overseer/settings";
 import { startGateway } from "./gateway-server.ts";
 
 const settings = loadSettings();
-useProcessSpawner(settings.processSpawner);
+useProcessSpawner(settings.processSpawner, settings.processSpawnerProgram);
 const logger = createLogger({ name: "gateway", level: settings.logLevel });
 
 await ensureDatabaseExists(settings.databaseUrl);

@@ -43,7 +43,7 @@ import { resolveWorkerOptions } from "./worker-options.ts";
 import { WorkerService } from "./worker-service.ts";
 
 const settings = loadSettingsOrExit("worker");
-useProcessSpawner(settings.processSpawner);
+useProcessSpawner(settings.processSpawner, settings.processSpawnerProgram);
 const logger = createLogger({ name: "worker", level: settings.logLevel });
 
 let driver: SandboxDriver;
