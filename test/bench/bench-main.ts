@@ -15,7 +15,7 @@
  *   forge        pull requests on the GitHub double: forge API calls per task and green → merged
  *                under `merge: auto`, webhook-driven and polling-only (forge-loop-bench.ts)
  *   spawner      CPU per git call from a worker-sized process: forked directly vs through the
- *                process spawner (git-spawner-bench.ts; --spawner-rss-mb, default 130)
+ *                process spawner, Node and Perl (git-spawner-bench.ts; --spawner-rss-mb, default 130)
  *   images       a run on a project image: first pull + unpack, cache hit, bwrap on the image
  *                rootfs vs on the host root, docker run where an engine answers (image-run-bench.ts)
  *

@@ -1,7 +1,8 @@
 /**
  * spawner: the CPU of one git call, forked from this process vs through the process spawner
- * (packages/process, `OVERSEER_PROCESS_SPAWNER`), with this process first grown to a worker's
- * resident size (a fork costs more the more memory is mapped). Counted, not timed:
+ * (packages/process, `OVERSEER_PROCESS_SPAWNER`), the Node one and the Perl one
+ * (`OVERSEER_PROCESS_SPAWNER_PROGRAM`), with this process first grown to a worker's resident
+ * size (a fork costs more the more memory is mapped). Counted, not timed:
  *
  *   caller     this process's own CPU (process.cpuUsage)
  *   children   the CPU of the children this process reaped (/proc/self/stat cutime + cstime):
@@ -22,8 +23,11 @@ import { initBareRepo, runGit } from "@overseer/git";
 import { processSpawnerPid, useProcessSpawner } from "@overseer/process";
 import { REPO_ROOT } from "../support/service-process.ts";
 
+/** direct: forked from this process; node, perl: through that spawner. */
+type SpawnerMode = "direct" | "node" | "perl";
+
 export interface SpawnerModeResult {
-  mode: "direct" | "spawner";
+  mode: SpawnerMode;
   calls: number;
   /** CPU ms per git call, by whose it is. */
   perCallMs: { caller: number; children: number; spawner: number; spawnerOwn: number; total: number };
@@ -34,8 +38,10 @@ export interface SpawnerModeResult {
 export interface SpawnerBenchResult {
   targetRssMb: number;
   modes: SpawnerModeResult[];
-  /** total per call, spawner / direct. */
+  /** total per call, the Node spawner's / direct. */
   ratio: number;
+  /** total per call, the Perl spawner's / the Node spawner's. */
+  perlToNode: number;
 }
 
 const TICK_MS = 10;
@@ -66,10 +72,10 @@ function growTo(targetMb: number): unknown[] {
   return keep;
 }
 
-async function measure(mode: "direct" | "spawner", repo: string, calls: number): Promise<SpawnerModeResult> {
-  useProcessSpawner(mode === "spawner");
+async function measure(mode: SpawnerMode, repo: string, calls: number): Promise<SpawnerModeResult> {
+  useProcessSpawner(mode !== "direct", mode === "direct" ? "auto" : mode);
   for (let i = 0; i < 20; i++) await runGit(["rev-parse", "HEAD"], { cwd: repo });
-  const spawner = mode === "spawner" ? (processSpawnerPid() ?? null) : null;
+  const spawner = mode !== "direct" ? (processSpawnerPid() ?? null) : null;
   const before = {
     caller: process.cpuUsage(),
     self: cpuTimes("self"),
@@ -111,8 +117,8 @@ export async function measureGitSpawner(options: {
   try {
     await initBareRepo(repo, { initialFiles: { "a.txt": "a\n" }, branch: "main" });
     const modes: SpawnerModeResult[] = [];
-    // Interleaved, twice each, so that a change of the machine's load hits both modes alike.
-    for (const mode of ["direct", "spawner", "direct", "spawner"] as const) {
+    // Interleaved, twice each, so that a change of the machine's load hits every mode alike.
+    for (const mode of ["direct", "node", "perl", "perl", "node", "direct"] as const) {
       modes.push(await measure(mode, repo, options.calls));
     }
     const mean = (mode: string) => {
@@ -122,10 +128,11 @@ export async function measureGitSpawner(options: {
     return {
       targetRssMb: options.rssMb,
       modes,
-      ratio: Math.round((mean("spawner") / mean("direct")) * 1000) / 1000,
+      ratio: Math.round((mean("node") / mean("direct")) * 1000) / 1000,
+      perlToNode: Math.round((mean("perl") / mean("node")) * 1000) / 1000,
     };
   } finally {
-    useProcessSpawner(true);
+    useProcessSpawner(true, "auto");
     kept.length = 0;
     await rm(dir, { recursive: true, force: true });
   }

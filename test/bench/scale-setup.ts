@@ -128,11 +128,17 @@ export function serviceEnv(
     // The sleeping runs are handed back at once when the bench stops the workers.
     OVERSEER_WORKER_DRAIN_MS: "500",
     // Passed through to the services when set: `OVERSEER_PROCESS_SPAWNER=0` compares with git
-    // forked from the workers, `OVERSEER_RUN_NICE=0` with the runs' processes at the services'
+    // forked from the workers, `OVERSEER_PROCESS_SPAWNER_PROGRAM=node` with the Node spawner
+    // (rather than Perl), `OVERSEER_RUN_NICE=0` with the runs' processes at the services'
     // priority, and `GIT_TRACE2_EVENT=/tmp/dir` writes one trace file per git process the services
     // start (git writes one per process into a directory), to count them per run.
     ...Object.fromEntries(
-      ["OVERSEER_PROCESS_SPAWNER", "OVERSEER_RUN_NICE", "GIT_TRACE2_EVENT"].flatMap((name) => {
+      [
+        "OVERSEER_PROCESS_SPAWNER",
+        "OVERSEER_PROCESS_SPAWNER_PROGRAM",
+        "OVERSEER_RUN_NICE",
+        "GIT_TRACE2_EVENT",
+      ].flatMap((name) => {
         const value = process.env[name];
         return value ? [[name, value]] : [];
       }),
