@@ -48,7 +48,7 @@ import { benchTracingOverhead } from "./tracing-overhead-bench.ts";
 /** `--scale-projects 1000` etc.: the scale bench's sizes (scale-bench.ts), its defaults when absent. */
 const SCALE_FLAGS: Record<
   string,
-  Exclude<keyof ScaleOptions, "services" | "workerCpuProfDir" | "coordinatorCpuProfDir">
+  Exclude<keyof ScaleOptions, "services" | "workerCpuProfDir" | "coordinatorCpuProfDir" | "gatewayCpuProfDir">
 > = {
   "scale-projects": "projects",
   "scale-tasks": "tasksPerProject",
@@ -77,6 +77,8 @@ const { values } = parseArgs({
     "scale-worker-cpu-prof": { type: "string" },
     // The same for the coordinator.
     "scale-coordinator-cpu-prof": { type: "string" },
+    // The same for the probe's gateway.
+    "scale-gateway-cpu-prof": { type: "string" },
     ...Object.fromEntries(Object.keys(SCALE_FLAGS).map((flag) => [flag, { type: "string" as const }])),
   },
 });
@@ -206,6 +208,7 @@ if (want("scale")) {
     coordinatorCpuProfDir: values["scale-coordinator-cpu-prof"]
       ? path.resolve(values["scale-coordinator-cpu-prof"])
       : "",
+    gatewayCpuProfDir: values["scale-gateway-cpu-prof"] ? path.resolve(values["scale-gateway-cpu-prof"]) : "",
   };
   for (const [flag, key] of Object.entries(SCALE_FLAGS)) {
     const given = (values as Record<string, unknown>)[flag];

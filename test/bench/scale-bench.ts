@@ -40,7 +40,7 @@
  * `ownAboveIdle` takes out their rate in the idle phase, `idle.workerCpuMsPerSecond`).
  * `--scale-worker-cpu-prof DIR` runs each worker under `node --cpu-prof` (its profile in DIR
  * when it exits at the bench's end): where a worker's own CPU goes; `--scale-coordinator-cpu-prof
- * DIR` does the same for the coordinator.
+ * DIR` does the same for the coordinator, `--scale-gateway-cpu-prof DIR` for the gateway.
  *
  * Every wait is bounded (scale-progress.ts): a phase fails at once, saying how far it got and
  * each paused project's reason, when its bound passes (`--scale-phase-timeout-seconds`, default
@@ -125,6 +125,7 @@ export const SCALE_DEFAULTS: ScaleOptions = Object.freeze({
   services: "build",
   workerCpuProfDir: "",
   coordinatorCpuProfDir: "",
+  gatewayCpuProfDir: "",
 });
 
 const ROLES = { coordinator: "bench_coordinator", worker: "bench_worker" } as const;
@@ -175,7 +176,10 @@ export async function benchScale(options: ScaleOptions = SCALE_DEFAULTS): Promis
     await waitForWorkers(monitor, cluster.prefix, options, broken);
     // On a loaded machine the gateway's start (tsx) took over 30 s beside 5,000 projects.
     const gatewayStartMs = boundMs(options.phaseTimeoutSeconds, 60, 0.02, options.projects);
-    gateway = await GatewayProbe.start(cluster, "one-0", gatewayStartMs, services);
+    const gatewayStart = options.gatewayCpuProfDir
+      ? { ...services, nodeArgs: ["--cpu-prof", `--cpu-prof-dir=${options.gatewayCpuProfDir}`] }
+      : services;
+    gateway = await GatewayProbe.start(cluster, "one-0", gatewayStartMs, gatewayStart);
     const counters = { statements, commands: new CommandCounter(monitor) };
     const [backend] = await sql<{ pid: number }>`SELECT pg_backend_pid() AS pid`
       .execute(cluster.scratch.db)

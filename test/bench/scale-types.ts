@@ -35,6 +35,8 @@ export interface ScaleOptions {
   workerCpuProfDir: string;
   /** The same for the coordinator (`--scale-coordinator-cpu-prof DIR`), or "" for none. */
   coordinatorCpuProfDir: string;
+  /** The same for the probe's gateway (`--scale-gateway-cpu-prof DIR`), or "" for none. */
+  gatewayCpuProfDir: string;
 }
 
 /** What the phases share: the cluster, its counters and services, the probe. */
