@@ -63,7 +63,15 @@ export class RidingWrites {
   async flush(db: Db): Promise<void> {
     if (this.writes.length === 0) return;
     const row = await this.on(db).selectNoFrom(this.counts().as("counts")).executeTakeFirstOrThrow();
-    this.check(row.counts);
+    this.settled(row.counts);
+  }
+
+  /**
+   * The writes rode on a statement of the caller's (built on `on`, returning `counts`): checks
+   * their guards against the counts it returned, and forgets them.
+   */
+  settled(counts: readonly number[]): void {
+    this.check(counts);
     this.writes.length = 0;
     this.guards.length = 0;
   }

@@ -85,7 +85,8 @@ export async function persist(
       const { settings } = changes;
       const budget = extras.missionBudgetUsd;
       const patch = budget === undefined ? settings : { ...settings, budgetUsd: budget };
-      projectRow = await updateProjectRow(db, projectId, changes.project, patch, now);
+      // The task and run updates ride on it (none left for the events' statement).
+      projectRow = await updateProjectRow(db, projectId, changes.project, patch, now, writes);
     }
   } catch (error) {
     if (isUniqueViolation(error))
@@ -95,7 +96,8 @@ export async function persist(
     throw error;
   }
   await insertIncidents(db, projectId, result.incidents);
-  // A claim's job builder reads the transaction: what it reads is written first.
+  // A claim's job builder reads the transaction: what it reads is written first (with the
+  // project row's update, when there was one).
   if (extras.runJobs && changes.createdRunIds.size > 0) await writes.flush(db);
   const jobs = await createdRunJobs(db, result, projectRow, actionRunNumbers, extras.runJobs);
   const eventRows = await insertEvents(db, projectId, result.events, extras.payload, jobs, writes);

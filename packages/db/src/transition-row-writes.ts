@@ -8,7 +8,7 @@ import { type Db, json } from "./connection.ts";
 import type { ProjectRow } from "./database-schema.ts";
 import { ConflictError } from "./db-errors.ts";
 import { insertBatches } from "./insert-batches.ts";
-import type { RidingWrites } from "./riding-writes.ts";
+import { RidingWrites } from "./riding-writes.ts";
 import { taskMutableColumns } from "./row-mappers.ts";
 
 type Changes = ApplyResult["changes"];
@@ -151,14 +151,21 @@ export async function insertProjectRow(
 }
 
 /** The project row, only if still at the version the command was applied to. */
+/**
+ * Updates the project row at the version read (ConflictError otherwise) and returns it as the
+ * update left it. `writes` (the transition's task and run updates) ride on it and are settled
+ * by it: a claim's job builder reads them next, and they would otherwise cost a statement.
+ */
 export async function updateProjectRow(
   db: Db,
   projectId: string,
   p: NonNullable<Changes["project"]>,
   settings: Changes["settings"],
   now: Date,
+  writes: RidingWrites = new RidingWrites(),
 ): Promise<ProjectRow> {
-  const updated = await db
+  const updated = await writes
+    .on(db)
     .updateTable("projects")
     .set({
       status: p.status,
@@ -180,9 +187,12 @@ export async function updateProjectRow(
     .where("id", "=", projectId)
     .where("version", "=", p.version)
     .returningAll()
+    .returning(writes.counts().as("guard_counts"))
     .executeTakeFirst();
   if (!updated) throw new ConflictError(`Project ${projectId} changed concurrently; retry.`);
-  return updated;
+  const { guard_counts, ...row } = updated;
+  writes.settled(guard_counts);
+  return row;
 }
 
 export async function insertIncidents(

@@ -2,7 +2,8 @@
  * A transition's task and run updates ride on its events' statement (riding-writes.ts): what
  * they write lands with the events, and a guarded update that changed no row (a task no longer
  * at the version read, a run no longer active) throws its conflict after the statement, and
- * the transaction leaves nothing of it: no event, no other update.
+ * the transaction leaves nothing of it: no event, no other update. A transition that updates the
+ * project row (a claim counts a session) carries them on that update instead.
  */
 import { taskCard } from "@overseer/test-support";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -13,10 +14,12 @@ import {
   createScratchDatabase,
   getTask,
   listEvents,
+  loadProjectState,
   type ScratchDatabase,
 } from "../src/index.ts";
 import { RidingWrites } from "../src/riding-writes.ts";
 import { insertEvents } from "../src/transition-events.ts";
+import { updateProjectRow } from "../src/transition-row-writes.ts";
 
 let scratch: ScratchDatabase;
 beforeAll(async () => {
@@ -103,5 +106,32 @@ describe("writes riding on the events' statement", () => {
       expect(await insertEvents(trx, "ride", [], "ride", new Map(), writes)).toEqual([]);
     });
     expect(await getTask(scratch.db, "ride", "S00-002")).toMatchObject({ title: "no event" });
+  });
+
+  it("ride on the project row's update when there is one, guarded the same, and are settled by it", async () => {
+    const one = (await getTask(scratch.db, "ride", "S00-001"))!;
+    const project = async () =>
+      scratch.db.selectFrom("projects").selectAll().where("id", "=", "ride").executeTakeFirstOrThrow();
+    const before = await project();
+    const read = (await loadProjectState(scratch.db, "ride")).project;
+    const control = { ...read, sessionsUsed: read.sessionsUsed + 1 };
+    const stale = scratch.db.transaction().execute(async (trx) => {
+      const writes = new RidingWrites();
+      retitle(writes, "S00-001", one.version - 1, "a stale version");
+      return updateProjectRow(trx, "ride", control, null, new Date(), writes);
+    });
+    await expect(stale).rejects.toBeInstanceOf(ConflictError);
+    expect((await project()).version).toBe(before.version);
+    const row = await scratch.db.transaction().execute(async (trx) => {
+      const writes = new RidingWrites();
+      retitle(writes, "S00-001", one.version, "with the project row");
+      const updated = await updateProjectRow(trx, "ride", control, null, new Date(), writes);
+      // Settled: nothing is left to ride on (or be written again by) the events' statement.
+      expect(writes.size).toBe(0);
+      return updated;
+    });
+    expect(row).toMatchObject({ version: before.version + 1, sessions_used: before.sessions_used + 1 });
+    expect(Object.keys(row)).not.toContain("guard_counts");
+    expect(await getTask(scratch.db, "ride", "S00-001")).toMatchObject({ title: "with the project row" });
   });
 });

@@ -121,6 +121,11 @@ describe("a claim stores its runs' jobs in its own transaction", () => {
     // Both jobs ride on the claim's events statement; the claim's commit is the pass's last statement.
     expect(pass.at(-1)).toBe("commit");
     expect(pass.filter((s) => s.includes('"run_jobs"'))).toHaveLength(1);
+    // Begin, the state's load, the two runs, the project row's update (a run counts a session)
+    // with the tasks' updates riding on it, the events with the jobs, commit.
+    const claim = pass.slice(pass.indexOf("start transaction isolation level repeatable read"));
+    expect(claim).toHaveLength(7);
+    expect(claim.filter((s) => s.startsWith('update "projects"'))).toEqual([]);
   });
 
   it("a run whose job cannot be built (no harness command) stores none and is failed as misconfigured", async () => {
