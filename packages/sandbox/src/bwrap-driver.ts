@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { realpathSync, statSync } from "node:fs";
+import { statSync } from "node:fs";
 import { mkdir, realpath, rm, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { PROCESS_DEFAULTS } from "@overseer/process";
@@ -15,8 +15,10 @@ import {
   detectBwrapHostLayout,
   detectImageLayout,
   mergedUsrBin,
+  type ResolvedCommand,
   requireDirectory,
   resolveCommands,
+  resolvedSource,
   resolveUserMounts,
 } from "./bwrap-host-layout.ts";
 import {
@@ -289,15 +291,13 @@ export class BwrapDriver implements SandboxDriver {
    */
   private async binSnapshot(
     layout: BwrapHostLayout,
-    commands: readonly { name: string; source: string }[],
+    commands: readonly ResolvedCommand[],
   ): Promise<BinSnapshot | null> {
     const usrBin = mergedUsrBin(layout);
     if (commands.length === 0 || usrBin === null) return null;
     const listFrom = `${layout.systemRoot ?? ""}${usrBin}`;
-    const files = commands.map(({ name, source }) => {
-      const info = statSync(source);
-      return `${name}=${source}@${info.ino}:${info.mtimeMs}`;
-    });
+    // Each file's inode and mtime as resolveCommands read them in this same prepare.
+    const files = commands.map(({ name, source, version }) => `${name}=${source}@${version}`);
     const key = `${listFrom}:${statSync(listFrom).mtimeMs}:${files.sort().join("/")}`;
     return snapshotOnce(this.binSnapshots, key, async () => {
       await ensurePrivateDir(this.runtimeRoot);
@@ -381,6 +381,8 @@ export class BwrapDriver implements SandboxDriver {
     const layout = await this.layout(spec.rootfs);
     const visibleRoots = ["/usr", ...layout.etcEntries.map((e) => `/etc/${e}`)];
     const userMounts = await resolveUserMounts(spec, visibleRoots);
+    // The control dir as resolveUserMounts resolved it for its own bind, a moment ago.
+    const controlDir = resolvedSource(userMounts, spec.controlDir);
     const commands = await resolveCommands(spec);
     const uid = spec.uid ?? BWRAP_DEFAULT_UID;
     const gid = spec.gid ?? BWRAP_DEFAULT_GID;
@@ -452,7 +454,7 @@ export class BwrapDriver implements SandboxDriver {
         files: {
           etcDir,
           runtimeDir: runtimeMountDir,
-          controlDir: realpathSync.native(spec.controlDir),
+          controlDir,
           binDir: bin?.dir ?? null,
           // A command linked into the bin dir is there already; the others are bound over their placeholders.
           commands: commands.filter((command) => !bin?.linked.has(command.name)),

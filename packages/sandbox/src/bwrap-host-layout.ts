@@ -11,7 +11,7 @@ import {
   type UserMount,
 } from "./bwrap-argv-builder.ts";
 import { canAccess } from "./path-access.ts";
-import { SandboxSpecError } from "./sandbox-errors.ts";
+import { SandboxSetupError, SandboxSpecError } from "./sandbox-errors.ts";
 import type { ResolvedSandboxSpec } from "./sandbox-spec-schema.ts";
 
 /**
@@ -165,11 +165,24 @@ export async function resolveUserMounts(
   return mounts;
 }
 
+/** The resolved host source of the writable bind at `dest` (the checkout or control dir). */
+export function resolvedSource(mounts: readonly UserMount[], dest: string): string {
+  const bind = mounts.find((m) => m.kind === "bind" && m.writable && m.dest === dest);
+  if (bind?.kind !== "bind") throw new SandboxSetupError(`no resolved bind for ${dest}`);
+  return bind.source;
+}
+
+/** A command of the spec with its host file resolved. */
+export interface ResolvedCommand {
+  name: string;
+  source: string;
+  /** The file's inode and mtime when resolved (`ino:mtimeMs`): a changed file gets a new /bin snapshot. */
+  version: string;
+}
+
 /** The spec's commands with their host files resolved; each must be an existing regular file. */
-export async function resolveCommands(
-  spec: ResolvedSandboxSpec,
-): Promise<{ name: string; source: string }[]> {
-  const commands: { name: string; source: string }[] = [];
+export async function resolveCommands(spec: ResolvedSandboxSpec): Promise<ResolvedCommand[]> {
+  const commands: ResolvedCommand[] = [];
   for (const [name, path] of Object.entries(spec.commands)) {
     const source = resolvedOrNull(path);
     const info = source === null ? undefined : statSync(source, { throwIfNoEntry: false });
@@ -178,7 +191,7 @@ export async function resolveCommands(
         `commands.${name}: ${path} is not an existing file; name the command's file`,
       );
     }
-    commands.push({ name, source });
+    commands.push({ name, source, version: `${info.ino}:${info.mtimeMs}` });
   }
   return commands;
 }
