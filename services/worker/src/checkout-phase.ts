@@ -5,6 +5,7 @@ import { agentBinDir } from "@overseer/harness";
 import { jobLandingBranch, type RunJob, type RunOutcome } from "@overseer/run-contract";
 import { placeCheckoutFiles } from "./checkout-files.ts";
 import { mirrorIsFresh, type PhaseClock, type RunExecutorDeps, type RunPaths } from "./run-context.ts";
+import { makeRunDir } from "./run-dirs.ts";
 
 export type CheckoutPhase =
   | {
@@ -53,8 +54,9 @@ export async function prepareCheckout(
   // The run's private directory first (0700, before the worktree makes its checkout in it);
   // its control dir and the prompt are written before git reads the heads and makes
   // the worktree (the prompt after the merge when a merge of the main branch may add to it).
-  // Synchronous: a few small entries, where a promise per call costs the worker more CPU.
-  mkdirSync(runDir, { recursive: true, mode: 0o700 });
+  // Synchronous: a few small entries, where a promise per call costs the worker more CPU. The
+  // run dir is an emptied one of an earlier run when this worker kept one (run-dirs.ts).
+  makeRunDir(runDir);
   const inputs: Promise<void>[] = [];
   const writeInputs = (prompt: string) => {
     const written = writeRunInputs(paths, prompt);

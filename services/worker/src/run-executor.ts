@@ -22,7 +22,6 @@ import path from "node:path";
 import { setImmediate as nextTurn } from "node:timers/promises";
 import type { Worktree } from "@overseer/git";
 import { createRedactor } from "@overseer/input-errors";
-import { removeTree } from "@overseer/process";
 import type {
   RunEnvironment,
   RunJob,
@@ -44,6 +43,7 @@ import {
   type ResultExtra,
   type RunExecutorDeps,
 } from "./run-context.ts";
+import { releaseRunDir } from "./run-dirs.ts";
 import { prepareEnvironment } from "./run-environment.ts";
 import type { RunImage } from "./run-image.ts";
 import { scopeViolations } from "./scope-checker.ts";
@@ -201,7 +201,7 @@ export async function executeRun(
     await (image as RunImage | null)?.release();
     const cleanup = (async () => {
       if (wt) await wt.remove().catch((error) => log.warn({ err: error }, "worktree removal failed"));
-      await removeTree(runDir).catch(() => undefined);
+      await releaseRunDir(runDir).catch(() => undefined);
     })();
     if (deps.defer) deps.defer(cleanup);
     else await cleanup;

@@ -58,6 +58,7 @@ import type { RunTracing } from "@overseer/telemetry";
 import { type Job, UnrecoverableError, WaitingError } from "bullmq";
 import { LiveLogBatcher } from "./live-log-batcher.ts";
 import { PoolWorker } from "./pool-worker.ts";
+import { disposeRunDirs } from "./run-dirs.ts";
 import {
   executeRun,
   type RunExecutorDeps,
@@ -266,6 +267,7 @@ export class WorkerService {
     await closed;
     if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
     await Promise.allSettled([...this.background]);
+    await disposeRunDirs().catch(() => undefined);
     await this.deps.subscriber.punsubscribe().catch(() => undefined);
     await this.deps.registry.remove(this.id).catch(() => undefined);
     this.deps.logger.info({ worker: this.id }, "worker stopped");
