@@ -13,12 +13,16 @@ import { benchCluster } from "./bench-cluster.ts";
 import { benchServices, type ServicesMode, servicesCondition } from "./bench-services.ts";
 import { type Percentiles, percentiles } from "./stats.ts";
 
-/** The whole harness: one `sh` process, finishing with the bundled shell `overseer-agent`. */
+/**
+ * The whole harness: one `sh` process, finishing with the bundled shell `overseer-agent`. It
+ * leaves its prompt unread, as the git floor's `sh -c true` does (no `cat` to drain it: one
+ * process more per run): the worker's prompt write ignores EPIPE and a prompt that fits the
+ * pipe buffer is simply dropped with the pipe (harness-runner.test.ts, "never reads a prompt").
+ */
 export const TRIVIAL_HARNESS = [
   "/bin/sh",
   "-c",
   [
-    "cat >/dev/null",
     'if [ "$OVERSEER_ACTION" = review ]; then exec overseer-agent approve; fi',
     'echo "$OVERSEER_AGENT_ID" > "work-$OVERSEER_TASK_ID.txt"',
     'exec overseer-agent submit --message "Work on $OVERSEER_TASK_ID"',

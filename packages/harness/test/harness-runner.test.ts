@@ -1,7 +1,7 @@
 import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createRedactor } from "@overseer/input-errors";
-import { isProcessAlive, isProcessGroupAlive } from "@overseer/process";
+import { isProcessAlive, isProcessGroupAlive, processSpawnerPid, useProcessSpawner } from "@overseer/process";
 import { afterEach, describe, expect, it } from "vitest";
 import { agentBinDir, HarnessNotConfiguredError, type RunHarnessOptions, runHarness } from "../src/index.ts";
 import { cleanupAll, makeRunDirs, runEnv, silentLogger, trackPid } from "./support/harness-fixtures.ts";
@@ -329,6 +329,35 @@ describe("runHarness", () => {
     ).rejects.toMatchObject({ name: "HarnessNotConfiguredError", file: "/nonexistent/bwrap" });
     expect(cleaned).toBe(2);
   });
+
+  it.each([
+    ["fits the pipe buffer", "on", 1000],
+    ["is larger than the pipe buffer (EPIPE)", "on", 1 << 20],
+    ["fits the pipe buffer", "off", 1000],
+    ["is larger than the pipe buffer (EPIPE)", "off", 1 << 20],
+  ])(
+    "ends cleanly when the agent never reads a prompt that %s (process spawner %s)",
+    async (_, spawner, bytes) => {
+      // An agent may ignore its stdin (the bench's stand-in does): the prompt's write must neither
+      // fail the run nor raise an unhandled error (vitest fails the file on one), whether the
+      // spawner or this process writes it.
+      useProcessSpawner(spawner === "on");
+      try {
+        const { result } = await runSh("exec overseer-agent approve", { prompt: "p".repeat(bytes) });
+        expect(result.transition).toEqual({ version: 1, kind: "approve" });
+        expect(result.controlError).toBeNull();
+        expect(result.output).toMatch(/recorded approve/);
+        const spawnerPid = processSpawnerPid();
+        // The next run starts and reads its prompt; through the same spawner, which lived through it.
+        const next = await runSh("cat; exit 3", { prompt: "next" });
+        expect(next.result).toMatchObject({ output: "next", exitCode: 3 });
+        if (spawner === "on")
+          expect([spawnerPid, processSpawnerPid()]).toEqual([expect.any(Number), spawnerPid]);
+      } finally {
+        useProcessSpawner(true);
+      }
+    },
+  );
 
   it("validates its limits with one-line messages", async () => {
     await expect(runSh("exit 0", { timeoutMs: 0 })).rejects.toThrow(
