@@ -19,6 +19,7 @@ export type RidingQuery = OperationNodeSource & Compilable;
 export class RidingWrites {
   private readonly writes: { name: string; query: RidingQuery }[] = [];
   private readonly guards: { name: string; conflict: () => Error }[] = [];
+  private readonly reads: { value: RawBuilder<unknown>; take: (value: unknown) => void }[] = [];
 
   get size(): number {
     return this.writes.length;
@@ -33,6 +34,25 @@ export class RidingWrites {
   guard(name: string, query: RidingQuery, conflict: () => Error): void {
     this.add(name, query);
     this.guards.push({ name, conflict });
+  }
+
+  /**
+   * A value the carrying statement reads beside the writes (in its snapshot: it does not see
+   * their rows), handed to `take` once the statement ran. Only statements that return `values`
+   * carry reads (the project row's update); the events' statement carries none.
+   */
+  read(value: RawBuilder<unknown>, take: (value: unknown) => void): void {
+    this.reads.push({ value, take });
+  }
+
+  /** Whether values are waiting to be read (a statement that returns no `values` cannot carry them). */
+  get reading(): boolean {
+    return this.reads.length > 0;
+  }
+
+  /** The reads' values, in order, as one JSON array column of the statement's result. */
+  values(): RawBuilder<unknown[]> {
+    return sql<unknown[]>`json_build_array(${sql.join(this.reads.map((r) => r.value))})`;
   }
 
   /** The writes as CTEs of the statement built on the returned query creator. */
@@ -70,9 +90,11 @@ export class RidingWrites {
    * The writes rode on a statement of the caller's (built on `on`, returning `counts`): checks
    * their guards against the counts it returned, and forgets them.
    */
-  settled(counts: readonly number[]): void {
+  settled(counts: readonly number[], values: readonly unknown[] = []): void {
     this.check(counts);
+    this.reads.forEach((r, i) => r.take(values[i]));
     this.writes.length = 0;
     this.guards.length = 0;
+    this.reads.length = 0;
   }
 }

@@ -79,7 +79,10 @@ export async function persist(
     updateChangedTasks(db, projectId, changes, now, writes);
     await persistPullRequests(db, projectId, changes.tasks, before, now);
     const report = extras.report ?? null;
-    reported = await persistRuns(db, projectId, result, now, report, actionRunNumbers, writes);
+    // The new runs ride on the project row's update when it follows and nothing before it
+    // (a decision card) refers to them.
+    const rideInserts = changes.project !== null && changes.decisions.length === 0;
+    reported = await persistRuns(db, projectId, result, now, report, actionRunNumbers, writes, rideInserts);
     await persistDecisions(db, projectId, changes, now);
     if (changes.project) {
       const { settings } = changes;

@@ -153,8 +153,9 @@ export async function insertProjectRow(
 /** The project row, only if still at the version the command was applied to. */
 /**
  * Updates the project row at the version read (ConflictError otherwise) and returns it as the
- * update left it. `writes` (the transition's task and run updates) ride on it and are settled
- * by it: a claim's job builder reads them next, and they would otherwise cost a statement.
+ * update left it. `writes` (the transition's task and run updates, a claim's new runs) ride on
+ * it and are settled by it: a claim's job builder reads them next, and they would otherwise cost
+ * a statement each.
  */
 export async function updateProjectRow(
   db: Db,
@@ -188,10 +189,11 @@ export async function updateProjectRow(
     .where("version", "=", p.version)
     .returningAll()
     .returning(writes.counts().as("guard_counts"))
+    .$if(writes.reading, (qb) => qb.returning(writes.values().as("ride_values")))
     .executeTakeFirst();
   if (!updated) throw new ConflictError(`Project ${projectId} changed concurrently; retry.`);
-  const { guard_counts, ...row } = updated;
-  writes.settled(guard_counts);
+  const { guard_counts, ride_values, ...row } = updated;
+  writes.settled(guard_counts, ride_values);
   return row;
 }
 
