@@ -5,6 +5,7 @@ import { type ChangedPath, describeChange, parseRawDiff } from "./changed-paths-
 import { type CommitAuthor, identityEnv } from "./commit-identity.ts";
 import { buildCommitMessage } from "./commit-message-builder.ts";
 import { GitError, GitInputError } from "./git-error.ts";
+import { retireAdmin } from "./linked-worktree.ts";
 import { commitBody, plainObjectStore, readLooseCommit, writeLooseCommit } from "./loose-commit.ts";
 import { assertSha } from "./ref-names.ts";
 import { type GitResult, runGit } from "./run-git.ts";
@@ -268,13 +269,14 @@ export class Worktree {
 
   /**
    * Deletes the checkout and its admin directory in the mirror: what `git worktree remove
-   * --force --force` does, without a git process. The admin directory goes first, so git never
-   * lists a worktree whose files are half gone. Never follows symlinks; works whatever the agent
+   * --force --force` does, without a git process. The admin directory goes first, in one rename
+   * out of `worktrees/`, so git never lists a worktree whose files are half gone; emptied, it is
+   * kept for the mirror's next worktree (linked-worktree.ts `retireAdmin`). Never follows symlinks; works whatever the agent
    * did to the checkout (a replaced `.git` file included). Idempotent.
    */
   async remove(): Promise<void> {
     if (this.removed) return;
-    await removeTree(this.worktreeGitDir);
+    await retireAdmin(this.commonDir, this.worktreeGitDir);
     await removeTree(this.path);
     this.removed = true;
   }

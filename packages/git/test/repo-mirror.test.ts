@@ -232,6 +232,41 @@ describe("worktrees", () => {
     expect(await exists(wt2.gitDirs().worktreeGitDir)).toBe(false);
   });
 
+  it("keeps a removed worktree's admin directory, emptied and out of git's sight, for the mirror's next worktree", async () => {
+    const { dir, mirror } = await setup();
+    await mirror.ensure();
+    const kept = async () => (await fs.readdir(mirror.gitDir)).filter((n) => n.startsWith(".worktree-kept-"));
+    const first = await mirror.addWorktree({ base: "main", path: path.join(dir, "jobs", "k1") });
+    const admin = first.gitDirs().worktreeGitDir;
+    const inode = (await fs.stat(admin)).ino;
+    await first.remove();
+    expect(await exists(admin)).toBe(false);
+    expect(await exists(first.path)).toBe(false);
+    const [parked, ...more] = await kept();
+    expect(more).toEqual([]);
+    expect(await fs.readdir(path.join(mirror.gitDir, parked ?? ""))).toEqual([]);
+    expect(await git(mirror.gitDir, "worktree", "list", "--porcelain")).not.toContain(first.path);
+
+    const second = await mirror.addWorktree({ base: "main", path: path.join(dir, "jobs", "k2") });
+    const { worktreeGitDir } = second.gitDirs();
+    expect((await fs.stat(worktreeGitDir)).ino).toBe(inode);
+    expect(await kept()).toEqual([]);
+    expect(await fs.readFile(path.join(second.path, "src", "a.ts"), "utf8")).toBe("export const a = 1;\n");
+    const status = await git(
+      second.path,
+      "--git-dir",
+      worktreeGitDir,
+      "--work-tree",
+      second.path,
+      "status",
+      "--porcelain",
+    );
+    expect(status).toBe("");
+    await git(mirror.gitDir, "worktree", "prune");
+    expect(await exists(worktreeGitDir)).toBe(true);
+    await second.remove();
+  });
+
   it("refuses an unknown base and a non-empty target", async () => {
     const { dir, mirror } = await setup();
     await mirror.ensure();
