@@ -35,7 +35,7 @@ export type ReadControlDirResult =
  *
  * The control dir is private to one run and writable by the (untrusted) agent, so every read
  * assumes hostile content:
- * - Dotfiles are in-progress atomic writes (`overseer-agent` writes `.transition.XXXXXX`, then
+ * - Dotfiles are in-progress atomic writes (`overseer-agent` writes `.transition.<pid>`, then
  *   renames) or locks and are ignored. Every other `*.json` entry counts as a transition file;
  *   more than one is refused as a whole, so a run can never apply two transitions.
  * - The file is opened with O_NOFOLLOW (a symlink could point at a worker secret) and
