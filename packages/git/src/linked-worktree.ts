@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { promises as fs, mkdirSync, readdirSync, renameSync, writeFileSync } from "node:fs";
+import { promises as fs, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { removeTree } from "@overseer/process";
 import { GitInputError } from "./git-error.ts";
@@ -96,8 +96,21 @@ export async function addLinkedWorktree(
 function stageAdmin(gitDir: string, staging: string, target: string, sha: string): void {
   if (!takeKeptAdmin(gitDir, staging)) mkdirSync(staging);
   writeFileSync(path.join(staging, "gitdir"), `${path.join(target, ".git")}\n`);
-  writeFileSync(path.join(staging, "commondir"), "../..\n");
+  // A kept admin directory holds its `commondir` still (the same for every worktree).
+  if (!hasCommondir(staging)) writeFileSync(path.join(staging, "commondir"), COMMONDIR);
   writeFileSync(path.join(staging, "HEAD"), `${sha}\n`);
+}
+
+/** What every linked worktree's `commondir` holds: the mirror, two levels up from its admin dir. */
+const COMMONDIR = "../..\n";
+
+/** Whether the admin directory `dir` holds a `commondir` file saying COMMONDIR. */
+function hasCommondir(dir: string): boolean {
+  try {
+    return readFileSync(path.join(dir, "commondir"), "utf8") === COMMONDIR;
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -148,7 +161,8 @@ function makeEmptyDir(dir: string): boolean {
  * Emptied admin directories kept per mirror for its next worktrees (at most KEPT_ADMIN_MAX each),
  * outside `worktrees/` (`.worktree-kept-<tag><n>`, where prune never looks): a new worktree
  * renames one to its staging name instead of making a directory, and a removed worktree's is
- * emptied instead of removed. On the journal-less ext4 of the bench machine a directory made
+ * emptied instead of removed, all but its `commondir` (the same for every worktree: one file
+ * fewer made and removed per worktree). On the journal-less ext4 of the bench machine a directory made
  * and removed costs the worker's thread ~0.05 ms of mkdir and ~0.8 ms of rmdir (strace -T, under
  * load: an inode allocated past the recently deleted ones, its block freed and discarded). No
  * sandbox can change one: the agent sees the mirror read-only.
@@ -195,8 +209,12 @@ export async function retireAdmin(gitDir: string, admin: string): Promise<void> 
     // Absent (removed already, pruned), or not ours to move: removed where it is, as before.
     return removeTree(admin);
   }
-  for (const name of readdirSync(parked)) await removeTree(path.join(parked, name));
+  const commondir = hasCommondir(parked);
+  for (const name of readdirSync(parked)) {
+    if (!(commondir && name === "commondir")) await removeTree(path.join(parked, name));
+  }
   const kept = keptOf(gitDir);
-  if (kept.length < KEPT_ADMIN_MAX && readdirSync(parked).length === 0) kept.push(parked);
+  const left = readdirSync(parked);
+  if (kept.length < KEPT_ADMIN_MAX && left.length === (commondir ? 1 : 0)) kept.push(parked);
   else await removeTree(parked);
 }

@@ -244,12 +244,17 @@ describe("worktrees", () => {
     expect(await exists(first.path)).toBe(false);
     const [parked, ...more] = await kept();
     expect(more).toEqual([]);
-    expect(await fs.readdir(path.join(mirror.gitDir, parked ?? ""))).toEqual([]);
+    // Emptied but for its commondir, which every worktree of the mirror has alike.
+    expect(await fs.readdir(path.join(mirror.gitDir, parked ?? ""))).toEqual(["commondir"]);
     expect(await git(mirror.gitDir, "worktree", "list", "--porcelain")).not.toContain(first.path);
 
     const second = await mirror.addWorktree({ base: "main", path: path.join(dir, "jobs", "k2") });
     const { worktreeGitDir } = second.gitDirs();
     expect((await fs.stat(worktreeGitDir)).ino).toBe(inode);
+    expect(await fs.readFile(path.join(worktreeGitDir, "commondir"), "utf8")).toBe("../..\n");
+    expect(await fs.readFile(path.join(worktreeGitDir, "gitdir"), "utf8")).toBe(
+      `${path.join(second.path, ".git")}\n`,
+    );
     expect(await kept()).toEqual([]);
     expect(await fs.readFile(path.join(second.path, "src", "a.ts"), "utf8")).toBe("export const a = 1;\n");
     const status = await git(
