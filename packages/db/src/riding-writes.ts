@@ -92,7 +92,7 @@ export class RidingWrites {
    */
   settled(counts: readonly number[], values: readonly unknown[] = []): void {
     this.check(counts);
-    this.reads.forEach((r, i) => r.take(values[i]));
+    for (const [i, r] of this.reads.entries()) r.take(values[i]);
     this.writes.length = 0;
     this.guards.length = 0;
     this.reads.length = 0;
