@@ -1,5 +1,13 @@
 import { randomBytes } from "node:crypto";
-import { promises as fs, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import {
+  promises as fs,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import path from "node:path";
 import { removeTree } from "@overseer/process";
 import { GitInputError } from "./git-error.ts";
@@ -181,16 +189,21 @@ function keptOf(gitDir: string): string[] {
   return kept;
 }
 
-/** Renames a kept empty admin directory of the mirror to `staging`; false when none is left. */
+/**
+ * Renames a kept empty admin directory of the mirror to `staging`; false when none is left. One
+ * that holds anything but its `commondir` (written to since it was kept) is removed, not used.
+ */
 function takeKeptAdmin(gitDir: string, staging: string): boolean {
   const kept = keptOf(gitDir);
   for (let dir = kept.pop(); dir !== undefined; dir = kept.pop()) {
     try {
       renameSync(dir, staging);
-      return true;
     } catch {
-      // Gone meanwhile: the next one, else a new directory.
+      continue; // Gone meanwhile: the next one, else a new directory.
     }
+    const names = readdirSync(staging);
+    if (names.length === 0 || (names.length === 1 && names[0] === "commondir")) return true;
+    rmSync(staging, { recursive: true, force: true });
   }
   return false;
 }

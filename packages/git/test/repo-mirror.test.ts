@@ -270,6 +270,19 @@ describe("worktrees", () => {
     await git(mirror.gitDir, "worktree", "prune");
     expect(await exists(worktreeGitDir)).toBe(true);
     await second.remove();
+
+    // A kept admin directory written to since it was kept (a stray lock file) is not used.
+    const [stale] = await kept();
+    await fs.writeFile(path.join(mirror.gitDir, stale ?? "", "index.lock"), "");
+    const third = await mirror.addWorktree({ base: "main", path: path.join(dir, "jobs", "k3") });
+    expect(await kept()).toEqual([]);
+    expect((await fs.readdir(third.gitDirs().worktreeGitDir)).sort()).toEqual([
+      "HEAD",
+      "commondir",
+      "gitdir",
+      "index",
+    ]);
+    await third.remove();
   });
 
   it("refuses an unknown base and a non-empty target", async () => {

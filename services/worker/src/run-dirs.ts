@@ -1,4 +1,4 @@
-import { mkdirSync, readdirSync, renameSync } from "node:fs";
+import { mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
 import path from "node:path";
 import { removeTree } from "@overseer/process";
 
@@ -28,17 +28,19 @@ function keptIn(parent: string): string[] {
 
 /**
  * Makes `runDir`, the run's private directory (0700, its parents made when missing): a kept
- * empty run dir renamed to it, else a new one.
+ * run dir renamed to it (when still empty), else a new one.
  */
 export function makeRunDir(runDir: string): void {
   const dirs = keptIn(path.dirname(runDir));
   for (let dir = dirs.pop(); dir !== undefined; dir = dirs.pop()) {
     try {
       renameSync(dir, runDir);
-      return;
     } catch {
-      // Gone meanwhile: the next kept one, else a new one.
+      continue; // Gone meanwhile: the next kept one, else a new one.
     }
+    if (readdirSync(runDir).length === 0) return;
+    // Written to since it was kept: removed, not used.
+    rmSync(runDir, { recursive: true, force: true });
   }
   mkdirSync(runDir, { recursive: true, mode: 0o700 });
 }

@@ -48,6 +48,18 @@ describe("run dirs kept across runs", () => {
     expect(await readdir(runs)).toEqual(["run-2"]);
   });
 
+  it("never hands out a kept dir that was written to since it was kept: a new one instead", async () => {
+    const first = path.join(runs, "run-1");
+    makeRunDir(first);
+    await releaseRunDir(first);
+    await writeFile(path.join(first, "late"), "written after the release");
+    const second = path.join(runs, "run-2");
+    makeRunDir(second);
+    expect(await readdir(runs)).toEqual(["run-2"]);
+    expect(await readdir(second)).toEqual([]);
+    expect((await stat(second)).mode & 0o777).toBe(0o700);
+  });
+
   it("keeps at most eight, removes the rest, and disposeRunDirs removes the kept ones", async () => {
     const dirs = Array.from({ length: 10 }, (_, i) => path.join(runs, `run-${i}`));
     for (const dir of dirs) makeRunDir(dir);
