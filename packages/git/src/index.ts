@@ -27,6 +27,7 @@ export {
   type LandStrategy,
   landBranch,
 } from "./land-branch.ts";
+export { disposeKeptAdmins } from "./linked-worktree.ts";
 export { type MergeMainOptions, type MergeMainResult, mergeMainInto } from "./merge-main.ts";
 export type { MirrorLayout } from "./mirror-layout.ts";
 export { protectedBranchRefusal } from "./protected-branch.ts";

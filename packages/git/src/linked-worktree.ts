@@ -231,3 +231,10 @@ export async function retireAdmin(gitDir: string, admin: string): Promise<void> 
   if (kept.length < KEPT_ADMIN_MAX && left.length === (commondir ? 1 : 0)) kept.push(parked);
   else await removeTree(parked);
 }
+
+/** Removes the admin directories kept for next worktrees, of every mirror (the worker stops). */
+export async function disposeKeptAdmins(): Promise<void> {
+  for (const kept of keptAdmins.values()) {
+    for (let dir = kept.pop(); dir !== undefined; dir = kept.pop()) await removeTree(dir);
+  }
+}

@@ -1,7 +1,7 @@
 import { promises as fs } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { GitInputError, pushBranch, RepoMirror } from "../src/index.ts";
+import { disposeKeptAdmins, GitInputError, pushBranch, RepoMirror } from "../src/index.ts";
 import {
   commitOnRemote,
   exists,
@@ -283,6 +283,10 @@ describe("worktrees", () => {
       "index",
     ]);
     await third.remove();
+    // A stopping worker removes the kept ones.
+    expect(await kept()).toHaveLength(1);
+    await disposeKeptAdmins();
+    expect(await kept()).toEqual([]);
   });
 
   it("refuses an unknown base and a non-empty target", async () => {

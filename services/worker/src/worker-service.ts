@@ -36,7 +36,7 @@
  */
 import { hostname } from "node:os";
 import { RunNotLiveError } from "@overseer/db";
-import { RepoMirror } from "@overseer/git";
+import { disposeKeptAdmins, RepoMirror } from "@overseer/git";
 import { formatZodIssues } from "@overseer/input-errors";
 import { useRunNice } from "@overseer/process";
 import {
@@ -267,7 +267,7 @@ export class WorkerService {
     await closed;
     if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
     await Promise.allSettled([...this.background]);
-    await disposeRunDirs().catch(() => undefined);
+    await Promise.all([disposeRunDirs(), disposeKeptAdmins()]).catch(() => undefined);
     await this.deps.subscriber.punsubscribe().catch(() => undefined);
     await this.deps.registry.remove(this.id).catch(() => undefined);
     this.deps.logger.info({ worker: this.id }, "worker stopped");
