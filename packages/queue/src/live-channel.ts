@@ -246,18 +246,26 @@ export class LiveChannel {
   }
 
   /**
-   * One PUBLISH per event on its project's channel (and a cancel on the run's cancel channel),
-   * pipelined: one round trip, no MULTI/EXEC (watchers only need the order, which a pipeline
-   * keeps).
+   * One PUBLISH per project on its channel, its events in order as one JSON array (watchers
+   * take it as a wake-up and read the stored events), and each `run.cancelled` also on its
+   * run's cancel channel, alone; pipelined: one round trip, no MULTI/EXEC. A transition's
+   * events are one message: a PUBLISH per event cost Redis and the publisher a command each
+   * (two per transition in the scale bench).
    */
   async publishEvents(events: readonly LiveEvent[]): Promise<void> {
     if (events.length === 0) return;
     const pipeline = this.redis.pipeline();
+    const byProject = new Map<string, LiveEvent[]>();
     for (const e of events) {
-      const message = JSON.stringify(e);
-      pipeline.publish(this.eventsChannel(e.projectId), message);
-      if (e.type === "run.cancelled" && e.runId) pipeline.publish(this.cancelChannel(e.runId), message);
+      const list = byProject.get(e.projectId);
+      if (list) list.push(e);
+      else byProject.set(e.projectId, [e]);
     }
+    for (const [projectId, list] of byProject)
+      pipeline.publish(this.eventsChannel(projectId), JSON.stringify(list));
+    for (const e of events)
+      if (e.type === "run.cancelled" && e.runId)
+        pipeline.publish(this.cancelChannel(e.runId), JSON.stringify(e));
     await execAll(pipeline);
   }
 }

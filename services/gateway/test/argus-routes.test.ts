@@ -151,7 +151,9 @@ describe("POST /api/projects/{id}/decisions/{decision_id}/resolve", () => {
     // The transition's events were published live.
     const stored = await listEvents(fx.scratch.db, { projectId: "res", types: ["decision.resolved"] });
     await expect.poll(() => published.length, { timeout: 5000 }).toBeGreaterThan(0);
-    expect(published.map((m) => JSON.parse(m).id)).toContain(String(stored[0]?.id));
+    expect(published.flatMap((m) => (JSON.parse(m) as { id: string }[]).map((e) => e.id))).toContain(
+      String(stored[0]?.id),
+    );
     subscriber.disconnect();
 
     const again = await fx.request("POST", path, {
