@@ -40,7 +40,8 @@
  * `ownAboveIdle` takes out their rate in the idle phase, `idle.workerCpuMsPerSecond`).
  * `--scale-worker-cpu-prof DIR` runs each worker under `node --cpu-prof` (its profile in DIR
  * when it exits at the bench's end): where a worker's own CPU goes; `--scale-coordinator-cpu-prof
- * DIR` does the same for the coordinator, `--scale-gateway-cpu-prof DIR` for the gateway.
+ * DIR` does the same for the coordinator, `--scale-gateway-cpu-prof DIR` for the gateway
+ * (scripts/cpuprofile-summary.mjs sums a profile by module and function).
  *
  * Every wait is bounded (scale-progress.ts): a phase fails at once, saying how far it got and
  * each paused project's reason, when its bound passes (`--scale-phase-timeout-seconds`, default
