@@ -52,7 +52,10 @@ function childCommandLines(pid: number): string[] {
       const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
       const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
       if (ppid !== pid) continue;
-      lines.push(readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0").filter(Boolean).join(" "));
+      // trim: a process that renamed itself (the Perl spawner's `$0`) pads its old command line's
+      // space with blanks after the new name.
+      const words = readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0").filter(Boolean);
+      lines.push(words.join(" ").trim());
     } catch {
       // Gone meanwhile.
     }
