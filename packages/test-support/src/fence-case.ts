@@ -44,6 +44,26 @@ export function cancelTask(db: Db, projectId: string, taskId = "S00-001") {
   return applyTransition(db, projectId, { kind: "cancel", taskId, by: "operator" });
 }
 
+/**
+ * Waits until a transaction of this database holds row locks on `table` and sits open between
+ * statements (a fence that took its locks and now waits for its push): a fence opened without
+ * waiting for it (the worker's `open`) locks in the background, and a cancel started before
+ * that would not wait.
+ */
+export async function waitForRowLocksHeld(db: Db, table: string): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    const { rows } = await sql<{ n: number }>`
+      SELECT count(*)::int AS n FROM pg_stat_activity a JOIN pg_locks l ON l.pid = a.pid
+      WHERE a.datname = current_database() AND a.state = 'idle in transaction' AND l.granted
+        AND l.relation = to_regclass(${table}) AND l.mode IN ('RowShareLock', 'RowExclusiveLock')`.execute(
+      db,
+    );
+    if ((rows[0]?.n ?? 0) > 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error(`no open transaction held row locks on ${table} within 2 s`);
+}
+
 /** Waits until a statement naming `table` waits on a lock (another transaction holds its row). */
 export async function waitForLockWait(db: Db, table: string): Promise<void> {
   for (let i = 0; i < 200; i++) {

@@ -126,7 +126,13 @@ export function runResultFixture(
 
 export { buildDebianRootfs, type DebianRootfsInput } from "./debian-rootfs.ts";
 export { countEventLoopTurns } from "./event-loop-turns.ts";
-export { cancelTask, SUBMITTED_HEAD, tasksInReview, waitForLockWait } from "./fence-case.ts";
+export {
+  cancelTask,
+  SUBMITTED_HEAD,
+  tasksInReview,
+  waitForLockWait,
+  waitForRowLocksHeld,
+} from "./fence-case.ts";
 export type { WebhookDelivery, WebhookLoss } from "./forge-double/double-base.ts";
 export { DoubleGit } from "./forge-double/double-git.ts";
 export type { ApiRequest, Fault } from "./forge-double/double-server.ts";

@@ -14,6 +14,7 @@ import {
   SUBMITTED_HEAD,
   tasksInReview,
   waitForLockWait,
+  waitForRowLocksHeld,
 } from "@overseer/test-support";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { postgresRunFence } from "../src/run-fence.ts";
@@ -48,7 +49,9 @@ describe("worker run fence opened ahead of a landing", () => {
     const fence = postgresRunFence(scratch.db).open(runJobFixture({ runId, projectId: "wfence-land" }), {
       sourceSha: HEAD,
     });
-    // The landing integrates meanwhile; a cancel arriving now waits for the fence's row locks.
+    // The landing integrates meanwhile; a cancel arriving once the fence holds its row locks
+    // (taken in the background: open does not wait for them) waits for them.
+    await waitForRowLocksHeld(scratch.db, "tasks");
     let cancelSettled = false;
     const cancelled = cancel("wfence-land").finally(() => {
       cancelSettled = true;
