@@ -1,15 +1,7 @@
 import { randomBytes } from "node:crypto";
-import {
-  promises as fs,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  writeFileSync,
-} from "node:fs";
+import { promises as fs, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { removeTree } from "@overseer/process";
+import { KeptDirs, removeTree } from "@overseer/process";
 import { GitInputError } from "./git-error.ts";
 import type { MirrorLayout } from "./mirror-layout.ts";
 import { runGit } from "./run-git.ts";
@@ -102,10 +94,11 @@ export async function addLinkedWorktree(
  * open, write and close (~0.1 ms of the worker's CPU per file on the 2-core bench machine).
  */
 function stageAdmin(gitDir: string, staging: string, target: string, sha: string): void {
-  if (!takeKeptAdmin(gitDir, staging)) mkdirSync(staging);
+  const held = keptAdmins.take(gitDir, staging);
+  if (held === null) mkdirSync(staging);
   writeFileSync(path.join(staging, "gitdir"), `${path.join(target, ".git")}\n`);
   // A kept admin directory holds its `commondir` still (the same for every worktree).
-  if (!hasCommondir(staging)) writeFileSync(path.join(staging, "commondir"), COMMONDIR);
+  if (!held?.includes("commondir")) writeFileSync(path.join(staging, "commondir"), COMMONDIR);
   writeFileSync(path.join(staging, "HEAD"), `${sha}\n`);
 }
 
@@ -166,52 +159,21 @@ function makeEmptyDir(dir: string): boolean {
 }
 
 /**
- * Emptied admin directories kept per mirror for its next worktrees (at most KEPT_ADMIN_MAX each),
+ * Emptied admin directories kept per mirror for its next worktrees (KeptDirs, at most 8 each),
  * outside `worktrees/` (`.worktree-kept-<tag><n>`, where prune never looks): a new worktree
  * renames one to its staging name instead of making a directory, and a removed worktree's is
- * emptied instead of removed, all but its `commondir` (the same for every worktree: one file
- * fewer made and removed per worktree). On the journal-less ext4 of the bench machine a directory made
- * and removed costs the worker's thread ~0.05 ms of mkdir and ~0.8 ms of rmdir (strace -T, under
- * load: an inode allocated past the recently deleted ones, its block freed and discarded). No
- * sandbox can change one: the agent sees the mirror read-only.
+ * emptied instead of removed, all but its `commondir` when that says COMMONDIR (the same for
+ * every worktree: one file fewer made and removed per worktree). No sandbox can change one: the
+ * agent sees the mirror read-only.
  */
-const KEPT_ADMIN_MAX = 8;
-const keptAdmins = new Map<string, string[]>();
+const keptAdmins = new KeptDirs(8, (dir, name) => name === "commondir" && hasCommondir(dir));
 const KEPT_TAG = randomBytes(3).toString("hex");
 let keptCount = 0;
-
-function keptOf(gitDir: string): string[] {
-  let kept = keptAdmins.get(gitDir);
-  if (!kept) {
-    kept = [];
-    keptAdmins.set(gitDir, kept);
-  }
-  return kept;
-}
-
-/**
- * Renames a kept empty admin directory of the mirror to `staging`; false when none is left. One
- * that holds anything but its `commondir` (written to since it was kept) is removed, not used.
- */
-function takeKeptAdmin(gitDir: string, staging: string): boolean {
-  const kept = keptOf(gitDir);
-  for (let dir = kept.pop(); dir !== undefined; dir = kept.pop()) {
-    try {
-      renameSync(dir, staging);
-    } catch {
-      continue; // Gone meanwhile: the next one, else a new directory.
-    }
-    const names = readdirSync(staging);
-    if (names.length === 0 || (names.length === 1 && names[0] === "commondir")) return true;
-    rmSync(staging, { recursive: true, force: true });
-  }
-  return false;
-}
 
 /**
  * Takes a worktree's admin directory `admin` out of `worktrees/` in one rename (git never lists
  * a worktree whose files are half gone), empties it and keeps it for the mirror's next worktree
- * (takeKeptAdmin), else removes it. An admin directory already gone is fine.
+ * (keptAdmins), else removes it. An admin directory already gone is fine.
  */
 export async function retireAdmin(gitDir: string, admin: string): Promise<void> {
   keptCount += 1;
@@ -222,19 +184,10 @@ export async function retireAdmin(gitDir: string, admin: string): Promise<void> 
     // Absent (removed already, pruned), or not ours to move: removed where it is, as before.
     return removeTree(admin);
   }
-  const commondir = hasCommondir(parked);
-  for (const name of readdirSync(parked)) {
-    if (!(commondir && name === "commondir")) await removeTree(path.join(parked, name));
-  }
-  const kept = keptOf(gitDir);
-  const left = readdirSync(parked);
-  if (kept.length < KEPT_ADMIN_MAX && left.length === (commondir ? 1 : 0)) kept.push(parked);
-  else await removeTree(parked);
+  await keptAdmins.release(parked);
 }
 
 /** Removes the admin directories kept for next worktrees, of every mirror (the worker stops). */
-export async function disposeKeptAdmins(): Promise<void> {
-  for (const kept of keptAdmins.values()) {
-    for (let dir = kept.pop(); dir !== undefined; dir = kept.pop()) await removeTree(dir);
-  }
+export function disposeKeptAdmins(): Promise<void> {
+  return keptAdmins.dispose();
 }

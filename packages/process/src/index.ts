@@ -1,4 +1,5 @@
 export { currentRunNice, lowerSessionPriority, useRunNice } from "./child-priority.ts";
+export { KeptDirs } from "./kept-dirs.ts";
 export { PROCESS_DEFAULTS } from "./process-defaults.ts";
 export { isProcessAlive, isProcessGroupAlive } from "./process-liveness.ts";
 export { removeTree } from "./remove-tree.ts";
