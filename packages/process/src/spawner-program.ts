@@ -15,8 +15,8 @@ import { fileURLToPath } from "node:url";
  * before its first answer (a perl without its core modules) is not started again: the calls it
  * held fail (process-spawner.ts), the next ones go through Node.
  */
-export type SpawnerProgramChoice = "auto" | "perl" | "node";
 export const SPAWNER_PROGRAM_CHOICES = ["auto", "perl", "node"] as const;
+export type SpawnerProgramChoice = (typeof SPAWNER_PROGRAM_CHOICES)[number];
 
 export interface SpawnerCommand {
   kind: "perl" | "node";
