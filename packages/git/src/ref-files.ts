@@ -55,7 +55,7 @@ const OBJECT_ID = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
  * call costs ~10 µs of CPU, the promise API's open, fstat, read and close ~170 µs (measured on
  * the 2-core bench machine), and a run's start reads two or three of them.
  */
-function readLoose(file: string): string | null | undefined {
+export function readLoose(file: string): string | null | undefined {
   let text: string;
   try {
     text = fs.readFileSync(file, "utf8");
@@ -70,7 +70,7 @@ function readLoose(file: string): string | null | undefined {
 }
 
 /** `packed-refs` as ref name → object id (empty when there is none); null: a line it cannot read. */
-function readPacked(file: string): Map<string, string> | null {
+export function readPacked(file: string): Map<string, string> | null {
   let text: string;
   try {
     text = fs.readFileSync(file, "utf8");

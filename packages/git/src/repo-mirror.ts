@@ -104,6 +104,8 @@ export class RepoMirror {
   /** Bound on one local git command, in ms. */
   readonly gitTimeoutMs: number;
   private readonly hostGitConfig: boolean;
+  /** Objects a push to a local remote copies itself at most (local-push.ts); 0: always `git push`. */
+  readonly localPushMaxObjects: number;
   private readonly autoMaintenance: boolean;
   private readonly gitLockStaleMs: number;
   private readonly refLockRetries: number;
@@ -140,6 +142,7 @@ export class RepoMirror {
     this.gitLockStaleMs = resolved.gitLockStaleMs;
     this.refLockRetries = resolved.refLockRetries;
     this.hostGitConfig = resolved.hostGitConfig;
+    this.localPushMaxObjects = resolved.localPushMaxObjects;
     this.autoMaintenance = resolved.autoMaintenance;
   }
 
@@ -331,6 +334,11 @@ export class RepoMirror {
    * Makes sure `remote.origin.url` is this mirror's `remote` before talking to it. Costs nothing
    * after the first call on this instance, or when `ensure()` already did it.
    */
+  /** Whether commands that talk to the remote read the host's git config (`hostGitConfig`). */
+  get usesHostGitConfig(): boolean {
+    return this.hostGitConfig;
+  }
+
   async verifyRemote(): Promise<void> {
     if (this.urlVerified) return;
     await this.assertExists();

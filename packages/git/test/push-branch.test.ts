@@ -6,10 +6,16 @@ import { commitOnRemote, git, headOf, makeRemote, TEST_AUTHOR, useTempScope } fr
 
 const temp = useTempScope();
 
-async function setup() {
+/** A local remote pushed to directly (local-push.ts), or through `git push` (`localPushMaxObjects: 0`). */
+async function setupMirror(localPushMaxObjects?: number) {
   const dir = await temp.make();
   const remote = await makeRemote(dir, { "a.txt": "a\n" });
-  const mirror = new RepoMirror({ dataDir: path.join(dir, "data"), projectId: "p", remote });
+  const mirror = new RepoMirror({
+    dataDir: path.join(dir, "data"),
+    projectId: "p",
+    remote,
+    localPushMaxObjects,
+  });
   await mirror.ensure();
   const wt = await mirror.addWorktree({ base: "main", path: path.join(dir, "job") });
   await fs.writeFile(path.join(wt.path, "b.txt"), "b\n");
@@ -27,7 +33,12 @@ async function setup() {
   return { dir, remote, mirror, wt, first, second };
 }
 
-describe("pushBranch", () => {
+describe.each([
+  { how: "directly", maxObjects: undefined },
+  { how: "with git push", maxObjects: 0 },
+])("pushBranch to a local remote $how", ({ maxObjects }) => {
+  const setup = () => setupMirror(maxObjects);
+
   it("creates a branch only when it must not exist, then moves it with a matching lease", async () => {
     const { remote, mirror, first, second } = await setup();
     const branch = "overseer/task/T1";
@@ -95,9 +106,11 @@ describe("pushBranch", () => {
     expect(error).toBeInstanceOf(GitError);
     expect(await headOf(remote, "nf")).toBe(first);
   });
+});
 
+describe("pushBranch with git push", () => {
   it("a push to a local remote: no shell kept alive, no self-listing of refs unless the remote has alternates", async () => {
-    const { dir, remote, mirror, first, second } = await setup();
+    const { dir, remote, mirror, first, second } = await setupMirror(0);
     const events = async (call: () => Promise<unknown>) => {
       const file = path.join(await temp.make("overseer-push-trace-"), "trace.json");
       process.env.GIT_TRACE2_EVENT = file;
