@@ -154,6 +154,7 @@ const SETTING_CONSTANTS: Readonly<Record<string, readonly [keyof ServiceSettings
   OVERSEER_DISK_CHECK_MS: ["diskCheckMs", WORKER_DEFAULTS.diskCheckMs],
   OVERSEER_RUN_MAX_FILES: ["runMaxFiles", WORKER_DEFAULTS.maxFiles],
   OVERSEER_GIT_TIMEOUT_MS: ["gitTimeoutMs", WORKER_DEFAULTS.gitTimeoutMs],
+  OVERSEER_GIT_LOCAL_PUSH_MAX_OBJECTS: ["localPushMaxObjects", WORKER_DEFAULTS.localPushMaxObjects],
   OVERSEER_PROCESS_SPAWNER: ["processSpawner", PROCESS_DEFAULTS.spawner],
   OVERSEER_PROCESS_SPAWNER_PROGRAM: ["processSpawnerProgram", PROCESS_DEFAULTS.spawnerProgram],
   OVERSEER_RUN_NICE: ["runNice", PROCESS_DEFAULTS.runNice],

@@ -415,6 +415,13 @@ export const SPECS: SpecTable = {
       "Bound of each host-side git step of a run (add, commit, checkout, merge; not fetch or push, which talk to the remote); a step past it is stopped and the run recorded as a disk_limit incident.",
     schema: integer(1000, MS_MAX),
   },
+  localPushMaxObjects: {
+    name: "OVERSEER_GIT_LOCAL_PUSH_MAX_OBJECTS",
+    fallback: String(WORKER_DEFAULTS.localPushMaxObjects),
+    description:
+      "A push to a remote on the worker's file system (a local path) copies up to this many objects into it itself and moves the branch under git's ref lock, instead of running git push (six processes); a larger push, a remote whose config receive-pack acts on, or 0 here uses git push.",
+    schema: integer(0, 1_000_000),
+  },
   processSpawner: PROCESS_SPAWNER_SPEC,
   processSpawnerProgram: PROCESS_SPAWNER_PROGRAM_SPEC,
   runNice: RUN_NICE_SPEC,

@@ -122,6 +122,8 @@ export interface ServiceSettings {
   readonly runMaxFiles: number;
   /** `OVERSEER_GIT_TIMEOUT_MS`: bound of each host-side git step of a run (add, commit, checkout, merge). Default `120000`. */
   readonly gitTimeoutMs: number;
+  /** `OVERSEER_GIT_LOCAL_PUSH_MAX_OBJECTS`: objects a push to a local remote copies itself at most; 0: always `git push`. Default `1000`. */
+  readonly localPushMaxObjects: number;
   /** `OVERSEER_PROCESS_SPAWNER`: start git (and a worker's agents) through one small spawner process rather than forking the service. Default `true`. */
   readonly processSpawner: boolean;
   /** `OVERSEER_PROCESS_SPAWNER_PROGRAM`: the spawner's program, auto (Perl where found, else Node), perl or node. Default `auto`. */

@@ -92,6 +92,7 @@ const TABLE: [string, keyof ServiceSettings, unknown, string, string][] = [
   ["OVERSEER_DISK_CHECK_MS", "diskCheckMs", 250, "5", "an integer from 10"],
   ["OVERSEER_RUN_MAX_FILES", "runMaxFiles", 100000, "0", "an integer from 1"],
   ["OVERSEER_GIT_TIMEOUT_MS", "gitTimeoutMs", 120000, "999", "an integer from 1000"],
+  ["OVERSEER_GIT_LOCAL_PUSH_MAX_OBJECTS", "localPushMaxObjects", 1000, "-1", "an integer from 0"],
   ["OVERSEER_PROCESS_SPAWNER", "processSpawner", true, "maybe", "one of 1, 0, true, false, yes, no"],
   ["OVERSEER_PROCESS_SPAWNER_PROGRAM", "processSpawnerProgram", "auto", "python", "one of auto, perl, node"],
   ["OVERSEER_RUN_NICE", "runNice", 10, "20", "an integer from 0 to 19"],

@@ -229,6 +229,7 @@ const service = new WorkerService(
     diskCheckMs: settings.diskCheckMs,
     maxFiles: settings.runMaxFiles,
     gitTimeoutMs: settings.gitTimeoutMs,
+    localPushMaxObjects: settings.localPushMaxObjects,
     runNice: settings.runNice,
     usageReportMs: settings.usageReportMs,
     cliRetryLimit: settings.cliRetryLimit,

@@ -45,6 +45,8 @@ export interface WorkerServiceOptions {
   maxFiles?: number;
   /** Bound of each host-side git step of a run (add, commit, checkout, merge). Default 120000 ms. */
   gitTimeoutMs?: number;
+  /** Objects a push to a local remote copies itself at most (@overseer/git local-push.ts); 0: always `git push`. Default 1000. */
+  localPushMaxObjects?: number;
   /**
    * Niceness (0–19) of the processes this worker starts for its runs (git, the agent, hooks) and
    * of its process spawner, set process-wide when the service starts. Default 10.
@@ -113,6 +115,7 @@ const MINIMA: Readonly<Record<Exclude<WorkerDefaultKey, "prefix" | "pools">, num
   diskCheckMs: 1,
   maxFiles: 1,
   gitTimeoutMs: 1,
+  localPushMaxObjects: 0,
   runNice: 0,
   usageReportMs: 0,
   cliRetryLimit: 1,

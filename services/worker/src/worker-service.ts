@@ -512,6 +512,7 @@ export class WorkerService {
         projectId: job.projectId,
         remote: job.repo,
         gitTimeoutMs: this.options.gitTimeoutMs,
+        localPushMaxObjects: this.options.localPushMaxObjects,
       });
       this.mirrors.set(job.projectId, mirror);
     }
