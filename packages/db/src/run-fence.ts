@@ -1,5 +1,6 @@
 import { sql } from "kysely";
 import type { Db } from "./connection.ts";
+import { jobWithPrompt } from "./run-job-prompt.ts";
 
 /**
  * The fence around every ref a worker moves (docs/architecture.md, Trust model: the run fence).
@@ -105,7 +106,9 @@ async function readFence(
   const forLock = lock ? sql`FOR NO KEY UPDATE OF r, t` : sql``;
   // A start reads its stored job and the newest landing of its project (the partial index of
   // migration 0027: one index row).
-  const job = withJob ? sql`, j.job, lh.landed_sha, lh.landed_branch` : sql``;
+  const job = withJob
+    ? sql`, ${jobWithPrompt("j.job", "r.prompt")} AS job, lh.landed_sha, lh.landed_branch`
+    : sql``;
   const joinJob = withJob
     ? sql`LEFT JOIN run_jobs j ON j.run_id = r.id
       LEFT JOIN LATERAL (

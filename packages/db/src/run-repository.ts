@@ -1,8 +1,9 @@
 import { sql } from "kysely";
-import { type Db, json } from "./connection.ts";
+import type { Db } from "./connection.ts";
 import type { RunRow } from "./database-schema.ts";
 import { PAGE_LIMITS, resolvePageLimit } from "./page-limits.ts";
 import type { RidingQuery } from "./riding-writes.ts";
+import { jobWithPrompt, storedJob } from "./run-job-prompt.ts";
 import type { RunReport } from "./run-report-columns.ts";
 import { runTranscriptInsert } from "./transcript-repository.ts";
 
@@ -169,16 +170,21 @@ export async function storeRunJob(
     )
     .insertInto("run_jobs")
     .columns(["run_id", "job"])
-    .expression((eb) => eb.selectFrom("live").select(["live.id as run_id", json(job).as("job")]))
+    .expression((eb) => eb.selectFrom("live").select(["live.id as run_id", storedJob(job).as("job")]))
     .onConflict((oc) => oc.column("run_id").doUpdateSet((eb) => ({ job: eb.ref("excluded.job") })))
     .returning("run_id")
     .executeTakeFirst();
   return stored !== undefined;
 }
 
-/** A run's stored job (storeRunJob), or null: none stored, or the run ended. */
+/** A run's stored job (storeRunJob) with its prompt, or null: none stored, or the run ended. */
 export async function getRunJob(db: Db, runId: string): Promise<unknown | null> {
-  const row = await db.selectFrom("run_jobs").select("job").where("run_id", "=", runId).executeTakeFirst();
+  const row = await db
+    .selectFrom("run_jobs as j")
+    .innerJoin("runs as r", "r.id", "j.run_id")
+    .select(jobWithPrompt("j.job", "r.prompt").as("job"))
+    .where("j.run_id", "=", runId)
+    .executeTakeFirst();
   return row?.job ?? null;
 }
 

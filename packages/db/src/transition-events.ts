@@ -9,6 +9,7 @@ import { type QueryCreator, sql } from "kysely";
 import { type Db, json } from "./connection.ts";
 import type { Database, EventRow, ProjectRow } from "./database-schema.ts";
 import { RidingWrites } from "./riding-writes.ts";
+import { storedJob } from "./run-job-prompt.ts";
 
 export const POSTGRES_NOTIFY_CHANNEL = "overseer_events";
 
@@ -90,7 +91,7 @@ function withRunJobs(db: Db, jobs: ReadonlyMap<string, StoredRunJob>): QueryCrea
   let creator = db.with("run_job_rows", (qb) =>
     qb
       .insertInto("run_jobs")
-      .values(entries.map(([runId, job]) => ({ run_id: runId, job: json(job) })))
+      .values(entries.map(([runId, job]) => ({ run_id: runId, job: storedJob(job) })))
       .onConflict((oc) => oc.column("run_id").doUpdateSet((eb) => ({ job: eb.ref("excluded.job") }))),
   ) as unknown as QueryCreator<Database>;
   entries.forEach(([runId, job], i) => {

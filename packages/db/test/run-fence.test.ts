@@ -88,6 +88,26 @@ describe("run fence", () => {
     expect(await getRunJob(scratch.db, runId)).toBeNull();
   });
 
+  it("keeps the prompt once, on the run's row, and hands the job back with it", async () => {
+    const runId = await inReview("fence-prompt");
+    const check = { projectId: "fence-prompt", runId };
+    const job = { runId, prompt: 'Review the "prompt" once.', pool: "small", env: {} };
+    await storeRunJob(scratch.db, runId, job);
+    const stored = await sql<{ job: Record<string, unknown> }>`
+      SELECT job FROM run_jobs WHERE run_id = ${runId}`.execute(scratch.db);
+    expect(stored.rows[0]?.job).toEqual({ runId, pool: "small", env: {} });
+    expect(await getRunJob(scratch.db, runId)).toEqual(job);
+    expect(await liveRunJob(scratch.db, check)).toEqual({ refusal: null, job, landedHead: null });
+    // A job stored with its prompt (before it was kept once) reads the same.
+    await sql`UPDATE run_jobs SET job = ${JSON.stringify(job)}::jsonb WHERE run_id = ${runId}`.execute(
+      scratch.db,
+    );
+    expect(await getRunJob(scratch.db, runId)).toEqual(job);
+    // With no prompt on the run's row, a job keeps its own.
+    await sql`UPDATE runs SET prompt = NULL WHERE id = ${runId}`.execute(scratch.db);
+    expect(await liveRunJob(scratch.db, check)).toEqual({ refusal: null, job, landedHead: null });
+  });
+
   it("a cancel that updated the run before its job is stored leaves no job row once it commits", async () => {
     const runId = await inReview("fence-job-race");
     const job = { runId, prompt: "Review it.", pool: "default" };

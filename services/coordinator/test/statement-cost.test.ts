@@ -13,6 +13,7 @@ import {
   listRuns,
   requireProject,
   type ScratchDatabase,
+  sql,
 } from "@overseer/db";
 import { taskCard } from "@overseer/test-support";
 import { importTasks, startProject, type TransitionApplier } from "@overseer/transitions";
@@ -115,8 +116,18 @@ describe("a claim stores its runs' jobs in its own transaction", () => {
     );
     expect(runs).toHaveLength(2);
     for (const run of runs) {
-      expect(await getRunJob(scratch.db, run.id)).toMatchObject({ runId: run.id, pool: "small" });
-      expect(await getRun(scratch.db, run.id)).toMatchObject({ pool: "small" });
+      const stored = await getRun(scratch.db, run.id);
+      expect(stored).toMatchObject({ pool: "small", prompt: expect.stringContaining("S00-") });
+      // The prompt is kept once, on the run's row; the job comes back with it.
+      expect(await getRunJob(scratch.db, run.id)).toMatchObject({
+        runId: run.id,
+        pool: "small",
+        prompt: stored?.prompt,
+      });
+      const row = await sql<{ job: object }>`SELECT job FROM run_jobs WHERE run_id = ${run.id}`.execute(
+        scratch.db,
+      );
+      expect(row.rows[0]?.job).not.toHaveProperty("prompt");
     }
     // Both jobs ride on the claim's events statement; the claim's commit is the pass's last statement.
     expect(pass.at(-1)).toBe("commit");
