@@ -106,7 +106,7 @@ const FORBIDDEN = {
   "domain-is-pure": ["^packages/domain/src/", { pathNot: "^packages/domain/src/" }],
   "process-is-a-leaf": [
     "^packages/process/src/",
-    { pathNot: "^packages/process/src/", dependencyTypesNot: ["core"] },
+    { pathNot: ["^packages/process/src/", "node_modules/zod/"], dependencyTypesNot: ["core"] },
   ],
   ...LAYER_RULES,
   "api-contract-needs-only-zod": [
@@ -147,7 +147,8 @@ const WHY = {
   "services-never-import-services":
     "A service imports packages only; code two services share belongs in a package.",
   "domain-is-pure": "packages/domain is the pure state machine: commands in, state and events out; no I/O.",
-  "process-is-a-leaf": "packages/process answers liveness questions with node built-ins only.",
+  "process-is-a-leaf":
+    "packages/process spawns and watches processes with node built-ins only, and zod for the launch prelude a spawn request carries.",
   ...LAYER_WHY,
   "api-contract-needs-only-zod":
     "The contract's only third-party code is zod and its OpenAPI extension (the CLI loads it).",

@@ -1,5 +1,6 @@
 import { statSync } from "node:fs";
 import { delimiter, resolve as resolvePath } from "node:path";
+import type { PreludeLaunch } from "@overseer/process";
 import type { ControlTransition } from "@overseer/run-contract";
 import { createLogger, type Logger } from "@overseer/runtime";
 import { DEFAULT_CONTROL_MAX_BYTES, readControlDir } from "./control-dir-reader.ts";
@@ -32,6 +33,8 @@ export interface WrappedCommand {
   file: string;
   args: string[];
   env: Record<string, string>;
+  /** The same command without the sandbox's host launcher, for a spawner that takes its steps itself (`PreparedCommand.preludeLaunch`). */
+  preludeLaunch?: PreludeLaunch;
   cleanup?: () => Promise<void>;
   /**
    * The sandbox's own way to end the run: SIGTERM to the processes inside (the sandbox

@@ -1,5 +1,5 @@
 import type { Readable, Writable } from "node:stream";
-import { spawnGroup } from "@overseer/process";
+import { type PreludeLaunch, spawnGroup } from "@overseer/process";
 import type { Logger } from "@overseer/runtime";
 import { HarnessNotConfiguredError } from "./harness-errors.ts";
 
@@ -8,6 +8,8 @@ export interface SpawnCommand {
   readonly file: string;
   readonly args: readonly string[];
   readonly env: Readonly<Record<string, string>>;
+  /** Spawned instead of `file args` when the process spawner applies launch preludes (@overseer/process). */
+  readonly preludeLaunch?: PreludeLaunch;
 }
 
 export interface HarnessExit {
@@ -50,7 +52,12 @@ export async function spawnHarness(
   cwd: string,
   logger: Logger,
 ): Promise<SpawnedHarness> {
-  const { child } = spawnGroup(command.file, command.args, { cwd, env: { ...command.env }, stdin: true });
+  const { child } = spawnGroup(command.file, command.args, {
+    cwd,
+    env: { ...command.env },
+    stdin: true,
+    ...(command.preludeLaunch ? { preludeLaunch: command.preludeLaunch } : {}),
+  });
   // Listened to before anything else: an unheard 'error' event would end the worker, and
   // through the spawner the exit may arrive in the same read as the pid.
   const failed = new Promise<Error>((resolve) => child.once("error", resolve));

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { EventEmitter } from "node:events";
 import { Readable, Writable } from "node:stream";
+import type { LaunchPrelude } from "./launch-prelude.ts";
 import type { SpawnerCommand } from "./spawner-program.ts";
 
 /**
@@ -17,7 +18,9 @@ import type { SpawnerCommand } from "./spawner-program.ts";
  *   parent → spawner: SPAWN (JSON request), STDIN (bytes), STDIN_END.
  *   spawner → parent: SPAWNED (u32 pid), ERROR (JSON: the child's `error` event; `started:
  *   false` means it never started and nothing follows), STDOUT / STDERR (bytes), EXIT and
- *   CLOSE (JSON code and signal; CLOSE is the last frame of a call).
+ *   CLOSE (JSON code and signal; CLOSE is the last frame of a call); HELLO (call id 0, JSON
+ *   `{"prelude":true}`), once at its start, from a spawner that applies launch preludes
+ *   (launch-prelude.ts; the Perl one where it knows the syscalls: x86_64, aarch64).
  *
  * Failure. If the spawner dies (killed, out of memory) its running calls end at once with an
  * `error` saying so, and a `close` with no exit code; their process groups are SIGKILLed (they
@@ -35,6 +38,7 @@ const STDOUT = 3;
 const STDERR = 4;
 const EXIT = 5;
 const CLOSE = 6;
+const HELLO = 7;
 
 export interface SpawnRequest {
   file: string;
@@ -47,6 +51,8 @@ export interface SpawnRequest {
   detached: boolean;
   /** Niceness of a detached child and its session (child-priority.ts); 0 keeps the spawner's. */
   nice?: number;
+  /** Steps the child takes on itself before it execs (launch-prelude.ts); only to a spawner whose HELLO offered them. */
+  prelude?: LaunchPrelude;
 }
 
 /** A child started through the spawner, shaped like the parts of a ChildProcess callers use. */
@@ -123,6 +129,11 @@ export class SpawnerConnection {
   readonly kind: SpawnerCommand["kind"];
   /** It ended by itself (an exit code other than 0) before its first frame: it cannot run here. */
   failedToRun = false;
+  /** Its HELLO said it applies launch preludes (false until that frame arrived). */
+  launchPrelude = false;
+  /** Resolves with `launchPrelude` once known: at its HELLO, at once for the Node one, false if it died first. */
+  readonly hello: Promise<boolean>;
+  private greeted: (prelude: boolean) => void = () => undefined;
   private answered = false;
   private retiring = false;
   private readonly calls = new Map<number, RemoteChild>();
@@ -134,6 +145,10 @@ export class SpawnerConnection {
 
   constructor(command: SpawnerCommand) {
     this.kind = command.kind;
+    this.hello = new Promise((resolve) => {
+      this.greeted = resolve;
+    });
+    if (command.kind === "node") this.greeted(false);
     // Its own session (a terminal's signals are the parent's), nothing inherited but stderr
     // (its crash report lands in the worker's log); git gets each call's own environment.
     this.process = spawn(command.file, command.args, {
@@ -212,6 +227,11 @@ export class SpawnerConnection {
   }
 
   private onFrame(type: number, id: number, body: Buffer): void {
+    if (type === HELLO && id === 0) {
+      this.launchPrelude = (JSON.parse(body.toString("utf8")) as { prelude?: unknown }).prelude === true;
+      this.greeted(this.launchPrelude);
+      return;
+    }
     const child = this.calls.get(id);
     if (!child) return;
     if (child.receive(type, body)) {
@@ -237,6 +257,7 @@ export class SpawnerConnection {
   private died(how: string): void {
     if (this.ended) return;
     this.ended = true;
+    this.greeted(false);
     const calls = [...this.calls.values()];
     this.calls.clear();
     for (const child of calls) {

@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
 import type { Readable, Writable } from "node:stream";
 import { currentRunNice, lowerSessionPriority } from "./child-priority.ts";
+import { launchPreludeSchema, type PreludeLaunch } from "./launch-prelude.ts";
 import { PROCESS_DEFAULTS } from "./process-defaults.ts";
 import { SpawnerConnection } from "./process-spawner.ts";
 import { perlSpawnerFailed, type SpawnerProgramChoice, spawnerCommand } from "./spawner-program.ts";
@@ -30,6 +31,11 @@ export interface SpawnGroupOptions {
   env: Record<string, string>;
   /** Pipe the child's stdin; else it reads /dev/null. */
   stdin: boolean;
+  /**
+   * The same command without its launcher (launch-prelude.ts): spawned instead of `file args`,
+   * with an empty environment, when the live spawner applies launch preludes itself.
+   */
+  preludeLaunch?: PreludeLaunch;
 }
 
 export interface SpawnedGroup {
@@ -76,18 +82,31 @@ export function processSpawnerPid(): number | undefined {
   return connection?.alive ? connection.process.pid : undefined;
 }
 
+/**
+ * Whether spawns run a `preludeLaunch`: the live spawner (started here if need be) applies launch
+ * preludes, once its HELLO said so. Tests and benchmarks ask; spawnGroup decides per spawn (a
+ * spawn before the HELLO arrived runs the launcher).
+ */
+export function launchPreludeAvailable(): Promise<boolean> {
+  return spawner()?.hello ?? Promise.resolve(false);
+}
+
 /** Starts `file args` in a new process group and session, without a shell, at the run niceness (child-priority.ts). */
 export function spawnGroup(file: string, args: readonly string[], options: SpawnGroupOptions): SpawnedGroup {
+  // Checked whichever way it goes: a bad prelude is the caller's bug, not a spawner's to find.
+  const prelude = options.preludeLaunch && launchPreludeSchema.parse(options.preludeLaunch.prelude);
   const remote = spawner();
+  const direct = remote?.launchPrelude ? options.preludeLaunch : undefined;
   const child: GroupChild = remote
     ? remote.spawn({
-        file,
-        args,
+        file: direct?.file ?? file,
+        args: direct?.args ?? args,
         cwd: options.cwd,
-        env: options.env,
+        env: direct ? {} : options.env,
         stdin: options.stdin,
         detached: true,
         nice: currentRunNice(),
+        ...(direct ? { prelude } : {}),
       })
     : (spawn(file, [...args], {
         cwd: options.cwd,

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { statSync } from "node:fs";
 import { mkdir, realpath, rm, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { PROCESS_DEFAULTS } from "@overseer/process";
+import { PROCESS_DEFAULTS, type PreludeLaunch } from "@overseer/process";
 import { execa } from "execa";
 import { type BinSnapshot, createBinSnapshot } from "./bin-snapshot.ts";
 import {
@@ -32,7 +32,7 @@ import { DEFAULT_EGRESS_BRIDGE_PORT, EGRESS_BRIDGE_SOURCE } from "./egress-bridg
 import { EgressProxy } from "./egress-proxy.ts";
 import { type EgressProxyOptions, resolveEgressProxyOptions } from "./egress-proxy-options.ts";
 import { createEtcSnapshot, sweepDeadWorkerDirs } from "./etc-snapshot.ts";
-import { buildEgressLauncher, buildHostLauncher, pointAtEgressBridge } from "./launcher-script.ts";
+import { buildEgressLauncher, hostLaunchCommand, pointAtEgressBridge } from "./launcher-script.ts";
 import { canAccess, findOnPath } from "./path-access.ts";
 import { stopProcessTree } from "./process-tree.ts";
 import {
@@ -123,6 +123,7 @@ class BwrapPreparedCommand implements PreparedCommand {
     readonly cgroup: RunCgroup | null,
     private readonly proxy: EgressProxy | null,
     private readonly limits: SandboxLimits,
+    readonly preludeLaunch: PreludeLaunch,
   ) {}
 
   async limitsReached(): Promise<string[]> {
@@ -465,9 +466,7 @@ export class BwrapDriver implements SandboxDriver {
       const argsFile = runDir === null ? this.writeOptionsFile(bwrapOptions) : join(runDir, "bwrap-args");
       if (runDir !== null) await writeFile(argsFile, bwrapOptions, { mode: 0o600 });
       runPath = runDir ?? argsFile;
-      const shell = await this.launcherShell();
-      const launcher = buildHostLauncher({
-        bash: shell === "/bin/bash",
+      const launch = hostLaunchCommand(await this.launcherShell(), innerArgv, {
         bwrapPath: bwrap,
         argsFile,
         procsFiles: cgroup?.procsFiles ?? [],
@@ -476,28 +475,16 @@ export class BwrapDriver implements SandboxDriver {
         fileSizeBytes: spec.limits.fileSizeBytes ?? null,
         seccompFile,
       });
-      const bash = shell === "/bin/bash";
       return new BwrapPreparedCommand(
         spec.runId,
-        // bash runs directly (one exec fewer than `env -i bash`, ~1.5 ms of CPU per spawn): -p
-        // makes it ignore BASH_ENV, ENV, SHELLOPTS, BASHOPTS and exported functions, and the
-        // launcher execs bwrap with `exec -c` (an empty environment). POSIX sh has neither, so
-        // there `env -i` still empties the environment first. --norc: bash would otherwise
-        // source ~/.bashrc of the worker when stdin is a socket.
-        bash ? shell : "/usr/bin/env",
-        [
-          ...(bash ? ["--norc", "--noprofile", "-p"] : ["-i", shell]),
-          "-c",
-          launcher,
-          "overseer-sandbox",
-          "--",
-          ...innerArgv,
-        ],
+        launch.file,
+        launch.args,
         spec.checkoutDir,
         runPath,
         cgroup,
         proxy,
         spec.limits,
+        launch.preludeLaunch,
       );
     } catch (error) {
       await proxy?.close().catch(() => undefined);

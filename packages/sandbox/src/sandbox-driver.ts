@@ -1,3 +1,4 @@
+import type { PreludeLaunch } from "@overseer/process";
 import type { SandboxDriverName } from "@overseer/run-contract";
 import type { SandboxSpec } from "./sandbox-spec-schema.ts";
 
@@ -28,6 +29,12 @@ export interface PreparedCommand {
   readonly env: Readonly<Record<string, string>>;
   /** Working directory to spawn in (the checkout). */
   readonly cwd: string;
+  /**
+   * The same run without its host launcher, for a spawner that applies launch preludes itself
+   * (@overseer/process `spawnGroup`'s `preludeLaunch`: bwrap spawned directly, the launcher's
+   * steps taken in the spawner's child). Spawning `file args` instead is always right.
+   */
+  readonly preludeLaunch?: PreludeLaunch;
   /**
    * Ends the run: sends SIGTERM to every process of the run (inside the sandbox too), waits up to
    * `graceMs` for the spawned process to exit, then SIGKILLs its process group and applies the

@@ -1,10 +1,13 @@
-import { spawn } from "node:child_process";
+import { spawnGroup } from "@overseer/process";
 import type { PreparedCommand } from "./sandbox-driver.ts";
 
 /**
  * Reference implementation of the spawn/kill contract of `PreparedCommand`, used by `probe()`, the
  * benchmark and tests, and usable by callers that just need "run this, bounded". The harness
  * (which streams output and watches for transitions) follows the same steps with its own I/O.
+ * It spawns as the harness does (@overseer/process `spawnGroup`: through the process spawner
+ * unless `useProcessSpawner(false)`, with the prepared command's launch prelude when that
+ * spawner applies it), so a probe or a test runs a sandbox the way a worker does.
  */
 
 export interface RunPreparedOptions {
@@ -63,13 +66,15 @@ export function runPreparedCommand(
   const { timeoutMs, maxOutputBytes: maxOutput } = options;
   const started = performance.now();
   return new Promise((resolve, reject) => {
-    const child = spawn(prepared.file, [...prepared.args], {
+    const { child } = spawnGroup(prepared.file, prepared.args, {
       cwd: prepared.cwd,
       env: { ...prepared.env },
-      detached: true,
-      stdio: ["pipe", "pipe", "pipe"],
+      stdin: true,
+      ...(prepared.preludeLaunch ? { preludeLaunch: prepared.preludeLaunch } : {}),
     });
+    const stdin = child.stdin as NonNullable<typeof child.stdin>;
     if (child.pid !== undefined) options.onSpawn(child.pid);
+    else child.once("spawn", () => options.onSpawn(child.pid as number));
     const stdout: Buffer[] = [];
     const stderr: Buffer[] = [];
     const collect = (sink: Buffer[]) => {
@@ -82,8 +87,8 @@ export function runPreparedCommand(
     };
     child.stdout.on("data", collect(stdout));
     child.stderr.on("data", collect(stderr));
-    child.stdin.on("error", () => undefined); // EPIPE when the command ignores its stdin
-    child.stdin.end(options.stdin);
+    stdin.on("error", () => undefined); // EPIPE when the command ignores its stdin
+    stdin.end(options.stdin);
     let timedOut = false;
     const timer = setTimeout(() => {
       timedOut = true;

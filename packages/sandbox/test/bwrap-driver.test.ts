@@ -24,9 +24,11 @@ import {
   runShell,
   type SandboxWorkspace,
   testRuntimeRoot,
+  useSandboxSpawnMode,
 } from "./helpers/sandbox-fixture.ts";
 
 afterAll(disposeDrivers);
+useSandboxSpawnMode();
 
 let ws: SandboxWorkspace;
 

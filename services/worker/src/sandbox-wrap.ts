@@ -60,6 +60,7 @@ export function sandboxWrapFor(
       file: prepared.file,
       args: [...prepared.args],
       env: { ...prepared.env },
+      ...(prepared.preludeLaunch ? { preludeLaunch: prepared.preludeLaunch } : {}),
       cleanup: () => prepared.cleanup(),
       stop: (pid, options) => prepared.stop(pid, options),
       limitsReached: () => prepared.limitsReached(),

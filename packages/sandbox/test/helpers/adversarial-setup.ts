@@ -6,6 +6,7 @@ import {
   newDriver,
   type OutsideWitness,
   type SandboxWorkspace,
+  useSandboxSpawnMode,
   witnessFor,
 } from "./sandbox-fixture.ts";
 
@@ -21,6 +22,7 @@ export let witness: OutsideWitness;
  * is fingerprinted before the test and must be unchanged after it.
  */
 export function useAdversarialSandbox(): void {
+  useSandboxSpawnMode();
   beforeAll(async () => {
     driver = newDriver();
     caps = await driver.capabilities();

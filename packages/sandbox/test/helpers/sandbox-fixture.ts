@@ -2,7 +2,8 @@ import { createHash, randomBytes } from "node:crypto";
 import { lstat, mkdir, mkdtemp, readdir, readFile, readlink, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { expect } from "vitest";
+import { PROCESS_DEFAULTS, useProcessSpawner } from "@overseer/process";
+import { afterAll, beforeAll, expect } from "vitest";
 import {
   BwrapDriver,
   type BwrapDriverOptions,
@@ -124,6 +125,24 @@ export function witnessFor(ws: SandboxWorkspace, extra: readonly string[] = []):
     ws.rootCanaryDir,
     ...extra,
   ]);
+}
+
+/**
+ * The way a suite spawns its sandboxes (runPreparedCommand goes through @overseer/process
+ * spawnGroup, as the harness does): `OVERSEER_TEST_SANDBOX_SPAWN=perl` (the Perl spawner, which
+ * takes the launcher's steps itself: a launch prelude), `node` (the Node spawner, bash launcher) or
+ * `direct` (no spawner, bash launcher); unset, the defaults (the Perl spawner where there is perl).
+ * Registers the hooks that set it for the file and put the defaults back after it.
+ */
+export function useSandboxSpawnMode(): void {
+  const mode = process.env.OVERSEER_TEST_SANDBOX_SPAWN;
+  beforeAll(() => {
+    if (mode === "direct") useProcessSpawner(false);
+    else if (mode === "perl" || mode === "node") useProcessSpawner(true, mode);
+    else if (mode !== undefined)
+      throw new Error(`OVERSEER_TEST_SANDBOX_SPAWN=${mode}: expected perl, node or direct`);
+  });
+  afterAll(() => useProcessSpawner(PROCESS_DEFAULTS.spawner, PROCESS_DEFAULTS.spawnerProgram));
 }
 
 /** Prepares `argv` with `driver`, runs it (bounded), always cleans up. */
