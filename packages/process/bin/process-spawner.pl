@@ -17,7 +17,7 @@
 #
 # Launch preludes (src/launch-prelude.ts): a request may carry steps its child takes on itself
 # before it execs (close inherited descriptors, open files on 3-9, join cgroups, set rlimits,
-# empty its environment), which spares a host launcher's shell (an exec and ~1.5-2 ms of CPU per
+# empty its environment), which spares a host launcher's shell (an exec and ~0.9 ms of CPU per
 # sandboxed run). Only where close and prlimit64 are known by number (x86_64, aarch64, a 64-bit
 # perl on Linux): its HELLO frame, the first it sends, tells the parent whether it applies them.
 #

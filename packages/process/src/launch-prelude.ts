@@ -4,7 +4,7 @@ import { z } from "zod";
  * A launch prelude: the steps a spawned child takes on itself between fork and exec, when the
  * spawner can take them (the Perl one on x86_64 and aarch64: bin/process-spawner.pl says so in
  * its HELLO frame). It replaces a host launcher (a shell that takes the same steps, then execs the
- * command), which costs an exec and ~1.5–2 ms of CPU per spawn: the sandbox drivers'
+ * command), which costs an exec and ~0.9 ms of CPU per spawn: the sandbox drivers'
  * `overseer-sandbox` launcher (packages/sandbox launcher-script.ts builds both from one list).
  *
  * In the child, in this order, after its new session, stdio and cwd:

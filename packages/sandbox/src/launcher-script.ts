@@ -29,7 +29,7 @@ import type { LaunchPrelude, LaunchStep, PreludeLaunch } from "@overseer/process
  * Steps 1-4 are one list (`hostLaunchSteps`). Through the Perl process spawner the shell is
  * skipped: the spawn carries that list as a launch prelude (`hostLaunchPrelude`,
  * @overseer/process launch-prelude.ts) and the spawner's child takes step 0, the list and step 5
- * itself between fork and exec, with the same failure lines and exit code (one exec and ~1.5-2 ms
+ * itself between fork and exec, with the same failure lines and exit code (one exec and ~0.9 ms
  * of CPU fewer per run). The bwrap driver gives both forms (PreparedCommand.preludeLaunch); the
  * spawner picks one per spawn.
  *
