@@ -346,12 +346,30 @@ function readPids(dir: string): number[] {
   }
 }
 
+/** A `key value` line of the flat-keyed file `file` of run cgroup `dir`, or null (no such file or key). */
+function readKeyedIn(dir: string, file: string, key: string): number | null {
+  let text: string;
+  try {
+    text = readFileSync(join(dir, file), "utf8");
+  } catch {
+    return null; // not in this hierarchy, or not on this kernel
+  }
+  const line = text.split("\n").find((l) => l.startsWith(`${key} `));
+  return line === undefined ? null : Number(line.slice(key.length + 1).trim());
+}
+
 function writeOptional(path: string, value: string): void {
   try {
     writeFileSync(path, value);
   } catch {
     // Optional knob (memsw, swap.max, oom.group) missing or refused on this kernel: the main limit still holds.
   }
+}
+
+/** Where a run's limit counters are: the run cgroup of the pids and of the memory hierarchy. */
+interface CounterDirs {
+  pids: string | null;
+  memory: { dir: string; version: 1 | 2 } | null;
 }
 
 /** One run's cgroup directories (one per hierarchy in use). */
@@ -363,6 +381,7 @@ export class RunCgroup {
     readonly dirs: readonly string[],
     private readonly killDir: string | null,
     private readonly parentDirs: readonly string[],
+    private readonly counters: CounterDirs,
   ) {}
 
   /** Files the spawn wrapper must write its pid into, in order. */
@@ -382,7 +401,12 @@ export class RunCgroup {
     await sweepStaleRunCgroups(parents);
     const name = `run-${process.pid}-${runId}`;
     const dirs: string[] = [];
-    const cgroup = new RunCgroup(dirs, plan.kill ? join(plan.kill.parentDir, name) : null, parents);
+    const counters: CounterDirs = {
+      pids: plan.pids ? join(plan.pids.parentDir, name) : null,
+      memory: plan.memory ? { dir: join(plan.memory.parentDir, name), version: plan.memory.version } : null,
+    };
+    const killDir = plan.kill ? join(plan.kill.parentDir, name) : null;
+    const cgroup = new RunCgroup(dirs, killDir, parents, counters);
     try {
       for (const parent of parents) {
         const dir = join(parent, name);
@@ -436,13 +460,8 @@ export class RunCgroup {
   /** A `key value` line of a flat-keyed file (`pids.events`, `memory.events`, `memory.oom_control`), or null. */
   async readKeyed(file: string, key: string): Promise<number | null> {
     for (const dir of this.dirs) {
-      try {
-        const text = readFileSync(join(dir, file), "utf8");
-        const line = text.split("\n").find((l) => l.startsWith(`${key} `));
-        if (line !== undefined) return Number(line.slice(key.length + 1).trim());
-      } catch {
-        // not in this hierarchy
-      }
+      const value = readKeyedIn(dir, file, key);
+      if (value !== null) return value;
     }
     return null;
   }
@@ -455,12 +474,15 @@ export class RunCgroup {
    */
   async limitsReached(limits: SandboxLimits): Promise<string[]> {
     const reached: string[] = [];
-    const forksRefused = await this.readKeyed("pids.events", "max");
+    // Each file is read in the one hierarchy that carries it (pids.events in the pids cgroup;
+    // memory.events on v2, memory.oom_control on v1, in the memory cgroup): a read tried in
+    // every run cgroup failed (ENOENT, an exception) four times per run for nothing.
+    const { pids, memory } = this.counters;
+    const forksRefused = pids === null ? null : readKeyedIn(pids, "pids.events", "max");
     if (forksRefused !== null && forksRefused > 0)
       reached.push(`pids_max ${limits.pidsMax} reached: ${forksRefused} forks refused`);
-    const oomKills =
-      (await this.readKeyed("memory.events", "oom_kill")) ??
-      (await this.readKeyed("memory.oom_control", "oom_kill"));
+    const oomFile = memory?.version === 2 ? "memory.events" : "memory.oom_control";
+    const oomKills = memory === null ? null : readKeyedIn(memory.dir, oomFile, "oom_kill");
     if (oomKills !== null && oomKills > 0) {
       const mb = Math.round(limits.memoryBytes / 1024 / 1024);
       reached.push(
