@@ -457,15 +457,6 @@ export class RunCgroup {
     return null;
   }
 
-  /** A `key value` line of a flat-keyed file (`pids.events`, `memory.events`, `memory.oom_control`), or null. */
-  async readKeyed(file: string, key: string): Promise<number | null> {
-    for (const dir of this.dirs) {
-      const value = readKeyedIn(dir, file, key);
-      if (value !== null) return value;
-    }
-    return null;
-  }
-
   /**
    * The run's limits it ran into, one line each for the run's failure (`pids_max 64 reached:
    * 212 forks refused`), read before `destroy`. Only what the cgroup counted: forks the pids
