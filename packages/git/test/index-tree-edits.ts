@@ -1,6 +1,7 @@
 import { promises as fs } from "node:fs";
 import path from "node:path";
 import fc from "fast-check";
+import { git } from "./git-test-helpers.ts";
 
 /**
  * Random trees and random edits for the index parity properties (index-tree.property.test.ts).
@@ -213,4 +214,13 @@ export async function applyEdit(root: string, edit: Edit, gitdir: string): Promi
 export async function settle(root: string): Promise<void> {
   const past = new Date(Date.now() - 10_000);
   for (const { rel } of await listPaths(root)) await fs.lutimes(bytes(root, rel), past, past);
+}
+
+/** A repository with one commit under `dir`: what the gitlinks' `.git` files point to. Returns its git dir. */
+export async function embeddedRepository(dir: string): Promise<string> {
+  const sub = path.join(dir, "embedded");
+  await fs.mkdir(sub);
+  await git(sub, "init", "-q");
+  await git(sub, "commit", "-q", "--allow-empty", "-m", "embedded");
+  return path.join(sub, ".git");
 }

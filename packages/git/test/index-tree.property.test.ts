@@ -12,6 +12,7 @@ import {
   applyEdit,
   type Edit,
   editsArb,
+  embeddedRepository,
   type Planted,
   plantTree,
   settle,
@@ -47,11 +48,7 @@ beforeAll(async () => {
     remote: await makeRemote(dir, { "README.md": "hello\n" }),
   });
   await mirror.ensure();
-  const sub = path.join(dir, "embedded");
-  await fs.mkdir(sub);
-  await git(sub, "init", "-q");
-  await git(sub, "commit", "-q", "--allow-empty", "-m", "embedded");
-  embedded = path.join(sub, ".git");
+  embedded = await embeddedRepository(dir);
 });
 afterAll(() => temp.cleanup());
 

@@ -4,7 +4,7 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { pushBranch, RepoMirror, runGit } from "../src/index.ts";
 import { git, headOf, makeRemote, TEST_AUTHOR, tempScope, tracingGit } from "./git-test-helpers.ts";
-import { applyEdit, editsArb, plantTree, treeArb } from "./index-tree-edits.ts";
+import { applyEdit, editsArb, embeddedRepository, plantTree, treeArb } from "./index-tree-edits.ts";
 
 /**
  * The push to a local remote without git's transport (local-push.ts) on random trees and random
@@ -22,11 +22,7 @@ let runs = 0;
 
 beforeAll(async () => {
   dir = await temp.make();
-  const sub = path.join(dir, "embedded");
-  await fs.mkdir(sub);
-  await git(sub, "init", "-q");
-  await git(sub, "commit", "-q", "--allow-empty", "-m", "embedded");
-  embedded = path.join(sub, ".git");
+  embedded = await embeddedRepository(dir);
 });
 afterAll(() => temp.cleanup());
 
