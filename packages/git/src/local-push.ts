@@ -76,9 +76,12 @@ interface PlainRemote {
   reflog: boolean;
 }
 
-/** Config a receive-pack, the object store or the ref store would act on (see localPush). */
+/**
+ * Config a receive-pack, the object store or the ref store would act on (see localPush). A key
+ * with no `=` is git's boolean true (`[core] sharedRepository` alone is "group").
+ */
 const ACTED_ON =
-  /^\s*\[\s*(?:receive|extensions|include|includeif)\b|^\s*(?:fsckobjects|sharedrepository|objectformat|compatobjectformat|refstorage|worktreeconfig|worktree)\s*=/im;
+  /^\s*\[\s*(?:receive|extensions|include|includeif)\b|^\s*(?:fsckobjects|sharedrepository|objectformat|compatobjectformat|refstorage|worktreeconfig|worktree)\s*(?:[=;#]|$)/im;
 
 function plainRemote(location: string): PlainRemote | null {
   const dotGit = path.join(location, ".git");
@@ -101,8 +104,10 @@ function plainRemote(location: string): PlainRemote | null {
   ) {
     return null;
   }
-  const logSetting = /^\s*logallrefupdates\s*=\s*(\S+)\s*$/im.exec(config)?.[1]?.toLowerCase();
-  const reflog = logSetting === undefined ? !bare : logSetting !== "false";
+  // The last setting wins; any but a plain "false" (the bare key is true) leaves the reflog to
+  // git update-ref.
+  const logSetting = [...config.matchAll(/^\s*logallrefupdates\s*(?:=\s*(\S*)\s*)?(?:[;#].*)?$/gim)].at(-1);
+  const reflog = logSetting === undefined ? !bare : logSetting[1]?.toLowerCase() !== "false";
   return { gitDir, bare, reflog };
 }
 

@@ -1,0 +1,275 @@
+import { promises as fs } from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { GitError, pushBranch, RepoMirror, runGit } from "../src/index.ts";
+import { localPush } from "../src/local-push.ts";
+import { transferObjects } from "../src/object-transfer.ts";
+import { git, headOf, makeRemote, TEST_AUTHOR, tracingGit, useTempScope } from "./git-test-helpers.ts";
+
+/**
+ * The push to a local remote without git's transport (local-push.ts) at its edges: racing
+ * pushers, a remote maintained while it is pushed to, remotes of unusual shapes and configs, and
+ * a copy across file systems. Each case ends with what `git push` would have left.
+ */
+
+const temp = useTempScope();
+const BRANCH = "overseer/task/T1";
+
+async function mirrorOf(dir: string, remote: string, name = "data") {
+  const mirror = new RepoMirror({ dataDir: path.join(dir, name), projectId: "p", remote });
+  await mirror.ensure();
+  const wt = await mirror.addWorktree({ base: "main", path: path.join(dir, `${name}-job`) });
+  const commit = async (files: Record<string, string>) => {
+    for (const [file, content] of Object.entries(files)) {
+      await fs.mkdir(path.dirname(path.join(wt.path, file)), { recursive: true });
+      await fs.writeFile(path.join(wt.path, file), content);
+    }
+    return (await wt.commit({ message: "work", trailers: { Task: "T1" }, author: TEST_AUTHOR })) as string;
+  };
+  return { mirror, commit };
+}
+
+async function rig(dir?: string) {
+  const at = dir ?? (await temp.make());
+  const remote = await makeRemote(at, { "a.txt": "a\n", "src/x.ts": "x\n" });
+  return { dir: at, remote, ...(await mirrorOf(at, remote)) };
+}
+
+async function expectWhole(remote: string): Promise<void> {
+  const fsck = await runGit(["fsck", "--full", "--strict", "--no-dangling", "--no-progress"], {
+    cwd: remote,
+    okExitCodes: [1, 2, 4, 8],
+  });
+  expect(fsck.stderr + fsck.stdout).toBe("");
+  expect(fsck.exitCode).toBe(0);
+}
+
+/** Lock files left anywhere under `dir`. */
+async function locksUnder(dir: string): Promise<string[]> {
+  const entries = await fs.readdir(dir, { recursive: true });
+  return entries.filter((entry) => entry.endsWith(".lock"));
+}
+
+const push = (mirror: RepoMirror, sha: string, expectedOldSha: string | null, branch = BRANCH) =>
+  pushBranch(mirror, { branch, sha, expectedOldSha });
+
+describe("a push to a local remote without git's transport, at its edges", () => {
+  it("lets exactly one of many racing pushers win each expected value", async () => {
+    const { dir, remote, mirror: a, commit: commitA } = await rig();
+    const { mirror: b, commit: commitB } = await mirrorOf(dir, remote, "other");
+    let expected: string | null = null;
+    for (let round = 0; round < 3; round++) {
+      const shas = [
+        await commitA({ [`a${round}.txt`]: `${round}\n` }),
+        await commitB({ [`b${round}.txt`]: `${round}\n` }),
+      ];
+      const results = await Promise.all(
+        [0, 1, 2, 3, 4, 5].map((i) => push(i % 2 === 0 ? a : b, shas[i % 2] as string, expected)),
+      );
+      const head = (await headOf(remote, BRANCH)) as string;
+      expect(shas).toContain(head);
+      // Both of the winner's pushes succeed (the second finds its commit there); the loser's fail.
+      for (const [i, result] of results.entries()) {
+        expect(result.ok).toBe(shas[i % 2] === head);
+        if (!result.ok) expect(result).toMatchObject({ reason: "stale", actualSha: head });
+      }
+      // The next round's commits do not descend from the head on the loser's side: the CAS is
+      // no fast-forward check, as with git push --force-with-lease.
+      expected = head;
+    }
+    await expectWhole(remote);
+    expect(await locksUnder(remote)).toEqual([]);
+  });
+
+  it("keeps the remote whole while git gc, repack and pack-refs run in it during pushes", async () => {
+    const { remote, mirror, commit } = await rig();
+    let done = false;
+    const maintenance = (async () => {
+      const steps = [
+        ["pack-refs", "--all"],
+        ["repack", "-adq"],
+        ["gc", "--quiet"],
+        ["pack-refs", "--all", "--prune"],
+      ];
+      for (let i = 0; !done; i++) {
+        await runGit(steps[i % steps.length] as string[], { cwd: remote, okExitCodes: [1, 128] });
+      }
+    })();
+    let expected: string | null = null;
+    try {
+      for (let i = 0; i < 12; i++) {
+        const sha = await commit({ [`f${i}.txt`]: `${i}\n`, "src/x.ts": `x${i}\n` });
+        expect(await push(mirror, sha, expected)).toEqual({ ok: true });
+        expect(await headOf(remote, BRANCH)).toBe(sha);
+        expected = sha;
+      }
+    } finally {
+      done = true;
+      await maintenance;
+    }
+    await expectWhole(remote);
+    expect(await locksUnder(remote)).toEqual([]);
+  });
+
+  it("copies across file systems byte for byte, read-only as git writes loose objects", async () => {
+    const dir = await fs.mkdtemp(path.join("/dev/shm", "overseer-local-push-"));
+    try {
+      const remote = await makeRemote(dir, { "a.txt": "a\n" });
+      const { mirror, commit } = await mirrorOf(await temp.make(), remote);
+      const sha = await commit({ "b.txt": "b\n", "deep/c.txt": "c\n" });
+      const transfer = transferObjects(mirror.gitDir, remote, sha, 100);
+      expect(transfer?.copied).toHaveLength(5);
+      for (const id of transfer?.copied ?? []) {
+        const file = (gitDir: string) => path.join(gitDir, "objects", id.slice(0, 2), id.slice(2));
+        expect(await fs.readFile(file(remote))).toEqual(await fs.readFile(file(mirror.gitDir)));
+        const stat = await fs.stat(file(remote));
+        expect(stat.mode & 0o777).toBe(0o444);
+        expect(stat.ino).not.toBe((await fs.stat(file(mirror.gitDir))).ino);
+      }
+      expect(await fs.readdir(path.join(remote, "objects", sha.slice(0, 2)))).not.toContainEqual(
+        expect.stringMatching(/^tmp_obj_/),
+      );
+      expect(await push(mirror, sha, null)).toEqual({ ok: true });
+      await expectWhole(remote);
+    } finally {
+      await fs.rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("links objects read-only, so the remote cannot write through them into the mirror", async () => {
+    const { remote, mirror, commit } = await rig();
+    const sha = await commit({ "b.txt": "b\n" });
+    expect(await push(mirror, sha, null)).toEqual({ ok: true });
+    for (const id of [sha, await git(remote, "rev-parse", `${sha}:b.txt`)]) {
+      const stat = await fs.stat(path.join(remote, "objects", id.slice(0, 2), id.slice(2)));
+      expect(stat.mode & 0o222).toBe(0);
+    }
+  });
+
+  it("leaves only objects, no ref change, when cut short between the copy and the ref update", async () => {
+    const { remote, mirror, commit } = await rig();
+    const sha = await commit({ "b.txt": "b\n" });
+    const before = await git(remote, "for-each-ref");
+    expect(transferObjects(mirror.gitDir, remote, sha, 100)?.copied).toHaveLength(3);
+    expect(await git(remote, "for-each-ref")).toBe(before);
+    await expectWhole(remote);
+    // The push that follows finds the objects there and only moves the branch.
+    expect(transferObjects(mirror.gitDir, remote, sha, 100)?.copied).toEqual([]);
+    expect(await push(mirror, sha, null)).toEqual({ ok: true });
+    await expectWhole(remote);
+  });
+
+  it("reaches a remote through a symlinked path", async () => {
+    const dir = await temp.make();
+    const real = await makeRemote(dir, { "a.txt": "a\n" });
+    const link = path.join(dir, "link.git");
+    await fs.symlink(real, link);
+    const { mirror, commit } = await mirrorOf(dir, link);
+    const sha = await commit({ "b.txt": "b\n" });
+    const { result, processes } = await tracingGit(temp, () => push(mirror, sha, null));
+    expect(result).toEqual({ ok: true });
+    expect(processes.total).toBe(0);
+    expect(await headOf(real, BRANCH)).toBe(sha);
+    expect((await fs.lstat(link)).isSymbolicLink()).toBe(true);
+    await expectWhole(real);
+  });
+
+  it("reads packed-refs with its header and peeled tag lines, and a branch many levels deep", async () => {
+    const { remote, mirror, commit } = await rig();
+    const main = (await headOf(remote, "main")) as string;
+    await git(remote, "tag", "-a", "-m", "v1", "v1", main);
+    const deep = "a/b/c/d/e/f/g/h/i/j/k";
+    await git(remote, "update-ref", `refs/heads/${deep}`, main);
+    await git(remote, "pack-refs", "--all");
+    const packed = await fs.readFile(path.join(remote, "packed-refs"), "utf8");
+    expect(packed).toMatch(/^# pack-refs with: .*peeled/);
+    expect(packed).toMatch(/^\^[0-9a-f]{40}$/m);
+    const sha = await commit({ "b.txt": "b\n" });
+    expect(await push(mirror, sha, null, deep)).toMatchObject({
+      ok: false,
+      reason: "stale",
+      actualSha: main,
+    });
+    expect(await push(mirror, sha, main, deep)).toEqual({ ok: true });
+    expect(await headOf(remote, deep)).toBe(sha);
+    expect(await git(remote, "rev-parse", "v1^{}")).toBe(main);
+    await expectWhole(remote);
+  });
+
+  it("does as git push does with a symbolic ref or an empty directory where the branch goes", async () => {
+    const { remote, mirror, commit } = await rig();
+    const main = (await headOf(remote, "main")) as string;
+    const sha = await commit({ "b.txt": "b\n" });
+    // A symbolic ref: git push moves the ref it points to.
+    await git(remote, "symbolic-ref", `refs/heads/${BRANCH}`, "refs/heads/main");
+    expect(await push(mirror, sha, main)).toEqual({ ok: true });
+    expect(await git(remote, "symbolic-ref", `refs/heads/${BRANCH}`)).toBe("refs/heads/main");
+    expect(await headOf(remote, "main")).toBe(sha);
+    // An empty directory in the way: git removes it and writes the ref.
+    const other = "overseer/task/T2";
+    await fs.mkdir(path.join(remote, "refs", "heads", other, "empty"), { recursive: true });
+    expect(await push(mirror, sha, null, other)).toEqual({ ok: true });
+    expect(await headOf(remote, other)).toBe(sha);
+    await expectWhole(remote);
+    expect(await locksUnder(remote)).toEqual([]);
+  });
+
+  it("writes the reflog of a bare remote that logs every ref update, as receive-pack does", async () => {
+    for (const setting of ["\tlogAllRefUpdates = always\n", "\tlogallrefupdates\n"]) {
+      const { remote, mirror, commit } = await rig();
+      await fs.appendFile(path.join(remote, "config"), `[core]\n${setting}`);
+      expect(await git(remote, "config", "--bool", "core.logAllRefUpdates").catch(() => "")).not.toBe(
+        "false",
+      );
+      const sha = await commit({ "b.txt": "b\n" });
+      expect(await push(mirror, sha, null)).toEqual({ ok: true });
+      expect(await git(remote, "reflog", "show", "--format=%H %gs", `refs/heads/${BRANCH}`)).toBe(
+        `${sha} push`,
+      );
+    }
+  });
+
+  it("leaves to git push a shared repository, however its config spells it", async () => {
+    for (const setting of ["\tsharedRepository = group\n", "\tsharedrepository\n"]) {
+      const { remote, mirror, commit } = await rig();
+      await fs.appendFile(path.join(remote, "config"), `[core]\n${setting}`);
+      const sha = await commit({ "b.txt": "b\n" });
+      const { result, processes } = await tracingGit(temp, () => push(mirror, sha, null));
+      expect(result).toEqual({ ok: true });
+      expect(processes.commands).toContain("push");
+      const stat = await fs.stat(path.join(remote, "objects", sha.slice(0, 2)));
+      expect(stat.mode & 0o070).toBe(0o070);
+    }
+  });
+
+  it("leaves to git push a working copy with linked worktrees, and a SHA-256 remote", async () => {
+    const dir = await temp.make();
+    const bare = await makeRemote(dir, { "a.txt": "a\n" });
+    const user = path.join(dir, "user");
+    await git(dir, "clone", "--quiet", bare, user);
+    await git(user, "worktree", "add", "--quiet", "-b", "side", path.join(dir, "side"));
+    const { mirror, commit } = await mirrorOf(dir, user);
+    const sha = await commit({ "b.txt": "b\n" });
+    const { result, processes } = await tracingGit(temp, () => push(mirror, sha, null));
+    expect(result).toEqual({ ok: true });
+    expect(processes.commands).toContain("push");
+    // The branch a linked worktree has checked out is git's to refuse.
+    const side = (await headOf(user, "side")) as string;
+    expect(await push(mirror, sha, side, "side").catch((e: unknown) => e)).toBeInstanceOf(GitError);
+    expect(await headOf(user, "side")).toBe(side);
+
+    const sha256 = path.join(dir, "sha256.git");
+    await git(dir, "init", "--quiet", "--bare", "--object-format=sha256", sha256);
+    const other = new RepoMirror({ dataDir: path.join(dir, "data256"), projectId: "p", remote: sha256 });
+    await other.ensure();
+    // The mirror of an empty SHA-256 remote holds SHA-1 objects (a commit copied in from the
+    // other mirror): none of them may land in the remote's store.
+    const source = path.join(mirror.gitDir, "objects");
+    const target = path.join(other.gitDir, "objects");
+    await fs.cp(source, target, { recursive: true, force: false, errorOnExist: false });
+    const ref = `refs/heads/${BRANCH}`;
+    expect(await localPush(other, { ref, sha, expectedOldSha: null, maxObjects: 100 })).toBeNull();
+    expect(await fs.readdir(path.join(sha256, "refs", "heads"))).toEqual([]);
+    expect((await fs.readdir(path.join(sha256, "objects"))).sort()).toEqual(["info", "pack"]);
+  });
+});
