@@ -58,15 +58,24 @@ export async function localPush(
   if (transfer === null) return null;
   const moved = remote.reflog
     ? await updateWithGit(mirror, remote.gitDir, ref, sha, expectedOldSha)
-    : updateRefFile(remote.gitDir, ref, sha, expectedOldSha);
+    : tryUpdateRefFile(remote.gitDir, ref, sha, expectedOldSha);
   if (moved === null) return null;
   if (!moved.ok) return moved.actualSha === sha ? "pushed" : "lost";
   // The mirror's copy of the branch, as git's push updates it (its fetch refspec maps the
   // remote's branches onto its own). A lock held there leaves it to the next fetch.
-  if (updateRefFile(mirror.gitDir, ref, sha, "any") === null) {
+  if (tryUpdateRefFile(mirror.gitDir, ref, sha, "any") === null) {
     await mirror.git(["update-ref", ref, sha]).catch(() => undefined);
   }
   return "pushed";
+}
+
+/** updateRefFile, null where it fails (a lock file it cannot make, a ref it cannot read): git's to report. */
+function tryUpdateRefFile(...args: Parameters<typeof updateRefFile>): ReturnType<typeof updateRefFile> {
+  try {
+    return updateRefFile(...args);
+  } catch {
+    return null;
+  }
 }
 
 interface PlainRemote {

@@ -14,7 +14,7 @@ import { readLoose, readPacked } from "./ref-files.ts";
  *
  * Returns null, for the caller to ask git, whenever git might do something else: the lock is
  * held (git waits for it a while), the ref or a name on its way is something other than a plain
- * value (a symbolic ref, a file where a directory should be or the reverse, in the loose files or
+ * value (a symbolic ref, a symlink, a file where a directory should be or the reverse, in the loose files or
  * in `packed-refs`), or `packed-refs` holds a line this does not read. The caller has checked
  * that the repository keeps its refs in files (no `extensions.refStorage`) and that no reflog is
  * due (git would append one).
@@ -62,9 +62,11 @@ export function updateRefFile(
 
 /** The ref's value (null: none), or undefined when it is not a plain one (see updateRefFile). */
 function currentValue(gitDir: string, ref: string, file: string): string | null | undefined {
+  // A directory, or a symlink (git reads one that points into refs/ as a symbolic ref).
+  const stat = fs.lstatSync(file, { throwIfNoEntry: false });
+  if (stat !== undefined && !stat.isFile()) return undefined;
   const loose = readLoose(file);
   if (loose === null) return undefined;
-  if (fs.lstatSync(file, { throwIfNoEntry: false })?.isDirectory()) return undefined;
   const packed = readPacked(path.join(gitDir, "packed-refs"));
   if (packed === null) return undefined;
   const below = `${ref}/`;

@@ -272,4 +272,31 @@ describe("a push to a local remote without git's transport, at its edges", () =>
     expect(await fs.readdir(path.join(sha256, "refs", "heads"))).toEqual([]);
     expect((await fs.readdir(path.join(sha256, "objects"))).sort()).toEqual(["info", "pack"]);
   });
+  it("leaves to git a branch that is an old-style symlink symbolic ref", async () => {
+    const { remote, mirror, commit } = await rig();
+    const main = (await headOf(remote, "main")) as string;
+    const file = path.join(remote, "refs", "heads", ...BRANCH.split("/"));
+    await fs.mkdir(path.dirname(file), { recursive: true });
+    // git reads a symlink under refs/ whose target starts with refs/ as a symbolic ref.
+    await fs.symlink("refs/heads/main", file);
+    expect(await git(remote, "symbolic-ref", `refs/heads/${BRANCH}`)).toBe("refs/heads/main");
+    const sha = await commit({ "b.txt": "b\n" });
+    // git's receive-pack refuses the update ("failed to update ref"); the symlink stays.
+    const result = await push(mirror, sha, null).catch((e: unknown) => e);
+    expect(result).toBeInstanceOf(GitError);
+    expect((await fs.lstat(file)).isSymbolicLink()).toBe(true);
+    expect(await headOf(remote, "main")).toBe(main);
+    expect(await locksUnder(remote)).toEqual([]);
+  });
+
+  it("fails as git push fails where the ref's lock file cannot be made", async () => {
+    const { remote, mirror, commit } = await rig();
+    // A name of 252 bytes: the ref file fits in a directory entry, its `.lock` does not.
+    const branch = `overseer/${"n".repeat(252)}`;
+    const sha = await commit({ "b.txt": "b\n" });
+    const error = await push(mirror, sha, null, branch).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(GitError);
+    expect(await headOf(remote, branch)).toBeNull();
+    await expectWhole(remote);
+  });
 });
