@@ -156,18 +156,27 @@ function headerLinks(body: Buffer, type: "commit" | "tag"): string[] | null {
 
 /** Links (or copies) one loose object into the remote; an object already there is left as it is. */
 function linkObject(mirrorDir: string, remoteDir: string, sha: string): void {
+  const source = looseFile(mirrorDir, sha);
   const target = looseFile(remoteDir, sha);
   fs.mkdirSync(path.dirname(target), { recursive: true });
+  // Fresh, as git writes or freshens an object it receives: a gc of the remote spares
+  // unreachable objects younger than its grace period, and these are unreachable until the
+  // branch moves. A hard link would otherwise bring in the mirror file's old mtime.
+  const now = new Date();
+  fs.utimesSync(source, now, now);
   try {
-    fs.linkSync(looseFile(mirrorDir, sha), target);
+    fs.linkSync(source, target);
     return;
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === "EEXIST") return;
+    if (code === "EEXIST") {
+      fs.utimesSync(target, now, now);
+      return;
+    }
     if (code !== "EXDEV" && code !== "EPERM" && code !== "EMLINK") throw error;
   }
   const temporary = path.join(path.dirname(target), `tmp_obj_${randomBytes(6).toString("hex")}`);
-  fs.copyFileSync(looseFile(mirrorDir, sha), temporary);
+  fs.copyFileSync(source, temporary);
   try {
     fs.linkSync(temporary, target);
   } catch (error) {

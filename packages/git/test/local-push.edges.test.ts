@@ -299,4 +299,21 @@ describe("a push to a local remote without git's transport, at its edges", () =>
     expect(await headOf(remote, branch)).toBeNull();
     await expectWhole(remote);
   });
+  it("links objects as fresh as git writes them, so a gc of the remote meanwhile spares them", async () => {
+    const { remote, mirror, commit } = await rig();
+    const sha = await commit({ "b.txt": "b\n" });
+    // The mirror's files are old (a blob an earlier run wrote weeks ago, an old mirror).
+    const month = new Date(Date.now() - 30 * 24 * 3600 * 1000);
+    const objects = path.join(mirror.gitDir, "objects");
+    for (const entry of await fs.readdir(objects, { recursive: true })) {
+      if (/^[0-9a-f]{2}\/[0-9a-f]{38}$/.test(entry)) await fs.utimes(path.join(objects, entry), month, month);
+    }
+    expect(transferObjects(mirror.gitDir, remote, sha, 100)?.copied).toHaveLength(3);
+    // What a `git gc` started in the remote before the ref moves prunes: unreachable loose
+    // objects older than its grace period (two weeks), which a push's objects never are.
+    await git(remote, "prune", "--expire=2.weeks.ago");
+    expect(await git(remote, "cat-file", "-t", sha)).toBe("commit");
+    expect(await push(mirror, sha, null)).toEqual({ ok: true });
+    await expectWhole(remote);
+  });
 });
