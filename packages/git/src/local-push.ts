@@ -23,7 +23,8 @@ import { runGit } from "./run-git.ts";
  * file, alternates, linked worktrees), whose config sets anything receive-pack or the object and
  * ref stores would act on (any `receive.*`, `transfer.fsckObjects`, extensions, includes, a
  * shared repository, another object format), a mirror that uses the host's git config (which may
- * set receive-pack's behaviour too), a branch checked out in the remote's working tree, a commit
+ * set receive-pack's behaviour too), a branch checked out in the remote's working tree (or a
+ * rebase or bisect under way there), a commit
  * the mirror does not hold loose, objects it cannot copy, a ref lock held by another writer.
  */
 export interface LocalPushOptions {
@@ -46,7 +47,9 @@ export async function localPush(
   const remote = plainRemote(mirror.location.path);
   if (remote === null) return null;
   const { ref, sha, expectedOldSha } = options;
-  if (!remote.bare && readHead(remote.gitDir) === `ref: ${ref}`) return null;
+  if (!remote.bare && (readHead(remote.gitDir) === `ref: ${ref}` || busyWorkingCopy(remote.gitDir))) {
+    return null;
+  }
   if (readLooseCommit(mirror.gitDir, sha) === null) return null;
   let transfer: ReturnType<typeof transferObjects>;
   try {
@@ -126,6 +129,16 @@ function hasEntries(dir: string): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * A rebase or bisect under way in the working copy: receive-pack counts the branch it works on
+ * as checked out though HEAD is detached (worktree.c, find_shared_symref), so git's to judge.
+ */
+function busyWorkingCopy(gitDir: string): boolean {
+  return ["rebase-merge", "rebase-apply", "BISECT_START"].some((name) =>
+    fs.existsSync(path.join(gitDir, name)),
+  );
 }
 
 function readHead(gitDir: string): string | null {

@@ -316,4 +316,25 @@ describe("a push to a local remote without git's transport, at its edges", () =>
     expect(await push(mirror, sha, null)).toEqual({ ok: true });
     await expectWhole(remote);
   });
+  it("leaves to git a branch the working copy is rebasing, which git counts as checked out", async () => {
+    const dir = await temp.make();
+    const bare = await makeRemote(dir, { "a.txt": "a\n" });
+    const user = path.join(dir, "user");
+    await git(dir, "clone", "--quiet", bare, user);
+    const { mirror, commit } = await mirrorOf(dir, user);
+    const first = await commit({ "b.txt": "b\n" });
+    expect(await push(mirror, first, null)).toEqual({ ok: true });
+    // The user checks the branch out and stops an interactive rebase of it: HEAD is detached.
+    await git(user, "checkout", "--quiet", BRANCH);
+    await runGit(["rebase", "--quiet", "-i", "main"], {
+      cwd: user,
+      env: { GIT_SEQUENCE_EDITOR: "sed -i '1i break'", GIT_EDITOR: "true" },
+    });
+    expect(await fs.readFile(path.join(user, ".git", "HEAD"), "utf8")).not.toMatch(/^ref:/);
+    const second = await commit({ "c.txt": "c\n" });
+    const error = await push(mirror, second, first).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(GitError);
+    expect(String((error as GitError).message)).toMatch(/checked out/);
+    expect(await headOf(user, BRANCH)).toBe(first);
+  });
 });
