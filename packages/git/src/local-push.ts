@@ -24,8 +24,8 @@ import { runGit } from "./run-git.ts";
  * ref stores would act on (any `receive.*`, `transfer.fsckObjects`, extensions, includes, a
  * shared repository, another object format), a mirror that uses the host's git config (which may
  * set receive-pack's behaviour too), a branch checked out in the remote's working tree (or a
- * rebase or bisect under way there), a commit
- * the mirror does not hold loose, objects it cannot copy, a ref lock held by another writer.
+ * rebase or bisect under way there, or a HEAD that is a symlink), a commit the mirror does not
+ * hold loose, objects it cannot copy, a ref lock held by another writer.
  */
 export interface LocalPushOptions {
   /** The full ref name, `refs/heads/<branch>`. */
@@ -47,9 +47,7 @@ export async function localPush(
   const remote = plainRemote(mirror.location.path);
   if (remote === null) return null;
   const { ref, sha, expectedOldSha } = options;
-  if (!remote.bare && (readHead(remote.gitDir) === `ref: ${ref}` || busyWorkingCopy(remote.gitDir))) {
-    return null;
-  }
+  if (!remote.bare && mayBeCheckedOut(remote.gitDir, ref)) return null;
   if (readLooseCommit(mirror.gitDir, sha) === null) return null;
   let transfer: ReturnType<typeof transferObjects>;
   try {
@@ -132,21 +130,20 @@ function hasEntries(dir: string): boolean {
 }
 
 /**
- * A rebase or bisect under way in the working copy: receive-pack counts the branch it works on
+ * The working copy's HEAD names `ref`, is not a plain file (a symlink, which git reads as a
+ * symbolic ref), or a rebase or bisect is under way: receive-pack counts the branch it works on
  * as checked out though HEAD is detached (worktree.c, find_shared_symref), so git's to judge.
  */
-function busyWorkingCopy(gitDir: string): boolean {
+function mayBeCheckedOut(gitDir: string, ref: string): boolean {
+  const head = path.join(gitDir, "HEAD");
+  try {
+    if (!fs.lstatSync(head).isFile() || fs.readFileSync(head, "utf8").trim() === `ref: ${ref}`) return true;
+  } catch {
+    return true;
+  }
   return ["rebase-merge", "rebase-apply", "BISECT_START"].some((name) =>
     fs.existsSync(path.join(gitDir, name)),
   );
-}
-
-function readHead(gitDir: string): string | null {
-  try {
-    return fs.readFileSync(path.join(gitDir, "HEAD"), "utf8").trim();
-  } catch {
-    return null;
-  }
 }
 
 /** The ref moved by `git update-ref` in the remote (which writes its reflog, "push", as receive-pack does). */

@@ -337,4 +337,21 @@ describe("a push to a local remote without git's transport, at its edges", () =>
     expect(String((error as GitError).message)).toMatch(/checked out/);
     expect(await headOf(user, BRANCH)).toBe(first);
   });
+  it("leaves to git a working copy whose HEAD is a symlink, which git reads as a symbolic ref", async () => {
+    const dir = await temp.make();
+    const bare = await makeRemote(dir, { "a.txt": "a\n" });
+    const user = path.join(dir, "user");
+    await git(dir, "clone", "--quiet", bare, user);
+    const head = path.join(user, ".git", "HEAD");
+    await fs.rm(head);
+    await fs.symlink("refs/heads/main", head);
+    expect(await git(user, "symbolic-ref", "HEAD")).toBe("refs/heads/main");
+    const { mirror, commit } = await mirrorOf(dir, user);
+    const main = (await headOf(user, "main")) as string;
+    const sha = await commit({ "b.txt": "b\n" });
+    const error = await push(mirror, sha, main, "main").catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(GitError);
+    expect(String((error as GitError).message)).toMatch(/checked out/);
+    expect(await headOf(user, "main")).toBe(main);
+  });
 });
