@@ -93,6 +93,20 @@ interface PlainRemote {
 const ACTED_ON =
   /^\s*\[\s*(?:receive|extensions|include|includeif)\b|^\s*(?:fsckobjects|sharedrepository|objectformat|compatobjectformat|refstorage|worktreeconfig|worktree)\s*(?:[=;#]|$)/im;
 
+/** A repository format git reads: version 0 or 1 (its extensions are in ACTED_ON). */
+const FORMAT_VERSION = /^\s*repositoryformatversion\b(?!\s*=\s*[01]\s*$)/im;
+
+/** What git takes for a repository's HEAD (setup.c, validate_headref): a branch or an object id. */
+const PLAIN_HEAD = /^(?:ref: refs\/\S+|[0-9a-f]{40})\s*$/;
+
+function readFile(file: string): string | null {
+  try {
+    return fs.readFileSync(file, "utf8");
+  } catch {
+    return null;
+  }
+}
+
 function plainRemote(location: string): PlainRemote | null {
   const dotGit = path.join(location, ".git");
   const dotGitStat = fs.lstatSync(dotGit, { throwIfNoEntry: false });
@@ -104,12 +118,14 @@ function plainRemote(location: string): PlainRemote | null {
   } catch {
     return null;
   }
-  if (ACTED_ON.test(config)) return null;
+  if (ACTED_ON.test(config) || FORMAT_VERSION.test(config)) return null;
   const bare = /^\s*bare\s*=\s*true\s*$/im.test(config);
   if (bare !== (dotGitStat === undefined)) return null;
   if (
     fs.existsSync(path.join(gitDir, "objects", "info", "alternates")) ||
     !fs.existsSync(path.join(gitDir, "objects")) ||
+    !fs.statSync(path.join(gitDir, "refs"), { throwIfNoEntry: false })?.isDirectory() ||
+    !PLAIN_HEAD.test(readFile(path.join(gitDir, "HEAD")) ?? "") ||
     hasEntries(path.join(gitDir, "worktrees"))
   ) {
     return null;

@@ -354,4 +354,20 @@ describe("a push to a local remote without git's transport, at its edges", () =>
     expect(String((error as GitError).message)).toMatch(/checked out/);
     expect(await headOf(user, "main")).toBe(main);
   });
+  it("fails as git push fails on a remote git does not take for a repository", async () => {
+    for (const arrange of [
+      (remote: string) => fs.rm(path.join(remote, "HEAD")),
+      (remote: string) => fs.rm(path.join(remote, "refs"), { recursive: true }),
+      (remote: string) => git(remote, "config", "core.repositoryFormatVersion", "2"),
+    ]) {
+      const { remote, mirror, commit } = await rig();
+      const sha = await commit({ "b.txt": "b\n" });
+      await arrange(remote);
+      const error = await push(mirror, sha, null).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(GitError);
+      expect(await fs.access(path.join(remote, "refs", "heads", ...BRANCH.split("/"))).catch(() => "none")).toBe(
+        "none",
+      );
+    }
+  });
 });
