@@ -1,7 +1,7 @@
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import { inflateSync, constants as zlib } from "node:zlib";
+import { inflateSync } from "node:zlib";
 import { PackIndexes } from "./pack-index.ts";
 
 /**
@@ -24,7 +24,8 @@ import { PackIndexes } from "./pack-index.ts";
  *
  * Returns null, for the caller to push with git, when the walk meets an object that the remote
  * lacks and the mirror does not hold loose (a packed one, which this does not read), an object
- * it cannot read, a pack index it cannot read, or more than `maxObjects` objects to copy.
+ * it cannot read or whose content does not hash to its id, a pack index it cannot read, or more
+ * than `maxObjects` objects to copy.
  */
 export interface ObjectTransfer {
   /** The objects linked into the remote, children first. */
@@ -106,15 +107,17 @@ function readLinks(mirrorDir: string, sha: string): string[] | null {
     return null;
   }
   try {
-    // The header alone tells a blob, whose content is not needed: a sync flush of the first
-    // bytes inflates what they hold without the rest of the stream.
-    const start = inflateSync(deflated.subarray(0, 64), { finishFlush: zlib.Z_SYNC_FLUSH });
-    const space = start.indexOf(0x20);
-    const type = start.toString("latin1", 0, space);
-    if (type === "blob") return [];
+    // Read whole and hashed, blobs too: what lands in the remote is exactly the object its name
+    // says (git's index-pack names what a push sends by its hash), never a torn or wrong file.
     const raw = inflateSync(deflated);
+    if (createHash("sha1").update(raw).digest("hex") !== sha) return null;
     const nul = raw.indexOf(0);
-    if (nul < 0 || raw.toString("latin1", 0, nul) !== `${type} ${raw.length - nul - 1}`) return null;
+    const space = raw.indexOf(0x20);
+    const type = raw.toString("latin1", 0, space);
+    if (nul < 0 || space > nul || raw.toString("latin1", 0, nul) !== `${type} ${raw.length - nul - 1}`) {
+      return null;
+    }
+    if (type === "blob") return [];
     const body = raw.subarray(nul + 1);
     if (type === "tree") return treeLinks(body);
     if (type === "commit" || type === "tag") return headerLinks(body, type);

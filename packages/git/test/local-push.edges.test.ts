@@ -1,5 +1,6 @@
 import { promises as fs } from "node:fs";
 import path from "node:path";
+import { deflateSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import { GitError, pushBranch, RepoMirror, runGit } from "../src/index.ts";
 import { localPush } from "../src/local-push.ts";
@@ -365,9 +366,23 @@ describe("a push to a local remote without git's transport, at its edges", () =>
       await arrange(remote);
       const error = await push(mirror, sha, null).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(GitError);
-      expect(await fs.access(path.join(remote, "refs", "heads", ...BRANCH.split("/"))).catch(() => "none")).toBe(
-        "none",
-      );
+      expect(
+        await fs.access(path.join(remote, "refs", "heads", ...BRANCH.split("/"))).catch(() => "none"),
+      ).toBe("none");
     }
+  });
+  it("never copies an object whose content does not match its id into the remote", async () => {
+    const { remote, mirror, commit } = await rig();
+    const sha = await commit({ "b.txt": "right\n" });
+    const blob = await git(mirror.gitDir, "rev-parse", `${sha}:b.txt`);
+    // The mirror's file holds another, well-formed blob (a torn write, a bad disk).
+    const file = path.join(mirror.gitDir, "objects", blob.slice(0, 2), blob.slice(2));
+    await fs.chmod(file, 0o644);
+    await fs.writeFile(file, deflateSync(Buffer.from("blob 6\0wrong\n")));
+    const result = await push(mirror, sha, null).catch((e: unknown) => e);
+    expect(result).toBeInstanceOf(GitError);
+    expect(await headOf(remote, BRANCH)).toBeNull();
+    await expect(fs.access(path.join(remote, "objects", blob.slice(0, 2), blob.slice(2)))).rejects.toThrow();
+    await expectWhole(remote);
   });
 });
