@@ -7,7 +7,7 @@ import { parseRawDiff } from "../src/changed-paths-parser.ts";
 import { RepoMirror, runGit, type Worktree } from "../src/index.ts";
 import { parseIndex } from "../src/index-file.ts";
 import { WorktreeIndex } from "../src/worktree-index.ts";
-import { git, makeRemote, TEST_AUTHOR, tempScope } from "./git-test-helpers.ts";
+import { makeRemote, TEST_AUTHOR, tempScope } from "./git-test-helpers.ts";
 import {
   applyEdit,
   type Edit,
