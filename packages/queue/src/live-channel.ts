@@ -125,15 +125,6 @@ export class LiveChannel {
     return `${this.prefix}:cancel:${runId}`;
   }
 
-  /**
-   * The pattern every `cancelChannel` matches (the prefix's glob characters escaped): a worker
-   * subscribes to it once, rather than to each run's channel as it starts and ends it (two Redis
-   * round trips per run); `runOfCancelChannel` picks the runs it holds.
-   */
-  cancelPattern(): string {
-    return `${this.prefix.replace(/[*?[\]\\]/g, "\\$&")}:cancel:*`;
-  }
-
   /** The run a `cancelChannel` names; null for any other channel. */
   runOfCancelChannel(channel: string): string | null {
     const head = `${this.prefix}:cancel:`;

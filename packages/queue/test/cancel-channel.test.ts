@@ -4,7 +4,6 @@ import {
   createRedis,
   LiveChannel,
   type LiveEvent,
-  psubscribeWhenReady,
   type Redis,
   resolveLiveOptions,
   subscribeWhenReady,
@@ -63,23 +62,5 @@ describe("run cancel channel", () => {
     expect(JSON.parse(received[0]?.message ?? "{}")).toMatchObject({ id: "4", type: "run.cancelled" });
     expect(live.runOfCancelChannel(received[0]?.channel ?? "")).toBe("run-a");
     expect(live.runOfCancelChannel(live.eventsChannel("p1"))).toBeNull();
-  });
-
-  it("one pattern subscription hears every run's cancel and nothing of another prefix, glob characters in it included", async () => {
-    const globbed = new LiveChannel(redis, resolveLiveOptions({ prefix: `${prefix}-*?[x]` }));
-    const other = new LiveChannel(redis, resolveLiveOptions({ prefix: `${prefix}-abx` }));
-    const watcher = createRedis(process.env.REDIS_URL ?? "redis://127.0.0.1:6379");
-    try {
-      const received: string[] = [];
-      watcher.on("pmessage", (_pattern: string, channel: string) => received.push(channel));
-      await psubscribeWhenReady(watcher, globbed.cancelPattern());
-      await other.publishEvents([event(1, "run.cancelled", "run-o")]);
-      await globbed.publishEvents([event(2, "run.started", "run-c"), event(3, "run.cancelled", "run-c")]);
-      await globbed.publishEvents([event(4, "run.cancelled", "run-d")]);
-      for (let i = 0; i < 100 && received.length < 2; i++) await new Promise((r) => setTimeout(r, 10));
-      expect(received.map((channel) => globbed.runOfCancelChannel(channel))).toEqual(["run-c", "run-d"]);
-    } finally {
-      watcher.disconnect();
-    }
   });
 });

@@ -43,12 +43,12 @@ import {
   deliveredRun,
   type LiveChannel,
   listenForBullmqErrors,
-  psubscribeWhenReady,
   queueKeyPrefix,
   type Redis,
   type RunQueues,
   runJobId,
   runQueueName,
+  subscribeWhenReady,
   type WorkerHeartbeat,
   type WorkerRegistry,
 } from "@overseer/queue";
@@ -112,8 +112,6 @@ export class WorkerService {
   private readonly startedAt = Date.now();
   private readonly background = new Set<Promise<unknown>>();
   private readonly executorDeps: RunExecutorDeps;
-  /** The subscription to every run's cancel channel (watchCancels), once it was asked for. */
-  private cancelWatch: Promise<void> | null = null;
 
   /** Takes options resolved once by `resolveWorkerOptions`. */
   constructor(
@@ -195,8 +193,7 @@ export class WorkerService {
         "UNSAFE: runs execute WITHOUT a sandbox (OVERSEER_SANDBOX=none); agents have this worker's rights",
       );
     }
-    this.deps.subscriber.on("pmessage", (_pattern, channel) => this.onCancel(channel));
-    void this.watchCancels().catch(() => undefined);
+    this.deps.subscriber.on("message", (channel) => this.onCancel(channel));
     // One consumer per pool's queue (BullMQ gives each its own blocking connection), one slot
     // budget for all.
     this.workers = this.options.pools.map((pool) => {
@@ -268,7 +265,7 @@ export class WorkerService {
     if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
     await Promise.allSettled([...this.background]);
     await Promise.all([disposeRunDirs(), disposeKeptAdmins()]).catch(() => undefined);
-    await this.deps.subscriber.punsubscribe().catch(() => undefined);
+    await this.deps.subscriber.unsubscribe().catch(() => undefined);
     await this.deps.registry.remove(this.id).catch(() => undefined);
     this.deps.logger.info({ worker: this.id }, "worker stopped");
   }
@@ -347,10 +344,11 @@ export class WorkerService {
       handBack: false,
     };
     this.current.set(run.runId, entry);
-    // Cancels are watched by one subscription of the worker (watchCancels), asked again here
-    // only when it failed; a cancel published while there is none is missed here, and the
-    // fence stops the run.
-    const watching = this.watchCancels().catch((error) =>
+    // A cancel published before this subscription is missed here; the fence stops the run. The
+    // subscription travels while the checkout starts (nothing before the agent's spawn needs
+    // it); the unsubscribe below goes on the same connection after it.
+    const cancelChannel = this.deps.live.cancelChannel(run.runId);
+    const watching = subscribeWhenReady(this.deps.subscriber, cancelChannel).catch((error) =>
       this.deps.logger.warn({ err: error, runId: run.runId }, "cannot watch the run's cancel"),
     );
     if (this.handingBack) {
@@ -417,6 +415,7 @@ export class WorkerService {
     } finally {
       this.current.delete(run.runId);
       await watching;
+      await this.deps.subscriber.unsubscribe(cancelChannel).catch(() => undefined);
       this.traces.drop(run.runId);
       await this.flushLog(run.runId);
     }
@@ -478,23 +477,6 @@ export class WorkerService {
   }
 
   /** A message on a held run's cancel channel: the run was cancelled, end its process group. */
-  /**
-   * Subscribes the worker to every run's cancel channel (`LiveChannel.cancelPattern`) once, for
-   * all its runs: one PSUBSCRIBE at its start, where a SUBSCRIBE and an UNSUBSCRIBE per run cost
-   * two Redis round trips of each run; `onCancel` keeps the runs this worker holds. A failed
-   * subscription is asked again by the next run; ioredis renews a confirmed one on a reconnect.
-   */
-  private watchCancels(): Promise<void> {
-    if (this.cancelWatch === null) {
-      const watch = psubscribeWhenReady(this.deps.subscriber, this.deps.live.cancelPattern());
-      this.cancelWatch = watch;
-      watch.catch(() => {
-        if (this.cancelWatch === watch) this.cancelWatch = null;
-      });
-    }
-    return this.cancelWatch;
-  }
-
   private onCancel(channel: string): void {
     const runId = this.deps.live.runOfCancelChannel(channel);
     const entry = runId === null ? undefined : this.current.get(runId);
