@@ -4,7 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { execa, type ResultPromise } from "execa";
-import { afterAll, afterEach, beforeAll } from "vitest";
+import { afterAll, afterEach, beforeAll, expect } from "vitest";
 import {
   initBareRepo,
   type LandBranchOptions,
@@ -351,4 +351,14 @@ function subcommand(argv: string[]): string {
   }
   const command = words[i] ?? "";
   return command === "worktree" ? `worktree ${words[i + 1] ?? ""}` : command;
+}
+
+/** `git fsck` of `repo` finds nothing: every object whole, every ref's history complete. */
+export async function expectWhole(repo: string): Promise<void> {
+  const fsck = await runGit(["fsck", "--full", "--strict", "--no-dangling", "--no-progress"], {
+    cwd: repo,
+    okExitCodes: [1, 2, 4, 8],
+  });
+  expect(fsck.stderr + fsck.stdout).toBe("");
+  expect(fsck.exitCode).toBe(0);
 }

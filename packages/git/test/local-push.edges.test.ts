@@ -5,7 +5,15 @@ import { describe, expect, it } from "vitest";
 import { GitError, pushBranch, RepoMirror, runGit } from "../src/index.ts";
 import { localPush } from "../src/local-push.ts";
 import { transferObjects } from "../src/object-transfer.ts";
-import { git, headOf, makeRemote, TEST_AUTHOR, tracingGit, useTempScope } from "./git-test-helpers.ts";
+import {
+  expectWhole,
+  git,
+  headOf,
+  makeRemote,
+  TEST_AUTHOR,
+  tracingGit,
+  useTempScope,
+} from "./git-test-helpers.ts";
 
 /**
  * The push to a local remote without git's transport (local-push.ts) at its edges: racing
@@ -34,15 +42,6 @@ async function rig(dir?: string) {
   const at = dir ?? (await temp.make());
   const remote = await makeRemote(at, { "a.txt": "a\n", "src/x.ts": "x\n" });
   return { dir: at, remote, ...(await mirrorOf(at, remote)) };
-}
-
-async function expectWhole(remote: string): Promise<void> {
-  const fsck = await runGit(["fsck", "--full", "--strict", "--no-dangling", "--no-progress"], {
-    cwd: remote,
-    okExitCodes: [1, 2, 4, 8],
-  });
-  expect(fsck.stderr + fsck.stdout).toBe("");
-  expect(fsck.exitCode).toBe(0);
 }
 
 /** Lock files left anywhere under `dir`. */

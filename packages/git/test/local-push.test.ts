@@ -4,7 +4,15 @@ import { describe, expect, it } from "vitest";
 import { GitError, pushBranch, RepoMirror, runGit } from "../src/index.ts";
 import { transferObjects } from "../src/object-transfer.ts";
 import { PackIndexes } from "../src/pack-index.ts";
-import { git, headOf, makeRemote, TEST_AUTHOR, tracingGit, useTempScope } from "./git-test-helpers.ts";
+import {
+  expectWhole,
+  git,
+  headOf,
+  makeRemote,
+  TEST_AUTHOR,
+  tracingGit,
+  useTempScope,
+} from "./git-test-helpers.ts";
 
 /**
  * The push to a local remote without git's transport (local-push.ts): what it copies and moves,
@@ -30,16 +38,6 @@ async function rig(options: { remote?: (dir: string) => Promise<string> } = {}) 
     return (await wt.commit({ message: "work", trailers: { Task: "T1" }, author: TEST_AUTHOR })) as string;
   };
   return { dir, remote, mirror, wt, commit };
-}
-
-/** `git fsck` of the remote: every object whole, every ref's history complete. */
-async function expectWhole(remote: string): Promise<void> {
-  const fsck = await runGit(["fsck", "--full", "--strict", "--no-dangling", "--no-progress"], {
-    cwd: remote,
-    okExitCodes: [1, 2, 4, 8],
-  });
-  expect(fsck.stderr + fsck.stdout).toBe("");
-  expect(fsck.exitCode).toBe(0);
 }
 
 async function pushTraced(mirror: RepoMirror, sha: string, expectedOldSha: string | null) {
