@@ -95,7 +95,7 @@ async function main(): Promise<void> {
     const gatewayPid = probe.pid;
     const cpu0 = await treeCpuMs(gatewayPid);
     const load0 = (await readFile("/proc/loadavg", "utf8")).split(" ")[0];
-    probe.begin(ids, Number(values.rate));
+    await probe.begin(ids, Number(values.rate));
     await new Promise((resolve) => setTimeout(resolve, Number(values.seconds) * 1000));
     const latencies = await probe.end();
     const cpuMs = (await treeCpuMs(gatewayPid)) - cpu0;

@@ -3,9 +3,10 @@
  * private Postgres with `pg_stat_statements` and a private Redis, so that statements and
  * commands are counted exactly. The real coordinator, worker and gateway processes run from the
  * production build (scripts/build.mjs, built once into a scratch dir: `node <dir>/worker.js`,
- * what operators run; `--tsx` runs the TypeScript through tsx instead, bench-services.ts), with
- * the bwrap sandbox and the production lease, reconcile and lock settings, four phases in one
- * cluster:
+ * what operators run; `--tsx` runs the TypeScript through tsx instead, bench-services.ts), each
+ * in a session of its own as `overseer up` starts them (so, where the kernel groups sessions for
+ * scheduling, each its own group, and the workers at their `OVERSEER_WORKER_NICE`), with the bwrap
+ * sandbox and the production lease, reconcile and lock settings, four phases in one cluster:
  *
  *   warm   `warmupTasks` trivial tasks over projects of their own (5 each), not measured: the
  *          services' JIT compiles their hot paths, as in a cluster that has been running a while
@@ -50,7 +51,8 @@
  *
  * The busy phase also times a real gateway process answering the fleet and one project's
  * status while the projects run, open loop at `--scale-probe-rate` requests a second per route
- * (scale-gateway-probe.ts). Projects are made from one template repository and started or paused
+ * (scale-gateway-probe.ts), from a client in a process of its own; the JSON names the slowest
+ * requests and the gateway's own event-loop delay over the phase. Projects are made from one template repository and started or paused
  * through the product's transitions, several at a time (scale-setup.ts).
  *
  * Sizes (flags of bench-main.ts): the defaults finish in a few minutes on 2 cores. The issue's
@@ -167,7 +169,8 @@ export async function benchScale(options: ScaleOptions = SCALE_DEFAULTS): Promis
     const statements = new StatementCounter(cluster.scratch.db, Object.values(ROLES));
     await statements.install();
     await addProjects(cluster, options, log);
-    const services = await benchServices(options.services);
+    // Each service in a session of its own, as `overseer up` and containers run them (autogroup).
+    const services = { ...(await benchServices(options.services)), session: true };
     const { coordinatorPid, workerPids } = startServices(cluster, options, defaults, processes, {
       ...services,
       onWorker: (pid) => accounting?.join(pid),
@@ -189,6 +192,7 @@ export async function benchScale(options: ScaleOptions = SCALE_DEFAULTS): Promis
       coordinatorPid,
       workerPids,
       gatewayPid: gateway.pid,
+      probeClientPid: gateway.clientPid,
       workersTreeMs: accounting && (() => accounting.usageMs()),
     });
     const rig: Rig = {
@@ -213,7 +217,7 @@ export async function benchScale(options: ScaleOptions = SCALE_DEFAULTS): Promis
         limitsEnforced: sandboxHost.cgroups.controllers,
         // Not set: the workers here enforce per-run pids and memory limits in their own cgroups.
         allowUnenforcedLimits: false,
-        probe: `open loop, ${options.probeRate} fleet + ${options.probeRate} status requests/s`,
+        probe: `open loop, ${options.probeRate} fleet + ${options.probeRate} status requests/s, from a client process at niceness ${gateway.clientNice}`,
         progressReadsAtMostEveryMs: PROGRESS_MIN_INTERVAL_MS,
       },
     };
@@ -349,7 +353,7 @@ async function runPhases(rig: Rig, options: ScaleOptions): Promise<Measured> {
   const busyTasks = options.projects * options.tasksPerProject;
   const scaleIds = projectIds("scale-", options.projects);
   log(`scale busy: ${options.projects} projects × ${options.tasksPerProject} tasks`);
-  rig.gateway.begin(scaleIds, options.probeRate);
+  await rig.gateway.begin(scaleIds, options.probeRate);
   const busy = await measure(async () => {
     await startProjects(cluster, scaleIds);
     const bound = boundMs(options.phaseTimeoutSeconds, 120, 1, busyTasks + 0.05 * options.projects);

@@ -2,8 +2,9 @@
  * Where the machine's CPU goes in a phase of the scale bench: the whole machine's busy time
  * (/proc/stat) beside each part of the cluster (/proc/<pid>/stat), so that CPU per task can be
  * split into coordinator, workers (their own and their children's: git, bwrap, the harness),
- * Postgres (the postmaster and its backends), Redis, the gateway, the bench itself (its probe
- * and progress reads) and the rest (the kernel, other processes).
+ * Postgres (the postmaster and its backends), Redis, the gateway, the bench itself (its progress
+ * reads, and its probe's client in a process of its own) and the rest (the kernel, other
+ * processes).
  *
  * A process's children count once they are reaped (cutime + cstime); a Postgres backend that
  * lives through the phase counts by its own time, one that ends in it by the postmaster's
@@ -35,6 +36,8 @@ export interface CpuParts {
   postmasterPid: number | undefined;
   redisPid: number | undefined;
   gatewayPid: number | undefined;
+  /** The gateway probe's client (scale-gateway-client.ts): counted as the bench's. */
+  probeClientPid: number | undefined;
   /**
    * The workers and everything they started, ended processes included (scale-accounting.ts), or
    * null where it cannot be counted.
@@ -123,7 +126,7 @@ export async function sampleCpu(parts: CpuParts): Promise<CpuTotals> {
       postgres: treeMs(parts.postmasterPid, all),
       redis: of(parts.redisPid)?.own ?? Number.NaN,
       gateway: treeMs(parts.gatewayPid, all),
-      bench: (usage.user + usage.system) / 1000,
+      bench: (usage.user + usage.system) / 1000 + (of(parts.probeClientPid)?.own ?? 0),
       // What the workers started beyond what their own and their spawners' times hold: the
       // sandboxes' init and agents, which no worker process reaps.
       workersSandboxes: parts.workersTreeMs
@@ -164,7 +167,10 @@ export function cpuPer(spent: CpuTotals, units: number): Record<string, number> 
 export async function clusterCpuParts(
   backendPid: number,
   redisInfoServer: string,
-  services: Pick<CpuParts, "coordinatorPid" | "workerPids" | "gatewayPid" | "workersTreeMs">,
+  services: Pick<
+    CpuParts,
+    "coordinatorPid" | "workerPids" | "gatewayPid" | "probeClientPid" | "workersTreeMs"
+  >,
 ): Promise<CpuParts> {
   const redisPid = /^process_id:(\d+)/m.exec(redisInfoServer)?.[1];
   return {

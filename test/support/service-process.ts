@@ -29,6 +29,12 @@ export interface StartServiceOptions {
   builtDir?: string;
   /** Node options before the entry point (the scale bench's `--cpu-prof`, which NODE_OPTIONS refuses). */
   nodeArgs?: readonly string[];
+  /**
+   * Starts the service in a session of its own, as `overseer up` (supervised-child.ts) and a
+   * container each run theirs. Where the kernel gives each session a scheduling group
+   * (autogroup), services that share the test's session share one group's CPU weight.
+   */
+  session?: boolean;
 }
 
 /** Starts a service as its own Node process (TypeScript through tsx, or a production build). */
@@ -43,7 +49,9 @@ export function startService(
       ? [path.join(options.builtDir, `${name}.js`)]
       : ["--import", "tsx", path.join(REPO_ROOT, ENTRY[name])]),
   ];
-  const { child, output, exited } = spawnNode(entry, env);
+  const { child, output, exited } = spawnCommand(process.execPath, entry, env, {
+    session: options.session === true,
+  });
   return {
     name,
     child,
@@ -77,10 +85,19 @@ export function spawnNode(argv: string[], env: Record<string, string>): SpawnedN
   return spawnCommand(process.execPath, argv, env);
 }
 
-/** {@link spawnNode} for any command: `file` is a path, or a name looked up on `env`'s PATH. */
-export function spawnCommand(file: string, argv: string[], env: Record<string, string>): SpawnedNode {
+/**
+ * {@link spawnNode} for any command: `file` is a path, or a name looked up on `env`'s PATH;
+ * `session` starts it in a session of its own.
+ */
+export function spawnCommand(
+  file: string,
+  argv: string[],
+  env: Record<string, string>,
+  options: { session?: boolean } = {},
+): SpawnedNode {
   const child = spawn(file, argv, {
     cwd: REPO_ROOT,
+    detached: options.session === true,
     env: {
       PATH: process.env.PATH ?? "/usr/bin:/bin",
       HOME: process.env.HOME ?? "/root",
@@ -90,6 +107,7 @@ export function spawnCommand(file: string, argv: string[], env: Record<string, s
     },
     stdio: ["ignore", "pipe", "pipe"],
   });
+  if (options.session) endWithThisProcess(child);
   let out = "";
   const keep = (chunk: Buffer) => {
     out = (out + chunk.toString("utf8")).slice(-200_000);
@@ -100,4 +118,26 @@ export function spawnCommand(file: string, argv: string[], env: Record<string, s
     child.once("exit", (code, signal) => resolve(code ?? signal)),
   );
   return { child, output: () => out, exited };
+}
+
+const sessionChildren = new Set<ChildProcess>();
+
+/**
+ * A child in a session of its own does not get the terminal's Ctrl-C, nor dies with this process:
+ * it is sent the signal that ends this process, and SIGKILL if it is still there when this
+ * process exits.
+ */
+function endWithThisProcess(child: ChildProcess): void {
+  if (sessionChildren.size === 0) {
+    for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const)
+      process.once(signal, () => {
+        for (const c of sessionChildren) c.kill(signal);
+        process.kill(process.pid, signal);
+      });
+    process.once("exit", () => {
+      for (const c of sessionChildren) c.kill("SIGKILL");
+    });
+  }
+  sessionChildren.add(child);
+  child.once("exit", () => sessionChildren.delete(child));
 }
