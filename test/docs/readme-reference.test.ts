@@ -158,6 +158,7 @@ const SETTING_CONSTANTS: Readonly<Record<string, readonly [keyof ServiceSettings
   OVERSEER_PROCESS_SPAWNER: ["processSpawner", PROCESS_DEFAULTS.spawner],
   OVERSEER_PROCESS_SPAWNER_PROGRAM: ["processSpawnerProgram", PROCESS_DEFAULTS.spawnerProgram],
   OVERSEER_RUN_NICE: ["runNice", PROCESS_DEFAULTS.runNice],
+  OVERSEER_WORKER_NICE: ["workerNice", WORKER_DEFAULTS.workerNice],
   OVERSEER_USAGE_REPORT_MS: ["usageReportMs", WORKER_DEFAULTS.usageReportMs],
   OVERSEER_CLI_RETRY_LIMIT: ["cliRetryLimit", WORKER_DEFAULTS.cliRetryLimit],
   OVERSEER_MAX_OUTPUT_BYTES: ["maxOutputBytes", WORKER_DEFAULTS.maxOutputBytes],

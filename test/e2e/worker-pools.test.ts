@@ -7,6 +7,7 @@
  * `overseer workers` lists each worker's pools, and `overseer workers drain` stops the jdk one
  * gracefully (its process exits 0, its pool is unserved again).
  */
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import { runCli } from "@overseer/cli";
 import { createApiToken } from "@overseer/db";
@@ -26,7 +27,7 @@ describe("worker pools", () => {
     const cluster = await resources.cluster({ redisUrl: redis.url });
     const env = cluster.env();
     await cluster.startCoordinator();
-    resources.service("worker", { ...env, OVERSEER_WORKER_ID: "plain-1" });
+    const plainWorker = resources.service("worker", { ...env, OVERSEER_WORKER_ID: "plain-1" });
     const gateway = await startGatewayProcess({ ...env, LOG_LEVEL: "info" });
     resources.onRelease(async () => void (await gateway.service.kill("SIGTERM")));
     const token = (await createApiToken(cluster.scratch.db, { name: "reader", scope: "read" })).token;
@@ -45,6 +46,8 @@ describe("worker pools", () => {
     });
     // The default pool is served: its project completes while the jdk one waits.
     await cluster.waitForProject("plainp", (s) => allTasks(s, ["done"]), 60_000);
+    // Workers run below the gateway (OVERSEER_WORKER_NICE, default 5).
+    expect(niceOf(plainWorker.child.pid)).toBe(niceOf(gateway.service.child.pid) + 5);
 
     const status = async () => {
       const res = await fetch(`${gateway.url}/api/projects/jdkp/status`, {
@@ -100,8 +103,10 @@ describe("worker pools", () => {
       OVERSEER_WORKER_ID: "jdk-1",
       OVERSEER_WORKER_POOLS: "jdk",
       OVERSEER_DATA_DIR: path.join(cluster.dataDir, "jdk-worker"),
+      OVERSEER_WORKER_NICE: "0",
     });
     await cluster.waitForProject("jdkp", (s) => allTasks(s, ["done"]), 60_000);
+    expect(niceOf(jdkWorker.child.pid)).toBe(niceOf(process.pid));
     const runs = await cluster.scratch.db
       .selectFrom("runs")
       .select(["worker_id", "pool"])
@@ -131,3 +136,9 @@ describe("worker pools", () => {
     expect(unknown.out).toContain("No live worker jdk-1");
   });
 });
+
+/** A process's niceness (field 19 of /proc/<pid>/stat). */
+function niceOf(pid: number | undefined): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[16]);
+}

@@ -60,7 +60,8 @@ export function lowerSessionPriority(pid: number, nice: number = runNice): void 
   }
 }
 
-function autogroupsEnabled(): boolean {
+/** Whether the kernel gives each session a scheduling group of its own (autogroup). */
+export function autogroupsEnabled(): boolean {
   if (autogroups === undefined) {
     try {
       autogroups = readFileSync("/proc/sys/kernel/sched_autogroup_enabled", "utf8").trim() === "1";

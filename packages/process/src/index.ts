@@ -4,6 +4,7 @@ export type { LaunchPrelude, LaunchStep, PreludeLaunch } from "./launch-prelude.
 export { PROCESS_DEFAULTS } from "./process-defaults.ts";
 export { isProcessAlive, isProcessGroupAlive } from "./process-liveness.ts";
 export { removeTree } from "./remove-tree.ts";
+export { lowerOwnPriority, type OwnPriority } from "./service-priority.ts";
 export {
   type GroupChild,
   launchPreludeAvailable,

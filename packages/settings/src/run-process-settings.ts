@@ -22,6 +22,15 @@ export const PROCESS_SPAWNER_PROGRAM_SPEC = {
   schema: oneOf(SPAWNER_PROGRAM_CHOICES),
 };
 
+/** `OVERSEER_WORKER_NICE` (service-priority.ts). */
+export const WORKER_NICE_SPEC = {
+  name: "OVERSEER_WORKER_NICE",
+  fallback: String(WORKER_DEFAULTS.workerNice),
+  description:
+    "Niceness (0–19) of the worker's own process (all its threads) below the gateway's and the coordinator's, so that they answer first when a host's cores are busy; the worker still gets every cycle they leave. Where each session is its own scheduling group (autogroup), its session's group gets it too when the worker leads its session (as under overseer up or in a container). Its runs' processes never run above it (OVERSEER_RUN_NICE or this, whichever is higher). 0 leaves it.",
+  schema: integer(0, 19),
+};
+
 /** `OVERSEER_RUN_NICE` (child-priority.ts). */
 export const RUN_NICE_SPEC = {
   name: "OVERSEER_RUN_NICE",
@@ -29,4 +38,12 @@ export const RUN_NICE_SPEC = {
   description:
     "Niceness (0–19) of the processes a worker starts for its runs (git, the agent, hooks) and of its process spawner, below the services' own, so that the gateway, the coordinator and the workers' event loops answer first when runs keep every core busy; runs still get every cycle the services leave. On a host where each session is its own scheduling group (autogroup), the run's session gets it too. 0 leaves them at the worker's priority.",
   schema: integer(0, 19),
+};
+
+/** The settings above, by their key in the service settings. */
+export const RUN_PROCESS_SPECS = {
+  processSpawner: PROCESS_SPAWNER_SPEC,
+  processSpawnerProgram: PROCESS_SPAWNER_PROGRAM_SPEC,
+  runNice: RUN_NICE_SPEC,
+  workerNice: WORKER_NICE_SPEC,
 };

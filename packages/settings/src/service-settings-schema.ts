@@ -9,7 +9,7 @@ import { GATEWAY_DEFAULTS } from "./gateway-defaults.ts";
 import { GATEWAY_SPECS } from "./gateway-settings.ts";
 import { INTAKE_CONCURRENCY_SPEC, INTAKE_POLL_MS_SPEC } from "./intake-settings.ts";
 import { QUEUE_DEFAULTS } from "./queue-defaults.ts";
-import { PROCESS_SPAWNER_PROGRAM_SPEC, PROCESS_SPAWNER_SPEC, RUN_NICE_SPEC } from "./run-process-settings.ts";
+import { RUN_PROCESS_SPECS } from "./run-process-settings.ts";
 import { LOG_LEVELS, type ServiceSettings } from "./service-settings.ts";
 import {
   BYTES_MAX,
@@ -422,9 +422,7 @@ export const SPECS: SpecTable = {
       "A push to a remote on the worker's file system (a local path) copies up to this many objects into it itself and moves the branch under git's ref lock, instead of running git push (six processes); a larger push, a remote whose config receive-pack acts on, or 0 here uses git push.",
     schema: integer(0, 1_000_000),
   },
-  processSpawner: PROCESS_SPAWNER_SPEC,
-  processSpawnerProgram: PROCESS_SPAWNER_PROGRAM_SPEC,
-  runNice: RUN_NICE_SPEC,
+  ...RUN_PROCESS_SPECS,
   usageReportMs: {
     name: "OVERSEER_USAGE_REPORT_MS",
     fallback: String(WORKER_DEFAULTS.usageReportMs),

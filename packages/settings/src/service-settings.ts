@@ -130,6 +130,8 @@ export interface ServiceSettings {
   readonly processSpawnerProgram: "auto" | "perl" | "node";
   /** `OVERSEER_RUN_NICE`: niceness of the processes a worker starts for its runs (0–19; 0 keeps the worker's). Default `10`. */
   readonly runNice: number;
+  /** `OVERSEER_WORKER_NICE`: niceness of the worker's own process, below the gateway and coordinator (0–19; 0 leaves it). Default `5`. */
+  readonly workerNice: number;
   /** `OVERSEER_USAGE_REPORT_MS`: pause between two usage reports of a running run (`0`: only when it ends). Default `5000`. */
   readonly usageReportMs: number;
   /** `OVERSEER_CLI_RETRY_LIMIT`: retries in a row of a rate limit or an unreachable gateway, as the agent CLI reports them, after which its run is ended. Default `5`. */

@@ -7,7 +7,7 @@
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import { connectDatabase } from "@overseer/db";
-import { useProcessSpawner } from "@overseer/process";
+import { lowerOwnPriority, useProcessSpawner } from "@overseer/process";
 import {
   createRedis,
   LiveChannel,
@@ -45,6 +45,9 @@ import { WorkerService } from "./worker-service.ts";
 const settings = loadSettingsOrExit("worker");
 useProcessSpawner(settings.processSpawner, settings.processSpawnerProgram);
 const logger = createLogger({ name: "worker", level: settings.logLevel });
+// Below the gateway and the coordinator (service-priority.ts), before any work.
+const ownPriority = lowerOwnPriority(settings.workerNice);
+logger.info(ownPriority, `worker niceness ${ownPriority.nice}`);
 
 let driver: SandboxDriver;
 let workerLimits: WorkerLimits = { container: false, controllers: [], allowUnenforced: true };
@@ -230,7 +233,8 @@ const service = new WorkerService(
     maxFiles: settings.runMaxFiles,
     gitTimeoutMs: settings.gitTimeoutMs,
     localPushMaxObjects: settings.localPushMaxObjects,
-    runNice: settings.runNice,
+    // A run's processes never above the worker itself.
+    runNice: Math.max(settings.runNice, ownPriority.nice),
     usageReportMs: settings.usageReportMs,
     cliRetryLimit: settings.cliRetryLimit,
     sandboxName: driver.name,
