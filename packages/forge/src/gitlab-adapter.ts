@@ -6,7 +6,7 @@
  * was given on (gitlab-reviews.ts); threads are resolvable discussions, on the diff or on the
  * merge request itself.
  */
-import {
+import type {
   Commits,
   Jobs,
   MergeRequestApprovals,
@@ -75,39 +75,62 @@ const DEVELOPER = 30;
 const HEAD_PIPELINE_REUSE_MS = 2_000;
 const MAINTAINER = 40;
 
+interface GitLabApi {
+  mrs: InstanceType<typeof MergeRequests<false>>;
+  discussions: InstanceType<typeof MergeRequestDiscussions<false>>;
+  notes: InstanceType<typeof MergeRequestNotes<false>>;
+  approvals: InstanceType<typeof MergeRequestApprovals<false>>;
+  pipelines: InstanceType<typeof Pipelines<false>>;
+  jobs: InstanceType<typeof Jobs<false>>;
+  commits: InstanceType<typeof Commits<false>>;
+  projects: InstanceType<typeof Projects<false>>;
+  users: InstanceType<typeof Users<false>>;
+  tokens: InstanceType<typeof PersonalAccessTokens<false>>;
+}
+
 export class GitLabAdapter implements ForgeAdapter {
   readonly kind = "gitlab" as const;
   readonly calls: ForgeCallCounter;
   readonly #project: string;
-  readonly #mrs: InstanceType<typeof MergeRequests<false>>;
-  readonly #discussions: InstanceType<typeof MergeRequestDiscussions<false>>;
-  readonly #notes: InstanceType<typeof MergeRequestNotes<false>>;
-  readonly #approvals: InstanceType<typeof MergeRequestApprovals<false>>;
-  readonly #pipelines: InstanceType<typeof Pipelines<false>>;
-  readonly #jobs: InstanceType<typeof Jobs<false>>;
-  readonly #commits: InstanceType<typeof Commits<false>>;
+  readonly #connect: () => Promise<GitLabApi>;
+  #api: Promise<GitLabApi> | undefined;
   #lastRead: { sha: string; headPipeline: { id: number; sha: string } | null; at: number } | null = null;
-  readonly #projects: InstanceType<typeof Projects<false>>;
-  readonly #users: InstanceType<typeof Users<false>>;
-  readonly #tokens: InstanceType<typeof PersonalAccessTokens<false>>;
 
   constructor(options: GitLabAdapterOptions) {
     this.calls = options.counter ?? new ForgeCallCounter();
     this.#project = options.project;
-    const requesterFn = gitlabRequesterFn(
-      retryingFetch(this.calls, { ...RETRY_POLICY_DEFAULTS, ...options.retry }),
-    );
-    const config = { host: options.host.replace(/\/+$/, ""), token: options.token, requesterFn };
-    this.#mrs = new MergeRequests(config);
-    this.#discussions = new MergeRequestDiscussions(config);
-    this.#notes = new MergeRequestNotes(config);
-    this.#approvals = new MergeRequestApprovals(config);
-    this.#pipelines = new Pipelines(config);
-    this.#jobs = new Jobs(config);
-    this.#commits = new Commits(config);
-    this.#projects = new Projects(config);
-    this.#users = new Users(config);
-    this.#tokens = new PersonalAccessTokens(config);
+    const send = retryingFetch(this.calls, { ...RETRY_POLICY_DEFAULTS, ...options.retry });
+    const host = options.host.replace(/\/+$/, "");
+    // gitbeaker is loaded at the first call, so a gateway whose projects use no GitLab never
+    // holds it (and every GC does not mark it).
+    this.#connect = async () => {
+      const [gitbeaker, requesterFn] = await Promise.all([
+        import("@gitbeaker/rest"),
+        gitlabRequesterFn(send),
+      ]);
+      const config = { host, token: options.token, requesterFn };
+      return {
+        mrs: new gitbeaker.MergeRequests(config),
+        discussions: new gitbeaker.MergeRequestDiscussions(config),
+        notes: new gitbeaker.MergeRequestNotes(config),
+        approvals: new gitbeaker.MergeRequestApprovals(config),
+        pipelines: new gitbeaker.Pipelines(config),
+        jobs: new gitbeaker.Jobs(config),
+        commits: new gitbeaker.Commits(config),
+        projects: new gitbeaker.Projects(config),
+        users: new gitbeaker.Users(config),
+        tokens: new gitbeaker.PersonalAccessTokens(config),
+      };
+    };
+  }
+
+  /** gitbeaker's resources, built once; a failed load is retried at the next call. */
+  #gl(): Promise<GitLabApi> {
+    this.#api ??= this.#connect();
+    this.#api.catch(() => {
+      this.#api = undefined;
+    });
+    return this.#api;
   }
 
   ensurePullRequest(draft: PullRequestDraft): Promise<EnsuredPullRequest> {
@@ -124,7 +147,7 @@ export class GitLabAdapter implements ForgeAdapter {
 
   /** A merge request read in full; its head pipeline is kept a moment for `listChecks` of its head. */
   async #showMr(number: number): Promise<GitLabMergeRequest> {
-    const full = mr(await this.#mrs.show(this.#project, number), `GET merge_requests/${number}`);
+    const full = mr(await (await this.#gl()).mrs.show(this.#project, number), `GET merge_requests/${number}`);
     if (full.state === "opened") {
       this.#lastRead = { sha: full.sha, headPipeline: full.head_pipeline ?? null, at: Date.now() };
     }
@@ -143,13 +166,13 @@ export class GitLabAdapter implements ForgeAdapter {
       const jobs = parseForgeResponse(
         "gitlab",
         GitLabJobsSchema,
-        await this.#jobs.all(this.#project, { pipelineId: pipeline.id, perPage: 100 }),
+        await (await this.#gl()).jobs.all(this.#project, { pipelineId: pipeline.id, perPage: 100 }),
         "GET pipeline jobs",
       );
       const statuses = parseForgeResponse(
         "gitlab",
         GitLabCommitStatusesSchema,
-        await this.#commits.allStatuses(this.#project, pipeline.sha, { all: false }),
+        await (await this.#gl()).commits.allStatuses(this.#project, pipeline.sha, { all: false }),
         "GET commit statuses",
       );
       return gitlabChecks(pipeline.id, jobs, statuses);
@@ -166,7 +189,7 @@ export class GitLabAdapter implements ForgeAdapter {
     if (recent?.sha === sha && recent.headPipeline && Date.now() - recent.at < HEAD_PIPELINE_REUSE_MS) {
       return recent.headPipeline;
     }
-    const containing = (await this.#commits.allMergeRequests(this.#project, sha)) as unknown[];
+    const containing = (await (await this.#gl()).commits.allMergeRequests(this.#project, sha)) as unknown[];
     const open = containing
       .map((item) => mr(item, "GET commit merge_requests"))
       .find((m) => m.state === "opened" && m.sha === sha);
@@ -177,7 +200,7 @@ export class GitLabAdapter implements ForgeAdapter {
     const pipelines = parseForgeResponse(
       "gitlab",
       GitLabPipelinesSchema,
-      await this.#pipelines.all(this.#project, { sha, orderBy: "id", sort: "desc", perPage: 1 }),
+      await (await this.#gl()).pipelines.all(this.#project, { sha, orderBy: "id", sort: "desc", perPage: 1 }),
       "GET pipelines",
     );
     return pipelines[0] ?? null;
@@ -194,13 +217,13 @@ export class GitLabAdapter implements ForgeAdapter {
       const approvals = parseForgeResponse(
         "gitlab",
         GitLabApprovalsSchema,
-        await this.#approvals.showConfiguration(this.#project, { mergerequestIId: number }),
+        await (await this.#gl()).approvals.showConfiguration(this.#project, { mergerequestIId: number }),
         "GET approvals",
       );
       const reviewers = parseForgeResponse(
         "gitlab",
         GitLabReviewersSchema,
-        await this.#mrs.showReviewers(this.#project, number),
+        await (await this.#gl()).mrs.showReviewers(this.#project, number),
         "GET reviewers",
       );
       const verdicts: GitLabVerdict[] = (approvals.approved_by ?? []).map(({ user }) => ({
@@ -218,7 +241,7 @@ export class GitLabAdapter implements ForgeAdapter {
       const versions = parseForgeResponse(
         "gitlab",
         GitLabVersionsSchema,
-        await this.#mrs.allDiffVersions(this.#project, number),
+        await (await this.#gl()).mrs.allDiffVersions(this.#project, number),
         `GET merge_requests/${number}/versions`,
       );
       return attributeVerdicts(
@@ -234,8 +257,8 @@ export class GitLabAdapter implements ForgeAdapter {
     });
   }
 
-  #allNotes(number: number) {
-    return this.#notes
+  async #allNotes(number: number) {
+    return (await this.#gl()).notes
       .all(this.#project, number, { sort: "asc", orderBy: "created_at", perPage: 100 })
       .then((notes) =>
         parseForgeResponse("gitlab", GitLabNotesSchema, notes, `GET merge_requests/${number}/notes`),
@@ -247,7 +270,7 @@ export class GitLabAdapter implements ForgeAdapter {
       const discussions = parseForgeResponse(
         "gitlab",
         GitLabDiscussionsSchema,
-        await this.#discussions.all(this.#project, number, { perPage: 100 }),
+        await (await this.#gl()).discussions.all(this.#project, number, { perPage: 100 }),
         "GET discussions",
       );
       return discussions.flatMap((discussion): ReviewThread[] => {
@@ -285,7 +308,7 @@ export class GitLabAdapter implements ForgeAdapter {
     return this.#op("failingLogTail", async () => {
       if (check.jobId === null) return null;
       try {
-        const trace = await this.#jobs.showLog(this.#project, check.jobId);
+        const trace = await (await this.#gl()).jobs.showLog(this.#project, check.jobId);
         return traceTail(String(trace), maxBytes);
       } catch (error) {
         if (error instanceof ForgeError && error.code === "not_found") return null;
@@ -299,13 +322,13 @@ export class GitLabAdapter implements ForgeAdapter {
       const login = parseForgeResponse(
         "gitlab",
         GitLabUserSchema,
-        await this.#users.showCurrentUser(),
+        await (await this.#gl()).users.showCurrentUser(),
         "GET user",
       ).username;
       const token = parseForgeResponse(
         "gitlab",
         GitLabTokenSelfSchema,
-        await this.#tokens.show(),
+        await (await this.#gl()).tokens.show(),
         "GET personal_access_tokens/self",
       );
       let level = 0;
@@ -313,7 +336,7 @@ export class GitLabAdapter implements ForgeAdapter {
         const project = parseForgeResponse(
           "gitlab",
           GitLabProjectSchema,
-          await this.#projects.show(this.#project),
+          await (await this.#gl()).projects.show(this.#project),
           "GET project",
         );
         level = Math.max(
@@ -341,7 +364,7 @@ export class GitLabAdapter implements ForgeAdapter {
 
   closePullRequest(number: number): Promise<void> {
     return this.#op("closePullRequest", async () => {
-      await this.#mrs.edit(this.#project, number, { stateEvent: "close" });
+      await (await this.#gl()).mrs.edit(this.#project, number, { stateEvent: "close" });
     });
   }
 
@@ -377,13 +400,13 @@ export class GitLabAdapter implements ForgeAdapter {
   /** A note in the thread's discussion (`thread.id` is the discussion id). */
   replyToThread(number: number, thread: ReviewThread, body: string): Promise<void> {
     return this.#op("replyToThread", async () => {
-      await this.#discussions.addNote(this.#project, number, thread.id, body);
+      await (await this.#gl()).discussions.addNote(this.#project, number, thread.id, body);
     });
   }
 
   addComment(number: number, body: string): Promise<void> {
     return this.#op("addComment", async () => {
-      await this.#notes.create(this.#project, number, body);
+      await (await this.#gl()).notes.create(this.#project, number, body);
     });
   }
 
@@ -391,7 +414,7 @@ export class GitLabAdapter implements ForgeAdapter {
     return this.#op("setBase", async () =>
       toState(
         mr(
-          await this.#mrs.edit(this.#project, number, { targetBranch: base }),
+          await (await this.#gl()).mrs.edit(this.#project, number, { targetBranch: base }),
           `PUT merge_requests/${number}`,
         ),
       ),
@@ -415,7 +438,7 @@ export class GitLabAdapter implements ForgeAdapter {
     }
     try {
       const merged = mr(
-        await this.#mrs.accept(this.#project, number, {
+        await (await this.#gl()).mrs.accept(this.#project, number, {
           sha: request.sha,
           squash: request.method === "squash",
           ...(auto ? { autoMerge: true, mergeWhenPipelineSucceeds: true } : {}),
@@ -442,7 +465,7 @@ export class GitLabAdapter implements ForgeAdapter {
   }
 
   async #mrsOf(head: string, state: "opened" | "all"): Promise<GitLabMergeRequest[]> {
-    const list = await this.#mrs.all({
+    const list = await (await this.#gl()).mrs.all({
       projectId: this.#project,
       sourceBranch: head,
       ...(state === "opened" ? { state: "opened" } : {}),
@@ -469,7 +492,7 @@ export class GitLabAdapter implements ForgeAdapter {
     }),
     create: async (draft, description) =>
       mr(
-        await this.#mrs.create(this.#project, draft.head, draft.base, draft.title, {
+        await (await this.#gl()).mrs.create(this.#project, draft.head, draft.base, draft.title, {
           description,
           ...(draft.labels?.length ? { labels: draft.labels.join(",") } : {}),
         }),
@@ -477,7 +500,7 @@ export class GitLabAdapter implements ForgeAdapter {
       ),
     edit: async (current, change) =>
       mr(
-        await this.#mrs.edit(this.#project, current.iid, {
+        await (await this.#gl()).mrs.edit(this.#project, current.iid, {
           title: change.title,
           description: change.body,
           targetBranch: change.base,

@@ -3,10 +3,12 @@
  * default one (which retries only 429 and 502, without waiting what `Retry-After` asks).
  * Failed answers become ForgeErrors carrying the status.
  */
-import { createRequesterFn, type RequestOptions } from "@gitbeaker/requester-utils";
+import type { RequestOptions } from "@gitbeaker/requester-utils";
 import { codeOfStatus, ForgeError } from "./forge-errors.ts";
 
-export function gitlabRequesterFn(send: typeof fetch) {
+/** Async: gitbeaker is loaded by the adapter's first call (gitlab-adapter.ts), not at import. */
+export async function gitlabRequesterFn(send: typeof fetch) {
+  const { createRequesterFn } = await import("@gitbeaker/requester-utils");
   return createRequesterFn(
     (_, options) => Promise.resolve(options),
     async (endpoint, raw) => {

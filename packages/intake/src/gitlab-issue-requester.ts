@@ -3,7 +3,7 @@
  * (tests route it to the GitLab double) and turns a refused answer into a GitLabApiError with
  * its status and `Retry-After`, which the adapter's retry policy reads (tracker-retry.ts).
  */
-import { createRequesterFn, type RequestOptions } from "@gitbeaker/requester-utils";
+import type { RequestOptions } from "@gitbeaker/requester-utils";
 
 export class GitLabApiError extends Error {
   override readonly name = "GitLabApiError";
@@ -16,7 +16,9 @@ export class GitLabApiError extends Error {
   }
 }
 
-export function gitlabIssueRequesterFn(send: typeof fetch) {
+/** Async: gitbeaker is loaded by the adapter's first call (gitlab-issues-adapter.ts), not at import. */
+export async function gitlabIssueRequesterFn(send: typeof fetch) {
+  const { createRequesterFn } = await import("@gitbeaker/requester-utils");
   return createRequesterFn(
     (_, options) => Promise.resolve(options),
     async (endpoint, raw) => {

@@ -6,7 +6,7 @@
  * A rate limit (429) or a server error is retried after `Retry-After` or a backoff; a refused
  * token fails at once naming what to fix.
  */
-import { IssueLinks, IssueNotes, Issues, Users } from "@gitbeaker/rest";
+import type { IssueLinks, IssueNotes, Issues, Users } from "@gitbeaker/rest";
 import { GitLabApiError, gitlabIssueRequesterFn } from "./gitlab-issue-requester.ts";
 import {
   type GitLabIssue,
@@ -42,14 +42,19 @@ function classify(error: unknown): Failure {
   return { kind: "fatal" };
 }
 
+interface GitLabIssueApi {
+  issues: InstanceType<typeof Issues<false>>;
+  notes: InstanceType<typeof IssueNotes<false>>;
+  links: InstanceType<typeof IssueLinks<false>>;
+  users: InstanceType<typeof Users<false>>;
+}
+
 export class GitLabIssuesAdapter implements TrackerAdapter {
   readonly kind = "gitlab" as const;
   readonly #project: string;
   readonly #retry: RetryPolicy;
-  readonly #issues: InstanceType<typeof Issues<false>>;
-  readonly #notes: InstanceType<typeof IssueNotes<false>>;
-  readonly #links: InstanceType<typeof IssueLinks<false>>;
-  readonly #users: InstanceType<typeof Users<false>>;
+  readonly #connect: () => Promise<GitLabIssueApi>;
+  #api: Promise<GitLabIssueApi> | undefined;
   #me: Promise<string> | null = null;
 
   constructor(connection: TrackerConnection, retry: RetryPolicy = DEFAULT_RETRY) {
@@ -60,26 +65,46 @@ export class GitLabIssuesAdapter implements TrackerAdapter {
       );
     this.#project = project;
     this.#retry = retry;
-    const config = {
-      host: (connection.baseUrl ?? "https://gitlab.com").replace(/\/+$/, ""),
-      token: connection.token,
-      requesterFn: gitlabIssueRequesterFn(connection.fetch ?? fetch),
+    // gitbeaker is loaded at the first call, so a gateway whose projects use no GitLab never
+    // holds it (and every GC does not mark it).
+    this.#connect = async () => {
+      const [gitbeaker, requesterFn] = await Promise.all([
+        import("@gitbeaker/rest"),
+        gitlabIssueRequesterFn(connection.fetch ?? fetch),
+      ]);
+      const config = {
+        host: (connection.baseUrl ?? "https://gitlab.com").replace(/\/+$/, ""),
+        token: connection.token,
+        requesterFn,
+      };
+      return {
+        issues: new gitbeaker.Issues(config),
+        notes: new gitbeaker.IssueNotes(config),
+        links: new gitbeaker.IssueLinks(config),
+        users: new gitbeaker.Users(config),
+      };
     };
-    this.#issues = new Issues(config);
-    this.#notes = new IssueNotes(config);
-    this.#links = new IssueLinks(config);
-    this.#users = new Users(config);
   }
 
-  #call<T>(call: () => Promise<T>): Promise<T> {
-    return withRetry(this.#retry, classify, call);
+  /** The API clients, built once; a failed load is retried at the next call. */
+  #apiOnce(): Promise<GitLabIssueApi> {
+    this.#api ??= this.#connect();
+    this.#api.catch(() => {
+      this.#api = undefined;
+    });
+    return this.#api;
+  }
+
+  async #call<T>(call: (api: GitLabIssueApi) => Promise<T>): Promise<T> {
+    const api = await this.#apiOnce();
+    return withRetry(this.#retry, classify, () => call(api));
   }
 
   async listIssues(query: IntakeQuery, since?: string | null): Promise<TrackerIssue[]> {
     const states = (query.states ?? []).map((s) => stateOf(s));
     const state = states.length === 0 ? "opened" : states.every((s) => s === "closed") ? "closed" : "all";
-    const raw = await this.#call(() =>
-      this.#issues.all({
+    const raw = await this.#call((api) =>
+      api.issues.all({
         projectId: this.#project,
         state,
         perPage: PER_PAGE,
@@ -97,7 +122,7 @@ export class GitLabIssuesAdapter implements TrackerAdapter {
 
   async getIssue(id: string): Promise<TrackerIssue | null> {
     try {
-      const data = await this.#call(() => this.#issues.show(issueIid(id), { projectId: this.#project }));
+      const data = await this.#call((api) => api.issues.show(issueIid(id), { projectId: this.#project }));
       return this.#toIssue(GitLabIssueSchema.parse(data));
     } catch (error) {
       if (error instanceof GitLabApiError && error.status === 404) return null;
@@ -127,8 +152,8 @@ export class GitLabIssuesAdapter implements TrackerAdapter {
   async comment(id: string, body: string, marker: string): Promise<{ id: string; created: boolean }> {
     const found = (await this.#allNotes(id)).find((n) => !n.system && n.body.includes(marker));
     if (found) return { id: String(found.id), created: false };
-    const data = await this.#call(() =>
-      this.#notes.create(this.#project, issueIid(id), `${body}\n\n${marker}`),
+    const data = await this.#call((api) =>
+      api.notes.create(this.#project, issueIid(id), `${body}\n\n${marker}`),
     );
     return { id: String(GitLabNoteSchema.parse(data).id), created: true };
   }
@@ -141,8 +166,8 @@ export class GitLabIssuesAdapter implements TrackerAdapter {
       );
     const current = await this.#existing(id);
     if (current.state === wanted) return;
-    await this.#call(() =>
-      this.#issues.edit(this.#project, issueIid(id), {
+    await this.#call((api) =>
+      api.issues.edit(this.#project, issueIid(id), {
         stateEvent: wanted === "closed" ? "close" : "reopen",
       }),
     );
@@ -153,8 +178,8 @@ export class GitLabIssuesAdapter implements TrackerAdapter {
     const adding = add.filter((label) => !current.labels.includes(label));
     const removing = remove.filter((label) => current.labels.includes(label) && !add.includes(label));
     if (adding.length === 0 && removing.length === 0) return;
-    await this.#call(() =>
-      this.#issues.edit(this.#project, issueIid(id), {
+    await this.#call((api) =>
+      api.issues.edit(this.#project, issueIid(id), {
         ...(adding.length > 0 ? { addLabels: adding.join(",") } : {}),
         ...(removing.length > 0 ? { removeLabels: removing.join(",") } : {}),
       }),
@@ -162,7 +187,7 @@ export class GitLabIssuesAdapter implements TrackerAdapter {
   }
 
   whoAmI(): Promise<string> {
-    this.#me ??= this.#call(() => this.#users.showCurrentUser())
+    this.#me ??= this.#call((api) => api.users.showCurrentUser())
       .then((data) => GitLabUserSchema.parse(data).username)
       .catch((error: unknown) => {
         this.#me = null;
@@ -178,8 +203,8 @@ export class GitLabIssuesAdapter implements TrackerAdapter {
   }
 
   async #allNotes(id: string) {
-    const raw = await this.#call(() =>
-      this.#notes.all(this.#project, issueIid(id), { sort: "asc", orderBy: "created_at", perPage: PER_PAGE }),
+    const raw = await this.#call((api) =>
+      api.notes.all(this.#project, issueIid(id), { sort: "asc", orderBy: "created_at", perPage: PER_PAGE }),
     );
     return raw.map((n) => GitLabNoteSchema.parse(n));
   }
@@ -187,7 +212,7 @@ export class GitLabIssuesAdapter implements TrackerAdapter {
   /** Open issues of the same project this one `is_blocked_by`; none where GitLab has no such links. */
   async #blockedBy(issue: GitLabIssue): Promise<string[]> {
     try {
-      const raw = await this.#call(() => this.#links.all(this.#project, issue.iid));
+      const raw = await this.#call((api) => api.links.all(this.#project, issue.iid));
       return raw
         .map((link) => GitLabIssueLinkSchema.parse(link))
         .filter((link) => link.link_type === "is_blocked_by" && link.project_id === issue.project_id)

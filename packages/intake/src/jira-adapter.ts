@@ -7,7 +7,7 @@
  * (`overseer.marker`), read back with `expand=properties`.
  */
 import { createHmac, timingSafeEqual } from "node:crypto";
-import { Version3Client } from "jira.js";
+import type { Version3Client } from "jira.js";
 import { adfToText, textToAdf } from "./jira-adf.ts";
 import type {
   IntakeQuery,
@@ -129,7 +129,8 @@ function classify(error: unknown): Failure {
 
 export class JiraAdapter implements TrackerAdapter {
   readonly kind = "jira" as const;
-  readonly #client: Version3Client;
+  readonly #connect: () => Promise<Version3Client>;
+  #client: Promise<Version3Client> | undefined;
   readonly #baseUrl: string;
   readonly #retry: RetryPolicy;
   #me: Promise<{ accountId: string; displayName: string; timeZone: string }> | undefined;
@@ -137,26 +138,37 @@ export class JiraAdapter implements TrackerAdapter {
   constructor(connection: TrackerConnection, retry: RetryPolicy = DEFAULT_RETRY) {
     if (!connection.baseUrl)
       throw new Error("a Jira intake source needs its site URL (https://your-site.atlassian.net)");
-    this.#baseUrl = connection.baseUrl.replace(/\/$/, "");
+    const host = connection.baseUrl.replace(/\/$/, "");
+    this.#baseUrl = host;
     // Basic auth: the email as `user`, or the token given as `email:api-token`.
     const paired = /^([^:\s]+@[^:\s]+):(.+)$/.exec(connection.token);
     const email = connection.user ?? paired?.[1];
     const apiToken = connection.user ? connection.token : (paired?.[2] ?? connection.token);
-    this.#client = email
-      ? new Version3Client({ host: this.#baseUrl, authentication: { basic: { email, apiToken } } })
-      : new Version3Client({
-          host: this.#baseUrl,
-          authentication: { oauth2: { accessToken: connection.token } },
-        });
+    const config: ConstructorParameters<typeof Version3Client>[0] = email
+      ? { host, authentication: { basic: { email, apiToken } } }
+      : { host, authentication: { oauth2: { accessToken: connection.token } } };
+    // jira.js (with axios) is ~11 MB of heap: loaded at the first call, so a gateway whose
+    // projects use no Jira never holds it (and every GC does not mark it).
+    this.#connect = async () => new (await import("jira.js")).Version3Client(config);
     this.#retry = retry;
   }
 
-  #call<T>(call: () => Promise<T>): Promise<T> {
-    return withRetry(this.#retry, classify, call);
+  /** The client, built once; a failed load is retried at the next call. */
+  #clientOnce(): Promise<Version3Client> {
+    this.#client ??= this.#connect();
+    this.#client.catch(() => {
+      this.#client = undefined;
+    });
+    return this.#client;
+  }
+
+  async #call<T>(call: (client: Version3Client) => Promise<T>): Promise<T> {
+    const client = await this.#clientOnce();
+    return withRetry(this.#retry, classify, () => call(client));
   }
 
   #myself(): Promise<{ accountId: string; displayName: string; timeZone: string }> {
-    this.#me ??= this.#call(() => this.#client.myself.getCurrentUser()).then((u) => ({
+    this.#me ??= this.#call((client) => client.myself.getCurrentUser()).then((u) => ({
       accountId: u.accountId,
       displayName: u.displayName ?? u.accountId,
       timeZone: u.timeZone ?? "UTC",
@@ -174,8 +186,8 @@ export class JiraAdapter implements TrackerAdapter {
     let nextPageToken: string | undefined;
     do {
       const token = nextPageToken;
-      const page = await this.#call(() =>
-        this.#client.issueSearch.searchForIssuesUsingJqlEnhancedSearch({
+      const page = await this.#call((client) =>
+        client.issueSearch.searchForIssuesUsingJqlEnhancedSearch({
           jql,
           fields: FIELDS,
           maxResults: 50,
@@ -193,8 +205,8 @@ export class JiraAdapter implements TrackerAdapter {
   async getIssue(id: string): Promise<TrackerIssue | null> {
     const me = await this.#myself();
     try {
-      const issue = await this.#call(() =>
-        this.#client.issues.getIssue({ issueIdOrKey: id, fields: FIELDS }),
+      const issue = await this.#call((client) =>
+        client.issues.getIssue({ issueIdOrKey: id, fields: FIELDS }),
       );
       return toIssue(issue as JiraIssue, this.#baseUrl, me.accountId);
     } catch (error) {
@@ -211,8 +223,8 @@ export class JiraAdapter implements TrackerAdapter {
       created?: string;
     }[] = [];
     for (;;) {
-      const page = await this.#call(() =>
-        this.#client.issueComments.getComments({
+      const page = await this.#call((client) =>
+        client.issueComments.getComments({
           issueIdOrKey: id,
           startAt: comments.length,
           maxResults: 100,
@@ -248,16 +260,16 @@ export class JiraAdapter implements TrackerAdapter {
     const mine = (await this.#allComments(id)).filter((c) => c.author?.accountId === me.accountId && c.id);
     if (mine.length > 0) {
       const ids = mine.map((c) => Number(c.id));
-      const withProperties = await this.#call(() =>
-        this.#client.issueComments.getCommentsByIds({ ids, expand: "properties" }),
+      const withProperties = await this.#call((client) =>
+        client.issueComments.getCommentsByIds({ ids, expand: "properties" }),
       );
       const found = (withProperties.values ?? []).find((c) =>
         (c.properties ?? []).some((p) => p.key === MARKER_PROPERTY && p.value === marker),
       );
       if (found?.id) return { id: found.id, created: false };
     }
-    const created = await this.#call(() =>
-      this.#client.issueComments.addComment({
+    const created = await this.#call((client) =>
+      client.issueComments.addComment({
         issueIdOrKey: id,
         comment: textToAdf(body) as never,
         properties: [{ key: MARKER_PROPERTY, value: marker }],
@@ -270,8 +282,8 @@ export class JiraAdapter implements TrackerAdapter {
     const issue = await this.getIssue(id);
     if (!issue) throw new Error(`Jira issue ${id} does not exist or the intake account cannot see it`);
     if (issue.state.toLowerCase() === state.toLowerCase()) return;
-    const { transitions = [] } = await this.#call(() =>
-      this.#client.issues.getTransitions({ issueIdOrKey: id }),
+    const { transitions = [] } = await this.#call((client) =>
+      client.issues.getTransitions({ issueIdOrKey: id }),
     );
     const transition = transitions.find((t) => t.to?.name?.toLowerCase() === state.toLowerCase());
     if (!transition?.id) {
@@ -281,15 +293,15 @@ export class JiraAdapter implements TrackerAdapter {
       );
     }
     const transitionId = transition.id;
-    await this.#call(() =>
-      this.#client.issues.doTransition({ issueIdOrKey: id, transition: { id: transitionId } }),
+    await this.#call((client) =>
+      client.issues.doTransition({ issueIdOrKey: id, transition: { id: transitionId } }),
     );
   }
 
   async setLabels(id: string, add: readonly string[], remove: readonly string[]): Promise<void> {
     const labels = [...add.map((l) => ({ add: l })), ...remove.map((l) => ({ remove: l }))];
     if (labels.length === 0) return;
-    await this.#call(() => this.#client.issues.editIssue({ issueIdOrKey: id, update: { labels } }));
+    await this.#call((client) => client.issues.editIssue({ issueIdOrKey: id, update: { labels } }));
   }
 
   async whoAmI(): Promise<string> {

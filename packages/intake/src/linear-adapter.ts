@@ -7,7 +7,7 @@
  * limit or a server error is retried (tracker-retry.ts).
  */
 import { createHash } from "node:crypto";
-import { LinearClient, type LinearError, LinearErrorType } from "@linear/sdk";
+import type { LinearClient, LinearError, LinearErrorType } from "@linear/sdk";
 import { LinearWebhookClient } from "@linear/sdk/webhooks";
 import type {
   IntakeQuery,
@@ -147,9 +147,18 @@ export function markerCommentId(issueId: string, marker: string): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 }
 
+/** LinearErrorType's values, spelled here: the enum itself is in the SDK's module, loaded lazily. */
+const ERROR_TYPE = {
+  AuthenticationError: "AuthenticationError",
+  Forbidden: "Forbidden",
+  Ratelimited: "Ratelimited",
+  InternalError: "InternalError",
+  NetworkError: "NetworkError",
+} as const satisfies { [K in keyof typeof LinearErrorType]?: `${(typeof LinearErrorType)[K]}` };
+
 function classify(error: unknown): Failure {
-  const type = (error as LinearError | undefined)?.type;
-  if (type === LinearErrorType.AuthenticationError) {
+  const type: string | undefined = (error as LinearError | undefined)?.type;
+  if (type === ERROR_TYPE.AuthenticationError) {
     return {
       kind: "credentials",
       message:
@@ -158,7 +167,7 @@ function classify(error: unknown): Failure {
         "read, write and comments:create, and put it in the environment variable the source's credentials name.",
     };
   }
-  if (type === LinearErrorType.Forbidden) {
+  if (type === ERROR_TYPE.Forbidden) {
     return {
       kind: "credentials",
       message:
@@ -166,18 +175,18 @@ function classify(error: unknown): Failure {
         "give it read, write and comments:create and access to the team.",
     };
   }
-  if (type === LinearErrorType.Ratelimited) {
+  if (type === ERROR_TYPE.Ratelimited) {
     const seconds = (error as { retryAfter?: number }).retryAfter;
     return { kind: "retry", ...(seconds === undefined ? {} : { retryAfterMs: seconds * 1000 }) };
   }
-  if (type === LinearErrorType.InternalError || type === LinearErrorType.NetworkError)
-    return { kind: "retry" };
+  if (type === ERROR_TYPE.InternalError || type === ERROR_TYPE.NetworkError) return { kind: "retry" };
   return { kind: "fatal" };
 }
 
 export class LinearAdapter implements TrackerAdapter {
   readonly kind = "linear" as const;
-  readonly #client: LinearClient;
+  readonly #connect: () => Promise<LinearClient>;
+  #client: Promise<LinearClient> | undefined;
   readonly #retry: RetryPolicy;
   #viewer: Promise<{ id: string; displayName: string }> | undefined;
 
@@ -187,21 +196,35 @@ export class LinearAdapter implements TrackerAdapter {
     const auth = connection.token.startsWith("lin_api_")
       ? { apiKey: connection.token }
       : { accessToken: connection.token };
-    this.#client = new LinearClient({ ...auth, ...(apiUrl ? { apiUrl } : {}) });
+    const options = { ...auth, ...(apiUrl ? { apiUrl } : {}) };
+    // @linear/sdk is a 3 MB module (~12 MB of heap): loaded at the first call, so a gateway whose
+    // projects use no Linear never holds it (and every GC does not mark it).
+    this.#connect = async () => new (await import("@linear/sdk")).LinearClient(options);
     this.#retry = retry;
   }
 
+  /** The client, built once; a failed load is retried at the next call. */
+  #clientOnce(): Promise<LinearClient> {
+    this.#client ??= this.#connect();
+    this.#client.catch(() => {
+      this.#client = undefined;
+    });
+    return this.#client;
+  }
+
   async #query<T>(query: string, variables: Record<string, unknown>): Promise<T> {
+    const client = await this.#clientOnce();
     return withRetry(this.#retry, classify, async () => {
-      const response = await this.#client.client.rawRequest<T, Record<string, unknown>>(query, variables);
+      const response = await client.client.rawRequest<T, Record<string, unknown>>(query, variables);
       if (!response.data)
         throw new Error(`Linear answered without data: ${JSON.stringify(response.errors ?? [])}`);
       return response.data;
     });
   }
 
-  #call<T>(call: () => Promise<T>): Promise<T> {
-    return withRetry(this.#retry, classify, call);
+  async #call<T>(call: (client: LinearClient) => Promise<T>): Promise<T> {
+    const client = await this.#clientOnce();
+    return withRetry(this.#retry, classify, () => call(client));
   }
 
   async listIssues(query: IntakeQuery, since?: string | null): Promise<TrackerIssue[]> {
@@ -269,7 +292,7 @@ export class LinearAdapter implements TrackerAdapter {
     });
     if (existing.comment) return { id: commentId, created: false };
     try {
-      await this.#call(() => this.#client.createComment({ id: commentId, issueId: issue.issue.id, body }));
+      await this.#call((client) => client.createComment({ id: commentId, issueId: issue.issue.id, body }));
       return { id: commentId, created: true };
     } catch (error) {
       // A retried create whose first answer was lost: the comment is there under its id.
@@ -288,7 +311,7 @@ export class LinearAdapter implements TrackerAdapter {
         `Linear team has no workflow state "${state}" (it has: ${names}); fix the intake state map`,
       );
     }
-    await this.#call(() => this.#client.updateIssue(data.issue.id, { stateId: target.id }));
+    await this.#call((client) => client.updateIssue(data.issue.id, { stateId: target.id }));
   }
 
   async setLabels(id: string, add: readonly string[], remove: readonly string[]): Promise<void> {
@@ -297,7 +320,7 @@ export class LinearAdapter implements TrackerAdapter {
     const onIssue = new Map(issue.labels.nodes.map((l) => [l.name.toLowerCase(), l.id]));
     for (const name of remove) {
       const labelId = onIssue.get(name.toLowerCase());
-      if (labelId) await this.#call(() => this.#client.issueRemoveLabel(issue.id, labelId));
+      if (labelId) await this.#call((client) => client.issueRemoveLabel(issue.id, labelId));
     }
     const missing = add.filter((name) => !onIssue.has(name.toLowerCase()));
     if (missing.length === 0) return;
@@ -312,10 +335,10 @@ export class LinearAdapter implements TrackerAdapter {
       const labelId =
         usable?.id ??
         (await this.#call(
-          async () => (await this.#client.createIssueLabel({ name, teamId: issue.team.id })).issueLabelId,
+          async (client) => (await client.createIssueLabel({ name, teamId: issue.team.id })).issueLabelId,
         ));
       if (!labelId) throw new Error(`Linear did not create the label "${name}"`);
-      await this.#call(() => this.#client.issueAddLabel(issue.id, labelId));
+      await this.#call((client) => client.issueAddLabel(issue.id, labelId));
     }
   }
 

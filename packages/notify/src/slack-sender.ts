@@ -1,4 +1,4 @@
-import { WebClient } from "@slack/web-api";
+import type { WebClient } from "@slack/web-api";
 import type { SlackMessage } from "./slack-message.ts";
 import type { AttemptOutcome } from "./webhook-sender.ts";
 
@@ -45,7 +45,22 @@ const noToken = (): SlackOutcome => ({
   final: true,
 });
 
-function clientOf(attempt: Pick<SlackAttempt, "token" | "apiUrl" | "timeoutMs">): WebClient {
+/**
+ * `@slack/web-api` (with axios), loaded at the first message rather than at import, so a service
+ * whose projects send no Slack never holds it; once loaded it is kept (a failed load is retried).
+ */
+let slackSdk: Promise<typeof import("@slack/web-api")> | undefined;
+
+function loadSlackSdk(): Promise<typeof import("@slack/web-api")> {
+  slackSdk ??= import("@slack/web-api");
+  slackSdk.catch(() => {
+    slackSdk = undefined;
+  });
+  return slackSdk;
+}
+
+async function clientOf(attempt: Pick<SlackAttempt, "token" | "apiUrl" | "timeoutMs">): Promise<WebClient> {
+  const { WebClient } = await loadSlackSdk();
   return new WebClient(attempt.token, {
     slackApiUrl: attempt.apiUrl,
     timeout: attempt.timeoutMs,
@@ -63,7 +78,7 @@ function clientOf(attempt: Pick<SlackAttempt, "token" | "apiUrl" | "timeoutMs">)
 export async function postSlackMessage(attempt: SlackAttempt): Promise<SlackOutcome> {
   if (!attempt.token) return noToken();
   try {
-    const answer = await clientOf(attempt).chat.postMessage({
+    const answer = await (await clientOf(attempt)).chat.postMessage({
       channel: attempt.channel,
       text: attempt.message.text,
       blocks: attempt.message.blocks as never,
@@ -93,7 +108,7 @@ export async function updateSlackMessage(
 ): Promise<SlackOutcome> {
   if (!attempt.token) return noToken();
   try {
-    const answer = await clientOf(attempt).chat.update({
+    const answer = await (await clientOf(attempt)).chat.update({
       channel: attempt.channel,
       ts: attempt.ts,
       text: attempt.message.text,
