@@ -72,6 +72,32 @@ describe("Bull Board at /admin/queues", () => {
     expect(body.queues.map((q) => q.name).sort()).toEqual(["runs"]);
   });
 
+  it("a fresh gateway builds the board once for concurrent first requests; what it does not serve is the gateway's 404", async () => {
+    const fresh = createGatewayApp(fx.deps, resolveGatewayOptions({ processMetrics: false }));
+    try {
+      const { cookie } = await openSession(fresh, fx.tokens.admin);
+      const first = await Promise.all(
+        ["/admin/queues", "/admin/queues/api/queues", "/admin/queues/api/queues"].map((url) =>
+          fresh.request(url, { headers: { Cookie: cookie } }),
+        ),
+      );
+      expect(first.map((r) => r.status)).toEqual([200, 200, 200]);
+      expect(
+        first.every((r) => (r.headers.get("content-security-policy") ?? "").includes("default-src")),
+      ).toBe(true);
+      const api = (await first[1]?.json()) as { queues: { name: string }[] };
+      expect(api.queues.map((q) => q.name)).toEqual(["runs"]);
+      const missing = await fresh.request("/admin/queues/no-such-route", {
+        method: "POST",
+        headers: { Cookie: cookie, Origin: "http://localhost" },
+      });
+      expect(missing.status).toBe(404);
+      expect(((await missing.json()) as { error: { code: string } }).error.code).toBe("not_found");
+    } finally {
+      await fresh.shutdown();
+    }
+  });
+
   it("an expired session is refused", async () => {
     const shortLived = createGatewayApp(
       fx.deps,

@@ -1,7 +1,3 @@
-import { createBullBoard } from "@bull-board/api";
-import { BullMQAdapter } from "@bull-board/api/bullMQAdapter";
-import { HonoAdapter } from "@bull-board/hono";
-import { serveStatic } from "@hono/node-server/serve-static";
 import { z } from "@hono/zod-openapi";
 import { QUEUE_BOARD_SCOPE, scopeGrants } from "@overseer/api-contract";
 import { type Db, findActiveApiToken } from "@overseer/db";
@@ -9,6 +5,7 @@ import { Hono, type MiddlewareHandler } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import type { BoardSession, BoardSessions } from "../admin/board-sessions.ts";
 import { ApiError } from "../http/api-error.ts";
+import { lazyQueueBoard } from "./queue-board-ui.ts";
 import {
   errorResponses,
   guarded,
@@ -102,14 +99,6 @@ export function registerQueueBoardRoutes(app: RouteApp, ctx: RouteContext): void
     },
   );
 
-  const adapter = new HonoAdapter(serveStatic);
-  adapter.setBasePath(QUEUE_BOARD_PATH);
-  createBullBoard({
-    // Run results travel on a Redis stream, not a BullMQ queue: their counts are on /ops/queues.
-    queues: [new BullMQAdapter(ctx.deps.queues.runs)],
-    serverAdapter: adapter,
-    options: { uiConfig: { boardTitle: "Overseer queues" } },
-  });
   const board = new Hono<BoardEnv>();
   board.use("*", requireBoardSession(sessions, ctx.deps.db));
   board.post("/logout", async (c) => {
@@ -117,7 +106,8 @@ export function registerQueueBoardRoutes(app: RouteApp, ctx: RouteContext): void
     deleteCookie(c, COOKIE, cookieOptions(c.req.url));
     return c.json({ logged_out: true }, 200);
   });
-  board.route("/", adapter.registerPlugin());
+  // Behind the session check above: the board's code is loaded by its first admitted request.
+  board.use("*", lazyQueueBoard(QUEUE_BOARD_PATH, ctx.deps.queues.runs));
   app.route(QUEUE_BOARD_PATH, board as never);
 }
 
