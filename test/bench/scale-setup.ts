@@ -130,13 +130,14 @@ export function serviceEnv(
     // Passed through to the services when set: `OVERSEER_PROCESS_SPAWNER=0` compares with git
     // forked from the workers, `OVERSEER_PROCESS_SPAWNER_PROGRAM=node` with the Node spawner
     // (rather than Perl), `OVERSEER_RUN_NICE=0` with the runs' processes at the services'
-    // priority, and `GIT_TRACE2_EVENT=/tmp/dir` writes one trace file per git process the services
+    // priority, `OVERSEER_WORKER_NICE=0` with the workers' own at the gateway's, and `GIT_TRACE2_EVENT=/tmp/dir` writes one trace file per git process the services
     // start (git writes one per process into a directory), to count them per run.
     ...Object.fromEntries(
       [
         "OVERSEER_PROCESS_SPAWNER",
         "OVERSEER_PROCESS_SPAWNER_PROGRAM",
         "OVERSEER_RUN_NICE",
+        "OVERSEER_WORKER_NICE",
         "GIT_TRACE2_EVENT",
       ].flatMap((name) => {
         const value = process.env[name];

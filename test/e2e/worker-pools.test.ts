@@ -46,8 +46,8 @@ describe("worker pools", () => {
     });
     // The default pool is served: its project completes while the jdk one waits.
     await cluster.waitForProject("plainp", (s) => allTasks(s, ["done"]), 60_000);
-    // Workers run below the gateway (OVERSEER_WORKER_NICE, default 5).
-    expect(niceOf(plainWorker.child.pid)).toBe(niceOf(gateway.service.child.pid) + 5);
+    // Workers run below the gateway (OVERSEER_WORKER_NICE, default 10).
+    expect(niceOf(plainWorker.child.pid)).toBe(niceOf(gateway.service.child.pid) + 10);
 
     const status = async () => {
       const res = await fetch(`${gateway.url}/api/projects/jdkp/status`, {

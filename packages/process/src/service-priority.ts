@@ -10,7 +10,9 @@ import { autogroupsEnabled } from "./child-priority.ts";
  * gateway answers people. At 1,000 busy projects on two cores, with runs at niceness 10, the
  * services at niceness 0 still kept both cores busy, and the gateway's p99 was 86–173 ms (fleet)
  * and 122–335 ms (status), most of it its garbage collector's pauses waiting for a core. With the
- * workers at niceness 5 it was 29.5 and 50 ms. The worker still gets every cycle the others leave.
+ * workers at niceness 5 it was 17–33 and 38–69 ms; at 10, the runs' own niceness (the worker's
+ * loop is its runs' work), 11–14 and 20–23 ms, and throughput did not drop. The worker still
+ * gets every cycle the others leave.
  *
  * Only lowering, so no privilege is needed:
  * - every thread's niceness: Linux keeps one per thread, and V8's and libuv's threads that exist

@@ -56,7 +56,7 @@ export const WORKER_DEFAULTS = Object.freeze({
   /** Objects a push to a local remote copies itself at most; 0: always `git push` (`OVERSEER_GIT_LOCAL_PUSH_MAX_OBJECTS`). */
   localPushMaxObjects: 1000,
   /** Niceness of the worker's own process, below the gateway and coordinator (`OVERSEER_WORKER_NICE`; @overseer/process service-priority.ts). */
-  workerNice: 5,
+  workerNice: 10,
   /** Niceness of a run's processes, below the services (`OVERSEER_RUN_NICE`; @overseer/process child-priority.ts). */
   runNice: PROCESS_DEFAULTS.runNice,
   /** Pause between two usage reports of a running run; 0: only at the end (`OVERSEER_USAGE_REPORT_MS`). */

@@ -96,7 +96,7 @@ const TABLE: [string, keyof ServiceSettings, unknown, string, string][] = [
   ["OVERSEER_PROCESS_SPAWNER", "processSpawner", true, "maybe", "one of 1, 0, true, false, yes, no"],
   ["OVERSEER_PROCESS_SPAWNER_PROGRAM", "processSpawnerProgram", "auto", "python", "one of auto, perl, node"],
   ["OVERSEER_RUN_NICE", "runNice", 10, "20", "an integer from 0 to 19"],
-  ["OVERSEER_WORKER_NICE", "workerNice", 5, "20", "an integer from 0 to 19"],
+  ["OVERSEER_WORKER_NICE", "workerNice", 10, "20", "an integer from 0 to 19"],
   ["OVERSEER_USAGE_REPORT_MS", "usageReportMs", 5000, "-1", "an integer from 0"],
   ["OVERSEER_CLI_RETRY_LIMIT", "cliRetryLimit", 5, "0", "an integer from 1 to 1000"],
   ["OVERSEER_MAX_OUTPUT_BYTES", "maxOutputBytes", 1048576, "10", "an integer from 1024"],
