@@ -61,10 +61,15 @@ function leadsSession(): boolean {
   }
 }
 
+/**
+ * Lowers this session's group. The kernel's default group (the root's, for sessions never made
+ * since boot) shows an empty file and takes no niceness: nothing to lower there.
+ */
 function lowerSessionGroup(nice: number): boolean {
   try {
-    const current = Number(/ nice (-?\d+)/.exec(readFileSync("/proc/self/autogroup", "utf8"))?.[1] ?? 0);
-    if (current < nice) writeFileSync("/proc/self/autogroup", String(nice));
+    const current = / nice (-?\d+)/.exec(readFileSync("/proc/self/autogroup", "utf8"))?.[1];
+    if (current === undefined) return false;
+    if (Number(current) < nice) writeFileSync("/proc/self/autogroup", String(nice));
     return true;
   } catch {
     return false;

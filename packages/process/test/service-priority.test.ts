@@ -7,9 +7,15 @@ import { describe, expect, it } from "vitest";
 const SOURCE = fileURLToPath(new URL("../src/service-priority.ts", import.meta.url));
 const AUTOGROUPS = readFileSync("/proc/sys/kernel/sched_autogroup_enabled", "utf8").trim() === "1";
 
+/**
+ * The niceness of a process's session group, or null where there is none to read: autogroups
+ * off, or the process in the kernel's default group (sessions never made since boot, as under a
+ * CI runner's PID 1), whose file is empty.
+ */
 function sessionGroupNice(pid: number | "self"): number | null {
   if (!AUTOGROUPS) return null;
-  return Number(/ nice (-?\d+)/.exec(readFileSync(`/proc/${pid}/autogroup`, "utf8"))?.[1]);
+  const nice = / nice (-?\d+)/.exec(readFileSync(`/proc/${pid}/autogroup`, "utf8"))?.[1];
+  return nice === undefined ? null : Number(nice);
 }
 
 /**
