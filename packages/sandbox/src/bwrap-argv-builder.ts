@@ -158,6 +158,8 @@ export type UserMount =
 export interface BwrapRunFiles {
   /** Host directory bound read-only as /etc (allow-listed copies + synthetic passwd/group, see etc-snapshot.ts). */
   etcDir: string;
+  /** Large allow-listed /etc directories bound read-only over their mount points in `etcDir`. */
+  etcBinds: readonly { source: string; dest: string }[];
   /** Host directory bound read-only at SANDBOX_RUNTIME_MOUNT (proxy mode; holds a `control` mount point), or null. */
   runtimeDir: string | null;
   /** The run's control dir on the host (resolved), bound writable at SANDBOX_CONTROL_MOUNT. */
@@ -274,6 +276,7 @@ export function buildBwrapArgs(input: BwrapBuildInput): string[] {
     for (const command of files.commands) args.push("--ro-bind", command.source, `/bin/${command.name}`);
   }
   args.push("--ro-bind", files.etcDir, "/etc");
+  for (const bind of files.etcBinds) args.push("--ro-bind", bind.source, bind.dest);
 
   args.push("--proc", "/proc");
   for (const entry of layout.procReadOnly) args.push("--ro-bind", `/proc/${entry}`, `/proc/${entry}`);

@@ -31,7 +31,7 @@ import {
 import { DEFAULT_EGRESS_BRIDGE_PORT, EGRESS_BRIDGE_SOURCE } from "./egress-bridge-script.ts";
 import { EgressProxy } from "./egress-proxy.ts";
 import { type EgressProxyOptions, resolveEgressProxyOptions } from "./egress-proxy-options.ts";
-import { createEtcSnapshot, sweepDeadWorkerDirs } from "./etc-snapshot.ts";
+import { createEtcSnapshot, type EtcSnapshot, sweepDeadWorkerDirs } from "./etc-snapshot.ts";
 import { buildEgressLauncher, hostLaunchCommand, pointAtEgressBridge } from "./launcher-script.ts";
 import { canAccess, findOnPath } from "./path-access.ts";
 import { stopProcessTree } from "./process-tree.ts";
@@ -169,7 +169,7 @@ export class BwrapDriver implements SandboxDriver {
   private seccompFilePromise: Promise<string | null> | null = null;
   private launcherShellPromise: Promise<string> | null = null;
   private readonly imageLayouts = new Map<string, Promise<BwrapHostLayout>>();
-  private readonly etcSnapshots = new Map<string, Promise<string>>();
+  private readonly etcSnapshots = new Map<string, Promise<EtcSnapshot>>();
   private readonly binSnapshots = new Map<string, Promise<BinSnapshot>>();
 
   constructor(private readonly options: BwrapDriverOptions = {}) {
@@ -251,8 +251,9 @@ export class BwrapDriver implements SandboxDriver {
     const files = [
       ...(await Promise.all(
         [
-          ...this.etcSnapshots.values(),
-          ...[...this.binSnapshots.values()].map((p) => p.then((snapshot) => snapshot.dir)),
+          ...[...this.etcSnapshots.values(), ...this.binSnapshots.values()].map((p) =>
+            p.then((snapshot) => snapshot.dir),
+          ),
         ].map((p) => p.catch(() => null)),
       )),
       await (this.seccompFilePromise ?? Promise.resolve(null)).catch(() => null),
@@ -265,7 +266,7 @@ export class BwrapDriver implements SandboxDriver {
   }
 
   /** The read-only /etc for `uid:gid`, created on first use. */
-  private etcSnapshot(layout: BwrapHostLayout, uid: number, gid: number): Promise<string> {
+  private etcSnapshot(layout: BwrapHostLayout, uid: number, gid: number): Promise<EtcSnapshot> {
     const system = layout.systemRoot ?? "";
     return snapshotOnce(this.etcSnapshots, `${system}|${uid}:${gid}`, async () => {
       await ensurePrivateDir(this.runtimeRoot);
@@ -388,7 +389,7 @@ export class BwrapDriver implements SandboxDriver {
     const uid = spec.uid ?? BWRAP_DEFAULT_UID;
     const gid = spec.gid ?? BWRAP_DEFAULT_GID;
 
-    const etcDir = await this.etcSnapshot(layout, uid, gid);
+    const etc = await this.etcSnapshot(layout, uid, gid);
     const bin = await this.binSnapshot(layout, commands);
     // Proxy mode needs a directory (the egress socket, the bridge); other runs only the options file.
     const runDir = spec.network.mode === "proxy" ? await createRunDir(this.runtimeRoot) : null;
@@ -453,7 +454,8 @@ export class BwrapDriver implements SandboxDriver {
         userMounts,
         env,
         files: {
-          etcDir,
+          etcDir: etc.dir,
+          etcBinds: etc.binds,
           runtimeDir: runtimeMountDir,
           controlDir,
           binDir: bin?.dir ?? null,

@@ -63,6 +63,8 @@ export interface GvisorBundleFiles {
   rootDir: string;
   /** Host directory bound read-only as /etc. */
   etcDir: string;
+  /** Large allow-listed /etc directories bound read-only over their mount points in `etcDir`. */
+  etcBinds: readonly { source: string; dest: string }[];
   /** Host directory bound read-only at SANDBOX_RUNTIME_MOUNT (proxy mode), or null. */
   runtimeDir: string | null;
   /** The run's control dir on the host (resolved). */
@@ -118,6 +120,8 @@ function systemMounts(input: GvisorBundleInput): OciMount[] {
       });
   }
   mounts.push({ destination: "/etc", type: "bind", source: files.etcDir, options: RO_BIND });
+  for (const bind of files.etcBinds)
+    mounts.push({ destination: bind.dest, type: "bind", source: bind.source, options: RO_BIND });
   return mounts;
 }
 

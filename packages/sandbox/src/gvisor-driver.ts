@@ -23,7 +23,7 @@ import {
 import { DEFAULT_EGRESS_BRIDGE_PORT, EGRESS_BRIDGE_SOURCE } from "./egress-bridge-script.ts";
 import { EgressProxy } from "./egress-proxy.ts";
 import { type EgressProxyOptions, resolveEgressProxyOptions } from "./egress-proxy-options.ts";
-import { createEtcSnapshot, sweepDeadWorkerDirs } from "./etc-snapshot.ts";
+import { createEtcSnapshot, type EtcSnapshot, sweepDeadWorkerDirs } from "./etc-snapshot.ts";
 import {
   buildGvisorConfig,
   buildGvisorLauncher,
@@ -163,6 +163,7 @@ export class GvisorDriver implements SandboxDriver {
   private planPromise: Promise<CgroupPlan> | null = null;
   private readonly layouts = new Map<string, Promise<BwrapHostLayout>>();
   private readonly snapshots = new Map<string, Promise<string>>();
+  private readonly etcSnapshots = new Map<string, Promise<EtcSnapshot>>();
 
   constructor(private readonly options: GvisorDriverOptions = {}) {
     this.runtimeRoot = options.runtimeRoot ?? defaultRuntimeRoot();
@@ -211,7 +212,7 @@ export class GvisorDriver implements SandboxDriver {
   private async snapshots_(layout: BwrapHostLayout, commandNames: readonly string[]) {
     await ensurePrivateDir(this.runtimeRoot);
     const system = layout.systemRoot ?? "";
-    const etcDir = await this.cached(this.snapshots, `etc|${system}`, async () => {
+    const etc = await this.cached(this.etcSnapshots, system, async () => {
       await sweepDeadWorkerDirs(this.runtimeRoot, "run");
       return createEtcSnapshot({
         root: this.runtimeRoot,
@@ -223,7 +224,7 @@ export class GvisorDriver implements SandboxDriver {
       });
     });
     const usrBin = mergedUsrBin(layout);
-    if (commandNames.length === 0 || usrBin === null) return { etcDir, binDir: null };
+    if (commandNames.length === 0 || usrBin === null) return { etc, binDir: null };
     const listFrom = `${system}${usrBin}`;
     const key = `bin|${listFrom}:${(await stat(listFrom)).mtimeMs}:${[...commandNames].sort().join("/")}`;
     const binDir = await this.cached(
@@ -231,12 +232,18 @@ export class GvisorDriver implements SandboxDriver {
       key,
       async () => (await createBinSnapshot({ root: this.runtimeRoot, usrBin, listFrom, commandNames })).dir,
     );
-    return { etcDir, binDir };
+    return { etc, binDir };
   }
 
   async dispose(): Promise<void> {
-    const dirs = await Promise.all([...this.snapshots.values()].map((p) => p.catch(() => null)));
+    const dirs = await Promise.all(
+      [
+        ...this.snapshots.values(),
+        ...[...this.etcSnapshots.values()].map((p) => p.then((etc) => etc.dir)),
+      ].map((p) => p.catch(() => null)),
+    );
     this.snapshots.clear();
+    this.etcSnapshots.clear();
     this.layouts.clear();
     for (const dir of dirs) if (dir !== null) await rm(dir, { recursive: true, force: true });
   }
@@ -364,7 +371,7 @@ export class GvisorDriver implements SandboxDriver {
     const visibleRoots = ["/usr", ...system.etcEntries.map((e) => `/etc/${e}`)];
     const userMounts = await resolveUserMounts(spec, visibleRoots);
     const commands = await resolveCommands(spec);
-    const { etcDir, binDir } = await this.snapshots_(
+    const { etc, binDir } = await this.snapshots_(
       system,
       commands.map((c) => c.name),
     );
@@ -398,7 +405,8 @@ export class GvisorDriver implements SandboxDriver {
         memoryCgroup: plan.memory !== null,
         files: {
           rootDir: layout.rootDir,
-          etcDir,
+          etcDir: etc.dir,
+          etcBinds: etc.binds,
           runtimeDir: layout.runtimeMountDir,
           controlDir: await realpath(spec.controlDir),
           binDir,

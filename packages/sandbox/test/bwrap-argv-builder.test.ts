@@ -33,6 +33,7 @@ function input(overrides: Partial<BwrapBuildInput> = {}): BwrapBuildInput {
     ],
     files: {
       etcDir: "/rt/etc-1",
+      etcBinds: [{ source: "/etc/alternatives", dest: "/etc/alternatives" }],
       runtimeDir: null,
       controlDir: "/data/control/run1",
       binDir: null,
@@ -68,7 +69,7 @@ describe("buildBwrapArgs", () => {
     ["--ro-bind", "/usr", "/usr"],
     ["--symlink", "usr/bin", "/bin"],
     ["--ro-bind", "/lib64", "/lib64"],
-    ["--ro-bind", "/rt/etc-1", "/etc"],
+    ["--ro-bind", "/rt/etc-1", "/etc", "--ro-bind", "/etc/alternatives", "/etc/alternatives"],
     ["--proc", "/proc"],
     ["--ro-bind", "/proc/sys", "/proc/sys"],
     ["--ro-bind", "/proc/sysrq-trigger", "/proc/sysrq-trigger"],

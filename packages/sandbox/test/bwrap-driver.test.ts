@@ -1,12 +1,15 @@
 import { createHook } from "node:async_hooks";
-import { spawn } from "node:child_process";
-import { existsSync } from "node:fs";
+import { execFile, spawn } from "node:child_process";
+import { existsSync, lstatSync, readdirSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, rename, rm, rmdir, stat, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
+import { ETC_ALLOWLIST } from "../src/bwrap-argv-builder.ts";
 import { preparedRunCgroup } from "../src/bwrap-driver.ts";
+import { ETC_COPY_LIMIT } from "../src/etc-snapshot.ts";
 import {
   type EgressDecision,
   LAUNCHER_SETUP_FAILED_EXIT,
@@ -26,6 +29,8 @@ import {
   testRuntimeRoot,
   useSandboxSpawnMode,
 } from "./helpers/sandbox-fixture.ts";
+
+const execFileAsync = promisify(execFile);
 
 afterAll(disposeDrivers);
 useSandboxSpawnMode();
@@ -95,6 +100,27 @@ describe("BwrapDriver: running commands", () => {
       }
     } finally {
       await rm(tools, { recursive: true, force: true });
+    }
+  });
+
+  it("shows the large /etc directories (bound, not copied) as the host has them, read-only", async () => {
+    // Debian's /etc/alternatives and /etc/ssl/certs: hundreds of symlinks each.
+    const large = ETC_ALLOWLIST.filter(
+      (entry) =>
+        lstatSync(`/etc/${entry}`, { throwIfNoEntry: false })?.isDirectory() &&
+        readdirSync(`/etc/${entry}`, { recursive: true }).length > ETC_COPY_LIMIT,
+    );
+    expect(large.length).toBeGreaterThan(0);
+    const list = (dir: string) =>
+      `for f in ${dir}/*; do printf '%s %s\\n' "$f" "$(readlink "$f" || echo file)"; done`;
+    for (const entry of large) {
+      const inside = await runShell(
+        driver,
+        `${list(`/etc/${entry}`)}; touch /etc/${entry}/x || echo refused`,
+        ws.spec(),
+      );
+      const host = await execFileAsync("/bin/sh", ["-c", list(`/etc/${entry}`)]);
+      expect(inside.stdout, entry).toBe(`${host.stdout}refused\n`);
     }
   });
 

@@ -49,6 +49,7 @@ function input(overrides: Partial<GvisorBundleInput> = {}): GvisorBundleInput {
     files: {
       rootDir: "/rt/run-1/bundle/root",
       etcDir: "/rt/etc-1",
+      etcBinds: [{ source: "/etc/alternatives", dest: "/etc/alternatives" }],
       runtimeDir: null,
       controlDir: "/data/work/p1/control",
       binDir: null,
@@ -95,6 +96,7 @@ describe("buildGvisorConfig", () => {
       "/usr bind /usr ro",
       "/lib64 bind /lib64 ro",
       "/etc bind /rt/etc-1 ro",
+      "/etc/alternatives bind /etc/alternatives ro",
       "/tmp tmpfs",
       "/home/agent tmpfs",
       "/overseer/control bind /data/work/p1/control rw",
