@@ -20,7 +20,10 @@ export default defineConfig({
       // isolation): importing the workspace again for each of ~150 files was half their time.
       // They keep no module-level state between files (scratch databases and key prefixes are
       // per file); an end-to-end file, which changes process-wide settings, stays isolated.
-      { extends: true, test: { name: "unit", include: UNIT, isolate: false } },
+      {
+        extends: true,
+        test: { name: "unit", include: UNIT, isolate: false, maxWorkers: 3, sequence: { groupOrder: 1 } },
+      },
       { extends: true, test: { name: "e2e", include: END_TO_END } },
       // The web app's component tests: its views rendered to HTML with Preact's JSX runtime.
       {
