@@ -25,6 +25,11 @@ export interface ForgeConnection {
   readonly counter?: ForgeCallCounter;
   /** Retries of a 5xx or rate-limited request (GitLab/Gitea policy; GitHub's retry count). */
   readonly retry?: Partial<RetryPolicy>;
+  /**
+   * GitHub: least ms between two writes of the token (`OVERSEER_GITHUB_WRITE_INTERVAL_MS`;
+   * github-write-pacing.ts). Default 1000; 0: no pacing. Other forges: unused.
+   */
+  readonly githubWriteIntervalMs?: number;
 }
 
 /** The REST base of a GitHub web URL: api.github.com for github.com, `/api/v3` for Enterprise Server. */
@@ -60,6 +65,9 @@ export function createForgeAdapter(connection: ForgeConnection): ForgeAdapter {
       ...counter,
       ...(connection.retry?.retries !== undefined ? { retries: connection.retry.retries } : {}),
       ...(connection.retry?.baseDelayMs !== undefined ? { retryBaseMs: connection.retry.baseDelayMs } : {}),
+      ...(connection.githubWriteIntervalMs !== undefined
+        ? { writeIntervalMs: connection.githubWriteIntervalMs }
+        : {}),
     });
   }
   if (connection.auth.kind !== "token") {

@@ -51,6 +51,7 @@ import {
   GitHubReviewThreadsSchema,
   GitHubUserSchema,
 } from "./github-schemas.ts";
+import { githubWriteGroups } from "./github-write-pacing.ts";
 import { tail } from "./log-tail.ts";
 import { rightsAdvice } from "./token-rights.ts";
 
@@ -81,9 +82,14 @@ export interface GitHubAdapterOptions {
   /**
    * The token's rate-limit gate, shared by its adapters in the process (forge-rate-gate.ts), and
    * the id of its Octokit throttling groups (writes one at a time, per token). Default: the
-   * adapter's own gate, and the groups Octokit shares by every token of the process.
+   * adapter's own gate, and one throttling id for every token of the process.
    */
   readonly gate?: { readonly gate: ForgeRateGate; readonly id: string };
+  /**
+   * Least ms between two writes of one throttling id (and GraphQL requests; writes that notify
+   * people: 3 ×), github-write-pacing.ts. Default 1000, GitHub's guidance; 0: no pacing.
+   */
+  readonly writeIntervalMs?: number;
 }
 
 const ThrottledOctokit = Octokit.plugin(throttling, retry);
@@ -131,6 +137,7 @@ export class GitHubAdapter implements ForgeAdapter {
       throttle: {
         onRateLimit: onLimit,
         onSecondaryRateLimit: onLimit,
+        ...githubWriteGroups(options.writeIntervalMs),
         ...(options.gate ? { id: options.gate.id } : {}),
       },
       log: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} },

@@ -29,6 +29,8 @@ export interface ApiRequest {
   readonly status: number;
   /** When it was answered (ms since the epoch). */
   readonly at: number;
+  /** When it arrived (ms since the epoch): how far apart a client sent requests, whatever their handling took. */
+  readonly receivedAt: number;
 }
 
 export interface ApiAnswer {
@@ -93,6 +95,7 @@ export class DoubleServer {
   }
 
   async #route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const receivedAt = Date.now();
     const url = new URL(req.url ?? "/", this.#url);
     const gitPath = /^(\/.+?\.git)(\/.*)$/.exec(url.pathname);
     if (gitPath && !this.apiPrefix.test(url.pathname)) {
@@ -119,7 +122,13 @@ export class DoubleServer {
       if (fault && answer) answer = this.#faultAnswer(fault);
     }
     answer ??= { status: 404, body: this.faultBody(404) };
-    this.requests.push({ method, path: url.pathname + url.search, status: answer.status, at: Date.now() });
+    this.requests.push({
+      method,
+      path: url.pathname + url.search,
+      status: answer.status,
+      at: Date.now(),
+      receivedAt,
+    });
     const headers: Record<string, string> = { ...answer.headers };
     if (answer.text !== undefined) {
       res.writeHead(answer.status, { "content-type": "text/plain; charset=utf-8", ...headers });
