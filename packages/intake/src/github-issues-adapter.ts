@@ -16,6 +16,7 @@ import {
   GitHubLoginSchema,
   labelNames,
 } from "./github-issue-schemas.ts";
+import { githubWriteGroups } from "./github-write-pacing.ts";
 import type {
   IntakeQuery,
   TrackerAdapter,
@@ -40,6 +41,11 @@ export interface GitHubIssuesOptions {
   readonly retryBaseMs?: number;
   /** A rate-limit wait longer than this fails instead. Default 120 s. */
   readonly maxRateLimitWaitSeconds?: number;
+  /**
+   * Least ms between two writes (and writes that notify people: 3 ×), github-write-pacing.ts.
+   * Default 1000, GitHub's guidance; 0: no pacing.
+   */
+  readonly writeIntervalMs?: number;
 }
 
 export class GitHubIssuesAdapter implements TrackerAdapter {
@@ -69,7 +75,11 @@ export class GitHubIssuesAdapter implements TrackerAdapter {
         doNotRetry: [400, 401, 403, 404, 405, 409, 410, 422, 451],
         retryAfterBaseValue: options.retryBaseMs ?? 1000,
       },
-      throttle: { onRateLimit: onLimit, onSecondaryRateLimit: onLimit },
+      throttle: {
+        onRateLimit: onLimit,
+        onSecondaryRateLimit: onLimit,
+        ...githubWriteGroups(options.writeIntervalMs),
+      },
       log: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} },
     });
   }

@@ -5,6 +5,12 @@ import type { TrackerRegistration } from "./tracker-adapter.ts";
 /** GitHub Issues: Octokit, `X-Hub-Signature-256` webhooks. */
 export const githubRegistration: TrackerRegistration = {
   kind: "github",
-  create: (connection) => new GitHubIssuesAdapter(connection),
+  create: (connection) =>
+    new GitHubIssuesAdapter(
+      connection,
+      connection.githubWriteIntervalMs !== undefined
+        ? { writeIntervalMs: connection.githubWriteIntervalMs }
+        : {},
+    ),
   webhook: githubIssueWebhook,
 };

@@ -105,6 +105,11 @@ export interface TrackerConnection {
   readonly user?: string;
   /** The fetch to use (tests route it to a double); default: the global fetch. */
   readonly fetch?: typeof fetch;
+  /**
+   * GitHub: least ms between two writes (`OVERSEER_GITHUB_WRITE_INTERVAL_MS`;
+   * github-write-pacing.ts). Default 1000; 0: no pacing. Other trackers: unused.
+   */
+  readonly githubWriteIntervalMs?: number;
 }
 
 /** What an adapter module offers: how to build its adapter and how to read its webhooks. */

@@ -78,6 +78,12 @@ export class TrackerTokenNotSetError extends TrackerCredentialsError {
   }
 }
 
+/** How the host paces a source's adapter (the service's settings). */
+export interface TrackerPacing {
+  /** GitHub: least ms between two writes (`OVERSEER_GITHUB_WRITE_INTERVAL_MS`). Default 1000. */
+  readonly githubWriteIntervalMs?: number;
+}
+
 /**
  * A source's tracker adapter (the coordinator's intake and status, the gateway's dry run), bound to
  * the source's container, its token read from the host environment variable the source names.
@@ -86,6 +92,7 @@ export function sourceAdapterOf(
   source: TrackerSourceRef,
   container: string,
   env: Readonly<Record<string, string | undefined>>,
+  pacing: TrackerPacing = {},
 ): TrackerAdapter {
   const token = env[source.token_env];
   if (token === undefined || token.trim() === "") throw new TrackerTokenNotSetError(source);
@@ -94,5 +101,6 @@ export function sourceAdapterOf(
     container,
     token,
     ...(source.base_url ? { baseUrl: source.base_url } : {}),
+    ...pacing,
   });
 }
