@@ -134,6 +134,7 @@ const SETTING_CONSTANTS: Readonly<Record<string, readonly [keyof ServiceSettings
   OVERSEER_RESULT_RETRY_MS: ["resultRetryMs", COORDINATOR_DEFAULTS.resultRetryMs],
   OVERSEER_FORGE_CONCURRENCY: ["forgeConcurrency", COORDINATOR_DEFAULTS.forgeConcurrency],
   OVERSEER_FORGE_RETRY_BASE_MS: ["forgeRetryBaseMs", COORDINATOR_DEFAULTS.forgeRetryBaseMs],
+  OVERSEER_GITHUB_WRITE_INTERVAL_MS: ["githubWriteIntervalMs", COORDINATOR_DEFAULTS.githubWriteIntervalMs],
   OVERSEER_NOTIFY_ATTEMPTS: ["notifyAttempts", COORDINATOR_DEFAULTS.notifyAttempts],
   OVERSEER_NOTIFY_BACKOFF_MS: ["notifyBackoffMs", COORDINATOR_DEFAULTS.notifyBackoffMs],
   OVERSEER_NOTIFY_TIMEOUT_MS: ["notifyTimeoutMs", COORDINATOR_DEFAULTS.notifyTimeoutMs],

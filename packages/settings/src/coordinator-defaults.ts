@@ -37,6 +37,8 @@ export const COORDINATOR_DEFAULTS = Object.freeze({
   forgeConcurrency: 4,
   /** Backoff unit of forge requests after a 5xx, in ms (`OVERSEER_FORGE_RETRY_BASE_MS`). */
   forgeRetryBaseMs: 1000,
+  /** Least ms between two GitHub writes of one token, GitHub's guidance; 0: none (`OVERSEER_GITHUB_WRITE_INTERVAL_MS`). */
+  githubWriteIntervalMs: 1000,
   /** The dashboard's base URL for run links in pull request bodies; null: run ids only (`OVERSEER_DASHBOARD_URL`). */
   dashboardUrl: null as string | null,
   /** Attempts of one notification delivery before it is a dead letter (`OVERSEER_NOTIFY_ATTEMPTS`). */

@@ -246,6 +246,13 @@ export const SPECS: SpecTable = {
       "Backoff unit of a forge request that got a 5xx (GitHub: n² × this before retry n; GitLab and Gitea: doubled each retry). Rate limits wait what the forge says (Retry-After, rate-limit reset).",
     schema: integer(0, MS_MAX),
   },
+  githubWriteIntervalMs: {
+    name: "OVERSEER_GITHUB_WRITE_INTERVAL_MS",
+    fallback: String(COORDINATOR_DEFAULTS.githubWriteIntervalMs),
+    description:
+      "Least time between two writes (POST, PATCH, PUT, DELETE, and GraphQL requests) of one GitHub token in a process, the coordinator's pull requests and issue status alike; writes that notify people (a pull request, a comment, a review, a merge) go three times this apart. The default follows GitHub's guidance for github.com (at least a second between writes). A GitHub Enterprise Server has rate limits off unless its admins set them: lower it to what they allow, or 0 for no pacing. Rate limits GitHub answers (403/429 and Retry-After) are still waited as GitHub says.",
+    schema: integer(0, MS_MAX),
+  },
   dashboardUrl: {
     name: "OVERSEER_DASHBOARD_URL",
     fallback: undefined,

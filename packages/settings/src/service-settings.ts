@@ -70,6 +70,8 @@ export interface ServiceSettings {
   readonly forgeConcurrency: number;
   /** `OVERSEER_FORGE_RETRY_BASE_MS`: backoff unit of a forge request after a 5xx. Default `1000`. */
   readonly forgeRetryBaseMs: number;
+  /** `OVERSEER_GITHUB_WRITE_INTERVAL_MS`: least ms between two GitHub writes of one token (0: no pacing). Default `1000`. */
+  readonly githubWriteIntervalMs: number;
   /** `OVERSEER_DASHBOARD_URL`: the dashboard's public URL, linked from pull request bodies, no trailing slash. Default none. */
   readonly dashboardUrl: string | undefined;
   /** `OVERSEER_NOTIFY_ATTEMPTS`: attempts of one notification delivery before it is a dead letter. Default `12`. */

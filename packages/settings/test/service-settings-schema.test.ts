@@ -68,6 +68,7 @@ const TABLE: [string, keyof ServiceSettings, unknown, string, string][] = [
   ["OVERSEER_RESULT_RETRY_MS", "resultRetryMs", 2000, "10", "an integer from 100"],
   ["OVERSEER_FORGE_CONCURRENCY", "forgeConcurrency", 4, "0", "an integer from 1 to 256"],
   ["OVERSEER_FORGE_RETRY_BASE_MS", "forgeRetryBaseMs", 1000, "-1", "an integer from 0"],
+  ["OVERSEER_GITHUB_WRITE_INTERVAL_MS", "githubWriteIntervalMs", 1000, "-1", "an integer from 0"],
   ["OVERSEER_DASHBOARD_URL", "dashboardUrl", undefined, "ftp://example.com", "http:// or https://"],
   ["OVERSEER_NOTIFY_ATTEMPTS", "notifyAttempts", 12, "0", "an integer from 1"],
   ["OVERSEER_NOTIFY_BACKOFF_MS", "notifyBackoffMs", 5000, "-1", "an integer from 0"],
