@@ -71,6 +71,7 @@ const coordinator = new Coordinator(
     maxPlanTasks: settings.maxImportTasks,
     forgeConcurrency: settings.forgeConcurrency,
     forgeRetryBaseMs: settings.forgeRetryBaseMs,
+    githubWriteIntervalMs: settings.githubWriteIntervalMs,
     dashboardUrl: settings.dashboardUrl ?? null,
     notifyConcurrency: settings.notifyConcurrency,
     notifyAttempts: settings.notifyAttempts,

@@ -33,6 +33,11 @@ export interface CoordinatorOptions {
   forgeConcurrency?: number;
   /** Backoff unit of forge requests after a 5xx (retries wait n² × this on GitHub; `OVERSEER_FORGE_RETRY_BASE_MS`). Default 1000 ms. */
   forgeRetryBaseMs?: number;
+  /**
+   * Least ms between two GitHub writes of one token, the forge's and the trackers' (writes that
+   * notify people: 3 ×; `OVERSEER_GITHUB_WRITE_INTERVAL_MS`). Default 1000, GitHub's guidance; 0: none.
+   */
+  githubWriteIntervalMs?: number;
   /** The dashboard's base URL (`OVERSEER_DASHBOARD_URL`): run links in pull request bodies. Default null: run ids only. */
   dashboardUrl?: string | null;
   /** Notification deliveries sent in parallel. Default 8. */
@@ -77,6 +82,7 @@ export function resolveCoordinatorOptions(options: CoordinatorOptions = {}): Res
     ["maxPlanTasks", 1],
     ["forgeConcurrency", 1],
     ["forgeRetryBaseMs", 0],
+    ["githubWriteIntervalMs", 0],
     ["notifyConcurrency", 1],
     ["notifyAttempts", 1],
     ["notifyTimeoutMs", 1],

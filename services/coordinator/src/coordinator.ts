@@ -165,6 +165,7 @@ export class Coordinator {
         prefix: options.prefix,
         concurrency: options.forgeConcurrency,
         retryBaseMs: options.forgeRetryBaseMs,
+        githubWriteIntervalMs: options.githubWriteIntervalMs,
         dashboardUrl: options.dashboardUrl,
       },
     );

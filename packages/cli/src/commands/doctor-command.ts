@@ -485,7 +485,8 @@ async function checkProjects(
       });
       continue;
     }
-    for (const check of await forgeRightsChecks(project.id, config, io.env, options.probeTimeoutMs))
+    const pacing = options.settings.githubWriteIntervalMs;
+    for (const check of await forgeRightsChecks(project.id, config, io.env, options.probeTimeoutMs, pacing))
       add(check);
     const images = {
       insecureRegistries: options.settings.imageInsecureRegistries,

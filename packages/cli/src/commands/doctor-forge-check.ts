@@ -27,11 +27,16 @@ export interface ForgeCheck {
 /** Retries of doctor's forge calls: one quick retry, so an unreachable forge answers in seconds. */
 const DOCTOR_FORGE_RETRY = Object.freeze({ retries: 1, baseDelayMs: 250, maxDelayMs: 5_000 });
 
+/**
+ * The project's forge checks; `githubWriteIntervalMs` paces GitHub writes as the coordinator
+ * does (`OVERSEER_GITHUB_WRITE_INTERVAL_MS`, default 1000).
+ */
 export async function forgeRightsChecks(
   projectId: string,
   config: RunnerConfig,
   env: Readonly<Record<string, string | undefined>>,
   timeoutMs: number,
+  githubWriteIntervalMs?: number,
 ): Promise<ForgeCheck[]> {
   const forge = config.forge;
   if (!forge) return [];
@@ -63,6 +68,7 @@ export async function forgeRightsChecks(
       repository: forge.repository,
       auth,
       retry: DOCTOR_FORGE_RETRY,
+      ...(githubWriteIntervalMs === undefined ? {} : { githubWriteIntervalMs }),
     });
     rights = await withTimeout(adapter.checkTokenRights(), timeoutMs, forge.url);
   } catch (error) {

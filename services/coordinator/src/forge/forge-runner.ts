@@ -64,6 +64,8 @@ export interface ForgeRunnerOptions {
   readonly concurrency: number;
   /** The adapters' backoff unit after a 5xx (GitHub: n² × this; GitLab/Gitea: exponential). */
   readonly retryBaseMs: number;
+  /** Least ms between two GitHub writes of one token (`OVERSEER_GITHUB_WRITE_INTERVAL_MS`). Default 1000. */
+  readonly githubWriteIntervalMs?: number;
   /** The dashboard's base URL for run links in pull request bodies, or null. */
   readonly dashboardUrl: string | null;
 }
@@ -195,6 +197,9 @@ export class ForgeRunner {
       auth: forge.auth,
       counter: calls,
       retry: { baseDelayMs: this.#options.retryBaseMs },
+      ...(this.#options.githubWriteIntervalMs !== undefined
+        ? { githubWriteIntervalMs: this.#options.githubWriteIntervalMs }
+        : {}),
     });
     // The account is the credentials': read once per project and credentials (not per project
     // version, which every transition bumps: that re-read it after each step of the loop).

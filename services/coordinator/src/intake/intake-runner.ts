@@ -59,6 +59,8 @@ export interface IntakeRunnerOptions {
   readonly prefix: string;
   readonly intakePollMs: number;
   readonly intakeConcurrency: number;
+  /** Least ms between two GitHub writes of one token (`OVERSEER_GITHUB_WRITE_INTERVAL_MS`). Default 1000. */
+  readonly githubWriteIntervalMs?: number;
 }
 
 /**
@@ -143,7 +145,7 @@ export class IntakeRunner {
     const started = new Date().toISOString();
     try {
       const query = IntakeQuerySpec.parse(source.query);
-      const adapter = sourceAdapterOf(source, query.container, this.#deps.env ?? process.env);
+      const adapter = this.#adapterOf(source, query.container);
       const since = source.polled_at ? source.polled_at.toISOString() : null;
       const issues = await adapter.listIssues(query, since);
       const live = await liveIntakeIssueIds(this.#deps.db, source.id);
@@ -159,9 +161,20 @@ export class IntakeRunner {
     }
   }
 
+  /** The source's adapter: its token from the environment, GitHub writes paced as set. */
+  #adapterOf(source: IntakeSourceRow, container: string): TrackerAdapter {
+    const pacing = this.#options.githubWriteIntervalMs;
+    return sourceAdapterOf(
+      source,
+      container,
+      this.#deps.env ?? process.env,
+      pacing === undefined ? {} : { githubWriteIntervalMs: pacing },
+    );
+  }
+
   #work(source: IntakeSourceRow) {
     const query = IntakeQuerySpec.parse(source.query);
-    const adapter: TrackerAdapter = sourceAdapterOf(source, query.container, this.#deps.env ?? process.env);
+    const adapter = this.#adapterOf(source, query.container);
     return {
       db: this.#deps.db,
       source,

@@ -35,6 +35,12 @@ import {
 
 type Env = Readonly<Record<string, string | undefined>>;
 
+/** Where a source's adapter reads its token (default: process.env), and how its GitHub writes are paced. */
+interface AdapterSetup {
+  readonly env: Env | undefined;
+  readonly pacing: { readonly githubWriteIntervalMs?: number };
+}
+
 export interface TrackerStatusRunnerDeps extends Omit<RowDeliveryPumpDeps, "queue"> {
   readonly db: Db;
   readonly queue: TrackerStatusQueue;
@@ -46,18 +52,30 @@ export interface TrackerStatusRunnerDeps extends Omit<RowDeliveryPumpDeps, "queu
  * The notification options apply: concurrency, attempts before a dead letter, sweep period; and
  * the dashboard's base URL the comments link to (`OVERSEER_DASHBOARD_URL`; null: no link).
  */
-export type TrackerStatusRunnerOptions = RowDeliveryPumpOptions & { readonly dashboardUrl?: string | null };
+export type TrackerStatusRunnerOptions = RowDeliveryPumpOptions & {
+  readonly dashboardUrl?: string | null;
+  /** Least ms between two GitHub writes of one token (`OVERSEER_GITHUB_WRITE_INTERVAL_MS`). Default 1000. */
+  readonly githubWriteIntervalMs?: number;
+};
 
 export class TrackerStatusRunner extends RowDeliveryPump<TrackerUpdateRow, RowOutcome> {
   constructor(deps: TrackerStatusRunnerDeps, options: TrackerStatusRunnerOptions) {
-    super(deps, options, trackerUpdateDelivery(deps.db, deps.env, options.dashboardUrl ?? null));
+    const pacing =
+      options.githubWriteIntervalMs === undefined
+        ? {}
+        : { githubWriteIntervalMs: options.githubWriteIntervalMs };
+    super(
+      deps,
+      options,
+      trackerUpdateDelivery(deps.db, { env: deps.env, pacing }, options.dashboardUrl ?? null),
+    );
   }
 }
 
 /** Tracker updates as rows of the pump. */
 function trackerUpdateDelivery(
   db: Db,
-  env: Env | undefined,
+  setup: AdapterSetup,
   dashboardUrl: string | null,
 ): RowDelivery<TrackerUpdateRow, RowOutcome> {
   return {
@@ -75,7 +93,7 @@ function trackerUpdateDelivery(
     startAttempt: (id) => startTrackerUpdateAttempt(db, id),
     send: async (update) => {
       try {
-        await writeUpdate(db, update, env, dashboardUrl);
+        await writeUpdate(db, update, setup, dashboardUrl);
         return { ok: true, error: null };
       } catch (error) {
         const message = error instanceof Error ? error.message : String(error);
@@ -91,12 +109,13 @@ function trackerUpdateDelivery(
 async function writeUpdate(
   db: Db,
   update: TrackerUpdateRow,
-  env: Env | undefined,
+  setup: AdapterSetup,
   dashboardUrl: string | null,
 ): Promise<void> {
   const source = await getIntakeSource(db, update.source_id);
   if (source === null) throw new Error(`intake source ${update.source_id} is gone; nothing to write to`);
-  const adapter = sourceAdapterOf(source, IntakeQuerySpec.parse(source.query).container, env ?? process.env);
+  const container = IntakeQuerySpec.parse(source.query).container;
+  const adapter = sourceAdapterOf(source, container, setup.env ?? process.env, setup.pacing);
   const write = statusUpdateOf(
     source.kind,
     update.moment,
