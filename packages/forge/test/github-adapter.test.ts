@@ -19,6 +19,8 @@ function adapter(token = BOT.token, counter = new ForgeCallCounter()): ForgeAdap
     counter,
     // Backoff after a 5xx in tens of ms, so the test stays quick; rate-limit waits stay what the forge asks.
     retry: { baseDelayMs: 20 },
+    // Writes unpaced (OVERSEER_GITHUB_WRITE_INTERVAL_MS=0): pacing is github-write-pacing.test.ts's.
+    githubWriteIntervalMs: 0,
   });
 }
 

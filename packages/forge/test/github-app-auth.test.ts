@@ -22,6 +22,8 @@ function appAdapter(key = privateKey, installationId = APP.installationId, count
     auth: { kind: "app", appId: APP.id, installationId, privateKey: key },
     counter,
     retry: { baseDelayMs: 20 },
+    // Writes unpaced (OVERSEER_GITHUB_WRITE_INTERVAL_MS=0): pacing is github-write-pacing.test.ts's.
+    githubWriteIntervalMs: 0,
   });
 }
 

@@ -16,6 +16,8 @@ function adapter(counter = new ForgeCallCounter()): ForgeAdapter {
     auth: { kind: "token", token: BOT.token },
     counter,
     retry: { baseDelayMs: 20 },
+    // Writes unpaced (OVERSEER_GITHUB_WRITE_INTERVAL_MS=0): pacing is github-write-pacing.test.ts's.
+    githubWriteIntervalMs: 0,
   });
 }
 

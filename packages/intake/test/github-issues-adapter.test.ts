@@ -1,6 +1,11 @@
 import { GitHubDouble } from "@overseer/test-support";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { createTrackerAdapter, type TrackerAdapter, trackerWebhookVerifier } from "../src/index.ts";
+import {
+  createTrackerAdapter,
+  sourceAdapterOf,
+  type TrackerAdapter,
+  trackerWebhookVerifier,
+} from "../src/index.ts";
 
 const REPO = "acme/app";
 const BOT = { login: "overseer-bot", token: "ghp_overseer" };
@@ -10,7 +15,14 @@ const SECRET = "whsec-intake";
 let forge: GitHubDouble;
 
 const adapter = (token = BOT.token): TrackerAdapter =>
-  createTrackerAdapter({ kind: "github", container: REPO, baseUrl: forge.url, token });
+  // Writes unpaced (OVERSEER_GITHUB_WRITE_INTERVAL_MS=0): the pacing case below sets its own.
+  createTrackerAdapter({
+    kind: "github",
+    container: REPO,
+    baseUrl: forge.url,
+    token,
+    githubWriteIntervalMs: 0,
+  });
 
 beforeAll(async () => {
   forge = await GitHubDouble.start();
@@ -102,6 +114,39 @@ describe("GitHub Issues adapter against the GitHub double (OpenAPI-validated)", 
     expect(closed).toMatchObject({ state: "closed", terminal: true, labels: ["overseer"] });
     await expect(github.setState(number, "Done")).rejects.toThrow(/"open" or "closed"/);
     expect(await github.whoAmI()).toBe(BOT.login);
+  });
+
+  it("paces its writes as the host sets (OVERSEER_GITHUB_WRITE_INTERVAL_MS), not at all at 0", async () => {
+    const source = {
+      id: "src-pacing",
+      kind: "github" as const,
+      token_env: "PACING_TOKEN",
+      base_url: forge.url,
+    };
+    const env = { PACING_TOKEN: BOT.token };
+    /** When the label writes of four issues labelled at once reached the double. */
+    const labelWrites = async (githubWriteIntervalMs: number): Promise<number[]> => {
+      const github = sourceAdapterOf(source, REPO, env, { githubWriteIntervalMs });
+      const numbers = [1, 2, 3, 4].map((i) => String(forge.openIssue(REPO, { title: `Paced ${i}` })));
+      const from = forge.requests.length;
+      await Promise.all(
+        numbers.map((number) => github.setLabels(number, [`paced-${githubWriteIntervalMs}`], [])),
+      );
+      return forge.requests
+        .slice(from)
+        .filter((r) => r.method === "POST" && r.path.endsWith("/labels"))
+        .map((r) => r.receivedAt)
+        .sort((a, b) => a - b);
+    };
+    const span = (times: readonly number[]) => (times.at(-1) as number) - (times[0] as number);
+    const paced = await labelWrites(200);
+    expect(paced).toHaveLength(4);
+    // Three gaps of at least 200 ms (arrivals a few ms either way of the sends).
+    expect(span(paced)).toBeGreaterThanOrEqual(3 * 200 - 150);
+    const unpaced = await labelWrites(0);
+    expect(unpaced).toHaveLength(4);
+    // Paced by default they would span 3 s.
+    expect(span(unpaced)).toBeLessThan(1000);
   });
 
   it("is refused a write its token has no right to", async () => {
