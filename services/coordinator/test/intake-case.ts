@@ -116,6 +116,7 @@ export function intakeRunner(
       env: c.env,
       ...deps,
     },
-    { prefix: c.prefix, intakePollMs: 60_000, intakeConcurrency: concurrency },
+    // GitHub writes unpaced (OVERSEER_GITHUB_WRITE_INTERVAL_MS=0): the double sets no limit.
+    { prefix: c.prefix, intakePollMs: 60_000, intakeConcurrency: concurrency, githubWriteIntervalMs: 0 },
   );
 }

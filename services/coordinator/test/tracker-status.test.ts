@@ -39,7 +39,14 @@ function statusRunner(tokens: Record<string, string | undefined> = c.env): Track
       logger: c.logger,
       env: tokens,
     },
-    { prefix: c.prefix, notifyConcurrency: 2, notifyAttempts: 3, reconcileIntervalMs: 60_000 },
+    // GitHub writes unpaced (OVERSEER_GITHUB_WRITE_INTERVAL_MS=0): the double sets no limit.
+    {
+      prefix: c.prefix,
+      notifyConcurrency: 2,
+      notifyAttempts: 3,
+      reconcileIntervalMs: 60_000,
+      githubWriteIntervalMs: 0,
+    },
   );
 }
 
