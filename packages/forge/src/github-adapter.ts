@@ -1,9 +1,10 @@
 /**
  * The GitHub adapter (github.com and GitHub Enterprise Server): Octokit with its throttling
  * plugin (waits what GitHub asks on a primary or secondary rate limit, up to
- * `maxRateLimitWaitSeconds`) and its retry plugin (5xx and lost connections), a fine-grained
- * token or a GitHub App installation token (`@octokit/auth-app` mints and renews it). Review
- * threads and auto-merge are GraphQL-only on GitHub; everything else is REST.
+ * `maxRateLimitWaitSeconds`; paces writes `writeIntervalMs` apart) and its retry plugin (5xx
+ * and lost connections), a fine-grained token or a GitHub App installation token
+ * (`@octokit/auth-app` mints and renews it). Review threads and auto-merge are GraphQL-only on
+ * GitHub; everything else is REST.
  */
 import { createAppAuth } from "@octokit/auth-app";
 import { retry } from "@octokit/plugin-retry";

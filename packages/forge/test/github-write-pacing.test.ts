@@ -1,5 +1,6 @@
 import { type GitHubDouble as Double, GitHubDouble } from "@overseer/test-support";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { githubWriteGroups } from "../src/github-write-pacing.ts";
 import { createForgeAdapter, type ForgeAdapter } from "../src/index.ts";
 import { cloneScratch, type ScratchClone } from "./scratch-clone.ts";
 
@@ -123,7 +124,14 @@ describe("GitHub write pacing (OVERSEER_GITHUB_WRITE_INTERVAL_MS)", () => {
     expectPaced(times, 300);
   });
 
+  it("shares one pair of groups per interval in the process, as Octokit shares its own", () => {
+    expect(githubWriteGroups(250)).toBe(githubWriteGroups(250));
+    expect(githubWriteGroups(250).write).not.toBe(githubWriteGroups(251).write);
+    expect(githubWriteGroups().write).toBe(githubWriteGroups(1000).write);
+  });
+
   it("refuses an interval that is not a whole number of ms from 0, naming the setting", () => {
     expect(() => adapter(-1)).toThrow(/OVERSEER_GITHUB_WRITE_INTERVAL_MS/);
+    expect(() => githubWriteGroups(1.5)).toThrow(/whole number of ms from 0/);
   });
 });

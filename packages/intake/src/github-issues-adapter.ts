@@ -1,9 +1,9 @@
 /**
  * GitHub Issues (github.com and Enterprise Server) through Octokit, the way `@overseer/forge`
  * talks to GitHub: the throttling plugin waits what GitHub asks on a rate limit (up to
- * `maxRateLimitWaitSeconds`), the retry plugin retries 5xx and lost connections. Ids are issue
- * numbers of the one repository the adapter is bound to; pull requests (which the issues
- * endpoints list too) are never issues here.
+ * `maxRateLimitWaitSeconds`) and paces writes `writeIntervalMs` apart, the retry plugin retries
+ * 5xx and lost connections. Ids are issue numbers of the one repository the adapter is bound
+ * to; pull requests (which the issues endpoints list too) are never issues here.
  */
 import { retry } from "@octokit/plugin-retry";
 import { throttling } from "@octokit/plugin-throttling";
