@@ -35,7 +35,8 @@ beforeAll(async () => {
   await forge.createRepository(REPO, { "README.md": "# app\n" });
   await forge.protectBranch(REPO, ["main"], ["ci"]);
   await cluster.setup();
-  await cluster.startCoordinator("coord-stacked-closed", { forgeRetryBaseMs: 20 });
+  // GitHub writes unpaced (OVERSEER_GITHUB_WRITE_INTERVAL_MS=0): the double sets no limit.
+  await cluster.startCoordinator("coord-stacked-closed", { forgeRetryBaseMs: 20, githubWriteIntervalMs: 0 });
   await cluster.startWorker(2);
 }, 120_000);
 

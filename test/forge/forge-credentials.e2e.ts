@@ -49,7 +49,8 @@ beforeAll(async () => {
     await forge.protectBranch(repository, ["main"]);
   }
   await cluster.setup();
-  await cluster.startCoordinator("coord-credentials", { forgeRetryBaseMs: 20 });
+  // GitHub writes unpaced (OVERSEER_GITHUB_WRITE_INTERVAL_MS=0): the double sets no limit.
+  await cluster.startCoordinator("coord-credentials", { forgeRetryBaseMs: 20, githubWriteIntervalMs: 0 });
   await cluster.startWorker(1);
 }, 120_000);
 

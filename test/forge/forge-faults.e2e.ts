@@ -27,6 +27,7 @@ beforeAll(async () => {
   await forge.createRepository(REPO, { "README.md": "# app\n", "src/app.ts": "export const v = 0;\n" });
   await forge.protectBranch(REPO, ["main"], ["ci"]);
   await cluster.setup();
+  // GitHub's write pacing stays at its default (1 s): this case is about rate limits.
   await cluster.startCoordinator("coord-faults", { forgeRetryBaseMs: 20 });
   await cluster.startWorker(2);
 }, 120_000);

@@ -19,7 +19,10 @@ export interface GitHubCaseOptions {
   repo: string;
   /** Names the case's tokens: `ghp_overseer_<tag>` for the bot, `ghp_alice_<tag>` for the person. */
   tag: string;
-  /** The coordinator's id and its options (`forgeRetryBaseMs: 20` unless given). */
+  /**
+   * The coordinator's id and its options (`forgeRetryBaseMs: 20` and, as the double sets no
+   * limit, `githubWriteIntervalMs: 0` unless given).
+   */
   coordinator: string;
   coordinatorOptions?: CoordinatorOptions;
   /** The worker's concurrency. */
@@ -59,7 +62,11 @@ export class GitHubCase {
     await this.double.protectBranch(repo, ["main"], ["ci"]);
     await this.cluster.setup();
     await this.options.beforeCoordinator?.();
-    await this.cluster.startCoordinator(coordinator, { forgeRetryBaseMs: 20, ...coordinatorOptions });
+    await this.cluster.startCoordinator(coordinator, {
+      forgeRetryBaseMs: 20,
+      githubWriteIntervalMs: 0,
+      ...coordinatorOptions,
+    });
     await this.cluster.startWorker(workers);
   }
 

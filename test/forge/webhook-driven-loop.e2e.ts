@@ -36,7 +36,8 @@ beforeAll(async () => {
   gateway = await startGatewayProcess(
     cluster.env({ LOG_LEVEL: "info", OVERSEER_FORGE_WEBHOOK_SECRET: SECRET }),
   );
-  await cluster.startCoordinator("coord-hooks", { forgeRetryBaseMs: 20 });
+  // GitHub writes unpaced (OVERSEER_GITHUB_WRITE_INTERVAL_MS=0): the double sets no limit.
+  await cluster.startCoordinator("coord-hooks", { forgeRetryBaseMs: 20, githubWriteIntervalMs: 0 });
   await cluster.startWorker(2);
 }, 120_000);
 
