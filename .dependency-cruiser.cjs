@@ -66,7 +66,7 @@ const MAY_IMPORT = {
   git: ["domain", "process"],
   sandbox: ["input-errors", "process", "run-contract"],
   forge: [],
-  intake: ["input-errors"],
+  intake: ["forge", "input-errors"],
   notify: ["api-contract", "input-errors"],
   telemetry: ["run-contract", "transcript"],
   db: ["domain"],

@@ -8,9 +8,8 @@
  * off by default and its admins set their own, so the interval is a setting (0: no pacing).
  *
  * Like the plugin's own groups, one pair per interval is shared by every adapter of the process,
- * made when first asked for: two adapters of one token (one throttling id) pace together.
- * (@overseer/intake's github-write-pacing.ts is its twin for the issues adapter; the packages
- * share no code.)
+ * made when first asked for: two adapters of one token (one throttling id) pace together. The
+ * issues adapter (@overseer/intake) takes its groups from here too (`@overseer/forge/github-write-pacing`).
  */
 import Bottleneck from "bottleneck";
 

@@ -8,6 +8,7 @@
 import { retry } from "@octokit/plugin-retry";
 import { throttling } from "@octokit/plugin-throttling";
 import { Octokit } from "@octokit/rest";
+import { githubWriteGroups } from "@overseer/forge/github-write-pacing";
 import {
   GitHubBlockerSchema,
   type GitHubIssue,
@@ -16,7 +17,6 @@ import {
   GitHubLoginSchema,
   labelNames,
 } from "./github-issue-schemas.ts";
-import { githubWriteGroups } from "./github-write-pacing.ts";
 import type {
   IntakeQuery,
   TrackerAdapter,
