@@ -65,9 +65,7 @@ export function createForgeAdapter(connection: ForgeConnection): ForgeAdapter {
       ...counter,
       ...(connection.retry?.retries !== undefined ? { retries: connection.retry.retries } : {}),
       ...(connection.retry?.baseDelayMs !== undefined ? { retryBaseMs: connection.retry.baseDelayMs } : {}),
-      ...(connection.githubWriteIntervalMs !== undefined
-        ? { writeIntervalMs: connection.githubWriteIntervalMs }
-        : {}),
+      writeIntervalMs: connection.githubWriteIntervalMs,
     });
   }
   if (connection.auth.kind !== "token") {

@@ -6,11 +6,6 @@ import type { TrackerRegistration } from "./tracker-adapter.ts";
 export const githubRegistration: TrackerRegistration = {
   kind: "github",
   create: (connection) =>
-    new GitHubIssuesAdapter(
-      connection,
-      connection.githubWriteIntervalMs !== undefined
-        ? { writeIntervalMs: connection.githubWriteIntervalMs }
-        : {},
-    ),
+    new GitHubIssuesAdapter(connection, { writeIntervalMs: connection.githubWriteIntervalMs }),
   webhook: githubIssueWebhook,
 };

@@ -68,7 +68,7 @@ export async function forgeRightsChecks(
       repository: forge.repository,
       auth,
       retry: DOCTOR_FORGE_RETRY,
-      ...(githubWriteIntervalMs === undefined ? {} : { githubWriteIntervalMs }),
+      githubWriteIntervalMs,
     });
     rights = await withTimeout(adapter.checkTokenRights(), timeoutMs, forge.url);
   } catch (error) {

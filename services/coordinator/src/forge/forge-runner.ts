@@ -197,9 +197,7 @@ export class ForgeRunner {
       auth: forge.auth,
       counter: calls,
       retry: { baseDelayMs: this.#options.retryBaseMs },
-      ...(this.#options.githubWriteIntervalMs !== undefined
-        ? { githubWriteIntervalMs: this.#options.githubWriteIntervalMs }
-        : {}),
+      githubWriteIntervalMs: this.#options.githubWriteIntervalMs,
     });
     // The account is the credentials': read once per project and credentials (not per project
     // version, which every transition bumps: that re-read it after each step of the loop).

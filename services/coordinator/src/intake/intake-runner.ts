@@ -163,13 +163,9 @@ export class IntakeRunner {
 
   /** The source's adapter: its token from the environment, GitHub writes paced as set. */
   #adapterOf(source: IntakeSourceRow, container: string): TrackerAdapter {
-    const pacing = this.#options.githubWriteIntervalMs;
-    return sourceAdapterOf(
-      source,
-      container,
-      this.#deps.env ?? process.env,
-      pacing === undefined ? {} : { githubWriteIntervalMs: pacing },
-    );
+    return sourceAdapterOf(source, container, this.#deps.env ?? process.env, {
+      githubWriteIntervalMs: this.#options.githubWriteIntervalMs,
+    });
   }
 
   #work(source: IntakeSourceRow) {

@@ -60,10 +60,7 @@ export type TrackerStatusRunnerOptions = RowDeliveryPumpOptions & {
 
 export class TrackerStatusRunner extends RowDeliveryPump<TrackerUpdateRow, RowOutcome> {
   constructor(deps: TrackerStatusRunnerDeps, options: TrackerStatusRunnerOptions) {
-    const pacing =
-      options.githubWriteIntervalMs === undefined
-        ? {}
-        : { githubWriteIntervalMs: options.githubWriteIntervalMs };
+    const pacing = { githubWriteIntervalMs: options.githubWriteIntervalMs };
     super(
       deps,
       options,
